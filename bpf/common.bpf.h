@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Maps, configuration and helpers shared by every layer of iotracer.bpf.c.
+ * Kernel side only.
+ */
+#ifndef IT_COMMON_BPF_H
+#define IT_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "iotracer.h"
+#include "core_fixes.bpf.h"
+
+#define S_IFMT 00170000
+#define S_IFREG 0100000
+#define S_IFBLK 0060000
+#if defined(__TARGET_ARCH_arm64)
+#define IT_O_DIRECT 0200000
+#else
+#define IT_O_DIRECT 040000
+#endif
+
+/* ---- configuration, set by the loader before load ---- */
+const volatile __u32 self_tgid; /* never trace ourselves */
+const volatile __u8 filter_pid; /* use map pids */
+const volatile __u8 filter_dev; /* use map devs */
+const volatile __u8 filter_file; /* use map files */
+const volatile __u8 filter_comm;
+const volatile __u8 filter_cgroup;
+const volatile char target_comm[IT_COMM_LEN];
+const volatile __u64 target_cgroup;
+const volatile __u64 min_lat_ns; /* per-request records only at/above */
+const volatile __u32 sample_n; /* records for 1 in N requests (0/1: all) */
+const volatile __u64 wake_bytes; /* wake user space early above this fill */
+const volatile __u8 sched_switch_has_state; /* tp arg prev_state exists (5.18+) */
+const volatile __u8 blk_tp_has_queue; /* block tps take a request_queue first (< 5.11) */
+const volatile __u8 uring_complete_has_cqe = 1; /* io_uring_complete(ctx, req, cqe) */
+
+/* ---- maps ---- */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20); /* resized by the loader */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, IT_NR_DROPS);
+	__type(key, u32);
+	__type(value, u64);
+} drops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct it_hist_key);
+	__type(value, struct it_hist_val);
+} hists SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, u32);
+	__type(value, u8);
+} pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 128);
+	__type(key, u32);
+	__type(value, u8);
+} devs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct it_file_key);
+	__type(value, u8);
+} files SEC(".maps");
+
+/* Per-CPU counter for 1-in-N sampling. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u64);
+} sample_ctr SEC(".maps");
+
+/*
+ * Per-thread state, in task local storage: cheaper than a tid-keyed hash and
+ * freed with the task. Holds the syscall in flight and what the fs, sched
+ * and block hooks learn about it.
+ */
+struct thread_state {
+	u64 seq; /* traced syscalls so far */
+	u64 enter_ns;
+	u64 offset;
+	u64 bytes;
+	u64 ino;
+	u64 first_q_ns;
+	u64 vfs_ns;
+	u64 vfs_enter_ns;
+	u64 offcpu_ns;
+	u64 offcpu_blocked_ns;
+	u64 switch_out_ns;
+	u64 uring_req; /* io_kiocb being submitted by this thread */
+	u64 wb_ino; /* inode under flusher writeback by this thread */
+	u64 user_ptr; /* io_submit: iocb **; io_getevents: io_event * */
+	u32 dev;
+	u32 flags;
+	u32 nr_bios;
+	u32 cache_miss_pages;
+	u32 dio_count;
+	u32 nr_switches;
+	u32 waker_tid;
+	u16 sys; /* enum it_sys of the syscall in flight */
+	u8 in_sys; /* a traced syscall is in flight */
+	u8 op;
+	u8 out_blocked;
+	u8 in_uring_enter;
+	char waker_comm[IT_COMM_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} tstate SEC(".maps");
+
+/* Zeroed value to create histogram entries without using the stack. */
+static struct it_hist_val zero_hist;
+
+/* ---- helpers ---- */
+
+static __always_inline void it_drop(u32 layer, u32 kind)
+{
+	u32 idx = layer * IT_DROP_KINDS + kind;
+	u64 *v = bpf_map_lookup_elem(&drops, &idx);
+
+	if (v)
+		__sync_fetch_and_add(v, 1); /* programs can nest on one CPU */
+}
+
+static __always_inline void *it_reserve(u32 size, u32 layer)
+{
+	void *p = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!p)
+		it_drop(layer, IT_DROP_RINGBUF);
+	return p;
+}
+
+/*
+ * Never wake user space per record (DESIGN principle 4): the daemon drains
+ * on a timer, and is woken early only once the ring is filling up.
+ */
+static __always_inline void it_submit(void *p)
+{
+	u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(p, flags);
+}
+
+static __always_inline u32 it_log2(u64 v)
+{
+	u32 r = 0, shift;
+
+	shift = (v > 0xffffffffULL) << 5;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0xffff) << 4;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0xff) << 3;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0xf) << 2;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0x3) << 1;
+	v >>= shift;
+	r |= shift;
+	r |= (v >> 1);
+	return r;
+}
+
+static __always_inline void it_hist_slot(struct it_hist *h, u64 ns)
+{
+	u32 slot = it_log2(ns);
+
+	if (slot >= IT_HIST_SLOTS)
+		slot = IT_HIST_SLOTS - 1;
+	__sync_fetch_and_add(&h->slots[slot], 1);
+	__sync_fetch_and_add(&h->count, 1);
+	__sync_fetch_and_add(&h->sum_ns, ns);
+}
+
+static __always_inline struct it_hist_val *it_hist_get(u32 dev, u32 layer, u32 op, u32 kind)
+{
+	struct it_hist_key key = { .dev = dev, .layer = layer, .op = op, .kind = kind };
+	struct it_hist_val *v;
+
+	v = bpf_map_lookup_elem(&hists, &key);
+	if (v)
+		return v;
+	bpf_map_update_elem(&hists, &key, &zero_hist, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(&hists, &key);
+	if (!v)
+		it_drop(layer, IT_DROP_HIST);
+	return v;
+}
+
+/* Should a finished request of this latency produce a per-request record? */
+static __always_inline bool it_keep(u32 flags, u64 lat)
+{
+	return (flags & IT_F_SAMPLED) && lat >= min_lat_ns;
+}
+
+/* Sampling decision, taken once per request at its start. */
+static __always_inline u32 it_sample_flag(void)
+{
+	u32 zero = 0;
+	u64 *c;
+
+	if (sample_n <= 1)
+		return IT_F_SAMPLED;
+	c = bpf_map_lookup_elem(&sample_ctr, &zero);
+	if (!c)
+		return 0;
+	*c += 1;
+	return (*c % sample_n) == 0 ? IT_F_SAMPLED : 0;
+}
+
+static __always_inline void it_fill_task(struct it_task *t)
+{
+	u64 id = bpf_get_current_pid_tgid();
+
+	t->pid = id >> 32;
+	t->tid = (u32)id;
+	t->cgroup_id = bpf_get_current_cgroup_id();
+	bpf_get_current_comm(t->comm, sizeof(t->comm));
+}
+
+/* Task filters on the current thread: self, pid, comm, cgroup. */
+static __always_inline bool it_task_ok(void)
+{
+	u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (tgid == self_tgid)
+		return false;
+	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
+		return false;
+	if (filter_comm) {
+		char comm[IT_COMM_LEN];
+
+		bpf_get_current_comm(comm, sizeof(comm));
+		for (int i = 0; i < IT_COMM_LEN; i++) {
+			if (comm[i] != target_comm[i])
+				return false;
+			if (!comm[i])
+				break;
+		}
+	}
+	if (filter_cgroup && bpf_get_current_cgroup_id() != target_cgroup)
+		return false;
+	return true;
+}
+
+static __always_inline bool it_dev_ok(u32 dev)
+{
+	return !filter_dev || bpf_map_lookup_elem(&devs, &dev);
+}
+
+static __always_inline struct thread_state *it_state(void)
+{
+	return bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
+}
+
+#endif /* IT_COMMON_BPF_H */

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Every kernel-drift workaround of iotracer's BPF side lives here, each with
+ * the kernel change that made it necessary. CO-RE only: no version checks,
+ * no offsets. User space probes what cannot be probed in BPF (tracepoint
+ * signatures) and passes the answer in as rodata.
+ */
+#ifndef IT_CORE_FIXES_BPF_H
+#define IT_CORE_FIXES_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+
+/* 5.17 (f3fa33acca9f) removed request->rq_disk: the disk is rq->q->disk. */
+struct request___old {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+/* 5.12 (309dca309fc3) replaced bio->bi_disk/bi_partno with bio->bi_bdev. */
+struct bio___old {
+	struct gendisk *bi_disk;
+	u8 bi_partno;
+} __attribute__((preserve_access_index));
+
+/* 5.14 (2f064a59a11f) renamed task_struct->state to __state. */
+struct task_struct___old {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline u32 it_disk_devt(struct gendisk *disk)
+{
+	u32 major = BPF_CORE_READ(disk, major);
+	u32 minor = BPF_CORE_READ(disk, first_minor);
+
+	return (major << 20) | minor;
+}
+
+static __always_inline struct gendisk *it_rq_disk(struct request *rq)
+{
+	if (bpf_core_field_exists(struct request___old, rq_disk))
+		return BPF_CORE_READ((struct request___old *)rq, rq_disk);
+	return BPF_CORE_READ(rq, q, disk);
+}
+
+/* Whole-disk dev_t of a bio (what /sys/block/DEV/stat counts). */
+static __always_inline u32 it_bio_disk_devt(struct bio *bio)
+{
+	if (bpf_core_field_exists(struct bio___old, bi_disk))
+		return it_disk_devt(BPF_CORE_READ((struct bio___old *)bio, bi_disk));
+	return it_disk_devt(BPF_CORE_READ(bio, bi_bdev, bd_disk));
+}
+
+/* dev_t of the partition (or whole disk) a bio was submitted to. */
+static __always_inline u32 it_bio_part_devt(struct bio *bio)
+{
+	if (bpf_core_field_exists(struct bio___old, bi_disk)) {
+		struct bio___old *b = (void *)bio;
+
+		return it_disk_devt(BPF_CORE_READ(b, bi_disk)) + BPF_CORE_READ(b, bi_partno);
+	}
+	return BPF_CORE_READ(bio, bi_bdev, bd_dev);
+}
+
+static __always_inline long it_task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(struct task_struct___old, state))
+		return BPF_CORE_READ((struct task_struct___old *)t, state);
+	return BPF_CORE_READ(t, __state);
+}
+
+/*
+ * Request flag bits moved around over the years (enum req_flag_bits): read
+ * them from BTF instead of hard-coding.
+ */
+#define IT_REQ_OP_MASK 0xff /* REQ_OP_BITS = 8 since 4.10 (ef295ecf090d) */
+
+static __always_inline u32 it_req_flags(u32 opf)
+{
+	u32 f = 0;
+
+	if (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_SYNC)))
+		f |= IT_F_SYNC;
+	if (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_META)))
+		f |= IT_F_META;
+	if (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_FUA)))
+		f |= IT_F_FUA;
+	return f;
+}
+
+#endif /* IT_CORE_FIXES_BPF_H */

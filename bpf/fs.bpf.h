@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Fs layer: what the filesystem did for the syscall in flight — page-cache
+ * misses (filemap), iomap direct IO, flusher writeback of an inode (so its
+ * bios are attributed to the file), and time in vfs_read/vfs_write where the
+ * kernel allows fentry (or, failing that, kprobes).
+ */
+#ifndef IT_FS_BPF_H
+#define IT_FS_BPF_H
+
+#include "common.bpf.h"
+
+/* Pages added to the page cache = misses. `order` (folio size) since 6.6. */
+SEC("tp/filemap/mm_filemap_add_to_page_cache")
+int fs_page_cache_add(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
+{
+	struct thread_state *st = it_state();
+	u32 pages = 1;
+
+	if (!st || !st->in_sys)
+		return 0;
+	if (bpf_core_field_exists(ctx->order))
+		pages = 1u << (BPF_CORE_READ(ctx, order) & 31);
+	st->cache_miss_pages += pages;
+	return 0;
+}
+
+SEC("tp_btf/iomap_dio_rw_begin")
+int btf_iomap_dio_rw_begin(u64 *ctx)
+{
+	struct thread_state *st = it_state();
+
+	if (st && st->in_sys)
+		st->dio_count++;
+	return 0;
+}
+
+/* Flusher writeback: bios queued between start and end belong to this inode. */
+SEC("tp_btf/writeback_single_inode_start")
+int btf_writeback_single_inode_start(u64 *ctx)
+{
+	struct inode *inode = (void *)ctx[0];
+	struct thread_state *st;
+
+	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (st)
+		st->wb_ino = BPF_CORE_READ(inode, i_ino);
+	return 0;
+}
+
+SEC("tp_btf/writeback_single_inode")
+int btf_writeback_single_inode(u64 *ctx)
+{
+	struct thread_state *st = it_state();
+
+	if (st)
+		st->wb_ino = 0;
+	return 0;
+}
+
+static __always_inline int it_vfs_enter(void)
+{
+	struct thread_state *st = it_state();
+
+	if (st && st->in_sys)
+		st->vfs_enter_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline int it_vfs_exit(void)
+{
+	struct thread_state *st = it_state();
+
+	if (st && st->in_sys && st->vfs_enter_ns) {
+		st->vfs_ns += bpf_ktime_get_ns() - st->vfs_enter_ns;
+		st->vfs_enter_ns = 0;
+	}
+	return 0;
+}
+
+/* fentry/fexit where allowed, kprobe/kretprobe otherwise; the loader picks. */
+#define IT_VFS_HOOK(fn)                                    \
+	SEC("fentry/" #fn)                                 \
+	int BPF_PROG(fentry_##fn)                          \
+	{                                                  \
+		return it_vfs_enter();                     \
+	}                                                  \
+	SEC("fexit/" #fn)                                  \
+	int BPF_PROG(fexit_##fn)                           \
+	{                                                  \
+		return it_vfs_exit();                      \
+	}                                                  \
+	SEC("kprobe/" #fn)                                 \
+	int BPF_KPROBE(kprobe_##fn)                        \
+	{                                                  \
+		return it_vfs_enter();                     \
+	}                                                  \
+	SEC("kretprobe/" #fn)                              \
+	int BPF_KRETPROBE(kretprobe_##fn)                  \
+	{                                                  \
+		return it_vfs_exit();                      \
+	}
+
+IT_VFS_HOOK(vfs_read)
+IT_VFS_HOOK(vfs_write)
+
+#endif /* IT_FS_BPF_H */

@@ -1,0 +1,570 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Syscall layer: fd-based IO syscalls (per-syscall tracepoints, so only IO
+ * syscalls pay), libaio (io_submit / io_getevents) and io_uring
+ * (io_uring_submit_req / io_uring_complete).
+ *
+ * Only regular files and block devices are traced: a read() of a pipe,
+ * socket or tty is dropped at enter, before any map is touched.
+ */
+#ifndef IT_SYSCALL_BPF_H
+#define IT_SYSCALL_BPF_H
+
+#include "common.bpf.h"
+
+static __always_inline struct file *it_fd_file(struct task_struct *task, u32 fd)
+{
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **arr;
+	struct file *f = NULL;
+
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	arr = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&f, sizeof(f), &arr[fd]);
+	return f;
+}
+
+struct it_file_id {
+	u64 ino;
+	u32 dev; /* i_rdev for a block device, s_dev for a regular file */
+	u32 flags; /* IT_F_BDEV, IT_F_DIO */
+};
+
+/*
+ * Resolve and filter a file: false when it is neither a regular file nor a
+ * block device, or when the dev / file filters reject it.
+ */
+static __always_inline bool it_file_check(struct file *f, struct it_file_id *id)
+{
+	struct inode *inode = BPF_CORE_READ(f, f_inode);
+	u32 mode = BPF_CORE_READ(inode, i_mode) & S_IFMT;
+
+	id->flags = 0;
+	if (mode == S_IFBLK) {
+		id->dev = BPF_CORE_READ(inode, i_rdev);
+		id->flags = IT_F_BDEV;
+	} else if (mode == S_IFREG) {
+		id->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	} else {
+		return false;
+	}
+	if (!it_dev_ok(id->dev))
+		return false;
+	id->ino = BPF_CORE_READ(inode, i_ino);
+	if (BPF_CORE_READ(f, f_flags) & IT_O_DIRECT)
+		id->flags |= IT_F_DIO;
+	if (filter_file) {
+		/* The key is the file's own filesystem (s_dev), bdev nodes too. */
+		struct it_file_key k = { .ino = id->ino, .dev = BPF_CORE_READ(inode, i_sb, s_dev) };
+
+		if (bpf_map_lookup_elem(&files, &k))
+			return true;
+		k.ino = BPF_CORE_READ(f, f_path.dentry, d_parent, d_inode, i_ino);
+		if (!bpf_map_lookup_elem(&files, &k))
+			return false;
+	}
+	return true;
+}
+
+/* Forget any syscall in flight: this one is not traced. */
+static __always_inline int it_untraced(struct task_struct *task)
+{
+	struct thread_state *st = bpf_task_storage_get(&tstate, task, 0, 0);
+
+	if (st)
+		st->in_sys = 0;
+	return 0;
+}
+
+static __always_inline struct thread_state *it_sys_begin(struct task_struct *task, u32 sys, u32 op)
+{
+	struct thread_state *st;
+
+	st = bpf_task_storage_get(&tstate, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		it_drop(IT_L_SYSCALL, IT_DROP_INFLIGHT);
+		return NULL;
+	}
+	st->seq++;
+	st->in_sys = 1;
+	st->sys = sys;
+	st->op = op;
+	st->offset = 0;
+	st->bytes = 0;
+	st->ino = 0;
+	st->dev = 0;
+	st->nr_bios = 0;
+	st->first_q_ns = 0;
+	st->cache_miss_pages = 0;
+	st->dio_count = 0;
+	st->vfs_ns = 0;
+	st->offcpu_ns = 0;
+	st->offcpu_blocked_ns = 0;
+	st->switch_out_ns = 0;
+	st->nr_switches = 0;
+	st->waker_tid = 0;
+	st->flags = it_sample_flag();
+	return st;
+}
+
+/*
+ * Enter of an fd-based syscall. pos < 0: the file position is used.
+ * bytes == 0 for vectored IO: the record carries the bytes transferred.
+ */
+static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 bytes)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct thread_state *st;
+	struct it_file_id id;
+	struct file *f;
+
+	if (!it_task_ok())
+		return it_untraced(task);
+	f = it_fd_file(task, fd);
+	if (!f || !it_file_check(f, &id))
+		return it_untraced(task);
+	st = it_sys_begin(task, sys, op);
+	if (!st)
+		return 0;
+	st->dev = id.dev;
+	st->ino = id.ino;
+	st->flags |= id.flags;
+	st->offset = pos >= 0 ? (u64)pos : (u64)BPF_CORE_READ(f, f_pos);
+	st->bytes = bytes;
+	st->enter_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline int it_fd_exit(u32 sys, s64 ret)
+{
+	struct thread_state *st = it_state();
+	struct it_syscall_rec *r;
+	struct it_hist_val *h;
+	u64 now, lat;
+
+	if (!st || !st->in_sys || st->sys != sys)
+		return 0;
+	st->in_sys = 0;
+	now = bpf_ktime_get_ns();
+	lat = now - st->enter_ns;
+	h = it_hist_get(st->dev, IT_L_SYSCALL, st->op, IT_HK_PLAIN);
+	if (h) {
+		it_hist_slot(&h->st[IT_ST_TOTAL], lat);
+		it_hist_slot(&h->st[IT_ST_OFFCPU], st->offcpu_ns);
+	}
+	if (!it_keep(st->flags, lat))
+		return 0;
+	r = it_reserve(sizeof(*r), IT_L_SYSCALL);
+	if (!r)
+		return 0;
+	r->hdr.type = IT_REC_SYSCALL;
+	r->hdr.size = sizeof(*r);
+	r->hdr.cpu = bpf_get_smp_processor_id();
+	it_fill_task(&r->task);
+	r->seq = st->seq;
+	r->enter_ns = st->enter_ns;
+	r->exit_ns = now;
+	r->ret = ret;
+	r->offset = st->offset;
+	r->bytes = st->bytes ? st->bytes : (ret > 0 ? ret : 0);
+	r->ino = st->ino;
+	r->dev = st->dev;
+	r->sys = sys;
+	r->op = st->op;
+	r->pad0 = 0;
+	r->flags = st->flags | (st->dio_count ? IT_F_DIO : 0);
+	r->nr_bios = st->nr_bios;
+	r->cache_miss_pages = st->cache_miss_pages;
+	r->dio_count = st->dio_count;
+	r->first_q_ns = st->first_q_ns;
+	r->vfs_ns = st->vfs_ns;
+	r->offcpu_ns = st->offcpu_ns;
+	r->offcpu_blocked_ns = st->offcpu_blocked_ns;
+	r->nr_switches = st->nr_switches;
+	r->waker_tid = st->waker_tid;
+	__builtin_memcpy(r->waker_comm, st->waker_comm, IT_COMM_LEN);
+	it_submit(r);
+	return 0;
+}
+
+#define IT_ARG(ctx, i) (((struct trace_event_raw_sys_enter *)(ctx))->args[i])
+#define IT_RET(ctx) (((struct trace_event_raw_sys_exit *)(ctx))->ret)
+
+/* One enter and one exit program per syscall; `enter` is the call to make. */
+#define IT_SYSCALL(name, sys, enter)                                  \
+	SEC("tp/syscalls/sys_enter_" #name)                           \
+	int sys_enter_##name(void *ctx)                               \
+	{                                                             \
+		return enter;                                         \
+	}                                                             \
+	SEC("tp/syscalls/sys_exit_" #name)                            \
+	int sys_exit_##name(void *ctx)                                \
+	{                                                             \
+		return it_fd_exit(sys, IT_RET(ctx));                  \
+	}
+
+/* read(fd, buf, count), write(...): file position */
+IT_SYSCALL(read, IT_SYS_READ, it_fd_enter(IT_SYS_READ, IT_OP_READ, IT_ARG(ctx, 0), -1, IT_ARG(ctx, 2)))
+IT_SYSCALL(write, IT_SYS_WRITE,
+	   it_fd_enter(IT_SYS_WRITE, IT_OP_WRITE, IT_ARG(ctx, 0), -1, IT_ARG(ctx, 2)))
+/* pread64(fd, buf, count, pos) */
+IT_SYSCALL(pread64, IT_SYS_PREAD64,
+	   it_fd_enter(IT_SYS_PREAD64, IT_OP_READ, IT_ARG(ctx, 0), IT_ARG(ctx, 3), IT_ARG(ctx, 2)))
+IT_SYSCALL(pwrite64, IT_SYS_PWRITE64,
+	   it_fd_enter(IT_SYS_PWRITE64, IT_OP_WRITE, IT_ARG(ctx, 0), IT_ARG(ctx, 3), IT_ARG(ctx, 2)))
+/* readv(fd, vec, vlen): bytes from the return value */
+IT_SYSCALL(readv, IT_SYS_READV, it_fd_enter(IT_SYS_READV, IT_OP_READ, IT_ARG(ctx, 0), -1, 0))
+IT_SYSCALL(writev, IT_SYS_WRITEV, it_fd_enter(IT_SYS_WRITEV, IT_OP_WRITE, IT_ARG(ctx, 0), -1, 0))
+/* preadv(fd, vec, vlen, pos_l, pos_h): on 64-bit pos_l is the whole offset */
+IT_SYSCALL(preadv, IT_SYS_PREADV,
+	   it_fd_enter(IT_SYS_PREADV, IT_OP_READ, IT_ARG(ctx, 0), IT_ARG(ctx, 3), 0))
+IT_SYSCALL(pwritev, IT_SYS_PWRITEV,
+	   it_fd_enter(IT_SYS_PWRITEV, IT_OP_WRITE, IT_ARG(ctx, 0), IT_ARG(ctx, 3), 0))
+/* preadv2(fd, vec, vlen, pos_l, pos_h, flags): pos -1 = file position */
+IT_SYSCALL(preadv2, IT_SYS_PREADV2,
+	   it_fd_enter(IT_SYS_PREADV2, IT_OP_READ, IT_ARG(ctx, 0), IT_ARG(ctx, 3), 0))
+IT_SYSCALL(pwritev2, IT_SYS_PWRITEV2,
+	   it_fd_enter(IT_SYS_PWRITEV2, IT_OP_WRITE, IT_ARG(ctx, 0), IT_ARG(ctx, 3), 0))
+IT_SYSCALL(fsync, IT_SYS_FSYNC, it_fd_enter(IT_SYS_FSYNC, IT_OP_SYNC, IT_ARG(ctx, 0), 0, 0))
+IT_SYSCALL(fdatasync, IT_SYS_FDATASYNC,
+	   it_fd_enter(IT_SYS_FDATASYNC, IT_OP_SYNC, IT_ARG(ctx, 0), 0, 0))
+/* sync_file_range(fd, offset, nbytes, flags) */
+IT_SYSCALL(sync_file_range, IT_SYS_SYNC_FILE_RANGE,
+	   it_fd_enter(IT_SYS_SYNC_FILE_RANGE, IT_OP_SYNC, IT_ARG(ctx, 0), IT_ARG(ctx, 1),
+		       IT_ARG(ctx, 2)))
+
+/* ---- libaio ---- */
+
+/* Kernel ABI structs of linux/aio_abi.h, read from user memory. */
+struct it_uiocb {
+	u64 aio_data;
+	u32 aio_key;
+	u32 aio_rw_flags;
+	u16 aio_lio_opcode;
+	s16 aio_reqprio;
+	u32 aio_fildes;
+	u64 aio_buf;
+	u64 aio_nbytes;
+	s64 aio_offset;
+};
+
+struct it_uevent {
+	u64 data;
+	u64 obj;
+	s64 res;
+	s64 res2;
+};
+
+static __always_inline int it_aio_enter(u32 sys, u64 user_ptr)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct thread_state *st;
+
+	if (!it_task_ok())
+		return it_untraced(task);
+	st = it_sys_begin(task, sys, IT_OP_OTHER);
+	if (!st)
+		return 0;
+	st->user_ptr = user_ptr;
+	st->enter_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline void it_aio_submitted(struct it_aio_rec *r, struct thread_state *st, s64 n)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	u32 nr = 0;
+
+	for (u32 i = 0; i < IT_AIO_BATCH && i < n; i++) {
+		struct it_aio_iocb *e = &r->iocbs[nr & (IT_AIO_BATCH - 1)];
+		struct it_file_id id = {};
+		struct it_uiocb cb;
+		u64 uptr = 0;
+		struct file *f;
+
+		if (bpf_probe_read_user(&uptr, sizeof(uptr), (void *)(st->user_ptr + i * 8)) ||
+		    bpf_probe_read_user(&cb, sizeof(cb), (void *)uptr))
+			continue;
+		f = it_fd_file(task, cb.aio_fildes);
+		if (!f || !it_file_check(f, &id))
+			continue;
+		e->iocb = uptr;
+		e->offset = cb.aio_offset;
+		e->nbytes = cb.aio_nbytes;
+		e->res = 0;
+		e->fd = cb.aio_fildes;
+		e->dev = id.dev;
+		e->opcode = cb.aio_lio_opcode;
+		e->pad0 = 0;
+		e->pad1 = 0;
+		nr++;
+	}
+	r->nr = nr;
+}
+
+static __always_inline void it_aio_reaped(struct it_aio_rec *r, struct thread_state *st, s64 n)
+{
+	u32 nr = 0;
+
+	for (u32 i = 0; i < IT_AIO_BATCH && i < n; i++) {
+		struct it_aio_iocb *e = &r->iocbs[nr & (IT_AIO_BATCH - 1)];
+		struct it_uevent ev;
+
+		if (bpf_probe_read_user(&ev, sizeof(ev), (void *)(st->user_ptr + i * sizeof(ev))))
+			continue;
+		__builtin_memset(e, 0, sizeof(*e));
+		e->iocb = ev.obj;
+		e->res = ev.res;
+		nr++;
+	}
+	r->nr = nr;
+}
+
+static __always_inline int it_aio_exit(u32 sys, s64 ret)
+{
+	struct thread_state *st = it_state();
+	struct it_aio_rec *r;
+
+	if (!st || !st->in_sys || st->sys != sys)
+		return 0;
+	st->in_sys = 0;
+	if (ret <= 0)
+		return 0;
+	r = it_reserve(sizeof(*r), IT_L_SYSCALL);
+	if (!r)
+		return 0;
+	r->hdr.type = IT_REC_AIO;
+	r->hdr.size = sizeof(*r);
+	r->hdr.cpu = bpf_get_smp_processor_id();
+	it_fill_task(&r->task);
+	r->seq = st->seq;
+	r->enter_ns = st->enter_ns;
+	r->exit_ns = bpf_ktime_get_ns();
+	r->sys = sys;
+	r->ret = ret;
+	r->flags = ret > IT_AIO_BATCH ? IT_F_TRUNC : 0;
+	if (sys == IT_SYS_IO_SUBMIT)
+		it_aio_submitted(r, st, ret);
+	else
+		it_aio_reaped(r, st, ret);
+	it_submit(r);
+	return 0;
+}
+
+/* io_submit(ctx, nr, iocbpp) */
+SEC("tp/syscalls/sys_enter_io_submit")
+int sys_enter_io_submit(void *ctx)
+{
+	return it_aio_enter(IT_SYS_IO_SUBMIT, IT_ARG(ctx, 2));
+}
+
+SEC("tp/syscalls/sys_exit_io_submit")
+int sys_exit_io_submit(void *ctx)
+{
+	return it_aio_exit(IT_SYS_IO_SUBMIT, IT_RET(ctx));
+}
+
+/* io_getevents(ctx, min_nr, nr, events, timeout); io_pgetevents(..., usig) */
+SEC("tp/syscalls/sys_enter_io_getevents")
+int sys_enter_io_getevents(void *ctx)
+{
+	return it_aio_enter(IT_SYS_IO_GETEVENTS, IT_ARG(ctx, 3));
+}
+
+SEC("tp/syscalls/sys_exit_io_getevents")
+int sys_exit_io_getevents(void *ctx)
+{
+	return it_aio_exit(IT_SYS_IO_GETEVENTS, IT_RET(ctx));
+}
+
+SEC("tp/syscalls/sys_enter_io_pgetevents")
+int sys_enter_io_pgetevents(void *ctx)
+{
+	return it_aio_enter(IT_SYS_IO_PGETEVENTS, IT_ARG(ctx, 3));
+}
+
+SEC("tp/syscalls/sys_exit_io_pgetevents")
+int sys_exit_io_pgetevents(void *ctx)
+{
+	return it_aio_exit(IT_SYS_IO_PGETEVENTS, IT_RET(ctx));
+}
+
+/* ---- io_uring ---- */
+
+struct uring_info {
+	struct it_task task;
+	u64 submit_ns;
+	u64 user_data;
+	u64 ino;
+	u32 dev;
+	u32 flags;
+	u8 opcode;
+	u8 op;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, u64);
+	__type(value, struct uring_info);
+} uring_inflight SEC(".maps");
+
+/* IORING_OP_* of include/uapi/linux/io_uring.h (a stable ABI). */
+static __always_inline u8 it_uring_op(u8 opcode)
+{
+	switch (opcode) {
+	case 1: /* READV */
+	case 4: /* READ_FIXED */
+	case 22: /* READ */
+		return IT_OP_READ;
+	case 2: /* WRITEV */
+	case 5: /* WRITE_FIXED */
+	case 23: /* WRITE */
+		return IT_OP_WRITE;
+	case 3: /* FSYNC */
+	case 8: /* SYNC_FILE_RANGE */
+		return IT_OP_SYNC;
+	default:
+		return IT_OP_OTHER;
+	}
+}
+
+/* The submitting thread is in io_uring_enter: bios it queues belong to its requests. */
+SEC("tp/syscalls/sys_exit_io_uring_enter")
+int sys_exit_io_uring_enter(void *ctx)
+{
+	struct thread_state *st = it_state();
+
+	if (st)
+		st->uring_req = 0;
+	return 0;
+}
+
+static __always_inline int it_uring_submit(struct io_kiocb *req)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct uring_info u = {};
+	struct thread_state *st;
+	struct it_file_id id = {};
+	struct file *f;
+	u64 key = (u64)req;
+
+	if (!it_task_ok())
+		goto untraced;
+	u.opcode = BPF_CORE_READ(req, opcode);
+	u.op = it_uring_op(u.opcode);
+	f = BPF_CORE_READ(req, file);
+	if (f) {
+		if (!it_file_check(f, &id))
+			goto untraced;
+	} else if (filter_dev || filter_file) {
+		goto untraced;
+	}
+	u.dev = id.dev;
+	u.ino = id.ino;
+	u.flags = id.flags | it_sample_flag();
+	u.user_data = BPF_CORE_READ(req, cqe.user_data);
+	it_fill_task(&u.task);
+	st = bpf_task_storage_get(&tstate, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (st) {
+		st->uring_req = key;
+		st->flags = u.flags;
+	}
+	u.submit_ns = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&uring_inflight, &key, &u, BPF_ANY))
+		it_drop(IT_L_SYSCALL, IT_DROP_INFLIGHT);
+	return 0;
+untraced:
+	st = bpf_task_storage_get(&tstate, task, 0, 0);
+	if (st)
+		st->uring_req = 0;
+	return 0;
+}
+
+static __always_inline int it_uring_complete(void *req, s32 res)
+{
+	u64 key = (u64)req;
+	struct uring_info *p = bpf_map_lookup_elem(&uring_inflight, &key);
+	struct uring_info u;
+	struct it_uring_rec *r;
+	struct it_hist_val *h;
+	u64 now, lat;
+
+	if (!p)
+		return 0;
+	u = *p;
+	bpf_map_delete_elem(&uring_inflight, &key);
+	now = bpf_ktime_get_ns();
+	lat = now - u.submit_ns;
+	h = it_hist_get(u.dev, IT_L_SYSCALL, u.op, IT_HK_URING);
+	if (h)
+		it_hist_slot(&h->st[IT_ST_TOTAL], lat);
+	if (!it_keep(u.flags, lat))
+		return 0;
+	r = it_reserve(sizeof(*r), IT_L_SYSCALL);
+	if (!r)
+		return 0;
+	r->hdr.type = IT_REC_URING;
+	r->hdr.size = sizeof(*r);
+	r->hdr.cpu = bpf_get_smp_processor_id();
+	r->task = u.task;
+	r->req = key;
+	r->user_data = u.user_data;
+	r->submit_ns = u.submit_ns;
+	r->complete_ns = now;
+	r->ino = u.ino;
+	r->res = res;
+	r->dev = u.dev;
+	r->opcode = u.opcode;
+	r->op = u.op;
+	r->pad0 = 0;
+	r->flags = u.flags;
+	it_submit(r);
+	return 0;
+}
+
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(btf_io_uring_submit_req, struct io_kiocb *req)
+{
+	return it_uring_submit(req);
+}
+
+SEC("raw_tp/io_uring_submit_req")
+int BPF_PROG(raw_io_uring_submit_req, struct io_kiocb *req)
+{
+	return it_uring_submit(req);
+}
+
+/*
+ * io_uring_complete: (ctx, req, cqe) since 6.0 (c4bb964fa092), before that
+ * (ctx, req, user_data, res, cflags); the loader reads which from BTF. req
+ * may be NULL for completions without a request.
+ */
+static __always_inline int it_uring_complete_ctx(u64 *ctx)
+{
+	void *req = (void *)ctx[1];
+	s32 res;
+
+	if (!req)
+		return 0;
+	if (uring_complete_has_cqe)
+		res = BPF_CORE_READ((struct io_uring_cqe *)ctx[2], res);
+	else
+		res = (s32)ctx[3];
+	return it_uring_complete(req, res);
+}
+
+SEC("tp_btf/io_uring_complete")
+int btf_io_uring_complete(u64 *ctx)
+{
+	return it_uring_complete_ctx(ctx);
+}
+
+SEC("raw_tp/io_uring_complete")
+int raw_io_uring_complete(u64 *ctx)
+{
+	return it_uring_complete_ctx(ctx);
+}
+
+#endif /* IT_SYSCALL_BPF_H */

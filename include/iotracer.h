@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * iotracer: types shared by the BPF programs (bpf/) and the daemon (src/).
+ *
+ * Only __u8..__u64 and fixed arrays, so user space never needs vmlinux.h.
+ * Every record that crosses the ring buffer starts with struct it_hdr; the
+ * daemon dispatches on hdr.type and checks hdr.size before reading further.
+ * Changing a record layout means bumping IT_ABI_VERSION.
+ */
+#ifndef IOTRACER_H
+#define IOTRACER_H
+
+#ifdef __VMLINUX_H__
+/* BPF side: vmlinux.h already defines the __uN types. */
+#else
+#include <linux/types.h>
+#endif
+
+#define IT_ABI_VERSION 1
+#define IT_COMM_LEN 16
+#define IT_HIST_SLOTS 40 /* log2(ns): slot k holds [2^k, 2^(k+1)) ns */
+#define IT_AIO_BATCH 32 /* iocbs carried by one aio record */
+
+/* Layers: bit i of a layer mask is layer i. Order is the display order. */
+enum it_layer {
+	IT_L_SYSCALL = 0,
+	IT_L_FS,
+	IT_L_SCHED,
+	IT_L_BLOCK,
+	IT_L_NVME,
+	IT_L_SCSI,
+	IT_L_VIRTIO,
+	IT_L_QEMU,
+	IT_L_MAX,
+};
+
+/* Record types (it_hdr.type). */
+enum it_rec_type {
+	IT_REC_SYSCALL = 1, /* one fd-based IO syscall, enter..exit */
+	IT_REC_BLOCK = 2, /* one block request, Q..C */
+	IT_REC_URING = 3, /* one io_uring request, submit..complete */
+	IT_REC_AIO = 4, /* iocbs submitted (io_submit) or reaped (io_getevents) */
+};
+
+enum it_op {
+	IT_OP_READ = 0,
+	IT_OP_WRITE,
+	IT_OP_SYNC, /* fsync, fdatasync, sync_file_range, block flush */
+	IT_OP_DISCARD,
+	IT_OP_OTHER,
+	IT_OP_MAX,
+};
+
+/* What issued a block request. */
+enum it_origin {
+	IT_ORIG_NONE = 0, /* no traced context (e.g. kworker, filtered syscall) */
+	IT_ORIG_SYSCALL, /* inside a traced syscall: (tid, seq) */
+	IT_ORIG_URING, /* inside io_uring submission: origin_id = io_kiocb */
+	IT_ORIG_WRITEBACK, /* flusher writeback of inode `ino` */
+};
+
+/* Syscalls we trace (it_syscall_rec.sys). */
+enum it_sys {
+	IT_SYS_READ = 0,
+	IT_SYS_WRITE,
+	IT_SYS_PREAD64,
+	IT_SYS_PWRITE64,
+	IT_SYS_READV,
+	IT_SYS_WRITEV,
+	IT_SYS_PREADV,
+	IT_SYS_PWRITEV,
+	IT_SYS_PREADV2,
+	IT_SYS_PWRITEV2,
+	IT_SYS_FSYNC,
+	IT_SYS_FDATASYNC,
+	IT_SYS_SYNC_FILE_RANGE,
+	IT_SYS_IO_SUBMIT,
+	IT_SYS_IO_GETEVENTS,
+	IT_SYS_IO_PGETEVENTS,
+	IT_SYS_IO_URING_ENTER,
+	IT_SYS_MAX,
+};
+
+/* Histogram stages (it_hist_key.stage). */
+enum it_stage {
+	IT_ST_TOTAL = 0, /* syscall enter..exit; uring submit..complete */
+	IT_ST_OFFCPU, /* off-CPU time inside a syscall */
+	IT_ST_Q2C, /* block: queue..complete */
+	IT_ST_D2C, /* block: issue to driver..complete (device time) */
+	IT_ST_Q2D, /* block: queue..issue (time in the block layer) */
+	IT_ST_MAX,
+};
+
+/* Drop / loss counters: per CPU, index = layer * IT_DROP_KINDS + kind. */
+enum it_drop_kind {
+	IT_DROP_RINGBUF = 0, /* bpf_ringbuf_reserve failed: record lost */
+	IT_DROP_INFLIGHT, /* inflight map full: request not followed */
+	IT_DROP_HIST, /* histogram map full */
+	IT_DROP_KINDS,
+};
+#define IT_NR_DROPS (IT_L_MAX * IT_DROP_KINDS)
+
+/* Flags on records. */
+#define IT_F_DIO (1u << 0) /* file opened O_DIRECT / iomap direct IO seen */
+#define IT_F_BDEV (1u << 1) /* fd is a block device (dev = i_rdev) */
+#define IT_F_SAMPLED (1u << 2) /* passed min-latency and sampling: keep */
+#define IT_F_HAS_Q (1u << 3) /* block: bio queue seen (else q_ns = first seen) */
+#define IT_F_HAS_G (1u << 4) /* block: getrq seen */
+#define IT_F_HAS_I (1u << 5) /* block: insert seen (else issued directly) */
+#define IT_F_SYNC (1u << 6) /* block: REQ_SYNC */
+#define IT_F_META (1u << 7) /* block: REQ_META */
+#define IT_F_FUA (1u << 8) /* block: REQ_FUA */
+#define IT_F_ERROR (1u << 9) /* block: completed with error */
+#define IT_F_TRUNC (1u << 10) /* aio: more iocbs than one record holds */
+
+struct it_hdr {
+	__u16 type; /* enum it_rec_type */
+	__u16 size; /* sizeof the whole record */
+	__u32 cpu; /* CPU that emitted it */
+};
+
+/*
+ * Identity of a thread at a point in time. (tid, seq) names one syscall:
+ * seq counts traced syscalls of that thread.
+ */
+struct it_task {
+	__u32 pid; /* tgid */
+	__u32 tid;
+	__u64 cgroup_id;
+	char comm[IT_COMM_LEN];
+};
+
+struct it_syscall_rec {
+	struct it_hdr hdr;
+	struct it_task task;
+	__u64 seq;
+	__u64 enter_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 exit_ns;
+	__s64 ret;
+	__u64 offset; /* pos argument, or file position at enter */
+	__u64 bytes; /* requested length (sum of iovecs where known) */
+	__u64 ino; /* inode of the fd */
+	__u32 dev; /* kernel dev_t (MAJOR<<20|MINOR): i_rdev for bdevs, s_dev else */
+	__u16 sys; /* enum it_sys */
+	__u8 op; /* enum it_op */
+	__u8 pad0;
+	__u32 flags; /* IT_F_* */
+	__u32 nr_bios; /* bios this syscall queued */
+	/* fs layer */
+	__u32 cache_miss_pages; /* pages added to the page cache while in the syscall */
+	__u32 dio_count; /* iomap direct-IO operations begun */
+	__u64 first_q_ns; /* first bio queued (0 if none) */
+	__u64 vfs_ns; /* time inside vfs_read/vfs_write (fentry/kprobe kernels), else 0 */
+	/* sched layer */
+	__u64 offcpu_ns; /* total time switched out */
+	__u64 offcpu_blocked_ns; /* part of it in a blocked (not runnable) state */
+	__u32 nr_switches;
+	__u32 waker_tid; /* last task that woke this one (0 if none) */
+	char waker_comm[IT_COMM_LEN];
+};
+
+struct it_block_rec {
+	struct it_hdr hdr;
+	struct it_task task; /* submitter (current at bio queue) */
+	__u64 seq; /* submitter's syscall seq when origin == SYSCALL */
+	__u64 origin_id; /* io_kiocb pointer (URING); inode (WRITEBACK) */
+	__u64 sector;
+	__u64 q_ns, g_ns, i_ns, d_ns, c_ns;
+	__u64 ino; /* inode of the page-cache pages, or of the submitting fd */
+	__u32 dev; /* kernel dev_t of the request's disk */
+	__u32 bytes;
+	__u32 flags; /* IT_F_* */
+	__s32 error;
+	__u16 nr_merged; /* bios merged into this request */
+	__u8 op; /* enum it_op */
+	__u8 origin; /* enum it_origin */
+	__u32 pad0;
+};
+
+struct it_uring_rec {
+	struct it_hdr hdr;
+	struct it_task task; /* submitter */
+	__u64 req; /* io_kiocb address: id only, never dereferenced */
+	__u64 user_data;
+	__u64 submit_ns;
+	__u64 complete_ns;
+	__u64 ino;
+	__s32 res;
+	__u32 dev;
+	__u8 opcode; /* IORING_OP_* */
+	__u8 op; /* enum it_op */
+	__u16 pad0;
+	__u32 flags;
+};
+
+struct it_aio_iocb {
+	__u64 iocb; /* user address of the iocb: the key */
+	__u64 offset;
+	__u64 nbytes;
+	__s64 res; /* reap only */
+	__u32 fd;
+	__u32 dev; /* kernel dev_t of the fd's file (submit only, 0 if unknown) */
+	__u16 opcode; /* IOCB_CMD_* */
+	__u16 pad0;
+	__u32 pad1;
+};
+
+struct it_aio_rec {
+	struct it_hdr hdr;
+	struct it_task task;
+	__u64 seq; /* the io_submit / io_getevents syscall's seq */
+	__u64 enter_ns;
+	__u64 exit_ns;
+	__u16 sys; /* IT_SYS_IO_SUBMIT or IT_SYS_IO_GETEVENTS/PGETEVENTS */
+	__u16 nr; /* valid entries in iocbs[] */
+	__u32 flags; /* IT_F_TRUNC */
+	__s64 ret;
+	struct it_aio_iocb iocbs[IT_AIO_BATCH];
+};
+
+/*
+ * In-kernel log2 histograms: map "hists", key -> struct it_hist_val, so one
+ * hash lookup per finished request updates every stage of its layer.
+ */
+struct it_hist_key {
+	__u32 dev; /* kernel dev_t, 0 when not device specific */
+	__u8 layer; /* enum it_layer */
+	__u8 op; /* enum it_op */
+	__u16 kind; /* enum it_hist_kind */
+};
+
+/* Within a layer, requests whose latencies must not be mixed. */
+enum it_hist_kind {
+	IT_HK_PLAIN = 0, /* sync syscalls; block requests */
+	IT_HK_URING = 1, /* io_uring requests (syscall layer) */
+};
+
+struct it_hist {
+	__u64 slots[IT_HIST_SLOTS];
+	__u64 count;
+	__u64 sum_ns;
+};
+
+struct it_hist_val {
+	struct it_hist st[IT_ST_MAX]; /* indexed by enum it_stage */
+};
+
+/* Kernel dev_t helpers (the kernel's MKDEV, not glibc's makedev). */
+#define IT_MINORBITS 20
+#define IT_MKDEV(ma, mi) (((__u32)(ma) << IT_MINORBITS) | (__u32)(mi))
+#define IT_MAJOR(d) ((__u32)(d) >> IT_MINORBITS)
+#define IT_MINOR(d) ((__u32)(d) & ((1u << IT_MINORBITS) - 1))
+
+/* Key of the "files" filter map: a traced file or directory. */
+struct it_file_key {
+	__u64 ino;
+	__u32 dev; /* kernel dev_t of the filesystem (s_dev) */
+	__u32 pad0;
+};
+
+#endif /* IOTRACER_H */

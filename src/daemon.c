@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The standalone daemon: load and attach, then one epoll loop over the ring
+ * buffer, a signalfd and a timerfd. Records are drained on the timer (the
+ * BPF side submits without wakeup) or early when the ring fills; each goes
+ * through the correlator to the output sinks.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "iotracer.h"
+#include "iotracer.skel.h"
+#include "cli.h"
+#include "corr.h"
+#include "daemon.h"
+#include "loader.h"
+#include "output.h"
+#include "parse.h"
+
+#define DRAIN_NS (50ull * 1000 * 1000) /* timer period: drain the ring */
+#define HOLD_NS (2ull * 1000 * 1000 * 1000) /* how long a block waits for its parent */
+#define MAX_KHISTS 4096
+
+struct daemon {
+	const struct it_opts *o;
+	struct it_loader ld;
+	struct ring_buffer *rb;
+	struct corr *corr;
+	struct it_out *out;
+	FILE *json;
+	int epfd, sigfd, tfd;
+	uint64_t start_ns, now_ns, next_summary_ns;
+	uint64_t lost;
+	struct out_khist *khists;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct daemon *d = ctx;
+
+	if (corr_feed(d->corr, data, size, d->now_ns))
+		d->lost++;
+	return 0;
+}
+
+static void drain(struct daemon *d)
+{
+	d->now_ns = mono_ns();
+	if (ring_buffer__consume(d->rb) < 0)
+		d->lost++;
+	corr_tick(d->corr, d->now_ns);
+}
+
+static void read_drops(struct daemon *d, uint64_t *drops)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals = calloc(ncpu > 0 ? ncpu : 1, sizeof(uint64_t));
+
+	memset(drops, 0, IT_NR_DROPS * sizeof(*drops));
+	if (!vals || ncpu <= 0)
+		goto out;
+	for (uint32_t i = 0; i < IT_NR_DROPS; i++) {
+		if (bpf_map__lookup_elem(d->ld.skel->maps.drops, &i, sizeof(i), vals,
+					 ncpu * sizeof(uint64_t), 0))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			drops[i] += vals[c];
+	}
+out:
+	free(vals);
+}
+
+static int read_khists(struct daemon *d)
+{
+	int fd = bpf_map__fd(d->ld.skel->maps.hists), n = 0;
+	struct it_hist_key key, *prev = NULL;
+
+	while (n < MAX_KHISTS && !bpf_map_get_next_key(fd, prev, &key)) {
+		if (!bpf_map_lookup_elem(fd, &key, &d->khists[n].val)) {
+			d->khists[n].key = key;
+			n++;
+		}
+		d->khists[n < MAX_KHISTS ? n : MAX_KHISTS - 1].key = key;
+		prev = &d->khists[n < MAX_KHISTS ? n : MAX_KHISTS - 1].key;
+	}
+	return n;
+}
+
+static void summary(struct daemon *d, int final)
+{
+	uint64_t drops[IT_NR_DROPS];
+	struct out_summary_in in = {
+		.final = final,
+		.elapsed_ns = d->now_ns - d->start_ns,
+		.drops = drops,
+		.corr = corr_get_stats(d->corr),
+		.lost_samples = d->lost,
+	};
+
+	read_drops(d, drops);
+	in.khists = d->khists;
+	in.nr_khists = read_khists(d);
+	out_summary(d->out, &in);
+}
+
+static int setup_fds(struct daemon *d)
+{
+	struct itimerspec its = { .it_interval = { 0, DRAIN_NS }, .it_value = { 0, DRAIN_NS } };
+	struct epoll_event ev = { .events = EPOLLIN };
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL))
+		return -errno;
+	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->sigfd < 0 || d->tfd < 0 || d->epfd < 0)
+		return -errno;
+	if (timerfd_settime(d->tfd, 0, &its, NULL))
+		return -errno;
+	ev.data.fd = d->sigfd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->sigfd, &ev))
+		return -errno;
+	ev.data.fd = d->tfd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->tfd, &ev))
+		return -errno;
+	ev.data.fd = ring_buffer__epoll_fd(d->rb);
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		return -errno;
+	return 0;
+}
+
+/* Returns 1 to stop. */
+static int on_timer(struct daemon *d)
+{
+	uint64_t ticks;
+
+	if (read(d->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		return 1;
+	drain(d);
+	if (d->o->interval_ns && d->now_ns >= d->next_summary_ns) {
+		summary(d, 0);
+		d->next_summary_ns += d->o->interval_ns;
+	}
+	if (out_error(d->out)) {
+		fprintf(stderr, "iotracer: cannot write output: %s\n", strerror(-out_error(d->out)));
+		return 1;
+	}
+	return d->o->duration_ns && d->now_ns - d->start_ns >= d->o->duration_ns;
+}
+
+static int loop(struct daemon *d)
+{
+	struct epoll_event evs[4];
+	int stop = 0;
+
+	while (!stop) {
+		int n = epoll_wait(d->epfd, evs, 4, -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.fd == d->sigfd) {
+				struct signalfd_siginfo si;
+
+				if (read(d->sigfd, &si, sizeof(si)) == sizeof(si) &&
+				    si.ssi_signo != SIGHUP)
+					stop = 1;
+			} else if (evs[i].data.fd == d->tfd) {
+				stop |= on_timer(d);
+			} else {
+				drain(d); /* woken early: the ring is filling up */
+			}
+		}
+	}
+	return 0;
+}
+
+static void report_attach(struct daemon *d)
+{
+	for (int i = 0; i < d->ld.nr_hooks; i++) {
+		const struct it_hook_state *h = &d->ld.hooks[i];
+
+		if (h->method == IT_M_NONE && !strcmp(h->reason, "layer not selected"))
+			continue;
+		out_attach(d->out, parse_layer_name(h->layer), h->name, it_method_name(h->method),
+			   h->ok, h->reason);
+	}
+	if (!d->o->quiet)
+		it_loader_report(&d->ld, stderr);
+	if (d->json)
+		fflush(d->json);
+}
+
+int it_daemon_run(const struct it_opts *o)
+{
+	struct daemon d = { .o = o, .epfd = -1, .sigfd = -1, .tfd = -1 };
+	FILE *text = stdout;
+	int ret;
+
+	ret = it_loader_start(&d.ld, o, stderr);
+	if (ret)
+		goto out;
+	if (o->json_path) {
+		if (!strcmp(o->json_path, "-")) {
+			d.json = stdout;
+			text = stderr;
+		} else {
+			d.json = fopen(o->json_path, "w");
+			if (!d.json) {
+				ret = -errno;
+				fprintf(stderr, "iotracer: --json: cannot open '%s': %s\n",
+					o->json_path, strerror(errno));
+				goto out;
+			}
+		}
+	}
+	d.khists = calloc(MAX_KHISTS, sizeof(*d.khists));
+	d.start_ns = d.now_ns = mono_ns();
+	d.next_summary_ns = d.start_ns + o->interval_ns;
+	d.out = out_new(o, text, d.json, d.start_ns);
+	d.corr = d.out ? corr_new(out_request, d.out, HOLD_NS, 0) : NULL;
+	d.rb = ring_buffer__new(bpf_map__fd(d.ld.skel->maps.events), on_record, &d, NULL);
+	if (!d.khists || !d.out || !d.corr || !d.rb) {
+		ret = -ENOMEM;
+		fprintf(stderr, "iotracer: cannot set up the event loop: %s\n", strerror(errno));
+		goto out;
+	}
+	report_attach(&d);
+	ret = setup_fds(&d);
+	if (ret) {
+		fprintf(stderr, "iotracer: cannot set up the event loop: %s\n", strerror(-ret));
+		goto out;
+	}
+	ret = loop(&d);
+	/* Final: everything still in the ring, then everything still held. */
+	drain(&d);
+	corr_flush(d.corr);
+	summary(&d, 1);
+	if (out_error(d.out) && !ret)
+		ret = out_error(d.out);
+out:
+	ring_buffer__free(d.rb);
+	corr_free(d.corr);
+	out_free(d.out);
+	free(d.khists);
+	if (d.json && d.json != stdout)
+		fclose(d.json);
+	if (d.epfd >= 0)
+		close(d.epfd);
+	if (d.sigfd >= 0)
+		close(d.sigfd);
+	if (d.tfd >= 0)
+		close(d.tfd);
+	it_loader_stop(&d.ld);
+	return ret ? 1 : 0;
+}

@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Loader: probe the kernel, pick the cheapest working method per hook
+ * (tp_btf -> raw_tp -> tp -> fentry -> kprobe), turn off the programs of
+ * every other method before load, set the filters, load, attach, and keep
+ * a per-hook report of what attached and why not.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "iotracer.h"
+#include "iotracer.skel.h"
+#include "loader.h"
+#include "parse.h"
+
+/*
+ * A hook: one kernel event, with the program names implementing it per
+ * method (NULL: no such variant). Entry/exit pairs are attached together.
+ */
+struct it_hook_def {
+	int layer;
+	const char *name; /* tracepoint or function name */
+	const char *tp_group; /* tracefs group for `tp` */
+	const char *progs[IT_M_MAX][IT_HOOK_PROGS];
+};
+
+#define SYSCALL_HOOK(n)                                                               \
+	{                                                                             \
+		IT_L_SYSCALL, #n, "syscalls",                                         \
+		{ [IT_M_TP] = { "sys_enter_" #n, "sys_exit_" #n } }                   \
+	}
+#define BLOCK_HOOK(n)                                                                 \
+	{                                                                             \
+		IT_L_BLOCK, #n, "block",                                              \
+		{ [IT_M_TP_BTF] = { "btf_" #n }, [IT_M_RAW_TP] = { "raw_" #n } }      \
+	}
+#define VFS_HOOK(n)                                                                   \
+	{                                                                             \
+		IT_L_FS, #n, NULL,                                                    \
+		{                                                                     \
+			[IT_M_FENTRY] = { "fentry_" #n, "fexit_" #n },                \
+			[IT_M_KPROBE] = { "kprobe_" #n, "kretprobe_" #n },            \
+		}                                                                     \
+	}
+
+static const struct it_hook_def hook_defs[] = {
+	SYSCALL_HOOK(read),
+	SYSCALL_HOOK(write),
+	SYSCALL_HOOK(pread64),
+	SYSCALL_HOOK(pwrite64),
+	SYSCALL_HOOK(readv),
+	SYSCALL_HOOK(writev),
+	SYSCALL_HOOK(preadv),
+	SYSCALL_HOOK(pwritev),
+	SYSCALL_HOOK(preadv2),
+	SYSCALL_HOOK(pwritev2),
+	SYSCALL_HOOK(fsync),
+	SYSCALL_HOOK(fdatasync),
+	SYSCALL_HOOK(sync_file_range),
+	SYSCALL_HOOK(io_submit),
+	SYSCALL_HOOK(io_getevents),
+	SYSCALL_HOOK(io_pgetevents),
+	{ IT_L_SYSCALL, "io_uring_enter", "syscalls", { [IT_M_TP] = { "sys_exit_io_uring_enter" } } },
+	{ IT_L_SYSCALL, "io_uring_submit_req", "io_uring",
+	  { [IT_M_TP_BTF] = { "btf_io_uring_submit_req" },
+	    [IT_M_RAW_TP] = { "raw_io_uring_submit_req" } } },
+	{ IT_L_SYSCALL, "io_uring_complete", "io_uring",
+	  { [IT_M_TP_BTF] = { "btf_io_uring_complete" },
+	    [IT_M_RAW_TP] = { "raw_io_uring_complete" } } },
+	{ IT_L_FS, "mm_filemap_add_to_page_cache", "filemap",
+	  { [IT_M_TP] = { "fs_page_cache_add" } } },
+	{ IT_L_FS, "iomap_dio_rw_begin", "iomap", { [IT_M_TP_BTF] = { "btf_iomap_dio_rw_begin" } } },
+	{ IT_L_FS, "writeback_single_inode_start", "writeback",
+	  { [IT_M_TP_BTF] = { "btf_writeback_single_inode_start" } } },
+	{ IT_L_FS, "writeback_single_inode", "writeback",
+	  { [IT_M_TP_BTF] = { "btf_writeback_single_inode" } } },
+	VFS_HOOK(vfs_read),
+	VFS_HOOK(vfs_write),
+	{ IT_L_SCHED, "sched_switch", "sched", { [IT_M_TP_BTF] = { "btf_sched_switch" } } },
+	{ IT_L_SCHED, "sched_wakeup", "sched", { [IT_M_TP_BTF] = { "btf_sched_wakeup" } } },
+	BLOCK_HOOK(block_bio_queue),
+	BLOCK_HOOK(block_split),
+	BLOCK_HOOK(block_getrq),
+	BLOCK_HOOK(block_bio_backmerge),
+	BLOCK_HOOK(block_bio_frontmerge),
+	BLOCK_HOOK(block_rq_merge),
+	BLOCK_HOOK(block_rq_insert),
+	BLOCK_HOOK(block_rq_issue),
+	BLOCK_HOOK(block_rq_requeue),
+	BLOCK_HOOK(block_rq_complete),
+};
+
+#define NR_HOOKS ((int)(sizeof(hook_defs) / sizeof(hook_defs[0])))
+
+static const char *const method_names[IT_M_MAX] = {
+	[IT_M_NONE] = "-",	   [IT_M_TP_BTF] = "tp_btf", [IT_M_RAW_TP] = "raw_tp",
+	[IT_M_TP] = "tp",	   [IT_M_FENTRY] = "fentry", [IT_M_KPROBE] = "kprobe",
+};
+
+const char *it_method_name(enum it_method m)
+{
+	return m >= 0 && m < IT_M_MAX ? method_names[m] : "?";
+}
+
+/* ---- kernel probing ---- */
+
+struct it_probe {
+	struct btf *vmlinux;
+	int fentry_err; /* 0: fentry works; else -errno */
+	int kprobe_ok;
+	char tracefs[64];
+};
+
+static int btf_func_params(const struct btf *btf, const char *typedef_name)
+{
+	const struct btf_type *t;
+	int id;
+
+	if (!btf)
+		return -1;
+	id = btf__find_by_name_kind(btf, typedef_name, BTF_KIND_TYPEDEF);
+	if (id < 0)
+		return -1;
+	t = btf__type_by_id(btf, id);
+	t = btf__type_by_id(btf, t->type); /* pointer */
+	if (!t || !btf_is_ptr(t))
+		return -1;
+	t = btf__type_by_id(btf, t->type);
+	if (!t || !btf_is_func_proto(t))
+		return -1;
+	return btf_vlen(t);
+}
+
+static int tracefs_event_exists(const struct it_probe *p, const char *group, const char *name)
+{
+	char path[256];
+
+	if (!p->tracefs[0])
+		return 0;
+	if (group) {
+		snprintf(path, sizeof(path), "%s/events/%s/%s", p->tracefs, group, name);
+		return access(path, F_OK) == 0;
+	}
+	return 0;
+}
+
+/* A minimal fentry program: does this kernel let us load and attach one? */
+static int probe_fentry(const struct btf *btf)
+{
+	struct bpf_insn insns[2] = {
+		{ .code = 0xb7 /* BPF_ALU64 | BPF_MOV | BPF_K */, .dst_reg = 0, .imm = 0 },
+		{ .code = 0x95 /* BPF_JMP | BPF_EXIT */ },
+	};
+	int id, fd, lfd, err = 0;
+
+	id = btf ? btf__find_by_name_kind(btf, "vfs_read", BTF_KIND_FUNC) : -1;
+	if (id < 0)
+		return -ENOENT;
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY,
+		    .attach_btf_id = id);
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "it_probe", "GPL", insns, 2, &opts);
+	if (fd < 0)
+		return -errno;
+	lfd = bpf_link_create(fd, 0, BPF_TRACE_FENTRY, NULL);
+	if (lfd < 0)
+		err = -errno;
+	else
+		close(lfd);
+	close(fd);
+	return err;
+}
+
+static void probe_kernel(struct it_probe *p)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+	memset(p, 0, sizeof(*p));
+	p->vmlinux = btf__load_vmlinux_btf();
+	if (!p->vmlinux)
+		p->vmlinux = NULL;
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		char path[128];
+
+		snprintf(path, sizeof(path), "%s/events", roots[i]);
+		if (access(path, F_OK) == 0) {
+			snprintf(p->tracefs, sizeof(p->tracefs), "%s", roots[i]);
+			break;
+		}
+	}
+	p->fentry_err = probe_fentry(p->vmlinux);
+	p->kprobe_ok = access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0;
+}
+
+/* Can `method` implement hook `d` here? If not, say why in `why`. */
+static int method_usable(const struct it_probe *p, const struct it_hook_def *d, enum it_method m,
+			 char *why, size_t n)
+{
+	char name[64];
+
+	switch (m) {
+	case IT_M_TP_BTF:
+		snprintf(name, sizeof(name), "btf_trace_%s", d->name);
+		if (btf_func_params(p->vmlinux, name) < 0) {
+			snprintf(why, n, "no BTF for tracepoint %s", d->name);
+			return 0;
+		}
+		return 1;
+	case IT_M_RAW_TP:
+	case IT_M_TP:
+		if (!tracefs_event_exists(p, d->tp_group, d->name)) {
+			snprintf(why, n, "no tracepoint %s/%s%s", d->tp_group ? d->tp_group : "?",
+				 m == IT_M_TP && d->tp_group && !strcmp(d->tp_group, "syscalls") ?
+					 "sys_enter_" :
+					 "",
+				 d->name);
+			return 0;
+		}
+		if (m == IT_M_TP && !strcmp(d->tp_group, "syscalls")) {
+			snprintf(name, sizeof(name), "sys_enter_%s", d->name);
+			if (!tracefs_event_exists(p, "syscalls", name) &&
+			    strcmp(d->name, "io_uring_enter"))
+				return snprintf(why, n, "no tracepoint syscalls/%s", name), 0;
+		}
+		return 1;
+	case IT_M_FENTRY:
+		if (p->fentry_err) {
+			snprintf(why, n, "fentry not permitted (%s)", strerror(-p->fentry_err));
+			return 0;
+		}
+		return 1;
+	case IT_M_KPROBE:
+		if (!p->kprobe_ok) {
+			snprintf(why, n, "%s; kprobes not supported by this kernel",
+				 p->fentry_err ? "fentry not permitted" : "");
+			return 0;
+		}
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* syscall tracepoints are checked per syscall name (sys_enter_X) */
+static int hook_exists_tp(const struct it_probe *p, const struct it_hook_def *d)
+{
+	char name[64];
+
+	if (!d->tp_group || strcmp(d->tp_group, "syscalls"))
+		return tracefs_event_exists(p, d->tp_group, d->name);
+	snprintf(name, sizeof(name), "sys_%s_%s", strcmp(d->name, "io_uring_enter") ? "enter" : "exit",
+		 d->name);
+	return tracefs_event_exists(p, "syscalls", name);
+}
+
+static void choose_methods(struct it_loader *ld, const struct it_probe *p, uint32_t layers,
+			   enum it_method prefer)
+{
+	for (int i = 0; i < ld->nr_hooks; i++) {
+		struct it_hook_state *h = &ld->hooks[i];
+		const struct it_hook_def *d = h->def;
+		char why[160] = "";
+
+		h->method = IT_M_NONE;
+		if (!(layers & (1u << d->layer))) {
+			snprintf(h->reason, sizeof(h->reason), "layer not selected");
+			continue;
+		}
+		/* A preferred method (tests force raw_tp) goes first when the hook has it. */
+		if (prefer && d->progs[prefer][0] && method_usable(p, d, prefer, why, sizeof(why))) {
+			h->method = prefer;
+			continue;
+		}
+		for (int m = IT_M_TP_BTF; m < IT_M_MAX; m++) {
+			if (!d->progs[m][0])
+				continue;
+			if (m == IT_M_TP && !hook_exists_tp(p, d)) {
+				snprintf(why, sizeof(why), "no tracepoint for %s", d->name);
+				continue;
+			}
+			if (method_usable(p, d, m, why, sizeof(why))) {
+				h->method = m;
+				break;
+			}
+		}
+		if (h->method == IT_M_NONE)
+			snprintf(h->reason, sizeof(h->reason), "%s", why[0] ? why : "no method");
+	}
+}
+
+static struct bpf_program *prog_by_name(struct it_loader *ld, const char *name)
+{
+	return name ? bpf_object__find_program_by_name(ld->skel->obj, name) : NULL;
+}
+
+/* Autoload exactly the programs of the chosen methods. */
+static void set_autoload(struct it_loader *ld)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, ld->skel->obj)
+		bpf_program__set_autoload(prog, false);
+	for (int i = 0; i < ld->nr_hooks; i++) {
+		const struct it_hook_state *h = &ld->hooks[i];
+
+		if (h->method == IT_M_NONE)
+			continue;
+		for (int k = 0; k < IT_HOOK_PROGS; k++) {
+			prog = prog_by_name(ld, h->def->progs[h->method][k]);
+			if (prog)
+				bpf_program__set_autoload(prog, true);
+		}
+	}
+}
+
+static void set_rodata(struct it_loader *ld, const struct it_opts *o, const struct it_probe *p)
+{
+	struct iotracer_bpf__rodata *rd = ld->skel->rodata;
+	int n;
+
+	rd->self_tgid = ld->self_tgid;
+	rd->filter_pid = o->nr_pids > 0;
+	rd->filter_dev = o->nr_devs > 0;
+	rd->filter_file = o->file_path != NULL;
+	rd->filter_comm = o->has_comm;
+	memcpy((char *)rd->target_comm, o->comm, IT_COMM_LEN);
+	rd->min_lat_ns = o->min_lat_ns;
+	rd->sample_n = o->sample > 1 ? (uint32_t)o->sample : 1;
+	rd->wake_bytes = o->ring_size / 2;
+	/* sched_switch(void *, preempt, prev, next, prev_state) since 5.18 */
+	rd->sched_switch_has_state = btf_func_params(p->vmlinux, "btf_trace_sched_switch") >= 5;
+	/* block_rq_issue(void *, rq) since 5.11; (void *, q, rq) before */
+	n = btf_func_params(p->vmlinux, "btf_trace_block_rq_issue");
+	rd->blk_tp_has_queue = n == 3;
+	/* io_uring_complete(void *, ctx, req, cqe) since 6.0 */
+	n = btf_func_params(p->vmlinux, "btf_trace_io_uring_complete");
+	rd->uring_complete_has_cqe = n < 0 || n == 4;
+}
+
+static int set_cgroup(struct it_loader *ld, const struct it_opts *o, FILE *err)
+{
+	struct stat st;
+
+	if (!o->cgroup_path)
+		return 0;
+	if (stat(o->cgroup_path, &st)) {
+		fprintf(err, "iotracer: --cgroup: cannot stat '%s': %s\n", o->cgroup_path,
+			strerror(errno));
+		return -errno;
+	}
+	/* On cgroup v2 the cgroup id is the inode number of its directory. */
+	ld->skel->rodata->filter_cgroup = 1;
+	ld->skel->rodata->target_cgroup = st.st_ino;
+	return 0;
+}
+
+/* ---- filter maps ---- */
+
+static int files_fd = -1;
+static int files_added;
+
+static int add_file(const struct stat *st)
+{
+	struct it_file_key k = { .ino = st->st_ino,
+				 .dev = IT_MKDEV(major(st->st_dev), minor(st->st_dev)) };
+	uint8_t one = 1;
+
+	if (bpf_map_update_elem(files_fd, &k, &one, BPF_ANY))
+		return -errno;
+	files_added++;
+	return 0;
+}
+
+static int add_tree_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	if (type != FTW_F && type != FTW_D)
+		return 0;
+	return add_file(st) ? 1 : 0; /* stop once the map is full */
+}
+
+static int fill_maps(struct it_loader *ld, const struct it_opts *o, FILE *err)
+{
+	uint8_t one = 1;
+	struct stat st;
+
+	for (int i = 0; i < o->nr_pids; i++)
+		if (bpf_map__update_elem(ld->skel->maps.pids, &o->pids[i], 4, &one, 1, BPF_ANY))
+			goto fail;
+	for (int i = 0; i < o->nr_devs; i++)
+		if (bpf_map__update_elem(ld->skel->maps.devs, &o->devs[i], 4, &one, 1, BPF_ANY))
+			goto fail;
+	if (!o->file_path)
+		return 0;
+	if (stat(o->file_path, &st)) {
+		fprintf(err, "iotracer: --file: cannot stat '%s': %s\n", o->file_path,
+			strerror(errno));
+		return -errno;
+	}
+	files_fd = bpf_map__fd(ld->skel->maps.files);
+	files_added = 0;
+	if (S_ISDIR(st.st_mode)) {
+		if (nftw(o->file_path, add_tree_entry, 16, FTW_PHYS | FTW_MOUNT) != 0)
+			fprintf(err, "iotracer: --file: only the first %d files of '%s' are traced\n",
+				files_added, o->file_path);
+	} else if (add_file(&st)) {
+		goto fail;
+	}
+	return 0;
+fail:
+	fprintf(err, "iotracer: cannot set up filters: %s\n", strerror(errno));
+	return -errno;
+}
+
+/* ---- attach ---- */
+
+static void attach_hooks(struct it_loader *ld)
+{
+	ld->layers_on = 0;
+	for (int i = 0; i < ld->nr_hooks; i++) {
+		struct it_hook_state *h = &ld->hooks[i];
+
+		if (h->method == IT_M_NONE)
+			continue;
+		h->ok = 1;
+		for (int k = 0; k < IT_HOOK_PROGS; k++) {
+			struct bpf_program *prog = prog_by_name(ld, h->def->progs[h->method][k]);
+
+			if (!h->def->progs[h->method][k])
+				continue;
+			h->links[k] = prog ? bpf_program__attach(prog) : NULL;
+			if (!h->links[k]) {
+				snprintf(h->reason, sizeof(h->reason), "attach failed: %s",
+					 strerror(errno));
+				h->ok = 0;
+			}
+		}
+		if (h->ok)
+			ld->layers_on |= 1u << h->def->layer;
+	}
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+static int libbpf_verbose(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return vfprintf(stderr, fmt, ap);
+}
+
+int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
+{
+	uint32_t layers = o->layers ? o->layers : (1u << IT_L_MAX) - 1;
+	enum it_method prefer = IT_M_NONE;
+	const char *env = getenv("IOTRACER_PREFER");
+	struct it_probe p;
+	int ret;
+
+	memset(ld, 0, sizeof(*ld));
+	ld->self_tgid = getpid();
+	libbpf_set_print(o->verbose > 0 ? libbpf_verbose : libbpf_quiet);
+	if (geteuid() != 0) {
+		fprintf(err, "iotracer: need root (CAP_BPF and CAP_PERFMON): run with sudo\n");
+		return -EPERM;
+	}
+	/* fs and sched annotate syscalls: they need the syscall layer. */
+	if (layers & ((1u << IT_L_FS) | (1u << IT_L_SCHED)))
+		layers |= 1u << IT_L_SYSCALL;
+	if (env && !strcmp(env, "raw_tp"))
+		prefer = IT_M_RAW_TP;
+
+	probe_kernel(&p);
+	ld->nr_hooks = NR_HOOKS;
+	ld->hooks = calloc(NR_HOOKS, sizeof(*ld->hooks));
+	if (!ld->hooks) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < NR_HOOKS; i++) {
+		ld->hooks[i].def = &hook_defs[i];
+		ld->hooks[i].layer = hook_defs[i].layer;
+		ld->hooks[i].name = hook_defs[i].name;
+	}
+	choose_methods(ld, &p, layers, prefer);
+
+	ld->skel = iotracer_bpf__open();
+	if (!ld->skel) {
+		ret = -errno;
+		fprintf(err, "iotracer: cannot open BPF object: %s\n", strerror(errno));
+		goto out;
+	}
+	set_autoload(ld);
+	set_rodata(ld, o, &p);
+	ret = set_cgroup(ld, o, err);
+	if (ret)
+		goto out;
+	ret = bpf_map__set_max_entries(ld->skel->maps.events, (uint32_t)o->ring_size);
+	if (ret)
+		goto out;
+	ret = iotracer_bpf__load(ld->skel);
+	if (ret) {
+		fprintf(err, "iotracer: cannot load BPF programs: %s%s\n", strerror(-ret),
+			o->verbose ? "" : " (run with -v for the verifier log)");
+		goto out;
+	}
+	ret = fill_maps(ld, o, err);
+	if (ret)
+		goto out;
+	attach_hooks(ld);
+	if (!ld->layers_on) {
+		fprintf(err, "iotracer: no hook could be attached\n");
+		ret = -ENOENT;
+	}
+out:
+	btf__free(p.vmlinux);
+	return ret;
+}
+
+void it_loader_report(const struct it_loader *ld, FILE *f)
+{
+	int sys_ok = 0, sys_total = 0;
+
+	fprintf(f, "%-8s %-30s %-7s %s\n", "LAYER", "HOOK", "METHOD", "STATUS");
+	for (int i = 0; i < ld->nr_hooks; i++) {
+		const struct it_hook_state *h = &ld->hooks[i];
+		const struct it_hook_def *d = h->def;
+
+		if (h->method == IT_M_NONE && !strcmp(h->reason, "layer not selected"))
+			continue;
+		/* The per-syscall tracepoints fold into one line. */
+		if (d->layer == IT_L_SYSCALL && d->tp_group && !strcmp(d->tp_group, "syscalls")) {
+			sys_total++;
+			sys_ok += h->ok;
+			if (!h->ok)
+				fprintf(f, "%-8s %-30s %-7s FAIL %s\n", "syscall", d->name,
+					it_method_name(h->method), h->reason);
+			continue;
+		}
+		fprintf(f, "%-8s %-30s %-7s %s%s%s\n", parse_layer_name(d->layer), d->name, it_method_name(h->method), h->ok ? "ok" : "FAIL",
+			h->ok ? "" : " ", h->ok ? "" : h->reason);
+	}
+	if (sys_total)
+		fprintf(f, "%-8s %-30s %-7s %s (%d of %d syscalls)\n", "syscall", "sys_enter/exit_*",
+			"tp", sys_ok == sys_total ? "ok" : "PARTIAL", sys_ok, sys_total);
+}
+
+void it_loader_stop(struct it_loader *ld)
+{
+	for (int i = 0; ld->hooks && i < ld->nr_hooks; i++)
+		for (int k = 0; k < IT_HOOK_PROGS; k++)
+			bpf_link__destroy(ld->hooks[i].links[k]);
+	iotracer_bpf__destroy(ld->skel);
+	free(ld->hooks);
+	memset(ld, 0, sizeof(*ld));
+}

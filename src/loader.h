@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef IT_LOADER_H
+#define IT_LOADER_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "cli.h"
+
+struct iotracer_bpf;
+struct bpf_link;
+
+/* Attach methods, cheapest first (DESIGN principle 3). */
+enum it_method {
+	IT_M_NONE = 0,
+	IT_M_TP_BTF,
+	IT_M_RAW_TP,
+	IT_M_TP,
+	IT_M_FENTRY,
+	IT_M_KPROBE,
+	IT_M_MAX,
+};
+
+#define IT_HOOK_PROGS 2 /* entry + exit (fentry/fexit, kprobe/kretprobe, enter/exit) */
+
+struct it_hook_state {
+	const struct it_hook_def *def;
+	int layer; /* enum it_layer */
+	const char *name; /* hook name for reports */
+	enum it_method method; /* chosen; IT_M_NONE when not attachable */
+	int ok; /* attached */
+	char reason[160]; /* why not */
+	struct bpf_link *links[IT_HOOK_PROGS];
+};
+
+struct it_loader {
+	struct iotracer_bpf *skel;
+	struct it_hook_state *hooks;
+	int nr_hooks;
+	uint32_t layers_on; /* layers with at least one hook attached */
+	uint32_t self_tgid;
+};
+
+const char *it_method_name(enum it_method m);
+
+/* Open, probe, configure, load, attach. Returns 0 or -errno (message printed). */
+int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err);
+/* Print the attach report (text). */
+void it_loader_report(const struct it_loader *ld, FILE *f);
+/* Destroy links and the skeleton; safe on a partly started loader. */
+void it_loader_stop(struct it_loader *ld);
+
+#endif /* IT_LOADER_H */

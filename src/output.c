@@ -1,0 +1,663 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Output sinks: live per-request lines, JSON lines (docs/json.md), and
+ * interval/final summaries with per-stage percentiles from the records and
+ * the in-kernel log2 histograms. Pure user space: tested without BPF.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "hist.h"
+#include "jsonw.h"
+#include "output.h"
+#include "parse.h"
+
+/* Stage statistics from records, keyed (layer name, dev, op, stage). */
+struct stage_stat {
+	const char *layer; /* static string */
+	const char *stage; /* static string */
+	uint32_t dev;
+	uint8_t op;
+	struct lhist *ival; /* since the last summary */
+	struct lhist *total; /* since start */
+};
+
+struct it_out {
+	FILE *text, *json;
+	const char *sysfs_root;
+	uint64_t start_ns;
+	int live, quiet;
+	int header_done;
+	int error;
+	uint64_t requests;
+	struct jw w;
+	struct stage_stat *st;
+	int nr_st, cap_st;
+	int last_st; /* lookup cache */
+};
+
+static const char *const op_names[IT_OP_MAX] = { "read", "write", "sync", "discard", "other" };
+static const char *const sys_names[IT_SYS_MAX] = {
+	"read",	     "write",	   "pread64",	  "pwrite64",	     "readv",
+	"writev",    "preadv",	   "pwritev",	  "preadv2",	     "pwritev2",
+	"fsync",     "fdatasync",  "sync_file_range", "io_submit",   "io_getevents",
+	"io_pgetevents", "io_uring_enter",
+};
+static const char *const origin_names[] = { "none", "syscall", "io_uring", "writeback" };
+static const char *const stage_names[IT_ST_MAX] = { "total", "offcpu", "q2c", "d2c", "q2d" };
+static const char *const drop_names[IT_DROP_KINDS] = { "ringbuf", "inflight", "hist" };
+
+static const char *op_name(unsigned int op)
+{
+	return op < IT_OP_MAX ? op_names[op] : "other";
+}
+
+static const char *dev_name(struct it_out *out, uint32_t dev)
+{
+	return dev ? parse_dev_name_cached(dev, out->sysfs_root) : "-";
+}
+
+struct it_out *out_new(const struct it_opts *o, FILE *text, FILE *json, uint64_t start_ns)
+{
+	struct it_out *out = calloc(1, sizeof(*out));
+
+	if (!out)
+		return NULL;
+	out->text = text;
+	out->json = json;
+	out->sysfs_root = o->sysfs_root;
+	out->start_ns = start_ns;
+	out->live = o->live && !o->quiet;
+	out->quiet = o->quiet;
+	out->last_st = -1;
+	jw_init(&out->w);
+	return out;
+}
+
+void out_free(struct it_out *out)
+{
+	if (!out)
+		return;
+	for (int i = 0; i < out->nr_st; i++) {
+		lhist_free(out->st[i].ival);
+		lhist_free(out->st[i].total);
+	}
+	free(out->st);
+	jw_free(&out->w);
+	free(out);
+}
+
+uint64_t out_requests(const struct it_out *out)
+{
+	return out->requests;
+}
+
+int out_error(const struct it_out *out)
+{
+	return out->error;
+}
+
+/* ---- stage statistics ---- */
+
+static struct stage_stat *stage_get(struct it_out *out, const char *layer, uint32_t dev,
+				    unsigned int op, const char *stage)
+{
+	struct stage_stat *s;
+
+	if (out->last_st >= 0) {
+		s = &out->st[out->last_st];
+		if (s->layer == layer && s->dev == dev && s->op == op && s->stage == stage)
+			return s;
+	}
+	for (int i = 0; i < out->nr_st; i++) {
+		s = &out->st[i];
+		if (s->layer == layer && s->dev == dev && s->op == op && s->stage == stage) {
+			out->last_st = i;
+			return s;
+		}
+	}
+	if (out->nr_st == out->cap_st) {
+		int cap = out->cap_st ? out->cap_st * 2 : 16;
+		struct stage_stat *n = realloc(out->st, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		out->st = n;
+		out->cap_st = cap;
+	}
+	s = &out->st[out->nr_st];
+	*s = (struct stage_stat){ .layer = layer, .stage = stage, .dev = dev, .op = op };
+	s->ival = lhist_new();
+	s->total = lhist_new();
+	if (!s->ival || !s->total) {
+		lhist_free(s->ival);
+		lhist_free(s->total);
+		return NULL;
+	}
+	out->last_st = out->nr_st;
+	return &out->st[out->nr_st++];
+}
+
+static void stage_add(struct it_out *out, const char *layer, uint32_t dev, unsigned int op,
+		      const char *stage, uint64_t ns)
+{
+	struct stage_stat *s = stage_get(out, layer, dev, op, stage);
+
+	if (!s || lhist_add(s->ival, ns) || lhist_add(s->total, ns))
+		out->error = -ENOMEM;
+}
+
+/* ---- per-request derived numbers ---- */
+
+struct req_view {
+	const char *kind;
+	const struct it_task *task;
+	uint64_t start_ns, end_ns;
+	uint32_t dev;
+	unsigned int op;
+	uint64_t offset, bytes, ino;
+	int64_t ret;
+	uint64_t first_q, last_c; /* over the block children */
+};
+
+static void view_blocks(const struct corr_req *r, struct req_view *v)
+{
+	v->first_q = 0;
+	v->last_c = 0;
+	for (int i = 0; i < r->nr_blocks; i++) {
+		const struct it_block_rec *b = r->blocks[i];
+
+		if (!v->first_q || b->q_ns < v->first_q)
+			v->first_q = b->q_ns;
+		if (b->c_ns > v->last_c)
+			v->last_c = b->c_ns;
+	}
+}
+
+static void make_view(const struct corr_req *r, struct req_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	view_blocks(r, v);
+	switch (r->kind) {
+	case CORR_SYSCALL:
+		v->kind = "syscall";
+		v->task = &r->sys->task;
+		v->start_ns = r->sys->enter_ns;
+		v->end_ns = r->sys->exit_ns;
+		v->dev = r->sys->dev;
+		v->op = r->sys->op;
+		v->offset = r->sys->offset;
+		v->bytes = r->sys->bytes;
+		v->ino = r->sys->ino;
+		v->ret = r->sys->ret;
+		break;
+	case CORR_URING:
+		v->kind = "io_uring";
+		v->task = &r->uring->task;
+		v->start_ns = r->uring->submit_ns;
+		v->end_ns = r->uring->complete_ns;
+		v->dev = r->uring->dev;
+		v->op = r->uring->op;
+		v->ino = r->uring->ino;
+		v->ret = r->uring->res;
+		if (r->nr_blocks) {
+			v->offset = r->blocks[0]->sector * 512;
+			v->bytes = r->blocks[0]->bytes;
+		}
+		break;
+	case CORR_AIO:
+		v->kind = "aio";
+		v->task = &r->aio.task;
+		v->start_ns = r->aio.submit_ns;
+		v->end_ns = r->aio.reaped ? r->aio.reap_ns : 0;
+		v->dev = r->aio.iocb.dev;
+		/* IOCB_CMD_PREAD 0, PWRITE 1, FSYNC 2, FDSYNC 3, PREADV 7, PWRITEV 8 */
+		switch (r->aio.iocb.opcode) {
+		case 0:
+		case 7:
+			v->op = IT_OP_READ;
+			break;
+		case 1:
+		case 8:
+			v->op = IT_OP_WRITE;
+			break;
+		case 2:
+		case 3:
+			v->op = IT_OP_SYNC;
+			break;
+		default:
+			v->op = IT_OP_OTHER;
+		}
+		v->offset = r->aio.iocb.offset;
+		v->bytes = r->aio.iocb.nbytes;
+		v->ret = r->aio.res;
+		break;
+	case CORR_BLOCK:
+	default: {
+		const struct it_block_rec *b = r->blocks[0];
+
+		v->kind = "block";
+		v->task = &b->task;
+		v->start_ns = b->q_ns;
+		v->end_ns = b->c_ns;
+		v->dev = b->dev;
+		v->op = b->op;
+		v->offset = b->sector * 512;
+		v->bytes = b->bytes;
+		v->ino = b->ino;
+		v->ret = b->error;
+		break;
+	}
+	}
+}
+
+static uint64_t lat_of(const struct req_view *v)
+{
+	return v->end_ns > v->start_ns ? v->end_ns - v->start_ns : 0;
+}
+
+/* ---- statistics per request ---- */
+
+static void stats_block(struct it_out *out, const struct it_block_rec *b)
+{
+	stage_add(out, "block", b->dev, b->op, "q2c", b->c_ns - b->q_ns);
+	if (b->d_ns) {
+		stage_add(out, "block", b->dev, b->op, "d2c", b->c_ns - b->d_ns);
+		stage_add(out, "block", b->dev, b->op, "q2d", b->d_ns - b->q_ns);
+	}
+}
+
+static void stats_request(struct it_out *out, const struct corr_req *r, const struct req_view *v)
+{
+	for (int i = 0; i < r->nr_blocks; i++)
+		stats_block(out, r->blocks[i]);
+	switch (r->kind) {
+	case CORR_SYSCALL:
+		stage_add(out, "syscall", v->dev, v->op, "total", lat_of(v));
+		stage_add(out, "syscall", v->dev, v->op, "offcpu", r->sys->offcpu_ns);
+		break;
+	case CORR_URING:
+		stage_add(out, "io_uring", v->dev, v->op, "total", lat_of(v));
+		break;
+	case CORR_AIO:
+		if (r->aio.reaped)
+			stage_add(out, "aio", v->dev, v->op, "total", lat_of(v));
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- JSON request ---- */
+
+static void json_task(struct jw *w, const struct it_task *t)
+{
+	jw_u64(w, "pid", t->pid);
+	jw_u64(w, "tid", t->tid);
+	jw_strn(w, "comm", t->comm, sizeof(t->comm));
+	jw_u64(w, "cgroup_id", t->cgroup_id);
+}
+
+static void json_dev(struct it_out *out, const char *name_key, const char *devno_key,
+		     uint32_t dev)
+{
+	char buf[32];
+
+	if (!dev)
+		return;
+	jw_str(&out->w, name_key, dev_name(out, dev));
+	jw_str(&out->w, devno_key, parse_fmt_devno(dev, buf, sizeof(buf)));
+}
+
+static void json_block(struct it_out *out, const struct it_block_rec *b)
+{
+	struct jw *w = &out->w;
+	uint64_t g = b->g_ns ? b->g_ns : b->q_ns;
+	uint64_t i = (b->flags & IT_F_HAS_I) ? b->i_ns : g;
+
+	jw_obj_begin(w, NULL);
+	json_dev(out, "dev", "devno", b->dev);
+	jw_str(w, "op", op_name(b->op));
+	jw_u64(w, "sector", b->sector);
+	jw_u64(w, "nr_sectors", b->bytes / 512);
+	jw_u64(w, "bytes", b->bytes);
+	jw_u64(w, "ino", b->ino);
+	jw_u64(w, "q_ns", b->q_ns);
+	if (b->flags & IT_F_HAS_G)
+		jw_u64(w, "q2g_ns", b->g_ns - b->q_ns);
+	if (b->d_ns) {
+		if (b->flags & IT_F_HAS_G)
+			jw_u64(w, "g2i_ns", i - g);
+		jw_u64(w, "i2d_ns", b->d_ns - i);
+		jw_u64(w, "d2c_ns", b->c_ns - b->d_ns);
+	}
+	jw_u64(w, "q2c_ns", b->c_ns - b->q_ns);
+	jw_u64(w, "c_ns", b->c_ns);
+	jw_u64(w, "merged", b->nr_merged);
+	jw_i64(w, "error", b->error);
+	jw_str(w, "origin", b->origin < 4 ? origin_names[b->origin] : "none");
+	jw_u64(w, "pid", b->task.pid);
+	jw_u64(w, "tid", b->task.tid);
+	jw_obj_end(w);
+}
+
+static void json_request(struct it_out *out, const struct corr_req *r, const struct req_view *v)
+{
+	struct jw *w = &out->w;
+
+	jw_reset(w);
+	jw_obj_begin(w, NULL);
+	jw_str(w, "type", "request");
+	jw_u64(w, "id", r->id);
+	jw_str(w, "kind", v->kind);
+	jw_u64(w, "ts_ns", v->start_ns);
+	json_task(w, v->task);
+	if (r->kind == CORR_SYSCALL)
+		jw_str(w, "syscall", r->sys->sys < IT_SYS_MAX ? sys_names[r->sys->sys] : "?");
+	else if (r->kind == CORR_AIO)
+		jw_str(w, "syscall", "io_submit");
+	jw_str(w, "op", op_name(v->op));
+	json_dev(out, "dev", "devno", v->dev);
+	jw_u64(w, "ino", v->ino);
+	jw_u64(w, "offset", v->offset);
+	jw_u64(w, "bytes", v->bytes);
+	jw_i64(w, "ret", v->ret);
+	if (v->end_ns)
+		jw_u64(w, "lat_ns", lat_of(v));
+	if (r->kind == CORR_SYSCALL) {
+		const struct it_syscall_rec *s = r->sys;
+
+		jw_obj_begin(w, "fs");
+		jw_bool(w, "dio", !!(s->flags & IT_F_DIO));
+		jw_u64(w, "cache_miss_pages", s->cache_miss_pages);
+		if (s->vfs_ns)
+			jw_u64(w, "vfs_ns", s->vfs_ns);
+		if (s->first_q_ns && s->first_q_ns >= s->enter_ns)
+			jw_u64(w, "pre_block_ns", s->first_q_ns - s->enter_ns);
+		if (v->last_c && v->last_c <= s->exit_ns)
+			jw_u64(w, "post_block_ns", s->exit_ns - v->last_c);
+		jw_obj_end(w);
+		jw_obj_begin(w, "sched");
+		jw_u64(w, "offcpu_ns", s->offcpu_ns);
+		jw_u64(w, "offcpu_blocked_ns", s->offcpu_blocked_ns);
+		jw_u64(w, "switches", s->nr_switches);
+		if (s->waker_tid) {
+			jw_u64(w, "waker_tid", s->waker_tid);
+			jw_strn(w, "waker_comm", s->waker_comm, sizeof(s->waker_comm));
+		}
+		jw_obj_end(w);
+		jw_u64(w, "nr_bios", s->nr_bios);
+	} else if (r->kind == CORR_URING) {
+		jw_obj_begin(w, "uring");
+		jw_u64(w, "user_data", r->uring->user_data);
+		jw_u64(w, "opcode", r->uring->opcode);
+		jw_i64(w, "res", r->uring->res);
+		jw_u64(w, "submit_ns", r->uring->submit_ns);
+		jw_u64(w, "complete_ns", r->uring->complete_ns);
+		jw_obj_end(w);
+	} else if (r->kind == CORR_AIO) {
+		jw_obj_begin(w, "aio");
+		jw_hex(w, "iocb", r->aio.iocb.iocb);
+		jw_u64(w, "submit_ns", r->aio.submit_ns);
+		if (r->aio.reaped) {
+			jw_u64(w, "reap_ns", r->aio.reap_ns);
+			jw_i64(w, "res", r->aio.res);
+		}
+		jw_obj_end(w);
+	}
+	if (r->kind == CORR_BLOCK && r->parent.valid) {
+		jw_obj_begin(w, "parent");
+		jw_u64(w, "id", r->parent.id);
+		jw_u64(w, "tid", r->parent.tid);
+		jw_u64(w, "seq", r->parent.seq);
+		jw_obj_end(w);
+	}
+	jw_arr_begin(w, "block");
+	for (int i = 0; i < r->nr_blocks; i++)
+		json_block(out, r->blocks[i]);
+	jw_arr_end(w);
+	if (r->nr_blocks_dropped)
+		jw_u64(w, "block_dropped", r->nr_blocks_dropped);
+	jw_obj_end(w);
+	if (jw_error(w) || fwrite(jw_data(w), 1, jw_len(w), out->json) != jw_len(w) ||
+	    fputc('\n', out->json) == EOF)
+		out->error = -EIO;
+}
+
+/* ---- live line ---- */
+
+static void live_line(struct it_out *out, const struct corr_req *r, const struct req_view *v)
+{
+	char lat[16] = "-", queue[16] = "-", devt[16] = "-", fs[16] = "-", off[16] = "-";
+	const struct it_block_rec *b = r->nr_blocks ? r->blocks[0] : NULL;
+	uint64_t rel = v->start_ns > out->start_ns ? v->start_ns - out->start_ns : 0;
+
+	if (!out->header_done) {
+		fprintf(out->text, "%-12s %-15s %-7s %-8s %-5s %-8s %12s %7s %9s %9s %9s %9s %9s\n",
+			"TIME(s)", "COMM", "PID", "KIND", "OP", "DEV", "OFFSET", "BYTES", "LAT",
+			"FS", "QUEUE", "DEVICE", "OFFCPU");
+		out->header_done = 1;
+	}
+	if (v->end_ns)
+		parse_fmt_duration(lat_of(v), lat, sizeof(lat));
+	if (b && b->d_ns) {
+		parse_fmt_duration(b->d_ns - b->q_ns, queue, sizeof(queue));
+		parse_fmt_duration(b->c_ns - b->d_ns, devt, sizeof(devt));
+	}
+	if (r->kind == CORR_SYSCALL) {
+		uint64_t blk = v->last_c > v->first_q ? v->last_c - v->first_q : 0;
+		uint64_t l = lat_of(v);
+
+		parse_fmt_duration(l > blk ? l - blk : 0, fs, sizeof(fs));
+		parse_fmt_duration(r->sys->offcpu_ns, off, sizeof(off));
+	}
+	fprintf(out->text, "%-12.6f %-15.15s %-7u %-8s %-5s %-8.8s %12llu %7llu %9s %9s %9s %9s %9s\n",
+		rel / 1e9, v->task->comm, v->task->pid, v->kind, op_name(v->op),
+		dev_name(out, v->dev), (unsigned long long)v->offset, (unsigned long long)v->bytes,
+		lat, fs, queue, devt, off);
+}
+
+void out_request(const struct corr_req *r, void *ctx)
+{
+	struct it_out *out = ctx;
+	struct req_view v;
+
+	if (r->kind == CORR_BLOCK && !r->nr_blocks)
+		return;
+	make_view(r, &v);
+	out->requests++;
+	stats_request(out, r, &v);
+	if (out->json)
+		json_request(out, r, &v);
+	if (out->live)
+		live_line(out, r, &v);
+}
+
+void out_attach(struct it_out *out, const char *layer, const char *hook, const char *method,
+		int ok, const char *reason)
+{
+	struct jw *w = &out->w;
+
+	if (!out->json)
+		return;
+	jw_reset(w);
+	jw_obj_begin(w, NULL);
+	jw_str(w, "type", "attach");
+	jw_str(w, "layer", layer);
+	jw_str(w, "hook", hook);
+	jw_str(w, "method", method);
+	jw_bool(w, "ok", ok);
+	if (!ok)
+		jw_str(w, "reason", reason);
+	jw_obj_end(w);
+	fprintf(out->json, "%s\n", jw_data(w));
+}
+
+/* ---- summaries ---- */
+
+static const char *khist_layer(const struct it_hist_key *k)
+{
+	if (k->layer == IT_L_SYSCALL && k->kind == IT_HK_URING)
+		return "io_uring";
+	return parse_layer_name(k->layer);
+}
+
+static void json_summary(struct it_out *out, const struct out_summary_in *in)
+{
+	struct jw *w = &out->w;
+	uint64_t total = 0;
+
+	jw_reset(w);
+	jw_obj_begin(w, NULL);
+	jw_str(w, "type", "summary");
+	jw_bool(w, "final", in->final);
+	jw_u64(w, "elapsed_ns", in->elapsed_ns);
+	jw_obj_begin(w, "records");
+	jw_u64(w, "syscall", in->corr->records[IT_REC_SYSCALL]);
+	jw_u64(w, "block", in->corr->records[IT_REC_BLOCK]);
+	jw_u64(w, "io_uring", in->corr->records[IT_REC_URING]);
+	jw_u64(w, "aio", in->corr->records[IT_REC_AIO]);
+	jw_obj_end(w);
+	jw_u64(w, "requests", out->requests);
+	jw_u64(w, "unjoined", in->corr->unjoined);
+	jw_u64(w, "malformed", in->corr->malformed);
+	jw_obj_begin(w, "drops");
+	for (int i = 0; i < IT_NR_DROPS; i++)
+		total += in->drops[i];
+	jw_u64(w, "total", total);
+	for (int l = 0; l < IT_L_MAX; l++) {
+		jw_obj_begin(w, parse_layer_name(l));
+		for (int k = 0; k < IT_DROP_KINDS; k++)
+			jw_u64(w, drop_names[k], in->drops[l * IT_DROP_KINDS + k]);
+		jw_obj_end(w);
+	}
+	jw_obj_end(w);
+	jw_arr_begin(w, "stages");
+	for (int i = 0; i < out->nr_st; i++) {
+		const struct stage_stat *s = &out->st[i];
+		const struct lhist *h = in->final ? s->total : s->ival;
+		char buf[32];
+
+		if (!lhist_count(h))
+			continue;
+		jw_obj_begin(w, NULL);
+		jw_str(w, "layer", s->layer);
+		if (s->dev) {
+			jw_str(w, "dev", dev_name(out, s->dev));
+			jw_str(w, "devno", parse_fmt_devno(s->dev, buf, sizeof(buf)));
+		}
+		jw_str(w, "op", op_name(s->op));
+		jw_str(w, "stage", s->stage);
+		jw_u64(w, "count", lhist_count(h));
+		jw_u64(w, "p50_ns", lhist_percentile(h, 50));
+		jw_u64(w, "p90_ns", lhist_percentile(h, 90));
+		jw_u64(w, "p99_ns", lhist_percentile(h, 99));
+		jw_u64(w, "max_ns", lhist_max(h));
+		jw_u64(w, "mean_ns", (uint64_t)lhist_mean(h));
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_arr_begin(w, "hists");
+	for (int i = 0; i < in->nr_khists; i++) {
+		const struct out_khist *kh = &in->khists[i];
+		char buf[32];
+
+		for (int s = 0; s < IT_ST_MAX; s++) {
+			const struct it_hist *h = &kh->val.st[s];
+
+			if (!h->count)
+				continue;
+			jw_obj_begin(w, NULL);
+			jw_str(w, "layer", khist_layer(&kh->key));
+			if (kh->key.dev) {
+				jw_str(w, "dev", dev_name(out, kh->key.dev));
+				jw_str(w, "devno", parse_fmt_devno(kh->key.dev, buf, sizeof(buf)));
+			}
+			jw_str(w, "op", op_name(kh->key.op));
+			jw_str(w, "stage", stage_names[s]);
+			jw_u64(w, "count", h->count);
+			jw_u64(w, "sum_ns", h->sum_ns);
+			jw_arr_begin(w, "buckets");
+			for (int k = 0; k < IT_HIST_SLOTS; k++) {
+				if (!h->slots[k])
+					continue;
+				jw_obj_begin(w, NULL);
+				jw_u64(w, "lo_ns", k ? 1ull << k : 0);
+				jw_u64(w, "hi_ns", 2ull << k);
+				jw_u64(w, "count", h->slots[k]);
+				jw_obj_end(w);
+			}
+			jw_arr_end(w);
+			jw_obj_end(w);
+		}
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
+	if (jw_error(w) || fprintf(out->json, "%s\n", jw_data(w)) < 0 || fflush(out->json))
+		out->error = -EIO;
+}
+
+static void text_summary(struct it_out *out, const struct out_summary_in *in)
+{
+	FILE *f = out->text;
+	uint64_t drops = 0;
+	char b50[16], b90[16], b99[16], bmax[16];
+
+	for (int i = 0; i < IT_NR_DROPS; i++)
+		drops += in->drops[i];
+	fprintf(f, "\n=== %s summary after %.1fs: %llu requests, %llu unjoined, %llu dropped ===\n",
+		in->final ? "final" : "interval", in->elapsed_ns / 1e9,
+		(unsigned long long)out->requests, (unsigned long long)in->corr->unjoined,
+		(unsigned long long)drops);
+	for (int l = 0; drops && l < IT_L_MAX; l++)
+		for (int k = 0; k < IT_DROP_KINDS; k++)
+			if (in->drops[l * IT_DROP_KINDS + k])
+				fprintf(f, "  drops: %s %s %llu\n", parse_layer_name(l), drop_names[k],
+					(unsigned long long)in->drops[l * IT_DROP_KINDS + k]);
+	fprintf(f, "%-9s %-8s %-6s %-7s %9s %9s %9s %9s %9s\n", "LAYER", "DEV", "OP", "STAGE",
+		"COUNT", "P50", "P90", "P99", "MAX");
+	for (int i = 0; i < out->nr_st; i++) {
+		const struct stage_stat *s = &out->st[i];
+		const struct lhist *h = in->final ? s->total : s->ival;
+
+		if (!lhist_count(h))
+			continue;
+		fprintf(f, "%-9s %-8.8s %-6s %-7s %9llu %9s %9s %9s %9s\n", s->layer,
+			dev_name(out, s->dev), op_name(s->op), s->stage,
+			(unsigned long long)lhist_count(h),
+			parse_fmt_duration(lhist_percentile(h, 50), b50, sizeof(b50)),
+			parse_fmt_duration(lhist_percentile(h, 90), b90, sizeof(b90)),
+			parse_fmt_duration(lhist_percentile(h, 99), b99, sizeof(b99)),
+			parse_fmt_duration(lhist_max(h), bmax, sizeof(bmax)));
+	}
+	if (!in->final)
+		return;
+	for (int i = 0; i < in->nr_khists; i++) {
+		const struct out_khist *kh = &in->khists[i];
+
+		for (int s = 0; s < IT_ST_MAX; s++) {
+			char title[96];
+
+			if (!kh->val.st[s].count)
+				continue;
+			snprintf(title, sizeof(title), "%s %s %s %s (all requests, in-kernel)",
+				 khist_layer(&kh->key), dev_name(out, kh->key.dev),
+				 op_name(kh->key.op), stage_names[s]);
+			fputc('\n', f);
+			log2h_print(f, &kh->val.st[s], title);
+		}
+	}
+}
+
+void out_summary(struct it_out *out, const struct out_summary_in *in)
+{
+	if (out->json)
+		json_summary(out, in);
+	if (out->text)
+		text_summary(out, in);
+	for (int i = 0; i < out->nr_st; i++)
+		lhist_reset(out->st[i].ival);
+	fflush(out->text);
+}

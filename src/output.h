@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef IT_OUTPUT_H
+#define IT_OUTPUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "iotracer.h"
+#include "corr.h"
+
+struct it_opts;
+struct it_out;
+
+/* One in-kernel histogram entry, as read from the "hists" map. */
+struct out_khist {
+	struct it_hist_key key;
+	struct it_hist_val val;
+};
+
+/* Everything a summary reports besides the per-record stage statistics. */
+struct out_summary_in {
+	int final;
+	uint64_t elapsed_ns;
+	const struct out_khist *khists;
+	int nr_khists;
+	const uint64_t *drops; /* IT_NR_DROPS counters, summed over CPUs */
+	const struct corr_stats *corr;
+	uint64_t lost_samples; /* ring buffer callback errors */
+};
+
+/*
+ * text: human output (live lines, reports, summaries); json: JSON lines or
+ * NULL. start_ns: CLOCK_MONOTONIC at start, for relative live timestamps.
+ */
+struct it_out *out_new(const struct it_opts *o, FILE *text, FILE *json, uint64_t start_ns);
+void out_free(struct it_out *out);
+
+/* corr_emit_fn: one finished request. */
+void out_request(const struct corr_req *r, void *out);
+void out_attach(struct it_out *out, const char *layer, const char *hook, const char *method,
+		int ok, const char *reason);
+void out_summary(struct it_out *out, const struct out_summary_in *in);
+/* Requests written so far, and JSON write errors. */
+uint64_t out_requests(const struct it_out *out);
+int out_error(const struct it_out *out);
+
+#endif /* IT_OUTPUT_H */
