@@ -156,13 +156,16 @@ static __always_inline void *it_reserve(u32 size, u32 layer)
  * Never wake user space per record (DESIGN principle 4): the daemon drains
  * on a timer, and is woken early only once the ring is filling up.
  */
+static __always_inline u64 it_wake_flags(void)
+{
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline void it_submit(void *p)
 {
-	u64 flags = BPF_RB_NO_WAKEUP;
-
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(p, flags);
+	bpf_ringbuf_submit(p, it_wake_flags());
 }
 
 static __always_inline u32 it_log2(u64 v)

@@ -271,67 +271,75 @@ static __always_inline int it_aio_enter(u32 sys, u64 user_ptr)
 	return 0;
 }
 
-static __always_inline void it_aio_submitted(struct it_aio_rec *r, struct thread_state *st, s64 n)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	u32 nr = 0;
+/* aio records are large: built in per-CPU scratch, then copied to the ring. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct it_aio_rec);
+} aio_scratch SEC(".maps");
 
-	for (u32 i = 0; i < IT_AIO_BATCH && i < n; i++) {
-		struct it_aio_iocb *e = &r->iocbs[nr & (IT_AIO_BATCH - 1)];
+struct aio_loop {
+	struct it_aio_rec *r;
+	struct task_struct *task;
+	u64 user_ptr;
+	u32 nr;
+	u32 submit;
+};
+
+/* bpf_loop callback: one iocb (submit) or io_event (reap); verified once. */
+static long it_aio_one(u32 i, void *data)
+{
+	struct aio_loop *c = data;
+	struct it_aio_iocb *e;
+
+	if (c->nr >= IT_AIO_BATCH)
+		return 1;
+	e = &c->r->iocbs[c->nr];
+	__builtin_memset(e, 0, sizeof(*e));
+	if (c->submit) {
 		struct it_file_id id = {};
 		struct it_uiocb cb;
 		u64 uptr = 0;
 		struct file *f;
 
-		if (bpf_probe_read_user(&uptr, sizeof(uptr), (void *)(st->user_ptr + i * 8)) ||
+		if (bpf_probe_read_user(&uptr, sizeof(uptr), (void *)(c->user_ptr + i * 8)) ||
 		    bpf_probe_read_user(&cb, sizeof(cb), (void *)uptr))
-			continue;
-		f = it_fd_file(task, cb.aio_fildes);
+			return 0;
+		f = it_fd_file(c->task, cb.aio_fildes);
 		if (!f || !it_file_check(f, &id))
-			continue;
+			return 0;
 		e->iocb = uptr;
 		e->offset = cb.aio_offset;
 		e->nbytes = cb.aio_nbytes;
-		e->res = 0;
 		e->fd = cb.aio_fildes;
 		e->dev = id.dev;
 		e->opcode = cb.aio_lio_opcode;
-		e->pad0 = 0;
-		e->pad1 = 0;
-		nr++;
-	}
-	r->nr = nr;
-}
-
-static __always_inline void it_aio_reaped(struct it_aio_rec *r, struct thread_state *st, s64 n)
-{
-	u32 nr = 0;
-
-	for (u32 i = 0; i < IT_AIO_BATCH && i < n; i++) {
-		struct it_aio_iocb *e = &r->iocbs[nr & (IT_AIO_BATCH - 1)];
+	} else {
 		struct it_uevent ev;
 
-		if (bpf_probe_read_user(&ev, sizeof(ev), (void *)(st->user_ptr + i * sizeof(ev))))
-			continue;
-		__builtin_memset(e, 0, sizeof(*e));
+		if (bpf_probe_read_user(&ev, sizeof(ev), (void *)(c->user_ptr + i * sizeof(ev))))
+			return 0;
 		e->iocb = ev.obj;
 		e->res = ev.res;
-		nr++;
 	}
-	r->nr = nr;
+	c->nr++;
+	return 0;
 }
 
 static __always_inline int it_aio_exit(u32 sys, s64 ret)
 {
 	struct thread_state *st = it_state();
+	struct aio_loop c = {};
 	struct it_aio_rec *r;
+	u32 zero = 0;
 
 	if (!st || !st->in_sys || st->sys != sys)
 		return 0;
 	st->in_sys = 0;
 	if (ret <= 0)
 		return 0;
-	r = it_reserve(sizeof(*r), IT_L_SYSCALL);
+	r = bpf_map_lookup_elem(&aio_scratch, &zero);
 	if (!r)
 		return 0;
 	r->hdr.type = IT_REC_AIO;
@@ -344,11 +352,14 @@ static __always_inline int it_aio_exit(u32 sys, s64 ret)
 	r->sys = sys;
 	r->ret = ret;
 	r->flags = ret > IT_AIO_BATCH ? IT_F_TRUNC : 0;
-	if (sys == IT_SYS_IO_SUBMIT)
-		it_aio_submitted(r, st, ret);
-	else
-		it_aio_reaped(r, st, ret);
-	it_submit(r);
+	c.r = r;
+	c.task = bpf_get_current_task_btf();
+	c.user_ptr = st->user_ptr;
+	c.submit = sys == IT_SYS_IO_SUBMIT;
+	bpf_loop(ret > IT_AIO_BATCH ? IT_AIO_BATCH : ret, it_aio_one, &c, 0);
+	r->nr = c.nr;
+	if (bpf_ringbuf_output(&events, r, sizeof(*r), it_wake_flags()))
+		it_drop(IT_L_SYSCALL, IT_DROP_RINGBUF);
 	return 0;
 }
 

@@ -201,6 +201,18 @@ static void probe_kernel(struct it_probe *p)
 	p->kprobe_ok = access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0;
 }
 
+/* syscall tracepoints are checked per syscall name (sys_enter_X) */
+static int hook_exists_tp(const struct it_probe *p, const struct it_hook_def *d)
+{
+	char name[64];
+
+	if (!d->tp_group || strcmp(d->tp_group, "syscalls"))
+		return tracefs_event_exists(p, d->tp_group, d->name);
+	snprintf(name, sizeof(name), "sys_%s_%s", strcmp(d->name, "io_uring_enter") ? "enter" : "exit",
+		 d->name);
+	return tracefs_event_exists(p, "syscalls", name);
+}
+
 /* Can `method` implement hook `d` here? If not, say why in `why`. */
 static int method_usable(const struct it_probe *p, const struct it_hook_def *d, enum it_method m,
 			 char *why, size_t n)
@@ -216,20 +228,18 @@ static int method_usable(const struct it_probe *p, const struct it_hook_def *d, 
 		}
 		return 1;
 	case IT_M_RAW_TP:
-	case IT_M_TP:
 		if (!tracefs_event_exists(p, d->tp_group, d->name)) {
-			snprintf(why, n, "no tracepoint %s/%s%s", d->tp_group ? d->tp_group : "?",
-				 m == IT_M_TP && d->tp_group && !strcmp(d->tp_group, "syscalls") ?
-					 "sys_enter_" :
-					 "",
+			snprintf(why, n, "no tracepoint %s/%s", d->tp_group ? d->tp_group : "?",
 				 d->name);
 			return 0;
 		}
-		if (m == IT_M_TP && !strcmp(d->tp_group, "syscalls")) {
-			snprintf(name, sizeof(name), "sys_enter_%s", d->name);
-			if (!tracefs_event_exists(p, "syscalls", name) &&
-			    strcmp(d->name, "io_uring_enter"))
-				return snprintf(why, n, "no tracepoint syscalls/%s", name), 0;
+		return 1;
+	case IT_M_TP:
+		if (!hook_exists_tp(p, d)) {
+			snprintf(why, n, "no tracepoint %s/%s%s", d->tp_group ? d->tp_group : "?",
+				 strcmp(d->tp_group ? d->tp_group : "", "syscalls") ? "" : "sys_*_",
+				 d->name);
+			return 0;
 		}
 		return 1;
 	case IT_M_FENTRY:
@@ -248,18 +258,6 @@ static int method_usable(const struct it_probe *p, const struct it_hook_def *d, 
 	default:
 		return 0;
 	}
-}
-
-/* syscall tracepoints are checked per syscall name (sys_enter_X) */
-static int hook_exists_tp(const struct it_probe *p, const struct it_hook_def *d)
-{
-	char name[64];
-
-	if (!d->tp_group || strcmp(d->tp_group, "syscalls"))
-		return tracefs_event_exists(p, d->tp_group, d->name);
-	snprintf(name, sizeof(name), "sys_%s_%s", strcmp(d->name, "io_uring_enter") ? "enter" : "exit",
-		 d->name);
-	return tracefs_event_exists(p, "syscalls", name);
 }
 
 static void choose_methods(struct it_loader *ld, const struct it_probe *p, uint32_t layers,
@@ -283,10 +281,6 @@ static void choose_methods(struct it_loader *ld, const struct it_probe *p, uint3
 		for (int m = IT_M_TP_BTF; m < IT_M_MAX; m++) {
 			if (!d->progs[m][0])
 				continue;
-			if (m == IT_M_TP && !hook_exists_tp(p, d)) {
-				snprintf(why, sizeof(why), "no tracepoint for %s", d->name);
-				continue;
-			}
 			if (method_usable(p, d, m, why, sizeof(why))) {
 				h->method = m;
 				break;
