@@ -87,4 +87,10 @@ static __always_inline u32 it_req_flags(u32 opf)
 	return f;
 }
 
+/*
+ * io_uring's REQ_F_FIXED_FILE_BIT lives in an anonymous enum (io_uring_types.h),
+ * which CO-RE cannot name; it has been bit 0 since io_uring was merged (5.1).
+ */
+#define IT_REQ_F_FIXED_FILE (1ull << 0)
+
 #endif /* IT_CORE_FIXES_BPF_H */

@@ -357,8 +357,11 @@ static __always_inline int it_aio_exit(u32 sys, s64 ret)
 	c.user_ptr = st->user_ptr;
 	c.submit = sys == IT_SYS_IO_SUBMIT;
 	bpf_loop(ret > IT_AIO_BATCH ? IT_AIO_BATCH : ret, it_aio_one, &c, 0);
-	r->nr = c.nr;
-	if (bpf_ringbuf_output(&events, r, sizeof(*r), it_wake_flags()))
+	r->nr = c.nr & (IT_AIO_BATCH * 2 - 1);
+	if (r->nr > IT_AIO_BATCH)
+		return 0;
+	r->hdr.size = IT_AIO_SIZE(r->nr);
+	if (bpf_ringbuf_output(&events, r, IT_AIO_SIZE(r->nr), it_wake_flags()))
 		it_drop(IT_L_SYSCALL, IT_DROP_RINGBUF);
 	return 0;
 }
@@ -465,7 +468,14 @@ static __always_inline int it_uring_submit(struct io_kiocb *req)
 		goto untraced;
 	u.opcode = BPF_CORE_READ(req, opcode);
 	u.op = it_uring_op(u.opcode);
+	/*
+	 * req->file is assigned at issue, after this tracepoint; the SQE's fd
+	 * is already in req->cqe.fd (a registered-file index when the request
+	 * uses fixed files: then the file is not resolved here).
+	 */
 	f = BPF_CORE_READ(req, file);
+	if (!f && !(BPF_CORE_READ(req, flags) & IT_REQ_F_FIXED_FILE))
+		f = it_fd_file(task, BPF_CORE_READ(req, cqe.fd));
 	if (f) {
 		if (!it_file_check(f, &id))
 			goto untraced;

@@ -215,8 +215,13 @@ struct it_aio_rec {
 	__u16 nr; /* valid entries in iocbs[] */
 	__u32 flags; /* IT_F_TRUNC */
 	__s64 ret;
-	struct it_aio_iocb iocbs[IT_AIO_BATCH];
+	struct it_aio_iocb iocbs[IT_AIO_BATCH]; /* only nr of them are sent */
 };
+
+/* An aio record is variable-length: hdr.size == IT_AIO_SIZE(nr). */
+#define IT_AIO_SIZE(nr) \
+	(sizeof(struct it_aio_rec) - IT_AIO_BATCH * sizeof(struct it_aio_iocb) + \
+	 (nr) * sizeof(struct it_aio_iocb))
 
 /*
  * In-kernel log2 histograms: map "hists", key -> struct it_hist_val, so one

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cli: command line of the run mode. See cli.h and docs/cli.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "iotracer.h"
+#include "cli.h"
+#include "parse.h"
+
+#define CLI_PROG "iotracer"
+#define CLI_DUR_HINT "(expected e.g. 250us, 10ms, 2s)"
+
+enum {
+	CLI_OPT_CGROUP = 256,
+	CLI_OPT_SAMPLE,
+	CLI_OPT_NO_LIVE,
+	CLI_OPT_RING_SIZE,
+	CLI_OPT_HELP,
+	CLI_OPT_VERSION,
+};
+
+static const struct option cli_longopts[] = {
+	{ "layers", required_argument, NULL, 'l' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "comm", required_argument, NULL, 'c' },
+	{ "cgroup", required_argument, NULL, CLI_OPT_CGROUP },
+	{ "dev", required_argument, NULL, 'd' },
+	{ "file", required_argument, NULL, 'f' },
+	{ "min-latency", required_argument, NULL, 'm' },
+	{ "sample", required_argument, NULL, CLI_OPT_SAMPLE },
+	{ "duration", required_argument, NULL, 'D' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "json", required_argument, NULL, 'j' },
+	{ "no-live", no_argument, NULL, CLI_OPT_NO_LIVE },
+	{ "ring-size", required_argument, NULL, CLI_OPT_RING_SIZE },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, CLI_OPT_HELP },
+	{ "version", no_argument, NULL, CLI_OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Leading ':' : report a missing argument as ':' rather than '?'. */
+static const char cli_shortopts[] = ":l:p:c:d:f:m:D:i:j:qv";
+
+void cli_usage(FILE *f)
+{
+	fputs("Usage: " CLI_PROG " [options]        trace block and file IO of this machine\n"
+	      "       " CLI_PROG " --help | --version\n"
+	      "\n"
+	      "Filters (all given filters must match):\n"
+	      "  -l, --layers LIST      layers to trace, comma list of syscall,fs,sched,block,\n"
+	      "                         nvme,scsi,virtio,qemu or all (default: all that attach)\n"
+	      "  -p, --pid PID[,PID...] only these processes (tgid), up to 64\n"
+	      "  -c, --comm COMM        only threads whose comm is exactly COMM (<= 15 chars)\n"
+	      "      --cgroup PATH      only tasks in this cgroup v2 directory (not descendants)\n"
+	      "  -d, --dev DEV[,DEV...] only these block devices: loop0, /dev/loop0 or 7:0, up to 64\n"
+	      "  -f, --file PATH        only IO on this file, or on the files below this directory\n"
+	      "\n"
+	      "Records and output:\n"
+	      "  -m, --min-latency DUR  per-request records only for requests at least DUR long\n"
+	      "      --sample N         per-request records for 1 in N requests (default 1: all)\n"
+	      "  -D, --duration DUR     stop after DUR (default: run until SIGINT/SIGTERM)\n"
+	      "  -i, --interval DUR     print a summary every DUR (default: final summary only)\n"
+	      "  -j, --json FILE        write JSON lines to FILE ('-' = stdout, text goes to stderr)\n"
+	      "      --no-live          no live per-request lines (summaries only)\n"
+	      "      --ring-size SIZE   ring buffer size, a power of two from 4K to 1G (default 8M)\n"
+	      "  -q, --quiet            no attach report and no live lines: summaries only\n"
+	      "  -v, --verbose          libbpf debug output and per-hook details (repeatable)\n"
+	      "      --help             print this help and exit\n"
+	      "      --version          print the version and exit\n"
+	      "\n"
+	      "DUR: a number with a unit ns, us, ms, s, m or h; a plain number is seconds\n"
+	      "     (250us, 10ms, 12s, 5m, 1.5). SIZE: bytes with optional K, M or G (8M).\n"
+	      "Histograms always count every request, whatever -m and --sample say.\n"
+	      "Exit status: 0 success, 1 runtime failure, 2 bad usage.\n",
+	      f);
+}
+
+void cli_defaults(struct it_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->live = 1;
+	o->sample = 1;
+	o->ring_size = CLI_RING_DEFAULT;
+	o->sysfs_root = "/sys";
+}
+
+void cli_free(struct it_opts *o)
+{
+	free(o->cgroup_path);
+	o->cgroup_path = NULL;
+	free(o->file_path);
+	o->file_path = NULL;
+	free(o->json_path);
+	o->json_path = NULL;
+}
+
+/* Long name of an option value ('m' -> "min-latency"), or NULL. */
+static const char *cli_optname(int val)
+{
+	const struct option *lo;
+
+	for (lo = cli_longopts; lo->name; lo++)
+		if (lo->val == val)
+			return lo->name;
+	return NULL;
+}
+
+/* Print "iotracer: --<opt>: <message>" as one line; returns CLI_USAGE. */
+static __attribute__((format(printf, 3, 4))) int cli_bad(FILE *err, int opt, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(err, CLI_PROG ": --%s: ", cli_optname(opt));
+	va_start(ap, fmt);
+	vfprintf(err, fmt, ap);
+	va_end(ap);
+	fputc('\n', err);
+	return CLI_USAGE;
+}
+
+/* Replace *slot by a copy of s. */
+static int cli_setstr(char **slot, const char *s)
+{
+	char *dup = strdup(s);
+
+	if (!dup)
+		return -ENOMEM;
+	free(*slot);
+	*slot = dup;
+	return 0;
+}
+
+static int cli_add_u32(uint32_t *arr, int *nr, int max, uint32_t v)
+{
+	int i;
+
+	for (i = 0; i < *nr; i++)
+		if (arr[i] == v)
+			return 0;
+	if (*nr >= max)
+		return -E2BIG;
+	arr[(*nr)++] = v;
+	return 0;
+}
+
+/*
+ * Walk the comma list in arg and feed each item to one_item(). Empty items
+ * are passed through (as ""), so callers reject them.
+ */
+static int cli_list(int opt, const char *arg, struct it_opts *o, FILE *err,
+		    int (*one_item)(int opt, const char *item, const char *arg, struct it_opts *o,
+				    FILE *err))
+{
+	char *copy, *p, *end;
+	int ret = CLI_RUN;
+
+	copy = strdup(arg);
+	if (!copy) {
+		ret = cli_bad(err, opt, "out of memory");
+		goto out;
+	}
+	for (p = copy;; p = end + 1) {
+		int last;
+
+		end = strchrnul(p, ',');
+		last = !*end;
+		*end = '\0';
+		ret = one_item(opt, p, arg, o, err);
+		if (ret != CLI_RUN || last)
+			break;
+	}
+out:
+	free(copy);
+	return ret;
+}
+
+static int cli_pid_item(int opt, const char *item, const char *arg, struct it_opts *o, FILE *err)
+{
+	uint64_t pid;
+
+	if (parse_u64(item, 1, CLI_MAX_PID, &pid))
+		return cli_bad(err, opt,
+			       "bad pid list '%s' (expected PID[,PID...], each 1..%u, at most %d)",
+			       arg, CLI_MAX_PID, CLI_MAX_PIDS);
+	if (cli_add_u32(o->pids, &o->nr_pids, CLI_MAX_PIDS, (uint32_t)pid))
+		return cli_bad(err, opt, "too many pids in '%s' (at most %d)", arg, CLI_MAX_PIDS);
+	return CLI_RUN;
+}
+
+static int cli_dev_item(int opt, const char *item, const char *arg, struct it_opts *o, FILE *err)
+{
+	uint32_t kdev;
+	int ret;
+
+	if (!*item)
+		return cli_bad(err, opt, "bad device list '%s' (expected DEV[,DEV...])", arg);
+	ret = parse_dev(item, o->sysfs_root, &kdev);
+	if (ret == -ENOENT || ret == -ENOTBLK)
+		return cli_bad(err, opt, "no block device '%s'", item);
+	if (ret == -EINVAL)
+		return cli_bad(err, opt, "bad device '%s' (expected e.g. loop0, /dev/loop0, 7:0)",
+			       item);
+	if (ret)
+		return cli_bad(err, opt, "cannot resolve device '%s': %s", item, strerror(-ret));
+	if (cli_add_u32(o->devs, &o->nr_devs, CLI_MAX_DEVS, kdev))
+		return cli_bad(err, opt, "too many devices in '%s' (at most %d)", arg,
+			       CLI_MAX_DEVS);
+	return CLI_RUN;
+}
+
+static int cli_duration(FILE *err, int opt, const char *arg, int positive, uint64_t *ns)
+{
+	uint64_t v;
+
+	if (parse_duration(arg, &v))
+		return cli_bad(err, opt, "bad duration '%s' " CLI_DUR_HINT, arg);
+	if (positive && !v)
+		return cli_bad(err, opt, "bad duration '%s' (must be > 0, e.g. 250us, 10ms, 2s)",
+			       arg);
+	*ns = v;
+	return CLI_RUN;
+}
+
+/* An existing path; want_dir: must be a directory. */
+static int cli_path(FILE *err, int opt, const char *arg, int want_dir, char **slot)
+{
+	struct stat st;
+
+	if (!*arg)
+		return cli_bad(err, opt, "bad path '' (empty)");
+	if (stat(arg, &st))
+		return cli_bad(err, opt, "cannot access '%s': %s", arg, strerror(errno));
+	if (want_dir && !S_ISDIR(st.st_mode))
+		return cli_bad(err, opt, "not a directory '%s'", arg);
+	if (cli_setstr(slot, arg))
+		return cli_bad(err, opt, "out of memory");
+	return CLI_RUN;
+}
+
+static int cli_ring_size(FILE *err, int opt, const char *arg, uint64_t *size)
+{
+	uint64_t v;
+
+	if (parse_size(arg, &v) || v < CLI_RING_MIN || v > CLI_RING_MAX || (v & (v - 1)))
+		return cli_bad(err, opt,
+			       "bad size '%s' (expected a power of two from 4K to 1G, e.g. 8M)",
+			       arg);
+	*size = v;
+	return CLI_RUN;
+}
+
+/* One option with its argument; CLI_RUN to go on. */
+static int cli_one(int c, const char *arg, struct it_opts *o, FILE *out, FILE *err)
+{
+	uint32_t mask;
+	uint64_t v;
+
+	switch (c) {
+	case 'l':
+		if (parse_layers(arg, &mask))
+			return cli_bad(err, c,
+				       "bad layer list '%s' (expected a comma list of syscall, fs, "
+				       "sched, block, nvme, scsi, virtio, qemu, all)",
+				       arg);
+		o->layers |= mask;
+		return CLI_RUN;
+	case 'p':
+		return cli_list(c, arg, o, err, cli_pid_item);
+	case 'c':
+		if (!*arg || strlen(arg) >= sizeof(o->comm))
+			return cli_bad(err, c, "bad comm '%s' (expected 1 to %zu characters)", arg,
+				       sizeof(o->comm) - 1);
+		memset(o->comm, 0, sizeof(o->comm));
+		memcpy(o->comm, arg, strlen(arg));
+		o->has_comm = 1;
+		return CLI_RUN;
+	case CLI_OPT_CGROUP:
+		return cli_path(err, c, arg, 1, &o->cgroup_path);
+	case 'd':
+		return cli_list(c, arg, o, err, cli_dev_item);
+	case 'f':
+		return cli_path(err, c, arg, 0, &o->file_path);
+	case 'm':
+		return cli_duration(err, c, arg, 0, &o->min_lat_ns);
+	case CLI_OPT_SAMPLE:
+		if (parse_u64(arg, 1, UINT64_MAX, &v))
+			return cli_bad(err, c, "bad sample rate '%s' (expected N >= 1: 1 in N)",
+				       arg);
+		o->sample = v;
+		return CLI_RUN;
+	case 'D':
+		return cli_duration(err, c, arg, 1, &o->duration_ns);
+	case 'i':
+		return cli_duration(err, c, arg, 1, &o->interval_ns);
+	case 'j':
+		if (!*arg)
+			return cli_bad(err, c, "bad file name '' (empty; use '-' for stdout)");
+		if (cli_setstr(&o->json_path, arg))
+			return cli_bad(err, c, "out of memory");
+		return CLI_RUN;
+	case CLI_OPT_NO_LIVE:
+		o->live = 0;
+		return CLI_RUN;
+	case CLI_OPT_RING_SIZE:
+		return cli_ring_size(err, c, arg, &o->ring_size);
+	case 'q':
+		o->quiet = 1;
+		o->live = 0;
+		return CLI_RUN;
+	case 'v':
+		o->verbose++;
+		return CLI_RUN;
+	case CLI_OPT_HELP:
+		cli_usage(out);
+		return CLI_EXIT_OK;
+	case CLI_OPT_VERSION:
+		fputs(CLI_PROG " " IT_VERSION "\n", out);
+		return CLI_EXIT_OK;
+	}
+	/* not reached: every value of cli_longopts is handled above */
+	fprintf(err, CLI_PROG ": internal error: option %d not handled\n", c);
+	return CLI_USAGE;
+}
+
+/* getopt_long said '?' or ':': name the offending option. */
+static int cli_getopt_error(int c, int argc, char **argv, FILE *err)
+{
+	const char *tok = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+	const char *name = optopt ? cli_optname(optopt) : NULL;
+
+	if (c == ':') {
+		if (name)
+			fprintf(err, CLI_PROG ": option '--%s' requires an argument\n", name);
+		else
+			fprintf(err, CLI_PROG ": option '%s' requires an argument\n", tok);
+	} else if (name && !strncmp(tok, "--", 2)) {
+		/* a known long option that takes no argument, given one */
+		fprintf(err, CLI_PROG ": option '--%s' doesn't allow an argument\n", name);
+	} else if (optopt) {
+		fprintf(err, CLI_PROG ": unknown option '-%c'\n", optopt);
+	} else {
+		fprintf(err, CLI_PROG ": unknown or ambiguous option '%s'\n", tok);
+	}
+	fputs("Try '" CLI_PROG " --help'.\n", err);
+	return CLI_USAGE;
+}
+
+int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err)
+{
+	int c, ret = CLI_RUN;
+
+	if (!out)
+		out = stdout;
+	if (!err)
+		err = stderr;
+
+	optind = 0; /* full re-initialisation of glibc getopt */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, cli_shortopts, cli_longopts, NULL)) != -1) {
+		if (c == '?' || c == ':')
+			ret = cli_getopt_error(c, argc, argv, err);
+		else
+			ret = cli_one(c, optarg, o, out, err);
+		if (ret != CLI_RUN)
+			goto out;
+	}
+	if (optind < argc) {
+		fprintf(err, CLI_PROG ": unexpected argument '%s'\n", argv[optind]);
+		fputs("Try '" CLI_PROG " --help'.\n", err);
+		ret = CLI_USAGE;
+	}
+out:
+	fflush(out);
+	fflush(err);
+	return ret;
+}

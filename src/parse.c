@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * parse: strict value parsers and formatting helpers. See parse.h.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "iotracer.h"
+#include "parse.h"
+
+#define PARSE_MAX_MAJOR 4095u
+#define PARSE_MAX_MINOR ((1u << IT_MINORBITS) - 1)
+#define PARSE_DEFAULT_SYSFS "/sys"
+
+static const char *const parse_layer_names[IT_L_MAX] = {
+	[IT_L_SYSCALL] = "syscall", [IT_L_FS] = "fs",	  [IT_L_SCHED] = "sched",
+	[IT_L_BLOCK] = "block",	    [IT_L_NVME] = "nvme", [IT_L_SCSI] = "scsi",
+	[IT_L_VIRTIO] = "virtio",   [IT_L_QEMU] = "qemu",
+};
+
+/*
+ * Leading decimal digits of *sp into *v. Returns the number of digits read
+ * (and advances *sp past them); *ovf is set when the value does not fit.
+ */
+static size_t parse_digits(const char **sp, uint64_t *v, int *ovf)
+{
+	const char *s = *sp;
+	uint64_t acc = 0;
+	size_t n = 0;
+
+	*ovf = 0;
+	while (*s >= '0' && *s <= '9') {
+		unsigned int d = (unsigned int)(*s - '0');
+
+		if (acc > (UINT64_MAX - d) / 10)
+			*ovf = 1;
+		else
+			acc = acc * 10 + d;
+		s++;
+		n++;
+	}
+	*sp = s;
+	*v = acc;
+	return n;
+}
+
+int parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *name;
+		uint64_t mult;
+	} units[] = {
+		{ "ns", 1ull },
+		{ "us", 1000ull },
+		{ "ms", 1000000ull },
+		{ "s", 1000000000ull },
+		{ "m", 60ull * 1000000000ull },
+		{ "h", 3600ull * 1000000000ull },
+		{ "", 1000000000ull },
+	};
+	uint64_t ip = 0, frac = 0, fscale = 1, mult = 0;
+	unsigned __int128 total;
+	size_t nint, nfrac = 0, i;
+	int ovf = 0;
+
+	if (!s || !*s)
+		return -EINVAL;
+
+	nint = parse_digits(&s, &ip, &ovf);
+	if (*s == '.') {
+		s++;
+		/* 18 digits keep frac * mult within 128 bits; the rest truncates */
+		while (*s >= '0' && *s <= '9') {
+			if (nfrac < 18) {
+				frac = frac * 10 + (uint64_t)(*s - '0');
+				fscale *= 10;
+			}
+			nfrac++;
+			s++;
+		}
+		if (!nfrac)
+			return -EINVAL;
+	}
+	if (!nint && !nfrac)
+		return -EINVAL;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcmp(s, units[i].name)) {
+			mult = units[i].mult;
+			break;
+		}
+	}
+	if (!mult)
+		return -EINVAL;
+	if (ovf)
+		return -ERANGE;
+
+	total = (unsigned __int128)ip * mult;
+	total += (unsigned __int128)frac * mult / fscale;
+	if (total > UINT64_MAX)
+		return -ERANGE;
+	*ns = (uint64_t)total;
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *bytes)
+{
+	uint64_t v, mult = 1;
+	int ovf;
+
+	if (!s || !parse_digits(&s, &v, &ovf))
+		return -EINVAL;
+
+	switch (tolower((unsigned char)*s)) {
+	case 'k':
+		mult = 1ull << 10;
+		break;
+	case 'm':
+		mult = 1ull << 20;
+		break;
+	case 'g':
+		mult = 1ull << 30;
+		break;
+	case 't':
+		mult = 1ull << 40;
+		break;
+	}
+	if (mult > 1) {
+		s++;
+		if (*s == 'i' || *s == 'I') {
+			s++;
+			if (*s != 'b' && *s != 'B')
+				return -EINVAL;
+		}
+	}
+	if (*s == 'b' || *s == 'B')
+		s++;
+	if (*s)
+		return -EINVAL;
+	if (ovf || v > UINT64_MAX / mult)
+		return -ERANGE;
+	*bytes = v * mult;
+	return 0;
+}
+
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE || v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+/* "MAJ:MIN" (the first len bytes of s) -> kernel dev_t. */
+static int parse_majmin(const char *s, size_t len, uint32_t *kdev)
+{
+	char tmp[32];
+	char *colon;
+	uint64_t ma, mi;
+
+	if (len >= sizeof(tmp))
+		return -EINVAL;
+	memcpy(tmp, s, len);
+	tmp[len] = '\0';
+	colon = strchr(tmp, ':');
+	if (!colon)
+		return -EINVAL;
+	*colon = '\0';
+	if (parse_u64(tmp, 0, PARSE_MAX_MAJOR, &ma) ||
+	    parse_u64(colon + 1, 0, PARSE_MAX_MINOR, &mi))
+		return -EINVAL;
+	*kdev = IT_MKDEV(ma, mi);
+	return 0;
+}
+
+/* Read at most n - 1 bytes of a small file, NUL terminated; length or -errno. */
+static ssize_t parse_read_small(const char *path, char *buf, size_t n)
+{
+	ssize_t ret, len = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while ((size_t)len < n - 1) {
+		ret = read(fd, buf + len, n - 1 - (size_t)len);
+		if (ret < 0) {
+			if (errno == EINTR)
+				continue;
+			len = -errno;
+			goto out;
+		}
+		if (!ret)
+			break;
+		len += ret;
+	}
+	buf[len] = '\0';
+out:
+	close(fd);
+	return len;
+}
+
+static int parse_dev_path(const char *path, uint32_t *kdev)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return (errno == ENOENT || errno == ENOTDIR) ? -ENOENT : -errno;
+	if (!S_ISBLK(st.st_mode))
+		return -ENOTBLK;
+	if (major(st.st_rdev) > PARSE_MAX_MAJOR || minor(st.st_rdev) > PARSE_MAX_MINOR)
+		return -ERANGE;
+	*kdev = IT_MKDEV(major(st.st_rdev), minor(st.st_rdev));
+	return 0;
+}
+
+static int parse_dev_sysfs(const char *name, const char *root, uint32_t *kdev)
+{
+	char path[PATH_MAX], buf[64];
+	ssize_t len;
+	int n;
+
+	if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..") ||
+	    strlen(name) > NAME_MAX)
+		return -EINVAL;
+	n = snprintf(path, sizeof(path), "%s/class/block/%s/dev", root, name);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	len = parse_read_small(path, buf, sizeof(buf));
+	if (len < 0)
+		return (len == -ENOENT || len == -ENOTDIR) ? -ENOENT : (int)len;
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		len--;
+	return parse_majmin(buf, (size_t)len, kdev) ? -EIO : 0;
+}
+
+int parse_dev(const char *s, const char *sysfs_root, uint32_t *kdev)
+{
+	if (!s || !*s)
+		return -EINVAL;
+	if (!sysfs_root)
+		sysfs_root = PARSE_DEFAULT_SYSFS;
+	if (s[0] == '/')
+		return parse_dev_path(s, kdev);
+	if (strchr(s, ':'))
+		return parse_majmin(s, strlen(s), kdev);
+	return parse_dev_sysfs(s, sysfs_root, kdev);
+}
+
+char *parse_fmt_devno(uint32_t kdev, char *buf, size_t n)
+{
+	snprintf(buf, n, "%u:%u", IT_MAJOR(kdev), IT_MINOR(kdev));
+	return buf;
+}
+
+/* Copy len bytes of src into buf of size n, truncating; always terminated. */
+static void parse_copy(char *buf, size_t n, const char *src, size_t len)
+{
+	if (len >= n)
+		len = n - 1;
+	memcpy(buf, src, len);
+	buf[len] = '\0';
+}
+
+static int parse_name_uevent(const char *dir, char *buf, size_t n)
+{
+	char path[PATH_MAX], data[4096];
+	const char *p, *end;
+	ssize_t len;
+	int ret;
+
+	ret = snprintf(path, sizeof(path), "%s/uevent", dir);
+	if (ret < 0 || (size_t)ret >= sizeof(path))
+		return -ENAMETOOLONG;
+	len = parse_read_small(path, data, sizeof(data));
+	if (len < 0)
+		return (int)len;
+	for (p = data; *p; p = *end ? end + 1 : end) {
+		end = strchrnul(p, '\n');
+		if (strncmp(p, "DEVNAME=", 8) || end == p + 8)
+			continue;
+		parse_copy(buf, n, p + 8, (size_t)(end - p - 8));
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int parse_name_link(const char *dir, char *buf, size_t n)
+{
+	char target[PATH_MAX];
+	const char *base;
+	ssize_t len;
+
+	len = readlink(dir, target, sizeof(target) - 1);
+	if (len < 0)
+		return -errno;
+	target[len] = '\0';
+	while (len > 0 && target[len - 1] == '/')
+		target[--len] = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	if (!*base)
+		return -ENOENT;
+	parse_copy(buf, n, base, strlen(base));
+	return 0;
+}
+
+int parse_dev_name(uint32_t kdev, const char *sysfs_root, char *buf, size_t n)
+{
+	char dir[PATH_MAX];
+	int ret;
+
+	if (!buf || !n)
+		return -EINVAL;
+	if (!sysfs_root)
+		sysfs_root = PARSE_DEFAULT_SYSFS;
+	ret = snprintf(dir, sizeof(dir), "%s/dev/block/%u:%u", sysfs_root, IT_MAJOR(kdev),
+		       IT_MINOR(kdev));
+	if (ret < 0 || (size_t)ret >= sizeof(dir))
+		goto fallback;
+	if (!parse_name_uevent(dir, buf, n) || !parse_name_link(dir, buf, n))
+		return 0;
+fallback:
+	parse_fmt_devno(kdev, buf, n);
+	return -ENOENT;
+}
+
+/* --- dev name cache ---------------------------------------------------- */
+
+#define PARSE_DC_SIZE 64
+#define PARSE_DC_NAME 40
+#define PARSE_DC_ROOT 256
+#define PARSE_DC_NEG_TTL_NS (2ull * 1000000000ull)
+
+struct parse_dc_ent {
+	uint32_t kdev;
+	int used;
+	int neg; /* name not found: expires */
+	uint64_t t_ns;
+	char name[PARSE_DC_NAME];
+};
+
+static struct parse_dc_ent parse_dc[PARSE_DC_SIZE];
+static unsigned int parse_dc_next;
+static char parse_dc_root[PARSE_DC_ROOT];
+static char parse_dc_uncached[PARSE_DC_NAME];
+
+static uint64_t parse_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void parse_dev_cache_clear(void)
+{
+	memset(parse_dc, 0, sizeof(parse_dc));
+	parse_dc_next = 0;
+	parse_dc_root[0] = '\0';
+}
+
+const char *parse_dev_name_cached(uint32_t kdev, const char *sysfs_root)
+{
+	struct parse_dc_ent *e = NULL;
+	uint64_t now;
+	unsigned int i;
+
+	if (!sysfs_root)
+		sysfs_root = PARSE_DEFAULT_SYSFS;
+	if (strlen(sysfs_root) >= sizeof(parse_dc_root)) {
+		parse_dev_name(kdev, sysfs_root, parse_dc_uncached, sizeof(parse_dc_uncached));
+		return parse_dc_uncached;
+	}
+	if (strcmp(parse_dc_root, sysfs_root)) {
+		parse_dev_cache_clear();
+		strcpy(parse_dc_root, sysfs_root);
+	}
+
+	now = parse_now_ns();
+	for (i = 0; i < PARSE_DC_SIZE; i++) {
+		if (parse_dc[i].used && parse_dc[i].kdev == kdev) {
+			e = &parse_dc[i];
+			break;
+		}
+	}
+	if (e && (!e->neg || now - e->t_ns < PARSE_DC_NEG_TTL_NS))
+		return e->name;
+	if (!e) {
+		e = &parse_dc[parse_dc_next];
+		parse_dc_next = (parse_dc_next + 1) % PARSE_DC_SIZE;
+	}
+	e->used = 1;
+	e->kdev = kdev;
+	e->t_ns = now;
+	e->neg = parse_dev_name(kdev, sysfs_root, e->name, sizeof(e->name)) != 0;
+	return e->name;
+}
+
+/* --- layers ------------------------------------------------------------ */
+
+int parse_layers(const char *s, uint32_t *mask)
+{
+	uint32_t m = 0;
+	const char *p, *end;
+	size_t len;
+	int i, found;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (p = s;; p = end + 1) {
+		end = strchrnul(p, ',');
+		len = (size_t)(end - p);
+		if (!len)
+			return -EINVAL;
+		found = 0;
+		if (len == 3 && !strncasecmp(p, "all", 3)) {
+			m |= (1u << IT_L_MAX) - 1;
+			found = 1;
+		}
+		for (i = 0; i < IT_L_MAX && !found; i++) {
+			if (strlen(parse_layer_names[i]) == len &&
+			    !strncasecmp(p, parse_layer_names[i], len)) {
+				m |= 1u << i;
+				found = 1;
+			}
+		}
+		if (!found)
+			return -EINVAL;
+		if (!*end)
+			break;
+	}
+	*mask = m;
+	return 0;
+}
+
+const char *parse_layer_name(int layer)
+{
+	if (layer < 0 || layer >= IT_L_MAX)
+		return "unknown";
+	return parse_layer_names[layer];
+}
+
+/* --- formatting -------------------------------------------------------- */
+
+/* ns / d rounded half up, without overflow. */
+static uint64_t parse_div_round(uint64_t ns, uint64_t d)
+{
+	return ns / d + (ns % d >= d - ns % d ? 1 : 0);
+}
+
+char *parse_fmt_duration(uint64_t ns, char *buf, size_t n)
+{
+	static const struct {
+		const char *name;
+		uint64_t unit;
+	} units[] = { { "us", 1000ull }, { "ms", 1000000ull }, { "s", 1000000000ull } };
+	unsigned long long r;
+	size_t i;
+
+	if (!buf || !n)
+		return buf;
+	if (ns < 1000) {
+		snprintf(buf, n, "%lluns", (unsigned long long)ns);
+		return buf;
+	}
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		uint64_t u = units[i].unit;
+
+		r = parse_div_round(ns, u / 100);
+		if (r < 1000) {
+			snprintf(buf, n, "%llu.%02llu%s", r / 100, r % 100, units[i].name);
+			return buf;
+		}
+		r = parse_div_round(ns, u / 10);
+		if (r < 1000) {
+			snprintf(buf, n, "%llu.%llu%s", r / 10, r % 10, units[i].name);
+			return buf;
+		}
+		r = parse_div_round(ns, u);
+		if (r < 1000) {
+			snprintf(buf, n, "%llu%s", r, units[i].name);
+			return buf;
+		}
+	}
+	snprintf(buf, n, "%llus", (unsigned long long)parse_div_round(ns, 1000000000ull));
+	return buf;
+}

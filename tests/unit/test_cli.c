@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests for src/cli.c. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "unit.h"
+#include "iotracer.h"
+#include "cli.h"
+
+#define MAX_ARGS 160
+
+struct run {
+	int ret;
+	char *out, *err;
+	size_t out_len, err_len;
+	struct it_opts o;
+};
+
+static char tmpdir[64]; /* holds sys/class/block/..., cg/ and file */
+static char sysroot[128], cgdir[128], file[128];
+
+/* Run cli_parse on "iotracer" + the NULL terminated args; captures out/err. */
+static void run_argv(struct run *r, const char *const *args)
+{
+	char *argv[MAX_ARGS + 2];
+	FILE *out, *err;
+	int argc = 0;
+
+	memset(r, 0, sizeof(*r));
+	cli_defaults(&r->o);
+	r->o.sysfs_root = sysroot;
+	argv[argc++] = (char *)"iotracer";
+	while (*args && argc <= MAX_ARGS)
+		argv[argc++] = (char *)*args++;
+	argv[argc] = NULL;
+
+	out = open_memstream(&r->out, &r->out_len);
+	err = open_memstream(&r->err, &r->err_len);
+	if (!out || !err) {
+		UNIT_LOG("open_memstream failed\n");
+		abort();
+	}
+	r->ret = cli_parse(argc, argv, &r->o, out, err);
+	fclose(out);
+	fclose(err);
+}
+
+#define RUN(r, ...) run_argv(r, (const char *const[]){ __VA_ARGS__, NULL })
+
+static void run_free(struct run *r)
+{
+	cli_free(&r->o);
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		if (*s == '\n')
+			n++;
+	return n;
+}
+
+static int mkfile(const char *path, const char *data)
+{
+	FILE *f = fopen(path, "w");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	if (fputs(data, f) < 0)
+		ret = -EIO;
+	if (fclose(f))
+		ret = -EIO;
+	return ret;
+}
+
+/* Fake sysfs with loop0 (7:0) and loop1 (7:1), a cgroup dir and a file. */
+static int setup(void)
+{
+	static const char *const dirs[] = { "sys",
+					    "sys/class",
+					    "sys/class/block",
+					    "sys/class/block/loop0",
+					    "sys/class/block/loop1",
+					    "cg" };
+	char path[PATH_MAX];
+	size_t i;
+	int err = 0;
+
+	strcpy(tmpdir, "/tmp/it_cli.XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -errno;
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", tmpdir, dirs[i]);
+		if (mkdir(path, 0755))
+			return -errno;
+	}
+	snprintf(sysroot, sizeof(sysroot), "%s/sys", tmpdir);
+	snprintf(cgdir, sizeof(cgdir), "%s/cg", tmpdir);
+	snprintf(file, sizeof(file), "%s/data", tmpdir);
+	snprintf(path, sizeof(path), "%s/class/block/loop0/dev", sysroot);
+	err = err ?: mkfile(path, "7:0\n");
+	snprintf(path, sizeof(path), "%s/class/block/loop1/dev", sysroot);
+	err = err ?: mkfile(path, "7:1\n");
+	err = err ?: mkfile(file, "hello\n");
+	return err;
+}
+
+static void teardown(void)
+{
+	char cmd[PATH_MAX];
+
+	if (strncmp(tmpdir, "/tmp/it_cli.", 12))
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd))
+		UNIT_LOG("cannot remove %s\n", tmpdir);
+}
+
+static void test_cli_defaults(void)
+{
+	struct run r;
+
+	run_argv(&r, (const char *const[]){ NULL });
+	ASSERT_EQ(r.ret, CLI_RUN, "ret");
+	ASSERT_EQ(r.o.layers, 0, "layers");
+	ASSERT_EQ(r.o.nr_pids, 0, "pids");
+	ASSERT_EQ(r.o.has_comm, 0, "comm");
+	ASSERT_TRUE(r.o.cgroup_path == NULL, "cgroup");
+	ASSERT_EQ(r.o.nr_devs, 0, "devs");
+	ASSERT_TRUE(r.o.file_path == NULL, "file");
+	ASSERT_EQ(r.o.min_lat_ns, 0, "min lat");
+	ASSERT_EQ(r.o.sample, 1, "sample");
+	ASSERT_EQ(r.o.duration_ns, 0, "duration");
+	ASSERT_EQ(r.o.interval_ns, 0, "interval");
+	ASSERT_TRUE(r.o.json_path == NULL, "json");
+	ASSERT_EQ(r.o.live, 1, "live");
+	ASSERT_EQ(r.o.quiet, 0, "quiet");
+	ASSERT_EQ(r.o.verbose, 0, "verbose");
+	ASSERT_EQ(r.o.ring_size, 8ull << 20, "ring size");
+	ASSERT_EQ(r.out_len + r.err_len, 0, "silent");
+	run_free(&r);
+
+	cli_defaults(&r.o);
+	ASSERT_STREQ(r.o.sysfs_root, "/sys", "sysfs root");
+}
+
+static void test_cli_short(void)
+{
+	struct run r;
+
+	RUN(&r, "-l", "syscall,block", "-p", "1,2,3", "-p", "2,4", "-c", "fio", "--cgroup", cgdir,
+	    "-d", "loop0,7:5", "-d", "7:0", "-f", file, "-m", "250us", "--sample", "10", "-D",
+	    "12s", "-i", "1.5", "-j", "out.json", "--no-live", "--ring-size", "16M", "-v", "-vv");
+	if (!ASSERT_EQ(r.ret, CLI_RUN, "ret") || !ASSERT_STREQ(r.err, "", "stderr"))
+		goto out;
+	ASSERT_EQ(r.o.layers, (1u << IT_L_SYSCALL) | (1u << IT_L_BLOCK), "layers");
+	if (ASSERT_EQ(r.o.nr_pids, 4, "nr_pids")) {
+		ASSERT_EQ(r.o.pids[0], 1, "pid0");
+		ASSERT_EQ(r.o.pids[1], 2, "pid1");
+		ASSERT_EQ(r.o.pids[2], 3, "pid2");
+		ASSERT_EQ(r.o.pids[3], 4, "pid3 (2 deduplicated)");
+	}
+	ASSERT_EQ(r.o.has_comm, 1, "has_comm");
+	ASSERT_STREQ(r.o.comm, "fio", "comm");
+	ASSERT_STREQ(r.o.cgroup_path, cgdir, "cgroup");
+	if (ASSERT_EQ(r.o.nr_devs, 2, "nr_devs")) {
+		ASSERT_EQ(r.o.devs[0], IT_MKDEV(7, 0), "dev0");
+		ASSERT_EQ(r.o.devs[1], IT_MKDEV(7, 5), "dev1");
+	}
+	ASSERT_STREQ(r.o.file_path, file, "file");
+	ASSERT_EQ(r.o.min_lat_ns, 250000, "min lat");
+	ASSERT_EQ(r.o.sample, 10, "sample");
+	ASSERT_EQ(r.o.duration_ns, 12000000000ull, "duration");
+	ASSERT_EQ(r.o.interval_ns, 1500000000ull, "interval");
+	ASSERT_STREQ(r.o.json_path, "out.json", "json");
+	ASSERT_EQ(r.o.live, 0, "no live");
+	ASSERT_EQ(r.o.quiet, 0, "quiet");
+	ASSERT_EQ(r.o.verbose, 3, "verbose");
+	ASSERT_EQ(r.o.ring_size, 16ull << 20, "ring size");
+out:
+	run_free(&r);
+}
+
+static void test_cli_long(void)
+{
+	struct run r;
+
+	RUN(&r, "--layers=fs", "--layers", "sched", "--pid=42", "--comm", "a-15-char-name!",
+	    "--dev=loop1", "--file", file, "--min-latency=0", "--duration", "1h", "--interval=10ms",
+	    "--json", "-", "--ring-size=4K", "--quiet", "--verbose");
+	if (!ASSERT_EQ(r.ret, CLI_RUN, "ret") || !ASSERT_STREQ(r.err, "", "stderr"))
+		goto out;
+	ASSERT_EQ(r.o.layers, (1u << IT_L_FS) | (1u << IT_L_SCHED), "layers OR");
+	ASSERT_EQ(r.o.nr_pids, 1, "nr_pids");
+	ASSERT_EQ(r.o.pids[0], 42, "pid");
+	ASSERT_STREQ(r.o.comm, "a-15-char-name!", "15 char comm");
+	ASSERT_EQ(r.o.nr_devs, 1, "nr_devs");
+	ASSERT_EQ(r.o.devs[0], IT_MKDEV(7, 1), "loop1");
+	ASSERT_EQ(r.o.min_lat_ns, 0, "min lat 0 allowed");
+	ASSERT_EQ(r.o.duration_ns, 3600000000000ull, "duration");
+	ASSERT_EQ(r.o.interval_ns, 10000000, "interval");
+	ASSERT_STREQ(r.o.json_path, "-", "json stdout");
+	ASSERT_EQ(r.o.ring_size, 4096, "ring size min");
+	ASSERT_EQ(r.o.quiet, 1, "quiet");
+	ASSERT_EQ(r.o.live, 0, "quiet implies no live");
+	ASSERT_EQ(r.o.verbose, 1, "verbose");
+out:
+	run_free(&r);
+
+	/* the last of repeated single-valued options wins, without leaking */
+	RUN(&r, "-j", "a", "-j", "b", "-f", file, "-f", cgdir, "-c", "x", "-c", "yy", "--ring-size",
+	    "1G", "--sample=18446744073709551615");
+	if (ASSERT_EQ(r.ret, CLI_RUN, "repeat ret")) {
+		ASSERT_STREQ(r.o.json_path, "b", "last json");
+		ASSERT_STREQ(r.o.file_path, cgdir, "last file (a directory is fine)");
+		ASSERT_STREQ(r.o.comm, "yy", "last comm");
+		ASSERT_EQ(r.o.ring_size, 1ull << 30, "ring size max");
+		ASSERT_EQ(r.o.sample, UINT64_MAX, "sample max");
+	}
+	run_free(&r);
+}
+
+/* A bad value: CLI_USAGE, nothing on out, exactly one line "iotracer: --opt: ...'value'...". */
+static bool check_bad(const char *opt, const char *arg, const char *expect_line)
+{
+	char name[128], prefix[64], quoted[PATH_MAX + 2];
+	struct run r;
+	bool ok = false;
+
+	snprintf(name, sizeof(name), "%s '%s'", opt, arg);
+	RUN(&r, opt, arg);
+	snprintf(prefix, sizeof(prefix), "iotracer: %s: ", opt);
+	snprintf(quoted, sizeof(quoted), "'%s'", arg);
+	if (!ASSERT_EQ(r.ret, CLI_USAGE, name) || !ASSERT_EQ(r.out_len, 0, name) ||
+	    !ASSERT_EQ(count_lines(r.err), 1, name) ||
+	    !ASSERT_EQ(strncmp(r.err, prefix, strlen(prefix)), 0, name) ||
+	    !ASSERT_TRUE(strstr(r.err, quoted), name))
+		goto out;
+	if (expect_line && !ASSERT_STREQ(r.err, expect_line, name))
+		goto out;
+	ok = true;
+out:
+	if (!ok)
+		UNIT_LOG("stderr was: %s", r.err);
+	run_free(&r);
+	return ok;
+}
+
+static void test_cli_bad_values(void)
+{
+	static const struct {
+		const char *opt, *arg;
+	} cases[] = {
+		{ "--layers", "foo" },
+		{ "--layers", "" },
+		{ "--layers", "fs,,block" },
+		{ "--pid", "0" },
+		{ "--pid", "4194305" },
+		{ "--pid", "-1" },
+		{ "--pid", "1,,2" },
+		{ "--pid", "1," },
+		{ "--pid", "abc" },
+		{ "--pid", "" },
+		{ "--comm", "" },
+		{ "--comm", "sixteen-chars-xx" },
+		{ "--cgroup", "/nonexistent/cgroup" },
+		{ "--dev", "nosuch" },
+		{ "--dev", "7:x" },
+		{ "--dev", "/dev/null" },
+		{ "--dev", "loop0,," },
+		{ "--file", "/nonexistent/file" },
+		{ "--file", "" },
+		{ "--min-latency", "10xs" },
+		{ "--min-latency", "-1ms" },
+		{ "--sample", "0" },
+		{ "--sample", "1.5" },
+		{ "--sample", "-3" },
+		{ "--duration", "0" },
+		{ "--duration", "0s" },
+		{ "--duration", "soon" },
+		{ "--interval", "0ms" },
+		{ "--interval", "1e3" },
+		{ "--ring-size", "3M" },
+		{ "--ring-size", "2K" },
+		{ "--ring-size", "2G" },
+		{ "--ring-size", "8X" },
+		{ "--json", "" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (!check_bad(cases[i].opt, cases[i].arg, NULL))
+			return;
+
+	/* short spellings name the long option too; exact texts from docs/cli.md */
+	{
+		struct run r;
+
+		RUN(&r, "-m", "10xs");
+		ASSERT_EQ(r.ret, CLI_USAGE, "-m ret");
+		ASSERT_STREQ(r.err,
+			     "iotracer: --min-latency: bad duration '10xs' (expected e.g. 250us, "
+			     "10ms, 2s)\n",
+			     "-m message");
+		run_free(&r);
+	}
+	check_bad("--dev", "nosuch", "iotracer: --dev: no block device 'nosuch'\n");
+	check_bad("--cgroup", file, NULL); /* a file, not a directory */
+}
+
+static void test_cli_limits(void)
+{
+	char list[64 * 8 + 16];
+	struct run r;
+	size_t len = 0;
+	int i;
+
+	for (i = 1; i <= 64; i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d", i > 1 ? "," : "",
+					i * 1000);
+	RUN(&r, "-p", list, "-p", "1000", "--pid=4194304");
+	if (ASSERT_EQ(r.ret, CLI_USAGE, "65 pids")) {
+		ASSERT_EQ(count_lines(r.err), 1, "one line");
+		ASSERT_TRUE(strstr(r.err, "iotracer: --pid: too many"), "too many pids");
+	}
+	run_free(&r);
+
+	RUN(&r, "-p", list, "-p", "1000,2000");
+	if (ASSERT_EQ(r.ret, CLI_RUN, "64 pids with duplicates")) {
+		ASSERT_EQ(r.o.nr_pids, 64, "nr_pids");
+		ASSERT_EQ(r.o.pids[63], 64000, "last pid");
+	}
+	run_free(&r);
+
+	len = 0;
+	for (i = 0; i < 65; i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s7:%d", i ? "," : "", i);
+	RUN(&r, "-d", list);
+	if (ASSERT_EQ(r.ret, CLI_USAGE, "65 devs")) {
+		ASSERT_EQ(count_lines(r.err), 1, "one line");
+		ASSERT_TRUE(strstr(r.err, "iotracer: --dev: too many"), "too many devs");
+	}
+	run_free(&r);
+}
+
+static void test_cli_help(void)
+{
+	static const char *const longs[] = {
+		"--layers",	 "--pid",    "--comm",	   "--cgroup",	 "--dev",    "--file",
+		"--min-latency", "--sample", "--duration", "--interval", "--json",   "--no-live",
+		"--ring-size",	 "--quiet",  "--verbose",  "--help",	 "--version"
+	};
+	static const char *const shorts[] = { "-l,", "-p,", "-c,", "-d,", "-f,", "-m,",
+					      "-D,", "-i,", "-j,", "-q,", "-v," };
+	struct run r;
+	size_t i;
+
+	RUN(&r, "--help");
+	ASSERT_EQ(r.ret, CLI_EXIT_OK, "ret");
+	ASSERT_EQ(r.err_len, 0, "nothing on err");
+	for (i = 0; i < sizeof(longs) / sizeof(longs[0]); i++)
+		if (!ASSERT_TRUE(strstr(r.out, longs[i]), longs[i]))
+			break;
+	for (i = 0; i < sizeof(shorts) / sizeof(shorts[0]); i++)
+		if (!ASSERT_TRUE(strstr(r.out, shorts[i]), shorts[i]))
+			break;
+	ASSERT_TRUE(strstr(r.out, "DUR:") && strstr(r.out, "250us"), "DUR syntax");
+	ASSERT_TRUE(strstr(r.out, "SIZE:"), "SIZE syntax");
+	/* one option per line, within 100 columns */
+	{
+		const char *p = r.out;
+
+		while (*p) {
+			const char *nl = strchrnul(p, '\n');
+
+			if (!ASSERT_TRUE(nl - p <= 100, "line <= 100 columns"))
+				break;
+			p = *nl ? nl + 1 : nl;
+		}
+	}
+	run_free(&r);
+
+	/* --help wins even after other valid options */
+	RUN(&r, "-q", "--help", "--bogus");
+	ASSERT_EQ(r.ret, CLI_EXIT_OK, "help after options");
+	run_free(&r);
+}
+
+static void test_cli_version(void)
+{
+	struct run r;
+
+	RUN(&r, "--version");
+	ASSERT_EQ(r.ret, CLI_EXIT_OK, "ret");
+	ASSERT_STREQ(r.out, "iotracer " IT_VERSION "\n", "text");
+	ASSERT_EQ(r.err_len, 0, "nothing on err");
+	run_free(&r);
+}
+
+/* Unknown option etc.: CLI_USAGE, first err line names it, second is the hint. */
+static bool check_usage(const char *const *args, const char *want, const char *name)
+{
+	struct run r;
+	bool ok = false;
+	char *nl;
+
+	run_argv(&r, args);
+	if (!ASSERT_EQ(r.ret, CLI_USAGE, name) || !ASSERT_EQ(r.out_len, 0, name) ||
+	    !ASSERT_EQ(count_lines(r.err), 2, name))
+		goto out;
+	nl = strchr(r.err, '\n');
+	if (!ASSERT_STREQ(nl + 1, "Try 'iotracer --help'.\n", name))
+		goto out;
+	*nl = '\0';
+	if (!ASSERT_STREQ(r.err, want, name))
+		goto out;
+	ok = true;
+out:
+	run_free(&r);
+	return ok;
+}
+
+#define USAGE(want, name, ...) check_usage((const char *const[]){ __VA_ARGS__, NULL }, want, name)
+
+static void test_cli_unknown(void)
+{
+	USAGE("iotracer: unknown or ambiguous option '--bogus'", "long", "--bogus");
+	USAGE("iotracer: unknown or ambiguous option '--bogus=1'", "long=", "-q", "--bogus=1");
+	USAGE("iotracer: unknown option '-x'", "short", "-x");
+	USAGE("iotracer: unknown option '-h'", "no -h", "-h");
+	USAGE("iotracer: unknown option '-x'", "cluster", "-qx");
+	USAGE("iotracer: option '--min-latency' requires an argument", "missing short", "-m");
+	USAGE("iotracer: option '--min-latency' requires an argument", "missing long",
+	      "--min-latency");
+	USAGE("iotracer: option '--cgroup' requires an argument", "missing long-only", "--cgroup");
+	USAGE("iotracer: option '--no-live' doesn't allow an argument", "flag with value",
+	      "--no-live=1");
+	USAGE("iotracer: unknown or ambiguous option '--d'", "ambiguous", "--d", "1s");
+	USAGE("iotracer: unexpected argument 'foo'", "positional", "foo");
+	USAGE("iotracer: unexpected argument 'foo'", "positional among options", "-q", "foo", "-v");
+	USAGE("iotracer: unexpected argument 'x'", "after --", "--", "x");
+	USAGE("iotracer: unexpected argument '-'", "dash", "-");
+}
+
+static void test_cli_abbrev_and_reuse(void)
+{
+	struct run r;
+	int i;
+
+	/* getopt_long accepts unambiguous prefixes of long options */
+	RUN(&r, "--dur", "2s", "--no-l");
+	ASSERT_EQ(r.ret, CLI_RUN, "prefix ret");
+	ASSERT_EQ(r.o.duration_ns, 2000000000ull, "prefix duration");
+	ASSERT_EQ(r.o.live, 0, "prefix no-live");
+	run_free(&r);
+
+	/* parsing is repeatable: optind is reset on each call */
+	for (i = 0; i < 3; i++) {
+		RUN(&r, "-p", "7", "-m", "1ms");
+		if (!ASSERT_EQ(r.ret, CLI_RUN, "repeat") ||
+		    !ASSERT_EQ(r.o.nr_pids, 1, "repeat pids") ||
+		    !ASSERT_EQ(r.o.min_lat_ns, 1000000, "repeat min lat")) {
+			run_free(&r);
+			return;
+		}
+		run_free(&r);
+		RUN(&r, "-x");
+		ASSERT_EQ(r.ret, CLI_USAGE, "repeat bad");
+		run_free(&r);
+	}
+	cli_free(&r.o); /* twice is fine */
+}
+
+int main(void)
+{
+	if (setup()) {
+		printf("FAIL test_cli_setup: cannot create the fake sysfs tree in /tmp\n");
+		teardown();
+		return 1;
+	}
+	RUN_TEST(test_cli_defaults);
+	RUN_TEST(test_cli_short);
+	RUN_TEST(test_cli_long);
+	RUN_TEST(test_cli_bad_values);
+	RUN_TEST(test_cli_limits);
+	RUN_TEST(test_cli_help);
+	RUN_TEST(test_cli_version);
+	RUN_TEST(test_cli_unknown);
+	RUN_TEST(test_cli_abbrev_and_reuse);
+	teardown();
+	return unit_result();
+}
