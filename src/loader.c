@@ -250,8 +250,11 @@ static int method_usable(const struct it_probe *p, const struct it_hook_def *d, 
 		return 1;
 	case IT_M_KPROBE:
 		if (!p->kprobe_ok) {
-			snprintf(why, n, "%s; kprobes not supported by this kernel",
-				 p->fentry_err ? "fentry not permitted" : "");
+			if (p->fentry_err)
+				snprintf(why, n, "fentry: %s; kprobe: not supported by this kernel",
+					 strerror(-p->fentry_err));
+			else
+				snprintf(why, n, "kprobe: not supported by this kernel");
 			return 0;
 		}
 		return 1;
@@ -520,32 +523,42 @@ out:
 	return ret;
 }
 
+static const char *hook_status(const struct it_hook_state *h)
+{
+	if (h->ok)
+		return "ok";
+	return h->method == IT_M_NONE ? "unavailable:" : "FAIL:";
+}
+
 void it_loader_report(const struct it_loader *ld, FILE *f)
 {
 	int sys_ok = 0, sys_total = 0;
 
 	fprintf(f, "%-8s %-30s %-7s %s\n", "LAYER", "HOOK", "METHOD", "STATUS");
+	/* The per-syscall tracepoints fold into one line, printed first. */
 	for (int i = 0; i < ld->nr_hooks; i++) {
 		const struct it_hook_state *h = &ld->hooks[i];
-		const struct it_hook_def *d = h->def;
 
-		if (h->method == IT_M_NONE && !strcmp(h->reason, "layer not selected"))
+		if (h->layer != IT_L_SYSCALL || strcmp(h->def->tp_group, "syscalls") ||
+		    !strcmp(h->reason, "layer not selected"))
 			continue;
-		/* The per-syscall tracepoints fold into one line. */
-		if (d->layer == IT_L_SYSCALL && d->tp_group && !strcmp(d->tp_group, "syscalls")) {
-			sys_total++;
-			sys_ok += h->ok;
-			if (!h->ok)
-				fprintf(f, "%-8s %-30s %-7s FAIL %s\n", "syscall", d->name,
-					it_method_name(h->method), h->reason);
-			continue;
-		}
-		fprintf(f, "%-8s %-30s %-7s %s%s%s\n", parse_layer_name(d->layer), d->name, it_method_name(h->method), h->ok ? "ok" : "FAIL",
-			h->ok ? "" : " ", h->ok ? "" : h->reason);
+		sys_total++;
+		sys_ok += h->ok;
 	}
 	if (sys_total)
-		fprintf(f, "%-8s %-30s %-7s %s (%d of %d syscalls)\n", "syscall", "sys_enter/exit_*",
-			"tp", sys_ok == sys_total ? "ok" : "PARTIAL", sys_ok, sys_total);
+		fprintf(f, "%-8s %-30s %-7s %s (%d of %d syscalls)\n", "syscall",
+			"sys_enter/exit_*", "tp", sys_ok == sys_total ? "ok" : "partial", sys_ok,
+			sys_total);
+	for (int i = 0; i < ld->nr_hooks; i++) {
+		const struct it_hook_state *h = &ld->hooks[i];
+		int folded = h->layer == IT_L_SYSCALL && !strcmp(h->def->tp_group, "syscalls");
+
+		if (!strcmp(h->reason, "layer not selected") || (folded && h->ok))
+			continue;
+		fprintf(f, "%-8s %-30s %-7s %s%s%s\n", parse_layer_name(h->layer), h->name,
+			it_method_name(h->method), hook_status(h), h->ok ? "" : " ",
+			h->ok ? "" : h->reason);
+	}
 }
 
 void it_loader_stop(struct it_loader *ld)
