@@ -211,8 +211,18 @@ static __always_inline int it_rq_insert(struct request *rq)
 
 static __always_inline int it_rq_issue(struct request *rq)
 {
-	u64 now = bpf_ktime_get_ns();
-	struct rq_info *ri = it_rq_track(rq, now);
+	u64 now = bpf_ktime_get_ns(), key = (u64)rq;
+	struct rq_info *ri = bpf_map_lookup_elem(&inflight, &key);
+
+	/*
+	 * Issued while still marked issued (requeue clears d_ns): the previous
+	 * use of this request completed unseen. Start over from its bio.
+	 */
+	if (ri && ri->d_ns) {
+		bpf_map_delete_elem(&inflight, &key);
+		it_drop(IT_L_BLOCK, IT_DROP_MISSED);
+	}
+	ri = it_rq_track(rq, now);
 
 	if (ri && !ri->d_ns) {
 		ri->d_ns = now;
@@ -324,7 +334,26 @@ IT_BLOCK_TP(block_rq_merge, it_rq_merged(IT_BLK_ARG(ctx, 0)))
 IT_BLOCK_TP(block_rq_insert, it_rq_insert(IT_BLK_ARG(ctx, 0)))
 IT_BLOCK_TP(block_rq_issue, it_rq_issue(IT_BLK_ARG(ctx, 0)))
 IT_BLOCK_TP(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))
-/* block_rq_complete(rq, error, nr_bytes) on every kernel we support */
+/*
+ * block_rq_complete(rq, error, nr_bytes) on every kernel we support.
+ * The kernel skips a tp_btf/raw_tp program that would nest in itself on a
+ * CPU (a completion in softirq interrupting a completion in task context)
+ * and only counts it in recursion_misses. A second program on the same
+ * tracepoint is not running when the first one is interrupted, so one of the
+ * two always sees a nested completion; the other finds no entry (one failed
+ * lookup) and returns.
+ */
 IT_BLOCK_TP(block_rq_complete, it_rq_complete((void *)ctx[0], (s32)ctx[1]))
+SEC("tp_btf/block_rq_complete")
+int btf_block_rq_complete2(u64 *ctx)
+{
+	return it_rq_complete((void *)ctx[0], (s32)ctx[1]);
+}
+
+SEC("raw_tp/block_rq_complete")
+int raw_block_rq_complete2(u64 *ctx)
+{
+	return it_rq_complete((void *)ctx[0], (s32)ctx[1]);
+}
 
 #endif /* IT_BLOCK_BPF_H */

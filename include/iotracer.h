@@ -96,6 +96,7 @@ enum it_drop_kind {
 	IT_DROP_RINGBUF = 0, /* bpf_ringbuf_reserve failed: record lost */
 	IT_DROP_INFLIGHT, /* inflight map full: request not followed */
 	IT_DROP_HIST, /* histogram map full */
+	IT_DROP_MISSED, /* a completion was never seen: request re-issued before it */
 	IT_DROP_KINDS,
 };
 #define IT_NR_DROPS (IT_L_MAX * IT_DROP_KINDS)

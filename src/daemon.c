@@ -105,15 +105,17 @@ static int read_khists(struct daemon *d)
 
 static void summary(struct daemon *d, int final)
 {
-	uint64_t drops[IT_NR_DROPS];
+	uint64_t drops[IT_NR_DROPS], skipped[IT_L_MAX];
 	struct out_summary_in in = {
 		.final = final,
 		.elapsed_ns = d->now_ns - d->start_ns,
 		.drops = drops,
 		.corr = corr_get_stats(d->corr),
 		.lost_samples = d->lost,
+		.skipped = skipped,
 	};
 
+	it_loader_skipped(&d->ld, skipped);
 	read_drops(d, drops);
 	in.khists = d->khists;
 	in.nr_khists = read_khists(d);

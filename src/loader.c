@@ -97,7 +97,9 @@ static const struct it_hook_def hook_defs[] = {
 	BLOCK_HOOK(block_rq_insert),
 	BLOCK_HOOK(block_rq_issue),
 	BLOCK_HOOK(block_rq_requeue),
-	BLOCK_HOOK(block_rq_complete),
+	{ IT_L_BLOCK, "block_rq_complete", "block",
+	  { [IT_M_TP_BTF] = { "btf_block_rq_complete", "btf_block_rq_complete2" },
+	    [IT_M_RAW_TP] = { "raw_block_rq_complete", "raw_block_rq_complete2" } } },
 };
 
 #define NR_HOOKS ((int)(sizeof(hook_defs) / sizeof(hook_defs[0])))
@@ -558,6 +560,26 @@ void it_loader_report(const struct it_loader *ld, FILE *f)
 		fprintf(f, "%-8s %-30s %-7s %s%s%s\n", parse_layer_name(h->layer), h->name,
 			it_method_name(h->method), hook_status(h), h->ok ? "" : " ",
 			h->ok ? "" : h->reason);
+	}
+}
+
+void it_loader_skipped(const struct it_loader *ld, uint64_t skipped[IT_L_MAX])
+{
+	memset(skipped, 0, IT_L_MAX * sizeof(*skipped));
+	for (int i = 0; i < ld->nr_hooks; i++) {
+		const struct it_hook_state *h = &ld->hooks[i];
+
+		if (!h->ok)
+			continue;
+		for (int k = 0; k < IT_HOOK_PROGS; k++) {
+			struct bpf_program *prog = prog_by_name((struct it_loader *)ld,
+								h->def->progs[h->method][k]);
+			struct bpf_prog_info info = {};
+			__u32 len = sizeof(info);
+
+			if (prog && !bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+				skipped[h->layer] += info.recursion_misses;
+		}
 	}
 }
 

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "cli.h"
+#include "iotracer.h"
 
 struct iotracer_bpf;
 struct bpf_link;
@@ -46,6 +47,11 @@ const char *it_method_name(enum it_method m);
 int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err);
 /* Print the attach report (text). */
 void it_loader_report(const struct it_loader *ld, FILE *f);
+/*
+ * Program runs the kernel skipped because the program was already running
+ * on that CPU (bpf_prog_info.recursion_misses), summed per layer.
+ */
+void it_loader_skipped(const struct it_loader *ld, uint64_t skipped[IT_L_MAX]);
 /* Destroy links and the skeleton; safe on a partly started loader. */
 void it_loader_stop(struct it_loader *ld);
 

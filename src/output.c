@@ -47,7 +47,7 @@ static const char *const sys_names[IT_SYS_MAX] = {
 };
 static const char *const origin_names[] = { "none", "syscall", "io_uring", "writeback" };
 static const char *const stage_names[IT_ST_MAX] = { "total", "offcpu", "q2c", "d2c", "q2d" };
-static const char *const drop_names[IT_DROP_KINDS] = { "ringbuf", "inflight", "hist" };
+static const char *const drop_names[IT_DROP_KINDS] = { "ringbuf", "inflight", "hist", "missed" };
 
 static const char *op_name(unsigned int op)
 {
@@ -534,6 +534,11 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 		jw_obj_end(w);
 	}
 	jw_obj_end(w);
+	jw_obj_begin(w, "skipped_runs");
+	for (int l = 0; l < IT_L_MAX; l++)
+		jw_u64(w, parse_layer_name(l), in->skipped ? in->skipped[l] : 0);
+	jw_obj_end(w);
+	jw_u64(w, "lost", in->lost_samples);
 	jw_arr_begin(w, "stages");
 	for (int i = 0; i < out->nr_st; i++) {
 		const struct stage_stat *s = &out->st[i];
@@ -611,6 +616,10 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 		in->final ? "final" : "interval", in->elapsed_ns / 1e9,
 		(unsigned long long)out->requests, (unsigned long long)in->corr->unjoined,
 		(unsigned long long)drops);
+	for (int l = 0; in->skipped && l < IT_L_MAX; l++)
+		if (in->skipped[l])
+			fprintf(f, "  %s: %llu program runs skipped by the kernel (nested)\n",
+				parse_layer_name(l), (unsigned long long)in->skipped[l]);
 	for (int l = 0; drops && l < IT_L_MAX; l++)
 		for (int k = 0; k < IT_DROP_KINDS; k++)
 			if (in->drops[l * IT_DROP_KINDS + k])

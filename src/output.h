@@ -25,6 +25,7 @@ struct out_summary_in {
 	const uint64_t *drops; /* IT_NR_DROPS counters, summed over CPUs */
 	const struct corr_stats *corr;
 	uint64_t lost_samples; /* ring buffer callback errors */
+	const uint64_t *skipped; /* IT_L_MAX: program runs skipped by the kernel (recursion) */
 };
 
 /*
