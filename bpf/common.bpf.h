@@ -51,9 +51,11 @@ struct {
 	__type(value, u64);
 } drops SEC(".maps");
 
+/* Values are 2.6 KB: allocate on first use, not 1024 up front. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1024);
 	__type(key, struct it_hist_key);
 	__type(value, struct it_hist_val);
 } hists SEC(".maps");
@@ -193,10 +195,9 @@ static __always_inline u32 it_log2(u64 v)
 
 static __always_inline void it_hist_slot(struct it_hist *h, u64 ns)
 {
-	u32 slot = it_log2(ns);
+	/* A mask, not a compare: older verifiers (6.1) cannot bound the index otherwise. */
+	u32 slot = it_log2(ns) & (IT_HIST_SLOTS - 1);
 
-	if (slot >= IT_HIST_SLOTS)
-		slot = IT_HIST_SLOTS - 1;
 	__sync_fetch_and_add(&h->slots[slot], 1);
 	__sync_fetch_and_add(&h->count, 1);
 	__sync_fetch_and_add(&h->sum_ns, ns);

@@ -242,9 +242,10 @@ static inline uint64_t log2h_lo(unsigned int k)
 	return k ? 1ull << k : 0;
 }
 
-static inline uint64_t log2h_hi(unsigned int k)
+/* Upper edge of slot k; the last slot (k = 63) ends at UINT64_MAX. */
+uint64_t log2h_hi(unsigned int k)
 {
-	return 1ull << (k + 1);
+	return k >= 63 ? UINT64_MAX : 1ull << (k + 1);
 }
 
 uint64_t log2h_percentile(const struct it_hist *h, double p)

@@ -66,6 +66,8 @@ size_t lhist_mem_bytes(const struct lhist *h);
  * the first non-empty slot, p >= 100 the high edge of the last. Uses the sum of
  * the slots as total (not h->count). 0 when empty.
  */
+/* Upper edge of log2 slot k (exclusive), saturating at UINT64_MAX. */
+uint64_t log2h_hi(unsigned int k);
 uint64_t log2h_percentile(const struct it_hist *h, double p);
 
 /*

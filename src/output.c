@@ -328,9 +328,12 @@ static void json_block(struct it_out *out, const struct it_block_rec *b)
 	if (b->flags & IT_F_HAS_G)
 		jw_u64(w, "q2g_ns", b->g_ns - b->q_ns);
 	if (b->d_ns) {
+		/* i2d needs a start: the insert, else getrq (issued directly) */
 		if (b->flags & IT_F_HAS_G)
 			jw_u64(w, "g2i_ns", i - g);
-		jw_u64(w, "i2d_ns", b->d_ns - i);
+		if (b->flags & (IT_F_HAS_G | IT_F_HAS_I))
+			jw_u64(w, "i2d_ns", b->d_ns - i);
+		jw_u64(w, "q2d_ns", b->d_ns - b->q_ns);
 		jw_u64(w, "d2c_ns", b->c_ns - b->d_ns);
 	}
 	jw_u64(w, "q2c_ns", b->c_ns - b->q_ns);
@@ -363,7 +366,8 @@ static void json_request(struct it_out *out, const struct corr_req *r, const str
 	jw_u64(w, "ino", v->ino);
 	jw_u64(w, "offset", v->offset);
 	jw_u64(w, "bytes", v->bytes);
-	jw_i64(w, "ret", v->ret);
+	if (r->kind != CORR_AIO || r->aio.reaped)
+		jw_i64(w, "ret", v->ret);
 	if (v->end_ns)
 		jw_u64(w, "lat_ns", lat_of(v));
 	if (r->kind == CORR_SYSCALL) {
@@ -490,9 +494,10 @@ void out_attach(struct it_out *out, const char *layer, const char *hook, const c
 	jw_str(w, "method", method);
 	jw_bool(w, "ok", ok);
 	if (!ok)
-		jw_str(w, "reason", reason);
+		jw_str(w, "reason", reason ? reason : "");
 	jw_obj_end(w);
-	fprintf(out->json, "%s\n", jw_data(w));
+	if (jw_error(w) || fprintf(out->json, "%s\n", jw_data(w)) < 0)
+		out->error = -EIO;
 }
 
 /* ---- summaries ---- */
@@ -590,7 +595,7 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 					continue;
 				jw_obj_begin(w, NULL);
 				jw_u64(w, "lo_ns", k ? 1ull << k : 0);
-				jw_u64(w, "hi_ns", 2ull << k);
+				jw_u64(w, "hi_ns", log2h_hi(k));
 				jw_u64(w, "count", h->slots[k]);
 				jw_obj_end(w);
 			}

@@ -1,0 +1,171 @@
+#!/bin/bash
+# shellcheck source-path=SCRIPTDIR
+# fetch.sh [SERIES...]   (default: 6.1 6.12)
+#
+# Idempotent. Installs the host tools the lab needs if missing (qemu-system-x86,
+# qemu-utils, cpio, xz-utils, kmod), downloads (never installs) the Debian kernel
+# image package of each series and busybox-static with `apt-get download`,
+# unpacks them into the cache with `dpkg -x`, runs `depmod -b`, and extracts the
+# uncompressed vmlinux for a fast PVH boot.
+#
+# SERIES is 6.1 (-> linux-image-6.1.0-N-amd64-unsigned, highest ABI N apt knows)
+# or 6.12 (-> linux-image-6.12.N+debV-amd64-unsigned); a full release such as
+# 6.1.0-56-amd64 pins one. Prints "SERIES KVER" per kernel on stdout.
+#
+# Exit codes: 0 ok; 3 = cannot be had here (no apt, no package, no network):
+# callers turn that into SKIP.
+#
+# Cache ($LAB_DIR):
+#   debs/                    downloaded .deb files
+#   busybox/bin/busybox      from busybox-static
+#   kernels/SERIES.kver      full release chosen for SERIES
+#   kernels/KVER/root/       dpkg -x of the kernel package (+ depmod output)
+#   kernels/KVER/vmlinux     uncompressed kernel (absent if extraction failed)
+#   kernels/KVER/boot        path of the image to boot (vmlinux or vmlinuz)
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+ensure_tools() {
+	local missing
+	missing=$(lab_missing_pkgs)
+	[[ -z $missing ]] && return 0
+	[[ $(id -u) -eq 0 ]] || lab_unavail "missing packages ($missing) and not root to install them"
+	command -v apt-get >/dev/null 2>&1 || lab_unavail "missing packages ($missing) and no apt-get"
+	lab_log "installing:$missing"
+	# shellcheck disable=SC2086 # word splitting of the package list is intended
+	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >&2; then
+		apt-get update -qq >&2 || true
+		# shellcheck disable=SC2086
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >&2 ||
+			lab_unavail "apt-get install$missing failed"
+	fi
+	missing=$(lab_missing_pkgs)
+	[[ -z $missing ]] || lab_unavail "still missing after install: $missing"
+}
+
+# Package name of the newest installable kernel image of SERIES (empty if none).
+pick_pkg() {
+	local series=$1 re p cand
+	re="^linux-image-${series//./\\.}(\\.0-[0-9]+|\\.[0-9]+\\+deb[0-9]+)-amd64-unsigned\$"
+	command -v apt-cache >/dev/null 2>&1 || return 0
+	while read -r p; do
+		cand=$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ { print $2 }')
+		if [[ -n $cand && $cand != "(none)" ]]; then
+			printf '%s\n' "$p"
+			return 0
+		fi
+	done < <(apt-cache pkgnames "linux-image-$series" 2>/dev/null | grep -E "$re" | sort -Vr)
+}
+
+# apt-get download PKG into debs/ unless a .deb of it is already there; prints its path.
+download() {
+	local pkg=$1 deb
+	mkdir -p "$LAB_DIR/debs"
+	deb=$(find "$LAB_DIR/debs" -maxdepth 1 -name "${pkg}_*.deb" -print | sort -V | tail -n 1)
+	if [[ -z $deb ]]; then
+		lab_log "apt-get download $pkg"
+		(cd "$LAB_DIR/debs" && apt-get download -qq -o APT::Sandbox::User=root "$pkg" >&2) ||
+			lab_unavail "apt-get download $pkg failed"
+		deb=$(find "$LAB_DIR/debs" -maxdepth 1 -name "${pkg}_*.deb" -print | sort -V | tail -n 1)
+		[[ -n $deb ]] || lab_unavail "apt-get download $pkg left no .deb"
+	fi
+	printf '%s\n' "$deb"
+}
+
+fetch_busybox() {
+	local bb=$LAB_DIR/busybox/bin/busybox deb tmp
+	[[ -x $bb ]] && return 0
+	deb=$(download busybox-static)
+	tmp=$(mktemp -d "$LAB_DIR/busybox.XXXXXX")
+	tmpdirs+=("$tmp")
+	dpkg -x "$deb" "$tmp"
+	[[ -x $tmp/bin/busybox ]] || { rm -rf "$tmp"; lab_die "busybox-static has no bin/busybox"; }
+	mkdir -p "$LAB_DIR/busybox/bin"
+	mv -f "$tmp/bin/busybox" "$bb"
+	rm -rf "$tmp"
+}
+
+# The kernel fetch.sh recorded for SERIES earlier, if it is complete.
+use_cached() {
+	local series=$1 kver
+	[[ -s $LAB_DIR/kernels/$series.kver ]] || return 1
+	kver=$(cat "$LAB_DIR/kernels/$series.kver")
+	[[ -f $(lab_kdir "$kver")/.done ]] || return 1
+	lab_log "using cached kernel $kver for $series"
+	printf '%s %s\n' "$series" "$kver"
+}
+
+fetch_kernel() {
+	local series=$1 pkg kver kdir deb tmp vmlinuz
+	if lab_is_full_kver "$series"; then
+		kver=$series
+		pkg=linux-image-$kver-unsigned
+		series=$(lab_series_of "$kver")
+	else
+		pkg=$(pick_pkg "$series")
+		if [[ -z $pkg ]]; then
+			use_cached "$series" || lab_unavail "no linux-image-$series*-amd64-unsigned package known to apt"
+			return 0
+		fi
+		kver=${pkg#linux-image-}
+		kver=${kver%-unsigned}
+	fi
+	kdir=$(lab_kdir "$kver")
+	if [[ ! -f $kdir/.done ]]; then
+		local t0
+		t0=$(lab_now)
+		if ! deb=$(download "$pkg"); then
+			# e.g. offline with a newer ABI in the apt lists: keep using the cached kernel.
+			use_cached "$series" || lab_unavail "cannot download $pkg"
+			return 0
+		fi
+		rm -rf "$kdir"
+		mkdir -p "$LAB_DIR/kernels"
+		tmp=$(mktemp -d "$LAB_DIR/kernels/.x.XXXXXX")
+		tmpdirs+=("$tmp")
+		lab_log "dpkg -x $(basename "$deb")"
+		dpkg -x "$deb" "$tmp/root"
+		vmlinuz=$tmp/root/boot/vmlinuz-$kver
+		[[ -f $vmlinuz ]] || { rm -rf "$tmp"; lab_die "$deb has no boot/vmlinuz-$kver"; }
+		[[ -d $tmp/root/lib/modules/$kver ]] || { rm -rf "$tmp"; lab_die "$deb has no lib/modules/$kver"; }
+		depmod -b "$tmp/root" "$kver"
+		if "$LAB_SRC/extract-vmlinux.sh" "$vmlinuz" "$tmp/vmlinux"; then
+			echo "vmlinux" >"$tmp/boot"
+		else
+			lab_log "vmlinux extraction failed for $kver: booting the bzImage (slower)"
+			echo "root/boot/vmlinuz-$kver" >"$tmp/boot"
+		fi
+		touch "$tmp/.done"
+		mv "$tmp" "$kdir"
+		lab_log "kernel $kver ready in $(lab_since "$t0") s"
+	fi
+	printf '%s\n' "$kver" >"$LAB_DIR/kernels/$series.kver"
+	printf '%s %s\n' "$series" "$kver"
+}
+
+# Partial extractions are removed on any exit.
+tmpdirs=()
+cleanup() {
+	local d
+	for d in "${tmpdirs[@]}"; do
+		[[ -e $d ]] && rm -rf "$d"
+	done
+	return 0
+}
+trap cleanup EXIT
+
+main() {
+	local t0 s
+	t0=$(lab_now)
+	ensure_tools
+	fetch_busybox
+	# shellcheck disable=SC2086 # the default list is space separated
+	[[ $# -gt 0 ]] || set -- $LAB_SERIES_DEFAULT
+	for s in "$@"; do
+		fetch_kernel "$s"
+	done
+	lab_log "fetch done in $(lab_since "$t0") s"
+}
+
+main "$@"

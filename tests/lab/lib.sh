@@ -1,0 +1,82 @@
+# shellcheck shell=bash
+# Common helpers for the QEMU lab scripts (sourced, not executed).
+#
+# Environment:
+#   LAB_DIR      cache directory (default: <repo>/build/lab)
+#   LAB_VERBOSE  1 = echo more progress to stderr
+
+LAB_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+LAB_REPO=$(cd "$LAB_SRC/../.." && pwd)
+LAB_DIR=${LAB_DIR:-$LAB_REPO/build/lab}
+mkdir -p "$LAB_DIR"
+LAB_DIR=$(cd "$LAB_DIR" && pwd)
+export LAB_DIR
+
+# Default guest kernel series, in the order the lab runs them.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+LAB_SERIES_DEFAULT="6.1 6.12"
+
+lab_log() { printf '[lab] %s\n' "$*" >&2; }
+lab_die() { printf '[lab] error: %s\n' "$*" >&2; exit 1; }
+# Something the lab needs cannot be had here: exit 3, which callers report as SKIP.
+lab_unavail() { printf '[lab] unavailable: %s\n' "$*" >&2; exit 3; }
+
+# Nanoseconds since the epoch; elapsed seconds (3 decimals) since a stamp.
+lab_now() { date +%s%N; }
+lab_since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
+
+# True when KVER looks like a full Debian kernel release (6.1.0-56-amd64,
+# 6.12.117+deb12-amd64), false for a series alias (6.1, 6.12).
+lab_is_full_kver() { [[ $1 == *-amd64 ]]; }
+
+# Series alias of a full kernel release: 6.1.0-56-amd64 -> 6.1, 6.12.117+deb12-amd64 -> 6.12.
+lab_series_of() {
+	local k=$1
+	if [[ $k =~ ^([0-9]+)\.([0-9]+)\. ]]; then
+		printf '%s.%s\n' "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+	else
+		printf '%s\n' "$k"
+	fi
+}
+
+# Resolve a series alias (6.1) or a full release to the full release that
+# fetch.sh recorded in the cache. Fails if it was never fetched.
+lab_resolve_kver() {
+	local k=$1 f
+	if lab_is_full_kver "$k"; then
+		printf '%s\n' "$k"
+		return 0
+	fi
+	f=$LAB_DIR/kernels/$k.kver
+	[[ -s $f ]] || lab_unavail "kernel series $k not fetched yet (run tests/lab/fetch.sh $k)"
+	cat "$f"
+}
+
+# Directory of one fetched kernel: root/ (dpkg -x), vmlinux (if extracted), boot (path to boot image).
+lab_kdir() { printf '%s/kernels/%s\n' "$LAB_DIR" "$1"; }
+
+# Host tools the lab needs: "command:package" pairs.
+LAB_TOOLS="qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils cpio:cpio xz:xz-utils depmod:kmod modprobe:kmod dpkg-deb:dpkg gcc:gcc timeout:coreutils zstd:zstd"
+
+# Prints the packages of the missing tools (empty if all present).
+lab_missing_pkgs() {
+	local pair cmd pkg out=""
+	for pair in $LAB_TOOLS; do
+		cmd=${pair%%:*}
+		pkg=${pair#*:}
+		if command -v "$cmd" >/dev/null 2>&1 || [[ -x /sbin/$cmd || -x /usr/sbin/$cmd ]]; then
+			continue
+		fi
+		[[ " $out " == *" $pkg "* ]] || out="$out $pkg"
+	done
+	# gcc -static needs libc.a (libc6-dev, only a Recommends of gcc).
+	lab_have_static_libc || out="$out libc6-dev"
+	printf '%s\n' "${out# }"
+}
+
+# The static C library is needed for `gcc -static` (libc6-dev ships libc.a).
+lab_have_static_libc() {
+	local a
+	a=$(gcc -print-file-name=libc.a 2>/dev/null) || return 1
+	[[ $a == /* && -f $a ]]
+}
