@@ -195,8 +195,14 @@ static __always_inline u32 it_log2(u64 v)
 
 static __always_inline void it_hist_slot(struct it_hist *h, u64 ns)
 {
-	/* A mask, not a compare: older verifiers (6.1) cannot bound the index otherwise. */
-	u32 slot = it_log2(ns) & (IT_HIST_SLOTS - 1);
+	u32 slot = it_log2(ns);
+
+	/*
+	 * The 6.1 verifier cannot bound it_log2()'s OR chain, and clang folds a
+	 * plain mask into it: hide the value from the optimizer, then mask.
+	 */
+	asm volatile("" : "+r"(slot));
+	slot &= IT_HIST_SLOTS - 1;
 
 	__sync_fetch_and_add(&h->slots[slot], 1);
 	__sync_fetch_and_add(&h->count, 1);
