@@ -557,6 +557,19 @@ int BPF_PROG(raw_io_uring_submit_req, struct io_kiocb *req)
 	return it_uring_submit(req);
 }
 
+/* Before 6.2 (a6ae8b4e2a4e) the same tracepoint was io_uring_submit_sqe(req, ...). */
+SEC("tp_btf/io_uring_submit_sqe")
+int btf_io_uring_submit_sqe(u64 *ctx)
+{
+	return it_uring_submit((void *)ctx[0]);
+}
+
+SEC("raw_tp/io_uring_submit_sqe")
+int raw_io_uring_submit_sqe(u64 *ctx)
+{
+	return it_uring_submit((void *)ctx[0]);
+}
+
 /*
  * io_uring_complete: (ctx, req, cqe) since 6.0 (c4bb964fa092), before that
  * (ctx, req, user_data, res, cflags); the loader reads which from BTF. req

@@ -207,7 +207,7 @@ static void report_attach(struct daemon *d)
 	for (int i = 0; i < d->ld.nr_hooks; i++) {
 		const struct it_hook_state *h = &d->ld.hooks[i];
 
-		if (h->method == IT_M_NONE && !strcmp(h->reason, "layer not selected"))
+		if (it_loader_hook_hidden(&d->ld, i))
 			continue;
 		out_attach(d->out, parse_layer_name(h->layer), h->name, it_method_name(h->method),
 			   h->ok, h->reason);

@@ -32,26 +32,19 @@ struct it_hook_def {
 	const char *name; /* tracepoint or function name */
 	const char *tp_group; /* tracefs group for `tp` */
 	const char *progs[IT_M_MAX][IT_HOOK_PROGS];
+	const char *alt; /* hooks with the same alt are one event under different names */
 };
 
-#define SYSCALL_HOOK(n)                                                               \
-	{                                                                             \
-		IT_L_SYSCALL, #n, "syscalls",                                         \
-		{ [IT_M_TP] = { "sys_enter_" #n, "sys_exit_" #n } }                   \
-	}
-#define BLOCK_HOOK(n)                                                                 \
-	{                                                                             \
-		IT_L_BLOCK, #n, "block",                                              \
-		{ [IT_M_TP_BTF] = { "btf_" #n }, [IT_M_RAW_TP] = { "raw_" #n } }      \
-	}
-#define VFS_HOOK(n)                                                                   \
-	{                                                                             \
-		IT_L_FS, #n, NULL,                                                    \
-		{                                                                     \
-			[IT_M_FENTRY] = { "fentry_" #n, "fexit_" #n },                \
-			[IT_M_KPROBE] = { "kprobe_" #n, "kretprobe_" #n },            \
-		}                                                                     \
-	}
+#define HOOK(l, n, g, ...) { .layer = l, .name = n, .tp_group = g, .progs = { __VA_ARGS__ } }
+#define ALT_HOOK(l, n, g, a, ...) \
+	{ .layer = l, .name = n, .tp_group = g, .alt = a, .progs = { __VA_ARGS__ } }
+#define SYSCALL_HOOK(n) HOOK(IT_L_SYSCALL, #n, "syscalls", [IT_M_TP] = { "sys_enter_" #n, "sys_exit_" #n })
+#define TP_HOOK(l, n, g, p) HOOK(l, n, g, [IT_M_TP] = { p })
+#define BTF_HOOK(l, n, g) HOOK(l, #n, g, [IT_M_TP_BTF] = { "btf_" #n })
+#define BTF_RAW_HOOK(l, n, g) HOOK(l, #n, g, [IT_M_TP_BTF] = { "btf_" #n }, [IT_M_RAW_TP] = { "raw_" #n })
+#define VFS_HOOK(n)                                                                            \
+	HOOK(IT_L_FS, #n, NULL, [IT_M_FENTRY] = { "fentry_" #n, "fexit_" #n },                 \
+	     [IT_M_KPROBE] = { "kprobe_" #n, "kretprobe_" #n })
 
 static const struct it_hook_def hook_defs[] = {
 	SYSCALL_HOOK(read),
@@ -70,36 +63,36 @@ static const struct it_hook_def hook_defs[] = {
 	SYSCALL_HOOK(io_submit),
 	SYSCALL_HOOK(io_getevents),
 	SYSCALL_HOOK(io_pgetevents),
-	{ IT_L_SYSCALL, "io_uring_enter", "syscalls", { [IT_M_TP] = { "sys_exit_io_uring_enter" } } },
-	{ IT_L_SYSCALL, "io_uring_submit_req", "io_uring",
-	  { [IT_M_TP_BTF] = { "btf_io_uring_submit_req" },
-	    [IT_M_RAW_TP] = { "raw_io_uring_submit_req" } } },
-	{ IT_L_SYSCALL, "io_uring_complete", "io_uring",
-	  { [IT_M_TP_BTF] = { "btf_io_uring_complete" },
-	    [IT_M_RAW_TP] = { "raw_io_uring_complete" } } },
-	{ IT_L_FS, "mm_filemap_add_to_page_cache", "filemap",
-	  { [IT_M_TP] = { "fs_page_cache_add" } } },
-	{ IT_L_FS, "iomap_dio_rw_begin", "iomap", { [IT_M_TP_BTF] = { "btf_iomap_dio_rw_begin" } } },
-	{ IT_L_FS, "writeback_single_inode_start", "writeback",
-	  { [IT_M_TP_BTF] = { "btf_writeback_single_inode_start" } } },
-	{ IT_L_FS, "writeback_single_inode", "writeback",
-	  { [IT_M_TP_BTF] = { "btf_writeback_single_inode" } } },
+	TP_HOOK(IT_L_SYSCALL, "io_uring_enter", "syscalls", "sys_exit_io_uring_enter"),
+	/* renamed from io_uring_submit_sqe in 6.2: one event, two names */
+	ALT_HOOK(IT_L_SYSCALL, "io_uring_submit_req", "io_uring", "uring_submit",
+		 [IT_M_TP_BTF] = { "btf_io_uring_submit_req" },
+		 [IT_M_RAW_TP] = { "raw_io_uring_submit_req" }),
+	ALT_HOOK(IT_L_SYSCALL, "io_uring_submit_sqe", "io_uring", "uring_submit",
+		 [IT_M_TP_BTF] = { "btf_io_uring_submit_sqe" },
+		 [IT_M_RAW_TP] = { "raw_io_uring_submit_sqe" }),
+	BTF_RAW_HOOK(IT_L_SYSCALL, io_uring_complete, "io_uring"),
+	TP_HOOK(IT_L_FS, "mm_filemap_add_to_page_cache", "filemap", "fs_page_cache_add"),
+	BTF_HOOK(IT_L_FS, iomap_dio_rw_begin, "iomap"),
+	BTF_HOOK(IT_L_FS, writeback_single_inode_start, "writeback"),
+	BTF_HOOK(IT_L_FS, writeback_single_inode, "writeback"),
 	VFS_HOOK(vfs_read),
 	VFS_HOOK(vfs_write),
-	{ IT_L_SCHED, "sched_switch", "sched", { [IT_M_TP_BTF] = { "btf_sched_switch" } } },
-	{ IT_L_SCHED, "sched_wakeup", "sched", { [IT_M_TP_BTF] = { "btf_sched_wakeup" } } },
-	BLOCK_HOOK(block_bio_queue),
-	BLOCK_HOOK(block_split),
-	BLOCK_HOOK(block_getrq),
-	BLOCK_HOOK(block_bio_backmerge),
-	BLOCK_HOOK(block_bio_frontmerge),
-	BLOCK_HOOK(block_rq_merge),
-	BLOCK_HOOK(block_rq_insert),
-	BLOCK_HOOK(block_rq_issue),
-	BLOCK_HOOK(block_rq_requeue),
-	{ IT_L_BLOCK, "block_rq_complete", "block",
-	  { [IT_M_TP_BTF] = { "btf_block_rq_complete", "btf_block_rq_complete2" },
-	    [IT_M_RAW_TP] = { "raw_block_rq_complete", "raw_block_rq_complete2" } } },
+	BTF_HOOK(IT_L_SCHED, sched_switch, "sched"),
+	BTF_HOOK(IT_L_SCHED, sched_wakeup, "sched"),
+	BTF_RAW_HOOK(IT_L_BLOCK, block_bio_queue, "block"),
+	BTF_RAW_HOOK(IT_L_BLOCK, block_split, "block"),
+	BTF_RAW_HOOK(IT_L_BLOCK, block_getrq, "block"),
+	BTF_RAW_HOOK(IT_L_BLOCK, block_bio_backmerge, "block"),
+	BTF_RAW_HOOK(IT_L_BLOCK, block_bio_frontmerge, "block"),
+	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_merge, "block"),
+	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_insert, "block"),
+	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_issue, "block"),
+	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_requeue, "block"),
+	/* two programs: see "nested completions" in block.bpf.h */
+	HOOK(IT_L_BLOCK, "block_rq_complete", "block",
+	     [IT_M_TP_BTF] = { "btf_block_rq_complete", "btf_block_rq_complete2" },
+	     [IT_M_RAW_TP] = { "raw_block_rq_complete", "raw_block_rq_complete2" }),
 };
 
 #define NR_HOOKS ((int)(sizeof(hook_defs) / sizeof(hook_defs[0])))
@@ -457,6 +450,25 @@ static int libbpf_verbose(enum libbpf_print_level level, const char *fmt, va_lis
 	return vfprintf(stderr, fmt, ap);
 }
 
+/* Another name of the same event attached: this one is not worth a line. */
+static int alt_attached(const struct it_loader *ld, const struct it_hook_state *h)
+{
+	if (!h->def->alt)
+		return 0;
+	for (int i = 0; i < ld->nr_hooks; i++)
+		if (ld->hooks[i].ok && ld->hooks[i].def->alt &&
+		    !strcmp(ld->hooks[i].def->alt, h->def->alt))
+			return 1;
+	return 0;
+}
+
+int it_loader_hook_hidden(const struct it_loader *ld, int i)
+{
+	const struct it_hook_state *h = &ld->hooks[i];
+
+	return !strcmp(h->reason, "layer not selected") || (!h->ok && alt_attached(ld, h));
+}
+
 int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
 {
 	uint32_t layers = o->layers ? o->layers : (1u << IT_L_MAX) - 1;
@@ -555,7 +567,8 @@ void it_loader_report(const struct it_loader *ld, FILE *f)
 		const struct it_hook_state *h = &ld->hooks[i];
 		int folded = h->layer == IT_L_SYSCALL && !strcmp(h->def->tp_group, "syscalls");
 
-		if (!strcmp(h->reason, "layer not selected") || (folded && h->ok))
+		if (!strcmp(h->reason, "layer not selected") || (folded && h->ok) ||
+		    (!h->ok && alt_attached(ld, h)))
 			continue;
 		fprintf(f, "%-8s %-30s %-7s %s%s%s\n", parse_layer_name(h->layer), h->name,
 			it_method_name(h->method), hook_status(h), h->ok ? "" : " ",

@@ -45,6 +45,8 @@ const char *it_method_name(enum it_method m);
 
 /* Open, probe, configure, load, attach. Returns 0 or -errno (message printed). */
 int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err);
+/* Hook i is not worth reporting (layer off, or another name of it attached). */
+int it_loader_hook_hidden(const struct it_loader *ld, int i);
 /* Print the attach report (text). */
 void it_loader_report(const struct it_loader *ld, FILE *f);
 /*
