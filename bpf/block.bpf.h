@@ -312,16 +312,16 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error)
 #define IT_BLK_ARG(ctx, i) ((void *)(ctx)[blk_tp_has_queue ? (i) + 1 : (i)])
 
 /* Each block hook as tp_btf (preferred) and raw_tp (fallback). */
-#define IT_BLOCK_TP(tp, call)                          \
-	SEC("tp_btf/" #tp)                             \
-	int btf_##tp(u64 *ctx)                         \
-	{                                              \
-		return call;                           \
-	}                                              \
-	SEC("raw_tp/" #tp)                             \
-	int raw_##tp(u64 *ctx)                         \
-	{                                              \
-		return call;                           \
+#define IT_BLOCK_TP(tp, call)  \
+	SEC("tp_btf/" #tp)     \
+	int btf_##tp(u64 *ctx) \
+	{                      \
+		return call;   \
+	}                      \
+	SEC("raw_tp/" #tp)     \
+	int raw_##tp(u64 *ctx) \
+	{                      \
+		return call;   \
 	}
 
 IT_BLOCK_TP(block_bio_queue, it_bio_queue(IT_BLK_ARG(ctx, 0)))

@@ -192,27 +192,29 @@ static __always_inline int it_fd_exit(u32 sys, s64 ret)
 #define IT_RET(ctx) (((struct trace_event_raw_sys_exit *)(ctx))->ret)
 
 /* One enter and one exit program per syscall; `enter` is the call to make. */
-#define IT_SYSCALL(name, sys, enter)                                  \
-	SEC("tp/syscalls/sys_enter_" #name)                           \
-	int sys_enter_##name(void *ctx)                               \
-	{                                                             \
-		return enter;                                         \
-	}                                                             \
-	SEC("tp/syscalls/sys_exit_" #name)                            \
-	int sys_exit_##name(void *ctx)                                \
-	{                                                             \
-		return it_fd_exit(sys, IT_RET(ctx));                  \
+#define IT_SYSCALL(name, sys, enter)                 \
+	SEC("tp/syscalls/sys_enter_" #name)          \
+	int sys_enter_##name(void *ctx)              \
+	{                                            \
+		return enter;                        \
+	}                                            \
+	SEC("tp/syscalls/sys_exit_" #name)           \
+	int sys_exit_##name(void *ctx)               \
+	{                                            \
+		return it_fd_exit(sys, IT_RET(ctx)); \
 	}
 
 /* read(fd, buf, count), write(...): file position */
-IT_SYSCALL(read, IT_SYS_READ, it_fd_enter(IT_SYS_READ, IT_OP_READ, IT_ARG(ctx, 0), -1, IT_ARG(ctx, 2)))
+IT_SYSCALL(read, IT_SYS_READ,
+	   it_fd_enter(IT_SYS_READ, IT_OP_READ, IT_ARG(ctx, 0), -1, IT_ARG(ctx, 2)))
 IT_SYSCALL(write, IT_SYS_WRITE,
 	   it_fd_enter(IT_SYS_WRITE, IT_OP_WRITE, IT_ARG(ctx, 0), -1, IT_ARG(ctx, 2)))
 /* pread64(fd, buf, count, pos) */
 IT_SYSCALL(pread64, IT_SYS_PREAD64,
 	   it_fd_enter(IT_SYS_PREAD64, IT_OP_READ, IT_ARG(ctx, 0), IT_ARG(ctx, 3), IT_ARG(ctx, 2)))
 IT_SYSCALL(pwrite64, IT_SYS_PWRITE64,
-	   it_fd_enter(IT_SYS_PWRITE64, IT_OP_WRITE, IT_ARG(ctx, 0), IT_ARG(ctx, 3), IT_ARG(ctx, 2)))
+	   it_fd_enter(IT_SYS_PWRITE64, IT_OP_WRITE, IT_ARG(ctx, 0), IT_ARG(ctx, 3),
+		       IT_ARG(ctx, 2)))
 /* readv(fd, vec, vlen): bytes from the return value */
 IT_SYSCALL(readv, IT_SYS_READV, it_fd_enter(IT_SYS_READV, IT_OP_READ, IT_ARG(ctx, 0), -1, 0))
 IT_SYSCALL(writev, IT_SYS_WRITEV, it_fd_enter(IT_SYS_WRITEV, IT_OP_WRITE, IT_ARG(ctx, 0), -1, 0))

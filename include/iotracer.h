@@ -220,7 +220,7 @@ struct it_aio_rec {
 };
 
 /* An aio record is variable-length: hdr.size == IT_AIO_SIZE(nr). */
-#define IT_AIO_SIZE(nr) \
+#define IT_AIO_SIZE(nr)                                                          \
 	(sizeof(struct it_aio_rec) - IT_AIO_BATCH * sizeof(struct it_aio_iocb) + \
 	 (nr) * sizeof(struct it_aio_iocb))
 

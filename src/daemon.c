@@ -166,7 +166,8 @@ static int on_timer(struct daemon *d)
 		d->next_summary_ns += d->o->interval_ns;
 	}
 	if (out_error(d->out)) {
-		fprintf(stderr, "iotracer: cannot write output: %s\n", strerror(-out_error(d->out)));
+		fprintf(stderr, "iotracer: cannot write output: %s\n",
+			strerror(-out_error(d->out)));
 		return 1;
 	}
 	return d->o->duration_ns && d->now_ns - d->start_ns >= d->o->duration_ns;

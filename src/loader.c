@@ -35,15 +35,22 @@ struct it_hook_def {
 	const char *alt; /* hooks with the same alt are one event under different names */
 };
 
-#define HOOK(l, n, g, ...) { .layer = l, .name = n, .tp_group = g, .progs = { __VA_ARGS__ } }
-#define ALT_HOOK(l, n, g, a, ...) \
-	{ .layer = l, .name = n, .tp_group = g, .alt = a, .progs = { __VA_ARGS__ } }
-#define SYSCALL_HOOK(n) HOOK(IT_L_SYSCALL, #n, "syscalls", [IT_M_TP] = { "sys_enter_" #n, "sys_exit_" #n })
+#define HOOK(l, n, g, ...)                                                     \
+	{                                                                      \
+		.layer = l, .name = n, .tp_group = g, .progs = { __VA_ARGS__ } \
+	}
+#define ALT_HOOK(l, n, g, a, ...)                                                        \
+	{                                                                                \
+		.layer = l, .name = n, .tp_group = g, .alt = a, .progs = { __VA_ARGS__ } \
+	}
+#define SYSCALL_HOOK(n) \
+	HOOK(IT_L_SYSCALL, #n, "syscalls", [IT_M_TP] = { "sys_enter_" #n, "sys_exit_" #n })
 #define TP_HOOK(l, n, g, p) HOOK(l, n, g, [IT_M_TP] = { p })
 #define BTF_HOOK(l, n, g) HOOK(l, #n, g, [IT_M_TP_BTF] = { "btf_" #n })
-#define BTF_RAW_HOOK(l, n, g) HOOK(l, #n, g, [IT_M_TP_BTF] = { "btf_" #n }, [IT_M_RAW_TP] = { "raw_" #n })
-#define VFS_HOOK(n)                                                                            \
-	HOOK(IT_L_FS, #n, NULL, [IT_M_FENTRY] = { "fentry_" #n, "fexit_" #n },                 \
+#define BTF_RAW_HOOK(l, n, g) \
+	HOOK(l, #n, g, [IT_M_TP_BTF] = { "btf_" #n }, [IT_M_RAW_TP] = { "raw_" #n })
+#define VFS_HOOK(n)                                                            \
+	HOOK(IT_L_FS, #n, NULL, [IT_M_FENTRY] = { "fentry_" #n, "fexit_" #n }, \
 	     [IT_M_KPROBE] = { "kprobe_" #n, "kretprobe_" #n })
 
 static const struct it_hook_def hook_defs[] = {
@@ -65,11 +72,11 @@ static const struct it_hook_def hook_defs[] = {
 	SYSCALL_HOOK(io_pgetevents),
 	TP_HOOK(IT_L_SYSCALL, "io_uring_enter", "syscalls", "sys_exit_io_uring_enter"),
 	/* renamed from io_uring_submit_sqe in 6.2: one event, two names */
-	ALT_HOOK(IT_L_SYSCALL, "io_uring_submit_req", "io_uring", "uring_submit",
-		 [IT_M_TP_BTF] = { "btf_io_uring_submit_req" },
+	ALT_HOOK(IT_L_SYSCALL, "io_uring_submit_req", "io_uring",
+		 "uring_submit", [IT_M_TP_BTF] = { "btf_io_uring_submit_req" },
 		 [IT_M_RAW_TP] = { "raw_io_uring_submit_req" }),
-	ALT_HOOK(IT_L_SYSCALL, "io_uring_submit_sqe", "io_uring", "uring_submit",
-		 [IT_M_TP_BTF] = { "btf_io_uring_submit_sqe" },
+	ALT_HOOK(IT_L_SYSCALL, "io_uring_submit_sqe", "io_uring",
+		 "uring_submit", [IT_M_TP_BTF] = { "btf_io_uring_submit_sqe" },
 		 [IT_M_RAW_TP] = { "raw_io_uring_submit_sqe" }),
 	BTF_RAW_HOOK(IT_L_SYSCALL, io_uring_complete, "io_uring"),
 	TP_HOOK(IT_L_FS, "mm_filemap_add_to_page_cache", "filemap", "fs_page_cache_add"),
@@ -90,16 +97,16 @@ static const struct it_hook_def hook_defs[] = {
 	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_issue, "block"),
 	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_requeue, "block"),
 	/* two programs: see "nested completions" in block.bpf.h */
-	HOOK(IT_L_BLOCK, "block_rq_complete", "block",
-	     [IT_M_TP_BTF] = { "btf_block_rq_complete", "btf_block_rq_complete2" },
+	HOOK(IT_L_BLOCK, "block_rq_complete",
+	     "block", [IT_M_TP_BTF] = { "btf_block_rq_complete", "btf_block_rq_complete2" },
 	     [IT_M_RAW_TP] = { "raw_block_rq_complete", "raw_block_rq_complete2" }),
 };
 
 #define NR_HOOKS ((int)(sizeof(hook_defs) / sizeof(hook_defs[0])))
 
 static const char *const method_names[IT_M_MAX] = {
-	[IT_M_NONE] = "-",	   [IT_M_TP_BTF] = "tp_btf", [IT_M_RAW_TP] = "raw_tp",
-	[IT_M_TP] = "tp",	   [IT_M_FENTRY] = "fentry", [IT_M_KPROBE] = "kprobe",
+	[IT_M_NONE] = "-", [IT_M_TP_BTF] = "tp_btf", [IT_M_RAW_TP] = "raw_tp",
+	[IT_M_TP] = "tp",  [IT_M_FENTRY] = "fentry", [IT_M_KPROBE] = "kprobe",
 };
 
 const char *it_method_name(enum it_method m)
@@ -203,8 +210,8 @@ static int hook_exists_tp(const struct it_probe *p, const struct it_hook_def *d)
 
 	if (!d->tp_group || strcmp(d->tp_group, "syscalls"))
 		return tracefs_event_exists(p, d->tp_group, d->name);
-	snprintf(name, sizeof(name), "sys_%s_%s", strcmp(d->name, "io_uring_enter") ? "enter" : "exit",
-		 d->name);
+	snprintf(name, sizeof(name), "sys_%s_%s",
+		 strcmp(d->name, "io_uring_enter") ? "enter" : "exit", d->name);
 	return tracefs_event_exists(p, "syscalls", name);
 }
 
@@ -272,7 +279,8 @@ static void choose_methods(struct it_loader *ld, const struct it_probe *p, uint3
 			continue;
 		}
 		/* A preferred method (tests force raw_tp) goes first when the hook has it. */
-		if (prefer && d->progs[prefer][0] && method_usable(p, d, prefer, why, sizeof(why))) {
+		if (prefer && d->progs[prefer][0] &&
+		    method_usable(p, d, prefer, why, sizeof(why))) {
 			h->method = prefer;
 			continue;
 		}
@@ -299,8 +307,7 @@ static void set_autoload(struct it_loader *ld)
 {
 	struct bpf_program *prog;
 
-	bpf_object__for_each_program(prog, ld->skel->obj)
-		bpf_program__set_autoload(prog, false);
+	bpf_object__for_each_program(prog, ld->skel->obj) bpf_program__set_autoload(prog, false);
 	for (int i = 0; i < ld->nr_hooks; i++) {
 		const struct it_hook_state *h = &ld->hooks[i];
 
@@ -401,7 +408,8 @@ static int fill_maps(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	files_added = 0;
 	if (S_ISDIR(st.st_mode)) {
 		if (nftw(o->file_path, add_tree_entry, 16, FTW_PHYS | FTW_MOUNT) != 0)
-			fprintf(err, "iotracer: --file: only the first %d files of '%s' are traced\n",
+			fprintf(err,
+				"iotracer: --file: only the first %d files of '%s' are traced\n",
 				files_added, o->file_path);
 	} else if (add_file(&st)) {
 		goto fail;
@@ -585,8 +593,8 @@ void it_loader_skipped(const struct it_loader *ld, uint64_t skipped[IT_L_MAX])
 		if (!h->ok)
 			continue;
 		for (int k = 0; k < IT_HOOK_PROGS; k++) {
-			struct bpf_program *prog = prog_by_name((struct it_loader *)ld,
-								h->def->progs[h->method][k]);
+			struct bpf_program *prog =
+				prog_by_name((struct it_loader *)ld, h->def->progs[h->method][k]);
 			struct bpf_prog_info info = {};
 			__u32 len = sizeof(info);
 

@@ -40,9 +40,9 @@ struct it_out {
 
 static const char *const op_names[IT_OP_MAX] = { "read", "write", "sync", "discard", "other" };
 static const char *const sys_names[IT_SYS_MAX] = {
-	"read",	     "write",	   "pread64",	  "pwrite64",	     "readv",
-	"writev",    "preadv",	   "pwritev",	  "preadv2",	     "pwritev2",
-	"fsync",     "fdatasync",  "sync_file_range", "io_submit",   "io_getevents",
+	"read",		 "write",	   "pread64",	      "pwrite64",  "readv",
+	"writev",	 "preadv",	   "pwritev",	      "preadv2",   "pwritev2",
+	"fsync",	 "fdatasync",	   "sync_file_range", "io_submit", "io_getevents",
 	"io_pgetevents", "io_uring_enter",
 };
 static const char *const origin_names[] = { "none", "syscall", "io_uring", "writeback" };
@@ -300,8 +300,7 @@ static void json_task(struct jw *w, const struct it_task *t)
 	jw_u64(w, "cgroup_id", t->cgroup_id);
 }
 
-static void json_dev(struct it_out *out, const char *name_key, const char *devno_key,
-		     uint32_t dev)
+static void json_dev(struct it_out *out, const char *name_key, const char *devno_key, uint32_t dev)
 {
 	char buf[32];
 
@@ -457,7 +456,8 @@ static void live_line(struct it_out *out, const struct corr_req *r, const struct
 		parse_fmt_duration(l > blk ? l - blk : 0, fs, sizeof(fs));
 		parse_fmt_duration(r->sys->offcpu_ns, off, sizeof(off));
 	}
-	fprintf(out->text, "%-12.6f %-15.15s %-7u %-8s %-5s %-8.8s %12llu %7llu %9s %9s %9s %9s %9s\n",
+	fprintf(out->text,
+		"%-12.6f %-15.15s %-7u %-8s %-5s %-8.8s %12llu %7llu %9s %9s %9s %9s %9s\n",
 		rel / 1e9, v->task->comm, v->task->pid, v->kind, op_name(v->op),
 		dev_name(out, v->dev), (unsigned long long)v->offset, (unsigned long long)v->bytes,
 		lat, fs, queue, devt, off);
@@ -479,8 +479,8 @@ void out_request(const struct corr_req *r, void *ctx)
 		live_line(out, r, &v);
 }
 
-void out_attach(struct it_out *out, const char *layer, const char *hook, const char *method,
-		int ok, const char *reason)
+void out_attach(struct it_out *out, const char *layer, const char *hook, const char *method, int ok,
+		const char *reason)
 {
 	struct jw *w = &out->w;
 
@@ -628,7 +628,8 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 	for (int l = 0; drops && l < IT_L_MAX; l++)
 		for (int k = 0; k < IT_DROP_KINDS; k++)
 			if (in->drops[l * IT_DROP_KINDS + k])
-				fprintf(f, "  drops: %s %s %llu\n", parse_layer_name(l), drop_names[k],
+				fprintf(f, "  drops: %s %s %llu\n", parse_layer_name(l),
+					drop_names[k],
 					(unsigned long long)in->drops[l * IT_DROP_KINDS + k]);
 	fprintf(f, "%-9s %-8s %-6s %-7s %9s %9s %9s %9s %9s\n", "LAYER", "DEV", "OP", "STAGE",
 		"COUNT", "P50", "P90", "P99", "MAX");

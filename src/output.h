@@ -37,8 +37,8 @@ void out_free(struct it_out *out);
 
 /* corr_emit_fn: one finished request. */
 void out_request(const struct corr_req *r, void *out);
-void out_attach(struct it_out *out, const char *layer, const char *hook, const char *method,
-		int ok, const char *reason);
+void out_attach(struct it_out *out, const char *layer, const char *hook, const char *method, int ok,
+		const char *reason);
 void out_summary(struct it_out *out, const struct out_summary_in *in);
 /* Requests written so far, and JSON write errors. */
 uint64_t out_requests(const struct it_out *out);
