@@ -119,9 +119,13 @@ static __always_inline int it_bio_queue(struct bio *bio)
 			bi.origin_id = st->wb_ino;
 			if (!bi.ino)
 				bi.ino = st->wb_ino;
-		} else if (!it_task_ok()) {
-			return 0;
 		}
+		/*
+		 * The task filters apply to flusher writeback too: the kworker is
+		 * not the task that dirtied the pages (-f and -d still see it).
+		 */
+		if (!it_task_ok())
+			return 0;
 		if (filter_file) {
 			struct it_file_key k = { .ino = bi.ino, .dev = sdev };
 

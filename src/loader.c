@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -347,14 +348,22 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 
 static int set_cgroup(struct it_loader *ld, const struct it_opts *o, FILE *err)
 {
+	struct statfs sfs;
 	struct stat st;
 
 	if (!o->cgroup_path)
 		return 0;
-	if (stat(o->cgroup_path, &st)) {
+	if (stat(o->cgroup_path, &st) || statfs(o->cgroup_path, &sfs)) {
 		fprintf(err, "iotracer: --cgroup: cannot stat '%s': %s\n", o->cgroup_path,
 			strerror(errno));
 		return -errno;
+	}
+	if (sfs.f_type != 0x63677270 /* CGROUP2_SUPER_MAGIC */) {
+		fprintf(err, "iotracer: --cgroup: '%s' is not a cgroup v2 directory%s\n",
+			o->cgroup_path,
+			access("/sys/fs/cgroup/unified", F_OK) ? "" :
+								  " (cgroup v2 is at /sys/fs/cgroup/unified here)");
+		return -EINVAL;
 	}
 	/* On cgroup v2 the cgroup id is the inode number of its directory. */
 	ld->skel->rodata->filter_cgroup = 1;
