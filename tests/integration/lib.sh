@@ -96,6 +96,7 @@ it_begin() {
 	: >"$IT_TMP/.pids"
 	: >"$IT_TMP/.mounts"
 	: >"$IT_TMP/.loops"
+	: >"$IT_TMP/.cgroups"
 	trap _it_on_exit EXIT
 	trap '_it_on_signal INT 130' INT
 	trap '_it_on_signal TERM 143' TERM
@@ -167,6 +168,11 @@ it_cleanup() {
 		while read -r p; do
 			[[ -n $p ]] && _it_kill "$p"
 		done < <(tac "$IT_TMP/.pids")
+	fi
+	if [[ -s $IT_TMP/.cgroups ]]; then
+		while read -r m; do
+			[[ -n $m && -d $m ]] && { rmdir "$m" 2>/dev/null || note "cleanup: cannot remove cgroup $m"; }
+		done < <(tac "$IT_TMP/.cgroups")
 	fi
 	if [[ -s $IT_TMP/.mounts ]]; then
 		while read -r m; do
@@ -584,4 +590,15 @@ real_drops() {
 # accounted_pair C1 D1 C2 D2 MISSED SLACK: both pairs accounted (for use inside check).
 accounted_pair() {
 	accounted "$1" "$2" "$5" "$6" && accounted "$3" "$4" "$5" "$6"
+}
+
+# mk_cgroup: a new cgroup v2 directory (removed at cleanup); sets CGROUP_DIR.
+# Returns 1 when there is no cgroup2 mount.
+mk_cgroup() {
+	local root
+	root=$(findmnt -n -t cgroup2 -o TARGET 2>/dev/null | head -n 1)
+	[[ -n $root && -d $root ]] || return 1
+	CGROUP_DIR=$root/iotracer-it-$$-$RANDOM
+	mkdir "$CGROUP_DIR" || return 1
+	_it_register cgroups "$CGROUP_DIR"
 }

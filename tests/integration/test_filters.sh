@@ -8,6 +8,9 @@
 #   pid_count       ... and P1's read syscalls on A == its 2000 reads
 #   comm_only       -c itcommdd (a copy of dd) next to a plain dd: every request has that comm
 #   comm_count      ... and its read syscalls == its 2000 reads
+#   cgroup_only     --cgroup G while a dd inside cgroup G and a dd outside read A: every
+#                   request has G's id (the inode of G) — SKIP without a cgroup2 mount
+#   cgroup_count    ... and the inside dd's read syscalls == its 2000 reads
 #   file_only       -f F1 on ext4 while F1 and F2 are read and written: no request or block
 #                   child carries F2's inode; every syscall request is on F1; kind=block
 #                   records (writeback) are on F1's filesystem or carry F1's inode (the
@@ -23,7 +26,8 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin dev_only dev_count pid_only pid_count comm_only comm_count file_only file_count \
+it_begin dev_only dev_count pid_only pid_count comm_only comm_count cgroup_only cgroup_count \
+	file_only file_count \
 	sample_records sample_hist minlat_records minlat_hist
 it_require_all dd mkfs.ext4 stat
 
@@ -109,6 +113,39 @@ phase_pid() {
 			test -z "$other"
 	fi
 	check pid_count "$n read syscalls of pid $p1 on $A traced, dd did $NDD" test "$n" -eq "$NDD"
+}
+
+# ------------------------------------------------------------------ --cgroup
+phase_cgroup() {
+	local p1 p2 cgid n other
+	if ! mk_cgroup; then
+		skip cgroup_only "no cgroup2 mount on this machine"
+		skip cgroup_count "no cgroup2 mount on this machine"
+		return
+	fi
+	cgid=$(stat -c %i "$CGROUP_DIR")
+	gated_start dd1 "$IT_TMP/go.cg" dd if="$devA" of=/dev/null bs=4k count="$NDD" iflag=direct status=none
+	p1=$BG_PID
+	echo "$p1" >"$CGROUP_DIR/cgroup.procs"
+	gated_start dd2 "$IT_TMP/go.cg" dd if="$devA" of=/dev/null bs=4k count="$NDD" skip=8192 iflag=direct status=none
+	p2=$BG_PID
+	if ! start_tracer --cgroup "$CGROUP_DIR"; then
+		fail cgroup_only "$TRACER_WHY"
+		fail cgroup_count "$TRACER_WHY"
+		return
+	fi
+	touch "$IT_TMP/go.cg"
+	bg_wait "$p1" 60
+	bg_wait "$p2" 60
+	sleep 0.3
+	stop_or_fail cgroup_only cgroup_count || return
+	n=$(jcount "$TRACER_JSON" '.kind == "syscall" and .op == "read" and .pid == $p and .dev == $a' \
+		--argjson p "$p1" --arg a "$A")
+	other=$(jq -r 'select(.type == "request" and .cgroup_id != $g) | "\(.kind):\(.pid)/\(.comm)@\(.dev)"' \
+		--argjson g "$cgid" "$TRACER_JSON" | sort | uniq -c | sort -rn | head -5 | tr '\n' ' ')
+	note "--cgroup $CGROUP_DIR (id $cgid): $n read syscalls of $p1; requests outside it: ${other:-none}"
+	check cgroup_only "requests outside cgroup $cgid traced: $other" test -z "$other"
+	check cgroup_count "$n read syscalls of the dd in the cgroup traced, it did $NDD" test "$n" -eq "$NDD"
 }
 
 # ------------------------------------------------------------------ -c
@@ -248,6 +285,7 @@ phase_minlat() {
 
 phase_dev
 phase_pid
+phase_cgroup
 phase_comm
 phase_file
 phase_sample
