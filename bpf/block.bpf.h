@@ -284,9 +284,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error)
 	r = it_reserve(sizeof(*r), IT_L_BLOCK);
 	if (!r)
 		return 0;
-	r->hdr.type = IT_REC_BLOCK;
-	r->hdr.size = sizeof(*r);
-	r->hdr.cpu = bpf_get_smp_processor_id();
+	it_hdr_init(&r->hdr, IT_REC_BLOCK, sizeof(*r));
 	r->task = ri.task;
 	r->seq = ri.seq;
 	r->origin_id = ri.origin_id;

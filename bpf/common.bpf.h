@@ -245,6 +245,13 @@ static __always_inline u32 it_sample_flag(void)
 	return (*c % sample_n) == 0 ? IT_F_SAMPLED : 0;
 }
 
+static __always_inline void it_hdr_init(struct it_hdr *h, u16 type, u16 size)
+{
+	h->type = type;
+	h->size = size;
+	h->cpu = bpf_get_smp_processor_id();
+}
+
 static __always_inline void it_fill_task(struct it_task *t)
 {
 	u64 id = bpf_get_current_pid_tgid();

@@ -158,9 +158,7 @@ static __always_inline int it_fd_exit(u32 sys, s64 ret)
 	r = it_reserve(sizeof(*r), IT_L_SYSCALL);
 	if (!r)
 		return 0;
-	r->hdr.type = IT_REC_SYSCALL;
-	r->hdr.size = sizeof(*r);
-	r->hdr.cpu = bpf_get_smp_processor_id();
+	it_hdr_init(&r->hdr, IT_REC_SYSCALL, sizeof(*r));
 	it_fill_task(&r->task);
 	r->seq = st->seq;
 	r->enter_ns = st->enter_ns;
@@ -344,9 +342,7 @@ static __always_inline int it_aio_exit(u32 sys, s64 ret)
 	r = bpf_map_lookup_elem(&aio_scratch, &zero);
 	if (!r)
 		return 0;
-	r->hdr.type = IT_REC_AIO;
-	r->hdr.size = sizeof(*r);
-	r->hdr.cpu = bpf_get_smp_processor_id();
+	it_hdr_init(&r->hdr, IT_REC_AIO, sizeof(*r));
 	it_fill_task(&r->task);
 	r->seq = st->seq;
 	r->enter_ns = st->enter_ns;
@@ -528,9 +524,7 @@ static __always_inline int it_uring_complete(void *req, s32 res)
 	r = it_reserve(sizeof(*r), IT_L_SYSCALL);
 	if (!r)
 		return 0;
-	r->hdr.type = IT_REC_URING;
-	r->hdr.size = sizeof(*r);
-	r->hdr.cpu = bpf_get_smp_processor_id();
+	it_hdr_init(&r->hdr, IT_REC_URING, sizeof(*r));
 	r->task = u.task;
 	r->req = key;
 	r->user_data = u.user_data;

@@ -219,6 +219,17 @@ static char *nth_line(const char *buf, int n)
 	return strndup(p, (size_t)(e - p));
 }
 
+#define NWANT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* check_fields() on line `idx` of a JSON lines buffer. */
+static void check_line(const char *buf, int idx, const struct jqc *t, int n)
+{
+	char *line = nth_line(buf, idx);
+
+	check_fields(line, t, n);
+	free(line);
+}
+
 /*
  * Every line of buf is one complete JSON object with a "type" (`jq -e .` of
  * each line, done as fromjson on raw lines), and buf has want_lines lines.
@@ -417,7 +428,6 @@ static void test_syscall_json_fields(void)
 	struct it_block_rec b = mk_pread_bio();
 	struct corr_req r = mk_req(CORR_SYSCALL, 42);
 	struct env e;
-	char *line;
 	static const struct jqc want[] = {
 		{ ".type", S("request") },
 		{ ".id", "42" },
@@ -480,9 +490,7 @@ static void test_syscall_json_fields(void)
 	ASSERT_EQ(out_error(e.out), 0, "out_error");
 	if (!json_lines_valid(sink_str(&e.json), 1))
 		goto out;
-	line = nth_line(sink_str(&e.json), 0);
-	check_fields(line, want, (int)(sizeof(want) / sizeof(want[0])));
-	free(line);
+	check_line(sink_str(&e.json), 0, want, NWANT(want));
 	ASSERT_STREQ(sink_str(&e.text), "", "no live output with live=0");
 out:
 	env_done(&e);
@@ -502,7 +510,6 @@ static void test_syscall_json_variants(void)
 					2800, 0, 2900, 50000, IT_F_HAS_Q | IT_F_HAS_G);
 	struct corr_req r = mk_req(CORR_SYSCALL, 1);
 	struct env e;
-	char *line;
 	static const struct jqc want_two[] = {
 		{ ".fs.pre_block_ns", "1000" },
 		{ ".fs.post_block_ns", "3000" }, /* 61000 - max c 58000 (2nd child) */
@@ -592,15 +599,9 @@ static void test_syscall_json_variants(void)
 	ASSERT_EQ(out_requests(e.out), 3ULL, "out_requests");
 	if (!json_lines_valid(sink_str(&e.json), 3))
 		goto out;
-	line = nth_line(sink_str(&e.json), 0);
-	check_fields(line, want_two, (int)(sizeof(want_two) / sizeof(want_two[0])));
-	free(line);
-	line = nth_line(sink_str(&e.json), 1);
-	check_fields(line, want_none, (int)(sizeof(want_none) / sizeof(want_none[0])));
-	free(line);
-	line = nth_line(sink_str(&e.json), 2);
-	check_fields(line, want_late, (int)(sizeof(want_late) / sizeof(want_late[0])));
-	free(line);
+	check_line(sink_str(&e.json), 0, want_two, NWANT(want_two));
+	check_line(sink_str(&e.json), 1, want_none, NWANT(want_none));
+	check_line(sink_str(&e.json), 2, want_late, NWANT(want_late));
 out:
 	env_done(&e);
 }
@@ -612,7 +613,6 @@ static void test_uring_json(void)
 				       12000, 29000, IT_F_HAS_Q);
 	struct corr_req r = mk_req(CORR_URING, 7);
 	struct env e;
-	char *line;
 	static const struct jqc want[] = {
 		{ ".type", S("request") },
 		{ ".id", "7" },
@@ -671,9 +671,7 @@ static void test_uring_json(void)
 	out_request(&r, e.out);
 	if (!json_lines_valid(sink_str(&e.json), 1))
 		goto out;
-	line = nth_line(sink_str(&e.json), 0);
-	check_fields(line, want, (int)(sizeof(want) / sizeof(want[0])));
-	free(line);
+	check_line(sink_str(&e.json), 0, want, NWANT(want));
 out:
 	env_done(&e);
 }
@@ -684,7 +682,6 @@ static void test_aio_json(void)
 				       0, 6500, 20000, IT_F_HAS_Q);
 	struct corr_req r = mk_req(CORR_AIO, 9);
 	struct env e;
-	char *line;
 	static const struct jqc want_reaped[] = {
 		{ ".kind", S("aio") },
 		{ ".id", "9" },
@@ -770,15 +767,9 @@ static void test_aio_json(void)
 
 	if (!json_lines_valid(sink_str(&e.json), 3))
 		goto out;
-	line = nth_line(sink_str(&e.json), 0);
-	check_fields(line, want_reaped, (int)(sizeof(want_reaped) / sizeof(want_reaped[0])));
-	free(line);
-	line = nth_line(sink_str(&e.json), 1);
-	check_fields(line, want_unreaped, (int)(sizeof(want_unreaped) / sizeof(want_unreaped[0])));
-	free(line);
-	line = nth_line(sink_str(&e.json), 2);
-	check_fields(line, want_sync, (int)(sizeof(want_sync) / sizeof(want_sync[0])));
-	free(line);
+	check_line(sink_str(&e.json), 0, want_reaped, NWANT(want_reaped));
+	check_line(sink_str(&e.json), 1, want_unreaped, NWANT(want_unreaped));
+	check_line(sink_str(&e.json), 2, want_sync, NWANT(want_sync));
 out:
 	env_done(&e);
 }
@@ -797,7 +788,6 @@ static void test_block_json(void)
 					 0, 5000, IT_F_HAS_Q | IT_F_HAS_G);
 	struct corr_req r = mk_req(CORR_BLOCK, 43);
 	struct env e;
-	char *line;
 	static const struct jqc want_ra[] = {
 		{ ".kind", S("block") },
 		{ ".id", "43" },
@@ -893,15 +883,9 @@ static void test_block_json(void)
 	ASSERT_EQ(out_requests(e.out), 3ULL, "out_requests (empty block request skipped)");
 	if (!json_lines_valid(sink_str(&e.json), 3))
 		goto out;
-	line = nth_line(sink_str(&e.json), 0);
-	check_fields(line, want_ra, (int)(sizeof(want_ra) / sizeof(want_ra[0])));
-	free(line);
-	line = nth_line(sink_str(&e.json), 1);
-	check_fields(line, want_wb, (int)(sizeof(want_wb) / sizeof(want_wb[0])));
-	free(line);
-	line = nth_line(sink_str(&e.json), 2);
-	check_fields(line, want_nod, (int)(sizeof(want_nod) / sizeof(want_nod[0])));
-	free(line);
+	check_line(sink_str(&e.json), 0, want_ra, NWANT(want_ra));
+	check_line(sink_str(&e.json), 1, want_wb, NWANT(want_wb));
+	check_line(sink_str(&e.json), 2, want_nod, NWANT(want_nod));
 out:
 	env_done(&e);
 }
@@ -912,7 +896,6 @@ static void test_json_escaping_and_unknown_dev(void)
 	struct it_syscall_rec s = mk_pread();
 	struct corr_req r = mk_req(CORR_SYSCALL, 1);
 	struct env e;
-	char *line;
 	static const struct jqc want[] = {
 		{ ".comm", "\"a\\\"b\\\\c\\t\xc3\xbf\"" }, /* 0xff read as Latin-1 */
 		{ ".sched.waker_comm", "\"0123456789abcdef\"" },
@@ -931,9 +914,7 @@ static void test_json_escaping_and_unknown_dev(void)
 	out_request(&r, e.out);
 	if (!json_lines_valid(sink_str(&e.json), 1))
 		goto out;
-	line = nth_line(sink_str(&e.json), 0);
-	check_fields(line, want, (int)(sizeof(want) / sizeof(want[0])));
-	free(line);
+	check_line(sink_str(&e.json), 0, want, NWANT(want));
 out:
 	env_done(&e);
 }
@@ -1027,9 +1008,7 @@ static void test_attach(void)
 		     "attach line as documented");
 	check_fields(line, want_ok, (int)(sizeof(want_ok) / sizeof(want_ok[0])));
 	free(line);
-	line = nth_line(sink_str(&e.json), 1);
-	check_fields(line, want_fail, (int)(sizeof(want_fail) / sizeof(want_fail[0])));
-	free(line);
+	check_line(sink_str(&e.json), 1, want_fail, NWANT(want_fail));
 	ASSERT_STREQ(sink_str(&e.text), "", "attach writes no text");
 	ASSERT_EQ(out_requests(e.out), 0ULL, "attach is not a request");
 	ASSERT_EQ(out_error(e.out), 0, "out_error");
@@ -1315,9 +1294,7 @@ static void test_summary(void)
 		stage_near(line, tot, "p99_ns", 99000, 0.01);
 	}
 	free(line);
-	line = nth_line(sink_str(&e.json), 101);
-	check_fields(line, want2, (int)(sizeof(want2) / sizeof(want2[0])));
-	free(line);
+	check_line(sink_str(&e.json), 101, want2, NWANT(want2));
 	line = nth_line(sink_str(&e.json), 105);
 	if (check_fields(line, want3, (int)(sizeof(want3) / sizeof(want3[0]))))
 		stage_near(line, tot, "p50_ns", 300000, 0.01);
@@ -1375,7 +1352,6 @@ static void test_summary_stage_keys(void)
 	struct corr_stats cs;
 	struct out_summary_in in;
 	struct env e;
-	char *line;
 	struct it_syscall_rec s = mk_pread();
 	struct it_block_rec b1 = mk_pread_bio(); /* q2c 56000, d2c 55000, q2d 1000 */
 	struct it_block_rec b2 = mk_blk(1, 1, IT_ORIG_NONE, IT_OP_READ, 0, 4096, 100, 0, 0, 2100,
@@ -1463,9 +1439,7 @@ static void test_summary_stage_keys(void)
 	ASSERT_EQ(out_requests(e.out), 8ULL, "out_requests");
 	if (!json_lines_valid(sink_str(&e.json), 9))
 		goto out;
-	line = nth_line(sink_str(&e.json), 8);
-	check_fields(line, want, (int)(sizeof(want) / sizeof(want[0])));
-	free(line);
+	check_line(sink_str(&e.json), 8, want, NWANT(want));
 out:
 	env_done(&e);
 }
