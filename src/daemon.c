@@ -264,6 +264,8 @@ int it_daemon_run(const struct it_opts *o)
 	drain(&d);
 	corr_flush(d.corr);
 	summary(&d, 1);
+	if (o->verbose)
+		it_loader_prog_stats(&d.ld, stderr);
 	if (out_error(d.out) && !ret)
 		ret = out_error(d.out);
 out:

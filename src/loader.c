@@ -613,6 +613,25 @@ void it_loader_skipped(const struct it_loader *ld, uint64_t skipped[IT_L_MAX])
 	}
 }
 
+void it_loader_prog_stats(const struct it_loader *ld, FILE *f)
+{
+	struct bpf_program *prog;
+
+	fprintf(f, "%-34s %12s %12s %10s %10s\n", "PROGRAM", "RUNS", "NS", "NS/RUN", "SKIPPED");
+	bpf_object__for_each_program(prog, ld->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		fprintf(f, "%-34s %12llu %12llu %10.0f %10llu\n", bpf_program__name(prog),
+			(unsigned long long)info.run_cnt, (unsigned long long)info.run_time_ns,
+			info.run_cnt ? (double)info.run_time_ns / info.run_cnt : 0.0,
+			(unsigned long long)info.recursion_misses);
+	}
+}
+
 void it_loader_stop(struct it_loader *ld)
 {
 	for (int i = 0; ld->hooks && i < ld->nr_hooks; i++)

@@ -54,6 +54,8 @@ void it_loader_report(const struct it_loader *ld, FILE *f);
  * on that CPU (bpf_prog_info.recursion_misses), summed per layer.
  */
 void it_loader_skipped(const struct it_loader *ld, uint64_t skipped[IT_L_MAX]);
+/* Per-program run counts and times (kernel.bpf_stats_enabled=1), recursion misses. */
+void it_loader_prog_stats(const struct it_loader *ld, FILE *f);
 /* Destroy links and the skeleton; safe on a partly started loader. */
 void it_loader_stop(struct it_loader *ld);
 
