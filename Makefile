@@ -38,7 +38,7 @@ UNIT_BINS   := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%,$(UNIT_SRCS))
 SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 DEPS_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
-	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev
+	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace
 
 .PHONY: all deps run test unit integration lab vmlinux format clean
 

@@ -6,13 +6,26 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bench.h"
 #include "cli.h"
 #include "daemon.h"
+
+/* Subcommands: `iotracer NAME ARGS...` runs fn(argc - 1, argv + 1). */
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} commands[] = {
+	{ "bench", bench_main },
+};
 
 int main(int argc, char **argv)
 {
 	struct it_opts o;
 	int ret;
+
+	for (size_t i = 0; argc > 1 && i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
 
 	cli_defaults(&o);
 	ret = cli_parse(argc, argv, &o, stdout, stderr);

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * svg: the overhead chart of `iotracer bench`, drawn by hand (no plotting
+ * stack): one panel per metric, one horizontal bar per (workload, tracer),
+ * the bar at the median, a whisker from min to max, an optional target line.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#define SVG_W 960
+#define SVG_LABEL_W 300 /* label column */
+#define SVG_PLOT_X (SVG_LABEL_W + 10)
+#define SVG_PLOT_W (SVG_W - SVG_PLOT_X - 90)
+#define SVG_ROW_H 18
+#define SVG_GROUP_GAP 8
+#define SVG_PANEL_HEAD 46 /* title + axis labels */
+#define SVG_PANEL_GAP 30
+
+static const char *const palette[] = {
+	"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
+	"#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+};
+#define NR_COLORS (int)(sizeof(palette) / sizeof(palette[0]))
+
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	int err;
+};
+
+static __attribute__((format(printf, 2, 3))) void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->err)
+		return;
+	for (;;) {
+		size_t room = b->cap - b->len;
+
+		va_start(ap, fmt);
+		n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? room : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->err = 1;
+			return;
+		}
+		if (b->p && (size_t)n < room) {
+			b->len += n;
+			return;
+		}
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *np = realloc(b->p, cap);
+		if (!np) {
+			b->err = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+}
+
+char *svg_escape(const char *s, char *buf, size_t n)
+{
+	size_t o = 0;
+
+	if (!n)
+		return buf;
+	for (; s && *s; s++) {
+		const char *rep = NULL;
+		char one[2] = { *s, 0 };
+
+		switch (*s) {
+		case '&':
+			rep = "&amp;";
+			break;
+		case '<':
+			rep = "&lt;";
+			break;
+		case '>':
+			rep = "&gt;";
+			break;
+		case '"':
+			rep = "&quot;";
+			break;
+		case '\'':
+			rep = "&apos;";
+			break;
+		default:
+			/* control characters are not allowed in XML 1.0 */
+			if ((unsigned char)*s < 0x20 && *s != '\t')
+				one[0] = ' ';
+			rep = one;
+		}
+		size_t l = strlen(rep);
+		if (o + l >= n)
+			break;
+		memcpy(buf + o, rep, l);
+		o += l;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* A "nice" tick step (1, 2 or 5 times a power of ten) for about 5 ticks over range. */
+static double nice_step(double range)
+{
+	double raw, mag, f;
+
+	if (!(range > 0) || !isfinite(range))
+		return 1;
+	raw = range / 5;
+	mag = pow(10, floor(log10(raw)));
+	f = raw / mag;
+	if (f <= 1)
+		return mag;
+	if (f <= 2)
+		return 2 * mag;
+	if (f <= 5)
+		return 5 * mag;
+	return 10 * mag;
+}
+
+static int panel_height(const struct svg_panel *p)
+{
+	int groups = 0;
+
+	for (int i = 0; i < p->nbars; i++)
+		if (!i || strcmp(p->bars[i].group ? p->bars[i].group : "",
+				 p->bars[i - 1].group ? p->bars[i - 1].group : ""))
+			groups++;
+	return SVG_PANEL_HEAD + p->nbars * SVG_ROW_H + groups * SVG_GROUP_GAP + 20;
+}
+
+static void fmt_val(double v, char *buf, size_t n)
+{
+	double a = fabs(v);
+
+	if (!isfinite(v))
+		snprintf(buf, n, "n/a");
+	else if (a >= 1000)
+		snprintf(buf, n, "%.0f", v);
+	else if (a >= 10)
+		snprintf(buf, n, "%.1f", v);
+	else
+		snprintf(buf, n, "%.2f", v);
+}
+
+static void draw_panel(struct sbuf *b, const struct svg_panel *p, int y0)
+{
+	double lo = 0, hi = 0, step, x_of0, scale;
+	char esc[256], vbuf[32];
+	int y;
+
+	for (int i = 0; i < p->nbars; i++) {
+		const struct svg_bar *r = &p->bars[i];
+		double v[3] = { r->value, r->lo, r->hi };
+
+		for (int k = 0; k < 3; k++) {
+			if (!isfinite(v[k]))
+				continue;
+			lo = fmin(lo, v[k]);
+			hi = fmax(hi, v[k]);
+		}
+	}
+	if (isfinite(p->limit)) {
+		lo = fmin(lo, p->limit);
+		hi = fmax(hi, p->limit);
+	}
+	if (hi - lo <= 0)
+		hi = lo + 1;
+	step = nice_step(hi - lo);
+	lo = floor(lo / step) * step;
+	hi = ceil(hi / step) * step;
+	scale = SVG_PLOT_W / (hi - lo);
+	x_of0 = SVG_PLOT_X + (0 - lo) * scale;
+
+	sb_printf(b, "<g class=\"panel\">\n");
+	sb_printf(b, "<text x=\"10\" y=\"%d\" font-size=\"14\" font-weight=\"bold\">%s</text>\n",
+		  y0 + 16, svg_escape(p->title, esc, sizeof(esc)));
+	/* grid and tick labels */
+	int body_h = panel_height(p) - SVG_PANEL_HEAD - 20;
+	for (double t = lo; t <= hi + step / 2; t += step) {
+		double x = SVG_PLOT_X + (t - lo) * scale;
+		double tv = fabs(t) < step / 1e6 ? 0 : t;
+
+		snprintf(vbuf, sizeof(vbuf), "%.*f", step >= 1 ? 0 : step >= 0.1 ? 1 : 2, tv);
+		sb_printf(
+			b,
+			"<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>\n"
+			"<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\" fill=\"#555\">%s</text>\n",
+			x, y0 + SVG_PANEL_HEAD - 6, x, y0 + SVG_PANEL_HEAD + body_h, x,
+			y0 + SVG_PANEL_HEAD - 10, vbuf);
+	}
+	sb_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#333\"/>\n", x_of0,
+		  y0 + SVG_PANEL_HEAD - 6, x_of0, y0 + SVG_PANEL_HEAD + body_h);
+	if (isfinite(p->limit)) {
+		double x = SVG_PLOT_X + (p->limit - lo) * scale;
+
+		sb_printf(
+			b,
+			"<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#d62728\" stroke-dasharray=\"4 3\"/>\n",
+			x, y0 + SVG_PANEL_HEAD - 6, x, y0 + SVG_PANEL_HEAD + body_h);
+		if (p->limit_label)
+			sb_printf(
+				b,
+				"<text x=\"%.1f\" y=\"%d\" font-size=\"10\" fill=\"#d62728\">%s</text>\n",
+				x + 3, y0 + SVG_PANEL_HEAD + body_h + 12,
+				svg_escape(p->limit_label, esc, sizeof(esc)));
+	}
+
+	y = y0 + SVG_PANEL_HEAD;
+	for (int i = 0; i < p->nbars; i++) {
+		const struct svg_bar *r = &p->bars[i];
+		const char *g = r->group ? r->group : "";
+		int first = !i || strcmp(g, p->bars[i - 1].group ? p->bars[i - 1].group : "");
+		int c = r->color >= 0 ? r->color % NR_COLORS : 0;
+
+		if (first) {
+			y += SVG_GROUP_GAP;
+			sb_printf(
+				b,
+				"<text x=\"10\" y=\"%d\" font-size=\"12\" font-weight=\"bold\">%s</text>\n",
+				y + 13, svg_escape(g, esc, sizeof(esc)));
+		}
+		sb_printf(
+			b,
+			"<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">%s</text>\n",
+			SVG_LABEL_W, y + 13, svg_escape(r->label, esc, sizeof(esc)));
+		if (isfinite(r->value)) {
+			double x1 = SVG_PLOT_X + (fmin(0, r->value) - lo) * scale;
+			double w = fabs(r->value) * scale;
+
+			fmt_val(r->value, vbuf, sizeof(vbuf));
+			sb_printf(
+				b,
+				"<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>%s %s</title></rect>\n",
+				x1, y + 3, w, SVG_ROW_H - 5, palette[c],
+				svg_escape(r->label, esc, sizeof(esc)), vbuf);
+			if (isfinite(r->lo) && isfinite(r->hi)) {
+				double xl = SVG_PLOT_X + (r->lo - lo) * scale;
+				double xh = SVG_PLOT_X + (r->hi - lo) * scale;
+				int ym = y + SVG_ROW_H / 2;
+
+				sb_printf(
+					b,
+					"<path d=\"M%.1f %dV%dM%.1f %dH%.1fM%.1f %dV%d\" stroke=\"#222\" fill=\"none\"/>\n",
+					xl, ym - 4, ym + 4, xl, ym, xh, xh, ym - 4, ym + 4);
+			}
+			double xt =
+				SVG_PLOT_X +
+				(fmax(fmax(0, r->value), isfinite(r->hi) ? r->hi : 0) - lo) * scale;
+			sb_printf(
+				b,
+				"<text x=\"%.1f\" y=\"%d\" font-size=\"11\" fill=\"#222\">%s</text>\n",
+				xt + 4, y + 13, vbuf);
+		} else {
+			sb_printf(
+				b,
+				"<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#888\">n/a</text>\n",
+				SVG_PLOT_X + 4, y + 13);
+		}
+		y += SVG_ROW_H;
+	}
+	sb_printf(b, "</g>\n");
+}
+
+char *svg_chart(const char *title, const struct svg_panel *panels, int npanels)
+{
+	struct sbuf b = { 0 };
+	char esc[256];
+	int h = 40, y;
+
+	for (int i = 0; i < npanels; i++)
+		h += panel_height(&panels[i]) + SVG_PANEL_GAP;
+	sb_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	sb_printf(
+		&b,
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n",
+		SVG_W, h, SVG_W, h);
+	sb_printf(&b, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+	sb_printf(&b, "<text x=\"10\" y=\"24\" font-size=\"16\" font-weight=\"bold\">%s</text>\n",
+		  svg_escape(title ? title : "", esc, sizeof(esc)));
+	y = 40;
+	for (int i = 0; i < npanels; i++) {
+		draw_panel(&b, &panels[i], y);
+		y += panel_height(&panels[i]) + SVG_PANEL_GAP;
+	}
+	sb_printf(&b, "</svg>\n");
+	if (b.err) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}
