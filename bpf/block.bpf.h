@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Block layer: btt-style stages per request. A bio is stamped at queue (Q)
- * and getrq (G) in the submitter's context, where the current syscall,
- * io_uring request or writeback inode is known; the request inherits the
- * stamps of its first bio when it is first seen (insert or issue), is
- * stamped at insert (I) and issue (D), and leaves one record at completion
- * (C). Every request also lands in the per-(dev, op) log2 histograms.
+ * Block layer: btt-style stages per request, at the least cost per IO.
+ *
+ * A bio is stamped at queue (Q) in the submitter's context, where the current
+ * syscall, io_uring request or writeback inode is known. Its entry in `bios`
+ * is the request's state as long as the bio is the request's first one
+ * (rq->bio): insert (I) and issue (D) stamp it with one lookup, completion (C)
+ * reads it, deletes it and leaves one record. G is the kernel's own
+ * rq->start_time_ns (set at request allocation when IO accounting is on), so
+ * no hook is spent on getrq. Every request also lands in the per-CPU
+ * per-(dev, op) log2 histograms.
  */
 #ifndef IT_BLOCK_BPF_H
 #define IT_BLOCK_BPF_H
@@ -15,29 +19,20 @@
 struct bio_info {
 	struct it_task task;
 	u64 q_ns;
-	u64 g_ns;
+	u64 i_ns;
+	u64 d_ns;
 	u64 seq;
 	u64 origin_id;
 	u64 ino;
 	u32 flags;
 	u8 origin;
+	u8 requeued;
 };
 
-struct rq_info {
-	struct it_task task;
-	u64 q_ns, g_ns, i_ns, d_ns;
-	u64 seq;
-	u64 origin_id;
-	u64 ino;
-	u64 sector;
-	u32 dev;
-	u32 bytes;
-	u32 flags;
-	u8 op;
-	u8 origin;
-};
-
-/* bio -> origin; LRU: a bio that never becomes a request only costs a slot. */
+/*
+ * bio -> request state. LRU: a bio that never heads a request (front merge,
+ * bio-based driver) or whose completion was not seen only costs a slot.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
@@ -45,12 +40,13 @@ struct {
 	__type(value, struct bio_info);
 } bios SEC(".maps");
 
+/* Per CPU: the last bio-less request completed (see it_rq_complete). */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, u64);
-	__type(value, struct rq_info);
-} inflight SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u64);
+} last_bioless SEC(".maps");
 
 static __always_inline u8 it_req_op(u32 opf)
 {
@@ -134,23 +130,14 @@ static __always_inline int it_bio_queue(struct bio *bio)
 		}
 		bi.flags = it_sample_flag();
 	}
+	bi.flags |= IT_F_HAS_Q;
 	it_fill_task(&bi.task);
 	if (bpf_map_update_elem(&bios, &key, &bi, BPF_ANY))
 		it_drop(IT_L_BLOCK, IT_DROP_INFLIGHT);
 	return 0;
 }
 
-static __always_inline int it_getrq(struct bio *bio)
-{
-	u64 key = (u64)bio;
-	struct bio_info *bi = bpf_map_lookup_elem(&bios, &key);
-
-	if (bi)
-		bi->g_ns = bpf_ktime_get_ns();
-	return 0;
-}
-
-/* A bio merged into an existing request: its request carries the first bio's origin. */
+/* A bio merged behind another one never heads a request: forget it. */
 static __always_inline int it_bio_merged(struct bio *bio)
 {
 	u64 key = (u64)bio;
@@ -159,149 +146,127 @@ static __always_inline int it_bio_merged(struct bio *bio)
 	return 0;
 }
 
-/* Find or start following a request. */
-static __always_inline struct rq_info *it_rq_track(struct request *rq, u64 now)
+static __always_inline struct bio_info *it_rq_info(struct request *rq)
 {
-	u64 key = (u64)rq, bkey;
-	struct rq_info *ri = bpf_map_lookup_elem(&inflight, &key);
-	struct rq_info n = {};
-	struct bio_info *bi;
-	u32 opf;
+	u64 key = (u64)BPF_CORE_READ(rq, bio);
 
-	if (ri)
-		return ri;
-	n.dev = it_disk_devt(it_rq_disk(rq));
-	bkey = (u64)BPF_CORE_READ(rq, bio);
-	bi = bkey ? bpf_map_lookup_elem(&bios, &bkey) : NULL;
-	if (bi) {
-		n.task = bi->task;
-		n.q_ns = bi->q_ns;
-		n.g_ns = bi->g_ns;
-		n.seq = bi->seq;
-		n.origin_id = bi->origin_id;
-		n.ino = bi->ino;
-		n.origin = bi->origin;
-		n.flags = bi->flags | IT_F_HAS_Q | (bi->g_ns ? IT_F_HAS_G : 0);
-		bpf_map_delete_elem(&bios, &bkey);
-	} else {
-		/* No bio seen: internal request (flush), or a filtered-out bio. */
-		if (!it_dev_ok(n.dev) || !it_task_ok() || filter_file)
-			return NULL;
-		it_fill_task(&n.task);
-		n.q_ns = now;
-		n.flags = it_sample_flag();
-	}
-	opf = BPF_CORE_READ(rq, cmd_flags);
-	n.op = it_req_op(opf);
-	n.flags |= it_req_flags(opf);
-	if (bpf_map_update_elem(&inflight, &key, &n, BPF_ANY)) {
-		it_drop(IT_L_BLOCK, IT_DROP_INFLIGHT);
-		return NULL;
-	}
-	return bpf_map_lookup_elem(&inflight, &key);
+	return key ? bpf_map_lookup_elem(&bios, &key) : NULL;
 }
 
 static __always_inline int it_rq_insert(struct request *rq)
 {
-	u64 now = bpf_ktime_get_ns();
-	struct rq_info *ri = it_rq_track(rq, now);
+	struct bio_info *bi = it_rq_info(rq);
 
-	if (ri) {
-		ri->i_ns = now;
-		ri->flags |= IT_F_HAS_I;
+	if (bi) {
+		bi->i_ns = bpf_ktime_get_ns();
+		bi->flags |= IT_F_HAS_I;
 	}
 	return 0;
 }
 
 static __always_inline int it_rq_issue(struct request *rq)
 {
-	u64 now = bpf_ktime_get_ns(), key = (u64)rq;
-	struct rq_info *ri = bpf_map_lookup_elem(&inflight, &key);
+	struct bio_info *bi = it_rq_info(rq);
 
-	/*
-	 * Issued while still marked issued (requeue clears d_ns): the previous
-	 * use of this request completed unseen. Start over from its bio.
-	 */
-	if (ri && ri->d_ns) {
-		bpf_map_delete_elem(&inflight, &key);
-		it_drop(IT_L_BLOCK, IT_DROP_MISSED);
-	}
-	ri = it_rq_track(rq, now);
-
-	if (ri && !ri->d_ns) {
-		ri->d_ns = now;
-		ri->sector = BPF_CORE_READ(rq, __sector);
-		ri->bytes = BPF_CORE_READ(rq, __data_len);
-	}
+	if (!bi)
+		return 0;
+	if (!bi->d_ns && !bi->requeued)
+		it_count(IT_CNT_BLK_ISSUED);
+	bi->d_ns = bpf_ktime_get_ns(); /* after a requeue: the last issue */
 	return 0;
 }
 
-/* Requeued: it will be issued again, and D must be that last issue. */
 static __always_inline int it_rq_requeue(struct request *rq)
 {
-	u64 key = (u64)rq;
-	struct rq_info *ri = bpf_map_lookup_elem(&inflight, &key);
+	struct bio_info *bi = it_rq_info(rq);
 
-	if (ri)
-		ri->d_ns = 0;
+	if (bi)
+		bi->requeued = 1;
 	return 0;
 }
 
-/* A request merged into another one disappears. */
-static __always_inline int it_rq_merged(struct request *rq)
-{
-	u64 key = (u64)rq;
-
-	bpf_map_delete_elem(&inflight, &key);
-	return 0;
-}
-
+/*
+ * block_rq_complete fires once per blk_update_request(): several times for a
+ * request completed in parts. The first call finds the first bio's entry and
+ * ends the request; later calls see the next bio as rq->bio and find nothing.
+ */
 static __always_inline int it_rq_complete(struct request *rq, s32 error)
 {
-	u64 key = (u64)rq;
-	struct rq_info *p = bpf_map_lookup_elem(&inflight, &key);
+	u64 key = (u64)BPF_CORE_READ(rq, bio), now, g;
+	struct bio_info *p = key ? bpf_map_lookup_elem(&bios, &key) : NULL;
 	struct it_block_rec *r;
 	struct it_hist_val *h;
-	struct rq_info ri;
-	u64 now, q2c;
+	struct bio_info bi;
+	u32 dev, opf;
 
-	if (!p)
+	if (p) {
+		bi = *p;
+		bpf_map_delete_elem(&bios, &key);
+		it_count(IT_CNT_BLK_COMPLETED);
+	} else {
+		/*
+		 * A request without bios (the flush machinery's own request):
+		 * followed from the kernel's stamps alone. The two completion
+		 * programs both get here: the per-CPU note keeps one record.
+		 */
+		u32 zero = 0;
+		u64 *last = bpf_map_lookup_elem(&last_bioless, &zero);
+
+		if (key || !last || *last == (u64)rq)
+			return 0;
+		*last = (u64)rq;
+		if (filter_pid || filter_comm || filter_cgroup || filter_file)
+			return 0;
+		__builtin_memset(&bi, 0, sizeof(bi));
+		bi.q_ns = BPF_CORE_READ(rq, start_time_ns);
+		bi.d_ns = BPF_CORE_READ(rq, io_start_time_ns);
+		if (!bi.q_ns)
+			return 0;
+		bi.flags = it_sample_flag();
+	}
+	dev = it_disk_devt(it_rq_disk(rq));
+	if (!p && !it_dev_ok(dev))
 		return 0;
-	ri = *p;
-	bpf_map_delete_elem(&inflight, &key);
 	now = bpf_ktime_get_ns();
-	q2c = now - ri.q_ns;
-	h = it_hist_get(ri.dev, IT_L_BLOCK, ri.op, IT_HK_PLAIN);
+	opf = BPF_CORE_READ(rq, cmd_flags);
+	/*
+	 * G: the request's allocation time. It may come from the plug's cached
+	 * clock (6.9+), i.e. before Q: then it is not a usable stamp.
+	 */
+	g = p ? BPF_CORE_READ(rq, start_time_ns) : 0;
+	if (g < bi.q_ns || g > now)
+		g = 0;
+	h = it_hist_get(dev, IT_L_BLOCK, it_req_op(opf), IT_HK_PLAIN);
 	if (h) {
-		it_hist_slot(&h->st[IT_ST_Q2C], q2c);
-		if (ri.d_ns) {
-			it_hist_slot(&h->st[IT_ST_D2C], now - ri.d_ns);
-			it_hist_slot(&h->st[IT_ST_Q2D], ri.d_ns - ri.q_ns);
+		it_hist_slot(&h->st[IT_ST_Q2C], now - bi.q_ns);
+		if (bi.d_ns) {
+			it_hist_slot(&h->st[IT_ST_D2C], now - bi.d_ns);
+			it_hist_slot(&h->st[IT_ST_Q2D], bi.d_ns - bi.q_ns);
 		}
 	}
-	if (!it_keep(ri.flags, q2c))
+	if (!it_keep(bi.flags, now - bi.q_ns))
 		return 0;
 	r = it_reserve(sizeof(*r), IT_L_BLOCK);
 	if (!r)
 		return 0;
 	it_hdr_init(&r->hdr, IT_REC_BLOCK, sizeof(*r));
-	r->task = ri.task;
-	r->seq = ri.seq;
-	r->origin_id = ri.origin_id;
-	r->sector = ri.d_ns ? ri.sector : BPF_CORE_READ(rq, __sector);
-	r->q_ns = ri.q_ns;
-	r->g_ns = ri.g_ns;
-	r->i_ns = ri.i_ns;
-	r->d_ns = ri.d_ns;
+	r->task = bi.task;
+	r->seq = bi.seq;
+	r->origin_id = bi.origin_id;
+	r->sector = BPF_CORE_READ(rq, __sector);
+	r->q_ns = bi.q_ns;
+	r->g_ns = g;
+	r->i_ns = bi.i_ns;
+	r->d_ns = bi.d_ns;
 	r->c_ns = now;
-	r->ino = ri.ino;
-	r->dev = ri.dev;
-	r->bytes = ri.d_ns ? ri.bytes : BPF_CORE_READ(rq, __data_len);
-	r->flags = ri.flags | (error ? IT_F_ERROR : 0);
+	r->ino = bi.ino;
+	r->dev = dev;
+	r->bytes = BPF_CORE_READ(rq, __data_len);
+	r->flags = bi.flags | (g ? IT_F_HAS_G : 0) | it_req_flags(opf) | (error ? IT_F_ERROR : 0);
 	r->error = error;
 	r->nr_merged = 0;
-	r->op = ri.op;
-	r->origin = ri.origin;
+	r->op = it_req_op(opf);
+	r->origin = bi.origin;
 	r->pad0 = 0;
 	it_submit(r);
 	return 0;
@@ -314,48 +279,45 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error)
 #define IT_BLK_ARG(ctx, i) ((void *)(ctx)[blk_tp_has_queue ? (i) + 1 : (i)])
 
 /* Each block hook as tp_btf (preferred) and raw_tp (fallback). */
-#define IT_BLOCK_TP(tp, call)  \
-	SEC("tp_btf/" #tp)     \
-	int btf_##tp(u64 *ctx) \
-	{                      \
-		return call;   \
-	}                      \
-	SEC("raw_tp/" #tp)     \
-	int raw_##tp(u64 *ctx) \
-	{                      \
-		return call;   \
+#define IT_BLOCK_TP(tp, call)          \
+	SEC("tp_btf/" #tp)             \
+	int btf_##tp(u64 *ctx)         \
+	{                              \
+		return call;           \
+	}                              \
+	SEC("raw_tp/" #tp)             \
+	int raw_##tp(u64 *ctx)         \
+	{                              \
+		return call;           \
 	}
 
 IT_BLOCK_TP(block_bio_queue, it_bio_queue(IT_BLK_ARG(ctx, 0)))
 IT_BLOCK_TP(block_split, it_bio_queue(IT_BLK_ARG(ctx, 0)))
-IT_BLOCK_TP(block_getrq, it_getrq(IT_BLK_ARG(ctx, 0)))
 /* bio merges: (bio) since 5.11; (q, rq, bio) before */
 IT_BLOCK_TP(block_bio_backmerge, it_bio_merged(IT_BLK_ARG(ctx, blk_tp_has_queue ? 1 : 0)))
-IT_BLOCK_TP(block_bio_frontmerge, it_bio_merged(IT_BLK_ARG(ctx, blk_tp_has_queue ? 1 : 0)))
-IT_BLOCK_TP(block_rq_merge, it_rq_merged(IT_BLK_ARG(ctx, 0)))
 IT_BLOCK_TP(block_rq_insert, it_rq_insert(IT_BLK_ARG(ctx, 0)))
 IT_BLOCK_TP(block_rq_issue, it_rq_issue(IT_BLK_ARG(ctx, 0)))
 IT_BLOCK_TP(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))
 /*
  * block_rq_complete(rq, error, nr_bytes) on every kernel we support.
  * The kernel skips a tp_btf/raw_tp program that would nest in itself on a
- * CPU (a completion in softirq interrupting a completion in task context)
- * and only counts it in recursion_misses. A second program on the same
- * tracepoint is not running when the first one is interrupted, so one of the
- * two always sees a nested completion; the other finds no entry (one failed
- * lookup) and returns.
+ * CPU (a completion in softirq interrupting a completion in task context).
+ * A second program on the same tracepoint is not running when the first one
+ * is interrupted, so one of the two sees a nested completion; the other finds
+ * no entry (one failed lookup) and returns.
  */
-IT_BLOCK_TP(block_rq_complete, it_rq_complete((void *)ctx[0], (s32)ctx[1]))
+#define IT_RQ_COMPLETE(ctx) it_rq_complete((void *)(ctx)[0], (s32)(ctx)[1])
+IT_BLOCK_TP(block_rq_complete, IT_RQ_COMPLETE(ctx))
 SEC("tp_btf/block_rq_complete")
 int btf_block_rq_complete2(u64 *ctx)
 {
-	return it_rq_complete((void *)ctx[0], (s32)ctx[1]);
+	return IT_RQ_COMPLETE(ctx);
 }
 
 SEC("raw_tp/block_rq_complete")
 int raw_block_rq_complete2(u64 *ctx)
 {
-	return it_rq_complete((void *)ctx[0], (s32)ctx[1]);
+	return IT_RQ_COMPLETE(ctx);
 }
 
 #endif /* IT_BLOCK_BPF_H */

@@ -96,10 +96,17 @@ enum it_drop_kind {
 	IT_DROP_RINGBUF = 0, /* bpf_ringbuf_reserve failed: record lost */
 	IT_DROP_INFLIGHT, /* inflight map full: request not followed */
 	IT_DROP_HIST, /* histogram map full */
-	IT_DROP_MISSED, /* a completion was never seen: request re-issued before it */
+	IT_DROP_MISSED, /* issued, completion not seen (user space: issued - completed) */
 	IT_DROP_KINDS,
 };
 #define IT_NR_DROPS (IT_L_MAX * IT_DROP_KINDS)
+
+/* Event counters: per CPU, map "counters". */
+enum it_counter {
+	IT_CNT_BLK_ISSUED = 0, /* followed block requests issued to the driver */
+	IT_CNT_BLK_COMPLETED, /* followed block requests seen completing */
+	IT_NR_COUNTERS,
+};
 
 /* Flags on records. */
 #define IT_F_DIO (1u << 0) /* file opened O_DIRECT / iomap direct IO seen */

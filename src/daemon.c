@@ -24,6 +24,7 @@
 #include "daemon.h"
 #include "loader.h"
 #include "output.h"
+#include "hist.h"
 #include "parse.h"
 
 #define DRAIN_NS (50ull * 1000 * 1000) /* timer period: drain the ring */
@@ -68,38 +69,64 @@ static void drain(struct daemon *d)
 	corr_tick(d->corr, d->now_ns);
 }
 
-static void read_drops(struct daemon *d, uint64_t *drops)
+/* Sum a per-CPU array map of u64 counters into out[0..n). */
+static void read_percpu_u64(const struct bpf_map *map, uint64_t *out, uint32_t n)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t *vals = calloc(ncpu > 0 ? ncpu : 1, sizeof(uint64_t));
 
-	memset(drops, 0, IT_NR_DROPS * sizeof(*drops));
-	if (!vals || ncpu <= 0)
-		goto out;
-	for (uint32_t i = 0; i < IT_NR_DROPS; i++) {
-		if (bpf_map__lookup_elem(d->ld.skel->maps.drops, &i, sizeof(i), vals,
-					 ncpu * sizeof(uint64_t), 0))
+	memset(out, 0, n * sizeof(*out));
+	for (uint32_t i = 0; vals && ncpu > 0 && i < n; i++) {
+		if (bpf_map__lookup_elem(map, &i, sizeof(i), vals, ncpu * sizeof(uint64_t), 0))
 			continue;
 		for (int c = 0; c < ncpu; c++)
-			drops[i] += vals[c];
+			out[i] += vals[c];
 	}
-out:
 	free(vals);
+}
+
+static void read_drops(struct daemon *d, uint64_t *drops)
+{
+	uint64_t cnt[IT_NR_COUNTERS];
+
+	read_percpu_u64(d->ld.skel->maps.drops, drops, IT_NR_DROPS);
+	/* Issued but never seen completing (and still in flight, mid-run). */
+	read_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
+	if (cnt[IT_CNT_BLK_ISSUED] > cnt[IT_CNT_BLK_COMPLETED])
+		drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED] =
+			cnt[IT_CNT_BLK_ISSUED] - cnt[IT_CNT_BLK_COMPLETED];
+}
+
+/* The per-CPU histogram values of one key, summed. */
+static void sum_hist(struct it_hist_val *dst, const struct it_hist_val *percpu, int ncpu)
+{
+	memset(dst, 0, sizeof(*dst));
+	for (int c = 0; c < ncpu; c++)
+		for (int s = 0; s < IT_ST_MAX; s++)
+			log2h_add(&dst->st[s], &percpu[c].st[s]);
 }
 
 static int read_khists(struct daemon *d)
 {
 	int fd = bpf_map__fd(d->ld.skel->maps.hists), n = 0;
-	struct it_hist_key key, *prev = NULL;
+	int ncpu = libbpf_num_possible_cpus();
+	struct it_hist_key key, prev;
+	struct it_hist_val *vals;
+	int have_prev = 0;
 
-	while (n < MAX_KHISTS && !bpf_map_get_next_key(fd, prev, &key)) {
-		if (!bpf_map_lookup_elem(fd, &key, &d->khists[n].val)) {
+	if (ncpu <= 0)
+		return 0;
+	vals = calloc(ncpu, sizeof(*vals));
+	while (vals && n < MAX_KHISTS && !bpf_map_get_next_key(fd, have_prev ? &prev : NULL, &key)) {
+		if (!bpf_map_lookup_elem(fd, &key, vals)) {
 			d->khists[n].key = key;
+			sum_hist(&d->khists[n].val, vals, ncpu);
 			n++;
 		}
-		d->khists[n < MAX_KHISTS ? n : MAX_KHISTS - 1].key = key;
-		prev = &d->khists[n < MAX_KHISTS ? n : MAX_KHISTS - 1].key;
+		prev = key;
+		have_prev = 1;
 	}
+	free(vals);
 	return n;
 }
 
