@@ -46,7 +46,12 @@
 
 #define CHUNK_NODES 256
 #define MIN_BUCKETS 64
-#define MAX_BUCKETS (1u << 20)
+/*
+ * Chained tables: more entries than buckets only makes chains longer. 4096
+ * buckets (64 KB a table) cover the usual hundreds to thousands of pending
+ * items; sizing for max_pending (64 Ki) kept 3 MB resident for nothing.
+ */
+#define MAX_BUCKETS (1u << 12)
 
 /* Intrusive circular doubly linked list. */
 struct corr_link {

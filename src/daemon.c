@@ -6,6 +6,7 @@
  * through the correlator to the output sinks.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +253,12 @@ int it_daemon_run(const struct it_opts *o)
 	FILE *text = stdout;
 	int ret;
 
+	/*
+	 * Loading parses the kernel's BTF (several MB, freed after load). A fixed
+	 * mmap threshold keeps such blocks out of the heap, so they go back to
+	 * the kernel instead of staying resident in a fragmented heap.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	ret = it_loader_start(&d.ld, o, stderr);
 	if (ret)
 		goto out;
@@ -281,6 +288,8 @@ int it_daemon_run(const struct it_opts *o)
 		goto out;
 	}
 	report_attach(&d);
+	/* Loading parsed the kernel's BTF (MBs, freed since): give the heap back. */
+	malloc_trim(0);
 	ret = setup_fds(&d);
 	if (ret) {
 		fprintf(stderr, "iotracer: cannot set up the event loop: %s\n", strerror(-ret));
