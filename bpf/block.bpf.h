@@ -27,7 +27,19 @@ struct bio_info {
 	u32 flags;
 	u8 origin;
 	u8 requeued;
+	/* driver layer (driver.bpf.h) */
+	u8 drv_layer;
+	u8 drv_opcode;
+	u16 drv_qid;
+	u32 drv_tag;
+	s32 drv_status;
+	u64 drv_submit_ns;
+	u64 drv_kick_ns;
+	u64 drv_done_ns;
 };
+
+/* virtio-blk completes in its virtqueue interrupt (driver.bpf.h). */
+static __always_inline void it_virtio_done(struct bio_info *bi);
 
 /*
  * bio -> request state. LRU: a bio that never heads a request (front merge,
@@ -246,6 +258,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error)
 	}
 	if (!it_keep(bi.flags, now - bi.q_ns))
 		return 0;
+	it_virtio_done(&bi);
 	r = it_reserve(sizeof(*r), IT_L_BLOCK);
 	if (!r)
 		return 0;
@@ -268,6 +281,15 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error)
 	r->op = it_req_op(opf);
 	r->origin = bi.origin;
 	r->pad0 = 0;
+	r->drv_submit_ns = bi.drv_submit_ns;
+	r->drv_kick_ns = bi.drv_kick_ns;
+	r->drv_done_ns = bi.drv_done_ns;
+	r->drv_tag = bi.drv_tag;
+	r->drv_qid = bi.drv_qid;
+	r->drv_layer = bi.drv_layer;
+	r->drv_opcode = bi.drv_opcode;
+	r->drv_status = bi.drv_status;
+	r->pad1 = 0;
 	it_submit(r);
 	return 0;
 }

@@ -9,5 +9,6 @@
 #include "fs.bpf.h"
 #include "sched.bpf.h"
 #include "block.bpf.h"
+#include "driver.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

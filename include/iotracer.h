@@ -183,6 +183,16 @@ struct it_block_rec {
 	__u8 op; /* enum it_op */
 	__u8 origin; /* enum it_origin */
 	__u32 pad0;
+	/* driver layer (nvme, scsi, virtio): zero when no driver hook saw it */
+	__u64 drv_submit_ns; /* nvme_setup_cmd / scsi_dispatch_cmd_start / virtio_queue_rq */
+	__u64 drv_kick_ns; /* virtio: virtqueue_notify (exit to the hypervisor) */
+	__u64 drv_done_ns; /* nvme_complete_rq / scsi_dispatch_cmd_done / virtblk done */
+	__u32 drv_tag; /* nvme command id, scsi tag, virtio: 0 */
+	__u16 drv_qid; /* nvme queue id, hw queue */
+	__u8 drv_layer; /* IT_L_NVME, IT_L_SCSI, IT_L_VIRTIO; 0 = none */
+	__u8 drv_opcode; /* nvme opcode, scsi cdb[0], virtio: 0 */
+	__s32 drv_status; /* nvme status, scsi result */
+	__u32 pad1;
 };
 
 struct it_uring_rec {

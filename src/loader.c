@@ -5,6 +5,7 @@
  * every other method before load, set the filters, load, attach, and keep
  * a per-hook report of what attached and why not.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -50,9 +51,10 @@ struct it_hook_def {
 #define BTF_HOOK(l, n, g) HOOK(l, #n, g, [IT_M_TP_BTF] = { "btf_" #n })
 #define BTF_RAW_HOOK(l, n, g) \
 	HOOK(l, #n, g, [IT_M_TP_BTF] = { "btf_" #n }, [IT_M_RAW_TP] = { "raw_" #n })
-#define VFS_HOOK(n)                                                            \
-	HOOK(IT_L_FS, #n, NULL, [IT_M_FENTRY] = { "fentry_" #n, "fexit_" #n }, \
-	     [IT_M_KPROBE] = { "kprobe_" #n, "kretprobe_" #n })
+/* A kernel function: fentry(+fexit) where allowed, else kprobe(+kretprobe). */
+#define FN_HOOK(l, n, fe, fx, kp, kr) \
+	HOOK(l, #n, NULL, [IT_M_FENTRY] = { fe, fx }, [IT_M_KPROBE] = { kp, kr })
+#define VFS_HOOK(n) FN_HOOK(IT_L_FS, n, "fentry_" #n, "fexit_" #n, "kprobe_" #n, "kretprobe_" #n)
 
 static const struct it_hook_def hook_defs[] = {
 	SYSCALL_HOOK(read),
@@ -94,6 +96,17 @@ static const struct it_hook_def hook_defs[] = {
 	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_insert, "block"),
 	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_issue, "block"),
 	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_requeue, "block"),
+	BTF_RAW_HOOK(IT_L_NVME, nvme_setup_cmd, "nvme"),
+	BTF_RAW_HOOK(IT_L_NVME, nvme_complete_rq, "nvme"),
+	BTF_RAW_HOOK(IT_L_SCSI, scsi_dispatch_cmd_start, "scsi"),
+	BTF_RAW_HOOK(IT_L_SCSI, scsi_dispatch_cmd_done, "scsi"),
+	BTF_RAW_HOOK(IT_L_SCSI, scsi_dispatch_cmd_error, "scsi"),
+	BTF_RAW_HOOK(IT_L_SCSI, scsi_dispatch_cmd_timeout, "scsi"),
+	FN_HOOK(IT_L_VIRTIO, virtio_queue_rq, "fentry_virtio_queue_rq", "fexit_virtio_queue_rq",
+		"kprobe_virtio_queue_rq", "kretprobe_virtio_queue_rq"),
+	FN_HOOK(IT_L_VIRTIO, virtqueue_notify, "fentry_virtqueue_notify", NULL,
+		"kprobe_virtqueue_notify", NULL),
+	FN_HOOK(IT_L_VIRTIO, virtblk_done, "fentry_virtblk_done", NULL, "kprobe_virtblk_done", NULL),
 	/* two programs: see "nested completions" in block.bpf.h */
 	HOOK(IT_L_BLOCK, "block_rq_complete",
 	     "block", [IT_M_TP_BTF] = { "btf_block_rq_complete", "btf_block_rq_complete2" },
@@ -114,8 +127,13 @@ const char *it_method_name(enum it_method m)
 
 /* ---- kernel probing ---- */
 
+#define IT_MAX_MOD_BTF 256
+
 struct it_probe {
 	struct btf *vmlinux;
+	struct btf *mods[IT_MAX_MOD_BTF]; /* module BTFs, loaded on first need */
+	int nr_mods;
+	int mods_loaded;
 	int fentry_err; /* 0: fentry works; else -errno */
 	int kprobe_ok;
 	char tracefs[64];
@@ -139,6 +157,64 @@ static int btf_func_params(const struct btf *btf, const char *typedef_name)
 	if (!t || !btf_is_func_proto(t))
 		return -1;
 	return btf_vlen(t);
+}
+
+/* Module BTFs (split on vmlinux): where driver tracepoints and functions live. */
+static void load_module_btfs(struct it_probe *p)
+{
+	struct dirent *e;
+	DIR *dir;
+
+	if (p->mods_loaded || !p->vmlinux)
+		return;
+	p->mods_loaded = 1;
+	dir = opendir("/sys/kernel/btf");
+	if (!dir)
+		return;
+	while ((e = readdir(dir)) && p->nr_mods < IT_MAX_MOD_BTF) {
+		char path[300];
+		struct btf *b;
+
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "vmlinux"))
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", e->d_name);
+		b = btf__parse_split(path, p->vmlinux);
+		if (b)
+			p->mods[p->nr_mods++] = b;
+	}
+	closedir(dir);
+}
+
+/* Parameters of a tracepoint's btf_trace_ typedef, in vmlinux or a module; -1 if none. */
+static int tp_params_any(struct it_probe *p, const char *typedef_name)
+{
+	int n = btf_func_params(p->vmlinux, typedef_name);
+
+	if (n >= 0)
+		return n;
+	load_module_btfs(p);
+	for (int i = 0; i < p->nr_mods && n < 0; i++)
+		n = btf_func_params(p->mods[i], typedef_name);
+	return n;
+}
+
+/* Is there a (non-inlined) kernel function of that name, in vmlinux or a module? */
+static int func_exists_any(struct it_probe *p, const char *name)
+{
+	if (p->vmlinux && btf__find_by_name_kind(p->vmlinux, name, BTF_KIND_FUNC) >= 0)
+		return 1;
+	load_module_btfs(p);
+	for (int i = 0; i < p->nr_mods; i++)
+		if (btf__find_by_name_kind(p->mods[i], name, BTF_KIND_FUNC) >= 0)
+			return 1;
+	return 0;
+}
+
+static void probe_free(struct it_probe *p)
+{
+	for (int i = 0; i < p->nr_mods; i++)
+		btf__free(p->mods[i]);
+	btf__free(p->vmlinux);
 }
 
 static int tracefs_event_exists(const struct it_probe *p, const char *group, const char *name)
@@ -214,7 +290,7 @@ static int hook_exists_tp(const struct it_probe *p, const struct it_hook_def *d)
 }
 
 /* Can `method` implement hook `d` here? If not, say why in `why`. */
-static int method_usable(const struct it_probe *p, const struct it_hook_def *d, enum it_method m,
+static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum it_method m,
 			 char *why, size_t n)
 {
 	char name[64];
@@ -222,7 +298,7 @@ static int method_usable(const struct it_probe *p, const struct it_hook_def *d, 
 	switch (m) {
 	case IT_M_TP_BTF:
 		snprintf(name, sizeof(name), "btf_trace_%s", d->name);
-		if (btf_func_params(p->vmlinux, name) < 0) {
+		if (tp_params_any(p, name) < 0) {
 			snprintf(why, n, "no BTF for tracepoint %s", d->name);
 			return 0;
 		}
@@ -247,6 +323,10 @@ static int method_usable(const struct it_probe *p, const struct it_hook_def *d, 
 			snprintf(why, n, "fentry not permitted (%s)", strerror(-p->fentry_err));
 			return 0;
 		}
+		if (!func_exists_any(p, d->name)) {
+			snprintf(why, n, "no kernel function %s (module not loaded?)", d->name);
+			return 0;
+		}
 		return 1;
 	case IT_M_KPROBE:
 		if (!p->kprobe_ok) {
@@ -257,13 +337,17 @@ static int method_usable(const struct it_probe *p, const struct it_hook_def *d, 
 				snprintf(why, n, "kprobe: not supported by this kernel");
 			return 0;
 		}
+		if (!func_exists_any(p, d->name)) {
+			snprintf(why, n, "no kernel function %s (module not loaded?)", d->name);
+			return 0;
+		}
 		return 1;
 	default:
 		return 0;
 	}
 }
 
-static void choose_methods(struct it_loader *ld, const struct it_probe *p, uint32_t layers,
+static void choose_methods(struct it_loader *ld, struct it_probe *p, uint32_t layers,
 			   enum it_method prefer)
 {
 	for (int i = 0; i < ld->nr_hooks; i++) {
@@ -547,7 +631,7 @@ int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
 		ret = -ENOENT;
 	}
 out:
-	btf__free(p.vmlinux);
+	probe_free(&p);
 	return ret;
 }
 

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Driver layers: NVMe and SCSI (tracepoints in their modules) and virtio-blk
+ * (no tracepoints: fentry/fexit where the kernel allows, kprobes otherwise).
+ * They annotate the block request they belong to, found through its first
+ * bio's entry in `bios` (see block.bpf.h), so the request still leaves one
+ * record, at block completion, now with driver submit / kick / done stamps.
+ *
+ * The driver structs are module types, absent from vmlinux.h: minimal local
+ * definitions, relocated by CO-RE against the module's BTF.
+ */
+#ifndef IT_DRIVER_BPF_H
+#define IT_DRIVER_BPF_H
+
+#include "common.bpf.h"
+#include "block.bpf.h"
+
+struct nvme_common_command___it {
+	u8 opcode;
+	u8 flags;
+	u16 command_id;
+} __attribute__((preserve_access_index));
+
+/* struct nvme_command is a union of command layouts; `common` heads all. */
+struct nvme_command___it {
+	struct nvme_common_command___it common;
+} __attribute__((preserve_access_index));
+
+/* nvme_req(rq): the request's pdu, right behind struct request. */
+struct nvme_request___it {
+	u16 status;
+} __attribute__((preserve_access_index));
+
+struct scsi_cmnd___it {
+	unsigned char cmnd[32]; /* an array since 5.19 (ce70fd9a551a) */
+	int result;
+} __attribute__((preserve_access_index));
+
+/* The pdu of a blk-mq request follows struct request (blk_mq_rq_to_pdu). */
+static __always_inline void *it_rq_pdu(struct request *rq)
+{
+	return (void *)rq + bpf_core_type_size(struct request);
+}
+
+static __always_inline struct request *it_pdu_rq(void *pdu)
+{
+	return (struct request *)(pdu - bpf_core_type_size(struct request));
+}
+
+/*
+ * Driver tracepoint arguments may be typed "trusted or NULL" (6.12): every
+ * pointer taken from ctx is NULL-checked before any arithmetic on it.
+ */
+static __always_inline struct bio_info *it_drv_submit(struct request *rq, u8 layer)
+{
+	struct bio_info *bi = rq ? it_rq_info(rq) : NULL;
+
+	if (!bi)
+		return NULL;
+	bi->drv_layer = layer;
+	bi->drv_submit_ns = bpf_ktime_get_ns();
+	bi->drv_qid = BPF_CORE_READ(rq, mq_hctx, queue_num);
+	bi->drv_tag = BPF_CORE_READ(rq, tag);
+	return bi;
+}
+
+/* ---- NVMe ---- */
+
+/* nvme_setup_cmd(req, cmd) */
+static __always_inline int it_nvme_setup(u64 *ctx)
+{
+	struct nvme_command___it *cmd = (void *)ctx[1];
+	struct bio_info *bi = it_drv_submit((void *)ctx[0], IT_L_NVME);
+
+	if (bi && cmd) {
+		bi->drv_opcode = BPF_CORE_READ(cmd, common.opcode);
+		bi->drv_tag = BPF_CORE_READ(cmd, common.command_id);
+	}
+	return 0;
+}
+
+/* nvme_complete_rq(req): before blk_mq_end_request, so before block C */
+static __always_inline int it_nvme_complete(u64 *ctx)
+{
+	struct request *rq = (void *)ctx[0];
+	struct nvme_request___it *nr;
+	struct bio_info *bi;
+
+	if (!rq)
+		return 0;
+	nr = it_rq_pdu(rq);
+	bi = it_rq_info(rq);
+	if (bi) {
+		bi->drv_done_ns = bpf_ktime_get_ns();
+		bi->drv_status = BPF_CORE_READ(nr, status);
+	}
+	return 0;
+}
+
+SEC("tp_btf/nvme_setup_cmd")
+int btf_nvme_setup_cmd(u64 *ctx)
+{
+	return it_nvme_setup(ctx);
+}
+
+SEC("raw_tp/nvme_setup_cmd")
+int raw_nvme_setup_cmd(u64 *ctx)
+{
+	return it_nvme_setup(ctx);
+}
+
+SEC("tp_btf/nvme_complete_rq")
+int btf_nvme_complete_rq(u64 *ctx)
+{
+	return it_nvme_complete(ctx);
+}
+
+SEC("raw_tp/nvme_complete_rq")
+int raw_nvme_complete_rq(u64 *ctx)
+{
+	return it_nvme_complete(ctx);
+}
+
+/* ---- SCSI ---- */
+
+/* scsi_dispatch_cmd_start(cmd): the command is the request's pdu */
+static __always_inline int it_scsi_start(u64 *ctx)
+{
+	struct scsi_cmnd___it *cmd = (void *)ctx[0];
+	struct bio_info *bi;
+
+	if (!cmd)
+		return 0;
+	bi = it_drv_submit(it_pdu_rq(cmd), IT_L_SCSI);
+	if (bi)
+		bi->drv_opcode = BPF_CORE_READ(cmd, cmnd[0]);
+	return 0;
+}
+
+/* scsi_dispatch_cmd_done(cmd) / _error(cmd, rtn) / _timeout(cmd) */
+static __always_inline int it_scsi_done(u64 *ctx)
+{
+	struct scsi_cmnd___it *cmd = (void *)ctx[0];
+	struct bio_info *bi;
+
+	if (!cmd)
+		return 0;
+	bi = it_rq_info(it_pdu_rq(cmd));
+	if (bi) {
+		bi->drv_done_ns = bpf_ktime_get_ns();
+		bi->drv_status = BPF_CORE_READ(cmd, result);
+	}
+	return 0;
+}
+
+#define IT_DRV_TP(tp, call)            \
+	SEC("tp_btf/" #tp)             \
+	int btf_##tp(u64 *ctx)         \
+	{                              \
+		return call;           \
+	}                              \
+	SEC("raw_tp/" #tp)             \
+	int raw_##tp(u64 *ctx)         \
+	{                              \
+		return call;           \
+	}
+
+IT_DRV_TP(scsi_dispatch_cmd_start, it_scsi_start(ctx))
+IT_DRV_TP(scsi_dispatch_cmd_done, it_scsi_done(ctx))
+IT_DRV_TP(scsi_dispatch_cmd_error, it_scsi_done(ctx))
+IT_DRV_TP(scsi_dispatch_cmd_timeout, it_scsi_done(ctx))
+
+/* ---- virtio-blk ---- */
+
+/*
+ * Per CPU: the request virtio_queue_rq is adding (so virtqueue_notify, the
+ * kick it makes, lands on it) and the time of the last virtblk_done (the
+ * virtqueue interrupt that completes the requests that follow on this CPU).
+ */
+struct virtio_cpu {
+	u64 cur_rq;
+	u64 irq_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct virtio_cpu);
+} virtio_cpu SEC(".maps");
+
+static __always_inline struct virtio_cpu *it_vcpu(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&virtio_cpu, &zero);
+}
+
+/* virtio_queue_rq(hctx, bd): bd->rq */
+static __always_inline int it_virtio_queue(struct blk_mq_queue_data *bd)
+{
+	struct request *rq = bd ? BPF_CORE_READ(bd, rq) : NULL;
+	struct virtio_cpu *vc = it_vcpu();
+
+	if (it_drv_submit(rq, IT_L_VIRTIO) && vc)
+		vc->cur_rq = (u64)rq;
+	return 0;
+}
+
+static __always_inline int it_virtio_queue_exit(void)
+{
+	struct virtio_cpu *vc = it_vcpu();
+
+	if (vc)
+		vc->cur_rq = 0;
+	return 0;
+}
+
+static __always_inline int it_virtio_kick(void)
+{
+	struct virtio_cpu *vc = it_vcpu();
+	struct bio_info *bi;
+
+	if (!vc || !vc->cur_rq)
+		return 0;
+	bi = it_rq_info((struct request *)vc->cur_rq);
+	if (bi && !bi->drv_kick_ns)
+		bi->drv_kick_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline int it_virtio_irq(void)
+{
+	struct virtio_cpu *vc = it_vcpu();
+
+	if (vc)
+		vc->irq_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* At block completion: a virtio request completes in the last virtqueue irq here. */
+static __always_inline void it_virtio_done(struct bio_info *bi)
+{
+	struct virtio_cpu *vc;
+
+	if (bi->drv_layer != IT_L_VIRTIO || bi->drv_done_ns)
+		return;
+	vc = it_vcpu();
+	if (vc && vc->irq_ns >= bi->drv_submit_ns)
+		bi->drv_done_ns = vc->irq_ns;
+}
+
+SEC("fentry/virtio_queue_rq")
+int BPF_PROG(fentry_virtio_queue_rq, struct blk_mq_hw_ctx *hctx, struct blk_mq_queue_data *bd)
+{
+	return it_virtio_queue(bd);
+}
+
+SEC("fexit/virtio_queue_rq")
+int BPF_PROG(fexit_virtio_queue_rq)
+{
+	return it_virtio_queue_exit();
+}
+
+SEC("kprobe/virtio_queue_rq")
+int BPF_KPROBE(kprobe_virtio_queue_rq, struct blk_mq_hw_ctx *hctx, struct blk_mq_queue_data *bd)
+{
+	return it_virtio_queue(bd);
+}
+
+SEC("kretprobe/virtio_queue_rq")
+int BPF_KRETPROBE(kretprobe_virtio_queue_rq)
+{
+	return it_virtio_queue_exit();
+}
+
+SEC("fentry/virtqueue_notify")
+int BPF_PROG(fentry_virtqueue_notify)
+{
+	return it_virtio_kick();
+}
+
+SEC("kprobe/virtqueue_notify")
+int BPF_KPROBE(kprobe_virtqueue_notify)
+{
+	return it_virtio_kick();
+}
+
+SEC("fentry/virtblk_done")
+int BPF_PROG(fentry_virtblk_done)
+{
+	return it_virtio_irq();
+}
+
+SEC("kprobe/virtblk_done")
+int BPF_KPROBE(kprobe_virtblk_done)
+{
+	return it_virtio_irq();
+}
+
+#endif /* IT_DRIVER_BPF_H */
