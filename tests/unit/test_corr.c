@@ -931,7 +931,7 @@ static void test_malformed(void)
 	b.hdr.size = sizeof(b);
 	b.origin = 7;
 	n += ASSERT_EQ(FEED(c, b, 1), -EINVAL, "bad origin");
-	s.hdr.size = sizeof(b); /* a block's size on a syscall record */
+	s.hdr.size = sizeof(s) + 16; /* not the size of a syscall record */
 	n += ASSERT_EQ(FEED(c, s, 1), -EINVAL, "size of another type");
 	a.nr = 99;
 	n += ASSERT_EQ(FEED(c, a, 1), -EINVAL, "aio nr 99");
