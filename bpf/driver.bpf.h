@@ -274,6 +274,62 @@ int BPF_KRETPROBE(kretprobe_virtio_queue_rq)
 	return it_virtio_queue_exit();
 }
 
+/*
+ * virtio_queue_rqs(list): plugged IO submitted as a batch (6.12 sends such IO
+ * here, not through virtio_queue_rq). The list was `struct request **` and
+ * became `struct rq_list *` (6.13, a6ebf7e2e2a1). Each request of the batch
+ * gets its submit stamp; the kick lands on the first one.
+ */
+struct rq_list___it {
+	struct request *head;
+} __attribute__((preserve_access_index));
+
+#define IT_VIRTIO_BATCH 32
+
+static __always_inline int it_virtio_queue_batch(void *list)
+{
+	struct virtio_cpu *vc = it_vcpu();
+	struct request *rq = NULL;
+
+	if (!list)
+		return 0;
+	if (bpf_core_type_exists(struct rq_list___it))
+		rq = BPF_CORE_READ((struct rq_list___it *)list, head);
+	else
+		bpf_probe_read_kernel(&rq, sizeof(rq), list);
+	if (vc)
+		vc->cur_rq = (u64)rq;
+	for (int i = 0; i < IT_VIRTIO_BATCH && rq; i++) {
+		it_drv_submit(rq, IT_L_VIRTIO);
+		rq = BPF_CORE_READ(rq, rq_next);
+	}
+	return 0;
+}
+
+SEC("fentry/virtio_queue_rqs")
+int BPF_PROG(fentry_virtio_queue_rqs, void *list)
+{
+	return it_virtio_queue_batch(list);
+}
+
+SEC("fexit/virtio_queue_rqs")
+int BPF_PROG(fexit_virtio_queue_rqs)
+{
+	return it_virtio_queue_exit();
+}
+
+SEC("kprobe/virtio_queue_rqs")
+int BPF_KPROBE(kprobe_virtio_queue_rqs, void *list)
+{
+	return it_virtio_queue_batch(list);
+}
+
+SEC("kretprobe/virtio_queue_rqs")
+int BPF_KRETPROBE(kretprobe_virtio_queue_rqs)
+{
+	return it_virtio_queue_exit();
+}
+
 SEC("fentry/virtqueue_notify")
 int BPF_PROG(fentry_virtqueue_notify)
 {

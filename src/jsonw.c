@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * jsonw: streaming JSON writer. See jsonw.h.
+ *
+ * Hot path (one JSON line per traced IO): every value costs one capacity
+ * check, keys that need no escaping (our ASCII literals) are copied as they
+ * are, and integers are formatted by hand (two digits per division), never
+ * through printf.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +21,31 @@
 #define JW_F_ARR 0x4 /* ... an array (depth 0, the top level, is neither) */
 
 #define JW_MIN_CAP 256
+
+/* Longest integer values: "18446744073709551615", "-9223372036854775808", "\"0x<16>\"" */
+#define JW_U64_MAX_LEN 20
+#define JW_I64_MAX_LEN 20
+#define JW_HEX_MAX_LEN 20
+
+/* 1: a byte that goes into a JSON string as it is (printable ASCII and DEL, not '"' '\\') */
+static const unsigned char jw_plain[256] = {
+	[0x20 ... 0x21] = 1, /* '"' is 0x22 */
+	[0x23 ... 0x5b] = 1, /* '\\' is 0x5c */
+	[0x5d ... 0x7f] = 1,
+};
+
+static const char jw_hexdig[16] = "0123456789abcdef";
+
+static const char jw_digits2[200] = "00010203040506070809"
+				    "10111213141516171819"
+				    "20212223242526272829"
+				    "30313233343536373839"
+				    "40414243444546474849"
+				    "50515253545556575859"
+				    "60616263646566676869"
+				    "70717273747576777879"
+				    "80818283848586878889"
+				    "90919293949596979899";
 
 void jw_init(struct jw *w)
 {
@@ -39,8 +68,8 @@ void jw_reset(struct jw *w)
 		w->buf[0] = '\0';
 }
 
-/* Room for n more bytes plus the NUL; sets err on failure. */
-static int jw_reserve(struct jw *w, size_t n)
+/* Slow path of jw_reserve(): grow (doubling, so growth is amortized). */
+static __attribute__((noinline)) int jw_grow(struct jw *w, size_t n)
 {
 	size_t cap;
 	char *nbuf;
@@ -66,18 +95,23 @@ static int jw_reserve(struct jw *w, size_t n)
 	return 0;
 }
 
-/* Append n raw bytes (caller reserved). */
-static inline void jw_raw(struct jw *w, const char *s, size_t n)
+/*
+ * Room for n more bytes plus the NUL; sets err on failure. Callers check
+ * w->err first (the fast path does not).
+ */
+static inline int jw_reserve(struct jw *w, size_t n)
 {
-	memcpy(w->buf + w->len, s, n);
-	w->len += n;
-	w->buf[w->len] = '\0';
+	/* cap > len whenever buf exists, and cap == len == 0 before */
+	if (__builtin_expect(w->cap - w->len > n, 1))
+		return 0;
+	return jw_grow(w, n);
 }
 
-static void jw_put(struct jw *w, const char *s, size_t n)
+/* End the bytes written from w->buf + w->len up to p (caller reserved). */
+static inline void jw_commit(struct jw *w, char *p)
 {
-	if (!jw_reserve(w, n))
-		jw_raw(w, s, n);
+	*p = '\0';
+	w->len = (size_t)(p - w->buf);
 }
 
 /*
@@ -114,71 +148,67 @@ static size_t jw_utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
-/* Append s[0..n) as a quoted, escaped JSON string. */
-static void jw_put_string(struct jw *w, const char *str, size_t n)
+/* Room a quoted, escaped string of n bytes may take: every byte as \u00XX. */
+#define JW_ESC_MAX(n) ((n)*6 + 2)
+/* Largest n for which JW_ESC_MAX(n) plus a key and separators cannot overflow. */
+#define JW_STR_MAX (SIZE_MAX / 16)
+
+/* Write s[0..n) at p as a quoted, escaped JSON string (room: JW_ESC_MAX(n)); returns the end. */
+static char *jw_esc(char *p, const char *str, size_t n)
 {
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *s = (const unsigned char *)str;
-	size_t i = 0, ulen;
-	char esc[6];
+	const unsigned char *s = (const unsigned char *)str, *end = s + n;
+	size_t ulen;
 
-	/* worst case: every byte becomes \u00XX */
-	if (n > (SIZE_MAX - 2) / 6 || jw_reserve(w, n * 6 + 2))
-		return;
-	jw_raw(w, "\"", 1);
-	while (i < n) {
-		unsigned char c = s[i];
+	*p++ = '"';
+	while (s < end) {
+		unsigned char c = *s;
 
-		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-			w->buf[w->len++] = (char)c;
-			i++;
+		if (jw_plain[c]) {
+			*p++ = (char)c;
+			s++;
 			continue;
 		}
 		if (c >= 0x80) {
-			ulen = jw_utf8_len(s + i, n - i);
+			ulen = jw_utf8_len(s, (size_t)(end - s));
 			if (ulen) {
-				memcpy(w->buf + w->len, s + i, ulen);
-				w->len += ulen;
-				i += ulen;
+				memcpy(p, s, ulen);
+				p += ulen;
+				s += ulen;
 				continue;
 			}
 		}
-		esc[0] = '\\';
+		s++;
+		*p++ = '\\';
 		switch (c) {
 		case '"':
 		case '\\':
-			esc[1] = (char)c;
+			*p++ = (char)c;
 			break;
 		case '\b':
-			esc[1] = 'b';
+			*p++ = 'b';
 			break;
 		case '\f':
-			esc[1] = 'f';
+			*p++ = 'f';
 			break;
 		case '\n':
-			esc[1] = 'n';
+			*p++ = 'n';
 			break;
 		case '\r':
-			esc[1] = 'r';
+			*p++ = 'r';
 			break;
 		case '\t':
-			esc[1] = 't';
+			*p++ = 't';
 			break;
 		default:
 			/* other control characters and stray bytes: \u00XX */
-			memcpy(esc, "\\u00", 4);
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 0xf];
-			memcpy(w->buf + w->len, esc, 6);
-			w->len += 6;
-			i++;
-			continue;
+			memcpy(p, "u00", 3);
+			p[3] = jw_hexdig[c >> 4];
+			p[4] = jw_hexdig[c & 0xf];
+			p += 5;
 		}
-		memcpy(w->buf + w->len, esc, 2);
-		w->len += 2;
-		i++;
 	}
-	jw_raw(w, "\"", 1);
+	*p++ = '"';
+	return p;
 }
 
 static void jw_misuse(struct jw *w)
@@ -187,39 +217,86 @@ static void jw_misuse(struct jw *w)
 		w->err = EINVAL;
 }
 
-/* Separator and key before a value; 0 when the value may be written. */
-static int jw_pre(struct jw *w, const char *key)
+/* Keys up to this long are copied while they are checked (one pass) */
+#define JW_KEY_FAST 64
+
+/* jw_pre() for a key that needs escaping or is long. */
+static __attribute__((noinline)) char *jw_pre_key_slow(struct jw *w, unsigned char *f,
+						       const char *key, size_t vmax)
+{
+	size_t k = strlen(key);
+	char *p;
+
+	if (k > JW_STR_MAX) {
+		w->err = ENOMEM;
+		return NULL;
+	}
+	if (jw_reserve(w, 1 + JW_ESC_MAX(k) + 1 + vmax))
+		return NULL;
+	p = w->buf + w->len;
+	if (*f & JW_F_MORE)
+		*p++ = w->depth ? ',' : '\n';
+	*f |= JW_F_MORE;
+	p = jw_esc(p, key, k);
+	*p++ = ':';
+	return p;
+}
+
+/*
+ * Separator and key before a value of at most vmax bytes. Returns where to
+ * write the value (room for vmax bytes and the NUL), or NULL when the value
+ * must not be written (error or misuse).
+ */
+static inline __attribute__((always_inline)) char *jw_pre(struct jw *w, const char *key,
+							  size_t vmax)
 {
 	unsigned char *f;
+	size_t k;
+	char *p;
 
 	if (w->err)
-		return -1;
+		return NULL;
 	f = &w->first[w->depth];
 	if ((*f & JW_F_OBJ) ? !key : !!key) {
 		jw_misuse(w);
-		return -1;
+		return NULL;
 	}
+	/* separator, quotes, colon, a short key and the value */
+	if (jw_reserve(w, 4 + JW_KEY_FAST + vmax))
+		return NULL;
+	p = w->buf + w->len;
 	if (*f & JW_F_MORE)
-		jw_put(w, w->depth ? "," : "\n", 1);
-	*f |= JW_F_MORE;
+		*p++ = w->depth ? ',' : '\n';
 	if (key) {
-		jw_put_string(w, key, strlen(key));
-		jw_put(w, ":", 1);
+		/* fast path: a short key with nothing to escape (our literals) */
+		*p++ = '"';
+		for (k = 0; k < JW_KEY_FAST && jw_plain[(unsigned char)key[k]]; k++)
+			p[k] = key[k];
+		if (k == JW_KEY_FAST || key[k])
+			return jw_pre_key_slow(w, f, key, vmax); /* nothing committed yet */
+		p += k;
+		*p++ = '"';
+		*p++ = ':';
 	}
-	return w->err ? -1 : 0;
+	*f |= JW_F_MORE;
+	return p;
 }
 
 static void jw_begin(struct jw *w, const char *key, unsigned char kind, char open)
 {
+	char *p;
+
 	if (w->err)
 		return;
 	if (w->depth >= JW_MAX_DEPTH) {
 		jw_misuse(w);
 		return;
 	}
-	if (jw_pre(w, key))
+	p = jw_pre(w, key, 1);
+	if (!p)
 		return;
-	jw_put(w, &open, 1);
+	*p++ = open;
+	jw_commit(w, p);
 	w->depth++;
 	w->first[w->depth] = kind;
 }
@@ -232,7 +309,10 @@ static void jw_end(struct jw *w, unsigned char kind, char close)
 		jw_misuse(w);
 		return;
 	}
-	jw_put(w, &close, 1);
+	if (jw_reserve(w, 1))
+		return;
+	w->buf[w->len++] = close;
+	w->buf[w->len] = '\0';
 	w->first[w->depth] = 0;
 	w->depth--;
 }
@@ -257,76 +337,183 @@ void jw_arr_end(struct jw *w)
 	jw_end(w, JW_F_ARR, ']');
 }
 
-static void jw_value_raw(struct jw *w, const char *key, const char *s)
+static void jw_value_raw(struct jw *w, const char *key, const char *s, size_t n)
 {
-	if (!jw_pre(w, key))
-		jw_put(w, s, strlen(s));
+	char *p = jw_pre(w, key, n);
+
+	if (p) {
+		memcpy(p, s, n);
+		jw_commit(w, p + n);
+	}
+}
+
+static void jw_value_str(struct jw *w, const char *key, const char *v, size_t n)
+{
+	char *p;
+
+	if (n > JW_STR_MAX) {
+		if (!w->err)
+			w->err = ENOMEM;
+		return;
+	}
+	p = jw_pre(w, key, JW_ESC_MAX(n));
+	if (p)
+		jw_commit(w, jw_esc(p, v, n));
 }
 
 void jw_str(struct jw *w, const char *key, const char *v)
 {
 	if (!v)
 		jw_null(w, key);
-	else if (!jw_pre(w, key))
-		jw_put_string(w, v, strlen(v));
+	else
+		jw_value_str(w, key, v, strlen(v));
 }
 
 void jw_strn(struct jw *w, const char *key, const char *v, size_t n)
 {
 	if (!v)
 		jw_null(w, key);
-	else if (!jw_pre(w, key))
-		jw_put_string(w, v, strnlen(v, n));
+	else
+		jw_value_str(w, key, v, strnlen(v, n));
+}
+
+/* Decimal digits of v < 10^8 (1 for 0). */
+static inline unsigned int jw_digits8(uint32_t v)
+{
+	if (v < 10000)
+		return v < 100 ? 1 + (v >= 10) : 3 + (v >= 1000);
+	return v < 1000000 ? 5 + (v >= 100000) : 7 + (v >= 10000000);
+}
+
+/* Write v < 10^8 in decimal at p, without leading zeros; returns the end. */
+static inline char *jw_fmt_u8d(char *p, uint32_t v)
+{
+	char *end = p + jw_digits8(v), *q = end;
+
+	while (v >= 100) {
+		uint32_t r = v % 100;
+
+		v /= 100;
+		q -= 2;
+		memcpy(q, jw_digits2 + 2 * r, 2);
+	}
+	if (v >= 10)
+		memcpy(q - 2, jw_digits2 + 2 * v, 2);
+	else
+		q[-1] = (char)('0' + v);
+	return end;
+}
+
+/* Write v < 10^8 as exactly 8 digits (leading zeros) at p. */
+static inline void jw_fmt_8d(char *p, uint32_t v)
+{
+	uint32_t hi = v / 10000, lo = v % 10000;
+
+	/* four independent pairs: no long chain of divisions */
+	memcpy(p, jw_digits2 + 2 * (hi / 100), 2);
+	memcpy(p + 2, jw_digits2 + 2 * (hi % 100), 2);
+	memcpy(p + 4, jw_digits2 + 2 * (lo / 100), 2);
+	memcpy(p + 6, jw_digits2 + 2 * (lo % 100), 2);
+}
+
+/*
+ * Write v in decimal at p (at most JW_U64_MAX_LEN bytes); returns the end.
+ * In chunks of 8 digits, with 32-bit arithmetic inside a chunk.
+ */
+static inline char *jw_fmt_u64(char *p, uint64_t v)
+{
+	const uint64_t e8 = 100000000ull, e16 = e8 * e8;
+	uint64_t lo;
+
+	if (v < e8)
+		return jw_fmt_u8d(p, (uint32_t)v);
+	if (v < e16) {
+		p = jw_fmt_u8d(p, (uint32_t)(v / e8));
+		jw_fmt_8d(p, (uint32_t)(v % e8));
+		return p + 8;
+	}
+	p = jw_fmt_u8d(p, (uint32_t)(v / e16)); /* at most 1844 */
+	lo = v % e16;
+	jw_fmt_8d(p, (uint32_t)(lo / e8));
+	jw_fmt_8d(p + 8, (uint32_t)(lo % e8));
+	return p + 16;
 }
 
 void jw_u64(struct jw *w, const char *key, uint64_t v)
 {
-	char buf[24];
+	char *p = jw_pre(w, key, JW_U64_MAX_LEN);
 
-	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	jw_value_raw(w, key, buf);
+	if (p)
+		jw_commit(w, jw_fmt_u64(p, v));
 }
 
 void jw_i64(struct jw *w, const char *key, int64_t v)
 {
-	char buf[24];
+	char *p = jw_pre(w, key, JW_I64_MAX_LEN);
+	uint64_t u = (uint64_t)v;
 
-	snprintf(buf, sizeof(buf), "%" PRId64, v);
-	jw_value_raw(w, key, buf);
+	if (!p)
+		return;
+	if (v < 0) {
+		*p++ = '-';
+		u = 0 - u; /* INT64_MIN too */
+	}
+	jw_commit(w, jw_fmt_u64(p, u));
 }
 
 void jw_bool(struct jw *w, const char *key, int v)
 {
-	jw_value_raw(w, key, v ? "true" : "false");
+	if (v)
+		jw_value_raw(w, key, "true", 4);
+	else
+		jw_value_raw(w, key, "false", 5);
 }
 
 void jw_null(struct jw *w, const char *key)
 {
-	jw_value_raw(w, key, "null");
+	jw_value_raw(w, key, "null", 4);
 }
 
 void jw_double(struct jw *w, const char *key, double v)
 {
 	char buf[40], *p;
+	int n;
 
 	if (!isfinite(v)) {
 		jw_null(w, key);
 		return;
 	}
-	snprintf(buf, sizeof(buf), "%.6g", v);
+	n = snprintf(buf, sizeof(buf), "%.6g", v);
+	if (n < 0 || (size_t)n >= sizeof(buf)) {
+		jw_null(w, key); /* cannot happen with %.6g */
+		return;
+	}
 	/* a locale with a decimal comma must not break the JSON */
 	for (p = buf; *p; p++)
 		if (*p == ',')
 			*p = '.';
-	jw_value_raw(w, key, buf);
+	jw_value_raw(w, key, buf, (size_t)n);
 }
 
 void jw_hex(struct jw *w, const char *key, uint64_t v)
 {
-	char buf[24];
+	char *p = jw_pre(w, key, JW_HEX_MAX_LEN), *q;
+	unsigned int n;
 
-	snprintf(buf, sizeof(buf), "\"0x%" PRIx64 "\"", v);
-	jw_value_raw(w, key, buf);
+	if (!p)
+		return;
+	/* "0x" and the digits without leading zeros, like %#x but "0x0" for 0 */
+	n = v ? (67u - (unsigned int)__builtin_clzll(v)) / 4 : 1;
+	memcpy(p, "\"0x", 3);
+	p += 3;
+	q = p + n;
+	do {
+		*--q = jw_hexdig[v & 0xf];
+		v >>= 4;
+	} while (v);
+	p += n;
+	*p++ = '"';
+	jw_commit(w, p);
 }
 
 const char *jw_data(const struct jw *w)

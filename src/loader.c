@@ -35,6 +35,7 @@ struct it_hook_def {
 	const char *tp_group; /* tracefs group for `tp` */
 	const char *progs[IT_M_MAX][IT_HOOK_PROGS];
 	const char *alt; /* hooks with the same alt are one event under different names */
+	int arg0_struct; /* fentry reads arg 0, which older verifiers allow for struct pointers only */
 };
 
 #define HOOK(l, n, g, ...)                                                     \
@@ -104,6 +105,10 @@ static const struct it_hook_def hook_defs[] = {
 	BTF_RAW_HOOK(IT_L_SCSI, scsi_dispatch_cmd_timeout, "scsi"),
 	FN_HOOK(IT_L_VIRTIO, virtio_queue_rq, "fentry_virtio_queue_rq", "fexit_virtio_queue_rq",
 		"kprobe_virtio_queue_rq", "kretprobe_virtio_queue_rq"),
+	/* arg 0: struct request ** before 6.13, then struct rq_list * */
+	{ .layer = IT_L_VIRTIO, .name = "virtio_queue_rqs", .arg0_struct = 1,
+	  .progs = { [IT_M_FENTRY] = { "fentry_virtio_queue_rqs", "fexit_virtio_queue_rqs" },
+		     [IT_M_KPROBE] = { "kprobe_virtio_queue_rqs", "kretprobe_virtio_queue_rqs" } } },
 	FN_HOOK(IT_L_VIRTIO, virtqueue_notify, "fentry_virtqueue_notify", NULL,
 		"kprobe_virtqueue_notify", NULL),
 	FN_HOOK(IT_L_VIRTIO, virtblk_done, "fentry_virtblk_done", NULL, "kprobe_virtblk_done", NULL),
@@ -196,6 +201,32 @@ static int tp_params_any(struct it_probe *p, const char *typedef_name)
 	for (int i = 0; i < p->nr_mods && n < 0; i++)
 		n = btf_func_params(p->mods[i], typedef_name);
 	return n;
+}
+
+/* Is the first parameter of kernel function `name` a pointer to a struct? */
+static int func_arg0_struct_ptr(struct it_probe *p, const char *name)
+{
+	for (int i = -1; i < p->nr_mods; i++) {
+		const struct btf *b = i < 0 ? p->vmlinux : p->mods[i];
+		const struct btf_type *t;
+		int id = b ? btf__find_by_name_kind(b, name, BTF_KIND_FUNC) : -1;
+
+		if (id < 0)
+			continue;
+		t = btf__type_by_id(b, btf__type_by_id(b, id)->type); /* FUNC_PROTO */
+		if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 1)
+			return 0;
+		t = btf__type_by_id(b, btf_params(t)[0].type);
+		while (t && (btf_is_mod(t) || btf_is_typedef(t)))
+			t = btf__type_by_id(b, t->type);
+		if (!t || !btf_is_ptr(t))
+			return 0;
+		t = btf__type_by_id(b, t->type);
+		while (t && (btf_is_mod(t) || btf_is_typedef(t)))
+			t = btf__type_by_id(b, t->type);
+		return t && btf_is_composite(t);
+	}
+	return 0;
 }
 
 /* Is there a (non-inlined) kernel function of that name, in vmlinux or a module? */
@@ -325,6 +356,11 @@ static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum i
 		}
 		if (!func_exists_any(p, d->name)) {
 			snprintf(why, n, "no kernel function %s (module not loaded?)", d->name);
+			return 0;
+		}
+		if (d->arg0_struct && !func_arg0_struct_ptr(p, d->name)) {
+			snprintf(why, n, "fentry: %s's first argument is not a struct pointer here",
+				 d->name);
 			return 0;
 		}
 		return 1;

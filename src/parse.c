@@ -505,3 +505,45 @@ char *parse_fmt_duration(uint64_t ns, char *buf, size_t n)
 	snprintf(buf, n, "%llus", (unsigned long long)parse_div_round(ns, 1000000000ull));
 	return buf;
 }
+
+#define SERIAL_CACHE 16
+
+const char *parse_dev_serial_cached(uint32_t kdev, const char *sysfs_root)
+{
+	static struct {
+		uint32_t dev;
+		int valid, found;
+		char serial[64];
+	} cache[SERIAL_CACHE];
+	static unsigned int next;
+	static const char *const rel[] = { "serial", "device/serial" };
+	unsigned int i;
+
+	for (i = 0; i < SERIAL_CACHE; i++)
+		if (cache[i].valid && cache[i].dev == kdev)
+			return cache[i].found ? cache[i].serial : NULL;
+	i = next++ % SERIAL_CACHE;
+	cache[i].dev = kdev;
+	cache[i].valid = 1;
+	cache[i].found = 0;
+	for (size_t k = 0; k < sizeof(rel) / sizeof(rel[0]) && !cache[i].found; k++) {
+		char path[256];
+		size_t n;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/dev/block/%u:%u/%s", sysfs_root ? sysfs_root : "/sys",
+			 IT_MAJOR(kdev), IT_MINOR(kdev), rel[k]);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(cache[i].serial, sizeof(cache[i].serial), f)) {
+			n = strcspn(cache[i].serial, "\n");
+			cache[i].serial[n] = 0;
+			while (n && cache[i].serial[n - 1] == ' ')
+				cache[i].serial[--n] = 0;
+			cache[i].found = n > 0;
+		}
+		fclose(f);
+	}
+	return cache[i].found ? cache[i].serial : NULL;
+}

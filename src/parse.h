@@ -58,6 +58,11 @@ int parse_dev_name(uint32_t kdev, const char *sysfs_root, char *buf, size_t n);
  */
 const char *parse_dev_name_cached(uint32_t kdev, const char *sysfs_root);
 void parse_dev_cache_clear(void);
+/*
+ * The disk's serial from <sysfs_root>/dev/block/MAJ:MIN/serial (virtio-blk)
+ * or .../device/serial (NVMe, SCSI VPD); NULL when it has none. Cached.
+ */
+const char *parse_dev_serial_cached(uint32_t kdev, const char *sysfs_root);
 
 /* "MAJ:MIN" of a kernel dev_t into buf; returns buf. */
 char *parse_fmt_devno(uint32_t kdev, char *buf, size_t n);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Unit tests for src/jsonw.c. */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -269,6 +270,269 @@ out:
 	jw_free(&w);
 }
 
+/* ---- integers: snprintf is the oracle ---- */
+
+static bool check_u64(struct jw *w, uint64_t v)
+{
+	char want[32];
+
+	jw_reset(w);
+	jw_u64(w, NULL, v);
+	snprintf(want, sizeof(want), "%" PRIu64, v);
+	if (!strcmp(jw_data(w), want) && jw_len(w) == strlen(want))
+		return true;
+	return ASSERT_STREQ(jw_data(w), want, "jw_u64") &&
+	       ASSERT_EQ(jw_len(w), strlen(want), "len");
+}
+
+static bool check_i64(struct jw *w, int64_t v)
+{
+	char want[32];
+
+	jw_reset(w);
+	jw_i64(w, NULL, v);
+	snprintf(want, sizeof(want), "%" PRId64, v);
+	if (!strcmp(jw_data(w), want) && jw_len(w) == strlen(want))
+		return true;
+	return ASSERT_STREQ(jw_data(w), want, "jw_i64") &&
+	       ASSERT_EQ(jw_len(w), strlen(want), "len");
+}
+
+static bool check_hex(struct jw *w, uint64_t v)
+{
+	char want[32];
+
+	jw_reset(w);
+	jw_hex(w, NULL, v);
+	snprintf(want, sizeof(want), "\"0x%" PRIx64 "\"", v);
+	if (!strcmp(jw_data(w), want) && jw_len(w) == strlen(want))
+		return true;
+	return ASSERT_STREQ(jw_data(w), want, "jw_hex") &&
+	       ASSERT_EQ(jw_len(w), strlen(want), "len");
+}
+
+static bool check_int(struct jw *w, uint64_t v)
+{
+	return check_u64(w, v) && check_i64(w, (int64_t)v) && check_i64(w, -(int64_t)(v >> 1)) &&
+	       check_hex(w, v);
+}
+
+/* Every digit count and chunk boundary: 10^k - 1, 10^k, 10^k + 1, 2^k +- 1, the extremes. */
+static void test_jw_int_edges(void)
+{
+	static const uint64_t fixed[] = {
+		0,
+		1,
+		9,
+		10,
+		11,
+		99,
+		100,
+		101,
+		999,
+		1000,
+		4294967295ull,
+		4294967296ull,
+		99999999ull,
+		100000000ull,
+		9999999999999999ull,
+		10000000000000000ull,
+		(uint64_t)INT64_MAX,
+		(uint64_t)INT64_MAX + 1,
+		UINT64_MAX - 1,
+		UINT64_MAX,
+	};
+	struct jw w;
+	uint64_t p = 1;
+	int k;
+
+	jw_init(&w);
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		if (!check_int(&w, fixed[i]))
+			goto out;
+	for (k = 0; k < 20; k++, p *= 10)
+		if (!check_int(&w, p - 1) || !check_int(&w, p) || !check_int(&w, p + 1) ||
+		    !check_i64(&w, -(int64_t)(p - 1)) ||
+		    (k < 19 && (!check_i64(&w, -(int64_t)p) || !check_i64(&w, -(int64_t)p - 1))))
+			goto out;
+	for (k = 0; k < 64; k++) {
+		uint64_t b = 1ull << k;
+
+		if (!check_int(&w, b - 1) || !check_int(&w, b) || !check_int(&w, b + 1) ||
+		    !check_i64(&w, -(int64_t)(b - 1)) || !check_i64(&w, (int64_t)b))
+			goto out;
+	}
+	/* the negatives snprintf prints with the most digits */
+	if (!check_i64(&w, INT64_MIN) || !check_i64(&w, INT64_MIN + 1) || !check_i64(&w, -1) ||
+	    !check_i64(&w, -9) || !check_i64(&w, -10) || !check_i64(&w, -99) ||
+	    !check_i64(&w, -100) || !check_i64(&w, INT64_MAX))
+		goto out;
+	/* runs across the 10^8 and 10^16 chunk boundaries */
+	for (uint64_t v = 100000000ull - 300; v < 100000000ull + 300; v++)
+		if (!check_int(&w, v) || !check_int(&w, v * 100000000ull))
+			goto out;
+	/* as values of keys, next to each other */
+	jw_reset(&w);
+	jw_obj_begin(&w, NULL);
+	jw_u64(&w, "a", 0);
+	jw_i64(&w, "b", INT64_MIN);
+	jw_u64(&w, "c", UINT64_MAX);
+	jw_hex(&w, "d", 0xa);
+	jw_i64(&w, "e", -7);
+	jw_obj_end(&w);
+	ASSERT_STREQ(jw_data(&w),
+		     "{\"a\":0,\"b\":-9223372036854775808,\"c\":18446744073709551615,"
+		     "\"d\":\"0xa\",\"e\":-7}",
+		     "numbers in an object");
+out:
+	jw_free(&w);
+}
+
+static uint64_t int_rng = 0x853c49e6748fea9bull;
+
+static uint64_t int_rng_next(void)
+{
+	int_rng ^= int_rng >> 12;
+	int_rng ^= int_rng << 25;
+	int_rng ^= int_rng >> 27;
+	return int_rng * 0x2545f4914f6cdd1dull;
+}
+
+/* A few million random values of every magnitude, formatted three ways. */
+static void test_jw_int_random(void)
+{
+	struct jw w;
+	long i;
+
+	jw_init(&w);
+	for (i = 0; i < 3000000; i++) {
+		uint64_t r = int_rng_next();
+		uint64_t v = r >> (int_rng_next() % 64); /* every bit length */
+
+		if (!check_u64(&w, v) || !check_u64(&w, r))
+			break;
+		if (!check_i64(&w, (int64_t)r) ||
+		    !check_i64(&w, (i & 1) ? -(int64_t)(v >> 1) : (int64_t)(v >> 1)))
+			break;
+		if ((i & 3) == 0 && !check_hex(&w, v))
+			break;
+	}
+	ASSERT_EQ(i, 3000000L, "all values");
+	jw_free(&w);
+}
+
+/* ---- the copy-while-checking fast paths of keys and strings, at their limits ---- */
+
+/* The JSON string of a + mid + b: mid already escaped, a and b plain. */
+static void quoted(char *q, const char *a, size_t an, const char *mid, const char *b, size_t bn)
+{
+	*q++ = '"';
+	memcpy(q, a, an);
+	q += an;
+	q = stpcpy(q, mid);
+	memcpy(q, b, bn);
+	q += bn;
+	*q++ = '"';
+	*q = '\0';
+}
+
+static void test_jw_fast_path_limits(void)
+{
+	static const struct {
+		const char *in, *out;
+	} specials[] = {
+		{ "", "" }, /* none: plain only */
+		{ "\"", "\\\"" },
+		{ "\n", "\\n" },
+		{ "\xff", "\\u00ff" },
+		{ "\xc3\xa9", "\xc3\xa9" }, /* valid UTF-8: copied, but off the fast path */
+		{ "\x7f", "\x7f" },
+	};
+	char in[256], q[512], want[4096];
+	struct jw w;
+	int len, pos;
+
+	jw_init(&w);
+	for (size_t sp = 0; sp < sizeof(specials) / sizeof(specials[0]); sp++) {
+		size_t sl = strlen(specials[sp].in);
+
+		for (len = 0; len <= 140; len++) {
+			for (pos = 0; pos <= len; pos++) {
+				/* pos 'a's, the special, len - pos 'b's */
+				memset(in, 'a', (size_t)pos);
+				memcpy(in + pos, specials[sp].in, sl);
+				memset(in + pos + sl, 'b', (size_t)(len - pos));
+				in[len + sl] = '\0';
+				quoted(q, in, (size_t)pos, specials[sp].out, in + pos + sl,
+				       (size_t)(len - pos));
+				snprintf(want, sizeof(want), "{%s:%s,\"n\":%s,\"m\":%s}", q, q, q,
+					 q);
+				jw_reset(&w);
+				jw_obj_begin(&w, NULL);
+				jw_str(&w, in, in); /* as a key and as a value */
+				jw_strn(&w, "n", in, len + sl); /* n: exactly its length */
+				jw_strn(&w, "m", in, len + sl + 1); /* n: up to the NUL */
+				jw_obj_end(&w);
+				if (!ASSERT_STREQ(jw_data(&w), want, "key, str, strn") ||
+				    !ASSERT_EQ(jw_len(&w), strlen(want), "len")) {
+					UNIT_LOG("special %zu len %d pos %d\n", sp, len, pos);
+					goto out;
+				}
+			}
+		}
+	}
+	/* strn cut inside the plain part */
+	memset(in, 'c', 200);
+	in[200] = '\0';
+	for (len = 0; len <= 200; len++) {
+		quoted(q, in, (size_t)len, "", "", 0);
+		jw_reset(&w);
+		jw_strn(&w, NULL, in, (size_t)len);
+		if (!ASSERT_STREQ(jw_data(&w), q, "strn cut"))
+			goto out;
+	}
+out:
+	jw_free(&w);
+}
+
+/* The slow paths of keys and strings grow the buffer right where they write. */
+static void test_jw_slow_path_growth(void)
+{
+	char filler[600], str[300], key[300], want[2048];
+	struct jw w;
+	size_t fill;
+
+	memset(str, 's', sizeof(str) - 1);
+	str[sizeof(str) - 1] = '\0';
+	memset(key, 'k', sizeof(key) - 1);
+	key[sizeof(key) - 1] = '\0';
+	for (fill = 0; fill < sizeof(filler) - 1; fill++) {
+		memset(filler, 'f', fill);
+		filler[fill] = '\0';
+		key[10] = '"';
+		str[150] = '\t';
+		jw_init(&w); /* a fresh buffer each time: it grows inside the slow path */
+		jw_obj_begin(&w, NULL);
+		jw_str(&w, "f", filler);
+		jw_str(&w, key, str);
+		jw_strn(&w, "long", str, 200); /* long, nothing to escape before the cut */
+		jw_obj_end(&w);
+		key[10] = '\0';
+		str[150] = '\0';
+		snprintf(want, sizeof(want),
+			 "{\"f\":\"%s\",\"%s\\\"%s\":\"%s\\t%s\",\"long\":\"%s\\t%.49s\"}", filler,
+			 key, key + 11, str, str + 151, str, str + 151);
+		if (!ASSERT_OK(jw_error(&w), "no error") ||
+		    !ASSERT_STREQ(jw_data(&w), want, "text") ||
+		    !ASSERT_EQ(jw_len(&w), strlen(want), "len")) {
+			UNIT_LOG("fill %zu\n", fill);
+			jw_free(&w);
+			return;
+		}
+		jw_free(&w);
+	}
+}
+
 /* Run a shell command with input from file, return its exit status (-1 if it could not run). */
 static int sh(const char *cmd)
 {
@@ -421,6 +685,10 @@ int main(void)
 	RUN_TEST(test_jw_misuse);
 	RUN_TEST(test_jw_lines);
 	RUN_TEST(test_jw_growth);
+	RUN_TEST(test_jw_int_edges);
+	RUN_TEST(test_jw_int_random);
+	RUN_TEST(test_jw_fast_path_limits);
+	RUN_TEST(test_jw_slow_path_growth);
 	RUN_TEST(test_jw_jq);
 	return unit_result();
 }

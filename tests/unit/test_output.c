@@ -1496,6 +1496,319 @@ out:
 	env_done(&e);
 }
 
+/* ---- JSON batches into files ---- */
+
+/* Everything written to f so far (after a fflush), malloc'd; NULL on error. */
+static char *file_str(FILE *f)
+{
+	struct stat st;
+	char *buf;
+
+	if (fflush(f) || fstat(fileno(f), &st))
+		return NULL;
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return NULL;
+	if (pread(fileno(f), buf, (size_t)st.st_size, 0) != st.st_size) {
+		free(buf);
+		return NULL;
+	}
+	buf[st.st_size] = '\0';
+	return buf;
+}
+
+/* Bytes written to f so far (after a fflush); -1 on error. */
+static long file_size(FILE *f)
+{
+	struct stat st;
+
+	if (fflush(f) || fstat(fileno(f), &st))
+		return -1;
+	return (long)st.st_size;
+}
+
+/* The file holds exactly what the line-by-line memstream holds. */
+static bool file_is(FILE *f, struct sink *ref, const char *what)
+{
+	char *got = file_str(f);
+	bool ok = ASSERT_TRUE(got != NULL, "read the file") &&
+		  ASSERT_STREQ(got, sink_str(ref), what);
+
+	free(got);
+	return ok;
+}
+
+/*
+ * JSON into a file goes out in batches (not a write per line), with the same
+ * bytes as line by line (a memstream gets every line at once); attach lines
+ * and summaries write what is pending first, and out_free() writes the rest.
+ */
+static void test_json_batches(void)
+{
+	struct it_syscall_rec s = mk_pread();
+	struct it_block_rec b = mk_pread_bio();
+	struct corr_req r = mk_req(CORR_SYSCALL, 1);
+	uint64_t drops[IT_NR_DROPS] = { 0 };
+	struct corr_stats cs;
+	struct out_summary_in in;
+	struct it_out *bo = NULL;
+	FILE *bf = NULL;
+	struct env e;
+	long size, ref, max_pending = 0;
+	int held = 0, i;
+
+	if (!need_jq())
+		return;
+	if (!env_init(&e, 0, 0, 1))
+		goto out;
+	bf = tmpfile();
+	if (!ASSERT_TRUE(bf != NULL, "tmpfile"))
+		goto out;
+	bo = out_new(&e.o, NULL, bf, 0);
+	if (!ASSERT_TRUE(bo != NULL, "out_new"))
+		goto out;
+	memset(&cs, 0, sizeof(cs));
+	memset(&in, 0, sizeof(in));
+	in.drops = drops;
+	in.corr = &cs;
+	r.sys = &s;
+	r.blocks[0] = &b;
+	r.nr_blocks = 1;
+
+	out_attach(e.out, "block", "block_rq_issue", "tp_btf", 1, NULL);
+	out_attach(bo, "block", "block_rq_issue", "tp_btf", 1, NULL);
+	if (!file_is(bf, &e.json, "attach line at once"))
+		goto out;
+	/* 1000 requests of about 1 KB within 1 s: held, then written in batches */
+	for (i = 1; i <= 1000; i++) {
+		r.id = (uint64_t)i;
+		s.enter_ns = 1000000ULL * (uint64_t)i;
+		s.exit_ns = s.enter_ns + 60000;
+		out_request(&r, e.out);
+		out_request(&r, bo);
+		size = file_size(bf);
+		ref = (long)strlen(sink_str(&e.json));
+		if (!ASSERT_TRUE(size >= 0 && size <= ref, "file size"))
+			goto out;
+		held += size < ref;
+		if (ref - size > max_pending)
+			max_pending = ref - size;
+	}
+	ASSERT_TRUE(held > 900, "lines are held back");
+	ASSERT_TRUE(max_pending > 16 * 1024 && max_pending < 128 * 1024, "batches of < 128 KiB");
+	{
+		char *got = file_str(bf);
+		const char *want = sink_str(&e.json);
+
+		/* whole lines only, a prefix of the same output */
+		if (ASSERT_TRUE(got && *got, "something written")) {
+			ASSERT_TRUE(got[strlen(got) - 1] == '\n', "whole lines");
+			ASSERT_TRUE(!strncmp(got, want, strlen(got)), "prefix of the same lines");
+		}
+		free(got);
+	}
+	out_attach(e.out, "fs", "vfs_read", "fentry", 0, "fentry not permitted (EPERM)");
+	out_attach(bo, "fs", "vfs_read", "fentry", 0, "fentry not permitted (EPERM)");
+	if (!file_is(bf, &e.json, "an attach line writes the pending requests first"))
+		goto out;
+	for (i = 1001; i <= 1010; i++) {
+		r.id = (uint64_t)i;
+		out_request(&r, e.out);
+		out_request(&r, bo);
+	}
+	out_summary(e.out, &in);
+	out_summary(bo, &in);
+	if (!file_is(bf, &e.json, "a summary writes the pending requests first"))
+		goto out;
+	for (i = 1011; i <= 1015; i++) {
+		r.id = (uint64_t)i;
+		out_request(&r, e.out);
+		out_request(&r, bo);
+	}
+	out_free(bo);
+	bo = NULL;
+	if (!file_is(bf, &e.json, "out_free() writes the rest"))
+		goto out;
+	ASSERT_EQ(out_error(e.out), 0, "out_error");
+	json_lines_valid(sink_str(&e.json), 1015 + 2 + 1);
+out:
+	out_free(bo);
+	if (bf)
+		fclose(bf);
+	env_done(&e);
+}
+
+/* A batch is written when its first request is 1 s older than the current one. */
+static void test_json_batch_age(void)
+{
+	static const uint64_t exits[] = { 1000000000ULL, 2000000000ULL, 2500000000ULL,
+					  2999999999ULL, 3000000000ULL, 3000000001ULL };
+	static const int want_lines[] = { 1, 1, 1, 1, 5, 5 };
+	struct it_syscall_rec s = mk_pread();
+	struct corr_req r = mk_req(CORR_SYSCALL, 1);
+	struct it_out *out = NULL;
+	struct it_opts o;
+	FILE *f = tmpfile();
+	char *got;
+
+	cli_defaults(&o);
+	o.live = 0;
+	o.sysfs_root = g_sysfs;
+	if (!ASSERT_TRUE(f != NULL, "tmpfile"))
+		goto out;
+	out = out_new(&o, NULL, f, 0);
+	if (!ASSERT_TRUE(out != NULL, "out_new"))
+		goto out;
+	r.sys = &s;
+	for (int i = 0; i < 6; i++) {
+		r.id = (uint64_t)i + 1;
+		s.exit_ns = exits[i];
+		s.enter_ns = exits[i] - 50000;
+		out_request(&r, out);
+		got = file_str(f);
+		if (!ASSERT_TRUE(got != NULL, "read") ||
+		    !ASSERT_EQ(count_lines(got), want_lines[i], "lines written")) {
+			UNIT_LOG("after request %d\n", i + 1);
+			free(got);
+			goto out;
+		}
+		free(got);
+	}
+	ASSERT_EQ(out_error(out), 0, "out_error");
+out:
+	out_free(out);
+	if (f)
+		fclose(f);
+	cli_free(&o);
+}
+
+/* A full disk is reported within a batch, and by the summary that writes one. */
+static void test_json_batch_write_error(void)
+{
+	struct it_syscall_rec s = mk_pread();
+	struct corr_req r = mk_req(CORR_SYSCALL, 1);
+	uint64_t drops[IT_NR_DROPS] = { 0 };
+	struct corr_stats cs;
+	struct out_summary_in in;
+	struct it_out *out;
+	struct it_opts o;
+	FILE *full = fopen("/dev/full", "w");
+	int i;
+
+	if (!full) {
+		SKIP("no /dev/full");
+		return;
+	}
+	cli_defaults(&o);
+	o.live = 0;
+	o.sysfs_root = g_sysfs;
+	memset(&cs, 0, sizeof(cs));
+	memset(&in, 0, sizeof(in));
+	in.drops = drops;
+	in.corr = &cs;
+	r.sys = &s;
+
+	out = out_new(&o, NULL, full, 0);
+	if (ASSERT_TRUE(out != NULL, "out_new")) {
+		for (i = 0; i < 5000 && !out_error(out); i++)
+			out_request(&r, out);
+		ASSERT_NEQ(out_error(out), 0, "ENOSPC reported");
+		ASSERT_TRUE(i < 1000, "within a batch");
+	}
+	out_free(out);
+	clearerr(full);
+	out = out_new(&o, NULL, full, 0);
+	if (ASSERT_TRUE(out != NULL, "out_new")) {
+		out_request(&r, out);
+		out_request(&r, out);
+		out_summary(out, &in);
+		ASSERT_NEQ(out_error(out), 0, "summary: ENOSPC reported");
+	}
+	out_free(out);
+	fclose(full);
+	cli_free(&o);
+}
+
+/* Add <sysfs>/dev/block/MAJ:MIN/uevent naming the device. */
+static int fake_dev(uint32_t dev, const char *name)
+{
+	char p[512], txt[128];
+
+	snprintf(p, sizeof(p), "%s/dev/block/%u:%u", g_sysfs, IT_MAJOR(dev), IT_MINOR(dev));
+	if (mkdir(p, 0755) && errno != EEXIST)
+		return -errno;
+	snprintf(p, sizeof(p), "%s/dev/block/%u:%u/uevent", g_sysfs, IT_MAJOR(dev), IT_MINOR(dev));
+	snprintf(txt, sizeof(txt), "MAJOR=%u\nMINOR=%u\nDEVNAME=%s\nDEVTYPE=disk\n", IT_MAJOR(dev),
+		 IT_MINOR(dev), name);
+	return write_file(p, txt);
+}
+
+/*
+ * Device names of requests and their block requests over more devices than
+ * output.c remembers, one without a name; a device named later is found once
+ * parse_dev_name_cached() looks again (output.c does not keep numbers).
+ */
+static void test_dev_names(void)
+{
+	struct it_syscall_rec s = mk_pread();
+	struct it_block_rec b = mk_pread_bio();
+	struct corr_req r = mk_req(CORR_SYSCALL, 1);
+	char name[32], *res = NULL, *want = NULL;
+	size_t want_len = 0;
+	FILE *ws = NULL;
+	struct env e;
+	int k;
+
+	if (!need_jq())
+		return;
+	for (k = 1; k <= 6; k++) {
+		snprintf(name, sizeof(name), "loop%d", k);
+		if (!ASSERT_OK(fake_dev(IT_MKDEV(7, k), name), "fake sysfs device"))
+			return;
+	}
+	if (!env_init(&e, 0, 0, 1))
+		goto out;
+	ws = open_memstream(&want, &want_len);
+	if (!ASSERT_TRUE(ws != NULL, "open_memstream"))
+		goto out;
+	r.sys = &s;
+	r.blocks[0] = &b;
+	r.nr_blocks = 1;
+	for (int round = 0; round < 3; round++) {
+		for (k = 0; k < 8; k++) { /* 7:7 has no name */
+			int kb = (k + 3) % 8;
+
+			s.dev = IT_MKDEV(7, k);
+			b.dev = IT_MKDEV(7, kb);
+			out_request(&r, e.out);
+			fprintf(ws, k == 7 ? "7:7 7:7 " : "loop%d 7:%d ", k, k);
+			fprintf(ws, kb == 7 ? "7:7 7:7\n" : "loop%d 7:%d\n", kb, kb);
+		}
+	}
+	/* 7:7 appears; parse_dev_name_cached() forgets "7:7" after a while: now */
+	if (!ASSERT_OK(fake_dev(IT_MKDEV(7, 7), "loop7"), "fake sysfs device"))
+		goto out;
+	parse_dev_cache_clear();
+	s.dev = IT_MKDEV(7, 7);
+	b.dev = IT_MKDEV(7, 0);
+	out_request(&r, e.out);
+	fprintf(ws, "loop7 7:7 loop0 7:0\n");
+	fclose(ws);
+	ws = NULL;
+	if (!json_lines_valid(sink_str(&e.json), 25))
+		goto out;
+	if (ASSERT_EQ(run_jq("-r", "[.dev, .devno, .block[0].dev, .block[0].devno] | join(\" \")",
+			     sink_str(&e.json), &res),
+		      0, "jq"))
+		ASSERT_STREQ(res, want, "dev and devno of every line");
+out:
+	if (ws)
+		fclose(ws);
+	free(want);
+	free(res);
+	env_done(&e);
+}
+
 int main(void)
 {
 	char *res = NULL;
@@ -1522,6 +1835,10 @@ int main(void)
 	RUN_TEST(test_summary);
 	RUN_TEST(test_summary_stage_keys);
 	RUN_TEST(test_summary_many_devices);
+	RUN_TEST(test_json_batches);
+	RUN_TEST(test_json_batch_age);
+	RUN_TEST(test_json_batch_write_error);
+	RUN_TEST(test_dev_names); /* adds devices to the fake sysfs: last */
 	parse_dev_cache_clear();
 	rm_tree();
 	return unit_result();
