@@ -81,7 +81,8 @@ t0=$(lab_now)
 cleanup() {
 	local rc=$? p=""
 	set +e # best effort from here on: every step must run
-	trap - EXIT INT TERM HUP
+	trap - EXIT
+	trap "" INT TERM HUP # a second signal must not cut the cleanup short (QEMU would live on)
 	# Read QEMU's pid first: QEMU removes its pidfile when it exits.
 	[[ -n $tmp && -s $tmp/qemu.pid ]] && p=$(cat "$tmp/qemu.pid" 2>/dev/null)
 	if [[ -n $hookpid ]] && kill -0 "$hookpid" 2>/dev/null; then

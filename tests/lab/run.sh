@@ -48,6 +48,7 @@ step() {
 }
 # shellcheck disable=SC2317 # invoked through the trap
 stop() {
+	trap '' INT TERM # let the child's own cleanup finish
 	[[ -z $child ]] || { kill -TERM "$child" 2>/dev/null || true; wait "$child" 2>/dev/null || true; }
 	exit "$1"
 }

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The QEMU lab's driver layers test (nvme, scsi, virtio on Debian 6.1 and 6.12
+# guests) as part of `make test`: runs tests/lab/test_drivers.sh and passes its
+# PASS/FAIL/SKIP lines (lab_<kernel>_<disk>_<check>, see that script) and notes
+# through. SKIP lab_drivers when LAB=0 is set, when not root, or when
+# qemu-system-x86_64 is still missing after tests/lab/fetch.sh (which installs
+# it with apt). A kernel that cannot be fetched is SKIPped by test_drivers.sh.
+#
+# Takes 45-65 s warm for both kernels (~100 s with an empty cache: downloads);
+# worst case (both boots hanging) 2 x LAB_TIMEOUT (90 s) + fetch, inside the
+# runner's IT_TIMEOUT (300 s).
+#
+# Environment: LAB=0 (skip), LAB_KERNELS (default "6.1 6.12"), and what
+# tests/lab/test_drivers.sh reads (LAB_DRV_COUNT, LAB_TIMEOUT, LAB_DIR, ...).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+lab=$here/../lab
+
+skip() {
+	printf 'SKIP lab_drivers: %s\n' "$1"
+	exit 0
+}
+
+[[ ${LAB:-1} == 0 ]] && skip "LAB=0 in the environment"
+[[ $(id -u) == 0 ]] || skip "needs root (fetch.sh installs QEMU with apt; the host column runs iotracer)"
+
+# A TERM/INT from the runner's timeout goes to the whole process group, so the
+# child has it too and is cleaning up (killing QEMU): let it finish; forward
+# the signal only if it is still running 10 s later (we alone were signalled).
+child=""
+# shellcheck disable=SC2317 # invoked through the traps
+stop() {
+	trap '' INT TERM HUP
+	local i
+	if [[ -n $child ]]; then
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$child" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -TERM "$child" 2>/dev/null
+		wait "$child" 2>/dev/null
+	fi
+	exit "$1"
+}
+trap 'stop 130' INT
+trap 'stop 143' TERM
+trap 'stop 129' HUP
+run() {
+	"$@" &
+	child=$!
+	local rc=0
+	wait "$child" || rc=$?
+	child=""
+	return "$rc"
+}
+
+if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
+	log=$(mktemp "${TMPDIR:-/tmp}/iotracer-lab-fetch.XXXXXX") || skip "mktemp failed"
+	frc=0
+	# shellcheck disable=SC2086 # space separated list
+	run "$lab/fetch.sh" ${LAB_KERNELS:-} >/dev/null 2>"$log" || frc=$?
+	why=$(grep -E 'unavailable:|error:' "$log" | tail -n 1 | sed 's/^\[lab\] //')
+	rm -f "$log"
+	command -v qemu-system-x86_64 >/dev/null 2>&1 ||
+		skip "qemu-system-x86_64 not available after tests/lab/fetch.sh (rc $frc${why:+: $why})"
+fi
+
+t0=$(date +%s)
+rc=0
+run "$lab/test_drivers.sh" 2>&1 || rc=$?
+printf '# lab: test_drivers.sh took %d s (rc %d)\n' "$(($(date +%s) - t0))" "$rc"
+exit "$rc"

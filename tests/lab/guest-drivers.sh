@@ -1,0 +1,114 @@
+# shellcheck shell=sh
+# Guest side of the driver layers test (runs as /lab/run.sh under busybox sh;
+# the host side is tests/lab/test_drivers.sh). Needs /lab/iotracer (a static
+# build, passed with LAB_EXTRA).
+#
+# 1. starts `iotracer -q --no-live -j out.json -d <disks>` in the background and
+#    waits until its attach lines are in the JSON (their number unchanged for
+#    0.4 s), then LAB_G_DRV_SETTLE seconds more;
+# 2. runs ioload randread then randwrite, LAB_G_DRV_COUNT ops of LAB_G_DRV_BS
+#    bytes (O_DIRECT, queue depth 1, seed 42) on each disk;
+# 3. stops iotracer with SIGTERM (SIGKILL after 30 s);
+# 4. sends everything back on the console as one base64 tar.gz
+#    (out.json, iotracer.err, ioload.txt, steps.txt):
+#      ===DRV-BUNDLE=== <bytes> <md5>
+#      <base64 lines>
+#      ===DRV-BUNDLE-END===
+# Plain lines before the bundle (small, for humans and for the host's
+# diagnostics when the bundle is damaged):
+#   step NAME UPTIME_S            attached, load_start, load_end, stopped
+#   attach_lines N                attach lines seen in the JSON when it attached
+#   ioload DISK JSON              one per ioload run (the oracle)
+#   iotracer_rc N
+# Exit status: 0 when iotracer attached and exited 0 and every ioload run had
+# no error; 1 otherwise (the bundle is sent in every case).
+set -u
+count=${LAB_G_DRV_COUNT:-300}
+bs=${LAB_G_DRV_BS:-4096}
+disks=${LAB_G_DRV_DISKS:-nvme0n1 sda vda}
+settle=${LAB_G_DRV_SETTLE:-1}
+W=/tmp/drv
+mkdir -p "$W"
+: >"$W/ioload.txt"
+: >"$W/steps.txt"
+rc=0
+
+up() { cut -d' ' -f1 /proc/uptime; }
+step() {
+	echo "step $1 $(up)" | tee -a "$W/steps.txt"
+}
+
+devs=$(echo "$disks" | tr ' ' ',')
+step start
+/lab/iotracer -q --no-live -j "$W/out.json" -d "$devs" >"$W/iotracer.out" 2>"$W/iotracer.err" &
+pid=$!
+
+# Attached = the attach lines are written (they come in one burst once every
+# hook has been tried) and their number stopped changing.
+n=0
+prev=-1
+stable=0
+i=0
+attached=""
+while [ "$i" -lt 300 ]; do # 60 s
+	if ! kill -0 "$pid" 2>/dev/null; then
+		echo "iotracer exited before attaching"
+		break
+	fi
+	n=$(grep -c '"type":"attach"' "$W/out.json" 2>/dev/null)
+	n=${n:-0}
+	if [ "$n" -gt 0 ] && [ "$n" -eq "$prev" ]; then
+		stable=$((stable + 1))
+	else
+		stable=0
+	fi
+	prev=$n
+	if [ "$stable" -ge 2 ]; then
+		attached=1
+		break
+	fi
+	sleep 0.2
+	i=$((i + 1))
+done
+echo "attach_lines $n"
+if [ -n "$attached" ]; then
+	step attached
+	sleep "$settle"
+	step load_start
+	for d in $disks; do
+		for m in randread randwrite; do
+			out=$(ioload -d "/dev/$d" -n "$count" -b "$bs" -m "$m" -s 42 2>&1) || rc=1
+			echo "ioload $d $out" | tee -a "$W/ioload.txt"
+		done
+	done
+	step load_end
+else
+	echo "iotracer did not attach"
+	rc=1
+fi
+
+# Stop it (a hang must not eat the boot's timeout).
+kill -TERM "$pid" 2>/dev/null
+i=0
+while kill -0 "$pid" 2>/dev/null && [ "$i" -lt 150 ]; do
+	sleep 0.2
+	i=$((i + 1))
+done
+if kill -0 "$pid" 2>/dev/null; then
+	echo "iotracer did not exit within 30 s of SIGTERM: SIGKILL"
+	kill -KILL "$pid" 2>/dev/null
+fi
+wait "$pid"
+trc=$?
+echo "iotracer_rc $trc"
+[ "$trc" -eq 0 ] || rc=1
+step stopped
+[ -s "$W/iotracer.err" ] && grep -iE 'error|fail|warn|abort|assert' "$W/iotracer.err" | head -n 5
+
+[ -f "$W/out.json" ] || : >"$W/out.json"
+tar -C "$W" -czf /tmp/bundle.tgz out.json iotracer.err ioload.txt steps.txt
+md5=$(md5sum </tmp/bundle.tgz | cut -d' ' -f1)
+echo "===DRV-BUNDLE=== $(wc -c </tmp/bundle.tgz) $md5"
+base64 /tmp/bundle.tgz
+echo "===DRV-BUNDLE-END==="
+exit "$rc"
