@@ -44,10 +44,15 @@ static __always_inline void it_virtio_done(struct bio_info *bi);
 /*
  * bio -> request state. LRU: a bio that never heads a request (front merge,
  * bio-based driver) or whose completion was not seen only costs a slot.
+ * Per-CPU LRU lists: with the common list, entries allocated on one CPU and
+ * freed on another made the map evict live entries long before it was full
+ * (~0.6 % of completions lost at libaio QD16); a per-CPU list evicts only
+ * when that CPU holds max_entries / ncpus entries.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
+	__uint(max_entries, 32768);
 	__type(key, u64);
 	__type(value, struct bio_info);
 } bios SEC(".maps");
