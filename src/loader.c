@@ -621,8 +621,11 @@ int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	/* fs and sched annotate syscalls: they need the syscall layer. */
 	if (layers & ((1u << IT_L_FS) | (1u << IT_L_SCHED)))
 		layers |= 1u << IT_L_SYSCALL;
+	/* tests cover the fallbacks: prefer raw_tp over tp_btf, kprobe over fentry */
 	if (env && !strcmp(env, "raw_tp"))
 		prefer = IT_M_RAW_TP;
+	else if (env && !strcmp(env, "kprobe"))
+		prefer = IT_M_KPROBE;
 
 	probe_kernel(&p);
 	ld->nr_hooks = NR_HOOKS;

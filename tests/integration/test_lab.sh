@@ -10,7 +10,7 @@
 # worst case (both boots hanging) 2 x LAB_TIMEOUT (90 s) + fetch, inside the
 # runner's IT_TIMEOUT (300 s).
 #
-# Environment: LAB=0 (skip), LAB_KERNELS (default "6.1 6.12"), and what
+# Environment: LAB=0 (skip), LAB_KERNELS (default "6.1 6.12 6.12+kprobe"), and what
 # tests/lab/test_drivers.sh reads (LAB_DRV_COUNT, LAB_TIMEOUT, LAB_DIR, ...).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)

@@ -40,7 +40,7 @@ step() {
 
 devs=$(echo "$disks" | tr ' ' ',')
 step start
-/lab/iotracer -q --no-live -j "$W/out.json" -d "$devs" >"$W/iotracer.out" 2>"$W/iotracer.err" &
+IOTRACER_PREFER=${LAB_G_PREFER:-} /lab/iotracer -q --no-live -j "$W/out.json" -d "$devs" >"$W/iotracer.out" 2>"$W/iotracer.err" &
 pid=$!
 
 # Attached = the attach lines are written (they come in one burst once every

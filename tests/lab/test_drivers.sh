@@ -1,6 +1,8 @@
 #!/bin/bash
 # shellcheck source-path=SCRIPTDIR
-# test_drivers.sh [SERIES...]   (default: $LAB_KERNELS or "6.1 6.12")
+# test_drivers.sh [SERIES[+METHOD]...]   (default: $LAB_KERNELS or "6.1 6.12 6.12+kprobe")
+#   SERIES+METHOD boots SERIES with IOTRACER_PREFER=METHOD in the guest (kprobe: the
+#   kprobe variants of every fentry hook get their coverage)
 #
 # The driver layers test (issue 3): for each guest kernel, boot the lab guest
 # with tests/lab/guest-drivers.sh, which runs a static iotracer
@@ -52,7 +54,7 @@ export LAB_G_DRV_BS=4096
 export LAB_G_DRV_DISKS=$DISKS
 if [[ $# -eq 0 ]]; then
 	# shellcheck disable=SC2086 # space separated list
-	set -- ${LAB_KERNELS:-$LAB_SERIES_DEFAULT}
+	set -- ${LAB_KERNELS:-$LAB_SERIES_DEFAULT 6.12+kprobe}
 fi
 
 failed=0
@@ -416,7 +418,10 @@ one() {
 	mkdir -p "$out"
 	t0=$(lab_now)
 
-	step "$out/fetch.out" "$out/fetch.log" "$LAB_SRC/fetch.sh" "$s" || frc=$?
+	local series=${s%%+*}
+	export LAB_G_PREFER=""
+	[[ $s == *+* ]] && LAB_G_PREFER=${s#*+}
+	step "$out/fetch.out" "$out/fetch.log" "$LAB_SRC/fetch.sh" "$series" || frc=$?
 	tf=$(lab_since "$t0")
 	if [[ $frc -ne 0 ]]; then
 		reason=$(grep -E 'unavailable:|error:' "$out/fetch.log" | tail -n 1 | sed 's/^\[lab\] //')
@@ -428,7 +433,7 @@ one() {
 		return 0
 	fi
 
-	step /dev/null "$out/boot.log" "$LAB_SRC/boot.sh" "$s" "$LAB_SRC/guest-drivers.sh" "$out" || brc=$?
+	step /dev/null "$out/boot.log" "$LAB_SRC/boot.sh" "$series" "$LAB_SRC/guest-drivers.sh" "$out" || brc=$?
 	if [[ $brc -eq 3 ]]; then
 		reason=$(grep -v '^\[lab\] boot' "$out/boot.log" | tail -n 1 | sed 's/^\[lab\] //')
 		verdict_all "$s" SKIP "${reason:-cannot boot here}"
