@@ -118,7 +118,8 @@ static int read_khists(struct daemon *d)
 	if (ncpu <= 0)
 		return 0;
 	vals = calloc(ncpu, sizeof(*vals));
-	while (vals && n < MAX_KHISTS && !bpf_map_get_next_key(fd, have_prev ? &prev : NULL, &key)) {
+	while (vals && n < MAX_KHISTS &&
+	       !bpf_map_get_next_key(fd, have_prev ? &prev : NULL, &key)) {
 		if (!bpf_map_lookup_elem(fd, &key, vals)) {
 			d->khists[n].key = key;
 			sum_hist(&d->khists[n].val, vals, ncpu);
@@ -189,6 +190,8 @@ static int on_timer(struct daemon *d)
 	if (read(d->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return 1;
 	drain(d);
+	/* bound what a crash could lose to one timer period */
+	out_flush(d->out);
 	if (d->o->interval_ns && d->now_ns >= d->next_summary_ns) {
 		summary(d, 0);
 		d->next_summary_ns += d->o->interval_ns;

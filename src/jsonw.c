@@ -3,9 +3,10 @@
  * jsonw: streaming JSON writer. See jsonw.h.
  *
  * Hot path (one JSON line per traced IO): every value costs one capacity
- * check, keys that need no escaping (our ASCII literals) are copied as they
- * are, and integers are formatted by hand (two digits per division), never
- * through printf.
+ * check (the buffer is kept across jw_reset() and grows by doubling), keys
+ * that need no escaping (our ASCII literals) are copied while they are
+ * checked, and integers are formatted by hand (8-digit chunks, two digits per
+ * table lookup), never through printf. Only jw_double() uses snprintf.
  */
 #include <errno.h>
 #include <math.h>
@@ -420,7 +421,7 @@ static inline void jw_fmt_8d(char *p, uint32_t v)
  * Write v in decimal at p (at most JW_U64_MAX_LEN bytes); returns the end.
  * In chunks of 8 digits, with 32-bit arithmetic inside a chunk.
  */
-static inline char *jw_fmt_u64(char *p, uint64_t v)
+static inline __attribute__((always_inline)) char *jw_fmt_u64(char *p, uint64_t v)
 {
 	const uint64_t e8 = 100000000ull, e16 = e8 * e8;
 	uint64_t lo;

@@ -180,6 +180,15 @@ static void json_line_done(struct it_out *out, size_t mark, int now)
 	}
 }
 
+void out_flush(struct it_out *out)
+{
+	if (out->json && jw_len(&out->w)) {
+		json_write(out, jw_len(&out->w));
+		if (fflush(out->json))
+			out->error = -EIO;
+	}
+}
+
 void out_free(struct it_out *out)
 {
 	if (!out)
@@ -377,7 +386,8 @@ static void stats_block(struct it_out *out, const struct it_block_rec *b)
 		stage_add(out, l, b->dev, b->op, "drv", b->drv_done_ns - b->drv_submit_ns);
 		/* virtio: kick -> interrupt, the time spent in the hypervisor and device */
 		if (b->drv_kick_ns && b->drv_done_ns >= b->drv_kick_ns)
-			stage_add(out, l, b->dev, b->op, "kick2irq", b->drv_done_ns - b->drv_kick_ns);
+			stage_add(out, l, b->dev, b->op, "kick2irq",
+				  b->drv_done_ns - b->drv_kick_ns);
 	}
 	stage_add(out, "block", b->dev, b->op, "q2c", b->c_ns - b->q_ns);
 	if (b->d_ns) {

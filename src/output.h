@@ -40,6 +40,8 @@ void out_request(const struct corr_req *r, void *out);
 void out_attach(struct it_out *out, const char *layer, const char *hook, const char *method, int ok,
 		const char *reason);
 void out_summary(struct it_out *out, const struct out_summary_in *in);
+/* Write JSON lines still held in the batch (the daemon calls it on its timer). */
+void out_flush(struct it_out *out);
 /* Requests written so far, and JSON write errors. */
 uint64_t out_requests(const struct it_out *out);
 int out_error(const struct it_out *out);
