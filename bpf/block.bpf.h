@@ -305,26 +305,13 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error)
  */
 #define IT_BLK_ARG(ctx, i) ((void *)(ctx)[blk_tp_has_queue ? (i) + 1 : (i)])
 
-/* Each block hook as tp_btf (preferred) and raw_tp (fallback). */
-#define IT_BLOCK_TP(tp, call)          \
-	SEC("tp_btf/" #tp)             \
-	int btf_##tp(u64 *ctx)         \
-	{                              \
-		return call;           \
-	}                              \
-	SEC("raw_tp/" #tp)             \
-	int raw_##tp(u64 *ctx)         \
-	{                              \
-		return call;           \
-	}
-
-IT_BLOCK_TP(block_bio_queue, it_bio_queue(IT_BLK_ARG(ctx, 0)))
-IT_BLOCK_TP(block_split, it_bio_queue(IT_BLK_ARG(ctx, 0)))
+IT_TP_BOTH(block_bio_queue, it_bio_queue(IT_BLK_ARG(ctx, 0)))
+IT_TP_BOTH(block_split, it_bio_queue(IT_BLK_ARG(ctx, 0)))
 /* bio merges: (bio) since 5.11; (q, rq, bio) before */
-IT_BLOCK_TP(block_bio_backmerge, it_bio_merged(IT_BLK_ARG(ctx, blk_tp_has_queue ? 1 : 0)))
-IT_BLOCK_TP(block_rq_insert, it_rq_insert(IT_BLK_ARG(ctx, 0)))
-IT_BLOCK_TP(block_rq_issue, it_rq_issue(IT_BLK_ARG(ctx, 0)))
-IT_BLOCK_TP(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))
+IT_TP_BOTH(block_bio_backmerge, it_bio_merged(IT_BLK_ARG(ctx, blk_tp_has_queue ? 1 : 0)))
+IT_TP_BOTH(block_rq_insert, it_rq_insert(IT_BLK_ARG(ctx, 0)))
+IT_TP_BOTH(block_rq_issue, it_rq_issue(IT_BLK_ARG(ctx, 0)))
+IT_TP_BOTH(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))
 /*
  * block_rq_complete(rq, error, nr_bytes) on every kernel we support.
  * The kernel skips a tp_btf/raw_tp program that would nest in itself on a
@@ -334,7 +321,7 @@ IT_BLOCK_TP(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))
  * no entry (one failed lookup) and returns.
  */
 #define IT_RQ_COMPLETE(ctx) it_rq_complete((void *)(ctx)[0], (s32)(ctx)[1])
-IT_BLOCK_TP(block_rq_complete, IT_RQ_COMPLETE(ctx))
+IT_TP_BOTH(block_rq_complete, IT_RQ_COMPLETE(ctx))
 SEC("tp_btf/block_rq_complete")
 int btf_block_rq_complete2(u64 *ctx)
 {

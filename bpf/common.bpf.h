@@ -315,4 +315,20 @@ static __always_inline struct thread_state *it_state(void)
 	return bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
 }
 
+/*
+ * A tracepoint hook as two programs, tp_btf (preferred) and raw_tp (the
+ * fallback); the loader autoloads one. `call` sees `u64 *ctx`.
+ */
+#define IT_TP_BOTH(tp, call)           \
+	SEC("tp_btf/" #tp)             \
+	int btf_##tp(u64 *ctx)         \
+	{                              \
+		return call;           \
+	}                              \
+	SEC("raw_tp/" #tp)             \
+	int raw_##tp(u64 *ctx)         \
+	{                              \
+		return call;           \
+	}
+
 #endif /* IT_COMMON_BPF_H */

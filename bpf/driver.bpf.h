@@ -153,22 +153,10 @@ static __always_inline int it_scsi_done(u64 *ctx)
 	return 0;
 }
 
-#define IT_DRV_TP(tp, call)            \
-	SEC("tp_btf/" #tp)             \
-	int btf_##tp(u64 *ctx)         \
-	{                              \
-		return call;           \
-	}                              \
-	SEC("raw_tp/" #tp)             \
-	int raw_##tp(u64 *ctx)         \
-	{                              \
-		return call;           \
-	}
-
-IT_DRV_TP(scsi_dispatch_cmd_start, it_scsi_start(ctx))
-IT_DRV_TP(scsi_dispatch_cmd_done, it_scsi_done(ctx))
-IT_DRV_TP(scsi_dispatch_cmd_error, it_scsi_done(ctx))
-IT_DRV_TP(scsi_dispatch_cmd_timeout, it_scsi_done(ctx))
+IT_TP_BOTH(scsi_dispatch_cmd_start, it_scsi_start(ctx))
+IT_TP_BOTH(scsi_dispatch_cmd_done, it_scsi_done(ctx))
+IT_TP_BOTH(scsi_dispatch_cmd_error, it_scsi_done(ctx))
+IT_TP_BOTH(scsi_dispatch_cmd_timeout, it_scsi_done(ctx))
 
 /* ---- virtio-blk ---- */
 
