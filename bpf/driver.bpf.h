@@ -318,6 +318,45 @@ int BPF_KRETPROBE(kretprobe_virtio_queue_rqs)
 	return it_virtio_queue_exit();
 }
 
+/*
+ * virtio-scsi: virtscsi_queuecommand(shost, sc) adds the SCSI command to a
+ * virtqueue and kicks it; marking its request as the CPU's current one puts
+ * that kick (virtqueue_notify) on the SCSI request, whose driver layer stays
+ * scsi: the JSON then shows the transport's kick next to scsi submit/done.
+ */
+static __always_inline int it_virtscsi_queue(struct scsi_cmnd___it *sc)
+{
+	struct virtio_cpu *vc = it_vcpu();
+
+	if (sc && vc)
+		vc->cur_rq = (u64)it_pdu_rq(sc);
+	return 0;
+}
+
+SEC("fentry/virtscsi_queuecommand")
+int BPF_PROG(fentry_virtscsi_queuecommand, void *shost, struct scsi_cmnd___it *sc)
+{
+	return it_virtscsi_queue(sc);
+}
+
+SEC("fexit/virtscsi_queuecommand")
+int BPF_PROG(fexit_virtscsi_queuecommand)
+{
+	return it_virtio_queue_exit();
+}
+
+SEC("kprobe/virtscsi_queuecommand")
+int BPF_KPROBE(kprobe_virtscsi_queuecommand, void *shost, struct scsi_cmnd___it *sc)
+{
+	return it_virtscsi_queue(sc);
+}
+
+SEC("kretprobe/virtscsi_queuecommand")
+int BPF_KRETPROBE(kretprobe_virtscsi_queuecommand)
+{
+	return it_virtio_queue_exit();
+}
+
 SEC("fentry/virtqueue_notify")
 int BPF_PROG(fentry_virtqueue_notify)
 {

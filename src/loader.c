@@ -109,6 +109,10 @@ static const struct it_hook_def hook_defs[] = {
 	{ .layer = IT_L_VIRTIO, .name = "virtio_queue_rqs", .arg0_struct = 1,
 	  .progs = { [IT_M_FENTRY] = { "fentry_virtio_queue_rqs", "fexit_virtio_queue_rqs" },
 		     [IT_M_KPROBE] = { "kprobe_virtio_queue_rqs", "kretprobe_virtio_queue_rqs" } } },
+	/* arg 1 (the scsi_cmnd) is read: a struct pointer on every kernel */
+	FN_HOOK(IT_L_VIRTIO, virtscsi_queuecommand, "fentry_virtscsi_queuecommand",
+		"fexit_virtscsi_queuecommand", "kprobe_virtscsi_queuecommand",
+		"kretprobe_virtscsi_queuecommand"),
 	FN_HOOK(IT_L_VIRTIO, virtqueue_notify, "fentry_virtqueue_notify", NULL,
 		"kprobe_virtqueue_notify", NULL),
 	FN_HOOK(IT_L_VIRTIO, virtblk_done, "fentry_virtblk_done", NULL, "kprobe_virtblk_done", NULL),
