@@ -322,16 +322,6 @@ IT_TP_BOTH(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))
  */
 #define IT_RQ_COMPLETE(ctx) it_rq_complete((void *)(ctx)[0], (s32)(ctx)[1])
 IT_TP_BOTH(block_rq_complete, IT_RQ_COMPLETE(ctx))
-SEC("tp_btf/block_rq_complete")
-int btf_block_rq_complete2(u64 *ctx)
-{
-	return IT_RQ_COMPLETE(ctx);
-}
-
-SEC("raw_tp/block_rq_complete")
-int raw_block_rq_complete2(u64 *ctx)
-{
-	return IT_RQ_COMPLETE(ctx);
-}
+IT_TP_PAIR(block_rq_complete, block_rq_complete2, IT_RQ_COMPLETE(ctx))
 
 #endif /* IT_BLOCK_BPF_H */

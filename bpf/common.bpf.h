@@ -317,18 +317,48 @@ static __always_inline struct thread_state *it_state(void)
 
 /*
  * A tracepoint hook as two programs, tp_btf (preferred) and raw_tp (the
- * fallback); the loader autoloads one. `call` sees `u64 *ctx`.
+ * fallback), named btf_<name> and raw_<name>; the loader autoloads one.
+ * `call` sees `u64 *ctx`.
  */
-#define IT_TP_BOTH(tp, call)           \
+#define IT_TP_PAIR(tp, name, call)     \
 	SEC("tp_btf/" #tp)             \
-	int btf_##tp(u64 *ctx)         \
+	int btf_##name(u64 *ctx)       \
 	{                              \
 		return call;           \
 	}                              \
 	SEC("raw_tp/" #tp)             \
-	int raw_##tp(u64 *ctx)         \
+	int raw_##name(u64 *ctx)       \
 	{                              \
 		return call;           \
+	}
+#define IT_TP_BOTH(tp, call) IT_TP_PAIR(tp, tp, call)
+
+/*
+ * A kernel function hook as fentry (preferred) and kprobe programs,
+ * fentry_<fn> / kprobe_<fn>, or for its return fexit_<fn> / kretprobe_<fn>.
+ * Arguments as in BPF_PROG / BPF_KPROBE.
+ */
+#define IT_FN_ENTRY(fn, call, args...)        \
+	SEC("fentry/" #fn)                    \
+	int BPF_PROG(fentry_##fn, ##args)     \
+	{                                     \
+		return call;                  \
+	}                                     \
+	SEC("kprobe/" #fn)                    \
+	int BPF_KPROBE(kprobe_##fn, ##args)   \
+	{                                     \
+		return call;                  \
+	}
+#define IT_FN_EXIT(fn, call)                  \
+	SEC("fexit/" #fn)                     \
+	int BPF_PROG(fexit_##fn)              \
+	{                                     \
+		return call;                  \
+	}                                     \
+	SEC("kretprobe/" #fn)                 \
+	int BPF_KRETPROBE(kretprobe_##fn)     \
+	{                                     \
+		return call;                  \
 	}
 
 #endif /* IT_COMMON_BPF_H */

@@ -97,29 +97,8 @@ static __always_inline int it_nvme_complete(u64 *ctx)
 	return 0;
 }
 
-SEC("tp_btf/nvme_setup_cmd")
-int btf_nvme_setup_cmd(u64 *ctx)
-{
-	return it_nvme_setup(ctx);
-}
-
-SEC("raw_tp/nvme_setup_cmd")
-int raw_nvme_setup_cmd(u64 *ctx)
-{
-	return it_nvme_setup(ctx);
-}
-
-SEC("tp_btf/nvme_complete_rq")
-int btf_nvme_complete_rq(u64 *ctx)
-{
-	return it_nvme_complete(ctx);
-}
-
-SEC("raw_tp/nvme_complete_rq")
-int raw_nvme_complete_rq(u64 *ctx)
-{
-	return it_nvme_complete(ctx);
-}
+IT_TP_BOTH(nvme_setup_cmd, it_nvme_setup(ctx))
+IT_TP_BOTH(nvme_complete_rq, it_nvme_complete(ctx))
 
 /* ---- SCSI ---- */
 
@@ -238,29 +217,9 @@ static __always_inline void it_virtio_done(struct bio_info *bi)
 		bi->drv_done_ns = vc->irq_ns;
 }
 
-SEC("fentry/virtio_queue_rq")
-int BPF_PROG(fentry_virtio_queue_rq, struct blk_mq_hw_ctx *hctx, struct blk_mq_queue_data *bd)
-{
-	return it_virtio_queue(bd);
-}
-
-SEC("fexit/virtio_queue_rq")
-int BPF_PROG(fexit_virtio_queue_rq)
-{
-	return it_virtio_queue_exit();
-}
-
-SEC("kprobe/virtio_queue_rq")
-int BPF_KPROBE(kprobe_virtio_queue_rq, struct blk_mq_hw_ctx *hctx, struct blk_mq_queue_data *bd)
-{
-	return it_virtio_queue(bd);
-}
-
-SEC("kretprobe/virtio_queue_rq")
-int BPF_KRETPROBE(kretprobe_virtio_queue_rq)
-{
-	return it_virtio_queue_exit();
-}
+IT_FN_ENTRY(virtio_queue_rq, it_virtio_queue(bd), struct blk_mq_hw_ctx *hctx,
+	    struct blk_mq_queue_data *bd)
+IT_FN_EXIT(virtio_queue_rq, it_virtio_queue_exit())
 
 /*
  * virtio_queue_rqs(list): plugged IO submitted as a batch (6.12 sends such IO
@@ -294,29 +253,8 @@ static __always_inline int it_virtio_queue_batch(void *list)
 	return 0;
 }
 
-SEC("fentry/virtio_queue_rqs")
-int BPF_PROG(fentry_virtio_queue_rqs, void *list)
-{
-	return it_virtio_queue_batch(list);
-}
-
-SEC("fexit/virtio_queue_rqs")
-int BPF_PROG(fexit_virtio_queue_rqs)
-{
-	return it_virtio_queue_exit();
-}
-
-SEC("kprobe/virtio_queue_rqs")
-int BPF_KPROBE(kprobe_virtio_queue_rqs, void *list)
-{
-	return it_virtio_queue_batch(list);
-}
-
-SEC("kretprobe/virtio_queue_rqs")
-int BPF_KRETPROBE(kretprobe_virtio_queue_rqs)
-{
-	return it_virtio_queue_exit();
-}
+IT_FN_ENTRY(virtio_queue_rqs, it_virtio_queue_batch(list), void *list)
+IT_FN_EXIT(virtio_queue_rqs, it_virtio_queue_exit())
 
 /*
  * virtio-scsi: virtscsi_queuecommand(shost, sc) adds the SCSI command to a
@@ -333,52 +271,10 @@ static __always_inline int it_virtscsi_queue(struct scsi_cmnd___it *sc)
 	return 0;
 }
 
-SEC("fentry/virtscsi_queuecommand")
-int BPF_PROG(fentry_virtscsi_queuecommand, void *shost, struct scsi_cmnd___it *sc)
-{
-	return it_virtscsi_queue(sc);
-}
-
-SEC("fexit/virtscsi_queuecommand")
-int BPF_PROG(fexit_virtscsi_queuecommand)
-{
-	return it_virtio_queue_exit();
-}
-
-SEC("kprobe/virtscsi_queuecommand")
-int BPF_KPROBE(kprobe_virtscsi_queuecommand, void *shost, struct scsi_cmnd___it *sc)
-{
-	return it_virtscsi_queue(sc);
-}
-
-SEC("kretprobe/virtscsi_queuecommand")
-int BPF_KRETPROBE(kretprobe_virtscsi_queuecommand)
-{
-	return it_virtio_queue_exit();
-}
-
-SEC("fentry/virtqueue_notify")
-int BPF_PROG(fentry_virtqueue_notify)
-{
-	return it_virtio_kick();
-}
-
-SEC("kprobe/virtqueue_notify")
-int BPF_KPROBE(kprobe_virtqueue_notify)
-{
-	return it_virtio_kick();
-}
-
-SEC("fentry/virtblk_done")
-int BPF_PROG(fentry_virtblk_done)
-{
-	return it_virtio_irq();
-}
-
-SEC("kprobe/virtblk_done")
-int BPF_KPROBE(kprobe_virtblk_done)
-{
-	return it_virtio_irq();
-}
+IT_FN_ENTRY(virtscsi_queuecommand, it_virtscsi_queue(sc), void *shost,
+	    struct scsi_cmnd___it *sc)
+IT_FN_EXIT(virtscsi_queuecommand, it_virtio_queue_exit())
+IT_FN_ENTRY(virtqueue_notify, it_virtio_kick())
+IT_FN_ENTRY(virtblk_done, it_virtio_irq())
 
 #endif /* IT_DRIVER_BPF_H */

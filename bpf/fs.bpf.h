@@ -80,29 +80,9 @@ static __always_inline int it_vfs_exit(void)
 }
 
 /* fentry/fexit where allowed, kprobe/kretprobe otherwise; the loader picks. */
-#define IT_VFS_HOOK(fn)                   \
-	SEC("fentry/" #fn)                \
-	int BPF_PROG(fentry_##fn)         \
-	{                                 \
-		return it_vfs_enter();    \
-	}                                 \
-	SEC("fexit/" #fn)                 \
-	int BPF_PROG(fexit_##fn)          \
-	{                                 \
-		return it_vfs_exit();     \
-	}                                 \
-	SEC("kprobe/" #fn)                \
-	int BPF_KPROBE(kprobe_##fn)       \
-	{                                 \
-		return it_vfs_enter();    \
-	}                                 \
-	SEC("kretprobe/" #fn)             \
-	int BPF_KRETPROBE(kretprobe_##fn) \
-	{                                 \
-		return it_vfs_exit();     \
-	}
-
-IT_VFS_HOOK(vfs_read)
-IT_VFS_HOOK(vfs_write)
+IT_FN_ENTRY(vfs_read, it_vfs_enter())
+IT_FN_EXIT(vfs_read, it_vfs_exit())
+IT_FN_ENTRY(vfs_write, it_vfs_enter())
+IT_FN_EXIT(vfs_write, it_vfs_exit())
 
 #endif /* IT_FS_BPF_H */

@@ -541,30 +541,9 @@ static __always_inline int it_uring_complete(void *req, s32 res)
 	return 0;
 }
 
-SEC("tp_btf/io_uring_submit_req")
-int BPF_PROG(btf_io_uring_submit_req, struct io_kiocb *req)
-{
-	return it_uring_submit(req);
-}
-
-SEC("raw_tp/io_uring_submit_req")
-int BPF_PROG(raw_io_uring_submit_req, struct io_kiocb *req)
-{
-	return it_uring_submit(req);
-}
-
+IT_TP_BOTH(io_uring_submit_req, it_uring_submit((void *)ctx[0]))
 /* Before 6.2 (a6ae8b4e2a4e) the same tracepoint was io_uring_submit_sqe(req, ...). */
-SEC("tp_btf/io_uring_submit_sqe")
-int btf_io_uring_submit_sqe(u64 *ctx)
-{
-	return it_uring_submit((void *)ctx[0]);
-}
-
-SEC("raw_tp/io_uring_submit_sqe")
-int raw_io_uring_submit_sqe(u64 *ctx)
-{
-	return it_uring_submit((void *)ctx[0]);
-}
+IT_TP_BOTH(io_uring_submit_sqe, it_uring_submit((void *)ctx[0]))
 
 /*
  * io_uring_complete: (ctx, req, cqe) since 6.0 (c4bb964fa092), before that
@@ -585,16 +564,6 @@ static __always_inline int it_uring_complete_ctx(u64 *ctx)
 	return it_uring_complete(req, res);
 }
 
-SEC("tp_btf/io_uring_complete")
-int btf_io_uring_complete(u64 *ctx)
-{
-	return it_uring_complete_ctx(ctx);
-}
-
-SEC("raw_tp/io_uring_complete")
-int raw_io_uring_complete(u64 *ctx)
-{
-	return it_uring_complete_ctx(ctx);
-}
+IT_TP_BOTH(io_uring_complete, it_uring_complete_ctx(ctx))
 
 #endif /* IT_SYSCALL_BPF_H */

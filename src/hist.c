@@ -248,21 +248,32 @@ uint64_t log2h_hi(unsigned int k)
 	return k >= 63 ? UINT64_MAX : 1ull << (k + 1);
 }
 
+/* First and last non-empty slot (-1 when empty), their sum and largest count. */
+static void log2h_span(const struct it_hist *h, int *first, int *last, uint64_t *total,
+		       uint64_t *peak)
+{
+	*first = *last = -1;
+	*total = *peak = 0;
+	for (unsigned int k = 0; k < IT_HIST_SLOTS; k++) {
+		if (!h->slots[k])
+			continue;
+		if (*first < 0)
+			*first = (int)k;
+		*last = (int)k;
+		*total += h->slots[k];
+		if (h->slots[k] > *peak)
+			*peak = h->slots[k];
+	}
+}
+
 uint64_t log2h_percentile(const struct it_hist *h, double p)
 {
-	uint64_t total = 0, cum = 0;
-	int first = -1, last = -1;
+	uint64_t total, peak, cum = 0;
+	int first, last;
 	double rank, v;
 	unsigned int k;
 
-	for (k = 0; k < IT_HIST_SLOTS; k++) {
-		if (!h->slots[k])
-			continue;
-		if (first < 0)
-			first = (int)k;
-		last = (int)k;
-		total += h->slots[k];
-	}
+	log2h_span(h, &first, &last, &total, &peak);
 	if (!total)
 		return 0;
 	if (!(p > 0.0))
@@ -297,21 +308,13 @@ static void log2h_edge(char *buf, size_t n, uint64_t ns, int in_ns)
 void log2h_print(FILE *f, const struct it_hist *h, const char *title)
 {
 	char lo[24], hi[24], bar[LOG2H_BAR + 1];
-	uint64_t peak = 0;
-	int first = -1, last = -1;
+	uint64_t peak, total;
+	int first, last;
 	unsigned int k, stars;
 
 	if (title)
 		fprintf(f, "%s\n", title);
-	for (k = 0; k < IT_HIST_SLOTS; k++) {
-		if (!h->slots[k])
-			continue;
-		if (first < 0)
-			first = (int)k;
-		last = (int)k;
-		if (h->slots[k] > peak)
-			peak = h->slots[k];
-	}
+	log2h_span(h, &first, &last, &total, &peak);
 	if (first < 0) {
 		fputs("  (no samples)\n", f);
 		return;
