@@ -15,6 +15,8 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 lab=$here/../lab
+# shellcheck source=/dev/null # tests/lab/lib.sh, resolved at run time
+. "$lab/lib.sh"
 
 skip() {
 	printf 'SKIP lab_drivers: %s\n' "$1"
@@ -27,38 +29,29 @@ skip() {
 # A TERM/INT from the runner's timeout goes to the whole process group, so the
 # child has it too and is cleaning up (killing QEMU): let it finish; forward
 # the signal only if it is still running 10 s later (we alone were signalled).
-child=""
 # shellcheck disable=SC2317 # invoked through the traps
 stop() {
 	trap '' INT TERM HUP
 	local i
-	if [[ -n $child ]]; then
+	if [[ -n $LAB_CHILD ]]; then
 		for ((i = 0; i < 100; i++)); do
-			kill -0 "$child" 2>/dev/null || break
+			kill -0 "$LAB_CHILD" 2>/dev/null || break
 			sleep 0.1
 		done
-		kill -TERM "$child" 2>/dev/null
-		wait "$child" 2>/dev/null
+		kill -TERM "$LAB_CHILD" 2>/dev/null
+		wait "$LAB_CHILD" 2>/dev/null
 	fi
 	exit "$1"
 }
 trap 'stop 130' INT
 trap 'stop 143' TERM
 trap 'stop 129' HUP
-run() {
-	"$@" &
-	child=$!
-	local rc=0
-	wait "$child" || rc=$?
-	child=""
-	return "$rc"
-}
 
 if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
 	log=$(mktemp "${TMPDIR:-/tmp}/iotracer-lab-fetch.XXXXXX") || skip "mktemp failed"
 	frc=0
 	# shellcheck disable=SC2086 # space separated list
-	run "$lab/fetch.sh" ${LAB_KERNELS:-} >/dev/null 2>"$log" || frc=$?
+	lab_step "$lab/fetch.sh" ${LAB_KERNELS:-} >/dev/null 2>"$log" || frc=$?
 	why=$(grep -E 'unavailable:|error:' "$log" | tail -n 1 | sed 's/^\[lab\] //')
 	rm -f "$log"
 	command -v qemu-system-x86_64 >/dev/null 2>&1 ||
@@ -67,6 +60,6 @@ fi
 
 t0=$(date +%s)
 rc=0
-run "$lab/test_drivers.sh" 2>&1 || rc=$?
+lab_step "$lab/test_drivers.sh" 2>&1 || rc=$?
 printf '# lab: test_drivers.sh took %d s (rc %d)\n' "$(($(date +%s) - t0))" "$rc"
 exit "$rc"

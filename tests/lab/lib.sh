@@ -80,3 +80,16 @@ lab_have_static_libc() {
 	a=$(gcc -print-file-name=libc.a 2>/dev/null) || return 1
 	[[ $a == /* && -f $a ]]
 }
+
+# lab_step CMD...: run a step in the background and wait for it, so that a TERM/INT
+# sent to the calling script alone (a test runner's timeout) can be forwarded to it
+# (its pid is in LAB_CHILD while it runs): boot.sh then kills its QEMU and cleans up.
+LAB_CHILD=""
+lab_step() {
+	"$@" &
+	LAB_CHILD=$!
+	local rc=0
+	wait "$LAB_CHILD" || rc=$?
+	LAB_CHILD=""
+	return "$rc"
+}

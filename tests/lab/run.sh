@@ -34,22 +34,10 @@ fi
 failed=0
 say() { printf '%s\n' "$*"; }
 
-# Run a step in the background and wait for it, so that a TERM/INT sent to
-# run.sh alone (a test runner's timeout) reaches the step too: boot.sh then
-# kills its QEMU and cleans up.
-child=""
-step() {
-	"$@" &
-	child=$!
-	local rc=0
-	wait "$child" || rc=$?
-	child=""
-	return "$rc"
-}
 # shellcheck disable=SC2317 # invoked through the trap
 stop() {
 	trap '' INT TERM # let the child's own cleanup finish
-	[[ -z $child ]] || { kill -TERM "$child" 2>/dev/null || true; wait "$child" 2>/dev/null || true; }
+	[[ -z $LAB_CHILD ]] || { kill -TERM "$LAB_CHILD" 2>/dev/null || true; wait "$LAB_CHILD" 2>/dev/null || true; }
 	exit "$1"
 }
 trap 'stop 130' INT
@@ -65,7 +53,7 @@ one() {
 	t0=$(lab_now)
 
 	# 1. fetch (tools, busybox, kernel): exit 3 means not available here.
-	step "$LAB_SRC/fetch.sh" "$s" >"$out/fetch.out" 2>"$out/fetch.log" || frc=$?
+	lab_step "$LAB_SRC/fetch.sh" "$s" >"$out/fetch.out" 2>"$out/fetch.log" || frc=$?
 	tf=$(lab_since "$t0")
 	if [[ $frc -ne 0 ]]; then
 		reason=$(grep -E 'unavailable:|error:' "$out/fetch.log" | tail -n 1 | sed 's/^\[lab\] //')
@@ -80,7 +68,7 @@ one() {
 
 	# 2. initramfs (boot.sh would build it too; done here to time it).
 	t1=$(lab_now)
-	step "$LAB_SRC/initramfs.sh" "$s" >/dev/null 2>"$out/initramfs.log" || irc=$?
+	lab_step "$LAB_SRC/initramfs.sh" "$s" >/dev/null 2>"$out/initramfs.log" || irc=$?
 	ti=$(lab_since "$t1")
 	if [[ $irc -ne 0 ]]; then
 		reason=$(grep -E 'unavailable:|error:' "$out/initramfs.log" | tail -n 1 | sed 's/^\[lab\] //')
@@ -94,7 +82,7 @@ one() {
 	fi
 
 	# 3. boot with the smoke script.
-	step "$LAB_SRC/boot.sh" "$s" "$LAB_SRC/guest-smoke.sh" "$out" \
+	lab_step "$LAB_SRC/boot.sh" "$s" "$LAB_SRC/guest-smoke.sh" "$out" \
 		>/dev/null 2>"$out/boot.log" || brc=$?
 	if [[ $brc -eq 3 ]]; then
 		reason=$(grep -v '^\[lab\] boot' "$out/boot.log" | tail -n 1 | sed 's/^\[lab\] //')
