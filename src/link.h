@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * link: the guest <-> host protocol of iotracer (docs/link.md).
+ *
+ * One framed, versioned protocol over any stream transport: AF_VSOCK
+ * (default), unix sockets, tcp, and a virtio-serial port (a character device
+ * in the guest; on the host, QEMU's chardev unix socket). Pure user space,
+ * libc only, never blocks: every fd is non-blocking and driven by one epoll
+ * fd (link_epoll_fd()) that the daemon adds to its own epoll loop.
+ *
+ * Roles: the guest daemon streams finished virtio requests (struct link_vreq)
+ * and its filter; the host daemon receives them from several guests at once.
+ * Transport direction is independent of role: a host may listen (vsock, tcp,
+ * unix) or dial (QEMU's chardev socket); a guest dials (or opens its port).
+ *
+ * Delivery: at least once. The guest numbers records (seq 1, 2, ...) and keeps
+ * each in its outbox until the host acknowledges it (ACK = highest seq the
+ * host has made durable, i.e. handed to link_cb.on_records and got 0 back);
+ * after a reconnect the unacknowledged ones are sent again, so the host may
+ * see a record twice (same session id and seq) but never loses an acknowledged
+ * one. A full outbox drops the oldest unacknowledged record and counts it.
+ */
+#ifndef IT_LINK_H
+#define IT_LINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- wire format (little-endian, packed by construction) ---- */
+
+#define LINK_MAGIC 0x4b4c5449u /* "ITLK" as little-endian bytes */
+#define LINK_VERSION 1
+#define LINK_MAX_PAYLOAD (64u << 10) /* a bigger frame is malformed */
+#define LINK_DEFAULT_PORT 7767
+#define LINK_SERIAL_LEN 20 /* virtio-blk serial is at most 20 bytes */
+
+enum link_msg {
+	LINK_HELLO = 1, /* struct link_hello */
+	LINK_PING, /* struct link_ping */
+	LINK_PONG, /* struct link_ping, t2/t3 filled */
+	LINK_FILTER, /* struct link_filter */
+	LINK_RECORDS, /* u32 count, u32 pad, then count struct link_vreq */
+	LINK_ACK, /* u64 highest durable seq */
+	LINK_HEARTBEAT, /* struct link_heartbeat */
+	LINK_BYE, /* empty: orderly close */
+	LINK_MSG_MAX,
+};
+
+struct link_frame_hdr {
+	uint32_t magic; /* LINK_MAGIC */
+	uint16_t version; /* LINK_VERSION */
+	uint16_t type; /* enum link_msg */
+	uint32_t len; /* payload bytes after this header */
+	uint32_t crc; /* crc32 (zlib polynomial) of the payload; 0 for len 0 */
+};
+
+enum link_role { LINK_ROLE_GUEST = 1, LINK_ROLE_HOST = 2 };
+
+#define LINK_CAP_VREQ (1u << 0) /* sends/understands link_vreq records */
+#define LINK_CAP_FILTER (1u << 1) /* sends/applies filter pushdown */
+#define LINK_CAP_ACK (1u << 2) /* acknowledges records */
+
+struct link_hello {
+	uint16_t version; /* highest protocol version spoken */
+	uint8_t role; /* enum link_role */
+	uint8_t pad0;
+	uint32_t caps; /* LINK_CAP_* */
+	uint64_t session; /* random per daemon start: names the sender */
+	uint64_t next_seq; /* guest: seq of its oldest unacknowledged record */
+	char name[64]; /* hostname / guest name, NUL padded */
+};
+
+struct link_ping {
+	uint64_t id;
+	uint64_t t1; /* sender's CLOCK_MONOTONIC at send */
+	uint64_t t2; /* receiver's clock at receipt (PONG) */
+	uint64_t t3; /* receiver's clock at reply (PONG) */
+};
+
+#define LINK_FILTER_MAX 16
+struct link_filter {
+	uint32_t nr_serials;
+	uint32_t nr_pids; /* guest pids traced (informative; 0 = all) */
+	char serials[LINK_FILTER_MAX][LINK_SERIAL_LEN]; /* disks that matter; 0 = all */
+	uint64_t sector_lo[LINK_FILTER_MAX]; /* per serial: sector range [lo, hi) */
+	uint64_t sector_hi[LINK_FILTER_MAX]; /* hi 0 = whole disk */
+	uint32_t pids[LINK_FILTER_MAX];
+};
+
+struct link_heartbeat {
+	uint64_t now; /* sender's clock */
+	uint64_t sent; /* records sent (guest) / received (host) */
+	uint64_t dropped; /* records dropped from the outbox (guest) */
+	uint64_t acked; /* highest acknowledged seq */
+};
+
+/* One finished guest virtio request, all times in the guest's CLOCK_MONOTONIC. */
+struct link_vreq {
+	uint64_t seq; /* 1, 2, ... per guest session */
+	uint64_t sector; /* 512-byte units, as the guest driver sent it */
+	uint32_t nr_sectors;
+	uint8_t op; /* enum it_op */
+	uint8_t drv_layer; /* IT_L_VIRTIO (virtio-blk) or IT_L_SCSI (virtio-scsi) */
+	uint16_t flags; /* LINK_VF_* */
+	char serial[LINK_SERIAL_LEN]; /* NUL padded */
+	uint32_t pid, tid; /* guest submitter */
+	char comm[16];
+	int32_t error;
+	uint32_t sys; /* enum it_sys of the parent syscall, or UINT32_MAX */
+	uint64_t sys_enter_ns, sys_exit_ns; /* 0 when no parent syscall */
+	uint64_t q_ns, d_ns, c_ns; /* guest block: queue, issue, complete */
+	uint64_t submit_ns, kick_ns, done_ns; /* guest virtio: add, notify, irq */
+};
+#define LINK_VF_HAS_SYS (1u << 0)
+
+/* ---- pure helpers (unit-tested without sockets) ---- */
+
+/* Append one frame to buf (capacity cap). Returns bytes written, -ENOSPC, -EINVAL. */
+int link_encode(void *buf, size_t cap, uint16_t type, const void *payload, uint32_t len);
+
+/*
+ * Look at the start of a receive buffer. Returns the total frame size (header
+ * + payload) when a whole valid frame is there, 0 when more bytes are needed,
+ * or a negative errno for a malformed frame (-EPROTO bad magic/version/type,
+ * -EMSGSIZE over LINK_MAX_PAYLOAD, -EBADMSG bad crc or payload length wrong
+ * for its type); *why then points to a static one-line reason.
+ */
+int link_decode(const void *buf, size_t len, struct link_frame_hdr *hdr, const void **payload,
+		const char **why);
+
+/*
+ * NTP-style clock offset between this side (local) and the peer, from ping
+ * round trips: offset = ((t2 - t1) + (t3 - t4)) / 2 is peer - local, delay =
+ * (t4 - t1) - (t3 - t2). Keeps the minimum-delay sample among the last
+ * LINK_CLOCK_WINDOW; uncertainty = that sample's delay / 2.
+ */
+#define LINK_CLOCK_WINDOW 16
+struct link_clock {
+	int64_t off[LINK_CLOCK_WINDOW];
+	uint64_t delay[LINK_CLOCK_WINDOW];
+	uint64_t at[LINK_CLOCK_WINDOW]; /* local t4 of each sample */
+	unsigned int n, next;
+	uint64_t samples; /* all samples ever added */
+};
+void link_clock_add(struct link_clock *c, uint64_t t1, uint64_t t2, uint64_t t3, uint64_t t4);
+/* Returns 0 and the best estimate, -EAGAIN when no sample yet. */
+int link_clock_get(const struct link_clock *c, int64_t *peer_minus_local, uint64_t *uncert_ns);
+
+/*
+ * Parse a link address. Forms: "vsock:PORT" (CID 2 for a dialer, any for a
+ * listener), "vsock:CID:PORT", "unix:PATH", "tcp:HOST:PORT" (numeric IPv4 or
+ * IPv6 in brackets, or "localhost"), "serial:NAME" (guest: the virtio-serial
+ * port whose /sys/class/virtio-ports/ * /name is NAME) or "serial:/dev/PATH".
+ * Returns 0 or -EINVAL with a one-line reason in why[whylen].
+ */
+enum link_kind { LINK_VSOCK = 1, LINK_UNIX, LINK_TCP, LINK_SERIAL };
+struct link_addr {
+	enum link_kind kind;
+	uint32_t cid, port; /* vsock; port also for tcp */
+	char host[64]; /* tcp */
+	char path[108]; /* unix path, serial name or device path */
+};
+int link_parse_addr(const char *s, struct link_addr *a, char *why, size_t whylen);
+
+/* ---- connections ---- */
+
+struct link;
+struct link_peer; /* one connection (host: one per guest) */
+
+struct link_peer_info {
+	int id; /* small integer, unique within the link while connected */
+	char addr[128]; /* printable peer address */
+	int hello_done;
+	struct link_hello hello; /* the peer's hello */
+	struct link_clock clock;
+	int has_filter;
+	struct link_filter filter; /* the peer's latest filter (host side) */
+	uint64_t rx_records, dup_records; /* host: records received; seen twice */
+	uint64_t acked; /* guest: highest seq the host acknowledged */
+};
+
+struct link_cb {
+	void *ctx;
+	/* a peer finished the hello exchange */
+	void (*on_up)(void *ctx, struct link_peer *p);
+	/* a peer's connection ended; why: one line */
+	void (*on_down)(void *ctx, struct link_peer *p, const char *why);
+	/* host: a peer sent (or changed) its filter */
+	void (*on_filter)(void *ctx, struct link_peer *p, const struct link_filter *f);
+	/*
+	 * host: records arrived (seq already deduplicated per session: a record
+	 * whose seq the same session delivered before is counted, not passed).
+	 * Return 0 once they are durable (written out): they are then acked.
+	 */
+	int (*on_records)(void *ctx, struct link_peer *p, const struct link_vreq *v, uint32_t n);
+	/* optional: log lines ("link: peer 3 (unix:...): closed: bad crc") */
+	void (*log)(void *ctx, const char *line);
+};
+
+struct link_opts {
+	enum link_role role;
+	const char *name; /* sent in hello; NULL = hostname */
+	uint32_t outbox; /* guest: records kept until acked (default 65536) */
+	uint64_t ping_ns; /* ping period (default 1 s; 100 ms for the first 8) */
+	uint64_t heartbeat_ns; /* default 2 s; a peer silent 3 periods is dropped */
+	uint64_t backoff_min_ns, backoff_max_ns; /* reconnect: 100 ms .. 5 s, doubling */
+};
+
+struct link *link_new(const struct link_opts *o, const struct link_cb *cb);
+void link_free(struct link *l); /* closes everything, sends BYE when it can */
+
+/* Accept peers on addr (host). Any number of listeners. 0 or -errno. */
+int link_listen(struct link *l, const struct link_addr *a);
+/* Keep one connection to addr up, reconnecting with backoff. 0 or -errno (bad address only). */
+int link_dial(struct link *l, const struct link_addr *a);
+
+/* One fd for the daemon's epoll: readable when link_run() has work. */
+int link_epoll_fd(const struct link *l);
+/* Do all pending IO, timers (pings, heartbeats, reconnects). Never blocks. */
+void link_run(struct link *l, uint64_t now_ns);
+
+/* guest: queue records for sending (seq assigned here). Returns the number dropped. */
+uint32_t link_send_vreqs(struct link *l, const struct link_vreq *v, uint32_t n);
+/* guest: the filter in force; sent now and after every reconnect. */
+void link_set_filter(struct link *l, const struct link_filter *f);
+
+/* Iterate peers (connected or connecting); NULL at the end. */
+struct link_peer *link_next_peer(struct link *l, struct link_peer *prev);
+const struct link_peer_info *link_peer_info(const struct link_peer *p);
+
+struct link_stats {
+	uint64_t frames_rx, frames_tx, bytes_rx, bytes_tx;
+	uint64_t connects, disconnects, malformed;
+	uint64_t records_sent, records_acked, records_dropped, records_resent; /* guest */
+	uint64_t records_rx, records_dup; /* host */
+	uint64_t outbox_len; /* guest: records waiting for an ack */
+};
+void link_get_stats(const struct link *l, struct link_stats *s);
+
+#endif /* IT_LINK_H */
