@@ -1,0 +1,615 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests for src/qemu.c. */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "unit.h"
+#include "iotracer.h"
+#include "qemu.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define QEMU_BIN "/usr/bin/qemu-system-x86_64"
+
+static char tmpdir[PATH_MAX];
+
+static bool make_tmpdir(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/it_qemu_XXXXXX");
+	return mkdtemp(tmpdir) != NULL;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void rm_tmpdir(void)
+{
+	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static bool write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "w");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fwrite(data, 1, len, f) == len;
+	return !fclose(f) && ok;
+}
+
+/* ---- symbols ---- */
+
+/*
+ * A minimal ELF64 file written byte by byte, so the expected offsets are
+ * known by construction: a text PT_LOAD at file offset 0x1000 mapped at
+ * base + 0x3000 (vaddr and offset differ), and a .dynsym.
+ */
+#define SYN_TEXT_OFF 0x1000
+#define SYN_TEXT_VA 0x3000
+static const char syn_dynstr[] = "\0fn_a\0fn_b\0fn_undef\0obj\0fn_out";
+static const char syn_shstr[] = "\0.text\0.dynstr\0.dynsym\0.shstrtab";
+
+static void syn_shdr(Elf64_Shdr *sh, Elf64_Word name, Elf64_Word type, Elf64_Off off,
+		     Elf64_Xword size)
+{
+	sh->sh_name = name;
+	sh->sh_type = type;
+	sh->sh_offset = off;
+	sh->sh_size = size;
+}
+
+static bool write_synthetic_elf(const char *path, uint16_t type, uint64_t base)
+{
+	static unsigned char img[0x1400 + 5 * sizeof(Elf64_Shdr)];
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+	Elf64_Phdr *ph = (Elf64_Phdr *)(img + sizeof(*eh));
+	Elf64_Sym *sym = (Elf64_Sym *)(img + 0x1200);
+	Elf64_Shdr *sh = (Elf64_Shdr *)(img + 0x1400);
+	uint64_t text = base + SYN_TEXT_VA;
+
+	memset(img, 0, sizeof(img));
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = type;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_phoff = sizeof(*eh);
+	eh->e_shoff = 0x1400;
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_phentsize = sizeof(*ph);
+	eh->e_phnum = 1;
+	eh->e_shentsize = sizeof(*sh);
+	eh->e_shnum = 5;
+	eh->e_shstrndx = 4;
+	*ph = (Elf64_Phdr){ .p_type = PT_LOAD,
+			    .p_flags = PF_R | PF_X,
+			    .p_offset = SYN_TEXT_OFF,
+			    .p_vaddr = text,
+			    .p_paddr = text,
+			    .p_filesz = 0x100,
+			    .p_memsz = 0x100,
+			    .p_align = 0x1000 };
+	memcpy(img + 0x1100, syn_dynstr, sizeof(syn_dynstr));
+	memcpy(img + 0x1300, syn_shstr, sizeof(syn_shstr));
+	/* fn_a: FUNC; fn_b: IFUNC; fn_undef: undefined; obj: OBJECT; fn_out: outside PT_LOAD */
+	sym[1] = (Elf64_Sym){ 1, ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), 0, 1, text + 0x10, 8 };
+	sym[2] = (Elf64_Sym){ 6, ELF64_ST_INFO(STB_GLOBAL, STT_GNU_IFUNC), 0, 1, text + 0x20, 8 };
+	sym[3] = (Elf64_Sym){ 11, ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), 0, SHN_UNDEF, 0, 0 };
+	sym[4] = (Elf64_Sym){ 20, ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT), 0, 1, text + 0x30, 8 };
+	sym[5] = (Elf64_Sym){ 24, ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), 0, 1, text + 0x9000, 8 };
+	syn_shdr(&sh[1], 1, SHT_PROGBITS, SYN_TEXT_OFF, 0x100);
+	sh[1].sh_flags = SHF_ALLOC | SHF_EXECINSTR;
+	sh[1].sh_addr = text;
+	syn_shdr(&sh[2], 7, SHT_STRTAB, 0x1100, sizeof(syn_dynstr));
+	syn_shdr(&sh[3], 15, SHT_DYNSYM, 0x1200, 6 * sizeof(*sym));
+	sh[3].sh_link = 2;
+	sh[3].sh_info = 1;
+	sh[3].sh_entsize = sizeof(*sym);
+	syn_shdr(&sh[4], 23, SHT_STRTAB, 0x1300, sizeof(syn_shstr));
+	return write_file(path, img, sizeof(img));
+}
+
+static void check_synthetic(uint16_t type, uint64_t base)
+{
+	static const char *const names[] = { "fn_a", "fn_b",   "fn_undef",
+					     "obj",  "fn_out", "fn_missing" };
+	const uint64_t want[] = { SYN_TEXT_OFF + 0x10, SYN_TEXT_OFF + 0x20, 0, 0, 0, 0 };
+	uint64_t offs[ARRAY_SIZE(names)];
+	char path[PATH_MAX + 16], why[128] = "", name[64];
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/syn-%u.elf", tmpdir, type);
+	if (!ASSERT_TRUE(write_synthetic_elf(path, type, base), "write elf"))
+		return;
+	if (!ASSERT_EQ(qemu_sym_offsets(path, names, ARRAY_SIZE(names), offs, why, sizeof(why)), 2,
+		       why))
+		return;
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(name, sizeof(name), "e_type %u: %s", type, names[i]);
+		if (!ASSERT_EQ(offs[i], want[i], name))
+			return;
+	}
+}
+
+static void test_sym_synthetic(void)
+{
+	if (!ASSERT_TRUE(make_tmpdir(), "mkdtemp"))
+		return;
+	check_synthetic(ET_EXEC, 0x400000);
+	check_synthetic(ET_DYN, 0);
+	rm_tmpdir();
+}
+
+int main(void);
+
+/* In .symtab of this (unstripped) test binary, not in its .dynsym. */
+__attribute__((noinline, used)) int qemu_test_uprobe_target(int x);
+__attribute__((noinline, used)) int qemu_test_uprobe_target(int x)
+{
+	return x * 3 + 1;
+}
+
+/* Oracle: where the kernel mapped &fn, from /proc/self/maps. */
+static bool maps_file_offset(uintptr_t addr, uint64_t *off)
+{
+	unsigned long start, end, moff;
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %*s %lx", &start, &end, &moff) != 3)
+			continue;
+		if (addr >= start && addr < end) {
+			*off = addr - start + moff;
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static void test_sym_self_symtab(void)
+{
+	static const char *const names[] = { "qemu_test_uprobe_target", "main" };
+	uint64_t offs[2], want;
+	char why[128] = "";
+
+	if (!ASSERT_TRUE(maps_file_offset((uintptr_t)&qemu_test_uprobe_target, &want), "maps"))
+		return;
+	if (!ASSERT_EQ(qemu_sym_offsets("/proc/self/exe", names, 2, offs, why, sizeof(why)), 2,
+		       why))
+		return;
+	ASSERT_EQ(offs[0], want, "file offset of qemu_test_uprobe_target");
+	ASSERT_TRUE(maps_file_offset((uintptr_t)&main, &want), "maps main");
+	ASSERT_EQ(offs[1], want, "file offset of main");
+	ASSERT_EQ(qemu_test_uprobe_target(1), 4, "target is callable");
+}
+
+/* Oracle for a stripped QEMU: binutils' nm -D and readelf -lW. */
+struct load_seg {
+	unsigned long off, va, filesz;
+	bool exec;
+};
+
+static int read_loads(struct load_seg *seg, int max)
+{
+	char line[512], flags[32];
+	unsigned long pa, memsz;
+	int n = 0;
+	FILE *f = popen("readelf -lW " QEMU_BIN " 2>/dev/null", "r");
+
+	if (!f)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " LOAD %lx %lx %lx %lx %lx %31[RWE ]", &seg[n].off, &seg[n].va,
+			   &pa, &seg[n].filesz, &memsz, flags) != 6)
+			continue;
+		seg[n++].exec = strchr(flags, 'E') != NULL;
+	}
+	pclose(f);
+	return n;
+}
+
+static bool nm_addr(const char *sym, unsigned long *va)
+{
+	char cmd[256], line[512], name[256], t;
+	bool found = false;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "nm -D --defined-only " QEMU_BIN " 2>/dev/null");
+	f = popen(cmd, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%lx %c %255s", va, &t, name) == 3 && !strcmp(name, sym);
+	while (fgets(line, sizeof(line), f))
+		; /* drain, so nm does not die of SIGPIPE noise */
+	pclose(f);
+	return found;
+}
+
+static void check_qemu_sym(const char *sym, uint64_t off, const struct load_seg *seg, int nseg)
+{
+	unsigned long va;
+	int i;
+
+	if (!ASSERT_TRUE(nm_addr(sym, &va), sym))
+		return;
+	for (i = 0; i < nseg; i++) {
+		if (va < seg[i].va || va - seg[i].va >= seg[i].filesz)
+			continue;
+		ASSERT_TRUE(seg[i].exec, sym);
+		ASSERT_EQ(off, va - seg[i].va + seg[i].off, sym);
+		return;
+	}
+	ASSERT_TRUE(false && "no LOAD segment holds the symbol", sym);
+}
+
+static void test_sym_qemu_dynsym(void)
+{
+	static const char *const names[] = { "virtio_blk_handle_vq", "virtqueue_pop",
+					     "virtqueue_push",	     "virtio_notify",
+					     "blk_aio_preadv",	     "blk_aio_pwritev",
+					     "it_no_such_function" };
+	uint64_t offs[ARRAY_SIZE(names)];
+	struct load_seg seg[16];
+	char why[128] = "";
+	struct stat st;
+	int i, nseg;
+
+	if (stat(QEMU_BIN, &st)) {
+		SKIP("%s not installed", QEMU_BIN);
+		return;
+	}
+	nseg = read_loads(seg, ARRAY_SIZE(seg));
+	if (!nseg) {
+		SKIP("readelf (binutils) not available");
+		return;
+	}
+	if (!ASSERT_EQ(qemu_sym_offsets(QEMU_BIN, names, ARRAY_SIZE(names), offs, why, sizeof(why)),
+		       6, why))
+		return;
+	for (i = 0; i < 6; i++) {
+		ASSERT_TRUE(offs[i] > 0 && offs[i] < (uint64_t)st.st_size, names[i]);
+		check_qemu_sym(names[i], offs[i], seg, nseg);
+	}
+	ASSERT_EQ(offs[6], 0, "a missing name has offset 0");
+}
+
+static void test_sym_errors(void)
+{
+	static const char *const names[] = { "x" };
+	char path[PATH_MAX + 16], why[128] = "";
+	uint64_t off = 7;
+
+	if (!ASSERT_TRUE(make_tmpdir(), "mkdtemp"))
+		return;
+	snprintf(path, sizeof(path), "%s/text", tmpdir);
+	ASSERT_TRUE(write_file(path, "#!/bin/sh\necho hi\n", 18), "write");
+	ASSERT_TRUE(qemu_sym_offsets(path, names, 1, &off, why, sizeof(why)) < 0, "not ELF");
+	ASSERT_TRUE(strstr(why, "not an ELF") != NULL, why);
+	ASSERT_EQ(off, 0, "offs cleared");
+	snprintf(path, sizeof(path), "%s/missing", tmpdir);
+	ASSERT_EQ(qemu_sym_offsets(path, names, 1, &off, why, sizeof(why)), -ENOENT, "missing");
+	ASSERT_TRUE(strstr(why, "missing") != NULL, why);
+	ASSERT_EQ(qemu_sym_offsets(NULL, names, 1, &off, why, sizeof(why)), -EINVAL, "NULL path");
+	rm_tmpdir();
+}
+
+/* ---- command line ---- */
+
+/* argv (NULL-terminated) -> NUL-separated buffer, as /proc/PID/cmdline. */
+static size_t mkcmd(char *buf, size_t cap, const char *const *argv)
+{
+	size_t len = 0, n;
+
+	for (; *argv; argv++) {
+		n = strlen(*argv) + 1;
+		if (len + n > cap)
+			break;
+		memcpy(buf + len, *argv, n);
+		len += n;
+	}
+	return len;
+}
+
+static int parse_argv(const char *const *argv, struct qemu_disk *d, int max)
+{
+	static char buf[8192];
+
+	return qemu_parse_cmdline(buf, mkcmd(buf, sizeof(buf), argv), d, max);
+}
+
+struct want_disk {
+	const char *id, *file, *format, *device, *serial;
+};
+
+static bool check_disk(const struct qemu_disk *d, const struct want_disk *w)
+{
+	return ASSERT_STREQ(d->id, w->id, w->id) && ASSERT_STREQ(d->file, w->file, w->id) &&
+	       ASSERT_STREQ(d->format, w->format, w->id) &&
+	       ASSERT_STREQ(d->device, w->device, w->id) &&
+	       ASSERT_STREQ(d->serial, w->serial, w->id) && ASSERT_EQ(d->stat_ok, 0, w->id);
+}
+
+static void check_disks(const char *const *argv, const struct want_disk *w, int n)
+{
+	struct qemu_disk d[QEMU_MAX_DISKS];
+	int i;
+
+	if (!ASSERT_EQ(parse_argv(argv, d, QEMU_MAX_DISKS), n, argv[1]))
+		return;
+	for (i = 0; i < n; i++)
+		if (!check_disk(&d[i], &w[i]))
+			return;
+}
+
+static const char *const lab_argv[] = { "qemu-system-x86_64",
+					"-name",
+					"lab-6.1",
+					"-machine",
+					"q35",
+					"-append",
+					"console=ttyS0 -drive lab.wait=/dev/nvme0n1",
+					"-drive",
+					"file=/tmp/x/nvme.img,if=none,id=n0,format=raw",
+					"-device",
+					"nvme,drive=n0,serial=labnvme0",
+					"-device",
+					"virtio-scsi-pci,id=scsi0",
+					"-drive",
+					"file=/tmp/x/scsi.img,if=none,id=s0,format=raw,cache=none",
+					"-device",
+					"scsi-hd,drive=s0,bus=scsi0.0,serial=labscsi0",
+					"-drive",
+					"file=/tmp/x/vblk.img,if=none,id=v0,format=raw",
+					"--device",
+					"virtio-blk-pci,drive=v0,serial=labvblk0",
+					"-device",
+					"virtio-serial-pci",
+					"-chardev",
+					"socket,id=ch0,path=/tmp/x/s,server=on,wait=off",
+					"-device",
+					"virtserialport,chardev=ch0,name=lab.0",
+					NULL };
+
+static void test_cmdline_lab(void)
+{
+	static const struct want_disk w[] = {
+		{ "n0", "/tmp/x/nvme.img", "raw", "nvme", "labnvme0" },
+		{ "s0", "/tmp/x/scsi.img", "raw", "scsi-hd", "labscsi0" },
+		{ "v0", "/tmp/x/vblk.img", "raw", "virtio-blk-pci", "labvblk0" },
+	};
+
+	check_disks(lab_argv, w, ARRAY_SIZE(w));
+}
+
+static void test_cmdline_escapes_and_drive_serial(void)
+{
+	static const char *const argv[] = {
+		"qemu-system-x86_64",
+		"-drive",
+		"file=/tmp/a,,b.img,if=virtio,serial=0123456789abcdefghijKLM,format=qcow2",
+		"-drive",
+		"file=/tmp/c.img,,,id=c0,serial=old",
+		"-device",
+		"driver=ide-hd,drive=c0",
+		"-drive",
+		"if=none,id=empty",
+		NULL
+	};
+	static const struct want_disk w[] = {
+		/* if=virtio: the -drive is the device; serial cut to 20 like virtio does */
+		{ "", "/tmp/a,b.img", "qcow2", "virtio-blk", "0123456789abcdefghij" },
+		/* the -device has no serial= here: the older -drive serial= stays */
+		{ "c0", "/tmp/c.img,", "", "ide-hd", "old" },
+	};
+
+	check_disks(argv, w, ARRAY_SIZE(w));
+}
+
+static void test_cmdline_blockdev(void)
+{
+	static const char *const argv[] = {
+		"qemu-system-x86_64",
+		"-blockdev",
+		"driver=file,filename=/img/q.qcow2,node-name=proto0",
+		"-blockdev",
+		"driver=qcow2,file=proto0,node-name=fmt0",
+		"-device",
+		"virtio-blk-pci,drive=fmt0,serial=bd0",
+		"-blockdev",
+		"driver=host_device,filename=/dev/sdz,node-name=raw1,cache.direct=on",
+		"-device",
+		"nvme,drive=raw1,serial=bd1",
+		"-blockdev",
+		"{\"driver\":\"file\",\"filename\":\"/img/j\\\"s.img\",\"node-name\":\"jp\"}",
+		"-blockdev",
+		"{ \"driver\": \"raw\", \"node-name\": \"jf\", \"file\": \"jp\", \"n\": 12,"
+		" \"ro\": true, \"a\": [1, {\"x\": \"y\"}] }",
+		"-blockdev",
+		"{\"driver\":\"qcow2\",\"node-name\":\"nested\",\"file\":{\"driver\":\"file\","
+		"\"filename\":\"/img/n.qcow2\"}}",
+		"-device",
+		"{\"driver\":\"scsi-hd\",\"drive\":\"nested\",\"serial\":\"bd3\"}",
+		NULL
+	};
+	static const struct want_disk w[] = {
+		{ "fmt0", "/img/q.qcow2", "qcow2", "virtio-blk-pci", "bd0" },
+		{ "raw1", "/dev/sdz", "raw", "nvme", "bd1" },
+		{ "jf", "/img/j\"s.img", "raw", "", "" },
+		{ "nested", "/img/n.qcow2", "qcow2", "scsi-hd", "bd3" },
+	};
+
+	check_disks(argv, w, ARRAY_SIZE(w));
+}
+
+static void test_cmdline_bad(void)
+{
+	static const char *const missing[] = { "qemu", "-drive", "file=/a,id=a", "-device", NULL };
+	static const char *const json[] = { "qemu", "-blockdev", "{\"driver\":\"file\",", NULL };
+	static const char *const trailing[] = { "qemu", "-device", "{\"driver\":\"x\",}", NULL };
+	struct qemu_disk d[4];
+	char unterminated[] = { 'q', 0, '-', 'd', 'r', 'i', 'v', 'e', 0, 'f', '=' };
+
+	ASSERT_EQ(parse_argv(missing, d, 4), -EINVAL, "option without its value");
+	ASSERT_EQ(parse_argv(json, d, 4), -EINVAL, "truncated JSON");
+	ASSERT_EQ(parse_argv(trailing, d, 4), -EINVAL, "JSON trailing comma");
+	ASSERT_EQ(qemu_parse_cmdline(unterminated, sizeof(unterminated), d, 4), -EINVAL,
+		  "unterminated argv");
+	ASSERT_EQ(qemu_parse_cmdline("", 0, d, 4), 0, "empty (a zombie's cmdline)");
+	ASSERT_EQ(qemu_parse_cmdline(NULL, 0, d, 4), -EINVAL, "NULL");
+}
+
+static void test_cmdline_max(void)
+{
+	struct qemu_disk d[2];
+
+	ASSERT_EQ(parse_argv(lab_argv, d, 2), 2, "bounded by max");
+	ASSERT_STREQ(d[1].id, "s0", "second disk");
+	ASSERT_EQ(parse_argv(lab_argv, NULL, 0), 0, "max 0");
+}
+
+/* ---- /proc ---- */
+
+static bool fake_pid(const char *pid, const char *exe)
+{
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/proc/%s", tmpdir, pid);
+	if (mkdir(path, 0755))
+		return false;
+	if (!exe)
+		return true;
+	snprintf(path, sizeof(path), "%s/proc/%s/exe", tmpdir, pid);
+	return !symlink(exe, path);
+}
+
+static void test_discover(void)
+{
+	char proc[PATH_MAX + 16], self[32];
+	pid_t pids[8] = { 0 };
+	bool ok;
+	int n;
+
+	if (!ASSERT_TRUE(make_tmpdir(), "mkdtemp"))
+		return;
+	snprintf(proc, sizeof(proc), "%s/proc", tmpdir);
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	ok = !mkdir(proc, 0755) && fake_pid("100", QEMU_BIN) && fake_pid("200", "/usr/bin/bash") &&
+	     fake_pid("300", "/opt/bin/qemu-system-aarch64 (deleted)") &&
+	     fake_pid(self, QEMU_BIN) && fake_pid("abc", QEMU_BIN) && fake_pid("400", NULL) &&
+	     fake_pid("500", "/usr/bin/qemu-img");
+	if (ASSERT_TRUE(ok, "fake proc")) {
+		n = qemu_discover(proc, pids, 8);
+		ASSERT_EQ(n, 2, "qemu processes");
+		ASSERT_EQ(pids[0] + pids[1], 400, "pids 100 and 300");
+		ASSERT_TRUE(pids[0] == 100 || pids[0] == 300, "first pid");
+		ASSERT_EQ(qemu_discover(proc, pids, 1), 1, "bounded by max");
+	}
+	snprintf(proc, sizeof(proc), "%s/nonexistent", tmpdir);
+	ASSERT_EQ(qemu_discover(proc, pids, 8), -ENOENT, "no proc dir");
+	rm_tmpdir();
+}
+
+/* A fake /proc/PID: cmdline, root -> "/", cwd -> tmpdir. */
+static bool fake_qemu(const char *const *argv)
+{
+	char path[PATH_MAX + 64], buf[16384];
+	size_t len;
+
+	if (!fake_pid("700", QEMU_BIN))
+		return false;
+	len = mkcmd(buf, sizeof(buf), argv);
+	snprintf(path, sizeof(path), "%s/proc/700/cmdline", tmpdir);
+	if (!write_file(path, buf, len))
+		return false;
+	snprintf(path, sizeof(path), "%s/proc/700/root", tmpdir);
+	if (symlink("/", path))
+		return false;
+	snprintf(path, sizeof(path), "%s/proc/700/cwd", tmpdir);
+	return !symlink(tmpdir, path);
+}
+
+static bool check_stat(const struct qemu_disk *d, const char *path)
+{
+	struct stat st;
+
+	if (!ASSERT_OK(stat(path, &st), path) || !ASSERT_EQ(d->stat_ok, 1, path))
+		return false;
+	return ASSERT_EQ(d->dev, IT_MKDEV(major(st.st_dev), minor(st.st_dev)), path) &&
+	       ASSERT_EQ(d->ino, (uint64_t)st.st_ino, path) && ASSERT_EQ(d->rdev, 0, path);
+}
+
+static void test_disks(void)
+{
+	static char longarg[10000];
+	char abs[PATH_MAX + 64], absopt[PATH_MAX + 128], rel[PATH_MAX + 16], proc[PATH_MAX + 16];
+	const char *argv[] = { QEMU_BIN,
+			       "-append",
+			       longarg,
+			       "-drive",
+			       absopt,
+			       "-device",
+			       "virtio-blk-pci,drive=a0,serial=abs",
+			       "-drive",
+			       "file=rel.img,if=none,id=r0",
+			       "-device",
+			       "nvme,drive=r0,serial=rel",
+			       "-drive",
+			       "file=/nonexistent/it-qemu.img,if=none,id=m0",
+			       NULL };
+	struct qemu_disk d[4];
+
+	if (!ASSERT_TRUE(make_tmpdir(), "mkdtemp"))
+		return;
+	memset(longarg, 'x', sizeof(longarg) - 1); /* cmdline larger than one read */
+	snprintf(abs, sizeof(abs), "%s/abs.img", tmpdir);
+	snprintf(absopt, sizeof(absopt), "file=%s,if=none,id=a0,format=raw", abs);
+	snprintf(rel, sizeof(rel), "%s/rel.img", tmpdir);
+	snprintf(proc, sizeof(proc), "%s/proc", tmpdir);
+	if (!ASSERT_TRUE(!mkdir(proc, 0755) && write_file(abs, "a", 1) && write_file(rel, "r", 1) &&
+				 fake_qemu(argv),
+			 "fake proc"))
+		goto out;
+	if (!ASSERT_EQ(qemu_disks(proc, 700, d, 4), 3, "disks"))
+		goto out;
+	ASSERT_STREQ(d[0].serial, "abs", "serial");
+	check_stat(&d[0], abs);
+	check_stat(&d[1], rel);
+	ASSERT_EQ(d[2].stat_ok, 0, "missing file");
+	ASSERT_EQ(qemu_disks(proc, 701, d, 4), -ENOENT, "no such pid");
+out:
+	rm_tmpdir();
+}
+
+int main(void)
+{
+	RUN_TEST(test_sym_synthetic);
+	RUN_TEST(test_sym_self_symtab);
+	RUN_TEST(test_sym_qemu_dynsym);
+	RUN_TEST(test_sym_errors);
+	RUN_TEST(test_cmdline_lab);
+	RUN_TEST(test_cmdline_escapes_and_drive_serial);
+	RUN_TEST(test_cmdline_blockdev);
+	RUN_TEST(test_cmdline_bad);
+	RUN_TEST(test_cmdline_max);
+	RUN_TEST(test_discover);
+	RUN_TEST(test_disks);
+	return unit_result();
+}
