@@ -27,7 +27,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 # Pure user-space modules (no libbpf): unit-tested under ASan/UBSan.
-CORE_SRCS   := $(filter-out src/main.c src/loader.c src/daemon.c,$(wildcard src/*.c))
+CORE_SRCS   := $(filter-out src/main.c src/loader.c src/daemon.c src/host.c,$(wildcard src/*.c))
 BPF_SRCS    := $(wildcard bpf/*.bpf.c)
 BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS       := $(OUTPUT)/iotracer.skel.h

@@ -10,5 +10,6 @@
 #include "sched.bpf.h"
 #include "block.bpf.h"
 #include "driver.bpf.h"
+#include "qemu.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

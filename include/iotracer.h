@@ -40,6 +40,7 @@ enum it_rec_type {
 	IT_REC_BLOCK = 2, /* one block request, Q..C */
 	IT_REC_URING = 3, /* one io_uring request, submit..complete */
 	IT_REC_AIO = 4, /* iocbs submitted (io_submit) or reaped (io_getevents) */
+	IT_REC_QEMU = 5, /* host mode: one uprobe hit in a traced QEMU */
 };
 
 enum it_op {
@@ -266,6 +267,24 @@ struct it_hist {
 
 struct it_hist_val {
 	struct it_hist st[IT_ST_MAX]; /* indexed by enum it_stage */
+};
+
+/* What a QEMU uprobe saw (it_qemu_rec.ev). */
+enum it_qemu_ev {
+	IT_QEV_AIO_READ = 0, /* blk_aio_preadv(blk, offset, ...): QEMU submits a guest read */
+	IT_QEV_AIO_WRITE, /* blk_aio_pwritev(blk, offset, ...) */
+	IT_QEV_NOTIFY, /* virtio_notify(vdev, vq): QEMU interrupts the guest */
+	IT_QEV_MAX,
+};
+
+struct it_qemu_rec {
+	struct it_hdr hdr;
+	__u32 pid, tid;
+	__u64 ts_ns;
+	__u64 obj; /* BlockBackend * (aio) or VirtIODevice * (notify): identity only */
+	__u64 offset; /* aio: byte offset in the image */
+	__u32 ev; /* enum it_qemu_ev */
+	__u32 pad0;
 };
 
 /* Kernel dev_t helpers (the kernel's MKDEV, not glibc's makedev). */

@@ -12,6 +12,7 @@
 #include "iotracer.h"
 #include "cli.h"
 #include "parse.h"
+#include "link.h"
 
 #define CLI_PROG "iotracer"
 #define CLI_DUR_HINT "(expected e.g. 250us, 10ms, 2s)"
@@ -23,6 +24,11 @@ enum {
 	CLI_OPT_RING_SIZE,
 	CLI_OPT_HELP,
 	CLI_OPT_VERSION,
+	CLI_OPT_MODE,
+	CLI_OPT_LINK,
+	CLI_OPT_LISTEN,
+	CLI_OPT_QEMU_PID,
+	CLI_OPT_NAME,
 };
 
 static const struct option cli_longopts[] = {
@@ -41,6 +47,11 @@ static const struct option cli_longopts[] = {
 	{ "ring-size", required_argument, NULL, CLI_OPT_RING_SIZE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "mode", required_argument, NULL, CLI_OPT_MODE },
+	{ "link", required_argument, NULL, CLI_OPT_LINK },
+	{ "listen", required_argument, NULL, CLI_OPT_LISTEN },
+	{ "qemu-pid", required_argument, NULL, CLI_OPT_QEMU_PID },
+	{ "name", required_argument, NULL, CLI_OPT_NAME },
 	{ "help", no_argument, NULL, CLI_OPT_HELP },
 	{ "version", no_argument, NULL, CLI_OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -76,6 +87,16 @@ void cli_usage(FILE *f)
 	      "      --help             print this help and exit\n"
 	      "      --version          print the version and exit\n"
 	      "\n"
+	      "Host and guest modes (docs/modes.md):\n"
+	      "      --mode MODE        standalone (default), guest (inside a VM: stream virtio\n"
+	      "                         requests to the host) or host (trace QEMU, join guests)\n"
+	      "      --link ADDR        dial ADDR (repeatable, up to 8); guest default vsock:2:7767\n"
+	      "      --listen ADDR      host: accept guests on ADDR (repeatable, up to 8);\n"
+	      "                         host default vsock:7767 when no --link/--listen is given\n"
+	      "      --qemu-pid PID[,PID...] host: the QEMU processes (default: every qemu-system-*)\n"
+	      "      --name NAME        this side's name in the link hello (default: hostname)\n"
+	      "ADDR: vsock:PORT, vsock:CID:PORT, unix:PATH, tcp:HOST:PORT, serial:NAME|/dev/PATH\n"
+	      "\n"
 	      "DUR: a number with a unit ns, us, ms, s, m or h; a plain number is seconds\n"
 	      "     (250us, 10ms, 12s, 5m, 1.5). SIZE: bytes with optional K, M or G (8M).\n"
 	      "Histograms always count every request, whatever -m and --sample say.\n"
@@ -100,6 +121,13 @@ void cli_free(struct it_opts *o)
 	o->file_path = NULL;
 	free(o->json_path);
 	o->json_path = NULL;
+	for (int i = 0; i < o->nr_links; i++)
+		free(o->links[i]);
+	for (int i = 0; i < o->nr_listens; i++)
+		free(o->listens[i]);
+	o->nr_links = o->nr_listens = 0;
+	free(o->name);
+	o->name = NULL;
 }
 
 /* Long name of an option value ('m' -> "min-latency"), or NULL. */
@@ -216,6 +244,49 @@ static int cli_dev_item(int opt, const char *item, const char *arg, struct it_op
 	return CLI_RUN;
 }
 
+static int cli_qemu_pid_item(int opt, const char *item, const char *arg, struct it_opts *o,
+			     FILE *err)
+{
+	uint64_t pid;
+
+	if (parse_u64(item, 1, CLI_MAX_PID, &pid))
+		return cli_bad(err, opt, "bad pid list '%s' (expected PID[,PID...], each 1..%u)",
+			       arg, CLI_MAX_PID);
+	if (cli_add_u32(o->qemu_pids, &o->nr_qemu_pids, CLI_MAX_QEMU, (uint32_t)pid))
+		return cli_bad(err, opt, "too many pids in '%s' (at most %d)", arg, CLI_MAX_QEMU);
+	return CLI_RUN;
+}
+
+/* A link address, checked now so a typo fails at start (exit 2). */
+static int cli_addr(FILE *err, int opt, const char *arg, char **arr, int *nr)
+{
+	struct link_addr a;
+	char why[128];
+
+	if (link_parse_addr(arg, &a, why, sizeof(why)))
+		return cli_bad(err, opt, "bad address '%s': %s", arg, why);
+	if (*nr >= CLI_MAX_LINKS)
+		return cli_bad(err, opt, "too many addresses (at most %d)", CLI_MAX_LINKS);
+	arr[*nr] = strdup(arg);
+	if (!arr[*nr])
+		return cli_bad(err, opt, "out of memory");
+	(*nr)++;
+	return CLI_RUN;
+}
+
+static int cli_mode(FILE *err, int opt, const char *arg, struct it_opts *o)
+{
+	static const char *const names[] = { "standalone", "guest", "host" };
+
+	for (int i = 0; i < 3; i++) {
+		if (!strcmp(arg, names[i])) {
+			o->mode = i;
+			return CLI_RUN;
+		}
+	}
+	return cli_bad(err, opt, "bad mode '%s' (expected standalone, guest or host)", arg);
+}
+
 static int cli_duration(FILE *err, int opt, const char *arg, int positive, uint64_t *ns)
 {
 	uint64_t v;
@@ -318,6 +389,20 @@ static int cli_one(int c, const char *arg, struct it_opts *o, FILE *out, FILE *e
 	case 'v':
 		o->verbose++;
 		return CLI_RUN;
+	case CLI_OPT_MODE:
+		return cli_mode(err, c, arg, o);
+	case CLI_OPT_LINK:
+		return cli_addr(err, c, arg, o->links, &o->nr_links);
+	case CLI_OPT_LISTEN:
+		return cli_addr(err, c, arg, o->listens, &o->nr_listens);
+	case CLI_OPT_QEMU_PID:
+		return cli_list(c, arg, o, err, cli_qemu_pid_item);
+	case CLI_OPT_NAME:
+		if (!*arg || strlen(arg) >= sizeof(((struct link_hello *)0)->name))
+			return cli_bad(err, c, "bad name '%s' (expected 1 to 63 characters)", arg);
+		if (cli_setstr(&o->name, arg))
+			return cli_bad(err, c, "out of memory");
+		return CLI_RUN;
 	case CLI_OPT_HELP:
 		cli_usage(out);
 		return CLI_EXIT_OK;
@@ -327,6 +412,25 @@ static int cli_one(int c, const char *arg, struct it_opts *o, FILE *out, FILE *e
 	}
 	/* not reached: every value of cli_longopts is handled above */
 	fprintf(err, CLI_PROG ": internal error: option %d not handled\n", c);
+	return CLI_USAGE;
+}
+
+/* Options that only make sense in one mode. */
+static int cli_check_mode(const struct it_opts *o, FILE *err)
+{
+	const char *bad = NULL;
+
+	if (o->mode != IT_MODE_HOST && o->nr_qemu_pids)
+		bad = "--qemu-pid needs --mode host";
+	else if (o->mode != IT_MODE_HOST && o->nr_listens)
+		bad = "--listen needs --mode host";
+	else if (o->mode == IT_MODE_STANDALONE && o->nr_links)
+		bad = "--link needs --mode guest or --mode host";
+	else if (o->mode == IT_MODE_GUEST && o->nr_links > 1)
+		bad = "--mode guest takes one --link";
+	if (!bad)
+		return CLI_RUN;
+	fprintf(err, CLI_PROG ": %s\n", bad);
 	return CLI_USAGE;
 }
 
@@ -376,6 +480,8 @@ int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err)
 		fprintf(err, CLI_PROG ": unexpected argument '%s'\n", argv[optind]);
 		fputs("Try '" CLI_PROG " --help'.\n", err);
 		ret = CLI_USAGE;
+	} else {
+		ret = cli_check_mode(o, err);
 	}
 out:
 	fflush(out);

@@ -20,6 +20,10 @@
 #define CLI_RING_MIN (4ull << 10)
 #define CLI_RING_MAX (1ull << 30)
 #define CLI_RING_DEFAULT (8ull << 20)
+#define CLI_MAX_LINKS 8
+#define CLI_MAX_QEMU 16
+
+enum it_mode { IT_MODE_STANDALONE = 0, IT_MODE_GUEST, IT_MODE_HOST };
 
 struct it_opts {
 	uint32_t layers; /* 1u << IT_L_*; 0 = all that attach */
@@ -41,6 +45,15 @@ struct it_opts {
 	int verbose; /* number of -v */
 	uint64_t ring_size; /* bytes, power of two */
 	const char *sysfs_root; /* "/sys"; tests point it to a fake tree */
+	/* host/guest modes (docs/modes.md) */
+	enum it_mode mode;
+	char *links[CLI_MAX_LINKS]; /* --link: addresses to dial (malloc'd) */
+	int nr_links;
+	char *listens[CLI_MAX_LINKS]; /* --listen: addresses to accept on (host) */
+	int nr_listens;
+	uint32_t qemu_pids[CLI_MAX_QEMU]; /* --qemu-pid; none: auto-discover */
+	int nr_qemu_pids;
+	char *name; /* --name: this side's name in the link hello */
 };
 
 enum { CLI_RUN = 0, CLI_EXIT_OK = 1, CLI_USAGE = 2 };

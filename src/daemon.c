@@ -27,6 +27,7 @@
 #include "output.h"
 #include "hist.h"
 #include "parse.h"
+#include "mode.h"
 
 #define DRAIN_NS (50ull * 1000 * 1000) /* timer period: drain the ring */
 #define HOLD_NS (2ull * 1000 * 1000 * 1000) /* how long a block waits for its parent */
@@ -43,6 +44,9 @@ struct daemon {
 	uint64_t start_ns, now_ns, next_summary_ns;
 	uint64_t lost;
 	struct out_khist *khists;
+	const struct mode_ops *mode; /* guest/host mode, NULL standalone */
+	void *m; /* its state */
+	int mode_fd;
 };
 
 static uint64_t mono_ns(void)
@@ -57,9 +61,27 @@ static int on_record(void *ctx, void *data, size_t size)
 {
 	struct daemon *d = ctx;
 
+	if (d->m && d->mode->record && d->mode->record(d->m, data, size))
+		return 0;
 	if (corr_feed(d->corr, data, size, d->now_ns))
 		d->lost++;
 	return 0;
+}
+
+/* corr_emit_fn: every sink of a finished request. */
+static void on_request(const struct corr_req *r, void *ctx)
+{
+	struct daemon *d = ctx;
+
+	out_request(r, d->out);
+	if (d->m && d->mode->request)
+		d->mode->request(d->m, r);
+}
+
+static void mode_run(struct daemon *d)
+{
+	if (d->m && d->mode->run)
+		d->mode->run(d->m, mono_ns());
 }
 
 static void drain(struct daemon *d)
@@ -68,6 +90,7 @@ static void drain(struct daemon *d)
 	if (ring_buffer__consume(d->rb) < 0)
 		d->lost++;
 	corr_tick(d->corr, d->now_ns);
+	mode_run(d);
 }
 
 /* Sum a per-CPU array map of u64 counters into out[0..n). */
@@ -149,6 +172,8 @@ static void summary(struct daemon *d, int final)
 	in.khists = d->khists;
 	in.nr_khists = read_khists(d);
 	out_summary(d->out, &in);
+	if (d->m && d->mode->summary)
+		d->mode->summary(d->m, final);
 }
 
 static int setup_fds(struct daemon *d)
@@ -178,6 +203,10 @@ static int setup_fds(struct daemon *d)
 		return -errno;
 	ev.data.fd = ring_buffer__epoll_fd(d->rb);
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		return -errno;
+	d->mode_fd = d->m && d->mode->epoll_fd ? d->mode->epoll_fd(d->m) : -1;
+	ev.data.fd = d->mode_fd;
+	if (d->mode_fd >= 0 && epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->mode_fd, &ev))
 		return -errno;
 	return 0;
 }
@@ -226,6 +255,8 @@ static int loop(struct daemon *d)
 					stop = 1;
 			} else if (evs[i].data.fd == d->tfd) {
 				stop |= on_timer(d);
+			} else if (evs[i].data.fd == d->mode_fd) {
+				mode_run(d);
 			} else {
 				drain(d); /* woken early: the ring is filling up */
 			}
@@ -250,11 +281,27 @@ static void report_attach(struct daemon *d)
 		fflush(d->json);
 }
 
-int it_daemon_run(const struct it_opts *o)
+static const struct mode_ops *mode_of(const struct it_opts *o)
 {
-	struct daemon d = { .o = o, .epfd = -1, .sigfd = -1, .tfd = -1 };
+	if (o->mode == IT_MODE_GUEST)
+		return &guest_mode_ops;
+	if (o->mode == IT_MODE_HOST)
+		return &host_mode_ops;
+	return NULL;
+}
+
+int it_daemon_run(const struct it_opts *uo)
+{
+	struct daemon d = { .epfd = -1, .sigfd = -1, .tfd = -1, .mode_fd = -1 };
+	struct it_opts mo = *uo; /* shallow: the strings stay uo's */
+	const struct it_opts *o = &mo;
 	FILE *text = stdout;
 	int ret;
+
+	d.o = o;
+	d.mode = mode_of(uo);
+	if (d.mode && d.mode->prepare && d.mode->prepare(&mo, stderr))
+		return 1;
 
 	/*
 	 * Loading parses the kernel's BTF (several MB, freed after load). A fixed
@@ -283,7 +330,7 @@ int it_daemon_run(const struct it_opts *o)
 	d.start_ns = d.now_ns = mono_ns();
 	d.next_summary_ns = d.start_ns + o->interval_ns;
 	d.out = out_new(o, text, d.json, d.start_ns);
-	d.corr = d.out ? corr_new(out_request, d.out, HOLD_NS, 0) : NULL;
+	d.corr = d.out ? corr_new(on_request, &d, HOLD_NS, 0) : NULL;
 	d.rb = ring_buffer__new(bpf_map__fd(d.ld.skel->maps.events), on_record, &d, NULL);
 	if (!d.khists || !d.out || !d.corr || !d.rb) {
 		ret = -ENOMEM;
@@ -291,6 +338,16 @@ int it_daemon_run(const struct it_opts *o)
 		goto out;
 	}
 	report_attach(&d);
+	if (d.mode) {
+		struct mode_env env = { .o = o, .ld = &d.ld, .out = d.out, .json = d.json,
+					.text = text };
+
+		d.m = d.mode->start(&env);
+		if (!d.m) {
+			ret = -EINVAL;
+			goto out;
+		}
+	}
 	/* Loading parsed the kernel's BTF (MBs, freed since): give the heap back. */
 	malloc_trim(0);
 	ret = setup_fds(&d);
@@ -303,11 +360,16 @@ int it_daemon_run(const struct it_opts *o)
 	drain(&d);
 	corr_flush(d.corr);
 	summary(&d, 1);
+	if (d.m)
+		d.mode->stop(d.m);
+	d.m = NULL;
 	if (o->verbose)
 		it_loader_prog_stats(&d.ld, stderr);
 	if (out_error(d.out) && !ret)
 		ret = out_error(d.out);
 out:
+	if (d.m)
+		d.mode->stop(d.m);
 	ring_buffer__free(d.rb);
 	corr_free(d.corr);
 	out_free(d.out);

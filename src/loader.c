@@ -424,8 +424,11 @@ static struct bpf_program *prog_by_name(struct it_loader *ld, const char *name)
 	return name ? bpf_object__find_program_by_name(ld->skel->obj, name) : NULL;
 }
 
+/* QEMU uprobe programs: loaded in host mode, attached per process by host.c. */
+static const char *const qemu_progs[] = { "qemu_aio_read", "qemu_aio_write", "qemu_notify" };
+
 /* Autoload exactly the programs of the chosen methods. */
-static void set_autoload(struct it_loader *ld)
+static void set_autoload(struct it_loader *ld, const struct it_opts *o)
 {
 	struct bpf_program *prog;
 
@@ -441,6 +444,12 @@ static void set_autoload(struct it_loader *ld)
 				bpf_program__set_autoload(prog, true);
 		}
 	}
+	for (size_t i = 0; o->mode == IT_MODE_HOST && i < sizeof(qemu_progs) / sizeof(*qemu_progs);
+	     i++) {
+		prog = prog_by_name(ld, qemu_progs[i]);
+		if (prog)
+			bpf_program__set_autoload(prog, true);
+	}
 }
 
 static void set_rodata(struct it_loader *ld, const struct it_opts *o, const struct it_probe *p)
@@ -451,7 +460,8 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 	rd->self_tgid = ld->self_tgid;
 	rd->filter_pid = o->nr_pids > 0;
 	rd->filter_dev = o->nr_devs > 0;
-	rd->filter_file = o->file_path != NULL;
+	/* host mode: the files map holds the guest disks' images (host.c) */
+	rd->filter_file = o->file_path != NULL || o->mode == IT_MODE_HOST;
 	rd->filter_comm = o->has_comm;
 	memcpy((char *)rd->target_comm, o->comm, IT_COMM_LEN);
 	rd->min_lat_ns = o->min_lat_ns;
@@ -651,7 +661,7 @@ int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
 		fprintf(err, "iotracer: cannot open BPF object: %s\n", strerror(errno));
 		goto out;
 	}
-	set_autoload(ld);
+	set_autoload(ld, o);
 	set_rodata(ld, o, &p);
 	ret = set_cgroup(ld, o, err);
 	if (ret)
@@ -737,17 +747,43 @@ void it_loader_skipped(const struct it_loader *ld, uint64_t skipped[IT_L_MAX])
 	}
 }
 
+static int prog_info(const struct bpf_program *prog, struct bpf_prog_info *info)
+{
+	__u32 len = sizeof(*info);
+	int fd = bpf_program__fd(prog);
+
+	memset(info, 0, sizeof(*info));
+	return fd < 0 ? -EBADF : bpf_obj_get_info_by_fd(fd, info, &len);
+}
+
+void it_loader_run_totals(const struct it_loader *ld, uint64_t *runs, uint64_t *ns)
+{
+	struct bpf_program *prog;
+	uint64_t r = 0, t = 0;
+
+	bpf_object__for_each_program(prog, ld->skel->obj) {
+		struct bpf_prog_info info;
+
+		if (prog_info(prog, &info))
+			continue;
+		r += info.run_cnt;
+		t += info.run_time_ns;
+	}
+	if (runs)
+		*runs = r;
+	if (ns)
+		*ns = t;
+}
+
 void it_loader_prog_stats(const struct it_loader *ld, FILE *f)
 {
 	struct bpf_program *prog;
 
 	fprintf(f, "%-34s %12s %12s %10s %10s\n", "PROGRAM", "RUNS", "NS", "NS/RUN", "SKIPPED");
 	bpf_object__for_each_program(prog, ld->skel->obj) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
+		struct bpf_prog_info info;
 
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		if (prog_info(prog, &info))
 			continue;
 		fprintf(f, "%-34s %12llu %12llu %10.0f %10llu\n", bpf_program__name(prog),
 			(unsigned long long)info.run_cnt, (unsigned long long)info.run_time_ns,

@@ -12,14 +12,21 @@
 #
 # Environment: LAB=0 (skip), LAB_KERNELS (default "6.1 6.12 6.12+kprobe"), and what
 # tests/lab/test_drivers.sh reads (LAB_DRV_COUNT, LAB_TIMEOUT, LAB_DIR, ...).
+#
+# The same script, as test_lab_modes.sh (a symlink), runs tests/lab/test_modes.sh
+# instead: host and guest modes over virtio-serial and tcp (issue 4), 2 boots.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+case $(basename "$0") in
+test_lab_modes.sh) target=test_modes.sh name=lab_modes ;;
+*) target=test_drivers.sh name=lab_drivers ;;
+esac
 lab=$here/../lab
 # shellcheck source=/dev/null # tests/lab/lib.sh, resolved at run time
 . "$lab/lib.sh"
 
 skip() {
-	printf 'SKIP lab_drivers: %s\n' "$1"
+	printf 'SKIP %s: %s\n' "$name" "$1"
 	exit 0
 }
 
@@ -60,6 +67,6 @@ fi
 
 t0=$(date +%s)
 rc=0
-lab_step "$lab/test_drivers.sh" 2>&1 || rc=$?
-printf '# lab: test_drivers.sh took %d s (rc %d)\n' "$(($(date +%s) - t0))" "$rc"
+lab_step "$lab/$target" 2>&1 || rc=$?
+printf '# lab: %s took %d s (rc %d)\n' "$target" "$(($(date +%s) - t0))" "$rc"
 exit "$rc"

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Guest mode: the standalone daemon inside a VM, plus a link to the host
+ * daemon. Every finished block request that went through virtio-blk becomes
+ * one struct link_vreq (op, sector, length, disk serial and the guest's stage
+ * times) sent to the host, which joins it to QEMU's handling and the host IO.
+ * The filter in force (the serials of the --dev disks) goes to the host too,
+ * so the host traces only those disks' images in its kernel.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "iotracer.h"
+#include "cli.h"
+#include "corr.h"
+#include "jsonw.h"
+#include "link.h"
+#include "mode.h"
+#include "parse.h"
+
+#define GUEST_DEFAULT_LINK "vsock:2:7767"
+
+struct guest {
+	struct mode_env env;
+	struct link *link;
+	uint64_t vreqs, dropped, no_serial;
+};
+
+static void guest_log(void *ctx, const char *line)
+{
+	struct guest *g = ctx;
+
+	if (!g->env.o->quiet)
+		fprintf(stderr, "iotracer: %s\n", line);
+}
+
+static void guest_filter(struct guest *g)
+{
+	struct link_filter f;
+	const struct it_opts *o = g->env.o;
+
+	memset(&f, 0, sizeof(f));
+	for (int i = 0; i < o->nr_devs && f.nr_serials < LINK_FILTER_MAX; i++) {
+		const char *s = parse_dev_serial_cached(o->devs[i], o->sysfs_root);
+
+		if (s)
+			strncpy(f.serials[f.nr_serials++], s, LINK_SERIAL_LEN - 1);
+	}
+	for (int i = 0; i < o->nr_pids && f.nr_pids < LINK_FILTER_MAX; i++)
+		f.pids[f.nr_pids++] = o->pids[i];
+	link_set_filter(g->link, &f);
+}
+
+static void *guest_start(const struct mode_env *env)
+{
+	const struct it_opts *o = env->o;
+	struct link_opts lo = { .role = LINK_ROLE_GUEST, .name = o->name };
+	struct link_cb cb = { .log = guest_log };
+	const char *spec = o->nr_links ? o->links[0] : GUEST_DEFAULT_LINK;
+	struct guest *g = calloc(1, sizeof(*g));
+	struct link_addr a;
+	char why[128];
+	int ret;
+
+	if (!g)
+		return NULL;
+	g->env = *env;
+	cb.ctx = g;
+	if (link_parse_addr(spec, &a, why, sizeof(why))) {
+		fprintf(stderr, "iotracer: --link: bad address '%s': %s\n", spec, why);
+		goto fail;
+	}
+	g->link = link_new(&lo, &cb);
+	if (!g->link) {
+		fprintf(stderr, "iotracer: cannot set up the link: %s\n", strerror(errno));
+		goto fail;
+	}
+	ret = link_dial(g->link, &a);
+	if (ret) {
+		fprintf(stderr, "iotracer: --link %s: %s\n", spec, strerror(-ret));
+		goto fail;
+	}
+	guest_filter(g);
+	if (!o->quiet)
+		fprintf(stderr, "iotracer: guest mode: streaming virtio requests to %s\n", spec);
+	return g;
+fail:
+	link_free(g->link);
+	free(g);
+	return NULL;
+}
+
+static int guest_epoll_fd(void *m)
+{
+	struct guest *g = m;
+
+	return link_epoll_fd(g->link);
+}
+
+static void guest_run(void *m, uint64_t now_ns)
+{
+	struct guest *g = m;
+
+	link_run(g->link, now_ns);
+}
+
+/* One virtio-blk block record (+ its parent syscall, if any) -> link_vreq. */
+static int vreq_of(struct guest *g, const struct corr_req *r, const struct it_block_rec *b,
+		   struct link_vreq *v)
+{
+	const char *serial;
+
+	if (b->drv_layer != IT_L_VIRTIO)
+		return 0;
+	memset(v, 0, sizeof(*v));
+	serial = parse_dev_serial_cached(b->dev, g->env.o->sysfs_root);
+	if (serial)
+		strncpy(v->serial, serial, LINK_SERIAL_LEN - 1);
+	else
+		g->no_serial++;
+	v->sector = b->sector;
+	v->nr_sectors = b->bytes / 512;
+	v->op = b->op;
+	v->drv_layer = b->drv_layer;
+	v->pid = b->task.pid;
+	v->tid = b->task.tid;
+	memcpy(v->comm, b->task.comm, sizeof(v->comm));
+	v->error = b->error;
+	v->sys = UINT32_MAX;
+	if (r->kind == CORR_SYSCALL && r->sys) {
+		v->flags |= LINK_VF_HAS_SYS;
+		v->sys = r->sys->sys;
+		v->sys_enter_ns = r->sys->enter_ns;
+		v->sys_exit_ns = r->sys->exit_ns;
+	}
+	v->q_ns = b->q_ns;
+	v->d_ns = b->d_ns;
+	v->c_ns = b->c_ns;
+	v->submit_ns = b->drv_submit_ns;
+	v->kick_ns = b->drv_kick_ns;
+	v->done_ns = b->drv_done_ns;
+	return 1;
+}
+
+static void guest_request(void *m, const struct corr_req *r)
+{
+	struct guest *g = m;
+	struct link_vreq v[CORR_MAX_BLOCKS];
+	uint32_t n = 0;
+
+	for (int i = 0; i < r->nr_blocks; i++)
+		n += vreq_of(g, r, r->blocks[i], &v[n]);
+	if (!n)
+		return;
+	g->vreqs += n;
+	g->dropped += link_send_vreqs(g->link, v, n);
+}
+
+/*
+ * Give the link up to 2 s to deliver and get acks for what is waiting, so a
+ * clean stop (SIGTERM) loses nothing the host could still take.
+ */
+static void guest_drain(struct guest *g)
+{
+	struct link_stats s;
+
+	for (int i = 0; i < 200; i++) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		link_run(g->link, mode_now_ns());
+		link_get_stats(g->link, &s);
+		if (!s.outbox_len)
+			break;
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void guest_summary(void *m, int final)
+{
+	struct guest *g = m;
+	struct link_stats s;
+	struct link_peer *p = link_next_peer(g->link, NULL);
+	const struct link_peer_info *pi = p ? link_peer_info(p) : NULL;
+	int64_t off = 0;
+	uint64_t unc = 0;
+	int have_clock = pi && !link_clock_get(&pi->clock, &off, &unc);
+
+	if (final)
+		guest_drain(g);
+	link_get_stats(g->link, &s);
+	fprintf(g->env.text,
+		"link: %s, virtio requests %llu, sent %llu, acked %llu, resent %llu, "
+		"dropped %llu, waiting %llu",
+		pi && pi->hello_done ? "up" : "down", (unsigned long long)g->vreqs,
+		(unsigned long long)s.records_sent, (unsigned long long)s.records_acked,
+		(unsigned long long)s.records_resent, (unsigned long long)s.records_dropped,
+		(unsigned long long)s.outbox_len);
+	if (have_clock)
+		fprintf(g->env.text, ", host clock %+lld ns +- %llu", (long long)off,
+			(unsigned long long)unc);
+	fputc('\n', g->env.text);
+	if (g->env.json) {
+		struct jw w;
+
+		jw_init(&w);
+		jw_obj_begin(&w, NULL);
+		jw_str(&w, "type", "link");
+		jw_str(&w, "mode", "guest");
+		jw_bool(&w, "final", final);
+		jw_bool(&w, "up", pi && pi->hello_done);
+		jw_u64(&w, "virtio_requests", g->vreqs);
+		jw_u64(&w, "sent", s.records_sent);
+		jw_u64(&w, "acked", s.records_acked);
+		jw_u64(&w, "resent", s.records_resent);
+		jw_u64(&w, "dropped", s.records_dropped);
+		jw_u64(&w, "waiting", s.outbox_len);
+		jw_u64(&w, "no_serial", g->no_serial);
+		jw_u64(&w, "connects", s.connects);
+		jw_u64(&w, "malformed", s.malformed);
+		if (have_clock) {
+			jw_i64(&w, "clock_offset_ns", off);
+			jw_u64(&w, "clock_uncert_ns", unc);
+		}
+		jw_obj_end(&w);
+		fwrite(jw_data(&w), 1, jw_len(&w), g->env.json);
+		fputc('\n', g->env.json);
+		fflush(g->env.json);
+		jw_free(&w);
+	}
+}
+
+static void guest_stop(void *m)
+{
+	struct guest *g = m;
+
+	link_free(g->link);
+	free(g);
+}
+
+const struct mode_ops guest_mode_ops = {
+	.name = "guest",
+	.start = guest_start,
+	.epoll_fd = guest_epoll_fd,
+	.request = guest_request,
+	.run = guest_run,
+	.summary = guest_summary,
+	.stop = guest_stop,
+};

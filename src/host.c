@@ -1,0 +1,641 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host mode: trace QEMU processes and the host stack under them, receive the
+ * guests' virtio requests over the link, and join each one to QEMU's handling
+ * and the host IO it caused (vjoin.c). What is traced on the host:
+ *
+ * - the QEMU processes' own syscalls and block IO (the standalone layers with
+ *   a pid filter on the QEMU tgids and a file filter on the disk images named
+ *   on QEMU's command line; the file filter follows the guests' filters);
+ * - two uprobes per guest IO at most: blk_aio_preadv/pwritev (QEMU submits
+ *   the guest request: carries the byte offset) and virtio_notify (QEMU
+ *   interrupts the guest), at file offsets from QEMU's .dynsym.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "iotracer.h"
+#include "iotracer.skel.h"
+#include "cli.h"
+#include "corr.h"
+#include "hist.h"
+#include "jsonw.h"
+#include "link.h"
+#include "loader.h"
+#include "mode.h"
+#include "output.h"
+#include "qemu.h"
+#include "vjoin.h"
+
+#define HOST_MAX_DISKS 64
+#define HOST_HOLD_NS (2ull * 1000 * 1000 * 1000)
+#define HOST_NO_CLOCK_UNC (1000ull * 1000 * 1000) /* before the first ping: +- 1 s */
+
+static const char *const uprobe_syms[] = { "blk_aio_preadv", "blk_aio_pwritev", "virtio_notify" };
+#define NR_UPROBES 3
+
+struct hdisk {
+	pid_t pid; /* its QEMU */
+	struct qemu_disk d;
+	int wanted; /* in the kernel file filter */
+};
+
+struct host {
+	struct mode_env env;
+	struct link *link;
+	struct vjoin *vj;
+	struct hdisk disks[HOST_MAX_DISKS];
+	int nr_disks;
+	pid_t qemu[CLI_MAX_QEMU];
+	int nr_qemu;
+	struct bpf_link *uprobes[CLI_MAX_QEMU][NR_UPROBES];
+	uint64_t qemu_ev[IT_QEV_MAX];
+	uint64_t vreq_rx, host_io;
+	struct lhist *stage[VJ_STAGES];
+	uint64_t start_ns, cpu_start_ns;
+	struct jw w;
+};
+
+/* ---- setup ---- */
+
+static int host_prepare(struct it_opts *o, FILE *err)
+{
+	pid_t found[CLI_MAX_QEMU];
+	int n;
+
+	if (!o->nr_qemu_pids) {
+		n = qemu_discover("/proc", found, CLI_MAX_QEMU);
+		for (int i = 0; i < n; i++)
+			o->qemu_pids[o->nr_qemu_pids++] = found[i];
+	}
+	if (!o->nr_qemu_pids) {
+		fprintf(err, "iotracer: --mode host: no qemu-system-* process found "
+			     "(start the VM first, or give --qemu-pid)\n");
+		return -ENOENT;
+	}
+	/* Trace the QEMU processes only (their threads: tgid filter). */
+	o->nr_pids = 0;
+	for (int i = 0; i < o->nr_qemu_pids && i < CLI_MAX_PIDS; i++)
+		o->pids[o->nr_pids++] = o->qemu_pids[i];
+	return 0;
+}
+
+static uint64_t self_cpu_ns(void)
+{
+	unsigned long long ns = 0;
+	FILE *f = fopen("/proc/self/schedstat", "r");
+
+	if (f) {
+		if (fscanf(f, "%llu", &ns) != 1)
+			ns = 0;
+		fclose(f);
+	}
+	return ns;
+}
+
+static void host_attach_line(struct host *h, const char *hook, int ok, const char *why)
+{
+	out_attach(h->env.out, "qemu", hook, "uprobe", ok, why);
+	if (!h->env.o->quiet)
+		fprintf(stderr, "qemu     %-30s uprobe  %s%s%s\n", hook, ok ? "ok" : "FAIL:",
+			ok ? "" : " ", ok ? "" : why);
+}
+
+/* Uprobes of one QEMU at the .dynsym offsets of /proc/PID/exe. */
+static void attach_qemu(struct host *h, int qi)
+{
+	static const char *const progs[NR_UPROBES] = { "qemu_aio_read", "qemu_aio_write",
+						       "qemu_notify" };
+	pid_t pid = h->qemu[qi];
+	char exe[64], why[160], hook[96];
+	uint64_t offs[NR_UPROBES];
+	int n;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	n = qemu_sym_offsets(exe, uprobe_syms, NR_UPROBES, offs, why, sizeof(why));
+	for (int i = 0; i < NR_UPROBES; i++) {
+		struct bpf_program *prog =
+			bpf_object__find_program_by_name(h->env.ld->skel->obj, progs[i]);
+
+		snprintf(hook, sizeof(hook), "%s (pid %d)", uprobe_syms[i], pid);
+		if (n < 0 || !offs[i]) {
+			host_attach_line(h, hook, 0, n < 0 ? why : "symbol not in .dynsym");
+			continue;
+		}
+		h->uprobes[qi][i] =
+			prog ? bpf_program__attach_uprobe(prog, false, pid, exe, offs[i]) : NULL;
+		snprintf(why, sizeof(why), "attach failed: %s", strerror(errno));
+		host_attach_line(h, hook, h->uprobes[qi][i] != NULL, why);
+	}
+}
+
+static void add_disks(struct host *h, pid_t pid)
+{
+	struct qemu_disk d[QEMU_MAX_DISKS];
+	int n = qemu_disks("/proc", pid, d, QEMU_MAX_DISKS);
+
+	if (n < 0)
+		fprintf(stderr, "iotracer: qemu pid %d: cannot read its disks: %s\n", pid,
+			strerror(-n));
+	for (int i = 0; i < n && h->nr_disks < HOST_MAX_DISKS; i++) {
+		struct hdisk *hd = &h->disks[h->nr_disks++];
+
+		hd->pid = pid;
+		hd->d = d[i];
+		if (!h->env.o->quiet)
+			fprintf(stderr, "qemu     pid %d disk %-8s serial %-20s %s%s\n", pid,
+				d[i].id, d[i].serial[0] ? d[i].serial : "-", d[i].file,
+				d[i].stat_ok ? "" : " (cannot stat: not traced)");
+	}
+}
+
+static int file_key(const struct hdisk *hd, struct it_file_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->ino = hd->d.ino;
+	k->dev = hd->d.dev;
+	return hd->d.stat_ok;
+}
+
+/* Does any filter of a peer name this disk? No filter at all: every disk. */
+static int disk_wanted(struct host *h, const struct hdisk *hd)
+{
+	int any = 0;
+
+	for (struct link_peer *p = link_next_peer(h->link, NULL); p;
+	     p = link_next_peer(h->link, p)) {
+		const struct link_peer_info *pi = link_peer_info(p);
+
+		if (!pi->has_filter)
+			continue;
+		if (!pi->filter.nr_serials)
+			return 1;
+		any = 1;
+		for (uint32_t i = 0; i < pi->filter.nr_serials && i < LINK_FILTER_MAX; i++)
+			if (!strncmp(pi->filter.serials[i], hd->d.serial, LINK_SERIAL_LEN))
+				return 1;
+	}
+	return !any;
+}
+
+/* The kernel's file filter = the images of the wanted disks. */
+static void update_files(struct host *h)
+{
+	int fd = bpf_map__fd(h->env.ld->skel->maps.files);
+	uint8_t one = 1;
+
+	for (int i = 0; i < h->nr_disks; i++) {
+		struct hdisk *hd = &h->disks[i];
+		struct it_file_key k;
+		int want = disk_wanted(h, hd);
+
+		if (!file_key(hd, &k) || want == hd->wanted)
+			continue;
+		if (want ? bpf_map_update_elem(fd, &k, &one, BPF_ANY) : bpf_map_delete_elem(fd, &k))
+			fprintf(stderr, "iotracer: filter update for %s failed: %s\n", hd->d.file,
+				strerror(errno));
+		hd->wanted = want;
+		if (!h->env.o->quiet)
+			fprintf(stderr, "iotracer: host filter: %s disk %s (%s)\n",
+				want ? "tracing" : "not tracing",
+				hd->d.serial[0] ? hd->d.serial : hd->d.id, hd->d.file);
+	}
+}
+
+/* ---- link callbacks ---- */
+
+static void host_log(void *ctx, const char *line)
+{
+	fprintf(stderr, "iotracer: %s\n", line);
+}
+
+static void host_on_up(void *ctx, struct link_peer *p)
+{
+	struct host *h = ctx;
+	const struct link_peer_info *pi = link_peer_info(p);
+
+	if (!h->env.o->quiet)
+		fprintf(stderr, "iotracer: guest '%.64s' up on %s (peer %d)\n", pi->hello.name,
+			pi->addr, pi->id);
+}
+
+static void host_on_down(void *ctx, struct link_peer *p, const char *why)
+{
+	struct host *h = ctx;
+	const struct link_peer_info *pi = link_peer_info(p);
+
+	if (!h->env.o->quiet)
+		fprintf(stderr, "iotracer: peer %d (%s) down: %s\n", pi->id, pi->addr, why);
+}
+
+static void host_on_filter(void *ctx, struct link_peer *p, const struct link_filter *f)
+{
+	update_files(ctx);
+}
+
+static int disk_by_serial(const struct host *h, const char *serial)
+{
+	if (!serial[0])
+		return -1;
+	for (int i = 0; i < h->nr_disks; i++)
+		if (!strncmp(h->disks[i].d.serial, serial, LINK_SERIAL_LEN))
+			return i;
+	return -1;
+}
+
+static void json_line(struct host *h)
+{
+	fwrite(jw_data(&h->w), 1, jw_len(&h->w), h->env.json);
+	fputc('\n', h->env.json);
+	jw_reset(&h->w);
+}
+
+/* The guest record as received: written before it is acknowledged. */
+static void json_vreq(struct host *h, const struct link_peer_info *pi, const struct link_vreq *v)
+{
+	jw_obj_begin(&h->w, NULL);
+	jw_str(&h->w, "type", "guest_vreq");
+	jw_hex(&h->w, "session", pi->hello.session);
+	jw_u64(&h->w, "seq", v->seq);
+	jw_strn(&h->w, "serial", v->serial, LINK_SERIAL_LEN);
+	jw_u64(&h->w, "op", v->op);
+	jw_u64(&h->w, "sector", v->sector);
+	jw_u64(&h->w, "nr_sectors", v->nr_sectors);
+	jw_u64(&h->w, "kick_ns", v->kick_ns);
+	jw_u64(&h->w, "done_ns", v->done_ns);
+	jw_obj_end(&h->w);
+	json_line(h);
+}
+
+static int host_on_records(void *ctx, struct link_peer *p, const struct link_vreq *v, uint32_t n)
+{
+	struct host *h = ctx;
+	const struct link_peer_info *pi = link_peer_info(p);
+	uint64_t now = mode_now_ns(), unc = HOST_NO_CLOCK_UNC;
+	int64_t peer_minus_local = 0;
+
+	link_clock_get(&pi->clock, &peer_minus_local, &unc);
+	for (uint32_t i = 0; h->env.json && i < n; i++)
+		json_vreq(h, pi, &v[i]);
+	if (h->env.json && fflush(h->env.json))
+		return -errno; /* not durable: not acknowledged */
+	for (uint32_t i = 0; i < n; i++)
+		vjoin_add_guest(h->vj, pi->id, pi->hello.session, disk_by_serial(h, v[i].serial), &v[i],
+				-peer_minus_local, unc, now);
+	h->vreq_rx += n;
+	return 0;
+}
+
+/* ---- joined paths ---- */
+
+static const char *op_name(uint8_t op)
+{
+	return op == IT_OP_READ ? "read" : op == IT_OP_WRITE ? "write" : "other";
+}
+
+static void json_path(struct host *h, const struct vj_path *p)
+{
+	struct jw *w = &h->w;
+
+	jw_obj_begin(w, NULL);
+	jw_str(w, "type", "path");
+	jw_u64(w, "peer", p->peer);
+	jw_hex(w, "session", p->session);
+	jw_u64(w, "seq", p->g->seq);
+	jw_strn(w, "serial", p->g->serial, LINK_SERIAL_LEN);
+	jw_str(w, "op", op_name(p->g->op));
+	jw_u64(w, "offset", p->g->sector * 512);
+	jw_u64(w, "bytes", (uint64_t)p->g->nr_sectors * 512);
+	jw_bool(w, "joined", p->joined);
+	jw_i64(w, "clock_offset_ns", p->clock_off);
+	jw_u64(w, "clock_uncert_ns", p->clock_unc);
+	if (p->joined) {
+		jw_bool(w, "order_ok", p->order_ok);
+		if (!p->order_ok)
+			jw_str(w, "order_bad_at", vj_ts_name(p->bad_pair));
+		jw_u64(w, "host_tid", p->h.tid);
+		jw_u64(w, "host_dev", p->h.blk_dev);
+	}
+	jw_obj_begin(w, "t");
+	for (int k = 0; k < VJ_T_MAX; k++)
+		if (p->t[k])
+			jw_u64(w, vj_ts_name(k), p->t[k]);
+	jw_obj_end(w);
+	jw_obj_begin(w, "stages_ns");
+	for (int s = 0; s < VJ_STAGES; s++)
+		if (p->stage[s] != INT64_MIN)
+			jw_i64(w, vj_stage_name(s), p->stage[s]);
+	jw_obj_end(w);
+	jw_obj_end(w);
+	json_line(h);
+}
+
+static void host_on_path(const struct vj_path *p, void *ctx)
+{
+	struct host *h = ctx;
+
+	for (int s = 0; p->joined && s < VJ_STAGES; s++)
+		if (p->stage[s] != INT64_MIN && p->stage[s] >= 0)
+			lhist_add(h->stage[s], (uint64_t)p->stage[s]);
+	if (h->env.json)
+		json_path(h, p);
+	if (h->env.o->live)
+		fprintf(h->env.text, "path %-8.20s %-5s %llu+%u %s guest_virtio %lld ns qemu %lld ns\n",
+			p->g->serial, op_name(p->g->op), (unsigned long long)p->g->sector * 512,
+			p->g->nr_sectors * 512, p->joined ? "joined" : "UNJOINED",
+			(long long)(p->stage[VJ_GUEST_VIRTIO] == INT64_MIN ?
+					    -1 : p->stage[VJ_GUEST_VIRTIO]),
+			(long long)(p->stage[VJ_QEMU_TOTAL] == INT64_MIN ? -1 :
+									 p->stage[VJ_QEMU_TOTAL]));
+}
+
+/* ---- daemon hooks ---- */
+
+static int host_listen_default(struct host *h)
+{
+	struct link_addr a;
+	char why[128];
+	int ret;
+
+	for (int i = 0; i < h->env.o->nr_listens; i++) {
+		link_parse_addr(h->env.o->listens[i], &a, why, sizeof(why));
+		ret = link_listen(h->link, &a);
+		if (ret) {
+			fprintf(stderr, "iotracer: --listen %s: %s\n", h->env.o->listens[i],
+				strerror(-ret));
+			return ret;
+		}
+	}
+	for (int i = 0; i < h->env.o->nr_links; i++) {
+		link_parse_addr(h->env.o->links[i], &a, why, sizeof(why));
+		ret = link_dial(h->link, &a);
+		if (ret)
+			return ret;
+	}
+	if (h->env.o->nr_listens || h->env.o->nr_links)
+		return 0;
+	link_parse_addr("vsock:7767", &a, why, sizeof(why));
+	ret = link_listen(h->link, &a);
+	if (ret)
+		fprintf(stderr, "iotracer: cannot listen on vsock:7767: %s (give --listen or --link)\n",
+			strerror(-ret));
+	return ret;
+}
+
+static void *host_start(const struct mode_env *env)
+{
+	struct link_opts lo = { .role = LINK_ROLE_HOST, .name = env->o->name };
+	struct host *h = calloc(1, sizeof(*h));
+	struct link_cb cb = { .on_up = host_on_up, .on_down = host_on_down,
+			      .on_filter = host_on_filter, .on_records = host_on_records,
+			      .log = host_log };
+
+	if (!h)
+		return NULL;
+	h->env = *env;
+	cb.ctx = h;
+	jw_init(&h->w);
+	h->start_ns = mode_now_ns();
+	h->cpu_start_ns = self_cpu_ns();
+	for (int s = 0; s < VJ_STAGES; s++)
+		if (!(h->stage[s] = lhist_new()))
+			goto fail;
+	h->vj = vjoin_new(host_on_path, h, HOST_HOLD_NS, 0);
+	h->link = link_new(&lo, &cb);
+	if (!h->vj || !h->link)
+		goto fail;
+	for (int i = 0; i < env->o->nr_qemu_pids; i++) {
+		h->qemu[h->nr_qemu] = env->o->qemu_pids[i];
+		add_disks(h, h->qemu[h->nr_qemu]);
+		attach_qemu(h, h->nr_qemu++);
+	}
+	update_files(h);
+	if (host_listen_default(h))
+		goto fail;
+	return h;
+fail:
+	fprintf(stderr, "iotracer: host mode could not start\n");
+	host_mode_ops.stop(h);
+	return NULL;
+}
+
+static int host_epoll_fd(void *m)
+{
+	return link_epoll_fd(((struct host *)m)->link);
+}
+
+static int host_record(void *m, const void *data, size_t size)
+{
+	struct host *h = m;
+	const struct it_qemu_rec *q = data;
+
+	if (size < sizeof(*q) || q->hdr.type != IT_REC_QEMU)
+		return 0;
+	if (q->ev < IT_QEV_MAX)
+		h->qemu_ev[q->ev]++;
+	vjoin_add_qemu(h->vj, q->ev, q->ts_ns, q->offset);
+	return 1;
+}
+
+static int is_qemu(const struct host *h, uint32_t pid)
+{
+	for (int i = 0; i < h->nr_qemu; i++)
+		if ((uint32_t)h->qemu[i] == pid)
+			return 1;
+	return 0;
+}
+
+static int disk_of_file(const struct host *h, uint32_t dev, uint64_t ino)
+{
+	for (int i = 0; i < h->nr_disks; i++)
+		if (h->disks[i].d.stat_ok && h->disks[i].d.ino == ino && h->disks[i].d.dev == dev)
+			return i;
+	return -1;
+}
+
+static void host_request(void *m, const struct corr_req *r)
+{
+	struct host *h = m;
+	const struct it_syscall_rec *s = r->sys;
+	struct vj_host_io io;
+
+	if (r->kind != CORR_SYSCALL || !s || !is_qemu(h, s->task.pid) ||
+	    (s->op != IT_OP_READ && s->op != IT_OP_WRITE) || s->ret < 0)
+		return;
+	memset(&io, 0, sizeof(io));
+	io.disk = disk_of_file(h, s->dev, s->ino);
+	if (io.disk < 0)
+		return;
+	io.op = s->op;
+	io.pid = s->task.pid;
+	io.tid = s->task.tid;
+	io.offset = s->offset;
+	io.bytes = s->bytes;
+	io.enter_ns = s->enter_ns;
+	io.exit_ns = s->exit_ns;
+	io.ret = s->ret;
+	if (r->nr_blocks) {
+		io.blk_q_ns = r->blocks[0]->q_ns;
+		io.blk_d_ns = r->blocks[0]->d_ns;
+		io.blk_c_ns = r->blocks[0]->c_ns;
+		io.blk_dev = r->blocks[0]->dev;
+	}
+	h->host_io++;
+	vjoin_add_host(h->vj, &io, mode_now_ns());
+}
+
+static void host_run(void *m, uint64_t now_ns)
+{
+	struct host *h = m;
+
+	link_run(h->link, now_ns);
+	vjoin_tick(h->vj, now_ns);
+}
+
+static void summary_text(struct host *h, const struct vj_stats *st, double hits, double cpu_pct,
+			 uint64_t bpf_ns)
+{
+	FILE *f = h->env.text;
+
+	fprintf(f, "host: guest virtio requests %llu, joined %llu (%.1f %%), unjoined %llu, "
+		   "order violations %llu; QEMU host IOs %llu (never joined %llu)\n",
+		(unsigned long long)st->guest, (unsigned long long)st->joined,
+		st->guest ? 100.0 * st->joined / st->guest : 0.0,
+		(unsigned long long)st->unjoined, (unsigned long long)st->order_bad,
+		(unsigned long long)h->host_io, (unsigned long long)st->host_unjoined);
+	fprintf(f, "host: uprobe hits: blk_aio %llu + virtio_notify %llu = %.2f per guest IO; "
+		   "daemon CPU %.3f %% of a core, BPF %.3f ms\n",
+		(unsigned long long)(h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]),
+		(unsigned long long)h->qemu_ev[IT_QEV_NOTIFY], hits, cpu_pct, bpf_ns / 1e6);
+	for (struct link_peer *p = link_next_peer(h->link, NULL); p;
+	     p = link_next_peer(h->link, p)) {
+		const struct link_peer_info *pi = link_peer_info(p);
+		int64_t off;
+		uint64_t unc;
+
+		if (!link_clock_get(&pi->clock, &off, &unc))
+			fprintf(f, "host: peer %d '%.64s': guest clock = host %+lld ns +- %llu ns "
+				   "(%llu samples), records %llu, duplicates %llu\n",
+				pi->id, pi->hello.name, (long long)off, (unsigned long long)unc,
+				(unsigned long long)pi->clock.samples,
+				(unsigned long long)pi->rx_records, (unsigned long long)pi->dup_records);
+	}
+	fprintf(f, "%-16s %8s %12s %12s %12s\n", "STAGE", "COUNT", "P50", "P99", "MAX");
+	for (int s = 0; s < VJ_STAGES; s++)
+		fprintf(f, "%-16s %8llu %12llu %12llu %12llu\n", vj_stage_name(s),
+			(unsigned long long)lhist_count(h->stage[s]),
+			(unsigned long long)lhist_percentile(h->stage[s], 50),
+			(unsigned long long)lhist_percentile(h->stage[s], 99),
+			(unsigned long long)lhist_max(h->stage[s]));
+}
+
+static void summary_json(struct host *h, const struct vj_stats *st, int final, double hits,
+			 double cpu_pct, uint64_t bpf_ns)
+{
+	struct jw *w = &h->w;
+	struct link_stats ls;
+
+	link_get_stats(h->link, &ls);
+	jw_obj_begin(w, NULL);
+	jw_str(w, "type", "host_summary");
+	jw_bool(w, "final", final);
+	jw_u64(w, "guest_requests", st->guest);
+	jw_u64(w, "joined", st->joined);
+	jw_u64(w, "unjoined", st->unjoined);
+	jw_u64(w, "order_bad", st->order_bad);
+	jw_u64(w, "host_io", h->host_io);
+	jw_u64(w, "host_unjoined", st->host_unjoined);
+	jw_u64(w, "with_qemu_submit", st->with_submit);
+	jw_u64(w, "with_qemu_notify", st->with_notify);
+	jw_u64(w, "uprobe_aio", h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]);
+	jw_u64(w, "uprobe_notify", h->qemu_ev[IT_QEV_NOTIFY]);
+	jw_double(w, "uprobe_hits_per_guest_io", hits);
+	jw_double(w, "daemon_cpu_pct", cpu_pct);
+	jw_u64(w, "bpf_ns", bpf_ns);
+	jw_u64(w, "records_rx", ls.records_rx);
+	jw_u64(w, "records_dup", ls.records_dup);
+	jw_u64(w, "malformed", ls.malformed);
+	jw_arr_begin(w, "peers");
+	for (struct link_peer *p = link_next_peer(h->link, NULL); p;
+	     p = link_next_peer(h->link, p)) {
+		const struct link_peer_info *pi = link_peer_info(p);
+		int64_t off = 0;
+		uint64_t unc = 0;
+		int ok = !link_clock_get(&pi->clock, &off, &unc);
+
+		jw_obj_begin(w, NULL);
+		jw_u64(w, "id", pi->id);
+		jw_strn(w, "name", pi->hello.name, sizeof(pi->hello.name));
+		jw_hex(w, "session", pi->hello.session);
+		if (ok) {
+			jw_i64(w, "clock_offset_ns", -off);
+			jw_u64(w, "clock_uncert_ns", unc);
+		}
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_obj_begin(w, "stages");
+	for (int s = 0; s < VJ_STAGES; s++) {
+		jw_obj_begin(w, vj_stage_name(s));
+		jw_u64(w, "count", lhist_count(h->stage[s]));
+		jw_u64(w, "p50_ns", lhist_percentile(h->stage[s], 50));
+		jw_u64(w, "p99_ns", lhist_percentile(h->stage[s], 99));
+		jw_u64(w, "max_ns", lhist_max(h->stage[s]));
+		jw_obj_end(w);
+	}
+	jw_obj_end(w);
+	jw_obj_end(w);
+	json_line(h);
+	fflush(h->env.json);
+}
+
+static void host_summary(void *m, int final)
+{
+	struct host *h = m;
+	const struct vj_stats *st;
+	uint64_t el = mode_now_ns() - h->start_ns, bpf_ns = 0;
+	double hits, cpu_pct;
+
+	if (final)
+		vjoin_flush(h->vj);
+	st = vjoin_stats(h->vj);
+	hits = st->guest ? (double)(h->qemu_ev[0] + h->qemu_ev[1] + h->qemu_ev[2]) / st->guest : 0;
+	cpu_pct = el ? 100.0 * (self_cpu_ns() - h->cpu_start_ns) / el : 0;
+	it_loader_run_totals(h->env.ld, NULL, &bpf_ns);
+	summary_text(h, st, hits, cpu_pct, bpf_ns);
+	if (h->env.json)
+		summary_json(h, st, final, hits, cpu_pct, bpf_ns);
+}
+
+static void host_stop(void *m)
+{
+	struct host *h = m;
+
+	if (!h)
+		return;
+	for (int q = 0; q < CLI_MAX_QEMU; q++)
+		for (int i = 0; i < NR_UPROBES; i++)
+			bpf_link__destroy(h->uprobes[q][i]);
+	link_free(h->link);
+	vjoin_free(h->vj);
+	for (int s = 0; s < VJ_STAGES; s++)
+		lhist_free(h->stage[s]);
+	jw_free(&h->w);
+	free(h);
+}
+
+const struct mode_ops host_mode_ops = {
+	.name = "host",
+	.prepare = host_prepare,
+	.start = host_start,
+	.epoll_fd = host_epoll_fd,
+	.record = host_record,
+	.request = host_request,
+	.run = host_run,
+	.summary = host_summary,
+	.stop = host_stop,
+};

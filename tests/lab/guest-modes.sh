@@ -1,0 +1,92 @@
+# shellcheck shell=sh
+# Guest side of the host/guest modes test (runs as /lab/run.sh under busybox
+# sh; the host side is tests/lab/test_modes.sh, which runs `iotracer --mode
+# host` on this guest's QEMU). Needs /lab/iotracer (static, via LAB_EXTRA).
+#
+# LAB_G_LINK: the guest's --link address (serial:lab.0 or tcp:10.0.2.2:PORT).
+# LAB_G_COUNT: ioload ops per run (default 150).
+#
+# Phase 1: guest daemon #1 (`--mode guest -d vda`: the filter names vda only),
+#   randread + randwrite on vda, randwrite on nvme0n1 (a disk outside the
+#   filter), wait for the acks, then SIGKILL it.
+# Phase 2: guest daemon #2, randread on vda; print `LAB-MARK restart-host`
+#   (the host side SIGKILLs and restarts its daemon on seeing it), wait,
+#   randwrite on vda, randread on nvme0n1, SIGTERM daemon #2.
+# Then: /lab/test_link (if present) for AF_VSOCK over vsock_loopback, and one
+# base64 tar.gz bundle of g1.json g2.json *.err ioload.txt steps.txt vsock.txt
+# on the console (===DRV-BUNDLE=== ... ===DRV-BUNDLE-END===, as guest-drivers.sh).
+set -u
+link=${LAB_G_LINK:-serial:lab.0}
+count=${LAB_G_COUNT:-150}
+W=/tmp/modes
+mkdir -p "$W"
+: >"$W/ioload.txt"
+: >"$W/steps.txt"
+: >"$W/vsock.txt"
+rc=0
+
+up() { cut -d' ' -f1 /proc/uptime; }
+step() { echo "step $1 $(up)" | tee -a "$W/steps.txt"; }
+
+# start N: guest daemon number N; waits for its attach lines (60 s at most).
+start() {
+	/lab/iotracer --mode guest --link "$link" -d vda -q --no-live -i 1s \
+		-j "$W/g$1.json" >"$W/g$1.out" 2>"$W/g$1.err" &
+	gpid=$!
+	i=0
+	while [ "$i" -lt 300 ]; do
+		kill -0 "$gpid" 2>/dev/null || { echo "guest daemon $1 exited early"; rc=1; return; }
+		grep -q '"type":"attach"' "$W/g$1.json" 2>/dev/null && break
+		sleep 0.2
+		i=$((i + 1))
+	done
+	sleep 1
+	step "guest$1_attached"
+}
+
+load() { # DEV MODE SEED
+	out=$(ioload -d "/dev/$1" -n "$count" -b 4096 -m "$2" -s "$3" 2>&1) || rc=1
+	echo "ioload $1 $out" | tee -a "$W/ioload.txt"
+}
+
+start 1
+load vda randread 1
+load vda randwrite 2
+load nvme0n1 randwrite 3
+sleep 2 # > one drain tick + a round trip: everything acked
+step guest1_kill
+kill -KILL "$gpid" 2>/dev/null
+wait "$gpid" 2>/dev/null
+
+start 2
+load vda randread 4
+echo "LAB-MARK restart-host"
+step host_restart_asked
+sleep 5 # the host kills and restarts its daemon; the guest reconnects
+load vda randwrite 5
+load nvme0n1 randread 6
+sleep 2
+step guest2_stop
+kill -TERM "$gpid" 2>/dev/null
+i=0
+while kill -0 "$gpid" 2>/dev/null && [ "$i" -lt 100 ]; do
+	sleep 0.2
+	i=$((i + 1))
+done
+kill -KILL "$gpid" 2>/dev/null
+wait "$gpid"
+echo "guest2_rc $?"
+
+if [ -x /lab/test_link ]; then
+	modprobe vsock_loopback 2>/dev/null
+	/lab/test_link 2>/dev/null | grep -i vsock >"$W/vsock.txt"
+	cat "$W/vsock.txt"
+fi
+
+for f in g1.json g2.json g1.err g2.err; do [ -f "$W/$f" ] || : >"$W/$f"; done
+tar -C "$W" -czf /tmp/bundle.tgz g1.json g2.json g1.err g2.err ioload.txt steps.txt vsock.txt
+md5=$(md5sum </tmp/bundle.tgz | cut -d' ' -f1)
+echo "===DRV-BUNDLE=== $(wc -c </tmp/bundle.tgz) $md5"
+base64 /tmp/bundle.tgz
+echo "===DRV-BUNDLE-END==="
+exit "$rc"

@@ -1,0 +1,153 @@
+#!/bin/bash
+# shellcheck shell=bash
+# Host-side helpers shared by the lab tests (test_drivers.sh, test_modes.sh):
+# the PASS/FAIL/SKIP/# line protocol, running a step in the background so a
+# signal reaches it at once, stopping it and what it started (QEMU), the
+# static iotracer for the guest, and the base64 bundle a guest script sends
+# back on the console. Source after lib.sh; set `tmp` (a temp dir) before
+# calling build_static or unbundle.
+
+failed=0
+say() { printf '%s\n' "$*"; }
+pass() { say "PASS $1"; }
+fail() {
+	say "FAIL $1: ${2//$'\n'/ }"
+	failed=1
+}
+skip() { say "SKIP $1: ${2//$'\n'/ }"; }
+note() { say "# $*"; }
+# Temp dir (LAB_EXTRA for the guest, host trace); a step runs in the background
+# so that a TERM/INT to this script reaches it at once (boot.sh then kills QEMU).
+tmp=""
+child=""
+# shellcheck disable=SC2317 # used by the traps
+alive() { [[ -r /proc/$1/cmdline ]] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
+# shellcheck disable=SC2317
+cmdline_of() { { tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null; }
+# shellcheck disable=SC2317
+descendants() {
+	local p
+	for p in $(pgrep -P "$1" 2>/dev/null); do
+		echo "$p"
+		descendants "$p"
+	done
+}
+# Stop the running step. A test runner's timeout signals the whole process
+# group, so the step (boot.sh) usually got the signal too and is cleaning up:
+# give it 3 s before signalling it again (a second TERM can cut its cleanup
+# short). Then whatever it started (timeout, QEMU) and still runs is ended by
+# pid, and a boot temp dir it left behind is removed.
+# shellcheck disable=SC2317 # invoked through the traps
+stop_child() {
+	local c=$child i p q dir
+	local -A cmd=()
+	child=""
+	[[ -n $c ]] || return 0
+	if ! alive "$c"; then
+		wait "$c" 2>/dev/null
+		return 0
+	fi
+	for p in $(descendants "$c"); do cmd[$p]=$(cmdline_of "$p"); done
+	for ((i = 0; i < 30; i++)); do alive "$c" || break; sleep 0.1; done
+	if alive "$c"; then
+		kill -TERM "$c" 2>/dev/null
+		for ((i = 0; i < 50; i++)); do alive "$c" || break; sleep 0.1; done
+		alive "$c" && kill -KILL "$c" 2>/dev/null
+	fi
+	wait "$c" 2>/dev/null
+	for p in "${!cmd[@]}"; do
+		[[ -n ${cmd[$p]} && $(cmdline_of "$p") == "${cmd[$p]}" ]] || continue
+		kill -TERM "$p" 2>/dev/null
+		for ((i = 0; i < 20; i++)); do alive "$p" || break; sleep 0.1; done
+		alive "$p" && kill -KILL "$p" 2>/dev/null
+	done
+	for q in "${cmd[@]}"; do
+		[[ $q == qemu-system-* && $q =~ -pidfile\ ([^ ]*)/qemu\.pid ]] || continue
+		dir=${BASH_REMATCH[1]}
+		[[ $dir == "$LAB_DIR/tmp/boot."* && -d $dir ]] && rm -rf "$dir"
+	done
+	return 0
+}
+# shellcheck disable=SC2317 # invoked through the traps
+cleanup() {
+	local rc=$?
+	trap - EXIT
+	trap '' INT TERM HUP # a second signal must not cut the cleanup short
+	stop_child
+	[[ -n $tmp ]] && rm -rf "$tmp"
+	exit "$rc"
+}
+# step OUT ERR CMD...: the redirections are made here, not on the call, so
+# that the traps (which print the verdicts) keep this script's stdout.
+step() {
+	local o=$1 e=$2
+	shift 2
+	"$@" >"$o" 2>"$e" &
+	child=$!
+	local rc=0
+	wait "$child" || rc=$?
+	child=""
+	return "$rc"
+}
+# ------------------------------------------------------------ static iotracer
+build_static() {
+	local objs=() f o need=0
+	for f in "$LAB_REPO"/src/*.c; do
+		objs+=("$LAB_REPO/build/$(basename "$f" .c).o")
+	done
+	for o in "$IOTRACER" "${objs[@]}"; do
+		[[ -f $o ]] || need=1
+	done
+	if ((need)); then
+		note "building iotracer (make iotracer)"
+		make -C "$LAB_REPO" -s iotracer >"$tmp/make.log" 2>&1 || {
+			BUILD_WHY="make iotracer failed: $(tail -n 3 "$tmp/make.log" | tr '\n' ' ')"
+			return 1
+		}
+	fi
+	need=0
+	[[ -x $STATIC ]] || need=1
+	for o in "$IOTRACER" "${objs[@]}"; do
+		[[ $o -nt $STATIC ]] && need=1
+	done
+	((need)) || return 0
+	# Static glibc warns about getaddrinfo & co (NSS); harmless in the guest.
+	if ! gcc "${objs[@]}" -static -lbpf -lelf -lz -lzstd -lm -o "$STATIC.part.$$" 2>"$tmp/link.log"; then
+		rm -f "$STATIC.part.$$"
+		BUILD_WHY="static link failed (libbpf-dev libelf-dev zlib1g-dev libzstd-dev libc6-dev?): $(grep -v 'statically linked' "$tmp/link.log" | tail -n 3 | tr '\n' ' ')"
+		return 1
+	fi
+	mv -f "$STATIC.part.$$" "$STATIC"
+	note "built $STATIC ($(stat -c %s "$STATIC") bytes)"
+}
+
+# Numeric field of a flat JSON line.
+jnum() { sed -n "s/.*\"$2\":\\(-\\{0,1\\}[0-9][0-9]*\\).*/\\1/p" <<<"$1"; }
+
+# Bundle between the markers of guest.out -> files in DIR. Sets BUNDLE_WHY.
+unbundle() { # GUEST_OUT DIR
+	local g=$1 dir=$2 hdr size md5 got
+	BUNDLE_WHY=""
+	hdr=$(grep -m 1 '^===DRV-BUNDLE=== ' "$g" || true)
+	if [[ -z $hdr ]] || ! grep -q '^===DRV-BUNDLE-END===$' "$g"; then
+		BUNDLE_WHY="no complete bundle in the guest output"
+		return 1
+	fi
+	read -r _ size md5 <<<"$hdr"
+	sed -n '/^===DRV-BUNDLE=== /,/^===DRV-BUNDLE-END===$/p' "$g" | sed '1d;$d' |
+		base64 -d >"$tmp/bundle.tgz" 2>/dev/null || {
+		BUNDLE_WHY="bundle is not valid base64"
+		return 1
+	}
+	got=$(md5sum <"$tmp/bundle.tgz" | cut -d' ' -f1)
+	if [[ $got != "$md5" || $(stat -c %s "$tmp/bundle.tgz") != "$size" ]]; then
+		BUNDLE_WHY="bundle damaged on the console (size $(stat -c %s "$tmp/bundle.tgz")/$size, md5 $got/$md5)"
+		return 1
+	fi
+	tar -xzf "$tmp/bundle.tgz" -C "$dir" || {
+		BUNDLE_WHY="bundle does not unpack"
+		return 1
+	}
+	rm -f "$tmp/bundle.tgz"
+}
+

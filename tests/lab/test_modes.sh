@@ -1,0 +1,232 @@
+#!/bin/bash
+# shellcheck source-path=SCRIPTDIR
+# test_modes.sh [TRANSPORT...]   (default: "serial tcp")
+#
+# Host and guest modes (issue 4): boot the lab guest (LAB_MODES_KERNEL, default
+# 6.12) with tests/lab/guest-modes.sh while tests/lab/host-modes-hook.sh runs
+# `iotracer --mode host --qemu-pid <the lab's QEMU>` here. The link is the
+# virtio-serial port (host dials QEMU's chardev socket) or tcp over slirp
+# (host listens on 127.0.0.1:PORT, guest dials 10.0.2.2:PORT). QEMU runs with
+# cache=none (host O_DIRECT preadv/pwritev of the image per guest request) on
+# data-filled raw images this script owns. Checks per transport T:
+#   lab_modes_T_run        guest ran, bundle intact, both host daemons wrote JSON
+#   lab_modes_T_records    every guest virtio request on vda (ioload's ops: the
+#                          oracle) reached the host exactly once per (session,
+#                          seq), seqs 1..N without holes, across a guest SIGKILL
+#                          and a host SIGKILL + restart
+#   lab_modes_T_join       >= 95 % of them joined to a QEMU host IO with the same
+#                          op, offset and length
+#   lab_modes_T_offsets    each joined write: the image at that offset holds the
+#                          offset (ioload writes it into each block): the host IO
+#                          really was at that place of the disk
+#   lab_modes_T_order      every joined path ordered in host time within the
+#                          measured clock uncertainty
+#   lab_modes_T_filter     the guest filter names vda only: zero host records on
+#                          the NVMe disk's image (which the guest also loaded),
+#                          > 0 on vda's
+#   lab_modes_T_reconnect  guest daemon #2 got every record acked (after the host
+#                          restart), none dropped; both host daemons saw it
+# and lab_modes_vsock: AF_VSOCK over the guest's vsock_loopback (the unit test
+# binary test_link, static, run in the guest; SKIP when the guest has no vsock).
+# Notes: the full-path stage table (p50/p99), clock offset and uncertainty,
+# uprobe hits per guest IO and the host daemon's CPU.
+#
+# Environment: LAB_MODES_KERNEL, LAB_MODES_COUNT (ops per ioload run, 150),
+# LAB_TIMEOUT (per boot, default 150 s), and what boot.sh reads.
+set -uo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=harness.sh
+. "$(dirname "$0")/harness.sh"
+
+IOTRACER=${IOTRACER:-$LAB_REPO/iotracer}
+STATIC=$LAB_DIR/iotracer-static
+SERIES=${LAB_MODES_KERNEL:-6.12}
+CHECKS="run records join offsets order filter reconnect"
+export LAB_TIMEOUT=${LAB_TIMEOUT:-150}
+export LAB_G_COUNT=${LAB_MODES_COUNT:-150}
+[[ $# -eq 0 ]] && set -- serial tcp
+TRANSPORTS=("$@")
+
+declare -A done_names=()
+report() { # VERDICT NAME [WHY]
+	done_names[$2]=1
+	case $1 in
+	PASS) pass "$2" ;;
+	FAIL) fail "$2" "${3:-}" ;;
+	*) skip "$2" "${3:-}" ;;
+	esac
+}
+all_names() {
+	local t c
+	for t in "${TRANSPORTS[@]}"; do
+		for c in $CHECKS; do echo "lab_modes_${t}_$c"; done
+	done
+	echo lab_modes_vsock
+}
+verdict_rest() { # VERDICT WHY
+	local n
+	for n in $(all_names); do
+		[[ -n ${done_names[$n]:-} ]] || report "$1" "$n" "$2"
+	done
+}
+on_signal() {
+	trap '' INT TERM HUP
+	verdict_rest FAIL "interrupted by SIG$1 (timeout?)"
+	exit "$2"
+}
+saved_stats=""
+restore_stats() { [[ -n $saved_stats ]] && sysctl -qw kernel.bpf_stats_enabled="$saved_stats"; }
+trap 'restore_stats; cleanup' EXIT
+trap 'on_signal INT 130' INT
+trap 'on_signal TERM 143' TERM
+trap 'on_signal HUP 129' HUP
+
+mkdir -p "$LAB_DIR/tmp" "$LAB_DIR/runs"
+tmp=$(mktemp -d "$LAB_DIR/tmp/modes.XXXXXX") || {
+	tmp=""
+	verdict_rest FAIL "mktemp failed"
+	exit 1
+}
+
+# A verdict from a condition: check NAME COND_STATUS WHY
+check() {
+	if [[ $2 == 0 ]]; then report PASS "$1"; else report FAIL "$1" "$3"; fi
+}
+
+# All JSON lines of both host daemons of run dir $1 matching jq filter $2.
+hostj() { cat "$1"/host[12].json 2>/dev/null | jq -c "$2" 2>/dev/null; }
+
+# Stage table of the joined paths (one of each session+seq).
+stage_notes() {
+	local out=$1 t=$2
+	hostj "$out" 'select(.type == "path" and .joined)' |
+		jq -s -r 'unique_by([.session, .seq]) as $p
+		| ($p[0].stages_ns | keys_unsorted)[] as $k
+		| [$p[] | .stages_ns[$k] // empty] | sort as $v
+		| select($v | length > 0)
+		| "\($k) n=\($v | length) p50=\($v[(($v | length) * 0.5 | floor)]) p99=\($v[((($v | length) * 0.99) | floor)])"' |
+		while read -r line; do note "lab_modes_$t stage $line ns"; done
+}
+
+one() {
+	local t=$1 out brc=0 port g n_ops n_uniq holes joined pct bad inv nv nn w i sess2
+	out=$LAB_DIR/runs/modes-$t
+	rm -rf "$out"
+	mkdir -p "$out"
+	# data-filled images: host reads really reach the host disk
+	head -c 64M /dev/zero >"$tmp/vblk.img" && head -c 64M /dev/zero >"$tmp/nvme.img" || {
+		verdict_rest FAIL "cannot create disk images in $tmp"
+		return
+	}
+	export LAB_VBLK_IMG=$tmp/vblk.img LAB_NVME_IMG=$tmp/nvme.img LAB_DRIVE_OPTS=",cache=none"
+	export LAB_EXTRA=$tmp/extra IOTRACER
+	if [[ $t == tcp ]]; then
+		port=$((20000 + RANDOM % 20000))
+		export MODES_HOST_LINK="--listen tcp:127.0.0.1:$port" LAB_G_LINK="tcp:10.0.2.2:$port"
+	else
+		# shellcheck disable=SC2016 # expanded by the hook, which has LAB_SERIAL_SOCK
+		export MODES_HOST_LINK='--link unix:$LAB_SERIAL_SOCK' LAB_G_LINK="serial:lab.0"
+	fi
+	# the hook expands MODES_HOST_LINK itself
+	export LAB_HOST_HOOK="MODES_HOST_LINK=\"$MODES_HOST_LINK\" exec \"$LAB_SRC/host-modes-hook.sh\""
+	[[ $t == serial ]] && LAB_HOST_HOOK="MODES_HOST_LINK=\"--link unix:\$LAB_SERIAL_SOCK\" exec \"$LAB_SRC/host-modes-hook.sh\""
+	step /dev/null "$out/boot.log" "$LAB_SRC/boot.sh" "$SERIES" "$LAB_SRC/guest-modes.sh" "$out" || brc=$?
+	for ((i = 0; i < 100; i++)); do [[ -f $out/host.done ]] && break; sleep 0.2; done
+	g=$out/guest.out
+	if [[ $brc == 3 ]]; then
+		verdict_rest SKIP "$(tail -n 1 "$out/boot.log" | sed 's/^\[lab\] //')"
+		return
+	fi
+	if [[ $brc == 2 ]] || ! unbundle "$g" "$out"; then
+		report FAIL "lab_modes_${t}_run" "guest rc $brc: ${BUNDLE_WHY:-no end marker}; see $out/console.log"
+		return
+	fi
+	if [[ ! -s $out/host1.json || ! -s $out/host2.json ]]; then
+		report FAIL "lab_modes_${t}_run" "host daemon JSON missing: $(tail -c 300 "$out"/host1.err "$out"/host2.err 2>/dev/null | tr '\n' ' ')"
+		return
+	fi
+	report PASS "lab_modes_${t}_run"
+
+	# records: unique (session, seq) == ioload's ops on vda; no holes per session
+	n_ops=$(awk '$2 == "vda"' "$out/ioload.txt" | sed 's/^ioload vda //' | jq -s 'map(.ops) | add')
+	hostj "$out" 'select(.type == "guest_vreq") | [.session, .seq]' | sort -u >"$out/vreqs.txt"
+	n_uniq=$(wc -l <"$out/vreqs.txt")
+	holes=$(jq -s -r 'group_by(.[0])[] | (map(.[1]) | max) - length' "$out/vreqs.txt" | awk '{s += $1} END {print s + 0}')
+	check "lab_modes_${t}_records" "$([[ $n_uniq == "$n_ops" && $holes == 0 ]]; echo $?)" \
+		"host got $n_uniq distinct guest records, ioload did $n_ops ops on vda, $holes missing seqs"
+
+	hostj "$out" 'select(.type == "path")' | jq -s -c 'group_by([.session, .seq])[] | (map(select(.joined)) + .)[0]' >"$out/paths.txt"
+	joined=$(jq -s 'map(select(.joined)) | length' "$out/paths.txt")
+	pct=$(awk -v j="$joined" -v n="$n_ops" 'BEGIN { printf "%.1f", n ? 100 * j / n : 0 }')
+	check "lab_modes_${t}_join" "$(awk -v p="$pct" 'BEGIN { exit !(p >= 95) }'; echo $?)" \
+		"$joined of $n_ops guest requests joined ($pct %)"
+	note "lab_modes_$t: $joined of $n_ops guest virtio requests joined ($pct %)"
+
+	bad=0
+	w=0
+	while read -r off; do
+		w=$((w + 1))
+		[[ $(od -An -t u8 -j "$off" -N 8 "$tmp/vblk.img" | tr -d ' ') == "$off" ]] || bad=$((bad + 1))
+	done < <(jq -r 'select(.joined and .op == "write") | .offset' "$out/paths.txt")
+	check "lab_modes_${t}_offsets" "$([[ $w -gt 0 && $bad == 0 ]]; echo $?)" \
+		"$bad of $w joined writes: the image at the offset does not hold it"
+
+	inv=$(jq -s 'map(select(.joined and (.order_ok | not))) | length' "$out/paths.txt")
+	check "lab_modes_${t}_order" "$([[ $joined -gt 0 && $inv == 0 ]]; echo $?)" \
+		"$inv of $joined joined paths out of order beyond the clock uncertainty: $(jq -c -s 'map(select(.joined and (.order_ok | not)))[0] | {order_bad_at, clock_uncert_ns, t}' "$out/paths.txt" | head -c 400)"
+
+	nv=$(hostj "$out" "select(.type == \"request\" and .ino == $(stat -c %i "$tmp/vblk.img"))" | wc -l)
+	nn=$(hostj "$out" "select(.type == \"request\" and .ino == $(stat -c %i "$tmp/nvme.img"))" | wc -l)
+	check "lab_modes_${t}_filter" "$([[ $nv -gt 0 && $nn == 0 ]]; echo $?)" \
+		"host records: vda image $nv, nvme image $nn (want > 0 and 0)"
+
+	local fin
+	fin=$(jq -c 'select(.type == "link" and .final)' "$out/g2.json" 2>/dev/null | tail -n 1)
+	sess2=$(hostj "$out" 'select(.type == "guest_vreq") | .session' | sort | uniq -c | wc -l)
+	check "lab_modes_${t}_reconnect" "$(jq -e '.sent > 0 and .acked == .sent and .dropped == 0 and .waiting == 0' <<<"$fin" >/dev/null 2>&1 && [[ $sess2 -ge 2 ]] && grep -q guest_vreq "$out/host2.json"; echo $?)" \
+		"guest #2 final: ${fin:-none}; guest sessions seen by the host: $sess2"
+
+	stage_notes "$out" "$t"
+	hostj "$out" 'select(.type == "host_summary" and .final) | {uprobe_hits_per_guest_io, uprobe_aio, uprobe_notify, guest_requests, daemon_cpu_pct, bpf_ns, peers}' |
+		tail -n 1 | sed "s/^/# lab_modes_$t host summary (daemon #2): /"
+	grep -h 'iotracer: ' "$out"/host1.err "$out"/host2.err 2>/dev/null | grep -v '^qemu' | head -n 8 | sed "s/^/# lab_modes_$t host: /"
+	if [[ $t == "${TRANSPORTS[0]}" ]]; then
+		if grep -q '^PASS' "$out/vsock.txt" 2>/dev/null; then
+			report PASS lab_modes_vsock
+		elif grep -q '^FAIL' "$out/vsock.txt" 2>/dev/null; then
+			report FAIL lab_modes_vsock "$(grep -m1 '^FAIL' "$out/vsock.txt")"
+		else
+			report SKIP lab_modes_vsock "$(grep -m1 . "$out/vsock.txt" 2>/dev/null || echo 'no vsock test output from the guest')"
+		fi
+	fi
+}
+
+if ! build_static; then
+	verdict_rest FAIL "${BUILD_WHY:-static build failed}"
+	exit 1
+fi
+mkdir -p "$tmp/extra"
+cp "$STATIC" "$tmp/extra/iotracer"
+# the link unit test, static and without sanitizers, for AF_VSOCK in the guest
+gcc -std=gnu11 -O1 -D_GNU_SOURCE -I"$LAB_REPO/include" -I"$LAB_REPO/src" -static \
+	"$LAB_REPO/tests/unit/test_link.c" "$LAB_REPO/src/link.c" -lz -o "$tmp/extra/test_link" 2>"$tmp/test_link.log" ||
+	note "lab_modes: test_link not built for the guest: $(tail -n 2 "$tmp/test_link.log" | tr '\n' ' ')"
+saved_stats=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || true)
+sysctl -qw kernel.bpf_stats_enabled=1 2>/dev/null
+step /dev/null "$tmp/fetch.log" "$LAB_SRC/fetch.sh" "$SERIES"
+frc=$?
+if ((frc == 3)); then
+	verdict_rest SKIP "kernel $SERIES cannot be fetched here: $(grep -E 'unavailable:' "$tmp/fetch.log" | tail -n 1)"
+	exit 0
+elif ((frc != 0)); then
+	verdict_rest FAIL "fetch.sh $SERIES failed (rc $frc)"
+	exit 1
+fi
+for t in "${TRANSPORTS[@]}"; do
+	t0=$(lab_now)
+	one "$t"
+	note "lab_modes_$t: took $(lab_since "$t0") s"
+done
+verdict_rest FAIL "not reported (bug in test_modes.sh)"
+exit "$failed"
