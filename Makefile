@@ -83,7 +83,7 @@ vmlinux:
 # Unit tests: no root, no BPF, under ASan/UBSan.
 $(OUTPUT)/unit/%: tests/unit/%.c tests/unit/unit.h $(CORE_SRCS) $(wildcard src/*.h) include/iotracer.h | $(OUTPUT)/unit
 	$(call msg,UNIT,$@)
-	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) $< $(CORE_SRCS) -lm -o $@
+	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) $< $(CORE_SRCS) -lz -lm -o $@
 
 unit: $(UNIT_BINS)
 	@tests/run.sh --unit $(UNIT_BINS)
