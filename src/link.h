@@ -161,6 +161,8 @@ struct link_addr {
 	char path[108]; /* unix path, serial name or device path */
 };
 int link_parse_addr(const char *s, struct link_addr *a, char *why, size_t whylen);
+/* Print a as link_parse_addr() reads it ("tcp:[::1]:7767"). Returns snprintf's count. */
+int link_addr_format(const struct link_addr *a, char *buf, size_t len);
 
 /* ---- connections ---- */
 
@@ -216,8 +218,11 @@ int link_dial(struct link *l, const struct link_addr *a);
 
 /* One fd for the daemon's epoll: readable when link_run() has work. */
 int link_epoll_fd(const struct link *l);
-/* Do all pending IO, timers (pings, heartbeats, reconnects). Never blocks. */
+/* Do all pending IO, timers (pings, heartbeats, reconnects). Never blocks.
+ * now_ns: CLOCK_MONOTONIC (the clock the link's own timestamps use). */
 void link_run(struct link *l, uint64_t now_ns);
+/* Earliest CLOCK_MONOTONIC time link_run() has timer work (UINT64_MAX: none). */
+uint64_t link_next_deadline(const struct link *l);
 
 /* guest: queue records for sending (seq assigned here). Returns the number dropped. */
 uint32_t link_send_vreqs(struct link *l, const struct link_vreq *v, uint32_t n);
