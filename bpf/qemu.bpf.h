@@ -5,7 +5,7 @@
  * A uprobe hit costs ~18 us here, so at most two per guest IO: the submit
  * of the guest request to QEMU's block layer (blk_aio_preadv/pwritev, which
  * carries the byte offset: the join key) and the interrupt back to the guest
- * (virtio_notify). Everything else about the request comes from the QEMU
+ * (virtio_notify / virtio_notify_irqfd). Everything else about the request comes from the QEMU
  * threads' own syscalls and block IO, traced by the other layers.
  * (BPF_KPROBE: libbpf 1.1 has no BPF_UPROBE; a uprobe sees the same registers.)
  */
@@ -46,9 +46,20 @@ int BPF_KPROBE(qemu_aio_write, void *blk, long offset)
 	return it_qemu_ev(IT_QEV_AIO_WRITE, (u64)blk, (u64)offset);
 }
 
-/* void virtio_notify(VirtIODevice *vdev, VirtQueue *vq) */
+/*
+ * void virtio_notify(VirtIODevice *vdev, VirtQueue *vq), and its irqfd twin
+ * virtio_notify_irqfd(): virtio-blk's dataplane path (used whenever QEMU
+ * has ioeventfds, also without an iothread) batches completions in a bottom
+ * half that calls the latter. One of the two runs per completion batch.
+ */
 SEC("uprobe")
 int BPF_KPROBE(qemu_notify, void *vdev)
+{
+	return it_qemu_ev(IT_QEV_NOTIFY, (u64)vdev, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(qemu_notify_irqfd, void *vdev)
 {
 	return it_qemu_ev(IT_QEV_NOTIFY, (u64)vdev, 0);
 }

@@ -35,8 +35,10 @@
 #define HOST_HOLD_NS (2ull * 1000 * 1000 * 1000)
 #define HOST_NO_CLOCK_UNC (1000ull * 1000 * 1000) /* before the first ping: +- 1 s */
 
-static const char *const uprobe_syms[] = { "blk_aio_preadv", "blk_aio_pwritev", "virtio_notify" };
-#define NR_UPROBES 3
+static const char *const uprobe_syms[] = { "blk_aio_preadv", "blk_aio_pwritev", "virtio_notify",
+					   "virtio_notify_irqfd" };
+#define NR_UPROBES 4
+#define HOST_MAX_PEERS 16
 
 struct hdisk {
 	pid_t pid; /* its QEMU */
@@ -58,6 +60,13 @@ struct host {
 	struct lhist *stage[VJ_STAGES];
 	uint64_t start_ns, cpu_start_ns;
 	struct jw w;
+	struct hpeer {
+		uint64_t session;
+		char name[64];
+		int64_t off; /* host - guest */
+		uint64_t unc, samples, records;
+	} peers[HOST_MAX_PEERS]; /* guest sessions seen, kept after they go */
+	int nr_peers;
 };
 
 /* ---- setup ---- */
@@ -109,7 +118,7 @@ static void host_attach_line(struct host *h, const char *hook, int ok, const cha
 static void attach_qemu(struct host *h, int qi)
 {
 	static const char *const progs[NR_UPROBES] = { "qemu_aio_read", "qemu_aio_write",
-						       "qemu_notify" };
+						       "qemu_notify", "qemu_notify_irqfd" };
 	pid_t pid = h->qemu[qi];
 	char exe[64], why[160], hook[96];
 	uint64_t offs[NR_UPROBES];
@@ -182,10 +191,33 @@ static int disk_wanted(struct host *h, const struct hdisk *hd)
 	return !any;
 }
 
+static void json_line(struct host *h);
+
+/* The filter in force, as a JSON line (tests count records after it). */
+static void json_filter(struct host *h)
+{
+	jw_obj_begin(&h->w, NULL);
+	jw_str(&h->w, "type", "host_filter");
+	jw_arr_begin(&h->w, "disks");
+	for (int i = 0; i < h->nr_disks; i++) {
+		jw_obj_begin(&h->w, NULL);
+		jw_str(&h->w, "serial", h->disks[i].d.serial);
+		jw_str(&h->w, "file", h->disks[i].d.file);
+		jw_u64(&h->w, "ino", h->disks[i].d.ino);
+		jw_bool(&h->w, "traced", h->disks[i].wanted);
+		jw_obj_end(&h->w);
+	}
+	jw_arr_end(&h->w);
+	jw_obj_end(&h->w);
+	json_line(h);
+	fflush(h->env.json);
+}
+
 /* The kernel's file filter = the images of the wanted disks. */
 static void update_files(struct host *h)
 {
 	int fd = bpf_map__fd(h->env.ld->skel->maps.files);
+	int changed = 0;
 	uint8_t one = 1;
 
 	for (int i = 0; i < h->nr_disks; i++) {
@@ -199,11 +231,14 @@ static void update_files(struct host *h)
 			fprintf(stderr, "iotracer: filter update for %s failed: %s\n", hd->d.file,
 				strerror(errno));
 		hd->wanted = want;
+		changed = 1;
 		if (!h->env.o->quiet)
 			fprintf(stderr, "iotracer: host filter: %s disk %s (%s)\n",
 				want ? "tracing" : "not tracing",
 				hd->d.serial[0] ? hd->d.serial : hd->d.id, hd->d.file);
 	}
+	if (changed && h->env.json)
+		json_filter(h);
 }
 
 /* ---- link callbacks ---- */
@@ -271,6 +306,29 @@ static void json_vreq(struct host *h, const struct link_peer_info *pi, const str
 	json_line(h);
 }
 
+/* The clock and counts of a guest session, kept after its link went down. */
+static void note_peer(struct host *h, const struct link_peer_info *pi, int64_t host_minus_guest,
+		      uint64_t unc, uint32_t n)
+{
+	struct hpeer *hp = NULL;
+
+	for (int i = 0; i < h->nr_peers && !hp; i++)
+		if (h->peers[i].session == pi->hello.session)
+			hp = &h->peers[i];
+	if (!hp && h->nr_peers < HOST_MAX_PEERS) {
+		hp = &h->peers[h->nr_peers++];
+		hp->session = pi->hello.session;
+		memcpy(hp->name, pi->hello.name, sizeof(hp->name));
+		hp->name[sizeof(hp->name) - 1] = 0;
+	}
+	if (!hp)
+		return;
+	hp->off = host_minus_guest;
+	hp->unc = unc;
+	hp->samples = pi->clock.samples;
+	hp->records += n;
+}
+
 static int host_on_records(void *ctx, struct link_peer *p, const struct link_vreq *v, uint32_t n)
 {
 	struct host *h = ctx;
@@ -287,6 +345,7 @@ static int host_on_records(void *ctx, struct link_peer *p, const struct link_vre
 		vjoin_add_guest(h->vj, pi->id, pi->hello.session, disk_by_serial(h, v[i].serial), &v[i],
 				-peer_minus_local, unc, now);
 	h->vreq_rx += n;
+	note_peer(h, pi, -peer_minus_local, unc, n);
 	return 0;
 }
 
@@ -507,23 +566,17 @@ static void summary_text(struct host *h, const struct vj_stats *st, double hits,
 		st->guest ? 100.0 * st->joined / st->guest : 0.0,
 		(unsigned long long)st->unjoined, (unsigned long long)st->order_bad,
 		(unsigned long long)h->host_io, (unsigned long long)st->host_unjoined);
-	fprintf(f, "host: uprobe hits: blk_aio %llu + virtio_notify %llu = %.2f per guest IO; "
+	fprintf(f, "host: uprobe hits: blk_aio %llu + virtio_notify %llu = %.2f per QEMU block IO; "
 		   "daemon CPU %.3f %% of a core, BPF %.3f ms\n",
 		(unsigned long long)(h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]),
 		(unsigned long long)h->qemu_ev[IT_QEV_NOTIFY], hits, cpu_pct, bpf_ns / 1e6);
-	for (struct link_peer *p = link_next_peer(h->link, NULL); p;
-	     p = link_next_peer(h->link, p)) {
-		const struct link_peer_info *pi = link_peer_info(p);
-		int64_t off;
-		uint64_t unc;
-
-		if (!link_clock_get(&pi->clock, &off, &unc))
-			fprintf(f, "host: peer %d '%.64s': guest clock = host %+lld ns +- %llu ns "
-				   "(%llu samples), records %llu, duplicates %llu\n",
-				pi->id, pi->hello.name, (long long)off, (unsigned long long)unc,
-				(unsigned long long)pi->clock.samples,
-				(unsigned long long)pi->rx_records, (unsigned long long)pi->dup_records);
-	}
+	for (int i = 0; i < h->nr_peers; i++)
+		fprintf(f, "host: guest '%s' session %016llx: clock host - guest = %+lld ns +- %llu ns "
+			   "(%llu samples), records %llu\n",
+			h->peers[i].name, (unsigned long long)h->peers[i].session,
+			(long long)h->peers[i].off, (unsigned long long)h->peers[i].unc,
+			(unsigned long long)h->peers[i].samples,
+			(unsigned long long)h->peers[i].records);
 	fprintf(f, "%-16s %8s %12s %12s %12s\n", "STAGE", "COUNT", "P50", "P99", "MAX");
 	for (int s = 0; s < VJ_STAGES; s++)
 		fprintf(f, "%-16s %8llu %12llu %12llu %12llu\n", vj_stage_name(s),
@@ -553,28 +606,21 @@ static void summary_json(struct host *h, const struct vj_stats *st, int final, d
 	jw_u64(w, "with_qemu_notify", st->with_notify);
 	jw_u64(w, "uprobe_aio", h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]);
 	jw_u64(w, "uprobe_notify", h->qemu_ev[IT_QEV_NOTIFY]);
-	jw_double(w, "uprobe_hits_per_guest_io", hits);
+	jw_double(w, "uprobe_hits_per_qemu_io", hits);
 	jw_double(w, "daemon_cpu_pct", cpu_pct);
 	jw_u64(w, "bpf_ns", bpf_ns);
 	jw_u64(w, "records_rx", ls.records_rx);
 	jw_u64(w, "records_dup", ls.records_dup);
 	jw_u64(w, "malformed", ls.malformed);
 	jw_arr_begin(w, "peers");
-	for (struct link_peer *p = link_next_peer(h->link, NULL); p;
-	     p = link_next_peer(h->link, p)) {
-		const struct link_peer_info *pi = link_peer_info(p);
-		int64_t off = 0;
-		uint64_t unc = 0;
-		int ok = !link_clock_get(&pi->clock, &off, &unc);
-
+	for (int i = 0; i < h->nr_peers; i++) {
 		jw_obj_begin(w, NULL);
-		jw_u64(w, "id", pi->id);
-		jw_strn(w, "name", pi->hello.name, sizeof(pi->hello.name));
-		jw_hex(w, "session", pi->hello.session);
-		if (ok) {
-			jw_i64(w, "clock_offset_ns", -off);
-			jw_u64(w, "clock_uncert_ns", unc);
-		}
+		jw_str(w, "name", h->peers[i].name);
+		jw_hex(w, "session", h->peers[i].session);
+		jw_i64(w, "clock_offset_ns", h->peers[i].off);
+		jw_u64(w, "clock_uncert_ns", h->peers[i].unc);
+		jw_u64(w, "clock_samples", h->peers[i].samples);
+		jw_u64(w, "records", h->peers[i].records);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -603,7 +649,10 @@ static void host_summary(void *m, int final)
 	if (final)
 		vjoin_flush(h->vj);
 	st = vjoin_stats(h->vj);
-	hits = st->guest ? (double)(h->qemu_ev[0] + h->qemu_ev[1] + h->qemu_ev[2]) / st->guest : 0;
+	hits = h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE] ?
+		       (double)(h->qemu_ev[0] + h->qemu_ev[1] + h->qemu_ev[2]) /
+			       (h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]) :
+		       0;
 	cpu_pct = el ? 100.0 * (self_cpu_ns() - h->cpu_start_ns) / el : 0;
 	it_loader_run_totals(h->env.ld, NULL, &bpf_ns);
 	summary_text(h, st, hits, cpu_pct, bpf_ns);

@@ -425,7 +425,8 @@ static struct bpf_program *prog_by_name(struct it_loader *ld, const char *name)
 }
 
 /* QEMU uprobe programs: loaded in host mode, attached per process by host.c. */
-static const char *const qemu_progs[] = { "qemu_aio_read", "qemu_aio_write", "qemu_notify" };
+static const char *const qemu_progs[] = { "qemu_aio_read", "qemu_aio_write", "qemu_notify",
+					   "qemu_notify_irqfd" };
 
 /* Autoload exactly the programs of the chosen methods. */
 static void set_autoload(struct it_loader *ld, const struct it_opts *o)

@@ -438,13 +438,16 @@ void vjoin_add_guest(struct vjoin *j, int peer, uint64_t session, int disk, cons
 	j->w[j->nw++] = w;
 }
 
-/* Retry the waiting guest requests; force: emit the ones older than hold_ns. */
+/*
+ * Retry the waiting guest requests; emit the ones older than hold_ns. Signed:
+ * a record may be stamped a little after the now_ns a caller passes here.
+ */
 static void retry_waiting(struct vjoin *j, uint64_t now_ns, int force_all)
 {
 	size_t k = 0;
 
 	for (size_t i = 0; i < j->nw; i++) {
-		int old = force_all || now_ns - j->w[i].arrive_ns >= j->hold_ns;
+		int old = force_all || (int64_t)(now_ns - j->w[i].arrive_ns) >= (int64_t)j->hold_ns;
 
 		if (!try_join(j, &j->w[i], old))
 			j->w[k++] = j->w[i];
@@ -456,7 +459,8 @@ void vjoin_tick(struct vjoin *j, uint64_t now_ns)
 {
 	retry_waiting(j, now_ns, 0);
 	while (j->htail < j->hhead &&
-	       now_ns - j->h[j->htail & j->hmask].arrive_ns >= VJ_HOST_KEEP * j->hold_ns)
+	       (int64_t)(now_ns - j->h[j->htail & j->hmask].arrive_ns) >=
+		       (int64_t)(VJ_HOST_KEEP * j->hold_ns))
 		host_expire_one(j);
 }
 

@@ -109,6 +109,15 @@ stage_notes() {
 		while read -r line; do note "lab_modes_$t stage $line ns"; done
 }
 
+# Host records on the image with inode $3 written after the first host_filter
+# line of JSON file $1 in which the disk with inode $2 is not traced.
+after_filter() {
+	jq -r --argjson off "$2" --argjson ino "$3" 'if .type == "host_filter" then
+			(if any(.disks[]; .ino == $off and (.traced | not)) then "F" else empty end)
+		elif .type == "request" and .ino == $ino then "R" else empty end' "$1" |
+		sed -n '/^F$/,$p' | grep -c '^R$'
+}
+
 one() {
 	local t=$1 out brc=0 port g n_ops n_uniq holes joined pct bad inv nv nn w i sess2
 	out=$LAB_DIR/runs/modes-$t
@@ -176,10 +185,19 @@ one() {
 	check "lab_modes_${t}_order" "$([[ $joined -gt 0 && $inv == 0 ]]; echo $?)" \
 		"$inv of $joined joined paths out of order beyond the clock uncertainty: $(jq -c -s 'map(select(.joined and (.order_ok | not)))[0] | {order_bad_at, clock_uncert_ns, t}' "$out/paths.txt" | head -c 400)"
 
-	nv=$(hostj "$out" "select(.type == \"request\" and .ino == $(stat -c %i "$tmp/vblk.img"))" | wc -l)
-	nn=$(hostj "$out" "select(.type == \"request\" and .ino == $(stat -c %i "$tmp/nvme.img"))" | wc -l)
+	# records after the guest's filter reached each host daemon (before it, the
+	# host traces every disk of the QEMU: the guest kernel's boot-time reads)
+	local ivb inv_n
+	ivb=$(stat -c %i "$tmp/vblk.img")
+	inv_n=$(stat -c %i "$tmp/nvme.img")
+	nv=0
+	nn=0
+	for f in "$out"/host1.json "$out"/host2.json; do
+		nv=$((nv + $(after_filter "$f" "$inv_n" "$ivb")))
+		nn=$((nn + $(after_filter "$f" "$inv_n" "$inv_n")))
+	done
 	check "lab_modes_${t}_filter" "$([[ $nv -gt 0 && $nn == 0 ]]; echo $?)" \
-		"host records: vda image $nv, nvme image $nn (want > 0 and 0)"
+		"host records after the guest filter: vda image $nv, nvme image $nn (want > 0 and 0)"
 
 	local fin
 	fin=$(jq -c 'select(.type == "link" and .final)' "$out/g2.json" 2>/dev/null | tail -n 1)
@@ -188,7 +206,7 @@ one() {
 		"guest #2 final: ${fin:-none}; guest sessions seen by the host: $sess2"
 
 	stage_notes "$out" "$t"
-	hostj "$out" 'select(.type == "host_summary" and .final) | {uprobe_hits_per_guest_io, uprobe_aio, uprobe_notify, guest_requests, daemon_cpu_pct, bpf_ns, peers}' |
+	hostj "$out" 'select(.type == "host_summary" and .final) | {uprobe_hits_per_qemu_io, uprobe_aio, uprobe_notify, guest_requests, daemon_cpu_pct, bpf_ns, peers}' |
 		tail -n 1 | sed "s/^/# lab_modes_$t host summary (daemon #2): /"
 	grep -h 'iotracer: ' "$out"/host1.err "$out"/host2.err 2>/dev/null | grep -v '^qemu' | head -n 8 | sed "s/^/# lab_modes_$t host: /"
 	if [[ $t == "${TRANSPORTS[0]}" ]]; then

@@ -169,8 +169,10 @@ static void test_guest_first(void)
 	struct link_vreq g = greq(7, 16, t);
 	struct vj_host_io h = hio(16, t);
 
-	vjoin_add_guest(j, 1, 0xabc, 0, &g, OFF, 50 * US, 1);
+	vjoin_add_guest(j, 1, 0xabc, 0, &g, OFF, 50 * US, 1000);
 	ASSERT_EQ(nr_got, 0, "waiting");
+	vjoin_tick(j, 999); /* a tick stamped before the record arrived */
+	ASSERT_EQ(nr_got, 0, "still waiting");
 	vjoin_add_host(j, &h, 2);
 	vjoin_tick(j, 3);
 	if (ASSERT_EQ(nr_got, 1, "joined on tick"))
