@@ -567,9 +567,10 @@ static void summary_text(struct host *h, const struct vj_stats *st, double hits,
 		(unsigned long long)st->unjoined, (unsigned long long)st->order_bad,
 		(unsigned long long)h->host_io, (unsigned long long)st->host_unjoined);
 	fprintf(f, "host: uprobe hits: blk_aio %llu + virtio_notify %llu = %.2f per QEMU block IO; "
-		   "daemon CPU %.3f %% of a core, BPF %.3f ms\n",
+		   "daemon CPU %.3f %% of a core, BPF %.3f ms (%.3f %% of a core)\n",
 		(unsigned long long)(h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]),
-		(unsigned long long)h->qemu_ev[IT_QEV_NOTIFY], hits, cpu_pct, bpf_ns / 1e6);
+		(unsigned long long)h->qemu_ev[IT_QEV_NOTIFY], hits, cpu_pct, bpf_ns / 1e6,
+		100.0 * bpf_ns / (mode_now_ns() - h->start_ns));
 	for (int i = 0; i < h->nr_peers; i++)
 		fprintf(f, "host: guest '%s' session %016llx: clock host - guest = %+lld ns +- %llu ns "
 			   "(%llu samples), records %llu\n",
@@ -609,6 +610,7 @@ static void summary_json(struct host *h, const struct vj_stats *st, int final, d
 	jw_double(w, "uprobe_hits_per_qemu_io", hits);
 	jw_double(w, "daemon_cpu_pct", cpu_pct);
 	jw_u64(w, "bpf_ns", bpf_ns);
+	jw_u64(w, "elapsed_ns", mode_now_ns() - h->start_ns);
 	jw_u64(w, "records_rx", ls.records_rx);
 	jw_u64(w, "records_dup", ls.records_dup);
 	jw_u64(w, "malformed", ls.malformed);

@@ -95,7 +95,8 @@ check() {
 }
 
 # All JSON lines of both host daemons of run dir $1 matching jq filter $2.
-hostj() { cat "$1"/host[12].json 2>/dev/null | jq -c "$2" 2>/dev/null; }
+# Daemon #1 is SIGKILLed: its last line may be cut short; skip such lines.
+hostj() { cat "$1"/host[12].json 2>/dev/null | jq -cR "fromjson? | $2"; }
 
 # Stage table of the joined paths (one of each session+seq).
 stage_notes() {
@@ -112,7 +113,7 @@ stage_notes() {
 # Host records on the image with inode $3 written after the first host_filter
 # line of JSON file $1 in which the disk with inode $2 is not traced.
 after_filter() {
-	jq -r --argjson off "$2" --argjson ino "$3" 'if .type == "host_filter" then
+	jq -rR --argjson off "$2" --argjson ino "$3" 'fromjson? | if .type == "host_filter" then
 			(if any(.disks[]; .ino == $off and (.traced | not)) then "F" else empty end)
 		elif .type == "request" and .ino == $ino then "R" else empty end' "$1" |
 		sed -n '/^F$/,$p' | grep -c '^R$'
