@@ -918,6 +918,26 @@ static void test_dial_backoff(void)
 	link_free(g.l);
 }
 
+/* No port by that name / no such device: logged, retried, nothing else. */
+static void test_serial_missing(void)
+{
+	struct node g1 = { 0 }, g2 = { 0 };
+	struct node *gs[] = { &g1, &g2 };
+
+	if (!ASSERT_OK(mk_guest(&g1, "serial:org.iotracer.nosuchport", 0, "g1"), "by name") ||
+	    !ASSERT_OK(mk_guest(&g2, "serial:/dev/it-link-nosuchdev", 0, "g2"), "by path"))
+		goto out;
+	step(gs, 2);
+	ASSERT_TRUE(logged(&g1, "no virtio-serial port named org.iotracer.nosuchport"),
+		    "name not found");
+	ASSERT_TRUE(logged(&g2, "open /dev/it-link-nosuchdev: No such file"), "device missing");
+	ASSERT_TRUE(link_next_deadline(g2.l) != UINT64_MAX, "a retry is scheduled");
+	ASSERT_TRUE(link_next_peer(g2.l, NULL) == NULL, "no peer");
+out:
+	link_free(g1.l);
+	link_free(g2.l);
+}
+
 static int free_tcp_port(void)
 {
 	struct sockaddr_in in = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001) };
@@ -1030,6 +1050,7 @@ int main(void)
 	RUN_TEST(test_outbox_overflow);
 	RUN_TEST(test_unix_stale_socket);
 	RUN_TEST(test_dial_backoff);
+	RUN_TEST(test_serial_missing);
 	RUN_TEST(test_tcp_loopback);
 	RUN_TEST(test_vsock_loopback);
 	rmdir(tmpdir);
