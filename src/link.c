@@ -1303,7 +1303,7 @@ static int serial_open(const struct link_addr *a, char *why, size_t n)
 	}
 	fd = open(dev, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
-		snprintf(why, n, "open %s: %s", dev, strerror(errno));
+		snprintf(why, n, "open %.100s: %s", dev, strerror(errno));
 	return fd;
 }
 

@@ -5,7 +5,7 @@
  * One framed, versioned protocol over any stream transport: AF_VSOCK
  * (default), unix sockets, tcp, and a virtio-serial port (a character device
  * in the guest; on the host, QEMU's chardev unix socket). Pure user space,
- * libc only, never blocks: every fd is non-blocking and driven by one epoll
+ * libc and zlib (crc32), never blocks: every fd is non-blocking and driven by one epoll
  * fd (link_epoll_fd()) that the daemon adds to its own epoll loop.
  *
  * Roles: the guest daemon streams finished virtio requests (struct link_vreq)
