@@ -107,6 +107,7 @@ struct link_vreq {
 	char comm[16];
 	int32_t error;
 	uint32_t sys; /* enum it_sys of the parent syscall, or UINT32_MAX */
+	uint32_t pad0;
 	uint64_t sys_enter_ns, sys_exit_ns; /* 0 when no parent syscall */
 	uint64_t q_ns, d_ns, c_ns; /* guest block: queue, issue, complete */
 	uint64_t submit_ns, kick_ns, done_ns; /* guest virtio: add, notify, irq */
