@@ -16,6 +16,16 @@ fail() {
 }
 skip() { say "SKIP $1: ${2//$'\n'/ }"; }
 note() { say "# $*"; }
+# report VERDICT NAME [WHY]: one verdict line; done_names remembers what was said.
+declare -A done_names=()
+report() { # VERDICT NAME [WHY]
+	done_names[$2]=1
+	case $1 in
+	PASS) pass "$2" ;;
+	FAIL) fail "$2" "${3:-}" ;;
+	*) skip "$2" "${3:-}" ;;
+	esac
+}
 # Temp dir (LAB_EXTRA for the guest, host trace); a step runs in the background
 # so that a TERM/INT to this script reaches it at once (boot.sh then kills QEMU).
 tmp=""

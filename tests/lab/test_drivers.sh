@@ -76,7 +76,6 @@ names_of() {
 	done
 }
 # verdict_all K VERDICT WHY: report every check of kernel K not reported yet.
-declare -A done_names=()
 verdict_all() {
 	local n
 	for n in $(names_of "$1"); do
@@ -84,14 +83,6 @@ verdict_all() {
 		done_names[$n]=1
 		if [[ $2 == SKIP ]]; then skip "$n" "$3"; else fail "$n" "$3"; fi
 	done
-}
-report() { # VERDICT NAME [WHY]
-	done_names[$2]=1
-	case $1 in
-	PASS) pass "$2" ;;
-	FAIL) fail "$2" "${3:-}" ;;
-	*) skip "$2" "${3:-}" ;;
-	esac
 }
 
 # Interrupted (a test runner's timeout): every check not reported yet FAILs.

@@ -48,15 +48,6 @@ export LAB_G_COUNT=${LAB_MODES_COUNT:-150}
 [[ $# -eq 0 ]] && set -- serial tcp
 TRANSPORTS=("$@")
 
-declare -A done_names=()
-report() { # VERDICT NAME [WHY]
-	done_names[$2]=1
-	case $1 in
-	PASS) pass "$2" ;;
-	FAIL) fail "$2" "${3:-}" ;;
-	*) skip "$2" "${3:-}" ;;
-	esac
-}
 all_names() {
 	local t c
 	for t in "${TRANSPORTS[@]}"; do
