@@ -397,9 +397,14 @@ static void host_on_path(const struct vj_path *p, void *ctx)
 {
 	struct host *h = ctx;
 
+	/*
+	 * A stage across the guest/host boundary is known to +- the clock
+	 * uncertainty and may come out negative: counted as 0 in the table (the
+	 * JSON keeps the signed value).
+	 */
 	for (int s = 0; p->joined && s < VJ_STAGES; s++)
-		if (p->stage[s] != INT64_MIN && p->stage[s] >= 0)
-			lhist_add(h->stage[s], (uint64_t)p->stage[s]);
+		if (p->stage[s] != INT64_MIN)
+			lhist_add(h->stage[s], p->stage[s] > 0 ? (uint64_t)p->stage[s] : 0);
 	if (h->env.json)
 		json_path(h, p);
 	if (h->env.o->live)

@@ -294,6 +294,12 @@ static void test_cli_bad_values(void)
 		{ "--ring-size", "2G" },
 		{ "--ring-size", "8X" },
 		{ "--json", "" },
+		{ "--mode", "hostile" },
+		{ "--link", "udp:1.2.3.4:5" },
+		{ "--link", "tcp:1.2.3.4" },
+		{ "--listen", "vsock:notaport" },
+		{ "--qemu-pid", "0" },
+		{ "--name", "" },
 	};
 	size_t i;
 
@@ -315,6 +321,37 @@ static void test_cli_bad_values(void)
 	}
 	check_bad("--dev", "nosuch", "iotracer: --dev: no block device 'nosuch'\n");
 	check_bad("--cgroup", file, NULL); /* a file, not a directory */
+}
+
+/* The host/guest options: values kept, mode conflicts refused (exit 2). */
+static void test_cli_modes(void)
+{
+	struct run r;
+
+	RUN(&r, "--mode", "host", "--qemu-pid", "12,34", "--listen", "tcp:127.0.0.1:7767",
+	    "--link", "unix:/run/x.sock", "--name", "h1");
+	if (ASSERT_EQ(r.ret, CLI_RUN, "host ret")) {
+		ASSERT_EQ(r.o.mode, IT_MODE_HOST, "mode");
+		ASSERT_EQ(r.o.nr_qemu_pids, 2, "qemu pids");
+		ASSERT_EQ(r.o.qemu_pids[1], 34, "qemu pid 2");
+		ASSERT_EQ(r.o.nr_listens, 1, "listens");
+		ASSERT_STREQ(r.o.links[0], "unix:/run/x.sock", "link");
+		ASSERT_STREQ(r.o.name, "h1", "name");
+	}
+	run_free(&r);
+	RUN(&r, "--qemu-pid", "12");
+	ASSERT_EQ(r.ret, CLI_USAGE, "qemu-pid without host mode");
+	ASSERT_STREQ(r.err, "iotracer: --qemu-pid needs --mode host\n", "message");
+	run_free(&r);
+	RUN(&r, "--link", "vsock:2:7767");
+	ASSERT_EQ(r.ret, CLI_USAGE, "link in standalone mode");
+	run_free(&r);
+	RUN(&r, "--mode", "guest", "--link", "tcp:10.0.2.2:7", "--link", "tcp:10.0.2.2:8");
+	ASSERT_EQ(r.ret, CLI_USAGE, "two links for a guest");
+	run_free(&r);
+	RUN(&r, "--mode", "guest", "--listen", "vsock:7767");
+	ASSERT_EQ(r.ret, CLI_USAGE, "listen in guest mode");
+	run_free(&r);
 }
 
 static void test_cli_limits(void)
@@ -491,6 +528,7 @@ int main(void)
 	RUN_TEST(test_cli_short);
 	RUN_TEST(test_cli_long);
 	RUN_TEST(test_cli_bad_values);
+	RUN_TEST(test_cli_modes);
 	RUN_TEST(test_cli_limits);
 	RUN_TEST(test_cli_help);
 	RUN_TEST(test_cli_version);
