@@ -300,8 +300,11 @@ int it_daemon_run(const struct it_opts *uo)
 
 	d.o = o;
 	d.mode = mode_of(uo);
-	if (d.mode && d.mode->prepare && d.mode->prepare(&mo, stderr))
-		return 1;
+	if (d.mode && d.mode->prepare) {
+		ret = d.mode->prepare(&mo, stderr);
+		if (ret)
+			return ret == -EINVAL ? 2 : 1; /* bad input: usage exit status */
+	}
 
 	/*
 	 * Loading parses the kernel's BTF (several MB, freed after load). A fixed

@@ -12,6 +12,7 @@
  *   interrupts the guest), at file offsets from QEMU's .dynsym.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -85,6 +86,22 @@ static int host_prepare(struct it_opts *o, FILE *err)
 		fprintf(err, "iotracer: --mode host: no qemu-system-* process found "
 			     "(start the VM first, or give --qemu-pid)\n");
 		return -ENOENT;
+	}
+	for (int i = 0; i < o->nr_qemu_pids; i++) {
+		char path[64], exe[PATH_MAX];
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/%u", o->qemu_pids[i]);
+		if (access(path, F_OK)) {
+			fprintf(err, "iotracer: --qemu-pid: no process %u\n", o->qemu_pids[i]);
+			return -EINVAL;
+		}
+		snprintf(path, sizeof(path), "/proc/%u/exe", o->qemu_pids[i]);
+		len = readlink(path, exe, sizeof(exe) - 1);
+		exe[len > 0 ? len : 0] = 0;
+		if (!strstr(exe, "qemu-system-"))
+			fprintf(err, "iotracer: warning: pid %u is not a qemu-system-* process (%s)\n",
+				o->qemu_pids[i], len > 0 ? exe : strerror(errno));
 	}
 	/* Trace the QEMU processes only (their threads: tgid filter). */
 	o->nr_pids = 0;
