@@ -6,7 +6,7 @@
  * syscall, io_uring request or writeback inode is known. Its entry in `bios`
  * is the request's state as long as the bio is the request's first one
  * (rq->bio): insert (I) and issue (D) stamp it with one lookup, completion (C)
- * reads it, deletes it and leaves one record. G is the kernel's own
+ * reads it, marks it dead (IT_SLOT_PUT) and leaves one record. G is the kernel's own
  * rq->start_time_ns (set at request allocation when IO accounting is on), so
  * no hook is spent on getrq. Every request also lands in the per-CPU
  * per-(dev, op) log2 histograms.
@@ -27,6 +27,7 @@ struct bio_info {
 	u32 flags;
 	u8 origin;
 	u8 requeued;
+	u8 live; /* see IT_SLOT_PUT */
 	/* driver layer (driver.bpf.h) */
 	u8 drv_layer;
 	u8 drv_opcode;
@@ -149,8 +150,7 @@ static __always_inline int it_bio_queue(struct bio *bio)
 	}
 	bi.flags |= IT_F_HAS_Q;
 	it_fill_task(&bi.task);
-	if (bpf_map_update_elem(&bios, &key, &bi, BPF_ANY))
-		it_drop(IT_L_BLOCK, IT_DROP_INFLIGHT);
+	IT_SLOT_PUT(&bios, &key, bi, IT_L_BLOCK);
 	return 0;
 }
 
@@ -158,8 +158,10 @@ static __always_inline int it_bio_queue(struct bio *bio)
 static __always_inline int it_bio_merged(struct bio *bio)
 {
 	u64 key = (u64)bio;
+	struct bio_info *bi = IT_SLOT_GET(&bios, key, struct bio_info);
 
-	bpf_map_delete_elem(&bios, &key);
+	if (bi)
+		bi->live = 0;
 	return 0;
 }
 
@@ -167,7 +169,7 @@ static __always_inline struct bio_info *it_rq_info(struct request *rq)
 {
 	u64 key = (u64)BPF_CORE_READ(rq, bio);
 
-	return key ? bpf_map_lookup_elem(&bios, &key) : NULL;
+	return IT_SLOT_GET(&bios, key, struct bio_info);
 }
 
 static __always_inline int it_rq_insert(struct request *rq)
@@ -210,7 +212,7 @@ static __always_inline int it_rq_requeue(struct request *rq)
 static __always_inline int it_rq_complete(struct request *rq, s32 error)
 {
 	u64 key = (u64)BPF_CORE_READ(rq, bio), now, g;
-	struct bio_info *p = key ? bpf_map_lookup_elem(&bios, &key) : NULL;
+	struct bio_info *p = IT_SLOT_GET(&bios, key, struct bio_info);
 	struct it_block_rec *r;
 	struct it_hist_val *h;
 	struct bio_info bi;
@@ -218,7 +220,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error)
 
 	if (p) {
 		bi = *p;
-		bpf_map_delete_elem(&bios, &key);
+		p->live = 0;
 		it_count(IT_CNT_BLK_COMPLETED);
 	} else {
 		/*

@@ -413,6 +413,7 @@ struct uring_info {
 	u32 flags;
 	u8 opcode;
 	u8 op;
+	u8 live; /* see IT_SLOT_PUT */
 };
 
 struct {
@@ -491,8 +492,7 @@ static __always_inline int it_uring_submit(struct io_kiocb *req)
 		st->flags = u.flags;
 	}
 	u.submit_ns = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&uring_inflight, &key, &u, BPF_ANY))
-		it_drop(IT_L_SYSCALL, IT_DROP_INFLIGHT);
+	IT_SLOT_PUT(&uring_inflight, &key, u, IT_L_SYSCALL);
 	return 0;
 untraced:
 	st = bpf_task_storage_get(&tstate, task, 0, 0);
@@ -504,7 +504,7 @@ untraced:
 static __always_inline int it_uring_complete(void *req, s32 res)
 {
 	u64 key = (u64)req;
-	struct uring_info *p = bpf_map_lookup_elem(&uring_inflight, &key);
+	struct uring_info *p = IT_SLOT_GET(&uring_inflight, key, struct uring_info);
 	struct uring_info u;
 	struct it_uring_rec *r;
 	struct it_hist_val *h;
@@ -513,7 +513,7 @@ static __always_inline int it_uring_complete(void *req, s32 res)
 	if (!p)
 		return 0;
 	u = *p;
-	bpf_map_delete_elem(&uring_inflight, &key);
+	p->live = 0;
 	now = bpf_ktime_get_ns();
 	lat = now - u.submit_ns;
 	h = it_hist_get(u.dev, IT_L_SYSCALL, u.op, IT_HK_URING);
