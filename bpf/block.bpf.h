@@ -97,7 +97,7 @@ static __always_inline u64 it_bio_ino(struct bio *bio, u32 *sdev)
 }
 
 /* A bio enters the block layer (also used for the front part of a split). */
-static __always_inline int it_bio_queue(struct bio *bio)
+static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 {
 	struct thread_state *st = it_state();
 	struct bio_info bi = {};
@@ -105,9 +105,9 @@ static __always_inline int it_bio_queue(struct bio *bio)
 	u32 dev, sdev = 0;
 
 	if (filter_dev) {
-		dev = it_bio_part_devt(bio);
+		dev = it_bio_part_devt(bio, btf);
 		if (!bpf_map_lookup_elem(&devs, &dev)) {
-			dev = it_bio_disk_devt(bio);
+			dev = it_bio_disk_devt(bio, btf);
 			if (!bpf_map_lookup_elem(&devs, &dev))
 				return 0;
 		}
@@ -165,16 +165,22 @@ static __always_inline int it_bio_merged(struct bio *bio)
 	return 0;
 }
 
-static __always_inline struct bio_info *it_rq_info(struct request *rq)
+static __always_inline struct bio_info *it_rq_slot(struct request *rq, const bool btf)
 {
-	u64 key = (u64)BPF_CORE_READ(rq, bio);
+	u64 key = (u64)IT_RD(btf, rq, bio);
 
 	return IT_SLOT_GET(&bios, key, struct bio_info);
 }
 
-static __always_inline int it_rq_insert(struct request *rq)
+/* For the driver hooks, whose request pointers are not all BTF typed. */
+static __always_inline struct bio_info *it_rq_info(struct request *rq)
 {
-	struct bio_info *bi = it_rq_info(rq);
+	return it_rq_slot(rq, false);
+}
+
+static __always_inline int it_rq_insert(struct request *rq, const bool btf)
+{
+	struct bio_info *bi = it_rq_slot(rq, btf);
 
 	if (bi) {
 		bi->i_ns = bpf_ktime_get_ns();
@@ -183,9 +189,9 @@ static __always_inline int it_rq_insert(struct request *rq)
 	return 0;
 }
 
-static __always_inline int it_rq_issue(struct request *rq)
+static __always_inline int it_rq_issue(struct request *rq, const bool btf)
 {
-	struct bio_info *bi = it_rq_info(rq);
+	struct bio_info *bi = it_rq_slot(rq, btf);
 
 	if (!bi)
 		return 0;
@@ -209,9 +215,9 @@ static __always_inline int it_rq_requeue(struct request *rq)
  * request completed in parts. The first call finds the first bio's entry and
  * ends the request; later calls see the next bio as rq->bio and find nothing.
  */
-static __always_inline int it_rq_complete(struct request *rq, s32 error)
+static __always_inline int it_rq_complete(struct request *rq, s32 error, const bool btf)
 {
-	u64 key = (u64)BPF_CORE_READ(rq, bio), now, g;
+	u64 key = (u64)IT_RD(btf, rq, bio), now, g;
 	struct bio_info *p = IT_SLOT_GET(&bios, key, struct bio_info);
 	struct it_block_rec *r;
 	struct it_hist_val *h;
@@ -237,22 +243,22 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error)
 		if (filter_pid || filter_comm || filter_cgroup || filter_file)
 			return 0;
 		__builtin_memset(&bi, 0, sizeof(bi));
-		bi.q_ns = BPF_CORE_READ(rq, start_time_ns);
-		bi.d_ns = BPF_CORE_READ(rq, io_start_time_ns);
+		bi.q_ns = IT_RD(btf, rq, start_time_ns);
+		bi.d_ns = IT_RD(btf, rq, io_start_time_ns);
 		if (!bi.q_ns)
 			return 0;
 		bi.flags = it_sample_flag();
 	}
-	dev = it_disk_devt(it_rq_disk(rq));
+	dev = it_disk_devt(it_rq_disk(rq, btf), btf);
 	if (!p && !it_dev_ok(dev))
 		return 0;
 	now = bpf_ktime_get_ns();
-	opf = BPF_CORE_READ(rq, cmd_flags);
+	opf = IT_RD(btf, rq, cmd_flags);
 	/*
 	 * G: the request's allocation time. It may come from the plug's cached
 	 * clock (6.9+), i.e. before Q: then it is not a usable stamp.
 	 */
-	g = p ? BPF_CORE_READ(rq, start_time_ns) : 0;
+	g = p ? IT_RD(btf, rq, start_time_ns) : 0;
 	if (g < bi.q_ns || g > now)
 		g = 0;
 	h = it_hist_get(dev, IT_L_BLOCK, it_req_op(opf), IT_HK_PLAIN);
@@ -273,7 +279,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error)
 	r->task = bi.task;
 	r->seq = bi.seq;
 	r->origin_id = bi.origin_id;
-	r->sector = BPF_CORE_READ(rq, __sector);
+	r->sector = IT_RD(btf, rq, __sector);
 	r->q_ns = bi.q_ns;
 	r->g_ns = g;
 	r->i_ns = bi.i_ns;
@@ -281,7 +287,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error)
 	r->c_ns = now;
 	r->ino = bi.ino;
 	r->dev = dev;
-	r->bytes = BPF_CORE_READ(rq, __data_len);
+	r->bytes = IT_RD(btf, rq, __data_len);
 	r->flags = bi.flags | (g ? IT_F_HAS_G : 0) | it_req_flags(opf) | (error ? IT_F_ERROR : 0);
 	r->error = error;
 	r->nr_merged = 0;
@@ -307,12 +313,12 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error)
  */
 #define IT_BLK_ARG(ctx, i) ((void *)(ctx)[blk_tp_has_queue ? (i) + 1 : (i)])
 
-IT_TP_BOTH(block_bio_queue, it_bio_queue(IT_BLK_ARG(ctx, 0)))
-IT_TP_BOTH(block_split, it_bio_queue(IT_BLK_ARG(ctx, 0)))
+IT_TP_BOTH(block_bio_queue, it_bio_queue(IT_BLK_ARG(ctx, 0), it_btf))
+IT_TP_BOTH(block_split, it_bio_queue(IT_BLK_ARG(ctx, 0), it_btf))
 /* bio merges: (bio) since 5.11; (q, rq, bio) before */
 IT_TP_BOTH(block_bio_backmerge, it_bio_merged(IT_BLK_ARG(ctx, blk_tp_has_queue ? 1 : 0)))
-IT_TP_BOTH(block_rq_insert, it_rq_insert(IT_BLK_ARG(ctx, 0)))
-IT_TP_BOTH(block_rq_issue, it_rq_issue(IT_BLK_ARG(ctx, 0)))
+IT_TP_BOTH(block_rq_insert, it_rq_insert(IT_BLK_ARG(ctx, 0), it_btf))
+IT_TP_BOTH(block_rq_issue, it_rq_issue(IT_BLK_ARG(ctx, 0), it_btf))
 IT_TP_BOTH(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))
 /*
  * block_rq_complete(rq, error, nr_bytes) on every kernel we support.
@@ -322,7 +328,7 @@ IT_TP_BOTH(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))
  * is interrupted, so one of the two sees a nested completion; the other finds
  * no entry (one failed lookup) and returns.
  */
-#define IT_RQ_COMPLETE(ctx) it_rq_complete((void *)(ctx)[0], (s32)(ctx)[1])
+#define IT_RQ_COMPLETE(ctx) it_rq_complete((void *)(ctx)[0], (s32)(ctx)[1], it_btf)
 IT_TP_BOTH(block_rq_complete, IT_RQ_COMPLETE(ctx))
 IT_TP_PAIR(block_rq_complete, block_rq_complete2, IT_RQ_COMPLETE(ctx))
 

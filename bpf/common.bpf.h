@@ -343,18 +343,23 @@ static __always_inline struct thread_state *it_state(void)
 /*
  * A tracepoint hook as two programs, tp_btf (preferred) and raw_tp (the
  * fallback), named btf_<name> and raw_<name>; the loader autoloads one.
- * `call` sees `u64 *ctx`.
+ * `call` sees `u64 *ctx` and `it_btf` (true in the tp_btf program: its
+ * pointer arguments can be read with IT_RD).
  */
-#define IT_TP_PAIR(tp, name, call)     \
-	SEC("tp_btf/" #tp)             \
-	int btf_##name(u64 *ctx)       \
-	{                              \
-		return call;           \
-	}                              \
-	SEC("raw_tp/" #tp)             \
-	int raw_##name(u64 *ctx)       \
-	{                              \
-		return call;           \
+#define IT_TP_PAIR(tp, name, call)      \
+	SEC("tp_btf/" #tp)              \
+	int btf_##name(u64 *ctx)        \
+	{                               \
+		const bool it_btf = true;  \
+		(void)it_btf;           \
+		return call;            \
+	}                               \
+	SEC("raw_tp/" #tp)              \
+	int raw_##name(u64 *ctx)        \
+	{                               \
+		const bool it_btf = false; \
+		(void)it_btf;           \
+		return call;            \
 	}
 #define IT_TP_BOTH(tp, call) IT_TP_PAIR(tp, tp, call)
 
