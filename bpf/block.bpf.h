@@ -66,6 +66,38 @@ struct {
 	__type(value, u64);
 } last_bioless SEC(".maps");
 
+/* Per CPU: the request the first completion program last began with. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u64);
+} first_rq SEC(".maps");
+
+/*
+ * The second completion program runs right after the first one, on the same
+ * request, unless the first one was skipped because it was already running
+ * on this CPU (nested completion, see block_rq_complete below): then
+ * first_rq holds the request it is busy with. So the second program can
+ * return at once when first_rq is this request, before any hash lookup.
+ */
+static __always_inline bool it_rq_complete_seen(struct request *rq, bool second)
+{
+	u32 zero = 0;
+	u64 *first = bpf_map_lookup_elem(&first_rq, &zero);
+
+	if (!first)
+		return false;
+	if (!second) {
+		*first = (u64)rq;
+		return false;
+	}
+	if (*first != (u64)rq)
+		return false;
+	*first = 0; /* consumed: a later request at this address is not skipped */
+	return true;
+}
+
 static __always_inline u8 it_req_op(u32 opf)
 {
 	switch (opf & IT_REQ_OP_MASK) {
@@ -215,15 +247,19 @@ static __always_inline int it_rq_requeue(struct request *rq)
  * request completed in parts. The first call finds the first bio's entry and
  * ends the request; later calls see the next bio as rq->bio and find nothing.
  */
-static __always_inline int it_rq_complete(struct request *rq, s32 error, const bool btf)
+static __always_inline int it_rq_complete(struct request *rq, s32 error, const bool btf,
+					  bool second)
 {
-	u64 key = (u64)IT_RD(btf, rq, bio), now, g;
-	struct bio_info *p = IT_SLOT_GET(&bios, key, struct bio_info);
+	struct bio_info *p, bi;
 	struct it_block_rec *r;
 	struct it_hist_val *h;
-	struct bio_info bi;
+	u64 key, now, g;
 	u32 dev, opf;
 
+	if (it_rq_complete_seen(rq, second))
+		return 0;
+	key = (u64)IT_RD(btf, rq, bio);
+	p = IT_SLOT_GET(&bios, key, struct bio_info);
 	if (p) {
 		bi = *p;
 		p->live = 0;
@@ -326,10 +362,12 @@ IT_TP_BOTH(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))
  * CPU (a completion in softirq interrupting a completion in task context).
  * A second program on the same tracepoint is not running when the first one
  * is interrupted, so one of the two sees a nested completion; the other finds
- * no entry (one failed lookup) and returns.
+ * the request done: at once through first_rq (it_rq_complete_seen), else by
+ * its dead entry. A completion neither saw is reported (issued - completed).
  */
-#define IT_RQ_COMPLETE(ctx) it_rq_complete((void *)(ctx)[0], (s32)(ctx)[1], it_btf)
-IT_TP_BOTH(block_rq_complete, IT_RQ_COMPLETE(ctx))
-IT_TP_PAIR(block_rq_complete, block_rq_complete2, IT_RQ_COMPLETE(ctx))
+#define IT_RQ_COMPLETE(ctx, second) \
+	it_rq_complete((void *)(ctx)[0], (s32)(ctx)[1], it_btf, second)
+IT_TP_BOTH(block_rq_complete, IT_RQ_COMPLETE(ctx, false))
+IT_TP_PAIR(block_rq_complete, block_rq_complete2, IT_RQ_COMPLETE(ctx, true))
 
 #endif /* IT_BLOCK_BPF_H */
