@@ -365,8 +365,7 @@ IT_TP_BOTH(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))
  * the request done: at once through first_rq (it_rq_complete_seen), else by
  * its dead entry. A completion neither saw is reported (issued - completed).
  */
-#define IT_RQ_COMPLETE(ctx, second) \
-	it_rq_complete((void *)(ctx)[0], (s32)(ctx)[1], it_btf, second)
+#define IT_RQ_COMPLETE(ctx, second) it_rq_complete((void *)(ctx)[0], (s32)(ctx)[1], it_btf, second)
 IT_TP_BOTH(block_rq_complete, IT_RQ_COMPLETE(ctx, false))
 IT_TP_PAIR(block_rq_complete, block_rq_complete2, IT_RQ_COMPLETE(ctx, true))
 

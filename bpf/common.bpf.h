@@ -318,14 +318,14 @@ static __always_inline bool it_dev_ok(u32 dev)
  * IRQ-saving spin locks (hash bucket, LRU list), only a lock-free lookup.
  * `val` is a struct with a u8 `live`; the macro sets it.
  */
-#define IT_SLOT_PUT(map, key, val, layer)                                  \
-	({                                                                 \
-		typeof(val) *_p = bpf_map_lookup_elem(map, key);          \
-		(val).live = 1;                                            \
-		if (_p)                                                    \
-			*_p = (val);                                       \
-		else if (bpf_map_update_elem(map, key, &(val), BPF_ANY))   \
-			it_drop(layer, IT_DROP_INFLIGHT);                  \
+#define IT_SLOT_PUT(map, key, val, layer)                                \
+	({                                                               \
+		typeof(val) *_p = bpf_map_lookup_elem(map, key);         \
+		(val).live = 1;                                          \
+		if (_p)                                                  \
+			*_p = (val);                                     \
+		else if (bpf_map_update_elem(map, key, &(val), BPF_ANY)) \
+			it_drop(layer, IT_DROP_INFLIGHT);                \
 	})
 
 /* The live entry of `key` (a u64 lvalue, 0: none) as a `type *`, or NULL. */
@@ -346,20 +346,20 @@ static __always_inline struct thread_state *it_state(void)
  * `call` sees `u64 *ctx` and `it_btf` (true in the tp_btf program: its
  * pointer arguments can be read with IT_RD).
  */
-#define IT_TP_PAIR(tp, name, call)      \
-	SEC("tp_btf/" #tp)              \
-	int btf_##name(u64 *ctx)        \
-	{                               \
+#define IT_TP_PAIR(tp, name, call)         \
+	SEC("tp_btf/" #tp)                 \
+	int btf_##name(u64 *ctx)           \
+	{                                  \
 		const bool it_btf = true;  \
-		(void)it_btf;           \
-		return call;            \
-	}                               \
-	SEC("raw_tp/" #tp)              \
-	int raw_##name(u64 *ctx)        \
-	{                               \
+		(void)it_btf;              \
+		return call;               \
+	}                                  \
+	SEC("raw_tp/" #tp)                 \
+	int raw_##name(u64 *ctx)           \
+	{                                  \
 		const bool it_btf = false; \
-		(void)it_btf;           \
-		return call;            \
+		(void)it_btf;              \
+		return call;               \
 	}
 #define IT_TP_BOTH(tp, call) IT_TP_PAIR(tp, tp, call)
 
