@@ -6,7 +6,7 @@
  * syscall, io_uring request or writeback inode is known. Its entry in `bios`
  * is the request's state as long as the bio is the request's first one
  * (rq->bio): insert (I) and issue (D) stamp it with one lookup, completion (C)
- * reads it, deletes it and leaves one record. G is the kernel's own
+ * reads it, marks it dead (IT_SLOT_PUT) and leaves one record. G is the kernel's own
  * rq->start_time_ns (set at request allocation when IO accounting is on), so
  * no hook is spent on getrq. Every request also lands in the per-CPU
  * per-(dev, op) log2 histograms.
@@ -27,6 +27,7 @@ struct bio_info {
 	u32 flags;
 	u8 origin;
 	u8 requeued;
+	u8 live; /* see IT_SLOT_PUT */
 	/* driver layer (driver.bpf.h) */
 	u8 drv_layer;
 	u8 drv_opcode;
@@ -65,6 +66,38 @@ struct {
 	__type(value, u64);
 } last_bioless SEC(".maps");
 
+/* Per CPU: the request the first completion program last began with. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u64);
+} first_rq SEC(".maps");
+
+/*
+ * The second completion program runs right after the first one, on the same
+ * request, unless the first one was skipped because it was already running
+ * on this CPU (nested completion, see block_rq_complete below): then
+ * first_rq holds the request it is busy with. So the second program can
+ * return at once when first_rq is this request, before any hash lookup.
+ */
+static __always_inline bool it_rq_complete_seen(struct request *rq, bool second)
+{
+	u32 zero = 0;
+	u64 *first = bpf_map_lookup_elem(&first_rq, &zero);
+
+	if (!first)
+		return false;
+	if (!second) {
+		*first = (u64)rq;
+		return false;
+	}
+	if (*first != (u64)rq)
+		return false;
+	*first = 0; /* consumed: a later request at this address is not skipped */
+	return true;
+}
+
 static __always_inline u8 it_req_op(u32 opf)
 {
 	switch (opf & IT_REQ_OP_MASK) {
@@ -96,7 +129,7 @@ static __always_inline u64 it_bio_ino(struct bio *bio, u32 *sdev)
 }
 
 /* A bio enters the block layer (also used for the front part of a split). */
-static __always_inline int it_bio_queue(struct bio *bio)
+static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 {
 	struct thread_state *st = it_state();
 	struct bio_info bi = {};
@@ -104,9 +137,9 @@ static __always_inline int it_bio_queue(struct bio *bio)
 	u32 dev, sdev = 0;
 
 	if (filter_dev) {
-		dev = it_bio_part_devt(bio);
+		dev = it_bio_part_devt(bio, btf);
 		if (!bpf_map_lookup_elem(&devs, &dev)) {
-			dev = it_bio_disk_devt(bio);
+			dev = it_bio_disk_devt(bio, btf);
 			if (!bpf_map_lookup_elem(&devs, &dev))
 				return 0;
 		}
@@ -149,8 +182,7 @@ static __always_inline int it_bio_queue(struct bio *bio)
 	}
 	bi.flags |= IT_F_HAS_Q;
 	it_fill_task(&bi.task);
-	if (bpf_map_update_elem(&bios, &key, &bi, BPF_ANY))
-		it_drop(IT_L_BLOCK, IT_DROP_INFLIGHT);
+	IT_SLOT_PUT(&bios, &key, bi, IT_L_BLOCK);
 	return 0;
 }
 
@@ -158,21 +190,29 @@ static __always_inline int it_bio_queue(struct bio *bio)
 static __always_inline int it_bio_merged(struct bio *bio)
 {
 	u64 key = (u64)bio;
+	struct bio_info *bi = IT_SLOT_GET(&bios, key, struct bio_info);
 
-	bpf_map_delete_elem(&bios, &key);
+	if (bi)
+		bi->live = 0;
 	return 0;
 }
 
-static __always_inline struct bio_info *it_rq_info(struct request *rq)
+static __always_inline struct bio_info *it_rq_slot(struct request *rq, const bool btf)
 {
-	u64 key = (u64)BPF_CORE_READ(rq, bio);
+	u64 key = (u64)IT_RD(btf, rq, bio);
 
-	return key ? bpf_map_lookup_elem(&bios, &key) : NULL;
+	return IT_SLOT_GET(&bios, key, struct bio_info);
 }
 
-static __always_inline int it_rq_insert(struct request *rq)
+/* For the driver hooks, whose request pointers are not all BTF typed. */
+static __always_inline struct bio_info *it_rq_info(struct request *rq)
 {
-	struct bio_info *bi = it_rq_info(rq);
+	return it_rq_slot(rq, false);
+}
+
+static __always_inline int it_rq_insert(struct request *rq, const bool btf)
+{
+	struct bio_info *bi = it_rq_slot(rq, btf);
 
 	if (bi) {
 		bi->i_ns = bpf_ktime_get_ns();
@@ -181,9 +221,9 @@ static __always_inline int it_rq_insert(struct request *rq)
 	return 0;
 }
 
-static __always_inline int it_rq_issue(struct request *rq)
+static __always_inline int it_rq_issue(struct request *rq, const bool btf)
 {
-	struct bio_info *bi = it_rq_info(rq);
+	struct bio_info *bi = it_rq_slot(rq, btf);
 
 	if (!bi)
 		return 0;
@@ -207,18 +247,22 @@ static __always_inline int it_rq_requeue(struct request *rq)
  * request completed in parts. The first call finds the first bio's entry and
  * ends the request; later calls see the next bio as rq->bio and find nothing.
  */
-static __always_inline int it_rq_complete(struct request *rq, s32 error)
+static __always_inline int it_rq_complete(struct request *rq, s32 error, const bool btf,
+					  bool second)
 {
-	u64 key = (u64)BPF_CORE_READ(rq, bio), now, g;
-	struct bio_info *p = key ? bpf_map_lookup_elem(&bios, &key) : NULL;
+	struct bio_info *p, bi;
 	struct it_block_rec *r;
 	struct it_hist_val *h;
-	struct bio_info bi;
+	u64 key, now, g;
 	u32 dev, opf;
 
+	if (it_rq_complete_seen(rq, second))
+		return 0;
+	key = (u64)IT_RD(btf, rq, bio);
+	p = IT_SLOT_GET(&bios, key, struct bio_info);
 	if (p) {
 		bi = *p;
-		bpf_map_delete_elem(&bios, &key);
+		p->live = 0;
 		it_count(IT_CNT_BLK_COMPLETED);
 	} else {
 		/*
@@ -235,22 +279,22 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error)
 		if (filter_pid || filter_comm || filter_cgroup || filter_file)
 			return 0;
 		__builtin_memset(&bi, 0, sizeof(bi));
-		bi.q_ns = BPF_CORE_READ(rq, start_time_ns);
-		bi.d_ns = BPF_CORE_READ(rq, io_start_time_ns);
+		bi.q_ns = IT_RD(btf, rq, start_time_ns);
+		bi.d_ns = IT_RD(btf, rq, io_start_time_ns);
 		if (!bi.q_ns)
 			return 0;
 		bi.flags = it_sample_flag();
 	}
-	dev = it_disk_devt(it_rq_disk(rq));
+	dev = it_disk_devt(it_rq_disk(rq, btf), btf);
 	if (!p && !it_dev_ok(dev))
 		return 0;
 	now = bpf_ktime_get_ns();
-	opf = BPF_CORE_READ(rq, cmd_flags);
+	opf = IT_RD(btf, rq, cmd_flags);
 	/*
 	 * G: the request's allocation time. It may come from the plug's cached
 	 * clock (6.9+), i.e. before Q: then it is not a usable stamp.
 	 */
-	g = p ? BPF_CORE_READ(rq, start_time_ns) : 0;
+	g = p ? IT_RD(btf, rq, start_time_ns) : 0;
 	if (g < bi.q_ns || g > now)
 		g = 0;
 	h = it_hist_get(dev, IT_L_BLOCK, it_req_op(opf), IT_HK_PLAIN);
@@ -271,7 +315,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error)
 	r->task = bi.task;
 	r->seq = bi.seq;
 	r->origin_id = bi.origin_id;
-	r->sector = BPF_CORE_READ(rq, __sector);
+	r->sector = IT_RD(btf, rq, __sector);
 	r->q_ns = bi.q_ns;
 	r->g_ns = g;
 	r->i_ns = bi.i_ns;
@@ -279,7 +323,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error)
 	r->c_ns = now;
 	r->ino = bi.ino;
 	r->dev = dev;
-	r->bytes = BPF_CORE_READ(rq, __data_len);
+	r->bytes = IT_RD(btf, rq, __data_len);
 	r->flags = bi.flags | (g ? IT_F_HAS_G : 0) | it_req_flags(opf) | (error ? IT_F_ERROR : 0);
 	r->error = error;
 	r->nr_merged = 0;
@@ -305,12 +349,12 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error)
  */
 #define IT_BLK_ARG(ctx, i) ((void *)(ctx)[blk_tp_has_queue ? (i) + 1 : (i)])
 
-IT_TP_BOTH(block_bio_queue, it_bio_queue(IT_BLK_ARG(ctx, 0)))
-IT_TP_BOTH(block_split, it_bio_queue(IT_BLK_ARG(ctx, 0)))
+IT_TP_BOTH(block_bio_queue, it_bio_queue(IT_BLK_ARG(ctx, 0), it_btf))
+IT_TP_BOTH(block_split, it_bio_queue(IT_BLK_ARG(ctx, 0), it_btf))
 /* bio merges: (bio) since 5.11; (q, rq, bio) before */
 IT_TP_BOTH(block_bio_backmerge, it_bio_merged(IT_BLK_ARG(ctx, blk_tp_has_queue ? 1 : 0)))
-IT_TP_BOTH(block_rq_insert, it_rq_insert(IT_BLK_ARG(ctx, 0)))
-IT_TP_BOTH(block_rq_issue, it_rq_issue(IT_BLK_ARG(ctx, 0)))
+IT_TP_BOTH(block_rq_insert, it_rq_insert(IT_BLK_ARG(ctx, 0), it_btf))
+IT_TP_BOTH(block_rq_issue, it_rq_issue(IT_BLK_ARG(ctx, 0), it_btf))
 IT_TP_BOTH(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))
 /*
  * block_rq_complete(rq, error, nr_bytes) on every kernel we support.
@@ -318,10 +362,11 @@ IT_TP_BOTH(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))
  * CPU (a completion in softirq interrupting a completion in task context).
  * A second program on the same tracepoint is not running when the first one
  * is interrupted, so one of the two sees a nested completion; the other finds
- * no entry (one failed lookup) and returns.
+ * the request done: at once through first_rq (it_rq_complete_seen), else by
+ * its dead entry. A completion neither saw is reported (issued - completed).
  */
-#define IT_RQ_COMPLETE(ctx) it_rq_complete((void *)(ctx)[0], (s32)(ctx)[1])
-IT_TP_BOTH(block_rq_complete, IT_RQ_COMPLETE(ctx))
-IT_TP_PAIR(block_rq_complete, block_rq_complete2, IT_RQ_COMPLETE(ctx))
+#define IT_RQ_COMPLETE(ctx, second) it_rq_complete((void *)(ctx)[0], (s32)(ctx)[1], it_btf, second)
+IT_TP_BOTH(block_rq_complete, IT_RQ_COMPLETE(ctx, false))
+IT_TP_PAIR(block_rq_complete, block_rq_complete2, IT_RQ_COMPLETE(ctx, true))
 
 #endif /* IT_BLOCK_BPF_H */

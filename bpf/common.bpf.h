@@ -310,6 +310,31 @@ static __always_inline bool it_dev_ok(u32 dev)
 	return !filter_dev || bpf_map_lookup_elem(&devs, &dev);
 }
 
+/*
+ * Per-request state in an LRU hash keyed by a kernel address the kernel
+ * recycles (a bio, an io_kiocb). The entry is not deleted when its request
+ * ends but marked dead (live = 0), and the next request at that address
+ * overwrites it in place: in the steady state no update or delete, which take
+ * IRQ-saving spin locks (hash bucket, LRU list), only a lock-free lookup.
+ * `val` is a struct with a u8 `live`; the macro sets it.
+ */
+#define IT_SLOT_PUT(map, key, val, layer)                                \
+	({                                                               \
+		typeof(val) *_p = bpf_map_lookup_elem(map, key);         \
+		(val).live = 1;                                          \
+		if (_p)                                                  \
+			*_p = (val);                                     \
+		else if (bpf_map_update_elem(map, key, &(val), BPF_ANY)) \
+			it_drop(layer, IT_DROP_INFLIGHT);                \
+	})
+
+/* The live entry of `key` (a u64 lvalue, 0: none) as a `type *`, or NULL. */
+#define IT_SLOT_GET(map, key, type)                                         \
+	({                                                                  \
+		type *_v = (key) ? bpf_map_lookup_elem(map, &(key)) : NULL; \
+		_v && _v->live ? _v : NULL;                                 \
+	})
+
 static __always_inline struct thread_state *it_state(void)
 {
 	return bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
@@ -318,18 +343,23 @@ static __always_inline struct thread_state *it_state(void)
 /*
  * A tracepoint hook as two programs, tp_btf (preferred) and raw_tp (the
  * fallback), named btf_<name> and raw_<name>; the loader autoloads one.
- * `call` sees `u64 *ctx`.
+ * `call` sees `u64 *ctx` and `it_btf` (true in the tp_btf program: its
+ * pointer arguments can be read with IT_RD).
  */
-#define IT_TP_PAIR(tp, name, call)     \
-	SEC("tp_btf/" #tp)             \
-	int btf_##name(u64 *ctx)       \
-	{                              \
-		return call;           \
-	}                              \
-	SEC("raw_tp/" #tp)             \
-	int raw_##name(u64 *ctx)       \
-	{                              \
-		return call;           \
+#define IT_TP_PAIR(tp, name, call)         \
+	SEC("tp_btf/" #tp)                 \
+	int btf_##name(u64 *ctx)           \
+	{                                  \
+		const bool it_btf = true;  \
+		(void)it_btf;              \
+		return call;               \
+	}                                  \
+	SEC("raw_tp/" #tp)                 \
+	int raw_##name(u64 *ctx)           \
+	{                                  \
+		const bool it_btf = false; \
+		(void)it_btf;              \
+		return call;               \
 	}
 #define IT_TP_BOTH(tp, call) IT_TP_PAIR(tp, tp, call)
 

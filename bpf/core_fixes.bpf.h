@@ -27,38 +27,49 @@ struct task_struct___old {
 	long state;
 } __attribute__((preserve_access_index));
 
-static __always_inline u32 it_disk_devt(struct gendisk *disk)
+/*
+ * IT_RD(btf, p, a, b...) reads p->a->b... With btf set (a constant: p is a
+ * pointer the verifier types from BTF, a tp_btf argument or
+ * bpf_get_current_task_btf()), as plain loads, which the JIT makes
+ * fault-safe; else (raw_tp, tp) with one bpf_probe_read_kernel per step.
+ * Field offsets are CO-RE relocated either way (vmlinux.h types carry
+ * preserve_access_index). The pre-5.x fallbacks below keep BPF_CORE_READ.
+ */
+#define IT_RD(btf, src, a, ...) \
+	((btf) ? ___arrow(src, a, ##__VA_ARGS__) : BPF_CORE_READ(src, a, ##__VA_ARGS__))
+
+static __always_inline u32 it_disk_devt(struct gendisk *disk, const bool btf)
 {
-	u32 major = BPF_CORE_READ(disk, major);
-	u32 minor = BPF_CORE_READ(disk, first_minor);
+	u32 major = IT_RD(btf, disk, major);
+	u32 minor = IT_RD(btf, disk, first_minor);
 
 	return (major << 20) | minor;
 }
 
-static __always_inline struct gendisk *it_rq_disk(struct request *rq)
+static __always_inline struct gendisk *it_rq_disk(struct request *rq, const bool btf)
 {
 	if (bpf_core_field_exists(struct request___old, rq_disk))
 		return BPF_CORE_READ((struct request___old *)rq, rq_disk);
-	return BPF_CORE_READ(rq, q, disk);
+	return IT_RD(btf, rq, q, disk);
 }
 
 /* Whole-disk dev_t of a bio (what /sys/block/DEV/stat counts). */
-static __always_inline u32 it_bio_disk_devt(struct bio *bio)
+static __always_inline u32 it_bio_disk_devt(struct bio *bio, const bool btf)
 {
 	if (bpf_core_field_exists(struct bio___old, bi_disk))
-		return it_disk_devt(BPF_CORE_READ((struct bio___old *)bio, bi_disk));
-	return it_disk_devt(BPF_CORE_READ(bio, bi_bdev, bd_disk));
+		return it_disk_devt(BPF_CORE_READ((struct bio___old *)bio, bi_disk), false);
+	return it_disk_devt(IT_RD(btf, bio, bi_bdev, bd_disk), btf);
 }
 
 /* dev_t of the partition (or whole disk) a bio was submitted to. */
-static __always_inline u32 it_bio_part_devt(struct bio *bio)
+static __always_inline u32 it_bio_part_devt(struct bio *bio, const bool btf)
 {
 	if (bpf_core_field_exists(struct bio___old, bi_disk)) {
 		struct bio___old *b = (void *)bio;
 
-		return it_disk_devt(BPF_CORE_READ(b, bi_disk)) + BPF_CORE_READ(b, bi_partno);
+		return it_disk_devt(BPF_CORE_READ(b, bi_disk), false) + BPF_CORE_READ(b, bi_partno);
 	}
-	return BPF_CORE_READ(bio, bi_bdev, bd_dev);
+	return IT_RD(btf, bio, bi_bdev, bd_dev);
 }
 
 static __always_inline long it_task_state(struct task_struct *t)

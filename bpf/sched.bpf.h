@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Sched layer: off-CPU time of a thread while it is inside a traced syscall,
- * and who woke it. Threads outside a traced syscall cost one task-storage
- * lookup per context switch, no clock read.
+ * and who woke it. These hooks fire for every context switch and wakeup of
+ * the machine: kernel threads (the idle task, kworkers: no mm, never in a
+ * traced syscall) cost one load each; other threads outside a traced syscall
+ * one task-storage lookup, no clock read.
  */
 #ifndef IT_SCHED_BPF_H
 #define IT_SCHED_BPF_H
@@ -13,6 +15,17 @@
  * sched_switch(preempt, prev, next) gained prev_state as 4th argument in
  * 5.18 (fa2c3254d7cf); before, read prev's state (see core_fixes).
  */
+/* The state of a user thread with a traced syscall in flight, or NULL. */
+static __always_inline struct thread_state *it_sched_state(struct task_struct *t)
+{
+	struct thread_state *st;
+
+	if (!t->mm)
+		return NULL;
+	st = bpf_task_storage_get(&tstate, t, 0, 0);
+	return st && st->in_sys ? st : NULL;
+}
+
 SEC("tp_btf/sched_switch")
 int btf_sched_switch(u64 *ctx)
 {
@@ -20,8 +33,8 @@ int btf_sched_switch(u64 *ctx)
 	struct thread_state *st;
 	u64 now = 0;
 
-	st = bpf_task_storage_get(&tstate, prev, 0, 0);
-	if (st && st->in_sys) {
+	st = it_sched_state(prev);
+	if (st) {
 		long state = sched_switch_has_state ? (long)ctx[3] : it_task_state(prev);
 
 		now = bpf_ktime_get_ns();
@@ -29,8 +42,8 @@ int btf_sched_switch(u64 *ctx)
 		st->out_blocked = state != 0; /* != TASK_RUNNING: it waits */
 		st->nr_switches++;
 	}
-	st = bpf_task_storage_get(&tstate, next, 0, 0);
-	if (st && st->in_sys && st->switch_out_ns) {
+	st = it_sched_state(next);
+	if (st && st->switch_out_ns) {
 		u64 d;
 
 		if (!now)
@@ -47,10 +60,9 @@ int btf_sched_switch(u64 *ctx)
 SEC("tp_btf/sched_wakeup")
 int btf_sched_wakeup(u64 *ctx)
 {
-	struct task_struct *p = (void *)ctx[0];
-	struct thread_state *st = bpf_task_storage_get(&tstate, p, 0, 0);
+	struct thread_state *st = it_sched_state((void *)ctx[0]);
 
-	if (st && st->in_sys) {
+	if (st) {
 		st->waker_tid = (u32)bpf_get_current_pid_tgid();
 		bpf_get_current_comm(st->waker_comm, sizeof(st->waker_comm));
 	}

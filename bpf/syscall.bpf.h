@@ -12,15 +12,16 @@
 
 #include "common.bpf.h"
 
-static __always_inline struct file *it_fd_file(struct task_struct *task, u32 fd)
+/* btf: task is bpf_get_current_task_btf() (read directly, see IT_RD). */
+static __always_inline struct file *it_fd_file(struct task_struct *task, u32 fd, const bool btf)
 {
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct fdtable *fdt = IT_RD(btf, task, files, fdt);
 	struct file **arr;
 	struct file *f = NULL;
 
-	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+	if (!fdt || fd >= IT_RD(btf, fdt, max_fds))
 		return NULL;
-	arr = BPF_CORE_READ(fdt, fd);
+	arr = IT_RD(btf, fdt, fd);
 	bpf_probe_read_kernel(&f, sizeof(f), &arr[fd]);
 	return f;
 }
@@ -121,7 +122,7 @@ static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 byt
 
 	if (!it_task_ok())
 		return it_untraced(task);
-	f = it_fd_file(task, fd);
+	f = it_fd_file(task, fd, true);
 	if (!f || !it_file_check(f, &id))
 		return it_untraced(task);
 	st = it_sys_begin(task, sys, op);
@@ -306,7 +307,7 @@ static long it_aio_one(u32 i, void *data)
 		if (bpf_probe_read_user(&uptr, sizeof(uptr), (void *)(c->user_ptr + i * 8)) ||
 		    bpf_probe_read_user(&cb, sizeof(cb), (void *)uptr))
 			return 0;
-		f = it_fd_file(c->task, cb.aio_fildes);
+		f = it_fd_file(c->task, cb.aio_fildes, false);
 		if (!f || !it_file_check(f, &id))
 			return 0;
 		e->iocb = uptr;
@@ -413,6 +414,7 @@ struct uring_info {
 	u32 flags;
 	u8 opcode;
 	u8 op;
+	u8 live; /* see IT_SLOT_PUT */
 };
 
 struct {
@@ -453,7 +455,7 @@ int sys_exit_io_uring_enter(void *ctx)
 	return 0;
 }
 
-static __always_inline int it_uring_submit(struct io_kiocb *req)
+static __always_inline int it_uring_submit(struct io_kiocb *req, const bool btf)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct uring_info u = {};
@@ -464,16 +466,16 @@ static __always_inline int it_uring_submit(struct io_kiocb *req)
 
 	if (!it_task_ok())
 		goto untraced;
-	u.opcode = BPF_CORE_READ(req, opcode);
+	u.opcode = IT_RD(btf, req, opcode);
 	u.op = it_uring_op(u.opcode);
 	/*
 	 * req->file is assigned at issue, after this tracepoint; the SQE's fd
 	 * is already in req->cqe.fd (a registered-file index when the request
 	 * uses fixed files: then the file is not resolved here).
 	 */
-	f = BPF_CORE_READ(req, file);
-	if (!f && !(BPF_CORE_READ(req, flags) & IT_REQ_F_FIXED_FILE))
-		f = it_fd_file(task, BPF_CORE_READ(req, cqe.fd));
+	f = IT_RD(btf, req, file);
+	if (!f && !(IT_RD(btf, req, flags) & IT_REQ_F_FIXED_FILE))
+		f = it_fd_file(task, IT_RD(btf, req, cqe.fd), true);
 	if (f) {
 		if (!it_file_check(f, &id))
 			goto untraced;
@@ -483,7 +485,7 @@ static __always_inline int it_uring_submit(struct io_kiocb *req)
 	u.dev = id.dev;
 	u.ino = id.ino;
 	u.flags = id.flags | it_sample_flag();
-	u.user_data = BPF_CORE_READ(req, cqe.user_data);
+	u.user_data = IT_RD(btf, req, cqe.user_data);
 	it_fill_task(&u.task);
 	st = bpf_task_storage_get(&tstate, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (st) {
@@ -491,8 +493,7 @@ static __always_inline int it_uring_submit(struct io_kiocb *req)
 		st->flags = u.flags;
 	}
 	u.submit_ns = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&uring_inflight, &key, &u, BPF_ANY))
-		it_drop(IT_L_SYSCALL, IT_DROP_INFLIGHT);
+	IT_SLOT_PUT(&uring_inflight, &key, u, IT_L_SYSCALL);
 	return 0;
 untraced:
 	st = bpf_task_storage_get(&tstate, task, 0, 0);
@@ -504,7 +505,7 @@ untraced:
 static __always_inline int it_uring_complete(void *req, s32 res)
 {
 	u64 key = (u64)req;
-	struct uring_info *p = bpf_map_lookup_elem(&uring_inflight, &key);
+	struct uring_info *p = IT_SLOT_GET(&uring_inflight, key, struct uring_info);
 	struct uring_info u;
 	struct it_uring_rec *r;
 	struct it_hist_val *h;
@@ -513,7 +514,7 @@ static __always_inline int it_uring_complete(void *req, s32 res)
 	if (!p)
 		return 0;
 	u = *p;
-	bpf_map_delete_elem(&uring_inflight, &key);
+	p->live = 0;
 	now = bpf_ktime_get_ns();
 	lat = now - u.submit_ns;
 	h = it_hist_get(u.dev, IT_L_SYSCALL, u.op, IT_HK_URING);
@@ -541,29 +542,30 @@ static __always_inline int it_uring_complete(void *req, s32 res)
 	return 0;
 }
 
-IT_TP_BOTH(io_uring_submit_req, it_uring_submit((void *)ctx[0]))
+IT_TP_BOTH(io_uring_submit_req, it_uring_submit((void *)ctx[0], it_btf))
 /* Before 6.2 (a6ae8b4e2a4e) the same tracepoint was io_uring_submit_sqe(req, ...). */
-IT_TP_BOTH(io_uring_submit_sqe, it_uring_submit((void *)ctx[0]))
+IT_TP_BOTH(io_uring_submit_sqe, it_uring_submit((void *)ctx[0], it_btf))
 
 /*
  * io_uring_complete: (ctx, req, cqe) since 6.0 (c4bb964fa092), before that
  * (ctx, req, user_data, res, cflags); the loader reads which from BTF. req
  * may be NULL for completions without a request.
  */
-static __always_inline int it_uring_complete_ctx(u64 *ctx)
+static __always_inline int it_uring_complete_ctx(u64 *ctx, const bool btf)
 {
+	struct io_uring_cqe *cqe = (void *)ctx[2];
 	void *req = (void *)ctx[1];
 	s32 res;
 
 	if (!req)
 		return 0;
 	if (uring_complete_has_cqe)
-		res = BPF_CORE_READ((struct io_uring_cqe *)ctx[2], res);
+		res = IT_RD(btf, cqe, res);
 	else
 		res = (s32)ctx[3];
 	return it_uring_complete(req, res);
 }
 
-IT_TP_BOTH(io_uring_complete, it_uring_complete_ctx(ctx))
+IT_TP_BOTH(io_uring_complete, it_uring_complete_ctx(ctx, it_btf))
 
 #endif /* IT_SYSCALL_BPF_H */
