@@ -87,6 +87,15 @@ cleanup() {
 	[[ -n $tmp ]] && rm -rf "$tmp"
 	exit "$rc"
 }
+# install_traps EXIT_CMD: EXIT runs EXIT_CMD; INT/TERM/HUP call the sourcing
+# script's on_signal NAME STATUS (which reports what is left and exits).
+install_traps() {
+	# shellcheck disable=SC2064 # EXIT_CMD is expanded now, on purpose
+	trap "$1" EXIT
+	trap 'on_signal INT 130' INT
+	trap 'on_signal TERM 143' TERM
+	trap 'on_signal HUP 129' HUP
+}
 # step OUT ERR CMD...: the redirections are made here, not on the call, so
 # that the traps (which print the verdicts) keep this script's stdout.
 step() {

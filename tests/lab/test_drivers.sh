@@ -94,10 +94,7 @@ on_signal() {
 	exit "$2"
 }
 KERNELS=("$@")
-trap cleanup EXIT
-trap 'on_signal INT 130' INT
-trap 'on_signal TERM 143' TERM
-trap 'on_signal HUP 129' HUP
+install_traps cleanup
 mkdir -p "$LAB_DIR/tmp" "$LAB_DIR/runs"
 tmp=$(mktemp -d "$LAB_DIR/tmp/drivers.XXXXXX") || {
 	tmp=""

@@ -67,11 +67,14 @@ on_signal() {
 	exit "$2"
 }
 saved_stats=""
-restore_stats() { [[ -n $saved_stats ]] && sysctl -qw kernel.bpf_stats_enabled="$saved_stats"; }
-trap 'restore_stats; cleanup' EXIT
-trap 'on_signal INT 130' INT
-trap 'on_signal TERM 143' TERM
-trap 'on_signal HUP 129' HUP
+# On exit: put the sysctl back, then harness.sh's cleanup with our exit status.
+modes_exit() {
+	local rc=$?
+	[[ -n $saved_stats ]] && sysctl -qw kernel.bpf_stats_enabled="$saved_stats"
+	(exit "$rc")
+	cleanup
+}
+install_traps modes_exit
 
 mkdir -p "$LAB_DIR/tmp" "$LAB_DIR/runs"
 tmp=$(mktemp -d "$LAB_DIR/tmp/modes.XXXXXX") || {
