@@ -103,9 +103,15 @@ static int host_prepare(struct it_opts *o, FILE *err)
 			fprintf(err, "iotracer: warning: pid %u is not a qemu-system-* process (%s)\n",
 				o->qemu_pids[i], len > 0 ? exe : strerror(errno));
 	}
-	/* The join needs QEMU's host syscalls: keep that layer on whatever -l says. */
-	if (o->layers)
-		o->layers |= (1u << IT_L_SYSCALL) | (1u << IT_L_QEMU);
+	/*
+	 * The join needs QEMU's host syscalls: keep that layer on whatever -l
+	 * says. By default only what the join uses: syscall, block, qemu. The
+	 * sched and fs hooks fire for every task of the host (a context switch
+	 * anywhere runs sched_switch) only to be filtered out: -l all asks for them.
+	 */
+	if (!o->layers)
+		o->layers = (1u << IT_L_SYSCALL) | (1u << IT_L_BLOCK) | (1u << IT_L_QEMU);
+	o->layers |= (1u << IT_L_SYSCALL) | (1u << IT_L_QEMU);
 	/* Trace the QEMU processes only (their threads: tgid filter). */
 	o->nr_pids = 0;
 	for (int i = 0; i < o->nr_qemu_pids && i < CLI_MAX_PIDS; i++)
