@@ -34,6 +34,7 @@
 #include <linux/btf.h>
 #include <linux/loop.h>
 
+#include "clock.h"
 #include "bench.h"
 #include "jsonw.h"
 #include "parse.h"
@@ -789,14 +790,6 @@ static void on_signal(int sig)
 		g_stop = 1;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -989,7 +982,7 @@ static pid_t spawn(char *const argv[], const char *out, const char *err)
 /* Wait for pid to exit, polling, up to timeout_ms (< 0: forever, unless g_stop). */
 static int wait_exit(pid_t pid, int timeout_ms, int *status)
 {
-	uint64_t end = now_ns() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000000ull;
+	uint64_t end = it_mono_ns() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000000ull;
 
 	for (;;) {
 		pid_t r = waitpid(pid, status, WNOHANG);
@@ -1002,7 +995,7 @@ static int wait_exit(pid_t pid, int timeout_ms, int *status)
 			kids_del(pid);
 			return -errno;
 		}
-		if (timeout_ms >= 0 && now_ns() >= end)
+		if (timeout_ms >= 0 && it_mono_ns() >= end)
 			return -ETIMEDOUT;
 		sleep_ms(20);
 	}
@@ -1070,7 +1063,7 @@ static int cpu_snapshot(struct cpu_snap *s)
 	char *t = read_file("/proc/stat", NULL);
 	int ret;
 
-	s->t_ns = now_ns();
+	s->t_ns = it_mono_ns();
 	if (!t)
 		return -errno;
 	ret = bench_parse_proc_stat(t, s);

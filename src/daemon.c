@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "iotracer.h"
 #include "iotracer.skel.h"
 #include "cli.h"
@@ -49,14 +50,6 @@ struct daemon {
 	int mode_fd;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct daemon *d = ctx;
@@ -81,12 +74,12 @@ static void on_request(const struct corr_req *r, void *ctx)
 static void mode_run(struct daemon *d)
 {
 	if (d->m && d->mode->run)
-		d->mode->run(d->m, mono_ns());
+		d->mode->run(d->m, it_mono_ns());
 }
 
 static void drain(struct daemon *d)
 {
-	d->now_ns = mono_ns();
+	d->now_ns = it_mono_ns();
 	if (ring_buffer__consume(d->rb) < 0)
 		d->lost++;
 	corr_tick(d->corr, d->now_ns);
@@ -330,7 +323,7 @@ int it_daemon_run(const struct it_opts *uo)
 		}
 	}
 	d.khists = calloc(MAX_KHISTS, sizeof(*d.khists));
-	d.start_ns = d.now_ns = mono_ns();
+	d.start_ns = d.now_ns = it_mono_ns();
 	d.next_summary_ns = d.start_ns + o->interval_ns;
 	d.out = out_new(o, text, d.json, d.start_ns);
 	d.corr = d.out ? corr_new(on_request, &d, HOLD_NS, 0) : NULL;

@@ -18,6 +18,7 @@
 #include "corr.h"
 #include "jsonw.h"
 #include "link.h"
+#include "clock.h"
 #include "mode.h"
 #include "parse.h"
 
@@ -170,7 +171,7 @@ static void guest_drain(struct guest *g)
 	for (int i = 0; i < 200; i++) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 
-		link_run(g->link, mode_now_ns());
+		link_run(g->link, it_mono_ns());
 		link_get_stats(g->link, &s);
 		if (!s.outbox_len)
 			break;

@@ -27,6 +27,7 @@
 #include "jsonw.h"
 #include "link.h"
 #include "loader.h"
+#include "clock.h"
 #include "mode.h"
 #include "output.h"
 #include "qemu.h"
@@ -359,7 +360,7 @@ static int host_on_records(void *ctx, struct link_peer *p, const struct link_vre
 {
 	struct host *h = ctx;
 	const struct link_peer_info *pi = link_peer_info(p);
-	uint64_t now = mode_now_ns(), unc = HOST_NO_CLOCK_UNC;
+	uint64_t now = it_mono_ns(), unc = HOST_NO_CLOCK_UNC;
 	int64_t peer_minus_local = 0;
 
 	link_clock_get(&pi->clock, &peer_minus_local, &unc);
@@ -489,7 +490,7 @@ static void *host_start(const struct mode_env *env)
 	h->env = *env;
 	cb.ctx = h;
 	jw_init(&h->w);
-	h->start_ns = mode_now_ns();
+	h->start_ns = it_mono_ns();
 	h->cpu_start_ns = self_cpu_ns();
 	for (int s = 0; s < VJ_STAGES; s++)
 		if (!(h->stage[s] = lhist_new()))
@@ -575,7 +576,7 @@ static void host_request(void *m, const struct corr_req *r)
 		io.blk_dev = r->blocks[0]->dev;
 	}
 	h->host_io++;
-	vjoin_add_host(h->vj, &io, mode_now_ns());
+	vjoin_add_host(h->vj, &io, it_mono_ns());
 }
 
 static void host_run(void *m, uint64_t now_ns)
@@ -601,7 +602,7 @@ static void summary_text(struct host *h, const struct vj_stats *st, double hits,
 		   "daemon CPU %.3f %% of a core, BPF %.3f ms (%.3f %% of a core)\n",
 		(unsigned long long)(h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]),
 		(unsigned long long)h->qemu_ev[IT_QEV_NOTIFY], hits, cpu_pct, bpf_ns / 1e6,
-		100.0 * bpf_ns / (mode_now_ns() - h->start_ns));
+		100.0 * bpf_ns / (it_mono_ns() - h->start_ns));
 	for (int i = 0; i < h->nr_peers; i++)
 		fprintf(f, "host: guest '%s' session %016llx: clock host - guest = %+lld ns +- %llu ns "
 			   "(%llu samples), records %llu\n",
@@ -641,7 +642,7 @@ static void summary_json(struct host *h, const struct vj_stats *st, int final, d
 	jw_double(w, "uprobe_hits_per_qemu_io", hits);
 	jw_double(w, "daemon_cpu_pct", cpu_pct);
 	jw_u64(w, "bpf_ns", bpf_ns);
-	jw_u64(w, "elapsed_ns", mode_now_ns() - h->start_ns);
+	jw_u64(w, "elapsed_ns", it_mono_ns() - h->start_ns);
 	jw_u64(w, "records_rx", ls.records_rx);
 	jw_u64(w, "records_dup", ls.records_dup);
 	jw_u64(w, "malformed", ls.malformed);
@@ -676,7 +677,7 @@ static void host_summary(void *m, int final)
 {
 	struct host *h = m;
 	const struct vj_stats *st;
-	uint64_t el = mode_now_ns() - h->start_ns, bpf_ns = 0;
+	uint64_t el = it_mono_ns() - h->start_ns, bpf_ns = 0;
 	double hits, cpu_pct;
 
 	if (final)

@@ -39,6 +39,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "clock.h"
 #include "link.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -78,14 +79,6 @@ static const char *const msg_name[LINK_MSG_MAX] = {
 	[LINK_FILTER] = "FILTER",	[LINK_RECORDS] = "RECORDS", [LINK_ACK] = "ACK",
 	[LINK_HEARTBEAT] = "HEARTBEAT", [LINK_BYE] = "BYE",
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
-}
 
 static uint32_t payload_crc(const void *p, uint32_t len)
 {
@@ -637,7 +630,7 @@ static void fill_heartbeat(struct link_peer *p, struct link_heartbeat *hb)
 {
 	struct link *l = p->l;
 
-	hb->now = mono_ns();
+	hb->now = it_mono_ns();
 	if (is_guest(l)) {
 		hb->sent = l->st.records_sent;
 		hb->dropped = l->st.records_dropped;
@@ -672,11 +665,11 @@ static int emit(struct link_peer *p, unsigned int bit)
 		return put_frame(p, LINK_ACK, &u.ack, sizeof(u.ack));
 	case DUE_PONG:
 		u.pg = p->pong;
-		u.pg.t3 = mono_ns();
+		u.pg.t3 = it_mono_ns();
 		return put_frame(p, LINK_PONG, &u.pg, sizeof(u.pg));
 	case DUE_PING:
 		u.pg.id = ++p->ping_id;
-		u.pg.t1 = mono_ns();
+		u.pg.t1 = it_mono_ns();
 		return put_frame(p, LINK_PING, &u.pg, sizeof(u.pg));
 	}
 	fill_heartbeat(p, &u.hb);
@@ -1034,12 +1027,12 @@ static void on_frame(struct link_peer *p, const struct link_frame_hdr *h, const 
 		break;
 	case LINK_PING:
 		memcpy(&p->pong, pl, sizeof(p->pong));
-		p->pong.t2 = mono_ns(); /* receipt: as close to the read as we get */
+		p->pong.t2 = it_mono_ns(); /* receipt: as close to the read as we get */
 		p->due |= DUE_PONG;
 		break;
 	case LINK_PONG:
 		memcpy(&pg, pl, sizeof(pg));
-		link_clock_add(&p->info.clock, pg.t1, pg.t2, pg.t3, mono_ns());
+		link_clock_add(&p->info.clock, pg.t1, pg.t2, pg.t3, it_mono_ns());
 		break;
 	case LINK_FILTER:
 		on_filter(p, pl);
@@ -1380,7 +1373,7 @@ static uint64_t random_u64(void)
 	uint64_t r = 0;
 
 	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
-		r = mono_ns() ^ ((uint64_t)getpid() << 32);
+		r = it_mono_ns() ^ ((uint64_t)getpid() << 32);
 	return r ? r : 1;
 }
 
@@ -1431,7 +1424,7 @@ struct link *link_new(const struct link_opts *o, const struct link_cb *cb)
 	l->o.name = NULL; /* not kept: the caller's string may go away */
 	l->session = random_u64();
 	l->first_seq = l->next_seq = 1;
-	l->now = mono_ns();
+	l->now = it_mono_ns();
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (is_guest(l))
 		l->outbox = calloc(l->o.outbox, VREQ);

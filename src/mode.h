@@ -9,7 +9,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <time.h>
 
 struct it_opts;
 struct it_loader;
@@ -43,14 +42,6 @@ struct mode_ops {
 	/* shut down: flush, close links, detach, free */
 	void (*stop)(void *m);
 };
-
-static inline uint64_t mode_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 extern const struct mode_ops guest_mode_ops;
 extern const struct mode_ops host_mode_ops;

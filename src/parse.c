@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "clock.h"
 #include "iotracer.h"
 #include "parse.h"
 
@@ -364,14 +365,6 @@ static unsigned int parse_dc_next;
 static char parse_dc_root[PARSE_DC_ROOT];
 static char parse_dc_uncached[PARSE_DC_NAME];
 
-static uint64_t parse_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void parse_dev_cache_clear(void)
 {
 	memset(parse_dc, 0, sizeof(parse_dc));
@@ -396,7 +389,7 @@ const char *parse_dev_name_cached(uint32_t kdev, const char *sysfs_root)
 		strcpy(parse_dc_root, sysfs_root);
 	}
 
-	now = parse_now_ns();
+	now = it_mono_ns();
 	for (i = 0; i < PARSE_DC_SIZE; i++) {
 		if (parse_dc[i].used && parse_dc[i].kdev == kdev) {
 			e = &parse_dc[i];
