@@ -1071,8 +1071,7 @@ static int cpu_snapshot(struct cpu_snap *s)
 	return ret;
 }
 
-/* Sum of the run time of every thread of pid (ns). 0 if gone. */
-static uint64_t proc_cpu_ns(pid_t pid)
+uint64_t bench_proc_cpu_ns(pid_t pid)
 {
 	char path[64];
 	uint64_t sum = 0;
@@ -2166,7 +2165,7 @@ static int run_one(struct bench *b, int wl, int tri, int round, int stats, struc
 	}
 	if (tpid) {
 		n0 = prog_snapshot(tpid, p0, BENCH_MAX_PROGS, 1);
-		c0 = proc_cpu_ns(tpid);
+		c0 = bench_proc_cpu_ns(tpid);
 	}
 	r->sys_progs = system_prog_count();
 	r->load1 = loadavg1();
@@ -2179,7 +2178,7 @@ static int run_one(struct bench *b, int wl, int tri, int round, int stats, struc
 	ret = wait_fio(fpid, (unsigned)(b->o.runtime_ns / 1000000000ull) + 90, &st);
 	cpu_snapshot(&s1);
 	if (tpid) {
-		c1 = proc_cpu_ns(tpid);
+		c1 = bench_proc_cpu_ns(tpid);
 		n1 = prog_snapshot(tpid, p1, BENCH_MAX_PROGS, 0);
 		proc_mem(tpid, &r->rss_anon_kb, &r->hwm_kb);
 	}

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* `iotracer bench ARGS...`: argv[0] is "bench". Returns the exit status. */
 int bench_main(int argc, char **argv);
@@ -54,6 +55,8 @@ double bench_busy_pct(const struct cpu_snap *a, const struct cpu_snap *b, long u
 
 /* First field of /proc/PID/task/TID/schedstat: time on CPU in ns. 0 or -EINVAL. */
 int bench_parse_schedstat(const char *text, uint64_t *run_ns);
+/* Sum of the run time of every thread of pid, from /proc/PID/task/ * /schedstat (ns); 0 if gone. */
+uint64_t bench_proc_cpu_ns(pid_t pid);
 
 /* "Key:   1234 kB" line of /proc/PID/status -> 1234. 0, -ENOENT or -EINVAL. */
 int bench_parse_status_kb(const char *text, const char *key, uint64_t *kb);

@@ -21,6 +21,7 @@
 
 #include "iotracer.h"
 #include "iotracer.skel.h"
+#include "bench.h"
 #include "cli.h"
 #include "corr.h"
 #include "hist.h"
@@ -118,19 +119,6 @@ static int host_prepare(struct it_opts *o, FILE *err)
 	for (int i = 0; i < o->nr_qemu_pids && i < CLI_MAX_PIDS; i++)
 		o->pids[o->nr_pids++] = o->qemu_pids[i];
 	return 0;
-}
-
-static uint64_t self_cpu_ns(void)
-{
-	unsigned long long ns = 0;
-	FILE *f = fopen("/proc/self/schedstat", "r");
-
-	if (f) {
-		if (fscanf(f, "%llu", &ns) != 1)
-			ns = 0;
-		fclose(f);
-	}
-	return ns;
 }
 
 static void host_attach_line(struct host *h, const char *hook, int ok, const char *why)
@@ -491,7 +479,7 @@ static void *host_start(const struct mode_env *env)
 	cb.ctx = h;
 	jw_init(&h->w);
 	h->start_ns = it_mono_ns();
-	h->cpu_start_ns = self_cpu_ns();
+	h->cpu_start_ns = bench_proc_cpu_ns(getpid());
 	for (int s = 0; s < VJ_STAGES; s++)
 		if (!(h->stage[s] = lhist_new()))
 			goto fail;
@@ -687,7 +675,7 @@ static void host_summary(void *m, int final)
 		       (double)(h->qemu_ev[0] + h->qemu_ev[1] + h->qemu_ev[2]) /
 			       (h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]) :
 		       0;
-	cpu_pct = el ? 100.0 * (self_cpu_ns() - h->cpu_start_ns) / el : 0;
+	cpu_pct = el ? 100.0 * (bench_proc_cpu_ns(getpid()) - h->cpu_start_ns) / el : 0;
 	it_loader_run_totals(h->env.ld, NULL, &bpf_ns);
 	summary_text(h, st, hits, cpu_pct, bpf_ns);
 	if (h->env.json)
