@@ -68,20 +68,6 @@ static int count_lines(const char *s)
 	return n;
 }
 
-static int mkfile(const char *path, const char *data)
-{
-	FILE *f = fopen(path, "w");
-	int ret = 0;
-
-	if (!f)
-		return -errno;
-	if (fputs(data, f) < 0)
-		ret = -EIO;
-	if (fclose(f))
-		ret = -EIO;
-	return ret;
-}
-
 /* Fake sysfs with loop0 (7:0) and loop1 (7:1), a cgroup dir and a file. */
 static int setup(void)
 {
@@ -107,10 +93,10 @@ static int setup(void)
 	snprintf(cgdir, sizeof(cgdir), "%s/cg", tmpdir);
 	snprintf(file, sizeof(file), "%s/data", tmpdir);
 	snprintf(path, sizeof(path), "%s/class/block/loop0/dev", sysroot);
-	err = err ?: mkfile(path, "7:0\n");
+	err = err ?: unit_write_str(path, "7:0\n");
 	snprintf(path, sizeof(path), "%s/class/block/loop1/dev", sysroot);
-	err = err ?: mkfile(path, "7:1\n");
-	err = err ?: mkfile(file, "hello\n");
+	err = err ?: unit_write_str(path, "7:1\n");
+	err = err ?: unit_write_str(file, "hello\n");
 	return err;
 }
 

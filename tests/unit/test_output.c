@@ -33,16 +33,6 @@ static int g_have_sysfs;
 
 /* ---- fake sysfs ---- */
 
-static int write_file(const char *path, const char *data)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -errno;
-	fputs(data, f);
-	return fclose(f) ? -errno : 0;
-}
-
 static int mkdirs(const char *root, const char *const *dirs, int n)
 {
 	char p[512];
@@ -72,11 +62,11 @@ static int make_fake_sysfs(void)
 	if (err)
 		return err;
 	snprintf(p, sizeof(p), "%s/dev/block/7:0/uevent", g_sysfs);
-	err = write_file(p, "MAJOR=7\nMINOR=0\nDEVNAME=loop0\nDEVTYPE=disk\n");
+	err = unit_write_str(p, "MAJOR=7\nMINOR=0\nDEVNAME=loop0\nDEVTYPE=disk\n");
 	if (err)
 		return err;
 	snprintf(p, sizeof(p), "%s/class/block/loop0/dev", g_sysfs);
-	return write_file(p, "7:0\n");
+	return unit_write_str(p, "7:0\n");
 }
 
 static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *fw)
@@ -104,7 +94,7 @@ static int run_jq(const char *args, const char *prog, const char *input, char **
 	*outp = NULL;
 	snprintf(pin, sizeof(pin), "%s/in.json", g_tmp);
 	snprintf(pprog, sizeof(pprog), "%s/prog.jq", g_tmp);
-	if (write_file(pin, input) || write_file(pprog, prog))
+	if (unit_write_str(pin, input) || unit_write_str(pprog, prog))
 		return -1;
 	snprintf(cmd, sizeof(cmd), "jq %s -f '%s' '%s' 2>/dev/null", args, pprog, pin);
 	fflush(NULL);
@@ -1740,7 +1730,7 @@ static int fake_dev(uint32_t dev, const char *name)
 	snprintf(p, sizeof(p), "%s/dev/block/%u:%u/uevent", g_sysfs, IT_MAJOR(dev), IT_MINOR(dev));
 	snprintf(txt, sizeof(txt), "MAJOR=%u\nMINOR=%u\nDEVNAME=%s\nDEVTYPE=disk\n", IT_MAJOR(dev),
 		 IT_MINOR(dev), name);
-	return write_file(p, txt);
+	return unit_write_str(p, txt);
 }
 
 /*

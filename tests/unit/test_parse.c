@@ -235,18 +235,9 @@ static char sysroot[64];
 static int write_file(const char *dir, const char *rel, const char *data)
 {
 	char path[PATH_MAX];
-	FILE *f;
-	int ret = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	f = fopen(path, "w");
-	if (!f)
-		return -errno;
-	if (fputs(data, f) < 0)
-		ret = -EIO;
-	if (fclose(f))
-		ret = -EIO;
-	return ret;
+	return unit_write_str(path, data);
 }
 
 static int mkdirs(const char *dir, const char *rel)

@@ -36,17 +36,6 @@ static void rm_tmpdir(void)
 	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static bool write_file(const char *path, const void *data, size_t len)
-{
-	FILE *f = fopen(path, "w");
-	bool ok;
-
-	if (!f)
-		return false;
-	ok = fwrite(data, 1, len, f) == len;
-	return !fclose(f) && ok;
-}
-
 /* ---- symbols ---- */
 
 /*
@@ -118,7 +107,7 @@ static bool write_synthetic_elf(const char *path, uint16_t type, uint64_t base)
 	sh[3].sh_info = 1;
 	sh[3].sh_entsize = sizeof(*sym);
 	syn_shdr(&sh[4], 23, SHT_STRTAB, 0x1300, sizeof(syn_shstr));
-	return write_file(path, img, sizeof(img));
+	return !unit_write(path, img, sizeof(img));
 }
 
 static void check_synthetic(uint16_t type, uint64_t base)
@@ -300,7 +289,7 @@ static void test_sym_errors(void)
 	if (!ASSERT_TRUE(make_tmpdir(), "mkdtemp"))
 		return;
 	snprintf(path, sizeof(path), "%s/text", tmpdir);
-	ASSERT_TRUE(write_file(path, "#!/bin/sh\necho hi\n", 18), "write");
+	ASSERT_TRUE(!unit_write(path, "#!/bin/sh\necho hi\n", 18), "write");
 	ASSERT_TRUE(qemu_sym_offsets(path, names, 1, &off, why, sizeof(why)) < 0, "not ELF");
 	ASSERT_TRUE(strstr(why, "not an ELF") != NULL, why);
 	ASSERT_EQ(off, 0, "offs cleared");
@@ -537,7 +526,7 @@ static bool fake_qemu(const char *const *argv)
 		return false;
 	len = mkcmd(buf, sizeof(buf), argv);
 	snprintf(path, sizeof(path), "%s/proc/700/cmdline", tmpdir);
-	if (!write_file(path, buf, len))
+	if (unit_write(path, buf, len))
 		return false;
 	snprintf(path, sizeof(path), "%s/proc/700/root", tmpdir);
 	if (symlink("/", path))
@@ -583,7 +572,7 @@ static void test_disks(void)
 	snprintf(absopt, sizeof(absopt), "file=%s,if=none,id=a0,format=raw", abs);
 	snprintf(rel, sizeof(rel), "%s/rel.img", tmpdir);
 	snprintf(proc, sizeof(proc), "%s/proc", tmpdir);
-	if (!ASSERT_TRUE(!mkdir(proc, 0755) && write_file(abs, "a", 1) && write_file(rel, "r", 1) &&
+	if (!ASSERT_TRUE(!mkdir(proc, 0755) && !unit_write(abs, "a", 1) && !unit_write(rel, "r", 1) &&
 				 fake_qemu(argv),
 			 "fake proc"))
 		goto out;

@@ -16,6 +16,7 @@
 #ifndef IT_UNIT_H
 #define IT_UNIT_H
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -183,6 +184,26 @@ static inline void unit__run(const char *name, void (*fn)(void))
 static inline int unit_result(void)
 {
 	return unit__st.nr_failed_tests ? 1 : 0;
+}
+
+/* Write len bytes of data to path (created or truncated). 0 or -errno. */
+static inline int unit_write(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "w");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	if (fwrite(data, 1, len, f) != len)
+		ret = -EIO;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+static inline int unit_write_str(const char *path, const char *s)
+{
+	return unit_write(path, s, strlen(s));
 }
 
 #endif /* IT_UNIT_H */
