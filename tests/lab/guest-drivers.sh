@@ -1,6 +1,6 @@
 # shellcheck shell=sh
 # Guest side of the driver layers test (runs as /lab/run.sh under busybox sh;
-# the host side is tests/lab/test_drivers.sh). Needs /lab/iotracer (a static
+# the host side is tests/lab/test_drivers.sh). Needs /lab/guest-lib.sh and /lab/iotracer (a static
 # build, passed with LAB_EXTRA).
 #
 # 1. starts `iotracer -q --no-live -j out.json -d <disks>` in the background and
@@ -23,6 +23,7 @@
 # Exit status: 0 when iotracer attached and exited 0 and every ioload run had
 # no error; 1 otherwise (the bundle is sent in every case).
 set -u
+. /lab/guest-lib.sh
 count=${LAB_G_DRV_COUNT:-300}
 bs=${LAB_G_DRV_BS:-4096}
 disks=${LAB_G_DRV_DISKS:-nvme0n1 sda vda}
@@ -88,27 +89,12 @@ else
 fi
 
 # Stop it (a hang must not eat the boot's timeout).
-kill -TERM "$pid" 2>/dev/null
-i=0
-while kill -0 "$pid" 2>/dev/null && [ "$i" -lt 150 ]; do
-	sleep 0.2
-	i=$((i + 1))
-done
-if kill -0 "$pid" 2>/dev/null; then
-	echo "iotracer did not exit within 30 s of SIGTERM: SIGKILL"
-	kill -KILL "$pid" 2>/dev/null
-fi
-wait "$pid"
-trc=$?
+stop_pid "$pid" iotracer
+trc=$stop_rc
 echo "iotracer_rc $trc"
 [ "$trc" -eq 0 ] || rc=1
 step stopped
 [ -s "$W/iotracer.err" ] && grep -iE 'error|fail|warn|abort|assert' "$W/iotracer.err" | head -n 5
 
-[ -f "$W/out.json" ] || : >"$W/out.json"
-tar -C "$W" -czf /tmp/bundle.tgz out.json iotracer.err ioload.txt steps.txt
-md5=$(md5sum </tmp/bundle.tgz | cut -d' ' -f1)
-echo "===DRV-BUNDLE=== $(wc -c </tmp/bundle.tgz) $md5"
-base64 /tmp/bundle.tgz
-echo "===DRV-BUNDLE-END==="
+send_bundle "$W" out.json iotracer.err ioload.txt steps.txt
 exit "$rc"

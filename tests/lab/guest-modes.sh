@@ -16,6 +16,7 @@
 # base64 tar.gz bundle of g1.json g2.json *.err ioload.txt steps.txt vsock.txt
 # on the console (===DRV-BUNDLE=== ... ===DRV-BUNDLE-END===, as guest-drivers.sh).
 set -u
+. /lab/guest-lib.sh
 link=${LAB_G_LINK:-serial:lab.0}
 count=${LAB_G_COUNT:-150}
 W=/tmp/modes
@@ -67,15 +68,8 @@ load vda randwrite 5
 load nvme0n1 randread 6
 sleep 2
 step guest2_stop
-kill -TERM "$gpid" 2>/dev/null
-i=0
-while kill -0 "$gpid" 2>/dev/null && [ "$i" -lt 100 ]; do
-	sleep 0.2
-	i=$((i + 1))
-done
-kill -KILL "$gpid" 2>/dev/null
-wait "$gpid"
-echo "guest2_rc $?"
+stop_pid "$gpid" "guest daemon 2"
+echo "guest2_rc $stop_rc"
 
 if [ -x /lab/test_link ]; then
 	modprobe vsock_loopback 2>/dev/null
@@ -83,10 +77,5 @@ if [ -x /lab/test_link ]; then
 	cat "$W/vsock.txt"
 fi
 
-for f in g1.json g2.json g1.err g2.err; do [ -f "$W/$f" ] || : >"$W/$f"; done
-tar -C "$W" -czf /tmp/bundle.tgz g1.json g2.json g1.err g2.err ioload.txt steps.txt vsock.txt
-md5=$(md5sum </tmp/bundle.tgz | cut -d' ' -f1)
-echo "===DRV-BUNDLE=== $(wc -c </tmp/bundle.tgz) $md5"
-base64 /tmp/bundle.tgz
-echo "===DRV-BUNDLE-END==="
+send_bundle "$W" g1.json g2.json g1.err g2.err ioload.txt steps.txt vsock.txt
 exit "$rc"

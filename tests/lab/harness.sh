@@ -140,6 +140,14 @@ build_static() {
 	note "built $STATIC ($(stat -c %s "$STATIC") bytes)"
 }
 
+# guest_extra DIR: LAB_EXTRA for a guest script: the static iotracer and
+# guest-lib.sh (build_static first).
+guest_extra() {
+	mkdir -p "$1" &&
+		{ ln -f "$STATIC" "$1/iotracer" 2>/dev/null || cp "$STATIC" "$1/iotracer"; } &&
+		cp "$LAB_SRC/guest-lib.sh" "$1/"
+}
+
 # Numeric field of a flat JSON line.
 jnum() { sed -n "s/.*\"$2\":\\(-\\{0,1\\}[0-9][0-9]*\\).*/\\1/p" <<<"$1"; }
 

@@ -439,8 +439,7 @@ if ! build_static; then
 	for k in "$@"; do verdict_all "$k" FAIL "$BUILD_WHY"; done
 	exit 1
 fi
-mkdir -p "$tmp/extra"
-ln "$STATIC" "$tmp/extra/iotracer" 2>/dev/null || cp "$STATIC" "$tmp/extra/iotracer"
+guest_extra "$tmp/extra"
 export LAB_EXTRA=$tmp/extra
 
 for k in "$@"; do

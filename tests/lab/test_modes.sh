@@ -219,8 +219,7 @@ if ! build_static; then
 	verdict_rest FAIL "${BUILD_WHY:-static build failed}"
 	exit 1
 fi
-mkdir -p "$tmp/extra"
-cp "$STATIC" "$tmp/extra/iotracer"
+guest_extra "$tmp/extra"
 # the link unit test, static and without sanitizers, for AF_VSOCK in the guest
 gcc -std=gnu11 -O1 -D_GNU_SOURCE -I"$LAB_REPO/include" -I"$LAB_REPO/src" -static \
 	"$LAB_REPO/tests/unit/test_link.c" "$LAB_REPO/src/link.c" -lz -o "$tmp/extra/test_link" 2>"$tmp/test_link.log" ||
