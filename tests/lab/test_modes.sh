@@ -197,7 +197,7 @@ one() {
 	local fin
 	fin=$(jq -c 'select(.type == "link" and .final)' "$out/g2.json" 2>/dev/null | tail -n 1)
 	sess2=$(hostj "$out" 'select(.type == "guest_vreq") | .session' | sort | uniq -c | wc -l)
-	check "lab_modes_${t}_reconnect" "$(jq -e '.sent > 0 and .acked == .sent and .dropped == 0 and .waiting == 0' <<<"$fin" >/dev/null 2>&1 && [[ $sess2 -ge 2 ]] && grep -q guest_vreq "$out/host2.json"; echo $?)" \
+	check "lab_modes_${t}_reconnect" "$(jq -e '.virtio_requests > 0 and .acked == .virtio_requests and .dropped == 0 and .waiting == 0' <<<"$fin" >/dev/null 2>&1 && [[ $sess2 -ge 2 ]] && grep -q guest_vreq "$out/host2.json"; echo $?)" \
 		"guest #2 final: ${fin:-none}; guest sessions seen by the host: $sess2"
 
 	stage_notes "$out" "$t"
