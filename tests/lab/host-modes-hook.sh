@@ -1,13 +1,15 @@
 #!/bin/bash
 # LAB_HOST_HOOK of tests/lab/test_modes.sh: runs `iotracer --mode host` on the
-# lab's QEMU (LAB_QEMU_PID) with the link given in MODES_HOST_LINK (e.g.
-# "--link unix:$LAB_SERIAL_SOCK" or "--listen tcp:127.0.0.1:PORT"), writing
+# lab's QEMU (LAB_QEMU_PID) with the link options in MODES_HOST_LINK (e.g.
+# "--listen tcp:127.0.0.1:PORT"; "serial": dial the virtio-serial chardev
+# socket, "--link unix:$LAB_SERIAL_SOCK"), writing
 # $LAB_OUTDIR/host1.json. When the guest prints `LAB-MARK restart-host` on
 # the console, the daemon is SIGKILLed and a second one started (host2.json).
 # On TERM (boot.sh ends the hook when the guest is done) the running daemon
 # gets SIGTERM and is waited for, so its final summary is written.
 set -u
 : "${IOTRACER:?}" "${LAB_QEMU_PID:?}" "${LAB_OUTDIR:?}" "${LAB_CONSOLE:?}"
+[[ ${MODES_HOST_LINK:?} == serial ]] && MODES_HOST_LINK="--link unix:${LAB_SERIAL_SOCK:?}"
 hpid=""
 start() {
 	# shellcheck disable=SC2086 # MODES_HOST_LINK is a list of options

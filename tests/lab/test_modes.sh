@@ -129,12 +129,9 @@ one() {
 		port=$((20000 + RANDOM % 20000))
 		export MODES_HOST_LINK="--listen tcp:127.0.0.1:$port" LAB_G_LINK="tcp:10.0.2.2:$port"
 	else
-		# shellcheck disable=SC2016 # expanded by the hook, which has LAB_SERIAL_SOCK
-		export MODES_HOST_LINK='--link unix:$LAB_SERIAL_SOCK' LAB_G_LINK="serial:lab.0"
+		export MODES_HOST_LINK=serial LAB_G_LINK="serial:lab.0" # the hook knows the socket
 	fi
-	# the hook expands MODES_HOST_LINK itself
-	export LAB_HOST_HOOK="MODES_HOST_LINK=\"$MODES_HOST_LINK\" exec \"$LAB_SRC/host-modes-hook.sh\""
-	[[ $t == serial ]] && LAB_HOST_HOOK="MODES_HOST_LINK=\"--link unix:\$LAB_SERIAL_SOCK\" exec \"$LAB_SRC/host-modes-hook.sh\""
+	export LAB_HOST_HOOK="exec \"$LAB_SRC/host-modes-hook.sh\""
 	step /dev/null "$out/boot.log" "$LAB_SRC/boot.sh" "$SERIES" "$LAB_SRC/guest-modes.sh" "$out" || brc=$?
 	for ((i = 0; i < 100; i++)); do [[ -f $out/host.done ]] && break; sleep 0.2; done
 	g=$out/guest.out
