@@ -41,6 +41,9 @@
 static const char *const uprobe_syms[] = { "blk_aio_preadv", "blk_aio_pwritev", "virtio_notify",
 					   "virtio_notify_irqfd" };
 #define NR_UPROBES 4
+/* The BPF program of each symbol above, same order (bpf/qemu.bpf.h). */
+static const char *const uprobe_progs[NR_UPROBES] = { "qemu_aio_read", "qemu_aio_write",
+						      "qemu_notify", "qemu_notify_irqfd" };
 #define HOST_MAX_PEERS 16
 
 struct hdisk {
@@ -132,8 +135,6 @@ static void host_attach_line(struct host *h, const char *hook, int ok, const cha
 /* Uprobes of one QEMU at the .dynsym offsets of /proc/PID/exe. */
 static void attach_qemu(struct host *h, int qi)
 {
-	static const char *const progs[NR_UPROBES] = { "qemu_aio_read", "qemu_aio_write",
-						       "qemu_notify", "qemu_notify_irqfd" };
 	pid_t pid = h->qemu[qi];
 	char exe[64], why[160], hook[96];
 	uint64_t offs[NR_UPROBES];
@@ -143,7 +144,7 @@ static void attach_qemu(struct host *h, int qi)
 	n = qemu_sym_offsets(exe, uprobe_syms, NR_UPROBES, offs, why, sizeof(why));
 	for (int i = 0; i < NR_UPROBES; i++) {
 		struct bpf_program *prog =
-			bpf_object__find_program_by_name(h->env.ld->skel->obj, progs[i]);
+			bpf_object__find_program_by_name(h->env.ld->skel->obj, uprobe_progs[i]);
 
 		snprintf(hook, sizeof(hook), "%s (pid %d)", uprobe_syms[i], pid);
 		if (n < 0 || !offs[i]) {

@@ -424,10 +424,6 @@ static struct bpf_program *prog_by_name(struct it_loader *ld, const char *name)
 	return name ? bpf_object__find_program_by_name(ld->skel->obj, name) : NULL;
 }
 
-/* QEMU uprobe programs: loaded in host mode, attached per process by host.c. */
-static const char *const qemu_progs[] = { "qemu_aio_read", "qemu_aio_write", "qemu_notify",
-					   "qemu_notify_irqfd" };
-
 /* Autoload exactly the programs of the chosen methods. */
 static void set_autoload(struct it_loader *ld, const struct it_opts *o)
 {
@@ -445,10 +441,9 @@ static void set_autoload(struct it_loader *ld, const struct it_opts *o)
 				bpf_program__set_autoload(prog, true);
 		}
 	}
-	for (size_t i = 0; o->mode == IT_MODE_HOST && i < sizeof(qemu_progs) / sizeof(*qemu_progs);
-	     i++) {
-		prog = prog_by_name(ld, qemu_progs[i]);
-		if (prog)
+	/* host mode: the QEMU uprobes (bpf/qemu.bpf.h), attached per process by host.c */
+	bpf_object__for_each_program(prog, ld->skel->obj) {
+		if (o->mode == IT_MODE_HOST && !strcmp(bpf_program__section_name(prog), "uprobe"))
 			bpf_program__set_autoload(prog, true);
 	}
 }
