@@ -252,6 +252,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 {
 	struct bio_info *p, bi;
 	struct it_block_rec *r;
+	struct it_res res;
 	struct it_hist_val *h;
 	u64 key, now, g;
 	u32 dev, opf;
@@ -297,7 +298,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	g = p ? IT_RD(btf, rq, start_time_ns) : 0;
 	if (g < bi.q_ns || g > now)
 		g = 0;
-	h = it_hist_get(dev, IT_L_BLOCK, it_req_op(opf), IT_HK_PLAIN);
+	h = kern_hists ? it_hist_get(dev, IT_L_BLOCK, it_req_op(opf), IT_HK_PLAIN) : NULL;
 	if (h) {
 		it_hist_slot(&h->st[IT_ST_Q2C], now - bi.q_ns);
 		if (bi.d_ns) {
@@ -308,7 +309,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	if (!it_keep(bi.flags, now - bi.q_ns))
 		return 0;
 	it_virtio_done(&bi);
-	r = it_reserve(sizeof(*r), IT_L_BLOCK);
+	r = it_reserve(&res, sizeof(*r), IT_L_BLOCK);
 	if (!r)
 		return 0;
 	it_hdr_init(&r->hdr, IT_REC_BLOCK, sizeof(*r));
@@ -339,7 +340,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	r->drv_opcode = bi.drv_opcode;
 	r->drv_status = bi.drv_status;
 	r->pad1 = 0;
-	it_submit(r);
+	it_submit(&res, r);
 	return 0;
 }
 

@@ -37,12 +37,41 @@ const volatile __u64 wake_bytes; /* wake user space early above this fill */
 const volatile __u8 sched_switch_has_state; /* tp arg prev_state exists (5.18+) */
 const volatile __u8 blk_tp_has_queue; /* block tps take a request_queue first (< 5.11) */
 const volatile __u8 uring_complete_has_cqe = 1; /* io_uring_complete(ctx, req, cqe) */
+const volatile __u8 sched_counters; /* sched layer: task counters at syscall enter/exit */
+const volatile __u8 sched_hooks; /* sched layer: sched_switch/wakeup attached (--sched-switch) */
+/*
+ * In-kernel histograms: needed when records are filtered (--sample,
+ * --min-latency); when every request leaves a record the daemon builds the
+ * same histograms from the records and the hooks skip the map update.
+ */
+const volatile __u8 kern_hists = 1;
 
 /* ---- maps ---- */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 << 20); /* resized by the loader */
 } events SEC(".maps");
+
+/* Per-CPU record buffers (struct it_slot_pos in iotracer.h); sized by the loader. */
+const volatile __u32 slot_mask; /* slots per CPU - 1; 0: ring buffer only */
+const volatile __u32 slot_shift; /* log2(slots per CPU) */
+const volatile __u64 slot_wake; /* records held by one CPU that wake user space */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* possible CPUs << slot_shift */
+	__type(key, u32);
+	__type(value, struct it_slot);
+} slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* possible CPUs */
+	__type(key, u32);
+	__type(value, struct it_slot_pos);
+} slot_pos SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -116,6 +145,7 @@ struct thread_state {
 	u64 offcpu_ns;
 	u64 offcpu_blocked_ns;
 	u64 switch_out_ns;
+	u64 sw0, pre0, rq0; /* task counters at syscall enter (sched_counters) */
 	u64 uring_req; /* io_kiocb being submitted by this thread */
 	u64 wb_ino; /* inode under flusher writeback by this thread */
 	u64 user_ptr; /* io_submit: iocb **; io_getevents: io_event * */
@@ -124,7 +154,6 @@ struct thread_state {
 	u32 nr_bios;
 	u32 cache_miss_pages;
 	u32 dio_count;
-	u32 nr_switches;
 	u32 waker_tid;
 	u16 sys; /* enum it_sys of the syscall in flight */
 	u8 in_sys; /* a traced syscall is in flight */
@@ -155,14 +184,14 @@ static __always_inline void it_drop(u32 layer, u32 kind)
 		__sync_fetch_and_add(v, 1); /* programs can nest on one CPU */
 }
 
-static __always_inline void *it_reserve(u32 size, u32 layer)
-{
-	void *p = bpf_ringbuf_reserve(&events, size, 0);
-
-	if (!p)
-		it_drop(layer, IT_DROP_RINGBUF);
-	return p;
-}
+/*
+ * Where a record is being written: a slot of this CPU's buffer (pos set) or
+ * the shared ring buffer (pos NULL). See struct it_slot_pos.
+ */
+struct it_res {
+	struct it_slot_pos *pos;
+	u64 head;
+};
 
 /*
  * Never wake user space per record (DESIGN principle 4): the daemon drains
@@ -175,9 +204,64 @@ static __always_inline u64 it_wake_flags(void)
 	return BPF_RB_NO_WAKEUP;
 }
 
-static __always_inline void it_submit(void *p)
+/* This CPU's next free slot, claimed; NULL when busy, full or off. */
+static __always_inline void *it_slot_claim(struct it_res *res)
 {
-	bpf_ringbuf_submit(p, it_wake_flags());
+	u32 cpu = bpf_get_smp_processor_id(), idx;
+	struct it_slot_pos *p = bpf_map_lookup_elem(&slot_pos, &cpu);
+	void *s = NULL;
+	u64 h;
+
+	if (!p)
+		return NULL;
+	/* xchg: a program preempted or interrupted on this CPU keeps it */
+	if (__sync_lock_test_and_set(&p->busy, 1))
+		return NULL;
+	h = p->head;
+	if (h - *(volatile u64 *)&p->tail <= slot_mask) {
+		idx = (cpu << slot_shift) | (h & slot_mask);
+		s = bpf_map_lookup_elem(&slots, &idx);
+	}
+	if (!s) {
+		p->busy = 0;
+		return NULL;
+	}
+	res->head = h;
+	res->pos = p;
+	return s;
+}
+
+static __always_inline void *it_reserve(struct it_res *res, u32 size, u32 layer)
+{
+	void *p = NULL;
+
+	res->pos = NULL;
+	if (slot_mask && size <= IT_SLOT_SIZE)
+		p = it_slot_claim(res);
+	if (!p)
+		p = bpf_ringbuf_reserve(&events, size, 0);
+	if (!p)
+		it_drop(layer, IT_DROP_RINGBUF);
+	return p;
+}
+
+static __always_inline void it_submit(struct it_res *res, void *rec)
+{
+	struct it_slot_pos *p = res->pos;
+
+	if (!p) {
+		bpf_ringbuf_submit(rec, it_wake_flags());
+		return;
+	}
+	/* publish: an atomic add orders the record's stores before head */
+	__sync_fetch_and_add(&p->head, 1);
+	p->busy = 0;
+	/* half full: wake user space once (the daemon drains on a timer otherwise) */
+	if (res->head + 1 - *(volatile u64 *)&p->tail == slot_wake) {
+		struct it_hdr w = { .type = IT_REC_WAKE, .size = sizeof(w) };
+
+		bpf_ringbuf_output(&events, &w, sizeof(w), BPF_RB_FORCE_WAKEUP);
+	}
 }
 
 static __always_inline u32 it_log2(u64 v)

@@ -16,8 +16,11 @@
 
 static __always_inline int it_qemu_ev(u32 ev, u64 obj, u64 offset)
 {
-	struct it_qemu_rec *r = it_reserve(sizeof(*r), IT_L_QEMU);
 	u64 id = bpf_get_current_pid_tgid();
+	struct it_qemu_rec *r;
+	struct it_res res;
+
+	r = it_reserve(&res, sizeof(*r), IT_L_QEMU);
 
 	if (!r)
 		return 0;
@@ -29,7 +32,7 @@ static __always_inline int it_qemu_ev(u32 ev, u64 obj, u64 offset)
 	r->offset = offset;
 	r->ev = ev;
 	r->pad0 = 0;
-	it_submit(r);
+	it_submit(&res, r);
 	return 0;
 }
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Sched layer: off-CPU time of a thread while it is inside a traced syscall,
- * and who woke it. These hooks fire for every context switch and wakeup of
- * the machine: kernel threads (the idle task, kworkers: no mm, never in a
+ * Sched layer, exact variant (--sched-switch): off-CPU time of a thread while
+ * it is inside a traced syscall, and who woke it. The default variant has no
+ * hook: it reads the task's own switch counters and run_delay at syscall
+ * enter and exit (it_sched_read, syscall.bpf.h). These hooks fire for every
+ * context switch and wakeup of the machine: kernel threads (the idle task, kworkers: no mm, never in a
  * traced syscall) cost one load each; other threads outside a traced syscall
  * one task-storage lookup, no clock read.
  */
@@ -40,7 +42,6 @@ int btf_sched_switch(u64 *ctx)
 		now = bpf_ktime_get_ns();
 		st->switch_out_ns = now;
 		st->out_blocked = state != 0; /* != TASK_RUNNING: it waits */
-		st->nr_switches++;
 	}
 	st = it_sched_state(next);
 	if (st && st->switch_out_ns) {

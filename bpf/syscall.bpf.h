@@ -78,6 +78,20 @@ static __always_inline int it_untraced(struct task_struct *task)
 	return 0;
 }
 
+/*
+ * The sched layer without a hook of its own: the kernel counts every task's
+ * context switches (nvcsw, nivcsw) and, with sched_info, the time it waited
+ * runnable for a CPU (run_delay, summed at each switch-in). Read at enter and
+ * exit, their differences describe the syscall exactly: the task is running
+ * at both points, so no wait is half counted.
+ */
+static __always_inline void it_sched_read(struct task_struct *t, u64 *sw, u64 *pre, u64 *rq)
+{
+	*pre = t->nivcsw;
+	*sw = t->nvcsw + *pre;
+	*rq = bpf_core_field_exists(t->sched_info) ? t->sched_info.run_delay : 0;
+}
+
 static __always_inline struct thread_state *it_sys_begin(struct task_struct *task, u32 sys, u32 op)
 {
 	struct thread_state *st;
@@ -103,9 +117,10 @@ static __always_inline struct thread_state *it_sys_begin(struct task_struct *tas
 	st->offcpu_ns = 0;
 	st->offcpu_blocked_ns = 0;
 	st->switch_out_ns = 0;
-	st->nr_switches = 0;
 	st->waker_tid = 0;
 	st->flags = it_sample_flag();
+	if (sched_counters)
+		it_sched_read(task, &st->sw0, &st->pre0, &st->rq0);
 	return st;
 }
 
@@ -140,23 +155,40 @@ static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 byt
 static __always_inline int it_fd_exit(u32 sys, s64 ret)
 {
 	struct thread_state *st = it_state();
+	u64 now, lat, sw = 0, pre = 0, rq = 0;
 	struct it_syscall_rec *r;
+	struct it_res res;
 	struct it_hist_val *h;
-	u64 now, lat;
+	u32 flags;
 
 	if (!st || !st->in_sys || st->sys != sys)
 		return 0;
 	st->in_sys = 0;
 	now = bpf_ktime_get_ns();
 	lat = now - st->enter_ns;
-	h = it_hist_get(st->dev, IT_L_SYSCALL, st->op, IT_HK_PLAIN);
-	if (h) {
-		it_hist_slot(&h->st[IT_ST_TOTAL], lat);
-		it_hist_slot(&h->st[IT_ST_OFFCPU], st->offcpu_ns);
+	flags = st->flags | (st->dio_count ? IT_F_DIO : 0);
+	if (sched_counters) {
+		it_sched_read(bpf_get_current_task_btf(), &sw, &pre, &rq);
+		sw -= st->sw0;
+		pre -= st->pre0;
+		rq -= st->rq0;
+		flags |= IT_F_SCHED_CNT;
 	}
-	if (!it_keep(st->flags, lat))
+	if (sched_hooks)
+		flags |= IT_F_SCHED_SW;
+	if (kern_hists) {
+		h = it_hist_get(st->dev, IT_L_SYSCALL, st->op, IT_HK_PLAIN);
+		if (h) {
+			it_hist_slot(&h->st[IT_ST_TOTAL], lat);
+			if (sched_hooks)
+				it_hist_slot(&h->st[IT_ST_OFFCPU], st->offcpu_ns);
+			if (sched_counters)
+				it_hist_slot(&h->st[IT_ST_RUNQ], rq);
+		}
+	}
+	if (!it_keep(flags, lat))
 		return 0;
-	r = it_reserve(sizeof(*r), IT_L_SYSCALL);
+	r = it_reserve(&res, sizeof(*r), IT_L_SYSCALL);
 	if (!r)
 		return 0;
 	it_hdr_init(&r->hdr, IT_REC_SYSCALL, sizeof(*r));
@@ -172,7 +204,7 @@ static __always_inline int it_fd_exit(u32 sys, s64 ret)
 	r->sys = sys;
 	r->op = st->op;
 	r->pad0 = 0;
-	r->flags = st->flags | (st->dio_count ? IT_F_DIO : 0);
+	r->flags = flags;
 	r->nr_bios = st->nr_bios;
 	r->cache_miss_pages = st->cache_miss_pages;
 	r->dio_count = st->dio_count;
@@ -180,10 +212,13 @@ static __always_inline int it_fd_exit(u32 sys, s64 ret)
 	r->vfs_ns = st->vfs_ns;
 	r->offcpu_ns = st->offcpu_ns;
 	r->offcpu_blocked_ns = st->offcpu_blocked_ns;
-	r->nr_switches = st->nr_switches;
+	r->nr_switches = sw;
 	r->waker_tid = st->waker_tid;
 	__builtin_memcpy(r->waker_comm, st->waker_comm, IT_COMM_LEN);
-	it_submit(r);
+	r->runq_ns = rq;
+	r->nr_preempt = pre;
+	r->pad1 = 0;
+	it_submit(&res, r);
 	return 0;
 }
 
@@ -508,6 +543,7 @@ static __always_inline int it_uring_complete(void *req, s32 res)
 	struct uring_info *p = IT_SLOT_GET(&uring_inflight, key, struct uring_info);
 	struct uring_info u;
 	struct it_uring_rec *r;
+	struct it_res out;
 	struct it_hist_val *h;
 	u64 now, lat;
 
@@ -517,12 +553,14 @@ static __always_inline int it_uring_complete(void *req, s32 res)
 	p->live = 0;
 	now = bpf_ktime_get_ns();
 	lat = now - u.submit_ns;
-	h = it_hist_get(u.dev, IT_L_SYSCALL, u.op, IT_HK_URING);
-	if (h)
-		it_hist_slot(&h->st[IT_ST_TOTAL], lat);
+	if (kern_hists) {
+		h = it_hist_get(u.dev, IT_L_SYSCALL, u.op, IT_HK_URING);
+		if (h)
+			it_hist_slot(&h->st[IT_ST_TOTAL], lat);
+	}
 	if (!it_keep(u.flags, lat))
 		return 0;
-	r = it_reserve(sizeof(*r), IT_L_SYSCALL);
+	r = it_reserve(&out, sizeof(*r), IT_L_SYSCALL);
 	if (!r)
 		return 0;
 	it_hdr_init(&r->hdr, IT_REC_URING, sizeof(*r));
@@ -538,7 +576,7 @@ static __always_inline int it_uring_complete(void *req, s32 res)
 	r->op = u.op;
 	r->pad0 = 0;
 	r->flags = u.flags;
-	it_submit(r);
+	it_submit(&out, r);
 	return 0;
 }
 

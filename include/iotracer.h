@@ -16,7 +16,7 @@
 #include <linux/types.h>
 #endif
 
-#define IT_ABI_VERSION 1
+#define IT_ABI_VERSION 2
 #define IT_COMM_LEN 16
 #define IT_HIST_SLOTS 64 /* log2(ns): slot k holds [2^k, 2^(k+1)) ns; a power of two */
 #define IT_AIO_BATCH 32 /* iocbs carried by one aio record */
@@ -41,6 +41,7 @@ enum it_rec_type {
 	IT_REC_URING = 3, /* one io_uring request, submit..complete */
 	IT_REC_AIO = 4, /* iocbs submitted (io_submit) or reaped (io_getevents) */
 	IT_REC_QEMU = 5, /* host mode: one uprobe hit in a traced QEMU */
+	IT_REC_WAKE = 6, /* no data: a per-CPU record buffer is filling up, drain now */
 };
 
 enum it_op {
@@ -89,6 +90,7 @@ enum it_stage {
 	IT_ST_Q2C, /* block: queue..complete */
 	IT_ST_D2C, /* block: issue to driver..complete (device time) */
 	IT_ST_Q2D, /* block: queue..issue (time in the block layer) */
+	IT_ST_RUNQ, /* runnable, waiting for a CPU, inside a syscall */
 	IT_ST_MAX,
 };
 
@@ -121,6 +123,8 @@ enum it_counter {
 #define IT_F_FUA (1u << 8) /* block: REQ_FUA */
 #define IT_F_ERROR (1u << 9) /* block: completed with error */
 #define IT_F_TRUNC (1u << 10) /* aio: more iocbs than one record holds */
+#define IT_F_SCHED_CNT (1u << 11) /* syscall: nr_switches, nr_preempt, runq_ns measured */
+#define IT_F_SCHED_SW (1u << 12) /* syscall: offcpu_*, waker_* measured (sched_switch hooks) */
 
 struct it_hdr {
 	__u16 type; /* enum it_rec_type */
@@ -160,12 +164,21 @@ struct it_syscall_rec {
 	__u32 dio_count; /* iomap direct-IO operations begun */
 	__u64 first_q_ns; /* first bio queued (0 if none) */
 	__u64 vfs_ns; /* time inside vfs_read/vfs_write (fentry/kprobe kernels), else 0 */
-	/* sched layer */
+	/*
+	 * sched layer. From the task's own counters at enter and exit
+	 * (IT_F_SCHED_CNT): context switches, the involuntary ones among them,
+	 * and the time spent runnable but waiting for a CPU (the kernel's
+	 * sched_info.run_delay). From the sched_switch/sched_wakeup hooks
+	 * (IT_F_SCHED_SW, --sched-switch): off-CPU time and the waker.
+	 */
 	__u64 offcpu_ns; /* total time switched out */
 	__u64 offcpu_blocked_ns; /* part of it in a blocked (not runnable) state */
 	__u32 nr_switches;
 	__u32 waker_tid; /* last task that woke this one (0 if none) */
 	char waker_comm[IT_COMM_LEN];
+	__u64 runq_ns; /* runnable, waiting for a CPU */
+	__u32 nr_preempt; /* involuntary switches (preempted while runnable) */
+	__u32 pad1;
 };
 
 struct it_block_rec {
@@ -285,6 +298,31 @@ struct it_qemu_rec {
 	__u64 offset; /* aio: byte offset in the image */
 	__u32 ev; /* enum it_qemu_ev */
 	__u32 pad0;
+};
+
+/*
+ * Per-CPU record buffers (map "slots", BPF_F_MMAPABLE): CPU c owns slots
+ * [c << shift, (c + 1) << shift), one record per IT_SLOT_SIZE slot, written
+ * at head & mask. A BPF program claims its CPU's buffer (busy), writes the
+ * record in place and publishes it by incrementing head; user space reads
+ * up to head and moves tail. No lock, no IRQ masking, no cache line shared
+ * between CPUs. A record that does not fit (aio), or finds the buffer busy
+ * (a program interrupted on this CPU) or full, goes to the shared ring
+ * buffer "events" instead. map "slot_pos" holds one struct it_slot_pos per
+ * CPU; head and tail sit on separate cache lines.
+ */
+#define IT_SLOT_SIZE 256
+
+struct it_slot {
+	__u8 b[IT_SLOT_SIZE];
+};
+
+struct it_slot_pos {
+	__u64 head; /* records published (BPF) */
+	__u64 busy; /* a program of this CPU is writing a record (BPF) */
+	__u64 pad0[6];
+	__u64 tail; /* records consumed (user space) */
+	__u64 pad1[7];
 };
 
 /* Kernel dev_t helpers (the kernel's MKDEV, not glibc's makedev). */

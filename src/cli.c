@@ -29,6 +29,7 @@ enum {
 	CLI_OPT_LISTEN,
 	CLI_OPT_QEMU_PID,
 	CLI_OPT_NAME,
+	CLI_OPT_SCHED_SWITCH,
 };
 
 static const struct option cli_longopts[] = {
@@ -52,6 +53,7 @@ static const struct option cli_longopts[] = {
 	{ "listen", required_argument, NULL, CLI_OPT_LISTEN },
 	{ "qemu-pid", required_argument, NULL, CLI_OPT_QEMU_PID },
 	{ "name", required_argument, NULL, CLI_OPT_NAME },
+	{ "sched-switch", no_argument, NULL, CLI_OPT_SCHED_SWITCH },
 	{ "help", no_argument, NULL, CLI_OPT_HELP },
 	{ "version", no_argument, NULL, CLI_OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -73,6 +75,9 @@ void cli_usage(FILE *f)
 	      "      --cgroup PATH      only tasks in this cgroup v2 directory (not descendants)\n"
 	      "  -d, --dev DEV[,DEV...] only these block devices: loop0, /dev/loop0 or 7:0, up to 64\n"
 	      "  -f, --file PATH        only IO on this file, or on the files below this directory\n"
+	      "      --sched-switch     sched layer: also hook every context switch and wakeup for\n"
+	      "                         off-CPU time and the waker (default: the task's own\n"
+	      "                         switch and run-queue counters, no hook; docs/hooks.md)\n"
 	      "\n"
 	      "Records and output:\n"
 	      "  -m, --min-latency DUR  per-request records only for requests at least DUR long\n"
@@ -397,6 +402,9 @@ static int cli_one(int c, const char *arg, struct it_opts *o, FILE *out, FILE *e
 		return cli_addr(err, c, arg, o->listens, &o->nr_listens);
 	case CLI_OPT_QEMU_PID:
 		return cli_list(c, arg, o, err, cli_qemu_pid_item);
+	case CLI_OPT_SCHED_SWITCH:
+		o->sched_switch = 1;
+		return CLI_RUN;
 	case CLI_OPT_NAME:
 		if (!*arg || strlen(arg) >= sizeof(((struct link_hello *)0)->name))
 			return cli_bad(err, c, "bad name '%s' (expected 1 to 63 characters)", arg);

@@ -44,6 +44,7 @@ struct it_opts {
 	int quiet;
 	int verbose; /* number of -v */
 	uint64_t ring_size; /* bytes, power of two */
+	int sched_switch; /* --sched-switch: sched layer from the switch/wakeup hooks too */
 	const char *sysfs_root; /* "/sys"; tests point it to a fake tree */
 	/* host/guest modes (docs/modes.md) */
 	enum it_mode mode;

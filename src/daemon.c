@@ -29,15 +29,18 @@
 #include "hist.h"
 #include "parse.h"
 #include "mode.h"
+#include "recbuf.h"
 
 #define DRAIN_NS (50ull * 1000 * 1000) /* timer period: drain the ring */
 #define HOLD_NS (2ull * 1000 * 1000 * 1000) /* how long a block waits for its parent */
+#define WATERMARK_NS (2ull * 1000 * 1000) /* records younger than this wait a drain */
 #define MAX_KHISTS 4096
 
 struct daemon {
 	const struct it_opts *o;
 	struct it_loader ld;
 	struct ring_buffer *rb;
+	struct recbuf recs; /* per-CPU buffers + ring buffer copies, merged */
 	struct corr *corr;
 	struct it_out *out;
 	FILE *json;
@@ -45,18 +48,99 @@ struct daemon {
 	uint64_t start_ns, now_ns, next_summary_ns;
 	uint64_t lost;
 	struct out_khist *khists;
+	int nr_uhists; /* khists built from records (!ld.kern_hists) */
 	const struct mode_ops *mode; /* guest/host mode, NULL standalone */
 	void *m; /* its state */
 	int mode_fd;
 };
 
-static int on_record(void *ctx, void *data, size_t size)
+/*
+ * When every request leaves a record (no --sample, no --min-latency) the BPF
+ * programs skip their histogram update and the same log2 histograms are
+ * built here, from the records, with the same keys and stages.
+ */
+static struct it_hist_val *uhist_get(struct daemon *d, uint32_t dev, int layer, int op, int kind)
+{
+	struct it_hist_key k = { .dev = dev, .layer = layer, .op = op, .kind = kind };
+
+	for (int i = d->nr_uhists - 1; i >= 0; i--)
+		if (!memcmp(&d->khists[i].key, &k, sizeof(k)))
+			return &d->khists[i].val;
+	if (d->nr_uhists >= MAX_KHISTS)
+		return NULL;
+	memset(&d->khists[d->nr_uhists], 0, sizeof(d->khists[0]));
+	d->khists[d->nr_uhists].key = k;
+	return &d->khists[d->nr_uhists++].val;
+}
+
+static void uhist_add(struct it_hist_val *v, int stage, uint64_t ns)
+{
+	struct it_hist *h = &v->st[stage];
+
+	h->slots[ns > 1 ? 63 - __builtin_clzll(ns) : 0]++;
+	h->count++;
+	h->sum_ns += ns;
+}
+
+static void uhist_record(struct daemon *d, const void *data, size_t size)
+{
+	const struct it_hdr *hdr = data;
+	struct it_hist_val *v;
+
+	if (size < sizeof(*hdr))
+		return;
+	if (hdr->type == IT_REC_SYSCALL && size >= sizeof(struct it_syscall_rec)) {
+		const struct it_syscall_rec *r = data;
+
+		v = uhist_get(d, r->dev, IT_L_SYSCALL, r->op, IT_HK_PLAIN);
+		if (!v)
+			return;
+		uhist_add(v, IT_ST_TOTAL, r->exit_ns - r->enter_ns);
+		if (r->flags & IT_F_SCHED_SW)
+			uhist_add(v, IT_ST_OFFCPU, r->offcpu_ns);
+		if (r->flags & IT_F_SCHED_CNT)
+			uhist_add(v, IT_ST_RUNQ, r->runq_ns);
+	} else if (hdr->type == IT_REC_URING && size >= sizeof(struct it_uring_rec)) {
+		const struct it_uring_rec *r = data;
+
+		v = uhist_get(d, r->dev, IT_L_SYSCALL, r->op, IT_HK_URING);
+		if (v)
+			uhist_add(v, IT_ST_TOTAL, r->complete_ns - r->submit_ns);
+	} else if (hdr->type == IT_REC_BLOCK && size >= sizeof(struct it_block_rec)) {
+		const struct it_block_rec *r = data;
+
+		v = uhist_get(d, r->dev, IT_L_BLOCK, r->op, IT_HK_PLAIN);
+		if (!v)
+			return;
+		uhist_add(v, IT_ST_Q2C, r->c_ns - r->q_ns);
+		if (r->d_ns) {
+			uhist_add(v, IT_ST_D2C, r->c_ns - r->d_ns);
+			uhist_add(v, IT_ST_Q2D, r->d_ns - r->q_ns);
+		}
+	}
+}
+
+/* recbuf_fn: one record, in end-time order. */
+static void on_record(void *ctx, void *data, size_t size)
 {
 	struct daemon *d = ctx;
 
+	if (!d->ld.kern_hists)
+		uhist_record(d, data, size);
 	if (d->m && d->mode->record && d->mode->record(d->m, data, size))
-		return 0;
+		return;
 	if (corr_feed(d->corr, data, size, d->now_ns))
+		d->lost++;
+}
+
+/* ring buffer callback: records that did not go to a per-CPU buffer */
+static int on_ring_record(void *ctx, void *data, size_t size)
+{
+	struct daemon *d = ctx;
+
+	if (size >= sizeof(struct it_hdr) && ((struct it_hdr *)data)->type == IT_REC_WAKE)
+		return 0;
+	if (recbuf_spill(&d->recs, data, size))
 		d->lost++;
 	return 0;
 }
@@ -77,11 +161,17 @@ static void mode_run(struct daemon *d)
 		d->mode->run(d->m, it_mono_ns());
 }
 
-static void drain(struct daemon *d)
+/*
+ * Read every record published so far, in end-time order, but those that
+ * ended in the last WATERMARK_NS: a record of another CPU that ended before
+ * them may still be being written (recbuf.h). final: all of them.
+ */
+static void drain(struct daemon *d, int final)
 {
 	d->now_ns = it_mono_ns();
 	if (ring_buffer__consume(d->rb) < 0)
 		d->lost++;
+	recbuf_drain(&d->recs, final ? UINT64_MAX : d->now_ns - WATERMARK_NS, on_record, d);
 	corr_tick(d->corr, d->now_ns);
 	mode_run(d);
 }
@@ -163,7 +253,7 @@ static void summary(struct daemon *d, int final)
 	it_loader_skipped(&d->ld, skipped);
 	read_drops(d, drops);
 	in.khists = d->khists;
-	in.nr_khists = read_khists(d);
+	in.nr_khists = d->ld.kern_hists ? read_khists(d) : d->nr_uhists;
 	out_summary(d->out, &in);
 	if (d->m && d->mode->summary)
 		d->mode->summary(d->m, final);
@@ -211,7 +301,7 @@ static int on_timer(struct daemon *d)
 
 	if (read(d->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return 1;
-	drain(d);
+	drain(d, 0);
 	/* bound what a crash could lose to one timer period */
 	out_flush(d->out);
 	if (d->o->interval_ns && d->now_ns >= d->next_summary_ns) {
@@ -251,7 +341,7 @@ static int loop(struct daemon *d)
 			} else if (evs[i].data.fd == d->mode_fd) {
 				mode_run(d);
 			} else {
-				drain(d); /* woken early: the ring is filling up */
+				drain(d, 0); /* woken early: the ring is filling up */
 			}
 		}
 	}
@@ -289,6 +379,7 @@ int it_daemon_run(const struct it_opts *uo)
 	struct it_opts mo = *uo; /* shallow: the strings stay uo's */
 	const struct it_opts *o = &mo;
 	FILE *text = stdout;
+	void *slots, *pos;
 	int ret;
 
 	d.o = o;
@@ -327,7 +418,13 @@ int it_daemon_run(const struct it_opts *uo)
 	d.next_summary_ns = d.start_ns + o->interval_ns;
 	d.out = out_new(o, text, d.json, d.start_ns);
 	d.corr = d.out ? corr_new(on_request, &d, HOLD_NS, 0) : NULL;
-	d.rb = ring_buffer__new(bpf_map__fd(d.ld.skel->maps.events), on_record, &d, NULL);
+	d.rb = ring_buffer__new(bpf_map__fd(d.ld.skel->maps.events), on_ring_record, &d, NULL);
+	ret = it_loader_map_slots(&d.ld, &slots, &pos);
+	if (ret) {
+		fprintf(stderr, "iotracer: cannot map the record buffers: %s\n", strerror(-ret));
+		goto out;
+	}
+	recbuf_init(&d.recs, d.ld.ncpu, d.ld.slot_shift, slots, pos);
 	if (!d.khists || !d.out || !d.corr || !d.rb) {
 		ret = -ENOMEM;
 		fprintf(stderr, "iotracer: cannot set up the event loop: %s\n", strerror(errno));
@@ -353,7 +450,7 @@ int it_daemon_run(const struct it_opts *uo)
 	}
 	ret = loop(&d);
 	/* Final: everything still in the ring, then everything still held. */
-	drain(&d);
+	drain(&d, 1);
 	corr_flush(d.corr);
 	summary(&d, 1);
 	if (d.m)
@@ -367,6 +464,7 @@ out:
 	if (d.m)
 		d.mode->stop(d.m);
 	ring_buffer__free(d.rb);
+	recbuf_free(&d.recs);
 	corr_free(d.corr);
 	out_free(d.out);
 	free(d.khists);

@@ -12,6 +12,7 @@
 #include <glob.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/sysmacros.h>
@@ -36,6 +37,8 @@ struct it_hook_def {
 	const char *progs[IT_M_MAX][IT_HOOK_PROGS];
 	const char *alt; /* hooks with the same alt are one event under different names */
 	int arg0_struct; /* fentry reads arg 0, which older verifiers allow for struct pointers only */
+	int task_counters; /* IT_M_TASK: the task_struct member `name` read in place, no program */
+	int sched_switch; /* attached only with --sched-switch */
 };
 
 #define HOOK(l, n, g, ...)                                                     \
@@ -89,8 +92,12 @@ static const struct it_hook_def hook_defs[] = {
 	BTF_HOOK(IT_L_FS, writeback_single_inode, "writeback"),
 	VFS_HOOK(vfs_read),
 	VFS_HOOK(vfs_write),
-	BTF_HOOK(IT_L_SCHED, sched_switch, "sched"),
-	BTF_HOOK(IT_L_SCHED, sched_wakeup, "sched"),
+	/* sched layer by default: the task's counters at syscall enter/exit (sched.bpf.h) */
+	{ .layer = IT_L_SCHED, .name = "sched_info", .task_counters = 1 },
+	{ .layer = IT_L_SCHED, .name = "sched_switch", .tp_group = "sched", .sched_switch = 1,
+	  .progs = { [IT_M_TP_BTF] = { "btf_sched_switch" } } },
+	{ .layer = IT_L_SCHED, .name = "sched_wakeup", .tp_group = "sched", .sched_switch = 1,
+	  .progs = { [IT_M_TP_BTF] = { "btf_sched_wakeup" } } },
 	BTF_RAW_HOOK(IT_L_BLOCK, block_bio_queue, "block"),
 	BTF_RAW_HOOK(IT_L_BLOCK, block_split, "block"),
 	BTF_RAW_HOOK(IT_L_BLOCK, block_bio_backmerge, "block"),
@@ -127,6 +134,7 @@ static const struct it_hook_def hook_defs[] = {
 static const char *const method_names[IT_M_MAX] = {
 	[IT_M_NONE] = "-", [IT_M_TP_BTF] = "tp_btf", [IT_M_RAW_TP] = "raw_tp",
 	[IT_M_TP] = "tp",  [IT_M_FENTRY] = "fentry", [IT_M_KPROBE] = "kprobe",
+	[IT_M_TASK] = "task",
 };
 
 const char *it_method_name(enum it_method m)
@@ -169,6 +177,19 @@ static int btf_func_params(const struct btf *btf, const char *typedef_name)
 }
 
 /* Module BTFs (split on vmlinux): where driver tracepoints and functions live. */
+/* Does struct `name` have a member `member` (top level) in this BTF? */
+static int btf_struct_has(const struct btf *btf, const char *name, const char *member)
+{
+	int id = btf ? btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT) : -1;
+	const struct btf_type *t = id >= 0 ? btf__type_by_id(btf, id) : NULL;
+	const struct btf_member *m = t ? btf_members(t) : NULL;
+
+	for (int i = 0; t && i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), member))
+			return 1;
+	return 0;
+}
+
 static void load_module_btfs(struct it_probe *p)
 {
 	struct dirent *e;
@@ -368,6 +389,13 @@ static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum i
 			return 0;
 		}
 		return 1;
+	case IT_M_TASK:
+		if (!btf_struct_has(p->vmlinux, "task_struct", d->name) ||
+		    !btf_struct_has(p->vmlinux, "task_struct", "nvcsw")) {
+			snprintf(why, n, "no task_struct.%s in the kernel BTF", d->name);
+			return 0;
+		}
+		return 1;
 	case IT_M_KPROBE:
 		if (!p->kprobe_ok) {
 			if (p->fentry_err)
@@ -387,8 +415,8 @@ static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum i
 	}
 }
 
-static void choose_methods(struct it_loader *ld, struct it_probe *p, uint32_t layers,
-			   enum it_method prefer)
+static void choose_methods(struct it_loader *ld, struct it_probe *p, const struct it_opts *o,
+			   uint32_t layers, enum it_method prefer)
 {
 	for (int i = 0; i < ld->nr_hooks; i++) {
 		struct it_hook_state *h = &ld->hooks[i];
@@ -398,6 +426,18 @@ static void choose_methods(struct it_loader *ld, struct it_probe *p, uint32_t la
 		h->method = IT_M_NONE;
 		if (!(layers & (1u << d->layer))) {
 			snprintf(h->reason, sizeof(h->reason), "layer not selected");
+			continue;
+		}
+		if (d->sched_switch && !o->sched_switch) {
+			snprintf(h->reason, sizeof(h->reason), "--sched-switch turns it on");
+			h->off = 1;
+			continue;
+		}
+		if (d->task_counters) {
+			if (method_usable(p, d, IT_M_TASK, why, sizeof(why)))
+				h->method = IT_M_TASK;
+			else
+				snprintf(h->reason, sizeof(h->reason), "%s", why);
 			continue;
 		}
 		/* A preferred method (tests force raw_tp) goes first when the hook has it. */
@@ -448,6 +488,70 @@ static void set_autoload(struct it_loader *ld, const struct it_opts *o)
 	}
 }
 
+/*
+ * --ring-size is the record memory: per-CPU slot buffers get all of it
+ * (split over the possible CPUs, 512 to 65536 slots each), the shared ring
+ * buffer (aio records and overflow) a quarter. IOTRACER_RING_ONLY=1 turns the
+ * slot buffers off (A/B measurements, docs/bench.md).
+ */
+#define SLOT_SHIFT_MIN 9
+#define SLOT_SHIFT_MAX 16
+
+static void size_buffers(struct it_loader *ld, const struct it_opts *o)
+{
+	const char *env = getenv("IOTRACER_RING_ONLY");
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t per;
+
+	ld->ncpu = ncpu > 0 ? ncpu : 1;
+	ld->ring_bytes = o->ring_size;
+	ld->slot_shift = 0;
+	if (env && !strcmp(env, "1"))
+		return;
+	per = o->ring_size / IT_SLOT_SIZE / ld->ncpu;
+	ld->slot_shift = SLOT_SHIFT_MIN;
+	while (ld->slot_shift < SLOT_SHIFT_MAX && (2ull << ld->slot_shift) <= per)
+		ld->slot_shift++;
+	ld->ring_bytes = o->ring_size / 4 < 65536 ? 65536 : o->ring_size / 4;
+}
+
+static int size_record_buffers(struct it_loader *ld, const struct it_opts *o)
+{
+	int ret = bpf_map__set_max_entries(ld->skel->maps.events, (uint32_t)ld->ring_bytes);
+
+	if (!ret && ld->slot_shift)
+		ret = bpf_map__set_max_entries(ld->skel->maps.slots,
+					       (uint32_t)ld->ncpu << ld->slot_shift);
+	if (!ret)
+		ret = bpf_map__set_max_entries(ld->skel->maps.slot_pos, (uint32_t)ld->ncpu);
+	return ret;
+}
+
+static void *map_mmap(const struct bpf_map *map, size_t *len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t n = (size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);
+	void *p;
+
+	*len = (n + page - 1) / page * page;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+int it_loader_map_slots(struct it_loader *ld, void **slots, void **pos)
+{
+	*slots = *pos = NULL;
+	if (!ld->slot_shift)
+		return 0;
+	ld->slots_mem = map_mmap(ld->skel->maps.slots, &ld->slots_len);
+	ld->pos_mem = map_mmap(ld->skel->maps.slot_pos, &ld->pos_len);
+	if (!ld->slots_mem || !ld->pos_mem)
+		return -errno;
+	*slots = ld->slots_mem;
+	*pos = ld->pos_mem;
+	return 0;
+}
+
 static void set_rodata(struct it_loader *ld, const struct it_opts *o, const struct it_probe *p)
 {
 	struct iotracer_bpf__rodata *rd = ld->skel->rodata;
@@ -462,7 +566,19 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 	memcpy((char *)rd->target_comm, o->comm, IT_COMM_LEN);
 	rd->min_lat_ns = o->min_lat_ns;
 	rd->sample_n = o->sample > 1 ? (uint32_t)o->sample : 1;
-	rd->wake_bytes = o->ring_size / 2;
+	rd->wake_bytes = ld->ring_bytes / 2;
+	rd->slot_shift = ld->slot_shift;
+	rd->slot_mask = ld->slot_shift ? (1u << ld->slot_shift) - 1 : 0;
+	rd->slot_wake = ld->slot_shift ? 1ull << (ld->slot_shift - 1) : 0;
+	/* every request leaves a record: the daemon builds the histograms (daemon.c) */
+	rd->kern_hists = o->sample > 1 || o->min_lat_ns > 0;
+	ld->kern_hists = rd->kern_hists;
+	for (int i = 0; i < ld->nr_hooks; i++) {
+		if (ld->hooks[i].method == IT_M_TASK)
+			rd->sched_counters = 1;
+		else if (ld->hooks[i].def->sched_switch && ld->hooks[i].method != IT_M_NONE)
+			rd->sched_hooks = 1;
+	}
 	/* sched_switch(void *, preempt, prev, next, prev_state) since 5.18 */
 	rd->sched_switch_has_state = btf_func_params(p->vmlinux, "btf_trace_sched_switch") >= 5;
 	/* block_rq_issue(void *, rq) since 5.11; (void *, q, rq) before */
@@ -649,7 +765,7 @@ int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
 		ld->hooks[i].layer = hook_defs[i].layer;
 		ld->hooks[i].name = hook_defs[i].name;
 	}
-	choose_methods(ld, &p, layers, prefer);
+	choose_methods(ld, &p, o, layers, prefer);
 
 	ld->skel = iotracer_bpf__open();
 	if (!ld->skel) {
@@ -658,11 +774,12 @@ int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
 		goto out;
 	}
 	set_autoload(ld, o);
+	size_buffers(ld, o);
 	set_rodata(ld, o, &p);
 	ret = set_cgroup(ld, o, err);
 	if (ret)
 		goto out;
-	ret = bpf_map__set_max_entries(ld->skel->maps.events, (uint32_t)o->ring_size);
+	ret = size_record_buffers(ld, o);
 	if (ret)
 		goto out;
 	ret = iotracer_bpf__load(ld->skel);
@@ -688,6 +805,8 @@ static const char *hook_status(const struct it_hook_state *h)
 {
 	if (h->ok)
 		return "ok";
+	if (h->off)
+		return "off:";
 	return h->method == IT_M_NONE ? "unavailable:" : "FAIL:";
 }
 
@@ -793,6 +912,10 @@ void it_loader_stop(struct it_loader *ld)
 	for (int i = 0; ld->hooks && i < ld->nr_hooks; i++)
 		for (int k = 0; k < IT_HOOK_PROGS; k++)
 			bpf_link__destroy(ld->hooks[i].links[k]);
+	if (ld->slots_mem)
+		munmap(ld->slots_mem, ld->slots_len);
+	if (ld->pos_mem)
+		munmap(ld->pos_mem, ld->pos_len);
 	iotracer_bpf__destroy(ld->skel);
 	free(ld->hooks);
 	memset(ld, 0, sizeof(*ld));

@@ -18,6 +18,7 @@ enum it_method {
 	IT_M_TP,
 	IT_M_FENTRY,
 	IT_M_KPROBE,
+	IT_M_TASK, /* no program: task_struct counters read by the syscall hooks */
 	IT_M_MAX,
 };
 
@@ -29,6 +30,7 @@ struct it_hook_state {
 	const char *name; /* hook name for reports */
 	enum it_method method; /* chosen; IT_M_NONE when not attachable */
 	int ok; /* attached */
+	int off; /* not attached by choice (an option turns it on) */
 	char reason[160]; /* why not */
 	struct bpf_link *links[IT_HOOK_PROGS];
 };
@@ -39,6 +41,13 @@ struct it_loader {
 	int nr_hooks;
 	uint32_t layers_on; /* layers with at least one hook attached */
 	uint32_t self_tgid;
+	int kern_hists; /* the BPF side keeps the histograms (else: build them from records) */
+	/* record buffers (size_buffers in loader.c) */
+	int ncpu; /* possible CPUs */
+	uint32_t slot_shift; /* log2(slots per CPU); 0: ring buffer only */
+	uint64_t ring_bytes; /* the shared ring buffer */
+	void *slots_mem, *pos_mem; /* mmap'd by it_loader_map_slots() */
+	size_t slots_len, pos_len;
 };
 
 const char *it_method_name(enum it_method m);
@@ -47,6 +56,11 @@ const char *it_method_name(enum it_method m);
 int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err);
 /* Hook i is not worth reporting (layer off, or another name of it attached). */
 int it_loader_hook_hidden(const struct it_loader *ld, int i);
+/*
+ * mmap the per-CPU record buffers (struct it_slot_pos, include/iotracer.h);
+ * both NULL when they are off. Unmapped by it_loader_stop(). 0 or -errno.
+ */
+int it_loader_map_slots(struct it_loader *ld, void **slots, void **pos);
 /* Print the attach report (text). */
 void it_loader_report(const struct it_loader *ld, FILE *f);
 /*

@@ -87,7 +87,7 @@ static const char *const sys_names[IT_SYS_MAX] = {
 	"io_pgetevents", "io_uring_enter",
 };
 static const char *const origin_names[] = { "none", "syscall", "io_uring", "writeback" };
-static const char *const stage_names[IT_ST_MAX] = { "total", "offcpu", "q2c", "d2c", "q2d" };
+static const char *const stage_names[IT_ST_MAX] = { "total", "offcpu", "q2c", "d2c", "q2d", "runq" };
 static const char *const drop_names[IT_DROP_KINDS] = { "ringbuf", "inflight", "hist", "missed" };
 
 static const char *op_name(unsigned int op)
@@ -403,7 +403,10 @@ static void stats_request(struct it_out *out, const struct corr_req *r, const st
 	switch (r->kind) {
 	case CORR_SYSCALL:
 		stage_add(out, "syscall", v->dev, v->op, "total", lat_of(v));
-		stage_add(out, "syscall", v->dev, v->op, "offcpu", r->sys->offcpu_ns);
+		if (r->sys->flags & IT_F_SCHED_SW)
+			stage_add(out, "syscall", v->dev, v->op, "offcpu", r->sys->offcpu_ns);
+		if (r->sys->flags & IT_F_SCHED_CNT)
+			stage_add(out, "syscall", v->dev, v->op, "runq", r->sys->runq_ns);
 		break;
 	case CORR_URING:
 		stage_add(out, "io_uring", v->dev, v->op, "total", lat_of(v));
@@ -541,15 +544,23 @@ static void json_request(struct it_out *out, const struct corr_req *r, const str
 		if (v->last_c && v->last_c <= s->exit_ns)
 			jw_u64(w, "post_block_ns", s->exit_ns - v->last_c);
 		jw_obj_end(w);
-		jw_obj_begin(w, "sched");
-		jw_u64(w, "offcpu_ns", s->offcpu_ns);
-		jw_u64(w, "offcpu_blocked_ns", s->offcpu_blocked_ns);
-		jw_u64(w, "switches", s->nr_switches);
-		if (s->waker_tid) {
-			jw_u64(w, "waker_tid", s->waker_tid);
-			jw_strn(w, "waker_comm", s->waker_comm, sizeof(s->waker_comm));
+		if (s->flags & (IT_F_SCHED_CNT | IT_F_SCHED_SW)) {
+			jw_obj_begin(w, "sched");
+			if (s->flags & IT_F_SCHED_CNT) {
+				jw_u64(w, "switches", s->nr_switches);
+				jw_u64(w, "preempted", s->nr_preempt);
+				jw_u64(w, "runq_ns", s->runq_ns);
+			}
+			if (s->flags & IT_F_SCHED_SW) {
+				jw_u64(w, "offcpu_ns", s->offcpu_ns);
+				jw_u64(w, "offcpu_blocked_ns", s->offcpu_blocked_ns);
+			}
+			if (s->waker_tid) {
+				jw_u64(w, "waker_tid", s->waker_tid);
+				jw_strn(w, "waker_comm", s->waker_comm, sizeof(s->waker_comm));
+			}
+			jw_obj_end(w);
 		}
-		jw_obj_end(w);
 		jw_u64(w, "nr_bios", s->nr_bios);
 	} else if (r->kind == CORR_URING) {
 		jw_obj_begin(w, "uring");
@@ -808,7 +819,7 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 
 			if (!kh->val.st[s].count)
 				continue;
-			snprintf(title, sizeof(title), "%s %s %s %s (all requests, in-kernel)",
+			snprintf(title, sizeof(title), "%s %s %s %s (all requests)",
 				 khist_layer(&kh->key), dev_name(out, kh->key.dev, &tmp),
 				 op_name(kh->key.op), stage_names[s]);
 			fputc('\n', f);

@@ -5,7 +5,7 @@
 # parts of the request, so none can be negative or longer than the whole.
 #   coverage     the run produced records of every shape checked below (not vacuous)
 #   nonneg       every *_ns value is >= 0; every duration is < 1000 s (no u64 wrap)
-#   within_lat   fs.pre_block_ns, fs.post_block_ns, sched.offcpu_ns <= lat_ns;
+#   within_lat   fs.pre_block_ns, fs.post_block_ns, sched.offcpu_ns, sched.runq_ns <= lat_ns;
 #                offcpu_blocked_ns <= offcpu_ns; pre_block + post_block <= lat_ns
 #   block_parts  every block request: q2g, g2i, i2d, d2c each <= q2c, their sum <= q2c
 #   sync_blocks  syscalls that wait for their IO (direct IO, fsync): every block child is
@@ -31,7 +31,8 @@ run_workload() {
 	note "device $dev on $mnt"
 	wait_quiet "$dev" 5
 
-	start_tracer -d "$name" || fail_all "$TRACER_WHY"
+	# --sched-switch: off-CPU time from the switch hooks as well as the counters
+	start_tracer -d "$name" --sched-switch || fail_all "$TRACER_WHY"
 	pass start
 
 	f=$mnt/data
@@ -74,7 +75,7 @@ fi
 # One pass over the records: per category, how many were checked and the first few
 # offending request ids.
 res=$(jq -n -c '
-def durkeys: ["lat_ns", "pre_block_ns", "post_block_ns", "offcpu_ns", "offcpu_blocked_ns",
+def durkeys: ["lat_ns", "pre_block_ns", "post_block_ns", "offcpu_ns", "offcpu_blocked_ns", "runq_ns",
 	"q2g_ns", "g2i_ns", "i2d_ns", "d2c_ns", "q2c_ns"];
 def cend: (.c_ns // (if .q_ns and .q2c_ns then .q_ns + .q2c_ns else null end));
 def add_cat($name; $checked; bad; $id): # bad: evaluated only when $checked
@@ -88,7 +89,7 @@ reduce (inputs | select(.type == "request")) as $r ({};
 		any($nums[]; .v < 0 or ((.k as $k | durkeys | index($k)) != null and .v >= 1e12)); $r.id)
 	| add_cat("within_lat"; ($r.fs != null or $r.sched != null);
 		(($r.fs.pre_block_ns // 0) > $lat) or (($r.fs.post_block_ns // 0) > $lat)
-		or (($r.sched.offcpu_ns // 0) > $lat)
+		or (($r.sched.offcpu_ns // 0) > $lat) or (($r.sched.runq_ns // 0) > $lat)
 		or (($r.sched.offcpu_blocked_ns // 0) > ($r.sched.offcpu_ns // 0))
 		or ((($r.fs.pre_block_ns // 0) + ($r.fs.post_block_ns // 0)) > $lat); $r.id)
 	| reduce ($r.block // [])[] as $b (.;
@@ -109,6 +110,7 @@ reduce (inputs | select(.type == "request")) as $r ({};
 		($w[0] == null or $w[1] == null or $w[0] > $w[1] or $lat > $w[1] - $w[0]); $r.id)
 	| .fsrecs += (if $r.fs.pre_block_ns != null then 1 else 0 end)
 	| .offcpu += (if ($r.sched.offcpu_ns // 0) > 0 then 1 else 0 end)
+	| .runq += (if $r.sched.runq_ns != null and $r.sched.switches != null then 1 else 0 end)
 )' "$TRACER_JSON")
 if [[ -z $res ]] || ! jq -e 'type == "object"' >/dev/null 2>&1 <<<"$res"; then
 	fail_all "could not evaluate the records with jq (see the error above)"
@@ -126,6 +128,7 @@ missing=""
 (($(cat_n sync_blocks) > 0)) || missing+=" direct/fsync-syscalls-with-block-children"
 (($(jq -r '.fsrecs // 0' <<<"$res") > 0)) || missing+=" fs.pre_block_ns"
 (($(jq -r '.offcpu // 0' <<<"$res") > 0)) || missing+=" sched.offcpu_ns>0"
+(($(jq -r '.runq // 0' <<<"$res") > 0)) || missing+=" sched.runq_ns"
 ((have_uring + have_aio == 0)) || (($(cat_n async_lat) > 0)) || missing+=" io_uring/aio-requests"
 check coverage "no records with:$missing" test -z "$missing"
 

@@ -352,7 +352,7 @@ static struct it_syscall_rec mk_pread(void)
 	s.dev = DEV_LOOP0;
 	s.sys = IT_SYS_PREAD64;
 	s.op = IT_OP_READ;
-	s.flags = IT_F_DIO | IT_F_SAMPLED;
+	s.flags = IT_F_DIO | IT_F_SAMPLED | IT_F_SCHED_CNT | IT_F_SCHED_SW;
 	s.nr_bios = 1;
 	s.cache_miss_pages = 0;
 	s.dio_count = 1;
@@ -362,6 +362,8 @@ static struct it_syscall_rec mk_pread(void)
 	s.nr_switches = 1;
 	s.waker_tid = 88;
 	snprintf(s.waker_comm, sizeof(s.waker_comm), "kworker/1:1H");
+	s.runq_ns = 700;
+	s.nr_preempt = 2;
 	return s;
 }
 
@@ -444,6 +446,8 @@ static void test_syscall_json_fields(void)
 		{ ".sched.offcpu_ns", "50000" },
 		{ ".sched.offcpu_blocked_ns", "49000" },
 		{ ".sched.switches", "1" },
+		{ ".sched.preempted", "2" },
+		{ ".sched.runq_ns", "700" },
 		{ ".sched.waker_tid", "88" },
 		{ ".sched.waker_comm", S("kworker/1:1H") },
 		{ ".block | length", "1" },
@@ -506,6 +510,7 @@ static void test_syscall_json_variants(void)
 		{ ".fs.vfs_ns", "59000" },
 		{ ".fs.cache_miss_pages", "3" },
 		{ ".fs.dio", "false" },
+		{ "has(\"sched\")", "false" }, /* no IT_F_SCHED_*: the layer was off */
 		{ ".nr_bios", "3" },
 		{ ".block | length", "3" },
 		{ "[.block[] | .sector]", "[80,200,300]" },
@@ -535,8 +540,11 @@ static void test_syscall_json_variants(void)
 		{ ".sched | has(\"waker_tid\")", "false" },
 		{ ".sched | has(\"waker_comm\")", "false" },
 		{ ".sched.offcpu_ns", "0" },
+		{ ".sched.runq_ns", "700" },
 	};
 	static const struct jqc want_late[] = {
+		/* sched from the task counters alone (no --sched-switch) */
+		{ ".sched | keys", "[\"preempted\",\"runq_ns\",\"switches\"]" },
 		/* first bio queued before enter / completed after exit: unmeasurable */
 		{ ".fs | has(\"pre_block_ns\")", "false" },
 		{ ".fs | has(\"post_block_ns\")", "false" },
@@ -578,6 +586,8 @@ static void test_syscall_json_variants(void)
 		struct it_block_rec b_late = mk_pread_bio();
 
 		s_late.first_q_ns = 500; /* before enter (1000) */
+		s_late.flags &= ~IT_F_SCHED_SW;
+		s_late.waker_tid = 0;
 		b_late.c_ns = 70000; /* after exit (61000) */
 		r = mk_req(CORR_SYSCALL, 3);
 		r.sys = &s_late;
@@ -1178,9 +1188,9 @@ static void test_summary(void)
 		{ "[.drops[] | numbers] | length", "1" }, /* only total is a number */
 		{ "[.drops | to_entries[] | select(.key != \"total\") | .value[]] | add", "8" },
 		{ ".drops | keys | length", "9" }, /* total + IT_L_MAX layers */
-		{ ".stages | length", "2" },
+		{ ".stages | length", "3" },
 		{ "[.stages[] | .layer + \"/\" + .stage] | sort",
-		  "[\"syscall/offcpu\",\"syscall/total\"]" },
+		  "[\"syscall/offcpu\",\"syscall/runq\",\"syscall/total\"]" },
 		{ "(.stages[] | select(.stage == \"total\")) | [.dev, .devno, .op, .count, .max_ns, "
 		  ".mean_ns]",
 		  "[\"loop0\",\"7:0\",\"read\",100,100000,50500]" },
@@ -1305,9 +1315,9 @@ static void test_summary(void)
 	ASSERT_TRUE(strstr(text, "drops: block ringbuf 5") != NULL, "text drops block");
 	ASSERT_TRUE(strstr(text, "drops: syscall inflight 2") != NULL, "text drops syscall");
 	ASSERT_TRUE(strstr(text, "LAYER") != NULL, "text table header");
-	ASSERT_TRUE(strstr(text, "block loop0 read q2c (all requests, in-kernel)") != NULL,
+	ASSERT_TRUE(strstr(text, "block loop0 read q2c (all requests)") != NULL,
 		    "text final in-kernel histogram");
-	ASSERT_TRUE(strstr(text, "io_uring - write total (all requests, in-kernel)") != NULL,
+	ASSERT_TRUE(strstr(text, "io_uring - write total (all requests)") != NULL,
 		    "text final in-kernel io_uring histogram");
 	{
 		/* the 2nd interval (no requests) has a table header and no rows */
@@ -1328,8 +1338,8 @@ static void test_summary(void)
 		/* in-kernel histograms only in the final text summary */
 		const char *fin = strstr(text, "=== final");
 
-		ASSERT_TRUE(fin && strstr(text, "(all requests, in-kernel)") > fin,
-			    "in-kernel histograms only after the final header");
+		ASSERT_TRUE(fin && strstr(text, "(all requests)") > fin,
+			    "histograms only after the final header");
 	}
 out:
 	env_done(&e);
@@ -1356,7 +1366,8 @@ static void test_summary_stage_keys(void)
 		{ "[.stages[] | .layer + \"/\" + .op + \"/\" + .stage] | sort",
 		  "[\"aio/read/total\",\"block/read/d2c\",\"block/read/q2c\",\"block/read/q2d\","
 		  "\"block/write/d2c\",\"block/write/q2c\",\"block/write/q2d\","
-		  "\"io_uring/read/total\",\"syscall/read/offcpu\",\"syscall/read/total\"]" },
+		  "\"io_uring/read/total\",\"syscall/read/offcpu\",\"syscall/read/runq\","
+		  "\"syscall/read/total\"]" },
 		{ "(.stages[] | select(.layer == \"block\" and .op == \"read\" and .stage == "
 		  "\"q2c\")) | [.count, .max_ns, .dev]",
 		  "[3,56000,\"loop0\"]" },
