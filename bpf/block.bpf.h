@@ -116,13 +116,18 @@ static __always_inline u8 it_req_op(u32 opf)
 }
 
 /* Inode of a page-cache bio (0 for anonymous or user pages: direct IO). */
-static __always_inline u64 it_bio_ino(struct bio *bio, u32 *sdev)
+static __always_inline u64 it_bio_ino(struct bio *bio, u32 *sdev, const bool btf)
 {
-	struct address_space *mapping = BPF_CORE_READ(bio, bi_io_vec, bv_page, mapping);
+	struct page *page = IT_RD(btf, bio, bi_io_vec, bv_page);
+	struct address_space *mapping;
 	struct inode *host;
+	u64 m = 0;
 
-	if (!mapping || ((u64)mapping & 3)) /* PAGE_MAPPING_ANON / MOVABLE */
+	/* a plain value, not a BTF pointer: the verifier refuses '&' on pointers */
+	bpf_core_read(&m, sizeof(m), &page->mapping);
+	if (!m || (m & 3)) /* PAGE_MAPPING_ANON / MOVABLE */
 		return 0;
+	mapping = (void *)m;
 	host = BPF_CORE_READ(mapping, host);
 	*sdev = BPF_CORE_READ(host, i_sb, s_dev);
 	return BPF_CORE_READ(host, i_ino);
@@ -134,15 +139,12 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 	struct thread_state *st = it_state();
 	struct bio_info bi = {};
 	u64 key = (u64)bio;
-	u32 dev, sdev = 0;
+	u32 sdev = 0;
 
 	if (filter_dev) {
-		dev = it_bio_part_devt(bio, btf);
-		if (!bpf_map_lookup_elem(&devs, &dev)) {
-			dev = it_bio_disk_devt(bio, btf);
-			if (!bpf_map_lookup_elem(&devs, &dev))
-				return 0;
-		}
+		if (!it_dev_listed(it_bio_part_devt(bio, btf)) &&
+		    !it_dev_listed(it_bio_disk_devt(bio, btf)))
+			return 0;
 	}
 	bi.q_ns = bpf_ktime_get_ns();
 	if (st && st->in_sys) {
@@ -159,7 +161,7 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 		bi.origin_id = st->uring_req;
 		bi.flags = st->flags & IT_F_SAMPLED;
 	} else {
-		bi.ino = it_bio_ino(bio, &sdev);
+		bi.ino = it_bio_ino(bio, &sdev, btf);
 		if (st && st->wb_ino) {
 			bi.origin = IT_ORIG_WRITEBACK;
 			bi.origin_id = st->wb_ino;

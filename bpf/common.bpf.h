@@ -106,12 +106,12 @@ struct {
 	__type(value, u8);
 } pids SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 128);
-	__type(key, u32);
-	__type(value, u8);
-} devs SEC(".maps");
+/*
+ * -d devices: fixed at load, so a list in rodata. For the usual one to a few
+ * devices, two compares instead of a hash lookup, on every hook that filters.
+ */
+const volatile __u32 dev_list[IT_MAX_DEVS];
+const volatile __u32 nr_dev_list;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -389,9 +389,20 @@ static __always_inline bool it_task_ok(void)
 	return true;
 }
 
+static __always_inline bool it_dev_listed(u32 dev)
+{
+	for (u32 i = 0; i < IT_MAX_DEVS; i++) {
+		if (i >= nr_dev_list)
+			return false;
+		if (dev_list[i] == dev)
+			return true;
+	}
+	return false;
+}
+
 static __always_inline bool it_dev_ok(u32 dev)
 {
-	return !filter_dev || bpf_map_lookup_elem(&devs, &dev);
+	return !filter_dev || it_dev_listed(dev);
 }
 
 /*

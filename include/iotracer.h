@@ -20,6 +20,7 @@
 #define IT_COMM_LEN 16
 #define IT_HIST_SLOTS 64 /* log2(ns): slot k holds [2^k, 2^(k+1)) ns; a power of two */
 #define IT_AIO_BATCH 32 /* iocbs carried by one aio record */
+#define IT_MAX_DEVS 64 /* -d devices (a load-time list in the BPF programs' rodata) */
 
 /* Layers: bit i of a layer mask is layer i. Order is the display order. */
 enum it_layer {

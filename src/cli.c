@@ -86,7 +86,7 @@ void cli_usage(FILE *f)
 	      "  -i, --interval DUR     print a summary every DUR (default: final summary only)\n"
 	      "  -j, --json FILE        write JSON lines to FILE ('-' = stdout, text goes to stderr)\n"
 	      "      --no-live          no live per-request lines (summaries only)\n"
-	      "      --ring-size SIZE   ring buffer size, a power of two from 4K to 1G (default 8M)\n"
+	      "      --ring-size SIZE   record buffer memory, a power of two from 4K to 1G (default 8M)\n"
 	      "  -q, --quiet            no attach report and no live lines: summaries only\n"
 	      "  -v, --verbose          libbpf debug output and per-hook details (repeatable)\n"
 	      "      --help             print this help and exit\n"

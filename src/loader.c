@@ -560,6 +560,10 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 	rd->self_tgid = ld->self_tgid;
 	rd->filter_pid = o->nr_pids > 0;
 	rd->filter_dev = o->nr_devs > 0;
+	_Static_assert(CLI_MAX_DEVS <= IT_MAX_DEVS, "-d list larger than the BPF side's");
+	for (int i = 0; i < o->nr_devs; i++)
+		rd->dev_list[i] = o->devs[i];
+	rd->nr_dev_list = o->nr_devs;
 	/* host mode: the files map holds the guest disks' images (host.c) */
 	rd->filter_file = o->file_path != NULL || o->mode == IT_MODE_HOST;
 	rd->filter_comm = o->has_comm;
@@ -645,9 +649,6 @@ static int fill_maps(struct it_loader *ld, const struct it_opts *o, FILE *err)
 
 	for (int i = 0; i < o->nr_pids; i++)
 		if (bpf_map__update_elem(ld->skel->maps.pids, &o->pids[i], 4, &one, 1, BPF_ANY))
-			goto fail;
-	for (int i = 0; i < o->nr_devs; i++)
-		if (bpf_map__update_elem(ld->skel->maps.devs, &o->devs[i], 4, &one, 1, BPF_ANY))
 			goto fail;
 	if (!o->file_path)
 		return 0;
