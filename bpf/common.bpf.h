@@ -22,6 +22,9 @@
 #define IT_O_DIRECT 040000
 #endif
 
+/* kfuncs that may be missing (weak: NULL there, and the branch is dead code) */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
 /* ---- configuration, set by the loader before load ---- */
 const volatile __u32 self_tgid; /* never trace ourselves */
 const volatile __u8 filter_pid; /* use map pids */

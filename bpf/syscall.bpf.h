@@ -32,40 +32,52 @@ struct it_file_id {
 	u32 flags; /* IT_F_BDEV, IT_F_DIO */
 };
 
-/*
- * Resolve and filter a file: false when it is neither a regular file nor a
- * block device, or when the dev / file filters reject it.
- */
-static __always_inline bool it_file_check(struct file *f, struct it_file_id *id)
+static __always_inline bool it_file_check_in(struct file *f, struct it_file_id *id,
+					     const bool btf)
 {
-	struct inode *inode = BPF_CORE_READ(f, f_inode);
-	u32 mode = BPF_CORE_READ(inode, i_mode) & S_IFMT;
+	struct inode *inode = IT_RD(btf, f, f_inode);
+	u32 mode = IT_RD(btf, inode, i_mode) & S_IFMT;
 
 	id->flags = 0;
 	if (mode == S_IFBLK) {
-		id->dev = BPF_CORE_READ(inode, i_rdev);
+		id->dev = IT_RD(btf, inode, i_rdev);
 		id->flags = IT_F_BDEV;
 	} else if (mode == S_IFREG) {
-		id->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		id->dev = IT_RD(btf, inode, i_sb, s_dev);
 	} else {
 		return false;
 	}
 	if (!it_dev_ok(id->dev))
 		return false;
-	id->ino = BPF_CORE_READ(inode, i_ino);
-	if (BPF_CORE_READ(f, f_flags) & IT_O_DIRECT)
+	id->ino = IT_RD(btf, inode, i_ino);
+	if (IT_RD(btf, f, f_flags) & IT_O_DIRECT)
 		id->flags |= IT_F_DIO;
 	if (filter_file) {
 		/* The key is the file's own filesystem (s_dev), bdev nodes too. */
-		struct it_file_key k = { .ino = id->ino, .dev = BPF_CORE_READ(inode, i_sb, s_dev) };
+		struct it_file_key k = { .ino = id->ino, .dev = IT_RD(btf, inode, i_sb, s_dev) };
 
 		if (bpf_map_lookup_elem(&files, &k))
 			return true;
-		k.ino = BPF_CORE_READ(f, f_path.dentry, d_parent, d_inode, i_ino);
+		k.ino = IT_RD(btf, f, f_path.dentry, d_parent, d_inode, i_ino);
 		if (!bpf_map_lookup_elem(&files, &k))
 			return false;
 	}
 	return true;
+}
+
+/*
+ * Resolve and filter a file: false when it is neither a regular file nor a
+ * block device, or when the dev / file filters reject it. f comes from the
+ * fd table as a plain value; where the kernel has bpf_rdonly_cast (6.2+) it
+ * becomes a BTF pointer and its fields plain loads instead of one
+ * bpf_probe_read_kernel each.
+ */
+static __always_inline bool it_file_check(struct file *f, struct it_file_id *id)
+{
+	if (bpf_rdonly_cast)
+		return it_file_check_in(bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file)),
+					id, true);
+	return it_file_check_in(f, id, false);
 }
 
 /* Forget any syscall in flight: this one is not traced. */

@@ -16,6 +16,7 @@
 #include "recbuf.h"
 
 #define SPILL_ALIGN 8
+#define SPILL_KEEP 65536 /* spill buffer kept between drains, at most */
 #define SPILL_HDR 8 /* a spilled record: its length (u32), padding, the record (aligned) */
 
 void recbuf_init(struct recbuf *b, int ncpu, uint32_t shift, void *slots, void *pos)
@@ -206,8 +207,12 @@ size_t recbuf_drain(struct recbuf *b, uint64_t watermark, recbuf_fn fn, void *ct
 	/* the slots read are free for the BPF side again */
 	for (int c = 0; c < b->ncpu; c++)
 		__atomic_store_n(&b->pos[c].tail, st[c].next, __ATOMIC_RELEASE);
-	if (b->spill_off == b->spill_len)
+	if (b->spill_off == b->spill_len) {
 		b->spill_off = b->spill_len = 0;
+		/* a burst of overflow grew it: give the memory back (RssAnon stays small) */
+		if (b->spill_cap > SPILL_KEEP)
+			recbuf_free(b);
+	}
 	if (st != &one)
 		free(st);
 	return fed;
