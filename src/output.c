@@ -601,7 +601,7 @@ static void json_request(struct it_out *out, const struct corr_req *r, const str
 
 static void live_line(struct it_out *out, const struct corr_req *r, const struct req_view *v)
 {
-	char lat[16] = "-", queue[16] = "-", devt[16] = "-", fs[16] = "-", off[16] = "-";
+	char lat[16] = "-", queue[16] = "-", devt[16] = "-", fs[16] = "-", runq[16] = "-";
 	struct out_dev tmp;
 	const struct it_block_rec *b = r->nr_blocks ? r->blocks[0] : NULL;
 	uint64_t rel = v->start_ns > out->start_ns ? v->start_ns - out->start_ns : 0;
@@ -609,7 +609,7 @@ static void live_line(struct it_out *out, const struct corr_req *r, const struct
 	if (!out->header_done) {
 		fprintf(out->text, "%-12s %-15s %-7s %-8s %-5s %-8s %12s %7s %9s %9s %9s %9s %9s\n",
 			"TIME(s)", "COMM", "PID", "KIND", "OP", "DEV", "OFFSET", "BYTES", "LAT",
-			"FS", "QUEUE", "DEVICE", "OFFCPU");
+			"FS", "QUEUE", "DEVICE", "RUNQ");
 		out->header_done = 1;
 	}
 	if (v->end_ns)
@@ -623,13 +623,14 @@ static void live_line(struct it_out *out, const struct corr_req *r, const struct
 		uint64_t l = lat_of(v);
 
 		parse_fmt_duration(l > blk ? l - blk : 0, fs, sizeof(fs));
-		parse_fmt_duration(r->sys->offcpu_ns, off, sizeof(off));
+		if (r->sys->flags & IT_F_SCHED_CNT)
+			parse_fmt_duration(r->sys->runq_ns, runq, sizeof(runq));
 	}
 	fprintf(out->text,
 		"%-12.6f %-15.15s %-7u %-8s %-5s %-8.8s %12llu %7llu %9s %9s %9s %9s %9s\n",
 		rel / 1e9, v->task->comm, v->task->pid, v->kind, op_name(v->op),
 		dev_name(out, v->dev, &tmp), (unsigned long long)v->offset,
-		(unsigned long long)v->bytes, lat, fs, queue, devt, off);
+		(unsigned long long)v->bytes, lat, fs, queue, devt, runq);
 }
 
 void out_request(const struct corr_req *r, void *ctx)

@@ -1062,13 +1062,13 @@ static void test_live_lines(void)
 	l2 = nth_line(text, 2);
 	if (ASSERT_TRUE(hdr && l1 && l2, "three lines")) {
 		const char *cols[] = { "TIME(s)", "COMM",  "PID", "KIND",  "OP",     "DEV",
-				       "OFFSET",  "BYTES", "LAT", "QUEUE", "DEVICE", "OFFCPU" };
+				       "OFFSET",  "BYTES", "LAT", "QUEUE", "DEVICE", "RUNQ" };
 		const char *vals[] = { "0.000001", "fio",   "1200", "syscall", "read",
 				       "loop0",	   "40960", "4096", "60.0us", /* lat 60000 */
 				       "4.00us", /* fs: 60000 - (58000 - 2000) */
 				       "1.00us", /* queue: d - q */
 				       "55.0us", /* device: c - d */
-				       "50.0us" /* offcpu */ };
+				       "700ns" /* runq */ };
 
 		for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
 			ASSERT_TRUE(strstr(hdr, cols[i]) != NULL, cols[i]);
