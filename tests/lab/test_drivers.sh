@@ -399,7 +399,7 @@ one() {
 			| [.hists[]? | select(.layer == "block" and .dev == $d and .stage == "q2c") | .count] | add // "-"' \
 			"$tmp/clean.json" | tail -n 1)
 		pct=$(awk -v a="$jn" -v b="$nb" 'BEGIN { if (b == 0) print "0.0"; else printf "%.1f", 100 * a / b }')
-		note "lab_${s}_$d: ioload ops ${ops} (randread ${opsr:-?}, randwrite ${opsw:-?}, errors $errs); traced ${nb} (read $nr, write $nw; in-kernel q2c count ${hist:-?}); driver $drv on $jn (${pct} %), other layer $other; mean q2c $(us "$q2c"), submit->done $(us "$dmean"), submit->kick $(us "$kmean"); stage violations $nbad"
+		note "lab_${s}_$d: ioload ops ${ops} (randread ${opsr:-?}, randwrite ${opsw:-?}, errors $errs); traced ${nb} (read $nr, write $nw; q2c histogram count ${hist:-?}); driver $drv on $jn (${pct} %), other layer $other; mean q2c $(us "$q2c"), submit->done $(us "$dmean"), submit->kick $(us "$kmean"); stage violations $nbad"
 
 		# count
 		if [[ -z $opsr || -z $opsw ]]; then
