@@ -1399,6 +1399,7 @@ struct tracer {
 	enum tkind k;
 	char name[64]; /* as given: "iotracer", "iotracer:block", ... */
 	char layers[64]; /* iotracer -l value ("" = all) */
+	char exe[256]; /* iotracer@PATH: that binary; "" = this one */
 	int avail;
 	char why[128]; /* when not available */
 };
@@ -1411,8 +1412,9 @@ static int g_ntr;
 static int tracer_get(const char *name)
 {
 	struct tracer t = { 0 };
-	const char *colon = strchr(name, ':');
-	size_t base = colon ? (size_t)(colon - name) : strlen(name);
+	const char *at = strchr(name, '@');
+	const char *colon = strchr(at ? at : name, ':');
+	size_t base = at ? (size_t)(at - name) : colon ? (size_t)(colon - name) : strlen(name);
 
 	for (int i = 0; i < g_ntr; i++)
 		if (!strcmp(g_tr[i].name, name))
@@ -1431,6 +1433,16 @@ static int tracer_get(const char *name)
 		t.k = T_BT_PRINT;
 	else
 		return -EINVAL;
+	if (at) {
+		/* iotracer@PATH[:LAYERS]: another build, side by side with this one */
+		size_t len = colon ? (size_t)(colon - at - 1) : strlen(at + 1);
+
+		if ((t.k != T_IOT && t.k != T_IOT_NOJSON) || !len || len >= sizeof(t.exe))
+			return -EINVAL;
+		memcpy(t.exe, at + 1, len);
+		if (access(t.exe, X_OK))
+			return -EINVAL;
+	}
 	if (colon) {
 		uint32_t mask;
 
@@ -1997,7 +2009,7 @@ static int tracer_argv(struct bench *b, const struct tracer *tr, const struct ta
 	case T_IOT:
 	case T_IOT_NOJSON:
 		/* this very binary, even if the file was replaced since we started */
-		argv[n++] = "/proc/self/exe";
+		argv[n++] = tr->exe[0] ? (char *)tr->exe : "/proc/self/exe";
 		argv[n++] = "-q";
 		argv[n++] = "--no-live";
 		if (tr->k == T_IOT) {
@@ -3076,7 +3088,8 @@ static void bench_usage(FILE *f)
 		"  --pairs N           rounds of (none, tracer...) per workload (default 3)\n"
 		"  --runtime DUR       fio run time of each run (default 10s; --quick 2s)\n"
 		"  --tracers LIST      none,iotracer,iotracer-nojson,bpftrace-hist,bpftrace-print (default:\n"
-		"                      all of them); iotracer:LAYERS (e.g. iotracer:syscall+block) for -l\n"
+		"                      all of them); iotracer:LAYERS (e.g. iotracer:syscall+block) for -l;\n"
+		"                      iotracer@PATH[:LAYERS]: another iotracer build, side by side\n"
 		"  --workloads LIST    only these workloads (ref-rand,ref-seq,ref-buffered,ref-12r1w,\n"
 		"                      max-psync,max-uring,layers-psync)\n"
 		"  --target DEV|FILE   run on this block device or file instead of a loop device over a\n"
@@ -3361,7 +3374,7 @@ int bench_main(int argc, char **argv)
 		if (ret) {
 			ret = usage_err(
 				"--tracers", b->o.tracers,
-				"expected a list of none, iotracer[:LAYERS], iotracer-nojson[:LAYERS], bpftrace-hist, bpftrace-print, got");
+				"expected a list of none, iotracer[@PATH][:LAYERS], iotracer-nojson[@PATH][:LAYERS], bpftrace-hist, bpftrace-print (PATH an executable), got");
 			goto out_free;
 		}
 	}

@@ -47,12 +47,32 @@ struct daemon {
 	int epfd, sigfd, tfd;
 	uint64_t start_ns, now_ns, next_summary_ns;
 	uint64_t lost;
-	struct out_khist *khists;
+	struct out_khist *khists; /* grown on demand, up to MAX_KHISTS */
+	int cap_khists;
 	int nr_uhists; /* khists built from records (!ld.kern_hists) */
 	const struct mode_ops *mode; /* guest/host mode, NULL standalone */
 	void *m; /* its state */
 	int mode_fd;
 };
+
+/* Room for entry n of khists (a few keys in practice: no 13 MB up front). */
+static int khists_room(struct daemon *d, int n)
+{
+	struct out_khist *k;
+	int cap;
+
+	if (n < d->cap_khists)
+		return 1;
+	if (n >= MAX_KHISTS)
+		return 0;
+	cap = d->cap_khists ? d->cap_khists * 2 : 16;
+	k = realloc(d->khists, (size_t)cap * sizeof(*k));
+	if (!k)
+		return 0;
+	d->khists = k;
+	d->cap_khists = cap;
+	return 1;
+}
 
 /*
  * When every request leaves a record (no --sample, no --min-latency) the BPF
@@ -66,7 +86,7 @@ static struct it_hist_val *uhist_get(struct daemon *d, uint32_t dev, int layer, 
 	for (int i = d->nr_uhists - 1; i >= 0; i--)
 		if (!memcmp(&d->khists[i].key, &k, sizeof(k)))
 			return &d->khists[i].val;
-	if (d->nr_uhists >= MAX_KHISTS)
+	if (!khists_room(d, d->nr_uhists))
 		return NULL;
 	memset(&d->khists[d->nr_uhists], 0, sizeof(d->khists[0]));
 	d->khists[d->nr_uhists].key = k;
@@ -224,7 +244,7 @@ static int read_khists(struct daemon *d)
 	if (ncpu <= 0)
 		return 0;
 	vals = calloc(ncpu, sizeof(*vals));
-	while (vals && n < MAX_KHISTS &&
+	while (vals && khists_room(d, n) &&
 	       !bpf_map_get_next_key(fd, have_prev ? &prev : NULL, &key)) {
 		if (!bpf_map_lookup_elem(fd, &key, vals)) {
 			d->khists[n].key = key;
@@ -413,7 +433,6 @@ int it_daemon_run(const struct it_opts *uo)
 			}
 		}
 	}
-	d.khists = calloc(MAX_KHISTS, sizeof(*d.khists));
 	d.start_ns = d.now_ns = it_mono_ns();
 	d.next_summary_ns = d.start_ns + o->interval_ns;
 	d.out = out_new(o, text, d.json, d.start_ns);
@@ -425,7 +444,7 @@ int it_daemon_run(const struct it_opts *uo)
 		goto out;
 	}
 	recbuf_init(&d.recs, d.ld.ncpu, d.ld.slot_shift, slots, pos);
-	if (!d.khists || !d.out || !d.corr || !d.rb) {
+	if (!d.out || !d.corr || !d.rb) {
 		ret = -ENOMEM;
 		fprintf(stderr, "iotracer: cannot set up the event loop: %s\n", strerror(errno));
 		goto out;
