@@ -272,8 +272,8 @@ static void summary(struct daemon *d, int final)
 
 	it_loader_skipped(&d->ld, skipped);
 	read_drops(d, drops);
-	in.khists = d->khists;
 	in.nr_khists = d->ld.kern_hists ? read_khists(d) : d->nr_uhists;
+	in.khists = d->khists; /* after read_khists(), which may move it */
 	out_summary(d->out, &in);
 	if (d->m && d->mode->summary)
 		d->mode->summary(d->m, final);
