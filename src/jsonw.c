@@ -3,10 +3,12 @@
  * jsonw: streaming JSON writer. See jsonw.h.
  *
  * Hot path (one JSON line per traced IO): every value costs one capacity
- * check (the buffer is kept across jw_reset() and grows by doubling), keys
- * that need no escaping (our ASCII literals) are copied while they are
- * checked, and integers are formatted by hand (8-digit chunks, two digits per
- * table lookup), never through printf. Only jw_double() uses snprintf.
+ * check (the buffer is kept across jw_reset() and grows by doubling). A
+ * literal key takes the inline path of jsonw.h, stored as the constant it is;
+ * other keys that need no escaping are copied while they are checked. String
+ * values are copied while they are checked (jw_put_plain()), and integers are
+ * formatted by hand (8-digit chunks, two digits per table lookup), never
+ * through printf. Only jw_double() uses snprintf.
  */
 #include <errno.h>
 #include <math.h>
@@ -14,18 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define JW_NO_LIT_MACROS /* the functions themselves, not the macros of the same name */
 #include "jsonw.h"
-
-/* w->first[depth] bits */
-#define JW_F_MORE 0x1 /* a value was written at this depth: comma before the next */
-#define JW_F_OBJ 0x2 /* the container at this depth is an object */
-#define JW_F_ARR 0x4 /* ... an array (depth 0, the top level, is neither) */
 
 #define JW_MIN_CAP 256
 
-/* Longest integer values: "18446744073709551615", "-9223372036854775808", "\"0x<16>\"" */
-#define JW_U64_MAX_LEN 20
-#define JW_I64_MAX_LEN 20
+/* Longest hex value: "\"0x<16>\"" (the integers: jsonw.h) */
 #define JW_HEX_MAX_LEN 20
 
 /* 1: a byte that goes into a JSON string as it is (printable ASCII and DEL, not '"' '\\') */
@@ -417,11 +413,8 @@ static inline void jw_fmt_8d(char *p, uint32_t v)
 	memcpy(p + 6, jw_digits2 + 2 * (lo % 100), 2);
 }
 
-/*
- * Write v in decimal at p (at most JW_U64_MAX_LEN bytes); returns the end.
- * In chunks of 8 digits, with 32-bit arithmetic inside a chunk.
- */
-static inline __attribute__((always_inline)) char *jw_fmt_u64(char *p, uint64_t v)
+/* In chunks of 8 digits, with 32-bit arithmetic inside a chunk. */
+char *jw_fmt_u64(char *p, uint64_t v)
 {
 	const uint64_t e8 = 100000000ull, e16 = e8 * e8;
 	uint64_t lo;
@@ -515,6 +508,17 @@ void jw_hex(struct jw *w, const char *key, uint64_t v)
 	p += n;
 	*p++ = '"';
 	jw_commit(w, p);
+}
+
+char *jw_put_plain(char *p, const char *v, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)v;
+	size_t max = n < JW_STR_FAST ? n : JW_STR_FAST, k;
+
+	for (k = 0; k < max && jw_plain[s[k]]; k++)
+		p[k] = (char)s[k];
+	/* stopped at the NUL or after n bytes: done; else a byte to escape, or too long */
+	return k == n || !s[k] ? p + k : NULL;
 }
 
 const char *jw_data(const struct jw *w)
