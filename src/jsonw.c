@@ -7,8 +7,8 @@
  * literal key takes the inline path of jsonw.h, stored as the constant it is;
  * other keys that need no escaping are copied while they are checked. String
  * values are copied while they are checked (jw_put_plain()), and integers are
- * formatted by hand (8-digit chunks, two digits per table lookup), never
- * through printf. Only jw_double() uses snprintf.
+ * formatted by hand (8-digit chunks, two digits per table lookup, no
+ * divisions inside a chunk), never through printf. Only jw_double() uses snprintf.
  */
 #include <errno.h>
 #include <math.h>
@@ -382,55 +382,76 @@ static inline unsigned int jw_digits8(uint32_t v)
 	return v < 1000000 ? 5 + (v >= 100000) : 7 + (v >= 10000000);
 }
 
-/* Write v < 10^8 in decimal at p, without leading zeros; returns the end. */
-static inline char *jw_fmt_u8d(char *p, uint32_t v)
+/*
+ * Digits without divisions. y = v * ceil(2^47 / 100^k) is v / 100^k in fixed
+ * point with 47 fraction bits, rounded up by e = v * (ceil(2^47 / 100^k) -
+ * 2^47 / 100^k) < v. As long as e < 2^47 / 100^k (one unit of the last
+ * digit pair), the integer part of y * 100^j is the first digits of v down to
+ * pair j, for every j <= k: the integer part of y is the first one or two
+ * digits, and each multiplication of the fraction by 100 gives the next pair.
+ * The bound holds for every v < 10^8 (k <= 3: v < 2^47 / 10^6 = 1.4 * 10^8),
+ * and y < 2^54, y's fraction * 100 < 2^54: no overflow.
+ */
+#define JW_FP_BITS 47
+#define JW_FP_MASK ((1ull << JW_FP_BITS) - 1)
+
+static const uint64_t jw_fp[4] = {
+	1ull << JW_FP_BITS,
+	(1ull << JW_FP_BITS) / 100 + 1, /* 100^k does not divide 2^47: + 1 is ceil */
+	(1ull << JW_FP_BITS) / 10000 + 1,
+	(1ull << JW_FP_BITS) / 1000000 + 1,
+};
+
+/* Write v < 10^8 as d >= digits(v) digits (leading zeros), d <= 8, at p; returns p + d. */
+static inline char *jw_fmt_8(char *p, uint32_t v, unsigned int d)
 {
-	char *end = p + jw_digits8(v), *q = end;
+	unsigned int k = (d - 1) / 2; /* pairs after the first one or two digits */
+	uint64_t y = v * jw_fp[k];
 
-	while (v >= 100) {
-		uint32_t r = v % 100;
-
-		v /= 100;
-		q -= 2;
-		memcpy(q, jw_digits2 + 2 * r, 2);
+	if (d & 1) {
+		*p++ = (char)('0' + (y >> JW_FP_BITS));
+	} else {
+		memcpy(p, jw_digits2 + 2 * (y >> JW_FP_BITS), 2);
+		p += 2;
 	}
-	if (v >= 10)
-		memcpy(q - 2, jw_digits2 + 2 * v, 2);
-	else
-		q[-1] = (char)('0' + v);
-	return end;
+	switch (k) {
+	case 3:
+		y = (y & JW_FP_MASK) * 100;
+		memcpy(p, jw_digits2 + 2 * (y >> JW_FP_BITS), 2);
+		p += 2;
+		/* fall through */
+	case 2:
+		y = (y & JW_FP_MASK) * 100;
+		memcpy(p, jw_digits2 + 2 * (y >> JW_FP_BITS), 2);
+		p += 2;
+		/* fall through */
+	case 1:
+		y = (y & JW_FP_MASK) * 100;
+		memcpy(p, jw_digits2 + 2 * (y >> JW_FP_BITS), 2);
+		p += 2;
+	}
+	return p;
 }
 
-/* Write v < 10^8 as exactly 8 digits (leading zeros) at p. */
-static inline void jw_fmt_8d(char *p, uint32_t v)
-{
-	uint32_t hi = v / 10000, lo = v % 10000;
-
-	/* four independent pairs: no long chain of divisions */
-	memcpy(p, jw_digits2 + 2 * (hi / 100), 2);
-	memcpy(p + 2, jw_digits2 + 2 * (hi % 100), 2);
-	memcpy(p + 4, jw_digits2 + 2 * (lo / 100), 2);
-	memcpy(p + 6, jw_digits2 + 2 * (lo % 100), 2);
-}
-
-/* In chunks of 8 digits, with 32-bit arithmetic inside a chunk. */
+/* In chunks of 8 digits: the first without leading zeros. */
 char *jw_fmt_u64(char *p, uint64_t v)
 {
 	const uint64_t e8 = 100000000ull, e16 = e8 * e8;
-	uint64_t lo;
+	uint64_t hi;
 
 	if (v < e8)
-		return jw_fmt_u8d(p, (uint32_t)v);
+		return jw_fmt_8(p, (uint32_t)v, jw_digits8((uint32_t)v));
 	if (v < e16) {
-		p = jw_fmt_u8d(p, (uint32_t)(v / e8));
-		jw_fmt_8d(p, (uint32_t)(v % e8));
-		return p + 8;
+		hi = v / e8;
+		p = jw_fmt_8(p, (uint32_t)hi, jw_digits8((uint32_t)hi));
+		return jw_fmt_8(p, (uint32_t)(v - hi * e8), 8);
 	}
-	p = jw_fmt_u8d(p, (uint32_t)(v / e16)); /* at most 1844 */
-	lo = v % e16;
-	jw_fmt_8d(p, (uint32_t)(lo / e8));
-	jw_fmt_8d(p + 8, (uint32_t)(lo % e8));
-	return p + 16;
+	hi = v / e16; /* at most 1844 */
+	p = jw_fmt_8(p, (uint32_t)hi, jw_digits8((uint32_t)hi));
+	v -= hi * e16;
+	hi = v / e8;
+	p = jw_fmt_8(p, (uint32_t)hi, 8);
+	return jw_fmt_8(p, (uint32_t)(v - hi * e8), 8);
 }
 
 void jw_u64(struct jw *w, const char *key, uint64_t v)
