@@ -367,6 +367,10 @@ static void test_jw_int_edges(void)
 	    !check_i64(&w, -9) || !check_i64(&w, -10) || !check_i64(&w, -99) ||
 	    !check_i64(&w, -100) || !check_i64(&w, INT64_MAX))
 		goto out;
+	/* every value of up to 5 digits, alone and as the low chunk of a larger one */
+	for (uint64_t v = 0; v < 100000; v++)
+		if (!check_int(&w, v) || !check_int(&w, 100000000ull + v * 997))
+			goto out;
 	/* runs across the 10^8 and 10^16 chunk boundaries */
 	for (uint64_t v = 100000000ull - 300; v < 100000000ull + 300; v++)
 		if (!check_int(&w, v) || !check_int(&w, v * 100000000ull))
