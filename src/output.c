@@ -427,7 +427,8 @@ static void json_task(struct jw *w, const struct it_task *t)
 	jw_u64(w, "cgroup_id", t->cgroup_id);
 }
 
-static void json_dev(struct it_out *out, const char *name_key, const char *devno_key, uint32_t dev)
+/* "dev" and "devno" (literal keys: the writer's fast path) */
+static void json_dev(struct it_out *out, uint32_t dev)
 {
 	const struct out_dev *d;
 	struct out_dev tmp;
@@ -435,8 +436,8 @@ static void json_dev(struct it_out *out, const char *name_key, const char *devno
 	if (!dev)
 		return;
 	d = dev_get(out, dev, &tmp);
-	jw_str(&out->w, name_key, d->name);
-	jw_str(&out->w, devno_key, d->devno);
+	jw_str(&out->w, "dev", d->name);
+	jw_str(&out->w, "devno", d->devno);
 }
 
 /* The driver layer's view of a block request (docs/json.md: block[].driver). */
@@ -471,7 +472,7 @@ static void json_block(struct it_out *out, const struct it_block_rec *b)
 	uint64_t i = (b->flags & IT_F_HAS_I) ? b->i_ns : g;
 
 	jw_obj_begin(w, NULL);
-	json_dev(out, "dev", "devno", b->dev);
+	json_dev(out, b->dev);
 	jw_str(w, "op", op_name(b->op));
 	jw_u64(w, "sector", b->sector);
 	jw_u64(w, "nr_sectors", b->bytes / 512);
@@ -520,7 +521,7 @@ static void json_request(struct it_out *out, const struct corr_req *r, const str
 	else if (r->kind == CORR_AIO)
 		jw_str(w, "syscall", "io_submit");
 	jw_str(w, "op", op_name(v->op));
-	json_dev(out, "dev", "devno", v->dev);
+	json_dev(out, v->dev);
 	jw_u64(w, "ino", v->ino);
 	jw_u64(w, "offset", v->offset);
 	jw_u64(w, "bytes", v->bytes);
@@ -710,7 +711,7 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 			continue;
 		jw_obj_begin(w, NULL);
 		jw_str(w, "layer", s->layer);
-		json_dev(out, "dev", "devno", s->dev);
+		json_dev(out, s->dev);
 		jw_str(w, "op", op_name(s->op));
 		jw_str(w, "stage", s->stage);
 		jw_u64(w, "count", lhist_count(h));
@@ -733,7 +734,7 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 				continue;
 			jw_obj_begin(w, NULL);
 			jw_str(w, "layer", khist_layer(&kh->key));
-			json_dev(out, "dev", "devno", kh->key.dev);
+			json_dev(out, kh->key.dev);
 			jw_str(w, "op", op_name(kh->key.op));
 			jw_str(w, "stage", stage_names[s]);
 			jw_u64(w, "count", h->count);
