@@ -50,15 +50,22 @@ struct out_dev {
 	char devno[24];
 };
 
-/* Stage statistics from records, keyed (layer name, dev, op, stage). */
+/*
+ * Stage statistics from records, keyed (layer name, dev, op, stage). A value
+ * goes into ival only; each summary adds ival to total and empties it (the
+ * final one first, so that total is complete when it is reported).
+ */
 struct stage_stat {
 	const char *layer; /* static string */
 	const char *stage; /* static string */
 	uint32_t dev;
 	uint8_t op;
 	struct lhist *ival; /* since the last summary */
-	struct lhist *total; /* since start */
+	struct lhist *total; /* up to the last summary */
 };
+
+/* Lookup cache of stage_get(): a request adds to ~5 stages in turn. */
+#define OUT_ST_CACHE 32 /* a power of two */
 
 struct it_out {
 	FILE *text, *json;
@@ -76,7 +83,7 @@ struct it_out {
 	unsigned int next_dev;
 	struct stage_stat *st;
 	int nr_st, cap_st;
-	int last_st; /* lookup cache */
+	int st_cache[OUT_ST_CACHE]; /* index + 1 in st, 0: none */
 };
 
 static const char *const op_names[IT_OP_MAX] = { "read", "write", "sync", "discard", "other" };
@@ -143,7 +150,6 @@ struct it_out *out_new(const struct it_opts *o, FILE *text, FILE *json, uint64_t
 	out->start_ns = start_ns;
 	out->live = o->live && !o->quiet;
 	out->quiet = o->quiet;
-	out->last_st = -1;
 	/* a terminal still sees every line at once; so does the text stream if it is the same */
 	if (json && json != text && fileno(json) >= 0 && !isatty(fileno(json)))
 		out->batch = 1;
@@ -219,21 +225,32 @@ int out_error(const struct it_out *out)
 
 /* ---- stage statistics ---- */
 
-static struct stage_stat *stage_get(struct it_out *out, const char *layer, uint32_t dev,
-				    unsigned int op, const char *stage)
+static unsigned int stage_slot(const char *layer, uint32_t dev, unsigned int op, const char *stage)
+{
+	uint64_t k = ((uint64_t)(uintptr_t)stage << 16) ^ (uint64_t)(uintptr_t)layer ^
+		     ((uint64_t)dev << 32) ^ op;
+
+	return (unsigned int)((k * 0x9e3779b97f4a7c15ull) >> 59) & (OUT_ST_CACHE - 1);
+}
+
+static int stage_is(const struct stage_stat *s, const char *layer, uint32_t dev, unsigned int op,
+		    const char *stage)
+{
+	return s->layer == layer && s->dev == dev && s->op == op && s->stage == stage;
+}
+
+/* stage_get() when the cache does not have it: find or add it. */
+static __attribute__((noinline)) struct stage_stat *stage_find(struct it_out *out,
+							       unsigned int slot, const char *layer,
+							       uint32_t dev, unsigned int op,
+							       const char *stage)
 {
 	struct stage_stat *s;
 
-	if (out->last_st >= 0) {
-		s = &out->st[out->last_st];
-		if (s->layer == layer && s->dev == dev && s->op == op && s->stage == stage)
-			return s;
-	}
 	for (int i = 0; i < out->nr_st; i++) {
-		s = &out->st[i];
-		if (s->layer == layer && s->dev == dev && s->op == op && s->stage == stage) {
-			out->last_st = i;
-			return s;
+		if (stage_is(&out->st[i], layer, dev, op, stage)) {
+			out->st_cache[slot] = i + 1;
+			return &out->st[i];
 		}
 	}
 	if (out->nr_st == out->cap_st) {
@@ -254,8 +271,19 @@ static struct stage_stat *stage_get(struct it_out *out, const char *layer, uint3
 		lhist_free(s->total);
 		return NULL;
 	}
-	out->last_st = out->nr_st;
-	return &out->st[out->nr_st++];
+	out->st_cache[slot] = ++out->nr_st;
+	return s;
+}
+
+static inline struct stage_stat *stage_get(struct it_out *out, const char *layer, uint32_t dev,
+					   unsigned int op, const char *stage)
+{
+	unsigned int slot = stage_slot(layer, dev, op, stage);
+	int i = out->st_cache[slot] - 1;
+
+	if (i >= 0 && stage_is(&out->st[i], layer, dev, op, stage))
+		return &out->st[i];
+	return stage_find(out, slot, layer, dev, op, stage);
 }
 
 static void stage_add(struct it_out *out, const char *layer, uint32_t dev, unsigned int op,
@@ -263,8 +291,18 @@ static void stage_add(struct it_out *out, const char *layer, uint32_t dev, unsig
 {
 	struct stage_stat *s = stage_get(out, layer, dev, op, stage);
 
-	if (!s || lhist_add(s->ival, ns) || lhist_add(s->total, ns))
+	if (!s || lhist_add(s->ival, ns))
 		out->error = -ENOMEM;
+}
+
+/* total += ival, and ival starts again. */
+static void stages_fold(struct it_out *out)
+{
+	for (int i = 0; i < out->nr_st; i++) {
+		if (lhist_merge(out->st[i].total, out->st[i].ival))
+			out->error = -ENOMEM;
+		lhist_reset(out->st[i].ival);
+	}
 }
 
 /* ---- per-request derived numbers ---- */
@@ -820,11 +858,13 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 
 void out_summary(struct it_out *out, const struct out_summary_in *in)
 {
+	if (in->final)
+		stages_fold(out); /* the final summary reports total */
 	if (out->json)
 		json_summary(out, in);
 	if (out->text)
 		text_summary(out, in);
-	for (int i = 0; i < out->nr_st; i++)
-		lhist_reset(out->st[i].ival);
+	if (!in->final)
+		stages_fold(out);
 	fflush(out->text);
 }
