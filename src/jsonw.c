@@ -60,9 +60,22 @@ void jw_reset(struct jw *w)
 	w->len = 0;
 	w->depth = 0;
 	w->err = 0;
-	memset(w->first, 0, sizeof(w->first));
+	memset(w->kind, 0, sizeof(w->kind));
 	if (w->buf)
 		w->buf[0] = '\0';
+}
+
+/*
+ * The first error sticks until jw_reset(). The container being written then
+ * reads as neither object nor array: no call changes the depth after an
+ * error, so the inline paths of jsonw.h, which do not look at err, take the
+ * general path, which does nothing.
+ */
+static __attribute__((noinline)) void jw_fail(struct jw *w, int err)
+{
+	if (!w->err)
+		w->err = err;
+	w->kind[w->depth] = 0;
 }
 
 /* Slow path of jw_reserve(): grow (doubling, so growth is amortized). */
@@ -74,7 +87,7 @@ static __attribute__((noinline)) int jw_grow(struct jw *w, size_t n)
 	if (w->err)
 		return -1;
 	if (n > SIZE_MAX / 2 - w->len - 1) {
-		w->err = ENOMEM;
+		jw_fail(w, ENOMEM);
 		return -1;
 	}
 	if (w->len + n + 1 <= w->cap)
@@ -84,7 +97,7 @@ static __attribute__((noinline)) int jw_grow(struct jw *w, size_t n)
 		cap *= 2;
 	nbuf = realloc(w->buf, cap);
 	if (!nbuf) {
-		w->err = ENOMEM;
+		jw_fail(w, ENOMEM);
 		return -1;
 	}
 	w->buf = nbuf;
@@ -104,11 +117,29 @@ static inline int jw_reserve(struct jw *w, size_t n)
 	return jw_grow(w, n);
 }
 
-/* End the bytes written from w->buf + w->len up to p (caller reserved). */
+/*
+ * End the bytes written from w->buf + w->len up to p (caller reserved). The
+ * NUL is written by jw_data(): there is always room for it.
+ */
 static inline void jw_commit(struct jw *w, char *p)
 {
-	*p = '\0';
 	w->len = (size_t)(p - w->buf);
+}
+
+/*
+ * The separator before a value written at p == w->buf + w->len: inside a
+ * container a comma, unless the container was just opened (a value never
+ * ends with '{' or '['); at the top level a newline after the first value.
+ */
+static inline char *jw_sep(const struct jw *w, char *p)
+{
+	if (w->depth) {
+		if (p[-1] != '{' && p[-1] != '[')
+			*p++ = ',';
+	} else if (w->len) {
+		*p++ = '\n';
+	}
+	return p;
 }
 
 /*
@@ -210,30 +241,25 @@ static char *jw_esc(char *p, const char *str, size_t n)
 
 static void jw_misuse(struct jw *w)
 {
-	if (!w->err)
-		w->err = EINVAL;
+	jw_fail(w, EINVAL);
 }
 
 /* Keys up to this long are copied while they are checked (one pass) */
 #define JW_KEY_FAST 64
 
 /* jw_pre() for a key that needs escaping or is long. */
-static __attribute__((noinline)) char *jw_pre_key_slow(struct jw *w, unsigned char *f,
-						       const char *key, size_t vmax)
+static __attribute__((noinline)) char *jw_pre_key_slow(struct jw *w, const char *key, size_t vmax)
 {
 	size_t k = strlen(key);
 	char *p;
 
 	if (k > JW_STR_MAX) {
-		w->err = ENOMEM;
+		jw_fail(w, ENOMEM);
 		return NULL;
 	}
 	if (jw_reserve(w, 1 + JW_ESC_MAX(k) + 1 + vmax))
 		return NULL;
-	p = w->buf + w->len;
-	if (*f & JW_F_MORE)
-		*p++ = w->depth ? ',' : '\n';
-	*f |= JW_F_MORE;
+	p = jw_sep(w, w->buf + w->len);
 	p = jw_esc(p, key, k);
 	*p++ = ':';
 	return p;
@@ -247,35 +273,30 @@ static __attribute__((noinline)) char *jw_pre_key_slow(struct jw *w, unsigned ch
 static inline __attribute__((always_inline)) char *jw_pre(struct jw *w, const char *key,
 							  size_t vmax)
 {
-	unsigned char *f;
 	size_t k;
 	char *p;
 
 	if (w->err)
 		return NULL;
-	f = &w->first[w->depth];
-	if ((*f & JW_F_OBJ) ? !key : !!key) {
+	if ((w->kind[w->depth] & JW_F_OBJ) ? !key : !!key) {
 		jw_misuse(w);
 		return NULL;
 	}
 	/* separator, quotes, colon, a short key and the value */
 	if (jw_reserve(w, 4 + JW_KEY_FAST + vmax))
 		return NULL;
-	p = w->buf + w->len;
-	if (*f & JW_F_MORE)
-		*p++ = w->depth ? ',' : '\n';
+	p = jw_sep(w, w->buf + w->len);
 	if (key) {
 		/* fast path: a short key with nothing to escape (our literals) */
 		*p++ = '"';
 		for (k = 0; k < JW_KEY_FAST && jw_plain[(unsigned char)key[k]]; k++)
 			p[k] = key[k];
 		if (k == JW_KEY_FAST || key[k])
-			return jw_pre_key_slow(w, f, key, vmax); /* nothing committed yet */
+			return jw_pre_key_slow(w, key, vmax); /* nothing committed yet */
 		p += k;
 		*p++ = '"';
 		*p++ = ':';
 	}
-	*f |= JW_F_MORE;
 	return p;
 }
 
@@ -295,22 +316,21 @@ static void jw_begin(struct jw *w, const char *key, unsigned char kind, char ope
 	*p++ = open;
 	jw_commit(w, p);
 	w->depth++;
-	w->first[w->depth] = kind;
+	w->kind[w->depth] = kind;
 }
 
 static void jw_end(struct jw *w, unsigned char kind, char close)
 {
 	if (w->err)
 		return;
-	if (!w->depth || !(w->first[w->depth] & kind)) {
+	if (!w->depth || !(w->kind[w->depth] & kind)) {
 		jw_misuse(w);
 		return;
 	}
 	if (jw_reserve(w, 1))
 		return;
 	w->buf[w->len++] = close;
-	w->buf[w->len] = '\0';
-	w->first[w->depth] = 0;
+	w->kind[w->depth] = 0;
 	w->depth--;
 }
 
@@ -349,8 +369,7 @@ static void jw_value_str(struct jw *w, const char *key, const char *v, size_t n)
 	char *p;
 
 	if (n > JW_STR_MAX) {
-		if (!w->err)
-			w->err = ENOMEM;
+		jw_fail(w, ENOMEM);
 		return;
 	}
 	p = jw_pre(w, key, JW_ESC_MAX(n));
@@ -544,7 +563,10 @@ char *jw_put_plain(char *p, const char *v, size_t n)
 
 const char *jw_data(const struct jw *w)
 {
-	return w->buf ? w->buf : "";
+	if (!w->buf)
+		return "";
+	w->buf[w->len] = '\0'; /* the pointer is const, not the bytes */
+	return w->buf;
 }
 
 size_t jw_len(const struct jw *w)

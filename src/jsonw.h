@@ -33,10 +33,10 @@
 #define JW_MAX_DEPTH 31
 
 struct jw {
-	char *buf; /* NUL terminated when not NULL */
+	char *buf; /* NUL terminated by jw_data() */
 	size_t len, cap;
 	int depth; /* open containers */
-	unsigned char first[32]; /* per depth: JW_F_* bits */
+	unsigned char kind[32]; /* per depth: JW_F_OBJ, JW_F_ARR, 0 (top level, error) */
 	int err; /* 0, ENOMEM or EINVAL (misuse) */
 };
 
@@ -77,10 +77,9 @@ int jw_error(const struct jw *w);
  */
 #define JW_LIT_MAX 32
 
-/* w->first[depth] bits */
-#define JW_F_MORE 0x1 /* a value was written at this depth: comma before the next */
-#define JW_F_OBJ 0x2 /* the container at this depth is an object */
-#define JW_F_ARR 0x4 /* ... an array (depth 0, the top level, is neither) */
+/* w->kind[depth]: the container at this depth (depth 0, the top level, is neither) */
+#define JW_F_OBJ 0x2 /* an object */
+#define JW_F_ARR 0x4 /* an array */
 
 /* Longest integer values: "18446744073709551615", "-9223372036854775808" */
 #define JW_U64_MAX_LEN 20
@@ -104,15 +103,16 @@ char *jw_put_plain(char *p, const char *v, size_t n);
 static inline __attribute__((always_inline)) char *jw_lit_pre(struct jw *w, const char *key,
 							      size_t klen, size_t vmax)
 {
-	unsigned char f = w->first[w->depth];
 	char *p;
 
-	/* room: separator, quotes, colon, key, value, NUL */
-	if (__builtin_expect(w->err || !(f & JW_F_OBJ) || w->cap - w->len <= 4 + klen + vmax, 0))
+	/* in an object (not after an error), with room: separator, quotes, colon, key, value, NUL */
+	if (__builtin_expect(!(w->kind[w->depth] & JW_F_OBJ) || w->cap - w->len <= 4 + klen + vmax,
+			     0))
 		return NULL;
 	p = w->buf + w->len;
+	/* a comma unless the object was just opened */
 	*p = ',';
-	p += f & JW_F_MORE;
+	p += p[-1] != '{';
 	*p++ = '"';
 	memcpy(p, key, klen);
 	p += klen;
@@ -124,8 +124,6 @@ static inline __attribute__((always_inline)) char *jw_lit_pre(struct jw *w, cons
 /* The value ends at p. */
 static inline __attribute__((always_inline)) void jw_lit_commit(struct jw *w, char *p)
 {
-	w->first[w->depth] |= JW_F_MORE;
-	*p = '\0';
 	w->len = (size_t)(p - w->buf);
 }
 
@@ -140,7 +138,7 @@ static inline __attribute__((always_inline)) void jw_obj_begin_lit(struct jw *w,
 	}
 	*p++ = '{';
 	jw_lit_commit(w, p);
-	w->first[++w->depth] = JW_F_OBJ;
+	w->kind[++w->depth] = JW_F_OBJ;
 }
 
 static inline __attribute__((always_inline)) void jw_arr_begin_lit(struct jw *w, const char *key,
@@ -154,7 +152,66 @@ static inline __attribute__((always_inline)) void jw_arr_begin_lit(struct jw *w,
 	}
 	*p++ = '[';
 	jw_lit_commit(w, p);
-	w->first[++w->depth] = JW_F_ARR;
+	w->kind[++w->depth] = JW_F_ARR;
+}
+
+/* jw_*_begin(w, NULL): an array element or a top-level value. */
+static inline __attribute__((always_inline)) int jw_begin_elem(struct jw *w, unsigned char kind,
+							       char open)
+{
+	char *p;
+
+	if (__builtin_expect(w->err || (w->kind[w->depth] & JW_F_OBJ) || w->depth >= JW_MAX_DEPTH ||
+				     w->cap - w->len <= 2,
+			     0))
+		return 0;
+	p = w->buf + w->len;
+	if (w->depth) {
+		/* a comma unless the array was just opened */
+		*p = ',';
+		p += p[-1] != '[';
+	} else if (w->len) {
+		*p++ = '\n';
+	}
+	*p++ = open;
+	jw_lit_commit(w, p);
+	w->kind[++w->depth] = kind;
+	return 1;
+}
+
+static inline __attribute__((always_inline)) void jw_obj_begin_elem(struct jw *w)
+{
+	if (!jw_begin_elem(w, JW_F_OBJ, '{'))
+		jw_obj_begin(w, NULL);
+}
+
+static inline __attribute__((always_inline)) void jw_arr_begin_elem(struct jw *w)
+{
+	if (!jw_begin_elem(w, JW_F_ARR, '['))
+		jw_arr_begin(w, NULL);
+}
+
+/* jw_*_end(): close the container if it is of that kind (not after an error), room for 1 byte */
+static inline __attribute__((always_inline)) int jw_end_fast(struct jw *w, unsigned char kind,
+							     char close)
+{
+	if (__builtin_expect(!(w->kind[w->depth] & kind) || w->cap - w->len <= 1, 0))
+		return 0;
+	w->buf[w->len++] = close;
+	w->kind[w->depth--] = 0;
+	return 1;
+}
+
+static inline __attribute__((always_inline)) void jw_obj_end_inline(struct jw *w)
+{
+	if (!jw_end_fast(w, JW_F_OBJ, '}'))
+		jw_obj_end(w);
+}
+
+static inline __attribute__((always_inline)) void jw_arr_end_inline(struct jw *w)
+{
+	if (!jw_end_fast(w, JW_F_ARR, ']'))
+		jw_arr_end(w);
 }
 
 /* A literal value too: vlen bytes, plain. */
@@ -270,11 +327,19 @@ static inline __attribute__((always_inline)) void jw_bool_lit(struct jw *w, cons
 	(__builtin_constant_p(s) && __builtin_constant_p(JW_LIT_OK(JW_CS(s))) && \
 	 JW_LIT_OK(JW_CS(s)))
 #define JW_LEN(s) __builtin_strlen(JW_CS(s))
+/* 1 when s is NULL as a constant */
+#define JW_NULL(s) (__builtin_constant_p(s) && !(__UINTPTR_TYPE__)(const void *)(s))
 
-#define jw_obj_begin(w, key) \
-	(JW_LIT(key) ? jw_obj_begin_lit((w), (key), JW_LEN(key)) : jw_obj_begin((w), (key)))
-#define jw_arr_begin(w, key) \
-	(JW_LIT(key) ? jw_arr_begin_lit((w), (key), JW_LEN(key)) : jw_arr_begin((w), (key)))
+#define jw_obj_begin(w, key)                                        \
+	(JW_LIT(key)  ? jw_obj_begin_lit((w), (key), JW_LEN(key)) : \
+	 JW_NULL(key) ? jw_obj_begin_elem(w) :                      \
+			jw_obj_begin((w), (key)))
+#define jw_arr_begin(w, key)                                        \
+	(JW_LIT(key)  ? jw_arr_begin_lit((w), (key), JW_LEN(key)) : \
+	 JW_NULL(key) ? jw_arr_begin_elem(w) :                      \
+			jw_arr_begin((w), (key)))
+#define jw_obj_end(w) jw_obj_end_inline(w)
+#define jw_arr_end(w) jw_arr_end_inline(w)
 #define jw_str(w, key, v)                                                                  \
 	(JW_LIT(key) ? (JW_LIT(v) ? jw_strl_lit((w), (key), JW_LEN(key), (v), JW_LEN(v)) : \
 				    jw_str_lit((w), (key), JW_LEN(key), (v))) :            \
