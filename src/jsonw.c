@@ -553,10 +553,32 @@ void jw_hex(struct jw *w, const char *key, uint64_t v)
 char *jw_put_plain(char *p, const char *v, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)v;
-	size_t max = n < JW_STR_FAST ? n : JW_STR_FAST, k;
+	size_t max = n < JW_STR_FAST ? n : JW_STR_FAST, k = 0;
 
-	for (k = 0; k < max && jw_plain[s[k]]; k++)
+	/* four bytes a round while max allows (a byte is read only if those before were plain) */
+	for (; k + 4 <= max; k += 4) {
+		if (!jw_plain[s[k]])
+			goto stop;
 		p[k] = (char)s[k];
+		if (!jw_plain[s[k + 1]]) {
+			k += 1;
+			goto stop;
+		}
+		p[k + 1] = (char)s[k + 1];
+		if (!jw_plain[s[k + 2]]) {
+			k += 2;
+			goto stop;
+		}
+		p[k + 2] = (char)s[k + 2];
+		if (!jw_plain[s[k + 3]]) {
+			k += 3;
+			goto stop;
+		}
+		p[k + 3] = (char)s[k + 3];
+	}
+	for (; k < max && jw_plain[s[k]]; k++)
+		p[k] = (char)s[k];
+stop:
 	/* stopped at the NUL or after n bytes: done; else a byte to escape, or too long */
 	return k == n || !s[k] ? p + k : NULL;
 }
