@@ -102,22 +102,14 @@ static const char *op_name(unsigned int op)
 	return op < IT_OP_MAX ? op_names[op] : "other";
 }
 
-/* Name and "MAJ:MIN" of dev; tmp holds them when they are not cached. */
-static const struct out_dev *dev_get(struct it_out *out, uint32_t dev, struct out_dev *tmp)
+/* dev_get() of a device not in out->devs: look it up, and keep it if it has a name. */
+static __attribute__((noinline)) const struct out_dev *dev_lookup(struct it_out *out, uint32_t dev,
+								  struct out_dev *tmp)
 {
 	struct out_dev *e;
-	const char *name;
-	size_t n;
+	const char *name = parse_dev_name_cached(dev, out->sysfs_root);
+	size_t n = strlen(name);
 
-	for (int i = 0; i < OUT_DEVS; i++) {
-		e = &out->devs[i];
-		if (e->uses && e->dev == dev) {
-			e->uses--;
-			return e;
-		}
-	}
-	name = parse_dev_name_cached(dev, out->sysfs_root);
-	n = strlen(name);
 	parse_fmt_devno(dev, tmp->devno, sizeof(tmp->devno));
 	tmp->dev = dev;
 	tmp->name = name;
@@ -131,6 +123,20 @@ static const struct out_dev *dev_get(struct it_out *out, uint32_t dev, struct ou
 	e->name = e->nbuf;
 	memcpy(e->devno, tmp->devno, sizeof(e->devno));
 	return e;
+}
+
+/* Name and "MAJ:MIN" of dev; tmp holds them when they are not cached. */
+static inline const struct out_dev *dev_get(struct it_out *out, uint32_t dev, struct out_dev *tmp)
+{
+	for (int i = 0; i < OUT_DEVS; i++) {
+		struct out_dev *e = &out->devs[i];
+
+		if (e->uses && e->dev == dev) {
+			e->uses--;
+			return e;
+		}
+	}
+	return dev_lookup(out, dev, tmp);
 }
 
 static const char *dev_name(struct it_out *out, uint32_t dev, struct out_dev *tmp)
