@@ -1,5 +1,5 @@
 # iotracer build. `make deps` once (apt-get, idempotent), then `make`.
-# Targets: all deps run test unit integration lab vmlinux format clean
+# Targets: all deps run test unit integration lab vmlinux format clean replay-bench
 # Variables: V=1 for full command lines; DEBUG=1 for -O0 -g.
 
 OUTPUT      := build
@@ -40,7 +40,7 @@ SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitiz
 DEPS_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
 	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace
 
-.PHONY: all deps run test unit integration lab vmlinux format clean
+.PHONY: all deps run test unit integration lab vmlinux format clean replay-bench
 
 all: iotracer
 
@@ -93,6 +93,14 @@ integration: iotracer
 
 test: deps iotracer $(UNIT_BINS)
 	@tests/run.sh --all $(UNIT_BINS)
+
+# Daemon CPU per request, replayed from synthetic records (tools/replay_bench.c;
+# docs/bench.md, "Daemon cost per request"). Same flags as the daemon, no BPF.
+replay-bench: $(OUTPUT)/replay_bench
+
+$(OUTPUT)/replay_bench: tools/replay_bench.c $(CORE_SRCS) $(wildcard src/*.h) include/iotracer.h | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(CORE_SRCS) -lelf -lz -lm -o $@
 
 ARGS ?= -i 10s
 run: deps iotracer

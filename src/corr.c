@@ -546,7 +546,9 @@ static int on_block(struct corr *c, const struct it_block_rec *b, uint64_t now_n
 		cls = KEY_SYS;
 		k1 = b->task.tid;
 		k2 = b->seq;
-		in = sub_pick(c, b->task.tid, b->seq, b);
+		/* an io_submit's block: only when aio iocbs are pending */
+		if (!link_empty(&c->iocb_fifo))
+			in = sub_pick(c, b->task.tid, b->seq, b);
 		break;
 	case IT_ORIG_URING:
 		cls = KEY_URING;
@@ -639,6 +641,22 @@ struct corr *corr_new(corr_emit_fn fn, void *ctx, uint64_t hold_ns, size_t max_p
 	return c;
 }
 
+/*
+ * A fixed-size record read in place when it is aligned (ring buffer samples
+ * are), else from a copy in buf: no record is copied to the stack on the way
+ * (a block record is copied once, into its node, when it must wait).
+ */
+static inline const void *rec_get(const void *data, void *buf, size_t size)
+{
+	_Static_assert(_Alignof(struct it_syscall_rec) <= 8 && _Alignof(struct it_block_rec) <= 8 &&
+			       _Alignof(struct it_uring_rec) <= 8,
+		       "records are 8-byte aligned at most");
+	if (!((uintptr_t)data & 7))
+		return data;
+	memcpy(buf, data, size);
+	return buf;
+}
+
 int corr_feed(struct corr *c, const void *data, size_t len, uint64_t now_ns)
 {
 	struct it_hdr h;
@@ -675,29 +693,29 @@ int corr_feed(struct corr *c, const void *data, size_t len, uint64_t now_ns)
 
 	switch (h.type) {
 	case IT_REC_SYSCALL: {
-		struct it_syscall_rec s;
+		struct it_syscall_rec copy;
+		const struct it_syscall_rec *s = rec_get(data, &copy, sizeof(copy));
 
-		memcpy(&s, data, sizeof(s));
 		c->st.records[h.type]++;
-		on_syscall(c, &s);
+		on_syscall(c, s);
 		break;
 	}
 	case IT_REC_BLOCK: {
-		struct it_block_rec b;
+		struct it_block_rec copy;
+		const struct it_block_rec *b = rec_get(data, &copy, sizeof(copy));
 
-		memcpy(&b, data, sizeof(b));
-		if (b.origin > IT_ORIG_WRITEBACK)
+		if (b->origin > IT_ORIG_WRITEBACK)
 			goto bad;
 		c->st.records[h.type]++;
-		ret = on_block(c, &b, now_ns);
+		ret = on_block(c, b, now_ns);
 		break;
 	}
 	case IT_REC_URING: {
-		struct it_uring_rec u;
+		struct it_uring_rec copy;
+		const struct it_uring_rec *u = rec_get(data, &copy, sizeof(copy));
 
-		memcpy(&u, data, sizeof(u));
 		c->st.records[h.type]++;
-		on_uring(c, &u);
+		on_uring(c, u);
 		break;
 	}
 	case IT_REC_AIO: {

@@ -3,10 +3,12 @@
  * jsonw: streaming JSON writer. See jsonw.h.
  *
  * Hot path (one JSON line per traced IO): every value costs one capacity
- * check (the buffer is kept across jw_reset() and grows by doubling), keys
- * that need no escaping (our ASCII literals) are copied while they are
- * checked, and integers are formatted by hand (8-digit chunks, two digits per
- * table lookup), never through printf. Only jw_double() uses snprintf.
+ * check (the buffer is kept across jw_reset() and grows by doubling). A
+ * literal key takes the inline path of jsonw.h, stored as the constant it is;
+ * other keys that need no escaping are copied while they are checked. String
+ * values are copied while they are checked (jw_put_plain()), and integers are
+ * formatted by hand (8-digit chunks, two digits per table lookup, no
+ * divisions inside a chunk), never through printf. Only jw_double() uses snprintf.
  */
 #include <errno.h>
 #include <math.h>
@@ -14,18 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define JW_NO_LIT_MACROS /* the functions themselves, not the macros of the same name */
 #include "jsonw.h"
-
-/* w->first[depth] bits */
-#define JW_F_MORE 0x1 /* a value was written at this depth: comma before the next */
-#define JW_F_OBJ 0x2 /* the container at this depth is an object */
-#define JW_F_ARR 0x4 /* ... an array (depth 0, the top level, is neither) */
 
 #define JW_MIN_CAP 256
 
-/* Longest integer values: "18446744073709551615", "-9223372036854775808", "\"0x<16>\"" */
-#define JW_U64_MAX_LEN 20
-#define JW_I64_MAX_LEN 20
+/* Longest hex value: "\"0x<16>\"" (the integers: jsonw.h) */
 #define JW_HEX_MAX_LEN 20
 
 /* 1: a byte that goes into a JSON string as it is (printable ASCII and DEL, not '"' '\\') */
@@ -64,9 +60,22 @@ void jw_reset(struct jw *w)
 	w->len = 0;
 	w->depth = 0;
 	w->err = 0;
-	memset(w->first, 0, sizeof(w->first));
+	memset(w->kind, 0, sizeof(w->kind));
 	if (w->buf)
 		w->buf[0] = '\0';
+}
+
+/*
+ * The first error sticks until jw_reset(). The container being written then
+ * reads as neither object nor array: no call changes the depth after an
+ * error, so the inline paths of jsonw.h, which do not look at err, take the
+ * general path, which does nothing.
+ */
+static __attribute__((noinline)) void jw_fail(struct jw *w, int err)
+{
+	if (!w->err)
+		w->err = err;
+	w->kind[w->depth] = 0;
 }
 
 /* Slow path of jw_reserve(): grow (doubling, so growth is amortized). */
@@ -78,7 +87,7 @@ static __attribute__((noinline)) int jw_grow(struct jw *w, size_t n)
 	if (w->err)
 		return -1;
 	if (n > SIZE_MAX / 2 - w->len - 1) {
-		w->err = ENOMEM;
+		jw_fail(w, ENOMEM);
 		return -1;
 	}
 	if (w->len + n + 1 <= w->cap)
@@ -88,7 +97,7 @@ static __attribute__((noinline)) int jw_grow(struct jw *w, size_t n)
 		cap *= 2;
 	nbuf = realloc(w->buf, cap);
 	if (!nbuf) {
-		w->err = ENOMEM;
+		jw_fail(w, ENOMEM);
 		return -1;
 	}
 	w->buf = nbuf;
@@ -108,11 +117,29 @@ static inline int jw_reserve(struct jw *w, size_t n)
 	return jw_grow(w, n);
 }
 
-/* End the bytes written from w->buf + w->len up to p (caller reserved). */
+/*
+ * End the bytes written from w->buf + w->len up to p (caller reserved). The
+ * NUL is written by jw_data(): there is always room for it.
+ */
 static inline void jw_commit(struct jw *w, char *p)
 {
-	*p = '\0';
 	w->len = (size_t)(p - w->buf);
+}
+
+/*
+ * The separator before a value written at p == w->buf + w->len: inside a
+ * container a comma, unless the container was just opened (a value never
+ * ends with '{' or '['); at the top level a newline after the first value.
+ */
+static inline char *jw_sep(const struct jw *w, char *p)
+{
+	if (w->depth) {
+		if (p[-1] != '{' && p[-1] != '[')
+			*p++ = ',';
+	} else if (w->len) {
+		*p++ = '\n';
+	}
+	return p;
 }
 
 /*
@@ -214,30 +241,25 @@ static char *jw_esc(char *p, const char *str, size_t n)
 
 static void jw_misuse(struct jw *w)
 {
-	if (!w->err)
-		w->err = EINVAL;
+	jw_fail(w, EINVAL);
 }
 
 /* Keys up to this long are copied while they are checked (one pass) */
 #define JW_KEY_FAST 64
 
 /* jw_pre() for a key that needs escaping or is long. */
-static __attribute__((noinline)) char *jw_pre_key_slow(struct jw *w, unsigned char *f,
-						       const char *key, size_t vmax)
+static __attribute__((noinline)) char *jw_pre_key_slow(struct jw *w, const char *key, size_t vmax)
 {
 	size_t k = strlen(key);
 	char *p;
 
 	if (k > JW_STR_MAX) {
-		w->err = ENOMEM;
+		jw_fail(w, ENOMEM);
 		return NULL;
 	}
 	if (jw_reserve(w, 1 + JW_ESC_MAX(k) + 1 + vmax))
 		return NULL;
-	p = w->buf + w->len;
-	if (*f & JW_F_MORE)
-		*p++ = w->depth ? ',' : '\n';
-	*f |= JW_F_MORE;
+	p = jw_sep(w, w->buf + w->len);
 	p = jw_esc(p, key, k);
 	*p++ = ':';
 	return p;
@@ -251,35 +273,30 @@ static __attribute__((noinline)) char *jw_pre_key_slow(struct jw *w, unsigned ch
 static inline __attribute__((always_inline)) char *jw_pre(struct jw *w, const char *key,
 							  size_t vmax)
 {
-	unsigned char *f;
 	size_t k;
 	char *p;
 
 	if (w->err)
 		return NULL;
-	f = &w->first[w->depth];
-	if ((*f & JW_F_OBJ) ? !key : !!key) {
+	if ((w->kind[w->depth] & JW_F_OBJ) ? !key : !!key) {
 		jw_misuse(w);
 		return NULL;
 	}
 	/* separator, quotes, colon, a short key and the value */
 	if (jw_reserve(w, 4 + JW_KEY_FAST + vmax))
 		return NULL;
-	p = w->buf + w->len;
-	if (*f & JW_F_MORE)
-		*p++ = w->depth ? ',' : '\n';
+	p = jw_sep(w, w->buf + w->len);
 	if (key) {
 		/* fast path: a short key with nothing to escape (our literals) */
 		*p++ = '"';
 		for (k = 0; k < JW_KEY_FAST && jw_plain[(unsigned char)key[k]]; k++)
 			p[k] = key[k];
 		if (k == JW_KEY_FAST || key[k])
-			return jw_pre_key_slow(w, f, key, vmax); /* nothing committed yet */
+			return jw_pre_key_slow(w, key, vmax); /* nothing committed yet */
 		p += k;
 		*p++ = '"';
 		*p++ = ':';
 	}
-	*f |= JW_F_MORE;
 	return p;
 }
 
@@ -299,22 +316,21 @@ static void jw_begin(struct jw *w, const char *key, unsigned char kind, char ope
 	*p++ = open;
 	jw_commit(w, p);
 	w->depth++;
-	w->first[w->depth] = kind;
+	w->kind[w->depth] = kind;
 }
 
 static void jw_end(struct jw *w, unsigned char kind, char close)
 {
 	if (w->err)
 		return;
-	if (!w->depth || !(w->first[w->depth] & kind)) {
+	if (!w->depth || !(w->kind[w->depth] & kind)) {
 		jw_misuse(w);
 		return;
 	}
 	if (jw_reserve(w, 1))
 		return;
 	w->buf[w->len++] = close;
-	w->buf[w->len] = '\0';
-	w->first[w->depth] = 0;
+	w->kind[w->depth] = 0;
 	w->depth--;
 }
 
@@ -353,8 +369,7 @@ static void jw_value_str(struct jw *w, const char *key, const char *v, size_t n)
 	char *p;
 
 	if (n > JW_STR_MAX) {
-		if (!w->err)
-			w->err = ENOMEM;
+		jw_fail(w, ENOMEM);
 		return;
 	}
 	p = jw_pre(w, key, JW_ESC_MAX(n));
@@ -386,58 +401,76 @@ static inline unsigned int jw_digits8(uint32_t v)
 	return v < 1000000 ? 5 + (v >= 100000) : 7 + (v >= 10000000);
 }
 
-/* Write v < 10^8 in decimal at p, without leading zeros; returns the end. */
-static inline char *jw_fmt_u8d(char *p, uint32_t v)
-{
-	char *end = p + jw_digits8(v), *q = end;
-
-	while (v >= 100) {
-		uint32_t r = v % 100;
-
-		v /= 100;
-		q -= 2;
-		memcpy(q, jw_digits2 + 2 * r, 2);
-	}
-	if (v >= 10)
-		memcpy(q - 2, jw_digits2 + 2 * v, 2);
-	else
-		q[-1] = (char)('0' + v);
-	return end;
-}
-
-/* Write v < 10^8 as exactly 8 digits (leading zeros) at p. */
-static inline void jw_fmt_8d(char *p, uint32_t v)
-{
-	uint32_t hi = v / 10000, lo = v % 10000;
-
-	/* four independent pairs: no long chain of divisions */
-	memcpy(p, jw_digits2 + 2 * (hi / 100), 2);
-	memcpy(p + 2, jw_digits2 + 2 * (hi % 100), 2);
-	memcpy(p + 4, jw_digits2 + 2 * (lo / 100), 2);
-	memcpy(p + 6, jw_digits2 + 2 * (lo % 100), 2);
-}
-
 /*
- * Write v in decimal at p (at most JW_U64_MAX_LEN bytes); returns the end.
- * In chunks of 8 digits, with 32-bit arithmetic inside a chunk.
+ * Digits without divisions. y = v * ceil(2^47 / 100^k) is v / 100^k in fixed
+ * point with 47 fraction bits, rounded up by e = v * (ceil(2^47 / 100^k) -
+ * 2^47 / 100^k) < v. As long as e < 2^47 / 100^k (one unit of the last
+ * digit pair), the integer part of y * 100^j is the first digits of v down to
+ * pair j, for every j <= k: the integer part of y is the first one or two
+ * digits, and each multiplication of the fraction by 100 gives the next pair.
+ * The bound holds for every v < 10^8 (k <= 3: v < 2^47 / 10^6 = 1.4 * 10^8),
+ * and y < 2^54, y's fraction * 100 < 2^54: no overflow.
  */
-static inline __attribute__((always_inline)) char *jw_fmt_u64(char *p, uint64_t v)
+#define JW_FP_BITS 47
+#define JW_FP_MASK ((1ull << JW_FP_BITS) - 1)
+
+static const uint64_t jw_fp[4] = {
+	1ull << JW_FP_BITS,
+	(1ull << JW_FP_BITS) / 100 + 1, /* 100^k does not divide 2^47: + 1 is ceil */
+	(1ull << JW_FP_BITS) / 10000 + 1,
+	(1ull << JW_FP_BITS) / 1000000 + 1,
+};
+
+/* Write v < 10^8 as d >= digits(v) digits (leading zeros), d <= 8, at p; returns p + d. */
+static inline char *jw_fmt_8(char *p, uint32_t v, unsigned int d)
+{
+	unsigned int k = (d - 1) / 2; /* pairs after the first one or two digits */
+	uint64_t y = v * jw_fp[k];
+
+	if (d & 1) {
+		*p++ = (char)('0' + (y >> JW_FP_BITS));
+	} else {
+		memcpy(p, jw_digits2 + 2 * (y >> JW_FP_BITS), 2);
+		p += 2;
+	}
+	switch (k) {
+	case 3:
+		y = (y & JW_FP_MASK) * 100;
+		memcpy(p, jw_digits2 + 2 * (y >> JW_FP_BITS), 2);
+		p += 2;
+		/* fall through */
+	case 2:
+		y = (y & JW_FP_MASK) * 100;
+		memcpy(p, jw_digits2 + 2 * (y >> JW_FP_BITS), 2);
+		p += 2;
+		/* fall through */
+	case 1:
+		y = (y & JW_FP_MASK) * 100;
+		memcpy(p, jw_digits2 + 2 * (y >> JW_FP_BITS), 2);
+		p += 2;
+	}
+	return p;
+}
+
+/* In chunks of 8 digits: the first without leading zeros. */
+char *jw_fmt_u64(char *p, uint64_t v)
 {
 	const uint64_t e8 = 100000000ull, e16 = e8 * e8;
-	uint64_t lo;
+	uint64_t hi;
 
 	if (v < e8)
-		return jw_fmt_u8d(p, (uint32_t)v);
+		return jw_fmt_8(p, (uint32_t)v, jw_digits8((uint32_t)v));
 	if (v < e16) {
-		p = jw_fmt_u8d(p, (uint32_t)(v / e8));
-		jw_fmt_8d(p, (uint32_t)(v % e8));
-		return p + 8;
+		hi = v / e8;
+		p = jw_fmt_8(p, (uint32_t)hi, jw_digits8((uint32_t)hi));
+		return jw_fmt_8(p, (uint32_t)(v - hi * e8), 8);
 	}
-	p = jw_fmt_u8d(p, (uint32_t)(v / e16)); /* at most 1844 */
-	lo = v % e16;
-	jw_fmt_8d(p, (uint32_t)(lo / e8));
-	jw_fmt_8d(p + 8, (uint32_t)(lo % e8));
-	return p + 16;
+	hi = v / e16; /* at most 1844 */
+	p = jw_fmt_8(p, (uint32_t)hi, jw_digits8((uint32_t)hi));
+	v -= hi * e16;
+	hi = v / e8;
+	p = jw_fmt_8(p, (uint32_t)hi, 8);
+	return jw_fmt_8(p, (uint32_t)(v - hi * e8), 8);
 }
 
 void jw_u64(struct jw *w, const char *key, uint64_t v)
@@ -517,9 +550,45 @@ void jw_hex(struct jw *w, const char *key, uint64_t v)
 	jw_commit(w, p);
 }
 
+char *jw_put_plain(char *p, const char *v, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)v;
+	size_t max = n < JW_STR_FAST ? n : JW_STR_FAST, k = 0;
+
+	/* four bytes a round while max allows (a byte is read only if those before were plain) */
+	for (; k + 4 <= max; k += 4) {
+		if (!jw_plain[s[k]])
+			goto stop;
+		p[k] = (char)s[k];
+		if (!jw_plain[s[k + 1]]) {
+			k += 1;
+			goto stop;
+		}
+		p[k + 1] = (char)s[k + 1];
+		if (!jw_plain[s[k + 2]]) {
+			k += 2;
+			goto stop;
+		}
+		p[k + 2] = (char)s[k + 2];
+		if (!jw_plain[s[k + 3]]) {
+			k += 3;
+			goto stop;
+		}
+		p[k + 3] = (char)s[k + 3];
+	}
+	for (; k < max && jw_plain[s[k]]; k++)
+		p[k] = (char)s[k];
+stop:
+	/* stopped at the NUL or after n bytes: done; else a byte to escape, or too long */
+	return k == n || !s[k] ? p + k : NULL;
+}
+
 const char *jw_data(const struct jw *w)
 {
-	return w->buf ? w->buf : "";
+	if (!w->buf)
+		return "";
+	w->buf[w->len] = '\0'; /* the pointer is const, not the bytes */
+	return w->buf;
 }
 
 size_t jw_len(const struct jw *w)

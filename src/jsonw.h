@@ -28,14 +28,15 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define JW_MAX_DEPTH 31
 
 struct jw {
-	char *buf; /* NUL terminated when not NULL */
+	char *buf; /* NUL terminated by jw_data() */
 	size_t len, cap;
 	int depth; /* open containers */
-	unsigned char first[32]; /* per depth: JW_F_* bits */
+	unsigned char kind[32]; /* per depth: JW_F_OBJ, JW_F_ARR, 0 (top level, error) */
 	int err; /* 0, ENOMEM or EINVAL (misuse) */
 };
 
@@ -60,5 +61,298 @@ void jw_hex(struct jw *w, const char *key, uint64_t v); /* "0x1a2b" */
 const char *jw_data(const struct jw *w); /* "" before anything is written */
 size_t jw_len(const struct jw *w);
 int jw_error(const struct jw *w);
+
+/*
+ * Keys known at compile time. A JSON line of a request has ~45 keys, nearly
+ * all string literals. When the compiler can tell that a key is a string of
+ * at most JW_LIT_MAX bytes with nothing to escape, the macros at the end call
+ * an inline jw_*_lit() variant instead: it checks that the writer is in an
+ * object with room for the key and the value, and then stores the key as the
+ * constant it is (jw_str() does the same for a literal value). Every other
+ * key (a variable, NULL, a literal that needs escaping or is longer, a build
+ * without optimization), and every call that is not that simple case (an
+ * error, misuse, the buffer must grow, a string value to escape), goes to the
+ * function itself. The output and the errors are the same either way, and
+ * every argument is evaluated once.
+ */
+#define JW_LIT_MAX 32
+
+/* w->kind[depth]: the container at this depth (depth 0, the top level, is neither) */
+#define JW_F_OBJ 0x2 /* an object */
+#define JW_F_ARR 0x4 /* an array */
+
+/* Longest integer values: "18446744073709551615", "-9223372036854775808" */
+#define JW_U64_MAX_LEN 20
+#define JW_I64_MAX_LEN 20
+/* String values up to this long are copied while they are checked, in one pass */
+#define JW_STR_FAST 64
+
+/* v in decimal at p (at most JW_U64_MAX_LEN bytes); returns the end. */
+char *jw_fmt_u64(char *p, uint64_t v);
+/*
+ * v (at most n bytes, up to its NUL) at p if that is at most JW_STR_FAST
+ * bytes with nothing to escape; returns the end, or NULL when v is not that.
+ */
+char *jw_put_plain(char *p, const char *v, size_t n);
+
+/*
+ * Separator and key (klen bytes, plain) before a value of at most vmax
+ * bytes; where to write the value, or NULL when the general path must do it.
+ * Nothing is committed: jw_lit_commit() does.
+ */
+static inline __attribute__((always_inline)) char *jw_lit_pre(struct jw *w, const char *key,
+							      size_t klen, size_t vmax)
+{
+	char *p;
+
+	/* in an object (not after an error), with room: separator, quotes, colon, key, value, NUL */
+	if (__builtin_expect(!(w->kind[w->depth] & JW_F_OBJ) || w->cap - w->len <= 4 + klen + vmax,
+			     0))
+		return NULL;
+	p = w->buf + w->len;
+	/* a comma unless the object was just opened */
+	*p = ',';
+	p += p[-1] != '{';
+	*p++ = '"';
+	memcpy(p, key, klen);
+	p += klen;
+	*p++ = '"';
+	*p++ = ':';
+	return p;
+}
+
+/* The value ends at p. */
+static inline __attribute__((always_inline)) void jw_lit_commit(struct jw *w, char *p)
+{
+	w->len = (size_t)(p - w->buf);
+}
+
+static inline __attribute__((always_inline)) void jw_obj_begin_lit(struct jw *w, const char *key,
+								   size_t klen)
+{
+	char *p = w->depth < JW_MAX_DEPTH ? jw_lit_pre(w, key, klen, 1) : NULL;
+
+	if (!p) {
+		jw_obj_begin(w, key);
+		return;
+	}
+	*p++ = '{';
+	jw_lit_commit(w, p);
+	w->kind[++w->depth] = JW_F_OBJ;
+}
+
+static inline __attribute__((always_inline)) void jw_arr_begin_lit(struct jw *w, const char *key,
+								   size_t klen)
+{
+	char *p = w->depth < JW_MAX_DEPTH ? jw_lit_pre(w, key, klen, 1) : NULL;
+
+	if (!p) {
+		jw_arr_begin(w, key);
+		return;
+	}
+	*p++ = '[';
+	jw_lit_commit(w, p);
+	w->kind[++w->depth] = JW_F_ARR;
+}
+
+/* jw_*_begin(w, NULL): an array element or a top-level value. */
+static inline __attribute__((always_inline)) int jw_begin_elem(struct jw *w, unsigned char kind,
+							       char open)
+{
+	char *p;
+
+	if (__builtin_expect(w->err || (w->kind[w->depth] & JW_F_OBJ) || w->depth >= JW_MAX_DEPTH ||
+				     w->cap - w->len <= 2,
+			     0))
+		return 0;
+	p = w->buf + w->len;
+	if (w->depth) {
+		/* a comma unless the array was just opened */
+		*p = ',';
+		p += p[-1] != '[';
+	} else if (w->len) {
+		*p++ = '\n';
+	}
+	*p++ = open;
+	jw_lit_commit(w, p);
+	w->kind[++w->depth] = kind;
+	return 1;
+}
+
+static inline __attribute__((always_inline)) void jw_obj_begin_elem(struct jw *w)
+{
+	if (!jw_begin_elem(w, JW_F_OBJ, '{'))
+		jw_obj_begin(w, NULL);
+}
+
+static inline __attribute__((always_inline)) void jw_arr_begin_elem(struct jw *w)
+{
+	if (!jw_begin_elem(w, JW_F_ARR, '['))
+		jw_arr_begin(w, NULL);
+}
+
+/* jw_*_end(): close the container if it is of that kind (not after an error), room for 1 byte */
+static inline __attribute__((always_inline)) int jw_end_fast(struct jw *w, unsigned char kind,
+							     char close)
+{
+	if (__builtin_expect(!(w->kind[w->depth] & kind) || w->cap - w->len <= 1, 0))
+		return 0;
+	w->buf[w->len++] = close;
+	w->kind[w->depth--] = 0;
+	return 1;
+}
+
+static inline __attribute__((always_inline)) void jw_obj_end_inline(struct jw *w)
+{
+	if (!jw_end_fast(w, JW_F_OBJ, '}'))
+		jw_obj_end(w);
+}
+
+static inline __attribute__((always_inline)) void jw_arr_end_inline(struct jw *w)
+{
+	if (!jw_end_fast(w, JW_F_ARR, ']'))
+		jw_arr_end(w);
+}
+
+/* A literal value too: vlen bytes, plain. */
+static inline __attribute__((always_inline)) void
+jw_strl_lit(struct jw *w, const char *key, size_t klen, const char *v, size_t vlen)
+{
+	char *p = jw_lit_pre(w, key, klen, vlen + 2);
+
+	if (!p) {
+		jw_str(w, key, v);
+		return;
+	}
+	*p++ = '"';
+	memcpy(p, v, vlen);
+	p += vlen;
+	*p++ = '"';
+	jw_lit_commit(w, p);
+}
+
+static inline __attribute__((always_inline)) void jw_strn_lit(struct jw *w, const char *key,
+							      size_t klen, const char *v, size_t n)
+{
+	char *p = v ? jw_lit_pre(w, key, klen, JW_STR_FAST + 2) : NULL;
+
+	if (p) {
+		*p++ = '"';
+		p = jw_put_plain(p, v, n);
+	}
+	if (!p) {
+		jw_strn(w, key, v, n);
+		return;
+	}
+	*p++ = '"';
+	jw_lit_commit(w, p);
+}
+
+static inline __attribute__((always_inline)) void jw_str_lit(struct jw *w, const char *key,
+							     size_t klen, const char *v)
+{
+	/* jw_strn() with n = SIZE_MAX is jw_str() */
+	jw_strn_lit(w, key, klen, v, (size_t)-1);
+}
+
+static inline __attribute__((always_inline)) void jw_u64_lit(struct jw *w, const char *key,
+							     size_t klen, uint64_t v)
+{
+	char *p = jw_lit_pre(w, key, klen, JW_U64_MAX_LEN);
+
+	if (!p) {
+		jw_u64(w, key, v);
+		return;
+	}
+	jw_lit_commit(w, jw_fmt_u64(p, v));
+}
+
+static inline __attribute__((always_inline)) void jw_i64_lit(struct jw *w, const char *key,
+							     size_t klen, int64_t v)
+{
+	char *p = jw_lit_pre(w, key, klen, JW_I64_MAX_LEN);
+
+	if (!p) {
+		jw_i64(w, key, v);
+		return;
+	}
+	*p = '-';
+	p += v < 0;
+	/* 0 - u: INT64_MIN too */
+	jw_lit_commit(w, jw_fmt_u64(p, v < 0 ? 0 - (uint64_t)v : (uint64_t)v));
+}
+
+static inline __attribute__((always_inline)) void jw_bool_lit(struct jw *w, const char *key,
+							      size_t klen, int v)
+{
+	char *p = jw_lit_pre(w, key, klen, 5);
+
+	if (!p) {
+		jw_bool(w, key, v);
+		return;
+	}
+	if (v) {
+		memcpy(p, "true", 4);
+		p += 4;
+	} else {
+		memcpy(p, "false", 5);
+		p += 5;
+	}
+	jw_lit_commit(w, p);
+}
+
+#ifndef JW_NO_LIT_MACROS
+/* Byte i of the constant string k is plain (see jw_plain in jsonw.c) or past its end. */
+#define JW_LIT_C(k, i)                                                                      \
+	((i) >= __builtin_strlen(k) ||                                                      \
+	 ((unsigned char)(k)[i] >= 0x20 && (unsigned char)(k)[i] < 0x80 && (k)[i] != '"' && \
+	  (k)[i] != '\\'))
+#define JW_LIT_C8(k, i)                                                                      \
+	(JW_LIT_C(k, i) && JW_LIT_C(k, i + 1) && JW_LIT_C(k, i + 2) && JW_LIT_C(k, i + 3) && \
+	 JW_LIT_C(k, i + 4) && JW_LIT_C(k, i + 5) && JW_LIT_C(k, i + 6) && JW_LIT_C(k, i + 7))
+#define JW_LIT_OK(k)                                                                \
+	(__builtin_strlen(k) <= JW_LIT_MAX && JW_LIT_C8(k, 0) && JW_LIT_C8(k, 8) && \
+	 JW_LIT_C8(k, 16) && JW_LIT_C8(k, 24))
+/*
+ * s, when the compiler knows it at this point, else "\x01" (a string that is
+ * not plain): NULL, a variable or an array never reach __builtin_strlen or
+ * a test of their address, so no -Wnonnull or -Waddress either.
+ */
+#define JW_CS(s)                                                                                  \
+	__builtin_choose_expr(__builtin_constant_p(s),                                            \
+			      ((__UINTPTR_TYPE__)(const void *)(s) ? (const char *)(s) : "\x01"), \
+			      "\x01")
+/* 1 when s is a string known at compile time that can be copied as it is */
+#define JW_LIT(s)                                                                \
+	(__builtin_constant_p(s) && __builtin_constant_p(JW_LIT_OK(JW_CS(s))) && \
+	 JW_LIT_OK(JW_CS(s)))
+#define JW_LEN(s) __builtin_strlen(JW_CS(s))
+/* 1 when s is NULL as a constant */
+#define JW_NULL(s) (__builtin_constant_p(s) && !(__UINTPTR_TYPE__)(const void *)(s))
+
+#define jw_obj_begin(w, key)                                        \
+	(JW_LIT(key)  ? jw_obj_begin_lit((w), (key), JW_LEN(key)) : \
+	 JW_NULL(key) ? jw_obj_begin_elem(w) :                      \
+			jw_obj_begin((w), (key)))
+#define jw_arr_begin(w, key)                                        \
+	(JW_LIT(key)  ? jw_arr_begin_lit((w), (key), JW_LEN(key)) : \
+	 JW_NULL(key) ? jw_arr_begin_elem(w) :                      \
+			jw_arr_begin((w), (key)))
+#define jw_obj_end(w) jw_obj_end_inline(w)
+#define jw_arr_end(w) jw_arr_end_inline(w)
+#define jw_str(w, key, v)                                                                  \
+	(JW_LIT(key) ? (JW_LIT(v) ? jw_strl_lit((w), (key), JW_LEN(key), (v), JW_LEN(v)) : \
+				    jw_str_lit((w), (key), JW_LEN(key), (v))) :            \
+		       jw_str((w), (key), (v)))
+#define jw_strn(w, key, v, n)                                           \
+	(JW_LIT(key) ? jw_strn_lit((w), (key), JW_LEN(key), (v), (n)) : \
+		       jw_strn((w), (key), (v), (n)))
+#define jw_u64(w, key, v) \
+	(JW_LIT(key) ? jw_u64_lit((w), (key), JW_LEN(key), (v)) : jw_u64((w), (key), (v)))
+#define jw_i64(w, key, v) \
+	(JW_LIT(key) ? jw_i64_lit((w), (key), JW_LEN(key), (v)) : jw_i64((w), (key), (v)))
+#define jw_bool(w, key, v) \
+	(JW_LIT(key) ? jw_bool_lit((w), (key), JW_LEN(key), (v)) : jw_bool((w), (key), (v)))
+#endif /* JW_NO_LIT_MACROS */
 
 #endif /* IT_JSONW_H */

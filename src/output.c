@@ -50,15 +50,22 @@ struct out_dev {
 	char devno[24];
 };
 
-/* Stage statistics from records, keyed (layer name, dev, op, stage). */
+/*
+ * Stage statistics from records, keyed (layer name, dev, op, stage). A value
+ * goes into ival only; each summary adds ival to total and empties it (the
+ * final one first, so that total is complete when it is reported).
+ */
 struct stage_stat {
 	const char *layer; /* static string */
 	const char *stage; /* static string */
 	uint32_t dev;
 	uint8_t op;
 	struct lhist *ival; /* since the last summary */
-	struct lhist *total; /* since start */
+	struct lhist *total; /* up to the last summary */
 };
+
+/* Lookup cache of stage_get(): a request adds to ~5 stages in turn. */
+#define OUT_ST_CACHE 32 /* a power of two */
 
 struct it_out {
 	FILE *text, *json;
@@ -76,7 +83,7 @@ struct it_out {
 	unsigned int next_dev;
 	struct stage_stat *st;
 	int nr_st, cap_st;
-	int last_st; /* lookup cache */
+	int st_cache[OUT_ST_CACHE]; /* index + 1 in st, 0: none */
 };
 
 static const char *const op_names[IT_OP_MAX] = { "read", "write", "sync", "discard", "other" };
@@ -95,22 +102,14 @@ static const char *op_name(unsigned int op)
 	return op < IT_OP_MAX ? op_names[op] : "other";
 }
 
-/* Name and "MAJ:MIN" of dev; tmp holds them when they are not cached. */
-static const struct out_dev *dev_get(struct it_out *out, uint32_t dev, struct out_dev *tmp)
+/* dev_get() of a device not in out->devs: look it up, and keep it if it has a name. */
+static __attribute__((noinline)) const struct out_dev *dev_lookup(struct it_out *out, uint32_t dev,
+								  struct out_dev *tmp)
 {
 	struct out_dev *e;
-	const char *name;
-	size_t n;
+	const char *name = parse_dev_name_cached(dev, out->sysfs_root);
+	size_t n = strlen(name);
 
-	for (int i = 0; i < OUT_DEVS; i++) {
-		e = &out->devs[i];
-		if (e->uses && e->dev == dev) {
-			e->uses--;
-			return e;
-		}
-	}
-	name = parse_dev_name_cached(dev, out->sysfs_root);
-	n = strlen(name);
 	parse_fmt_devno(dev, tmp->devno, sizeof(tmp->devno));
 	tmp->dev = dev;
 	tmp->name = name;
@@ -124,6 +123,20 @@ static const struct out_dev *dev_get(struct it_out *out, uint32_t dev, struct ou
 	e->name = e->nbuf;
 	memcpy(e->devno, tmp->devno, sizeof(e->devno));
 	return e;
+}
+
+/* Name and "MAJ:MIN" of dev; tmp holds them when they are not cached. */
+static inline const struct out_dev *dev_get(struct it_out *out, uint32_t dev, struct out_dev *tmp)
+{
+	for (int i = 0; i < OUT_DEVS; i++) {
+		struct out_dev *e = &out->devs[i];
+
+		if (e->uses && e->dev == dev) {
+			e->uses--;
+			return e;
+		}
+	}
+	return dev_lookup(out, dev, tmp);
 }
 
 static const char *dev_name(struct it_out *out, uint32_t dev, struct out_dev *tmp)
@@ -143,7 +156,6 @@ struct it_out *out_new(const struct it_opts *o, FILE *text, FILE *json, uint64_t
 	out->start_ns = start_ns;
 	out->live = o->live && !o->quiet;
 	out->quiet = o->quiet;
-	out->last_st = -1;
 	/* a terminal still sees every line at once; so does the text stream if it is the same */
 	if (json && json != text && fileno(json) >= 0 && !isatty(fileno(json)))
 		out->batch = 1;
@@ -219,21 +231,32 @@ int out_error(const struct it_out *out)
 
 /* ---- stage statistics ---- */
 
-static struct stage_stat *stage_get(struct it_out *out, const char *layer, uint32_t dev,
-				    unsigned int op, const char *stage)
+static unsigned int stage_slot(const char *layer, uint32_t dev, unsigned int op, const char *stage)
+{
+	uint64_t k = ((uint64_t)(uintptr_t)stage << 16) ^ (uint64_t)(uintptr_t)layer ^
+		     ((uint64_t)dev << 32) ^ op;
+
+	return (unsigned int)((k * 0x9e3779b97f4a7c15ull) >> 59) & (OUT_ST_CACHE - 1);
+}
+
+static int stage_is(const struct stage_stat *s, const char *layer, uint32_t dev, unsigned int op,
+		    const char *stage)
+{
+	return s->layer == layer && s->dev == dev && s->op == op && s->stage == stage;
+}
+
+/* stage_get() when the cache does not have it: find or add it. */
+static __attribute__((noinline)) struct stage_stat *stage_find(struct it_out *out,
+							       unsigned int slot, const char *layer,
+							       uint32_t dev, unsigned int op,
+							       const char *stage)
 {
 	struct stage_stat *s;
 
-	if (out->last_st >= 0) {
-		s = &out->st[out->last_st];
-		if (s->layer == layer && s->dev == dev && s->op == op && s->stage == stage)
-			return s;
-	}
 	for (int i = 0; i < out->nr_st; i++) {
-		s = &out->st[i];
-		if (s->layer == layer && s->dev == dev && s->op == op && s->stage == stage) {
-			out->last_st = i;
-			return s;
+		if (stage_is(&out->st[i], layer, dev, op, stage)) {
+			out->st_cache[slot] = i + 1;
+			return &out->st[i];
 		}
 	}
 	if (out->nr_st == out->cap_st) {
@@ -254,8 +277,19 @@ static struct stage_stat *stage_get(struct it_out *out, const char *layer, uint3
 		lhist_free(s->total);
 		return NULL;
 	}
-	out->last_st = out->nr_st;
-	return &out->st[out->nr_st++];
+	out->st_cache[slot] = ++out->nr_st;
+	return s;
+}
+
+static inline struct stage_stat *stage_get(struct it_out *out, const char *layer, uint32_t dev,
+					   unsigned int op, const char *stage)
+{
+	unsigned int slot = stage_slot(layer, dev, op, stage);
+	int i = out->st_cache[slot] - 1;
+
+	if (i >= 0 && stage_is(&out->st[i], layer, dev, op, stage))
+		return &out->st[i];
+	return stage_find(out, slot, layer, dev, op, stage);
 }
 
 static void stage_add(struct it_out *out, const char *layer, uint32_t dev, unsigned int op,
@@ -263,8 +297,18 @@ static void stage_add(struct it_out *out, const char *layer, uint32_t dev, unsig
 {
 	struct stage_stat *s = stage_get(out, layer, dev, op, stage);
 
-	if (!s || lhist_add(s->ival, ns) || lhist_add(s->total, ns))
+	if (!s || lhist_add(s->ival, ns))
 		out->error = -ENOMEM;
+}
+
+/* total += ival, and ival starts again. */
+static void stages_fold(struct it_out *out)
+{
+	for (int i = 0; i < out->nr_st; i++) {
+		if (lhist_merge(out->st[i].total, out->st[i].ival))
+			out->error = -ENOMEM;
+		lhist_reset(out->st[i].ival);
+	}
 }
 
 /* ---- per-request derived numbers ---- */
@@ -430,7 +474,8 @@ static void json_task(struct jw *w, const struct it_task *t)
 	jw_u64(w, "cgroup_id", t->cgroup_id);
 }
 
-static void json_dev(struct it_out *out, const char *name_key, const char *devno_key, uint32_t dev)
+/* "dev" and "devno" (literal keys: the writer's fast path) */
+static void json_dev(struct it_out *out, uint32_t dev)
 {
 	const struct out_dev *d;
 	struct out_dev tmp;
@@ -438,8 +483,8 @@ static void json_dev(struct it_out *out, const char *name_key, const char *devno
 	if (!dev)
 		return;
 	d = dev_get(out, dev, &tmp);
-	jw_str(&out->w, name_key, d->name);
-	jw_str(&out->w, devno_key, d->devno);
+	jw_str(&out->w, "dev", d->name);
+	jw_str(&out->w, "devno", d->devno);
 }
 
 /* The driver layer's view of a block request (docs/json.md: block[].driver). */
@@ -474,7 +519,7 @@ static void json_block(struct it_out *out, const struct it_block_rec *b)
 	uint64_t i = (b->flags & IT_F_HAS_I) ? b->i_ns : g;
 
 	jw_obj_begin(w, NULL);
-	json_dev(out, "dev", "devno", b->dev);
+	json_dev(out, b->dev);
 	jw_str(w, "op", op_name(b->op));
 	jw_u64(w, "sector", b->sector);
 	jw_u64(w, "nr_sectors", b->bytes / 512);
@@ -523,7 +568,7 @@ static void json_request(struct it_out *out, const struct corr_req *r, const str
 	else if (r->kind == CORR_AIO)
 		jw_str(w, "syscall", "io_submit");
 	jw_str(w, "op", op_name(v->op));
-	json_dev(out, "dev", "devno", v->dev);
+	json_dev(out, v->dev);
 	jw_u64(w, "ino", v->ino);
 	jw_u64(w, "offset", v->offset);
 	jw_u64(w, "bytes", v->bytes);
@@ -722,7 +767,7 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 			continue;
 		jw_obj_begin(w, NULL);
 		jw_str(w, "layer", s->layer);
-		json_dev(out, "dev", "devno", s->dev);
+		json_dev(out, s->dev);
 		jw_str(w, "op", op_name(s->op));
 		jw_str(w, "stage", s->stage);
 		jw_u64(w, "count", lhist_count(h));
@@ -745,7 +790,7 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 				continue;
 			jw_obj_begin(w, NULL);
 			jw_str(w, "layer", khist_layer(&kh->key));
-			json_dev(out, "dev", "devno", kh->key.dev);
+			json_dev(out, kh->key.dev);
 			jw_str(w, "op", op_name(kh->key.op));
 			jw_str(w, "stage", stage_names[s]);
 			jw_u64(w, "count", h->count);
@@ -831,11 +876,13 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 
 void out_summary(struct it_out *out, const struct out_summary_in *in)
 {
+	if (in->final)
+		stages_fold(out); /* the final summary reports total */
 	if (out->json)
 		json_summary(out, in);
 	if (out->text)
 		text_summary(out, in);
-	for (int i = 0; i < out->nr_st; i++)
-		lhist_reset(out->st[i].ival);
+	if (!in->final)
+		stages_fold(out);
 	fflush(out->text);
 }

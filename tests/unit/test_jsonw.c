@@ -367,6 +367,10 @@ static void test_jw_int_edges(void)
 	    !check_i64(&w, -9) || !check_i64(&w, -10) || !check_i64(&w, -99) ||
 	    !check_i64(&w, -100) || !check_i64(&w, INT64_MAX))
 		goto out;
+	/* every value of up to 5 digits, alone and as the low chunk of a larger one */
+	for (uint64_t v = 0; v < 100000; v++)
+		if (!check_int(&w, v) || !check_int(&w, 100000000ull + v * 997))
+			goto out;
 	/* runs across the 10^8 and 10^16 chunk boundaries */
 	for (uint64_t v = 100000000ull - 300; v < 100000000ull + 300; v++)
 		if (!check_int(&w, v) || !check_int(&w, v * 100000000ull))
@@ -676,6 +680,136 @@ out:
 	unlink(path);
 }
 
+/* ---- literal keys: the inline fast path of jsonw.h against the functions ---- */
+
+/*
+ * The same calls twice: through the macros (a literal key takes the inline
+ * path) and through the functions themselves (parenthesized names are not
+ * macro calls). Strings and numbers come from variables, so only the key and
+ * jw_str()'s literal value differ in how they are written.
+ */
+#define LIT_DOC(W, OBJ, ARR, STR, STRN, U64, I64, BOOL, v, n, u, i)                          \
+	do {                                                                                 \
+		jw_obj_begin(W, NULL);                                                       \
+		OBJ(W, "o");                                                                 \
+		U64(W, "", u);                                                               \
+		U64(W, "k", u);                                                              \
+		I64(W, "ab", i);                                                             \
+		BOOL(W, "abc", (int)(u & 1));                                                \
+		BOOL(W, "abcd", 0);                                                          \
+		STR(W, "abcde", v);                                                          \
+		STR(W, "abcdefg", "literal value");                                          \
+		STR(W, "abcdefgh", "");                                                      \
+		STRN(W, "abcdefghijklmno", v, n);                                            \
+		STRN(W, "abcdefghijklmnop", v, (size_t)-1);                                  \
+		ARR(W, "abcdefghijklmnopq");                                                 \
+		OBJ(W, NULL);                                                                \
+		U64(W, "abcdefghijklmnopqrstuvwxyz012345", u); /* JW_LIT_MAX bytes */        \
+		U64(W, "abcdefghijklmnopqrstuvwxyz0123456", u); /* one more: general path */ \
+		STR(W, "k\"", v); /* to escape: general path */                              \
+		jw_obj_end(W);                                                               \
+		jw_arr_end(W);                                                               \
+		jw_obj_end(W);                                                               \
+		jw_obj_end(W);                                                               \
+	} while (0)
+
+#define MAC_OBJ(w, k) jw_obj_begin(w, k)
+#define MAC_ARR(w, k) jw_arr_begin(w, k)
+#define MAC_STR(w, k, v) jw_str(w, k, v)
+#define MAC_STRN(w, k, v, n) jw_strn(w, k, v, n)
+#define MAC_U64(w, k, v) jw_u64(w, k, v)
+#define MAC_I64(w, k, v) jw_i64(w, k, v)
+#define MAC_BOOL(w, k, v) jw_bool(w, k, v)
+#define FN_OBJ(w, k) (jw_obj_begin)(w, k)
+#define FN_ARR(w, k) (jw_arr_begin)(w, k)
+#define FN_STR(w, k, v) (jw_str)(w, k, v)
+#define FN_STRN(w, k, v, n) (jw_strn)(w, k, v, n)
+#define FN_U64(w, k, v) (jw_u64)(w, k, v)
+#define FN_I64(w, k, v) (jw_i64)(w, k, v)
+#define FN_BOOL(w, k, v) (jw_bool)(w, k, v)
+
+static void test_jw_lit_keys(void)
+{
+	static const char *const strs[] = {
+		"",	"a",	     "loop0", "kworker/1:1H", "\xc3\xa9t\xc3\xa9",
+		"a\"b", "tab\there", "\xff",  NULL,
+	};
+	static const uint64_t nums[] = { 0, 9, 10, 99, 4096, 12345678, 123456789, UINT64_MAX };
+	char longs[3][80];
+	const char *v;
+	struct jw a, b;
+	size_t n;
+
+#ifdef __OPTIMIZE__
+	/* what the macros decide (at -O0 every key takes the general path) */
+	ASSERT_TRUE(JW_LIT("offcpu_blocked_ns"), "a literal key");
+	ASSERT_TRUE(JW_LIT(""), "the empty key");
+#endif
+	ASSERT_FALSE(JW_LIT("k\""), "a key to escape");
+	ASSERT_FALSE(JW_LIT("\xc3\xa9"), "a UTF-8 key");
+	ASSERT_FALSE(JW_LIT("abcdefghijklmnopqrstuvwxyz0123456"), "a longer key");
+	ASSERT_FALSE(JW_LIT(NULL), "NULL");
+	v = strs[1];
+	ASSERT_FALSE(JW_LIT(v), "a variable");
+
+	/* plain strings around JW_STR_FAST, and one to escape after it */
+	for (int i = 0; i < 3; i++) {
+		memset(longs[i], 'x', sizeof(longs[i]));
+		longs[i][JW_STR_FAST - 1 + i] = '\0';
+	}
+	longs[2][JW_STR_FAST] = '\n';
+
+	/* a from an empty buffer (the first calls grow it), b reused without growing */
+	jw_init(&b);
+	for (size_t si = 0; si < sizeof(strs) / sizeof(strs[0]) + 3; si++) {
+		v = si < sizeof(strs) / sizeof(strs[0]) ? strs[si] : longs[si - 9];
+		for (size_t ni = 0; ni < sizeof(nums) / sizeof(nums[0]); ni++) {
+			uint64_t u = nums[ni];
+			int64_t i = (int64_t)(u * 0x9e3779b97f4a7c15ull);
+
+			n = ni % 3 ? ni : JW_STR_FAST + 1; /* strn cut, or not */
+			jw_init(&a);
+			jw_reset(&b);
+			LIT_DOC(&a, MAC_OBJ, MAC_ARR, MAC_STR, MAC_STRN, MAC_U64, MAC_I64, MAC_BOOL,
+				v, n, u, i);
+			LIT_DOC(&b, FN_OBJ, FN_ARR, FN_STR, FN_STRN, FN_U64, FN_I64, FN_BOOL, v, n,
+				u, i);
+			if (!ASSERT_OK(jw_error(&a), "no error") ||
+			    !ASSERT_STREQ(jw_data(&a), jw_data(&b), "macros = functions") ||
+			    !ASSERT_EQ(jw_len(&a), jw_len(&b), "len")) {
+				UNIT_LOG("string %zu number %zu\n", si, ni);
+				jw_free(&a);
+				goto out;
+			}
+			jw_free(&a);
+		}
+	}
+	(jw_i64)(&b, "x", 0); /* b is at the top level: keep the functions in use */
+
+	/* misuse and errors: the same error, nothing written */
+	jw_init(&a);
+	jw_u64(&a, "k", 1);
+	ASSERT_EQ(jw_error(&a), EINVAL, "literal key at the top");
+	jw_reset(&a);
+	jw_arr_begin(&a, NULL);
+	jw_str(&a, "k", "v");
+	ASSERT_EQ(jw_error(&a), EINVAL, "literal key in an array");
+	jw_reset(&a);
+	jw_obj_begin(&a, NULL);
+	for (int d = 1; d < JW_MAX_DEPTH; d++)
+		jw_obj_begin(&a, "o");
+	ASSERT_OK(jw_error(&a), "max depth");
+	jw_arr_begin(&a, "o");
+	ASSERT_EQ(jw_error(&a), EINVAL, "too deep");
+	n = jw_len(&a);
+	jw_bool(&a, "b", 1);
+	jw_strn(&a, "s", "v", 1);
+	ASSERT_EQ(jw_len(&a), n, "nothing after the error");
+	jw_free(&a);
+out:
+	jw_free(&b);
+}
+
 int main(void)
 {
 	RUN_TEST(test_jw_nested);
@@ -690,5 +824,6 @@ int main(void)
 	RUN_TEST(test_jw_fast_path_limits);
 	RUN_TEST(test_jw_slow_path_growth);
 	RUN_TEST(test_jw_jq);
+	RUN_TEST(test_jw_lit_keys);
 	return unit_result();
 }
