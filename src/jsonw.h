@@ -127,32 +127,34 @@ static inline __attribute__((always_inline)) void jw_lit_commit(struct jw *w, ch
 	w->len = (size_t)(p - w->buf);
 }
 
-static inline __attribute__((always_inline)) void jw_obj_begin_lit(struct jw *w, const char *key,
-								   size_t klen)
+/* Open an object ('{', JW_F_OBJ) or array ('[', JW_F_ARR) under a literal key. */
+static inline __attribute__((always_inline)) void jw_open_lit(struct jw *w, const char *key,
+							      size_t klen, char open, unsigned char kind)
 {
 	char *p = w->depth < JW_MAX_DEPTH ? jw_lit_pre(w, key, klen, 1) : NULL;
 
 	if (!p) {
-		jw_obj_begin(w, key);
+		if (kind == JW_F_OBJ)
+			jw_obj_begin(w, key);
+		else
+			jw_arr_begin(w, key);
 		return;
 	}
-	*p++ = '{';
+	*p++ = open;
 	jw_lit_commit(w, p);
-	w->kind[++w->depth] = JW_F_OBJ;
+	w->kind[++w->depth] = kind;
+}
+
+static inline __attribute__((always_inline)) void jw_obj_begin_lit(struct jw *w, const char *key,
+								   size_t klen)
+{
+	jw_open_lit(w, key, klen, '{', JW_F_OBJ);
 }
 
 static inline __attribute__((always_inline)) void jw_arr_begin_lit(struct jw *w, const char *key,
 								   size_t klen)
 {
-	char *p = w->depth < JW_MAX_DEPTH ? jw_lit_pre(w, key, klen, 1) : NULL;
-
-	if (!p) {
-		jw_arr_begin(w, key);
-		return;
-	}
-	*p++ = '[';
-	jw_lit_commit(w, p);
-	w->kind[++w->depth] = JW_F_ARR;
+	jw_open_lit(w, key, klen, '[', JW_F_ARR);
 }
 
 /* jw_*_begin(w, NULL): an array element or a top-level value. */
