@@ -40,7 +40,7 @@ struct bio_info {
 };
 
 /* virtio-blk completes in its virtqueue interrupt (driver.bpf.h). */
-static __always_inline void it_virtio_done(struct bio_info *bi);
+static __always_inline void it_virtio_done(struct bio_info *bi, u64 now);
 
 /*
  * bio -> request state. LRU: a bio that never heads a request (front merge,
@@ -310,7 +310,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	}
 	if (!it_keep(bi.flags, now - bi.q_ns))
 		return 0;
-	it_virtio_done(&bi);
+	it_virtio_done(&bi, now);
 	r = it_reserve(&res, sizeof(*r), IT_L_BLOCK);
 	if (!r)
 		return 0;
