@@ -128,18 +128,23 @@ static inline void jw_commit(struct jw *w, char *p)
 
 /*
  * The separator before a value written at p == w->buf + w->len: inside a
- * container a comma, unless the container was just opened (a value never
- * ends with '{' or '['); at the top level a newline after the first value.
+ * container a comma after its first value, at the top level a newline after
+ * the first value. jw_more() records that the value is written.
  */
 static inline char *jw_sep(const struct jw *w, char *p)
 {
 	if (w->depth) {
-		if (p[-1] != '{' && p[-1] != '[')
+		if (w->kind[w->depth] & JW_F_MORE)
 			*p++ = ',';
 	} else if (w->len) {
 		*p++ = '\n';
 	}
 	return p;
+}
+
+static inline void jw_more(struct jw *w)
+{
+	w->kind[w->depth] |= JW_F_MORE;
 }
 
 /*
@@ -262,6 +267,7 @@ static __attribute__((noinline)) char *jw_pre_key_slow(struct jw *w, const char 
 	p = jw_sep(w, w->buf + w->len);
 	p = jw_esc(p, key, k);
 	*p++ = ':';
+	jw_more(w);
 	return p;
 }
 
@@ -297,6 +303,7 @@ static inline __attribute__((always_inline)) char *jw_pre(struct jw *w, const ch
 		*p++ = '"';
 		*p++ = ':';
 	}
+	jw_more(w);
 	return p;
 }
 

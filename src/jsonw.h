@@ -36,7 +36,8 @@ struct jw {
 	char *buf; /* NUL terminated by jw_data() */
 	size_t len, cap;
 	int depth; /* open containers */
-	unsigned char kind[32]; /* per depth: JW_F_OBJ, JW_F_ARR, 0 (top level, error) */
+	unsigned char
+		kind[32]; /* per depth: JW_F_* bits (not OBJ or ARR at depth 0, or after an error) */
 	int err; /* 0, ENOMEM or EINVAL (misuse) */
 };
 
@@ -78,6 +79,7 @@ int jw_error(const struct jw *w);
 #define JW_LIT_MAX 32
 
 /* w->kind[depth]: the container at this depth (depth 0, the top level, is neither) */
+#define JW_F_MORE 0x1 /* a value was written in it: a comma before the next */
 #define JW_F_OBJ 0x2 /* an object */
 #define JW_F_ARR 0x4 /* an array */
 
@@ -103,16 +105,15 @@ char *jw_put_plain(char *p, const char *v, size_t n);
 static inline __attribute__((always_inline)) char *jw_lit_pre(struct jw *w, const char *key,
 							      size_t klen, size_t vmax)
 {
+	unsigned char f = w->kind[w->depth];
 	char *p;
 
 	/* in an object (not after an error), with room: separator, quotes, colon, key, value, NUL */
-	if (__builtin_expect(!(w->kind[w->depth] & JW_F_OBJ) || w->cap - w->len <= 4 + klen + vmax,
-			     0))
+	if (__builtin_expect(!(f & JW_F_OBJ) || w->cap - w->len <= 4 + klen + vmax, 0))
 		return NULL;
 	p = w->buf + w->len;
-	/* a comma unless the object was just opened */
 	*p = ',';
-	p += p[-1] != '{';
+	p += f & JW_F_MORE;
 	*p++ = '"';
 	memcpy(p, key, klen);
 	p += klen;
@@ -121,9 +122,13 @@ static inline __attribute__((always_inline)) char *jw_lit_pre(struct jw *w, cons
 	return p;
 }
 
-/* The value ends at p. */
+/*
+ * The value after a jw_lit_pre() ends at p. The object now has a value: a
+ * plain store, so the next comma does not wait for a read-modify-write.
+ */
 static inline __attribute__((always_inline)) void jw_lit_commit(struct jw *w, char *p)
 {
+	w->kind[w->depth] = JW_F_OBJ | JW_F_MORE;
 	w->len = (size_t)(p - w->buf);
 }
 
@@ -161,22 +166,23 @@ static inline __attribute__((always_inline)) void jw_arr_begin_lit(struct jw *w,
 static inline __attribute__((always_inline)) int jw_begin_elem(struct jw *w, unsigned char kind,
 							       char open)
 {
+	unsigned char f = w->kind[w->depth];
 	char *p;
 
-	if (__builtin_expect(w->err || (w->kind[w->depth] & JW_F_OBJ) || w->depth >= JW_MAX_DEPTH ||
+	if (__builtin_expect(w->err || (f & JW_F_OBJ) || w->depth >= JW_MAX_DEPTH ||
 				     w->cap - w->len <= 2,
 			     0))
 		return 0;
 	p = w->buf + w->len;
 	if (w->depth) {
-		/* a comma unless the array was just opened */
 		*p = ',';
-		p += p[-1] != '[';
+		p += f & JW_F_MORE;
+		w->kind[w->depth] = JW_F_ARR | JW_F_MORE;
 	} else if (w->len) {
 		*p++ = '\n';
 	}
 	*p++ = open;
-	jw_lit_commit(w, p);
+	w->len = (size_t)(p - w->buf);
 	w->kind[++w->depth] = kind;
 	return 1;
 }
