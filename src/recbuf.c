@@ -121,18 +121,39 @@ static size_t slot_len(const uint8_t *s)
 	return slot_ok(s) ? ((const struct it_hdr *)(const void *)s)->size : IT_SLOT_SIZE;
 }
 
+/* Length of the spilled record at off. */
+static uint32_t spill_len_at(const struct recbuf *b, size_t off)
+{
+	uint32_t l;
+
+	memcpy(&l, b->spill + off, sizeof(l));
+	return l;
+}
+
+/* End time of the next unread spilled record (0 when none). */
+static uint64_t spill_next_end(const struct recbuf *b)
+{
+	if (b->spill_off >= b->spill_len)
+		return 0;
+	return recbuf_end_ns(b->spill + b->spill_off + SPILL_HDR, spill_len_at(b, b->spill_off));
+}
+
+/* End time of CPU cpu's record at slot index i. */
+static uint64_t slot_end(const struct recbuf *b, int cpu, uint64_t i)
+{
+	const uint8_t *s = slot_of(b, cpu, i);
+
+	return recbuf_end_ns(s, slot_len(s));
+}
+
 size_t recbuf_pending(const struct recbuf *b)
 {
 	size_t n = 0;
 
 	for (int c = 0; c < b->ncpu; c++)
 		n += __atomic_load_n(&b->pos[c].head, __ATOMIC_ACQUIRE) - b->pos[c].tail;
-	for (size_t off = b->spill_off; off < b->spill_len; n++) {
-		uint32_t l;
-
-		memcpy(&l, b->spill + off, sizeof(l));
-		off += spill_rec_len(l);
-	}
+	for (size_t off = b->spill_off; off < b->spill_len; n++)
+		off += spill_rec_len(spill_len_at(b, off));
 	return n;
 }
 
@@ -144,7 +165,7 @@ struct stream {
 size_t recbuf_drain(struct recbuf *b, uint64_t watermark, recbuf_fn fn, void *ctx)
 {
 	struct stream one, *st = b->ncpu <= 1 ? &one : calloc(b->ncpu, sizeof(*st));
-	uint64_t spill_t = 0;
+	uint64_t spill_t = spill_next_end(b);
 	size_t fed = 0;
 
 	if (!st)
@@ -152,17 +173,8 @@ size_t recbuf_drain(struct recbuf *b, uint64_t watermark, recbuf_fn fn, void *ct
 	for (int c = 0; c < b->ncpu; c++) {
 		st[c].next = b->pos[c].tail;
 		st[c].end = __atomic_load_n(&b->pos[c].head, __ATOMIC_ACQUIRE);
-		if (st[c].next < st[c].end) {
-			const uint8_t *s = slot_of(b, c, st[c].next);
-
-			st[c].t = recbuf_end_ns(s, slot_len(s));
-		}
-	}
-	if (b->spill_off < b->spill_len) {
-		uint32_t l;
-
-		memcpy(&l, b->spill + b->spill_off, sizeof(l));
-		spill_t = recbuf_end_ns(b->spill + b->spill_off + SPILL_HDR, l);
+		if (st[c].next < st[c].end)
+			st[c].t = slot_end(b, c, st[c].next);
 	}
 	for (;;) {
 		int best = -1; /* a CPU, or b->ncpu for the spill */
@@ -181,26 +193,19 @@ size_t recbuf_drain(struct recbuf *b, uint64_t watermark, recbuf_fn fn, void *ct
 		if (best < 0 || t > watermark)
 			break;
 		if (best == b->ncpu) {
-			uint8_t *rec = b->spill + b->spill_off + SPILL_HDR;
-			uint32_t l;
+			uint32_t l = spill_len_at(b, b->spill_off);
 
-			memcpy(&l, b->spill + b->spill_off, sizeof(l));
-			fn(ctx, rec, l);
+			fn(ctx, b->spill + b->spill_off + SPILL_HDR, l);
 			b->spill_off += spill_rec_len(l);
-			if (b->spill_off < b->spill_len) {
-				memcpy(&l, b->spill + b->spill_off, sizeof(l));
-				spill_t = recbuf_end_ns(b->spill + b->spill_off + SPILL_HDR, l);
-			}
+			spill_t = spill_next_end(b);
 		} else {
 			struct stream *s = &st[best];
 			uint8_t *rec = slot_of(b, best, s->next);
 
 			b->bad += !slot_ok(rec);
 			fn(ctx, rec, slot_len(rec));
-			if (++s->next < s->end) {
-				rec = slot_of(b, best, s->next);
-				s->t = recbuf_end_ns(rec, slot_len(rec));
-			}
+			if (++s->next < s->end)
+				s->t = slot_end(b, best, s->next);
 		}
 		fed++;
 	}
