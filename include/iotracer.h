@@ -305,7 +305,7 @@ struct it_qemu_rec {
  * Per-CPU record buffers (map "slots", BPF_F_MMAPABLE): CPU c owns slots
  * [c << shift, (c + 1) << shift), one record per IT_SLOT_SIZE slot, written
  * at head & mask. A BPF program claims its CPU's buffer (busy), writes the
- * record in place and publishes it by incrementing head; user space reads
+ * record in place and publishes it by advancing head; user space reads
  * up to head and moves tail. No lock, no IRQ masking, no cache line shared
  * between CPUs. A record that does not fit (aio), or finds the buffer busy
  * (a program interrupted on this CPU) or full, goes to the shared ring

@@ -123,6 +123,8 @@ int bench_parse_fio(const char *text, size_t n, struct fio_res *r);
 
 struct tracer_sum {
 	int64_t requests, records, drops; /* -1 = unknown */
+	/* records and counted drops by layer (-1 = unknown): checked against fio and the kernel */
+	int64_t rec_syscall, rec_block, rec_uring, rec_aio, drops_block, drops_other;
 	char drops_detail[160]; /* non-zero drop counters: "block.ringbuf=3 ..." */
 };
 

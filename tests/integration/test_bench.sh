@@ -4,7 +4,7 @@
 # from the raw pairs), the SVG, the cleanup, and the refusals (root disk, mounted device).
 . "$(dirname "$0")/lib.sh"
 
-it_begin runs json_fields iops_positive overhead_from_pairs tracer_figures bpf_stats \
+it_begin runs json_fields iops_positive overhead_from_pairs tracer_figures unreported bpf_stats \
 	svg_wellformed table cleanup refuse_root_disk refuse_mounted bad_usage
 it_require_all
 
@@ -93,6 +93,20 @@ if [[ -z $bad ]] && ((n >= 1)); then
 	pass tracer_figures
 else
 	fail tracer_figures "${bad:-no successful iotracer run}"
+fi
+
+# ---------------------------------------------------------------- nothing lost uncounted
+# The device's own stat (blk_ios) saw every fio IO (direct 4k random: one request each);
+# iotracer's records + counted drops cover both it and fio's IO count.
+# shellcheck disable=SC2016
+bad=$(jq -r '[.runs[] | select(.tracer == "iotracer" and .ok)
+	| select(.blk_ios == null or .blk_ios < .ios or .unreported_block != 0 or .unreported_requests != 0)
+	| "r\(.round)\(if .bpf_stats then "/stats" else "" end): ios=\(.ios) blk_ios=\(.blk_ios) unreported block=\(.unreported_block) requests=\(.unreported_requests) drops=\(.drops)"] | join("; ")' "$OUT")
+n=$(jq '[.runs[] | select(.tracer == "iotracer" and .ok)] | length' "$OUT")
+if [[ -z $bad ]] && ((n >= 1)); then
+	pass unreported
+else
+	fail unreported "${bad:-no successful iotracer run}"
 fi
 
 # ---------------------------------------------------------------- BPF statistics run

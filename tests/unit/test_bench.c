@@ -213,6 +213,11 @@ static void test_tracer_summary(void)
 	ASSERT_EQ(s.records, 2500, "records summed over layers");
 	ASSERT_EQ(s.drops, 3, "drops.total");
 	ASSERT_STREQ(s.drops_detail, "syscall.inflight=1 block.ringbuf=2", "drop detail");
+	ASSERT_EQ(s.rec_syscall, 1200, "syscall records");
+	ASSERT_EQ(s.rec_block, 1300, "block records");
+	ASSERT_EQ(s.rec_uring, 0, "io_uring records");
+	ASSERT_EQ(s.drops_block, 2, "block drops");
+	ASSERT_EQ(s.drops_other, 1, "other drops");
 	/* a tail that starts in the middle of a line still finds the final line */
 	ASSERT_OK(bench_parse_tracer_summary(jl + 10, strlen(jl) - 10, &s), "partial tail");
 	if (!ASSERT_OK(bench_parse_tracer_summary(txt, strlen(txt), &s), "text"))
@@ -220,6 +225,7 @@ static void test_tracer_summary(void)
 	ASSERT_EQ(s.requests, 58801, "text requests");
 	ASSERT_EQ(s.drops, 7, "text drops");
 	ASSERT_EQ(s.records, -1, "text: records unknown");
+	ASSERT_EQ(s.rec_block, -1, "text: block records unknown");
 	ASSERT_EQ(bench_parse_tracer_summary("nothing\n", 8, &s), -ENOENT, "none");
 }
 
