@@ -136,16 +136,18 @@ static __always_inline u64 it_bio_ino(struct bio *bio, u32 *sdev, const bool btf
 /* A bio enters the block layer (also used for the front part of a split). */
 static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 {
-	struct thread_state *st = it_state();
+	struct thread_state *st;
 	struct bio_info bi = {};
 	u64 key = (u64)bio;
 	u32 sdev = 0;
 
+	/* before the task storage lookup: with -d most bios may be another device's */
 	if (filter_dev) {
 		if (!it_dev_listed(it_bio_part_devt(bio, btf)) &&
 		    !it_dev_listed(it_bio_disk_devt(bio, btf)))
 			return 0;
 	}
+	st = it_state();
 	bi.q_ns = bpf_ktime_get_ns();
 	if (st && st->in_sys) {
 		/* Inside a traced syscall: it passed every filter already. */
