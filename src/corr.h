@@ -39,7 +39,7 @@ enum corr_kind {
 /* Block records carried by one request; more -> nr_blocks_dropped. */
 #define CORR_MAX_BLOCKS 16
 /* Recently emitted parents remembered for late block records. */
-#define CORR_RECENT 4096
+#define CORR_RECENT 1024
 /* max_pending used when corr_new() is given 0. */
 #define CORR_DEF_MAX_PENDING 65536
 
