@@ -2022,27 +2022,23 @@ static int split_args(char *s, char **argv, int max)
 static int64_t blk_completed(const char *dev)
 {
 	const char *name = strrchr(dev, '/');
-	char path[PATH_MAX], *txt;
-	unsigned long long f[17] = { 0 };
-	int n;
+	char path[PATH_MAX], *txt, *p, *end;
+	unsigned long long f[16] = { 0 };
+	int n = 0;
 
 	snprintf(path, sizeof(path), "/sys/class/block/%s/stat", name ? name + 1 : dev);
 	txt = read_file(path, NULL);
 	if (!txt)
 		return -1;
-	n = sscanf(txt, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
-		   &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9], &f[10],
-		   &f[11], &f[12], &f[13], &f[14], &f[15], &f[16]);
+	for (p = txt; n < 16; n++, p = end) {
+		f[n] = strtoull(p, &end, 10);
+		if (end == p)
+			break;
+	}
 	free(txt);
 	return n >= 5 ? (int64_t)(f[0] + f[4] + f[11] + f[15]) : -1;
 }
 
-/*
- * Records an iotracer run lost without counting them, against oracles it did
- * not compute: the requests the device completed (its stat) against block
- * records + counted block drops, and fio's IOs against syscall, io_uring and
- * aio records + the other counted drops. -1 when a figure is missing.
- */
 /* Does the run's tracer follow fio's requests (the syscall layer, which fs and sched pull in)? */
 static int traces_requests(const struct run *r)
 {
@@ -2052,21 +2048,26 @@ static int traces_requests(const struct run *r)
 	       strstr(l, "sched");
 }
 
+/*
+ * Records an iotracer run lost without counting them, against oracles it did
+ * not compute: the requests the device completed (its stat) against block
+ * records + counted block drops, and fio's IOs against syscall, io_uring and
+ * aio records + the other counted drops. -1 when a figure is missing.
+ */
 static void run_unreported(const struct run *r, int64_t *blk, int64_t *req)
 {
 	const struct tracer_sum *s = &r->sum;
-	int64_t db = s->drops_block >= 0 ? s->drops_block : 0;
 
 	*blk = *req = -1;
-	if (!r->ok || s->drops < 0)
+	if (!r->ok || s->drops < 0) /* drops known: drops_block and drops_other are too */
 		return;
 	if (r->blk_ios >= 0 && s->rec_block >= 0) {
-		*blk = r->blk_ios - s->rec_block - db;
+		*blk = r->blk_ios - s->rec_block - s->drops_block;
 		*blk = *blk > 0 ? *blk : 0;
 	}
 	if (s->rec_syscall >= 0 && s->rec_uring >= 0 && s->rec_aio >= 0 && traces_requests(r)) {
 		*req = (int64_t)r->fio.ios - s->rec_syscall - s->rec_uring - s->rec_aio -
-		       (s->drops - db);
+		       s->drops_other;
 		*req = *req > 0 ? *req : 0;
 	}
 }
@@ -2747,21 +2748,19 @@ static double cell(const struct bench *b, const char *wl, const char *tr, int wh
  * root disk at ~8-12k IOPS) makes the pairs differ by their IO counts, and
  * the difference is noise. Then the check is shown, not judged.
  */
-static void ref_checks(const struct bench *b, struct check *c, int n)
+static void ref_unjudged(const struct bench *b, const struct workload *ref, struct check *c)
 {
-	int w = find_wl("ref-rand");
-	double none = cell(b, "ref-rand", "none", 3);
+	double none = cell(b, ref->name, "none", 3);
 
-	if (!n || w < 0 || strncmp(c[n - 1].name, "reference load", 14) || isnan(none))
-		return;
-	if (none < 0.97 * g_wls[w].asked_iops)
-		snprintf(c[n - 1].unjudged, sizeof(c[n - 1].unjudged),
+	if (!isnan(none) && none < 0.97 * ref->asked_iops)
+		snprintf(c->unjudged, sizeof(c->unjudged),
 			 "not judged: without a tracer fio ran %.0f of %d IOPS asked", none,
-			 g_wls[w].asked_iops);
+			 ref->asked_iops);
 }
 
 static int collect_checks(const struct bench *b, struct check *c, int max)
 {
+	const struct workload *ref = &g_wls[find_wl("ref-rand")];
 	int n = 0;
 	double v, hist;
 
@@ -2778,18 +2777,18 @@ static int collect_checks(const struct bench *b, struct check *c, int max)
 		}                                                         \
 	} while (0)
 
-	ADD("reference load (ref-rand): added CPU, iotracer all layers",
-	    cell(b, "ref-rand", "iotracer", 0), 0.5, 1, "%/core");
-	ref_checks(b, c, n);
+	v = cell(b, ref->name, "iotracer", 0);
+	ADD("reference load (ref-rand): added CPU, iotracer all layers", v, 0.5, 1, "%/core");
+	if (!isnan(v) && n)
+		ref_unjudged(b, ref, &c[n - 1]);
 	/*
 	 * The same target from the per-IO costs, which noise barely moves: BPF
 	 * run time plus the daemon's CPU per IO, at the asked rate. A lower bound
 	 * of the added CPU (no cache or scheduling side effects).
 	 */
-	v = cell(b, "ref-rand", "iotracer", 2) + cell(b, "ref-rand", "iotracer", 4);
+	v = cell(b, ref->name, "iotracer", 2) + cell(b, ref->name, "iotracer", 4);
 	ADD("reference load (ref-rand): (BPF + daemon) per IO x asked IOPS",
-	    v * g_wls[find_wl("ref-rand")].asked_iops / 1e9 / (b->ncpu > 0 ? b->ncpu : 1) * 100,
-	    0.5, 1, "%/core");
+	    v * ref->asked_iops / 1e9 / (b->ncpu > 0 ? b->ncpu : 1) * 100, 0.5, 1, "%/core");
 	ADD("max rate psync QD1: IOPS ratio, iotracer all layers",
 	    cell(b, "max-psync", "iotracer", 1), 0.95, 0, "");
 	ADD("max rate io_uring QD32: IOPS ratio, iotracer all layers",
@@ -2806,10 +2805,11 @@ static int collect_checks(const struct bench *b, struct check *c, int max)
 		    "x");
 	/* drops and memory over every iotracer run */
 	{
-		int64_t drops = -1, rss = -1;
+		int64_t drops = -1, lost = -1, rss = -1;
 
 		for (int i = 0; i < b->nruns; i++) {
 			const struct run *r = &b->runs[i];
+			int64_t ub, ur;
 
 			if (!r->ok || (g_tr[r->tr].k != T_IOT && g_tr[r->tr].k != T_IOT_NOJSON))
 				continue;
@@ -2817,21 +2817,13 @@ static int collect_checks(const struct bench *b, struct check *c, int max)
 				drops = (drops < 0 ? 0 : drops) + r->sum.drops;
 			if (r->rss_anon_kb > rss)
 				rss = r->rss_anon_kb;
-		}
-		ADD("iotracer drops, all runs", drops < 0 ? NAN : (double)drops, 0, 1, "records");
-		drops = -1;
-		for (int i = 0; i < b->nruns; i++) {
-			const struct run *r = &b->runs[i];
-			int64_t ub, ur;
-
-			if (g_tr[r->tr].k != T_IOT && g_tr[r->tr].k != T_IOT_NOJSON)
-				continue;
 			run_unreported(r, &ub, &ur);
 			if (ub >= 0 || ur >= 0)
-				drops = (drops < 0 ? 0 : drops) + (ub > 0 ? ub : 0) + (ur > 0 ? ur : 0);
+				lost = (lost < 0 ? 0 : lost) + (ub > 0 ? ub : 0) + (ur > 0 ? ur : 0);
 		}
+		ADD("iotracer drops, all runs", drops < 0 ? NAN : (double)drops, 0, 1, "records");
 		ADD("iotracer unreported drops (vs fio IOs and the device's stat)",
-		    drops < 0 ? NAN : (double)drops, 0, 1, "records");
+		    lost < 0 ? NAN : (double)lost, 0, 1, "records");
 		ADD("iotracer RssAnon, max over runs", rss < 0 ? NAN : (double)rss, 2048, 1, "KiB");
 	}
 #undef ADD
