@@ -1,5 +1,5 @@
 # iotracer build. `make deps` once (apt-get, idempotent), then `make`.
-# Targets: all deps run test unit integration lab vmlinux format clean replay-bench
+# Targets: all deps run test unit integration lab vmlinux format clean tools replay-bench static
 # Variables: V=1 for full command lines; DEBUG=1 for -O0 -g.
 
 OUTPUT      := build
@@ -18,7 +18,7 @@ ifeq ($(DEBUG),1)
 CFLAGS      += -O0
 endif
 LDLIBS      := -lbpf -lelf -lz -lm
-BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Iinclude -Ibpf \
+BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Iinclude -Ibpf \
 	       -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
 
 ifneq ($(V),1)
@@ -26,21 +26,29 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-# Pure user-space modules (no libbpf): unit-tested under ASan/UBSan.
-CORE_SRCS   := $(filter-out src/main.c src/loader.c src/daemon.c src/host.c,$(wildcard src/*.c))
+# Sources by folder (docs/architecture.md, "Folder map"). Objects mirror the tree
+# under build/obj; each gets its own header dependencies from the compiler (-MMD).
+SRCS        := $(wildcard src/*.c src/*/*.c)
+OBJS        := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(SRCS))
+# Pure user-space modules (no libbpf, no skeleton): unit-tested under ASan/UBSan and
+# linked into the tools. What talks to libbpf stays out.
+LIBBPF_SRCS := src/main.c src/core/loader.c src/core/daemon.c src/mode/host.c
+PURE_SRCS   := $(filter-out $(LIBBPF_SRCS),$(SRCS))
+PURE_OBJS   := $(patsubst src/%.c,$(OUTPUT)/pure/%.o,$(PURE_SRCS))
+SAN_OBJS    := $(patsubst src/%.c,$(OUTPUT)/san/%.o,$(PURE_SRCS))
 BPF_SRCS    := $(wildcard bpf/*.bpf.c)
 BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS       := $(OUTPUT)/iotracer.skel.h
-SRCS        := $(wildcard src/*.c)
-OBJS        := $(patsubst src/%.c,$(OUTPUT)/%.o,$(SRCS))
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%,$(UNIT_SRCS))
+TOOLS       := $(OUTPUT)/replay_bench $(OUTPUT)/bench_output
 SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 
 DEPS_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
 	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace
 
-.PHONY: all deps run test unit integration lab vmlinux format clean replay-bench
+.PHONY: all deps run test unit integration lab vmlinux format clean tools replay-bench static
 
 all: iotracer
 
@@ -55,8 +63,9 @@ deps:
 $(OUTPUT) $(OUTPUT)/unit:
 	$(Q)mkdir -p $@
 
-# BPF objects -> one linked object -> skeleton.
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) include/iotracer.h vmlinux/vmlinux.h | $(OUTPUT)
+# BPF objects -> one linked object -> skeleton. The BPF side has no -MMD (the
+# headers are few and every program is in one unit).
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) include/iotracer.h $(VMLINUX) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -68,22 +77,50 @@ $(OUTPUT)/iotracer.skel.h: $(OUTPUT)/iotracer.linked.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name iotracer_bpf > $@
 
-$(OUTPUT)/%.o: src/%.c $(wildcard src/*.h) include/iotracer.h $(SKELS) | $(OUTPUT)
+# Daemon objects. The skeleton is an order-only prerequisite so that it exists
+# before the first compile; the objects that include it depend on it through -MMD.
+$(OUTPUT)/obj/%.o: src/%.c | $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# The same pure modules for the tools (no skeleton needed) and under sanitizers.
+$(OUTPUT)/pure/%.o: src/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUTPUT)/san/%.o: src/%.c
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) -MMD -MP -c $< -o $@
 
 iotracer: $(OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-# Regenerate the committed vmlinux.h from the running kernel (not part of the build).
+# Static builds for the lab's guests (tests/lab/harness.sh): the daemon, and the
+# link unit test without sanitizers (AF_VSOCK inside a guest).
+static: $(OUTPUT)/iotracer.static $(OUTPUT)/test_link.static
+
+$(OUTPUT)/iotracer.static: $(OBJS)
+	$(call msg,STATIC,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -static $(LDLIBS) -lzstd -o $@ 2>$@.log || { cat $@.log >&2; exit 1; }
+
+$(OUTPUT)/test_link.static: tests/unit/test_link.c $(PURE_OBJS)
+	$(call msg,STATIC,$@)
+	$(Q)$(CC) $(CFLAGS) -O1 $^ -static -lelf -lz -lzstd -lm -o $@
+
+# Regenerate this architecture's committed vmlinux.h from the running kernel
+# (not part of the build).
 vmlinux:
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
+	mkdir -p $(dir $(VMLINUX))
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
 
 # Unit tests: no root, no BPF, under ASan/UBSan.
-$(OUTPUT)/unit/%: tests/unit/%.c tests/unit/unit.h $(CORE_SRCS) $(wildcard src/*.h) include/iotracer.h | $(OUTPUT)/unit
+$(OUTPUT)/unit/%: tests/unit/%.c $(SAN_OBJS) | $(OUTPUT)/unit
 	$(call msg,UNIT,$@)
-	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) $< $(CORE_SRCS) -lelf -lz -lm -o $@
+	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) -MMD -MP $< $(SAN_OBJS) -lelf -lz -lm -o $@
 
 unit: $(UNIT_BINS)
 	@tests/run.sh --unit $(UNIT_BINS)
@@ -91,16 +128,18 @@ unit: $(UNIT_BINS)
 integration: iotracer
 	@tests/run.sh --integration
 
-test: deps iotracer $(UNIT_BINS)
+test: deps iotracer $(UNIT_BINS) tools
 	@tests/run.sh --all $(UNIT_BINS)
 
-# Daemon CPU per request, replayed from synthetic records (tools/replay_bench.c;
-# docs/bench.md, "Daemon cost per request"). Same flags as the daemon, no BPF.
+# Measuring tools (docs/bench.md): the pure modules without BPF, daemon flags.
+# replay_bench: daemon CPU per request replayed from synthetic records;
+# bench_output: CPU cost of out_request() per request, and a byte-exact dump.
+tools: $(TOOLS)
 replay-bench: $(OUTPUT)/replay_bench
 
-$(OUTPUT)/replay_bench: tools/replay_bench.c $(CORE_SRCS) $(wildcard src/*.h) include/iotracer.h | $(OUTPUT)
+$(OUTPUT)/%: tools/%.c $(PURE_OBJS) | $(OUTPUT)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(CORE_SRCS) -lelf -lz -lm -o $@
+	$(Q)$(CC) $(CFLAGS) -MMD -MP $< $(PURE_OBJS) -lelf -lz -lm -o $@
 
 ARGS ?= -i 10s
 run: deps iotracer
@@ -110,7 +149,11 @@ lab:
 	@tests/lab/run.sh
 
 format:
-	clang-format -i src/*.c src/*.h include/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h
+	clang-format -i src/*.c src/*/*.[ch] include/*.h tools/*.c bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h
 
 clean:
 	rm -rf $(OUTPUT) iotracer
+
+.SECONDARY: $(PURE_OBJS) $(SAN_OBJS)
+
+-include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench.h"
-#include "cli.h"
-#include "daemon.h"
+#include "bench/bench.h"
+#include "core/cli.h"
+#include "core/daemon.h"
 
 /* Subcommands: `iotracer NAME ARGS...` runs fn(argc - 1, argv + 1). */
 static const struct {

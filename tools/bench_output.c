@@ -26,10 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "corr.h"
-#include "output.h"
-#include "parse.h"
+#include "core/cli.h"
+#include "core/corr.h"
+#include "core/output.h"
+#include "lib/parse.h"
 
 #define POOL 4096
 

@@ -41,10 +41,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "corr.h"
+#include "core/cli.h"
+#include "core/corr.h"
 #include "iotracer.h"
-#include "output.h"
+#include "core/output.h"
 
 #define DRAIN_NS (50ull * 1000 * 1000) /* daemon.c: timer period */
 #define HOLD_NS (2ull * 1000 * 1000 * 1000) /* daemon.c: block waits for its parent */

@@ -234,8 +234,7 @@ if ! build_static; then
 fi
 guest_extra "$tmp/extra"
 # the link unit test, static and without sanitizers, for AF_VSOCK in the guest
-gcc -std=gnu11 -O1 -D_GNU_SOURCE -I"$LAB_REPO/include" -I"$LAB_REPO/src" -static \
-	"$LAB_REPO/tests/unit/test_link.c" "$LAB_REPO/src/link.c" -lz -o "$tmp/extra/test_link" 2>"$tmp/test_link.log" ||
+cp "$LAB_REPO/build/test_link.static" "$tmp/extra/test_link" 2>"$tmp/test_link.log" ||
 	note "lab_modes: test_link not built for the guest: $(tail -n 2 "$tmp/test_link.log" | tr '\n' ' ')"
 saved_stats=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || true)
 sysctl -qw kernel.bpf_stats_enabled=1 2>/dev/null

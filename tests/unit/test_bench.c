@@ -10,7 +10,7 @@
 #include <string.h>
 #include <linux/btf.h>
 
-#include "bench.h"
+#include "bench/bench.h"
 #include "unit.h"
 
 #ifndef BTF_INFO_ENC

@@ -8,7 +8,7 @@
 
 #include "unit.h"
 #include "iotracer.h"
-#include "cli.h"
+#include "core/cli.h"
 
 #define MAX_ARGS 160
 

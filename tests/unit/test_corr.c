@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "corr.h"
+#include "core/corr.h"
 #include "unit.h"
 
 #define SEC 1000000000ULL

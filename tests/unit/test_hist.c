@@ -5,7 +5,7 @@
 
 #include "unit.h"
 #include "iotracer.h"
-#include "hist.h"
+#include "core/hist.h"
 
 #define NVALS 100000
 

@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 
 #include "unit.h"
-#include "jsonw.h"
+#include "lib/jsonw.h"
 
 static void test_jw_nested(void)
 {

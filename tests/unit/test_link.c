@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "link.h"
+#include "mode/link.h"
 #include "unit.h"
 
 #define MS 1000000ULL

@@ -14,10 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "corr.h"
-#include "output.h"
-#include "parse.h"
+#include "core/cli.h"
+#include "core/corr.h"
+#include "core/output.h"
+#include "lib/parse.h"
 #include "unit.h"
 
 #define DEV_LOOP0 IT_MKDEV(7, 0)

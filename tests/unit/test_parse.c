@@ -10,7 +10,7 @@
 
 #include "unit.h"
 #include "iotracer.h"
-#include "parse.h"
+#include "lib/parse.h"
 
 #define NS_US 1000ull
 #define NS_MS 1000000ull

@@ -13,7 +13,7 @@
 
 #include "unit.h"
 #include "iotracer.h"
-#include "qemu.h"
+#include "mode/qemu.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define QEMU_BIN "/usr/bin/qemu-system-x86_64"

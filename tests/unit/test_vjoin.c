@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "iotracer.h"
-#include "vjoin.h"
+#include "mode/vjoin.h"
 #include "unit.h"
 
 #define US 1000ull

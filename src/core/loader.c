@@ -23,8 +23,8 @@
 
 #include "iotracer.h"
 #include "iotracer.skel.h"
-#include "loader.h"
-#include "parse.h"
+#include "core/loader.h"
+#include "lib/parse.h"
 
 /*
  * A hook: one kernel event, with the program names implementing it per

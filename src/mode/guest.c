@@ -14,13 +14,13 @@
 #include <unistd.h>
 
 #include "iotracer.h"
-#include "cli.h"
-#include "corr.h"
-#include "jsonw.h"
-#include "link.h"
-#include "clock.h"
-#include "mode.h"
-#include "parse.h"
+#include "core/cli.h"
+#include "core/corr.h"
+#include "lib/jsonw.h"
+#include "mode/link.h"
+#include "lib/clock.h"
+#include "mode/mode.h"
+#include "lib/parse.h"
 
 #define GUEST_DEFAULT_LINK "vsock:2:7767"
 

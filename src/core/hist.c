@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hist.h"
+#include "core/hist.h"
 
 struct lhist {
 	uint64_t *blk[LHIST_GROUPS]; /* LHIST_SUB counters each, or NULL */

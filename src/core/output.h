@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "iotracer.h"
-#include "corr.h"
+#include "core/corr.h"
 
 struct it_opts;
 struct it_out;

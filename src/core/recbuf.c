@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recbuf.h"
+#include "core/recbuf.h"
 
 #define SPILL_ALIGN 8
 #define SPILL_KEEP 65536 /* spill buffer kept between drains, at most */

@@ -9,11 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "hist.h"
-#include "jsonw.h"
-#include "output.h"
-#include "parse.h"
+#include "core/cli.h"
+#include "core/hist.h"
+#include "lib/jsonw.h"
+#include "core/output.h"
+#include "lib/parse.h"
 
 /*
  * JSON lines are built one after the other in out->w and written with one

@@ -18,18 +18,18 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 #include "iotracer.h"
 #include "iotracer.skel.h"
-#include "cli.h"
-#include "corr.h"
-#include "daemon.h"
-#include "loader.h"
-#include "output.h"
-#include "hist.h"
-#include "parse.h"
-#include "mode.h"
-#include "recbuf.h"
+#include "core/cli.h"
+#include "core/corr.h"
+#include "core/daemon.h"
+#include "core/loader.h"
+#include "core/output.h"
+#include "core/hist.h"
+#include "lib/parse.h"
+#include "mode/mode.h"
+#include "core/recbuf.h"
 
 #define DRAIN_NS (50ull * 1000 * 1000) /* timer period: drain the ring */
 #define HOLD_NS (2ull * 1000 * 1000 * 1000) /* how long a block waits for its parent */

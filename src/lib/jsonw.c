@@ -17,7 +17,7 @@
 #include <string.h>
 
 #define JW_NO_LIT_MACROS /* the functions themselves, not the macros of the same name */
-#include "jsonw.h"
+#include "lib/jsonw.h"
 
 #define JW_MIN_CAP 256
 

@@ -42,7 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corr.h"
+#include "core/corr.h"
 
 #define CHUNK_NODES 256
 #define MIN_BUCKETS 64

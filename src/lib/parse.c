@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 #include "iotracer.h"
-#include "parse.h"
+#include "lib/parse.h"
 
 #define PARSE_MAX_MAJOR 4095u
 #define PARSE_MAX_MINOR ((1u << IT_MINORBITS) - 1)

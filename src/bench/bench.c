@@ -34,10 +34,10 @@
 #include <linux/btf.h>
 #include <linux/loop.h>
 
-#include "clock.h"
-#include "bench.h"
-#include "jsonw.h"
-#include "parse.h"
+#include "lib/clock.h"
+#include "bench/bench.h"
+#include "lib/jsonw.h"
+#include "lib/parse.h"
 
 #ifndef IT_VERSION
 #define IT_VERSION "dev"

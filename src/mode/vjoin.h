@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "link.h"
+#include "mode/link.h"
 
 /* One host IO of a QEMU thread on a traced disk image. */
 struct vj_host_io {

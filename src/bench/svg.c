@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "bench/bench.h"
 
 #define SVG_W 960
 #define SVG_LABEL_W 300 /* label column */

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "iotracer.h"
-#include "qemu.h"
+#include "mode/qemu.h"
 
 /* ---- ELF symbols -> uprobe file offsets ---- */
 

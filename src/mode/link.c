@@ -39,8 +39,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "clock.h"
-#include "link.h"
+#include "lib/clock.h"
+#include "mode/link.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "link: the wire format is little-endian and is written as host structs"

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "cli.h"
+#include "core/cli.h"
 #include "iotracer.h"
 
 struct iotracer_bpf;

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 
 #include "iotracer.h"
-#include "cli.h"
-#include "parse.h"
-#include "link.h"
+#include "core/cli.h"
+#include "lib/parse.h"
+#include "mode/link.h"
 
 #define CLI_PROG "iotracer"
 #define CLI_DUR_HINT "(expected e.g. 250us, 10ms, 2s)"

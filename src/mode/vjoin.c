@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "iotracer.h"
-#include "vjoin.h"
+#include "mode/vjoin.h"
 
 #define VJ_DEF_HOST 65536
 #define VJ_QEV 16384 /* QEMU submit events kept */
