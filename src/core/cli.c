@@ -12,7 +12,8 @@
 #include "iotracer.h"
 #include "core/cli.h"
 #include "lib/parse.h"
-#include "mode/link.h"
+#include "lib/addr.h"
+#include "lib/log.h"
 
 #define CLI_PROG "iotracer"
 #define CLI_DUR_HINT "(expected e.g. 250us, 10ms, 2s)"
@@ -149,13 +150,13 @@ static const char *cli_optname(int val)
 /* Print "iotracer: --<opt>: <message>" as one line; returns CLI_USAGE. */
 static __attribute__((format(printf, 3, 4))) int cli_bad(FILE *err, int opt, const char *fmt, ...)
 {
+	char msg[512];
 	va_list ap;
 
-	fprintf(err, CLI_PROG ": --%s: ", cli_optname(opt));
 	va_start(ap, fmt);
-	vfprintf(err, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', err);
+	it_err_to(err, "--%s: %s", cli_optname(opt), msg);
 	return CLI_USAGE;
 }
 
@@ -265,10 +266,10 @@ static int cli_qemu_pid_item(int opt, const char *item, const char *arg, struct 
 /* A link address, checked now so a typo fails at start (exit 2). */
 static int cli_addr(FILE *err, int opt, const char *arg, char **arr, int *nr)
 {
-	struct link_addr a;
+	struct net_addr a;
 	char why[128];
 
-	if (link_parse_addr(arg, &a, why, sizeof(why)))
+	if (addr_parse(arg, &a, why, sizeof(why)))
 		return cli_bad(err, opt, "bad address '%s': %s", arg, why);
 	if (*nr >= CLI_MAX_LINKS)
 		return cli_bad(err, opt, "too many addresses (at most %d)", CLI_MAX_LINKS);
@@ -406,7 +407,7 @@ static int cli_one(int c, const char *arg, struct it_opts *o, FILE *out, FILE *e
 		o->sched_switch = 1;
 		return CLI_RUN;
 	case CLI_OPT_NAME:
-		if (!*arg || strlen(arg) >= sizeof(((struct link_hello *)0)->name))
+		if (!*arg || strlen(arg) >= ADDR_NAME_LEN)
 			return cli_bad(err, c, "bad name '%s' (expected 1 to 63 characters)", arg);
 		if (cli_setstr(&o->name, arg))
 			return cli_bad(err, c, "out of memory");
@@ -419,7 +420,7 @@ static int cli_one(int c, const char *arg, struct it_opts *o, FILE *out, FILE *e
 		return CLI_EXIT_OK;
 	}
 	/* not reached: every value of cli_longopts is handled above */
-	fprintf(err, CLI_PROG ": internal error: option %d not handled\n", c);
+	it_err_to(err, "internal error: option %d not handled", c);
 	return CLI_USAGE;
 }
 
@@ -438,7 +439,7 @@ static int cli_check_mode(const struct it_opts *o, FILE *err)
 		bad = "--mode guest takes one --link";
 	if (!bad)
 		return CLI_RUN;
-	fprintf(err, CLI_PROG ": %s\n", bad);
+	it_err_to(err, "%s", bad);
 	return CLI_USAGE;
 }
 
@@ -450,16 +451,16 @@ static int cli_getopt_error(int c, int argc, char **argv, FILE *err)
 
 	if (c == ':') {
 		if (name)
-			fprintf(err, CLI_PROG ": option '--%s' requires an argument\n", name);
+			it_err_to(err, "option '--%s' requires an argument", name);
 		else
-			fprintf(err, CLI_PROG ": option '%s' requires an argument\n", tok);
+			it_err_to(err, "option '%s' requires an argument", tok);
 	} else if (name && !strncmp(tok, "--", 2)) {
 		/* a known long option that takes no argument, given one */
-		fprintf(err, CLI_PROG ": option '--%s' doesn't allow an argument\n", name);
+		it_err_to(err, "option '--%s' doesn't allow an argument", name);
 	} else if (optopt) {
-		fprintf(err, CLI_PROG ": unknown option '-%c'\n", optopt);
+		it_err_to(err, "unknown option '-%c'", optopt);
 	} else {
-		fprintf(err, CLI_PROG ": unknown or ambiguous option '%s'\n", tok);
+		it_err_to(err, "unknown or ambiguous option '%s'", tok);
 	}
 	fputs("Try '" CLI_PROG " --help'.\n", err);
 	return CLI_USAGE;
@@ -485,7 +486,7 @@ int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err)
 			goto out;
 	}
 	if (optind < argc) {
-		fprintf(err, CLI_PROG ": unexpected argument '%s'\n", argv[optind]);
+		it_err_to(err, "unexpected argument '%s'", argv[optind]);
 		fputs("Try '" CLI_PROG " --help'.\n", err);
 		ret = CLI_USAGE;
 	} else {

@@ -30,6 +30,7 @@
 #include "lib/parse.h"
 #include "mode/mode.h"
 #include "core/recbuf.h"
+#include "lib/log.h"
 
 #define DRAIN_NS (50ull * 1000 * 1000) /* timer period: drain the ring */
 #define HOLD_NS (2ull * 1000 * 1000 * 1000) /* how long a block waits for its parent */
@@ -329,7 +330,7 @@ static int on_timer(struct daemon *d)
 		d->next_summary_ns += d->o->interval_ns;
 	}
 	if (out_error(d->out)) {
-		fprintf(stderr, "iotracer: cannot write output: %s\n",
+		it_err("cannot write output: %s",
 			strerror(-out_error(d->out)));
 		return 1;
 	}
@@ -427,7 +428,7 @@ int it_daemon_run(const struct it_opts *uo)
 			d.json = fopen(o->json_path, "w");
 			if (!d.json) {
 				ret = -errno;
-				fprintf(stderr, "iotracer: --json: cannot open '%s': %s\n",
+				it_err("--json: cannot open '%s': %s",
 					o->json_path, strerror(errno));
 				goto out;
 			}
@@ -440,13 +441,13 @@ int it_daemon_run(const struct it_opts *uo)
 	d.rb = ring_buffer__new(bpf_map__fd(d.ld.skel->maps.events), on_ring_record, &d, NULL);
 	ret = it_loader_map_slots(&d.ld, &slots, &pos);
 	if (ret) {
-		fprintf(stderr, "iotracer: cannot map the record buffers: %s\n", strerror(-ret));
+		it_err("cannot map the record buffers: %s", strerror(-ret));
 		goto out;
 	}
 	recbuf_init(&d.recs, d.ld.ncpu, d.ld.slot_shift, slots, pos);
 	if (!d.out || !d.corr || !d.rb) {
 		ret = -ENOMEM;
-		fprintf(stderr, "iotracer: cannot set up the event loop: %s\n", strerror(errno));
+		it_err("cannot set up the event loop: %s", strerror(errno));
 		goto out;
 	}
 	report_attach(&d);
@@ -464,7 +465,7 @@ int it_daemon_run(const struct it_opts *uo)
 	malloc_trim(0);
 	ret = setup_fds(&d);
 	if (ret) {
-		fprintf(stderr, "iotracer: cannot set up the event loop: %s\n", strerror(-ret));
+		it_err("cannot set up the event loop: %s", strerror(-ret));
 		goto out;
 	}
 	ret = loop(&d);

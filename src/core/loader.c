@@ -25,6 +25,7 @@
 #include "iotracer.skel.h"
 #include "core/loader.h"
 #include "lib/parse.h"
+#include "lib/log.h"
 
 /*
  * A hook: one kernel event, with the program names implementing it per
@@ -601,12 +602,12 @@ static int set_cgroup(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	if (!o->cgroup_path)
 		return 0;
 	if (stat(o->cgroup_path, &st) || statfs(o->cgroup_path, &sfs)) {
-		fprintf(err, "iotracer: --cgroup: cannot stat '%s': %s\n", o->cgroup_path,
+		it_err_to(err, "--cgroup: cannot stat '%s': %s", o->cgroup_path,
 			strerror(errno));
 		return -errno;
 	}
 	if (sfs.f_type != 0x63677270 /* CGROUP2_SUPER_MAGIC */) {
-		fprintf(err, "iotracer: --cgroup: '%s' is not a cgroup v2 directory%s\n",
+		it_err_to(err, "--cgroup: '%s' is not a cgroup v2 directory%s",
 			o->cgroup_path,
 			access("/sys/fs/cgroup/unified", F_OK) ? "" :
 								  " (cgroup v2 is at /sys/fs/cgroup/unified here)");
@@ -653,7 +654,7 @@ static int fill_maps(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	if (!o->file_path)
 		return 0;
 	if (stat(o->file_path, &st)) {
-		fprintf(err, "iotracer: --file: cannot stat '%s': %s\n", o->file_path,
+		it_err_to(err, "--file: cannot stat '%s': %s", o->file_path,
 			strerror(errno));
 		return -errno;
 	}
@@ -669,7 +670,7 @@ static int fill_maps(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	}
 	return 0;
 fail:
-	fprintf(err, "iotracer: cannot set up filters: %s\n", strerror(errno));
+	it_err_to(err, "cannot set up filters: %s", strerror(errno));
 	return -errno;
 }
 
@@ -742,7 +743,7 @@ int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	ld->self_tgid = getpid();
 	libbpf_set_print(o->verbose > 0 ? libbpf_verbose : libbpf_quiet);
 	if (geteuid() != 0) {
-		fprintf(err, "iotracer: need root (CAP_BPF and CAP_PERFMON): run with sudo\n");
+		it_err_to(err, "need root (CAP_BPF and CAP_PERFMON): run with sudo");
 		return -EPERM;
 	}
 	/* fs and sched annotate syscalls: they need the syscall layer. */
@@ -771,7 +772,7 @@ int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	ld->skel = iotracer_bpf__open();
 	if (!ld->skel) {
 		ret = -errno;
-		fprintf(err, "iotracer: cannot open BPF object: %s\n", strerror(errno));
+		it_err_to(err, "cannot open BPF object: %s", strerror(errno));
 		goto out;
 	}
 	set_autoload(ld, o);
@@ -785,7 +786,7 @@ int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
 		goto out;
 	ret = iotracer_bpf__load(ld->skel);
 	if (ret) {
-		fprintf(err, "iotracer: cannot load BPF programs: %s%s\n", strerror(-ret),
+		it_err_to(err, "cannot load BPF programs: %s%s", strerror(-ret),
 			o->verbose ? "" : " (run with -v for the verifier log)");
 		goto out;
 	}
@@ -794,7 +795,7 @@ int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
 		goto out;
 	attach_hooks(ld);
 	if (!ld->layers_on) {
-		fprintf(err, "iotracer: no hook could be attached\n");
+		it_err_to(err, "no hook could be attached");
 		ret = -ENOENT;
 	}
 out:

@@ -21,6 +21,7 @@
 #include "lib/clock.h"
 #include "mode/mode.h"
 #include "lib/parse.h"
+#include "lib/log.h"
 
 #define GUEST_DEFAULT_LINK "vsock:2:7767"
 
@@ -35,7 +36,7 @@ static void guest_log(void *ctx, const char *line)
 	struct guest *g = ctx;
 
 	if (!g->env.o->quiet)
-		fprintf(stderr, "iotracer: %s\n", line);
+		it_note("%s", line);
 }
 
 static void guest_filter(struct guest *g)
@@ -62,7 +63,7 @@ static void *guest_start(const struct mode_env *env)
 	struct link_cb cb = { .log = guest_log };
 	const char *spec = o->nr_links ? o->links[0] : GUEST_DEFAULT_LINK;
 	struct guest *g = calloc(1, sizeof(*g));
-	struct link_addr a;
+	struct net_addr a;
 	char why[128];
 	int ret;
 
@@ -70,23 +71,23 @@ static void *guest_start(const struct mode_env *env)
 		return NULL;
 	g->env = *env;
 	cb.ctx = g;
-	if (link_parse_addr(spec, &a, why, sizeof(why))) {
-		fprintf(stderr, "iotracer: --link: bad address '%s': %s\n", spec, why);
+	if (addr_parse(spec, &a, why, sizeof(why))) {
+		it_err("--link: bad address '%s': %s", spec, why);
 		goto fail;
 	}
 	g->link = link_new(&lo, &cb);
 	if (!g->link) {
-		fprintf(stderr, "iotracer: cannot set up the link: %s\n", strerror(errno));
+		it_err("cannot set up the link: %s", strerror(errno));
 		goto fail;
 	}
 	ret = link_dial(g->link, &a);
 	if (ret) {
-		fprintf(stderr, "iotracer: --link %s: %s\n", spec, strerror(-ret));
+		it_note("--link %s: %s", spec, strerror(-ret));
 		goto fail;
 	}
 	guest_filter(g);
 	if (!o->quiet)
-		fprintf(stderr, "iotracer: guest mode: streaming virtio requests to %s\n", spec);
+		it_note("guest mode: streaming virtio requests to %s", spec);
 	return g;
 fail:
 	link_free(g->link);

@@ -33,6 +33,7 @@
 #include "core/output.h"
 #include "mode/qemu.h"
 #include "mode/vjoin.h"
+#include "lib/log.h"
 
 #define HOST_MAX_DISKS 64
 #define HOST_HOLD_NS (2ull * 1000 * 1000 * 1000)
@@ -88,8 +89,8 @@ static int host_prepare(struct it_opts *o, FILE *err)
 			o->qemu_pids[o->nr_qemu_pids++] = found[i];
 	}
 	if (!o->nr_qemu_pids) {
-		fprintf(err, "iotracer: --mode host: no qemu-system-* process found "
-			     "(start the VM first, or give --qemu-pid)\n");
+		it_err_to(err, "--mode host: no qemu-system-* process found "
+			     "(start the VM first, or give --qemu-pid)");
 		return -ENOENT;
 	}
 	for (int i = 0; i < o->nr_qemu_pids; i++) {
@@ -98,14 +99,14 @@ static int host_prepare(struct it_opts *o, FILE *err)
 
 		snprintf(path, sizeof(path), "/proc/%u", o->qemu_pids[i]);
 		if (access(path, F_OK)) {
-			fprintf(err, "iotracer: --qemu-pid: no process %u\n", o->qemu_pids[i]);
+			it_err_to(err, "--qemu-pid: no process %u", o->qemu_pids[i]);
 			return -EINVAL;
 		}
 		snprintf(path, sizeof(path), "/proc/%u/exe", o->qemu_pids[i]);
 		len = readlink(path, exe, sizeof(exe) - 1);
 		exe[len > 0 ? len : 0] = 0;
 		if (!strstr(exe, "qemu-system-"))
-			fprintf(err, "iotracer: warning: pid %u is not a qemu-system-* process (%s)\n",
+			it_warn_to(err, "pid %u is not a qemu-system-* process (%s)",
 				o->qemu_pids[i], len > 0 ? exe : strerror(errno));
 	}
 	/*
@@ -164,7 +165,7 @@ static void add_disks(struct host *h, pid_t pid)
 	int n = qemu_disks("/proc", pid, d, QEMU_MAX_DISKS);
 
 	if (n < 0)
-		fprintf(stderr, "iotracer: qemu pid %d: cannot read its disks: %s\n", pid,
+		it_err("qemu pid %d: cannot read its disks: %s", pid,
 			strerror(-n));
 	for (int i = 0; i < n && h->nr_disks < HOST_MAX_DISKS; i++) {
 		struct hdisk *hd = &h->disks[h->nr_disks++];
@@ -244,12 +245,12 @@ static void update_files(struct host *h)
 		if (!file_key(hd, &k) || want == hd->wanted)
 			continue;
 		if (want ? bpf_map_update_elem(fd, &k, &one, BPF_ANY) : bpf_map_delete_elem(fd, &k))
-			fprintf(stderr, "iotracer: filter update for %s failed: %s\n", hd->d.file,
+			it_warn("filter update for %s failed: %s", hd->d.file,
 				strerror(errno));
 		hd->wanted = want;
 		changed = 1;
 		if (!h->env.o->quiet)
-			fprintf(stderr, "iotracer: host filter: %s disk %s (%s)\n",
+			it_note("host filter: %s disk %s (%s)",
 				want ? "tracing" : "not tracing",
 				hd->d.serial[0] ? hd->d.serial : hd->d.id, hd->d.file);
 	}
@@ -261,7 +262,7 @@ static void update_files(struct host *h)
 
 static void host_log(void *ctx, const char *line)
 {
-	fprintf(stderr, "iotracer: %s\n", line);
+	it_note("%s", line);
 }
 
 static void host_on_up(void *ctx, struct link_peer *p)
@@ -270,7 +271,7 @@ static void host_on_up(void *ctx, struct link_peer *p)
 	const struct link_peer_info *pi = link_peer_info(p);
 
 	if (!h->env.o->quiet)
-		fprintf(stderr, "iotracer: guest '%.64s' up on %s (peer %d)\n", pi->hello.name,
+		it_note("guest '%.64s' up on %s (peer %d)", pi->hello.name,
 			pi->addr, pi->id);
 }
 
@@ -280,7 +281,7 @@ static void host_on_down(void *ctx, struct link_peer *p, const char *why)
 	const struct link_peer_info *pi = link_peer_info(p);
 
 	if (!h->env.o->quiet)
-		fprintf(stderr, "iotracer: peer %d (%s) down: %s\n", pi->id, pi->addr, why);
+		it_note("peer %d (%s) down: %s", pi->id, pi->addr, why);
 }
 
 static void host_on_filter(void *ctx, struct link_peer *p, const struct link_filter *f)
@@ -437,31 +438,31 @@ static void host_on_path(const struct vj_path *p, void *ctx)
 
 static int host_listen_default(struct host *h)
 {
-	struct link_addr a;
+	struct net_addr a;
 	char why[128];
 	int ret;
 
 	for (int i = 0; i < h->env.o->nr_listens; i++) {
-		link_parse_addr(h->env.o->listens[i], &a, why, sizeof(why));
+		addr_parse(h->env.o->listens[i], &a, why, sizeof(why));
 		ret = link_listen(h->link, &a);
 		if (ret) {
-			fprintf(stderr, "iotracer: --listen %s: %s\n", h->env.o->listens[i],
+			it_err("--listen %s: %s", h->env.o->listens[i],
 				strerror(-ret));
 			return ret;
 		}
 	}
 	for (int i = 0; i < h->env.o->nr_links; i++) {
-		link_parse_addr(h->env.o->links[i], &a, why, sizeof(why));
+		addr_parse(h->env.o->links[i], &a, why, sizeof(why));
 		ret = link_dial(h->link, &a);
 		if (ret)
 			return ret;
 	}
 	if (h->env.o->nr_listens || h->env.o->nr_links)
 		return 0;
-	link_parse_addr("vsock:7767", &a, why, sizeof(why));
+	addr_parse("vsock:7767", &a, why, sizeof(why));
 	ret = link_listen(h->link, &a);
 	if (ret)
-		fprintf(stderr, "iotracer: cannot listen on vsock:7767: %s (give --listen or --link)\n",
+		it_err("cannot listen on vsock:7767: %s (give --listen or --link)",
 			strerror(-ret));
 	return ret;
 }
@@ -498,7 +499,7 @@ static void *host_start(const struct mode_env *env)
 		goto fail;
 	return h;
 fail:
-	fprintf(stderr, "iotracer: host mode could not start\n");
+	it_err("host mode could not start");
 	host_mode_ops.stop(h);
 	return NULL;
 }

@@ -209,214 +209,6 @@ int link_clock_get(const struct link_clock *c, int64_t *peer_minus_local, uint64
 	return 0;
 }
 
-/* ---- addresses ---- */
-
-static __attribute__((format(printf, 3, 4))) int addr_err(char *why, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && n) {
-		va_start(ap, fmt);
-		vsnprintf(why, n, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
-
-/* Decimal in [min, max], the whole of s[0..len). */
-static int parse_num(const char *s, size_t len, uint64_t min, uint64_t max, uint32_t *out)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	if (!len || len > 10)
-		return -1;
-	for (i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (v < min || v > max)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-static int parse_vsock(const char *r, struct link_addr *a, char *why, size_t n)
-{
-	const char *c = strchr(r, ':');
-	const char *port = c ? c + 1 : r;
-
-	a->cid = VMADDR_CID_ANY;
-	if (c && parse_num(r, (size_t)(c - r), 0, UINT32_MAX - 1, &a->cid))
-		return addr_err(why, n, "vsock: bad CID '%.*s'", (int)(c - r), r);
-	if (parse_num(port, strlen(port), 1, UINT32_MAX - 1, &a->port))
-		return addr_err(why, n, "vsock: bad port '%s' (1..4294967294)", port);
-	return 0;
-}
-
-static int parse_tcp(const char *r, struct link_addr *a, char *why, size_t n)
-{
-	const char *host = r, *end, *port;
-	unsigned char bin[sizeof(struct in6_addr)];
-	size_t hl;
-
-	if (*r == '[') {
-		host = r + 1;
-		end = strchr(host, ']');
-		if (!end || end[1] != ':')
-			return addr_err(why, n, "tcp: expected [IPV6]:PORT");
-		port = end + 2;
-	} else {
-		end = strrchr(r, ':');
-		if (!end)
-			return addr_err(why, n, "tcp: expected HOST:PORT");
-		port = end + 1;
-	}
-	hl = (size_t)(end - host);
-	if (!hl || hl >= sizeof(a->host))
-		return addr_err(why, n, "tcp: bad host length");
-	memcpy(a->host, host, hl);
-	a->host[hl] = '\0';
-	if (parse_num(port, strlen(port), 1, 65535, &a->port))
-		return addr_err(why, n, "tcp: bad port '%s' (1..65535)", port);
-	if (!strcmp(a->host, "localhost"))
-		snprintf(a->host, sizeof(a->host), "127.0.0.1");
-	if (*r == '[' ? inet_pton(AF_INET6, a->host, bin) == 1 :
-			inet_pton(AF_INET, a->host, bin) == 1)
-		return 0;
-	if (*r != '[' && strchr(a->host, ':'))
-		return addr_err(why, n, "tcp: an IPv6 address goes in brackets: [%s]", a->host);
-	return addr_err(why, n, "tcp: '%s' is not a numeric address (no DNS; localhost works)",
-			a->host);
-}
-
-static int parse_path(const char *r, struct link_addr *a, size_t max, char *why, size_t n)
-{
-	size_t len = strlen(r);
-
-	if (!len)
-		return addr_err(why, n, "empty path");
-	if (len >= max)
-		return addr_err(why, n, "path too long (%zu bytes, at most %zu)", len, max - 1);
-	memcpy(a->path, r, len + 1);
-	return 0;
-}
-
-int link_parse_addr(const char *s, struct link_addr *a, char *why, size_t whylen)
-{
-	static const char *const kinds[] = {
-		[LINK_VSOCK] = "vsock", [LINK_UNIX] = "unix", [LINK_TCP] = "tcp", [LINK_SERIAL] = "serial"
-	};
-	const char *c = s ? strchr(s, ':') : NULL;
-	unsigned int k;
-
-	memset(a, 0, sizeof(*a));
-	if (!c)
-		return addr_err(why, whylen,
-				"'%s': expected vsock:[CID:]PORT, unix:PATH, tcp:HOST:PORT or "
-				"serial:NAME",
-				s ? s : "");
-	for (k = LINK_VSOCK; k <= LINK_SERIAL; k++)
-		if ((size_t)(c - s) == strlen(kinds[k]) && !strncmp(s, kinds[k], (size_t)(c - s)))
-			break;
-	a->kind = (enum link_kind)k;
-	switch (k) {
-	case LINK_VSOCK:
-		return parse_vsock(c + 1, a, why, whylen);
-	case LINK_TCP:
-		return parse_tcp(c + 1, a, why, whylen);
-	case LINK_UNIX:
-		return parse_path(c + 1, a, sizeof(((struct sockaddr_un *)0)->sun_path), why,
-				  whylen);
-	case LINK_SERIAL:
-		if (c[1] == '/' ? strncmp(c + 1, "/dev/", 5) != 0 : strchr(c + 1, '/') != NULL)
-			return addr_err(why, whylen, "serial: a port NAME or a /dev/ path");
-		return parse_path(c + 1, a, sizeof(a->path), why, whylen);
-	}
-	return addr_err(why, whylen, "unknown transport '%.*s' (vsock, unix, tcp, serial)",
-			(int)(c - s), s);
-}
-
-int link_addr_format(const struct link_addr *a, char *buf, size_t len)
-{
-	switch (a->kind) {
-	case LINK_VSOCK:
-		if (a->cid == VMADDR_CID_ANY)
-			return snprintf(buf, len, "vsock:%u", a->port);
-		return snprintf(buf, len, "vsock:%u:%u", a->cid, a->port);
-	case LINK_UNIX:
-		return snprintf(buf, len, "unix:%s", a->path);
-	case LINK_TCP:
-		return snprintf(buf, len, strchr(a->host, ':') ? "tcp:[%s]:%u" : "tcp:%s:%u",
-				a->host, a->port);
-	case LINK_SERIAL:
-		return snprintf(buf, len, "serial:%s", a->path);
-	}
-	return snprintf(buf, len, "?");
-}
-
-/* sockaddr of a (vsock without CID: any for a listener, the host for a dialer). */
-static int addr_sockaddr(const struct link_addr *a, int listening, struct sockaddr_storage *ss,
-			 socklen_t *len)
-{
-	struct sockaddr_vm *vm = (struct sockaddr_vm *)ss;
-	struct sockaddr_un *un = (struct sockaddr_un *)ss;
-	struct sockaddr_in *in = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	switch (a->kind) {
-	case LINK_VSOCK:
-		vm->svm_family = AF_VSOCK;
-		vm->svm_cid = a->cid == VMADDR_CID_ANY && !listening ? VMADDR_CID_HOST : a->cid;
-		vm->svm_port = a->port;
-		*len = sizeof(*vm);
-		return 0;
-	case LINK_UNIX:
-		if (!a->path[0] || strlen(a->path) >= sizeof(un->sun_path))
-			return -EINVAL;
-		un->sun_family = AF_UNIX;
-		memcpy(un->sun_path, a->path, strlen(a->path) + 1);
-		*len = sizeof(*un);
-		return 0;
-	case LINK_TCP:
-		if (inet_pton(AF_INET, a->host, &in->sin_addr) == 1) {
-			in->sin_family = AF_INET;
-			in->sin_port = htons((uint16_t)a->port);
-			*len = sizeof(*in);
-			return 0;
-		}
-		if (inet_pton(AF_INET6, a->host, &in6->sin6_addr) != 1)
-			return -EINVAL;
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons((uint16_t)a->port);
-		*len = sizeof(*in6);
-		return 0;
-	case LINK_SERIAL:
-		break;
-	}
-	return -EINVAL;
-}
-
-static void sockaddr_name(const struct sockaddr_storage *ss, const char *fallback, char *out,
-			  size_t n)
-{
-	const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
-	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
-	const struct sockaddr_vm *vm = (const struct sockaddr_vm *)ss;
-	char ip[INET6_ADDRSTRLEN];
-
-	if (ss->ss_family == AF_INET && inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip)))
-		snprintf(out, n, "tcp:%s:%u", ip, ntohs(in->sin_port));
-	else if (ss->ss_family == AF_INET6 && inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip)))
-		snprintf(out, n, "tcp:[%s]:%u", ip, ntohs(in6->sin6_port));
-	else if (ss->ss_family == AF_VSOCK)
-		snprintf(out, n, "vsock:%u:%u", vm->svm_cid, vm->svm_port);
-	else
-		snprintf(out, n, "%s", fallback);
-}
-
 /* ---- state ---- */
 
 enum ep_kind { EP_LISTEN = 1, EP_PEER };
@@ -439,7 +231,7 @@ struct listener {
 
 struct dial {
 	struct dial *next;
-	struct link_addr addr;
+	struct net_addr addr;
 	char name[128];
 	struct link_peer *peer; /* NULL while waiting to reconnect */
 	uint64_t backoff, next_try;
@@ -1161,7 +953,7 @@ static void lsn_accept(struct link *l, struct listener *ls)
 		}
 		if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6)
 			set_nodelay(fd);
-		sockaddr_name(&ss, ls->name, name, sizeof(name));
+		addr_sockname(&ss, ls->name, name, sizeof(name));
 		peer_new(l, fd, name, NULL, 0, 0);
 	}
 }
@@ -1184,15 +976,15 @@ static int unix_stale(const char *path)
 	return stale;
 }
 
-static int bind_listen(int fd, const struct link_addr *a, const struct sockaddr_storage *ss,
+static int bind_listen(int fd, const struct net_addr *a, const struct sockaddr_storage *ss,
 		       socklen_t len)
 {
 	int one = 1;
 
-	if (a->kind == LINK_TCP)
+	if (a->kind == ADDR_TCP)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (const struct sockaddr *)ss, len) < 0) {
-		if (errno != EADDRINUSE || a->kind != LINK_UNIX || !unix_stale(a->path))
+		if (errno != EADDRINUSE || a->kind != ADDR_UNIX || !unix_stale(a->path))
 			return -errno;
 		unlink(a->path);
 		if (bind(fd, (const struct sockaddr *)ss, len) < 0)
@@ -1201,7 +993,7 @@ static int bind_listen(int fd, const struct link_addr *a, const struct sockaddr_
 	return listen(fd, 64) < 0 ? -errno : 0;
 }
 
-int link_listen(struct link *l, const struct link_addr *a)
+int link_listen(struct link *l, const struct net_addr *a)
 {
 	struct sockaddr_storage ss;
 	struct listener *ls;
@@ -1209,7 +1001,7 @@ int link_listen(struct link *l, const struct link_addr *a)
 	socklen_t len;
 	int fd, err;
 
-	if (a->kind == LINK_SERIAL)
+	if (a->kind == ADDR_SERIAL)
 		return -EOPNOTSUPP;
 	err = addr_sockaddr(a, 1, &ss, &len);
 	if (err)
@@ -1229,8 +1021,8 @@ int link_listen(struct link *l, const struct link_addr *a)
 		close(fd);
 		return err;
 	}
-	link_addr_format(a, ls->name, sizeof(ls->name));
-	if (a->kind == LINK_UNIX && !stat(a->path, &st)) {
+	addr_format(a, ls->name, sizeof(ls->name));
+	if (a->kind == ADDR_UNIX && !stat(a->path, &st)) {
 		ls->is_unix = 1;
 		snprintf(ls->path, sizeof(ls->path), "%s", a->path);
 		ls->dev = st.st_dev;
@@ -1283,7 +1075,7 @@ static int serial_find(const char *name, char *dev, size_t n)
 	return found;
 }
 
-static int serial_open(const struct link_addr *a, char *why, size_t n)
+static int serial_open(const struct net_addr *a, char *why, size_t n)
 {
 	char dev[300];
 	int fd;
@@ -1300,7 +1092,7 @@ static int serial_open(const struct link_addr *a, char *why, size_t n)
 	return fd;
 }
 
-static int sock_connect(const struct link_addr *a, int *connecting, char *why, size_t n)
+static int sock_connect(const struct net_addr *a, int *connecting, char *why, size_t n)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -1315,7 +1107,7 @@ static int sock_connect(const struct link_addr *a, int *connecting, char *why, s
 		snprintf(why, n, "socket: %s", strerror(errno));
 		return -1;
 	}
-	if (a->kind == LINK_TCP)
+	if (a->kind == ADDR_TCP)
 		set_nodelay(fd);
 	if (!connect(fd, (struct sockaddr *)&ss, len))
 		return fd;
@@ -1330,7 +1122,7 @@ static int sock_connect(const struct link_addr *a, int *connecting, char *why, s
 
 static void dial_start(struct link *l, struct dial *d)
 {
-	int serial = d->addr.kind == LINK_SERIAL, connecting = 0, fd;
+	int serial = d->addr.kind == ADDR_SERIAL, connecting = 0, fd;
 	char why[160];
 
 	if (serial)
@@ -1343,21 +1135,21 @@ static void dial_start(struct link *l, struct dial *d)
 		dial_retry(l, d, "out of memory", 0);
 }
 
-int link_dial(struct link *l, const struct link_addr *a)
+int link_dial(struct link *l, const struct net_addr *a)
 {
 	struct sockaddr_storage ss;
 	struct dial *d, **dp;
 	socklen_t len;
 
-	if (a->kind != LINK_SERIAL && addr_sockaddr(a, 0, &ss, &len))
+	if (a->kind != ADDR_SERIAL && addr_sockaddr(a, 0, &ss, &len))
 		return -EINVAL;
-	if (a->kind == LINK_SERIAL && !a->path[0])
+	if (a->kind == ADDR_SERIAL && !a->path[0])
 		return -EINVAL;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	d->addr = *a;
-	link_addr_format(a, d->name, sizeof(d->name));
+	addr_format(a, d->name, sizeof(d->name));
 	d->backoff = l->o.backoff_min_ns;
 	for (dp = &l->dials; *dp; dp = &(*dp)->next)
 		;

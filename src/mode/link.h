@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/addr.h"
+
 /* ---- wire format (little-endian, packed by construction) ---- */
 
 #define LINK_MAGIC 0x4b4c5449u /* "ITLK" as little-endian bytes */
@@ -67,7 +69,7 @@ struct link_hello {
 	uint32_t caps; /* LINK_CAP_* */
 	uint64_t session; /* random per daemon start: names the sender */
 	uint64_t next_seq; /* guest: seq of its oldest unacknowledged record */
-	char name[64]; /* hostname / guest name, NUL padded */
+	char name[ADDR_NAME_LEN]; /* hostname / guest name, NUL padded */
 };
 
 struct link_ping {
@@ -147,24 +149,6 @@ void link_clock_add(struct link_clock *c, uint64_t t1, uint64_t t2, uint64_t t3,
 /* Returns 0 and the best estimate, -EAGAIN when no sample yet. */
 int link_clock_get(const struct link_clock *c, int64_t *peer_minus_local, uint64_t *uncert_ns);
 
-/*
- * Parse a link address. Forms: "vsock:PORT" (CID 2 for a dialer, any for a
- * listener), "vsock:CID:PORT", "unix:PATH", "tcp:HOST:PORT" (numeric IPv4 or
- * IPv6 in brackets, or "localhost"), "serial:NAME" (guest: the virtio-serial
- * port whose /sys/class/virtio-ports/ * /name is NAME) or "serial:/dev/PATH".
- * Returns 0 or -EINVAL with a one-line reason in why[whylen].
- */
-enum link_kind { LINK_VSOCK = 1, LINK_UNIX, LINK_TCP, LINK_SERIAL };
-struct link_addr {
-	enum link_kind kind;
-	uint32_t cid, port; /* vsock; port also for tcp */
-	char host[64]; /* tcp */
-	char path[108]; /* unix path, serial name or device path */
-};
-int link_parse_addr(const char *s, struct link_addr *a, char *why, size_t whylen);
-/* Print a as link_parse_addr() reads it ("tcp:[::1]:7767"). Returns snprintf's count. */
-int link_addr_format(const struct link_addr *a, char *buf, size_t len);
-
 /* ---- connections ---- */
 
 struct link;
@@ -213,9 +197,9 @@ struct link *link_new(const struct link_opts *o, const struct link_cb *cb);
 void link_free(struct link *l); /* closes everything, sends BYE when it can */
 
 /* Accept peers on addr (host). Any number of listeners. 0 or -errno. */
-int link_listen(struct link *l, const struct link_addr *a);
+int link_listen(struct link *l, const struct net_addr *a);
 /* Keep one connection to addr up, reconnecting with backoff. 0 or -errno (bad address only). */
-int link_dial(struct link *l, const struct link_addr *a);
+int link_dial(struct link *l, const struct net_addr *a);
 
 /* One fd for the daemon's epoll: readable when link_run() has work. */
 int link_epoll_fd(const struct link *l);

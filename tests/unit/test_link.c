@@ -267,19 +267,19 @@ static void test_parse_addr(void)
 {
 	static const struct {
 		const char *s, *printed;
-		enum link_kind kind;
+		enum addr_kind kind;
 		uint32_t cid, port;
 	} ok[] = {
-		{ "vsock:7767", "vsock:7767", LINK_VSOCK, VMADDR_CID_ANY, 7767 },
-		{ "vsock:3:1234", "vsock:3:1234", LINK_VSOCK, 3, 1234 },
-		{ "vsock:0:5", "vsock:0:5", LINK_VSOCK, 0, 5 },
-		{ "unix:/run/it.sock", "unix:/run/it.sock", LINK_UNIX, 0, 0 },
-		{ "tcp:127.0.0.1:80", "tcp:127.0.0.1:80", LINK_TCP, 0, 80 },
-		{ "tcp:localhost:65535", "tcp:127.0.0.1:65535", LINK_TCP, 0, 65535 },
-		{ "tcp:[::1]:7767", "tcp:[::1]:7767", LINK_TCP, 0, 7767 },
-		{ "tcp:[fe80::1]:1", "tcp:[fe80::1]:1", LINK_TCP, 0, 1 },
-		{ "serial:org.iotracer.0", "serial:org.iotracer.0", LINK_SERIAL, 0, 0 },
-		{ "serial:/dev/vport0p1", "serial:/dev/vport0p1", LINK_SERIAL, 0, 0 },
+		{ "vsock:7767", "vsock:7767", ADDR_VSOCK, VMADDR_CID_ANY, 7767 },
+		{ "vsock:3:1234", "vsock:3:1234", ADDR_VSOCK, 3, 1234 },
+		{ "vsock:0:5", "vsock:0:5", ADDR_VSOCK, 0, 5 },
+		{ "unix:/run/it.sock", "unix:/run/it.sock", ADDR_UNIX, 0, 0 },
+		{ "tcp:127.0.0.1:80", "tcp:127.0.0.1:80", ADDR_TCP, 0, 80 },
+		{ "tcp:localhost:65535", "tcp:127.0.0.1:65535", ADDR_TCP, 0, 65535 },
+		{ "tcp:[::1]:7767", "tcp:[::1]:7767", ADDR_TCP, 0, 7767 },
+		{ "tcp:[fe80::1]:1", "tcp:[fe80::1]:1", ADDR_TCP, 0, 1 },
+		{ "serial:org.iotracer.0", "serial:org.iotracer.0", ADDR_SERIAL, 0, 0 },
+		{ "serial:/dev/vport0p1", "serial:/dev/vport0p1", ADDR_SERIAL, 0, 0 },
 	};
 	static const struct {
 		const char *s, *why;
@@ -305,32 +305,32 @@ static void test_parse_addr(void)
 		{ "serial:/tmp/x", "NAME or a /dev/ path" },
 	};
 	char why[160], printed[160], longp[300];
-	struct link_addr a;
+	struct net_addr a;
 	size_t i;
 
 	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		why[0] = '\0';
-		if (!ASSERT_OK(link_parse_addr(ok[i].s, &a, why, sizeof(why)), ok[i].s))
+		if (!ASSERT_OK(addr_parse(ok[i].s, &a, why, sizeof(why)), ok[i].s))
 			continue;
 		ASSERT_EQ(a.kind, ok[i].kind, ok[i].s);
 		ASSERT_EQ(a.port, ok[i].port, ok[i].s);
-		if (a.kind == LINK_VSOCK)
+		if (a.kind == ADDR_VSOCK)
 			ASSERT_EQ(a.cid, ok[i].cid, ok[i].s);
-		link_addr_format(&a, printed, sizeof(printed));
+		addr_format(&a, printed, sizeof(printed));
 		ASSERT_STREQ(printed, ok[i].printed, "printed back");
 	}
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why[0] = '\0';
-		ASSERT_EQ(link_parse_addr(bad[i].s, &a, why, sizeof(why)), -EINVAL, bad[i].s);
+		ASSERT_EQ(addr_parse(bad[i].s, &a, why, sizeof(why)), -EINVAL, bad[i].s);
 		if (!ASSERT_TRUE(strstr(why, bad[i].why) != NULL, bad[i].s))
 			UNIT_LOG("# %s: got reason '%s'\n", bad[i].s, why);
 	}
 	memset(longp, 'a', sizeof(longp));
 	memcpy(longp, "unix:/", 6);
 	longp[5 + 108] = '\0'; /* a 108-byte path: one too many for sun_path */
-	ASSERT_EQ(link_parse_addr(longp, &a, why, sizeof(why)), -EINVAL, "long unix path");
+	ASSERT_EQ(addr_parse(longp, &a, why, sizeof(why)), -EINVAL, "long unix path");
 	ASSERT_TRUE(strstr(why, "too long") != NULL, "long path reason");
-	ASSERT_EQ(link_parse_addr(NULL, &a, why, sizeof(why)), -EINVAL, "NULL");
+	ASSERT_EQ(addr_parse(NULL, &a, why, sizeof(why)), -EINVAL, "NULL");
 }
 
 /* ---- live links ---- */
@@ -437,10 +437,10 @@ static struct link *mk_link(struct node *n, enum link_role role, uint32_t outbox
 	return n->l;
 }
 
-static int addr(const char *s, struct link_addr *a)
+static int addr(const char *s, struct net_addr *a)
 {
 	char why[128];
-	int err = link_parse_addr(s, a, why, sizeof(why));
+	int err = addr_parse(s, a, why, sizeof(why));
 
 	if (err)
 		UNIT_LOG("# %s: %s\n", s, why);
@@ -449,7 +449,7 @@ static int addr(const char *s, struct link_addr *a)
 
 static int mk_host(struct node *n, const char *where)
 {
-	struct link_addr a;
+	struct net_addr a;
 
 	if (!mk_link(n, LINK_ROLE_HOST, 0, "h") || addr(where, &a))
 		return -1;
@@ -458,7 +458,7 @@ static int mk_host(struct node *n, const char *where)
 
 static int mk_guest(struct node *n, const char *where, uint32_t outbox, const char *name)
 {
-	struct link_addr a;
+	struct net_addr a;
 
 	if (!mk_link(n, LINK_ROLE_GUEST, outbox, name) || addr(where, &a))
 		return -1;
@@ -555,7 +555,7 @@ static void test_unix_end_to_end(void)
 	uint64_t next1 = 1, next2 = 1, unc;
 	const struct link_peer_info *pi;
 	struct guest_seen *s1, *s2;
-	struct link_addr a;
+	struct net_addr a;
 	char where[128];
 	int64_t off;
 	int i;
@@ -851,7 +851,7 @@ static void test_outbox_overflow(void)
 	struct node host = { 0 }, g = { 0 };
 	struct node *all[] = { &host, &g };
 	char where[128];
-	struct link_addr a;
+	struct net_addr a;
 	uint64_t next = 1;
 
 	path_in_tmp(where, sizeof(where), "unix:", "overflow.sock");
