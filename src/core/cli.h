@@ -22,6 +22,8 @@
 #define CLI_RING_DEFAULT (8ull << 20)
 #define CLI_MAX_LINKS 8
 #define CLI_MAX_QEMU 16
+/* The service's config file, read when it exists and no --config/--no-config is given. */
+#define CLI_CONFIG_DEFAULT "/etc/iotracer/iotracer.conf"
 
 enum it_mode { IT_MODE_STANDALONE = 0, IT_MODE_GUEST, IT_MODE_HOST };
 
@@ -55,24 +57,55 @@ struct it_opts {
 	uint32_t qemu_pids[CLI_MAX_QEMU]; /* --qemu-pid; none: auto-discover */
 	int nr_qemu_pids;
 	char *name; /* --name: this side's name in the link hello */
+	/* config file (docs/config.md) */
+	char *config_path; /* the file that was read (malloc'd), NULL: none */
+	const char *config_default; /* read when it exists and no --config: CLI_CONFIG_DEFAULT */
+	int argc; /* the command line, applied again over the file on reload (not owned) */
+	char **argv;
 };
 
 enum { CLI_RUN = 0, CLI_EXIT_OK = 1, CLI_USAGE = 2 };
 
-/* live=1, sample=1, ring_size=8M, sysfs_root="/sys", everything else 0/NULL. */
+/*
+ * live=1, sample=1, ring_size=8M, sysfs_root="/sys",
+ * config_default=CLI_CONFIG_DEFAULT, everything else 0/NULL.
+ */
 void cli_defaults(struct it_opts *o);
 
 /*
  * Parse the run options into *o (start from cli_defaults(); o->sysfs_root is
- * used to resolve --dev names). Returns CLI_RUN to go on, CLI_EXIT_OK after
+ * used to resolve --dev names). The config file (--config FILE, else
+ * o->config_default when it exists, none with --no-config) is applied first,
+ * then the command line over it. Returns CLI_RUN to go on, CLI_EXIT_OK after
  * --help/--version (printed to out), or CLI_USAGE after printing one error
  * line (plus a "Try" hint for unknown options, missing arguments and stray
  * operands) to err. out/err NULL mean stdout/stderr.
- * -p and -d may repeat (lists accumulate), -l repeats OR the layers, -v counts,
- * other options: the last one wins. Call cli_free() whatever it returns.
- * Uses getopt_long (resets optind; argv may be permuted).
+ * -p, -d, --qemu-pid, --link and --listen may repeat (lists accumulate), -l
+ * repeats OR the layers, -v counts, other options: the last one wins. An
+ * accumulating option given on the command line replaces the file's value.
+ * Call cli_free() whatever it returns. Uses getopt_long (resets optind; argv
+ * may be permuted; o->argc/argv keep it for a reload).
  */
 int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err);
+
+/*
+ * For the config reader (config.c): one option by code, the same code path as
+ * the command line. Where a value comes from: the command line (msg NULL: a
+ * bad value prints "iotracer: --NAME: ..." to err) or a file (the message
+ * "NAME: ..." goes to msg, the reader adds FILE:LINE).
+ */
+struct cli_src {
+	FILE *err;
+	char *msg;
+	size_t msg_size;
+};
+
+/* The option code of long option `name`, and whether it takes a value; -1: none. */
+int cli_code_of(const char *name, int *takes_value);
+/* The long name of option i (0, 1, ...; NULL past the last one). */
+const char *cli_option(int i, int *takes_value);
+/* Apply option `code` with its value (NULL for a flag). CLI_RUN, CLI_EXIT_OK or CLI_USAGE. */
+int cli_apply(int code, const char *arg, struct it_opts *o, FILE *out, const struct cli_src *src);
 
 /* Free the strings owned by *o (safe to call twice). */
 void cli_free(struct it_opts *o);

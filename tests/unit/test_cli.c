@@ -32,6 +32,7 @@ static void run_argv(struct run *r, const char *const *args)
 	memset(r, 0, sizeof(*r));
 	cli_defaults(&r->o);
 	r->o.sysfs_root = sysroot;
+	r->o.config_default = NULL; /* no /etc/iotracer/iotracer.conf here */
 	argv[argc++] = (char *)"iotracer";
 	while (*args && argc <= MAX_ARGS)
 		argv[argc++] = (char *)*args++;
