@@ -1,5 +1,6 @@
 # iotracer build. `make deps` once (apt-get, idempotent), then `make`.
 # Targets: all deps run test unit integration lab vmlinux format clean tools replay-bench static
+#          install uninstall (PREFIX, DESTDIR, SYSCONFDIR) install uninstall
 # Variables: V=1 for full command lines; DEBUG=1 for -O0 -g.
 
 OUTPUT      := build
@@ -49,9 +50,9 @@ VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 
 DEPS_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
 	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace \
-	       libinih-dev
+	       systemd groff-base man-db libinih-dev
 
-.PHONY: all deps run test unit integration lab vmlinux format clean tools replay-bench static
+.PHONY: all deps run test unit integration lab vmlinux format clean tools replay-bench static install uninstall
 
 all: iotracer
 
@@ -143,6 +144,33 @@ replay-bench: $(OUTPUT)/replay_bench
 $(OUTPUT)/%: tools/%.c $(PURE_OBJS) | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP $< $(PURE_OBJS) $(PURE_LIBS) -o $@
+
+# Install (docs/service.md). PREFIX=/usr/local by default; DESTDIR for staging.
+PREFIX      ?= /usr/local
+SYSCONFDIR  ?= /etc
+BINDIR      := $(PREFIX)/bin
+DATADIR     := $(PREFIX)/share/iotracer
+MANDIR      := $(PREFIX)/share/man/man8
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+MANPAGES    := $(wildcard docs/man/*.8)
+
+install: iotracer
+	install -D -m 0755 iotracer $(DESTDIR)$(BINDIR)/iotracer
+	install -d $(DESTDIR)$(DATADIR)/scripts $(DESTDIR)$(MANDIR) $(DESTDIR)$(UNITDIR)
+	install -m 0644 src/bench/scripts/*.bt $(DESTDIR)$(DATADIR)/scripts/
+	install -m 0644 $(MANPAGES) $(DESTDIR)$(MANDIR)/
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		configs/iotracer.service.in > $(DESTDIR)$(UNITDIR)/iotracer.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/iotracer.service
+	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/iotracer
+	@# an existing configuration is the operator's: never overwritten
+	if [ -f configs/iotracer.conf ] && [ ! -e $(DESTDIR)$(SYSCONFDIR)/iotracer/iotracer.conf ]; then \
+		install -m 0644 configs/iotracer.conf $(DESTDIR)$(SYSCONFDIR)/iotracer/iotracer.conf; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/iotracer $(DESTDIR)$(UNITDIR)/iotracer.service
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/,$(notdir $(MANPAGES)))
+	rm -rf $(DESTDIR)$(DATADIR)
 
 ARGS ?= -i 10s
 run: deps iotracer

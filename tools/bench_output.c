@@ -1,14 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bench_output: CPU cost of out_request() per request (not a test: the
- * Makefile's test_*.c pattern does not pick it up). Build by hand, with the
- * same flags as the daemon:
+ * bench_output: CPU cost of out_request() per request (not a test). Built by
+ * `make tools` with the daemon's flags, linked with the pure modules:
  *
- *   gcc -O2 -g -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -Ibuild \
- *       tools/bench_output.c \
- *       $(ls src | grep '[.]c$' | grep -v -e main -e loader -e daemon | sed 's,^,src/,') \
- *       -lm -o build/bench_output
- *   build/bench_output [-n REQUESTS] [-r REPEATS] [-d FILE]
+ *   make tools && build/bench_output [-n REQUESTS] [-r REPEATS] [-d FILE]
  *
  * Feeds REQUESTS synthetic CORR_SYSCALL requests (a pread64 with one block
  * child, like fio's psync randread on a loop device) through out_request()

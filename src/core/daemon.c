@@ -404,6 +404,7 @@ int it_daemon_run(const struct it_opts *uo)
 	int ret;
 
 	d.o = o;
+	log_set_level(o->verbose, 0);
 	d.mode = mode_of(uo);
 	if (d.mode && d.mode->prepare) {
 		ret = d.mode->prepare(&mo, stderr);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/sysmacros.h>
@@ -155,6 +156,7 @@ struct it_probe {
 	int fentry_err; /* 0: fentry works; else -errno */
 	int kprobe_ok;
 	char tracefs[64];
+	char tracefs_why[128]; /* why there is none */
 };
 
 static int btf_func_params(const struct btf *btf, const char *typedef_name)
@@ -313,23 +315,54 @@ static int probe_fentry(const struct btf *btf)
 	return err;
 }
 
-static void probe_kernel(struct it_probe *p)
-{
-	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+/* The tracefs roots libbpf and we look in, newest first. */
+static const char *const tracefs_roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 
-	memset(p, 0, sizeof(*p));
-	p->vmlinux = btf__load_vmlinux_btf();
-	if (!p->vmlinux)
-		p->vmlinux = NULL;
-	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+static int tracefs_find(struct it_probe *p)
+{
+	for (size_t i = 0; i < sizeof(tracefs_roots) / sizeof(tracefs_roots[0]); i++) {
 		char path[128];
 
-		snprintf(path, sizeof(path), "%s/events", roots[i]);
+		snprintf(path, sizeof(path), "%s/events", tracefs_roots[i]);
 		if (access(path, F_OK) == 0) {
-			snprintf(p->tracefs, sizeof(p->tracefs), "%s", roots[i]);
-			break;
+			snprintf(p->tracefs, sizeof(p->tracefs), "%s", tracefs_roots[i]);
+			return 1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Classic tracepoints are found and attached through tracefs (libbpf reads the
+ * event id there). Where nothing mounted it (no systemd automount: containers,
+ * minimal images), mount it as perf and bpftrace do: tracefs first, then
+ * debugfs, whose tracing/ directory is tracefs on older kernels.
+ */
+static void tracefs_ensure(struct it_probe *p)
+{
+	int err;
+
+	if (tracefs_find(p))
+		return;
+	if (!mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) && tracefs_find(p)) {
+		it_debug("mounted tracefs on /sys/kernel/tracing");
+		return;
+	}
+	err = errno;
+	if (!mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) && tracefs_find(p)) {
+		it_debug("mounted debugfs on /sys/kernel/debug (for tracing/)");
+		return;
+	}
+	snprintf(p->tracefs_why, sizeof(p->tracefs_why), "tracefs not mounted, and mounting it "
+		 "on /sys/kernel/tracing failed: %s", strerror(err));
+	it_debug("%s", p->tracefs_why);
+}
+
+static void probe_kernel(struct it_probe *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->vmlinux = btf__load_vmlinux_btf();
+	tracefs_ensure(p);
 	p->fentry_err = probe_fentry(p->vmlinux);
 	p->kprobe_ok = access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0;
 }
@@ -362,12 +395,19 @@ static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum i
 		return 1;
 	case IT_M_RAW_TP:
 		if (!tracefs_event_exists(p, d->tp_group, d->name)) {
-			snprintf(why, n, "no tracepoint %s/%s", d->tp_group ? d->tp_group : "?",
-				 d->name);
+			if (!p->tracefs[0])
+				snprintf(why, n, "%s", p->tracefs_why);
+			else
+				snprintf(why, n, "no tracepoint %s/%s",
+					 d->tp_group ? d->tp_group : "?", d->name);
 			return 0;
 		}
 		return 1;
 	case IT_M_TP:
+		if (!hook_exists_tp(p, d) && !p->tracefs[0]) {
+			snprintf(why, n, "%s", p->tracefs_why);
+			return 0;
+		}
 		if (!hook_exists_tp(p, d)) {
 			snprintf(why, n, "no tracepoint %s/%s%s", d->tp_group ? d->tp_group : "?",
 				 strcmp(d->tp_group ? d->tp_group : "", "syscalls") ? "" : "sys_*_",
@@ -662,9 +702,8 @@ static int fill_maps(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	files_added = 0;
 	if (S_ISDIR(st.st_mode)) {
 		if (nftw(o->file_path, add_tree_entry, 16, FTW_PHYS | FTW_MOUNT) != 0)
-			fprintf(err,
-				"iotracer: --file: only the first %d files of '%s' are traced\n",
-				files_added, o->file_path);
+			it_warn_to(err, "--file: only the first %d files of '%s' are traced",
+				   files_added, o->file_path);
 	} else if (add_file(&st)) {
 		goto fail;
 	}
@@ -731,6 +770,87 @@ int it_loader_hook_hidden(const struct it_loader *ld, int i)
 	return !strcmp(h->reason, "layer not selected") || (!h->ok && alt_attached(ld, h));
 }
 
+/* The per-syscall tracepoints: one group of the syscall layer, one report line. */
+static int syscall_tp(const struct it_hook_state *h)
+{
+	return h->layer == IT_L_SYSCALL && h->def->tp_group && !strcmp(h->def->tp_group, "syscalls");
+}
+
+/*
+ * Hooks of one group (a layer's own hooks, or its per-syscall tracepoints when
+ * sys is set): how many there are, were tried (a method chosen: the kernel has
+ * it; every syscall tracepoint counts as tried), and attached.
+ */
+struct hook_count {
+	int total, tried, ok;
+	const char *why; /* a reason of one that did not attach */
+};
+
+static void count_hooks(const struct it_loader *ld, int layer, int sys, struct hook_count *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (int i = 0; i < ld->nr_hooks; i++) {
+		const struct it_hook_state *h = &ld->hooks[i];
+		int tried = h->method != IT_M_NONE || sys;
+
+		if (h->layer != layer || syscall_tp(h) != sys || h->off ||
+		    it_loader_hook_hidden(ld, i))
+			continue;
+		c->total++;
+		c->tried += tried;
+		c->ok += h->ok;
+		if (!h->ok && (!c->why || tried))
+			c->why = h->reason;
+	}
+}
+
+/*
+ * A group that attached nothing is an error when the kernel has it (some hook
+ * could be tried), when the tracer cannot do without it (the syscall
+ * tracepoints, the block layer), or when the user asked for a layer of which
+ * nothing attached. One that attached
+ * part of what it tried is a warning, printed even under -q: its records are
+ * partial. Hooks with no method here (fentry refused, no driver loaded) are
+ * the attach report's business.
+ */
+static int check_group(const struct it_loader *ld, const struct it_opts *o, int l, int sys,
+		       FILE *err)
+{
+	int layer_ok = !!(ld->layers_on & (1u << l));
+	int core = sys || (l == IT_L_BLOCK && !layer_ok);
+	const char *what = sys ? "syscall tracepoints" : "hooks";
+	struct hook_count c;
+
+	count_hooks(ld, l, sys, &c);
+	if (!c.total)
+		return 0;
+	if (!c.ok && (c.tried || core || ((o->layers & (1u << l)) && !layer_ok))) {
+		it_err_to(err, "layer %s: none of its %s attached: %s", parse_layer_name(l), what,
+			  c.why ? c.why : "no method");
+		return -ENOENT;
+	}
+	if (c.ok && c.ok < c.tried)
+		it_warn_to(err, "layer %s: %d of %d %s attached (%s): its records are partial",
+			   parse_layer_name(l), c.ok, c.tried, what, c.why);
+	return 0;
+}
+
+static int check_layers(const struct it_loader *ld, const struct it_opts *o, uint32_t layers,
+			FILE *err)
+{
+	int ret = 0;
+
+	for (int l = 0; l < IT_L_MAX; l++) {
+		if (!(layers & (1u << l)))
+			continue;
+		if (check_group(ld, o, l, 0, err))
+			ret = -ENOENT;
+		if (l == IT_L_SYSCALL && check_group(ld, o, l, 1, err))
+			ret = -ENOENT;
+	}
+	return ret;
+}
+
 int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
 {
 	uint32_t layers = o->layers ? o->layers : (1u << IT_L_MAX) - 1;
@@ -794,10 +914,9 @@ int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	if (ret)
 		goto out;
 	attach_hooks(ld);
-	if (!ld->layers_on) {
-		it_err_to(err, "no hook could be attached");
-		ret = -ENOENT;
-	}
+	ret = check_layers(ld, o, layers, err);
+	if (ret)
+		it_loader_report(ld, err);
 out:
 	probe_free(&p);
 	return ret;

@@ -218,23 +218,19 @@ require_iotracer() {
 	[[ -x $IOTRACER ]] || fail_all "iotracer binary $IOTRACER not built (run make)"
 }
 
-# Mount tracefs if it is not mounted (the daemon and the tp checks need it).
-ensure_tracefs() {
-	if [[ ! -e /sys/kernel/tracing/events ]]; then
-		mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null ||
-			note "cannot mount tracefs on /sys/kernel/tracing"
-	fi
+# have_tp GROUP/EVENT: the kernel has this tracepoint. Looked up in a private
+# mount namespace with its own tracefs: the tests leave the machine as a user's
+# is (the daemon mounts tracefs itself where nothing did).
+have_tp() {
+	unshare -m sh -c 'mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+		test -d "/sys/kernel/tracing/events/$1"' sh "$1"
 }
 
-# have_tp GROUP/EVENT: the kernel has this tracepoint.
-have_tp() { [[ -d /sys/kernel/tracing/events/$1 ]]; }
-
-# The usual preamble: root, tools, binary, tracefs.
+# The usual preamble: root, tools, binary.
 it_require_all() {
 	require_root
-	require_cmd fio jq losetup timeout "$@"
+	require_cmd fio jq losetup timeout unshare "$@"
 	require_iotracer
-	ensure_tracefs
 }
 
 # ---------------------------------------------------------------- devices

@@ -23,7 +23,6 @@ it_begin term_exit term_summary term_links kill_links duration cli_badlat cli_ba
 require_root
 require_cmd jq timeout
 require_iotracer
-ensure_tracefs
 HAVE_BPFTOOL=1
 command -v bpftool >/dev/null 2>&1 || HAVE_BPFTOOL=0
 

@@ -125,7 +125,6 @@ host_column() {
 		note "host column: $IOTRACER missing"
 		return 0
 	fi
-	[[ -e /sys/kernel/tracing/events ]] || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 	if step /dev/null "$tmp/host.err" timeout -k 5 20 "$IOTRACER" -D 200ms --no-live -j "$tmp/host.json"; then
 		matrix_add "$label" "$tmp/host.json"
 		HOST_LABEL=$label

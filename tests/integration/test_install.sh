@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# make install, the systemd unit and the man pages.
+# Oracles: the installed tree (paths, modes), systemd-analyze verify, groff's warnings,
+# man -l, and `--help` of each command (the man pages must list the same options).
+#   install_tree  DESTDIR install: binary 0755, unit, man pages, bpftrace scripts, config
+#   unit_verify   systemd-analyze verify --man=no on the unit of a real PREFIX install:
+#                 exit 0 and not one line of output (it warns on stdout/stderr, exit 0)
+#   unit_caps     the unit grants exactly the capabilities docs/service.md explains
+#   man_render    groff -ww -z finds no warning in any page; man -l renders each
+#   man_opts      iotracer(8) and iotracer-bench(8) list exactly the long options of
+#                 `iotracer --help` and `iotracer bench --help`
+set -u
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+it_begin install_tree unit_verify unit_caps man_render man_opts
+require_cmd make install systemd-analyze groff man
+require_iotracer
+
+dest=$IT_TMP/dest
+if ! make -s -C "$IT_ROOT" install DESTDIR="$dest" PREFIX=/usr >"$IT_TMP/install.log" 2>&1; then
+	fail_all "make install failed: $(tail -c 300 "$IT_TMP/install.log" | tr '\n' ' ')"
+fi
+want=(usr/bin/iotracer:755 usr/lib/systemd/system/iotracer.service:644
+	usr/share/man/man8/iotracer.8:644 usr/share/man/man8/iotracer-bench.8:644
+	usr/share/iotracer/scripts/blk_lat_hist.bt:644 usr/share/iotracer/scripts/blk_io_print.bt:644)
+[[ -f $IT_ROOT/configs/iotracer.conf ]] && want+=(etc/iotracer/iotracer.conf:644)
+bad=""
+for w in "${want[@]}"; do
+	f=${w%%:*} m=${w##*:}
+	got=$(stat -c %a "$dest/$f" 2>/dev/null) || got=missing
+	[[ $got == "$m" ]] || bad+=" $f($got, want $m)"
+done
+check install_tree "wrong or missing:$bad" test -z "$bad"
+
+# A real PREFIX, so that ExecStart names a binary that exists.
+pfx=$IT_TMP/prefix
+unit=$pfx/lib/systemd/system/iotracer.service
+if make -s -C "$IT_ROOT" install PREFIX="$pfx" SYSCONFDIR="$pfx/etc" >"$IT_TMP/install2.log" 2>&1; then
+	out=$(systemd-analyze verify --man=no "$unit" 2>&1)
+	rc=$?
+	check unit_verify "exit $rc: $(head -c 400 <<<"$out" | tr '\n' ' ')" test "$rc" -eq 0 -a -z "$out"
+else
+	fail unit_verify "make install PREFIX=$pfx failed: $(tail -c 300 "$IT_TMP/install2.log")"
+fi
+
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$dest/usr/lib/systemd/system/iotracer.service" | tr ' ' '\n' | sort | tr '\n' ' ')
+doc=$(grep -o '^| `CAP_[A-Z_]*' "$IT_ROOT/docs/service.md" 2>/dev/null | sed 's/^| `//' | sort -u | tr '\n' ' ')
+check unit_caps "unit: [$caps] docs/service.md: [$doc]" test -n "$caps" -a "$caps" = "$doc"
+
+bad=""
+for p in "$IT_ROOT"/docs/man/*.8; do
+	w=$(groff -ww -z -man "$p" 2>&1)
+	[[ -z $w ]] || bad+=" $(basename "$p"): $w"
+	lines=$(MANWIDTH=80 man -l "$p" 2>/dev/null | wc -l)
+	((lines > 20)) || bad+=" $(basename "$p"): man -l rendered $lines lines"
+done
+check man_render "$bad" test -z "$bad"
+
+# long_opts: the --long-option names in a text, one per line, sorted.
+long_opts() { grep -o -- '--[a-z][a-z-]*' | sort -u; }
+bad=""
+for pair in "iotracer.8:" "iotracer-bench.8:bench"; do
+	page=${pair%%:*} cmd=${pair#*:}
+	# shellcheck disable=SC2086 # cmd is empty or one word
+	help=$("$IOTRACER" $cmd --help 2>&1 | long_opts)
+	man=$(sed 's/\\-/-/g' "$IT_ROOT/docs/man/$page" | grep -v '^\.\\"' | long_opts)
+	d=$(diff <(echo "$help") <(echo "$man") | grep '^[<>]' | tr '\n' ' ')
+	[[ -z $d ]] || bad+=" $page (< help only, > man only): $d"
+done
+check man_opts "$bad" test -z "$bad"
+it_end
