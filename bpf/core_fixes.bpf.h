@@ -9,7 +9,9 @@
 #define IT_CORE_FIXES_BPF_H
 
 #include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+#include "iotracer.h"
 
 /* 5.17 (f3fa33acca9f) removed request->rq_disk: the disk is rq->q->disk. */
 struct request___old {
@@ -103,5 +105,11 @@ static __always_inline u32 it_req_flags(u32 opf)
  * which CO-RE cannot name; it has been bit 0 since io_uring was merged (5.1).
  */
 #define IT_REQ_F_FIXED_FILE (1ull << 0)
+
+/*
+ * bpf_rdonly_cast came with 6.2 (a35b9af4ec2c): weak, so that it is NULL
+ * before, and a branch on it is dead code there.
+ */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 
 #endif /* IT_CORE_FIXES_BPF_H */

@@ -3,7 +3,7 @@
  * Driver layers: NVMe and SCSI (tracepoints in their modules) and virtio-blk
  * (no tracepoints: fentry/fexit where the kernel allows, kprobes otherwise).
  * They annotate the block request they belong to, found through its first
- * bio's entry in `bios` (see block.bpf.h), so the request still leaves one
+ * bio's entry in `bios` (see request.bpf.h), so the request still leaves one
  * record, at block completion, now with driver submit / kick / done stamps.
  *
  * The driver structs are module types, absent from vmlinux.h: minimal local
@@ -12,8 +12,9 @@
 #ifndef IT_DRIVER_BPF_H
 #define IT_DRIVER_BPF_H
 
-#include "common.bpf.h"
-#include "block.bpf.h"
+#include "core_fixes.bpf.h"
+#include "progs.bpf.h"
+#include "request.bpf.h"
 
 struct nvme_common_command___it {
 	u8 opcode;
@@ -147,23 +148,6 @@ struct virtio_cpu {
 	u64 cur_rq;
 };
 
-/*
- * Per virtqueue index (= the blk-mq hw queue of virtio-blk): the time of its
- * last interrupt (virtblk_done), which completes the requests that follow.
- * Not per CPU: blk-mq may complete a request on its submitting CPU, not the
- * one that took the interrupt (seen in the lab: 1 of 600 requests). Indices
- * are shared by virtio-blk disks: with several busy disks a done stamp may
- * be a later interrupt of another disk, still before the completion.
- */
-#define IT_VIRTIO_QUEUES 64
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, IT_VIRTIO_QUEUES);
-	__type(key, u32);
-	__type(value, u64);
-} virtio_irq SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -219,27 +203,6 @@ static __always_inline int it_virtio_irq(struct virtqueue *vq)
 	if (t)
 		*t = bpf_ktime_get_ns();
 	return 0;
-}
-
-/*
- * At block completion (now = C): a virtio request completes in its
- * virtqueue's last interrupt. When that interrupt began before the request
- * was submitted, the handler's loop (virtblk_done polls the ring until it is
- * empty) picked the request up later: the device finished it between submit
- * and now, and now is the closest stamp there is (seen in the lab, 1 of 600).
- */
-static __always_inline void it_virtio_done(struct bio_info *bi, u64 now)
-{
-	u32 idx = bi->drv_qid & (IT_VIRTIO_QUEUES - 1);
-	u64 *t;
-
-	if (bi->drv_layer != IT_L_VIRTIO || bi->drv_done_ns)
-		return;
-	t = bpf_map_lookup_elem(&virtio_irq, &idx);
-	if (t && *t >= bi->drv_submit_ns)
-		bi->drv_done_ns = *t;
-	else if (now >= bi->drv_submit_ns)
-		bi->drv_done_ns = now;
 }
 
 IT_FN_ENTRY(virtio_queue_rq, it_virtio_queue(bd), struct blk_mq_hw_ctx *hctx,

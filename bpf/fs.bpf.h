@@ -8,7 +8,9 @@
 #ifndef IT_FS_BPF_H
 #define IT_FS_BPF_H
 
-#include "common.bpf.h"
+#include "maps.bpf.h"
+#include "core_fixes.bpf.h"
+#include "progs.bpf.h"
 
 /* Pages added to the page cache = misses. `order` (folio size) since 6.6. */
 SEC("tp/filemap/mm_filemap_add_to_page_cache")

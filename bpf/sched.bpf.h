@@ -11,7 +11,9 @@
 #ifndef IT_SCHED_BPF_H
 #define IT_SCHED_BPF_H
 
-#include "common.bpf.h"
+#include "config.bpf.h"
+#include "maps.bpf.h"
+#include "core_fixes.bpf.h"
 
 /*
  * sched_switch(preempt, prev, next) gained prev_state as 4th argument in

@@ -10,7 +10,14 @@
 #ifndef IT_SYSCALL_BPF_H
 #define IT_SYSCALL_BPF_H
 
-#include "common.bpf.h"
+#include "config.bpf.h"
+#include "maps.bpf.h"
+#include "core_fixes.bpf.h"
+#include "record.bpf.h"
+#include "hist.bpf.h"
+#include "filter.bpf.h"
+#include "inflight.bpf.h"
+#include "progs.bpf.h"
 
 /* btf: task is bpf_get_current_task_btf() (read directly, see IT_RD). */
 static __always_inline struct file *it_fd_file(struct task_struct *task, u32 fd, const bool btf)
