@@ -302,16 +302,10 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	return 0;
 }
 
-/*
- * Before 5.11 (a54895fa057c) the block tracepoints took the request_queue
- * as their first argument: the loader reads which from BTF.
- */
-#define IT_BLK_ARG(ctx, i) ((void *)(ctx)[blk_tp_has_queue ? (i) + 1 : (i)])
-
+/* Arguments of the 5.11 signatures (IT_BLK_ARG, core_fixes.bpf.h). */
 IT_TP_BOTH(block_bio_queue, it_bio_queue(IT_BLK_ARG(ctx, 0), it_btf))
 IT_TP_BOTH(block_split, it_bio_queue(IT_BLK_ARG(ctx, 0), it_btf))
-/* bio merges: (bio) since 5.11; (q, rq, bio) before */
-IT_TP_BOTH(block_bio_backmerge, it_bio_merged(IT_BLK_ARG(ctx, blk_tp_has_queue ? 1 : 0)))
+IT_TP_BOTH(block_bio_backmerge, it_bio_merged(IT_BLK_MERGE_BIO(ctx)))
 IT_TP_BOTH(block_rq_insert, it_rq_insert(IT_BLK_ARG(ctx, 0), it_btf))
 IT_TP_BOTH(block_rq_issue, it_rq_issue(IT_BLK_ARG(ctx, 0), it_btf))
 IT_TP_BOTH(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))

@@ -5,9 +5,8 @@
  * They annotate the block request they belong to, found through its first
  * bio's entry in `bios` (see request.bpf.h), so the request still leaves one
  * record, at block completion, now with driver submit / kick / done stamps.
- *
- * The driver structs are module types, absent from vmlinux.h: minimal local
- * definitions, relocated by CO-RE against the module's BTF.
+ * The driver structs are module types: their local definitions are in
+ * core_fixes.bpf.h.
  */
 #ifndef IT_DRIVER_BPF_H
 #define IT_DRIVER_BPF_H
@@ -15,27 +14,6 @@
 #include "core_fixes.bpf.h"
 #include "progs.bpf.h"
 #include "request.bpf.h"
-
-struct nvme_common_command___it {
-	u8 opcode;
-	u8 flags;
-	u16 command_id;
-} __attribute__((preserve_access_index));
-
-/* struct nvme_command is a union of command layouts; `common` heads all. */
-struct nvme_command___it {
-	struct nvme_common_command___it common;
-} __attribute__((preserve_access_index));
-
-/* nvme_req(rq): the request's pdu, right behind struct request. */
-struct nvme_request___it {
-	u16 status;
-} __attribute__((preserve_access_index));
-
-struct scsi_cmnd___it {
-	unsigned char cmnd[32]; /* an array since 5.19 (ce70fd9a551a) */
-	int result;
-} __attribute__((preserve_access_index));
 
 /* The pdu of a blk-mq request follows struct request (blk_mq_rq_to_pdu). */
 static __always_inline void *it_rq_pdu(struct request *rq)
@@ -211,14 +189,10 @@ IT_FN_EXIT(virtio_queue_rq, it_virtio_queue_exit())
 
 /*
  * virtio_queue_rqs(list): plugged IO submitted as a batch (6.12 sends such IO
- * here, not through virtio_queue_rq). The list was `struct request **` and
- * became `struct rq_list *` (6.13, a6ebf7e2e2a1). Each request of the batch
- * gets its submit stamp; the kick lands on the first one.
+ * here, not through virtio_queue_rq); the list's type changed in 6.13
+ * (it_rq_list_first). Each request of the batch gets its submit stamp; the
+ * kick lands on the first one.
  */
-struct rq_list___it {
-	struct request *head;
-} __attribute__((preserve_access_index));
-
 #define IT_VIRTIO_BATCH 32
 
 static __always_inline int it_virtio_queue_batch(void *list)
@@ -228,10 +202,7 @@ static __always_inline int it_virtio_queue_batch(void *list)
 
 	if (!list)
 		return 0;
-	if (bpf_core_type_exists(struct rq_list___it))
-		rq = BPF_CORE_READ((struct rq_list___it *)list, head);
-	else
-		bpf_probe_read_kernel(&rq, sizeof(rq), list);
+	it_rq_list_first(list, &rq);
 	if (vc)
 		vc->cur_rq = (u64)rq;
 	for (int i = 0; i < IT_VIRTIO_BATCH && rq; i++) {

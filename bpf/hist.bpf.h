@@ -10,6 +10,7 @@
 
 #include "maps.bpf.h"
 #include "record.bpf.h"
+#include "core_fixes.bpf.h"
 
 /* Zeroed value to create histogram entries without using the stack. */
 static struct it_hist_val zero_hist;
@@ -39,14 +40,8 @@ static __always_inline u32 it_log2(u64 v)
 
 static __always_inline void it_hist_slot(struct it_hist *h, u64 ns)
 {
-	u32 slot = it_log2(ns);
+	u32 slot = it_verifier_mask(it_log2(ns), IT_HIST_SLOTS - 1);
 
-	/*
-	 * The 6.1 verifier cannot bound it_log2()'s OR chain, and clang folds a
-	 * plain mask into it: hide the value from the optimizer, then mask.
-	 */
-	asm volatile("" : "+r"(slot));
-	slot &= IT_HIST_SLOTS - 1;
 	/* this CPU's copy: plain adds (a nested update on this CPU may be lost) */
 	h->slots[slot]++;
 	h->count++;
