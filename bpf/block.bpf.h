@@ -9,54 +9,21 @@
  * reads it, marks it dead (IT_SLOT_PUT) and leaves one record. G is the kernel's own
  * rq->start_time_ns (set at request allocation when IO accounting is on), so
  * no hook is spent on getrq. Every request also lands in the per-CPU
- * per-(dev, op) log2 histograms.
+ * per-(dev, op) log2 histograms. The request state (struct bio_info in
+ * `bios`) is in request.bpf.h, shared with the driver layers.
  */
 #ifndef IT_BLOCK_BPF_H
 #define IT_BLOCK_BPF_H
 
-#include "common.bpf.h"
-
-struct bio_info {
-	struct it_task task;
-	u64 q_ns;
-	u64 i_ns;
-	u64 d_ns;
-	u64 seq;
-	u64 origin_id;
-	u64 ino;
-	u32 flags;
-	u8 origin;
-	u8 requeued;
-	u8 live; /* see IT_SLOT_PUT */
-	/* driver layer (driver.bpf.h) */
-	u8 drv_layer;
-	u8 drv_opcode;
-	u16 drv_qid;
-	u32 drv_tag;
-	s32 drv_status;
-	u64 drv_submit_ns;
-	u64 drv_kick_ns;
-	u64 drv_done_ns;
-};
-
-/* virtio-blk completes in its virtqueue interrupt (driver.bpf.h). */
-static __always_inline void it_virtio_done(struct bio_info *bi, u64 now);
-
-/*
- * bio -> request state. LRU: a bio that never heads a request (front merge,
- * bio-based driver) or whose completion was not seen only costs a slot.
- * Per-CPU LRU lists: with the common list, entries allocated on one CPU and
- * freed on another made the map evict live entries long before it was full
- * (~0.6 % of completions lost at libaio QD16); a per-CPU list evicts only
- * when that CPU holds max_entries / ncpus entries.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(map_flags, BPF_F_NO_COMMON_LRU);
-	__uint(max_entries, 32768);
-	__type(key, u64);
-	__type(value, struct bio_info);
-} bios SEC(".maps");
+#include "config.bpf.h"
+#include "maps.bpf.h"
+#include "core_fixes.bpf.h"
+#include "record.bpf.h"
+#include "hist.bpf.h"
+#include "filter.bpf.h"
+#include "inflight.bpf.h"
+#include "progs.bpf.h"
+#include "request.bpf.h"
 
 /* Per CPU: the last bio-less request completed (see it_rq_complete). */
 struct {
@@ -201,19 +168,6 @@ static __always_inline int it_bio_merged(struct bio *bio)
 	return 0;
 }
 
-static __always_inline struct bio_info *it_rq_slot(struct request *rq, const bool btf)
-{
-	u64 key = (u64)IT_RD(btf, rq, bio);
-
-	return IT_SLOT_GET(&bios, key, struct bio_info);
-}
-
-/* For the driver hooks, whose request pointers are not all BTF typed. */
-static __always_inline struct bio_info *it_rq_info(struct request *rq)
-{
-	return it_rq_slot(rq, false);
-}
-
 static __always_inline int it_rq_insert(struct request *rq, const bool btf)
 {
 	struct bio_info *bi = it_rq_slot(rq, btf);
@@ -348,16 +302,10 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	return 0;
 }
 
-/*
- * Before 5.11 (a54895fa057c) the block tracepoints took the request_queue
- * as their first argument: the loader reads which from BTF.
- */
-#define IT_BLK_ARG(ctx, i) ((void *)(ctx)[blk_tp_has_queue ? (i) + 1 : (i)])
-
+/* Arguments of the 5.11 signatures (IT_BLK_ARG, core_fixes.bpf.h). */
 IT_TP_BOTH(block_bio_queue, it_bio_queue(IT_BLK_ARG(ctx, 0), it_btf))
 IT_TP_BOTH(block_split, it_bio_queue(IT_BLK_ARG(ctx, 0), it_btf))
-/* bio merges: (bio) since 5.11; (q, rq, bio) before */
-IT_TP_BOTH(block_bio_backmerge, it_bio_merged(IT_BLK_ARG(ctx, blk_tp_has_queue ? 1 : 0)))
+IT_TP_BOTH(block_bio_backmerge, it_bio_merged(IT_BLK_MERGE_BIO(ctx)))
 IT_TP_BOTH(block_rq_insert, it_rq_insert(IT_BLK_ARG(ctx, 0), it_btf))
 IT_TP_BOTH(block_rq_issue, it_rq_issue(IT_BLK_ARG(ctx, 0), it_btf))
 IT_TP_BOTH(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))

@@ -3,38 +3,17 @@
  * Driver layers: NVMe and SCSI (tracepoints in their modules) and virtio-blk
  * (no tracepoints: fentry/fexit where the kernel allows, kprobes otherwise).
  * They annotate the block request they belong to, found through its first
- * bio's entry in `bios` (see block.bpf.h), so the request still leaves one
+ * bio's entry in `bios` (see request.bpf.h), so the request still leaves one
  * record, at block completion, now with driver submit / kick / done stamps.
- *
- * The driver structs are module types, absent from vmlinux.h: minimal local
- * definitions, relocated by CO-RE against the module's BTF.
+ * The driver structs are module types: their local definitions are in
+ * core_fixes.bpf.h.
  */
 #ifndef IT_DRIVER_BPF_H
 #define IT_DRIVER_BPF_H
 
-#include "common.bpf.h"
-#include "block.bpf.h"
-
-struct nvme_common_command___it {
-	u8 opcode;
-	u8 flags;
-	u16 command_id;
-} __attribute__((preserve_access_index));
-
-/* struct nvme_command is a union of command layouts; `common` heads all. */
-struct nvme_command___it {
-	struct nvme_common_command___it common;
-} __attribute__((preserve_access_index));
-
-/* nvme_req(rq): the request's pdu, right behind struct request. */
-struct nvme_request___it {
-	u16 status;
-} __attribute__((preserve_access_index));
-
-struct scsi_cmnd___it {
-	unsigned char cmnd[32]; /* an array since 5.19 (ce70fd9a551a) */
-	int result;
-} __attribute__((preserve_access_index));
+#include "core_fixes.bpf.h"
+#include "progs.bpf.h"
+#include "request.bpf.h"
 
 /* The pdu of a blk-mq request follows struct request (blk_mq_rq_to_pdu). */
 static __always_inline void *it_rq_pdu(struct request *rq)
@@ -147,23 +126,6 @@ struct virtio_cpu {
 	u64 cur_rq;
 };
 
-/*
- * Per virtqueue index (= the blk-mq hw queue of virtio-blk): the time of its
- * last interrupt (virtblk_done), which completes the requests that follow.
- * Not per CPU: blk-mq may complete a request on its submitting CPU, not the
- * one that took the interrupt (seen in the lab: 1 of 600 requests). Indices
- * are shared by virtio-blk disks: with several busy disks a done stamp may
- * be a later interrupt of another disk, still before the completion.
- */
-#define IT_VIRTIO_QUEUES 64
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, IT_VIRTIO_QUEUES);
-	__type(key, u32);
-	__type(value, u64);
-} virtio_irq SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -221,41 +183,16 @@ static __always_inline int it_virtio_irq(struct virtqueue *vq)
 	return 0;
 }
 
-/*
- * At block completion (now = C): a virtio request completes in its
- * virtqueue's last interrupt. When that interrupt began before the request
- * was submitted, the handler's loop (virtblk_done polls the ring until it is
- * empty) picked the request up later: the device finished it between submit
- * and now, and now is the closest stamp there is (seen in the lab, 1 of 600).
- */
-static __always_inline void it_virtio_done(struct bio_info *bi, u64 now)
-{
-	u32 idx = bi->drv_qid & (IT_VIRTIO_QUEUES - 1);
-	u64 *t;
-
-	if (bi->drv_layer != IT_L_VIRTIO || bi->drv_done_ns)
-		return;
-	t = bpf_map_lookup_elem(&virtio_irq, &idx);
-	if (t && *t >= bi->drv_submit_ns)
-		bi->drv_done_ns = *t;
-	else if (now >= bi->drv_submit_ns)
-		bi->drv_done_ns = now;
-}
-
 IT_FN_ENTRY(virtio_queue_rq, it_virtio_queue(bd), struct blk_mq_hw_ctx *hctx,
 	    struct blk_mq_queue_data *bd)
 IT_FN_EXIT(virtio_queue_rq, it_virtio_queue_exit())
 
 /*
  * virtio_queue_rqs(list): plugged IO submitted as a batch (6.12 sends such IO
- * here, not through virtio_queue_rq). The list was `struct request **` and
- * became `struct rq_list *` (6.13, a6ebf7e2e2a1). Each request of the batch
- * gets its submit stamp; the kick lands on the first one.
+ * here, not through virtio_queue_rq); the list's type changed in 6.13
+ * (it_rq_list_first). Each request of the batch gets its submit stamp; the
+ * kick lands on the first one.
  */
-struct rq_list___it {
-	struct request *head;
-} __attribute__((preserve_access_index));
-
 #define IT_VIRTIO_BATCH 32
 
 static __always_inline int it_virtio_queue_batch(void *list)
@@ -265,10 +202,7 @@ static __always_inline int it_virtio_queue_batch(void *list)
 
 	if (!list)
 		return 0;
-	if (bpf_core_type_exists(struct rq_list___it))
-		rq = BPF_CORE_READ((struct rq_list___it *)list, head);
-	else
-		bpf_probe_read_kernel(&rq, sizeof(rq), list);
+	it_rq_list_first(list, &rq);
 	if (vc)
 		vc->cur_rq = (u64)rq;
 	for (int i = 0; i < IT_VIRTIO_BATCH && rq; i++) {

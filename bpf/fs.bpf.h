@@ -8,20 +8,19 @@
 #ifndef IT_FS_BPF_H
 #define IT_FS_BPF_H
 
-#include "common.bpf.h"
+#include "maps.bpf.h"
+#include "core_fixes.bpf.h"
+#include "progs.bpf.h"
 
-/* Pages added to the page cache = misses. `order` (folio size) since 6.6. */
+/* Pages added to the page cache = misses. */
 SEC("tp/filemap/mm_filemap_add_to_page_cache")
 int fs_page_cache_add(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
 {
 	struct thread_state *st = it_state();
-	u32 pages = 1;
 
 	if (!st || !st->in_sys)
 		return 0;
-	if (bpf_core_field_exists(ctx->order))
-		pages = 1u << (BPF_CORE_READ(ctx, order) & 31);
-	st->cache_miss_pages += pages;
+	st->cache_miss_pages += it_page_cache_pages(ctx);
 	return 0;
 }
 

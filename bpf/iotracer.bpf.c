@@ -2,9 +2,11 @@
 /*
  * iotracer's BPF programs: one compilation unit, one object, one skeleton.
  * Each layer is a header (bpf/<layer>.bpf.h) so that all layers share the
- * maps of common.bpf.h without relying on cross-object map linking.
+ * maps of maps.bpf.h without relying on cross-object map linking. The
+ * layers' order is the programs' order in the object.
  */
-#include "common.bpf.h"
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
 #include "syscall.bpf.h"
 #include "fs.bpf.h"
 #include "sched.bpf.h"

@@ -12,7 +12,11 @@
 #ifndef IT_QEMU_BPF_H
 #define IT_QEMU_BPF_H
 
-#include "common.bpf.h"
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "iotracer.h"
+#include "record.bpf.h"
 
 static __always_inline int it_qemu_ev(u32 ev, u64 obj, u64 offset)
 {

@@ -11,12 +11,9 @@
 #ifndef IT_SCHED_BPF_H
 #define IT_SCHED_BPF_H
 
-#include "common.bpf.h"
+#include "maps.bpf.h"
+#include "core_fixes.bpf.h"
 
-/*
- * sched_switch(preempt, prev, next) gained prev_state as 4th argument in
- * 5.18 (fa2c3254d7cf); before, read prev's state (see core_fixes).
- */
 /* The state of a user thread with a traced syscall in flight, or NULL. */
 static __always_inline struct thread_state *it_sched_state(struct task_struct *t)
 {
@@ -37,7 +34,7 @@ int btf_sched_switch(u64 *ctx)
 
 	st = it_sched_state(prev);
 	if (st) {
-		long state = sched_switch_has_state ? (long)ctx[3] : it_task_state(prev);
+		long state = IT_SWITCH_PREV_STATE(ctx, prev);
 
 		now = bpf_ktime_get_ns();
 		st->switch_out_ns = now;

@@ -10,7 +10,14 @@
 #ifndef IT_SYSCALL_BPF_H
 #define IT_SYSCALL_BPF_H
 
-#include "common.bpf.h"
+#include "config.bpf.h"
+#include "maps.bpf.h"
+#include "core_fixes.bpf.h"
+#include "record.bpf.h"
+#include "hist.bpf.h"
+#include "filter.bpf.h"
+#include "inflight.bpf.h"
+#include "progs.bpf.h"
 
 /* btf: task is bpf_get_current_task_btf() (read directly, see IT_RD). */
 static __always_inline struct file *it_fd_file(struct task_struct *task, u32 fd, const bool btf)
@@ -597,23 +604,16 @@ IT_TP_BOTH(io_uring_submit_req, it_uring_submit((void *)ctx[0], it_btf))
 IT_TP_BOTH(io_uring_submit_sqe, it_uring_submit((void *)ctx[0], it_btf))
 
 /*
- * io_uring_complete: (ctx, req, cqe) since 6.0 (c4bb964fa092), before that
- * (ctx, req, user_data, res, cflags); the loader reads which from BTF. req
- * may be NULL for completions without a request.
+ * io_uring_complete(ctx, req, ...): req may be NULL for completions without
+ * a request; the result's place depends on the kernel (it_uring_complete_res).
  */
 static __always_inline int it_uring_complete_ctx(u64 *ctx, const bool btf)
 {
-	struct io_uring_cqe *cqe = (void *)ctx[2];
 	void *req = (void *)ctx[1];
-	s32 res;
 
 	if (!req)
 		return 0;
-	if (uring_complete_has_cqe)
-		res = IT_RD(btf, cqe, res);
-	else
-		res = (s32)ctx[3];
-	return it_uring_complete(req, res);
+	return it_uring_complete(req, it_uring_complete_res(ctx, btf));
 }
 
 IT_TP_BOTH(io_uring_complete, it_uring_complete_ctx(ctx, it_btf))

@@ -329,11 +329,6 @@ static int on_timer(struct daemon *d)
 		summary(d, 0);
 		d->next_summary_ns += d->o->interval_ns;
 	}
-	if (out_error(d->out)) {
-		it_err("cannot write output: %s",
-			strerror(-out_error(d->out)));
-		return 1;
-	}
 	return d->o->duration_ns && d->now_ns - d->start_ns >= d->o->duration_ns;
 }
 
@@ -479,8 +474,11 @@ int it_daemon_run(const struct it_opts *uo)
 	d.m = NULL;
 	if (o->verbose)
 		it_loader_prog_stats(&d.ld, stderr);
-	if (out_error(d.out) && !ret)
+	if (out_error(d.out) && !ret) {
 		ret = out_error(d.out);
+		it_err("output lost: %llu JSON lines (%s)",
+		       (unsigned long long)out_json_lost(d.out), strerror(-ret));
+	}
 out:
 	if (d.m)
 		d.mode->stop(d.m);

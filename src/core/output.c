@@ -14,6 +14,7 @@
 #include "lib/jsonw.h"
 #include "core/output.h"
 #include "lib/parse.h"
+#include "lib/log.h"
 
 /*
  * JSON lines are built one after the other in out->w and written with one
@@ -76,6 +77,9 @@ struct it_out {
 	int error;
 	uint64_t requests;
 	struct jw w; /* JSON lines not written yet (whole lines, no trailing newline) */
+	uint64_t json_lost; /* JSON lines a failed write lost */
+	uint32_t batch_lines; /* JSON lines in out->w */
+	int torn; /* a failed write may have left a partial line in the file */
 	int batch; /* JSON lines are batched */
 	int json_started; /* a JSON line was written */
 	uint64_t batch_ts; /* timestamp of the first request of the batch */
@@ -157,26 +161,71 @@ struct it_out *out_new(const struct it_opts *o, FILE *text, FILE *json, uint64_t
 	out->live = o->live && !o->quiet;
 	out->quiet = o->quiet;
 	/* a terminal still sees every line at once; so does the text stream if it is the same */
-	if (json && json != text && fileno(json) >= 0 && !isatty(fileno(json)))
+	if (json && json != text && fileno(json) >= 0 && !isatty(fileno(json))) {
 		out->batch = 1;
+		setvbuf(json, NULL, _IONBF, 0); /* batches are big: stdio would only copy */
+	}
 	jw_init(&out->w);
 	return out;
 }
 
 /*
- * Write the first len bytes of the JSON lines in out->w (whole lines: len is
- * jw_len(), or where the line that failed began) and empty it.
+ * A failed JSON write (disk full, a file system gone read-only) does not stop
+ * the tracing: the lines of that batch are counted lost, the first failure is
+ * said once, later batches are tried again (space may come back), and the
+ * exit status says output was lost (out_error). A line the failed write may
+ * have cut is ended before the next batch, so the file stays one object a line.
  */
-static void json_write(struct it_out *out, size_t len)
+static void json_lost(struct it_out *out, uint32_t lines, int torn)
+{
+	int err = errno ? errno : EIO;
+
+	if (!out->error)
+		it_warn("--json: write failed: %s: tracing goes on, lost lines are counted "
+			"(summary: output_lost)", strerror(err));
+	out->error = -err;
+	out->json_lost += lines;
+	out->torn |= torn;
+	clearerr(out->json);
+}
+
+/* Lines of a batch that a write cut after n of its bytes: the ones not ended. */
+static uint32_t lines_cut(const char *data, size_t n, uint32_t lines)
+{
+	uint32_t done = 0;
+
+	for (size_t i = 0; i < n; i++)
+		done += data[i] == '\n';
+	return lines - done;
+}
+
+/*
+ * Write the first len bytes of the JSON lines in out->w (whole lines: len is
+ * jw_len(), or where the line that failed began; lines of them) and empty it.
+ * A batched stream is unbuffered (out_new), so fwrite()'s count is what
+ * reached the file and the lines it cut are counted exactly.
+ */
+static void json_write(struct it_out *out, size_t len, uint32_t lines)
 {
 	struct jw *w = &out->w;
+	size_t n;
 
 	if (len) {
-		if (fwrite(jw_data(w), 1, len, out->json) != len || fputc('\n', out->json) == EOF)
-			out->error = -EIO;
+		errno = 0;
+		if (out->torn && fputc('\n', out->json) == EOF) {
+			json_lost(out, lines, 1);
+		} else {
+			out->torn = 0;
+			n = fwrite(jw_data(w), 1, len, out->json);
+			if (n != len)
+				json_lost(out, lines_cut(jw_data(w), n, lines), n > 0);
+			else if (fputc('\n', out->json) == EOF)
+				json_lost(out, 1, 1);
+		}
 		out->json_started = 1;
 	}
 	jw_reset(w);
+	out->batch_lines = 0;
 }
 
 /* After a line was added at mark: write the batch if it is due; now: write it anyway. */
@@ -186,18 +235,28 @@ static void json_line_done(struct it_out *out, size_t mark, int now)
 
 	if (jw_error(w)) {
 		out->error = -EIO;
-		json_write(out, mark); /* the lines before this one */
-	} else if (now || !out->batch || !out->json_started || jw_len(w) >= OUT_BATCH_BYTES) {
-		json_write(out, jw_len(w));
+		out->json_lost++;
+		json_write(out, mark, out->batch_lines); /* the lines before this one */
+		return;
 	}
+	out->batch_lines++;
+	if (now || !out->batch || !out->json_started || jw_len(w) >= OUT_BATCH_BYTES)
+		json_write(out, jw_len(w), out->batch_lines);
+}
+
+/* fflush() the JSON stream (a buffered one: a terminal, a memory stream). */
+static void json_fflush(struct it_out *out)
+{
+	errno = 0;
+	if (fflush(out->json))
+		json_lost(out, 0, 1);
 }
 
 void out_flush(struct it_out *out)
 {
 	if (out->json && jw_len(&out->w)) {
-		json_write(out, jw_len(&out->w));
-		if (fflush(out->json))
-			out->error = -EIO;
+		json_write(out, jw_len(&out->w), out->batch_lines);
+		json_fflush(out);
 	}
 }
 
@@ -207,8 +266,8 @@ void out_free(struct it_out *out)
 		return;
 	/* daemon.c frees out before it closes the file: the last lines go now */
 	if (out->json && jw_len(&out->w)) {
-		json_write(out, jw_len(&out->w));
-		fflush(out->json);
+		json_write(out, jw_len(&out->w), out->batch_lines);
+		json_fflush(out);
 	}
 	for (int i = 0; i < out->nr_st; i++) {
 		lhist_free(out->st[i].ival);
@@ -227,6 +286,11 @@ uint64_t out_requests(const struct it_out *out)
 int out_error(const struct it_out *out)
 {
 	return out->error;
+}
+
+uint64_t out_json_lost(const struct it_out *out)
+{
+	return out->json_lost;
 }
 
 /* ---- stage statistics ---- */
@@ -741,6 +805,7 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 	jw_obj_end(w);
 	jw_u64(w, "requests", out->requests);
 	jw_u64(w, "unjoined", in->corr->unjoined);
+	jw_u64(w, "output_lost", out->json_lost);
 	jw_u64(w, "malformed", in->corr->malformed);
 	jw_obj_begin(w, "drops");
 	for (int i = 0; i < IT_NR_DROPS; i++)
@@ -812,8 +877,7 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 	jw_arr_end(w);
 	jw_obj_end(w);
 	json_line_done(out, mark, 1); /* with the requests before it */
-	if (fflush(out->json))
-		out->error = -EIO;
+	json_fflush(out);
 }
 
 static void text_summary(struct it_out *out, const struct out_summary_in *in)
@@ -829,6 +893,9 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 		in->final ? "final" : "interval", in->elapsed_ns / 1e9,
 		(unsigned long long)out->requests, (unsigned long long)in->corr->unjoined,
 		(unsigned long long)drops);
+	if (out->json_lost)
+		fprintf(f, "  output lost: %llu JSON lines (write failed)\n",
+			(unsigned long long)out->json_lost);
 	for (int l = 0; in->skipped && l < IT_L_MAX; l++)
 		if (in->skipped[l])
 			fprintf(f, "  %s: %llu program runs skipped by the kernel (nested)\n",

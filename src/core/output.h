@@ -44,6 +44,9 @@ void out_summary(struct it_out *out, const struct out_summary_in *in);
 void out_flush(struct it_out *out);
 /* Requests written so far, and JSON write errors. */
 uint64_t out_requests(const struct it_out *out);
+/* 0, or -errno of the first failed output write (the exit status says it). */
 int out_error(const struct it_out *out);
+/* JSON lines lost to failed writes (counted, said once, tracing goes on). */
+uint64_t out_json_lost(const struct it_out *out);
 
 #endif /* IT_OUTPUT_H */

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The record path. A finished request's record is reserved in a slot of this
+ * CPU's buffer or, when that is off, busy or full, in the shared ring buffer
+ * (it_reserve), filled in place and published (it_submit). What is lost is
+ * counted: a record that finds no room in `drops` (it_drop), block requests
+ * issued and completed in `counters` (it_count), whose difference is the
+ * completions no program saw. Also here: whether a request leaves a record
+ * at all (sampling at its start, --min-latency at its end), and the header
+ * and task every record carries.
+ */
+#ifndef IT_RECORD_BPF_H
+#define IT_RECORD_BPF_H
+
+#include "config.bpf.h"
+#include "maps.bpf.h"
+
+static __always_inline void it_drop(u32 layer, u32 kind)
+{
+	u32 idx = layer * IT_DROP_KINDS + kind;
+	u64 *v = bpf_map_lookup_elem(&drops, &idx);
+
+	if (v)
+		__sync_fetch_and_add(v, 1); /* programs can nest on one CPU */
+}
+
+/*
+ * Atomic although per CPU: a completion in an interrupt may nest inside a
+ * completion program counting on this CPU, and a plain += would lose one of
+ * the two increments (a false block.missed).
+ */
+static __always_inline void it_count(u32 idx)
+{
+	u64 *v = bpf_map_lookup_elem(&counters, &idx);
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+/*
+ * Where a record is being written: a slot of this CPU's buffer (pos set) or
+ * the shared ring buffer (pos NULL). See struct it_slot_pos.
+ */
+struct it_res {
+	struct it_slot_pos *pos;
+	u64 head;
+};
+
+/*
+ * Never wake user space per record (DESIGN principle 4): the daemon drains
+ * on a timer, and is woken early only once the ring is filling up.
+ */
+static __always_inline u64 it_wake_flags(void)
+{
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+/* This CPU's next free slot, claimed; NULL when busy, full or off. */
+static __always_inline void *it_slot_claim(struct it_res *res)
+{
+	u32 cpu = bpf_get_smp_processor_id(), idx;
+	struct it_slot_pos *p = bpf_map_lookup_elem(&slot_pos, &cpu);
+	void *s = NULL;
+	u64 h;
+
+	if (!p)
+		return NULL;
+	/* xchg: a program preempted or interrupted on this CPU keeps it */
+	if (__sync_lock_test_and_set(&p->busy, 1))
+		return NULL;
+	h = p->head;
+	if (h - *(volatile u64 *)&p->tail <= slot_mask) {
+		idx = (cpu << slot_shift) | (h & slot_mask);
+		s = bpf_map_lookup_elem(&slots, &idx);
+	}
+	if (!s) {
+		p->busy = 0;
+		return NULL;
+	}
+	res->head = h;
+	res->pos = p;
+	return s;
+}
+
+static __always_inline void *it_reserve(struct it_res *res, u32 size, u32 layer)
+{
+	void *p = NULL;
+
+	res->pos = NULL;
+	if (slot_mask && size <= IT_SLOT_SIZE)
+		p = it_slot_claim(res);
+	if (!p)
+		p = bpf_ringbuf_reserve(&events, size, 0);
+	if (!p)
+		it_drop(layer, IT_DROP_RINGBUF);
+	return p;
+}
+
+static __always_inline void it_submit(struct it_res *res, void *rec)
+{
+	struct it_slot_pos *p = res->pos;
+
+	if (!p) {
+		bpf_ringbuf_submit(rec, it_wake_flags());
+		return;
+	}
+	/*
+	 * Publish. Only the claimer writes head, so no atomic is needed for the
+	 * count; what matters is that the record's stores are visible before
+	 * head. x86 is TSO: a plain store is a release, and unlike a locked add
+	 * it does not wait for the record's stores to leave the store buffer
+	 * (cache misses on the slot, ~100-300 ns here: docs/bench.md, "Fourth
+	 * round"). Elsewhere the atomic add is the release.
+	 */
+#if defined(__TARGET_ARCH_x86)
+	asm volatile("" ::: "memory"); /* the compiler keeps the record's stores before */
+	*(volatile u64 *)&p->head = res->head + 1;
+#else
+	__sync_fetch_and_add(&p->head, 1);
+#endif
+	p->busy = 0;
+	/* half full: wake user space once (the daemon drains on a timer otherwise) */
+	if (res->head + 1 - *(volatile u64 *)&p->tail == slot_wake) {
+		struct it_hdr w = { .type = IT_REC_WAKE, .size = sizeof(w) };
+
+		bpf_ringbuf_output(&events, &w, sizeof(w), BPF_RB_FORCE_WAKEUP);
+	}
+}
+
+/* Should a finished request of this latency produce a per-request record? */
+static __always_inline bool it_keep(u32 flags, u64 lat)
+{
+	return (flags & IT_F_SAMPLED) && lat >= min_lat_ns;
+}
+
+/* Sampling decision, taken once per request at its start. */
+static __always_inline u32 it_sample_flag(void)
+{
+	u32 zero = 0;
+	u64 *c;
+
+	if (sample_n <= 1)
+		return IT_F_SAMPLED;
+	c = bpf_map_lookup_elem(&sample_ctr, &zero);
+	if (!c)
+		return 0;
+	*c += 1;
+	return (*c % sample_n) == 0 ? IT_F_SAMPLED : 0;
+}
+
+static __always_inline void it_hdr_init(struct it_hdr *h, u16 type, u16 size)
+{
+	h->type = type;
+	h->size = size;
+	h->cpu = bpf_get_smp_processor_id();
+}
+
+static __always_inline void it_fill_task(struct it_task *t)
+{
+	u64 id = bpf_get_current_pid_tgid();
+
+	t->pid = id >> 32;
+	t->tid = (u32)id;
+	t->cgroup_id = bpf_get_current_cgroup_id();
+	bpf_get_current_comm(t->comm, sizeof(t->comm));
+}
+
+#endif /* IT_RECORD_BPF_H */
