@@ -27,6 +27,9 @@
 #include "core/loader.h"
 #include "core/output.h"
 #include "core/hist.h"
+#include "core/hset.h"
+#include "core/reload.h"
+#include "core/filters.h"
 #include "lib/parse.h"
 #include "mode/mode.h"
 #include "core/recbuf.h"
@@ -35,119 +38,44 @@
 #define DRAIN_NS (50ull * 1000 * 1000) /* timer period: drain the ring */
 #define HOLD_NS (2ull * 1000 * 1000 * 1000) /* how long a block waits for its parent */
 #define WATERMARK_NS (2ull * 1000 * 1000) /* records younger than this wait a drain */
-#define MAX_KHISTS 4096
-
 struct daemon {
-	const struct it_opts *o;
+	const struct it_opts *o; /* &cur */
+	struct it_opts cur; /* in force: the caller's at start, then each reload's */
+	int cur_owned; /* cur's strings are ours (after a reload) */
 	struct it_loader ld;
 	struct ring_buffer *rb;
 	struct recbuf recs; /* per-CPU buffers + ring buffer copies, merged */
 	struct corr *corr;
 	struct it_out *out;
 	FILE *json;
+	FILE *text; /* human output */
 	int epfd, sigfd, tfd;
 	uint64_t start_ns, now_ns, next_summary_ns;
 	uint64_t lost;
-	struct out_khist *khists; /* grown on demand, up to MAX_KHISTS */
-	int cap_khists;
-	int nr_uhists; /* khists built from records (!ld.kern_hists) */
+	struct hset uhists; /* built from records while the BPF side keeps none */
+	struct hset carried; /* the BPF histograms of earlier attaches (reload) */
+	struct hset sum; /* a summary's: the BPF side's + uhists + carried */
+	uint64_t carried_drops[IT_NR_DROPS], carried_skipped[IT_L_MAX];
+	/* records that ended before hists_switch_ns went by kern_hists_before */
+	uint64_t hists_switch_ns;
+	int kern_hists_before;
 	const struct mode_ops *mode; /* guest/host mode, NULL standalone */
 	void *m; /* its state */
 	int mode_fd;
 };
-
-/* Room for entry n of khists (a few keys in practice: no 13 MB up front). */
-static int khists_room(struct daemon *d, int n)
-{
-	struct out_khist *k;
-	int cap;
-
-	if (n < d->cap_khists)
-		return 1;
-	if (n >= MAX_KHISTS)
-		return 0;
-	cap = d->cap_khists ? d->cap_khists * 2 : 16;
-	k = realloc(d->khists, (size_t)cap * sizeof(*k));
-	if (!k)
-		return 0;
-	d->khists = k;
-	d->cap_khists = cap;
-	return 1;
-}
-
-/*
- * When every request leaves a record (no --sample, no --min-latency) the BPF
- * programs skip their histogram update and the same log2 histograms are
- * built here, from the records, with the same keys and stages.
- */
-static struct it_hist_val *uhist_get(struct daemon *d, uint32_t dev, int layer, int op, int kind)
-{
-	struct it_hist_key k = { .dev = dev, .layer = layer, .op = op, .kind = kind };
-
-	for (int i = d->nr_uhists - 1; i >= 0; i--)
-		if (!memcmp(&d->khists[i].key, &k, sizeof(k)))
-			return &d->khists[i].val;
-	if (!khists_room(d, d->nr_uhists))
-		return NULL;
-	memset(&d->khists[d->nr_uhists], 0, sizeof(d->khists[0]));
-	d->khists[d->nr_uhists].key = k;
-	return &d->khists[d->nr_uhists++].val;
-}
-
-static void uhist_add(struct it_hist_val *v, int stage, uint64_t ns)
-{
-	struct it_hist *h = &v->st[stage];
-
-	h->slots[ns > 1 ? 63 - __builtin_clzll(ns) : 0]++;
-	h->count++;
-	h->sum_ns += ns;
-}
-
-static void uhist_record(struct daemon *d, const void *data, size_t size)
-{
-	const struct it_hdr *hdr = data;
-	struct it_hist_val *v;
-
-	if (size < sizeof(*hdr))
-		return;
-	if (hdr->type == IT_REC_SYSCALL && size >= sizeof(struct it_syscall_rec)) {
-		const struct it_syscall_rec *r = data;
-
-		v = uhist_get(d, r->dev, IT_L_SYSCALL, r->op, IT_HK_PLAIN);
-		if (!v)
-			return;
-		uhist_add(v, IT_ST_TOTAL, r->exit_ns - r->enter_ns);
-		if (r->flags & IT_F_SCHED_SW)
-			uhist_add(v, IT_ST_OFFCPU, r->offcpu_ns);
-		if (r->flags & IT_F_SCHED_CNT)
-			uhist_add(v, IT_ST_RUNQ, r->runq_ns);
-	} else if (hdr->type == IT_REC_URING && size >= sizeof(struct it_uring_rec)) {
-		const struct it_uring_rec *r = data;
-
-		v = uhist_get(d, r->dev, IT_L_SYSCALL, r->op, IT_HK_URING);
-		if (v)
-			uhist_add(v, IT_ST_TOTAL, r->complete_ns - r->submit_ns);
-	} else if (hdr->type == IT_REC_BLOCK && size >= sizeof(struct it_block_rec)) {
-		const struct it_block_rec *r = data;
-
-		v = uhist_get(d, r->dev, IT_L_BLOCK, r->op, IT_HK_PLAIN);
-		if (!v)
-			return;
-		uhist_add(v, IT_ST_Q2C, r->c_ns - r->q_ns);
-		if (r->d_ns) {
-			uhist_add(v, IT_ST_D2C, r->c_ns - r->d_ns);
-			uhist_add(v, IT_ST_Q2D, r->d_ns - r->q_ns);
-		}
-	}
-}
 
 /* recbuf_fn: one record, in end-time order. */
 static void on_record(void *ctx, void *data, size_t size)
 {
 	struct daemon *d = ctx;
 
-	if (!d->ld.kern_hists)
-		uhist_record(d, data, size);
+	int kern = d->ld.kern_hists;
+
+	/* a reload switched the histograms: this record may be from before */
+	if (d->hists_switch_ns && recbuf_end_ns(data, size) < d->hists_switch_ns)
+		kern = d->kern_hists_before;
+	if (!kern)
+		hset_record(&d->uhists, data, size);
 	if (d->m && d->mode->record && d->mode->record(d->m, data, size))
 		return;
 	if (corr_feed(d->corr, data, size, d->now_ns))
@@ -190,7 +118,7 @@ static void mode_run(struct daemon *d)
 static void drain(struct daemon *d, int final)
 {
 	d->now_ns = it_mono_ns();
-	if (ring_buffer__consume(d->rb) < 0)
+	if (d->rb && ring_buffer__consume(d->rb) < 0)
 		d->lost++;
 	recbuf_drain(&d->recs, final ? UINT64_MAX : d->now_ns - WATERMARK_NS, on_record, d);
 	corr_tick(d->corr, d->now_ns);
@@ -213,6 +141,7 @@ static void read_percpu_u64(const struct bpf_map *map, uint64_t *out, uint32_t n
 	free(vals);
 }
 
+/* The drop counters of the attached BPF side (without what was carried). */
 static void read_drops(struct daemon *d, uint64_t *drops)
 {
 	uint64_t cnt[IT_NR_COUNTERS];
@@ -234,29 +163,27 @@ static void sum_hist(struct it_hist_val *dst, const struct it_hist_val *percpu, 
 			log2h_add(&dst->st[s], &percpu[c].st[s]);
 }
 
-static int read_khists(struct daemon *d)
+/* Add the BPF side's histograms (the "hists" map) to dst. */
+static void read_khists(struct daemon *d, struct hset *dst)
 {
-	int fd = bpf_map__fd(d->ld.skel->maps.hists), n = 0;
+	int fd = bpf_map__fd(d->ld.skel->maps.hists);
 	int ncpu = libbpf_num_possible_cpus();
 	struct it_hist_key key, prev;
-	struct it_hist_val *vals;
+	struct it_hist_val *vals, one;
 	int have_prev = 0;
 
 	if (ncpu <= 0)
-		return 0;
+		return;
 	vals = calloc(ncpu, sizeof(*vals));
-	while (vals && khists_room(d, n) &&
-	       !bpf_map_get_next_key(fd, have_prev ? &prev : NULL, &key)) {
+	while (vals && !bpf_map_get_next_key(fd, have_prev ? &prev : NULL, &key)) {
 		if (!bpf_map_lookup_elem(fd, &key, vals)) {
-			d->khists[n].key = key;
-			sum_hist(&d->khists[n].val, vals, ncpu);
-			n++;
+			sum_hist(&one, vals, ncpu);
+			hset_add(dst, &key, &one);
 		}
 		prev = key;
 		have_prev = 1;
 	}
 	free(vals);
-	return n;
 }
 
 static void summary(struct daemon *d, int final)
@@ -271,13 +198,43 @@ static void summary(struct daemon *d, int final)
 		.skipped = skipped,
 	};
 
-	it_loader_skipped(&d->ld, skipped);
-	read_drops(d, drops);
-	in.nr_khists = d->ld.kern_hists ? read_khists(d) : d->nr_uhists;
-	in.khists = d->khists; /* after read_khists(), which may move it */
+	memset(drops, 0, sizeof(drops));
+	memset(skipped, 0, sizeof(skipped));
+	hset_clear(&d->sum);
+	if (d->ld.skel) { /* NULL only after a failed re-attach */
+		it_loader_skipped(&d->ld, skipped);
+		read_drops(d, drops);
+		read_khists(d, &d->sum);
+	}
+	for (int i = 0; i < IT_NR_DROPS; i++)
+		drops[i] += d->carried_drops[i];
+	for (int i = 0; i < IT_L_MAX; i++)
+		skipped[i] += d->carried_skipped[i];
+	hset_merge(&d->sum, &d->uhists);
+	hset_merge(&d->sum, &d->carried);
+	in.khists = d->sum.v;
+	in.nr_khists = d->sum.n;
 	out_summary(d->out, &in);
 	if (d->m && d->mode->summary)
 		d->mode->summary(d->m, final);
+}
+
+/* Add (EPOLL_CTL_ADD) or remove (EPOLL_CTL_DEL) the ring buffer's and the mode's fds. */
+static int watch_bpf(struct daemon *d, int op)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	ev.data.fd = ring_buffer__epoll_fd(d->rb);
+	if (epoll_ctl(d->epfd, op, ev.data.fd, &ev) && op == EPOLL_CTL_ADD)
+		return -errno;
+	if (op == EPOLL_CTL_ADD)
+		d->mode_fd = d->m && d->mode->epoll_fd ? d->mode->epoll_fd(d->m) : -1;
+	ev.data.fd = d->mode_fd;
+	if (d->mode_fd >= 0 && epoll_ctl(d->epfd, op, d->mode_fd, &ev) && op == EPOLL_CTL_ADD)
+		return -errno;
+	if (op == EPOLL_CTL_DEL)
+		d->mode_fd = -1;
+	return 0;
 }
 
 static int setup_fds(struct daemon *d)
@@ -305,14 +262,7 @@ static int setup_fds(struct daemon *d)
 	ev.data.fd = d->tfd;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->tfd, &ev))
 		return -errno;
-	ev.data.fd = ring_buffer__epoll_fd(d->rb);
-	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
-		return -errno;
-	d->mode_fd = d->m && d->mode->epoll_fd ? d->mode->epoll_fd(d->m) : -1;
-	ev.data.fd = d->mode_fd;
-	if (d->mode_fd >= 0 && epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->mode_fd, &ev))
-		return -errno;
-	return 0;
+	return watch_bpf(d, EPOLL_CTL_ADD);
 }
 
 /* Returns 1 to stop. */
@@ -332,6 +282,20 @@ static int on_timer(struct daemon *d)
 	return d->o->duration_ns && d->now_ns - d->start_ns >= d->o->duration_ns;
 }
 
+static int daemon_reload(struct daemon *d);
+
+/* The signalfd is readable. Returns 1 to stop (SIGINT, SIGTERM, a failed re-attach). */
+static int on_signal(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	if (read(d->sigfd, &si, sizeof(si)) != sizeof(si))
+		return 0;
+	if (si.ssi_signo == SIGHUP)
+		return daemon_reload(d) < 0;
+	return 1;
+}
+
 static int loop(struct daemon *d)
 {
 	struct epoll_event evs[4];
@@ -345,20 +309,15 @@ static int loop(struct daemon *d)
 				continue;
 			return -errno;
 		}
-		for (int i = 0; i < n; i++) {
-			if (evs[i].data.fd == d->sigfd) {
-				struct signalfd_siginfo si;
-
-				if (read(d->sigfd, &si, sizeof(si)) == sizeof(si) &&
-				    si.ssi_signo != SIGHUP)
-					stop = 1;
-			} else if (evs[i].data.fd == d->tfd) {
+		for (int i = 0; i < n && !stop; i++) {
+			if (evs[i].data.fd == d->sigfd)
+				stop = on_signal(d);
+			else if (evs[i].data.fd == d->tfd)
 				stop |= on_timer(d);
-			} else if (evs[i].data.fd == d->mode_fd) {
+			else if (evs[i].data.fd == d->mode_fd)
 				mode_run(d);
-			} else {
+			else
 				drain(d, 0); /* woken early: the ring is filling up */
-			}
 		}
 	}
 	return 0;
@@ -389,23 +348,283 @@ static const struct mode_ops *mode_of(const struct it_opts *o)
 	return NULL;
 }
 
-int it_daemon_run(const struct it_opts *uo)
+/* The mode's adjustments to a copy of the options (host: the QEMU pids). 0 or -errno. */
+static int mode_prepare(struct it_opts *o, FILE *err)
 {
-	struct daemon d = { .epfd = -1, .sigfd = -1, .tfd = -1, .mode_fd = -1 };
-	struct it_opts mo = *uo; /* shallow: the strings stay uo's */
-	const struct it_opts *o = &mo;
-	FILE *text = stdout;
+	const struct mode_ops *m = mode_of(o);
+
+	return m && m->prepare ? m->prepare(o, err) : 0;
+}
+
+/* Load and attach, and map the record buffers: at start and on a re-attach. */
+static int bpf_up(struct daemon *d)
+{
 	void *slots, *pos;
 	int ret;
 
-	d.o = o;
-	log_set_level(o->verbose, 0);
-	d.mode = mode_of(uo);
-	if (d.mode && d.mode->prepare) {
-		ret = d.mode->prepare(&mo, stderr);
-		if (ret)
-			return ret == -EINVAL ? 2 : 1; /* bad input: usage exit status */
+	ret = it_loader_start(&d->ld, d->o, stderr);
+	if (ret)
+		return ret;
+	d->rb = ring_buffer__new(bpf_map__fd(d->ld.skel->maps.events), on_ring_record, d, NULL);
+	if (!d->rb) {
+		ret = -errno;
+		it_err("cannot set up the ring buffer: %s", strerror(errno));
+		return ret;
 	}
+	ret = it_loader_map_slots(&d->ld, &slots, &pos);
+	if (ret) {
+		it_err("cannot map the record buffers: %s", strerror(-ret));
+		return ret;
+	}
+	recbuf_init(&d->recs, d->ld.ncpu, d->ld.slot_shift, slots, pos);
+	return 0;
+}
+
+/* Report what attached, and start the guest or host mode on it. */
+static int bpf_connect(struct daemon *d)
+{
+	struct mode_env env = { .o = d->o, .ld = &d->ld, .out = d->out, .json = d->json,
+				.text = d->text };
+
+	report_attach(d);
+	d->mode = mode_of(d->o);
+	if (d->mode) {
+		d->m = d->mode->start(&env);
+		if (!d->m)
+			return -EINVAL;
+	}
+	/* Loading parsed the kernel's BTF (MBs, freed since): give the heap back. */
+	malloc_trim(0);
+	return 0;
+}
+
+/* Undo bpf_connect() and bpf_up() (safe on partial ones). */
+static void bpf_down(struct daemon *d)
+{
+	if (d->m)
+		d->mode->stop(d->m);
+	d->m = NULL;
+	ring_buffer__free(d->rb);
+	d->rb = NULL;
+	recbuf_free(&d->recs);
+	memset(&d->recs, 0, sizeof(d->recs)); /* its buffers are unmapped below */
+	it_loader_stop(&d->ld);
+}
+
+static int open_json(struct daemon *d)
+{
+	const char *path = d->o->json_path;
+
+	d->text = stdout;
+	if (!path)
+		return 0;
+	if (!strcmp(path, "-")) {
+		d->json = stdout;
+		d->text = stderr;
+		return 0;
+	}
+	d->json = fopen(path, "w");
+	if (!d->json) {
+		it_err("--json: cannot open '%s': %s", path, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* ---- reload (SIGHUP; docs/config.md) ---- */
+
+/*
+ * The options again: defaults, the config file, the command line over it,
+ * and the mode's prepare. 0, or -EINVAL with the first error line in why.
+ */
+static int reload_read(struct daemon *d, struct it_opts *n, char *why, size_t len)
+{
+	char *msg = NULL;
+	size_t msg_len = 0;
+	FILE *err = open_memstream(&msg, &msg_len);
+	const char *m;
+	int ret = -ENOMEM;
+
+	cli_defaults(n);
+	n->sysfs_root = d->o->sysfs_root;
+	n->config_default = d->o->config_default;
+	if (err) {
+		ret = cli_parse(d->o->argc, d->o->argv, n, err, err) == CLI_RUN ? 0 : -EINVAL;
+		if (!ret && mode_prepare(n, err))
+			ret = -EINVAL;
+		fclose(err);
+	}
+	if (ret) {
+		m = msg && *msg ? msg : strerror(-ret);
+		if (!strncmp(m, "iotracer: ", 10))
+			m += 10;
+		snprintf(why, len, "%.*s", (int)strcspn(m, "\n"), m);
+	}
+	free(msg);
+	return ret;
+}
+
+/* *n becomes the options in force (d->cur stays put: the mode points to it). */
+static void reload_adopt(struct daemon *d, struct it_opts *n)
+{
+	if (d->cur_owned)
+		cli_free(&d->cur);
+	d->cur = *n;
+	d->cur_owned = 1;
+	memset(n, 0, sizeof(*n));
+}
+
+/* Filters only: BPF globals and maps, in place, no link touched. 0: *n adopted. */
+static int reload_filters(struct daemon *d, struct it_opts *n, const struct reload_plan *p)
+{
+	int before = d->ld.kern_hists;
+	char *msg = NULL;
+	size_t len = 0;
+	FILE *err = open_memstream(&msg, &len);
+	int ret = err ? it_filters_apply(&d->ld, n, err) : -ENOMEM;
+
+	if (err)
+		fclose(err);
+	if (ret) {
+		const char *m = msg && *msg ? msg : strerror(-ret);
+
+		if (!strncmp(m, "iotracer: ", 10))
+			m += 10;
+		it_warn("reload: %.*s; the running configuration stays", (int)strcspn(m, "\n"), m);
+	} else {
+		if (d->ld.kern_hists != before) {
+			d->hists_switch_ns = it_mono_ns();
+			d->kern_hists_before = before;
+		}
+		reload_adopt(d, n);
+		it_note("reload: changed in place: %s", p->what[RELOAD_FILTER]);
+	}
+	free(msg);
+	return ret;
+}
+
+/* Keep the attached BPF side's histograms, drops and skipped runs for the summaries. */
+static void carry_counters(struct daemon *d)
+{
+	uint64_t drops[IT_NR_DROPS], skipped[IT_L_MAX];
+
+	read_drops(d, drops);
+	it_loader_skipped(&d->ld, skipped);
+	for (int i = 0; i < IT_NR_DROPS; i++)
+		d->carried_drops[i] += drops[i];
+	for (int i = 0; i < IT_L_MAX; i++)
+		d->carried_skipped[i] += skipped[i];
+	read_khists(d, &d->carried);
+}
+
+/* Detach everything, read what the old buffers hold, then load and attach d->cur's set. */
+static int reattach(struct daemon *d)
+{
+	int ret;
+
+	if (d->rb) {
+		it_loader_detach(&d->ld);
+		drain(d, 1);
+		watch_bpf(d, EPOLL_CTL_DEL);
+		carry_counters(d);
+	}
+	bpf_down(d);
+	d->hists_switch_ns = 0;
+	ret = bpf_up(d);
+	if (!ret)
+		ret = bpf_connect(d);
+	if (!ret)
+		ret = watch_bpf(d, EPOLL_CTL_ADD);
+	return ret;
+}
+
+/*
+ * A change that needs new programs or buffers. 0: *n adopted; 1: it failed
+ * and the previous configuration is attached again; -errno: nothing is.
+ */
+static int reload_reattach(struct daemon *d, struct it_opts *n, const struct reload_plan *p)
+{
+	struct it_opts old = d->cur;
+	int old_owned = d->cur_owned, ret;
+
+	d->cur = *n;
+	d->cur_owned = 1;
+	memset(n, 0, sizeof(*n));
+	ret = reattach(d);
+	if (!ret) {
+		if (old_owned)
+			cli_free(&old);
+		it_note("reload: %s changed: re-attached (%s)%s%s", p->names[RELOAD_REATTACH],
+			p->what[RELOAD_REATTACH], p->nr[RELOAD_FILTER] ? "; also " : "",
+			p->what[RELOAD_FILTER]);
+		return 0;
+	}
+	it_err("reload: re-attach failed (%s): attaching the previous configuration again",
+	       strerror(-ret));
+	cli_free(&d->cur);
+	d->cur = old;
+	d->cur_owned = old_owned;
+	ret = reattach(d);
+	if (ret)
+		it_err("reload: cannot attach the previous configuration either: stopping");
+	return ret ? ret : 1;
+}
+
+/* SIGHUP. Returns -errno only when the daemon cannot go on (nothing attached). */
+static int daemon_reload(struct daemon *d)
+{
+	const char *file = d->o->config_path ? d->o->config_path : "(no config file)";
+	struct reload_plan p;
+	struct it_opts n;
+	char why[512];
+	int ret = 0, adopted = 0;
+
+	if (reload_read(d, &n, why, sizeof(why))) {
+		it_warn("reload: %s; the running configuration stays", why);
+		cli_free(&n);
+		return 0;
+	}
+	reload_plan(d->o, &n, &p);
+	if (p.nr[RELOAD_START])
+		it_warn("reload: %s: read at start only, unchanged until a restart",
+			p.names[RELOAD_START]);
+	if (reload_keep_start_only(d->o, &n)) {
+		it_warn("reload: out of memory; the running configuration stays");
+		cli_free(&n);
+		return 0;
+	}
+	if (p.nr[RELOAD_REATTACH]) {
+		ret = reload_reattach(d, &n, &p);
+		adopted = !ret;
+		ret = ret < 0 ? ret : 0;
+	} else if (p.nr[RELOAD_FILTER]) {
+		adopted = !reload_filters(d, &n, &p);
+	} else if (p.nr[RELOAD_TIMING]) {
+		reload_adopt(d, &n);
+		adopted = 1;
+	} else if (!p.nr[RELOAD_START]) {
+		it_note("reload: %s: nothing changed", file);
+	}
+	if (adopted && p.nr[RELOAD_TIMING]) {
+		/* the summary period starts again from now */
+		d->next_summary_ns = it_mono_ns() + d->o->interval_ns;
+		it_note("reload: %s", p.what[RELOAD_TIMING]);
+	}
+	cli_free(&n);
+	return ret;
+}
+
+int it_daemon_run(const struct it_opts *uo)
+{
+	struct daemon d = { .epfd = -1, .sigfd = -1, .tfd = -1, .mode_fd = -1 };
+	int ret;
+
+	d.cur = *uo; /* shallow: the strings stay uo's until a reload */
+	d.o = &d.cur;
+	log_set_level(d.o->verbose, 0);
+	ret = mode_prepare(&d.cur, stderr);
+	if (ret)
+		return ret == -EINVAL ? 2 : 1; /* bad input: usage exit status */
 
 	/*
 	 * Loading parses the kernel's BTF (several MB, freed after load). A fixed
@@ -413,52 +632,23 @@ int it_daemon_run(const struct it_opts *uo)
 	 * the kernel instead of staying resident in a fragmented heap.
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-	ret = it_loader_start(&d.ld, o, stderr);
+	ret = bpf_up(&d);
+	if (!ret)
+		ret = open_json(&d);
 	if (ret)
 		goto out;
-	if (o->json_path) {
-		if (!strcmp(o->json_path, "-")) {
-			d.json = stdout;
-			text = stderr;
-		} else {
-			d.json = fopen(o->json_path, "w");
-			if (!d.json) {
-				ret = -errno;
-				it_err("--json: cannot open '%s': %s",
-					o->json_path, strerror(errno));
-				goto out;
-			}
-		}
-	}
 	d.start_ns = d.now_ns = it_mono_ns();
-	d.next_summary_ns = d.start_ns + o->interval_ns;
-	d.out = out_new(o, text, d.json, d.start_ns);
+	d.next_summary_ns = d.start_ns + d.o->interval_ns;
+	d.out = out_new(d.o, d.text, d.json, d.start_ns);
 	d.corr = d.out ? corr_new(on_request, &d, HOLD_NS, 0) : NULL;
-	d.rb = ring_buffer__new(bpf_map__fd(d.ld.skel->maps.events), on_ring_record, &d, NULL);
-	ret = it_loader_map_slots(&d.ld, &slots, &pos);
-	if (ret) {
-		it_err("cannot map the record buffers: %s", strerror(-ret));
-		goto out;
-	}
-	recbuf_init(&d.recs, d.ld.ncpu, d.ld.slot_shift, slots, pos);
-	if (!d.out || !d.corr || !d.rb) {
+	if (!d.out || !d.corr) {
 		ret = -ENOMEM;
 		it_err("cannot set up the event loop: %s", strerror(errno));
 		goto out;
 	}
-	report_attach(&d);
-	if (d.mode) {
-		struct mode_env env = { .o = o, .ld = &d.ld, .out = d.out, .json = d.json,
-					.text = text };
-
-		d.m = d.mode->start(&env);
-		if (!d.m) {
-			ret = -EINVAL;
-			goto out;
-		}
-	}
-	/* Loading parsed the kernel's BTF (MBs, freed since): give the heap back. */
-	malloc_trim(0);
+	ret = bpf_connect(&d);
+	if (ret)
+		goto out;
 	ret = setup_fds(&d);
 	if (ret) {
 		it_err("cannot set up the event loop: %s", strerror(-ret));
@@ -472,7 +662,7 @@ int it_daemon_run(const struct it_opts *uo)
 	if (d.m)
 		d.mode->stop(d.m);
 	d.m = NULL;
-	if (o->verbose)
+	if (d.o->verbose && d.ld.skel)
 		it_loader_prog_stats(&d.ld, stderr);
 	if (out_error(d.out) && !ret) {
 		ret = out_error(d.out);
@@ -480,13 +670,12 @@ int it_daemon_run(const struct it_opts *uo)
 		       (unsigned long long)out_json_lost(d.out), strerror(-ret));
 	}
 out:
-	if (d.m)
-		d.mode->stop(d.m);
-	ring_buffer__free(d.rb);
-	recbuf_free(&d.recs);
+	bpf_down(&d);
 	corr_free(d.corr);
 	out_free(d.out);
-	free(d.khists);
+	hset_free(&d.uhists);
+	hset_free(&d.carried);
+	hset_free(&d.sum);
 	if (d.json && d.json != stdout)
 		fclose(d.json);
 	if (d.epfd >= 0)
@@ -495,6 +684,7 @@ out:
 		close(d.sigfd);
 	if (d.tfd >= 0)
 		close(d.tfd);
-	it_loader_stop(&d.ld);
+	if (d.cur_owned)
+		cli_free(&d.cur);
 	return ret ? 1 : 0;
 }

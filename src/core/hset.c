@@ -65,3 +65,57 @@ void hset_free(struct hset *s)
 	free(s->v);
 	memset(s, 0, sizeof(*s));
 }
+
+static struct it_hist_val *hset_at(struct hset *s, uint32_t dev, int layer, int op, int kind)
+{
+	struct it_hist_key k = { .dev = dev, .layer = layer, .op = op, .kind = kind };
+
+	return hset_get(s, &k);
+}
+
+static void hset_count(struct it_hist_val *v, int stage, uint64_t ns)
+{
+	struct it_hist *h = &v->st[stage];
+
+	h->slots[ns > 1 ? 63 - __builtin_clzll(ns) : 0]++;
+	h->count++;
+	h->sum_ns += ns;
+}
+
+void hset_record(struct hset *s, const void *data, size_t size)
+{
+	const struct it_hdr *hdr = data;
+	struct it_hist_val *v;
+
+	if (size < sizeof(*hdr))
+		return;
+	if (hdr->type == IT_REC_SYSCALL && size >= sizeof(struct it_syscall_rec)) {
+		const struct it_syscall_rec *r = data;
+
+		v = hset_at(s, r->dev, IT_L_SYSCALL, r->op, IT_HK_PLAIN);
+		if (!v)
+			return;
+		hset_count(v, IT_ST_TOTAL, r->exit_ns - r->enter_ns);
+		if (r->flags & IT_F_SCHED_SW)
+			hset_count(v, IT_ST_OFFCPU, r->offcpu_ns);
+		if (r->flags & IT_F_SCHED_CNT)
+			hset_count(v, IT_ST_RUNQ, r->runq_ns);
+	} else if (hdr->type == IT_REC_URING && size >= sizeof(struct it_uring_rec)) {
+		const struct it_uring_rec *r = data;
+
+		v = hset_at(s, r->dev, IT_L_SYSCALL, r->op, IT_HK_URING);
+		if (v)
+			hset_count(v, IT_ST_TOTAL, r->complete_ns - r->submit_ns);
+	} else if (hdr->type == IT_REC_BLOCK && size >= sizeof(struct it_block_rec)) {
+		const struct it_block_rec *r = data;
+
+		v = hset_at(s, r->dev, IT_L_BLOCK, r->op, IT_HK_PLAIN);
+		if (!v)
+			return;
+		hset_count(v, IT_ST_Q2C, r->c_ns - r->q_ns);
+		if (r->d_ns) {
+			hset_count(v, IT_ST_D2C, r->c_ns - r->d_ns);
+			hset_count(v, IT_ST_Q2D, r->d_ns - r->q_ns);
+		}
+	}
+}

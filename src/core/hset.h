@@ -8,6 +8,8 @@
 #ifndef IT_HSET_H
 #define IT_HSET_H
 
+#include <stddef.h>
+
 #include "core/output.h"
 
 #define HSET_MAX 4096 /* keys; more are not counted */
@@ -23,6 +25,11 @@ struct it_hist_val *hset_get(struct hset *s, const struct it_hist_key *k);
 int hset_add(struct hset *dst, const struct it_hist_key *k, const struct it_hist_val *val);
 /* Every entry of src into dst. */
 void hset_merge(struct hset *dst, const struct hset *src);
+/*
+ * Count one record (struct it_*_rec) into the histograms the BPF side keeps
+ * when records are filtered: same keys, same stages.
+ */
+void hset_record(struct hset *s, const void *data, size_t size);
 /* Forget the entries (keep the memory). */
 void hset_clear(struct hset *s);
 void hset_free(struct hset *s);

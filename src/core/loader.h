@@ -72,6 +72,8 @@ void it_loader_skipped(const struct it_loader *ld, uint64_t skipped[IT_L_MAX]);
 void it_loader_prog_stats(const struct it_loader *ld, FILE *f);
 /* Sum of run_cnt / run_time_ns over the loaded programs (bpf_stats_enabled). */
 void it_loader_run_totals(const struct it_loader *ld, uint64_t *runs, uint64_t *ns);
+/* Destroy the links only: no program runs any more (a re-attach reads what is left). */
+void it_loader_detach(struct it_loader *ld);
 /* Destroy links and the skeleton; safe on a partly started loader. */
 void it_loader_stop(struct it_loader *ld);
 
