@@ -265,7 +265,8 @@ out:
 	return ret;
 }
 
-static int cli_pid_item(int opt, const char *item, const char *arg, struct it_opts *o, const struct cli_src *src)
+static int cli_pid_item(int opt, const char *item, const char *arg, struct it_opts *o,
+			const struct cli_src *src)
 {
 	uint64_t pid;
 
@@ -278,7 +279,8 @@ static int cli_pid_item(int opt, const char *item, const char *arg, struct it_op
 	return CLI_RUN;
 }
 
-static int cli_dev_item(int opt, const char *item, const char *arg, struct it_opts *o, const struct cli_src *src)
+static int cli_dev_item(int opt, const char *item, const char *arg, struct it_opts *o,
+			const struct cli_src *src)
 {
 	uint32_t kdev;
 	int ret;
@@ -342,7 +344,8 @@ static int cli_mode(const struct cli_src *src, int opt, const char *arg, struct 
 	return cli_bad(src, opt, "bad mode '%s' (expected standalone, guest or host)", arg);
 }
 
-static int cli_duration(const struct cli_src *src, int opt, const char *arg, int positive, uint64_t *ns)
+static int cli_duration(const struct cli_src *src, int opt, const char *arg, int positive,
+			uint64_t *ns)
 {
 	uint64_t v;
 

@@ -26,15 +26,15 @@ static const struct config_section {
 	const char *name;
 	const char *const *keys;
 } sections[] = {
-	{ "", (const char *const[]){ "layers", "pid", "comm", "cgroup", "dev", "file",
-				     "min-latency", "sample", "duration", "interval", "json",
-				     "no-live", "ring-size", "quiet", "verbose", "sched-switch",
-				     NULL } },
-	{ "link", (const char *const[]){ "link", "listen", "link-key", "name", "mode", "qemu-pid",
-					 NULL } },
+	{ "",
+	  (const char *const[]){ "layers", "pid", "comm", "cgroup", "dev", "file", "min-latency",
+				 "sample", "duration", "interval", "json", "no-live", "ring-size",
+				 "quiet", "verbose", "sched-switch", NULL } },
+	{ "link",
+	  (const char *const[]){ "link", "listen", "link-key", "name", "mode", "qemu-pid", NULL } },
 	{ "metrics", (const char *const[]){ "metrics", NULL } },
-	{ "record", (const char *const[]){ "record", "record-max", "record-size", "record-age",
-					   NULL } },
+	{ "record",
+	  (const char *const[]){ "record", "record-max", "record-size", "record-age", NULL } },
 };
 
 #define NR_SECTIONS ((int)(sizeof(sections) / sizeof(sections[0])))

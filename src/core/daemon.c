@@ -497,6 +497,8 @@ static int reload_filters(struct daemon *d, struct it_opts *n, const struct relo
 			d->kern_hists_before = before;
 		}
 		reload_adopt(d, n);
+		if (d->m && d->mode->reload)
+			d->mode->reload(d->m);
 		it_note("reload: changed in place: %s", p->what[RELOAD_FILTER]);
 	}
 	free(msg);

@@ -71,8 +71,11 @@ static const char *conf(char *path, size_t n, const char *name, const char *text
 
 static int setup(void)
 {
-	static const char *const dirs[] = { "sys", "sys/class", "sys/class/block",
-					    "sys/class/block/loop0", "sys/class/block/loop1",
+	static const char *const dirs[] = { "sys",
+					    "sys/class",
+					    "sys/class/block",
+					    "sys/class/block/loop0",
+					    "sys/class/block/loop1",
 					    "cg" };
 	char path[PATH_MAX];
 	int err = 0;
@@ -197,10 +200,12 @@ static void test_config_bad_value(void)
 	bad_file("val1.conf", "# x\ndev = loop0\nmin-latency = abc\n",
 		 ":3: min-latency: bad duration 'abc' (expected e.g. 250us, 10ms, 2s)");
 	bad_file("val2.conf", "dev = loop9\n", ":1: dev: no block device 'loop9'");
-	bad_file("val3.conf", "no-live = maybe\n", ":1: no-live: bad value 'maybe' (expected yes or no)");
+	bad_file("val3.conf", "no-live = maybe\n",
+		 ":1: no-live: bad value 'maybe' (expected yes or no)");
 	bad_file("val4.conf", "\n\n[link]\nmode = sideways\n",
 		 ":4: mode: bad mode 'sideways' (expected standalone, guest or host)");
-	bad_file("val5.conf", "sample =\n", ":1: sample: bad sample rate '' (expected N >= 1: 1 in N)");
+	bad_file("val5.conf", "sample =\n",
+		 ":1: sample: bad sample rate '' (expected N >= 1: 1 in N)");
 }
 
 static void test_config_cannot_read(void)
@@ -209,7 +214,8 @@ static void test_config_cannot_read(void)
 	struct run r;
 
 	snprintf(path, sizeof(path), "%s/none.conf", tmpdir);
-	snprintf(want, sizeof(want), "iotracer: %s: cannot read: No such file or directory\n", path);
+	snprintf(want, sizeof(want), "iotracer: %s: cannot read: No such file or directory\n",
+		 path);
 	RUN(&r, "--config", path);
 	ASSERT_EQ(r.ret, CLI_USAGE, "ret");
 	ASSERT_STREQ(r.err, want, "message");
@@ -393,7 +399,8 @@ static void test_config_shipped_example(void)
 	/* and it documents every option that has a config key */
 	for (int s = 0; config_section_keys(s, &sect); s++)
 		for (const char *const *key = config_section_keys(s, &sect); *key; key++)
-			if (cli_code_of(*key, &tv) >= 0 && !ASSERT_TRUE(example_shows(&sh, *key), *key))
+			if (cli_code_of(*key, &tv) >= 0 &&
+			    !ASSERT_TRUE(example_shows(&sh, *key), *key))
 				return;
 }
 
