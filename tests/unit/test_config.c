@@ -4,109 +4,19 @@
  * through cli_parse() as the daemon does (file first, command line over it),
  * and the shipped example configs/iotracer.conf.
  */
-#include <errno.h>
-#include <limits.h>
-#include <stdlib.h>
-#include <unistd.h>
-#include <sys/stat.h>
-
 #include "unit.h"
 #include "iotracer.h"
 #include "core/cli.h"
 #include "core/config.h"
+#include "cli_run.h"
 
-#define MAX_ARGS 16
-
-struct run {
-	int ret;
-	char *out, *err;
-	size_t out_len, err_len;
-	struct it_opts o;
-};
-
-static char tmpdir[64]; /* sys/class/block/loop{0,1}, cg/, *.conf */
-static char sysroot[128], cgdir[128], nodefault[128];
-
-/* cli_parse("iotracer" + args) with the fake sysfs and no default file. */
-static void run_argv(struct run *r, const char *def, const char *const *args)
-{
-	char *argv[MAX_ARGS + 2];
-	FILE *out, *err;
-	int argc = 0;
-
-	memset(r, 0, sizeof(*r));
-	cli_defaults(&r->o);
-	r->o.sysfs_root = sysroot;
-	r->o.config_default = def ? def : nodefault;
-	argv[argc++] = (char *)"iotracer";
-	while (*args && argc <= MAX_ARGS)
-		argv[argc++] = (char *)*args++;
-	argv[argc] = NULL;
-	out = open_memstream(&r->out, &r->out_len);
-	err = open_memstream(&r->err, &r->err_len);
-	if (!out || !err)
-		abort();
-	r->ret = cli_parse(argc, argv, &r->o, out, err);
-	fclose(out);
-	fclose(err);
-}
-
-#define RUN(r, ...) run_argv(r, NULL, (const char *const[]){ __VA_ARGS__, NULL })
-
-static void run_free(struct run *r)
-{
-	cli_free(&r->o);
-	free(r->out);
-	free(r->err);
-}
-
-/* Write tmpdir/name with text; returns the path (static buffer per call site). */
+/* Write tmpdir/name with text; returns its path (in path). */
 static const char *conf(char *path, size_t n, const char *name, const char *text)
 {
 	snprintf(path, n, "%s/%s", tmpdir, name);
 	if (unit_write_str(path, text))
 		abort();
 	return path;
-}
-
-static int setup(void)
-{
-	static const char *const dirs[] = { "sys",
-					    "sys/class",
-					    "sys/class/block",
-					    "sys/class/block/loop0",
-					    "sys/class/block/loop1",
-					    "cg" };
-	char path[PATH_MAX];
-	int err = 0;
-
-	strcpy(tmpdir, "/tmp/it_config.XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return -errno;
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", tmpdir, dirs[i]);
-		if (mkdir(path, 0755))
-			return -errno;
-	}
-	snprintf(sysroot, sizeof(sysroot), "%s/sys", tmpdir);
-	snprintf(cgdir, sizeof(cgdir), "%s/cg", tmpdir);
-	snprintf(nodefault, sizeof(nodefault), "%s/no-such.conf", tmpdir);
-	snprintf(path, sizeof(path), "%s/class/block/loop0/dev", sysroot);
-	err = err ?: unit_write_str(path, "7:0\n");
-	snprintf(path, sizeof(path), "%s/class/block/loop1/dev", sysroot);
-	err = err ?: unit_write_str(path, "7:1\n");
-	return err;
-}
-
-static void teardown(void)
-{
-	char cmd[PATH_MAX];
-
-	if (strncmp(tmpdir, "/tmp/it_config.", 15))
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd))
-		UNIT_LOG("cannot remove %s\n", tmpdir);
 }
 
 static void test_config_good(void)
@@ -122,6 +32,7 @@ static void test_config_good(void)
 		 "comm = fio\n"
 		 "cgroup = %s\n"
 		 "dev = loop1   # inline comment\n"
+		 "file = %s\n"
 		 "min-latency = 1ms\n"
 		 "sample = 4\n"
 		 "interval = 2s\n"
@@ -134,7 +45,7 @@ static void test_config_good(void)
 		 "qemu-pid = 77\n"
 		 "listen = unix:/tmp/x.sock\n"
 		 "name = h1\n",
-		 cgdir);
+		 cgdir, file);
 	RUN(&r, "--config", conf(path, sizeof(path), "good.conf", text));
 	if (!ASSERT_EQ(r.ret, CLI_RUN, "ret") || !ASSERT_EQ(r.err_len, 0, "no error")) {
 		UNIT_LOG("%s", r.err);
@@ -147,6 +58,7 @@ static void test_config_good(void)
 	ASSERT_STREQ(r.o.cgroup_path, cgdir, "cgroup");
 	ASSERT_EQ(r.o.nr_devs, 1, "devs");
 	ASSERT_EQ(r.o.devs[0], IT_MKDEV(7, 1), "dev");
+	ASSERT_STREQ(r.o.file_path, file, "file");
 	ASSERT_EQ(r.o.min_lat_ns, 1000000, "min latency");
 	ASSERT_EQ(r.o.sample, 4, "sample");
 	ASSERT_EQ(r.o.interval_ns, 2000000000ull, "interval");
@@ -285,22 +197,22 @@ static void test_config_default_file(void)
 
 	conf(path, sizeof(path), "default.conf", "min-latency = 5ms\n");
 	conf(bad, sizeof(bad), "broken.conf", "nonsense = 1\n");
-	run_argv(&r, path, (const char *const[]){ NULL });
+	run_def(&r, path, (const char *const[]){ NULL });
 	ASSERT_EQ(r.ret, CLI_RUN, "default read");
 	ASSERT_EQ(r.o.min_lat_ns, 5000000, "default's value");
 	run_free(&r);
-	run_argv(&r, path, (const char *const[]){ "--no-config", NULL });
+	run_def(&r, path, (const char *const[]){ "--no-config", NULL });
 	ASSERT_EQ(r.ret, CLI_RUN, "--no-config");
 	ASSERT_EQ(r.o.min_lat_ns, 0, "not read");
 	ASSERT_TRUE(r.o.config_path == NULL, "no config path");
 	run_free(&r);
-	run_argv(&r, bad, (const char *const[]){ "--help", NULL });
+	run_def(&r, bad, (const char *const[]){ "--help", NULL });
 	ASSERT_EQ(r.ret, CLI_EXIT_OK, "--help with a broken default file");
 	run_free(&r);
-	run_argv(&r, bad, (const char *const[]){ "--config", path, NULL });
+	run_def(&r, bad, (const char *const[]){ "--config", path, NULL });
 	ASSERT_EQ(r.ret, CLI_RUN, "--config replaces the default");
 	run_free(&r);
-	run_argv(&r, bad, (const char *const[]){ "--config", path, "--no-config", NULL });
+	run_def(&r, bad, (const char *const[]){ "--config", path, "--no-config", NULL });
 	ASSERT_EQ(r.ret, CLI_USAGE, "both");
 	run_free(&r);
 }
@@ -406,9 +318,9 @@ static void test_config_shipped_example(void)
 
 int main(void)
 {
-	if (setup()) {
+	if (run_setup("config")) {
 		printf("FAIL test_config_setup: cannot create the temp dir in /tmp\n");
-		teardown();
+		run_teardown();
 		return 1;
 	}
 	RUN_TEST(test_config_good);
@@ -421,6 +333,6 @@ int main(void)
 	RUN_TEST(test_config_default_file);
 	RUN_TEST(test_config_every_option_has_a_section);
 	RUN_TEST(test_config_shipped_example);
-	teardown();
+	run_teardown();
 	return unit_result();
 }
