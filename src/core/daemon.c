@@ -237,6 +237,19 @@ static int watch_bpf(struct daemon *d, int op)
 	return 0;
 }
 
+/*
+ * A SIGHUP during the load (systemctl reload right after start) would kill
+ * the daemon (its default action): hold it until the signalfd reads it.
+ */
+static void block_hup(void)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+}
+
 static int setup_fds(struct daemon *d)
 {
 	struct itimerspec its = { .it_interval = { 0, DRAIN_NS }, .it_value = { 0, DRAIN_NS } };
@@ -623,6 +636,7 @@ int it_daemon_run(const struct it_opts *uo)
 
 	d.cur = *uo; /* shallow: the strings stay uo's until a reload */
 	d.o = &d.cur;
+	block_hup();
 	log_set_level(d.o->verbose, 0);
 	ret = mode_prepare(&d.cur, stderr);
 	if (ret)
