@@ -38,6 +38,7 @@
 #define DRAIN_NS (50ull * 1000 * 1000) /* timer period: drain the ring */
 #define HOLD_NS (2ull * 1000 * 1000 * 1000) /* how long a block waits for its parent */
 #define WATERMARK_NS (2ull * 1000 * 1000) /* records younger than this wait a drain */
+
 struct daemon {
 	const struct it_opts *o; /* &cur */
 	struct it_opts cur; /* in force: the caller's at start, then each reload's */
@@ -68,7 +69,6 @@ struct daemon {
 static void on_record(void *ctx, void *data, size_t size)
 {
 	struct daemon *d = ctx;
-
 	int kern = d->ld.kern_hists;
 
 	/* a reload switched the histograms: this record may be from before */
@@ -446,6 +446,16 @@ static int open_json(struct daemon *d)
 
 /* ---- reload (SIGHUP; docs/config.md) ---- */
 
+/* The first line of a captured message, without the "iotracer: " prefix (fallback if none). */
+static void first_line(const char *msg, const char *fallback, char *buf, size_t n)
+{
+	const char *m = msg && *msg ? msg : fallback;
+
+	if (!strncmp(m, "iotracer: ", 10))
+		m += 10;
+	snprintf(buf, n, "%.*s", (int)strcspn(m, "\n"), m);
+}
+
 /*
  * The options again: defaults, the config file, the command line over it,
  * and the mode's prepare. 0, or -EINVAL with the first error line in why.
@@ -455,7 +465,6 @@ static int reload_read(struct daemon *d, struct it_opts *n, char *why, size_t le
 	char *msg = NULL;
 	size_t msg_len = 0;
 	FILE *err = open_memstream(&msg, &msg_len);
-	const char *m;
 	int ret = -ENOMEM;
 
 	cli_defaults(n);
@@ -467,12 +476,8 @@ static int reload_read(struct daemon *d, struct it_opts *n, char *why, size_t le
 			ret = -EINVAL;
 		fclose(err);
 	}
-	if (ret) {
-		m = msg && *msg ? msg : strerror(-ret);
-		if (!strncmp(m, "iotracer: ", 10))
-			m += 10;
-		snprintf(why, len, "%.*s", (int)strcspn(m, "\n"), m);
-	}
+	if (ret)
+		first_line(msg, strerror(-ret), why, len);
 	free(msg);
 	return ret;
 }
@@ -491,20 +496,19 @@ static void reload_adopt(struct daemon *d, struct it_opts *n)
 static int reload_filters(struct daemon *d, struct it_opts *n, const struct reload_plan *p)
 {
 	int before = d->ld.kern_hists;
-	char *msg = NULL;
+	char *msg = NULL, line[512];
 	size_t len = 0;
 	FILE *err = open_memstream(&msg, &len);
 	int ret = err ? it_filters_apply(&d->ld, n, err) : -ENOMEM;
 
 	if (err)
 		fclose(err);
+	first_line(msg, strerror(-ret), line, sizeof(line));
 	if (ret) {
-		const char *m = msg && *msg ? msg : strerror(-ret);
-
-		if (!strncmp(m, "iotracer: ", 10))
-			m += 10;
-		it_warn("reload: %.*s; the running configuration stays", (int)strcspn(m, "\n"), m);
+		it_warn("reload: %s; the running configuration stays", line);
 	} else {
+		if (msg && *msg) /* a warning (--file: only the first N files) */
+			it_warn("reload: %s", line);
 		if (d->ld.kern_hists != before) {
 			d->hists_switch_ns = it_mono_ns();
 			d->kern_hists_before = before;
