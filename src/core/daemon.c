@@ -465,7 +465,11 @@ int it_daemon_run(const struct it_opts *uo)
 		goto out;
 	}
 	ret = loop(&d);
-	/* Final: everything still in the ring, then everything still held. */
+	/*
+	 * Detach first, so that no record is written after the last drain; then
+	 * everything still in the buffers, then everything still held.
+	 */
+	it_loader_detach(&d.ld);
 	drain(&d, 1);
 	corr_flush(d.corr);
 	summary(&d, 1);

@@ -61,6 +61,11 @@ int it_loader_hook_hidden(const struct it_loader *ld, int i);
  * both NULL when they are off. Unmapped by it_loader_stop(). 0 or -errno.
  */
 int it_loader_map_slots(struct it_loader *ld, void **slots, void **pos);
+/*
+ * Detach every hook, in parallel (a tracepoint detach waits for a grace
+ * period); maps and programs stay until it_loader_stop(). Idempotent.
+ */
+void it_loader_detach(struct it_loader *ld);
 /* Print the attach report (text). */
 void it_loader_report(const struct it_loader *ld, FILE *f);
 /*
