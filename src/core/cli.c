@@ -294,7 +294,7 @@ static int cli_metrics(FILE *err, int opt, const char *arg, struct it_opts *o)
 
 	if (addr_parse_hostport(arg, &a, why, sizeof(why)))
 		return cli_bad(err, opt,
-			       "bad address '%s': %s (expected e.g. 127.0.0.1:9477, [::1]:9477, :9477)",
+			       "bad address '%s': %s (e.g. 127.0.0.1:9477, [::1]:9477, :9477)",
 			       arg, why);
 	if (cli_setstr(&o->metrics_addr, arg))
 		return cli_bad(err, opt, "out of memory");
