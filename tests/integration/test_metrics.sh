@@ -12,13 +12,14 @@
 #               bucket [2^k, 2^(k+1)) ns holding fio's clat p99 (computed from fio's number;
 #               the neighbour bucket too when fio's p99 is within 5 % of an edge)
 #   p99_kern    the same for the kernel-histogram tracer
+#   grafana     every query of configs/grafana-iotracer.json is accepted by Prometheus
 #   exit        both tracers exit 0 on SIGTERM
 # shellcheck disable=SC2016 # PromQL and jq in single quotes
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin promtool scrape count_rec count_kern p99_rec p99_kern exit
+it_begin promtool scrape count_rec count_kern p99_rec p99_kern grafana exit
 it_require_all curl prometheus promtool ss
 
 NR_IOS=${METRICS_IOS:-8192} # 4k reads: one pass over a 32 MiB region
@@ -134,6 +135,20 @@ for job in rec kern; do
 	check "p99_$job" "histogram_quantile(0.99) = ${q:-none} s, fio p99 $p99 ns: outside [$alo, $ahi] ns" \
 		in_bucket "${q:-nan}" "$alo" "$ahi"
 done
+
+# the dashboard's queries, with its variables set to match anything
+bad=""
+nq=0
+while IFS= read -r expr; do
+	expr=${expr//\$__rate_interval/1m}
+	expr=$(sed -E 's/\$[a-z]+/.*/g' <<<"$expr")
+	st=$(curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" \
+		--data-urlencode "query=$expr" | jq -r '.status + " " + (.error // "")')
+	nq=$((nq + 1))
+	[[ $st == "success " ]] || bad+="'$expr': $st; "
+done < <(jq -r '.panels[].targets[].expr' "$IT_ROOT/configs/grafana-iotracer.json")
+note "grafana: $nq queries"
+check grafana "${bad:-no queries in the dashboard}" test -z "$bad" -a "$nq" -gt 0
 
 why=""
 TRACER_PID=$PID_REC
