@@ -55,6 +55,13 @@ void metrics_sample_u64(FILE *f, const char *name, const struct metrics_label *l
 	metrics_sample(f, name, labels, nr, v);
 }
 
+void metrics_single(FILE *f, const char *name, const char *type, const char *help,
+		    uint64_t value)
+{
+	metrics_family(f, name, type, help);
+	metrics_sample_u64(f, name, NULL, 0, value);
+}
+
 char *metrics_fmt_seconds(uint64_t ns, char *buf, size_t n)
 {
 	uint64_t frac = ns % 1000000000ull;
@@ -101,6 +108,15 @@ static void write_hist(FILE *f, const struct it_hist *h, struct metrics_label l[
 	metrics_sample_u64(f, HIST_NAME "_count", l, 4, total);
 }
 
+/* The layer, dev and op labels of a histogram key into l[0..3). */
+static void key_labels(struct metrics_label *l, const struct out_khist *kh,
+		       const struct metrics_in *in)
+{
+	l[0] = (struct metrics_label){ "layer", out_khist_layer(&kh->key) };
+	l[1] = (struct metrics_label){ "dev", in->dev_name(kh->key.dev, in->dev_ctx) };
+	l[2] = (struct metrics_label){ "op", out_op_name(kh->key.op) };
+}
+
 static void write_hists(FILE *f, const struct metrics_in *in)
 {
 	metrics_family(f, HIST_NAME, "histogram",
@@ -108,12 +124,9 @@ static void write_hists(FILE *f, const struct metrics_in *in)
 		       "log2 histograms (every request, whatever --sample and --min-latency say).");
 	for (int i = 0; i < in->nr_khists; i++) {
 		const struct out_khist *kh = &in->khists[i];
-		struct metrics_label l[5] = {
-			{ "layer", out_khist_layer(&kh->key) },
-			{ "dev", in->dev_name(kh->key.dev, in->dev_ctx) },
-			{ "op", out_op_name(kh->key.op) },
-		};
+		struct metrics_label l[5];
 
+		key_labels(l, kh, in);
 		for (int s = 0; s < IT_ST_MAX; s++) {
 			if (!hist_total(&kh->val.st[s]))
 				continue;
@@ -133,14 +146,11 @@ static void write_requests(FILE *f, const struct metrics_in *in)
 	metrics_family(f, "iotracer_requests_total", "counter",
 		       "Finished requests per layer, device and op.");
 	for (int i = 0; i < in->nr_khists; i++) {
-		const struct out_khist *kh = &in->khists[i];
-		struct metrics_label l[3] = {
-			{ "layer", out_khist_layer(&kh->key) },
-			{ "dev", in->dev_name(kh->key.dev, in->dev_ctx) },
-			{ "op", out_op_name(kh->key.op) },
-		};
-		uint64_t n = hist_total(&kh->val.st[IT_ST_TOTAL]) +
-			     hist_total(&kh->val.st[IT_ST_Q2C]);
+		uint64_t n = hist_total(&in->khists[i].val.st[IT_ST_TOTAL]) +
+			     hist_total(&in->khists[i].val.st[IT_ST_Q2C]);
+		struct metrics_label l[3];
+
+		key_labels(l, &in->khists[i], in);
 
 		if (n)
 			metrics_sample_u64(f, "iotracer_requests_total", l, 3, n);
@@ -166,14 +176,14 @@ static void write_drops(FILE *f, const struct metrics_in *in)
 					   in->drops[layer * IT_DROP_KINDS + k]);
 		}
 	}
-	metrics_family(f, "iotracer_block_unmatched_requests", "gauge",
+	metrics_single(f, "iotracer_block_unmatched_requests", "gauge",
 		       "Block requests issued to the driver and not seen completing: in flight "
-		       "now, or their completion was missed (the summaries' block missed).");
-	metrics_sample_u64(f, "iotracer_block_unmatched_requests", NULL, 0, in->blk_unmatched);
-	metrics_family(f, "iotracer_lost_records_total", "counter",
+		       "now, or their completion was missed (the summaries' block missed).",
+		       in->blk_unmatched);
+	metrics_single(f, "iotracer_lost_records_total", "counter",
 		       "Records lost in user space (buffer copies that failed, records the "
-		       "correlator could not hold).");
-	metrics_sample_u64(f, "iotracer_lost_records_total", NULL, 0, in->lost);
+		       "correlator could not hold).",
+		       in->lost);
 }
 
 static void write_hooks(FILE *f, const struct metrics_in *in)
@@ -201,16 +211,15 @@ static void write_proc(FILE *f, const struct metrics_proc *p)
 	snprintf(v, sizeof(v), "%.3f",
 		 p->ticks_per_sec ? (double)p->cpu_ticks / (double)p->ticks_per_sec : 0.0);
 	metrics_sample(f, "process_cpu_seconds_total", NULL, 0, v);
-	metrics_family(f, "process_resident_memory_bytes", "gauge",
-		       "Resident memory size in bytes.");
-	metrics_sample_u64(f, "process_resident_memory_bytes", NULL, 0, p->rss_bytes);
+	metrics_single(f, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+		       p->rss_bytes);
 	metrics_family(f, "process_start_time_seconds", "gauge",
 		       "Start time of the process since unix epoch in seconds.");
 	snprintf(v, sizeof(v), "%llu.%03llu", (unsigned long long)(p->start_time_ms / 1000),
 		 (unsigned long long)(p->start_time_ms % 1000));
 	metrics_sample(f, "process_start_time_seconds", NULL, 0, v);
-	metrics_family(f, "process_open_fds", "gauge", "Number of open file descriptors.");
-	metrics_sample_u64(f, "process_open_fds", NULL, 0, p->open_fds);
+	metrics_single(f, "process_open_fds", "gauge", "Number of open file descriptors.",
+		       p->open_fds);
 }
 
 void metrics_write(FILE *f, const struct metrics_in *in)

@@ -695,15 +695,12 @@ static void host_metrics(void *m, FILE *f)
 
 	while ((p = link_next_peer(h->link, p)))
 		up += link_peer_info(p)->hello_done;
-	metrics_family(f, "iotracer_link_peers", "gauge",
-		       "Guests connected over the link (hello exchanged).");
-	metrics_sample_u64(f, "iotracer_link_peers", NULL, 0, up);
-	metrics_family(f, "iotracer_guest_requests_total", "counter",
-		       "Guest virtio requests received from the guests.");
-	metrics_sample_u64(f, "iotracer_guest_requests_total", NULL, 0, st->guest);
-	metrics_family(f, "iotracer_joined_requests_total", "counter",
-		       "Guest requests joined with the host IO QEMU issued for them.");
-	metrics_sample_u64(f, "iotracer_joined_requests_total", NULL, 0, st->joined);
+	metrics_single(f, "iotracer_link_peers", "gauge",
+		       "Guests connected over the link (hello exchanged).", up);
+	metrics_single(f, "iotracer_guest_requests_total", "counter",
+		       "Guest virtio requests received from the guests.", st->guest);
+	metrics_single(f, "iotracer_joined_requests_total", "counter",
+		       "Guest requests joined with the host IO QEMU issued for them.", st->joined);
 }
 
 static void host_stop(void *m)
