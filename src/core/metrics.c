@@ -55,8 +55,7 @@ void metrics_sample_u64(FILE *f, const char *name, const struct metrics_label *l
 	metrics_sample(f, name, labels, nr, v);
 }
 
-void metrics_single(FILE *f, const char *name, const char *type, const char *help,
-		    uint64_t value)
+void metrics_single(FILE *f, const char *name, const char *type, const char *help, uint64_t value)
 {
 	metrics_family(f, name, type, help);
 	metrics_sample_u64(f, name, NULL, 0, value);
@@ -159,10 +158,11 @@ static void write_requests(FILE *f, const struct metrics_in *in)
 
 static void write_drops(FILE *f, const struct metrics_in *in)
 {
-	metrics_family(f, "iotracer_dropped_records_total", "counter",
-		       "Requests or records the kernel side could not follow, per layer and reason "
-		       "(ringbuf: record buffer full, inflight: request table full, hist: histogram "
-		       "table full).");
+	metrics_family(
+		f, "iotracer_dropped_records_total", "counter",
+		"Requests or records the kernel side could not follow, per layer and reason "
+		"(ringbuf: record buffer full, inflight: request table full, hist: histogram "
+		"table full).");
 	for (int layer = 0; layer < IT_L_MAX; layer++) {
 		if (!(in->drop_layers & (1u << layer)))
 			continue;
@@ -194,9 +194,9 @@ static void write_hooks(FILE *f, const struct metrics_in *in)
 		       "1 if the hook is attached, 0 if not (the attach report says why).");
 	for (int i = 0; i < in->nr_hooks; i++) {
 		const struct metrics_hook *h = &in->hooks[i];
-		struct metrics_label l[3] = {
-			{ "layer", h->layer }, { "hook", h->hook }, { "method", h->method }
-		};
+		struct metrics_label l[3] = { { "layer", h->layer },
+					      { "hook", h->hook },
+					      { "method", h->method } };
 
 		metrics_sample(f, "iotracer_hook_attached", l, 3, h->ok ? "1" : "0");
 	}
@@ -211,8 +211,8 @@ static void write_proc(FILE *f, const struct metrics_proc *p)
 	snprintf(v, sizeof(v), "%.3f",
 		 p->ticks_per_sec ? (double)p->cpu_ticks / (double)p->ticks_per_sec : 0.0);
 	metrics_sample(f, "process_cpu_seconds_total", NULL, 0, v);
-	metrics_single(f, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
-		       p->rss_bytes);
+	metrics_single(f, "process_resident_memory_bytes", "gauge",
+		       "Resident memory size in bytes.", p->rss_bytes);
 	metrics_family(f, "process_start_time_seconds", "gauge",
 		       "Start time of the process since unix epoch in seconds.");
 	snprintf(v, sizeof(v), "%llu.%03llu", (unsigned long long)(p->start_time_ms / 1000),

@@ -74,8 +74,7 @@ void metrics_sample_u64(FILE *f, const char *name, const struct metrics_label *l
 			uint64_t value);
 
 /* A family of one sample without labels (a process-wide counter or gauge). */
-void metrics_single(FILE *f, const char *name, const char *type, const char *help,
-		    uint64_t value);
+void metrics_single(FILE *f, const char *name, const char *type, const char *help, uint64_t value);
 
 /* ns as decimal seconds, exact ("0.000001023", "2", "1.5"); returns buf. */
 char *metrics_fmt_seconds(uint64_t ns, char *buf, size_t n);

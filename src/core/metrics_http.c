@@ -70,8 +70,8 @@ static void snap_release(void *cls)
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *text)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text,
-								 MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
 	enum MHD_Result ret;
 
 	if (!r)
@@ -89,7 +89,8 @@ static enum MHD_Result reply_metrics(struct metrics_http *h, struct MHD_Connecti
 	enum MHD_Result ret;
 
 	if (!s)
-		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "iotracer: starting, no metrics yet\n");
+		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			     "iotracer: starting, no metrics yet\n");
 	r = MHD_create_response_from_buffer_with_free_callback_cls(s->len, s->text, snap_release,
 								   s);
 	if (!r) {
@@ -171,10 +172,11 @@ struct metrics_http *metrics_http_start(const char *addr)
 	/* the server thread inherits this mask: no signal is delivered to it */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	h->mhd = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ITC, 0, NULL, NULL, on_request, h,
-				  MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_CONNECTION_LIMIT,
-				  (unsigned int)HTTP_CONN_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
-				  (unsigned int)HTTP_TIMEOUT_S, MHD_OPTION_END);
+	h->mhd = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ITC, 0, NULL, NULL,
+				  on_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_CONN_LIMIT,
+				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_TIMEOUT_S,
+				  MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!h->mhd) {
 		it_err("--metrics: cannot start the HTTP server on %s", addr);

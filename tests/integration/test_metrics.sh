@@ -13,13 +13,15 @@
 #               the neighbour bucket too when fio's p99 is within 5 % of an edge)
 #   p99_kern    the same for the kernel-histogram tracer
 #   grafana     every query of configs/grafana-iotracer.json is accepted by Prometheus
+#   port_in_use --metrics on the rec tracer's port: exit 1, one line naming --metrics
+#   bad_addr    --metrics 9477 (no host part): exit 2, one line naming --metrics
 #   exit        both tracers exit 0 on SIGTERM
-# shellcheck disable=SC2016 # PromQL and jq in single quotes
+# shellcheck disable=SC2016,SC2119,SC2317 # PromQL/jq in single quotes; optional args; in_bucket via check
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin promtool scrape count_rec count_kern p99_rec p99_kern grafana exit
+it_begin promtool port_in_use bad_addr scrape count_rec count_kern p99_rec p99_kern grafana exit
 it_require_all curl prometheus promtool ss
 
 NR_IOS=${METRICS_IOS:-8192} # 4k reads: one pass over a 32 MiB region
@@ -72,6 +74,20 @@ for port in "$PORT_REC" "$PORT_KERN"; do
 		bad+=":$port: $(head -c 300 <<<"$out") "
 done
 check promtool "$bad" test -z "$bad"
+
+# err_case NAME WANT_RC ARGS...: iotracer ARGS exits WANT_RC with one stderr line naming --metrics
+err_case() {
+	local name=$1 want=$2 rc err
+	shift 2
+	timeout 20 "$IOTRACER" -q -D 1s "$@" >/dev/null 2>"$IT_TMP/$name.err"
+	rc=$?
+	err=$(cat "$IT_TMP/$name.err")
+	note "$name: iotracer $*: exit $rc, stderr: $err"
+	check "$name" "exit $rc (want $want), stderr: $err" \
+		test "$rc" = "$want" -a "$(wc -l <"$IT_TMP/$name.err")" = 1 -a "${err#iotracer: --metrics}" != "$err"
+}
+err_case port_in_use 1 --metrics "127.0.0.1:$PORT_REC"
+err_case bad_addr 2 --metrics 9477
 
 # Prometheus: its own instance, loopback only, temporary storage
 PROM_PORT=$(free_port) || fail_all "no free TCP port"

@@ -11,12 +11,12 @@
 #include "iotracer.h"
 #include "core/metrics.h"
 
-#define HIST_HELP                                                                             \
-	"# HELP iotracer_request_duration_seconds Latency of finished requests per layer, "  \
-	"device, op and stage, from the log2 histograms (every request, whatever --sample "  \
-	"and --min-latency say).\n"                                                          \
+#define HIST_HELP                                                                           \
+	"# HELP iotracer_request_duration_seconds Latency of finished requests per layer, " \
+	"device, op and stage, from the log2 histograms (every request, whatever --sample " \
+	"and --min-latency say).\n"                                                         \
 	"# TYPE iotracer_request_duration_seconds histogram\n"
-#define REQ_HELP                                                                    \
+#define REQ_HELP                                                                       \
 	"# HELP iotracer_requests_total Finished requests per layer, device and op.\n" \
 	"# TYPE iotracer_requests_total counter\n"
 
@@ -77,39 +77,40 @@ static void test_metrics_seconds(void)
 static void test_metrics_hist_exact(void)
 {
 	static const char want[] = HIST_HELP
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000001023\"} 2\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000002047\"} 2\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000004095\"} 2\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000008191\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000016383\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000032767\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000065535\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000131071\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000262143\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000524287\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.001048575\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.002097151\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.004194303\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.008388607\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.016777215\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.033554431\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.067108863\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.134217727\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.268435455\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.536870911\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"1.073741823\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"2.147483647\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"4.294967295\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"8.589934591\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"17.179869183\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"34.359738367\"} 7\n"
-	"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"+Inf\"} 8\n"
-	"iotracer_request_duration_seconds_sum{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\"} 1.500000123\n"
-	"iotracer_request_duration_seconds_count{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\"} 8\n"
-		REQ_HELP
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000001023\"} 2\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000002047\"} 2\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000004095\"} 2\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000008191\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000016383\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000032767\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000065535\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000131071\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000262143\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000524287\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.001048575\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.002097151\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.004194303\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.008388607\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.016777215\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.033554431\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.067108863\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.134217727\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.268435455\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.536870911\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"1.073741823\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"2.147483647\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"4.294967295\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"8.589934591\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"17.179869183\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"34.359738367\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"+Inf\"} 8\n"
+		"iotracer_request_duration_seconds_sum{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\"} 1.500000123\n"
+		"iotracer_request_duration_seconds_count{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\"} 8\n" REQ_HELP
 		"iotracer_requests_total{layer=\"syscall\",dev=\"loop0\",op=\"read\"} 8\n";
-	struct out_khist kh = { .key = { .dev = IT_MKDEV(7, 0), .layer = IT_L_SYSCALL,
-					 .op = IT_OP_READ, .kind = IT_HK_PLAIN } };
+	struct out_khist kh = { .key = { .dev = IT_MKDEV(7, 0),
+					 .layer = IT_L_SYSCALL,
+					 .op = IT_OP_READ,
+					 .kind = IT_HK_PLAIN } };
 	struct metrics_in in = { .khists = &kh, .nr_khists = 1, .dev_name = test_dev };
 	struct it_hist *h = &kh.val.st[IT_ST_TOTAL];
 	char *got;
@@ -127,15 +128,18 @@ static void test_metrics_hist_exact(void)
 /* \, " and newline in a label value are escaped; io_uring keys get their layer name. */
 static void test_metrics_escape(void)
 {
-	struct out_khist kh = { .key = { .dev = IT_MKDEV(7, 1), .layer = IT_L_SYSCALL,
-					 .op = IT_OP_WRITE, .kind = IT_HK_URING } };
+	struct out_khist kh = { .key = { .dev = IT_MKDEV(7, 1),
+					 .layer = IT_L_SYSCALL,
+					 .op = IT_OP_WRITE,
+					 .kind = IT_HK_URING } };
 	struct metrics_in in = { .khists = &kh, .nr_khists = 1, .dev_name = test_dev };
 	char *got;
 
 	kh.val.st[IT_ST_TOTAL].slots[20] = 3;
 	got = render(&in);
-	ASSERT_TRUE(strstr(got, "iotracer_requests_total{layer=\"io_uring\",dev=\"a\\\\b\\\"c\\nd\","
-				"op=\"write\"} 3\n"),
+	ASSERT_TRUE(strstr(got,
+			   "iotracer_requests_total{layer=\"io_uring\",dev=\"a\\\\b\\\"c\\nd\","
+			   "op=\"write\"} 3\n"),
 		    "escaped dev");
 	ASSERT_FALSE(strstr(got, "c\nd"), "no raw newline");
 	free(got);
@@ -157,8 +161,7 @@ static void test_metrics_escape(void)
 /* Drops (all reasons but missed, per layer asked for), hooks and process lines. */
 static void test_metrics_counters_exact(void)
 {
-	static const char want[] =
-		HIST_HELP REQ_HELP
+	static const char want[] = HIST_HELP REQ_HELP
 		"# HELP iotracer_dropped_records_total Requests or records the kernel side could "
 		"not follow, per layer and reason (ringbuf: record buffer full, inflight: request "
 		"table full, hist: histogram table full).\n"
@@ -197,12 +200,20 @@ static void test_metrics_counters_exact(void)
 		{ "block", "block_rq_issue", "tp_btf", 1 },
 		{ "nvme", "nvme_setup_cmd", "none", 0 },
 	};
-	struct metrics_proc proc = { .cpu_ticks = 123, .ticks_per_sec = 100, .rss_bytes = 8192,
-				     .start_time_ms = 1700000000250ull, .open_fds = 9 };
+	struct metrics_proc proc = { .cpu_ticks = 123,
+				     .ticks_per_sec = 100,
+				     .rss_bytes = 8192,
+				     .start_time_ms = 1700000000250ull,
+				     .open_fds = 9 };
 	uint64_t drops[IT_NR_DROPS] = { 0 };
-	struct metrics_in in = { .drops = drops, .drop_layers = 1u << IT_L_BLOCK,
-				 .blk_unmatched = 4, .lost = 5, .hooks = hooks, .nr_hooks = 2,
-				 .proc = &proc, .dev_name = test_dev };
+	struct metrics_in in = { .drops = drops,
+				 .drop_layers = 1u << IT_L_BLOCK,
+				 .blk_unmatched = 4,
+				 .lost = 5,
+				 .hooks = hooks,
+				 .nr_hooks = 2,
+				 .proc = &proc,
+				 .dev_name = test_dev };
 	char *got;
 
 	drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_RINGBUF] = 1;
@@ -267,7 +278,8 @@ static void test_metrics_invariants(void)
 
 	memset(kh, 0, sizeof(kh));
 	for (int i = 0; i < 4; i++) {
-		kh[i].key = (struct it_hist_key){ .dev = IT_MKDEV(8, i), .layer = IT_L_BLOCK,
+		kh[i].key = (struct it_hist_key){ .dev = IT_MKDEV(8, i),
+						  .layer = IT_L_BLOCK,
 						  .op = (uint8_t)i };
 		for (int s = IT_ST_Q2C; s <= IT_ST_Q2D; s++)
 			for (int k = 0; k < IT_HIST_SLOTS; k++) {
