@@ -30,6 +30,7 @@
 #include "core/loader.h"
 #include "lib/clock.h"
 #include "mode/mode.h"
+#include "core/metrics.h"
 #include "core/output.h"
 #include "mode/qemu.h"
 #include "mode/vjoin.h"
@@ -684,6 +685,24 @@ static void host_summary(void *m, int final)
 		summary_json(h, st, final, hits, cpu_pct, bpf_ns);
 }
 
+/* --metrics: link state and join counts (docs/metrics.md). */
+static void host_metrics(void *m, FILE *f)
+{
+	struct host *h = m;
+	const struct vj_stats *st = vjoin_stats(h->vj);
+	struct link_peer *p = NULL;
+	uint64_t up = 0;
+
+	while ((p = link_next_peer(h->link, p)))
+		up += link_peer_info(p)->hello_done;
+	metrics_single(f, "iotracer_link_peers", "gauge",
+		       "Guests connected over the link (hello exchanged).", up);
+	metrics_single(f, "iotracer_guest_requests_total", "counter",
+		       "Guest virtio requests received from the guests.", st->guest);
+	metrics_single(f, "iotracer_joined_requests_total", "counter",
+		       "Guest requests joined with the host IO QEMU issued for them.", st->joined);
+}
+
 static void host_stop(void *m)
 {
 	struct host *h = m;
@@ -710,5 +729,6 @@ const struct mode_ops host_mode_ops = {
 	.request = host_request,
 	.run = host_run,
 	.summary = host_summary,
+	.metrics = host_metrics,
 	.stop = host_stop,
 };
