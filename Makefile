@@ -32,7 +32,8 @@ SRCS        := $(wildcard src/*.c src/*/*.c)
 OBJS        := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(SRCS))
 # Pure user-space modules (no libbpf, no skeleton): unit-tested under ASan/UBSan and
 # linked into the tools. What talks to libbpf stays out.
-LIBBPF_SRCS := src/main.c src/core/loader.c src/core/daemon.c src/mode/host.c
+LIBBPF_SRCS := src/main.c src/core/loader.c src/core/daemon.c src/mode/host.c \
+	       src/bench/cmd.c src/bench/run.c src/bench/bpfstats.c
 PURE_SRCS   := $(filter-out $(LIBBPF_SRCS),$(SRCS))
 PURE_OBJS   := $(patsubst src/%.c,$(OUTPUT)/pure/%.o,$(PURE_SRCS))
 SAN_OBJS    := $(patsubst src/%.c,$(OUTPUT)/san/%.o,$(PURE_SRCS))
