@@ -33,7 +33,8 @@ SRCS        := $(wildcard src/*.c src/*/*.c)
 OBJS        := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(SRCS))
 # Pure user-space modules (no libbpf, no skeleton): unit-tested under ASan/UBSan and
 # linked into the tools. What talks to libbpf stays out.
-LIBBPF_SRCS := src/main.c src/core/loader.c src/core/daemon.c src/mode/host.c
+LIBBPF_SRCS := src/main.c src/core/loader.c src/core/daemon.c src/mode/host.c \
+	       src/bench/cmd.c src/bench/run.c src/bench/bpfstats.c
 # Linked with libmicrohttpd (--metrics): out of the pure set too. The static build
 # (lab guests) takes a stub of it (-DIT_NO_MHD): gnutls and friends have no static libs.
 HTTP_SRCS   := src/core/metrics_http.c

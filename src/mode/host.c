@@ -21,7 +21,7 @@
 
 #include "iotracer.h"
 #include "iotracer.skel.h"
-#include "bench/bench.h"
+#include "lib/procfs.h"
 #include "core/cli.h"
 #include "core/corr.h"
 #include "core/hist.h"
@@ -482,7 +482,7 @@ static void *host_start(const struct mode_env *env)
 	cb.ctx = h;
 	jw_init(&h->w);
 	h->start_ns = it_mono_ns();
-	h->cpu_start_ns = bench_proc_cpu_ns(getpid());
+	h->cpu_start_ns = procfs_cpu_ns(getpid());
 	for (int s = 0; s < VJ_STAGES; s++)
 		if (!(h->stage[s] = lhist_new()))
 			goto fail;
@@ -678,7 +678,7 @@ static void host_summary(void *m, int final)
 		       (double)(h->qemu_ev[0] + h->qemu_ev[1] + h->qemu_ev[2]) /
 			       (h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]) :
 		       0;
-	cpu_pct = el ? 100.0 * (bench_proc_cpu_ns(getpid()) - h->cpu_start_ns) / el : 0;
+	cpu_pct = el ? 100.0 * (procfs_cpu_ns(getpid()) - h->cpu_start_ns) / el : 0;
 	it_loader_run_totals(h->env.ld, NULL, &bpf_ns);
 	summary_text(h, st, hits, cpu_pct, bpf_ns);
 	if (h->env.json)
