@@ -33,6 +33,7 @@ enum {
 	CLI_OPT_QEMU_PID,
 	CLI_OPT_NAME,
 	CLI_OPT_SCHED_SWITCH,
+	CLI_OPT_METRICS,
 	CLI_OPT_CONFIG,
 	CLI_OPT_NO_CONFIG,
 	CLI_OPT_MAX,
@@ -60,6 +61,7 @@ static const struct option cli_longopts[] = {
 	{ "qemu-pid", required_argument, NULL, CLI_OPT_QEMU_PID },
 	{ "name", required_argument, NULL, CLI_OPT_NAME },
 	{ "sched-switch", no_argument, NULL, CLI_OPT_SCHED_SWITCH },
+	{ "metrics", required_argument, NULL, CLI_OPT_METRICS },
 	{ "config", required_argument, NULL, CLI_OPT_CONFIG },
 	{ "no-config", no_argument, NULL, CLI_OPT_NO_CONFIG },
 	{ "help", no_argument, NULL, CLI_OPT_HELP },
@@ -95,6 +97,8 @@ void cli_usage(FILE *f)
 	      "  -j, --json FILE        write JSON lines to FILE ('-' = stdout, text goes to stderr)\n"
 	      "      --no-live          no live per-request lines (summaries only)\n"
 	      "      --ring-size SIZE   record buffer memory, a power of two from 4K to 1G (default 8M)\n"
+	      "      --metrics ADDR     serve Prometheus metrics on http://ADDR/metrics; ADDR is\n"
+	      "                         IP:PORT, [IPV6]:PORT or :PORT (every address; docs/metrics.md)\n"
 	      "  -q, --quiet            no attach report and no live lines: summaries only\n"
 	      "  -v, --verbose          libbpf debug output and per-hook details (repeatable)\n"
 	      "      --config FILE      read options from FILE first (INI; docs/config.md); default\n"
@@ -152,6 +156,8 @@ void cli_free(struct it_opts *o)
 	cli_free_strs(o->listens, &o->nr_listens);
 	free(o->name);
 	o->name = NULL;
+	free(o->metrics_addr);
+	o->metrics_addr = NULL;
 	free(o->config_path);
 	o->config_path = NULL;
 }
@@ -331,6 +337,21 @@ static int cli_addr(const struct cli_src *src, int opt, const char *arg, char **
 	return CLI_RUN;
 }
 
+/* --metrics: a TCP listening address, checked now (exit 2), bound at start (exit 1). */
+static int cli_metrics(const struct cli_src *src, int opt, const char *arg, struct it_opts *o)
+{
+	struct net_addr a;
+	char why[128];
+
+	if (addr_parse_hostport(arg, &a, why, sizeof(why)))
+		return cli_bad(src, opt,
+			       "bad address '%s': %s (e.g. 127.0.0.1:9477, [::1]:9477, :9477)",
+			       arg, why);
+	if (cli_setstr(&o->metrics_addr, arg))
+		return cli_bad(src, opt, "out of memory");
+	return CLI_RUN;
+}
+
 static int cli_mode(const struct cli_src *src, int opt, const char *arg, struct it_opts *o)
 {
 	static const char *const names[] = { "standalone", "guest", "host" };
@@ -457,6 +478,8 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 	case CLI_OPT_SCHED_SWITCH:
 		o->sched_switch = 1;
 		return CLI_RUN;
+	case CLI_OPT_METRICS:
+		return cli_metrics(src, c, arg, o);
 	case CLI_OPT_NAME:
 		if (!*arg || strlen(arg) >= ADDR_NAME_LEN)
 			return cli_bad(src, c, "bad name '%s' (expected 1 to 63 characters)", arg);

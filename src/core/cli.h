@@ -57,6 +57,7 @@ struct it_opts {
 	uint32_t qemu_pids[CLI_MAX_QEMU]; /* --qemu-pid; none: auto-discover */
 	int nr_qemu_pids;
 	char *name; /* --name: this side's name in the link hello */
+	char *metrics_addr; /* --metrics: serve Prometheus /metrics here (malloc'd), NULL = off */
 	/* config file (docs/config.md) */
 	char *config_path; /* the file that was read (malloc'd), NULL: none */
 	const char *config_default; /* read when it exists and no --config: CLI_CONFIG_DEFAULT */

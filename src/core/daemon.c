@@ -27,6 +27,8 @@
 #include "core/loader.h"
 #include "core/output.h"
 #include "core/hist.h"
+#include "core/metrics.h"
+#include "core/metrics_http.h"
 #include "core/hset.h"
 #include "core/reload.h"
 #include "core/filters.h"
@@ -38,6 +40,7 @@
 #define DRAIN_NS (50ull * 1000 * 1000) /* timer period: drain the ring */
 #define HOLD_NS (2ull * 1000 * 1000 * 1000) /* how long a block waits for its parent */
 #define WATERMARK_NS (2ull * 1000 * 1000) /* records younger than this wait a drain */
+#define METRICS_NS (1000ull * 1000 * 1000) /* --metrics: rebuild the text this often */
 
 struct daemon {
 	const struct it_opts *o; /* &cur */
@@ -63,6 +66,10 @@ struct daemon {
 	const struct mode_ops *mode; /* guest/host mode, NULL standalone */
 	void *m; /* its state */
 	int mode_fd;
+	struct metrics_http *http; /* --metrics server, NULL when off */
+	struct metrics_hook *mhooks; /* attach status, as reported at the last attach */
+	int nr_mhooks;
+	uint64_t next_metrics_ns;
 };
 
 /* recbuf_fn: one record, in end-time order. */
@@ -186,6 +193,26 @@ static void read_khists(struct daemon *d, struct hset *dst)
 	free(vals);
 }
 
+/* Drops so far: the attached BPF side's and those carried over re-attaches. */
+static void all_drops(struct daemon *d, uint64_t *drops)
+{
+	memset(drops, 0, IT_NR_DROPS * sizeof(*drops));
+	if (d->ld.skel) /* NULL only after a failed re-attach */
+		read_drops(d, drops);
+	for (int i = 0; i < IT_NR_DROPS; i++)
+		drops[i] += d->carried_drops[i];
+}
+
+/* The histograms as of now into d->sum: the BPF side's, those built from records, carried. */
+static void current_hists(struct daemon *d)
+{
+	hset_clear(&d->sum);
+	if (d->ld.skel)
+		read_khists(d, &d->sum);
+	hset_merge(&d->sum, &d->uhists);
+	hset_merge(&d->sum, &d->carried);
+}
+
 static void summary(struct daemon *d, int final)
 {
 	uint64_t drops[IT_NR_DROPS], skipped[IT_L_MAX];
@@ -198,25 +225,89 @@ static void summary(struct daemon *d, int final)
 		.skipped = skipped,
 	};
 
-	memset(drops, 0, sizeof(drops));
 	memset(skipped, 0, sizeof(skipped));
-	hset_clear(&d->sum);
-	if (d->ld.skel) { /* NULL only after a failed re-attach */
+	if (d->ld.skel)
 		it_loader_skipped(&d->ld, skipped);
-		read_drops(d, drops);
-		read_khists(d, &d->sum);
-	}
-	for (int i = 0; i < IT_NR_DROPS; i++)
-		drops[i] += d->carried_drops[i];
 	for (int i = 0; i < IT_L_MAX; i++)
 		skipped[i] += d->carried_skipped[i];
-	hset_merge(&d->sum, &d->uhists);
-	hset_merge(&d->sum, &d->carried);
+	all_drops(d, drops);
+	current_hists(d);
 	in.khists = d->sum.v;
 	in.nr_khists = d->sum.n;
 	out_summary(d->out, &in);
 	if (d->m && d->mode->summary)
 		d->mode->summary(d->m, final);
+}
+
+/* ---- --metrics (docs/metrics.md) ---- */
+
+static const char *metrics_dev(uint32_t dev, void *ctx)
+{
+	const struct daemon *d = ctx;
+
+	return dev ? parse_dev_name_cached(dev, d->o->sysfs_root) : "-";
+}
+
+/* The hooks of the attach report, for iotracer_hook_attached (again after a re-attach). */
+static int metrics_hooks(struct daemon *d)
+{
+	free(d->mhooks);
+	d->nr_mhooks = 0;
+	d->mhooks = calloc(d->ld.nr_hooks ? d->ld.nr_hooks : 1, sizeof(*d->mhooks));
+	if (!d->mhooks)
+		return -ENOMEM;
+	for (int i = 0; i < d->ld.nr_hooks; i++) {
+		const struct it_hook_state *h = &d->ld.hooks[i];
+
+		if (it_loader_hook_hidden(&d->ld, i))
+			continue;
+		d->mhooks[d->nr_mhooks++] = (struct metrics_hook){
+			.layer = parse_layer_name(h->layer),
+			.hook = h->name,
+			.method = it_method_name(h->method),
+			.ok = h->ok,
+		};
+	}
+	return 0;
+}
+
+/*
+ * Build the /metrics text and hand it to the server thread, at most every
+ * METRICS_NS (force: now). Runs on the event loop; the server only swaps a
+ * pointer under its lock, so nothing here waits for a scrape.
+ */
+static void metrics_tick(struct daemon *d, int force)
+{
+	uint64_t drops[IT_NR_DROPS];
+	struct metrics_proc proc;
+	struct metrics_in in = { .drops = drops, .drop_layers = d->ld.layers_on,
+				 .lost = d->lost, .hooks = d->mhooks, .nr_hooks = d->nr_mhooks,
+				 .dev_name = metrics_dev, .dev_ctx = d };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!d->http || (!force && d->now_ns < d->next_metrics_ns))
+		return;
+	d->next_metrics_ns = d->now_ns + METRICS_NS;
+	all_drops(d, drops);
+	in.blk_unmatched = drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED];
+	current_hists(d);
+	in.nr_khists = d->sum.n;
+	in.khists = d->sum.v;
+	if (!metrics_proc_read("/proc", "self", &proc))
+		in.proc = &proc;
+	f = open_memstream(&text, &len);
+	if (!f)
+		return;
+	metrics_write(f, &in);
+	if (d->m && d->mode->metrics)
+		d->mode->metrics(d->m, f);
+	if (fclose(f)) {
+		free(text); /* keep serving the previous text */
+		return;
+	}
+	metrics_http_publish(d->http, text, len);
 }
 
 /* Add (EPOLL_CTL_ADD) or remove (EPOLL_CTL_DEL) the ring buffer's and the mode's fds. */
@@ -286,6 +377,7 @@ static int on_timer(struct daemon *d)
 	if (read(d->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return 1;
 	drain(d, 0);
+	metrics_tick(d, 0);
 	/* bound what a crash could lose to one timer period */
 	out_flush(d->out);
 	if (d->o->interval_ns && d->now_ns >= d->next_summary_ns) {
@@ -406,6 +498,11 @@ static int bpf_connect(struct daemon *d)
 		if (!d->m)
 			return -EINVAL;
 	}
+	if (d->http && metrics_hooks(d)) {
+		it_err("--metrics: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	metrics_tick(d, 1);
 	/* Loading parsed the kernel's BTF (MBs, freed since): give the heap back. */
 	malloc_trim(0);
 	return 0;
@@ -652,6 +749,14 @@ int it_daemon_run(const struct it_opts *uo)
 	 * the kernel instead of staying resident in a fragmented heap.
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	if (d.o->metrics_addr) {
+		/* before the (slow) load: a port in use fails at once */
+		d.http = metrics_http_start(d.o->metrics_addr);
+		if (!d.http) {
+			ret = -EADDRINUSE;
+			goto out;
+		}
+	}
 	ret = bpf_up(&d);
 	if (!ret)
 		ret = open_json(&d);
@@ -675,7 +780,11 @@ int it_daemon_run(const struct it_opts *uo)
 		goto out;
 	}
 	ret = loop(&d);
-	/* Final: everything still in the ring, then everything still held. */
+	/*
+	 * Detach first, so that no record is written after the last drain; then
+	 * everything still in the buffers, then everything still held.
+	 */
+	it_loader_detach(&d.ld);
 	drain(&d, 1);
 	corr_flush(d.corr);
 	summary(&d, 1);
@@ -690,6 +799,8 @@ int it_daemon_run(const struct it_opts *uo)
 		       (unsigned long long)out_json_lost(d.out), strerror(-ret));
 	}
 out:
+	metrics_http_stop(d.http); /* first: its thread reads nothing of d, but stop serving */
+	free(d.mhooks);
 	bpf_down(&d);
 	corr_free(d.corr);
 	out_free(d.out);

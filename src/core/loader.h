@@ -61,6 +61,11 @@ int it_loader_hook_hidden(const struct it_loader *ld, int i);
  * both NULL when they are off. Unmapped by it_loader_stop(). 0 or -errno.
  */
 int it_loader_map_slots(struct it_loader *ld, void **slots, void **pos);
+/*
+ * Detach every hook, in parallel (a tracepoint detach waits for a grace
+ * period); maps and programs stay until it_loader_stop(). Idempotent.
+ */
+void it_loader_detach(struct it_loader *ld);
 /* Print the attach report (text). */
 void it_loader_report(const struct it_loader *ld, FILE *f);
 /*
@@ -72,8 +77,6 @@ void it_loader_skipped(const struct it_loader *ld, uint64_t skipped[IT_L_MAX]);
 void it_loader_prog_stats(const struct it_loader *ld, FILE *f);
 /* Sum of run_cnt / run_time_ns over the loaded programs (bpf_stats_enabled). */
 void it_loader_run_totals(const struct it_loader *ld, uint64_t *runs, uint64_t *ns);
-/* Destroy the links only: no program runs any more (a re-attach reads what is left). */
-void it_loader_detach(struct it_loader *ld);
 /* Destroy links and the skeleton; safe on a partly started loader. */
 void it_loader_stop(struct it_loader *ld);
 

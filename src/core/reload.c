@@ -169,6 +169,11 @@ static void f_json(const struct it_opts *o, char *b, size_t n)
 	fmt_str(o->json_path, b, n);
 }
 
+static void f_metrics(const struct it_opts *o, char *b, size_t n)
+{
+	fmt_str(o->metrics_addr, b, n);
+}
+
 static void f_no_live(const struct it_opts *o, char *b, size_t n)
 {
 	snprintf(b, n, "%s", o->live ? "no" : "yes");
@@ -211,6 +216,7 @@ static const struct reload_rule {
 	{ "duration", RELOAD_TIMING, f_duration },
 	{ "interval", RELOAD_TIMING, f_interval },
 	{ "json", RELOAD_START, f_json },
+	{ "metrics", RELOAD_START, f_metrics }, /* the server is bound at start */
 	{ "no-live", RELOAD_START, f_no_live },
 	{ "quiet", RELOAD_START, f_quiet },
 	{ "verbose", RELOAD_START, f_verbose },
@@ -264,5 +270,5 @@ int reload_keep_start_only(const struct it_opts *old, struct it_opts *n)
 	n->live = old->live;
 	n->quiet = old->quiet;
 	n->verbose = old->verbose;
-	return keep_str(&n->json_path, old->json_path);
+	return keep_str(&n->json_path, old->json_path) ?: keep_str(&n->metrics_addr, old->metrics_addr);
 }

@@ -38,7 +38,9 @@ if ! start_tracer; then
 else
 	ids=$(bpf_fd_ids "$TRACER_PID")
 	note "iotracer $TRACER_PID owns $(grep -c '^l' <<<"$ids") links and $(grep -c '^p' <<<"$ids") programs"
+	t0=$(date +%s%N)
 	if stop_tracer TERM; then pass term_exit; else fail term_exit "$TRACER_WHY"; fi
+	note "SIGTERM to exit: $((($(date +%s%N) - t0) / 1000000)) ms (polled every 0.1 s)"
 	last=$(tail -n 1 "$TRACER_JSON")
 	check term_summary "last JSON line is not a final summary: $(head -c 200 <<<"$last")" \
 		is_final "$last"
