@@ -25,6 +25,12 @@
 #endif
 
 const volatile __u32 self_tgid; /* never trace ourselves */
+/*
+ * A thread's first syscall sequence number under this load: the loads of one
+ * daemon << 40, so that a re-attach (SIGHUP) never hands out a (tid, seq) the
+ * correlator already saw from the previous load (it joins blocks by it).
+ */
+const volatile __u64 seq_base;
 const volatile __u64 wake_bytes; /* wake user space early above this fill */
 const volatile __u8 sched_switch_has_state; /* tp arg prev_state exists (5.18+) */
 const volatile __u8 blk_tp_has_queue; /* block tps take a request_queue first (< 5.11) */

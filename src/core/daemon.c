@@ -461,15 +461,12 @@ static int mode_prepare(struct it_opts *o, FILE *err)
 	return m && m->prepare ? m->prepare(o, err) : 0;
 }
 
-/* Load and attach, and map the record buffers: at start and on a re-attach. */
-static int bpf_up(struct daemon *d)
+/* The ring buffer and the per-CPU record buffers of the attached load. */
+static int bpf_buffers(struct daemon *d)
 {
 	void *slots, *pos;
 	int ret;
 
-	ret = it_loader_start(&d->ld, d->o, stderr);
-	if (ret)
-		return ret;
 	d->rb = ring_buffer__new(bpf_map__fd(d->ld.skel->maps.events), on_ring_record, d, NULL);
 	if (!d->rb) {
 		ret = -errno;
@@ -483,6 +480,12 @@ static int bpf_up(struct daemon *d)
 	}
 	recbuf_init(&d->recs, d->ld.ncpu, d->ld.slot_shift, slots, pos);
 	return 0;
+}
+
+/* Load and attach, and map the record buffers. */
+static int bpf_up(struct daemon *d)
+{
+	return it_loader_start(&d->ld, d->o, stderr) ?: bpf_buffers(d);
 }
 
 /* Report what attached, and start the guest or host mode on it. */
@@ -633,11 +636,30 @@ static void carry_counters(struct daemon *d)
 	read_khists(d, &d->carried);
 }
 
-/* Detach everything, read what the old buffers hold, then load and attach d->cur's set. */
-static int reattach(struct daemon *d)
+/*
+ * Load d->cur's set while the old one still traces, then detach the old one,
+ * read what its buffers hold, and attach the new one: tracing pauses for the
+ * detach and attach only, not for the load. -EAGAIN: the load failed, the
+ * old set is still attached (message in why). Other errors: nothing is.
+ */
+static int reattach(struct daemon *d, char *why, size_t len)
 {
-	int ret;
+	struct it_loader nld;
+	char *msg = NULL;
+	size_t msg_len = 0;
+	FILE *err = open_memstream(&msg, &msg_len);
+	int ret = err ? it_loader_load(&nld, d->o, err) : -ENOMEM;
 
+	if (err)
+		fclose(err);
+	if (ret) {
+		first_line(msg, strerror(-ret), why, len);
+		free(msg);
+		if (err)
+			it_loader_stop(&nld);
+		return -EAGAIN;
+	}
+	free(msg);
 	if (d->rb) {
 		it_loader_detach(&d->ld);
 		drain(d, 1);
@@ -645,8 +667,11 @@ static int reattach(struct daemon *d)
 		carry_counters(d);
 	}
 	bpf_down(d);
+	d->ld = nld;
 	d->hists_switch_ns = 0;
-	ret = bpf_up(d);
+	ret = it_loader_attach(&d->ld, d->o, stderr);
+	if (!ret)
+		ret = bpf_buffers(d);
 	if (!ret)
 		ret = bpf_connect(d);
 	if (!ret)
@@ -656,17 +681,19 @@ static int reattach(struct daemon *d)
 
 /*
  * A change that needs new programs or buffers. 0: *n adopted; 1: it failed
- * and the previous configuration is attached again; -errno: nothing is.
+ * and the previous configuration is attached (still, or again); -errno:
+ * nothing is.
  */
 static int reload_reattach(struct daemon *d, struct it_opts *n, const struct reload_plan *p)
 {
 	struct it_opts old = d->cur;
 	int old_owned = d->cur_owned, ret;
+	char why[512];
 
 	d->cur = *n;
 	d->cur_owned = 1;
 	memset(n, 0, sizeof(*n));
-	ret = reattach(d);
+	ret = reattach(d, why, sizeof(why));
 	if (!ret) {
 		if (old_owned)
 			cli_free(&old);
@@ -675,14 +702,19 @@ static int reload_reattach(struct daemon *d, struct it_opts *n, const struct rel
 			p->what[RELOAD_FILTER]);
 		return 0;
 	}
-	it_err("reload: re-attach failed (%s): attaching the previous configuration again",
-	       strerror(-ret));
 	cli_free(&d->cur);
 	d->cur = old;
 	d->cur_owned = old_owned;
-	ret = reattach(d);
+	if (ret == -EAGAIN) {
+		it_warn("reload: %s; the running configuration stays", why);
+		return 1;
+	}
+	it_err("reload: re-attach failed (%s): attaching the previous configuration again",
+	       strerror(-ret));
+	ret = reattach(d, why, sizeof(why));
 	if (ret)
-		it_err("reload: cannot attach the previous configuration either: stopping");
+		it_err("reload: cannot attach the previous configuration either (%s): stopping",
+		       ret == -EAGAIN ? why : strerror(-ret));
 	return ret ? ret : 1;
 }
 

@@ -592,12 +592,16 @@ int it_loader_map_slots(struct it_loader *ld, void **slots, void **pos)
 	return 0;
 }
 
+/* Loads by this process: a re-attach starts the syscall sequence numbers higher. */
+static uint64_t loads;
+
 static void set_rodata(struct it_loader *ld, const struct it_opts *o, const struct it_probe *p)
 {
 	struct iotracer_bpf__rodata *rd = ld->skel->rodata;
 	int n;
 
 	rd->self_tgid = ld->self_tgid;
+	rd->seq_base = (uint64_t)loads++ << 40;
 	/* the filters are writable globals, set after load by it_filters_apply() */
 	rd->wake_bytes = ld->ring_bytes / 2;
 	rd->slot_shift = ld->slot_shift;
@@ -757,7 +761,7 @@ static int check_layers(const struct it_loader *ld, const struct it_opts *o, uin
 	return ret;
 }
 
-int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
+int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 {
 	uint32_t layers = o->layers ? o->layers : (1u << IT_L_MAX) - 1;
 	enum it_method prefer = IT_M_NONE;
@@ -814,15 +818,26 @@ int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
 		goto out;
 	}
 	ret = it_filters_apply(ld, o, err);
-	if (ret)
-		goto out;
-	attach_hooks(ld);
-	ret = check_layers(ld, o, layers, err);
-	if (ret)
-		it_loader_report(ld, err);
+	ld->layers_want = layers;
 out:
 	probe_free(&p);
 	return ret;
+}
+
+int it_loader_attach(struct it_loader *ld, const struct it_opts *o, FILE *err)
+{
+	int ret;
+
+	attach_hooks(ld);
+	ret = check_layers(ld, o, ld->layers_want, err);
+	if (ret)
+		it_loader_report(ld, err);
+	return ret;
+}
+
+int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
+{
+	return it_loader_load(ld, o, err) ?: it_loader_attach(ld, o, err);
 }
 
 static const char *hook_status(const struct it_hook_state *h)

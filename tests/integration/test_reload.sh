@@ -10,8 +10,13 @@
 #   bad_alive        a broken file (bad min-latency): the daemon keeps running ...
 #   bad_log          ... logs one line FILE:LINE: min-latency: bad duration 'abc' ...
 #   bad_kept         ... and the old configuration stays: fio run 3 leaves no record
-#   reattach_log     layers = syscall,block: logged as "layers changed: re-attached"
+#   reattach_log     layers = syscall,block (dev A,B): logged as "layers changed: re-attached"
 #   reattach_count   fio run 4 after it: its read records + drops == its IOs
+#   span_goes_on     ring-size = 4M while fio run 5 reads B (200/s): a re-attach under
+#                    IO; at least a third of run 5's IOs have a record (tracing goes on) ...
+#   span_joined      ... and at most 1 % of its read records lack their block request (the
+#                    new load numbers syscalls past the old one's: no block joins an old
+#                    one; a few syscalls run while the new load's block hooks attach)
 #   exit             SIGTERM -> exit 0 with a final summary
 # shellcheck disable=SC2016,SC2119 # jq programs in single quotes; optional args
 set -u
@@ -19,21 +24,22 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 it_begin inplace_log inplace_links inplace_count minlat_records minlat_hist bad_alive bad_log \
-	bad_kept reattach_log reattach_count exit
+	bad_kept reattach_log reattach_count span_goes_on span_joined exit
 it_require_all
 
 NIOS=${RELOAD_IOS:-6000} # per fio run, at 2000/s: 3 s
 devA=$(mk_loop 128 fill) || fail_all "cannot create loop device A"
-devB=$(mk_loop 16) || fail_all "cannot create loop device B"
+devB=$(mk_loop 64) || fail_all "cannot create loop device B"
 A=$(devname "$devA")
 B=$(devname "$devB")
 CONF=$IT_TMP/iotracer.conf
 note "A=$devA B=$devB config $CONF"
 
-# fio_reads NAME: NIOS psync 4k random reads of A in the background (fio_wait ends it)
+# fio_reads NAME [DEV [IOS [RATE]]]: IOS (NIOS) psync 4k random reads of DEV (A) at RATE
+# (2000) per second in the background (fio_wait ends it)
 fio_reads() {
-	fio_start "$IT_TMP/fio.$1.json" --name="$1" --filename="$devA" --ioengine=psync \
-		--direct=1 --rw=randread --bs=4k --io_size=$((NIOS * 4))k --rate_iops=2000 \
+	fio_start "$IT_TMP/fio.$1.json" --name="$1" --filename="${2:-$devA}" --ioengine=psync \
+		--direct=1 --rw=randread --bs=4k --io_size=$((${3:-$NIOS} * 4))k --rate_iops="${4:-2000}" \
 		--randrepeat=0 --norandommap
 }
 # hup_wait PATTERN: SIGHUP the tracer, wait (5 s) for a new stderr line matching PATTERN
@@ -48,10 +54,10 @@ hup_wait() {
 	note "no '$1' after SIGHUP; stderr: $(tail -n +$((n0 + 1)) "$TRACER_ERR" | tr '\n' ' ')"
 	return 1
 }
-# records PID: read syscall records of PID on A
+# records PID [DEV]: read syscall records of PID on DEV (A)
 records() {
 	jcount "$TRACER_JSON" '.kind == "syscall" and .op == "read" and .pid == $p and .dev == $a' \
-		--argjson p "$1" --arg a "$A"
+		--argjson p "$1" --arg a "${2:-$A}"
 }
 # ios NAME: total_ios of a fio run (0 when it failed)
 ios() { jq -r '[.jobs[].read.total_ios] | add // 0' "$IT_TMP/fio.$1.json" 2>/dev/null || echo 0; }
@@ -92,11 +98,20 @@ fio_wait 60
 pid3=$FIO_PID
 
 # ---- 4: layers: a re-attach, and tracing goes on
-printf 'dev = %s\nlayers = syscall,block\n' "$A" >"$CONF"
+printf 'dev = %s,%s\nlayers = syscall,block\n' "$A" "$B" >"$CONF"
 check reattach_log "no 'layers changed: re-attached' line" hup_wait "reload: layers changed: re-attached"
 fio_reads run4
 fio_wait 60
 pid4=$FIO_PID
+
+# ---- 5: a re-attach while fio reads B, slowly: its thread has made fewer syscalls than the
+# correlator remembers parents (CORR_RECENT), the case where reused numbers would mis-join
+fio_reads run5 "$devB" 1200 200
+sleep 1
+printf 'dev = %s,%s\nlayers = syscall,block\nring-size = 4M\n' "$A" "$B" >"$CONF"
+hup_wait "reload: ring-size changed: re-attached" || true
+fio_wait 60
+pid5=$FIO_PID
 sleep 0.3
 
 if stop_tracer && tracer_summary; then pass exit; else fail exit "${TRACER_WHY:-no final summary}"; fi
@@ -115,4 +130,13 @@ check minlat_hist "hists syscall/$A/read/total ${h:-none}, fio runs 1-4 did $((i
 	test "${h:-0}" -eq $((i1 + i2 + i3 + i4))
 check reattach_count "run 4 after the re-attach: $n4 records + $drops drops, fio did $i4 IOs" \
 	test "$i4" -gt 0 -a $((n4 + drops)) -eq "$i4"
+i5=$(ios run5)
+n5=$(records "$pid5" "$B")
+lone=$(jcount "$TRACER_JSON" '.kind == "syscall" and .op == "read" and .pid == $p and ((.block // []) | length) == 0' \
+	--argjson p "$pid5")
+orphans=$(jcount "$TRACER_JSON" '.kind == "block" and .pid == $p' --argjson p "$pid5")
+note "run 5 across a re-attach: fio $i5 IOs, $n5 read records, $lone without their block request, $orphans block requests alone (the detach window)"
+check span_goes_on "run 5: $n5 records of $i5 IOs" test "$i5" -gt 0 -a $((3 * n5)) -ge "$i5"
+check span_joined "run 5: $lone of $n5 read records without their block request (> 1 %)" \
+	test $((100 * lone)) -le "$n5"
 it_end
