@@ -270,5 +270,6 @@ int reload_keep_start_only(const struct it_opts *old, struct it_opts *n)
 	n->live = old->live;
 	n->quiet = old->quiet;
 	n->verbose = old->verbose;
-	return keep_str(&n->json_path, old->json_path) ?: keep_str(&n->metrics_addr, old->metrics_addr);
+	return keep_str(&n->json_path, old->json_path) ?:
+		       keep_str(&n->metrics_addr, old->metrics_addr);
 }
