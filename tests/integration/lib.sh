@@ -555,6 +555,18 @@ fio_wait() {
 	return "$FIO_RC"
 }
 
+# free_port: a TCP port nobody listens on (random start, then upwards).
+free_port() {
+	local p=$((20000 + RANDOM % 30000)) i
+	for ((i = 0; i < 200; i++, p++)); do
+		[[ -z $(ss -Htln "sport = :$p") ]] && {
+			echo "$p"
+			return 0
+		}
+	done
+	return 1
+}
+
 # ---------------------------------------------------------------- arithmetic
 
 # within_pct A B PCT: |A - B| <= PCT % of B (B > 0).
