@@ -17,7 +17,7 @@ CFLAGS      += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=
 ifeq ($(DEBUG),1)
 CFLAGS      += -O0
 endif
-LDLIBS      := -lbpf -lelf -lz -lm
+LDLIBS      := -lbpf -lelf -lsodium -lz -lm
 BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Iinclude -Ibpf \
 	       -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
 
@@ -46,7 +46,7 @@ SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitiz
 VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 
 DEPS_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
-	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace
+	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace libsodium-dev
 
 .PHONY: all deps run test unit integration lab vmlinux format clean tools replay-bench static
 
@@ -109,7 +109,7 @@ $(OUTPUT)/iotracer.static: $(OBJS)
 
 $(OUTPUT)/test_link.static: tests/unit/test_link.c $(PURE_OBJS)
 	$(call msg,STATIC,$@)
-	$(Q)$(CC) $(CFLAGS) -O1 $^ -static -lelf -lz -lzstd -lm -o $@
+	$(Q)$(CC) $(CFLAGS) -O1 $^ -static -lelf -lsodium -lz -lzstd -lm -o $@
 
 # Regenerate this architecture's committed vmlinux.h from the running kernel
 # (not part of the build).
@@ -120,7 +120,7 @@ vmlinux:
 # Unit tests: no root, no BPF, under ASan/UBSan.
 $(OUTPUT)/unit/%: tests/unit/%.c $(SAN_OBJS) | $(OUTPUT)/unit
 	$(call msg,UNIT,$@)
-	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) -MMD -MP $< $(SAN_OBJS) -lelf -lz -lm -o $@
+	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) -MMD -MP $< $(SAN_OBJS) -lelf -lsodium -lz -lm -o $@
 
 unit: $(UNIT_BINS)
 	@tests/run.sh --unit $(UNIT_BINS)
@@ -139,7 +139,7 @@ replay-bench: $(OUTPUT)/replay_bench
 
 $(OUTPUT)/%: tools/%.c $(PURE_OBJS) | $(OUTPUT)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) -MMD -MP $< $(PURE_OBJS) -lelf -lz -lm -o $@
+	$(Q)$(CC) $(CFLAGS) -MMD -MP $< $(PURE_OBJS) -lelf -lsodium -lz -lm -o $@
 
 ARGS ?= -i 10s
 run: deps iotracer

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct link_key; /* lib/keyfile.h */
+
 #ifndef IT_VERSION
 #define IT_VERSION "dev"
 #endif
@@ -55,6 +57,7 @@ struct it_opts {
 	uint32_t qemu_pids[CLI_MAX_QEMU]; /* --qemu-pid; none: auto-discover */
 	int nr_qemu_pids;
 	char *name; /* --name: this side's name in the link hello */
+	struct link_key *link_key; /* --link-key: read and checked at parse (malloc'd) */
 };
 
 enum { CLI_RUN = 0, CLI_EXIT_OK = 1, CLI_USAGE = 2 };

@@ -47,7 +47,8 @@
 #endif
 
 _Static_assert(sizeof(struct link_frame_hdr) == 16, "link_frame_hdr size");
-_Static_assert(sizeof(struct link_hello) == 88, "link_hello size");
+_Static_assert(sizeof(struct link_hello) == 120, "link_hello size");
+_Static_assert(sizeof(struct link_auth) == 32, "link_auth size");
 _Static_assert(sizeof(struct link_ping) == 32, "link_ping size");
 _Static_assert(sizeof(struct link_filter) == 648, "link_filter size");
 _Static_assert(sizeof(struct link_heartbeat) == 32, "link_heartbeat size");
@@ -77,7 +78,7 @@ _Static_assert(sizeof(struct link_vreq) == 144, "link_vreq size");
 static const char *const msg_name[LINK_MSG_MAX] = {
 	[LINK_HELLO] = "HELLO",		[LINK_PING] = "PING",	    [LINK_PONG] = "PONG",
 	[LINK_FILTER] = "FILTER",	[LINK_RECORDS] = "RECORDS", [LINK_ACK] = "ACK",
-	[LINK_HEARTBEAT] = "HEARTBEAT", [LINK_BYE] = "BYE",
+	[LINK_HEARTBEAT] = "HEARTBEAT", [LINK_BYE] = "BYE",	    [LINK_AUTH] = "AUTH",
 };
 
 static uint32_t payload_crc(const void *p, uint32_t len)
@@ -118,8 +119,11 @@ static const char *bad_size(uint16_t type, uint32_t len)
 		[LINK_ACK] = sizeof(uint64_t),
 		[LINK_HEARTBEAT] = sizeof(struct link_heartbeat),
 		[LINK_BYE] = 0,
+		[LINK_AUTH] = sizeof(struct link_auth),
 	};
 
+	if (type == LINK_HELLO && len == LINK_V1_HELLO_LEN)
+		return NULL; /* refused by on_hello, naming the version */
 	if (type == LINK_RECORDS)
 		return len < REC_HDR || (len - REC_HDR) % VREQ ? "bad RECORDS length" : NULL;
 	return len == fixed[type] ? NULL : "bad payload length for its type";
@@ -223,6 +227,7 @@ struct listener {
 	struct ep ep;
 	struct listener *next;
 	char name[128];
+	enum addr_kind kind;
 	int is_unix;
 	char path[108];
 	dev_t dev; /* of the socket file we created: unlinked at free if still ours */
@@ -243,16 +248,24 @@ struct session {
 	int refs; /* peers connected under this session */
 };
 
-enum pstate { P_CONNECTING = 1, P_HELLO, P_UP, P_DEAD };
+/* P_AUTH: the peer's HELLO is in, its AUTH is awaited (both sides have a key) */
+enum pstate { P_CONNECTING = 1, P_HELLO, P_AUTH, P_UP, P_DEAD };
 
 /* Control frames due, emitted in this order. */
 enum {
 	DUE_HELLO = 1 << 0,
-	DUE_FILTER = 1 << 1,
-	DUE_ACK = 1 << 2,
-	DUE_PONG = 1 << 3,
-	DUE_PING = 1 << 4,
-	DUE_HB = 1 << 5,
+	DUE_AUTH = 1 << 1,
+	DUE_FILTER = 1 << 2,
+	DUE_ACK = 1 << 3,
+	DUE_PONG = 1 << 4,
+	DUE_PING = 1 << 5,
+	DUE_HB = 1 << 6,
+};
+
+/* A log line at most every log_every_ns; the ones in between are counted. */
+struct ratelog {
+	uint64_t next;
+	uint64_t suppressed;
 };
 
 struct link_peer {
@@ -263,6 +276,9 @@ struct link_peer {
 	enum pstate state;
 	int serial; /* character device: read()/write() */
 	struct link_peer_info info;
+	void *user; /* link_peer_set_user() */
+	int quiet; /* refused: its close was logged (rate-limited) already */
+	struct link_hello my_hello, peer_hello; /* as sent / received: what AUTH MACs */
 	unsigned int due;
 	struct link_ping pong; /* the PONG being answered */
 	uint64_t ping_id, pings;
@@ -286,6 +302,8 @@ struct link {
 	struct dial *dials;
 	struct link_peer *peers;
 	struct link_stats st;
+	struct link_key key; /* len 0: no authentication */
+	struct ratelog refuse_log, bad_log;
 	/* guest */
 	struct link_vreq *outbox;
 	uint64_t first_seq, next_seq, sent_hi, acked;
@@ -362,7 +380,7 @@ static void peer_close(struct link_peer *p, const char *why)
 		l->sess[p->sess].refs--;
 		l->sess[p->sess].last_used = l->now;
 	}
-	if (!p->dial || p->info.hello_done)
+	if (!p->quiet && (!p->dial || p->info.hello_done))
 		lg(l, "link: peer %d (%s): closed: %s", p->info.id, p->info.addr, why);
 	if (p->dial && !l->freeing)
 		dial_retry(l, p->dial, why, p->info.hello_done);
@@ -380,6 +398,50 @@ static __attribute__((format(printf, 2, 3))) void peer_closef(struct link_peer *
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	peer_close(p, why);
+}
+
+/*
+ * One log line per log_every_ns at most; the count of lines left out since
+ * the last one goes at its end. Returns 1 when the line was written.
+ */
+static __attribute__((format(printf, 3, 4))) int lg_limited(struct link *l, struct ratelog *r,
+							    const char *fmt, ...)
+{
+	char line[256], more[48] = "";
+	va_list ap;
+
+	if (l->now < r->next) {
+		r->suppressed++;
+		return 0;
+	}
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (r->suppressed)
+		snprintf(more, sizeof(more), " (+%llu more not logged)",
+			 (unsigned long long)r->suppressed);
+	lg(l, "%s%s", line, more);
+	r->suppressed = 0;
+	r->next = l->now + l->o.log_every_ns;
+	return 1;
+}
+
+/* Refuse a peer before it is up: counted, logged rate-limited, closed. */
+static __attribute__((format(printf, 2, 3))) void refuse(struct link_peer *p, const char *fmt, ...)
+{
+	struct link *l = p->l;
+	char why[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	l->st.refused++;
+	if (!p->dial) /* a dial logs each new failure once itself */
+		lg_limited(l, &l->refuse_log, "link: peer %d (%s): refused: %s (%llu refused)",
+			   p->info.id, p->info.addr, why, (unsigned long long)l->st.refused);
+	p->quiet = 1;
+	peer_closef(p, "refused: %s", why);
 }
 
 #define proto_err(p, fmt, ...)                                         \
@@ -408,14 +470,43 @@ static int put_frame(struct link_peer *p, uint16_t type, const void *pl, uint32_
 	return 0;
 }
 
-static void fill_hello(struct link *l, struct link_hello *h)
+/*
+ * With a key, tcp and unix connections must authenticate, except a unix
+ * socket the host dialed (QEMU's chardev of a virtio-serial port: the guest
+ * end is a serial port, and the socket is the one the host was told to use).
+ * vsock and serial peers are named by the hypervisor (CID, port) instead.
+ */
+static int auth_required(const struct link_peer *p)
 {
+	enum addr_kind t = p->info.transport;
+
+	return p->l->key.len &&
+	       (t == ADDR_TCP || (t == ADDR_UNIX && (p->info.accepted || is_guest(p->l))));
+}
+
+static void fill_hello(struct link_peer *p, struct link_hello *h)
+{
+	struct link *l = p->l;
+
+	memset(h, 0, sizeof(*h));
 	h->version = LINK_VERSION;
 	h->role = (uint8_t)l->o.role;
-	h->caps = LINK_CAP_VREQ | LINK_CAP_FILTER | LINK_CAP_ACK;
+	h->caps = LINK_CAP_VREQ | LINK_CAP_FILTER | LINK_CAP_ACK |
+		  (l->key.len ? LINK_CAP_AUTH : 0) | (auth_required(p) ? LINK_CAP_AUTH_REQ : 0);
 	h->session = l->session;
 	h->next_seq = is_guest(l) ? l->first_seq : 0;
 	memcpy(h->name, l->name, sizeof(h->name));
+	linkauth_nonce(h->nonce);
+}
+
+/* Our AUTH: signed as our role over (guest's HELLO, host's HELLO). */
+static void fill_auth(struct link_peer *p, struct link_auth *a)
+{
+	struct link *l = p->l;
+	const struct link_hello *g = is_guest(l) ? &p->my_hello : &p->peer_hello;
+	const struct link_hello *h = is_guest(l) ? &p->peer_hello : &p->my_hello;
+
+	linkauth_mac(&l->key, (uint8_t)l->o.role, g, h, sizeof(*g), a->mac);
 }
 
 static void fill_heartbeat(struct link_peer *p, struct link_heartbeat *hb)
@@ -438,7 +529,7 @@ static int emit(struct link_peer *p, unsigned int bit)
 {
 	struct link *l = p->l;
 	union {
-		struct link_hello h;
+		struct link_auth a;
 		struct link_ping pg;
 		struct link_heartbeat hb;
 		uint64_t ack;
@@ -447,8 +538,11 @@ static int emit(struct link_peer *p, unsigned int bit)
 	memset(&u, 0, sizeof(u));
 	switch (bit) {
 	case DUE_HELLO:
-		fill_hello(l, &u.h);
-		return put_frame(p, LINK_HELLO, &u.h, sizeof(u.h));
+		fill_hello(p, &p->my_hello);
+		return put_frame(p, LINK_HELLO, &p->my_hello, sizeof(p->my_hello));
+	case DUE_AUTH:
+		fill_auth(p, &u.a);
+		return put_frame(p, LINK_AUTH, &u.a, sizeof(u.a));
 	case DUE_FILTER:
 		return put_frame(p, LINK_FILTER, &l->filter, sizeof(l->filter));
 	case DUE_ACK:
@@ -581,7 +675,7 @@ static void peer_flush(struct link_peer *p)
 {
 	int i;
 
-	for (i = 0; i < FLUSH_ROUNDS && (p->state == P_HELLO || p->state == P_UP); i++) {
+	for (i = 0; i < FLUSH_ROUNDS && p->state >= P_HELLO && p->state <= P_UP; i++) {
 		tx_compact(p);
 		fill_ctrl(p);
 		fill_records(p);
@@ -602,8 +696,22 @@ static void peer_connected(struct link_peer *p)
 	peer_flush(p);
 }
 
+/* Who the peer is (link_peer_info: transport, CID, loopback), for on_admit. */
+static void peer_whois(struct link_peer *p, const struct sockaddr_storage *ss, enum addr_kind kind)
+{
+	p->info.transport = kind;
+	p->info.accepted = !p->dial;
+	if (p->dial)
+		p->info.cid = p->dial->addr.cid;
+	else if (ss && ss->ss_family == AF_VSOCK)
+		p->info.cid = ((const struct sockaddr_vm *)ss)->svm_cid;
+	p->info.loopback = ss ? addr_peer_is_loopback(ss) : 0;
+}
+
+/* ss: the accepted peer's address (NULL for a dial); kind: its transport. */
 static struct link_peer *peer_new(struct link *l, int fd, const char *addr, struct dial *d,
-				  int connecting, int serial)
+				  int connecting, int serial, const struct sockaddr_storage *ss,
+				  enum addr_kind kind)
 {
 	struct link_peer *p = calloc(1, sizeof(*p));
 
@@ -630,6 +738,7 @@ static struct link_peer *peer_new(struct link *l, int fd, const char *addr, stru
 	p->last_rx = l->now;
 	p->info.id = ++l->next_id;
 	snprintf(p->info.addr, sizeof(p->info.addr), "%s", addr);
+	peer_whois(p, ss, kind);
 	p->next = l->peers;
 	l->peers = p;
 	if (d)
@@ -671,28 +780,22 @@ found:
 	return i;
 }
 
-static void on_hello(struct link_peer *p, const void *pl)
+/* The peer is who it says (AUTH verified, or no key on either side): admit it. */
+static void peer_up(struct link_peer *p)
 {
 	struct link *l = p->l;
-	struct link_hello h;
+	const struct link_hello *h = &p->peer_hello;
+	char why[160] = "not admitted";
 
-	memcpy(&h, pl, sizeof(h));
-	h.name[sizeof(h.name) - 1] = '\0';
-	if (p->state == P_UP) {
-		proto_err(p, "second HELLO");
+	p->info.hello = *h;
+	if (l->cb.on_admit && l->cb.on_admit(l->cb.ctx, p, why, sizeof(why))) {
+		refuse(p, "%s", why);
 		return;
 	}
-	if (!h.version || (h.role != LINK_ROLE_GUEST && h.role != LINK_ROLE_HOST) ||
-	    h.role == l->o.role) {
-		peer_closef(p, "refused: peer speaks version %u as %s, we are %s", h.version,
-			    role_name(h.role), role_name(l->o.role));
-		return;
-	}
-	if (!is_guest(l) && (p->sess = session_get(l, h.session)) < 0) {
+	if (!is_guest(l) && (p->sess = session_get(l, h->session)) < 0) {
 		peer_close(p, "out of memory");
 		return;
 	}
-	p->info.hello = h;
 	p->info.hello_done = 1;
 	p->state = P_UP;
 	p->next_ping = l->now;
@@ -707,11 +810,69 @@ static void on_hello(struct link_peer *p, const void *pl)
 		p->dial->backoff = l->o.backoff_min_ns;
 		p->dial->last_why[0] = '\0';
 	}
-	lg(l, "link: peer %d (%s): up: %s \"%s\" session %016llx version %u", p->info.id,
-	   p->info.addr, role_name(h.role), h.name, (unsigned long long)h.session,
-	   h.version < LINK_VERSION ? h.version : LINK_VERSION);
+	lg(l, "link: peer %d (%s): up: %s \"%s\" session %016llx version %u%s", p->info.id,
+	   p->info.addr, role_name(h->role), h->name, (unsigned long long)h->session,
+	   h->version < LINK_VERSION ? h->version : LINK_VERSION,
+	   p->info.authed ? ", authenticated" : "");
 	if (l->cb.on_up)
 		l->cb.on_up(l->cb.ctx, p);
+}
+
+static void on_hello(struct link_peer *p, const void *pl, uint32_t len)
+{
+	struct link *l = p->l;
+	struct link_hello h;
+	int peer_key;
+
+	if (p->state == P_UP || p->state == P_AUTH) {
+		proto_err(p, "second HELLO");
+		return;
+	}
+	if (len == LINK_V1_HELLO_LEN) {
+		refuse(p, "peer speaks version 1, we need %d (update it)", LINK_VERSION);
+		return;
+	}
+	memcpy(&h, pl, sizeof(h));
+	h.name[sizeof(h.name) - 1] = '\0';
+	if (h.version < 2 || (h.role != LINK_ROLE_GUEST && h.role != LINK_ROLE_HOST) ||
+	    h.role == l->o.role) {
+		refuse(p, "peer speaks version %u as %s, we are %s", h.version, role_name(h.role),
+		       role_name(l->o.role));
+		return;
+	}
+	peer_key = !!(h.caps & LINK_CAP_AUTH);
+	if (auth_required(p) && !peer_key) {
+		refuse(p, "peer has no link key (give both sides the same --link-key)");
+		return;
+	}
+	if ((h.caps & LINK_CAP_AUTH_REQ) && !l->key.len) {
+		refuse(p, "peer wants a link key, we have none (--link-key)");
+		return;
+	}
+	memcpy(&p->peer_hello, pl, sizeof(p->peer_hello)); /* as sent: AUTH covers these bytes */
+	if (!l->key.len || !peer_key) {
+		peer_up(p);
+		return;
+	}
+	p->state = P_AUTH;
+	p->due |= DUE_AUTH;
+}
+
+static void on_auth(struct link_peer *p, const void *pl)
+{
+	struct link *l = p->l;
+	struct link_auth a;
+	const struct link_hello *g = is_guest(l) ? &p->my_hello : &p->peer_hello;
+	const struct link_hello *h = is_guest(l) ? &p->peer_hello : &p->my_hello;
+
+	memcpy(&a, pl, sizeof(a));
+	/* signed as the peer's role: our own AUTH sent back does not verify */
+	if (linkauth_verify(&l->key, p->peer_hello.role, g, h, sizeof(*g), a.mac)) {
+		refuse(p, "authentication failed (not the same --link-key)");
+		return;
+	}
+	p->info.authed = 1;
+	peer_up(p);
 }
 
 /* Hand records to on_records; 0 or -1 when the peer got closed. */
@@ -737,25 +898,48 @@ static int deliver(struct link_peer *p, const struct link_vreq *v, uint32_t n, u
 	return 0;
 }
 
+/* A new record check_record refused: counted, logged rate-limited, acked unseen. */
+static void bad_record(struct link_peer *p, const struct link_vreq *v, const char *why)
+{
+	struct link *l = p->l;
+
+	p->info.bad_records++;
+	l->st.records_bad++;
+	l->sess[p->sess].delivered = v->seq;
+	p->due |= DUE_ACK;
+	lg_limited(l, &l->bad_log, "link: peer %d (%s): record seq %llu refused: %s (%llu refused)",
+		   p->info.id, p->info.addr, (unsigned long long)v->seq, why,
+		   (unsigned long long)l->st.records_bad);
+}
+
 static void on_records(struct link_peer *p, const uint8_t *pl)
 {
 	struct link *l = p->l;
 	struct link_vreq *v = l->scratch;
 	uint64_t hi = l->sess[p->sess].delivered;
 	uint32_t n, i, start = 0;
+	const char *why;
 
 	memcpy(&n, pl, sizeof(n));
 	memcpy(v, pl + REC_HDR, (size_t)n * VREQ);
 	p->info.rx_records += n;
 	l->st.records_rx += n;
 	for (i = 0; i < n; i++) {
-		if (v[i].seq > hi) {
+		why = v[i].seq > hi && l->cb.check_record ?
+			      l->cb.check_record(l->cb.ctx, p, &v[i]) : NULL;
+		if (v[i].seq > hi && !why) {
 			hi = v[i].seq;
 			continue;
 		}
+		/* a duplicate or a refused record ends the run before it */
 		if (deliver(p, v + start, i - start, hi))
 			return;
 		start = i + 1;
+		if (why) {
+			bad_record(p, &v[i], why);
+			hi = v[i].seq;
+			continue;
+		}
 		p->info.dup_records++;
 		l->st.records_dup++;
 		p->due |= hi ? DUE_ACK : 0;
@@ -803,8 +987,13 @@ static void on_frame(struct link_peer *p, const struct link_frame_hdr *h, const 
 	int host = !is_guest(p->l);
 	struct link_ping pg;
 
-	if (h->type != LINK_HELLO && p->state != P_UP) {
-		proto_err(p, "%s before HELLO", msg_name[h->type]);
+	if (h->type == LINK_AUTH && p->state != P_AUTH) {
+		proto_err(p, "AUTH %s", p->state == P_UP ? "twice" : "before HELLO");
+		return;
+	}
+	if (h->type != LINK_HELLO && h->type != LINK_AUTH && p->state != P_UP) {
+		proto_err(p, "%s before %s", msg_name[h->type],
+			  p->state == P_AUTH ? "AUTH" : "HELLO");
 		return;
 	}
 	/* records and filters go to a host, acks to a guest */
@@ -815,7 +1004,10 @@ static void on_frame(struct link_peer *p, const struct link_frame_hdr *h, const 
 	}
 	switch (h->type) {
 	case LINK_HELLO:
-		on_hello(p, pl);
+		on_hello(p, pl, h->len);
+		break;
+	case LINK_AUTH:
+		on_auth(p, pl);
 		break;
 	case LINK_PING:
 		memcpy(&p->pong, pl, sizeof(p->pong));
@@ -954,7 +1146,7 @@ static void lsn_accept(struct link *l, struct listener *ls)
 		if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6)
 			set_nodelay(fd);
 		addr_sockname(&ss, ls->name, name, sizeof(name));
-		peer_new(l, fd, name, NULL, 0, 0);
+		peer_new(l, fd, name, NULL, 0, 0, &ss, ls->kind);
 	}
 }
 
@@ -990,6 +1182,9 @@ static int bind_listen(int fd, const struct net_addr *a, const struct sockaddr_s
 		if (bind(fd, (const struct sockaddr *)ss, len) < 0)
 			return -errno;
 	}
+	/* owner only, before anyone can connect (connect needs write permission) */
+	if (a->kind == ADDR_UNIX && chmod(a->path, 0600) < 0)
+		return -errno;
 	return listen(fd, 64) < 0 ? -errno : 0;
 }
 
@@ -1003,6 +1198,8 @@ int link_listen(struct link *l, const struct net_addr *a)
 
 	if (a->kind == ADDR_SERIAL)
 		return -EOPNOTSUPP;
+	if (a->kind == ADDR_TCP && !l->key.len && !addr_is_loopback(a))
+		return -EPERM; /* anyone on the network could feed us: a key first */
 	err = addr_sockaddr(a, 1, &ss, &len);
 	if (err)
 		return err;
@@ -1014,6 +1211,7 @@ int link_listen(struct link *l, const struct net_addr *a)
 	if (!err) {
 		ls->ep.kind = EP_LISTEN;
 		ls->ep.fd = fd;
+		ls->kind = a->kind;
 		err = ep_ctl(l, &ls->ep, EPOLL_CTL_ADD, EPOLLIN);
 	}
 	if (err) {
@@ -1131,7 +1329,7 @@ static void dial_start(struct link *l, struct dial *d)
 		fd = sock_connect(&d->addr, &connecting, why, sizeof(why));
 	if (fd < 0)
 		dial_retry(l, d, why, 0);
-	else if (!peer_new(l, fd, d->name, d, connecting, serial))
+	else if (!peer_new(l, fd, d->name, d, connecting, serial, NULL, d->addr.kind))
 		dial_retry(l, d, "out of memory", 0);
 }
 
@@ -1194,6 +1392,8 @@ static void set_defaults(struct link_opts *o)
 		o->backoff_max_ns = 5 * SEC;
 	if (o->backoff_max_ns < o->backoff_min_ns)
 		o->backoff_max_ns = o->backoff_min_ns;
+	if (!o->log_every_ns)
+		o->log_every_ns = SEC;
 }
 
 struct link *link_new(const struct link_opts *o, const struct link_cb *cb)
@@ -1207,6 +1407,9 @@ struct link *link_new(const struct link_opts *o, const struct link_cb *cb)
 		return NULL;
 	l->o = *o;
 	set_defaults(&l->o);
+	if (o->key && o->key->len)
+		l->key = *o->key;
+	l->o.key = NULL; /* not kept: our copy is wiped at link_free() */
 	if (cb)
 		l->cb = *cb;
 	if (o->name)
@@ -1222,7 +1425,7 @@ struct link *link_new(const struct link_opts *o, const struct link_cb *cb)
 		l->outbox = calloc(l->o.outbox, VREQ);
 	else
 		l->scratch = malloc(LINK_MAX_PAYLOAD);
-	if (l->epfd < 0 || (is_guest(l) ? !l->outbox : !l->scratch)) {
+	if (l->epfd < 0 || (is_guest(l) ? !l->outbox : !l->scratch) || linkauth_init()) {
 		link_free(l);
 		return NULL;
 	}
@@ -1282,6 +1485,7 @@ void link_free(struct link *l)
 	free(l->outbox);
 	free(l->scratch);
 	free(l->sess);
+	keyfile_wipe(&l->key);
 	free(l);
 }
 
@@ -1340,7 +1544,7 @@ void link_run(struct link *l, uint64_t now_ns)
 		if (!d->peer && now_ns >= d->next_try)
 			dial_start(l, d);
 	for (p = l->peers; p; p = p->next)
-		if (p->state == P_HELLO || p->state == P_UP)
+		if (p->state >= P_HELLO && p->state <= P_UP)
 			peer_flush(p);
 	reap(l);
 }
@@ -1424,6 +1628,16 @@ struct link_peer *link_next_peer(struct link *l, struct link_peer *prev)
 const struct link_peer_info *link_peer_info(const struct link_peer *p)
 {
 	return &p->info;
+}
+
+void link_peer_set_user(struct link_peer *p, void *user)
+{
+	p->user = user;
+}
+
+void *link_peer_user(const struct link_peer *p)
+{
+	return p->user;
 }
 
 void link_get_stats(const struct link *l, struct link_stats *s)
