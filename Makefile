@@ -41,7 +41,7 @@ BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS       := $(OUTPUT)/iotracer.skel.h
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%,$(UNIT_SRCS))
-TOOLS       := $(OUTPUT)/replay_bench $(OUTPUT)/bench_output
+TOOLS       := $(OUTPUT)/replay_bench $(OUTPUT)/bench_output $(OUTPUT)/link_peer
 SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 
@@ -125,7 +125,7 @@ $(OUTPUT)/unit/%: tests/unit/%.c $(SAN_OBJS) | $(OUTPUT)/unit
 unit: $(UNIT_BINS)
 	@tests/run.sh --unit $(UNIT_BINS)
 
-integration: iotracer
+integration: iotracer $(OUTPUT)/link_peer
 	@tests/run.sh --integration
 
 test: deps iotracer $(UNIT_BINS) tools
