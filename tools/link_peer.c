@@ -136,7 +136,8 @@ int main(int argc, char **argv)
 
 		link_run(l, it_mono_ns());
 		link_get_stats(l, &st);
-		up |= link_next_peer(l, NULL) && link_peer_info(link_next_peer(l, NULL))->hello_done;
+		up |= link_next_peer(l, NULL) &&
+		      link_peer_info(link_next_peer(l, NULL))->hello_done;
 		/* with records: until all are acked; a filter alone: the whole time */
 		if (up && o.nr_recs && st.records_acked == o.nr_recs)
 			break;

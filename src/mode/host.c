@@ -220,8 +220,8 @@ static uint64_t disks_wanted(struct host *h)
 	struct scope_claim c[HOST_MAX_PEERS * 4];
 	int n = 0;
 
-	for (struct link_peer *p = link_next_peer(h->link, NULL); p && n < (int)(sizeof(c) / sizeof(c[0]));
-	     p = link_next_peer(h->link, p)) {
+	for (struct link_peer *p = link_next_peer(h->link, NULL);
+	     p && n < (int)(sizeof(c) / sizeof(c[0])); p = link_next_peer(h->link, p)) {
 		const struct hconn *hc = link_peer_user(p);
 
 		if (hc && hc->named)
@@ -306,8 +306,9 @@ static int host_on_admit(void *ctx, struct link_peer *p, char *why, size_t whyle
 {
 	struct host *h = ctx;
 	const struct link_peer_info *pi = link_peer_info(p);
-	struct scope_peer sp = { .transport = pi->transport, .accepted = pi->accepted,
-				 .cid = pi->cid, .path = "" };
+	struct scope_peer sp = {
+		.transport = pi->transport, .accepted = pi->accepted, .cid = pi->cid, .path = ""
+	};
 	struct hconn *hc;
 	uint64_t mask;
 
@@ -357,8 +358,9 @@ static void host_on_filter(void *ctx, struct link_peer *p, const struct link_fil
 		hp->filter_ignored += (uint64_t)ignored;
 	if (ignored && now >= h->next_filter_note) {
 		it_note("guest '%.64s' (peer %d, %s): filter: %d of %u serials ignored (not its "
-			"disks, or no such disk)%s", pi->hello.name, pi->id, pi->addr, ignored,
-			f->nr_serials, hc->named ? "" : ": it changes nothing");
+			"disks, or no such disk)%s",
+			pi->hello.name, pi->id, pi->addr, ignored, f->nr_serials,
+			hc->named ? "" : ": it changes nothing");
 		h->next_filter_note = now + 1000000000ull;
 	}
 	update_files(h);

@@ -925,8 +925,9 @@ static void on_records(struct link_peer *p, const uint8_t *pl)
 	p->info.rx_records += n;
 	l->st.records_rx += n;
 	for (i = 0; i < n; i++) {
-		why = v[i].seq > hi && l->cb.check_record ?
-			      l->cb.check_record(l->cb.ctx, p, &v[i]) : NULL;
+		why = NULL;
+		if (v[i].seq > hi && l->cb.check_record)
+			why = l->cb.check_record(l->cb.ctx, p, &v[i]);
 		if (v[i].seq > hi && !why) {
 			hi = v[i].seq;
 			continue;

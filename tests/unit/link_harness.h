@@ -36,7 +36,6 @@ static uint64_t mono(void)
 	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
 }
 
-
 /* ---- live links ---- */
 
 #define MAX_SESS 8
@@ -261,7 +260,6 @@ static void path_in_tmp(char *buf, size_t n, const char *prefix, const char *nam
 	snprintf(buf, n, "%s%s/%s", prefix, tmpdir, name);
 }
 
-
 /* ---- raw peers ---- */
 
 static int raw_connect(const char *path)
@@ -345,7 +343,6 @@ static int raw_wait(struct node *h, int fd, uint64_t want_ack)
 	return -1;
 }
 
-
 /* Read what is left: true at end of stream or a reset, false if still open. */
 static bool closed_by_peer(int fd)
 {
@@ -356,7 +353,6 @@ static bool closed_by_peer(int fd)
 		;
 	return r == 0 || errno != EAGAIN;
 }
-
 
 static int free_tcp_port(void)
 {
@@ -371,6 +367,5 @@ static int free_tcp_port(void)
 		close(fd);
 	return port;
 }
-
 
 #endif /* IT_LINK_HARNESS_H */

@@ -369,9 +369,10 @@ static void test_cli_link_key(void)
 	chmod(key, 0644);
 	RUN(&r, "--mode", "guest", "--link-key", key);
 	ASSERT_EQ(r.ret, CLI_USAGE, "0644 key file");
-	snprintf(want, sizeof(want),
-		 "iotracer: --link-key: %s: mode 0644 gives access to group/others (chmod 600 it)\n",
-		 key);
+	snprintf(
+		want, sizeof(want),
+		"iotracer: --link-key: %s: mode 0644 gives access to group/others (chmod 600 it)\n",
+		key);
 	ASSERT_STREQ(r.err, want, "one line naming --link-key and the mode");
 	run_free(&r);
 	chmod(key, 0600);

@@ -251,8 +251,9 @@ static void test_auth_guest_checks_host(void)
 	struct node g = { .key = &k };
 	struct node *gs[] = { &g };
 	struct sockaddr_un un = { .sun_family = AF_UNIX };
-	struct link_hello gh, hh = { .version = LINK_VERSION, .role = LINK_ROLE_HOST,
-				     .caps = LINK_CAP_AUTH, .session = 9 };
+	struct link_hello gh, hh = {
+		.version = LINK_VERSION, .role = LINK_ROLE_HOST, .caps = LINK_CAP_AUTH, .session = 9
+	};
 	struct link_auth a;
 	char where[128];
 	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), fd;
@@ -299,8 +300,8 @@ static void test_listen_rules(void)
 
 	path_in_tmp(where, sizeof(where), "unix:", "mode.sock");
 	path_in_tmp(path, sizeof(path), "", "mode.sock");
-	if (!ASSERT_TRUE(mk_link(&bare, LINK_ROLE_HOST, 0, "h") && mk_link(&keyed, LINK_ROLE_HOST, 0,
-									    "h"),
+	if (!ASSERT_TRUE(mk_link(&bare, LINK_ROLE_HOST, 0, "h") &&
+				 mk_link(&keyed, LINK_ROLE_HOST, 0, "h"),
 			 "links"))
 		goto out;
 	snprintf(spec, sizeof(spec), "tcp:0.0.0.0:%d", port);

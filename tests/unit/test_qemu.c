@@ -605,16 +605,25 @@ static int parse_vm(const char *const *argv, struct qemu_vm *vm)
 /* What names a guest on the link: its vsock CID and its unix chardevs. */
 static void test_cmdline_vm(void)
 {
-	const char *lab[] = { QEMU_BIN, "-device", "vhost-vsock-pci,id=v,guest-cid=3", "-chardev",
+	const char *lab[] = { QEMU_BIN,
+			      "-device",
+			      "vhost-vsock-pci,id=v,guest-cid=3",
+			      "-chardev",
 			      "socket,id=ch0,path=/run/lab/serial.sock,server=on,wait=off",
-			      "-chardev", "file,id=log,path=/tmp/console.log", "-device",
-			      "virtserialport,chardev=ch0,name=lab.0", NULL };
+			      "-chardev",
+			      "file,id=log,path=/tmp/console.log",
+			      "-device",
+			      "virtserialport,chardev=ch0,name=lab.0",
+			      NULL };
 	const char *json[] = { QEMU_BIN, "-device",
 			       "{\"driver\":\"vhost-vsock-device\",\"guest-cid\":42}", NULL };
-	const char *bad_cids[] = { "vhost-vsock-pci,guest-cid=2", "vhost-vsock-pci,guest-cid=0",
-				   "vhost-vsock-pci,guest-cid=x3", "vhost-vsock-pci,guest-cid=3x",
+	const char *bad_cids[] = { "vhost-vsock-pci,guest-cid=2",
+				   "vhost-vsock-pci,guest-cid=0",
+				   "vhost-vsock-pci,guest-cid=x3",
+				   "vhost-vsock-pci,guest-cid=3x",
 				   "vhost-vsock-pci,guest-cid=4294967295",
-				   "vhost-user-vsock-pci,guest-cid=5", "virtio-blk-pci,guest-cid=5" };
+				   "vhost-user-vsock-pci,guest-cid=5",
+				   "virtio-blk-pci,guest-cid=5" };
 	const char *one[] = { QEMU_BIN, "-device", NULL, NULL };
 	struct qemu_vm vm;
 

@@ -192,9 +192,9 @@ static void test_check_records(void)
 
 /* ---- end to end: a host link whose admit / check are the scope module's ---- */
 
-static const struct scope_disk e2e_disks[3] = {
-	{ "disk0", 0, GIB }, { "disk1", 0, GIB }, { "disk2", 0, GIB }
-};
+static const struct scope_disk e2e_disks[3] = { { "disk0", 0, GIB },
+						{ "disk1", 0, GIB },
+						{ "disk2", 0, GIB } };
 static const struct qemu_vm e2e_vm = { .cid = 3 };
 static const struct scope_host e2e = { e2e_disks, 3, &e2e_vm, 1 };
 static uint64_t e2e_scope;
@@ -202,8 +202,9 @@ static uint64_t e2e_scope;
 static int e2e_admit(void *ctx, struct link_peer *p, char *why, size_t whylen)
 {
 	const struct link_peer_info *pi = link_peer_info(p);
-	struct scope_peer sp = { .transport = pi->transport, .accepted = pi->accepted,
-				 .cid = pi->cid, .path = "" };
+	struct scope_peer sp = {
+		.transport = pi->transport, .accepted = pi->accepted, .cid = pi->cid, .path = ""
+	};
 
 	link_peer_set_user(p, &e2e_scope);
 	return scope_of(&e2e, &sp, &e2e_scope, why, whylen);
