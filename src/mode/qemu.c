@@ -799,17 +799,27 @@ static void stat_disk(const char *proc_root, pid_t pid, struct qemu_disk *d)
 	}
 }
 
-int qemu_vm_info(const char *proc_root, pid_t pid, struct qemu_vm *vm)
+/* /proc/PID/cmdline under proc_root into *buf (malloc'd). 0 or -errno. */
+static int read_cmdline(const char *proc_root, pid_t pid, char **buf, size_t *len)
 {
-	char path[PATH_MAX], *buf = NULL;
-	size_t len = 0;
-	int err;
+	char path[PATH_MAX];
 
-	memset(vm, 0, sizeof(*vm));
+	*buf = NULL;
+	*len = 0;
 	if (!proc_root)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%s/%d/cmdline", proc_root, (int)pid);
-	err = read_whole(path, &buf, &len);
+	return read_whole(path, buf, len);
+}
+
+int qemu_vm_info(const char *proc_root, pid_t pid, struct qemu_vm *vm)
+{
+	char *buf;
+	size_t len;
+	int err;
+
+	memset(vm, 0, sizeof(*vm));
+	err = read_cmdline(proc_root, pid, &buf, &len);
 	if (!err)
 		err = qemu_parse_vm(buf, len, vm);
 	free(buf);
@@ -818,14 +828,11 @@ int qemu_vm_info(const char *proc_root, pid_t pid, struct qemu_vm *vm)
 
 int qemu_disks(const char *proc_root, pid_t pid, struct qemu_disk *disks, int max)
 {
-	char path[PATH_MAX], *buf = NULL;
-	size_t len = 0;
+	char *buf;
+	size_t len;
 	int i, nr;
 
-	if (!proc_root)
-		return -EINVAL;
-	snprintf(path, sizeof(path), "%s/%d/cmdline", proc_root, (int)pid);
-	nr = read_whole(path, &buf, &len);
+	nr = read_cmdline(proc_root, pid, &buf, &len);
 	if (nr)
 		return nr;
 	nr = qemu_parse_cmdline(buf, len, disks, max);

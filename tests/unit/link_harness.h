@@ -311,36 +311,58 @@ static int raw_records(int fd, uint64_t from, uint64_t to)
 }
 
 /*
- * Read frames from a raw fd (non-blocking) while running the host, until an
- * ACK of want arrives (returns 0) or end of stream (returns 1) or timeout (-1).
+ * Step node n and read frames from a raw fd (non-blocking) until one of type
+ * arrives (and, with match, whose payload starts with *match): its payload
+ * goes to out (len bytes at most). 0, 1 at end of stream, -1 on timeout (2 s).
  */
-static int raw_wait(struct node *h, int fd, uint64_t want_ack)
+static int raw_frame(struct node *n, int fd, uint16_t type, const uint64_t *match, void *out,
+		     size_t len)
 {
 	static uint8_t buf[1 << 17];
-	struct node *hs[] = { h };
-	uint64_t dl = mono() + 2 * SEC, ack;
+	struct node *ns[] = { n };
+	uint64_t dl = mono() + 2 * SEC, head;
 	struct link_frame_hdr hd;
 	const void *pl;
-	size_t len = 0;
-	ssize_t n;
-	int r;
+	size_t have = 0;
+	ssize_t r;
+	int f;
 
 	fcntl(fd, F_SETFL, O_NONBLOCK);
 	while (mono() < dl) {
-		step(hs, 1);
-		n = read(fd, buf + len, sizeof(buf) - len);
-		if (n == 0 || (n < 0 && errno == ECONNRESET))
+		step(ns, 1);
+		r = read(fd, buf + have, sizeof(buf) - have);
+		if (r == 0 || (r < 0 && errno == ECONNRESET))
 			return 1;
-		len += n > 0 ? (size_t)n : 0;
-		while ((r = link_decode(buf, len, &hd, &pl, NULL)) > 0) {
-			memcpy(&ack, pl, sizeof(ack));
-			if (hd.type == LINK_ACK && ack == want_ack)
+		have += r > 0 ? (size_t)r : 0;
+		while ((f = link_decode(buf, have, &hd, &pl, NULL)) > 0) {
+			head = 0;
+			memcpy(&head, pl, hd.len < sizeof(head) ? hd.len : sizeof(head));
+			if (hd.type == type && (!match || head == *match)) {
+				if (out)
+					memcpy(out, pl, len < hd.len ? len : hd.len);
 				return 0;
-			memmove(buf, buf + r, len - (size_t)r);
-			len -= (size_t)r;
+			}
+			memmove(buf, buf + f, have - (size_t)f);
+			have -= (size_t)f;
 		}
 	}
 	return -1;
+}
+
+/* Run host h and read fd until an ACK of want_ack (0), end of stream (1) or timeout (-1). */
+static int raw_wait(struct node *h, int fd, uint64_t want_ack)
+{
+	return raw_frame(h, fd, LINK_ACK, &want_ack, NULL, 0);
+}
+
+/* A host node listening on unix socket NAME in the test's tmpdir; its path in path. */
+static int mk_unix_host(struct node *n, const char *name, char *path, size_t len)
+{
+	char where[160];
+
+	path_in_tmp(where, sizeof(where), "unix:", name);
+	path_in_tmp(path, len, "", name);
+	return mk_host(n, where);
 }
 
 /* Read what is left: true at end of stream or a reset, false if still open. */

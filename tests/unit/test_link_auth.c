@@ -30,38 +30,10 @@ static struct link_key key_of(uint8_t seed)
 	return k;
 }
 
-/*
- * Step node n and read fd until a frame of type arrives; its payload goes to
- * out (len bytes). 0, 1 when fd was closed first, -1 on timeout.
- */
+/* Step node n and read fd until a frame of type arrives (link_harness.h raw_frame()). */
 static int raw_expect(struct node *n, int fd, uint16_t type, void *out, size_t len)
 {
-	static uint8_t buf[1 << 17];
-	struct node *ns[] = { n };
-	uint64_t dl = mono() + 2 * SEC;
-	struct link_frame_hdr hd;
-	const void *pl;
-	size_t have = 0;
-	ssize_t r;
-	int f;
-
-	fcntl(fd, F_SETFL, O_NONBLOCK);
-	while (mono() < dl) {
-		step(ns, 1);
-		r = read(fd, buf + have, sizeof(buf) - have);
-		if (r == 0 || (r < 0 && errno == ECONNRESET))
-			return 1;
-		have += r > 0 ? (size_t)r : 0;
-		while ((f = link_decode(buf, have, &hd, &pl, NULL)) > 0) {
-			if (hd.type == type) {
-				memcpy(out, pl, len < hd.len ? len : hd.len);
-				return 0;
-			}
-			memmove(buf, buf + f, have - (size_t)f);
-			have -= (size_t)f;
-		}
-	}
-	return -1;
+	return raw_frame(n, fd, type, NULL, out, len);
 }
 
 /* A guest HELLO with a fixed nonce (what a recorded transcript holds). */
@@ -188,12 +160,10 @@ static void test_auth_replay(void)
 	struct node host = { .key = &k };
 	struct link_hello gh = raw_guest_hello(LINK_CAP_VREQ | LINK_CAP_AUTH), hh1, hh2, hh3;
 	struct link_auth a, host_auth;
-	char where[128], path[128];
+	char path[128];
 	int fd;
 
-	path_in_tmp(where, sizeof(where), "unix:", "auth-replay.sock");
-	path_in_tmp(path, sizeof(path), "", "auth-replay.sock");
-	if (!ASSERT_OK(mk_host(&host, where), "listen"))
+	if (!ASSERT_OK(mk_unix_host(&host, "auth-replay.sock", path, sizeof(path)), "listen"))
 		goto out;
 	/* a genuine exchange, recorded */
 	fd = raw_connect(path);
@@ -324,12 +294,10 @@ out:
 static void test_refusal_log_rate(void)
 {
 	struct node host = { .log_every_ns = 300 * MS };
-	char where[128], path[128];
+	char path[128];
 	int fd;
 
-	path_in_tmp(where, sizeof(where), "unix:", "rate.sock");
-	path_in_tmp(path, sizeof(path), "", "rate.sock");
-	if (!ASSERT_OK(mk_host(&host, where), "listen"))
+	if (!ASSERT_OK(mk_unix_host(&host, "rate.sock", path, sizeof(path)), "listen"))
 		goto out;
 	for (int i = 0; i < 5; i++) {
 		fd = raw_connect(path);

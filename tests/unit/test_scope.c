@@ -6,6 +6,7 @@
  * the scope module's, as host mode's are.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -139,6 +140,18 @@ static void expect_bad(uint64_t scope, const struct link_vreq *v, const char *wh
 	ASSERT_EQ(disk, -1, "no disk for a refused record");
 }
 
+/* A time stamp set out of order in a good record, and the reason expected. */
+static const struct {
+	size_t off;
+	uint64_t val;
+	const char *why;
+} bad_times[] = {
+	{ offsetof(struct link_vreq, d_ns), 50, "block times out of order" },
+	{ offsetof(struct link_vreq, kick_ns), 5, "virtio times out of order" },
+	{ offsetof(struct link_vreq, done_ns), 5, "virtio times out of order" },
+	{ offsetof(struct link_vreq, sys_exit_ns), 10, "syscall times out of order" },
+};
+
 static void test_check_records(void)
 {
 	const uint64_t a = 0x3, b = 0xc, end = GIB / 512;
@@ -171,18 +184,11 @@ static void test_check_records(void)
 	v = good_vreq("data");
 	v.sector = 4400000000000000000ull;
 	ASSERT_TRUE(scope_check_vreq(&two, b, &v, &disk) == NULL, "B's data: size unknown");
-	v = good_vreq("vda-a");
-	v.d_ns = 50;
-	expect_bad(a, &v, "block times out of order");
-	v = good_vreq("vda-a");
-	v.kick_ns = 5;
-	expect_bad(a, &v, "virtio times out of order");
-	v = good_vreq("vda-a");
-	v.done_ns = 5;
-	expect_bad(a, &v, "virtio times out of order");
-	v = good_vreq("vda-a");
-	v.sys_exit_ns = 10;
-	expect_bad(a, &v, "syscall times out of order");
+	for (size_t i = 0; i < sizeof(bad_times) / sizeof(bad_times[0]); i++) {
+		v = good_vreq("vda-a");
+		memcpy((char *)&v + bad_times[i].off, &bad_times[i].val, sizeof(uint64_t));
+		expect_bad(a, &v, bad_times[i].why);
+	}
 	v.flags = 0; /* no parent syscall: its stamps are not looked at */
 	ASSERT_TRUE(scope_check_vreq(&two, a, &v, &disk) == NULL, "no syscall");
 	v = good_vreq("vda-a");
