@@ -788,12 +788,15 @@ static void peer_up(struct link_peer *p)
 	char why[160] = "not admitted";
 
 	p->info.hello = *h;
-	if (l->cb.on_admit && l->cb.on_admit(l->cb.ctx, p, why, sizeof(why))) {
-		refuse(p, "%s", why);
-		return;
-	}
 	if (!is_guest(l) && (p->sess = session_get(l, h->session)) < 0) {
 		peer_close(p, "out of memory");
+		return;
+	}
+	/* last: what on_admit allocates is freed by on_down, called once the peer is up */
+	if (l->cb.on_admit && l->cb.on_admit(l->cb.ctx, p, why, sizeof(why))) {
+		refuse(p, "%s", why);
+		if (p->sess >= 0 && !l->sess[p->sess].delivered)
+			l->sess[p->sess].last_used = 0; /* evicted first: a refused peer's */
 		return;
 	}
 	p->info.hello_done = 1;

@@ -125,13 +125,17 @@ static int ordered(const uint64_t *t, int n)
 static const char *check_times(const struct link_vreq *v)
 {
 	const uint64_t blk[] = { v->q_ns, v->d_ns, v->c_ns };
-	const uint64_t sub_kick[] = { v->submit_ns, v->kick_ns };
 	const uint64_t sub_done[] = { v->submit_ns, v->done_ns };
 	const uint64_t sys[] = { v->sys_enter_ns, v->sys_exit_ns };
 
+	/*
+	 * Only orders the guest's tracer guarantees: the kick is not checked (a
+	 * virtqueue_rq that found the ring full kicks, and the request is
+	 * submitted again later: its kick then precedes its last submit).
+	 */
 	if (!ordered(blk, 3))
 		return "block times out of order";
-	if (!ordered(sub_kick, 2) || !ordered(sub_done, 2))
+	if (!ordered(sub_done, 2))
 		return "virtio times out of order";
 	if ((v->flags & LINK_VF_HAS_SYS) && !ordered(sys, 2))
 		return "syscall times out of order";
