@@ -272,6 +272,39 @@ out:
 	link_free(host.l);
 }
 
+static int admit_none(void *ctx, struct link_peer *p, char *why, size_t whylen)
+{
+	snprintf(why, whylen, "vsock CID 9 is no traced QEMU's guest-cid");
+	return -EACCES;
+}
+
+/*
+ * A peer on_admit refuses (host mode: a CID of no QEMU) is counted, logged, never
+ * up on the host (a keyless guest thinks it is up from the host's HELLO until the
+ * host closes).
+ */
+static void test_admit_refused(void)
+{
+	struct node host = { .admit = admit_none }, g = { 0 };
+	struct node *all[] = { &host, &g };
+	char where[128];
+	uint64_t next = 1;
+
+	path_in_tmp(where, sizeof(where), "unix:", "admit.sock");
+	if (ASSERT_OK(mk_host(&host, where), "listen") &&
+	    ASSERT_OK(mk_guest(&g, where, 0, "g"), "dial")) {
+		send_recs(&g, &next, 5);
+		RUN_UNTIL(all, 2, stats(&host).refused >= 2, 2000);
+		ASSERT_EQ(host.ups, 0, "never up on the host");
+		ASSERT_EQ(stats(&host).records_rx, 0ULL, "no record taken");
+		ASSERT_EQ(stats(&g).outbox_len, 5ULL, "none acked: the guest keeps them");
+		ASSERT_TRUE(logged(&host, "refused: vsock CID 9 is no traced QEMU's guest-cid"),
+			    "logged with the reason");
+	}
+	link_free(g.l);
+	link_free(host.l);
+}
+
 int main(void)
 {
 	mk_tmpdir();
@@ -279,6 +312,7 @@ int main(void)
 	RUN_TEST(test_filter_two_guests);
 	RUN_TEST(test_check_records);
 	RUN_TEST(test_end_to_end);
+	RUN_TEST(test_admit_refused);
 	rmdir(tmpdir);
 	return unit_result();
 }
