@@ -159,7 +159,9 @@ const char *scope_check_vreq(const struct scope_host *h, uint64_t scope, const s
 							       "no disk with that serial";
 	i = __builtin_ctzll(m); /* the first one: serials are unique within a scope */
 	sectors = h->disks[i].size / 512;
-	if (h->disks[i].size && (v->sector > sectors || v->nr_sectors > sectors - v->sector))
+	/* a flush carries no sectors, and its position may be -1 (the kernel's "none") */
+	if (h->disks[i].size && v->nr_sectors &&
+	    (v->sector > sectors || v->nr_sectors > sectors - v->sector))
 		return "sectors beyond the end of the disk";
 	why = check_times(v);
 	if (!why)

@@ -73,7 +73,8 @@ uint64_t scope_wanted(const struct scope_host *h, const struct scope_claim *c, i
 
 /*
  * NULL when the record may be delivered, else why not: unknown op, a serial
- * that names no disk of the scope, sectors beyond the disk's end, or time
+ * that names no disk of the scope, sectors beyond the disk's end (records
+ * with nr_sectors 0, flushes, are not bounded), or time
  * stamps out of order (syscall enter <= exit; block Q <= D <= C; virtio
  * submit <= done; zeros are "not seen" and skipped). *disk: the
  * disk's index when delivered, else -1.

@@ -180,6 +180,10 @@ static void test_check_records(void)
 	v.sector = UINT64_MAX - 2; /* no wrap-around */
 	v.nr_sectors = 8;
 	expect_bad(a, &v, "sectors beyond the end of the disk");
+	v.op = IT_OP_SYNC; /* a flush: no sectors, position -1 */
+	v.sector = UINT64_MAX;
+	v.nr_sectors = 0;
+	ASSERT_TRUE(scope_check_vreq(&two, a, &v, &disk) == NULL, "a flush at sector -1");
 	v = good_vreq("data");
 	v.sector = 4400000000000000000ull;
 	ASSERT_TRUE(scope_check_vreq(&two, b, &v, &disk) == NULL, "B's data: size unknown");
