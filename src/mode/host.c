@@ -549,6 +549,10 @@ static int host_listen_default(struct host *h)
 
 	for (int i = 0; i < h->env.o->nr_listens; i++) {
 		addr_parse(h->env.o->listens[i], &a, why, sizeof(why));
+		if (a.kind == ADDR_TCP && !h->env.o->link_key)
+			it_warn("--listen %s without --link-key: any local process may connect "
+				"as a guest (tcp listeners stay on the loopback)",
+				h->env.o->listens[i]);
 		ret = link_listen(h->link, &a);
 		if (ret) {
 			it_err("--listen %s: %s", h->env.o->listens[i],
@@ -562,9 +566,6 @@ static int host_listen_default(struct host *h)
 		if (ret)
 			return ret;
 	}
-	if (!h->env.o->link_key && h->env.o->nr_listens)
-		it_note("no --link-key: tcp listeners only on the loopback, where any local process "
-			"may connect as a guest (unix sockets: mode 0600, root only)");
 	if (h->env.o->nr_listens || h->env.o->nr_links)
 		return 0;
 	addr_parse("vsock:7767", &a, why, sizeof(why));
