@@ -141,6 +141,8 @@ int link_encode(void *buf, size_t cap, uint16_t type, const void *payload, uint3
  */
 int link_decode(const void *buf, size_t len, struct link_frame_hdr *hdr, const void **payload,
 		const char **why);
+/* "HELLO", "RECORDS", ... ("?" for an unknown type). */
+const char *link_msg_name(uint16_t type);
 
 /*
  * NTP-style clock offset between this side (local) and the peer, from ping
