@@ -13,6 +13,7 @@
 #include "core/cli.h"
 #include "lib/parse.h"
 #include "lib/addr.h"
+#include "lib/keyfile.h"
 #include "lib/log.h"
 
 #define CLI_PROG "iotracer"
@@ -32,6 +33,7 @@ enum {
 	CLI_OPT_NAME,
 	CLI_OPT_SCHED_SWITCH,
 	CLI_OPT_METRICS,
+	CLI_OPT_LINK_KEY,
 };
 
 static const struct option cli_longopts[] = {
@@ -55,6 +57,7 @@ static const struct option cli_longopts[] = {
 	{ "listen", required_argument, NULL, CLI_OPT_LISTEN },
 	{ "qemu-pid", required_argument, NULL, CLI_OPT_QEMU_PID },
 	{ "name", required_argument, NULL, CLI_OPT_NAME },
+	{ "link-key", required_argument, NULL, CLI_OPT_LINK_KEY },
 	{ "sched-switch", no_argument, NULL, CLI_OPT_SCHED_SWITCH },
 	{ "metrics", required_argument, NULL, CLI_OPT_METRICS },
 	{ "help", no_argument, NULL, CLI_OPT_HELP },
@@ -105,6 +108,9 @@ void cli_usage(FILE *f)
 	      "                         host default vsock:7767 when no --link/--listen is given\n"
 	      "      --qemu-pid PID[,PID...] host: the QEMU processes (default: every qemu-system-*)\n"
 	      "      --name NAME        this side's name in the link hello (default: hostname)\n"
+	      "      --link-key FILE    shared key (>= 32 random bytes, root's, mode 0600): tcp and\n"
+	      "                         unix links authenticate both ways (HMAC-SHA256); without\n"
+	      "                         it a tcp --listen must be on the loopback\n"
 	      "ADDR: vsock:PORT, vsock:CID:PORT, unix:PATH, tcp:HOST:PORT, serial:NAME|/dev/PATH\n"
 	      "\n"
 	      "DUR: a number with a unit ns, us, ms, s, m or h; a plain number is seconds\n"
@@ -140,6 +146,10 @@ void cli_free(struct it_opts *o)
 	o->name = NULL;
 	free(o->metrics_addr);
 	o->metrics_addr = NULL;
+	if (o->link_key)
+		keyfile_wipe(o->link_key);
+	free(o->link_key);
+	o->link_key = NULL;
 }
 
 /* Long name of an option value ('m' -> "min-latency"), or NULL. */
@@ -301,6 +311,20 @@ static int cli_metrics(FILE *err, int opt, const char *arg, struct it_opts *o)
 	return CLI_RUN;
 }
 
+/* The key file is read and checked now: a bad one stops us at start (exit 2). */
+static int cli_link_key(FILE *err, int opt, const char *arg, struct it_opts *o)
+{
+	char why[160];
+
+	if (!o->link_key)
+		o->link_key = malloc(sizeof(*o->link_key));
+	if (!o->link_key)
+		return cli_bad(err, opt, "out of memory");
+	if (keyfile_load(arg, o->link_key, why, sizeof(why)))
+		return cli_bad(err, opt, "%s: %s", arg, why);
+	return CLI_RUN;
+}
+
 static int cli_mode(FILE *err, int opt, const char *arg, struct it_opts *o)
 {
 	static const char *const names[] = { "standalone", "guest", "host" };
@@ -429,6 +453,8 @@ static int cli_one(int c, const char *arg, struct it_opts *o, FILE *out, FILE *e
 		return CLI_RUN;
 	case CLI_OPT_METRICS:
 		return cli_metrics(err, c, arg, o);
+	case CLI_OPT_LINK_KEY:
+		return cli_link_key(err, c, arg, o);
 	case CLI_OPT_NAME:
 		if (!*arg || strlen(arg) >= ADDR_NAME_LEN)
 			return cli_bad(err, c, "bad name '%s' (expected 1 to 63 characters)", arg);
@@ -447,6 +473,23 @@ static int cli_one(int c, const char *arg, struct it_opts *o, FILE *out, FILE *e
 	return CLI_USAGE;
 }
 
+/* Without a key, anyone who reaches a tcp listener could feed us: loopback only. */
+static int cli_check_listen(const struct it_opts *o, FILE *err)
+{
+	struct net_addr a;
+	char why[128];
+
+	for (int i = 0; !o->link_key && i < o->nr_listens; i++) {
+		if (addr_parse(o->listens[i], &a, why, sizeof(why)) || a.kind != ADDR_TCP ||
+		    addr_is_loopback(&a))
+			continue;
+		it_err_to(err, "--listen %s: a tcp listener off the loopback needs --link-key",
+			  o->listens[i]);
+		return CLI_USAGE;
+	}
+	return CLI_RUN;
+}
+
 /* Options that only make sense in one mode. */
 static int cli_check_mode(const struct it_opts *o, FILE *err)
 {
@@ -460,8 +503,10 @@ static int cli_check_mode(const struct it_opts *o, FILE *err)
 		bad = "--link needs --mode guest or --mode host";
 	else if (o->mode == IT_MODE_GUEST && o->nr_links > 1)
 		bad = "--mode guest takes one --link";
+	else if (o->mode == IT_MODE_STANDALONE && o->link_key)
+		bad = "--link-key needs --mode guest or --mode host";
 	if (!bad)
-		return CLI_RUN;
+		return cli_check_listen(o, err);
 	it_err_to(err, "%s", bad);
 	return CLI_USAGE;
 }

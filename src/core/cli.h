@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct link_key; /* lib/keyfile.h */
+
 #ifndef IT_VERSION
 #define IT_VERSION "dev"
 #endif
@@ -56,6 +58,7 @@ struct it_opts {
 	int nr_qemu_pids;
 	char *name; /* --name: this side's name in the link hello */
 	char *metrics_addr; /* --metrics: serve Prometheus /metrics here (malloc'd), NULL = off */
+	struct link_key *link_key; /* --link-key: read and checked at parse (malloc'd) */
 };
 
 enum { CLI_RUN = 0, CLI_EXIT_OK = 1, CLI_USAGE = 2 };

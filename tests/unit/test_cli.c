@@ -9,6 +9,7 @@
 #include "unit.h"
 #include "iotracer.h"
 #include "core/cli.h"
+#include "lib/keyfile.h"
 
 #define MAX_ARGS 160
 
@@ -374,6 +375,54 @@ static void test_cli_modes(void)
 	run_free(&r);
 }
 
+/* --link-key: checked at parse; without it a tcp listener stays on the loopback. */
+static void test_cli_link_key(void)
+{
+	char key[160], want[320];
+	struct run r;
+
+	RUN(&r, "--mode", "host", "--listen", "tcp:0.0.0.0:7767");
+	ASSERT_EQ(r.ret, CLI_USAGE, "keyless tcp listener off the loopback");
+	ASSERT_STREQ(r.err,
+		     "iotracer: --listen tcp:0.0.0.0:7767: a tcp listener off the loopback "
+		     "needs --link-key\n",
+		     "message");
+	run_free(&r);
+	RUN(&r, "--mode", "host", "--listen", "tcp:[::1]:7767", "--listen", "tcp:127.0.0.2:7767",
+	    "--listen", "unix:/run/x.sock");
+	ASSERT_EQ(r.ret, CLI_RUN, "keyless loopback and unix listeners");
+	run_free(&r);
+	RUN(&r, "--mode", "guest", "--link-key", "/nonexistent/key");
+	ASSERT_EQ(r.ret, CLI_USAGE, "missing key file");
+	ASSERT_STREQ(r.err, "iotracer: --link-key: /nonexistent/key: No such file or directory\n",
+		     "message names --link-key");
+	run_free(&r);
+	snprintf(key, sizeof(key), "%s/key", tmpdir);
+	if (!ASSERT_OK(unit_write_str(key, "0123456789abcdef0123456789abcdef\n"), "key file"))
+		return;
+	chmod(key, 0644);
+	RUN(&r, "--mode", "guest", "--link-key", key);
+	ASSERT_EQ(r.ret, CLI_USAGE, "0644 key file");
+	snprintf(
+		want, sizeof(want),
+		"iotracer: --link-key: %s: mode 0644 gives access to group/others (chmod 600 it)\n",
+		key);
+	ASSERT_STREQ(r.err, want, "one line naming --link-key and the mode");
+	run_free(&r);
+	chmod(key, 0600);
+	RUN(&r, "--mode", "host", "--link-key", key, "--listen", "tcp:0.0.0.0:7767");
+	if (geteuid() == 0) {
+		ASSERT_EQ(r.ret, CLI_RUN, "root's 0600 key: any tcp listener");
+		ASSERT_TRUE(r.o.link_key && r.o.link_key->len == 33, "33 key bytes");
+	} else {
+		ASSERT_EQ(r.ret, CLI_USAGE, "not root's key");
+	}
+	run_free(&r);
+	RUN(&r, "--link-key", key);
+	ASSERT_EQ(r.ret, CLI_USAGE, "--link-key in standalone mode");
+	run_free(&r);
+}
+
 static void test_cli_limits(void)
 {
 	char list[64 * 8 + 16];
@@ -550,6 +599,7 @@ int main(void)
 	RUN_TEST(test_cli_bad_values);
 	RUN_TEST(test_cli_modes);
 	RUN_TEST(test_cli_metrics);
+	RUN_TEST(test_cli_link_key);
 	RUN_TEST(test_cli_limits);
 	RUN_TEST(test_cli_help);
 	RUN_TEST(test_cli_version);
