@@ -70,6 +70,7 @@ struct stage_stat {
 struct it_out {
 	FILE *text, *json;
 	const char *sysfs_root;
+	const struct out_devnames *dn; /* NULL: names from sysfs */
 	uint64_t start_ns;
 	int live, quiet;
 	int header_done;
@@ -107,10 +108,14 @@ static __attribute__((noinline)) const struct out_dev *dev_lookup(struct it_out 
 								  struct out_dev *tmp)
 {
 	struct out_dev *e;
-	const char *name = parse_dev_name_cached(dev, out->sysfs_root);
-	size_t n = strlen(name);
+	const char *name = out->dn ? out->dn->name(out->dn->ctx, dev) :
+				     parse_dev_name_cached(dev, out->sysfs_root);
+	size_t n;
 
 	parse_fmt_devno(dev, tmp->devno, sizeof(tmp->devno));
+	if (!name)
+		name = tmp->devno;
+	n = strlen(name);
 	tmp->dev = dev;
 	tmp->name = name;
 	if (n >= sizeof(tmp->nbuf) || !strcmp(name, tmp->devno))
@@ -217,6 +222,12 @@ void out_free(struct it_out *out)
 	free(out->st);
 	jw_free(&out->w);
 	free(out);
+}
+
+void out_set_devnames(struct it_out *out, const struct out_devnames *dn)
+{
+	out->dn = dn;
+	memset(out->devs, 0, sizeof(out->devs));
 }
 
 uint64_t out_requests(const struct it_out *out)
@@ -491,7 +502,8 @@ static void json_dev(struct it_out *out, uint32_t dev)
 static void json_driver(struct it_out *out, const struct it_block_rec *b)
 {
 	struct jw *w = &out->w;
-	const char *serial = parse_dev_serial_cached(b->dev, out->sysfs_root);
+	const char *serial = out->dn ? out->dn->serial(out->dn->ctx, b->dev) :
+				       parse_dev_serial_cached(b->dev, out->sysfs_root);
 
 	jw_obj_begin(w, "driver");
 	jw_str(w, "layer", parse_layer_name(b->drv_layer));

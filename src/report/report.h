@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * report: `iotracer report PATH...`, a recording (--record segments) read
+ * back into the daemon's summary, the slowest requests, JSON lines and a
+ * Perfetto trace (docs/record.md). The driver (report.c) parses the options,
+ * reads and filters the requests, and hands each to the parts below.
+ */
+#ifndef IT_REPORT_REPORT_H
+#define IT_REPORT_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/corr.h"
+
+/* `iotracer report ARGS...` (argv[0] is "report"); the exit status. */
+int report_main(int argc, char **argv);
+
+/* A request as the parts see it: the corr_req and its place in time. */
+struct rp_req {
+	const struct corr_req *r;
+	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC; end 0: never finished */
+	int64_t real_off_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC of its recording */
+	const char *dev_name; /* the request's device name (or "MAJ:MIN", "-") */
+};
+
+/* ---- top: the N slowest requests (top.c) ---- */
+struct rp_top;
+struct rp_top *top_new(int n);
+void top_add(struct rp_top *t, const struct rp_req *q);
+/* name(dev): the recorded name of a device (for the lines). */
+void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_t dev),
+	       void *ctx);
+void top_free(struct rp_top *t);
+
+/* ---- perfetto: Chrome trace-event JSON (perfetto.c) ---- */
+struct pf;
+struct pf *pf_new(void);
+void pf_add(struct pf *p, const struct rp_req *q);
+/* Write the trace; name(dev) names the device tracks. 0 or -errno. */
+int pf_write(struct pf *p, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx);
+void pf_free(struct pf *p);
+
+/* The name shown for a syscall number, and a human size ("4KiB"). */
+const char *rp_sys_name(unsigned int sys);
+const char *rp_op_name(unsigned int op);
+char *rp_fmt_bytes(uint64_t b, char *buf, size_t n);
+
+#endif /* IT_REPORT_REPORT_H */
