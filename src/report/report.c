@@ -493,14 +493,19 @@ static int matches(const struct report *rp, const struct rp_req *q)
 
 /* ---- every request ---- */
 
+/*
+ * The records of a request to the histograms in the order the daemon most
+ * often got them (block requests complete before their syscall returns), so
+ * that the histograms come in the same order as in its summary.
+ */
 static void uhists_req(struct uhists *kh, const struct corr_req *r)
 {
+	for (int i = 0; i < r->nr_blocks; i++)
+		uhists_record(kh, r->blocks[i], sizeof(*r->blocks[i]));
 	if (r->kind == CORR_SYSCALL)
 		uhists_record(kh, r->sys, sizeof(*r->sys));
 	else if (r->kind == CORR_URING)
 		uhists_record(kh, r->uring, sizeof(*r->uring));
-	for (int i = 0; i < r->nr_blocks; i++)
-		uhists_record(kh, r->blocks[i], sizeof(*r->blocks[i]));
 }
 
 static void on_req(void *ctx, const struct rr_reader *rr, const struct rf_req *rq)
