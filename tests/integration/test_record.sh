@@ -11,13 +11,15 @@
 #   perfetto   report --perfetto: well formed, a request slice per fio IO
 #   sigkill    daemon killed -9 during fio: the report reads back every IO fio completed
 #              more than 1.5 s before the kill
+#   enospc     --record on a nearly full filesystem: tracing goes on (every IO in the -j
+#              lines), one warning, exit status 1 naming the lost requests
 #   corrupt    flipped bytes in the first block and a cut tail: skipped and counted, the rest read
 # shellcheck disable=SC2016 # jq programs in single quotes
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin start count summary hists json size perfetto sigkill corrupt
+it_begin start count summary hists json size perfetto sigkill corrupt enospc
 it_require_all
 
 NIOS=${RECORD_IOS:-6000}
@@ -134,5 +136,32 @@ if "$IOTRACER" report -n 0 -p "$fio1" --json "$IT_TMP/bad.json" "$rec" >"$IT_TMP
 else
 	fail corrupt "report failed on a damaged segment: $(head -c 300 "$IT_TMP/bad.txt")"
 fi
+
+# enospc: a 16 MB ext4 filled up but for ~80 KB: the first block or so fits, then ENOSPC
+read -r fsdev mnt < <(mk_loop_fs 16) || fail_rest "cannot make a filesystem"
+# no blocks reserved for root (the daemon runs as root and would write into them)
+tune2fs -r 0 "$fsdev" >/dev/null 2>&1 || fail_rest "tune2fs -r 0 failed"
+avail=$(df -B1 --output=avail "$mnt" | tail -1 | tr -d ' ')
+fallocate -l $((avail - 80 * 1024)) "$mnt/fill" || fail_rest "cannot fill $mnt"
+note "filesystem $fsdev at $mnt: $(df -B1 --output=avail "$mnt" | tail -1 | tr -d ' ') bytes free"
+start_tracer -d "$name" --record "$mnt/rec" || fail_all "$TRACER_WHY"
+fio_run "$IT_TMP/fio3.json" --name=full --filename="$dev" --ioengine=psync --direct=1 \
+	--rw=randread --bs=4k --number_ios="$NIOS" --rate_iops="$RATE" --randrepeat=0 \
+	--norandommap --size=120M
+sleep 0.3
+stop_tracer
+ios3=$(fio_read_ios "$IT_TMP/fio3.json")
+live3=$(jcount "$TRACER_JSON" '.kind == "syscall" and .pid == $p' --argjson p "$FIO_PID")
+warns=$(grep -c 'warning: --record: cannot write' "$TRACER_ERR")
+lost=$(sed -n 's/.*--record: \([0-9]*\) requests were not recorded.*/\1/p' "$TRACER_ERR")
+"$IOTRACER" report -n 0 -p "$FIO_PID" --json "$IT_TMP/full.json" "$mnt/rec" >/dev/null 2>&1
+kept=$(jq -s 'length' "$IT_TMP/full.json")
+note "exit $TRACER_RC, $warns warning(s), lost ${lost:-?}, recorded $kept, -j lines $live3 of $ios3 IOs"
+enospc_ok() {
+	[[ $TRACER_RC == 1 && $warns == 1 && $live3 == "$ios3" && -n $lost ]] &&
+		((lost > 0 && kept + lost >= ios3 && kept < ios3))
+}
+check enospc "exit $TRACER_RC (want 1), $warns warnings (want 1), lost ${lost:-none}, recorded $kept, -j lines $live3 of $ios3" \
+	enospc_ok
 
 it_end
