@@ -53,23 +53,48 @@ static void get_text(char *dst, const uint8_t *b, size_t n)
 /*
  * Segment header: magic(8) format(2) hdr_len(2) abi(4) real_ns(8) mono_ns(8)
  * seq(8) run_mono_ns(8) pid(4) reserved(4) host(64) kernel(64) boot_id(40)
- * reserved(28) crc32(4) of the 252 bytes before it.
+ * reserved(28) crc32(4) of the 252 bytes before it. The fields after the
+ * format, as (offset, bytes, where in struct rf_seg_hdr): integers of 4 or 8
+ * bytes, text of more.
  */
+static const struct {
+	uint16_t off, len;
+	uint16_t field;
+} seg_fields[] = {
+	{ 12, 4, offsetof(struct rf_seg_hdr, abi) },
+	{ 16, 8, offsetof(struct rf_seg_hdr, real_ns) },
+	{ 24, 8, offsetof(struct rf_seg_hdr, mono_ns) },
+	{ 32, 8, offsetof(struct rf_seg_hdr, seq) },
+	{ 40, 8, offsetof(struct rf_seg_hdr, run_mono_ns) },
+	{ 48, 4, offsetof(struct rf_seg_hdr, pid) },
+	{ 56, 64, offsetof(struct rf_seg_hdr, host) },
+	{ 120, 64, offsetof(struct rf_seg_hdr, kernel) },
+	{ 184, 40, offsetof(struct rf_seg_hdr, boot_id) },
+};
+
+#define NR_SEG_FIELDS (sizeof(seg_fields) / sizeof(seg_fields[0]))
+
 void rf_seg_hdr_put(uint8_t *b, const struct rf_seg_hdr *h)
 {
 	memset(b, 0, RF_SEG_HDR_LEN);
 	memcpy(b, RF_SEG_MAGIC, 8);
 	put_le(b + 8, RF_FORMAT, 2);
 	put_le(b + 10, RF_SEG_HDR_LEN, 2);
-	put_le(b + 12, h->abi, 4);
-	put_le(b + 16, h->real_ns, 8);
-	put_le(b + 24, h->mono_ns, 8);
-	put_le(b + 32, h->seq, 8);
-	put_le(b + 40, h->run_mono_ns, 8);
-	put_le(b + 48, h->pid, 4);
-	put_text(b + 56, h->host, 64);
-	put_text(b + 120, h->kernel, 64);
-	put_text(b + 184, h->boot_id, 40);
+	for (size_t i = 0; i < NR_SEG_FIELDS; i++) {
+		const char *f = (const char *)h + seg_fields[i].field;
+		uint32_t v32;
+		uint64_t v64;
+
+		if (seg_fields[i].len == 4) {
+			memcpy(&v32, f, 4);
+			put_le(b + seg_fields[i].off, v32, 4);
+		} else if (seg_fields[i].len == 8) {
+			memcpy(&v64, f, 8);
+			put_le(b + seg_fields[i].off, v64, 8);
+		} else {
+			put_text(b + seg_fields[i].off, f, seg_fields[i].len);
+		}
+	}
 	put_le(b + 252, crc32(0, b, 252), 4);
 }
 
@@ -82,15 +107,21 @@ int rf_seg_hdr_get(const uint8_t *b, size_t n, struct rf_seg_hdr *h)
 	h->format = (uint16_t)get_le(b + 8, 2);
 	if (h->format != RF_FORMAT || get_le(b + 10, 2) != RF_SEG_HDR_LEN)
 		return -EPROTO;
-	h->abi = (uint32_t)get_le(b + 12, 4);
-	h->real_ns = get_le(b + 16, 8);
-	h->mono_ns = get_le(b + 24, 8);
-	h->seq = get_le(b + 32, 8);
-	h->run_mono_ns = get_le(b + 40, 8);
-	h->pid = (uint32_t)get_le(b + 48, 4);
-	get_text(h->host, b + 56, 64);
-	get_text(h->kernel, b + 120, 64);
-	get_text(h->boot_id, b + 184, 40);
+	for (size_t i = 0; i < NR_SEG_FIELDS; i++) {
+		char *f = (char *)h + seg_fields[i].field;
+		uint32_t v32;
+		uint64_t v64;
+
+		if (seg_fields[i].len == 4) {
+			v32 = (uint32_t)get_le(b + seg_fields[i].off, 4);
+			memcpy(f, &v32, 4);
+		} else if (seg_fields[i].len == 8) {
+			v64 = get_le(b + seg_fields[i].off, 8);
+			memcpy(f, &v64, 8);
+		} else {
+			get_text(f, b + seg_fields[i].off, seg_fields[i].len);
+		}
+	}
 	return 0;
 }
 
