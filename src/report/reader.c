@@ -47,7 +47,7 @@ const char *rr_dev_serial(const struct rr_reader *rr, uint32_t dev)
 	return d && d->serial[0] ? d->serial : NULL;
 }
 
-static void dev_note(struct rr_reader *rr, const struct rf_dev *d)
+void rr_note_dev(struct rr_reader *rr, const struct rf_dev *d)
 {
 	struct rf_dev *e = (struct rf_dev *)dev_find(rr, d->dev);
 
@@ -98,7 +98,7 @@ static int decode_payload(struct rr_reader *rr, size_t len, uint32_t nr_req)
 		if (rf_get_entry(&st, &p, end, &tag, &rr->req, &dev))
 			return -EBADMSG;
 		if (tag == RF_E_DEV) {
-			dev_note(rr, &dev);
+			rr_note_dev(rr, &dev);
 			continue;
 		}
 		n++;

@@ -55,6 +55,9 @@ void rr_free(struct rr_reader *rr);
  */
 int rr_segment(struct rr_reader *rr, const uint8_t *buf, size_t len);
 
+/* Remember d's name and serial (the newest wins). */
+void rr_note_dev(struct rr_reader *rr, const struct rf_dev *d);
+
 /* Name and serial of dev from the recording, NULL when never seen (serial: none). */
 const char *rr_dev_name(const struct rr_reader *rr, uint32_t dev);
 const char *rr_dev_serial(const struct rr_reader *rr, uint32_t dev);

@@ -23,6 +23,7 @@
 #include "core/uhist.h"
 #include "lib/log.h"
 #include "lib/parse.h"
+#include "report/jsonl.h"
 #include "report/reader.h"
 #include "report/report.h"
 
@@ -52,6 +53,7 @@ struct rp_opts {
 struct report {
 	struct rp_opts o;
 	struct rr_reader rr;
+	struct jl_stats jl; /* JSON lines files */
 	struct out_devnames dn;
 	struct it_out *out, *jout;
 	FILE *jf, *pff;
@@ -83,7 +85,8 @@ static const struct option rp_longopts[] = {
 static void rp_usage(FILE *f)
 {
 	fputs("Usage: " RP_PROG " [options] PATH...   read a recording back (docs/record.md)\n"
-	      "PATH: a segment file written by --record, or a directory of them.\n"
+	      "PATH: a segment file written by --record, a directory of them, or a JSON lines\n"
+	      "file written by -j.\n"
 	      "Prints the summary of the live daemon (stage percentiles, histograms) and the\n"
 	      "slowest requests with where their time went.\n"
 	      "\n"
@@ -373,43 +376,6 @@ static void find_start(struct report *rp)
 	}
 }
 
-/* Read one segment file (mapped) through the reader. */
-static int read_file(struct report *rp, const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
-	struct stat st;
-	void *m;
-
-	if (fd < 0 || fstat(fd, &st)) {
-		err = -errno;
-		goto out;
-	}
-	if (!st.st_size) {
-		rp->rr.st.bad_segments++;
-		it_warn("report: %s: empty, not a segment", path);
-		goto out;
-	}
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (m == MAP_FAILED) {
-		err = -errno;
-		goto out;
-	}
-	err = rr_segment(&rp->rr, m, (size_t)st.st_size);
-	munmap(m, (size_t)st.st_size);
-	if (err == -EBADMSG || err == -EPROTO) {
-		it_warn("report: %s: %s, skipped", path,
-			err == -EBADMSG ? "not an iotracer recording segment" :
-					  "recorded by an iotracer of another format or ABI version");
-		err = 0;
-	}
-out:
-	if (fd >= 0)
-		close(fd);
-	if (err)
-		it_err("report: cannot read '%s': %s", path, strerror(-err));
-	return err;
-}
-
 /* ---- filters ---- */
 
 static const char *dev_name_of(void *ctx, uint32_t dev)
@@ -508,15 +474,14 @@ static void uhists_req(struct uhists *kh, const struct corr_req *r)
 		uhists_record(kh, r->uring, sizeof(*r->uring));
 }
 
-static void on_req(void *ctx, const struct rr_reader *rr, const struct rf_req *rq)
+/* One request read back; real_off_ns: its clocks' CLOCK_REALTIME - CLOCK_MONOTONIC. */
+static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_off_ns)
 {
-	struct report *rp = ctx;
 	struct corr_req r;
-	struct rp_req q = { .r = &r };
+	struct rp_req q = { .r = &r, .real_off_ns = real_off_ns };
 
 	rf_req_view(rq, &r);
 	rf_req_span(&r, &q.start_ns, &q.end_ns);
-	q.real_off_ns = (int64_t)(rr->seg.real_ns - rr->seg.mono_ns);
 	if (!matches(rp, &q))
 		return;
 	rp->matched++;
@@ -534,6 +499,79 @@ static void on_req(void *ctx, const struct rr_reader *rr, const struct rf_req *r
 		pf_add(rp->pf, &q);
 }
 
+static void on_req(void *ctx, const struct rr_reader *rr, const struct rf_req *rq)
+{
+	report_req(ctx, rq, (int64_t)(rr->seg.real_ns - rr->seg.mono_ns));
+}
+
+/* A JSON line has no wall clock: its times stay CLOCK_MONOTONIC (--since from boot). */
+static void on_json_req(void *ctx, const struct rf_req *rq)
+{
+	report_req(ctx, rq, 0);
+}
+
+static void jl_dev(void *ctx, uint32_t dev, const char *name, const char *serial)
+{
+	struct rf_dev d = { .dev = dev };
+
+	snprintf(d.name, sizeof(d.name), "%s", name);
+	snprintf(d.serial, sizeof(d.serial), "%s", serial ? serial : "");
+	rr_note_dev(&((struct report *)ctx)->rr, &d);
+}
+
+/* A file written by -j: its first non-blank byte opens a JSON object. */
+static int is_json_lines(const char *b, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r'))
+		i++;
+	return i < n && b[i] == '{';
+}
+
+/* Read one segment or JSON lines file (mapped). */
+static int read_file(struct report *rp, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+	struct stat st;
+	void *m;
+
+	if (fd < 0 || fstat(fd, &st)) {
+		err = -errno;
+		goto out;
+	}
+	if (!st.st_size) {
+		rp->rr.st.bad_segments++;
+		it_warn("report: %s: empty, not a segment", path);
+		goto out;
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED) {
+		err = -errno;
+		goto out;
+	}
+	if (is_json_lines(m, (size_t)st.st_size)) {
+		struct jl_devs devs = { .fn = jl_dev, .ctx = rp };
+
+		err = jl_read(m, (size_t)st.st_size, &devs, on_json_req, rp, &rp->jl);
+	} else {
+		err = rr_segment(&rp->rr, m, (size_t)st.st_size);
+	}
+	munmap(m, (size_t)st.st_size);
+	if (err == -EBADMSG || err == -EPROTO) {
+		it_warn("report: %s: %s, skipped", path,
+			err == -EBADMSG ? "not an iotracer recording segment" :
+					  "recorded by an iotracer of another format or ABI version");
+		err = 0;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		it_err("report: cannot read '%s': %s", path, strerror(-err));
+	return err;
+}
+
 /* ---- output ---- */
 
 /* What was read, before the summary. */
@@ -542,6 +580,9 @@ static void print_reading(struct report *rp, FILE *f)
 	const struct rr_stats *s = &rp->rr.st;
 	const struct rf_seg_hdr *h = &rp->rr.seg;
 
+	if (rp->jl.requests || rp->jl.bad_lines)
+		fprintf(f, "json lines: %llu requests, %llu lines that do not decode\n",
+			(unsigned long long)rp->jl.requests, (unsigned long long)rp->jl.bad_lines);
 	fprintf(f, "recording: %llu segments", (unsigned long long)s->segments);
 	if (s->segments)
 		fprintf(f, " from %s (kernel %s, boot %s)", h->host, h->kernel, h->boot_id);

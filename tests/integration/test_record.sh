@@ -7,6 +7,7 @@
 #   summary    report's stage table (COUNT P50 P90 P99 MAX) == the live final summary's
 #   hists      report's log2 histograms == the live final summary's
 #   json       report --json of the recording == the live -j request lines (same set)
+#   jsonin     report of the live -j file: the same stage rows, and its --json the same lines
 #   size       the recording is >= 8x smaller than the live JSON lines of the same requests
 #   perfetto   report --perfetto: well formed, a request slice per fio IO
 #   sigkill    daemon killed -9 during fio: the report reads back every IO fio completed
@@ -19,7 +20,7 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin start count summary hists json size perfetto sigkill corrupt enospc
+it_begin start count summary hists json jsonin size perfetto sigkill corrupt enospc
 it_require_all
 
 NIOS=${RECORD_IOS:-6000}
@@ -82,6 +83,16 @@ if ((nl > 0)) && cmp -s "$IT_TMP/live.req" "$IT_TMP/report.req"; then
 	pass json
 else
 	fail json "$nl live request lines, $(wc -l <"$IT_TMP/report.req") from the report; first difference: $(diff "$IT_TMP/live.req" "$IT_TMP/report.req" | head -2 | cut -c1-200 | tr '\n' '|')"
+fi
+
+# jsonin: the -j file as the report's input
+"$IOTRACER" report -n 0 --json "$IT_TMP/rejson.json" "$TRACER_JSON" >"$IT_TMP/report_j.txt" 2>&1
+rows "$IT_TMP/report_j.txt" >"$IT_TMP/report_j.rows"
+if [[ -s $IT_TMP/live.rows ]] && cmp -s "$IT_TMP/live.rows" "$IT_TMP/report_j.rows" &&
+	sort "$IT_TMP/rejson.json" | cmp -s - "$IT_TMP/live.req"; then
+	pass jsonin
+else
+	fail jsonin "report of $TRACER_JSON: rows $(diff "$IT_TMP/live.rows" "$IT_TMP/report_j.rows" | head -3 | tr '\n' '|'), lines $(sort "$IT_TMP/rejson.json" | diff - "$IT_TMP/live.req" | head -2 | cut -c1-150 | tr '\n' '|')"
 fi
 
 # size

@@ -18,8 +18,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/cli.h"
+#include "core/output.h"
 #include "core/recfmt.h"
 #include "core/record.h"
+#include "report/jsonl.h"
 #include "report/reader.h"
 #include "report/report.h"
 #include "unit.h"
@@ -94,7 +97,7 @@ static void make_req(struct rf_req *q, int i, uint64_t t)
 		s->enter_ns = t;
 		s->exit_ns = t + 60000 + rnd() % 1000;
 		s->first_q_ns = q->nr_blocks ? t + 1000 : (i % 8 == 0 ? t - 1 : 0);
-		s->offset = rnd();
+		s->offset = rnd() % (1ull << 40);
 		s->bytes = 4096;
 		s->ret = 4096;
 		s->dev = IT_MKDEV(7, 0);
@@ -107,7 +110,7 @@ static void make_req(struct rf_req *q, int i, uint64_t t)
 		fill_task(&q->uring.task, 3000);
 		q->uring.submit_ns = t;
 		q->uring.complete_ns = t + rnd() % 100000;
-		q->uring.user_data = rnd();
+		q->uring.user_data = rnd() % (1ull << 40);
 		q->uring.dev = IT_MKDEV(259, 1);
 	} else if (q->kind == CORR_AIO) {
 		fill_task(&q->aio.task, 4000);
@@ -426,6 +429,94 @@ static void test_write_error(void)
 	free(reqs);
 }
 
+/* ---- JSON lines in ---- */
+
+struct jsink {
+	struct it_out *out;
+	int n;
+};
+
+static void on_json(void *ctx, const struct rf_req *q)
+{
+	struct jsink *j = ctx;
+	struct corr_req r;
+
+	rf_req_view(q, &r);
+	out_request(&r, j->out);
+	j->n++;
+}
+
+/* The JSON lines of reqs as out_request() writes them; the caller frees. */
+static char *json_of(struct rf_req *reqs, int n, size_t *len)
+{
+	struct it_opts o;
+	struct it_out *out;
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+
+	cli_defaults(&o);
+	o.live = 0;
+	o.sysfs_root = "/nonexistent";
+	out = f ? out_new(&o, NULL, f, 0) : NULL;
+	for (int i = 0; out && i < n; i++) {
+		struct corr_req r;
+
+		rf_req_view(&reqs[i], &r);
+		out_request(&r, out);
+	}
+	out_free(out);
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+/* -j lines decoded and written again: the same bytes (numbers below 2^53). */
+static void test_json_lines_in(void)
+{
+	struct rf_req *reqs = make_reqs(500);
+	struct jsink j = { 0 };
+	struct jl_stats st = { 0 };
+	struct it_opts o;
+	char *a, *b = NULL;
+	size_t alen = 0, blen = 0;
+	FILE *f;
+
+	a = json_of(reqs, 500, &alen);
+	f = open_memstream(&b, &blen);
+	cli_defaults(&o);
+	o.live = 0;
+	o.sysfs_root = "/nonexistent";
+	j.out = out_new(&o, NULL, f, 0);
+	if (!ASSERT_TRUE(a && j.out, "alloc"))
+		goto out;
+	ASSERT_OK(jl_read(a, alen, &(struct jl_devs){ 0 }, on_json, &j, &st), "jl_read");
+	out_free(j.out);
+	j.out = NULL;
+	fclose(f);
+	f = NULL;
+	ASSERT_EQ(st.requests, 500, "requests");
+	ASSERT_EQ(st.bad_lines, 0, "bad lines");
+	ASSERT_EQ(blen, alen, "length");
+	ASSERT_TRUE(blen == alen && !memcmp(a, b, alen), "same bytes");
+	/* junk and other types: counted or skipped */
+	memset(&st, 0, sizeof(st));
+	{
+		static const char junk[] =
+			"{\"type\":\"summary\"}\nnot json\n{\"type\":\"request\",\"kind\":\"x\"}\n";
+
+		jl_read(junk, sizeof(junk) - 1, &(struct jl_devs){ 0 }, on_json, &j, &st);
+	}
+	ASSERT_EQ(st.requests, 0, "no request");
+	ASSERT_EQ(st.bad_lines, 2, "two bad lines");
+out:
+	out_free(j.out);
+	if (f)
+		fclose(f);
+	free(a);
+	free(b);
+	free(reqs);
+}
+
 /* ---- perfetto ---- */
 
 static const char *g_check; /* path of perfetto_check.jq */
@@ -544,6 +635,7 @@ int main(void)
 	RUN_TEST(test_mutations);
 	RUN_TEST(test_rotation_budget);
 	RUN_TEST(test_write_error);
+	RUN_TEST(test_json_lines_in);
 	RUN_TEST(test_perfetto_synthetic);
 	RUN_TEST(test_perfetto_checker);
 	nftw(g_tmp, rm_one, 8, FTW_DEPTH | FTW_PHYS);
