@@ -250,6 +250,26 @@ int jl_decode(const struct bj *v, struct rf_req *q, struct jl_devs *devs)
 	return 1;
 }
 
+/* A joined host-mode "path" line (docs/modes.md): its timestamps by name. */
+static int get_path(const struct bj *v, struct rp_path *g)
+{
+	const struct bj *t = bj_get(v, "t"), *j = bj_get(v, "joined");
+	const char *serial = str(v, "serial");
+
+	if (!t || !j || j->t != BJ_BOOL || !j->num)
+		return 0;
+	memset(g, 0, sizeof(*g));
+	for (int k = 0; k < VJ_T_MAX; k++)
+		g->t[k] = num(t, vj_ts_name(k));
+	g->offset = num(v, "offset");
+	g->bytes = num(v, "bytes");
+	g->host_tid = (uint32_t)num(v, "host_tid");
+	g->op = (uint8_t)lookup(str(v, "op"), op_names, IT_OP_MAX, IT_OP_OTHER);
+	if (serial)
+		snprintf(g->serial, sizeof(g->serial), "%s", serial);
+	return 1;
+}
+
 int jl_read(const char *buf, size_t len, struct jl_devs *devs,
 	    void (*fn)(void *ctx, const struct rf_req *q), void *ctx, struct jl_stats *st)
 {
@@ -267,6 +287,13 @@ int jl_read(const char *buf, size_t len, struct jl_devs *devs,
 		if (r > 0) {
 			st->requests++;
 			fn(ctx, q);
+		} else if (!r && devs->path && !strcmp(str(v, "type"), "path")) {
+			struct rp_path g;
+
+			if (get_path(v, &g)) {
+				st->paths++;
+				devs->path(devs->ctx, &g);
+			}
 		} else if (r < 0 && n) {
 			st->bad_lines++;
 		}

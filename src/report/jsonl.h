@@ -9,18 +9,21 @@
 #include <stdint.h>
 
 #include "core/recfmt.h"
+#include "report/report.h"
 
 struct bj;
 
-/* Where the device names and serials of the lines go (fn may be NULL). */
+/* Where the device names and serials of the lines go (fn may be NULL), and host-mode paths. */
 struct jl_devs {
 	void (*fn)(void *ctx, uint32_t dev, const char *name, const char *serial);
+	void (*path)(void *ctx, const struct rp_path *g); /* joined "path" lines; may be NULL */
 	void *ctx;
 };
 
 struct jl_stats {
 	uint64_t requests; /* request lines decoded */
 	uint64_t bad_lines; /* lines that are not JSON, or requests that do not decode */
+	uint64_t paths; /* joined host-mode "path" lines */
 };
 
 /* One parsed line into q: 1 a request, 0 another type of line, -EINVAL a bad request. */

@@ -510,6 +510,15 @@ static void on_json_req(void *ctx, const struct rf_req *rq)
 	report_req(ctx, rq, 0);
 }
 
+/* A joined host-mode path: drawn in the Perfetto view only. */
+static void on_json_path(void *ctx, const struct rp_path *g)
+{
+	struct report *rp = ctx;
+
+	if (rp->pf)
+		pf_add_path(rp->pf, g);
+}
+
 static void jl_dev(void *ctx, uint32_t dev, const char *name, const char *serial)
 {
 	struct rf_dev d = { .dev = dev };
@@ -551,7 +560,7 @@ static int read_file(struct report *rp, const char *path)
 		goto out;
 	}
 	if (is_json_lines(m, (size_t)st.st_size)) {
-		struct jl_devs devs = { .fn = jl_dev, .ctx = rp };
+		struct jl_devs devs = { .fn = jl_dev, .path = on_json_path, .ctx = rp };
 
 		err = jl_read(m, (size_t)st.st_size, &devs, on_json_req, rp, &rp->jl);
 	} else {
@@ -580,9 +589,11 @@ static void print_reading(struct report *rp, FILE *f)
 	const struct rr_stats *s = &rp->rr.st;
 	const struct rf_seg_hdr *h = &rp->rr.seg;
 
-	if (rp->jl.requests || rp->jl.bad_lines)
-		fprintf(f, "json lines: %llu requests, %llu lines that do not decode\n",
-			(unsigned long long)rp->jl.requests, (unsigned long long)rp->jl.bad_lines);
+	if (rp->jl.requests || rp->jl.bad_lines || rp->jl.paths)
+		fprintf(f, "json lines: %llu requests, %llu joined guest paths, %llu lines that do not "
+			   "decode\n",
+			(unsigned long long)rp->jl.requests, (unsigned long long)rp->jl.paths,
+			(unsigned long long)rp->jl.bad_lines);
 	fprintf(f, "recording: %llu segments", (unsigned long long)s->segments);
 	if (s->segments)
 		fprintf(f, " from %s (kernel %s, boot %s)", h->host, h->kernel, h->boot_id);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "core/corr.h"
+#include "mode/vjoin.h"
 
 /* `iotracer report ARGS...` (argv[0] is "report"); the exit status. */
 int report_main(int argc, char **argv);
@@ -22,6 +23,15 @@ struct rp_req {
 	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC; end 0: never finished */
 	int64_t real_off_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC of its recording */
 	const char *dev_name; /* the request's device name (or "MAJ:MIN", "-") */
+};
+
+/* A host-mode guest request joined to its host IO (a "path" JSON line, docs/modes.md). */
+struct rp_path {
+	uint64_t t[VJ_T_MAX]; /* host clock; 0 = not seen */
+	uint64_t offset, bytes;
+	uint32_t host_tid;
+	uint8_t op;
+	char serial[24]; /* the guest disk's */
 };
 
 /* ---- top: the N slowest requests (top.c) ---- */
@@ -37,6 +47,7 @@ void top_free(struct rp_top *t);
 struct pf;
 struct pf *pf_new(void);
 void pf_add(struct pf *p, const struct rp_req *q);
+void pf_add_path(struct pf *p, const struct rp_path *g);
 /* Write the trace; name(dev) names the device tracks. 0 or -errno. */
 int pf_write(struct pf *p, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx);
 void pf_free(struct pf *p);

@@ -573,6 +573,90 @@ out:
 	free(reqs);
 }
 
+struct pfsink {
+	struct pf *pf;
+};
+
+static void pf_req(void *ctx, const struct rf_req *rq)
+{
+	struct corr_req r;
+	struct rp_req q = { .r = &r };
+
+	rf_req_view(rq, &r);
+	rf_req_span(&r, &q.start_ns, &q.end_ns);
+	pf_add(((struct pfsink *)ctx)->pf, &q);
+}
+
+static void pf_path(void *ctx, const struct rp_path *g)
+{
+	pf_add_path(((struct pfsink *)ctx)->pf, g);
+}
+
+/*
+ * Host mode: QEMU's host syscalls (request lines) and joined guest paths
+ * whose guest times stray across the host's (clock uncertainty): well formed,
+ * one flow per path to its host syscall.
+ */
+static void test_perfetto_host_paths(void)
+{
+	struct pfsink k = { .pf = pf_new() };
+	struct jl_devs devs = { .path = pf_path, .ctx = &k };
+	struct jl_stats st = { 0 };
+	char *text = NULL, path[128], cmd[512];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	uint64_t t = 9000000000ull;
+
+	if (!g_check) {
+		SKIP("jq or tests/tools/perfetto_check.jq not found");
+		goto out;
+	}
+	for (int i = 0; f && i < 200; i++, t += 100000) {
+		/* guest kick 30 us after QEMU's submit: the clock offset was off */
+		uint64_t skew = i % 3 ? 0 : 30000;
+
+		fprintf(f, "{\"type\":\"request\",\"id\":%d,\"kind\":\"syscall\",\"ts_ns\":%llu,"
+			   "\"pid\":400,\"tid\":%d,\"comm\":\"qemu-system-x86\",\"cgroup_id\":1,"
+			   "\"syscall\":\"preadv\",\"op\":\"read\",\"ino\":5,\"offset\":0,"
+			   "\"bytes\":4096,\"ret\":4096,\"lat_ns\":20000,\"block\":[]}\n",
+			i + 1, (unsigned long long)(t + 20000), 500 + i % 2);
+		fprintf(f, "{\"type\":\"path\",\"peer\":1,\"session\":\"0x1\",\"seq\":%d,"
+			   "\"serial\":\"disk-%d\",\"op\":\"read\",\"offset\":%d,\"bytes\":4096,"
+			   "\"joined\":true,\"host_tid\":%d,\"t\":{\"guest_sys_enter\":%llu,"
+			   "\"guest_kick\":%llu,\"qemu_submit\":%llu,\"host_sys_enter\":%llu,"
+			   "\"host_sys_exit\":%llu,\"qemu_notify\":%llu,\"guest_irq\":%llu,"
+			   "\"guest_sys_exit\":%llu},\"stages_ns\":{}}\n",
+			i, i % 2, i * 4096, 500 + i % 2, (unsigned long long)t,
+			(unsigned long long)(t + 5000 + skew), (unsigned long long)(t + 10000),
+			(unsigned long long)(t + 20000), (unsigned long long)(t + 40000),
+			(unsigned long long)(t + 45000), (unsigned long long)(t + 50000),
+			(unsigned long long)(t + 55000));
+	}
+	if (!ASSERT_TRUE(f && k.pf, "alloc"))
+		goto out;
+	fclose(f);
+	f = NULL;
+	ASSERT_OK(jl_read(text, len, &devs, pf_req, &k, &st), "jl_read");
+	ASSERT_EQ(st.paths, 200, "paths");
+	snprintf(path, sizeof(path), "%s/host.json", g_tmp);
+	f = fopen(path, "w");
+	if (!ASSERT_TRUE(f != NULL, "open") || !ASSERT_OK(pf_write(k.pf, f, no_name, NULL), "write"))
+		goto out;
+	fclose(f);
+	f = NULL;
+	ASSERT_EQ(check_trace(path), 0, "well formed");
+	snprintf(cmd, sizeof(cmd),
+		 "test $(jq '[.traceEvents[] | select(.ph == \"f\" and .name == \"host_io\")] | "
+		 "length' %s) = 200",
+		 path);
+	ASSERT_EQ(system(cmd), 0, "a flow per path to its host syscall");
+out:
+	if (f)
+		fclose(f);
+	free(text);
+	pf_free(k.pf);
+}
+
 /* The checker catches each broken rule (else a pass above would prove nothing). */
 static void test_perfetto_checker(void)
 {
@@ -637,6 +721,7 @@ int main(void)
 	RUN_TEST(test_write_error);
 	RUN_TEST(test_json_lines_in);
 	RUN_TEST(test_perfetto_synthetic);
+	RUN_TEST(test_perfetto_host_paths);
 	RUN_TEST(test_perfetto_checker);
 	nftw(g_tmp, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 	return unit_result();
