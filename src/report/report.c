@@ -588,6 +588,7 @@ static void print_reading(struct report *rp, FILE *f)
 {
 	const struct rr_stats *s = &rp->rr.st;
 	const struct rf_seg_hdr *h = &rp->rr.seg;
+	char when[48];
 
 	if (rp->jl.requests || rp->jl.bad_lines || rp->jl.paths)
 		fprintf(f, "json lines: %llu requests, %llu joined guest paths, %llu lines that do not "
@@ -596,7 +597,8 @@ static void print_reading(struct report *rp, FILE *f)
 			(unsigned long long)rp->jl.bad_lines);
 	fprintf(f, "recording: %llu segments", (unsigned long long)s->segments);
 	if (s->segments)
-		fprintf(f, " from %s (kernel %s, boot %s)", h->host, h->kernel, h->boot_id);
+		fprintf(f, " from %s (kernel %s, boot %s), started %s", h->host, h->kernel,
+			h->boot_id, rp_fmt_real(rp->rec_start_real, when, sizeof(when)));
 	fprintf(f, "; %llu blocks, %llu requests, %llu matched the filters\n",
 		(unsigned long long)s->blocks, (unsigned long long)s->requests,
 		(unsigned long long)rp->matched);

@@ -56,5 +56,7 @@ void pf_free(struct pf *p);
 const char *rp_sys_name(unsigned int sys);
 const char *rp_op_name(unsigned int op);
 char *rp_fmt_bytes(uint64_t b, char *buf, size_t n);
+/* "2026-11-24T13:25:01.123456Z" of a CLOCK_REALTIME time in ns. */
+char *rp_fmt_real(uint64_t real_ns, char *buf, size_t n);
 
 #endif /* IT_REPORT_REPORT_H */

@@ -155,10 +155,8 @@ static void top_stages(FILE *f, const struct rf_req *q)
 	fputc('\n', f);
 }
 
-/* "2026-11-24T13:25:01.123456Z" of a CLOCK_MONOTONIC time. */
-static char *fmt_real(uint64_t mono, int64_t off, char *buf, size_t n)
+char *rp_fmt_real(uint64_t real, char *buf, size_t n)
 {
-	uint64_t real = mono + (uint64_t)off;
 	time_t s = (time_t)(real / 1000000000ull);
 	struct tm tm;
 	char t[32];
@@ -214,7 +212,8 @@ void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_
 			dname = parse_fmt_devno(dev, dn, sizeof(dn));
 		fprintf(f, "%9s %-27s %-15.15s %-7u %-8s %-14s %-8.8s %12llu %8s %llu\n",
 			parse_fmt_duration(e->lat, lat, sizeof(lat)),
-			fmt_real(e->start_ns, e->real_off_ns, when, sizeof(when)), task->comm,
+			rp_fmt_real(e->start_ns + (uint64_t)e->real_off_ns, when, sizeof(when)),
+			task->comm,
 			task->tid, r.kind == CORR_SYSCALL ? "syscall" : r.kind == CORR_URING ?
 				"io_uring" : r.kind == CORR_AIO ? "aio" : "block",
 			call, dname, (unsigned long long)off, rp_fmt_bytes(len, bytes, sizeof(bytes)),

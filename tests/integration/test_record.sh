@@ -7,6 +7,8 @@
 #   summary    report's stage table (COUNT P50 P90 P99 MAX) == the live final summary's
 #   hists      report's log2 histograms == the live final summary's
 #   json       report --json of the recording == the live -j request lines (same set)
+#   filters    -c fio: fio's IO count; -m 1ms: the live lines with lat_ns >= 1 ms;
+#              --until T and --since T split the requests, T relative or RFC 3339 alike
 #   jsonin     report of the live -j file: the same stage rows, and its --json the same lines
 #   size       the recording is >= 8x smaller than the live JSON lines of the same requests
 #   perfetto   report --perfetto: well formed, a request slice per fio IO
@@ -20,7 +22,7 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin start count summary hists json jsonin size perfetto sigkill corrupt enospc
+it_begin start count summary hists json filters jsonin size perfetto sigkill corrupt enospc
 it_require_all
 
 NIOS=${RECORD_IOS:-6000}
@@ -84,6 +86,28 @@ if ((nl > 0)) && cmp -s "$IT_TMP/live.req" "$IT_TMP/report.req"; then
 else
 	fail json "$nl live request lines, $(wc -l <"$IT_TMP/report.req") from the report; first difference: $(diff "$IT_TMP/live.req" "$IT_TMP/report.req" | head -2 | cut -c1-200 | tr '\n' '|')"
 fi
+
+# filters, against the live lines and fio
+rcount() { "$IOTRACER" report -n 0 --json - "$@" "$rec" 2>/dev/null | wc -l; }
+nc=$(rcount -c fio)
+nm=$(rcount -m 1ms)
+jm=$(jcount "$TRACER_JSON" '(.lat_ns // 0) >= 1000000')
+start=$(sed -n 's/.*started \([^;]*\);.*/\1/p' "$IT_TMP/report.txt")
+# 3.5 s after the start: inside fio's run (the tracer attaches in ~1.5 s, fio runs 3 s)
+t_ns=$(($(date -u -d "$start" +%s%N) + 3500000000))
+t_abs=$(date -u -d "@$((t_ns / 1000000000))" +%Y-%m-%dT%H:%M:%S).$(printf '%09d' $((t_ns % 1000000000)))
+rel=3500ms
+n_before=$(rcount --until "$rel")
+n_after=$(rcount --since "$rel")
+a_before=$(rcount --until "${t_abs}Z")
+a_after=$(rcount --since "${t_abs}+00:00")
+note "-c fio $nc, -m 1ms $nm (live lines $jm), start $start: before/after $rel $n_before/$n_after, ${t_abs}Z $a_before/$a_after"
+filters_ok() {
+	((nc == ios && nm == jm && n_before > 0 && n_after > 0 && n_before + n_after == nl)) &&
+		((a_before == n_before && a_after == n_after))
+}
+check filters "-c fio $nc (want $ios), -m 1ms $nm (want $jm), split $n_before + $n_after (want $nl; RFC 3339: $a_before + $a_after)" \
+	filters_ok
 
 # jsonin: the -j file as the report's input
 "$IOTRACER" report -n 0 --json "$IT_TMP/rejson.json" "$TRACER_JSON" >"$IT_TMP/report_j.txt" 2>&1
