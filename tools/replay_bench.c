@@ -274,7 +274,8 @@ static uint64_t dir_bytes(const char *dir)
 
 static void usage(const char *argv0)
 {
-	fprintf(stderr, "usage: %s [-n REQUESTS] [-o FILE] [-t THREADS] [-r DIR [-z LEVEL]]\n", argv0);
+	fprintf(stderr, "usage: %s [-n REQUESTS] [-o FILE] [-t THREADS] [-r DIR [-z LEVEL]]\n",
+		argv0);
 }
 
 int main(int argc, char **argv)
@@ -353,8 +354,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (o.record_dir) {
-		struct rec_opts ro = { .dir = o.record_dir, .seg_size = o.record_size,
-				       .seg_age_ns = o.record_age_ns, .max_bytes = o.record_max,
+		struct rec_opts ro = { .dir = o.record_dir,
+				       .seg_size = o.record_size,
+				       .seg_age_ns = o.record_age_ns,
+				       .max_bytes = o.record_max,
 				       .level = o.record_level,
 				       .sysfs_root = o.sysfs_root };
 

@@ -223,11 +223,13 @@ struct rf_rel {
 };
 
 static const struct rf_rel rel_sys = {
-	W_OF(struct it_syscall_rec, enter_ns), 2,
+	W_OF(struct it_syscall_rec, enter_ns),
+	2,
 	{ W_OF(struct it_syscall_rec, exit_ns), W_OF(struct it_syscall_rec, first_q_ns) },
 };
 static const struct rf_rel rel_blk = {
-	W_OF(struct it_block_rec, q_ns), 7,
+	W_OF(struct it_block_rec, q_ns),
+	7,
 	{ W_OF(struct it_block_rec, g_ns), W_OF(struct it_block_rec, i_ns),
 	  W_OF(struct it_block_rec, d_ns), W_OF(struct it_block_rec, c_ns),
 	  W_OF(struct it_block_rec, drv_submit_ns), W_OF(struct it_block_rec, drv_kick_ns),

@@ -36,7 +36,8 @@
 #define RF_SEG_SUFFIX ".itrec"
 
 enum rf_entry_tag {
-	RF_E_DEV = 1, /* a device's name and serial, before the first request of the block using it */
+	RF_E_DEV =
+		1, /* a device's name and serial, before the first request of the block using it */
 	RF_E_REQ = 2, /* one request (struct corr_req) */
 };
 
@@ -58,7 +59,8 @@ struct rf_blk_hdr {
 	uint32_t clen; /* zlib stream bytes after the header */
 	uint32_t rlen; /* payload bytes once inflated */
 	uint32_t nr_req; /* RF_E_REQ entries */
-	uint64_t first_ns, last_ns; /* earliest start, latest end of its requests (CLOCK_MONOTONIC) */
+	uint64_t first_ns,
+		last_ns; /* earliest start, latest end of its requests (CLOCK_MONOTONIC) */
 	uint32_t crc; /* crc32 of the zlib stream */
 };
 
@@ -103,7 +105,7 @@ struct rf_state {
 };
 
 /* The most an encoded request can take (all words changed, 10-byte varints). */
-#define RF_REQ_MAX \
+#define RF_REQ_MAX                                          \
 	(64 + 11 * (sizeof(struct it_syscall_rec) / 8 + 2 + \
 		    (CORR_MAX_BLOCKS) * (sizeof(struct it_block_rec) / 8 + 1)))
 #define RF_DEV_MAX (1 + 10 + 2 * (10 + RF_NAME_LEN))

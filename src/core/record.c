@@ -117,8 +117,7 @@ static void enforce_budget(struct recorder *rc)
 	}
 	for (int i = 0; i < n; i++) {
 		snprintf(p, sizeof(p), "%s/%s", rc->dir, ents[i]->d_name);
-		if (total > rc->o.max_bytes && strcmp(p, rc->path) && !stat(p, &st) &&
-		    !unlink(p)) {
+		if (total > rc->o.max_bytes && strcmp(p, rc->path) && !stat(p, &st) && !unlink(p)) {
 			total -= (uint64_t)st.st_size;
 			it_debug("--record: deleted %s (over --record-max)", p);
 		}
@@ -211,8 +210,10 @@ static int write_all(int fd, const uint8_t *b, size_t n, uint64_t off)
 /* Compress the payload into rc->cbuf after room for the header; the block's length. */
 static size_t compress_block(struct recorder *rc)
 {
-	struct rf_blk_hdr h = { .rlen = (uint32_t)rc->raw_len, .nr_req = rc->nr_req,
-				.first_ns = rc->first_ns, .last_ns = rc->last_ns };
+	struct rf_blk_hdr h = { .rlen = (uint32_t)rc->raw_len,
+				.nr_req = rc->nr_req,
+				.first_ns = rc->first_ns,
+				.last_ns = rc->last_ns };
 
 	if (deflateReset(&rc->zs) != Z_OK)
 		return 0;
@@ -363,8 +364,7 @@ struct recorder *rec_open(const struct rec_opts *o, uint64_t now_ns)
 	rc->cbuf_cap = RF_BLK_HDR_LEN + compressBound(REC_RAW_CAP);
 	rc->raw = malloc(REC_RAW_CAP);
 	rc->cbuf = malloc(rc->cbuf_cap);
-	if (!rc->dir || !rc->raw || !rc->cbuf ||
-	    deflateInit(&rc->zs, o->level) != Z_OK) {
+	if (!rc->dir || !rc->raw || !rc->cbuf || deflateInit(&rc->zs, o->level) != Z_OK) {
 		it_err("--record: out of memory");
 		goto fail;
 	}

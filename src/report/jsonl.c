@@ -52,7 +52,7 @@ static int lookup(const char *name, const char *const *names, int n, int def)
 
 static const char *const op_names[IT_OP_MAX] = { "read", "write", "sync", "discard", "other" };
 static const char *const origin_names[] = { "none", "syscall", "io_uring", "writeback" };
-static const char *const layer_names[IT_L_MAX] = { "syscall", "fs",   "sched",  "block",
+static const char *const layer_names[IT_L_MAX] = { "syscall", "fs",   "sched",	"block",
 						   "nvme",    "scsi", "virtio", "qemu" };
 
 /* "MAJ:MIN" -> kernel dev_t; the name and serial go to the device table. */

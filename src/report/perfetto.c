@@ -141,11 +141,14 @@ void pf_add(struct pf *p, const struct rp_req *q)
 		i->tid = task->tid;
 		memcpy(i->comm, task->comm, sizeof(i->comm));
 		i->call = r->kind == CORR_SYSCALL ? r->sys->sys :
-			  r->kind == CORR_URING	 ? PF_CALL_URING : PF_CALL_AIO;
+			  r->kind == CORR_URING	  ? PF_CALL_URING :
+						    PF_CALL_AIO;
 		i->op = r->kind == CORR_SYSCALL ? r->sys->op :
-			r->kind == CORR_URING	? r->uring->op : 0;
+			r->kind == CORR_URING	? r->uring->op :
+						  0;
 		i->bytes = r->kind == CORR_SYSCALL ? r->sys->bytes :
-			   r->kind == CORR_AIO	   ? r->aio.iocb.nbytes : 0;
+			   r->kind == CORR_AIO	   ? r->aio.iocb.nbytes :
+						     0;
 		for (int k = 0; k < r->nr_blocks; k++) {
 			if (!i->t1 || r->blocks[k]->q_ns < i->t1)
 				i->t1 = r->blocks[k]->q_ns;
@@ -276,8 +279,8 @@ static void fus(FILE *f, const char *key, uint64_t ns)
 static void slice(FILE *f, uint32_t pid, uint32_t tid, const char *name, const char *cat,
 		  uint64_t from, uint64_t to)
 {
-	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"%s\"", pid, tid,
-		name, cat);
+	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"%s\"", pid,
+		tid, name, cat);
 	fus(f, "ts", from);
 	fus(f, "dur", to - from);
 	fputc('}', f);
@@ -285,7 +288,8 @@ static void slice(FILE *f, uint32_t pid, uint32_t tid, const char *name, const c
 
 static void meta(FILE *f, const char *what, uint32_t pid, uint32_t tid, const char *name)
 {
-	fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"args\":{\"name\":\"%s\"}}",
+	fprintf(f,
+		",\n{\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"args\":{\"name\":\"%s\"}}",
 		pid, tid, what, name);
 }
 
@@ -296,8 +300,8 @@ static void emit_thread(FILE *f, const struct pf_item *i)
 	uint32_t pid = i->pid, tid = i->lane_tid;
 
 	item_name(i, name, sizeof(name));
-	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"request\"", pid,
-		tid, name);
+	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"request\"",
+		pid, tid, name);
 	fus(f, "ts", i->start);
 	fus(f, "dur", i->end - i->start);
 	fprintf(f, ",\"args\":{\"id\":%llu,\"tid\":%u}}", (unsigned long long)i->id, i->tid);
@@ -337,11 +341,13 @@ static void emit_flow(FILE *f, const struct pf_item *from, const struct pf_item 
 		ts = from->start;
 	if (ts > from->end)
 		ts = from->end;
-	fprintf(f, ",\n{\"ph\":\"s\",\"id\":%zu,\"pid\":%u,\"tid\":%u,\"name\":\"bio\",\"cat\":\"flow\"",
+	fprintf(f,
+		",\n{\"ph\":\"s\",\"id\":%zu,\"pid\":%u,\"tid\":%u,\"name\":\"bio\",\"cat\":\"flow\"",
 		id, from->pid, from->lane_tid);
 	fus(f, "ts", ts);
-	fprintf(f, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%zu,\"pid\":%u,\"tid\":%u,\"name\":\"bio\","
-		   "\"cat\":\"flow\"",
+	fprintf(f,
+		"},\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%zu,\"pid\":%u,\"tid\":%u,\"name\":\"bio\","
+		"\"cat\":\"flow\"",
 		id, PF_DEV_PID, to->lane_tid);
 	fus(f, "ts", to->start);
 	fputc('}', f);
@@ -376,7 +382,8 @@ static void emit_path(FILE *f, const struct pf *p, const struct pf_item *i)
 	fprintf(f, ",\"args\":{\"offset\":%llu}}", (unsigned long long)i->offset);
 	for (size_t k = 0; k < sizeof(st) / sizeof(st[0]); k++)
 		if (m[st[k].from] && m[st[k].to])
-			slice(f, i->pid, i->lane_tid, st[k].name, "stage", m[st[k].from], m[st[k].to]);
+			slice(f, i->pid, i->lane_tid, st[k].name, "stage", m[st[k].from],
+			      m[st[k].to]);
 }
 
 static const struct pf_item *g_find_items; /* bsearch()/qsort() have no context argument */
@@ -423,12 +430,14 @@ static void emit_path_flows(FILE *f, const struct pf *p, size_t first_id)
 		h = &p->it[ix[lo]];
 		if (h->tid != g->tid2 || h->start != g->t1)
 			continue;
-		fprintf(f, ",\n{\"ph\":\"s\",\"id\":%zu,\"pid\":%u,\"tid\":%u,\"name\":\"host_io\","
-			   "\"cat\":\"flow\"",
+		fprintf(f,
+			",\n{\"ph\":\"s\",\"id\":%zu,\"pid\":%u,\"tid\":%u,\"name\":\"host_io\","
+			"\"cat\":\"flow\"",
 			first_id + k, g->pid, g->lane_tid);
 		fus(f, "ts", p->paths[g->path].t[VJ_T_H_ENTER]);
-		fprintf(f, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%zu,\"pid\":%u,\"tid\":%u,"
-			   "\"name\":\"host_io\",\"cat\":\"flow\"",
+		fprintf(f,
+			"},\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%zu,\"pid\":%u,\"tid\":%u,"
+			"\"name\":\"host_io\",\"cat\":\"flow\"",
 			first_id + k, h->pid, h->lane_tid);
 		fus(f, "ts", h->start);
 		fputc('}', f);
@@ -509,8 +518,9 @@ int pf_write(struct pf *p, FILE *f, const char *(*name)(void *ctx, uint32_t dev)
 		ix[k] = k;
 	g_sort_items = p->it;
 	qsort(ix, p->nr, sizeof(*ix), by_track_start);
-	fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n{\"ph\":\"M\",\"pid\":%u,"
-		   "\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"block devices\"}}",
+	fprintf(f,
+		"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n{\"ph\":\"M\",\"pid\":%u,"
+		"\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"block devices\"}}",
 		PF_DEV_PID);
 	if (p->nr_paths)
 		meta(f, "process_name", PF_VM_PID, 0, "guests (host clock)");
@@ -518,11 +528,11 @@ int pf_write(struct pf *p, FILE *f, const char *(*name)(void *ctx, uint32_t dev)
 		const struct pf_item *x = &p->it[ix[a]];
 		size_t b = a + 1;
 
-		while (b < p->nr && p->it[ix[b]].is_dev == x->is_dev && p->it[ix[b]].pid == x->pid &&
-		       p->it[ix[b]].tid == x->tid)
+		while (b < p->nr && p->it[ix[b]].is_dev == x->is_dev &&
+		       p->it[ix[b]].pid == x->pid && p->it[ix[b]].tid == x->tid)
 			b++;
-		assign_lanes(f, p, ix + a, b - a, &next_tid, x->is_dev ? 0 : !a || x->pid != last_pid,
-			     name, ctx);
+		assign_lanes(f, p, ix + a, b - a, &next_tid,
+			     x->is_dev ? 0 : !a || x->pid != last_pid, name, ctx);
 		last_pid = x->pid;
 		a = b;
 	}

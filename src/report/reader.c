@@ -9,9 +9,8 @@
 
 #include "report/reader.h"
 
-void rr_init(struct rr_reader *rr, void (*fn)(void *ctx, const struct rr_reader *rr,
-					      const struct rf_req *q),
-	     void *ctx)
+void rr_init(struct rr_reader *rr,
+	     void (*fn)(void *ctx, const struct rr_reader *rr, const struct rf_req *q), void *ctx)
 {
 	memset(rr, 0, sizeof(*rr));
 	rr->fn = fn;

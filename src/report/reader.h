@@ -42,9 +42,8 @@ struct rr_reader {
 	struct rf_req req;
 };
 
-void rr_init(struct rr_reader *rr, void (*fn)(void *ctx, const struct rr_reader *rr,
-					      const struct rf_req *q),
-	     void *ctx);
+void rr_init(struct rr_reader *rr,
+	     void (*fn)(void *ctx, const struct rr_reader *rr, const struct rf_req *q), void *ctx);
 void rr_free(struct rr_reader *rr);
 
 /*

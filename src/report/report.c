@@ -140,7 +140,8 @@ static int opt_pids(struct rp_opts *o, const char *arg)
 	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && !ret;
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (parse_u64(tok, 1, CLI_MAX_PID, &v) || o->nr_pids >= RP_MAX_PIDS)
-			ret = bad('p', "bad pid list '%s' (expected PID[,PID...], at most 64)", arg);
+			ret = bad('p', "bad pid list '%s' (expected PID[,PID...], at most 64)",
+				  arg);
 		else
 			o->pids[o->nr_pids++] = (uint32_t)v;
 	}
@@ -178,7 +179,8 @@ static int rp_one(struct rp_opts *o, int c, const char *arg)
 		return 0;
 	case 'd':
 		if (!*arg || o->nr_devs >= RP_MAX_DEVS)
-			return bad(c, "bad device '%s' (expected e.g. loop0, /dev/loop0, 7:0)", arg);
+			return bad(c, "bad device '%s' (expected e.g. loop0, /dev/loop0, 7:0)",
+				   arg);
 		o->devs[o->nr_devs++] = strncmp(arg, "/dev/", 5) ? arg : arg + 5;
 		return 0;
 	case 'f':
@@ -264,7 +266,8 @@ static int parse_rfc3339(const char *s, uint64_t *ns)
 			}
 	}
 	if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':') {
-		off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 + ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
+		off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 +
+		      ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
 		if (*p == '-')
 			off = -off;
 	} else if (strcmp(p, "Z") && strcmp(p, "z")) {
@@ -290,8 +293,9 @@ static int resolve_time(struct report *rp, int opt, const char *arg, uint64_t *r
 		*real = v;
 		return 0;
 	}
-	return bad(opt, "bad time '%s' (expected a duration like 30s or an RFC 3339 time like "
-			"2026-11-24T13:25:00Z)",
+	return bad(opt,
+		   "bad time '%s' (expected a duration like 30s or an RFC 3339 time like "
+		   "2026-11-24T13:25:00Z)",
 		   arg);
 }
 
@@ -369,7 +373,8 @@ static void find_start(struct report *rp)
 
 		if (fd < 0)
 			continue;
-		if (read(fd, b, sizeof(b)) == (ssize_t)sizeof(b) && !rf_seg_hdr_get(b, sizeof(b), &h) &&
+		if (read(fd, b, sizeof(b)) == (ssize_t)sizeof(b) &&
+		    !rf_seg_hdr_get(b, sizeof(b), &h) &&
 		    (!rp->rec_start_real || h.real_ns < rp->rec_start_real))
 			rp->rec_start_real = h.real_ns;
 		close(fd);
@@ -569,8 +574,9 @@ static int read_file(struct report *rp, const char *path)
 	munmap(m, (size_t)st.st_size);
 	if (err == -EBADMSG || err == -EPROTO) {
 		it_warn("report: %s: %s, skipped", path,
-			err == -EBADMSG ? "not an iotracer recording segment" :
-					  "recorded by an iotracer of another format or ABI version");
+			err == -EBADMSG ?
+				"not an iotracer recording segment" :
+				"recorded by an iotracer of another format or ABI version");
 		err = 0;
 	}
 out:
@@ -591,8 +597,9 @@ static void print_reading(struct report *rp, FILE *f)
 	char when[48];
 
 	if (rp->jl.requests || rp->jl.bad_lines || rp->jl.paths)
-		fprintf(f, "json lines: %llu requests, %llu joined guest paths, %llu lines that do not "
-			   "decode\n",
+		fprintf(f,
+			"json lines: %llu requests, %llu joined guest paths, %llu lines that do not "
+			"decode\n",
 			(unsigned long long)rp->jl.requests, (unsigned long long)rp->jl.paths,
 			(unsigned long long)rp->jl.bad_lines);
 	fprintf(f, "recording: %llu segments", (unsigned long long)s->segments);

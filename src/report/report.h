@@ -39,8 +39,7 @@ struct rp_top;
 struct rp_top *top_new(int n);
 void top_add(struct rp_top *t, const struct rp_req *q);
 /* name(dev): the recorded name of a device (for the lines). */
-void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_t dev),
-	       void *ctx);
+void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx);
 void top_free(struct rp_top *t);
 
 /* ---- perfetto: Chrome trace-event JSON (perfetto.c) ---- */

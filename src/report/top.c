@@ -167,8 +167,7 @@ char *rp_fmt_real(uint64_t real, char *buf, size_t n)
 	return buf;
 }
 
-void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_t dev),
-	       void *ctx)
+void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx)
 {
 	char lat[16], when[48], dn[24], bytes[24];
 
@@ -194,8 +193,8 @@ void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_
 			break;
 		case CORR_URING:
 			task = &r.uring->task, call = "io_uring", dev = r.uring->dev;
-			off = r.nr_blocks ? r.blocks[0]->sector * 512 : 0, len = r.nr_blocks ?
-				r.blocks[0]->bytes : 0;
+			off = r.nr_blocks ? r.blocks[0]->sector * 512 : 0,
+			len = r.nr_blocks ? r.blocks[0]->bytes : 0;
 			break;
 		case CORR_AIO:
 			task = &r.aio.task, call = "io_submit", dev = r.aio.iocb.dev;
@@ -213,11 +212,13 @@ void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_
 		fprintf(f, "%9s %-27s %-15.15s %-7u %-8s %-14s %-8.8s %12llu %8s %llu\n",
 			parse_fmt_duration(e->lat, lat, sizeof(lat)),
 			rp_fmt_real(e->start_ns + (uint64_t)e->real_off_ns, when, sizeof(when)),
-			task->comm,
-			task->tid, r.kind == CORR_SYSCALL ? "syscall" : r.kind == CORR_URING ?
-				"io_uring" : r.kind == CORR_AIO ? "aio" : "block",
-			call, dname, (unsigned long long)off, rp_fmt_bytes(len, bytes, sizeof(bytes)),
-			(unsigned long long)r.id);
+			task->comm, task->tid,
+			r.kind == CORR_SYSCALL ? "syscall" :
+			r.kind == CORR_URING   ? "io_uring" :
+			r.kind == CORR_AIO     ? "aio" :
+						 "block",
+			call, dname, (unsigned long long)off,
+			rp_fmt_bytes(len, bytes, sizeof(bytes)), (unsigned long long)r.id);
 		top_stages(f, &e->q);
 	}
 }

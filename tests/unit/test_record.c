@@ -198,11 +198,15 @@ static int list_segments(const char *dir, char paths[][320], int max)
 }
 
 /* Write reqs[0..n) with the recorder into dir; returns rec_close()'s lost count. */
-static uint64_t record(const char *dir, struct rf_req *reqs, int n, uint64_t seg_size,
-		       uint64_t max, int level, int tick_every)
+static uint64_t record(const char *dir, struct rf_req *reqs, int n, uint64_t seg_size, uint64_t max,
+		       int level, int tick_every)
 {
-	struct rec_opts o = { .dir = dir, .seg_size = seg_size, .seg_age_ns = REC_DEF_AGE_NS,
-			      .max_bytes = max, .sysfs_root = "/nonexistent", .level = level };
+	struct rec_opts o = { .dir = dir,
+			      .seg_size = seg_size,
+			      .seg_age_ns = REC_DEF_AGE_NS,
+			      .max_bytes = max,
+			      .sysfs_root = "/nonexistent",
+			      .level = level };
 	uint64_t now = 1000000000ull;
 	struct recorder *rc = rec_open(&o, now);
 	struct corr_req r;
@@ -363,7 +367,8 @@ static void test_mutations(void)
 
 		memcpy(m, buf, len);
 		for (int k = 0; k < 1 + round % 4; k++)
-			m[RF_SEG_HDR_LEN + rnd() % (len - RF_SEG_HDR_LEN)] ^= (uint8_t)(1 + rnd() % 255);
+			m[RF_SEG_HDR_LEN + rnd() % (len - RF_SEG_HDR_LEN)] ^=
+				(uint8_t)(1 + rnd() % 255);
 		rr_init(&rr, NULL, NULL);
 		rr_segment(&rr, m, n);
 		rr_free(&rr);
@@ -615,17 +620,19 @@ static void test_perfetto_host_paths(void)
 		/* guest kick 30 us after QEMU's submit: the clock offset was off */
 		uint64_t skew = i % 3 ? 0 : 30000;
 
-		fprintf(f, "{\"type\":\"request\",\"id\":%d,\"kind\":\"syscall\",\"ts_ns\":%llu,"
-			   "\"pid\":400,\"tid\":%d,\"comm\":\"qemu-system-x86\",\"cgroup_id\":1,"
-			   "\"syscall\":\"preadv\",\"op\":\"read\",\"ino\":5,\"offset\":0,"
-			   "\"bytes\":4096,\"ret\":4096,\"lat_ns\":20000,\"block\":[]}\n",
+		fprintf(f,
+			"{\"type\":\"request\",\"id\":%d,\"kind\":\"syscall\",\"ts_ns\":%llu,"
+			"\"pid\":400,\"tid\":%d,\"comm\":\"qemu-system-x86\",\"cgroup_id\":1,"
+			"\"syscall\":\"preadv\",\"op\":\"read\",\"ino\":5,\"offset\":0,"
+			"\"bytes\":4096,\"ret\":4096,\"lat_ns\":20000,\"block\":[]}\n",
 			i + 1, (unsigned long long)(t + 20000), 500 + i % 2);
-		fprintf(f, "{\"type\":\"path\",\"peer\":1,\"session\":\"0x1\",\"seq\":%d,"
-			   "\"serial\":\"disk-%d\",\"op\":\"read\",\"offset\":%d,\"bytes\":4096,"
-			   "\"joined\":true,\"host_tid\":%d,\"t\":{\"guest_sys_enter\":%llu,"
-			   "\"guest_kick\":%llu,\"qemu_submit\":%llu,\"host_sys_enter\":%llu,"
-			   "\"host_sys_exit\":%llu,\"qemu_notify\":%llu,\"guest_irq\":%llu,"
-			   "\"guest_sys_exit\":%llu},\"stages_ns\":{}}\n",
+		fprintf(f,
+			"{\"type\":\"path\",\"peer\":1,\"session\":\"0x1\",\"seq\":%d,"
+			"\"serial\":\"disk-%d\",\"op\":\"read\",\"offset\":%d,\"bytes\":4096,"
+			"\"joined\":true,\"host_tid\":%d,\"t\":{\"guest_sys_enter\":%llu,"
+			"\"guest_kick\":%llu,\"qemu_submit\":%llu,\"host_sys_enter\":%llu,"
+			"\"host_sys_exit\":%llu,\"qemu_notify\":%llu,\"guest_irq\":%llu,"
+			"\"guest_sys_exit\":%llu},\"stages_ns\":{}}\n",
 			i, i % 2, i * 4096, 500 + i % 2, (unsigned long long)t,
 			(unsigned long long)(t + 5000 + skew), (unsigned long long)(t + 10000),
 			(unsigned long long)(t + 20000), (unsigned long long)(t + 40000),
@@ -640,7 +647,8 @@ static void test_perfetto_host_paths(void)
 	ASSERT_EQ(st.paths, 200, "paths");
 	snprintf(path, sizeof(path), "%s/host.json", g_tmp);
 	f = fopen(path, "w");
-	if (!ASSERT_TRUE(f != NULL, "open") || !ASSERT_OK(pf_write(k.pf, f, no_name, NULL), "write"))
+	if (!ASSERT_TRUE(f != NULL, "open") ||
+	    !ASSERT_OK(pf_write(k.pf, f, no_name, NULL), "write"))
 		goto out;
 	fclose(f);
 	f = NULL;
