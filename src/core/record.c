@@ -240,7 +240,7 @@ static void block_reset(struct recorder *rc, uint64_t now_ns)
 	rc->last_flush_ns = now_ns;
 }
 
-/* Write the block being built (if any); rotate: then a full segment makes way for a new one. */
+/* Write the block being built (if any); rotate: then close the segment if it is full. */
 static void flush_block(struct recorder *rc, uint64_t now_ns, int rotate)
 {
 	size_t n;
@@ -267,12 +267,9 @@ static void flush_block(struct recorder *rc, uint64_t now_ns, int rotate)
 		}
 	}
 	block_reset(rc, now_ns);
-	if (rotate && rc->fd >= 0 && rc->seg_bytes >= rc->o.seg_size) {
+	/* the next segment is opened with the next block: no empty segment at exit */
+	if (rotate && rc->fd >= 0 && rc->seg_bytes >= rc->o.seg_size)
 		seg_close(rc);
-		err = seg_open(rc, now_ns);
-		if (err)
-			it_debug("--record: new segment in %s: %s", rc->dir, strerror(-err));
-	}
 }
 
 /* ---- requests ---- */
@@ -345,9 +342,7 @@ void rec_tick(struct recorder *rc, uint64_t now_ns)
 	}
 	if (rc->fd >= 0 && rc->seg_blocks && now_ns - rc->seg_open_ns >= rc->o.seg_age_ns) {
 		flush_block(rc, now_ns, 0);
-		seg_close(rc);
-		if (seg_open(rc, now_ns))
-			it_debug("--record: new segment in %s: %s", rc->dir, strerror(errno));
+		seg_close(rc); /* the next one opens with the next block */
 	}
 }
 

@@ -6,9 +6,9 @@
  * Requests are coded into a payload buffer; a block (one zlib stream with a
  * header and CRC) is written when the buffer is full, when rec_tick() finds
  * the oldest unwritten request RF_FLUSH_NS old, and at close, so a SIGKILL
- * loses about the last second. A segment is closed and a new one opened
- * when it reaches seg_size bytes or seg_age_ns; before a new segment is
- * opened the oldest segments of DIR are deleted until the directory (closed
+ * loses about the last second. A segment is closed when it reaches
+ * seg_size bytes or seg_age_ns, and the next one opened with the next block
+ * (the first one at rec_open()); before a segment is opened the oldest segments of DIR are deleted until the directory (closed
  * segments + the new one at full size) fits max_bytes.
  *
  * Write errors (ENOSPC...) never stop tracing: the block is dropped (the file

@@ -197,13 +197,15 @@ static int list_segments(const char *dir, char paths[][320], int max)
 	return k;
 }
 
+static uint64_t g_age_ns = REC_DEF_AGE_NS; /* --record-age of record() */
+
 /* Write reqs[0..n) with the recorder into dir; returns rec_close()'s lost count. */
 static uint64_t record(const char *dir, struct rf_req *reqs, int n, uint64_t seg_size, uint64_t max,
 		       int level, int tick_every)
 {
 	struct rec_opts o = { .dir = dir,
 			      .seg_size = seg_size,
-			      .seg_age_ns = REC_DEF_AGE_NS,
+			      .seg_age_ns = g_age_ns,
 			      .max_bytes = max,
 			      .sysfs_root = "/nonexistent",
 			      .level = level };
@@ -406,6 +408,13 @@ static void test_rotation_budget(void)
 	ASSERT_TRUE(nf >= 3 && nf <= 4, "segments kept");
 	/* the budget holds for the closed ones plus a full new one; a segment ends past its size by < a block */
 	ASSERT_TRUE(size <= (256 << 10) + (64 << 10), "within the budget");
+	/* by age: a tick (1 s) every 100 requests, a new segment every 5 s */
+	mkdir_clean(dir, sizeof(dir), "age");
+	g_age_ns = 5 * RF_FLUSH_NS;
+	ASSERT_EQ(record(dir, reqs, 2000, REC_DEF_SIZE, REC_DEF_MAX, 0, 100), 0, "lost");
+	g_age_ns = REC_DEF_AGE_NS;
+	dir_size(dir, &nf);
+	ASSERT_EQ(nf, 4, "20 s in segments of 5 s");
 	free(reqs);
 }
 
