@@ -103,6 +103,21 @@ static const char *op_name(unsigned int op)
 	return op < IT_OP_MAX ? op_names[op] : "other";
 }
 
+const char *out_op_name(unsigned int op)
+{
+	return op_name(op);
+}
+
+const char *out_sys_name(unsigned int sys)
+{
+	return sys < IT_SYS_MAX ? sys_names[sys] : "?";
+}
+
+const char *out_origin_name(unsigned int origin)
+{
+	return origin < 4 ? origin_names[origin] : "none";
+}
+
 /* dev_get() of a device not in out->devs: look it up, and keep it if it has a name. */
 static __attribute__((noinline)) const struct out_dev *dev_lookup(struct it_out *out, uint32_t dev,
 								  struct out_dev *tmp)
@@ -553,7 +568,7 @@ static void json_block(struct it_out *out, const struct it_block_rec *b)
 	jw_u64(w, "c_ns", b->c_ns);
 	jw_u64(w, "merged", b->nr_merged);
 	jw_i64(w, "error", b->error);
-	jw_str(w, "origin", b->origin < 4 ? origin_names[b->origin] : "none");
+	jw_str(w, "origin", out_origin_name(b->origin));
 	jw_u64(w, "pid", b->task.pid);
 	jw_u64(w, "tid", b->task.tid);
 	if (b->drv_layer)
@@ -576,7 +591,7 @@ static void json_request(struct it_out *out, const struct corr_req *r, const str
 	jw_u64(w, "ts_ns", v->start_ns);
 	json_task(w, v->task);
 	if (r->kind == CORR_SYSCALL)
-		jw_str(w, "syscall", r->sys->sys < IT_SYS_MAX ? sys_names[r->sys->sys] : "?");
+		jw_str(w, "syscall", out_sys_name(r->sys->sys));
 	else if (r->kind == CORR_AIO)
 		jw_str(w, "syscall", "io_submit");
 	jw_str(w, "op", op_name(v->op));

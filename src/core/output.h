@@ -54,6 +54,11 @@ void out_attach(struct it_out *out, const char *layer, const char *hook, const c
 void out_summary(struct it_out *out, const struct out_summary_in *in);
 /* Write JSON lines still held in the batch (the daemon calls it on its timer). */
 void out_flush(struct it_out *out);
+/* The names the JSON lines use: "read", "pread64", "syscall" ("other", "?", "none" when unknown). */
+const char *out_op_name(unsigned int op);
+const char *out_sys_name(unsigned int sys);
+const char *out_origin_name(unsigned int origin);
+
 /* Requests written so far, and JSON write errors. */
 uint64_t out_requests(const struct it_out *out);
 int out_error(const struct it_out *out);

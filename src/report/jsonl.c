@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/output.h"
+#include "lib/parse.h"
 #include "report/json_in.h"
 #include "report/jsonl.h"
 
@@ -41,19 +43,32 @@ static int has(const struct bj *v, const char *path)
 	return bj_path(v, path) != NULL;
 }
 
-/* The index of name in names[0..n), or def. */
-static int lookup(const char *name, const char *const *names, int n, int def)
+/* The i in [0, n) whose name_of(i) is name, or def: the names the JSON lines were written with. */
+static int lookup(const char *name, const char *(*name_of)(unsigned int i), int n, int def)
 {
 	for (int i = 0; name && i < n; i++)
-		if (names[i] && !strcmp(name, names[i]))
+		if (!strcmp(name, name_of((unsigned int)i)))
 			return i;
 	return def;
 }
 
-static const char *const op_names[IT_OP_MAX] = { "read", "write", "sync", "discard", "other" };
-static const char *const origin_names[] = { "none", "syscall", "io_uring", "writeback" };
-static const char *const layer_names[IT_L_MAX] = { "syscall", "fs",   "sched",	"block",
-						   "nvme",    "scsi", "virtio", "qemu" };
+static const char *layer_name(unsigned int l)
+{
+	return parse_layer_name((int)l);
+}
+
+/* enum corr_kind -> the JSON line's "kind" ("" for 0). */
+static const char *kind_name(unsigned int k)
+{
+	static const char *const kinds[] = { "", "syscall", "io_uring", "aio", "block" };
+
+	return k <= CORR_BLOCK ? kinds[k] : "";
+}
+
+static int op_of(const struct bj *v)
+{
+	return lookup(str(v, "op"), out_op_name, IT_OP_MAX, IT_OP_OTHER);
+}
 
 /* "MAJ:MIN" -> kernel dev_t; the name and serial go to the device table. */
 static uint32_t dev_of(const struct bj *v, struct jl_devs *devs)
@@ -84,7 +99,7 @@ static void get_task(const struct bj *v, struct it_task *t)
 
 static void get_driver(const struct bj *d, struct it_block_rec *b)
 {
-	b->drv_layer = (uint8_t)lookup(str(d, "layer"), layer_names, IT_L_MAX, 0);
+	b->drv_layer = (uint8_t)lookup(str(d, "layer"), layer_name, IT_L_MAX, 0);
 	b->drv_submit_ns = num(d, "submit_ns");
 	b->drv_kick_ns = num(d, "kick_ns");
 	b->drv_done_ns = num(d, "done_ns");
@@ -106,7 +121,7 @@ static void get_block(const struct bj *v, struct it_block_rec *b, const struct i
 	b->task.pid = (uint32_t)num(v, "pid");
 	b->task.tid = (uint32_t)num(v, "tid");
 	b->dev = dev_of(v, devs);
-	b->op = (uint8_t)lookup(str(v, "op"), op_names, IT_OP_MAX, IT_OP_OTHER);
+	b->op = (uint8_t)op_of(v);
 	b->sector = num(v, "sector");
 	b->bytes = (uint32_t)num(v, "bytes");
 	b->ino = num(v, "ino");
@@ -125,19 +140,13 @@ static void get_block(const struct bj *v, struct it_block_rec *b, const struct i
 	}
 	b->nr_merged = (uint16_t)num(v, "merged");
 	b->error = (int32_t)snum(v, "error");
-	b->origin = (uint8_t)lookup(str(v, "origin"), origin_names, 4, 0);
+	b->origin = (uint8_t)lookup(str(v, "origin"), out_origin_name, 4, 0);
 	if (has(v, "driver"))
 		get_driver(bj_get(v, "driver"), b);
 }
 
 static void get_syscall(const struct bj *v, struct rf_req *q, uint32_t dev)
 {
-	static const char *const sys_names[IT_SYS_MAX] = {
-		"read",		 "write",	   "pread64",	      "pwrite64",  "readv",
-		"writev",	 "preadv",	   "pwritev",	      "preadv2",   "pwritev2",
-		"fsync",	 "fdatasync",	   "sync_file_range", "io_submit", "io_getevents",
-		"io_pgetevents", "io_uring_enter",
-	};
 	struct it_syscall_rec *s = &q->sys;
 
 	s->hdr.type = IT_REC_SYSCALL;
@@ -150,8 +159,8 @@ static void get_syscall(const struct bj *v, struct rf_req *q, uint32_t dev)
 	s->bytes = num(v, "bytes");
 	s->ino = num(v, "ino");
 	s->dev = dev;
-	s->sys = (uint16_t)lookup(str(v, "syscall"), sys_names, IT_SYS_MAX, IT_SYS_MAX);
-	s->op = (uint8_t)lookup(str(v, "op"), op_names, IT_OP_MAX, IT_OP_OTHER);
+	s->sys = (uint16_t)lookup(str(v, "syscall"), out_sys_name, IT_SYS_MAX, IT_SYS_MAX);
+	s->op = (uint8_t)op_of(v);
 	s->nr_bios = (uint32_t)num(v, "nr_bios");
 	if (bj_path(v, "fs.dio") && bj_path(v, "fs.dio")->t == BJ_BOOL && bj_path(v, "fs.dio")->num)
 		s->flags |= IT_F_DIO;
@@ -189,7 +198,7 @@ static void get_uring(const struct bj *v, struct rf_req *q, uint32_t dev)
 	u->complete_ns = num(v, "uring.complete_ns");
 	u->ino = num(v, "ino");
 	u->dev = dev;
-	u->op = (uint8_t)lookup(str(v, "op"), op_names, IT_OP_MAX, IT_OP_OTHER);
+	u->op = (uint8_t)op_of(v);
 }
 
 static void get_aio(const struct bj *v, struct rf_req *q, uint32_t dev)
@@ -203,7 +212,7 @@ static void get_aio(const struct bj *v, struct rf_req *q, uint32_t dev)
 	a->iocb.offset = num(v, "offset");
 	a->iocb.nbytes = num(v, "bytes");
 	a->iocb.dev = dev;
-	a->iocb.opcode = opcodes[lookup(str(v, "op"), op_names, IT_OP_MAX, IT_OP_OTHER)];
+	a->iocb.opcode = opcodes[op_of(v)];
 	a->submit_ns = num(v, "aio.submit_ns");
 	a->reaped = has(v, "aio.reap_ns");
 	a->reap_ns = num(v, "aio.reap_ns");
@@ -213,7 +222,6 @@ static void get_aio(const struct bj *v, struct rf_req *q, uint32_t dev)
 
 int jl_decode(const struct bj *v, struct rf_req *q, struct jl_devs *devs)
 {
-	static const char *const kinds[] = { NULL, "syscall", "io_uring", "aio", "block" };
 	const struct bj *blocks = bj_get(v, "block"), *b;
 	struct it_task owner = { 0 };
 	uint32_t dev;
@@ -221,7 +229,7 @@ int jl_decode(const struct bj *v, struct rf_req *q, struct jl_devs *devs)
 
 	if (!str(v, "type") || strcmp(str(v, "type"), "request"))
 		return 0;
-	kind = lookup(str(v, "kind"), kinds, 5, 0);
+	kind = lookup(str(v, "kind"), kind_name, CORR_BLOCK + 1, 0);
 	if (!kind)
 		return -EINVAL;
 	memset(q, 0, sizeof(*q));
@@ -264,7 +272,7 @@ static int get_path(const struct bj *v, struct rp_path *g)
 	g->offset = num(v, "offset");
 	g->bytes = num(v, "bytes");
 	g->host_tid = (uint32_t)num(v, "host_tid");
-	g->op = (uint8_t)lookup(str(v, "op"), op_names, IT_OP_MAX, IT_OP_OTHER);
+	g->op = (uint8_t)op_of(v);
 	if (serial)
 		snprintf(g->serial, sizeof(g->serial), "%s", serial);
 	return 1;

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/output.h"
 #include "core/recfmt.h"
 #include "lib/parse.h"
 #include "report/report.h"
@@ -246,15 +247,15 @@ static void item_name(const struct pf_item *i, char *buf, size_t n)
 
 	rp_fmt_bytes(i->bytes, b, sizeof(b));
 	if (i->is_dev == PF_PATH)
-		snprintf(buf, n, "guest %s %s", rp_op_name(i->op), b);
+		snprintf(buf, n, "guest %s %s", out_op_name(i->op), b);
 	else if (i->is_dev)
-		snprintf(buf, n, "%s %s", rp_op_name(i->op), b);
+		snprintf(buf, n, "%s %s", out_op_name(i->op), b);
 	else if (i->call == PF_CALL_URING)
-		snprintf(buf, n, "io_uring %s", rp_op_name(i->op));
+		snprintf(buf, n, "io_uring %s", out_op_name(i->op));
 	else if (i->call == PF_CALL_AIO)
 		snprintf(buf, n, "aio %s", b);
 	else
-		snprintf(buf, n, "%s %s", rp_sys_name(i->call), b);
+		snprintf(buf, n, "%s %s", out_sys_name(i->call), b);
 }
 
 /* Text as a JSON string's content (up to n - 1 bytes): printable ASCII, no quote or backslash. */

@@ -51,9 +51,7 @@ void pf_add_path(struct pf *p, const struct rp_path *g);
 int pf_write(struct pf *p, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx);
 void pf_free(struct pf *p);
 
-/* The name shown for a syscall number, and a human size ("4KiB"). */
-const char *rp_sys_name(unsigned int sys);
-const char *rp_op_name(unsigned int op);
+/* A human size ("4KiB"). */
 char *rp_fmt_bytes(uint64_t b, char *buf, size_t n);
 /* "2026-11-24T13:25:01.123456Z" of a CLOCK_REALTIME time in ns. */
 char *rp_fmt_real(uint64_t real_ns, char *buf, size_t n);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/output.h"
 #include "core/recfmt.h"
 #include "lib/parse.h"
 #include "report/report.h"
@@ -20,24 +21,6 @@ struct rp_top {
 	int n, cap;
 	struct top_ent *e;
 };
-
-static const char *const sys_names[IT_SYS_MAX] = {
-	"read",		 "write",	   "pread64",	      "pwrite64",  "readv",
-	"writev",	 "preadv",	   "pwritev",	      "preadv2",   "pwritev2",
-	"fsync",	 "fdatasync",	   "sync_file_range", "io_submit", "io_getevents",
-	"io_pgetevents", "io_uring_enter",
-};
-static const char *const op_names[IT_OP_MAX] = { "read", "write", "sync", "discard", "other" };
-
-const char *rp_sys_name(unsigned int sys)
-{
-	return sys < IT_SYS_MAX ? sys_names[sys] : "?";
-}
-
-const char *rp_op_name(unsigned int op)
-{
-	return op < IT_OP_MAX ? op_names[op] : "other";
-}
 
 char *rp_fmt_bytes(uint64_t b, char *buf, size_t n)
 {
@@ -188,7 +171,7 @@ void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_
 		rf_req_view(&e->q, &r);
 		switch (r.kind) {
 		case CORR_SYSCALL:
-			task = &r.sys->task, call = rp_sys_name(r.sys->sys), dev = r.sys->dev;
+			task = &r.sys->task, call = out_sys_name(r.sys->sys), dev = r.sys->dev;
 			off = r.sys->offset, len = r.sys->bytes;
 			break;
 		case CORR_URING:
@@ -201,7 +184,7 @@ void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_
 			off = r.aio.iocb.offset, len = r.aio.iocb.nbytes;
 			break;
 		default:
-			task = &r.blocks[0]->task, call = rp_op_name(r.blocks[0]->op);
+			task = &r.blocks[0]->task, call = out_op_name(r.blocks[0]->op);
 			dev = r.blocks[0]->dev, off = r.blocks[0]->sector * 512;
 			len = r.blocks[0]->bytes;
 			break;
