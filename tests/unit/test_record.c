@@ -347,12 +347,44 @@ out:
 	free(reqs);
 }
 
-/* Random mutations of a valid segment: counted, never a crash (run under ASan/UBSan). */
+/* Every part of the report, fed what a mutated segment decodes to. */
+struct mut_sinks {
+	struct it_out *out;
+	struct rp_top *top;
+	struct pf *pf;
+};
+
+static void on_mut(void *ctx, const struct rr_reader *rr, const struct rf_req *rq)
+{
+	struct mut_sinks *m = ctx;
+	struct corr_req r;
+	struct rp_req q = { .r = &r };
+
+	rf_req_view(rq, &r);
+	rf_req_span(&r, &q.start_ns, &q.end_ns);
+	out_request(&r, m->out);
+	top_add(m->top, &q);
+	pf_add(m->pf, &q);
+}
+
+static const char *no_dev_name(void *ctx, uint32_t dev)
+{
+	return NULL;
+}
+
+/*
+ * Random mutations of a valid segment: counted, never a crash, and what
+ * decodes goes through the summary, JSON, top and Perfetto code without a
+ * sanitizer report (run under ASan/UBSan).
+ */
 static void test_mutations(void)
 {
 	struct rf_req *reqs = make_reqs(400);
 	char dir[128], segs[2][320];
+	struct mut_sinks sinks = { 0 };
+	FILE *devnull = fopen("/dev/null", "w");
 	struct rr_reader rr;
+	struct it_opts o;
 	uint8_t *buf, *m;
 	size_t len = 0;
 
@@ -364,18 +396,33 @@ static void test_mutations(void)
 	}
 	buf = slurp(segs[0], &len);
 	m = malloc(len);
-	for (int round = 0; m && round < 3000; round++) {
+	cli_defaults(&o);
+	o.live = 0;
+	o.sysfs_root = "/nonexistent";
+	sinks.out = devnull ? out_new(&o, NULL, devnull, 0) : NULL;
+	sinks.top = top_new(5);
+	sinks.pf = pf_new();
+	for (int round = 0; m && sinks.out && sinks.top && sinks.pf && round < 1000; round++) {
 		size_t n = len - (round % 5 == 0 ? rnd() % len : 0);
 
 		memcpy(m, buf, len);
 		for (int k = 0; k < 1 + round % 4; k++)
 			m[RF_SEG_HDR_LEN + rnd() % (len - RF_SEG_HDR_LEN)] ^=
 				(uint8_t)(1 + rnd() % 255);
-		rr_init(&rr, NULL, NULL);
+		rr_init(&rr, on_mut, &sinks);
 		rr_segment(&rr, m, n);
 		rr_free(&rr);
 	}
-	ASSERT_TRUE(m != NULL, "alloc");
+	ASSERT_TRUE(m && sinks.out && sinks.top && sinks.pf, "alloc");
+	if (sinks.top)
+		top_print(sinks.top, devnull, no_dev_name, NULL);
+	if (sinks.pf)
+		ASSERT_OK(pf_write(sinks.pf, devnull, no_dev_name, NULL), "pf_write");
+	out_free(sinks.out);
+	top_free(sinks.top);
+	pf_free(sinks.pf);
+	if (devnull)
+		fclose(devnull);
 	free(m);
 	free(buf);
 	free(reqs);
