@@ -265,24 +265,27 @@ static uint8_t *put_words(uint8_t *p, uint64_t *prev, const uint64_t *pred, uint
 			  const void *rec, int n, const struct rf_rel *rel)
 {
 	uint64_t w[64], mask = 0;
-	uint8_t *q;
+	uint8_t deltas[64 * 10], *d = deltas;
 
 	memcpy(w, rec, (size_t)n * 8);
 	if (rel && !rel_apply(w, rel))
 		mask |= 1ull << RF_RAW_BIT;
 	if (!pred)
 		pred = prev;
-	for (int i = 0; i < n; i++)
-		if (w[i] != pred[i])
-			mask |= 1ull << i;
-	q = put_var(p, mask ^ *last_mask);
-	*last_mask = mask;
+	/* one pass: the deltas go to a side buffer, the mask that precedes them is known after */
 	for (int i = 0; i < n; i++) {
-		if (mask & (1ull << i))
-			q = put_var(q, zigzag(w[i] - pred[i]));
+		uint64_t delta = w[i] - pred[i];
+
+		if (delta) {
+			mask |= 1ull << i;
+			d = put_var(d, zigzag(delta));
+		}
 		prev[i] = w[i];
 	}
-	return q;
+	p = put_var(p, mask ^ *last_mask);
+	*last_mask = mask;
+	memcpy(p, deltas, (size_t)(d - deltas));
+	return p + (d - deltas);
 }
 
 static int get_words(const uint8_t **pp, const uint8_t *end, uint64_t *prev, const uint64_t *pred,
