@@ -145,8 +145,8 @@ static int opt_pids(struct rp_opts *o, const char *arg)
 		else
 			o->pids[o->nr_pids++] = (uint32_t)v;
 	}
-	if (!copy || !o->nr_pids)
-		ret = bad('p', "bad pid list '%s'", arg);
+	if (!ret && (!copy || !o->nr_pids))
+		ret = bad('p', "bad pid list '%s' (expected PID[,PID...], at most 64)", arg);
 	free(copy);
 	return ret;
 }
