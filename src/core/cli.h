@@ -42,6 +42,11 @@ struct it_opts {
 	uint64_t duration_ns; /* 0 = forever */
 	uint64_t interval_ns; /* 0 = final only */
 	char *json_path; /* malloc'd, NULL = off, "-" = stdout */
+	char *record_dir; /* --record: malloc'd, NULL = off (docs/record.md) */
+	uint64_t record_size; /* bytes: a segment is closed at this size */
+	uint64_t record_age_ns; /* ... or this age */
+	uint64_t record_max; /* bytes: the directory's segments, at most */
+	int record_level; /* zlib level of the blocks, 0-9 */
 	int live; /* live per-request lines; 0 with --no-live or -q */
 	int quiet;
 	int verbose; /* number of -v */

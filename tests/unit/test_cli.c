@@ -133,6 +133,11 @@ static void test_cli_defaults(void)
 	ASSERT_EQ(r.o.quiet, 0, "quiet");
 	ASSERT_EQ(r.o.verbose, 0, "verbose");
 	ASSERT_EQ(r.o.ring_size, 8ull << 20, "ring size");
+	ASSERT_TRUE(r.o.record_dir == NULL, "record");
+	ASSERT_EQ(r.o.record_size, 64ull << 20, "record size");
+	ASSERT_EQ(r.o.record_age_ns, 3600ull * 1000000000ull, "record age");
+	ASSERT_EQ(r.o.record_max, 1ull << 30, "record max");
+	ASSERT_EQ(r.o.record_level, 0, "record level");
 	ASSERT_EQ(r.out_len + r.err_len, 0, "silent");
 	run_free(&r);
 
@@ -321,6 +326,13 @@ static void test_cli_bad_values(void)
 		{ "--metrics", ":65536" },
 		{ "--metrics", "::1:9477" },
 		{ "--metrics", "[::1]9477" },
+		{ "--record", "" },
+		{ "--record-size", "1K" },
+		{ "--record-size", "64Q" },
+		{ "--record-max", "0" },
+		{ "--record-age", "0s" },
+		{ "--record-level", "10" },
+		{ "--record-level", "-1" },
 	};
 	size_t i;
 
@@ -342,6 +354,25 @@ static void test_cli_bad_values(void)
 	}
 	check_bad("--dev", "nosuch", "iotracer: --dev: no block device 'nosuch'\n");
 	check_bad("--cgroup", file, NULL); /* a file, not a directory */
+	/* a budget below one segment */
+	{
+		struct run r;
+
+		RUN(&r, "--record", "/tmp/x", "--record-size", "128M", "--record-max", "64M");
+		ASSERT_EQ(r.ret, CLI_USAGE, "budget ret");
+		ASSERT_STREQ(r.err, "iotracer: --record-max: must be at least --record-size\n",
+			     "budget message");
+		run_free(&r);
+		RUN(&r, "--record", "/tmp/x", "--record-size", "1M", "--record-age", "10m",
+		    "--record-max", "10M", "--record-level", "6");
+		ASSERT_EQ(r.ret, CLI_RUN, "record ret");
+		ASSERT_STREQ(r.o.record_dir, "/tmp/x", "record dir");
+		ASSERT_EQ(r.o.record_size, 1ull << 20, "record size");
+		ASSERT_EQ(r.o.record_age_ns, 600ull * 1000000000ull, "record age");
+		ASSERT_EQ(r.o.record_max, 10ull << 20, "record max");
+		ASSERT_EQ(r.o.record_level, 6, "record level");
+		run_free(&r);
+	}
 }
 
 /* The host/guest options: values kept, mode conflicts refused (exit 2). */
