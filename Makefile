@@ -19,7 +19,7 @@ ifeq ($(DEBUG),1)
 CFLAGS      += -O0
 endif
 # libinih: the config file reader (src/core/config.c)
-PURE_LIBS   := -linih -lelf -lz -lm
+PURE_LIBS   := -linih -lelf -lsodium -lz -lm
 LDLIBS      := -lbpf $(PURE_LIBS) -lmicrohttpd -lpthread
 BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Iinclude -Ibpf \
 	       -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
@@ -50,13 +50,13 @@ BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS       := $(OUTPUT)/iotracer.skel.h
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%,$(UNIT_SRCS))
-TOOLS       := $(OUTPUT)/replay_bench $(OUTPUT)/bench_output
+TOOLS       := $(OUTPUT)/replay_bench $(OUTPUT)/bench_output $(OUTPUT)/link_peer
 SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 
 DEPS_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
 	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace \
-	       systemd groff-base man-db libmicrohttpd-dev prometheus curl libinih-dev
+	       systemd groff-base man-db libmicrohttpd-dev prometheus curl libsodium-dev libinih-dev
 
 .PHONY: all deps run test unit integration lab vmlinux format clean tools replay-bench static install uninstall
 
@@ -141,7 +141,7 @@ $(OUTPUT)/unit/%: tests/unit/%.c $(SAN_OBJS) | $(OUTPUT)/unit
 unit: $(UNIT_BINS)
 	@tests/run.sh --unit $(UNIT_BINS)
 
-integration: iotracer
+integration: iotracer $(OUTPUT)/link_peer
 	@tests/run.sh --integration
 
 test: deps iotracer $(UNIT_BINS) tools

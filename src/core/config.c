@@ -33,8 +33,8 @@ static const struct config_section {
 	{ "link",
 	  (const char *const[]){ "link", "listen", "link-key", "name", "mode", "qemu-pid", NULL } },
 	{ "metrics", (const char *const[]){ "metrics", NULL } },
-	{ "record",
-	  (const char *const[]){ "record", "record-max", "record-size", "record-age", NULL } },
+	{ "record", (const char *const[]){ "record", "record-max", "record-size", "record-age",
+					   "record-level", NULL } },
 };
 
 #define NR_SECTIONS ((int)(sizeof(sections) / sizeof(sections[0])))

@@ -29,12 +29,13 @@
 #include "core/hist.h"
 #include "core/metrics.h"
 #include "core/metrics_http.h"
-#include "core/hset.h"
 #include "core/reload.h"
 #include "core/filters.h"
 #include "lib/parse.h"
 #include "mode/mode.h"
 #include "core/recbuf.h"
+#include "core/record.h"
+#include "core/uhist.h"
 #include "lib/log.h"
 
 #define DRAIN_NS (50ull * 1000 * 1000) /* timer period: drain the ring */
@@ -51,14 +52,15 @@ struct daemon {
 	struct recbuf recs; /* per-CPU buffers + ring buffer copies, merged */
 	struct corr *corr;
 	struct it_out *out;
+	struct recorder *rec; /* --record, or NULL */
 	FILE *json;
 	FILE *text; /* human output */
 	int epfd, sigfd, tfd;
 	uint64_t start_ns, now_ns, next_summary_ns;
 	uint64_t lost;
-	struct hset uhists; /* built from records while the BPF side keeps none */
-	struct hset carried; /* the BPF histograms of earlier attaches (reload) */
-	struct hset sum; /* a summary's: the BPF side's + uhists + carried */
+	struct uhists uhists; /* built from records while the BPF side keeps none */
+	struct uhists carried; /* the BPF histograms of earlier attaches (reload) */
+	struct uhists sum; /* a summary's: the BPF side's + uhists + carried */
 	uint64_t carried_drops[IT_NR_DROPS], carried_skipped[IT_L_MAX];
 	/* records that ended before hists_switch_ns went by kern_hists_before */
 	uint64_t hists_switch_ns;
@@ -82,7 +84,7 @@ static void on_record(void *ctx, void *data, size_t size)
 	if (d->hists_switch_ns && recbuf_end_ns(data, size) < d->hists_switch_ns)
 		kern = d->kern_hists_before;
 	if (!kern)
-		hset_record(&d->uhists, data, size);
+		uhists_record(&d->uhists, data, size);
 	if (d->m && d->mode->record && d->mode->record(d->m, data, size))
 		return;
 	if (corr_feed(d->corr, data, size, d->now_ns))
@@ -107,6 +109,8 @@ static void on_request(const struct corr_req *r, void *ctx)
 	struct daemon *d = ctx;
 
 	out_request(r, d->out);
+	if (d->rec)
+		rec_request(d->rec, r);
 	if (d->m && d->mode->request)
 		d->mode->request(d->m, r);
 }
@@ -171,7 +175,7 @@ static void sum_hist(struct it_hist_val *dst, const struct it_hist_val *percpu, 
 }
 
 /* Add the BPF side's histograms (the "hists" map) to dst. */
-static void read_khists(struct daemon *d, struct hset *dst)
+static void read_khists(struct daemon *d, struct uhists *dst)
 {
 	int fd = bpf_map__fd(d->ld.skel->maps.hists);
 	int ncpu = libbpf_num_possible_cpus();
@@ -185,7 +189,7 @@ static void read_khists(struct daemon *d, struct hset *dst)
 	while (vals && !bpf_map_get_next_key(fd, have_prev ? &prev : NULL, &key)) {
 		if (!bpf_map_lookup_elem(fd, &key, vals)) {
 			sum_hist(&one, vals, ncpu);
-			hset_add(dst, &key, &one);
+			uhists_add(dst, &key, &one);
 		}
 		prev = key;
 		have_prev = 1;
@@ -206,11 +210,11 @@ static void all_drops(struct daemon *d, uint64_t *drops)
 /* The histograms as of now into d->sum: the BPF side's, those built from records, carried. */
 static void current_hists(struct daemon *d)
 {
-	hset_clear(&d->sum);
+	uhists_clear(&d->sum);
 	if (d->ld.skel)
 		read_khists(d, &d->sum);
-	hset_merge(&d->sum, &d->uhists);
-	hset_merge(&d->sum, &d->carried);
+	uhists_merge(&d->sum, &d->uhists);
+	uhists_merge(&d->sum, &d->carried);
 }
 
 static void summary(struct daemon *d, int final)
@@ -233,7 +237,7 @@ static void summary(struct daemon *d, int final)
 	all_drops(d, drops);
 	current_hists(d);
 	in.khists = d->sum.v;
-	in.nr_khists = d->sum.n;
+	in.nr_khists = d->sum.nr;
 	out_summary(d->out, &in);
 	if (d->m && d->mode->summary)
 		d->mode->summary(d->m, final);
@@ -293,7 +297,7 @@ static void metrics_tick(struct daemon *d, int force)
 	all_drops(d, drops);
 	in.blk_unmatched = drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED];
 	current_hists(d);
-	in.nr_khists = d->sum.n;
+	in.nr_khists = d->sum.nr;
 	in.khists = d->sum.v;
 	if (!metrics_proc_read("/proc", "self", &proc))
 		in.proc = &proc;
@@ -378,8 +382,10 @@ static int on_timer(struct daemon *d)
 		return 1;
 	drain(d, 0);
 	metrics_tick(d, 0);
-	/* bound what a crash could lose to one timer period */
+	/* bound what a crash could lose to one timer period (--record: to a second) */
 	out_flush(d->out);
+	if (d->rec)
+		rec_tick(d->rec, d->now_ns);
 	if (d->o->interval_ns && d->now_ns >= d->next_summary_ns) {
 		summary(d, 0);
 		d->next_summary_ns += d->o->interval_ns;
@@ -762,6 +768,20 @@ static int daemon_reload(struct daemon *d)
 	return ret;
 }
 
+/* --record: the rolling recording (docs/record.md). 0 or -EIO (message printed). */
+static int open_record(struct daemon *d)
+{
+	const struct it_opts *o = d->o;
+	struct rec_opts ro = { .dir = o->record_dir, .seg_size = o->record_size,
+			       .seg_age_ns = o->record_age_ns, .max_bytes = o->record_max,
+			       .level = o->record_level, .sysfs_root = o->sysfs_root };
+
+	if (!o->record_dir)
+		return 0;
+	d->rec = rec_open(&ro, d->start_ns);
+	return d->rec ? 0 : -EIO;
+}
+
 int it_daemon_run(const struct it_opts *uo)
 {
 	struct daemon d = { .epfd = -1, .sigfd = -1, .tfd = -1, .mode_fd = -1 };
@@ -796,6 +816,9 @@ int it_daemon_run(const struct it_opts *uo)
 		goto out;
 	d.start_ns = d.now_ns = it_mono_ns();
 	d.next_summary_ns = d.start_ns + d.o->interval_ns;
+	ret = open_record(&d);
+	if (ret)
+		goto out;
 	d.out = out_new(d.o, d.text, d.json, d.start_ns);
 	d.corr = d.out ? corr_new(on_request, &d, HOLD_NS, 0) : NULL;
 	if (!d.out || !d.corr) {
@@ -830,15 +853,27 @@ int it_daemon_run(const struct it_opts *uo)
 		it_err("output lost: %llu JSON lines (%s)",
 		       (unsigned long long)out_json_lost(d.out), strerror(-ret));
 	}
+	if (d.rec) {
+		uint64_t lost = rec_close(d.rec);
+
+		d.rec = NULL;
+		if (lost) {
+			it_err("--record: %llu requests were not recorded (write errors)",
+			       (unsigned long long)lost);
+			if (!ret)
+				ret = -EIO;
+		}
+	}
 out:
 	metrics_http_stop(d.http); /* first: its thread reads nothing of d, but stop serving */
 	free(d.mhooks);
 	bpf_down(&d);
 	corr_free(d.corr);
+	rec_close(d.rec);
 	out_free(d.out);
-	hset_free(&d.uhists);
-	hset_free(&d.carried);
-	hset_free(&d.sum);
+	uhists_free(&d.uhists);
+	uhists_free(&d.carried);
+	uhists_free(&d.sum);
 	if (d.json && d.json != stdout)
 		fclose(d.json);
 	if (d.epfd >= 0)

@@ -15,11 +15,14 @@
 #include "iotracer.h"
 #include "core/cli.h"
 #include "core/reload.h"
+#include "lib/keyfile.h"
 #include "lib/parse.h"
 
 #define VAL_LEN 2048
 
 typedef void (*rule_fmt)(const struct it_opts *o, char *b, size_t n);
+/* Where the written value does not tell (a secret): do a and b differ? */
+typedef int (*rule_differ)(const struct it_opts *a, const struct it_opts *b);
 
 /* Append to b (of size n) like snprintf, never past the end. */
 static void cat(char *b, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -174,6 +177,44 @@ static void f_metrics(const struct it_opts *o, char *b, size_t n)
 	fmt_str(o->metrics_addr, b, n);
 }
 
+/* The key itself never goes to the log. */
+static void f_link_key(const struct it_opts *o, char *b, size_t n)
+{
+	snprintf(b, n, "%s", o->link_key && o->link_key->len ? "set" : "-");
+}
+
+static int d_link_key(const struct it_opts *a, const struct it_opts *b)
+{
+	size_t la = a->link_key ? a->link_key->len : 0, lb = b->link_key ? b->link_key->len : 0;
+
+	return la != lb || (la && memcmp(a->link_key->bytes, b->link_key->bytes, la));
+}
+
+static void f_record(const struct it_opts *o, char *b, size_t n)
+{
+	fmt_str(o->record_dir, b, n);
+}
+
+static void f_record_size(const struct it_opts *o, char *b, size_t n)
+{
+	snprintf(b, n, "%lluK", (unsigned long long)(o->record_size >> 10));
+}
+
+static void f_record_age(const struct it_opts *o, char *b, size_t n)
+{
+	fmt_dur(o->record_age_ns, b, n);
+}
+
+static void f_record_max(const struct it_opts *o, char *b, size_t n)
+{
+	snprintf(b, n, "%lluK", (unsigned long long)(o->record_max >> 10));
+}
+
+static void f_record_level(const struct it_opts *o, char *b, size_t n)
+{
+	snprintf(b, n, "%d", o->record_level);
+}
+
 static void f_no_live(const struct it_opts *o, char *b, size_t n)
 {
 	snprintf(b, n, "%s", o->live ? "no" : "yes");
@@ -193,33 +234,46 @@ static void f_verbose(const struct it_opts *o, char *b, size_t n)
  * One rule per option that has a config key (test_config checks that every
  * one has): a new option needs its line here.
  */
+#define RULE(n, k, f)                          \
+	{                                      \
+		.name = n, .kind = k, .fmt = f \
+	}
+
 static const struct reload_rule {
 	const char *name;
 	enum reload_kind kind;
 	rule_fmt fmt;
+	rule_differ differ; /* NULL: the written values differ */
 } rules[] = {
-	{ "pid", RELOAD_FILTER, f_pid },
-	{ "comm", RELOAD_FILTER, f_comm },
-	{ "cgroup", RELOAD_FILTER, f_cgroup },
-	{ "dev", RELOAD_FILTER, f_dev },
-	{ "file", RELOAD_FILTER, f_file },
-	{ "min-latency", RELOAD_FILTER, f_min_lat },
-	{ "sample", RELOAD_FILTER, f_sample },
-	{ "layers", RELOAD_REATTACH, f_layers },
-	{ "ring-size", RELOAD_REATTACH, f_ring },
-	{ "sched-switch", RELOAD_REATTACH, f_sched_switch },
-	{ "mode", RELOAD_REATTACH, f_mode },
-	{ "link", RELOAD_REATTACH, f_link },
-	{ "listen", RELOAD_REATTACH, f_listen },
-	{ "qemu-pid", RELOAD_REATTACH, f_qemu_pid },
-	{ "name", RELOAD_REATTACH, f_name },
-	{ "duration", RELOAD_TIMING, f_duration },
-	{ "interval", RELOAD_TIMING, f_interval },
-	{ "json", RELOAD_START, f_json },
-	{ "metrics", RELOAD_START, f_metrics }, /* the server is bound at start */
-	{ "no-live", RELOAD_START, f_no_live },
-	{ "quiet", RELOAD_START, f_quiet },
-	{ "verbose", RELOAD_START, f_verbose },
+	RULE("pid", RELOAD_FILTER, f_pid),
+	RULE("comm", RELOAD_FILTER, f_comm),
+	RULE("cgroup", RELOAD_FILTER, f_cgroup),
+	RULE("dev", RELOAD_FILTER, f_dev),
+	RULE("file", RELOAD_FILTER, f_file),
+	RULE("min-latency", RELOAD_FILTER, f_min_lat),
+	RULE("sample", RELOAD_FILTER, f_sample),
+	RULE("layers", RELOAD_REATTACH, f_layers),
+	RULE("ring-size", RELOAD_REATTACH, f_ring),
+	RULE("sched-switch", RELOAD_REATTACH, f_sched_switch),
+	RULE("mode", RELOAD_REATTACH, f_mode),
+	RULE("link", RELOAD_REATTACH, f_link),
+	RULE("listen", RELOAD_REATTACH, f_listen),
+	RULE("qemu-pid", RELOAD_REATTACH, f_qemu_pid),
+	RULE("name", RELOAD_REATTACH, f_name),
+	{ .name = "link-key", .kind = RELOAD_REATTACH, .fmt = f_link_key, .differ = d_link_key },
+	RULE("duration", RELOAD_TIMING, f_duration),
+	RULE("interval", RELOAD_TIMING, f_interval),
+	RULE("json", RELOAD_START, f_json),
+	RULE("metrics", RELOAD_START, f_metrics), /* the server is bound at start */
+	/* the recorder is opened at start */
+	RULE("record", RELOAD_START, f_record),
+	RULE("record-size", RELOAD_START, f_record_size),
+	RULE("record-age", RELOAD_START, f_record_age),
+	RULE("record-max", RELOAD_START, f_record_max),
+	RULE("record-level", RELOAD_START, f_record_level),
+	RULE("no-live", RELOAD_START, f_no_live),
+	RULE("quiet", RELOAD_START, f_quiet),
+	RULE("verbose", RELOAD_START, f_verbose),
 };
 
 #define NR_RULES ((int)(sizeof(rules) / sizeof(rules[0])))
@@ -243,7 +297,7 @@ void reload_plan(const struct it_opts *old, const struct it_opts *n, struct relo
 
 		r->fmt(old, a, VAL_LEN);
 		r->fmt(n, b, VAL_LEN);
-		if (!strcmp(a, b))
+		if (r->differ ? !r->differ(old, n) : !strcmp(a, b))
 			continue;
 		cat(p->what[k], sizeof(p->what[k]), "%s%s %.200s -> %.200s", p->nr[k] ? "; " : "",
 		    r->name, a, b);
@@ -270,6 +324,11 @@ int reload_keep_start_only(const struct it_opts *old, struct it_opts *n)
 	n->live = old->live;
 	n->quiet = old->quiet;
 	n->verbose = old->verbose;
-	return keep_str(&n->json_path, old->json_path) ?:
-		       keep_str(&n->metrics_addr, old->metrics_addr);
+	n->record_size = old->record_size;
+	n->record_age_ns = old->record_age_ns;
+	n->record_max = old->record_max;
+	n->record_level = old->record_level;
+	return keep_str(&n->json_path, old->json_path)		     ?:
+		       keep_str(&n->metrics_addr, old->metrics_addr) ?:
+		       keep_str(&n->record_dir, old->record_dir);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests for src/core/reload.c (what a SIGHUP changes, and how) and
- * src/core/hset.c (the histograms the daemon keeps across a reload).
+ * src/core/uhist.c as a set (the histograms the daemon keeps across a reload).
  */
 #include <stdlib.h>
 
@@ -9,7 +9,7 @@
 #include "iotracer.h"
 #include "core/cli.h"
 #include "core/config.h"
-#include "core/hset.h"
+#include "core/uhist.h"
 #include "core/reload.h"
 
 /* Every option that can be in a config file has a reload rule, and only those. */
@@ -100,11 +100,11 @@ static void test_reload_keep_start_only(void)
 }
 
 /* Records counted in user space, then merged with "kernel" entries: the sums add up. */
-static void test_hset_record_merge(void)
+static void test_uhists_set(void)
 {
 	struct it_syscall_rec r = { .hdr = { .type = IT_REC_SYSCALL, .size = sizeof(r) } };
 	struct it_block_rec b = { .hdr = { .type = IT_REC_BLOCK, .size = sizeof(b) } };
-	struct hset u = { 0 }, k = { 0 }, sum = { 0 };
+	struct uhists u = { 0 }, k = { 0 }, sum = { 0 };
 	struct it_hist_key key = { .dev = 7, .layer = IT_L_SYSCALL, .op = 0, .kind = IT_HK_PLAIN };
 	struct it_hist_val *v;
 
@@ -117,28 +117,28 @@ static void test_hset_record_merge(void)
 	b.d_ns = 200;
 	b.c_ns = 1124;
 	for (int i = 0; i < 3; i++)
-		hset_record(&u, &r, sizeof(r));
-	hset_record(&u, &b, sizeof(b));
-	hset_record(&u, &r, sizeof(r.hdr)); /* too short: ignored */
-	ASSERT_EQ(u.n, 2, "two keys");
-	v = hset_get(&k, &key);
+		uhists_record(&u, &r, sizeof(r));
+	uhists_record(&u, &b, sizeof(b));
+	uhists_record(&u, &r, sizeof(r.hdr)); /* too short: ignored */
+	ASSERT_EQ(u.nr, 2, "two keys");
+	v = uhists_get(&k, &key);
 	if (!ASSERT_TRUE(v != NULL, "get"))
 		goto out;
 	v->st[IT_ST_TOTAL].count = 5;
 	v->st[IT_ST_TOTAL].slots[11] = 5;
-	hset_merge(&sum, &u);
-	hset_merge(&sum, &k);
-	v = hset_get(&sum, &key);
-	ASSERT_EQ(sum.n, 2, "merged keys");
+	uhists_merge(&sum, &u);
+	uhists_merge(&sum, &k);
+	v = uhists_get(&sum, &key);
+	ASSERT_EQ(sum.nr, 2, "merged keys");
 	ASSERT_EQ(v->st[IT_ST_TOTAL].count, 8, "3 records + 5 kernel");
 	ASSERT_EQ(v->st[IT_ST_TOTAL].slots[11], 8, "slot");
 	ASSERT_EQ(v->st[IT_ST_TOTAL].sum_ns, 12000, "sum of the records");
-	hset_clear(&sum);
-	ASSERT_EQ(sum.n, 0, "cleared");
+	uhists_clear(&sum);
+	ASSERT_EQ(sum.nr, 0, "cleared");
 out:
-	hset_free(&u);
-	hset_free(&k);
-	hset_free(&sum);
+	uhists_free(&u);
+	uhists_free(&k);
+	uhists_free(&sum);
 }
 
 int main(void)
@@ -146,6 +146,6 @@ int main(void)
 	RUN_TEST(test_reload_every_key_has_a_rule);
 	RUN_TEST(test_reload_plan_kinds);
 	RUN_TEST(test_reload_keep_start_only);
-	RUN_TEST(test_hset_record_merge);
+	RUN_TEST(test_uhists_set);
 	return unit_result();
 }
