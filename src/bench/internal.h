@@ -100,7 +100,7 @@ int find_wl(const char *name);
 
 /* ---------------------------------------------------------------- tracers (tracer.c) */
 
-enum tkind { T_NONE, T_IOT, T_IOT_NOJSON, T_BT_HIST, T_BT_PRINT };
+enum tkind { T_NONE, T_IOT, T_IOT_NOJSON, T_IOT_SCRAPE, T_BT_HIST, T_BT_PRINT };
 
 struct tracer {
 	enum tkind k;
@@ -197,9 +197,12 @@ int find_in_path(const char *cmd, char *out, size_t n);
 void find_tools(struct bench *b);
 /* Mark the bpftrace tracers unavailable when bpftrace or the scripts are missing. */
 void tracers_check_tools(struct bench *b);
-/* The tracer's command line into argv (strings in store). Returns argc or -EINVAL. */
+/*
+ * The tracer's command line into argv (strings in store): json for -j, port for
+ * iotracer-scrape's --metrics. Returns argc or -EINVAL.
+ */
 int tracer_argv(const struct bench *b, const struct tracer *tr, const struct target *t,
-		const char *json, char **argv, char store[][PATH_MAX + 64]);
+		const char *json, int port, char **argv, char store[][PATH_MAX + 64]);
 
 /* target.c */
 /* The target a workload runs on. */
@@ -225,6 +228,16 @@ int stop_child(pid_t pid, int sig, int grace_ms, int *status);
 int wait_fio(pid_t pid, unsigned timeout_s, int *status);
 /* The child exited without being waited for by us: forget it. */
 void child_forget(pid_t pid);
+/* fn(arg) in a child process (then it exits), stopped and reaped like spawn()'s. */
+pid_t spawn_fn(void (*fn)(void *arg), void *arg);
+
+/* ---------------------------------------------------------------- scrape.c */
+
+/* A free loopback TCP port (0: none). */
+int scrape_free_port(void);
+/* A child that GETs http://127.0.0.1:port/metrics once a second; stop it with scrape_stop. */
+pid_t scrape_start(int port);
+void scrape_stop(pid_t pid);
 void kill_all_kids(void);
 
 /* bpfstats.c (libbpf) */
