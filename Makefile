@@ -13,8 +13,7 @@ GITREV      := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 CFLAGS      ?= -O2 -g
 CFLAGS      += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2 \
-	       -Iinclude -Isrc -I$(OUTPUT) -D_GNU_SOURCE \
-	       -DIT_VERSION='"$(VERSION) ($(GITREV))"'
+	       -Iinclude -Isrc -I$(OUTPUT) -D_GNU_SOURCE
 ifeq ($(DEBUG),1)
 CFLAGS      += -O0
 endif
@@ -73,6 +72,15 @@ deps:
 $(OUTPUT) $(OUTPUT)/unit:
 	$(Q)mkdir -p $@
 
+# The version string, in one generated header rewritten only when it changes:
+# every object that prints it (through -MMD) is rebuilt with it, so a binary and
+# its unit tests never carry two revisions.
+$(OUTPUT)/version.h: FORCE | $(OUTPUT)
+	@printf '#define IT_VERSION "%s (%s)"\n' '$(VERSION)' '$(GITREV)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
+
+FORCE:
+
 # BPF objects -> one linked object -> skeleton. The BPF side has no -MMD (the
 # headers are few and every program is in one unit).
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) include/iotracer.h $(VMLINUX) | $(OUTPUT)
@@ -89,18 +97,18 @@ $(OUTPUT)/iotracer.skel.h: $(OUTPUT)/iotracer.linked.o
 
 # Daemon objects. The skeleton is an order-only prerequisite so that it exists
 # before the first compile; the objects that include it depend on it through -MMD.
-$(OUTPUT)/obj/%.o: src/%.c | $(SKELS)
+$(OUTPUT)/obj/%.o: src/%.c | $(SKELS) $(OUTPUT)/version.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 # The same pure modules for the tools (no skeleton needed) and under sanitizers.
-$(OUTPUT)/pure/%.o: src/%.c
+$(OUTPUT)/pure/%.o: src/%.c | $(OUTPUT)/version.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(OUTPUT)/san/%.o: src/%.c
+$(OUTPUT)/san/%.o: src/%.c | $(OUTPUT)/version.h
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) -MMD -MP -c $< -o $@
@@ -113,7 +121,7 @@ iotracer: $(OBJS)
 # link unit test without sanitizers (AF_VSOCK inside a guest).
 static: $(OUTPUT)/iotracer.static $(OUTPUT)/test_link.static
 
-$(OUTPUT)/static/%.o: src/%.c
+$(OUTPUT)/static/%.o: src/%.c | $(OUTPUT)/version.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -DIT_NO_MHD -MMD -MP -c $< -o $@
@@ -134,7 +142,7 @@ vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
 
 # Unit tests: no root, no BPF, under ASan/UBSan.
-$(OUTPUT)/unit/%: tests/unit/%.c $(SAN_OBJS) | $(OUTPUT)/unit
+$(OUTPUT)/unit/%: tests/unit/%.c $(SAN_OBJS) | $(OUTPUT)/unit $(OUTPUT)/version.h
 	$(call msg,UNIT,$@)
 	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) -MMD -MP $< $(SAN_OBJS) $(PURE_LIBS) -o $@
 
