@@ -484,10 +484,57 @@ static int cli_ring_size(const struct cli_src *src, int opt, const char *arg, ui
 	return CLI_RUN;
 }
 
-int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct cli_src *src)
+/* --record and its limits. */
+static int cli_record(const struct cli_src *src, int c, const char *arg, struct it_opts *o)
+{
+	uint64_t v;
+
+	switch (c) {
+	case CLI_OPT_RECORD:
+		if (!*arg)
+			return cli_bad(src, c, "bad directory '' (empty)");
+		return cli_setstr(&o->record_dir, arg) ? cli_bad(src, c, "out of memory") : CLI_RUN;
+	case CLI_OPT_RECORD_SIZE:
+	case CLI_OPT_RECORD_MAX:
+		if (parse_size(arg, &v) || v < REC_MIN_SIZE)
+			return cli_bad(src, c, "bad size '%s' (expected at least 64K, e.g. 64M, 1G)",
+				       arg);
+		*(c == CLI_OPT_RECORD_SIZE ? &o->record_size : &o->record_max) = v;
+		return CLI_RUN;
+	case CLI_OPT_RECORD_LEVEL:
+		if (parse_u64(arg, 0, 9, &v))
+			return cli_bad(src, c, "bad level '%s' (expected 0 to 9)", arg);
+		o->record_level = (int)v;
+		return CLI_RUN;
+	}
+	return cli_duration(src, c, arg, 1, &o->record_age_ns); /* CLI_OPT_RECORD_AGE */
+}
+
+/* The host and guest modes' options. */
+static int cli_modes(const struct cli_src *src, int c, const char *arg, struct it_opts *o)
+{
+	switch (c) {
+	case CLI_OPT_MODE:
+		return cli_mode(src, c, arg, o);
+	case CLI_OPT_LINK:
+		return cli_addr(src, c, arg, o->links, &o->nr_links);
+	case CLI_OPT_LISTEN:
+		return cli_addr(src, c, arg, o->listens, &o->nr_listens);
+	case CLI_OPT_QEMU_PID:
+		return cli_list(c, arg, o, src, cli_qemu_pid_item);
+	case CLI_OPT_LINK_KEY:
+		return cli_link_key(src, c, arg, o);
+	}
+	/* CLI_OPT_NAME */
+	if (!*arg || strlen(arg) >= ADDR_NAME_LEN)
+		return cli_bad(src, c, "bad name '%s' (expected 1 to 63 characters)", arg);
+	return cli_setstr(&o->name, arg) ? cli_bad(src, c, "out of memory") : CLI_RUN;
+}
+
+/* The filters: what is traced. */
+static int cli_filter(const struct cli_src *src, int c, const char *arg, struct it_opts *o)
 {
 	uint32_t mask;
-	uint64_t v;
 
 	switch (c) {
 	case 'l':
@@ -512,8 +559,23 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 		return cli_path(src, c, arg, 1, &o->cgroup_path);
 	case 'd':
 		return cli_list(c, arg, o, src, cli_dev_item);
-	case 'f':
-		return cli_path(src, c, arg, 0, &o->file_path);
+	}
+	return cli_path(src, c, arg, 0, &o->file_path); /* 'f' */
+}
+
+int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct cli_src *src)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'l': case 'p': case 'c': case CLI_OPT_CGROUP: case 'd': case 'f':
+		return cli_filter(src, c, arg, o);
+	case CLI_OPT_RECORD: case CLI_OPT_RECORD_SIZE: case CLI_OPT_RECORD_MAX:
+	case CLI_OPT_RECORD_LEVEL: case CLI_OPT_RECORD_AGE:
+		return cli_record(src, c, arg, o);
+	case CLI_OPT_MODE: case CLI_OPT_LINK: case CLI_OPT_LISTEN: case CLI_OPT_QEMU_PID:
+	case CLI_OPT_LINK_KEY: case CLI_OPT_NAME:
+		return cli_modes(src, c, arg, o);
 	case 'm':
 		return cli_duration(src, c, arg, 0, &o->min_lat_ns);
 	case CLI_OPT_SAMPLE:
@@ -529,29 +591,7 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 	case 'j':
 		if (!*arg)
 			return cli_bad(src, c, "bad file name '' (empty; use '-' for stdout)");
-		if (cli_setstr(&o->json_path, arg))
-			return cli_bad(src, c, "out of memory");
-		return CLI_RUN;
-	case CLI_OPT_RECORD:
-		if (!*arg)
-			return cli_bad(src, c, "bad directory '' (empty)");
-		if (cli_setstr(&o->record_dir, arg))
-			return cli_bad(src, c, "out of memory");
-		return CLI_RUN;
-	case CLI_OPT_RECORD_SIZE:
-	case CLI_OPT_RECORD_MAX:
-		if (parse_size(arg, &v) || v < REC_MIN_SIZE)
-			return cli_bad(src, c, "bad size '%s' (expected at least 64K, e.g. 64M, 1G)",
-				       arg);
-		*(c == CLI_OPT_RECORD_SIZE ? &o->record_size : &o->record_max) = v;
-		return CLI_RUN;
-	case CLI_OPT_RECORD_LEVEL:
-		if (parse_u64(arg, 0, 9, &v))
-			return cli_bad(src, c, "bad level '%s' (expected 0 to 9)", arg);
-		o->record_level = (int)v;
-		return CLI_RUN;
-	case CLI_OPT_RECORD_AGE:
-		return cli_duration(src, c, arg, 1, &o->record_age_ns);
+		return cli_setstr(&o->json_path, arg) ? cli_bad(src, c, "out of memory") : CLI_RUN;
 	case CLI_OPT_NO_LIVE:
 		o->live = 0;
 		return CLI_RUN;
@@ -566,27 +606,11 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 	case 'v':
 		o->verbose++;
 		return CLI_RUN;
-	case CLI_OPT_MODE:
-		return cli_mode(src, c, arg, o);
-	case CLI_OPT_LINK:
-		return cli_addr(src, c, arg, o->links, &o->nr_links);
-	case CLI_OPT_LISTEN:
-		return cli_addr(src, c, arg, o->listens, &o->nr_listens);
-	case CLI_OPT_QEMU_PID:
-		return cli_list(c, arg, o, src, cli_qemu_pid_item);
 	case CLI_OPT_SCHED_SWITCH:
 		o->sched_switch = 1;
 		return CLI_RUN;
 	case CLI_OPT_METRICS:
 		return cli_metrics(src, c, arg, o);
-	case CLI_OPT_LINK_KEY:
-		return cli_link_key(src, c, arg, o);
-	case CLI_OPT_NAME:
-		if (!*arg || strlen(arg) >= ADDR_NAME_LEN)
-			return cli_bad(src, c, "bad name '%s' (expected 1 to 63 characters)", arg);
-		if (cli_setstr(&o->name, arg))
-			return cli_bad(src, c, "out of memory");
-		return CLI_RUN;
 	case CLI_OPT_CONFIG:
 	case CLI_OPT_NO_CONFIG:
 		return CLI_RUN; /* read before the other options (cli_config) */
