@@ -8,15 +8,21 @@
 # unpacks them into the cache with `dpkg -x`, runs `depmod -b`, and extracts the
 # uncompressed vmlinux for a fast PVH boot.
 #
-# SERIES is 6.1 (-> linux-image-6.1.0-N-amd64-unsigned, highest ABI N apt knows)
-# or 6.12 (-> linux-image-6.12.N+debV-amd64-unsigned); a full release such as
-# 6.1.0-56-amd64 pins one. Prints "SERIES KVER" per kernel on stdout.
+# SERIES is 6.1 (-> linux-image-6.1.0-N-amd64-unsigned, highest ABI N apt knows),
+# 6.12 (-> linux-image-6.12.N+debV-amd64-unsigned) or 5.10 (Debian 11's
+# linux-image-5.10.0-N-amd64-unsigned, from the bullseye suite, read through a
+# private apt configuration in $LAB_DIR/apt-bullseye: sources.list, lists/,
+# cache/; `apt-get update` there when its lists are missing or a day old); a
+# full release such as 6.1.0-56-amd64 pins one. Prints "SERIES KVER" per
+# kernel on stdout.
 #
 # Exit codes: 0 ok; 3 = cannot be had here (no apt, no package, no network):
 # callers turn that into SKIP.
 #
 # Cache ($LAB_DIR):
 #   debs/                    downloaded .deb files
+#   apt-SUITE/               private apt configuration of a series the
+#                            machine's sources lack (lab_suite_of in lib.sh)
 #   busybox/bin/busybox      from busybox-static
 #   kernels/SERIES.kver      full release chosen for SERIES
 #   kernels/KVER/root/       dpkg -x of the kernel package (+ depmod output)
@@ -44,18 +50,41 @@ ensure_tools() {
 	[[ -z $missing ]] || lab_unavail "still missing after install: $missing"
 }
 
+# apt options of SERIES: none (the machine's sources), or a private configuration
+# reading only SERIES's suite (lib.sh lab_suite_of), whose lists are refreshed
+# when missing or older than a day. Sets the array APT_OPTS.
+APT_OPTS=()
+apt_setup() {
+	local suite dir
+	APT_OPTS=()
+	suite=$(lab_suite_of "$1")
+	[[ -n $suite ]] || return 0
+	[[ -r $LAB_APT_KEYRING ]] || lab_unavail "no $LAB_APT_KEYRING (debian-archive-keyring) to check $suite"
+	dir=$LAB_DIR/apt-$suite
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+	printf 'deb [signed-by=%s] %s %s main\n' "$LAB_APT_KEYRING" "$LAB_APT_MIRROR" "$suite" \
+		>"$dir/sources.list"
+	APT_OPTS=(-o "Dir::Etc::sourcelist=$dir/sources.list" -o Dir::Etc::sourceparts=-
+		  -o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache")
+	if [[ -z $(find "$dir/lists" -maxdepth 1 -name '*_Packages*' -mmin -1440 -print -quit) ]]; then
+		lab_log "apt-get update ($suite, private lists in $dir)"
+		apt-get "${APT_OPTS[@]}" -qq -o APT::Sandbox::User=root update >&2 ||
+			lab_log "apt-get update of $suite failed: using the lists there are"
+	fi
+}
+
 # Package name of the newest installable kernel image of SERIES (empty if none).
 pick_pkg() {
 	local series=$1 re p cand
 	re="^linux-image-${series//./\\.}(\\.0-[0-9]+|\\.[0-9]+\\+deb[0-9]+)-amd64-unsigned\$"
 	command -v apt-cache >/dev/null 2>&1 || return 0
 	while read -r p; do
-		cand=$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ { print $2 }')
+		cand=$(apt-cache "${APT_OPTS[@]}" policy "$p" 2>/dev/null | awk '/Candidate:/ { print $2 }')
 		if [[ -n $cand && $cand != "(none)" ]]; then
 			printf '%s\n' "$p"
 			return 0
 		fi
-	done < <(apt-cache pkgnames "linux-image-$series" 2>/dev/null | grep -E "$re" | sort -Vr)
+	done < <(apt-cache "${APT_OPTS[@]}" pkgnames "linux-image-$series" 2>/dev/null | grep -E "$re" | sort -Vr)
 }
 
 # apt-get download PKG into debs/ unless a .deb of it is already there; prints its path.
@@ -65,7 +94,7 @@ download() {
 	deb=$(find "$LAB_DIR/debs" -maxdepth 1 -name "${pkg}_*.deb" -print | sort -V | tail -n 1)
 	if [[ -z $deb ]]; then
 		lab_log "apt-get download $pkg"
-		(cd "$LAB_DIR/debs" && apt-get download -qq -o APT::Sandbox::User=root "$pkg" >&2) ||
+		(cd "$LAB_DIR/debs" && apt-get "${APT_OPTS[@]}" download -qq -o APT::Sandbox::User=root "$pkg" >&2) ||
 			lab_unavail "apt-get download $pkg failed"
 		deb=$(find "$LAB_DIR/debs" -maxdepth 1 -name "${pkg}_*.deb" -print | sort -V | tail -n 1)
 		[[ -n $deb ]] || lab_unavail "apt-get download $pkg left no .deb"
@@ -98,6 +127,7 @@ use_cached() {
 
 fetch_kernel() {
 	local series=$1 pkg kver kdir deb tmp vmlinuz
+	apt_setup "$(lab_series_of "$series")"
 	if lab_is_full_kver "$series"; then
 		kver=$series
 		pkg=linux-image-$kver-unsigned
@@ -129,6 +159,11 @@ fetch_kernel() {
 		vmlinuz=$tmp/root/boot/vmlinuz-$kver
 		[[ -f $vmlinuz ]] || { rm -rf "$tmp"; lab_die "$deb has no boot/vmlinuz-$kver"; }
 		[[ -d $tmp/root/lib/modules/$kver ]] || { rm -rf "$tmp"; lab_die "$deb has no lib/modules/$kver"; }
+		# iotracer is CO-RE: a kernel without BTF is of no use to the lab.
+		grep -qx 'CONFIG_DEBUG_INFO_BTF=y' "$tmp/root/boot/config-$kver" ||
+			{ rm -rf "$tmp"; lab_unavail "$kver has no CONFIG_DEBUG_INFO_BTF"; }
+		grep -qx 'CONFIG_DEBUG_INFO_BTF_MODULES=y' "$tmp/root/boot/config-$kver" ||
+			lab_log "$kver has no module BTF (CONFIG_DEBUG_INFO_BTF_MODULES, 5.11+)"
 		depmod -b "$tmp/root" "$kver"
 		if "$LAB_SRC/extract-vmlinux.sh" "$vmlinuz" "$tmp/vmlinux"; then
 			echo "vmlinux" >"$tmp/boot"
@@ -159,6 +194,7 @@ main() {
 	local t0 s
 	t0=$(lab_now)
 	ensure_tools
+	APT_OPTS=()
 	fetch_busybox
 	# shellcheck disable=SC2086 # the default list is space separated
 	[[ $# -gt 0 ]] || set -- $LAB_SERIES_DEFAULT

@@ -16,6 +16,22 @@ export LAB_DIR
 # shellcheck disable=SC2034 # used by the scripts that source this file
 LAB_SERIES_DEFAULT="6.1 6.12"
 
+# Series this machine's apt sources do not carry, and the Debian suite that has
+# them: fetch.sh reads that suite through a private apt configuration under
+# $LAB_DIR/apt-SUITE (the machine's /etc/apt is never changed).
+LAB_SERIES_SUITES="5.10:bullseye"
+LAB_APT_MIRROR=${LAB_APT_MIRROR:-http://deb.debian.org/debian}
+LAB_APT_KEYRING=${LAB_APT_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
+
+# The Debian suite of SERIES if it needs a private apt configuration, else nothing.
+lab_suite_of() {
+	local pair
+	for pair in $LAB_SERIES_SUITES; do
+		[[ ${pair%%:*} == "$1" ]] && printf '%s\n' "${pair#*:}"
+	done
+	return 0
+}
+
 lab_log() { printf '[lab] %s\n' "$*" >&2; }
 lab_die() { printf '[lab] error: %s\n' "$*" >&2; exit 1; }
 # Something the lab needs cannot be had here: exit 3, which callers report as SKIP.
@@ -29,7 +45,8 @@ lab_since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f", (b - a)
 # 6.12.117+deb12-amd64), false for a series alias (6.1, 6.12).
 lab_is_full_kver() { [[ $1 == *-amd64 ]]; }
 
-# Series alias of a full kernel release: 6.1.0-56-amd64 -> 6.1, 6.12.117+deb12-amd64 -> 6.12.
+# Series alias of a full kernel release: 6.1.0-56-amd64 -> 6.1, 6.12.117+deb12-amd64 -> 6.12,
+# 5.10.0-32-amd64 -> 5.10.
 lab_series_of() {
 	local k=$1
 	if [[ $k =~ ^([0-9]+)\.([0-9]+)\. ]]; then
