@@ -18,7 +18,7 @@ CFLAGS      += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=
 ifeq ($(DEBUG),1)
 CFLAGS      += -O0
 endif
-LDLIBS      := -lbpf -lelf -lz -lm
+LDLIBS      := -lbpf -lelf -lz -lm -lmicrohttpd -lpthread
 BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Iinclude -Ibpf \
 	       -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
 
@@ -33,8 +33,14 @@ SRCS        := $(wildcard src/*.c src/*/*.c)
 OBJS        := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(SRCS))
 # Pure user-space modules (no libbpf, no skeleton): unit-tested under ASan/UBSan and
 # linked into the tools. What talks to libbpf stays out.
-LIBBPF_SRCS := src/main.c src/core/loader.c src/core/daemon.c src/mode/host.c
-PURE_SRCS   := $(filter-out $(LIBBPF_SRCS),$(SRCS))
+LIBBPF_SRCS := src/main.c src/core/loader.c src/core/daemon.c src/mode/host.c \
+	       src/bench/cmd.c src/bench/run.c src/bench/bpfstats.c
+# Linked with libmicrohttpd (--metrics): out of the pure set too. The static build
+# (lab guests) takes a stub of it (-DIT_NO_MHD): gnutls and friends have no static libs.
+HTTP_SRCS   := src/core/metrics_http.c
+PURE_SRCS   := $(filter-out $(LIBBPF_SRCS) $(HTTP_SRCS),$(SRCS))
+STATIC_OBJS := $(filter-out $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(HTTP_SRCS)),$(OBJS)) \
+	       $(patsubst src/%.c,$(OUTPUT)/static/%.o,$(HTTP_SRCS))
 PURE_OBJS   := $(patsubst src/%.c,$(OUTPUT)/pure/%.o,$(PURE_SRCS))
 SAN_OBJS    := $(patsubst src/%.c,$(OUTPUT)/san/%.o,$(PURE_SRCS))
 BPF_SRCS    := $(wildcard bpf/*.bpf.c)
@@ -48,7 +54,7 @@ VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 
 DEPS_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
 	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace \
-	       systemd groff-base man-db
+	       systemd groff-base man-db libmicrohttpd-dev prometheus curl
 
 .PHONY: all deps run test unit integration lab vmlinux format clean tools replay-bench static install uninstall
 
@@ -105,9 +111,15 @@ iotracer: $(OBJS)
 # link unit test without sanitizers (AF_VSOCK inside a guest).
 static: $(OUTPUT)/iotracer.static $(OUTPUT)/test_link.static
 
-$(OUTPUT)/iotracer.static: $(OBJS)
+$(OUTPUT)/static/%.o: src/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -DIT_NO_MHD -MMD -MP -c $< -o $@
+
+$(OUTPUT)/iotracer.static: $(STATIC_OBJS)
 	$(call msg,STATIC,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -static $(LDLIBS) -lzstd -o $@ 2>$@.log || { cat $@.log >&2; exit 1; }
+	$(Q)$(CC) $(CFLAGS) $^ -static $(filter-out -lmicrohttpd,$(LDLIBS)) -lzstd -o $@ \
+		2>$@.log || { cat $@.log >&2; exit 1; }
 
 $(OUTPUT)/test_link.static: tests/unit/test_link.c $(PURE_OBJS)
 	$(call msg,STATIC,$@)

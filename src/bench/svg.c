@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/bench.h"
+#include "bench/svg.h"
 
 #define SVG_W 960
 #define SVG_LABEL_W 300 /* label column */
@@ -153,11 +153,20 @@ static void fmt_val(double v, char *buf, size_t n)
 		snprintf(buf, n, "%.2f", v);
 }
 
-static void draw_panel(struct sbuf *b, const struct svg_panel *p, int y0)
+/* The horizontal scale of a panel: every value, whisker and the limit in view. */
+struct scale {
+	double lo, hi, step, k; /* k: pixels per unit */
+	int y0, body_h;
+};
+
+static double x_of(const struct scale *sc, double v)
 {
-	double lo = 0, hi = 0, step, x_of0, scale;
-	char esc[256], vbuf[32];
-	int y;
+	return SVG_PLOT_X + (v - sc->lo) * sc->k;
+}
+
+static void panel_scale(const struct svg_panel *p, int y0, struct scale *sc)
+{
+	double lo = 0, hi = 0;
 
 	for (int i = 0; i < p->nbars; i++) {
 		const struct svg_bar *r = &p->bars[i];
@@ -176,19 +185,23 @@ static void draw_panel(struct sbuf *b, const struct svg_panel *p, int y0)
 	}
 	if (hi - lo <= 0)
 		hi = lo + 1;
-	step = nice_step(hi - lo);
-	lo = floor(lo / step) * step;
-	hi = ceil(hi / step) * step;
-	scale = SVG_PLOT_W / (hi - lo);
-	x_of0 = SVG_PLOT_X + (0 - lo) * scale;
+	sc->step = nice_step(hi - lo);
+	sc->lo = floor(lo / sc->step) * sc->step;
+	sc->hi = ceil(hi / sc->step) * sc->step;
+	sc->k = SVG_PLOT_W / (sc->hi - sc->lo);
+	sc->y0 = y0;
+	sc->body_h = panel_height(p) - SVG_PANEL_HEAD - 20;
+}
 
-	sb_printf(b, "<g class=\"panel\">\n");
-	sb_printf(b, "<text x=\"10\" y=\"%d\" font-size=\"14\" font-weight=\"bold\">%s</text>\n",
-		  y0 + 16, svg_escape(p->title, esc, sizeof(esc)));
-	/* grid and tick labels */
-	int body_h = panel_height(p) - SVG_PANEL_HEAD - 20;
-	for (double t = lo; t <= hi + step / 2; t += step) {
-		double x = SVG_PLOT_X + (t - lo) * scale;
+/* Grid lines with tick labels, the zero line, the limit line. */
+static void draw_axes(struct sbuf *b, const struct svg_panel *p, const struct scale *sc)
+{
+	int top = sc->y0 + SVG_PANEL_HEAD - 6, bottom = sc->y0 + SVG_PANEL_HEAD + sc->body_h;
+	char esc[256], vbuf[32];
+	double step = sc->step;
+
+	for (double t = sc->lo; t <= sc->hi + step / 2; t += step) {
+		double x = x_of(sc, t);
 		double tv = fabs(t) < step / 1e6 ? 0 : t;
 
 		snprintf(vbuf, sizeof(vbuf), "%.*f", step >= 1 ? 0 : step >= 0.1 ? 1 : 2, tv);
@@ -196,77 +209,79 @@ static void draw_panel(struct sbuf *b, const struct svg_panel *p, int y0)
 			b,
 			"<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>\n"
 			"<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\" fill=\"#555\">%s</text>\n",
-			x, y0 + SVG_PANEL_HEAD - 6, x, y0 + SVG_PANEL_HEAD + body_h, x,
-			y0 + SVG_PANEL_HEAD - 10, vbuf);
+			x, top, x, bottom, x, sc->y0 + SVG_PANEL_HEAD - 10, vbuf);
 	}
-	sb_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#333\"/>\n", x_of0,
-		  y0 + SVG_PANEL_HEAD - 6, x_of0, y0 + SVG_PANEL_HEAD + body_h);
-	if (isfinite(p->limit)) {
-		double x = SVG_PLOT_X + (p->limit - lo) * scale;
+	sb_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#333\"/>\n",
+		  x_of(sc, 0), top, x_of(sc, 0), bottom);
+	if (!isfinite(p->limit))
+		return;
+	sb_printf(
+		b,
+		"<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#d62728\" stroke-dasharray=\"4 3\"/>\n",
+		x_of(sc, p->limit), top, x_of(sc, p->limit), bottom);
+	if (p->limit_label)
+		sb_printf(b,
+			  "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" fill=\"#d62728\">%s</text>\n",
+			  x_of(sc, p->limit) + 3, bottom + 12,
+			  svg_escape(p->limit_label, esc, sizeof(esc)));
+}
+
+/* One bar at row y: label, bar, whisker, value (or n/a). */
+static void draw_bar(struct sbuf *b, const struct svg_bar *r, const struct scale *sc, int y)
+{
+	int c = r->color >= 0 ? r->color % NR_COLORS : 0;
+	char esc[256], vbuf[32];
+
+	sb_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">%s</text>\n",
+		  SVG_LABEL_W, y + 13, svg_escape(r->label, esc, sizeof(esc)));
+	if (!isfinite(r->value)) {
+		sb_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#888\">n/a</text>\n",
+			  SVG_PLOT_X + 4, y + 13);
+		return;
+	}
+	fmt_val(r->value, vbuf, sizeof(vbuf));
+	sb_printf(
+		b,
+		"<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>%s %s</title></rect>\n",
+		x_of(sc, fmin(0, r->value)), y + 3, fabs(r->value) * sc->k, SVG_ROW_H - 5,
+		palette[c], svg_escape(r->label, esc, sizeof(esc)), vbuf);
+	if (isfinite(r->lo) && isfinite(r->hi)) {
+		double xl = x_of(sc, r->lo), xh = x_of(sc, r->hi);
+		int ym = y + SVG_ROW_H / 2;
 
 		sb_printf(
 			b,
-			"<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#d62728\" stroke-dasharray=\"4 3\"/>\n",
-			x, y0 + SVG_PANEL_HEAD - 6, x, y0 + SVG_PANEL_HEAD + body_h);
-		if (p->limit_label)
-			sb_printf(
-				b,
-				"<text x=\"%.1f\" y=\"%d\" font-size=\"10\" fill=\"#d62728\">%s</text>\n",
-				x + 3, y0 + SVG_PANEL_HEAD + body_h + 12,
-				svg_escape(p->limit_label, esc, sizeof(esc)));
+			"<path d=\"M%.1f %dV%dM%.1f %dH%.1fM%.1f %dV%d\" stroke=\"#222\" fill=\"none\"/>\n",
+			xl, ym - 4, ym + 4, xl, ym, xh, xh, ym - 4, ym + 4);
 	}
+	sb_printf(b, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" fill=\"#222\">%s</text>\n",
+		  x_of(sc, fmax(fmax(0, r->value), isfinite(r->hi) ? r->hi : 0)) + 4, y + 13, vbuf);
+}
 
+static void draw_panel(struct sbuf *b, const struct svg_panel *p, int y0)
+{
+	struct scale sc;
+	char esc[256];
+	int y;
+
+	panel_scale(p, y0, &sc);
+	sb_printf(b, "<g class=\"panel\">\n");
+	sb_printf(b, "<text x=\"10\" y=\"%d\" font-size=\"14\" font-weight=\"bold\">%s</text>\n",
+		  y0 + 16, svg_escape(p->title, esc, sizeof(esc)));
+	draw_axes(b, p, &sc);
 	y = y0 + SVG_PANEL_HEAD;
 	for (int i = 0; i < p->nbars; i++) {
 		const struct svg_bar *r = &p->bars[i];
 		const char *g = r->group ? r->group : "";
-		int first = !i || strcmp(g, p->bars[i - 1].group ? p->bars[i - 1].group : "");
-		int c = r->color >= 0 ? r->color % NR_COLORS : 0;
 
-		if (first) {
+		if (!i || strcmp(g, p->bars[i - 1].group ? p->bars[i - 1].group : "")) {
 			y += SVG_GROUP_GAP;
 			sb_printf(
 				b,
 				"<text x=\"10\" y=\"%d\" font-size=\"12\" font-weight=\"bold\">%s</text>\n",
 				y + 13, svg_escape(g, esc, sizeof(esc)));
 		}
-		sb_printf(
-			b,
-			"<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">%s</text>\n",
-			SVG_LABEL_W, y + 13, svg_escape(r->label, esc, sizeof(esc)));
-		if (isfinite(r->value)) {
-			double x1 = SVG_PLOT_X + (fmin(0, r->value) - lo) * scale;
-			double w = fabs(r->value) * scale;
-
-			fmt_val(r->value, vbuf, sizeof(vbuf));
-			sb_printf(
-				b,
-				"<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>%s %s</title></rect>\n",
-				x1, y + 3, w, SVG_ROW_H - 5, palette[c],
-				svg_escape(r->label, esc, sizeof(esc)), vbuf);
-			if (isfinite(r->lo) && isfinite(r->hi)) {
-				double xl = SVG_PLOT_X + (r->lo - lo) * scale;
-				double xh = SVG_PLOT_X + (r->hi - lo) * scale;
-				int ym = y + SVG_ROW_H / 2;
-
-				sb_printf(
-					b,
-					"<path d=\"M%.1f %dV%dM%.1f %dH%.1fM%.1f %dV%d\" stroke=\"#222\" fill=\"none\"/>\n",
-					xl, ym - 4, ym + 4, xl, ym, xh, xh, ym - 4, ym + 4);
-			}
-			double xt =
-				SVG_PLOT_X +
-				(fmax(fmax(0, r->value), isfinite(r->hi) ? r->hi : 0) - lo) * scale;
-			sb_printf(
-				b,
-				"<text x=\"%.1f\" y=\"%d\" font-size=\"11\" fill=\"#222\">%s</text>\n",
-				xt + 4, y + 13, vbuf);
-		} else {
-			sb_printf(
-				b,
-				"<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#888\">n/a</text>\n",
-				SVG_PLOT_X + 4, y + 13);
-		}
+		draw_bar(b, r, &sc, y);
 		y += SVG_ROW_H;
 	}
 	sb_printf(b, "</g>\n");

@@ -31,6 +31,7 @@ enum {
 	CLI_OPT_QEMU_PID,
 	CLI_OPT_NAME,
 	CLI_OPT_SCHED_SWITCH,
+	CLI_OPT_METRICS,
 };
 
 static const struct option cli_longopts[] = {
@@ -55,6 +56,7 @@ static const struct option cli_longopts[] = {
 	{ "qemu-pid", required_argument, NULL, CLI_OPT_QEMU_PID },
 	{ "name", required_argument, NULL, CLI_OPT_NAME },
 	{ "sched-switch", no_argument, NULL, CLI_OPT_SCHED_SWITCH },
+	{ "metrics", required_argument, NULL, CLI_OPT_METRICS },
 	{ "help", no_argument, NULL, CLI_OPT_HELP },
 	{ "version", no_argument, NULL, CLI_OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -88,6 +90,8 @@ void cli_usage(FILE *f)
 	      "  -j, --json FILE        write JSON lines to FILE ('-' = stdout, text goes to stderr)\n"
 	      "      --no-live          no live per-request lines (summaries only)\n"
 	      "      --ring-size SIZE   record buffer memory, a power of two from 4K to 1G (default 8M)\n"
+	      "      --metrics ADDR     serve Prometheus metrics on http://ADDR/metrics; ADDR is\n"
+	      "                         IP:PORT, [IPV6]:PORT or :PORT (every address; docs/metrics.md)\n"
 	      "  -q, --quiet            no attach report and no live lines: summaries only\n"
 	      "  -v, --verbose          libbpf debug output and per-hook details (repeatable)\n"
 	      "      --help             print this help and exit\n"
@@ -134,6 +138,8 @@ void cli_free(struct it_opts *o)
 	o->nr_links = o->nr_listens = 0;
 	free(o->name);
 	o->name = NULL;
+	free(o->metrics_addr);
+	o->metrics_addr = NULL;
 }
 
 /* Long name of an option value ('m' -> "min-latency"), or NULL. */
@@ -280,6 +286,21 @@ static int cli_addr(FILE *err, int opt, const char *arg, char **arr, int *nr)
 	return CLI_RUN;
 }
 
+/* --metrics: a TCP listening address, checked now (exit 2), bound at start (exit 1). */
+static int cli_metrics(FILE *err, int opt, const char *arg, struct it_opts *o)
+{
+	struct net_addr a;
+	char why[128];
+
+	if (addr_parse_hostport(arg, &a, why, sizeof(why)))
+		return cli_bad(err, opt,
+			       "bad address '%s': %s (e.g. 127.0.0.1:9477, [::1]:9477, :9477)",
+			       arg, why);
+	if (cli_setstr(&o->metrics_addr, arg))
+		return cli_bad(err, opt, "out of memory");
+	return CLI_RUN;
+}
+
 static int cli_mode(FILE *err, int opt, const char *arg, struct it_opts *o)
 {
 	static const char *const names[] = { "standalone", "guest", "host" };
@@ -406,6 +427,8 @@ static int cli_one(int c, const char *arg, struct it_opts *o, FILE *out, FILE *e
 	case CLI_OPT_SCHED_SWITCH:
 		o->sched_switch = 1;
 		return CLI_RUN;
+	case CLI_OPT_METRICS:
+		return cli_metrics(err, c, arg, o);
 	case CLI_OPT_NAME:
 		if (!*arg || strlen(arg) >= ADDR_NAME_LEN)
 			return cli_bad(err, c, "bad name '%s' (expected 1 to 63 characters)", arg);

@@ -55,6 +55,7 @@ struct it_opts {
 	uint32_t qemu_pids[CLI_MAX_QEMU]; /* --qemu-pid; none: auto-discover */
 	int nr_qemu_pids;
 	char *name; /* --name: this side's name in the link hello */
+	char *metrics_addr; /* --metrics: serve Prometheus /metrics here (malloc'd), NULL = off */
 };
 
 enum { CLI_RUN = 0, CLI_EXIT_OK = 1, CLI_USAGE = 2 };

@@ -27,6 +27,8 @@
 #include "core/loader.h"
 #include "core/output.h"
 #include "core/hist.h"
+#include "core/metrics.h"
+#include "core/metrics_http.h"
 #include "lib/parse.h"
 #include "mode/mode.h"
 #include "core/recbuf.h"
@@ -36,6 +38,7 @@
 #define HOLD_NS (2ull * 1000 * 1000 * 1000) /* how long a block waits for its parent */
 #define WATERMARK_NS (2ull * 1000 * 1000) /* records younger than this wait a drain */
 #define MAX_KHISTS 4096
+#define METRICS_NS (1000ull * 1000 * 1000) /* --metrics: rebuild the text this often */
 
 struct daemon {
 	const struct it_opts *o;
@@ -54,6 +57,10 @@ struct daemon {
 	const struct mode_ops *mode; /* guest/host mode, NULL standalone */
 	void *m; /* its state */
 	int mode_fd;
+	struct metrics_http *http; /* --metrics server, NULL when off */
+	struct metrics_hook *mhooks; /* attach status, as reported at start */
+	int nr_mhooks;
+	uint64_t next_metrics_ns;
 };
 
 /* Room for entry n of khists (a few keys in practice: no 13 MB up front). */
@@ -259,6 +266,12 @@ static int read_khists(struct daemon *d)
 	return n;
 }
 
+/* The histograms as of now: the kernel's (read again), or the ones built from records. */
+static int current_khists(struct daemon *d)
+{
+	return d->ld.kern_hists ? read_khists(d) : d->nr_uhists;
+}
+
 static void summary(struct daemon *d, int final)
 {
 	uint64_t drops[IT_NR_DROPS], skipped[IT_L_MAX];
@@ -273,11 +286,79 @@ static void summary(struct daemon *d, int final)
 
 	it_loader_skipped(&d->ld, skipped);
 	read_drops(d, drops);
-	in.nr_khists = d->ld.kern_hists ? read_khists(d) : d->nr_uhists;
+	in.nr_khists = current_khists(d);
 	in.khists = d->khists; /* after read_khists(), which may move it */
 	out_summary(d->out, &in);
 	if (d->m && d->mode->summary)
 		d->mode->summary(d->m, final);
+}
+
+/* ---- --metrics (docs/metrics.md) ---- */
+
+static const char *metrics_dev(uint32_t dev, void *ctx)
+{
+	const struct daemon *d = ctx;
+
+	return dev ? parse_dev_name_cached(dev, d->o->sysfs_root) : "-";
+}
+
+/* The hooks of the attach report, for iotracer_hook_attached. */
+static int metrics_hooks(struct daemon *d)
+{
+	d->mhooks = calloc(d->ld.nr_hooks ? d->ld.nr_hooks : 1, sizeof(*d->mhooks));
+	if (!d->mhooks)
+		return -ENOMEM;
+	for (int i = 0; i < d->ld.nr_hooks; i++) {
+		const struct it_hook_state *h = &d->ld.hooks[i];
+
+		if (it_loader_hook_hidden(&d->ld, i))
+			continue;
+		d->mhooks[d->nr_mhooks++] = (struct metrics_hook){
+			.layer = parse_layer_name(h->layer),
+			.hook = h->name,
+			.method = it_method_name(h->method),
+			.ok = h->ok,
+		};
+	}
+	return 0;
+}
+
+/*
+ * Build the /metrics text and hand it to the server thread, at most every
+ * METRICS_NS (force: now). Runs on the event loop; the server only swaps a
+ * pointer under its lock, so nothing here waits for a scrape.
+ */
+static void metrics_tick(struct daemon *d, int force)
+{
+	uint64_t drops[IT_NR_DROPS];
+	struct metrics_proc proc;
+	struct metrics_in in = { .drops = drops, .drop_layers = d->ld.layers_on,
+				 .lost = d->lost, .hooks = d->mhooks, .nr_hooks = d->nr_mhooks,
+				 .dev_name = metrics_dev, .dev_ctx = d };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!d->http || (!force && d->now_ns < d->next_metrics_ns))
+		return;
+	d->next_metrics_ns = d->now_ns + METRICS_NS;
+	read_drops(d, drops);
+	in.blk_unmatched = drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED];
+	in.nr_khists = current_khists(d);
+	in.khists = d->khists;
+	if (!metrics_proc_read("/proc", "self", &proc))
+		in.proc = &proc;
+	f = open_memstream(&text, &len);
+	if (!f)
+		return;
+	metrics_write(f, &in);
+	if (d->m && d->mode->metrics)
+		d->mode->metrics(d->m, f);
+	if (fclose(f)) {
+		free(text); /* keep serving the previous text */
+		return;
+	}
+	metrics_http_publish(d->http, text, len);
 }
 
 static int setup_fds(struct daemon *d)
@@ -323,6 +404,7 @@ static int on_timer(struct daemon *d)
 	if (read(d->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return 1;
 	drain(d, 0);
+	metrics_tick(d, 0);
 	/* bound what a crash could lose to one timer period */
 	out_flush(d->out);
 	if (d->o->interval_ns && d->now_ns >= d->next_summary_ns) {
@@ -413,6 +495,14 @@ int it_daemon_run(const struct it_opts *uo)
 	 * the kernel instead of staying resident in a fragmented heap.
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	if (o->metrics_addr) {
+		/* before the (slow) load: a port in use fails at once */
+		d.http = metrics_http_start(o->metrics_addr);
+		if (!d.http) {
+			ret = -EADDRINUSE;
+			goto out;
+		}
+	}
 	ret = it_loader_start(&d.ld, o, stderr);
 	if (ret)
 		goto out;
@@ -457,6 +547,14 @@ int it_daemon_run(const struct it_opts *uo)
 			goto out;
 		}
 	}
+	if (d.http) {
+		ret = metrics_hooks(&d);
+		if (ret) {
+			it_err("--metrics: %s", strerror(-ret));
+			goto out;
+		}
+		metrics_tick(&d, 1);
+	}
 	/* Loading parsed the kernel's BTF (MBs, freed since): give the heap back. */
 	malloc_trim(0);
 	ret = setup_fds(&d);
@@ -484,6 +582,8 @@ int it_daemon_run(const struct it_opts *uo)
 		       (unsigned long long)out_json_lost(d.out), strerror(-ret));
 	}
 out:
+	metrics_http_stop(d.http); /* first: its thread reads nothing of d, but stop serving */
+	free(d.mhooks);
 	if (d.m)
 		d.mode->stop(d.m);
 	ring_buffer__free(d.rb);

@@ -106,6 +106,21 @@ static const char *op_name(unsigned int op)
 	return op < IT_OP_MAX ? op_names[op] : "other";
 }
 
+const char *out_op_name(unsigned int op)
+{
+	return op_name(op);
+}
+
+const char *out_stage_name(unsigned int stage)
+{
+	return stage < IT_ST_MAX ? stage_names[stage] : "unknown";
+}
+
+const char *out_drop_name(unsigned int kind)
+{
+	return kind < IT_DROP_KINDS ? drop_names[kind] : "unknown";
+}
+
 /* dev_get() of a device not in out->devs: look it up, and keep it if it has a name. */
 static __attribute__((noinline)) const struct out_dev *dev_lookup(struct it_out *out, uint32_t dev,
 								  struct out_dev *tmp)
@@ -780,7 +795,7 @@ void out_attach(struct it_out *out, const char *layer, const char *hook, const c
 
 /* ---- summaries ---- */
 
-static const char *khist_layer(const struct it_hist_key *k)
+const char *out_khist_layer(const struct it_hist_key *k)
 {
 	if (k->layer == IT_L_SYSCALL && k->kind == IT_HK_URING)
 		return "io_uring";
@@ -854,7 +869,7 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 			if (!h->count)
 				continue;
 			jw_obj_begin(w, NULL);
-			jw_str(w, "layer", khist_layer(&kh->key));
+			jw_str(w, "layer", out_khist_layer(&kh->key));
 			json_dev(out, kh->key.dev);
 			jw_str(w, "op", op_name(kh->key.op));
 			jw_str(w, "stage", stage_names[s]);
@@ -933,7 +948,7 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 			if (!kh->val.st[s].count)
 				continue;
 			snprintf(title, sizeof(title), "%s %s %s %s (all requests)",
-				 khist_layer(&kh->key), dev_name(out, kh->key.dev, &tmp),
+				 out_khist_layer(&kh->key), dev_name(out, kh->key.dev, &tmp),
 				 op_name(kh->key.op), stage_names[s]);
 			fputc('\n', f);
 			log2h_print(f, &kh->val.st[s], title);

@@ -49,4 +49,11 @@ int out_error(const struct it_out *out);
 /* JSON lines lost to failed writes (counted, said once, tracing goes on). */
 uint64_t out_json_lost(const struct it_out *out);
 
+/* Names the summaries use (and /metrics, core/metrics.h): "read", "q2c", "ringbuf". */
+const char *out_op_name(unsigned int op); /* enum it_op; "other" when out of range */
+const char *out_stage_name(unsigned int stage); /* enum it_stage */
+const char *out_drop_name(unsigned int kind); /* enum it_drop_kind */
+/* Layer of a histogram key: the layer's name, "io_uring" for syscall-layer uring keys. */
+const char *out_khist_layer(const struct it_hist_key *k);
+
 #endif /* IT_OUTPUT_H */

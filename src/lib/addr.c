@@ -143,6 +143,23 @@ int addr_parse(const char *s, struct net_addr *a, char *why, size_t whylen)
 			(int)(c - s), s);
 }
 
+int addr_parse_hostport(const char *s, struct net_addr *a, char *why, size_t whylen)
+{
+	memset(a, 0, sizeof(*a));
+	a->kind = ADDR_TCP;
+	if (s && s[0] == ':') {
+		if (parse_num(s + 1, strlen(s + 1), 1, 65535, &a->port))
+			return addr_err(why, whylen, "bad port '%s' (1..65535)", s + 1);
+		return 0;
+	}
+	if (!parse_tcp(s ? s : "", a, why, whylen))
+		return 0;
+	/* the reason without parse_tcp()'s "tcp: " prefix: there is no transport here */
+	if (why && !strncmp(why, "tcp: ", 5))
+		memmove(why, why + 5, strlen(why + 5) + 1);
+	return -EINVAL;
+}
+
 int addr_format(const struct net_addr *a, char *buf, size_t len)
 {
 	switch (a->kind) {
@@ -186,6 +203,13 @@ int addr_sockaddr(const struct net_addr *a, int listening, struct sockaddr_stora
 		*len = sizeof(*un);
 		return 0;
 	case ADDR_TCP:
+		if (!a->host[0]) { /* every address: IPv6 any (dual stack where the host allows) */
+			in6->sin6_family = AF_INET6;
+			in6->sin6_addr = in6addr_any;
+			in6->sin6_port = htons((uint16_t)a->port);
+			*len = sizeof(*in6);
+			return 0;
+		}
 		if (inet_pton(AF_INET, a->host, &in->sin_addr) == 1) {
 			in->sin_family = AF_INET;
 			in->sin_port = htons((uint16_t)a->port);

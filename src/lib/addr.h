@@ -28,6 +28,13 @@ struct net_addr {
 	char path[108]; /* unix path, serial name or device path */
 };
 int addr_parse(const char *s, struct net_addr *a, char *why, size_t whylen);
+/*
+ * A TCP listening address without the "tcp:" prefix: "HOST:PORT" (numeric IPv4
+ * or localhost), "[IPV6]:PORT", or ":PORT" for every address (host left empty:
+ * addr_sockaddr() then gives the IPv6 any address, "[::]"). Returns 0 or -EINVAL
+ * with a one-line reason in why[whylen].
+ */
+int addr_parse_hostport(const char *s, struct net_addr *a, char *why, size_t whylen);
 /* Print a as addr_parse() reads it ("tcp:[::1]:7767"). Returns snprintf's count. */
 int addr_format(const struct net_addr *a, char *buf, size_t len);
 

@@ -21,7 +21,7 @@
 
 #include "iotracer.h"
 #include "iotracer.skel.h"
-#include "bench/bench.h"
+#include "lib/procfs.h"
 #include "core/cli.h"
 #include "core/corr.h"
 #include "core/hist.h"
@@ -30,6 +30,7 @@
 #include "core/loader.h"
 #include "lib/clock.h"
 #include "mode/mode.h"
+#include "core/metrics.h"
 #include "core/output.h"
 #include "mode/qemu.h"
 #include "mode/vjoin.h"
@@ -481,7 +482,7 @@ static void *host_start(const struct mode_env *env)
 	cb.ctx = h;
 	jw_init(&h->w);
 	h->start_ns = it_mono_ns();
-	h->cpu_start_ns = bench_proc_cpu_ns(getpid());
+	h->cpu_start_ns = procfs_cpu_ns(getpid());
 	for (int s = 0; s < VJ_STAGES; s++)
 		if (!(h->stage[s] = lhist_new()))
 			goto fail;
@@ -677,11 +678,29 @@ static void host_summary(void *m, int final)
 		       (double)(h->qemu_ev[0] + h->qemu_ev[1] + h->qemu_ev[2]) /
 			       (h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]) :
 		       0;
-	cpu_pct = el ? 100.0 * (bench_proc_cpu_ns(getpid()) - h->cpu_start_ns) / el : 0;
+	cpu_pct = el ? 100.0 * (procfs_cpu_ns(getpid()) - h->cpu_start_ns) / el : 0;
 	it_loader_run_totals(h->env.ld, NULL, &bpf_ns);
 	summary_text(h, st, hits, cpu_pct, bpf_ns);
 	if (h->env.json)
 		summary_json(h, st, final, hits, cpu_pct, bpf_ns);
+}
+
+/* --metrics: link state and join counts (docs/metrics.md). */
+static void host_metrics(void *m, FILE *f)
+{
+	struct host *h = m;
+	const struct vj_stats *st = vjoin_stats(h->vj);
+	struct link_peer *p = NULL;
+	uint64_t up = 0;
+
+	while ((p = link_next_peer(h->link, p)))
+		up += link_peer_info(p)->hello_done;
+	metrics_single(f, "iotracer_link_peers", "gauge",
+		       "Guests connected over the link (hello exchanged).", up);
+	metrics_single(f, "iotracer_guest_requests_total", "counter",
+		       "Guest virtio requests received from the guests.", st->guest);
+	metrics_single(f, "iotracer_joined_requests_total", "counter",
+		       "Guest requests joined with the host IO QEMU issued for them.", st->joined);
 }
 
 static void host_stop(void *m)
@@ -710,5 +729,6 @@ const struct mode_ops host_mode_ops = {
 	.request = host_request,
 	.run = host_run,
 	.summary = host_summary,
+	.metrics = host_metrics,
 	.stop = host_stop,
 };

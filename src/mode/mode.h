@@ -39,6 +39,11 @@ struct mode_ops {
 	void (*run)(void *m, uint64_t now_ns);
 	/* periodic and final summary lines */
 	void (*summary)(void *m, int final);
+	/*
+	 * --metrics: append this mode's families to the /metrics text being built
+	 * (core/metrics.h helpers), on the event loop, about once a second
+	 */
+	void (*metrics)(void *m, FILE *f);
 	/* shut down: flush, close links, detach, free */
 	void (*stop)(void *m);
 };

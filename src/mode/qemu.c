@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "iotracer.h"
+#include "lib/json.h"
 #include "mode/qemu.h"
 
 /* ---- ELF symbols -> uprobe file offsets ---- */
@@ -303,149 +304,61 @@ static int opt_parse_kv(const char *s, const char *implied, struct opt *o)
 	return 0;
 }
 
-/* ---- a small JSON object flattener (strings, scalars, nested objects) ---- */
+/* ---- QEMU's JSON option syntax, over lib/json's DOM ---- */
 
-struct jp {
-	const char *s;
-	int depth;
-};
+#define OPT_JSON_DEPTH 8
 
-static void jp_ws(struct jp *p)
+/*
+ * The members of a JSON object into o: nested objects give dotted keys
+ * ("file.filename") as QEMU's dotted syntax does; scalars keep their JSON
+ * text ("12", "true", "null"); arrays are skipped (nothing needed here is in
+ * one).
+ */
+static int opt_walk(const struct json *obj, const char *prefix, int depth, struct opt *o)
 {
-	while (isspace((unsigned char)*p->s))
-		p->s++;
-}
+	char key[128], num[32];
+	const char *val;
+	int err;
 
-/* A string into out (NUL-terminated, truncated); returns 0 or -EINVAL. */
-static int jp_string(struct jp *p, char *out, size_t outlen)
-{
-	size_t n = 0;
-	char c;
-
-	if (*p->s != '"')
+	if (depth > OPT_JSON_DEPTH)
 		return -EINVAL;
-	for (p->s++; *p->s != '"'; p->s++) {
-		c = *p->s;
-		if (!c)
-			return -EINVAL;
-		if (c == '\\') {
-			c = *++p->s;
-			if (!c)
-				return -EINVAL;
-			if (c == 'u') { /* only ASCII matters for paths and ids here */
-				c = '?';
-				p->s += strnlen(p->s + 1, 4);
-			} else if (c == 'n' || c == 't' || c == 'r' || c == 'b' || c == 'f') {
-				c = ' ';
-			}
+	for (const struct json *m = obj->child; m; m = m->next) {
+		snprintf(key, sizeof(key), "%s%s%.63s", prefix, *prefix ? "." : "", m->key);
+		switch (m->t) {
+		case JSON_OBJ:
+			err = opt_walk(m, key, depth + 1, o);
+			if (err)
+				return err;
+			continue;
+		case JSON_ARR:
+			continue;
+		case JSON_STR:
+			val = m->str;
+			break;
+		case JSON_NUM:
+			snprintf(num, sizeof(num), "%.15g", m->num);
+			val = num;
+			break;
+		case JSON_BOOL:
+			val = m->num ? "true" : "false";
+			break;
+		default:
+			val = "null";
 		}
-		if (n < outlen - 1)
-			out[n++] = c;
+		opt_add(o, key, strlen(key), val, strlen(val));
 	}
-	p->s++;
-	out[n] = '\0';
-	return 0;
-}
-
-static int jp_value(struct jp *p, const char *key, struct opt *o);
-
-/* After a member: a ',' (then more) or the closing bracket. */
-static int jp_sep(struct jp *p, char close)
-{
-	jp_ws(p);
-	if (*p->s == ',') {
-		p->s++;
-		jp_ws(p);
-		return *p->s == close ? -EINVAL : 0;
-	}
-	return *p->s == close ? 0 : -EINVAL;
-}
-
-static int jp_object(struct jp *p, const char *prefix, struct opt *o)
-{
-	char name[64], key[128];
-	int err;
-
-	if (*p->s != '{' || ++p->depth > 8)
-		return -EINVAL;
-	p->s++;
-	jp_ws(p);
-	while (*p->s != '}') {
-		err = jp_string(p, name, sizeof(name));
-		if (err)
-			return err;
-		snprintf(key, sizeof(key), "%s%s%s", prefix, *prefix ? "." : "", name);
-		jp_ws(p);
-		if (*p->s++ != ':')
-			return -EINVAL;
-		jp_ws(p);
-		err = jp_value(p, key, o);
-		if (!err)
-			err = jp_sep(p, '}');
-		if (err)
-			return err;
-	}
-	p->s++;
-	p->depth--;
-	return 0;
-}
-
-/* Arrays are skipped (o = NULL): nothing this module needs is in one. */
-static int jp_array(struct jp *p, const char *key)
-{
-	int err;
-
-	if (++p->depth > 8)
-		return -EINVAL;
-	p->s++;
-	jp_ws(p);
-	while (*p->s != ']') {
-		err = jp_value(p, key, NULL);
-		if (!err)
-			err = jp_sep(p, ']');
-		if (err)
-			return err;
-	}
-	p->s++;
-	p->depth--;
-	return 0;
-}
-
-static int jp_value(struct jp *p, const char *key, struct opt *o)
-{
-	char val[256];
-	const char *start = p->s;
-	int err;
-
-	if (*p->s == '{')
-		return jp_object(p, key, o);
-	if (*p->s == '[')
-		return jp_array(p, key);
-	if (*p->s == '"') {
-		err = jp_string(p, val, sizeof(val));
-		if (!err)
-			opt_add(o, key, strlen(key), val, strlen(val));
-		return err;
-	}
-	while (isalnum((unsigned char)*p->s) || (*p->s && strchr("+-.", *p->s)))
-		p->s++;
-	if (p->s == start)
-		return -EINVAL;
-	opt_add(o, key, strlen(key), start, p->s - start);
 	return 0;
 }
 
 static int opt_parse_json(const char *s, struct opt *o)
 {
-	struct jp p = { s, 0 };
-	int err;
+	struct json *root = json_parse(s, strlen(s));
+	int err = -EINVAL;
 
-	jp_ws(&p);
-	err = jp_object(&p, "", o);
-	if (err)
-		return err;
-	jp_ws(&p);
-	return *p.s ? -EINVAL : 0;
+	if (root && root->t == JSON_OBJ)
+		err = opt_walk(root, "", 1, o);
+	json_free(root);
+	return err;
 }
 
 static int opt_parse(const char *s, const char *implied, struct opt *o)

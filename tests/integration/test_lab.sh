@@ -14,7 +14,7 @@
 # tests/lab/test_drivers.sh reads (LAB_DRV_COUNT, LAB_TIMEOUT, LAB_DIR, ...).
 #
 # The same script, as test_lab_modes.sh (a symlink), runs tests/lab/test_modes.sh
-# instead: host and guest modes over virtio-serial and tcp (issue 4), 2 boots.
+# instead: host and guest modes over virtio-serial and tcp, 2 boots.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 case $(basename "$0") in

@@ -4,8 +4,8 @@
 #   SERIES+METHOD boots SERIES with IOTRACER_PREFER=METHOD in the guest (kprobe: the
 #   kprobe variants of every fentry hook get their coverage)
 #
-# The driver layers test (issue 3): for each guest kernel, boot the lab guest
-# with tests/lab/guest-drivers.sh, which runs a static iotracer
+# The driver layers test (nvme, scsi and virtio records under the block
+# layer): for each guest kernel, boot the lab guest with tests/lab/guest-drivers.sh, which runs a static iotracer
 # (`-q --no-live -j out.json -d nvme0n1,sda,vda`) around ioload randread +
 # randwrite (LAB_DRV_COUNT ops each, 4 KiB, O_DIRECT) on the three disks and
 # sends back out.json, iotracer's stderr and ioload's JSON lines as one base64

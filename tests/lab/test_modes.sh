@@ -2,7 +2,7 @@
 # shellcheck source-path=SCRIPTDIR
 # test_modes.sh [TRANSPORT...]   (default: "serial tcp")
 #
-# Host and guest modes (issue 4): boot the lab guest (LAB_MODES_KERNEL, default
+# Host and guest modes (records joined across the VM link): boot the lab guest (LAB_MODES_KERNEL, default
 # 6.12) with tests/lab/guest-modes.sh while tests/lab/host-modes-hook.sh runs
 # `iotracer --mode host --qemu-pid <the lab's QEMU>` here. The link is the
 # virtio-serial port (host dials QEMU's chardev socket) or tcp over slirp

@@ -1,21 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for the pure parts of `iotracer bench`: statistics, CPU
- * accounting, /proc parsers, the JSON reader, fio and summary parsing, BTF
- * names, and the SVG chart (well-formed XML, escaped text).
+ * Unit tests for the pure parts of `iotracer bench`: statistics, fio and
+ * summary parsing, tracer names, which oracles a layer set is held to (the
+ * unreported-drops check), and the SVG chart (well-formed XML, escaped text).
+ * The /proc parsers are in test_procfs.c, the JSON reader in test_json.c.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/btf.h>
 
-#include "bench/bench.h"
+#include "bench/internal.h"
+#include "bench/svg.h"
 #include "unit.h"
-
-#ifndef BTF_INFO_ENC
-#define BTF_INFO_ENC(kind, kflag, vlen) ((!!(kflag) << 31) | ((kind) << 24) | ((vlen)&0xffff))
-#endif
 
 static void test_median(void)
 {
@@ -43,121 +40,6 @@ static void test_stat(void)
 	bench_stat(v, 0, &s);
 	ASSERT_EQ(s.n, 0, "empty n");
 	ASSERT_TRUE(isnan(s.med) && isnan(s.min) && isnan(s.max), "empty NaN");
-}
-
-static const char stat_a[] = "cpu  51356 0 19688 171722 990 0 1212 0 0 0\n"
-			     "cpu0 23206 0 8694 89927 176 0 527 0 0 0\n"
-			     "cpu1 28150 0 10993 81795 814 0 685 0 0 0\n"
-			     "intr 1419499 0 0\nctxt 7151576\nbtime 1\n";
-
-static void test_proc_stat(void)
-{
-	struct cpu_snap a = { 0 }, b = { 0 };
-	char buf[512];
-
-	if (!ASSERT_OK(bench_parse_proc_stat(stat_a, &a), "parse"))
-		return;
-	ASSERT_EQ(a.ncpu, 2, "ncpu");
-	ASSERT_EQ(a.idle_ticks, (uint64_t)(171722 + 990), "idle + iowait");
-	/* 10 s later: 15 s of idle+iowait over 2 CPUs (1500 ticks at USER_HZ 100) */
-	snprintf(buf, sizeof(buf), "cpu  99999 0 99999 %d %d 0 0 0 0 0\ncpu0 1\ncpu1 1\n",
-		 171722 + 1400, 990 + 100);
-	if (!ASSERT_OK(bench_parse_proc_stat(buf, &b), "parse b"))
-		return;
-	a.t_ns = 1000000000ull;
-	b.t_ns = a.t_ns + 10000000000ull;
-	/* user/system ticks are ignored on purpose: only idle time is exact */
-	ASSERT_NEAR(bench_busy_ns(&a, &b, 100), 5e9, 1, "busy ns = 2 x 10 s - 15 s");
-	ASSERT_NEAR(bench_busy_pct(&a, &b, 100), 25.0, 1e-9, "busy % per core");
-	/* idle at USER_HZ 250 */
-	ASSERT_NEAR(bench_busy_pct(&a, &b, 250), 100.0 * (20 - 6) / 20, 1e-9, "HZ 250");
-	b.t_ns = a.t_ns;
-	ASSERT_TRUE(isnan(bench_busy_pct(&a, &b, 100)), "zero elapsed");
-	ASSERT_EQ(bench_parse_proc_stat("cpu0 1 2 3 4 5\n", &b), -EINVAL, "no cpu line");
-	ASSERT_EQ(bench_parse_proc_stat("cpu  1 2 3\ncpu0 1\n", &b), -EINVAL, "short cpu line");
-	ASSERT_EQ(bench_parse_proc_stat("cpu  1 2 3 4 5\n", &b), -EINVAL, "no cpuN lines");
-}
-
-static void test_schedstat_status(void)
-{
-	uint64_t v = 0;
-	static const char status[] = "Name:\tiotracer\nVmHWM:\t   23848 kB\nVmRSS:\t  9000 kB\n"
-				     "RssAnon:\t    4432 kB\nRssFile:\t 4568 kB\n";
-
-	ASSERT_OK(bench_parse_schedstat("2537738 37611 2\n", &v), "schedstat");
-	ASSERT_EQ(v, 2537738ull, "run ns");
-	ASSERT_EQ(bench_parse_schedstat("x 1 2", &v), -EINVAL, "junk");
-	ASSERT_EQ(bench_parse_schedstat("12x 1 2", &v), -EINVAL, "junk after number");
-	ASSERT_OK(bench_parse_status_kb(status, "RssAnon", &v), "RssAnon");
-	ASSERT_EQ(v, 4432ull, "RssAnon value");
-	ASSERT_OK(bench_parse_status_kb(status, "VmHWM", &v), "VmHWM");
-	ASSERT_EQ(v, 23848ull, "VmHWM value");
-	ASSERT_EQ(bench_parse_status_kb(status, "RssShmem", &v), -ENOENT, "absent");
-	ASSERT_EQ(bench_parse_status_kb(status, "Rss", &v), -ENOENT, "prefix is not a key");
-}
-
-static void test_fdinfo(void)
-{
-	struct bench_prog p = { 0 };
-	static const char prog[] = "pos:\t0\nflags:\t02000002\nmnt_id:\t16\nino:\t1057\n"
-				   "prog_type:\t26\nprog_jited:\t1\nprog_tag:\t993e808ed1b6e789\n"
-				   "memlock:\t4096\nprog_id:\t939\nrun_time_ns:\t123456\n"
-				   "run_cnt:\t789\nrecursion_misses:\t0\nverified_insns:\t300\n";
-	static const char link[] = "pos:\t0\nflags:\t02000000\nlink_type:\ttracing\n"
-				   "link_id:\t12\nprog_tag:\t993e808ed1b6e789\nprog_id:\t939\n";
-	static const char map[] = "pos:\t0\nmap_type:\t27\nkey_size:\t0\nmap_id:\t300\n";
-
-	ASSERT_EQ(bench_parse_fdinfo_prog(prog, &p), 1, "program fd");
-	ASSERT_EQ(p.id, 939u, "id");
-	ASSERT_EQ(p.run_time_ns, 123456ull, "run_time_ns");
-	ASSERT_EQ(p.run_cnt, 789ull, "run_cnt");
-	ASSERT_EQ(bench_parse_fdinfo_prog(link, &p), 0, "link fd is not a program");
-	ASSERT_EQ(bench_parse_fdinfo_prog(map, &p), 0, "map fd");
-	ASSERT_EQ(bench_parse_fdinfo_prog("prog_id:\t99999999999\n", &p), -EINVAL, "id range");
-}
-
-static void test_json_reader(void)
-{
-	static const char doc[] =
-		" {\"a\": {\"b\": [1, 2.5, -3e2], \"s\": \"x\\\"y\\u00e9\\n\", \"t\": true,"
-		" \"f\": false, \"n\": null}, \"e\": {}, \"z\": []} ";
-	struct bj *v = bj_parse(doc, strlen(doc));
-	const struct bj *arr, *s;
-
-	if (!ASSERT_TRUE(v != NULL, "parse"))
-		return;
-	arr = bj_path(v, "a.b");
-	ASSERT_TRUE(arr && arr->t == BJ_ARR, "array");
-	ASSERT_NEAR(arr->child->num, 1, 0, "1");
-	ASSERT_NEAR(arr->child->next->num, 2.5, 0, "2.5");
-	ASSERT_NEAR(arr->child->next->next->num, -300, 0, "-3e2");
-	s = bj_path(v, "a.s");
-	ASSERT_TRUE(s && s->t == BJ_STR, "string");
-	ASSERT_STREQ(s->str, "x\"y\xc3\xa9\n", "escapes");
-	ASSERT_NEAR(bj_num(v, "a.t", -1), -1, 0, "bool is not a number");
-	ASSERT_TRUE(bj_path(v, "a.t")->t == BJ_BOOL && bj_path(v, "a.t")->num == 1, "true");
-	ASSERT_TRUE(bj_path(v, "a.n")->t == BJ_NULL, "null");
-	ASSERT_TRUE(bj_get(v, "e")->t == BJ_OBJ && !bj_get(v, "e")->child, "empty object");
-	ASSERT_TRUE(bj_get(v, "z")->t == BJ_ARR && !bj_get(v, "z")->child, "empty array");
-	ASSERT_TRUE(bj_path(v, "a.nope") == NULL, "missing");
-	ASSERT_NEAR(bj_num(v, "a.nope", 7), 7, 0, "default");
-	bj_free(v);
-
-	static const char *const bad[] = { "",		"{",	     "{\"a\":}", "[1,]",
-					   "{\"a\" 1}", "[1] x",     "\"abc",	 "tru",
-					   "{1:2}",	"[\"\\q\"]", "[-]" };
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		v = bj_parse(bad[i], strlen(bad[i]));
-		if (!ASSERT_TRUE(v == NULL, bad[i]))
-			bj_free(v);
-	}
-	/* nesting limit */
-	char deep[200];
-	memset(deep, '[', 100);
-	memset(deep + 100, ']', 100);
-	v = bj_parse(deep, 200);
-	if (!ASSERT_TRUE(v == NULL, "too deep"))
-		bj_free(v);
 }
 
 static const char fio_json[] =
@@ -229,60 +111,113 @@ static void test_tracer_summary(void)
 	ASSERT_EQ(bench_parse_tracer_summary("nothing\n", 8, &s), -ENOENT, "none");
 }
 
-/* A BTF blob: [1] int, [2] func_proto, [3] func "handle_block_rq_issue". */
-static void test_btf_name(void)
+/* Tracer names: kinds, layer sets (+ for ,), unknown names refused, found again. */
+static void test_tracer_names(void)
 {
-	static const char strs[] = "\0int\0handle_block_rq_issue";
-	unsigned char blob[256];
-	struct btf_header h = { 0 };
-	struct btf_type t;
-	uint32_t u, off = 0, types_len;
-	char name[48];
+	static struct bench b;
 
-	memset(blob, 0, sizeof(blob));
-	/* types */
-	unsigned char *ty = blob + sizeof(h);
-	t = (struct btf_type){ .name_off = 1, .info = BTF_INFO_ENC(BTF_KIND_INT, 0, 0), .size = 4 };
-	memcpy(ty + off, &t, sizeof(t));
-	off += sizeof(t);
-	u = 32; /* int encoding */
-	memcpy(ty + off, &u, 4);
-	off += 4;
-	t = (struct btf_type){ .name_off = 0,
-			       .info = BTF_INFO_ENC(BTF_KIND_FUNC_PROTO, 0, 1),
-			       .type = 1 };
-	memcpy(ty + off, &t, sizeof(t));
-	off += sizeof(t);
-	memset(ty + off, 0, 8); /* one btf_param */
-	off += 8;
-	t = (struct btf_type){ .name_off = 5,
-			       .info = BTF_INFO_ENC(BTF_KIND_FUNC, 0, 0),
-			       .type = 2 };
-	memcpy(ty + off, &t, sizeof(t));
-	off += sizeof(t);
-	types_len = off;
-	memcpy(ty + off, strs, sizeof(strs));
-	h.magic = BTF_MAGIC;
-	h.version = BTF_VERSION;
-	h.hdr_len = sizeof(h);
-	h.type_off = 0;
-	h.type_len = types_len;
-	h.str_off = types_len;
-	h.str_len = sizeof(strs);
-	memcpy(blob, &h, sizeof(h));
+	memset(&b, 0, sizeof(b));
+	ASSERT_EQ(tracer_get(&b, "none"), 0, "none");
+	ASSERT_EQ(tracer_get(&b, "iotracer:syscall+block"), 1, "layers");
+	ASSERT_STREQ(b.tr[1].layers, "syscall,block", "-l value");
+	ASSERT_EQ(b.tr[1].k, T_IOT, "kind");
+	ASSERT_EQ(tracer_get(&b, "iotracer-nojson"), 2, "nojson");
+	ASSERT_EQ(tracer_get(&b, "bpftrace-hist"), 3, "bpftrace-hist");
+	ASSERT_EQ(tracer_get(&b, "iotracer:syscall+block"), 1, "found again");
+	ASSERT_EQ(tracer_get(&b, "perf"), -EINVAL, "unknown tracer");
+	ASSERT_EQ(tracer_get(&b, "iotracer:disk"), -EINVAL, "unknown layer");
+	ASSERT_EQ(tracer_get(&b, "bpftrace-hist:block"), -EINVAL, "layers of a bpftrace peer");
+	ASSERT_EQ(tracer_get(&b, "iotracer@/nonexistent/iotracer"), -EINVAL, "PATH not there");
+	ASSERT_EQ(b.ntr, 4, "only good names added");
+	ASSERT_STREQ(tracer_kind_name(b.tr[2].k), "iotracer-nojson", "kind name");
+	ASSERT_EQ(find_tr(&b, "bpftrace-hist"), 3, "find_tr");
+	ASSERT_EQ(find_tr(&b, "bpftrace-print"), -1, "find_tr absent");
+}
 
-	size_t len = sizeof(h) + types_len + sizeof(strs);
-	if (!ASSERT_OK(bench_btf_name(blob, len, 3, name, sizeof(name)), "func"))
-		return;
-	ASSERT_STREQ(name, "handle_block_rq_issue", "full name");
-	ASSERT_OK(bench_btf_name(blob, len, 1, name, sizeof(name)), "int");
-	ASSERT_STREQ(name, "int", "int name");
-	ASSERT_OK(bench_btf_name(blob, len, 3, name, 7), "truncated");
-	ASSERT_STREQ(name, "handle", "truncated name");
-	ASSERT_EQ(bench_btf_name(blob, len, 4, name, sizeof(name)), -ENOENT, "no type 4");
-	ASSERT_EQ(bench_btf_name(blob, len - 30, 3, name, sizeof(name)), -EINVAL, "short blob");
-	blob[0] = 0;
-	ASSERT_EQ(bench_btf_name(blob, len, 3, name, sizeof(name)), -EINVAL, "bad magic");
+/*
+ * The unreported-drops check compares the device's stat with block records
+ * only when the block layer is traced, and fio's IO count with syscall
+ * records only when the syscall layer is (fs and sched pull it in).
+ */
+static void test_unreported_oracles(void)
+{
+	static const struct {
+		const char *layers;
+		int block, requests;
+	} c[] = {
+		{ "", 1, 1 },
+		{ "all", 1, 1 },
+		{ "block", 1, 0 },
+		{ "syscall", 0, 1 },
+		{ "fs", 0, 1 },
+		{ "sched", 0, 1 },
+		{ "syscall,block", 1, 1 },
+		{ "nvme", 0, 0 },
+		{ "fs,nvme,block", 1, 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		int blk = -1, req = -1;
+
+		unreported_oracles(c[i].layers, &blk, &req);
+		ASSERT_EQ(blk, c[i].block, c[i].layers);
+		ASSERT_EQ(req, c[i].requests, c[i].layers);
+	}
+}
+
+/* A final summary with these records and counted drops (no io_uring, no aio). */
+static struct tracer_sum sum_of(int64_t syscall, int64_t block, int64_t drops_block,
+				int64_t drops_other)
+{
+	return (struct tracer_sum){ .requests = syscall,
+				    .records = syscall + block,
+				    .drops = drops_block + drops_other,
+				    .rec_syscall = syscall,
+				    .rec_block = block,
+				    .drops_block = drops_block,
+				    .drops_other = drops_other };
+}
+
+/*
+ * iotracer:block and iotracer:syscall side by side, as in the run whose check
+ * reported 784,621 unreported drops. Each layer set reports 0 records for the
+ * layer it does not trace: compared with the other oracle, every IO looked lost.
+ */
+static void test_run_unreported(void)
+{
+	static struct bench b;
+	struct run r = { 0 };
+	int64_t blk, req;
+
+	memset(&b, 0, sizeof(b));
+	tracer_get(&b, "none");
+	tracer_get(&b, "iotracer:block");
+	tracer_get(&b, "iotracer:syscall");
+	tracer_get(&b, "iotracer");
+	r.ok = 1;
+	r.fio.ios = 784621;
+	r.blk_ios = 784625;
+	r.sum = sum_of(0, 784620, 3, 0);
+	r.tr = 1; /* block alone */
+	run_unreported(&b, &r, &blk, &req);
+	ASSERT_EQ(blk, 2, "block: stat - records - counted drops");
+	ASSERT_EQ(req, -1, "block: fio's IOs n/a");
+
+	r.sum = sum_of(784621, 0, 0, 0);
+	r.tr = 2; /* syscall alone */
+	run_unreported(&b, &r, &blk, &req);
+	ASSERT_EQ(blk, -1, "syscall: device stat n/a");
+	ASSERT_EQ(req, 0, "syscall: every fio IO recorded");
+
+	r.sum.rec_block = 784625;
+	r.sum.records = 784621 + 784625;
+	r.tr = 3; /* all layers: both oracles */
+	run_unreported(&b, &r, &blk, &req);
+	ASSERT_EQ(blk, 0, "all: stat");
+	ASSERT_EQ(req, 0, "all: fio");
+	r.sum.drops = -1;
+	run_unreported(&b, &r, &blk, &req);
+	ASSERT_TRUE(blk == -1 && req == -1, "no summary: nothing compared");
 }
 
 /*
@@ -432,13 +367,11 @@ int main(void)
 {
 	RUN_TEST(test_median);
 	RUN_TEST(test_stat);
-	RUN_TEST(test_proc_stat);
-	RUN_TEST(test_schedstat_status);
-	RUN_TEST(test_fdinfo);
-	RUN_TEST(test_json_reader);
 	RUN_TEST(test_fio);
 	RUN_TEST(test_tracer_summary);
-	RUN_TEST(test_btf_name);
+	RUN_TEST(test_tracer_names);
+	RUN_TEST(test_unreported_oracles);
+	RUN_TEST(test_run_unreported);
 	RUN_TEST(test_svg);
 	return unit_result();
 }

@@ -241,6 +241,33 @@ out:
 	return ok;
 }
 
+/* --metrics: the three address forms; the last one wins. */
+static void test_cli_metrics(void)
+{
+	static const char *const good[] = { "127.0.0.1:9477", "[::1]:9477", ":9477",
+					    "localhost:1" };
+	struct run r;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		RUN(&r, "--metrics", good[i]);
+		if (!ASSERT_EQ(r.ret, CLI_RUN, good[i]) || !ASSERT_EQ(r.err_len, 0, good[i]) ||
+		    !ASSERT_STREQ(r.o.metrics_addr, good[i], good[i])) {
+			run_free(&r);
+			return;
+		}
+		run_free(&r);
+	}
+	RUN(&r, "--metrics", ":1", "--metrics", ":2");
+	ASSERT_STREQ(r.o.metrics_addr, ":2", "last wins");
+	run_free(&r);
+	RUN(&r, "--metrics", "9477");
+	ASSERT_STREQ(r.err,
+		     "iotracer: --metrics: bad address '9477': expected HOST:PORT "
+		     "(e.g. 127.0.0.1:9477, [::1]:9477, :9477)\n",
+		     "message");
+	run_free(&r);
+}
+
 static void test_cli_bad_values(void)
 {
 	static const struct {
@@ -286,6 +313,13 @@ static void test_cli_bad_values(void)
 		{ "--listen", "vsock:notaport" },
 		{ "--qemu-pid", "0" },
 		{ "--name", "" },
+		{ "--metrics", "" },
+		{ "--metrics", "9477" },
+		{ "--metrics", "host.example:9477" },
+		{ "--metrics", "127.0.0.1:0" },
+		{ "--metrics", ":65536" },
+		{ "--metrics", "::1:9477" },
+		{ "--metrics", "[::1]9477" },
 	};
 	size_t i;
 
@@ -515,6 +549,7 @@ int main(void)
 	RUN_TEST(test_cli_long);
 	RUN_TEST(test_cli_bad_values);
 	RUN_TEST(test_cli_modes);
+	RUN_TEST(test_cli_metrics);
 	RUN_TEST(test_cli_limits);
 	RUN_TEST(test_cli_help);
 	RUN_TEST(test_cli_version);

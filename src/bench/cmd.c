@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cmd: `iotracer bench`, the driver. Options -> the plan (which tracers run on
+ * which workloads) -> the environment (root, fio, bpftrace and its scripts)
+ * -> the run loop (per workload: a warm-up, rounds of none + each tracer, a
+ * BPF statistics run per tracer) -> the reports. The parts it drives are in
+ * the other files of src/bench (internal.h).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "bench/internal.h"
+#include "lib/log.h"
+#include "lib/parse.h"
+
+static const char *const default_tracers =
+	"none,iotracer,iotracer-nojson,bpftrace-hist,bpftrace-print";
+static const char *const layer_tracers =
+	"none,iotracer:syscall,iotracer:fs,iotracer:sched,iotracer:block,iotracer";
+
+static void bench_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: iotracer bench [options]\n"
+		"Measure what a tracer costs under fio: runs each workload in rounds without and\n"
+		"with every tracer (A B A B ...), reports medians and min-max. Needs root and fio.\n"
+		"\n"
+		"  --preset LIST       reference, maxrate, layers or all (comma list; default reference)\n"
+		"  --quick             1 pair of 2 s runs, the first workload of each preset (for tests)\n"
+		"  --pairs N           rounds of (none, tracer...) per workload (default 3)\n"
+		"  --runtime DUR       fio run time of each run (default 10s; --quick 2s)\n"
+		"  --tracers LIST      none,iotracer,iotracer-nojson,bpftrace-hist,bpftrace-print (default:\n"
+		"                      all of them); iotracer:LAYERS (e.g. iotracer:syscall+block) for -l;\n"
+		"                      iotracer@PATH[:LAYERS]: another iotracer build, side by side\n"
+		"  --workloads LIST    only these workloads (ref-rand,ref-seq,ref-buffered,ref-12r1w,\n"
+		"                      max-psync,max-uring,layers-psync)\n"
+		"  --target DEV|FILE   run on this block device or file instead of a loop device over a\n"
+		"                      file of our own (a device is written to; mounted devices, the root\n"
+		"                      disk and devices with a file system are refused, see --force)\n"
+		"  --size SIZE         size of the backing file (default 1G; --quick 256M)\n"
+		"  --json FILE         write every raw sample and the aggregates as JSON\n"
+		"  --svg FILE          write the overhead chart as SVG\n"
+		"  --no-bpf-stats      skip the extra run per tracer with BPF run-time statistics on\n"
+		"  --tools-dir DIR     where the bpftrace scripts are (default: src/bench/scripts next to\n"
+		"                      the binary, then ../share/iotracer/scripts, /usr/share/iotracer/scripts)\n"
+		"  --force             allow a --target that holds a file system or partition table\n"
+		"  --keep              keep the work directory (fio and tracer outputs)\n"
+		"  -v, --verbose       print every command\n"
+		"  -h, --help          this text\n"
+		"\n"
+		"Progress goes to stderr, the tables to stdout. See docs/bench.md.\n");
+}
+
+/* A bad option value: one line naming it, exit status 2. */
+static int usage_err(const char *opt, const char *val, const char *why)
+{
+	it_err("%s: %s '%s'", opt, why, val);
+	return 2;
+}
+
+/* Options that say what was set, for --quick's defaults. */
+struct opts_set {
+	int runtime, size, pairs;
+};
+
+/* One option with its value. 0, -1 (--help: done) or exit status 2. */
+static int parse_opt(struct bench *b, int c, struct opts_set *set)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'Q':
+		b->o.quick = 1;
+		break;
+	case 't':
+		b->o.target = optarg;
+		break;
+	case 'n':
+		if (parse_u64(optarg, 1, 100, &v))
+			return usage_err("--pairs", optarg, "expected 1..100, got");
+		b->o.pairs = v;
+		set->pairs = 1;
+		break;
+	case 'p':
+		if (parse_presets(optarg, &b->o.presets))
+			return usage_err("--preset", optarg,
+					 "expected reference, maxrate, layers or all, got");
+		break;
+	case 'r':
+		if (parse_duration(optarg, &v) || v < 1000000000ull || v > 3600ull * 1000000000)
+			return usage_err("--runtime", optarg, "expected a duration of 1s..1h, got");
+		b->o.runtime_ns = v;
+		set->runtime = 1;
+		break;
+	case 'j':
+		b->o.json = optarg;
+		break;
+	case 's':
+		b->o.svg = optarg;
+		break;
+	case 'T':
+		b->o.tracers = optarg;
+		break;
+	case 'S':
+		if (parse_size(optarg, &v) || v < (64ull << 20) || v > (64ull << 30))
+			return usage_err("--size", optarg, "expected a size of 64M..64G, got");
+		b->o.size = v;
+		set->size = 1;
+		break;
+	case 'w':
+		b->o.workloads = optarg;
+		break;
+	case 'B':
+		b->o.bpf_stats = 0;
+		break;
+	case 'D':
+		b->o.tools_dir = optarg;
+		break;
+	case 'k':
+		b->o.keep = 1;
+		break;
+	case 'f':
+		b->o.force = 1;
+		break;
+	case 'v':
+		b->verbose = 1;
+		break;
+	case 'h':
+		bench_usage(stdout);
+		return -1;
+	default:
+		return 2;
+	}
+	return 0;
+}
+
+/* The command line into b->o. 0, -1 (--help: done) or exit status 2. */
+static int parse_options(struct bench *b, int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "quick", no_argument, NULL, 'Q' },
+		{ "target", required_argument, NULL, 't' },
+		{ "pairs", required_argument, NULL, 'n' },
+		{ "preset", required_argument, NULL, 'p' },
+		{ "runtime", required_argument, NULL, 'r' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "svg", required_argument, NULL, 's' },
+		{ "tracers", required_argument, NULL, 'T' },
+		{ "size", required_argument, NULL, 'S' },
+		{ "workloads", required_argument, NULL, 'w' },
+		{ "no-bpf-stats", no_argument, NULL, 'B' },
+		{ "tools-dir", required_argument, NULL, 'D' },
+		{ "keep", no_argument, NULL, 'k' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts_set set = { 0 };
+	int c, ret;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":vh", lopts, NULL)) != -1) {
+		if (c == ':') {
+			it_err("option '%s' needs an argument", argv[optind - 1]);
+			return 2;
+		}
+		if (c == '?') {
+			it_err("unknown option '%s'; try 'iotracer bench --help'",
+			       argv[optind - 1]);
+			return 2;
+		}
+		if ((ret = parse_opt(b, c, &set)))
+			return ret;
+	}
+	if (optind < argc)
+		return usage_err("bench", argv[optind], "unexpected argument");
+	if (b->o.quick) {
+		if (!set.pairs)
+			b->o.pairs = 1;
+		if (!set.runtime)
+			b->o.runtime_ns = 2ull * 1000000000;
+		if (!set.size)
+			b->o.size = 256ull << 20;
+	}
+	return 0;
+}
+
+/* Is workload wl asked for: --workloads, else --quick's first of its preset, else all. */
+static int workload_wanted(const struct bench *b, int wl)
+{
+	const struct workload *w = &bench_wls[wl];
+	char buf[256], *save = NULL;
+	int hit = 0;
+
+	if (!(b->o.presets & w->preset))
+		return 0;
+	if (b->o.workloads) {
+		snprintf(buf, sizeof(buf), "%s", b->o.workloads);
+		for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+			hit |= !strcmp(t, w->name);
+		return hit;
+	}
+	if (b->o.quick)
+		for (int k = 0; k < wl; k++)
+			if (bench_wls[k].preset == w->preset)
+				return 0;
+	return 1;
+}
+
+/* Add a tracer list to workload wl's runs. */
+static int add_tracers(struct bench *b, int wl, const char *list)
+{
+	char buf[512], *save = NULL;
+
+	if (strlen(list) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int i = tracer_get(b, t);
+
+		if (i < 0)
+			return i;
+		b->wl_tr[wl][i] = 1;
+	}
+	return 0;
+}
+
+/* What runs where: the workloads, and the tracers of each. 0 or an exit status. */
+static int build_plan(struct bench *b)
+{
+	int any = 0;
+
+	b->none = tracer_get(b, "none");
+	for (int wl = 0; wl < NR_WLS; wl++) {
+		const struct workload *w = &bench_wls[wl];
+
+		if (!workload_wanted(b, wl))
+			continue;
+		b->wl_sel[wl] = 1;
+		b->wl_tr[wl][b->none] = 1;
+		any = 1;
+		if (add_tracers(b, wl,
+				w->preset == P_LAYERS ? layer_tracers :
+				b->o.tracers	      ? b->o.tracers :
+							default_tracers))
+			return usage_err(
+				"--tracers", b->o.tracers,
+				"expected a list of none, iotracer[@PATH][:LAYERS], iotracer-nojson[@PATH][:LAYERS], bpftrace-hist, bpftrace-print (PATH an executable), got");
+	}
+	if (!any)
+		return usage_err("--workloads", b->o.workloads ? b->o.workloads : "",
+				 "no workload of the chosen presets matches");
+	return 0;
+}
+
+/* Root, fio, our own path, bpftrace and its scripts, the CPUs. 0 or exit status 1. */
+static int check_env(struct bench *b)
+{
+	struct procfs_cpu s;
+	char fio[PATH_MAX];
+	ssize_t l;
+
+	if (geteuid() != 0) {
+		it_err("need root (loop devices, BPF): run with sudo");
+		return 1;
+	}
+	if (find_in_path("fio", fio, sizeof(fio))) {
+		it_err("fio not found in PATH (apt-get install fio)");
+		return 1;
+	}
+	l = readlink("/proc/self/exe", b->exe, sizeof(b->exe) - 1);
+	if (l <= 0) {
+		it_err("cannot read /proc/self/exe: %s", strerror(errno));
+		return 1;
+	}
+	b->exe[l] = '\0';
+	find_tools(b);
+	tracers_check_tools(b);
+	b->user_hz = sysconf(_SC_CLK_TCK);
+	if (procfs_cpu_read(&s)) {
+		it_err("cannot read /proc/stat");
+		return 1;
+	}
+	b->ncpu = s.ncpu;
+	if (b->o.target)
+		b->shared_target = 1;
+	return 0;
+}
+
+static struct run *new_run(struct bench *b)
+{
+	if (b->nruns == b->cap) {
+		int cap = b->cap ? b->cap * 2 : 64;
+		struct run *n = realloc(b->runs, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		b->runs = n;
+		b->cap = cap;
+	}
+	return &b->runs[b->nruns++];
+}
+
+/* A recorded run; a run cut short by Ctrl-C is dropped. 0, or -EINTR/-ENOMEM: stop. */
+static int record_run(struct bench *b, int wl, int tr, int round, int stats)
+{
+	struct run *r = new_run(b);
+
+	if (!r)
+		return -ENOMEM;
+	run_one(b, wl, tr, round, stats, r);
+	if (bench_stopped() && !r->ok) {
+		b->nruns--;
+		return -EINTR;
+	}
+	report_run(b, r);
+	return 0;
+}
+
+/* Did the workload's target fail for good (nothing more can run on it)? */
+static int target_lost(struct bench *b, int wl)
+{
+	const struct target *t = bench_target(b, bench_wls[wl].ram);
+
+	return t->failed && !t->ready;
+}
+
+/* Warm-up, not recorded: caches, the backing file, the loop worker. */
+static void warm_up(struct bench *b, int wl)
+{
+	uint64_t rt = b->o.runtime_ns;
+	struct run warm;
+
+	b->o.runtime_ns = b->o.quick ? 1000000000ull : rt < 3000000000ull ? rt : 3000000000ull;
+	run_one(b, wl, b->none, -1, 0, &warm);
+	b->o.runtime_ns = rt;
+	if (!warm.ok && !bench_stopped())
+		it_warn("warm-up run failed: %s", warm.err);
+}
+
+/* All runs of a workload. 0, or 1 when its target could not be set up. */
+static int run_workload(struct bench *b, int wl)
+{
+	progress("workload %s: %s", bench_wls[wl].name, bench_wls[wl].desc);
+	warm_up(b, wl);
+	if (bench_target(b, bench_wls[wl].ram)->failed)
+		return 1;
+	for (int round = 0; round < b->o.pairs && !bench_stopped(); round++) {
+		for (int tr = 0; tr < b->ntr && !bench_stopped(); tr++) {
+			if (!b->wl_tr[wl][tr] || !b->tr[tr].avail)
+				continue;
+			if (record_run(b, wl, tr, round, 0))
+				break;
+			if (target_lost(b, wl))
+				return 1;
+		}
+	}
+	for (int tr = 0; tr < b->ntr && b->o.bpf_stats && !bench_stopped(); tr++) {
+		if (!b->wl_tr[wl][tr] || !b->tr[tr].avail || tr == b->none)
+			continue;
+		if (record_run(b, wl, tr, 0, 1))
+			break;
+	}
+	if (!bench_stopped())
+		print_workload(b, wl, stdout);
+	return 0;
+}
+
+/* The runs planned, announced. */
+static void announce_plan(struct bench *b)
+{
+	for (int wl = 0; wl < NR_WLS; wl++) {
+		if (!b->wl_sel[wl])
+			continue;
+		for (int tr = 0; tr < b->ntr; tr++)
+			if (b->wl_tr[wl][tr] && b->tr[tr].avail)
+				b->total_planned += b->o.pairs + (tr != b->none && b->o.bpf_stats);
+	}
+	progress(
+		"iotracer bench: %d runs of %.1f s (%d pair(s)%s), %d CPUs; Ctrl-C stops and cleans up",
+		b->total_planned, b->o.runtime_ns / 1e9, b->o.pairs,
+		b->o.bpf_stats ? " + one bpf_stats run per tracer" : "", b->ncpu);
+}
+
+/* A report file: written, or an error. 0 or exit status 1. */
+static int write_report(const struct bench *b, const char *path,
+			int (*write)(const struct bench *, const char *, int), int complete)
+{
+	int e = write(b, path, complete);
+
+	if (e) {
+		it_err("cannot write %s: %s", path, strerror(-e));
+		return 1;
+	}
+	progress("wrote %s", path);
+	return 0;
+}
+
+static int write_svg_report(const struct bench *b, const char *path, int complete)
+{
+	return write_svg(b, path);
+}
+
+/* The tables, the JSON and SVG files, the exit status. */
+static int report_all(struct bench *b, int ret)
+{
+	int failed = 0;
+
+	for (int p = P_REFERENCE; p <= P_LAYERS; p <<= 1)
+		if (b->o.presets & p)
+			print_preset_summary(b, p, stdout);
+	print_cost_table(b, stdout);
+	print_checks(b, stdout);
+	fflush(stdout);
+	if (b->o.json && write_report(b, b->o.json, write_json, !b->interrupted && !ret))
+		ret = 1;
+	if (b->o.svg && write_report(b, b->o.svg, write_svg_report, 0))
+		ret = 1;
+	for (int i = 0; i < b->nruns; i++)
+		failed += !b->runs[i].ok;
+	if (failed) {
+		it_warn("%d run(s) failed (see the tables and the JSON)", failed);
+		if (!ret)
+			ret = 1;
+	}
+	return b->interrupted ? 130 : ret;
+}
+
+static void bench_free(struct bench *b)
+{
+	for (int i = 0; i < b->nruns; i++)
+		free(b->runs[i].progs);
+	free(b->runs);
+	free(b);
+}
+
+int bench_main(int argc, char **argv)
+{
+	struct bench *b = calloc(1, sizeof(*b));
+	int ret;
+
+	if (!b) {
+		it_err("out of memory");
+		return 1;
+	}
+	b->o.pairs = 3;
+	b->o.runtime_ns = 10ull * 1000000000;
+	b->o.size = 1ull << 30;
+	b->o.presets = P_REFERENCE;
+	b->o.bpf_stats = 1;
+	b->tg[0].lfd = b->tg[1].lfd = -1;
+	ret = parse_options(b, argc, argv);
+	if (!ret)
+		ret = build_plan(b);
+	if (!ret)
+		ret = check_env(b);
+	if (ret) {
+		bench_free(b);
+		return ret < 0 ? 0 : ret;
+	}
+	bench_signals();
+	announce_plan(b);
+	for (int wl = 0; wl < NR_WLS && !bench_stopped() && !ret; wl++)
+		if (b->wl_sel[wl])
+			ret = run_workload(b, wl);
+	if (bench_stopped()) {
+		b->interrupted = 1;
+		progress("interrupted: cleaning up, reporting what was measured");
+	}
+	kill_all_kids();
+	targets_cleanup(b);
+	ret = report_all(b, ret);
+	bench_free(b);
+	return ret;
+}

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * report: what a person reads. Progress lines with the time on stderr; on
+ * stdout one table per workload (each tracer's medians and min-max, where
+ * its BPF time goes), one summary table per preset, and the cost per IO.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench/internal.h"
+#include "lib/parse.h"
+
+void progress(const char *fmt, ...)
+{
+	va_list ap;
+	char buf[512];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "[%02d:%02d:%02d] %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec, buf);
+}
+
+void report_run(struct bench *b, const struct run *r)
+{
+	char tag[128];
+
+	b->done++;
+	snprintf(tag, sizeof(tag), "[%d/%d] %s %s%s", b->done, b->total_planned,
+		 bench_wls[r->wl].name, b->tr[r->tr].name, r->stats ? " bpf-stats run" : "");
+	if (!r->ok) {
+		progress("%s round %d: FAILED: %s", tag, r->round + 1, r->err);
+		return;
+	}
+	if (r->stats) {
+		progress("%s: %.0f IOPS, BPF %.0f ns/IO (%.2f runs/IO)", tag, r->fio.iops,
+			 r->fio.ios ? r->bpf_ns / (double)r->fio.ios : NAN,
+			 r->fio.ios ? r->bpf_cnt / (double)r->fio.ios : NAN);
+		return;
+	}
+	if (b->tr[r->tr].k == T_NONE)
+		progress("%s round %d: %.0f IOPS, busy %.2f %%/core", tag, r->round + 1,
+			 r->fio.iops, r->busy_pct);
+	else
+		progress(
+			"%s round %d: %.0f IOPS, busy %.2f %%/core, tracer %.2f %% of a core, RssAnon %" PRId64
+			" KiB, records %" PRId64 ", drops %" PRId64 "%s%s%s",
+			tag, r->round + 1, r->fio.iops, r->busy_pct, r->tracer_cpu_pct,
+			r->rss_anon_kb, r->sum.records >= 0 ? r->sum.records : r->sum.requests,
+			r->sum.drops, r->sum.drops_detail[0] ? " (" : "", r->sum.drops_detail,
+			r->sum.drops_detail[0] ? ")" : "");
+}
+
+static const char *fmt_ns(double ns, char *buf, size_t n)
+{
+	if (isnan(ns))
+		snprintf(buf, n, "-");
+	else
+		parse_fmt_duration((uint64_t)(ns < 0 ? 0 : ns + 0.5), buf, n);
+	return buf;
+}
+
+/* v with dec decimals (a sign when sign), "-" for NaN. */
+static const char *fmt_num(double v, int dec, int sign, char *buf, size_t n)
+{
+	if (isnan(v))
+		snprintf(buf, n, "-");
+	else if (sign)
+		snprintf(buf, n, "%+.*f", dec, v);
+	else
+		snprintf(buf, n, "%.*f", dec, v);
+	return buf;
+}
+
+static const char *fmt_i64(int64_t v, char *buf, size_t n)
+{
+	if (v < 0)
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, "%" PRId64, v);
+	return buf;
+}
+
+/* The row of tracer tr in workload wl's table. */
+static void print_tracer_row(const struct bench *b, int wl, int tr, FILE *f)
+{
+	const char *name = b->tr[tr].name;
+	char s[16][48], mm[48], add[64];
+	struct agg a;
+
+	if (!b->tr[tr].avail) {
+		fprintf(f, "%-22s not run: %s\n", name, b->tr[tr].why);
+		return;
+	}
+	aggregate(b, wl, tr, &a);
+	if (!a.pairs) {
+		fprintf(f, "%-22s no successful run%s%s\n", name, a.err ? ": " : "",
+			a.err ? a.err : "");
+		return;
+	}
+	snprintf(mm, sizeof(mm), "[%.0f-%.0f]", a.iops.min, a.iops.max);
+	if (tr == b->none)
+		snprintf(add, sizeof(add), "-");
+	else
+		snprintf(add, sizeof(add), "%+.2f [%+.2f..%+.2f]", a.added.med, a.added.min,
+			 a.added.max);
+	fprintf(f,
+		"%-22s %9.0f %-17s %6s %8s %8s %6.2f %-22s %7s %8s %8s %9s %5s %8s %7s %8s %8s\n",
+		name, a.iops.med, mm, fmt_num(a.ratio.med, 3, 0, s[0], 48),
+		fmt_ns(a.lat_mean.med, s[1], 48), fmt_ns(a.lat_p99.med, s[2], 48), a.busy.med, add,
+		fmt_num(a.tcpu.med, 2, 0, s[3], 48), fmt_i64(a.rss_max, s[4], 48),
+		fmt_i64(a.hwm_max, s[5], 48), fmt_num(a.records.med, 0, 0, s[6], 48),
+		tr == b->none ? "-" : fmt_i64(a.drops_total, s[7], 48),
+		fmt_ns(a.bpf_ns_io.med, s[8], 48), fmt_num(a.bpf_runs_io.med, 2, 0, s[9], 48),
+		fmt_ns(a.daemon_ns_io.med, s[10], 48), fmt_ns(a.cpu_ns_io.med, s[11], 48));
+	if (a.nfail)
+		fprintf(f, "%-22s   (%d run(s) failed: %s)\n", "", a.nfail, a.err ? a.err : "?");
+}
+
+/* Where the BPF time of tracer tr goes, from its statistics run. */
+static void print_bpf_progs(const struct bench *b, int wl, int tr, FILE *f)
+{
+	const struct run *r;
+	struct agg a;
+
+	aggregate(b, wl, tr, &a);
+	r = a.stats_run;
+	if (!r || !r->nprogs || !r->fio.ios)
+		return;
+	fprintf(f, "   BPF programs of %s (bpf_stats run, %" PRIu64 " IOs, %.0f ns/IO in all):\n",
+		b->tr[tr].name, r->fio.ios, r->bpf_ns / (double)r->fio.ios);
+	fprintf(f, "      %-36s %8s %8s %8s\n", "program", "runs/IO", "ns/run", "ns/IO");
+	for (int i = 0; i < r->nprogs; i++) {
+		const struct bench_prog *p = &r->progs[i];
+
+		if (!p->run_cnt)
+			continue;
+		fprintf(f, "      %-36s %8.2f %8.0f %8.1f\n", p->name,
+			p->run_cnt / (double)r->fio.ios, p->run_time_ns / (double)p->run_cnt,
+			p->run_time_ns / (double)r->fio.ios);
+	}
+}
+
+void print_workload(const struct bench *b, int wl, FILE *f)
+{
+	const struct workload *w = &bench_wls[wl];
+	const struct target *t = &b->tg[b->shared_target ? 0 : w->ram];
+
+	fprintf(f, "\n== %s [%s]: %s\n", w->name, preset_name(w->preset), w->desc);
+	fprintf(f,
+		"   target %s; %d round(s) x %.1f s; busy = whole system, average %% per core (%d cores); tracer CPU in %% of one core\n",
+		t->desc, b->o.pairs, b->o.runtime_ns / 1e9, b->ncpu);
+	fprintf(f, "%-22s %9s %-17s %6s %8s %8s %6s %-22s %7s %8s %8s %9s %5s %8s %7s %8s %8s\n",
+		"tracer", "IOPS", "[min-max]", "ratio", "lat", "p99", "busy%",
+		"added%/core [min..max]", "tracer%", "RssAnon", "VmHWM", "recs/run", "drops",
+		"BPF/IO", "runs/IO", "daemon/IO", "CPU/IO");
+	for (int tr = 0; tr < b->ntr; tr++)
+		if (b->wl_tr[wl][tr])
+			print_tracer_row(b, wl, tr, f);
+	for (int tr = 0; tr < b->ntr; tr++)
+		if (b->wl_tr[wl][tr] && tr != b->none && b->tr[tr].avail)
+			print_bpf_progs(b, wl, tr, f);
+	fflush(f);
+}
+
+/* Does any selected workload of the preset run tracer tr? */
+static int preset_uses(const struct bench *b, int preset, int tr)
+{
+	int used = 0;
+
+	for (int wl = 0; wl < NR_WLS; wl++)
+		used |= b->wl_sel[wl] && bench_wls[wl].preset == preset && b->wl_tr[wl][tr];
+	return used;
+}
+
+/* The cell of (wl, tr) in a preset's summary table. */
+static void preset_cell(const struct bench *b, int wl, int tr, int metric, char *cell, size_t n)
+{
+	struct agg a;
+
+	if (!b->wl_tr[wl][tr]) {
+		cell[0] = '\0';
+		return;
+	}
+	if (!b->tr[tr].avail) {
+		snprintf(cell, n, "not installed");
+		return;
+	}
+	aggregate(b, wl, tr, &a);
+	if (!a.pairs)
+		snprintf(cell, n, "failed");
+	else if (tr == b->none)
+		snprintf(cell, n, metric == M_CPU ? "%.2f" : "%.0f",
+			 metric == M_CPU ? a.busy.med : a.iops.med);
+	else if (metric == M_CPU)
+		snprintf(cell, n, "%.2f (%+.2f)", a.busy.med, a.added.med);
+	else
+		snprintf(cell, n, "%.0f (%.3f)", a.iops.med, a.ratio.med);
+}
+
+void print_preset_summary(const struct bench *b, int preset, FILE *f)
+{
+	int metric = preset == P_REFERENCE ? M_CPU : M_IOPS, any = 0;
+	char cell[64];
+
+	for (int wl = 0; wl < NR_WLS; wl++)
+		any |= b->wl_sel[wl] && bench_wls[wl].preset == preset;
+	if (!any)
+		return;
+	if (metric == M_CPU)
+		fprintf(f,
+			"\n== %s: whole-system CPU busy, average %% per core (%d cores), median of %d pair(s); with (added)\n",
+			preset_name(preset), b->ncpu, b->o.pairs);
+	else
+		fprintf(f, "\n== %s: IOPS, median of %d pair(s); with (ratio with/without)\n",
+			preset_name(preset), b->o.pairs);
+	fprintf(f, "%-14s", "workload");
+	for (int tr = 0; tr < b->ntr; tr++)
+		if (preset_uses(b, preset, tr))
+			fprintf(f, " %22s", b->tr[tr].name);
+	fprintf(f, "\n");
+	for (int wl = 0; wl < NR_WLS; wl++) {
+		if (!b->wl_sel[wl] || bench_wls[wl].preset != preset)
+			continue;
+		fprintf(f, "%-14s", bench_wls[wl].name);
+		for (int tr = 0; tr < b->ntr; tr++) {
+			if (!preset_uses(b, preset, tr))
+				continue;
+			preset_cell(b, wl, tr, metric, cell, sizeof(cell));
+			fprintf(f, " %22s", cell);
+		}
+		fprintf(f, "\n");
+	}
+}
+
+void print_cost_table(const struct bench *b, FILE *f)
+{
+	char s[6][48];
+	int hdr = 0;
+
+	for (int wl = 0; wl < NR_WLS; wl++) {
+		struct agg base;
+
+		if (!b->wl_sel[wl])
+			continue;
+		aggregate(b, wl, b->none, &base);
+		for (int tr = 0; tr < b->ntr; tr++) {
+			struct agg a;
+
+			if (!b->wl_tr[wl][tr] || tr == b->none || !b->tr[tr].avail)
+				continue;
+			aggregate(b, wl, tr, &a);
+			if (!hdr) {
+				fprintf(f,
+					"\n== cost per IO (fio IOs): BPF run time (bpf_stats runs), tracer process CPU, added whole-system CPU\n");
+				fprintf(f, "%-14s %-22s %10s %8s %10s %12s %14s\n", "workload",
+					"tracer", "BPF ns/IO", "runs/IO", "daemon/IO",
+					"added CPU/IO", "no-tracer CPU/IO");
+				hdr = 1;
+			}
+			fprintf(f, "%-14s %-22s %10s %8s %10s %12s %14s\n", bench_wls[wl].name,
+				b->tr[tr].name, fmt_num(a.bpf_ns_io.med, 0, 0, s[0], 48),
+				fmt_num(a.bpf_runs_io.med, 2, 0, s[1], 48),
+				fmt_num(a.daemon_ns_io.med, 0, 0, s[2], 48),
+				fmt_num(a.added_ns_io.med, 0, 1, s[3], 48),
+				fmt_num(base.cpu_ns_io.med, 0, 0, s[4], 48));
+		}
+	}
+}

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * workload: the fio workloads of `iotracer bench`, by preset: reference
+ * (rate-limited: the CPU a tracer adds at a fixed IO rate), maxrate (as fast
+ * as a RAM loop goes: the IOPS a tracer costs) and layers (one iotracer layer
+ * at a time).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench/internal.h"
+
+#define REF_G "--ioengine=psync --bs=4k "
+/* The declaration in internal.h makes a wrong NR_WLS a type conflict. */
+const struct workload bench_wls[] = {
+	{ P_REFERENCE, "ref-rand",
+	  "psync direct 4k randread 12000 + randwrite 250 IOPS (2 fio processes)", 0, M_CPU,
+	  REF_G "--direct=1 --name=randread --rw=randread --rate_iops=12000 "
+		"--name=randwrite --rw=randwrite --rate_iops=250",
+	  12250 },
+	{ P_REFERENCE, "ref-seq", "psync direct 4k read 12000 + write 250 IOPS, sequential", 0,
+	  M_CPU,
+	  REF_G "--direct=1 --name=read --rw=read --rate_iops=12000 "
+		"--name=write --rw=write --rate_iops=250",
+	  12250 },
+	{ P_REFERENCE, "ref-buffered", "psync buffered 4k randread 12000 + randwrite 250 IOPS", 0,
+	  M_CPU,
+	  REF_G "--direct=0 --name=randread --rw=randread --rate_iops=12000 "
+		"--name=randwrite --rw=randwrite --rate_iops=250",
+	  12250 },
+	{ P_REFERENCE, "ref-12r1w", "psync direct 4k, 12 readers x 1000 + 1 writer x 250 IOPS", 0,
+	  M_CPU,
+	  REF_G "--direct=1 --name=readers --rw=randread --rate_iops=1000 --numjobs=12 "
+		"--name=writer --rw=randwrite --rate_iops=250",
+	  12250 },
+	{ P_MAXRATE, "max-psync", "psync QD1 4k randread direct, RAM-backed loop", 1, M_IOPS,
+	  "--ioengine=psync --bs=4k --direct=1 --name=randread --rw=randread", 0 },
+	{ P_MAXRATE, "max-uring", "io_uring QD32 4k randread direct, RAM-backed loop", 1, M_IOPS,
+	  "--ioengine=io_uring --iodepth=32 --bs=4k --direct=1 --name=randread --rw=randread", 0 },
+	{ P_LAYERS, "layers-psync",
+	  "psync QD1 4k randread direct, RAM-backed loop: one layer at a time", 1, M_IOPS,
+	  "--ioengine=psync --bs=4k --direct=1 --name=randread --rw=randread", 0 },
+};
+
+const char *preset_name(int p)
+{
+	return p == P_REFERENCE ? "reference" : p == P_MAXRATE ? "maxrate" : "layers";
+}
+
+int find_wl(const char *name)
+{
+	for (int i = 0; i < NR_WLS; i++)
+		if (!strcmp(bench_wls[i].name, name))
+			return i;
+	return -1;
+}
+
+int parse_presets(const char *s, unsigned *mask)
+{
+	char buf[128], *save = NULL;
+
+	*mask = 0;
+	if (strlen(s) >= sizeof(buf) || !*s)
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(t, "reference"))
+			*mask |= P_REFERENCE;
+		else if (!strcmp(t, "maxrate"))
+			*mask |= P_MAXRATE;
+		else if (!strcmp(t, "layers"))
+			*mask |= P_LAYERS;
+		else if (!strcmp(t, "all"))
+			*mask |= P_REFERENCE | P_MAXRATE | P_LAYERS;
+		else
+			return -EINVAL;
+	}
+	return *mask ? 0 : -EINVAL;
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# --metrics scraped by a real Prometheus while fio does psync direct 4k random reads
+# on a loop device. Two tracers watch the same device: "rec" (default: every request
+# leaves a record, the daemon builds the histograms from them) and "kern" (-m 10s: no
+# records, the BPF side keeps the histograms), so /metrics is checked in both modes.
+# Oracles: fio's JSON (total_ios, clat p99), promtool, Prometheus's HTTP API.
+#   promtool    the exposition of both tracers passes `promtool check metrics`
+#   scrape      Prometheus scraped both targets (up == 1) twice after fio ended
+#   count_rec   iotracer_requests_total{layer="syscall",dev=loopN,op="read"} == fio total_ios
+#   count_kern  the same for the kernel-histogram tracer
+#   p99_rec     histogram_quantile(0.99, ...) of the syscall read histogram lies in the log2
+#               bucket [2^k, 2^(k+1)) ns holding fio's clat p99 (computed from fio's number;
+#               the neighbour bucket too when fio's p99 is within 5 % of an edge)
+#   p99_kern    the same for the kernel-histogram tracer
+#   grafana     every query of configs/grafana-iotracer.json is accepted by Prometheus
+#   port_in_use --metrics on the rec tracer's port: exit 1, one line naming --metrics
+#   bad_addr    --metrics 9477 (no host part): exit 2, one line naming --metrics
+#   exit        both tracers exit 0 on SIGTERM
+# shellcheck disable=SC2016,SC2119,SC2317 # PromQL/jq in single quotes; optional args; in_bucket via check
+set -u
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+it_begin promtool port_in_use bad_addr scrape count_rec count_kern p99_rec p99_kern grafana exit
+it_require_all curl prometheus promtool ss
+
+NR_IOS=${METRICS_IOS:-8192} # 4k reads: one pass over a 32 MiB region
+
+# free_port: a TCP port nobody listens on (random start, then upwards).
+free_port() {
+	local p=$((20000 + RANDOM % 30000)) i
+	for ((i = 0; i < 200; i++, p++)); do
+		[[ -z $(ss -Htln "sport = :$p") ]] && {
+			echo "$p"
+			return 0
+		}
+	done
+	return 1
+}
+
+# prom_query EXPR: the first value of an instant query ("" if none).
+prom_query() {
+	curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" \
+		--data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // empty'
+}
+
+# in_bucket Q_SECONDS LO_NS HI_NS: LO - 1 <= Q * 1e9 <= HI (a bucket's le is its last
+# integer ns, so histogram_quantile() answers in (2^k - 1, 2^(k+1) - 1] ns).
+in_bucket() {
+	awk -v q="$1" -v lo="$2" -v hi="$3" 'BEGIN { v = q * 1e9; exit !(v >= lo - 1 && v <= hi) }'
+}
+
+dev=$(mk_loop 64 fill) || fail_all "cannot create a loop device"
+name=$(devname "$dev")
+note "device $dev"
+wait_quiet "$dev" 5
+
+PORT_REC=$(free_port) || fail_all "no free TCP port"
+start_tracer -d "$name" -l syscall,block --metrics "127.0.0.1:$PORT_REC" ||
+	fail_all "rec tracer: $TRACER_WHY"
+PID_REC=$TRACER_PID
+PORT_KERN=$(free_port) || fail_all "no free TCP port"
+start_tracer -d "$name" -l syscall,block -m 10s --metrics "127.0.0.1:$PORT_KERN" ||
+	fail_all "kern tracer: $TRACER_WHY"
+PID_KERN=$TRACER_PID
+note "tracers: rec pid $PID_REC port $PORT_REC, kern pid $PID_KERN port $PORT_KERN"
+
+# promtool on what each tracer serves
+bad=""
+for port in "$PORT_REC" "$PORT_KERN"; do
+	curl -s --max-time 5 -o "$IT_TMP/scrape.$port.txt" "http://127.0.0.1:$port/metrics" ||
+		bad+="curl :$port failed; "
+	out=$(promtool check metrics <"$IT_TMP/scrape.$port.txt" 2>&1) ||
+		bad+=":$port: $(head -c 300 <<<"$out") "
+done
+check promtool "$bad" test -z "$bad"
+
+# err_case NAME WANT_RC ARGS...: iotracer ARGS exits WANT_RC with one stderr line naming --metrics
+err_case() {
+	local name=$1 want=$2 rc err
+	shift 2
+	timeout 20 "$IOTRACER" -q -D 1s "$@" >/dev/null 2>"$IT_TMP/$name.err"
+	rc=$?
+	err=$(cat "$IT_TMP/$name.err")
+	note "$name: iotracer $*: exit $rc, stderr: $err"
+	check "$name" "exit $rc (want $want), stderr: $err" \
+		test "$rc" = "$want" -a "$(wc -l <"$IT_TMP/$name.err")" = 1 -a "${err#iotracer: --metrics}" != "$err"
+}
+err_case port_in_use 1 --metrics "127.0.0.1:$PORT_REC"
+err_case bad_addr 2 --metrics 9477
+
+# Prometheus: its own instance, loopback only, temporary storage
+PROM_PORT=$(free_port) || fail_all "no free TCP port"
+cat >"$IT_TMP/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: rec
+    static_configs: [{ targets: ['127.0.0.1:$PORT_REC'] }]
+  - job_name: kern
+    static_configs: [{ targets: ['127.0.0.1:$PORT_KERN'] }]
+EOF
+bg_start prometheus prometheus --config.file="$IT_TMP/prometheus.yml" \
+	--storage.tsdb.path="$IT_TMP/tsdb" --web.listen-address="127.0.0.1:$PROM_PORT"
+PROM_PID=$BG_PID
+for ((i = 0; i < 150; i++)); do
+	curl -sf --max-time 1 "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null && break
+	proc_alive "$PROM_PID" || fail_all "prometheus exited: $(tail -c 300 "$IT_TMP/prometheus.out")"
+	sleep 0.2
+done
+((i < 150)) || fail_all "prometheus not ready within 30 s"
+note "prometheus pid $PROM_PID on 127.0.0.1:$PROM_PORT"
+
+fio_run "$IT_TMP/fio.json" --name=metrics --filename="$dev" --ioengine=psync --direct=1 \
+	--rw=randread --bs=4k --size=$((NR_IOS * 4))k --randrepeat=0
+((FIO_RC == 0)) || fail_all "fio failed (status $FIO_RC): $(tail -c 300 "$FIO_LOG" | tr '\n' ' ')"
+t_end=$(date +%s.%N)
+ios=$(fio_read_ios "$IT_TMP/fio.json")
+p99=$(fio_read_pct "$IT_TMP/fio.json" 99.000000)
+note "fio: total_ios $ios clat p99 $p99 ns"
+
+# Two scrapes that saw a text built after fio ended: the text is rebuilt every 1 s,
+# so wait for a scrape later than end + 1.1 s, then one more (2 s in all, + margin).
+for ((i = 0; i < 100; i++)); do
+	ts_rec=$(prom_query 'timestamp(up{job="rec"} == 1)')
+	ts_kern=$(prom_query 'timestamp(up{job="kern"} == 1)')
+	awk -v a="${ts_rec:-0}" -v b="${ts_kern:-0}" -v t="$t_end" \
+		'BEGIN { exit !(a > t + 2.2 && b > t + 2.2) }' && break
+	sleep 0.2
+done
+check scrape "no scrape of both targets 2.2 s after fio ended (last: rec ${ts_rec:-none}, kern ${ts_kern:-none}, fio end $t_end)" \
+	test "$i" -lt 100
+
+# the log2 bucket of fio's p99, from fio's number alone
+read -r k lo hi < <(awk -v p="$p99" 'BEGIN { k = int(log(p) / log(2)); lo = 2 ^ k;
+	if (lo > p) { k--; lo /= 2 } else if (2 * lo <= p) { k++; lo *= 2 }
+	printf "%d %.0f %.0f\n", k, lo, 2 * lo }')
+alo=$lo ahi=$hi
+awk -v p="$p99" -v lo="$lo" 'BEGIN { exit !(p < lo * 1.05) }' && alo=$((lo / 2))
+awk -v p="$p99" -v hi="$hi" 'BEGIN { exit !(p * 1.05 > hi) }' && ahi=$((hi * 2))
+note "fio p99 $p99 ns is in log2 bucket $k: [$lo, $hi) ns; accepted [$alo, $ahi] ns"
+
+for job in rec kern; do
+	sel="job=\"$job\",layer=\"syscall\",dev=\"$name\",op=\"read\""
+	n=$(prom_query "iotracer_requests_total{$sel}")
+	check "count_$job" "iotracer_requests_total{$sel} is ${n:-absent}, fio did $ios reads" \
+		test "${n:-x}" = "$ios"
+	q=$(prom_query "histogram_quantile(0.99, sum by (le) (iotracer_request_duration_seconds_bucket{$sel,stage=\"total\"}))")
+	note "$job: requests $n, histogram_quantile(0.99) ${q:-none} s"
+	check "p99_$job" "histogram_quantile(0.99) = ${q:-none} s, fio p99 $p99 ns: outside [$alo, $ahi] ns" \
+		in_bucket "${q:-nan}" "$alo" "$ahi"
+done
+
+# the dashboard's queries, with its variables set to match anything
+bad=""
+nq=0
+while IFS= read -r expr; do
+	expr=${expr//\$__rate_interval/1m}
+	expr=$(sed -E 's/\$[a-z]+/.*/g' <<<"$expr")
+	st=$(curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" \
+		--data-urlencode "query=$expr" | jq -r '.status + " " + (.error // "")')
+	nq=$((nq + 1))
+	[[ $st == "success " ]] || bad+="'$expr': $st; "
+done < <(jq -r '.panels[].targets[].expr' "$IT_ROOT/configs/grafana-iotracer.json")
+note "grafana: $nq queries"
+check grafana "${bad:-no queries in the dashboard}" test -z "$bad" -a "$nq" -gt 0
+
+why=""
+TRACER_PID=$PID_REC
+stop_tracer || why+="rec: $TRACER_WHY "
+TRACER_PID=$PID_KERN
+stop_tracer || why+="kern: $TRACER_WHY"
+check exit "$why" test -z "$why"
+
+it_end
