@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# The QEMU lab's driver layers test (nvme, scsi, virtio on Debian 6.1 and 6.12
-# guests) as part of `make test`: runs tests/lab/test_drivers.sh and passes its
-# PASS/FAIL/SKIP lines (lab_<kernel>_<disk>_<check>, see that script) and notes
-# through. SKIP lab_drivers when LAB=0 is set, when not root, or when
-# qemu-system-x86_64 is still missing after tests/lab/fetch.sh (which installs
-# it with apt). A kernel that cannot be fetched is SKIPped by test_drivers.sh.
+# The QEMU lab's driver layers test (nvme, scsi, virtio on Debian 11's 5.10 and
+# Debian 12's 6.1 and 6.12 guests) as part of `make test`: runs
+# tests/lab/test_drivers.sh and passes its PASS/FAIL/SKIP lines
+# (lab_<kernel>_<disk>_<check>, see that script) and notes through. SKIP
+# lab_drivers when LAB=0 is set, when not root, or when qemu-system-x86_64 is
+# still missing after tests/lab/fetch.sh (which installs it with apt). A kernel
+# that cannot be fetched is SKIPped by test_drivers.sh.
 #
-# Takes 45-65 s warm for both kernels (~100 s with an empty cache: downloads);
-# worst case (both boots hanging) 2 x LAB_TIMEOUT (90 s) + fetch, inside the
-# runner's IT_TIMEOUT (300 s).
+# Takes 80-105 s warm for the four boots (5.10, 6.1, 6.12, 6.12+kprobe: 16-33 s
+# each, plus the host column), ~170 s with an empty cache (downloads); boots
+# that hang cost LAB_TIMEOUT (90 s) each, and the runner's IT_TIMEOUT (300 s)
+# ends a run where more than two hang (every check not reported then FAILs).
 #
-# Environment: LAB=0 (skip), LAB_KERNELS (default "6.1 6.12 6.12+kprobe"), and what
-# tests/lab/test_drivers.sh reads (LAB_DRV_COUNT, LAB_TIMEOUT, LAB_DIR, ...).
+# Environment: LAB=0 (skip), LAB_KERNELS (default "5.10 6.1 6.12 6.12+kprobe"),
+# LAB_FULL=1 (below), and what tests/lab/test_drivers.sh reads (LAB_DRV_COUNT,
+# LAB_TIMEOUT, LAB_DIR, ...).
 #
 # The same script, as test_lab_modes.sh (a symlink), runs tests/lab/test_modes.sh
-# instead: host and guest modes over virtio-serial and tcp, 2 boots.
+# instead: host and guest modes over virtio-serial and tcp, 2 boots of 6.12;
+# with LAB_FULL=1 also on 5.10 (2 more boots, ~70 s; checks lab_modes_5.10_*).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 case $(basename "$0") in
@@ -68,5 +72,8 @@ fi
 t0=$(date +%s)
 rc=0
 lab_step "$lab/$target" 2>&1 || rc=$?
+if [[ $target == test_modes.sh && ${LAB_FULL:-0} == 1 ]]; then
+	LAB_MODES_KERNEL=5.10 lab_step "$lab/$target" 2>&1 || rc=$?
+fi
 printf '# lab: %s took %d s (rc %d)\n' "$target" "$(($(date +%s) - t0))" "$rc"
 exit "$rc"

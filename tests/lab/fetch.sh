@@ -1,6 +1,6 @@
 #!/bin/bash
 # shellcheck source-path=SCRIPTDIR
-# fetch.sh [SERIES...]   (default: 6.1 6.12)
+# fetch.sh [SERIES...]   (default: 5.10 6.1 6.12)
 #
 # Idempotent. Installs the host tools the lab needs if missing (qemu-system-x86,
 # qemu-utils, cpio, xz-utils, kmod), downloads (never installs) the Debian kernel

@@ -14,7 +14,7 @@ export LAB_DIR
 
 # Default guest kernel series, in the order the lab runs them.
 # shellcheck disable=SC2034 # used by the scripts that source this file
-LAB_SERIES_DEFAULT="6.1 6.12"
+LAB_SERIES_DEFAULT="5.10 6.1 6.12"
 
 # Series this machine's apt sources do not carry, and the Debian suite that has
 # them: fetch.sh reads that suite through a private apt configuration under
