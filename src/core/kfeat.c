@@ -115,16 +115,22 @@ int it_func_arg0_struct_ptr(struct it_probe *p, const char *name)
 	return 0;
 }
 
-/* Is there a (non-inlined) kernel function of that name, in vmlinux or a module? */
-int it_func_exists(struct it_probe *p, const char *name)
+/* A BTF type of that name and kind in vmlinux or a module? */
+static int btf_has_any(struct it_probe *p, const char *name, int kind)
 {
-	if (p->vmlinux && btf__find_by_name_kind(p->vmlinux, name, BTF_KIND_FUNC) >= 0)
+	if (p->vmlinux && btf__find_by_name_kind(p->vmlinux, name, kind) >= 0)
 		return 1;
 	load_module_btfs(p);
 	for (int i = 0; i < p->nr_mods; i++)
-		if (btf__find_by_name_kind(p->mods[i], name, BTF_KIND_FUNC) >= 0)
+		if (btf__find_by_name_kind(p->mods[i], name, kind) >= 0)
 			return 1;
 	return 0;
+}
+
+/* Is there a (non-inlined) kernel function of that name, in vmlinux or a module? */
+int it_func_exists(struct it_probe *p, const char *name)
+{
+	return btf_has_any(p, name, BTF_KIND_FUNC);
 }
 
 void it_probe_free(struct it_probe *p)
@@ -338,11 +344,5 @@ int it_ksym_exists(struct it_probe *p, const char *name)
 /* A struct of that name in the BTF of vmlinux or a module? */
 int it_btf_type_exists(struct it_probe *p, const char *name)
 {
-	if (p->vmlinux && btf__find_by_name_kind(p->vmlinux, name, BTF_KIND_STRUCT) >= 0)
-		return 1;
-	load_module_btfs(p);
-	for (int i = 0; i < p->nr_mods; i++)
-		if (btf__find_by_name_kind(p->mods[i], name, BTF_KIND_STRUCT) >= 0)
-			return 1;
-	return 0;
+	return btf_has_any(p, name, BTF_KIND_STRUCT);
 }
