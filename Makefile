@@ -1,5 +1,5 @@
 # iotracer build. `make deps` once (apt-get, idempotent), then `make`.
-# Targets: all deps run test unit integration lab vmlinux format clean tools replay-bench static
+# Targets: all deps deps-arm64 static-arm64 run test unit integration lab vmlinux format clean tools replay-bench static
 #          install uninstall (PREFIX, DESTDIR, SYSCONFDIR) install uninstall
 # Variables: V=1 for full command lines; DEBUG=1 for -O0 -g.
 
@@ -56,7 +56,7 @@ DEPS_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config ma
 	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace \
 	       systemd groff-base man-db libmicrohttpd-dev prometheus curl
 
-.PHONY: all deps run test unit integration lab vmlinux format clean tools replay-bench static install uninstall
+.PHONY: all deps deps-arm64 static-arm64 run test unit integration lab vmlinux format clean tools replay-bench static install uninstall
 
 all: iotracer
 
@@ -67,6 +67,29 @@ deps:
 		echo "installing:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	else echo "deps: all installed"; fi
+
+# Cross build for arm64 lab guests (docs/lab.md, "arm64"): a cross compiler, and the
+# arm64 static libraries through Debian multiarch. `dpkg --add-architecture arm64`
+# changes this machine's dpkg configuration: done here, once, so a fresh machine
+# gets it from `make deps-arm64` too.
+DEPS_ARM64  := gcc-aarch64-linux-gnu libc6-dev-arm64-cross libbpf-dev:arm64 libelf-dev:arm64 \
+	       zlib1g-dev:arm64 libzstd-dev:arm64 qemu-system-arm
+# The static daemon and test_link for arm64 lab guests (after make deps-arm64),
+# from vmlinux/arm64/vmlinux.h, in build/arm64/.
+static-arm64:
+	$(Q)$(MAKE) -s ARCH=arm64 CC=aarch64-linux-gnu-gcc OUTPUT=$(OUTPUT)/arm64 \
+		$(OUTPUT)/arm64/iotracer.static $(OUTPUT)/arm64/test_link.static
+deps-arm64:
+	@dpkg --print-foreign-architectures | grep -qx arm64 || \
+		{ echo "dpkg --add-architecture arm64"; dpkg --add-architecture arm64 && apt-get update -qq; }
+	@missing=$$(for p in $(DEPS_ARM64); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends $$missing; }; \
+	else echo "deps-arm64: all installed"; fi
 
 $(OUTPUT) $(OUTPUT)/unit:
 	$(Q)mkdir -p $@
@@ -141,10 +164,14 @@ $(OUTPUT)/test_link.static: tests/unit/test_link.c $(PURE_OBJS)
 	$(Q)$(CC) $(CFLAGS) -O1 $^ -static -lelf -lz -lzstd -lm -o $@
 
 # Regenerate this architecture's committed vmlinux.h from the running kernel
-# (not part of the build).
+# (not part of the build). Another architecture's from a BTF file: arm64's from
+# the lab's Debian 12 arm64 kernel, which tests/lab/fetch.sh 6.1-arm64 cuts out of
+# its Image (tests/lab/extract-btf.sh):
+#   make vmlinux ARCH=arm64 VMLINUX_BTF=build/lab/kernels/6.1.0-N-arm64/btf
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 vmlinux:
 	mkdir -p $(dir $(VMLINUX))
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
+	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $(VMLINUX)
 
 # Unit tests: no root, no BPF, under ASan/UBSan.
 $(OUTPUT)/unit/%: tests/unit/%.c $(SAN_OBJS) | $(OUTPUT)/unit

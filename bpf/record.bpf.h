@@ -90,6 +90,12 @@ static __always_inline void *it_reserve(struct it_res *res, u32 size, u32 layer)
 	void *p = NULL;
 
 	res->pos = NULL;
+	/*
+	 * Written on every path: clang may load it before it_submit's branch on
+	 * pos, and verifiers before 6.4 refuse a read of a stack slot no path
+	 * wrote (seen: arm64 6.1, btf_block_rq_complete).
+	 */
+	res->head = 0;
 	if (slot_mask && size <= IT_SLOT_SIZE)
 		p = it_slot_claim(res);
 	if (!p)

@@ -267,6 +267,14 @@ static void probe_bpf_features(struct it_probe *p)
 		 p->loop ? "yes" : "no", p->xchg ? "yes" : "no");
 }
 
+/* Why fentry cannot be used: the kernel's ENOTSUPP (524) has no strerror text. */
+const char *it_fentry_why(const struct it_probe *p)
+{
+	if (p->fentry_err == -524)
+		return "not supported here (no BPF trampoline)";
+	return strerror(-p->fentry_err);
+}
+
 void it_probe_kernel(struct it_probe *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -274,6 +282,8 @@ void it_probe_kernel(struct it_probe *p)
 	tracefs_ensure(p);
 	p->fentry_err = probe_fentry(p->vmlinux);
 	p->kprobe_ok = access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0;
+	it_debug("fentry %s, kprobes %s", p->fentry_err ? it_fentry_why(p) : "ok",
+		 p->kprobe_ok ? "ok" : "no");
 	probe_bpf_features(p);
 }
 

@@ -32,6 +32,8 @@ struct it_probe {
 };
 
 void it_probe_kernel(struct it_probe *p);
+/* Why fentry cannot be used here (p->fentry_err != 0), as text. */
+const char *it_fentry_why(const struct it_probe *p);
 void it_probe_free(struct it_probe *p);
 
 /* Parameters of a btf_trace_<tp> typedef's prototype (incl. the leading ctx); -1 if none. */

@@ -224,7 +224,7 @@ static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum i
 		return 1;
 	case IT_M_FENTRY:
 		if (p->fentry_err) {
-			snprintf(why, n, "fentry not permitted (%s)", strerror(-p->fentry_err));
+			snprintf(why, n, "fentry not permitted (%s)", it_fentry_why(p));
 			return 0;
 		}
 		if (!it_func_exists(p, d->name)) {
@@ -252,7 +252,7 @@ static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum i
 		if (!p->kprobe_ok) {
 			if (p->fentry_err)
 				snprintf(why, n, "fentry: %s; kprobe: not supported by this kernel",
-					 strerror(-p->fentry_err));
+					 it_fentry_why(p));
 			else
 				snprintf(why, n, "kprobe: not supported by this kernel");
 			return 0;
