@@ -231,13 +231,16 @@ one() {
 	fi
 }
 
-if ! build_static; then
+ARCH=$(lab_arch_of "$SERIES")
+if ! build_static "$ARCH"; then
 	verdict_rest FAIL "${BUILD_WHY:-static build failed}"
 	exit 1
 fi
-guest_extra "$tmp/extra"
+guest_extra "$tmp/extra" "$ARCH"
 # the link unit test, static and without sanitizers, for AF_VSOCK in the guest
-cp "$LAB_REPO/build/test_link.static" "$tmp/extra/test_link" 2>"$tmp/test_link.log" ||
+tl=$LAB_REPO/build/test_link.static
+[[ $ARCH == amd64 ]] || tl=$LAB_REPO/build/$ARCH/test_link.static
+cp "$tl" "$tmp/extra/test_link" 2>"$tmp/test_link.log" ||
 	note "lab_modes: test_link not built for the guest: $(tail -n 2 "$tmp/test_link.log" | tr '\n' ' ')"
 saved_stats=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || true)
 sysctl -qw kernel.bpf_stats_enabled=1 2>/dev/null
