@@ -18,7 +18,7 @@ CFLAGS      += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=
 ifeq ($(DEBUG),1)
 CFLAGS      += -O0
 endif
-LDLIBS      := -lbpf -lelf -lz -lm -lmicrohttpd -lpthread
+LDLIBS      := -lbpf -lelf -lsodium -lz -lm -lmicrohttpd -lpthread
 BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Iinclude -Ibpf \
 	       -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
 
@@ -48,13 +48,13 @@ BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS       := $(OUTPUT)/iotracer.skel.h $(OUTPUT)/iotracer_compat.skel.h
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%,$(UNIT_SRCS))
-TOOLS       := $(OUTPUT)/replay_bench $(OUTPUT)/bench_output
+TOOLS       := $(OUTPUT)/replay_bench $(OUTPUT)/bench_output $(OUTPUT)/link_peer
 SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 
 DEPS_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
 	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace \
-	       systemd groff-base man-db libmicrohttpd-dev prometheus curl
+	       systemd groff-base man-db libmicrohttpd-dev prometheus curl libsodium-dev
 
 .PHONY: all deps deps-arm64 static-arm64 run test unit integration lab vmlinux format clean tools replay-bench static install uninstall
 
@@ -161,7 +161,7 @@ $(OUTPUT)/iotracer.static: $(STATIC_OBJS)
 
 $(OUTPUT)/test_link.static: tests/unit/test_link.c $(PURE_OBJS)
 	$(call msg,STATIC,$@)
-	$(Q)$(CC) $(CFLAGS) -O1 $^ -static -lelf -lz -lzstd -lm -o $@
+	$(Q)$(CC) $(CFLAGS) -O1 $^ -static -lelf -lsodium -lz -lzstd -lm -o $@
 
 # Regenerate this architecture's committed vmlinux.h from the running kernel
 # (not part of the build). Another architecture's from a BTF file: arm64's from
@@ -176,12 +176,12 @@ vmlinux:
 # Unit tests: no root, no BPF, under ASan/UBSan.
 $(OUTPUT)/unit/%: tests/unit/%.c $(SAN_OBJS) | $(OUTPUT)/unit
 	$(call msg,UNIT,$@)
-	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) -MMD -MP $< $(SAN_OBJS) -lelf -lz -lm -o $@
+	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) -MMD -MP $< $(SAN_OBJS) -lelf -lsodium -lz -lm -o $@
 
 unit: $(UNIT_BINS)
 	@tests/run.sh --unit $(UNIT_BINS)
 
-integration: iotracer
+integration: iotracer $(OUTPUT)/link_peer
 	@tests/run.sh --integration
 
 test: deps iotracer $(UNIT_BINS) tools
@@ -195,7 +195,7 @@ replay-bench: $(OUTPUT)/replay_bench
 
 $(OUTPUT)/%: tools/%.c $(PURE_OBJS) | $(OUTPUT)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) -MMD -MP $< $(PURE_OBJS) -lelf -lz -lm -o $@
+	$(Q)$(CC) $(CFLAGS) -MMD -MP $< $(PURE_OBJS) -lelf -lsodium -lz -lm -o $@
 
 # Install (docs/service.md). PREFIX=/usr/local by default; DESTDIR for staging.
 PREFIX      ?= /usr/local

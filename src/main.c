@@ -9,6 +9,7 @@
 #include "bench/bench.h"
 #include "core/cli.h"
 #include "core/daemon.h"
+#include "report/report.h"
 
 /* Subcommands: `iotracer NAME ARGS...` runs fn(argc - 1, argv + 1). */
 static const struct {
@@ -16,6 +17,7 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 } commands[] = {
 	{ "bench", bench_main },
+	{ "report", report_main },
 };
 
 int main(int argc, char **argv)

@@ -4,7 +4,7 @@
  * from synthetic ring buffer records (not part of the iotracer binary).
  *
  *   make replay-bench
- *   build/replay_bench [-n REQUESTS] [-o FILE] [-t THREADS]
+ *   build/replay_bench [-n REQUESTS] [-o FILE] [-t THREADS] [-r DIR [-z LEVEL]]
  *   valgrind --tool=callgrind --toggle-collect=replay_drain \
  *       --callgrind-out-file=/tmp/replay.cg build/replay_bench -n 200000
  *   callgrind_annotate /tmp/replay.cg | head -40
@@ -28,9 +28,14 @@
  * FILE (default /tmp/replay_bench.json) is the same bytes on every run, to
  * compare two builds with cmp.
  *
+ * -r DIR: the daemon's --record DIR (and -z: --record-level) instead of -j (with -o too: both), the
+ * recorder fed from the emit callback and ticked on every drain as in
+ * daemon.c; prints the bytes per request on disk.
+ *
  * Prints CPU and wall ns per request of the replay_drain() calls (noisy on
  * a shared machine: count instructions with callgrind instead).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <stdint.h>
@@ -45,6 +50,7 @@
 #include "core/corr.h"
 #include "iotracer.h"
 #include "core/output.h"
+#include "core/record.h"
 
 #define DRAIN_NS (50ull * 1000 * 1000) /* daemon.c: timer period */
 #define HOLD_NS (2ull * 1000 * 1000 * 1000) /* daemon.c: block waits for its parent */
@@ -62,6 +68,7 @@ struct ring_hdr {
 struct replay {
 	struct corr *corr;
 	struct it_out *out;
+	struct recorder *rec; /* -r */
 	uint64_t now_ns;
 	uint64_t lost;
 };
@@ -92,6 +99,8 @@ static void on_request(const struct corr_req *r, void *ctx)
 	struct replay *d = ctx;
 
 	out_request(r, d->out);
+	if (d->rec)
+		rec_request(d->rec, r);
 }
 
 /* daemon.c on_record(): libbpf's ring buffer callback. */
@@ -122,6 +131,8 @@ static __attribute__((noinline)) void replay_drain(struct replay *d, char *ring,
 	}
 	corr_tick(d->corr, d->now_ns);
 	out_flush(d->out);
+	if (d->rec)
+		rec_tick(d->rec, d->now_ns);
 }
 
 /* ---- the records ---- */
@@ -240,17 +251,39 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
 	return remove(path);
 }
 
+/* Bytes of the files in dir (the --record segments). */
+static uint64_t dir_bytes(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *e;
+	uint64_t sum = 0;
+	char p[512];
+	struct stat st;
+
+	while (dp && (e = readdir(dp))) {
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		if (!stat(p, &st) && S_ISREG(st.st_mode))
+			sum += (uint64_t)st.st_size;
+	}
+	if (dp)
+		closedir(dp);
+	return sum;
+}
+
 /* ---- main ---- */
 
 static void usage(const char *argv0)
 {
-	fprintf(stderr, "usage: %s [-n REQUESTS] [-o FILE] [-t THREADS]\n", argv0);
+	fprintf(stderr, "usage: %s [-n REQUESTS] [-o FILE] [-t THREADS] [-r DIR [-z LEVEL]]\n",
+		argv0);
 }
 
 int main(int argc, char **argv)
 {
 	long n = 200000, done = 0, nthreads = 1;
-	const char *path = "/tmp/replay_bench.json";
+	const char *path = "/tmp/replay_bench.json", *rec_dir = NULL;
+	const char *rec_level = "0";
+	int json_given = 0;
 	struct thread threads[MAX_THREADS];
 	uint64_t t = 21600ull * 1000000000ull + 123456789; /* up for 6 hours */
 	uint64_t cpu = 0, wall = 0, drain_end;
@@ -258,16 +291,24 @@ int main(int argc, char **argv)
 	char sysfs[128], *ring;
 	size_t ring_cap;
 	struct it_opts o;
-	FILE *json;
-	int c, ret;
+	FILE *json = NULL;
+	char *args[16];
+	int c, ret, na = 0;
 
-	while ((c = getopt(argc, argv, "n:o:t:")) != -1) {
+	while ((c = getopt(argc, argv, "n:o:t:r:z:")) != -1) {
 		switch (c) {
 		case 'n':
 			n = atol(optarg);
 			break;
 		case 'o':
 			path = optarg;
+			json_given = 1;
+			break;
+		case 'r':
+			rec_dir = optarg;
+			break;
+		case 'z':
+			rec_level = optarg;
 			break;
 		case 't':
 			nthreads = atol(optarg);
@@ -286,22 +327,43 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	/* the always-on command line of the bench: -q --no-live -j FILE -d DEV */
+	/*
+	 * the always-on command line of the bench: -q --no-live -j FILE -d DEV;
+	 * with -r: --record DIR instead of -j FILE (both with -o too)
+	 */
 	cli_defaults(&o);
 	o.sysfs_root = sysfs;
-	{
-		char *args[] = { "iotracer", "-q", "--no-live", "-j", (char *)path, "-d", "7:0" };
-
-		ret = cli_parse(7, args, &o, stdout, stderr);
+	args[na++] = "iotracer", args[na++] = "-q", args[na++] = "--no-live";
+	if (!rec_dir || json_given)
+		args[na++] = "-j", args[na++] = (char *)path;
+	if (rec_dir) {
+		args[na++] = "--record", args[na++] = (char *)rec_dir;
+		args[na++] = "--record-level", args[na++] = (char *)rec_level;
 	}
+	args[na++] = "-d", args[na++] = "7:0";
+	ret = cli_parse(na, args, &o, stdout, stderr);
 	if (ret != CLI_RUN) {
 		fprintf(stderr, "cli_parse: %d\n", ret);
 		return 1;
 	}
-	json = fopen(o.json_path, "w");
-	if (!json) {
-		fprintf(stderr, "%s: %s\n", o.json_path, strerror(errno));
-		return 1;
+	if (o.json_path) {
+		json = fopen(o.json_path, "w");
+		if (!json) {
+			fprintf(stderr, "%s: %s\n", o.json_path, strerror(errno));
+			return 1;
+		}
+	}
+	if (o.record_dir) {
+		struct rec_opts ro = { .dir = o.record_dir,
+				       .seg_size = o.record_size,
+				       .seg_age_ns = o.record_age_ns,
+				       .max_bytes = o.record_max,
+				       .level = o.record_level,
+				       .sysfs_root = o.sysfs_root };
+
+		d.rec = rec_open(&ro, t);
+		if (!d.rec)
+			return 1;
 	}
 	d.out = out_new(&o, stdout, json, t);
 	d.corr = d.out ? corr_new(on_request, &d, HOLD_NS, 0) : NULL;
@@ -336,17 +398,27 @@ int main(int argc, char **argv)
 	}
 	corr_flush(d.corr);
 	out_free(d.out); /* writes what it still holds */
+	if (d.rec) {
+		uint64_t c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+
+		/* the last block's compression and write are the daemon's work too */
+		d.lost += rec_close(d.rec);
+		cpu += clock_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	}
 	corr_free(d.corr);
 	free(ring);
-	ret = fclose(json);
+	ret = json ? fclose(json) : 0;
 	nftw(g_tmp, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 	if (ret || d.lost) {
 		fprintf(stderr, "write error or %llu records refused\n",
 			(unsigned long long)d.lost);
 		return 1;
 	}
+	if (rec_dir)
+		printf("--record %s: %.1f bytes per request on disk\n", rec_dir,
+		       (double)dir_bytes(rec_dir) / (double)n);
 	printf("%ld requests (%ld records): %.1f ns CPU, %.1f ns wall per request -> %s\n", n,
-	       2 * n, (double)cpu / (double)n, (double)wall / (double)n, path);
+	       2 * n, (double)cpu / (double)n, (double)wall / (double)n, json ? path : rec_dir);
 	cli_free(&o);
 	return 0;
 }

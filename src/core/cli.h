@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct link_key; /* lib/keyfile.h */
+
 #ifndef IT_VERSION
 #define IT_VERSION "dev"
 #endif
@@ -40,6 +42,11 @@ struct it_opts {
 	uint64_t duration_ns; /* 0 = forever */
 	uint64_t interval_ns; /* 0 = final only */
 	char *json_path; /* malloc'd, NULL = off, "-" = stdout */
+	char *record_dir; /* --record: malloc'd, NULL = off (docs/record.md) */
+	uint64_t record_size; /* bytes: a segment is closed at this size */
+	uint64_t record_age_ns; /* ... or this age */
+	uint64_t record_max; /* bytes: the directory's segments, at most */
+	int record_level; /* zlib level of the blocks, 0-9 */
 	int live; /* live per-request lines; 0 with --no-live or -q */
 	int quiet;
 	int verbose; /* number of -v */
@@ -56,6 +63,7 @@ struct it_opts {
 	int nr_qemu_pids;
 	char *name; /* --name: this side's name in the link hello */
 	char *metrics_addr; /* --metrics: serve Prometheus /metrics here (malloc'd), NULL = off */
+	struct link_key *link_key; /* --link-key: read and checked at parse (malloc'd) */
 };
 
 enum { CLI_RUN = 0, CLI_EXIT_OK = 1, CLI_USAGE = 2 };

@@ -32,12 +32,13 @@
 #include "lib/parse.h"
 #include "mode/mode.h"
 #include "core/recbuf.h"
+#include "core/record.h"
+#include "core/uhist.h"
 #include "lib/log.h"
 
 #define DRAIN_NS (50ull * 1000 * 1000) /* timer period: drain the ring */
 #define HOLD_NS (2ull * 1000 * 1000 * 1000) /* how long a block waits for its parent */
 #define WATERMARK_NS (2ull * 1000 * 1000) /* records younger than this wait a drain */
-#define MAX_KHISTS 4096
 #define METRICS_NS (1000ull * 1000 * 1000) /* --metrics: rebuild the text this often */
 
 struct daemon {
@@ -47,13 +48,16 @@ struct daemon {
 	struct recbuf recs; /* per-CPU buffers + ring buffer copies, merged */
 	struct corr *corr;
 	struct it_out *out;
+	struct recorder *rec; /* --record, or NULL */
 	FILE *json;
 	int epfd, sigfd, tfd;
 	uint64_t start_ns, now_ns, next_summary_ns;
 	uint64_t lost;
-	struct out_khist *khists; /* grown on demand, up to MAX_KHISTS */
-	int cap_khists;
-	int nr_uhists; /* khists built from records (!ld.kern_hists) */
+	/*
+	 * the summary's log2 histograms: read from the kernel (ld.kern_hists), or
+	 * built here from the records (kh.nr of them)
+	 */
+	struct uhists kh;
 	const struct mode_ops *mode; /* guest/host mode, NULL standalone */
 	void *m; /* its state */
 	int mode_fd;
@@ -63,98 +67,13 @@ struct daemon {
 	uint64_t next_metrics_ns;
 };
 
-/* Room for entry n of khists (a few keys in practice: no 13 MB up front). */
-static int khists_room(struct daemon *d, int n)
-{
-	struct out_khist *k;
-	int cap;
-
-	if (n < d->cap_khists)
-		return 1;
-	if (n >= MAX_KHISTS)
-		return 0;
-	cap = d->cap_khists ? d->cap_khists * 2 : 16;
-	k = realloc(d->khists, (size_t)cap * sizeof(*k));
-	if (!k)
-		return 0;
-	d->khists = k;
-	d->cap_khists = cap;
-	return 1;
-}
-
-/*
- * When every request leaves a record (no --sample, no --min-latency) the BPF
- * programs skip their histogram update and the same log2 histograms are
- * built here, from the records, with the same keys and stages.
- */
-static struct it_hist_val *uhist_get(struct daemon *d, uint32_t dev, int layer, int op, int kind)
-{
-	struct it_hist_key k = { .dev = dev, .layer = layer, .op = op, .kind = kind };
-
-	for (int i = d->nr_uhists - 1; i >= 0; i--)
-		if (!memcmp(&d->khists[i].key, &k, sizeof(k)))
-			return &d->khists[i].val;
-	if (!khists_room(d, d->nr_uhists))
-		return NULL;
-	memset(&d->khists[d->nr_uhists], 0, sizeof(d->khists[0]));
-	d->khists[d->nr_uhists].key = k;
-	return &d->khists[d->nr_uhists++].val;
-}
-
-static void uhist_add(struct it_hist_val *v, int stage, uint64_t ns)
-{
-	struct it_hist *h = &v->st[stage];
-
-	h->slots[ns > 1 ? 63 - __builtin_clzll(ns) : 0]++;
-	h->count++;
-	h->sum_ns += ns;
-}
-
-static void uhist_record(struct daemon *d, const void *data, size_t size)
-{
-	const struct it_hdr *hdr = data;
-	struct it_hist_val *v;
-
-	if (size < sizeof(*hdr))
-		return;
-	if (hdr->type == IT_REC_SYSCALL && size >= sizeof(struct it_syscall_rec)) {
-		const struct it_syscall_rec *r = data;
-
-		v = uhist_get(d, r->dev, IT_L_SYSCALL, r->op, IT_HK_PLAIN);
-		if (!v)
-			return;
-		uhist_add(v, IT_ST_TOTAL, r->exit_ns - r->enter_ns);
-		if (r->flags & IT_F_SCHED_SW)
-			uhist_add(v, IT_ST_OFFCPU, r->offcpu_ns);
-		if (r->flags & IT_F_SCHED_CNT)
-			uhist_add(v, IT_ST_RUNQ, r->runq_ns);
-	} else if (hdr->type == IT_REC_URING && size >= sizeof(struct it_uring_rec)) {
-		const struct it_uring_rec *r = data;
-
-		v = uhist_get(d, r->dev, IT_L_SYSCALL, r->op, IT_HK_URING);
-		if (v)
-			uhist_add(v, IT_ST_TOTAL, r->complete_ns - r->submit_ns);
-	} else if (hdr->type == IT_REC_BLOCK && size >= sizeof(struct it_block_rec)) {
-		const struct it_block_rec *r = data;
-
-		v = uhist_get(d, r->dev, IT_L_BLOCK, r->op, IT_HK_PLAIN);
-		if (!v)
-			return;
-		uhist_add(v, IT_ST_Q2C, r->c_ns - r->q_ns);
-		if (r->d_ns) {
-			uhist_add(v, IT_ST_D2C, r->c_ns - r->d_ns);
-			uhist_add(v, IT_ST_Q2D, r->d_ns - r->q_ns);
-		}
-	}
-}
-
 /* recbuf_fn: one record, in end-time order. */
 static void on_record(void *ctx, void *data, size_t size)
 {
 	struct daemon *d = ctx;
 
 	if (!d->ld.kern_hists)
-		uhist_record(d, data, size);
+		uhists_record(&d->kh, data, size);
 	if (d->m && d->mode->record && d->mode->record(d->m, data, size))
 		return;
 	if (corr_feed(d->corr, data, size, d->now_ns))
@@ -179,6 +98,8 @@ static void on_request(const struct corr_req *r, void *ctx)
 	struct daemon *d = ctx;
 
 	out_request(r, d->out);
+	if (d->rec)
+		rec_request(d->rec, r);
 	if (d->m && d->mode->request)
 		d->mode->request(d->m, r);
 }
@@ -252,11 +173,11 @@ static int read_khists(struct daemon *d)
 	if (ncpu <= 0)
 		return 0;
 	vals = calloc(ncpu, sizeof(*vals));
-	while (vals && khists_room(d, n) &&
+	while (vals && uhists_room(&d->kh, n) &&
 	       !bpf_map_get_next_key(fd, have_prev ? &prev : NULL, &key)) {
 		if (!bpf_map_lookup_elem(fd, &key, vals)) {
-			d->khists[n].key = key;
-			sum_hist(&d->khists[n].val, vals, ncpu);
+			d->kh.v[n].key = key;
+			sum_hist(&d->kh.v[n].val, vals, ncpu);
 			n++;
 		}
 		prev = key;
@@ -269,7 +190,7 @@ static int read_khists(struct daemon *d)
 /* The histograms as of now: the kernel's (read again), or the ones built from records. */
 static int current_khists(struct daemon *d)
 {
-	return d->ld.kern_hists ? read_khists(d) : d->nr_uhists;
+	return d->ld.kern_hists ? read_khists(d) : d->kh.nr;
 }
 
 static void summary(struct daemon *d, int final)
@@ -287,7 +208,7 @@ static void summary(struct daemon *d, int final)
 	it_loader_skipped(&d->ld, skipped);
 	read_drops(d, drops);
 	in.nr_khists = current_khists(d);
-	in.khists = d->khists; /* after read_khists(), which may move it */
+	in.khists = d->kh.v; /* after read_khists(), which may move it */
 	out_summary(d->out, &in);
 	if (d->m && d->mode->summary)
 		d->mode->summary(d->m, final);
@@ -345,7 +266,7 @@ static void metrics_tick(struct daemon *d, int force)
 	read_drops(d, drops);
 	in.blk_unmatched = drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED];
 	in.nr_khists = current_khists(d);
-	in.khists = d->khists;
+	in.khists = d->kh.v;
 	if (!metrics_proc_read("/proc", "self", &proc))
 		in.proc = &proc;
 	f = open_memstream(&text, &len);
@@ -405,8 +326,10 @@ static int on_timer(struct daemon *d)
 		return 1;
 	drain(d, 0);
 	metrics_tick(d, 0);
-	/* bound what a crash could lose to one timer period */
+	/* bound what a crash could lose to one timer period (--record: to a second) */
 	out_flush(d->out);
+	if (d->rec)
+		rec_tick(d->rec, d->now_ns);
 	if (d->o->interval_ns && d->now_ns >= d->next_summary_ns) {
 		summary(d, 0);
 		d->next_summary_ns += d->o->interval_ns;
@@ -522,6 +445,18 @@ int it_daemon_run(const struct it_opts *uo)
 	}
 	d.start_ns = d.now_ns = it_mono_ns();
 	d.next_summary_ns = d.start_ns + o->interval_ns;
+	if (o->record_dir) {
+		struct rec_opts ro = { .dir = o->record_dir, .seg_size = o->record_size,
+				       .seg_age_ns = o->record_age_ns, .max_bytes = o->record_max,
+				       .level = o->record_level,
+				       .sysfs_root = o->sysfs_root };
+
+		d.rec = rec_open(&ro, d.start_ns);
+		if (!d.rec) {
+			ret = -EIO;
+			goto out;
+		}
+	}
 	d.out = out_new(o, text, d.json, d.start_ns);
 	d.corr = d.out ? corr_new(on_request, &d, HOLD_NS, 0) : NULL;
 	d.rb = ring_buffer__new(bpf_map__fd(d.ld.skel->maps.events), on_ring_record, &d, NULL);
@@ -581,6 +516,17 @@ int it_daemon_run(const struct it_opts *uo)
 		it_err("output lost: %llu JSON lines (%s)",
 		       (unsigned long long)out_json_lost(d.out), strerror(-ret));
 	}
+	if (d.rec) {
+		uint64_t lost = rec_close(d.rec);
+
+		d.rec = NULL;
+		if (lost) {
+			it_err("--record: %llu requests were not recorded (write errors)",
+			       (unsigned long long)lost);
+			if (!ret)
+				ret = -EIO;
+		}
+	}
 out:
 	metrics_http_stop(d.http); /* first: its thread reads nothing of d, but stop serving */
 	free(d.mhooks);
@@ -589,8 +535,9 @@ out:
 	ring_buffer__free(d.rb);
 	recbuf_free(&d.recs);
 	corr_free(d.corr);
+	rec_close(d.rec);
 	out_free(d.out);
-	free(d.khists);
+	uhists_free(&d.kh);
 	if (d.json && d.json != stdout)
 		fclose(d.json);
 	if (d.epfd >= 0)

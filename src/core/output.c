@@ -71,6 +71,7 @@ struct stage_stat {
 struct it_out {
 	FILE *text, *json;
 	const char *sysfs_root;
+	const struct out_devnames *dn; /* NULL: names from sysfs */
 	uint64_t start_ns;
 	int live, quiet;
 	int header_done;
@@ -121,15 +122,29 @@ const char *out_drop_name(unsigned int kind)
 	return kind < IT_DROP_KINDS ? drop_names[kind] : "unknown";
 }
 
+const char *out_sys_name(unsigned int sys)
+{
+	return sys < IT_SYS_MAX ? sys_names[sys] : "?";
+}
+
+const char *out_origin_name(unsigned int origin)
+{
+	return origin < 4 ? origin_names[origin] : "none";
+}
+
 /* dev_get() of a device not in out->devs: look it up, and keep it if it has a name. */
 static __attribute__((noinline)) const struct out_dev *dev_lookup(struct it_out *out, uint32_t dev,
 								  struct out_dev *tmp)
 {
 	struct out_dev *e;
-	const char *name = parse_dev_name_cached(dev, out->sysfs_root);
-	size_t n = strlen(name);
+	const char *name = out->dn ? out->dn->name(out->dn->ctx, dev) :
+				     parse_dev_name_cached(dev, out->sysfs_root);
+	size_t n;
 
 	parse_fmt_devno(dev, tmp->devno, sizeof(tmp->devno));
+	if (!name)
+		name = tmp->devno;
+	n = strlen(name);
 	tmp->dev = dev;
 	tmp->name = name;
 	if (n >= sizeof(tmp->nbuf) || !strcmp(name, tmp->devno))
@@ -291,6 +306,12 @@ void out_free(struct it_out *out)
 	free(out->st);
 	jw_free(&out->w);
 	free(out);
+}
+
+void out_set_devnames(struct it_out *out, const struct out_devnames *dn)
+{
+	out->dn = dn;
+	memset(out->devs, 0, sizeof(out->devs));
 }
 
 uint64_t out_requests(const struct it_out *out)
@@ -570,7 +591,8 @@ static void json_dev(struct it_out *out, uint32_t dev)
 static void json_driver(struct it_out *out, const struct it_block_rec *b)
 {
 	struct jw *w = &out->w;
-	const char *serial = parse_dev_serial_cached(b->dev, out->sysfs_root);
+	const char *serial = out->dn ? out->dn->serial(out->dn->ctx, b->dev) :
+				       parse_dev_serial_cached(b->dev, out->sysfs_root);
 
 	jw_obj_begin(w, "driver");
 	jw_str(w, "layer", parse_layer_name(b->drv_layer));
@@ -620,7 +642,7 @@ static void json_block(struct it_out *out, const struct it_block_rec *b)
 	jw_u64(w, "c_ns", b->c_ns);
 	jw_u64(w, "merged", b->nr_merged);
 	jw_i64(w, "error", b->error);
-	jw_str(w, "origin", b->origin < 4 ? origin_names[b->origin] : "none");
+	jw_str(w, "origin", out_origin_name(b->origin));
 	jw_u64(w, "pid", b->task.pid);
 	jw_u64(w, "tid", b->task.tid);
 	if (b->drv_layer)
@@ -643,7 +665,7 @@ static void json_request(struct it_out *out, const struct corr_req *r, const str
 	jw_u64(w, "ts_ns", v->start_ns);
 	json_task(w, v->task);
 	if (r->kind == CORR_SYSCALL)
-		jw_str(w, "syscall", r->sys->sys < IT_SYS_MAX ? sys_names[r->sys->sys] : "?");
+		jw_str(w, "syscall", out_sys_name(r->sys->sys));
 	else if (r->kind == CORR_AIO)
 		jw_str(w, "syscall", "io_submit");
 	jw_str(w, "op", op_name(v->op));

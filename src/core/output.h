@@ -35,6 +35,18 @@ struct out_summary_in {
 struct it_out *out_new(const struct it_opts *o, FILE *text, FILE *json, uint64_t start_ns);
 void out_free(struct it_out *out);
 
+/*
+ * Device names and serials from elsewhere than sysfs (a recording being read
+ * back): name() returns dev's name, serial() its serial; NULL: unknown (the
+ * name is then "MAJ:MIN", as for a device sysfs does not know).
+ */
+struct out_devnames {
+	const char *(*name)(void *ctx, uint32_t dev);
+	const char *(*serial)(void *ctx, uint32_t dev);
+	void *ctx;
+};
+void out_set_devnames(struct it_out *out, const struct out_devnames *dn);
+
 /* corr_emit_fn: one finished request. */
 void out_request(const struct corr_req *r, void *out);
 void out_attach(struct it_out *out, const char *layer, const char *hook, const char *method, int ok,
@@ -42,6 +54,11 @@ void out_attach(struct it_out *out, const char *layer, const char *hook, const c
 void out_summary(struct it_out *out, const struct out_summary_in *in);
 /* Write JSON lines still held in the batch (the daemon calls it on its timer). */
 void out_flush(struct it_out *out);
+/* The names the JSON lines use: "read", "pread64", "syscall" ("other", "?", "none" when unknown). */
+const char *out_op_name(unsigned int op);
+const char *out_sys_name(unsigned int sys);
+const char *out_origin_name(unsigned int origin);
+
 /* Requests written so far, and JSON write errors. */
 uint64_t out_requests(const struct it_out *out);
 /* 0, or -errno of the first failed output write (the exit status says it). */

@@ -246,3 +246,31 @@ void addr_sockname(const struct sockaddr_storage *ss, const char *fallback, char
 		snprintf(out, n, "%s", fallback);
 }
 
+
+/* 127.0.0.0/8, ::1 and ::ffff:127.x.y.z: only this host can reach it. */
+static int ip_is_loopback(const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+	const uint8_t *b = in6->sin6_addr.s6_addr;
+
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss->ss_family != AF_INET6)
+		return 0;
+	if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
+		return 1;
+	return IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && b[12] == 127;
+}
+
+int addr_is_loopback(const struct net_addr *a)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	return a->kind == ADDR_TCP && !addr_sockaddr(a, 1, &ss, &len) && ip_is_loopback(&ss);
+}
+
+int addr_peer_is_loopback(const struct sockaddr_storage *ss)
+{
+	return ip_is_loopback(ss);
+}

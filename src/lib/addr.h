@@ -45,4 +45,9 @@ int addr_sockaddr(const struct net_addr *a, int listening, struct sockaddr_stora
 /* "tcp:IP:PORT", "vsock:CID:PORT" of a peer, or fallback for other families. */
 void addr_sockname(const struct sockaddr_storage *ss, const char *fallback, char *out, size_t n);
 
+/* A tcp address on the loopback (127.0.0.0/8, ::1, ::ffff:127.x): 1, else 0. */
+int addr_is_loopback(const struct net_addr *a);
+/* The same for a peer's sockaddr (AF_INET/AF_INET6; anything else: 0). */
+int addr_peer_is_loopback(const struct sockaddr_storage *ss);
+
 #endif /* IT_LIB_ADDR_H */

@@ -59,7 +59,7 @@ static void guest_filter(struct guest *g)
 static void *guest_start(const struct mode_env *env)
 {
 	const struct it_opts *o = env->o;
-	struct link_opts lo = { .role = LINK_ROLE_GUEST, .name = o->name };
+	struct link_opts lo = { .role = LINK_ROLE_GUEST, .name = o->name, .key = o->link_key };
 	struct link_cb cb = { .log = guest_log };
 	const char *spec = o->nr_links ? o->links[0] : GUEST_DEFAULT_LINK;
 	struct guest *g = calloc(1, sizeof(*g));

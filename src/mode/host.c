@@ -33,6 +33,7 @@
 #include "core/metrics.h"
 #include "core/output.h"
 #include "mode/qemu.h"
+#include "mode/scope.h"
 #include "mode/vjoin.h"
 #include "lib/log.h"
 
@@ -54,6 +55,12 @@ struct hdisk {
 	int wanted; /* in the kernel file filter */
 };
 
+/* A connected guest (link_peer_user): what it may touch, what it asked for. */
+struct hconn {
+	uint64_t scope; /* scope.h: bit i = disks[i] */
+	uint64_t named; /* its filter's disks within the scope; 0 = no say */
+};
+
 struct host {
 	struct mode_env env;
 	struct link *link;
@@ -62,6 +69,11 @@ struct host {
 	int nr_disks;
 	pid_t qemu[CLI_MAX_QEMU];
 	int nr_qemu;
+	struct qemu_vm vms[CLI_MAX_QEMU]; /* per QEMU: vsock CID, chardev sockets */
+	struct scope_disk sdisks[HOST_MAX_DISKS]; /* disks[] as scope.c sees them */
+	struct scope_host scope;
+	uint64_t records_malformed, filter_ignored;
+	uint64_t next_filter_note; /* ignored serials: a note per second at most */
 	struct bpf_link *uprobes[CLI_MAX_QEMU][NR_UPROBES];
 	uint64_t qemu_ev[IT_QEV_MAX];
 	uint64_t vreq_rx, host_io;
@@ -73,6 +85,7 @@ struct host {
 		char name[64];
 		int64_t off; /* host - guest */
 		uint64_t unc, samples, records;
+		uint64_t malformed, filter_ignored;
 	} peers[HOST_MAX_PEERS]; /* guest sessions seen, kept after they go */
 	int nr_peers;
 };
@@ -160,19 +173,30 @@ static void attach_qemu(struct host *h, int qi)
 	}
 }
 
-static void add_disks(struct host *h, pid_t pid)
+_Static_assert(HOST_MAX_DISKS <= SCOPE_MAX_DISKS, "a scope mask holds every disk");
+
+/* The disks of QEMU number qi, and what names its guest (vsock CID, sockets). */
+static void add_disks(struct host *h, int qi)
 {
 	struct qemu_disk d[QEMU_MAX_DISKS];
+	pid_t pid = h->qemu[qi];
 	int n = qemu_disks("/proc", pid, d, QEMU_MAX_DISKS);
 
 	if (n < 0)
 		it_err("qemu pid %d: cannot read its disks: %s", pid,
 			strerror(-n));
+	if (qemu_vm_info("/proc", pid, &h->vms[qi]) == 0 && h->vms[qi].cid && !h->env.o->quiet)
+		it_note("qemu pid %d: vsock guest-cid %u", pid, h->vms[qi].cid);
 	for (int i = 0; i < n && h->nr_disks < HOST_MAX_DISKS; i++) {
+		struct scope_disk *sd = &h->sdisks[h->nr_disks];
 		struct hdisk *hd = &h->disks[h->nr_disks++];
 
 		hd->pid = pid;
 		hd->d = d[i];
+		_Static_assert(sizeof(sd->serial) == sizeof(d[i].serial), "serial sizes");
+		memcpy(sd->serial, d[i].serial, sizeof(sd->serial));
+		sd->vm = qi;
+		sd->size = d[i].size;
 		if (!h->env.o->quiet)
 			fprintf(stderr, "qemu     pid %d disk %-8s serial %-20s %s%s\n", pid,
 				d[i].id, d[i].serial[0] ? d[i].serial : "-", d[i].file,
@@ -188,25 +212,23 @@ static int file_key(const struct hdisk *hd, struct it_file_key *k)
 	return hd->d.stat_ok;
 }
 
-/* Does any filter of a peer name this disk? No filter at all: every disk. */
-static int disk_wanted(struct host *h, const struct hdisk *hd)
+/*
+ * The disks to trace (scope.h): each connected guest's filter narrows its
+ * own disks only; a disk no filter covers is traced.
+ */
+static uint64_t disks_wanted(struct host *h)
 {
-	int any = 0;
+	struct scope_claim c[HOST_MAX_PEERS * 4];
+	int n = 0;
 
-	for (struct link_peer *p = link_next_peer(h->link, NULL); p;
-	     p = link_next_peer(h->link, p)) {
-		const struct link_peer_info *pi = link_peer_info(p);
+	for (struct link_peer *p = link_next_peer(h->link, NULL);
+	     p && n < (int)(sizeof(c) / sizeof(c[0])); p = link_next_peer(h->link, p)) {
+		const struct hconn *hc = link_peer_user(p);
 
-		if (!pi->has_filter)
-			continue;
-		if (!pi->filter.nr_serials)
-			return 1;
-		any = 1;
-		for (uint32_t i = 0; i < pi->filter.nr_serials && i < LINK_FILTER_MAX; i++)
-			if (!strncmp(pi->filter.serials[i], hd->d.serial, LINK_SERIAL_LEN))
-				return 1;
+		if (hc && hc->named)
+			c[n++] = (struct scope_claim){ .scope = hc->scope, .named = hc->named };
 	}
-	return !any;
+	return scope_wanted(&h->scope, c, n);
 }
 
 static void json_line(struct host *h);
@@ -235,13 +257,14 @@ static void json_filter(struct host *h)
 static void update_files(struct host *h)
 {
 	int fd = bpf_map__fd(h->env.ld->skel->maps.files);
+	uint64_t wanted = disks_wanted(h);
 	int changed = 0;
 	uint8_t one = 1;
 
 	for (int i = 0; i < h->nr_disks; i++) {
 		struct hdisk *hd = &h->disks[i];
 		struct it_file_key k;
-		int want = disk_wanted(h, hd);
+		int want = !!(wanted & (1ull << i));
 
 		if (!file_key(hd, &k) || want == hd->wanted)
 			continue;
@@ -276,28 +299,102 @@ static void host_on_up(void *ctx, struct link_peer *p)
 			pi->addr, pi->id);
 }
 
+/*
+ * A peer passed the hello (and AUTH when there is a key): which disks may it
+ * touch? A vsock CID that is no traced QEMU's is refused (the link counts it).
+ */
+static int host_on_admit(void *ctx, struct link_peer *p, char *why, size_t whylen)
+{
+	struct host *h = ctx;
+	const struct link_peer_info *pi = link_peer_info(p);
+	struct scope_peer sp = {
+		.transport = pi->transport, .accepted = pi->accepted, .cid = pi->cid, .path = ""
+	};
+	struct hconn *hc;
+	uint64_t mask;
+
+	if (pi->transport == ADDR_UNIX && !strncmp(pi->addr, "unix:", 5))
+		sp.path = pi->addr + 5;
+	if (scope_of(&h->scope, &sp, &mask, why, whylen))
+		return -EACCES;
+	hc = calloc(1, sizeof(*hc));
+	if (!hc) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	hc->scope = mask;
+	link_peer_set_user(p, hc);
+	return 0;
+}
+
 static void host_on_down(void *ctx, struct link_peer *p, const char *why)
 {
 	struct host *h = ctx;
 	const struct link_peer_info *pi = link_peer_info(p);
 
+	/* its filter stays in force until the next filter change (the guest comes back) */
+	free(link_peer_user(p));
+	link_peer_set_user(p, NULL);
 	if (!h->env.o->quiet)
 		it_note("peer %d (%s) down: %s", pi->id, pi->addr, why);
 }
 
+static struct hpeer *hpeer_get(struct host *h, const struct link_peer_info *pi);
+
+/* A filter narrows its sender's disks only; serials outside them are counted. */
 static void host_on_filter(void *ctx, struct link_peer *p, const struct link_filter *f)
 {
-	update_files(ctx);
+	struct host *h = ctx;
+	struct hconn *hc = link_peer_user(p);
+	const struct link_peer_info *pi = link_peer_info(p);
+	struct hpeer *hp = hpeer_get(h, pi);
+	uint64_t now = it_mono_ns();
+	int ignored;
+
+	if (!hc)
+		return;
+	ignored = scope_filter(&h->scope, hc->scope, f, &hc->named);
+	h->filter_ignored += (uint64_t)ignored;
+	if (hp)
+		hp->filter_ignored += (uint64_t)ignored;
+	if (ignored && now >= h->next_filter_note) {
+		it_note("guest '%.64s' (peer %d, %s): filter: %d of %u serials ignored (not its "
+			"disks, or no such disk)%s",
+			pi->hello.name, pi->id, pi->addr, ignored, f->nr_serials,
+			hc->named ? "" : ": it changes nothing");
+		h->next_filter_note = now + 1000000000ull;
+	}
+	update_files(h);
 }
 
-static int disk_by_serial(const struct host *h, const char *serial)
+/* A record is delivered only when it fits a disk of its sender (scope.h). */
+static const char *host_check_record(void *ctx, struct link_peer *p, const struct link_vreq *v)
 {
-	if (!serial[0])
-		return -1;
-	for (int i = 0; i < h->nr_disks; i++)
-		if (!strncmp(h->disks[i].d.serial, serial, LINK_SERIAL_LEN))
-			return i;
-	return -1;
+	struct host *h = ctx;
+	const struct hconn *hc = link_peer_user(p);
+	struct hpeer *hp;
+	const char *why;
+	int disk;
+
+	why = hc ? scope_check_vreq(&h->scope, hc->scope, v, &disk) : "peer not admitted";
+	if (!why)
+		return NULL;
+	h->records_malformed++;
+	hp = hpeer_get(h, link_peer_info(p));
+	if (hp)
+		hp->malformed++;
+	return why;
+}
+
+/* The disk of a record check_record let through. */
+static int disk_of_vreq(const struct host *h, struct link_peer *p, const struct link_vreq *v)
+{
+	const struct hconn *hc = link_peer_user(p);
+	int disk = -1;
+
+	if (hc)
+		scope_check_vreq(&h->scope, hc->scope, v, &disk);
+	return disk;
 }
 
 static void json_line(struct host *h)
@@ -324,21 +421,29 @@ static void json_vreq(struct host *h, const struct link_peer_info *pi, const str
 	json_line(h);
 }
 
-/* The clock and counts of a guest session, kept after its link went down. */
+/* The summary entry of a guest session (kept after its link went down), or NULL. */
+static struct hpeer *hpeer_get(struct host *h, const struct link_peer_info *pi)
+{
+	struct hpeer *hp;
+
+	for (int i = 0; i < h->nr_peers; i++)
+		if (h->peers[i].session == pi->hello.session)
+			return &h->peers[i];
+	if (h->nr_peers >= HOST_MAX_PEERS)
+		return NULL;
+	hp = &h->peers[h->nr_peers++];
+	hp->session = pi->hello.session;
+	memcpy(hp->name, pi->hello.name, sizeof(hp->name));
+	hp->name[sizeof(hp->name) - 1] = 0;
+	return hp;
+}
+
+/* The clock and counts of a guest session. */
 static void note_peer(struct host *h, const struct link_peer_info *pi, int64_t host_minus_guest,
 		      uint64_t unc, uint32_t n)
 {
-	struct hpeer *hp = NULL;
+	struct hpeer *hp = hpeer_get(h, pi);
 
-	for (int i = 0; i < h->nr_peers && !hp; i++)
-		if (h->peers[i].session == pi->hello.session)
-			hp = &h->peers[i];
-	if (!hp && h->nr_peers < HOST_MAX_PEERS) {
-		hp = &h->peers[h->nr_peers++];
-		hp->session = pi->hello.session;
-		memcpy(hp->name, pi->hello.name, sizeof(hp->name));
-		hp->name[sizeof(hp->name) - 1] = 0;
-	}
 	if (!hp)
 		return;
 	hp->off = host_minus_guest;
@@ -360,7 +465,7 @@ static int host_on_records(void *ctx, struct link_peer *p, const struct link_vre
 	if (h->env.json && fflush(h->env.json))
 		return -errno; /* not durable: not acknowledged */
 	for (uint32_t i = 0; i < n; i++)
-		vjoin_add_guest(h->vj, pi->id, pi->hello.session, disk_by_serial(h, v[i].serial), &v[i],
+		vjoin_add_guest(h->vj, pi->id, pi->hello.session, disk_of_vreq(h, p, &v[i]), &v[i],
 				-peer_minus_local, unc, now);
 	h->vreq_rx += n;
 	note_peer(h, pi, -peer_minus_local, unc, n);
@@ -445,6 +550,10 @@ static int host_listen_default(struct host *h)
 
 	for (int i = 0; i < h->env.o->nr_listens; i++) {
 		addr_parse(h->env.o->listens[i], &a, why, sizeof(why));
+		if (a.kind == ADDR_TCP && !h->env.o->link_key)
+			it_warn("--listen %s without --link-key: any local process may connect "
+				"as a guest (tcp listeners stay on the loopback)",
+				h->env.o->listens[i]);
 		ret = link_listen(h->link, &a);
 		if (ret) {
 			it_err("--listen %s: %s", h->env.o->listens[i],
@@ -470,10 +579,12 @@ static int host_listen_default(struct host *h)
 
 static void *host_start(const struct mode_env *env)
 {
-	struct link_opts lo = { .role = LINK_ROLE_HOST, .name = env->o->name };
+	struct link_opts lo = { .role = LINK_ROLE_HOST, .name = env->o->name,
+				.key = env->o->link_key };
 	struct host *h = calloc(1, sizeof(*h));
 	struct link_cb cb = { .on_up = host_on_up, .on_down = host_on_down,
 			      .on_filter = host_on_filter, .on_records = host_on_records,
+			      .on_admit = host_on_admit, .check_record = host_check_record,
 			      .log = host_log };
 
 	if (!h)
@@ -492,9 +603,11 @@ static void *host_start(const struct mode_env *env)
 		goto fail;
 	for (int i = 0; i < env->o->nr_qemu_pids; i++) {
 		h->qemu[h->nr_qemu] = env->o->qemu_pids[i];
-		add_disks(h, h->qemu[h->nr_qemu]);
+		add_disks(h, h->nr_qemu);
 		attach_qemu(h, h->nr_qemu++);
 	}
+	h->scope = (struct scope_host){ .disks = h->sdisks, .nr_disks = h->nr_disks,
+					.vms = h->vms, .nr_vms = h->nr_qemu };
 	update_files(h);
 	if (host_listen_default(h))
 		goto fail;
@@ -582,7 +695,9 @@ static void summary_text(struct host *h, const struct vj_stats *st, double hits,
 			 uint64_t bpf_ns)
 {
 	FILE *f = h->env.text;
+	struct link_stats ls;
 
+	link_get_stats(h->link, &ls);
 	fprintf(f, "host: guest virtio requests %llu, joined %llu (%.1f %%), unjoined %llu, "
 		   "order violations %llu; QEMU host IOs %llu (never joined %llu)\n",
 		(unsigned long long)st->guest, (unsigned long long)st->joined,
@@ -596,11 +711,16 @@ static void summary_text(struct host *h, const struct vj_stats *st, double hits,
 		100.0 * bpf_ns / (it_mono_ns() - h->start_ns));
 	for (int i = 0; i < h->nr_peers; i++)
 		fprintf(f, "host: guest '%s' session %016llx: clock host - guest = %+lld ns +- %llu ns "
-			   "(%llu samples), records %llu\n",
+			   "(%llu samples), records %llu, malformed %llu, filter serials ignored %llu\n",
 			h->peers[i].name, (unsigned long long)h->peers[i].session,
 			(long long)h->peers[i].off, (unsigned long long)h->peers[i].unc,
 			(unsigned long long)h->peers[i].samples,
-			(unsigned long long)h->peers[i].records);
+			(unsigned long long)h->peers[i].records,
+			(unsigned long long)h->peers[i].malformed,
+			(unsigned long long)h->peers[i].filter_ignored);
+	fprintf(f, "host: link: peers refused %llu, records malformed %llu, filter serials "
+		   "ignored %llu\n", (unsigned long long)ls.refused,
+		(unsigned long long)h->records_malformed, (unsigned long long)h->filter_ignored);
 	fprintf(f, "%-16s %8s %12s %12s %12s\n", "STAGE", "COUNT", "P50", "P99", "MAX");
 	for (int s = 0; s < VJ_STAGES; s++)
 		fprintf(f, "%-16s %8llu %12llu %12llu %12llu\n", vj_stage_name(s),
@@ -637,6 +757,9 @@ static void summary_json(struct host *h, const struct vj_stats *st, int final, d
 	jw_u64(w, "records_rx", ls.records_rx);
 	jw_u64(w, "records_dup", ls.records_dup);
 	jw_u64(w, "malformed", ls.malformed);
+	jw_u64(w, "refused", ls.refused);
+	jw_u64(w, "records_malformed", h->records_malformed);
+	jw_u64(w, "filter_ignored", h->filter_ignored);
 	jw_arr_begin(w, "peers");
 	for (int i = 0; i < h->nr_peers; i++) {
 		jw_obj_begin(w, NULL);
@@ -646,6 +769,8 @@ static void summary_json(struct host *h, const struct vj_stats *st, int final, d
 		jw_u64(w, "clock_uncert_ns", h->peers[i].unc);
 		jw_u64(w, "clock_samples", h->peers[i].samples);
 		jw_u64(w, "records", h->peers[i].records);
+		jw_u64(w, "malformed", h->peers[i].malformed);
+		jw_u64(w, "filter_ignored", h->peers[i].filter_ignored);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -709,6 +834,9 @@ static void host_stop(void *m)
 
 	if (!h)
 		return;
+	for (struct link_peer *p = h->link ? link_next_peer(h->link, NULL) : NULL; p;
+	     p = link_next_peer(h->link, p))
+		free(link_peer_user(p)); /* link_free() calls no on_down */
 	for (int q = 0; q < CLI_MAX_QEMU; q++)
 		for (int i = 0; i < NR_UPROBES; i++)
 			bpf_link__destroy(h->uprobes[q][i]);

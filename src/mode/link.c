@@ -2,8 +2,8 @@
 /*
  * link: the guest <-> host protocol (link.h, docs/link.md).
  *
- * Structure:
- * - pure helpers: frame encode/decode, clock estimator, address parsing;
+ * Structure (framing and the clock estimator: linkframe.c; listeners and
+ * dials: linknet.c; the state shared with it: link_int.h):
  * - endpoints registered in one epoll fd, each starting with struct ep:
  *   listeners (accept) and peers (one connection each);
  * - a peer has an rx buffer (one whole frame at most), a bounded tx buffer,
@@ -18,13 +18,8 @@
  * A closed peer is only marked dead (its fd closed) and freed at the end of
  * link_run(), so pending epoll events never point to freed memory.
  */
-#include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/vm_sockets.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,271 +28,12 @@
 #include <sys/epoll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "lib/clock.h"
-#include "mode/link.h"
+#include "mode/link_int.h"
 
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "link: the wire format is little-endian and is written as host structs"
-#endif
-
-_Static_assert(sizeof(struct link_frame_hdr) == 16, "link_frame_hdr size");
-_Static_assert(sizeof(struct link_hello) == 88, "link_hello size");
-_Static_assert(sizeof(struct link_ping) == 32, "link_ping size");
-_Static_assert(sizeof(struct link_filter) == 648, "link_filter size");
-_Static_assert(sizeof(struct link_heartbeat) == 32, "link_heartbeat size");
-_Static_assert(sizeof(struct link_vreq) == 144, "link_vreq size");
-
-#define MS 1000000ULL
-#define SEC 1000000000ULL
-#define HDR sizeof(struct link_frame_hdr)
-#define REC_HDR 8u /* RECORDS payload: u32 count, u32 pad */
-#define VREQ sizeof(struct link_vreq)
-#define REC_MAX ((LINK_MAX_PAYLOAD - REC_HDR) / VREQ)
-#define RX_CAP (HDR + LINK_MAX_PAYLOAD)
-#define TX_CAP (4 * RX_CAP)
-#define TX_CTRL_RESERVE 4096u
-#define FAST_PINGS 8
-#define FAST_PING_NS (100 * MS)
-#define SESS_KEEP 64
-#define EVENTS 64
-#define READS_PER_RUN 16
-#define FLUSH_ROUNDS 8
-#define VPORTS "/sys/class/virtio-ports"
-
-#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
-
-/* ---- pure helpers ---- */
-
-static const char *const msg_name[LINK_MSG_MAX] = {
-	[LINK_HELLO] = "HELLO",		[LINK_PING] = "PING",	    [LINK_PONG] = "PONG",
-	[LINK_FILTER] = "FILTER",	[LINK_RECORDS] = "RECORDS", [LINK_ACK] = "ACK",
-	[LINK_HEARTBEAT] = "HEARTBEAT", [LINK_BYE] = "BYE",
-};
-
-static uint32_t payload_crc(const void *p, uint32_t len)
-{
-	return len ? (uint32_t)crc32(0L, p, len) : 0;
-}
-
-static void put_hdr(void *buf, uint16_t type, uint32_t len, uint32_t crc)
-{
-	struct link_frame_hdr h = {
-		.magic = LINK_MAGIC, .version = LINK_VERSION, .type = type, .len = len, .crc = crc
-	};
-
-	memcpy(buf, &h, sizeof(h));
-}
-
-int link_encode(void *buf, size_t cap, uint16_t type, const void *payload, uint32_t len)
-{
-	if (!buf || type < LINK_HELLO || type >= LINK_MSG_MAX || len > LINK_MAX_PAYLOAD ||
-	    (len && !payload))
-		return -EINVAL;
-	if (cap < HDR + len)
-		return -ENOSPC;
-	if (len)
-		memmove((char *)buf + HDR, payload, len);
-	put_hdr(buf, type, len, payload_crc((char *)buf + HDR, len));
-	return (int)(HDR + len);
-}
-
-/* Reason when len is not a valid payload size for type, else NULL. */
-static const char *bad_size(uint16_t type, uint32_t len)
-{
-	static const uint32_t fixed[LINK_MSG_MAX] = {
-		[LINK_HELLO] = sizeof(struct link_hello),
-		[LINK_PING] = sizeof(struct link_ping),
-		[LINK_PONG] = sizeof(struct link_ping),
-		[LINK_FILTER] = sizeof(struct link_filter),
-		[LINK_ACK] = sizeof(uint64_t),
-		[LINK_HEARTBEAT] = sizeof(struct link_heartbeat),
-		[LINK_BYE] = 0,
-	};
-
-	if (type == LINK_RECORDS)
-		return len < REC_HDR || (len - REC_HDR) % VREQ ? "bad RECORDS length" : NULL;
-	return len == fixed[type] ? NULL : "bad payload length for its type";
-}
-
-static int bad_frame(const char **why, const char *reason, int err)
-{
-	*why = reason;
-	return err;
-}
-
-int link_decode(const void *buf, size_t len, struct link_frame_hdr *hdr, const void **payload,
-		const char **why)
-{
-	const char *unused, *reason;
-	const uint8_t *pl = (const uint8_t *)buf + HDR;
-	struct link_frame_hdr h;
-	uint32_t magic, count;
-
-	if (!why)
-		why = &unused;
-	*why = NULL;
-	if (len >= sizeof(magic)) {
-		memcpy(&magic, buf, sizeof(magic));
-		if (magic != LINK_MAGIC)
-			return bad_frame(why, "bad magic", -EPROTO);
-	}
-	if (len < HDR)
-		return 0;
-	memcpy(&h, buf, HDR);
-	if (!h.version || h.version > LINK_VERSION)
-		return bad_frame(why, "bad version", -EPROTO);
-	if (!h.type || h.type >= LINK_MSG_MAX)
-		return bad_frame(why, "bad type", -EPROTO);
-	if (h.len > LINK_MAX_PAYLOAD)
-		return bad_frame(why, "frame too big", -EMSGSIZE);
-	reason = bad_size(h.type, h.len);
-	if (reason)
-		return bad_frame(why, reason, -EBADMSG);
-	if (len < HDR + h.len)
-		return 0;
-	if (payload_crc(pl, h.len) != h.crc)
-		return bad_frame(why, "bad crc", -EBADMSG);
-	if (h.type == LINK_RECORDS) {
-		memcpy(&count, pl, sizeof(count));
-		if ((uint64_t)count * VREQ != h.len - REC_HDR)
-			return bad_frame(why, "record count does not match length", -EBADMSG);
-	}
-	if (hdr)
-		*hdr = h;
-	if (payload)
-		*payload = pl;
-	return (int)(HDR + h.len);
-}
-
-void link_clock_add(struct link_clock *c, uint64_t t1, uint64_t t2, uint64_t t3, uint64_t t4)
-{
-	int64_t a = (int64_t)(t2 - t1), b = (int64_t)(t3 - t4);
-	uint64_t rtt = t4 - t1, hold = t3 - t2;
-
-	if (t4 < t1 || t3 < t2)
-		return; /* not a round trip: ignored */
-	/* (a + b) / 2 without overflowing the sum */
-	c->off[c->next] = a / 2 + b / 2 + (a % 2 + b % 2) / 2;
-	c->delay[c->next] = rtt > hold ? rtt - hold : 0;
-	c->at[c->next] = t4;
-	c->next = (c->next + 1) % LINK_CLOCK_WINDOW;
-	if (c->n < LINK_CLOCK_WINDOW)
-		c->n++;
-	c->samples++;
-}
-
-int link_clock_get(const struct link_clock *c, int64_t *peer_minus_local, uint64_t *uncert_ns)
-{
-	unsigned int i, best = 0;
-
-	if (!c->n)
-		return -EAGAIN;
-	for (i = 1; i < c->n; i++)
-		if (c->delay[i] < c->delay[best] ||
-		    (c->delay[i] == c->delay[best] && c->at[i] > c->at[best]))
-			best = i;
-	if (peer_minus_local)
-		*peer_minus_local = c->off[best];
-	if (uncert_ns)
-		*uncert_ns = c->delay[best] / 2;
-	return 0;
-}
-
-/* ---- state ---- */
-
-enum ep_kind { EP_LISTEN = 1, EP_PEER };
-
-struct ep { /* first member of everything registered in the epoll fd */
-	enum ep_kind kind;
-	int fd;
-	uint32_t events;
-};
-
-struct listener {
-	struct ep ep;
-	struct listener *next;
-	char name[128];
-	int is_unix;
-	char path[108];
-	dev_t dev; /* of the socket file we created: unlinked at free if still ours */
-	ino_t ino;
-};
-
-struct dial {
-	struct dial *next;
-	struct net_addr addr;
-	char name[128];
-	struct link_peer *peer; /* NULL while waiting to reconnect */
-	uint64_t backoff, next_try;
-	char last_why[96]; /* a failure repeated is logged once */
-};
-
-struct session {
-	uint64_t id, delivered, last_used;
-	int refs; /* peers connected under this session */
-};
-
-enum pstate { P_CONNECTING = 1, P_HELLO, P_UP, P_DEAD };
-
-/* Control frames due, emitted in this order. */
-enum {
-	DUE_HELLO = 1 << 0,
-	DUE_FILTER = 1 << 1,
-	DUE_ACK = 1 << 2,
-	DUE_PONG = 1 << 3,
-	DUE_PING = 1 << 4,
-	DUE_HB = 1 << 5,
-};
-
-struct link_peer {
-	struct ep ep;
-	struct link *l;
-	struct link_peer *next;
-	struct dial *dial; /* the dial that made it, NULL when accepted */
-	enum pstate state;
-	int serial; /* character device: read()/write() */
-	struct link_peer_info info;
-	unsigned int due;
-	struct link_ping pong; /* the PONG being answered */
-	uint64_t ping_id, pings;
-	uint64_t last_rx, next_ping, next_hb;
-	uint64_t send_seq; /* guest: next seq to put on this connection */
-	int sess; /* host: index in link.sess, -1 before hello */
-	uint8_t *rx, *tx;
-	size_t rx_len, tx_off, tx_len;
-};
-
-struct link {
-	struct link_opts o;
-	struct link_cb cb;
-	int epfd;
-	int freeing;
-	uint64_t now;
-	uint64_t session;
-	char name[64];
-	int next_id;
-	struct listener *lsn;
-	struct dial *dials;
-	struct link_peer *peers;
-	struct link_stats st;
-	/* guest */
-	struct link_vreq *outbox;
-	uint64_t first_seq, next_seq, sent_hi, acked;
-	int has_filter;
-	struct link_filter filter;
-	/* host */
-	struct session *sess;
-	int nsess, capsess;
-	struct link_vreq *scratch; /* aligned copy of a RECORDS payload */
-};
-
-static __attribute__((format(printf, 2, 3))) void lg(struct link *l, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) void lk_log(struct link *l, const char *fmt, ...)
 {
 	char line[320];
 	va_list ap;
@@ -310,7 +46,7 @@ static __attribute__((format(printf, 2, 3))) void lg(struct link *l, const char 
 	l->cb.log(l->cb.ctx, line);
 }
 
-static int ep_ctl(struct link *l, struct ep *e, int op, uint32_t events)
+int lk_ep_ctl(struct link *l, struct ep *e, int op, uint32_t events)
 {
 	struct epoll_event ev = { .events = events, .data.ptr = e };
 
@@ -332,11 +68,11 @@ static const char *role_name(unsigned int role)
 
 /* ---- dial ---- */
 
-static void dial_retry(struct link *l, struct dial *d, const char *why, int logged)
+void lk_dial_retry(struct link *l, struct dial *d, const char *why, int logged)
 {
 	if (!logged && strcmp(d->last_why, why))
-		lg(l, "link: %s: %s (retrying, backoff %llu ms)", d->name, why,
-		   (unsigned long long)(d->backoff / MS));
+		lk_log(l, "link: %s: %s (retrying, backoff %llu ms)", d->name, why,
+		       (unsigned long long)(d->backoff / MS));
 	snprintf(d->last_why, sizeof(d->last_why), "%s", why);
 	d->peer = NULL;
 	d->next_try = l->now + d->backoff;
@@ -362,10 +98,10 @@ static void peer_close(struct link_peer *p, const char *why)
 		l->sess[p->sess].refs--;
 		l->sess[p->sess].last_used = l->now;
 	}
-	if (!p->dial || p->info.hello_done)
-		lg(l, "link: peer %d (%s): closed: %s", p->info.id, p->info.addr, why);
+	if (!p->quiet && (!p->dial || p->info.hello_done))
+		lk_log(l, "link: peer %d (%s): closed: %s", p->info.id, p->info.addr, why);
 	if (p->dial && !l->freeing)
-		dial_retry(l, p->dial, why, p->info.hello_done);
+		lk_dial_retry(l, p->dial, why, p->info.hello_done);
 	if (was_up && l->cb.on_down && !l->freeing)
 		l->cb.on_down(l->cb.ctx, p, why);
 }
@@ -380,6 +116,50 @@ static __attribute__((format(printf, 2, 3))) void peer_closef(struct link_peer *
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	peer_close(p, why);
+}
+
+/*
+ * One log line per log_every_ns at most; the count of lines left out since
+ * the last one goes at its end. Returns 1 when the line was written.
+ */
+static __attribute__((format(printf, 3, 4))) int lg_limited(struct link *l, struct ratelog *r,
+							    const char *fmt, ...)
+{
+	char line[256], more[48] = "";
+	va_list ap;
+
+	if (l->now < r->next) {
+		r->suppressed++;
+		return 0;
+	}
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (r->suppressed)
+		snprintf(more, sizeof(more), " (+%llu more not logged)",
+			 (unsigned long long)r->suppressed);
+	lk_log(l, "%s%s", line, more);
+	r->suppressed = 0;
+	r->next = l->now + l->o.log_every_ns;
+	return 1;
+}
+
+/* Refuse a peer before it is up: counted, logged rate-limited, closed. */
+static __attribute__((format(printf, 2, 3))) void refuse(struct link_peer *p, const char *fmt, ...)
+{
+	struct link *l = p->l;
+	char why[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	l->st.refused++;
+	if (!p->dial) /* a dial logs each new failure once itself */
+		lg_limited(l, &l->refuse_log, "link: peer %d (%s): refused: %s (%llu refused)",
+			   p->info.id, p->info.addr, why, (unsigned long long)l->st.refused);
+	p->quiet = 1;
+	peer_closef(p, "refused: %s", why);
 }
 
 #define proto_err(p, fmt, ...)                                         \
@@ -408,14 +188,43 @@ static int put_frame(struct link_peer *p, uint16_t type, const void *pl, uint32_
 	return 0;
 }
 
-static void fill_hello(struct link *l, struct link_hello *h)
+/*
+ * With a key, tcp and unix connections must authenticate, except a unix
+ * socket the host dialed (QEMU's chardev of a virtio-serial port: the guest
+ * end is a serial port, and the socket is the one the host was told to use).
+ * vsock and serial peers are named by the hypervisor (CID, port) instead.
+ */
+static int auth_required(const struct link_peer *p)
 {
+	enum addr_kind t = p->info.transport;
+
+	return p->l->key.len &&
+	       (t == ADDR_TCP || (t == ADDR_UNIX && (p->info.accepted || is_guest(p->l))));
+}
+
+static void fill_hello(struct link_peer *p, struct link_hello *h)
+{
+	struct link *l = p->l;
+
+	memset(h, 0, sizeof(*h));
 	h->version = LINK_VERSION;
 	h->role = (uint8_t)l->o.role;
-	h->caps = LINK_CAP_VREQ | LINK_CAP_FILTER | LINK_CAP_ACK;
+	h->caps = LINK_CAP_VREQ | LINK_CAP_FILTER | LINK_CAP_ACK |
+		  (l->key.len ? LINK_CAP_AUTH : 0) | (auth_required(p) ? LINK_CAP_AUTH_REQ : 0);
 	h->session = l->session;
 	h->next_seq = is_guest(l) ? l->first_seq : 0;
 	memcpy(h->name, l->name, sizeof(h->name));
+	linkauth_nonce(h->nonce);
+}
+
+/* Our AUTH: signed as our role over (guest's HELLO, host's HELLO). */
+static void fill_auth(struct link_peer *p, struct link_auth *a)
+{
+	struct link *l = p->l;
+	const struct link_hello *g = is_guest(l) ? &p->my_hello : &p->peer_hello;
+	const struct link_hello *h = is_guest(l) ? &p->peer_hello : &p->my_hello;
+
+	linkauth_mac(&l->key, (uint8_t)l->o.role, g, h, sizeof(*g), a->mac);
 }
 
 static void fill_heartbeat(struct link_peer *p, struct link_heartbeat *hb)
@@ -438,7 +247,7 @@ static int emit(struct link_peer *p, unsigned int bit)
 {
 	struct link *l = p->l;
 	union {
-		struct link_hello h;
+		struct link_auth a;
 		struct link_ping pg;
 		struct link_heartbeat hb;
 		uint64_t ack;
@@ -447,8 +256,11 @@ static int emit(struct link_peer *p, unsigned int bit)
 	memset(&u, 0, sizeof(u));
 	switch (bit) {
 	case DUE_HELLO:
-		fill_hello(l, &u.h);
-		return put_frame(p, LINK_HELLO, &u.h, sizeof(u.h));
+		fill_hello(p, &p->my_hello);
+		return put_frame(p, LINK_HELLO, &p->my_hello, sizeof(p->my_hello));
+	case DUE_AUTH:
+		fill_auth(p, &u.a);
+		return put_frame(p, LINK_AUTH, &u.a, sizeof(u.a));
 	case DUE_FILTER:
 		return put_frame(p, LINK_FILTER, &l->filter, sizeof(l->filter));
 	case DUE_ACK:
@@ -510,8 +322,8 @@ static void put_records(struct link_peer *p, uint32_t n)
 	memcpy(pl, &n, sizeof(n));
 	memcpy(pl + 4, &pad, sizeof(pad));
 	outbox_copy(l, p->send_seq, n, pl + REC_HDR);
-	put_hdr(f, LINK_RECORDS, len, payload_crc(pl, len));
-	p->tx_len += HDR + len;
+	/* the payload is in place already: link_encode() only adds the header */
+	p->tx_len += (size_t)link_encode(f, TX_CAP - p->tx_len, LINK_RECORDS, pl, len);
 	l->st.frames_tx++;
 	l->st.records_sent += n;
 	if (l->sent_hi >= p->send_seq)
@@ -574,14 +386,14 @@ static void peer_arm(struct link_peer *p)
 	uint32_t ev = EPOLLIN | (want ? EPOLLOUT : 0);
 
 	if (p->state != P_DEAD && ev != p->ep.events)
-		ep_ctl(p->l, &p->ep, EPOLL_CTL_MOD, ev);
+		lk_ep_ctl(p->l, &p->ep, EPOLL_CTL_MOD, ev);
 }
 
 static void peer_flush(struct link_peer *p)
 {
 	int i;
 
-	for (i = 0; i < FLUSH_ROUNDS && (p->state == P_HELLO || p->state == P_UP); i++) {
+	for (i = 0; i < FLUSH_ROUNDS && p->state >= P_HELLO && p->state <= P_UP; i++) {
 		tx_compact(p);
 		fill_ctrl(p);
 		fill_records(p);
@@ -602,8 +414,21 @@ static void peer_connected(struct link_peer *p)
 	peer_flush(p);
 }
 
-static struct link_peer *peer_new(struct link *l, int fd, const char *addr, struct dial *d,
-				  int connecting, int serial)
+/* Who the peer is (link_peer_info: transport, CID, loopback), for on_admit. */
+static void peer_whois(struct link_peer *p, const struct sockaddr_storage *ss, enum addr_kind kind)
+{
+	p->info.transport = kind;
+	p->info.accepted = !p->dial;
+	if (p->dial)
+		p->info.cid = p->dial->addr.cid;
+	else if (ss && ss->ss_family == AF_VSOCK)
+		p->info.cid = ((const struct sockaddr_vm *)ss)->svm_cid;
+	p->info.loopback = ss ? addr_peer_is_loopback(ss) : 0;
+}
+
+struct link_peer *lk_peer_new(struct link *l, int fd, const char *addr, struct dial *d,
+			      int connecting, int serial, const struct sockaddr_storage *ss,
+			      enum addr_kind kind)
 {
 	struct link_peer *p = calloc(1, sizeof(*p));
 
@@ -613,7 +438,7 @@ static struct link_peer *peer_new(struct link *l, int fd, const char *addr, stru
 		p->rx = malloc(RX_CAP);
 		p->tx = malloc(TX_CAP);
 	}
-	if (!p || !p->rx || !p->tx || ep_ctl(l, &p->ep, EPOLL_CTL_ADD, EPOLLIN | EPOLLOUT)) {
+	if (!p || !p->rx || !p->tx || lk_ep_ctl(l, &p->ep, EPOLL_CTL_ADD, EPOLLIN | EPOLLOUT)) {
 		if (p) {
 			free(p->rx);
 			free(p->tx);
@@ -630,6 +455,7 @@ static struct link_peer *peer_new(struct link *l, int fd, const char *addr, stru
 	p->last_rx = l->now;
 	p->info.id = ++l->next_id;
 	snprintf(p->info.addr, sizeof(p->info.addr), "%s", addr);
+	peer_whois(p, ss, kind);
 	p->next = l->peers;
 	l->peers = p;
 	if (d)
@@ -671,28 +497,25 @@ found:
 	return i;
 }
 
-static void on_hello(struct link_peer *p, const void *pl)
+/* The peer is who it says (AUTH verified, or no key on either side): admit it. */
+static void peer_up(struct link_peer *p)
 {
 	struct link *l = p->l;
-	struct link_hello h;
+	const struct link_hello *h = &p->peer_hello;
+	char why[160] = "not admitted";
 
-	memcpy(&h, pl, sizeof(h));
-	h.name[sizeof(h.name) - 1] = '\0';
-	if (p->state == P_UP) {
-		proto_err(p, "second HELLO");
-		return;
-	}
-	if (!h.version || (h.role != LINK_ROLE_GUEST && h.role != LINK_ROLE_HOST) ||
-	    h.role == l->o.role) {
-		peer_closef(p, "refused: peer speaks version %u as %s, we are %s", h.version,
-			    role_name(h.role), role_name(l->o.role));
-		return;
-	}
-	if (!is_guest(l) && (p->sess = session_get(l, h.session)) < 0) {
+	p->info.hello = *h;
+	if (!is_guest(l) && (p->sess = session_get(l, h->session)) < 0) {
 		peer_close(p, "out of memory");
 		return;
 	}
-	p->info.hello = h;
+	/* last: what on_admit allocates is freed by on_down, called once the peer is up */
+	if (l->cb.on_admit && l->cb.on_admit(l->cb.ctx, p, why, sizeof(why))) {
+		refuse(p, "%s", why);
+		if (p->sess >= 0 && !l->sess[p->sess].delivered)
+			l->sess[p->sess].last_used = 0; /* evicted first: a refused peer's */
+		return;
+	}
 	p->info.hello_done = 1;
 	p->state = P_UP;
 	p->next_ping = l->now;
@@ -707,11 +530,69 @@ static void on_hello(struct link_peer *p, const void *pl)
 		p->dial->backoff = l->o.backoff_min_ns;
 		p->dial->last_why[0] = '\0';
 	}
-	lg(l, "link: peer %d (%s): up: %s \"%s\" session %016llx version %u", p->info.id,
-	   p->info.addr, role_name(h.role), h.name, (unsigned long long)h.session,
-	   h.version < LINK_VERSION ? h.version : LINK_VERSION);
+	lk_log(l, "link: peer %d (%s): up: %s \"%s\" session %016llx version %u%s", p->info.id,
+	       p->info.addr, role_name(h->role), h->name, (unsigned long long)h->session,
+	       h->version < LINK_VERSION ? h->version : LINK_VERSION,
+	       p->info.authed ? ", authenticated" : "");
 	if (l->cb.on_up)
 		l->cb.on_up(l->cb.ctx, p);
+}
+
+static void on_hello(struct link_peer *p, const void *pl, uint32_t len)
+{
+	struct link *l = p->l;
+	struct link_hello h;
+	int peer_key;
+
+	if (p->state == P_UP || p->state == P_AUTH) {
+		proto_err(p, "second HELLO");
+		return;
+	}
+	if (len == LINK_V1_HELLO_LEN) {
+		refuse(p, "peer speaks version 1, we need %d (update it)", LINK_VERSION);
+		return;
+	}
+	memcpy(&h, pl, sizeof(h));
+	h.name[sizeof(h.name) - 1] = '\0';
+	if (h.version < 2 || (h.role != LINK_ROLE_GUEST && h.role != LINK_ROLE_HOST) ||
+	    h.role == l->o.role) {
+		refuse(p, "peer speaks version %u as %s, we are %s", h.version, role_name(h.role),
+		       role_name(l->o.role));
+		return;
+	}
+	peer_key = !!(h.caps & LINK_CAP_AUTH);
+	if (auth_required(p) && !peer_key) {
+		refuse(p, "peer has no link key (give both sides the same --link-key)");
+		return;
+	}
+	if ((h.caps & LINK_CAP_AUTH_REQ) && !l->key.len) {
+		refuse(p, "peer wants a link key, we have none (--link-key)");
+		return;
+	}
+	memcpy(&p->peer_hello, pl, sizeof(p->peer_hello)); /* as sent: AUTH covers these bytes */
+	if (!l->key.len || !peer_key) {
+		peer_up(p);
+		return;
+	}
+	p->state = P_AUTH;
+	p->due |= DUE_AUTH;
+}
+
+static void on_auth(struct link_peer *p, const void *pl)
+{
+	struct link *l = p->l;
+	struct link_auth a;
+	const struct link_hello *g = is_guest(l) ? &p->my_hello : &p->peer_hello;
+	const struct link_hello *h = is_guest(l) ? &p->peer_hello : &p->my_hello;
+
+	memcpy(&a, pl, sizeof(a));
+	/* signed as the peer's role: our own AUTH sent back does not verify */
+	if (linkauth_verify(&l->key, p->peer_hello.role, g, h, sizeof(*g), a.mac)) {
+		refuse(p, "authentication failed (not the same --link-key)");
+		return;
+	}
+	p->info.authed = 1;
+	peer_up(p);
 }
 
 /* Hand records to on_records; 0 or -1 when the peer got closed. */
@@ -737,25 +618,49 @@ static int deliver(struct link_peer *p, const struct link_vreq *v, uint32_t n, u
 	return 0;
 }
 
+/* A new record check_record refused: counted, logged rate-limited, acked unseen. */
+static void bad_record(struct link_peer *p, const struct link_vreq *v, const char *why)
+{
+	struct link *l = p->l;
+
+	p->info.bad_records++;
+	l->st.records_bad++;
+	l->sess[p->sess].delivered = v->seq;
+	p->due |= DUE_ACK;
+	lg_limited(l, &l->bad_log, "link: peer %d (%s): record seq %llu refused: %s (%llu refused)",
+		   p->info.id, p->info.addr, (unsigned long long)v->seq, why,
+		   (unsigned long long)l->st.records_bad);
+}
+
 static void on_records(struct link_peer *p, const uint8_t *pl)
 {
 	struct link *l = p->l;
 	struct link_vreq *v = l->scratch;
 	uint64_t hi = l->sess[p->sess].delivered;
 	uint32_t n, i, start = 0;
+	const char *why;
 
 	memcpy(&n, pl, sizeof(n));
 	memcpy(v, pl + REC_HDR, (size_t)n * VREQ);
 	p->info.rx_records += n;
 	l->st.records_rx += n;
 	for (i = 0; i < n; i++) {
-		if (v[i].seq > hi) {
+		why = NULL;
+		if (v[i].seq > hi && l->cb.check_record)
+			why = l->cb.check_record(l->cb.ctx, p, &v[i]);
+		if (v[i].seq > hi && !why) {
 			hi = v[i].seq;
 			continue;
 		}
+		/* a duplicate or a refused record ends the run before it */
 		if (deliver(p, v + start, i - start, hi))
 			return;
 		start = i + 1;
+		if (why) {
+			bad_record(p, &v[i], why);
+			hi = v[i].seq;
+			continue;
+		}
 		p->info.dup_records++;
 		l->st.records_dup++;
 		p->due |= hi ? DUE_ACK : 0;
@@ -803,19 +708,27 @@ static void on_frame(struct link_peer *p, const struct link_frame_hdr *h, const 
 	int host = !is_guest(p->l);
 	struct link_ping pg;
 
-	if (h->type != LINK_HELLO && p->state != P_UP) {
-		proto_err(p, "%s before HELLO", msg_name[h->type]);
+	if (h->type == LINK_AUTH && p->state != P_AUTH) {
+		proto_err(p, "AUTH %s", p->state == P_UP ? "twice" : "before HELLO");
+		return;
+	}
+	if (h->type != LINK_HELLO && h->type != LINK_AUTH && p->state != P_UP) {
+		proto_err(p, "%s before %s", link_msg_name(h->type),
+			  p->state == P_AUTH ? "AUTH" : "HELLO");
 		return;
 	}
 	/* records and filters go to a host, acks to a guest */
 	if ((h->type == LINK_RECORDS || h->type == LINK_FILTER) ? !host :
 								  h->type == LINK_ACK && host) {
-		proto_err(p, "%s sent to a %s", msg_name[h->type], host ? "host" : "guest");
+		proto_err(p, "%s sent to a %s", link_msg_name(h->type), host ? "host" : "guest");
 		return;
 	}
 	switch (h->type) {
 	case LINK_HELLO:
-		on_hello(p, pl);
+		on_hello(p, pl, h->len);
+		break;
+	case LINK_AUTH:
+		on_auth(p, pl);
 		break;
 	case LINK_PING:
 		memcpy(&p->pong, pl, sizeof(p->pong));
@@ -924,240 +837,6 @@ static void peer_event(struct link_peer *p, uint32_t ev)
 		peer_flush(p);
 }
 
-/* ---- listeners ---- */
-
-static void set_nodelay(int fd)
-{
-	int one = 1;
-
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-static void lsn_accept(struct link *l, struct listener *ls)
-{
-	struct sockaddr_storage ss;
-	socklen_t len;
-	char name[128];
-	int i, fd;
-
-	for (i = 0; i < EVENTS; i++) {
-		len = sizeof(ss);
-		memset(&ss, 0, sizeof(ss));
-		fd = accept4(ls->ep.fd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0 && errno == EINTR)
-			continue;
-		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				lg(l, "link: %s: accept: %s", ls->name, strerror(errno));
-			return;
-		}
-		if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6)
-			set_nodelay(fd);
-		addr_sockname(&ss, ls->name, name, sizeof(name));
-		peer_new(l, fd, name, NULL, 0, 0);
-	}
-}
-
-/* A unix socket file nobody listens on (connect refused) is stale. */
-static int unix_stale(const char *path)
-{
-	struct sockaddr_un un = { .sun_family = AF_UNIX };
-	struct stat st;
-	int fd, stale;
-
-	if (lstat(path, &st) || !S_ISSOCK(st.st_mode))
-		return 0;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return 0;
-	memcpy(un.sun_path, path, strlen(path) + 1);
-	stale = connect(fd, (struct sockaddr *)&un, sizeof(un)) < 0 && errno == ECONNREFUSED;
-	close(fd);
-	return stale;
-}
-
-static int bind_listen(int fd, const struct net_addr *a, const struct sockaddr_storage *ss,
-		       socklen_t len)
-{
-	int one = 1;
-
-	if (a->kind == ADDR_TCP)
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (const struct sockaddr *)ss, len) < 0) {
-		if (errno != EADDRINUSE || a->kind != ADDR_UNIX || !unix_stale(a->path))
-			return -errno;
-		unlink(a->path);
-		if (bind(fd, (const struct sockaddr *)ss, len) < 0)
-			return -errno;
-	}
-	return listen(fd, 64) < 0 ? -errno : 0;
-}
-
-int link_listen(struct link *l, const struct net_addr *a)
-{
-	struct sockaddr_storage ss;
-	struct listener *ls;
-	struct stat st;
-	socklen_t len;
-	int fd, err;
-
-	if (a->kind == ADDR_SERIAL)
-		return -EOPNOTSUPP;
-	err = addr_sockaddr(a, 1, &ss, &len);
-	if (err)
-		return err;
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	ls = calloc(1, sizeof(*ls));
-	err = ls ? bind_listen(fd, a, &ss, len) : -ENOMEM;
-	if (!err) {
-		ls->ep.kind = EP_LISTEN;
-		ls->ep.fd = fd;
-		err = ep_ctl(l, &ls->ep, EPOLL_CTL_ADD, EPOLLIN);
-	}
-	if (err) {
-		free(ls);
-		close(fd);
-		return err;
-	}
-	addr_format(a, ls->name, sizeof(ls->name));
-	if (a->kind == ADDR_UNIX && !stat(a->path, &st)) {
-		ls->is_unix = 1;
-		snprintf(ls->path, sizeof(ls->path), "%s", a->path);
-		ls->dev = st.st_dev;
-		ls->ino = st.st_ino;
-	}
-	ls->next = l->lsn;
-	l->lsn = ls;
-	lg(l, "link: listening on %s", ls->name);
-	return 0;
-}
-
-/* ---- dialing ---- */
-
-static int read_line(const char *path, char *buf, size_t n)
-{
-	ssize_t r;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	r = read(fd, buf, n - 1);
-	close(fd);
-	if (r < 0)
-		return -1;
-	buf[r] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
-/* /dev/vportNpM of the virtio-serial port named name. */
-static int serial_find(const char *name, char *dev, size_t n)
-{
-	char path[512], buf[128];
-	struct dirent *de;
-	DIR *dir = opendir(VPORTS);
-	int found = -1;
-
-	if (!dir)
-		return -1;
-	while (found && (de = readdir(dir))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), VPORTS "/%s/name", de->d_name);
-		if (read_line(path, buf, sizeof(buf)) || strcmp(buf, name))
-			continue;
-		snprintf(dev, n, "/dev/%s", de->d_name);
-		found = 0;
-	}
-	closedir(dir);
-	return found;
-}
-
-static int serial_open(const struct net_addr *a, char *why, size_t n)
-{
-	char dev[300];
-	int fd;
-
-	if (a->path[0] == '/') {
-		snprintf(dev, sizeof(dev), "%s", a->path);
-	} else if (serial_find(a->path, dev, sizeof(dev))) {
-		snprintf(why, n, "no virtio-serial port named %s", a->path);
-		return -1;
-	}
-	fd = open(dev, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		snprintf(why, n, "open %.100s: %s", dev, strerror(errno));
-	return fd;
-}
-
-static int sock_connect(const struct net_addr *a, int *connecting, char *why, size_t n)
-{
-	struct sockaddr_storage ss;
-	socklen_t len;
-	int fd;
-
-	if (addr_sockaddr(a, 0, &ss, &len)) {
-		snprintf(why, n, "bad address");
-		return -1;
-	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		snprintf(why, n, "socket: %s", strerror(errno));
-		return -1;
-	}
-	if (a->kind == ADDR_TCP)
-		set_nodelay(fd);
-	if (!connect(fd, (struct sockaddr *)&ss, len))
-		return fd;
-	if (errno == EINPROGRESS) {
-		*connecting = 1;
-		return fd;
-	}
-	snprintf(why, n, "connect: %s", strerror(errno));
-	close(fd);
-	return -1;
-}
-
-static void dial_start(struct link *l, struct dial *d)
-{
-	int serial = d->addr.kind == ADDR_SERIAL, connecting = 0, fd;
-	char why[160];
-
-	if (serial)
-		fd = serial_open(&d->addr, why, sizeof(why));
-	else
-		fd = sock_connect(&d->addr, &connecting, why, sizeof(why));
-	if (fd < 0)
-		dial_retry(l, d, why, 0);
-	else if (!peer_new(l, fd, d->name, d, connecting, serial))
-		dial_retry(l, d, "out of memory", 0);
-}
-
-int link_dial(struct link *l, const struct net_addr *a)
-{
-	struct sockaddr_storage ss;
-	struct dial *d, **dp;
-	socklen_t len;
-
-	if (a->kind != ADDR_SERIAL && addr_sockaddr(a, 0, &ss, &len))
-		return -EINVAL;
-	if (a->kind == ADDR_SERIAL && !a->path[0])
-		return -EINVAL;
-	d = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
-	d->addr = *a;
-	addr_format(a, d->name, sizeof(d->name));
-	d->backoff = l->o.backoff_min_ns;
-	for (dp = &l->dials; *dp; dp = &(*dp)->next)
-		;
-	*dp = d;
-	dial_start(l, d);
-	return 0;
-}
-
 /* ---- the link ---- */
 
 static uint64_t random_u64(void)
@@ -1194,6 +873,8 @@ static void set_defaults(struct link_opts *o)
 		o->backoff_max_ns = 5 * SEC;
 	if (o->backoff_max_ns < o->backoff_min_ns)
 		o->backoff_max_ns = o->backoff_min_ns;
+	if (!o->log_every_ns)
+		o->log_every_ns = SEC;
 }
 
 struct link *link_new(const struct link_opts *o, const struct link_cb *cb)
@@ -1207,6 +888,9 @@ struct link *link_new(const struct link_opts *o, const struct link_cb *cb)
 		return NULL;
 	l->o = *o;
 	set_defaults(&l->o);
+	if (o->key && o->key->len)
+		l->key = *o->key;
+	l->o.key = NULL; /* not kept: our copy is wiped at link_free() */
 	if (cb)
 		l->cb = *cb;
 	if (o->name)
@@ -1222,7 +906,7 @@ struct link *link_new(const struct link_opts *o, const struct link_cb *cb)
 		l->outbox = calloc(l->o.outbox, VREQ);
 	else
 		l->scratch = malloc(LINK_MAX_PAYLOAD);
-	if (l->epfd < 0 || (is_guest(l) ? !l->outbox : !l->scratch)) {
+	if (l->epfd < 0 || (is_guest(l) ? !l->outbox : !l->scratch) || linkauth_init()) {
 		link_free(l);
 		return NULL;
 	}
@@ -1249,9 +933,6 @@ static void reap(struct link *l)
 void link_free(struct link *l)
 {
 	struct link_peer *p;
-	struct listener *ls;
-	struct dial *d;
-	struct stat st;
 
 	if (!l)
 		return;
@@ -1265,23 +946,13 @@ void link_free(struct link *l)
 		peer_close(p, "link closed");
 	}
 	reap(l);
-	while ((ls = l->lsn)) {
-		l->lsn = ls->next;
-		close(ls->ep.fd);
-		if (ls->is_unix && !lstat(ls->path, &st) && st.st_dev == ls->dev &&
-		    st.st_ino == ls->ino)
-			unlink(ls->path);
-		free(ls);
-	}
-	while ((d = l->dials)) {
-		l->dials = d->next;
-		free(d);
-	}
+	lk_net_free(l);
 	if (l->epfd >= 0)
 		close(l->epfd);
 	free(l->outbox);
 	free(l->scratch);
 	free(l->sess);
+	keyfile_wipe(&l->key);
 	free(l);
 }
 
@@ -1326,7 +997,7 @@ void link_run(struct link *l, uint64_t now_ns)
 		for (i = 0; i < n; i++) {
 			e = ev[i].data.ptr;
 			if (e->kind == EP_LISTEN)
-				lsn_accept(l, container_of(e, struct listener, ep));
+				lk_accept(l, container_of(e, struct listener, ep));
 			else
 				peer_event(container_of(e, struct link_peer, ep), ev[i].events);
 		}
@@ -1338,9 +1009,9 @@ void link_run(struct link *l, uint64_t now_ns)
 			peer_timers(p, now_ns);
 	for (d = l->dials; d; d = d->next)
 		if (!d->peer && now_ns >= d->next_try)
-			dial_start(l, d);
+			lk_dial_start(l, d);
 	for (p = l->peers; p; p = p->next)
-		if (p->state == P_HELLO || p->state == P_UP)
+		if (p->state >= P_HELLO && p->state <= P_UP)
 			peer_flush(p);
 	reap(l);
 }
@@ -1424,6 +1095,16 @@ struct link_peer *link_next_peer(struct link *l, struct link_peer *prev)
 const struct link_peer_info *link_peer_info(const struct link_peer *p)
 {
 	return &p->info;
+}
+
+void link_peer_set_user(struct link_peer *p, void *user)
+{
+	p->user = user;
+}
+
+void *link_peer_user(const struct link_peer *p)
+{
+	return p->user;
 }
 
 void link_get_stats(const struct link *l, struct link_stats *s)

@@ -27,11 +27,14 @@
 #include <stdint.h>
 
 #include "lib/addr.h"
+#include "lib/keyfile.h"
+#include "mode/linkauth.h"
 
 /* ---- wire format (little-endian, packed by construction) ---- */
 
 #define LINK_MAGIC 0x4b4c5449u /* "ITLK" as little-endian bytes */
-#define LINK_VERSION 1
+#define LINK_VERSION 2 /* 2: nonce in HELLO, AUTH (docs/link.md) */
+#define LINK_V1_HELLO_LEN 88 /* a version 1 HELLO: refused with its version named */
 #define LINK_MAX_PAYLOAD (64u << 10) /* a bigger frame is malformed */
 #define LINK_DEFAULT_PORT 7767
 #define LINK_SERIAL_LEN 20 /* virtio-blk serial is at most 20 bytes */
@@ -45,6 +48,7 @@ enum link_msg {
 	LINK_ACK, /* u64 highest durable seq */
 	LINK_HEARTBEAT, /* struct link_heartbeat */
 	LINK_BYE, /* empty: orderly close */
+	LINK_AUTH, /* struct link_auth: HMAC of both HELLOs (linkauth.h) */
 	LINK_MSG_MAX,
 };
 
@@ -61,6 +65,8 @@ enum link_role { LINK_ROLE_GUEST = 1, LINK_ROLE_HOST = 2 };
 #define LINK_CAP_VREQ (1u << 0) /* sends/understands link_vreq records */
 #define LINK_CAP_FILTER (1u << 1) /* sends/applies filter pushdown */
 #define LINK_CAP_ACK (1u << 2) /* acknowledges records */
+#define LINK_CAP_AUTH (1u << 3) /* holds a link key: AUTH exchanged when both do */
+#define LINK_CAP_AUTH_REQ (1u << 4) /* requires the peer's AUTH on this connection */
 
 struct link_hello {
 	uint16_t version; /* highest protocol version spoken */
@@ -70,6 +76,11 @@ struct link_hello {
 	uint64_t session; /* random per daemon start: names the sender */
 	uint64_t next_seq; /* guest: seq of its oldest unacknowledged record */
 	char name[ADDR_NAME_LEN]; /* hostname / guest name, NUL padded */
+	uint8_t nonce[LINKAUTH_NONCE_LEN]; /* fresh per connection (version 2) */
+};
+
+struct link_auth {
+	uint8_t mac[LINKAUTH_MAC_LEN]; /* linkauth_mac() by the sender's role */
 };
 
 struct link_ping {
@@ -130,6 +141,8 @@ int link_encode(void *buf, size_t cap, uint16_t type, const void *payload, uint3
  */
 int link_decode(const void *buf, size_t len, struct link_frame_hdr *hdr, const void **payload,
 		const char **why);
+/* "HELLO", "RECORDS", ... ("?" for an unknown type). */
+const char *link_msg_name(uint16_t type);
 
 /*
  * NTP-style clock offset between this side (local) and the peer, from ping
@@ -163,7 +176,14 @@ struct link_peer_info {
 	int has_filter;
 	struct link_filter filter; /* the peer's latest filter (host side) */
 	uint64_t rx_records, dup_records; /* host: records received; seen twice */
+	uint64_t bad_records; /* host: refused by link_cb.check_record */
 	uint64_t acked; /* guest: highest seq the host acknowledged */
+	/* who the peer is, for link_cb.on_admit (the host's entitlement) */
+	enum addr_kind transport; /* of the listener that accepted it / the dial */
+	int accepted; /* 1: accepted on a listener; 0: we dialed it */
+	uint32_t cid; /* vsock: the peer's CID (getpeername) */
+	int loopback; /* tcp: the peer's address is a loopback one */
+	int authed; /* its AUTH verified with our key */
 };
 
 struct link_cb {
@@ -180,6 +200,17 @@ struct link_cb {
 	 * Return 0 once they are durable (written out): they are then acked.
 	 */
 	int (*on_records)(void *ctx, struct link_peer *p, const struct link_vreq *v, uint32_t n);
+	/*
+	 * host, optional: a peer passed the hello (and AUTH); return 0 to let it
+	 * up, non-zero (reason in why) to refuse it (counted, logged rate-limited).
+	 */
+	int (*on_admit)(void *ctx, struct link_peer *p, char *why, size_t whylen);
+	/*
+	 * host, optional: NULL when a new record may be delivered, else why not.
+	 * A refused record is counted (bad_records, records_bad), never passed to
+	 * on_records, and acknowledged (the guest must not send it again).
+	 */
+	const char *(*check_record)(void *ctx, struct link_peer *p, const struct link_vreq *v);
 	/* optional: log lines ("link: peer 3 (unix:...): closed: bad crc") */
 	void (*log)(void *ctx, const char *line);
 };
@@ -191,12 +222,18 @@ struct link_opts {
 	uint64_t ping_ns; /* ping period (default 1 s; 100 ms for the first 8) */
 	uint64_t heartbeat_ns; /* default 2 s; a peer silent 3 periods is dropped */
 	uint64_t backoff_min_ns, backoff_max_ns; /* reconnect: 100 ms .. 5 s, doubling */
+	const struct link_key *key; /* NULL or len 0: no authentication (copied) */
+	uint64_t log_every_ns; /* refusals, bad records: a log line at most this often (1 s) */
 };
 
 struct link *link_new(const struct link_opts *o, const struct link_cb *cb);
 void link_free(struct link *l); /* closes everything, sends BYE when it can */
 
-/* Accept peers on addr (host). Any number of listeners. 0 or -errno. */
+/*
+ * Accept peers on addr (host). Any number of listeners. 0 or -errno: -EPERM
+ * for a tcp address off the loopback on a link without a key. A unix socket
+ * file is made mode 0600 before it listens.
+ */
 int link_listen(struct link *l, const struct net_addr *a);
 /* Keep one connection to addr up, reconnecting with backoff. 0 or -errno (bad address only). */
 int link_dial(struct link *l, const struct net_addr *a);
@@ -217,10 +254,15 @@ void link_set_filter(struct link *l, const struct link_filter *f);
 /* Iterate peers (connected or connecting); NULL at the end. */
 struct link_peer *link_next_peer(struct link *l, struct link_peer *prev);
 const struct link_peer_info *link_peer_info(const struct link_peer *p);
+/* The caller's own pointer for a peer (NULL until set). */
+void link_peer_set_user(struct link_peer *p, void *user);
+void *link_peer_user(const struct link_peer *p);
 
 struct link_stats {
 	uint64_t frames_rx, frames_tx, bytes_rx, bytes_tx;
 	uint64_t connects, disconnects, malformed;
+	uint64_t refused; /* peers refused: version, role, key, AUTH, on_admit */
+	uint64_t records_bad; /* host: records refused by check_record */
 	uint64_t records_sent, records_acked, records_dropped, records_resent; /* guest */
 	uint64_t records_rx, records_dup; /* host */
 	uint64_t outbox_len; /* guest: records waiting for an ack */

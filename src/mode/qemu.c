@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -390,6 +392,7 @@ struct qparse {
 	int nnode;
 	struct qdev dev[QP_MAX];
 	int ndev;
+	struct qemu_vm vm;
 	struct opt o;
 };
 
@@ -447,10 +450,37 @@ static void take_blockdev(struct qparse *qp, const struct opt *o)
 	COPY(nd->d.file, opt_get(o, "file.filename"));
 }
 
+/* guest-cid of a vhost-vsock device: a decimal above 2 (0..2 are not guests'). */
+static void take_vsock(struct qparse *qp, const struct opt *o)
+{
+	const char *s = opt_get(o, "guest-cid");
+	unsigned long long v;
+	char *end;
+
+	if (strncmp(opt_get(o, "driver"), "vhost-vsock", 11) || !isdigit((unsigned char)*s))
+		return;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (!errno && !*end && v > 2 && v < UINT32_MAX)
+		qp->vm.cid = (uint32_t)v;
+}
+
+/* -chardev socket,id=..,path=P: a unix socket the host may dial. */
+static void take_chardev(struct qparse *qp, const struct opt *o)
+{
+	const char *path = opt_get(o, "path");
+
+	if (strcmp(opt_get(o, "backend"), "socket") || !*path || qp->vm.nr_socks >= QEMU_MAX_SOCKS)
+		return;
+	COPY(qp->vm.socks[qp->vm.nr_socks], path);
+	qp->vm.nr_socks++;
+}
+
 static void take_device(struct qparse *qp, const struct opt *o)
 {
 	struct qdev *dv;
 
+	take_vsock(qp, o);
 	if (!*opt_get(o, "drive") || qp->ndev >= QP_MAX)
 		return;
 	dv = &qp->dev[qp->ndev++];
@@ -518,6 +548,7 @@ static int take_option(struct qparse *qp, const char *name, const char *val)
 		{ "drive", NULL, take_drive },
 		{ "blockdev", NULL, take_blockdev },
 		{ "device", "driver", take_device },
+		{ "chardev", "backend", take_chardev },
 	};
 	size_t i;
 	int err;
@@ -557,6 +588,22 @@ static int parse_argv(struct qparse *qp, const char *buf, size_t len)
 			next = memchr(val, '\0', end - val);
 	}
 	return 0;
+}
+
+int qemu_parse_vm(const char *buf, size_t len, struct qemu_vm *vm)
+{
+	struct qparse *qp;
+	int err;
+
+	if (!buf || !vm)
+		return -EINVAL;
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return -ENOMEM;
+	err = parse_argv(qp, buf, len);
+	*vm = qp->vm;
+	free(qp);
+	return err;
 }
 
 int qemu_parse_cmdline(const char *buf, size_t len, struct qemu_disk *disks, int max)
@@ -653,18 +700,52 @@ static void stat_disk(const char *proc_root, pid_t pid, struct qemu_disk *d)
 	d->ino = st.st_ino;
 	if (S_ISBLK(st.st_mode))
 		d->rdev = IT_MKDEV(major(st.st_rdev), minor(st.st_rdev));
+	/* a raw image is the guest's disk byte for byte: its size bounds the sectors */
+	if (strcmp(d->format, "raw"))
+		return;
+	if (S_ISREG(st.st_mode))
+		d->size = (uint64_t)st.st_size;
+	else if (S_ISBLK(st.st_mode) && (n = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		if (ioctl(n, BLKGETSIZE64, &d->size))
+			d->size = 0;
+		close(n);
+	}
+}
+
+/* /proc/PID/cmdline under proc_root into *buf (malloc'd). 0 or -errno. */
+static int read_cmdline(const char *proc_root, pid_t pid, char **buf, size_t *len)
+{
+	char path[PATH_MAX];
+
+	*buf = NULL;
+	*len = 0;
+	if (!proc_root)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s/%d/cmdline", proc_root, (int)pid);
+	return read_whole(path, buf, len);
+}
+
+int qemu_vm_info(const char *proc_root, pid_t pid, struct qemu_vm *vm)
+{
+	char *buf;
+	size_t len;
+	int err;
+
+	memset(vm, 0, sizeof(*vm));
+	err = read_cmdline(proc_root, pid, &buf, &len);
+	if (!err)
+		err = qemu_parse_vm(buf, len, vm);
+	free(buf);
+	return err;
 }
 
 int qemu_disks(const char *proc_root, pid_t pid, struct qemu_disk *disks, int max)
 {
-	char path[PATH_MAX], *buf = NULL;
-	size_t len = 0;
+	char *buf;
+	size_t len;
 	int i, nr;
 
-	if (!proc_root)
-		return -EINVAL;
-	snprintf(path, sizeof(path), "%s/%d/cmdline", proc_root, (int)pid);
-	nr = read_whole(path, &buf, &len);
+	nr = read_cmdline(proc_root, pid, &buf, &len);
 	if (nr)
 		return nr;
 	nr = qemu_parse_cmdline(buf, len, disks, max);

@@ -43,6 +43,8 @@ struct qemu_disk {
 	uint64_t ino; /* inode of file */
 	uint32_t rdev; /* kernel dev_t of the block device when file is one, else 0 */
 	int stat_ok; /* 0 when the file could not be stat()ed */
+	uint64_t size; /* bytes the guest sees: a raw image's size (file or block
+			  device); 0 = unknown (other formats, or not stat()ed) */
 };
 
 /*
@@ -61,5 +63,23 @@ int qemu_parse_cmdline(const char *buf, size_t len, struct qemu_disk *disks, int
  * number of disks or -errno.
  */
 int qemu_disks(const char *proc_root, pid_t pid, struct qemu_disk *disks, int max);
+
+/*
+ * What names a QEMU's guest on the link (host mode's entitlement, scope.h):
+ * its vsock CID (-device vhost-vsock-pci,guest-cid=N; also vhost-vsock-device,
+ * -ccw) and its unix socket chardevs (-chardev socket,path=P: the host end of
+ * a virtio-serial port the host may dial).
+ */
+#define QEMU_MAX_SOCKS 4
+struct qemu_vm {
+	uint32_t cid; /* 0: no vsock device (CIDs 0..2 are never a guest's) */
+	int nr_socks;
+	char socks[QEMU_MAX_SOCKS][108];
+};
+
+/* Parse a command line (as qemu_parse_cmdline()) into vm. 0 or -EINVAL. */
+int qemu_parse_vm(const char *buf, size_t len, struct qemu_vm *vm);
+/* qemu_parse_vm() of /proc/PID/cmdline under proc_root. 0 or -errno. */
+int qemu_vm_info(const char *proc_root, pid_t pid, struct qemu_vm *vm);
 
 #endif /* IT_QEMU_H */

@@ -379,7 +379,7 @@ bpf_ids_alive() {
 # Must not be called inside $(...) (stop_tracer needs the pid as a child).
 start_tracer() {
 	IT_SEQ=$((IT_SEQ + 1))
-	TRACER_JSON=$IT_TMP/trace.$IT_SEQ.json
+	TRACER_JSON=${TRACER_JSON_PATH:-$IT_TMP/trace.$IT_SEQ.json} # /dev/null: a long run
 	TRACER_ERR=$IT_TMP/trace.$IT_SEQ.err
 	TRACER_OUT=$IT_TMP/trace.$IT_SEQ.out
 	TRACER_WHY=""
@@ -553,6 +553,18 @@ fio_wait() {
 		FIO_RC=99
 	fi
 	return "$FIO_RC"
+}
+
+# free_port: a TCP port nobody listens on (random start, then upwards).
+free_port() {
+	local p=$((20000 + RANDOM % 30000)) i
+	for ((i = 0; i < 200; i++, p++)); do
+		[[ -z $(ss -Htln "sport = :$p") ]] && {
+			echo "$p"
+			return 0
+		}
+	done
+	return 1
 }
 
 # ---------------------------------------------------------------- arithmetic

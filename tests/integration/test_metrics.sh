@@ -26,18 +26,6 @@ it_require_all curl prometheus promtool ss
 
 NR_IOS=${METRICS_IOS:-8192} # 4k reads: one pass over a 32 MiB region
 
-# free_port: a TCP port nobody listens on (random start, then upwards).
-free_port() {
-	local p=$((20000 + RANDOM % 30000)) i
-	for ((i = 0; i < 200; i++, p++)); do
-		[[ -z $(ss -Htln "sport = :$p") ]] && {
-			echo "$p"
-			return 0
-		}
-	done
-	return 1
-}
-
 # prom_query EXPR: the first value of an instant query ("" if none).
 prom_query() {
 	curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" \

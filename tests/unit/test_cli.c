@@ -9,6 +9,7 @@
 #include "unit.h"
 #include "iotracer.h"
 #include "core/cli.h"
+#include "lib/keyfile.h"
 
 #define MAX_ARGS 160
 
@@ -132,6 +133,11 @@ static void test_cli_defaults(void)
 	ASSERT_EQ(r.o.quiet, 0, "quiet");
 	ASSERT_EQ(r.o.verbose, 0, "verbose");
 	ASSERT_EQ(r.o.ring_size, 8ull << 20, "ring size");
+	ASSERT_TRUE(r.o.record_dir == NULL, "record");
+	ASSERT_EQ(r.o.record_size, 64ull << 20, "record size");
+	ASSERT_EQ(r.o.record_age_ns, 3600ull * 1000000000ull, "record age");
+	ASSERT_EQ(r.o.record_max, 1ull << 30, "record max");
+	ASSERT_EQ(r.o.record_level, 0, "record level");
 	ASSERT_EQ(r.out_len + r.err_len, 0, "silent");
 	run_free(&r);
 
@@ -320,6 +326,13 @@ static void test_cli_bad_values(void)
 		{ "--metrics", ":65536" },
 		{ "--metrics", "::1:9477" },
 		{ "--metrics", "[::1]9477" },
+		{ "--record", "" },
+		{ "--record-size", "1K" },
+		{ "--record-size", "64Q" },
+		{ "--record-max", "0" },
+		{ "--record-age", "0s" },
+		{ "--record-level", "10" },
+		{ "--record-level", "-1" },
 	};
 	size_t i;
 
@@ -341,6 +354,25 @@ static void test_cli_bad_values(void)
 	}
 	check_bad("--dev", "nosuch", "iotracer: --dev: no block device 'nosuch'\n");
 	check_bad("--cgroup", file, NULL); /* a file, not a directory */
+	/* a budget below one segment */
+	{
+		struct run r;
+
+		RUN(&r, "--record", "/tmp/x", "--record-size", "128M", "--record-max", "64M");
+		ASSERT_EQ(r.ret, CLI_USAGE, "budget ret");
+		ASSERT_STREQ(r.err, "iotracer: --record-max: must be at least --record-size\n",
+			     "budget message");
+		run_free(&r);
+		RUN(&r, "--record", "/tmp/x", "--record-size", "1M", "--record-age", "10m",
+		    "--record-max", "10M", "--record-level", "6");
+		ASSERT_EQ(r.ret, CLI_RUN, "record ret");
+		ASSERT_STREQ(r.o.record_dir, "/tmp/x", "record dir");
+		ASSERT_EQ(r.o.record_size, 1ull << 20, "record size");
+		ASSERT_EQ(r.o.record_age_ns, 600ull * 1000000000ull, "record age");
+		ASSERT_EQ(r.o.record_max, 10ull << 20, "record max");
+		ASSERT_EQ(r.o.record_level, 6, "record level");
+		run_free(&r);
+	}
 }
 
 /* The host/guest options: values kept, mode conflicts refused (exit 2). */
@@ -371,6 +403,54 @@ static void test_cli_modes(void)
 	run_free(&r);
 	RUN(&r, "--mode", "guest", "--listen", "vsock:7767");
 	ASSERT_EQ(r.ret, CLI_USAGE, "listen in guest mode");
+	run_free(&r);
+}
+
+/* --link-key: checked at parse; without it a tcp listener stays on the loopback. */
+static void test_cli_link_key(void)
+{
+	char key[160], want[320];
+	struct run r;
+
+	RUN(&r, "--mode", "host", "--listen", "tcp:0.0.0.0:7767");
+	ASSERT_EQ(r.ret, CLI_USAGE, "keyless tcp listener off the loopback");
+	ASSERT_STREQ(r.err,
+		     "iotracer: --listen tcp:0.0.0.0:7767: a tcp listener off the loopback "
+		     "needs --link-key\n",
+		     "message");
+	run_free(&r);
+	RUN(&r, "--mode", "host", "--listen", "tcp:[::1]:7767", "--listen", "tcp:127.0.0.2:7767",
+	    "--listen", "unix:/run/x.sock");
+	ASSERT_EQ(r.ret, CLI_RUN, "keyless loopback and unix listeners");
+	run_free(&r);
+	RUN(&r, "--mode", "guest", "--link-key", "/nonexistent/key");
+	ASSERT_EQ(r.ret, CLI_USAGE, "missing key file");
+	ASSERT_STREQ(r.err, "iotracer: --link-key: /nonexistent/key: No such file or directory\n",
+		     "message names --link-key");
+	run_free(&r);
+	snprintf(key, sizeof(key), "%s/key", tmpdir);
+	if (!ASSERT_OK(unit_write_str(key, "0123456789abcdef0123456789abcdef\n"), "key file"))
+		return;
+	chmod(key, 0644);
+	RUN(&r, "--mode", "guest", "--link-key", key);
+	ASSERT_EQ(r.ret, CLI_USAGE, "0644 key file");
+	snprintf(
+		want, sizeof(want),
+		"iotracer: --link-key: %s: mode 0644 gives access to group/others (chmod 600 it)\n",
+		key);
+	ASSERT_STREQ(r.err, want, "one line naming --link-key and the mode");
+	run_free(&r);
+	chmod(key, 0600);
+	RUN(&r, "--mode", "host", "--link-key", key, "--listen", "tcp:0.0.0.0:7767");
+	if (geteuid() == 0) {
+		ASSERT_EQ(r.ret, CLI_RUN, "root's 0600 key: any tcp listener");
+		ASSERT_TRUE(r.o.link_key && r.o.link_key->len == 33, "33 key bytes");
+	} else {
+		ASSERT_EQ(r.ret, CLI_USAGE, "not root's key");
+	}
+	run_free(&r);
+	RUN(&r, "--link-key", key);
+	ASSERT_EQ(r.ret, CLI_USAGE, "--link-key in standalone mode");
 	run_free(&r);
 }
 
@@ -550,6 +630,7 @@ int main(void)
 	RUN_TEST(test_cli_bad_values);
 	RUN_TEST(test_cli_modes);
 	RUN_TEST(test_cli_metrics);
+	RUN_TEST(test_cli_link_key);
 	RUN_TEST(test_cli_limits);
 	RUN_TEST(test_cli_help);
 	RUN_TEST(test_cli_version);

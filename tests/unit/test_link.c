@@ -18,18 +18,7 @@
 
 #include "mode/link.h"
 #include "unit.h"
-
-#define MS 1000000ULL
-#define SEC 1000000000ULL
-#define HDRSZ sizeof(struct link_frame_hdr)
-
-static uint64_t mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
-}
+#include "link_harness.h"
 
 /* ---- framing ---- */
 
@@ -49,6 +38,8 @@ static uint32_t type_len(uint16_t type, uint32_t nrec)
 		return 8;
 	case LINK_HEARTBEAT:
 		return sizeof(struct link_heartbeat);
+	case LINK_AUTH:
+		return sizeof(struct link_auth);
 	}
 	return 0;
 }
@@ -333,219 +324,6 @@ static void test_parse_addr(void)
 	ASSERT_EQ(addr_parse(NULL, &a, why, sizeof(why)), -EINVAL, "NULL");
 }
 
-/* ---- live links ---- */
-
-#define MAX_SESS 8
-struct node {
-	struct link *l;
-	uint64_t skew; /* added to the clock passed to link_run */
-	int ups, downs, filters, fail_records;
-	char last_down[160];
-	struct link_filter filter;
-	struct guest_seen { /* host: per guest name */
-		char name[64];
-		uint64_t count, first, last;
-		int disorder;
-	} s[MAX_SESS];
-	int nsess;
-	char logs[64][200];
-	int nlogs;
-};
-
-static void cb_up(void *ctx, struct link_peer *p)
-{
-	((struct node *)ctx)->ups++;
-}
-
-static void cb_down(void *ctx, struct link_peer *p, const char *why)
-{
-	struct node *n = ctx;
-
-	n->downs++;
-	snprintf(n->last_down, sizeof(n->last_down), "%s", why);
-}
-
-static void cb_filter(void *ctx, struct link_peer *p, const struct link_filter *f)
-{
-	struct node *n = ctx;
-
-	n->filters++;
-	n->filter = *f;
-}
-
-/* What host n received from the guest named name (created on first use). */
-static struct guest_seen *seen(struct node *n, const char *name)
-{
-	int i;
-
-	for (i = 0; i < n->nsess; i++)
-		if (!strcmp(n->s[i].name, name))
-			return &n->s[i];
-	i = n->nsess < MAX_SESS ? n->nsess++ : MAX_SESS - 1;
-	snprintf(n->s[i].name, sizeof(n->s[i].name), "%s", name);
-	return &n->s[i];
-}
-
-static int cb_records(void *ctx, struct link_peer *p, const struct link_vreq *v, uint32_t cnt)
-{
-	struct node *n = ctx;
-	struct guest_seen *g = seen(n, link_peer_info(p)->hello.name);
-	uint32_t k;
-
-	if (n->fail_records)
-		return -EIO;
-	for (k = 0; k < cnt; k++) {
-		if (v[k].seq <= g->last || v[k].sector != v[k].seq * 8)
-			g->disorder++;
-		if (!g->count++)
-			g->first = v[k].seq;
-		g->last = v[k].seq;
-	}
-	return 0;
-}
-
-static void cb_log(void *ctx, const char *line)
-{
-	struct node *n = ctx;
-
-	UNIT_LOG("# %s\n", line);
-	if (n->nlogs < 64)
-		snprintf(n->logs[n->nlogs++], sizeof(n->logs[0]), "%s", line);
-}
-
-static int logged(const struct node *n, const char *what)
-{
-	int i;
-
-	for (i = 0; i < n->nlogs; i++)
-		if (strstr(n->logs[i], what))
-			return 1;
-	return 0;
-}
-
-static struct link *mk_link(struct node *n, enum link_role role, uint32_t outbox, const char *name)
-{
-	struct link_opts o = { .role = role, .name = name, .outbox = outbox };
-	struct link_cb cb = { .ctx = n,
-			      .on_up = cb_up,
-			      .on_down = cb_down,
-			      .on_filter = cb_filter,
-			      .on_records = cb_records,
-			      .log = cb_log };
-
-	n->l = link_new(&o, &cb);
-	return n->l;
-}
-
-static int addr(const char *s, struct net_addr *a)
-{
-	char why[128];
-	int err = addr_parse(s, a, why, sizeof(why));
-
-	if (err)
-		UNIT_LOG("# %s: %s\n", s, why);
-	return err;
-}
-
-static int mk_host(struct node *n, const char *where)
-{
-	struct net_addr a;
-
-	if (!mk_link(n, LINK_ROLE_HOST, 0, "h") || addr(where, &a))
-		return -1;
-	return link_listen(n->l, &a);
-}
-
-static int mk_guest(struct node *n, const char *where, uint32_t outbox, const char *name)
-{
-	struct net_addr a;
-
-	if (!mk_link(n, LINK_ROLE_GUEST, outbox, name) || addr(where, &a))
-		return -1;
-	return link_dial(n->l, &a);
-}
-
-/* One round: every link runs once, then wait up to 1 ms on their epoll fds. */
-static void step(struct node **nodes, int n)
-{
-	struct pollfd pfd[8];
-	int i;
-
-	for (i = 0; i < n; i++) {
-		link_run(nodes[i]->l, mono() + nodes[i]->skew);
-		pfd[i].fd = link_epoll_fd(nodes[i]->l);
-		pfd[i].events = POLLIN;
-	}
-	poll(pfd, (nfds_t)n, 1);
-}
-
-#define RUN_UNTIL(nodes, n, cond, ms)                       \
-	({                                                  \
-		uint64_t dl__ = mono() + (uint64_t)(ms)*MS; \
-		while (!(cond) && mono() < dl__)            \
-			step(nodes, n);                     \
-		ASSERT_TRUE(cond, "in time: " #cond);       \
-	})
-
-static struct link_vreq vreq(uint64_t i)
-{
-	struct link_vreq v;
-
-	memset(&v, 0, sizeof(v));
-	v.sector = 0; /* filled by send() from the seq it will get */
-	v.nr_sectors = 8;
-	v.op = 1;
-	snprintf(v.serial, sizeof(v.serial), "disk%llu", (unsigned long long)(i % 3));
-	snprintf(v.comm, sizeof(v.comm), "fio");
-	v.sys = UINT32_MAX;
-	return v;
-}
-
-/* Queue n records on a guest whose next seq is *next (sector = seq * 8). */
-static uint32_t send_recs(struct node *g, uint64_t *next, uint32_t n)
-{
-	struct link_vreq v[100];
-	uint32_t i, k, dropped = 0;
-
-	for (i = 0; i < n; i += k) {
-		for (k = 0; k < 100 && i + k < n; k++) {
-			v[k] = vreq(*next);
-			v[k].sector = (*next)++ * 8;
-		}
-		dropped += link_send_vreqs(g->l, v, k);
-	}
-	return dropped;
-}
-
-static struct link_stats stats(const struct node *n)
-{
-	struct link_stats s;
-
-	link_get_stats(n->l, &s);
-	return s;
-}
-
-static const struct link_peer_info *first_peer(struct node *n)
-{
-	struct link_peer *p = link_next_peer(n->l, NULL);
-
-	return p ? link_peer_info(p) : NULL;
-}
-
-static char tmpdir[64];
-
-static void mk_tmpdir(void)
-{
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/it-link.XXXXXX");
-	if (!mkdtemp(tmpdir))
-		tmpdir[0] = '\0';
-}
-
-static void path_in_tmp(char *buf, size_t n, const char *prefix, const char *name)
-{
-	snprintf(buf, n, "%s%s/%s", prefix, tmpdir, name);
-}
-
 static void test_unix_end_to_end(void)
 {
 	struct node host = { 0 }, host2 = { 0 }, g1 = { 0 }, g2 = { 0 };
@@ -663,89 +441,6 @@ out:
 	link_free(host2.l);
 }
 
-/* ---- raw peers ---- */
-
-static int raw_connect(const char *path)
-{
-	struct sockaddr_un un = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	snprintf(un.sun_path, sizeof(un.sun_path), "%s", path);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&un, sizeof(un)) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int raw_send(int fd, uint16_t type, const void *pl, uint32_t len)
-{
-	static uint8_t buf[LINK_MAX_PAYLOAD + 16];
-	int n = link_encode(buf, sizeof(buf), type, pl, len);
-
-	return n > 0 && send(fd, buf, (size_t)n, MSG_NOSIGNAL) == n ? 0 : -1;
-}
-
-static int raw_hello(int fd, uint8_t role, uint16_t version, uint64_t session)
-{
-	struct link_hello h = {
-		.version = version, .role = role, .session = session, .next_seq = 1
-	};
-
-	snprintf(h.name, sizeof(h.name), "raw");
-	return raw_send(fd, LINK_HELLO, &h, sizeof(h));
-}
-
-static int raw_records(int fd, uint64_t from, uint64_t to)
-{
-	static uint8_t pl[8 + 64 * sizeof(struct link_vreq)];
-	struct link_vreq v;
-	uint32_t n = (uint32_t)(to - from + 1), i;
-
-	memcpy(pl, &n, 4);
-	memset(pl + 4, 0, 4);
-	for (i = 0; i < n; i++) {
-		v = vreq(from + i);
-		v.seq = from + i;
-		v.sector = v.seq * 8;
-		memcpy(pl + 8 + i * sizeof(v), &v, sizeof(v));
-	}
-	return raw_send(fd, LINK_RECORDS, pl, 8 + n * (uint32_t)sizeof(v));
-}
-
-/*
- * Read frames from a raw fd (non-blocking) while running the host, until an
- * ACK of want arrives (returns 0) or end of stream (returns 1) or timeout (-1).
- */
-static int raw_wait(struct node *h, int fd, uint64_t want_ack)
-{
-	static uint8_t buf[1 << 17];
-	struct node *hs[] = { h };
-	uint64_t dl = mono() + 2 * SEC, ack;
-	struct link_frame_hdr hd;
-	const void *pl;
-	size_t len = 0;
-	ssize_t n;
-	int r;
-
-	fcntl(fd, F_SETFL, O_NONBLOCK);
-	while (mono() < dl) {
-		step(hs, 1);
-		n = read(fd, buf + len, sizeof(buf) - len);
-		if (n == 0 || (n < 0 && errno == ECONNRESET))
-			return 1;
-		len += n > 0 ? (size_t)n : 0;
-		while ((r = link_decode(buf, len, &hd, &pl, NULL)) > 0) {
-			memcpy(&ack, pl, sizeof(ack));
-			if (hd.type == LINK_ACK && ack == want_ack)
-				return 0;
-			memmove(buf, buf + r, len - (size_t)r);
-			len -= (size_t)r;
-		}
-	}
-	return -1;
-}
-
 static void test_host_dedup_and_refusals(void)
 {
 	struct node host = { 0 };
@@ -758,13 +453,13 @@ static void test_host_dedup_and_refusals(void)
 	if (!ASSERT_OK(mk_host(&host, where), "listen"))
 		return;
 	fd = raw_connect(path);
-	raw_hello(fd, LINK_ROLE_GUEST, 7, sess); /* a newer guest: version 1 spoken */
+	raw_hello(fd, LINK_ROLE_GUEST, 7, sess); /* a newer guest: our version spoken */
 	raw_records(fd, 1, 10);
 	ASSERT_EQ(raw_wait(&host, fd, 10), 0, "ack 10");
 	close(fd);
 	/* same session again: resends 5..10, then 11..15 */
 	fd = raw_connect(path);
-	raw_hello(fd, LINK_ROLE_GUEST, 1, sess);
+	raw_hello(fd, LINK_ROLE_GUEST, LINK_VERSION, sess);
 	ASSERT_EQ(raw_wait(&host, fd, 10), 0, "a known session is acked at once");
 	raw_records(fd, 5, 15);
 	ASSERT_EQ(raw_wait(&host, fd, 15), 0, "ack 15");
@@ -780,22 +475,22 @@ static void test_host_dedup_and_refusals(void)
 	ASSERT_TRUE(logged(&host, "refused: peer speaks version 0"), "version 0 logged");
 	close(fd);
 	fd = raw_connect(path);
-	raw_hello(fd, LINK_ROLE_HOST, 1, 98);
+	raw_hello(fd, LINK_ROLE_HOST, LINK_VERSION, 98);
 	ASSERT_EQ(raw_wait(&host, fd, 0), 1, "host role closed");
 	ASSERT_TRUE(logged(&host, "as host, we are host"), "same role logged");
 	close(fd);
+	/* a version 1 guest (88-byte HELLO): refused, its version named */
+	fd = raw_connect(path);
+	{
+		uint8_t v1[LINK_V1_HELLO_LEN] = { 1, 0, LINK_ROLE_GUEST };
+
+		raw_send(fd, LINK_HELLO, v1, sizeof(v1));
+	}
+	ASSERT_EQ(raw_wait(&host, fd, 0), 1, "version 1 closed");
+	ASSERT_TRUE(logged(&host, "refused: peer speaks version 1, we need 2"), "v1 logged");
+	ASSERT_EQ(stats(&host).refused, 3ULL, "3 refused");
+	close(fd);
 	link_free(host.l);
-}
-
-/* Read what is left: true at end of stream or a reset, false if still open. */
-static bool closed_by_peer(int fd)
-{
-	char buf[4096];
-	ssize_t r;
-
-	while ((r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
-		;
-	return r == 0 || errno != EAGAIN;
 }
 
 static void test_garbage_peers(void)
@@ -824,7 +519,7 @@ static void test_garbage_peers(void)
 	raw_send(fd[2], LINK_PING, &ping, sizeof(ping));
 	send(fd[3], &big, 8, MSG_NOSIGNAL);
 	shutdown(fd[3], SHUT_WR); /* half a header, then end of stream */
-	raw_hello(fd[4], LINK_ROLE_GUEST, 1, 77);
+	raw_hello(fd[4], LINK_ROLE_GUEST, LINK_VERSION, 77);
 	raw_send(fd[4], LINK_ACK, &next, sizeof(next));
 	send_recs(&g, &next, 500);
 	RUN_UNTIL(all, 2, stats(&host).disconnects >= 5 && seen(&host, "g")->count == 500, 3000);
@@ -936,20 +631,6 @@ static void test_serial_missing(void)
 out:
 	link_free(g1.l);
 	link_free(g2.l);
-}
-
-static int free_tcp_port(void)
-{
-	struct sockaddr_in in = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001) };
-	socklen_t len = sizeof(in);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	if (fd >= 0 && !bind(fd, (struct sockaddr *)&in, sizeof(in)) &&
-	    !getsockname(fd, (struct sockaddr *)&in, &len))
-		port = ntohs(in.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
 }
 
 /* A host on lwhere, a guest dialing dwhere: 500 records through. */

@@ -562,8 +562,11 @@ static void test_disks(void)
 			       "nvme,drive=r0,serial=rel",
 			       "-drive",
 			       "file=/nonexistent/it-qemu.img,if=none,id=m0",
+			       "-device",
+			       "vhost-vsock-pci,id=vs0,guest-cid=7",
 			       NULL };
 	struct qemu_disk d[4];
+	struct qemu_vm vm;
 
 	if (!ASSERT_TRUE(make_tmpdir(), "mkdtemp"))
 		return;
@@ -581,10 +584,60 @@ static void test_disks(void)
 	ASSERT_STREQ(d[0].serial, "abs", "serial");
 	check_stat(&d[0], abs);
 	check_stat(&d[1], rel);
+	ASSERT_EQ(d[0].size, 1ULL, "a raw image's size: its file's");
+	ASSERT_EQ(d[1].size, 0ULL, "format not given: size unknown");
 	ASSERT_EQ(d[2].stat_ok, 0, "missing file");
 	ASSERT_EQ(qemu_disks(proc, 701, d, 4), -ENOENT, "no such pid");
+	ASSERT_OK(qemu_vm_info(proc, 700, &vm), "vm info");
+	ASSERT_EQ(vm.cid, 7u, "guest-cid from /proc/PID/cmdline");
+	ASSERT_EQ(qemu_vm_info(proc, 701, &vm), -ENOENT, "vm info: no such pid");
 out:
 	rm_tmpdir();
+}
+
+static int parse_vm(const char *const *argv, struct qemu_vm *vm)
+{
+	static char buf[4096];
+
+	return qemu_parse_vm(buf, mkcmd(buf, sizeof(buf), argv), vm);
+}
+
+/* What names a guest on the link: its vsock CID and its unix chardevs. */
+static void test_cmdline_vm(void)
+{
+	const char *lab[] = { QEMU_BIN,
+			      "-device",
+			      "vhost-vsock-pci,id=v,guest-cid=3",
+			      "-chardev",
+			      "socket,id=ch0,path=/run/lab/serial.sock,server=on,wait=off",
+			      "-chardev",
+			      "file,id=log,path=/tmp/console.log",
+			      "-device",
+			      "virtserialport,chardev=ch0,name=lab.0",
+			      NULL };
+	const char *json[] = { QEMU_BIN, "-device",
+			       "{\"driver\":\"vhost-vsock-device\",\"guest-cid\":42}", NULL };
+	const char *bad_cids[] = { "vhost-vsock-pci,guest-cid=2",
+				   "vhost-vsock-pci,guest-cid=0",
+				   "vhost-vsock-pci,guest-cid=x3",
+				   "vhost-vsock-pci,guest-cid=3x",
+				   "vhost-vsock-pci,guest-cid=4294967295",
+				   "vhost-user-vsock-pci,guest-cid=5",
+				   "virtio-blk-pci,guest-cid=5" };
+	const char *one[] = { QEMU_BIN, "-device", NULL, NULL };
+	struct qemu_vm vm;
+
+	ASSERT_OK(parse_vm(lab, &vm), "lab");
+	ASSERT_EQ(vm.cid, 3u, "guest-cid");
+	ASSERT_EQ(vm.nr_socks, 1, "one socket chardev (the file one is not)");
+	ASSERT_STREQ(vm.socks[0], "/run/lab/serial.sock", "its path");
+	ASSERT_OK(parse_vm(json, &vm), "json");
+	ASSERT_EQ(vm.cid, 42u, "guest-cid in JSON -device");
+	for (size_t i = 0; i < sizeof(bad_cids) / sizeof(bad_cids[0]); i++) {
+		one[2] = bad_cids[i];
+		ASSERT_OK(parse_vm(one, &vm), bad_cids[i]);
+		ASSERT_EQ(vm.cid, 0u, bad_cids[i]);
+	}
 }
 
 int main(void)
@@ -598,6 +651,7 @@ int main(void)
 	RUN_TEST(test_cmdline_blockdev);
 	RUN_TEST(test_cmdline_bad);
 	RUN_TEST(test_cmdline_max);
+	RUN_TEST(test_cmdline_vm);
 	RUN_TEST(test_discover);
 	RUN_TEST(test_disks);
 	return unit_result();

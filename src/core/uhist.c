@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * uhist: log2 histograms from records (see uhist.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/uhist.h"
+
+int uhists_room(struct uhists *h, int n)
+{
+	struct out_khist *k;
+	int cap;
+
+	if (n < h->cap)
+		return 1;
+	if (n >= UHIST_MAX)
+		return 0;
+	cap = h->cap ? h->cap * 2 : 16;
+	k = realloc(h->v, (size_t)cap * sizeof(*k));
+	if (!k)
+		return 0;
+	h->v = k;
+	h->cap = cap;
+	return 1;
+}
+
+static struct it_hist_val *uhist_get(struct uhists *h, uint32_t dev, int layer, int op, int kind)
+{
+	struct it_hist_key k = { .dev = dev, .layer = layer, .op = op, .kind = kind };
+
+	for (int i = h->nr - 1; i >= 0; i--)
+		if (!memcmp(&h->v[i].key, &k, sizeof(k)))
+			return &h->v[i].val;
+	if (!uhists_room(h, h->nr))
+		return NULL;
+	memset(&h->v[h->nr], 0, sizeof(h->v[0]));
+	h->v[h->nr].key = k;
+	return &h->v[h->nr++].val;
+}
+
+static void uhist_add(struct it_hist_val *v, int stage, uint64_t ns)
+{
+	struct it_hist *h = &v->st[stage];
+
+	h->slots[ns > 1 ? 63 - __builtin_clzll(ns) : 0]++;
+	h->count++;
+	h->sum_ns += ns;
+}
+
+void uhists_record(struct uhists *h, const void *data, size_t size)
+{
+	const struct it_hdr *hdr = data;
+	struct it_hist_val *v;
+
+	if (size < sizeof(*hdr))
+		return;
+	if (hdr->type == IT_REC_SYSCALL && size >= sizeof(struct it_syscall_rec)) {
+		const struct it_syscall_rec *r = data;
+
+		v = uhist_get(h, r->dev, IT_L_SYSCALL, r->op, IT_HK_PLAIN);
+		if (!v)
+			return;
+		uhist_add(v, IT_ST_TOTAL, r->exit_ns - r->enter_ns);
+		if (r->flags & IT_F_SCHED_SW)
+			uhist_add(v, IT_ST_OFFCPU, r->offcpu_ns);
+		if (r->flags & IT_F_SCHED_CNT)
+			uhist_add(v, IT_ST_RUNQ, r->runq_ns);
+	} else if (hdr->type == IT_REC_URING && size >= sizeof(struct it_uring_rec)) {
+		const struct it_uring_rec *r = data;
+
+		v = uhist_get(h, r->dev, IT_L_SYSCALL, r->op, IT_HK_URING);
+		if (v)
+			uhist_add(v, IT_ST_TOTAL, r->complete_ns - r->submit_ns);
+	} else if (hdr->type == IT_REC_BLOCK && size >= sizeof(struct it_block_rec)) {
+		const struct it_block_rec *r = data;
+
+		v = uhist_get(h, r->dev, IT_L_BLOCK, r->op, IT_HK_PLAIN);
+		if (!v)
+			return;
+		uhist_add(v, IT_ST_Q2C, r->c_ns - r->q_ns);
+		if (r->d_ns) {
+			uhist_add(v, IT_ST_D2C, r->c_ns - r->d_ns);
+			uhist_add(v, IT_ST_Q2D, r->d_ns - r->q_ns);
+		}
+	}
+}
+
+void uhists_free(struct uhists *h)
+{
+	free(h->v);
+	memset(h, 0, sizeof(*h));
+}

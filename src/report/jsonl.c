@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * jsonl: `iotracer -j` JSON lines back into the requests a recording holds
+ * (struct rf_req), so that `iotracer report` reads both (docs/record.md).
+ * Every "type":"request" line is decoded (docs/json.md); other lines are
+ * skipped. What a JSON line does not carry is left zero (the record headers'
+ * CPU, a block record's seq and origin id, the syscall's dio_count), and
+ * numbers above 2^53 (cgroup ids, io_uring user_data) lose their low bits to
+ * the JSON reader's doubles: the summary, the slowest requests and the
+ * Perfetto view are the same, re-emitted JSON lines may differ in those.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/output.h"
+#include "lib/parse.h"
+#include "lib/json.h"
+#include "report/jsonl.h"
+
+static uint64_t num(const struct json *v, const char *path)
+{
+	double d = json_num(v, path, 0);
+
+	return d > 0 ? (uint64_t)d : 0;
+}
+
+static int64_t snum(const struct json *v, const char *path)
+{
+	return (int64_t)json_num(v, path, 0);
+}
+
+static const char *str(const struct json *v, const char *path)
+{
+	const struct json *s = json_path(v, path);
+
+	return s && s->t == JSON_STR ? s->str : NULL;
+}
+
+static int has(const struct json *v, const char *path)
+{
+	return json_path(v, path) != NULL;
+}
+
+/* The i in [0, n) whose name_of(i) is name, or def: the names the JSON lines were written with. */
+static int lookup(const char *name, const char *(*name_of)(unsigned int i), int n, int def)
+{
+	for (int i = 0; name && i < n; i++)
+		if (!strcmp(name, name_of((unsigned int)i)))
+			return i;
+	return def;
+}
+
+static const char *layer_name(unsigned int l)
+{
+	return parse_layer_name((int)l);
+}
+
+/* enum corr_kind -> the JSON line's "kind" ("" for 0). */
+static const char *kind_name(unsigned int k)
+{
+	static const char *const kinds[] = { "", "syscall", "io_uring", "aio", "block" };
+
+	return k <= CORR_BLOCK ? kinds[k] : "";
+}
+
+static int op_of(const struct json *v)
+{
+	return lookup(str(v, "op"), out_op_name, IT_OP_MAX, IT_OP_OTHER);
+}
+
+/* "MAJ:MIN" -> kernel dev_t; the name and serial go to the device table. */
+static uint32_t dev_of(const struct json *v, struct jl_devs *devs)
+{
+	const char *devno = str(v, "devno"), *name = str(v, "dev"), *serial;
+	unsigned int ma, mi;
+	uint32_t dev;
+
+	if (!devno || sscanf(devno, "%u:%u", &ma, &mi) != 2)
+		return 0;
+	dev = IT_MKDEV(ma, mi);
+	serial = str(v, "driver.serial");
+	if (devs->fn && name)
+		devs->fn(devs->ctx, dev, name, serial);
+	return dev;
+}
+
+static void get_task(const struct json *v, struct it_task *t)
+{
+	const char *comm = str(v, "comm");
+
+	t->pid = (uint32_t)num(v, "pid");
+	t->tid = (uint32_t)num(v, "tid");
+	t->cgroup_id = num(v, "cgroup_id");
+	if (comm)
+		strncpy(t->comm, comm, sizeof(t->comm) - 1);
+}
+
+static void get_driver(const struct json *d, struct it_block_rec *b)
+{
+	b->drv_layer = (uint8_t)lookup(str(d, "layer"), layer_name, IT_L_MAX, 0);
+	b->drv_submit_ns = num(d, "submit_ns");
+	b->drv_kick_ns = num(d, "kick_ns");
+	b->drv_done_ns = num(d, "done_ns");
+	b->drv_qid = (uint16_t)num(d, "qid");
+	b->drv_tag = (uint32_t)num(d, "tag");
+	b->drv_opcode = (uint8_t)num(d, "opcode");
+	b->drv_status = (int32_t)snum(d, "status");
+}
+
+/* One element of block[] (the btt stages back into timestamps). */
+static void get_block(const struct json *v, struct it_block_rec *b, const struct it_task *owner,
+		      struct jl_devs *devs)
+{
+	uint64_t q = num(v, "q_ns");
+
+	b->hdr.type = IT_REC_BLOCK;
+	b->hdr.size = sizeof(*b);
+	b->task = *owner;
+	b->task.pid = (uint32_t)num(v, "pid");
+	b->task.tid = (uint32_t)num(v, "tid");
+	b->dev = dev_of(v, devs);
+	b->op = (uint8_t)op_of(v);
+	b->sector = num(v, "sector");
+	b->bytes = (uint32_t)num(v, "bytes");
+	b->ino = num(v, "ino");
+	b->q_ns = q;
+	b->c_ns = num(v, "c_ns");
+	b->flags = IT_F_HAS_Q;
+	if (has(v, "q2g_ns")) {
+		b->g_ns = q + num(v, "q2g_ns");
+		b->flags |= IT_F_HAS_G;
+	}
+	if (has(v, "q2d_ns"))
+		b->d_ns = q + num(v, "q2d_ns");
+	if (has(v, "i2d_ns") && b->d_ns - num(v, "i2d_ns") != b->g_ns) {
+		b->i_ns = b->d_ns - num(v, "i2d_ns");
+		b->flags |= IT_F_HAS_I;
+	}
+	b->nr_merged = (uint16_t)num(v, "merged");
+	b->error = (int32_t)snum(v, "error");
+	b->origin = (uint8_t)lookup(str(v, "origin"), out_origin_name, 4, 0);
+	if (has(v, "driver"))
+		get_driver(json_get(v, "driver"), b);
+}
+
+static void get_syscall(const struct json *v, struct rf_req *q, uint32_t dev)
+{
+	struct it_syscall_rec *s = &q->sys;
+
+	s->hdr.type = IT_REC_SYSCALL;
+	s->hdr.size = sizeof(*s);
+	get_task(v, &s->task);
+	s->enter_ns = num(v, "ts_ns");
+	s->exit_ns = s->enter_ns + num(v, "lat_ns");
+	s->ret = snum(v, "ret");
+	s->offset = num(v, "offset");
+	s->bytes = num(v, "bytes");
+	s->ino = num(v, "ino");
+	s->dev = dev;
+	s->sys = (uint16_t)lookup(str(v, "syscall"), out_sys_name, IT_SYS_MAX, IT_SYS_MAX);
+	s->op = (uint8_t)op_of(v);
+	s->nr_bios = (uint32_t)num(v, "nr_bios");
+	if (json_path(v, "fs.dio") && json_path(v, "fs.dio")->t == JSON_BOOL && json_path(v, "fs.dio")->num)
+		s->flags |= IT_F_DIO;
+	s->cache_miss_pages = (uint32_t)num(v, "fs.cache_miss_pages");
+	s->vfs_ns = num(v, "fs.vfs_ns");
+	if (has(v, "fs.pre_block_ns"))
+		s->first_q_ns = s->enter_ns + num(v, "fs.pre_block_ns");
+	if (has(v, "sched.runq_ns")) {
+		s->flags |= IT_F_SCHED_CNT;
+		s->nr_switches = (uint32_t)num(v, "sched.switches");
+		s->nr_preempt = (uint32_t)num(v, "sched.preempted");
+		s->runq_ns = num(v, "sched.runq_ns");
+	}
+	if (has(v, "sched.offcpu_ns")) {
+		s->flags |= IT_F_SCHED_SW;
+		s->offcpu_ns = num(v, "sched.offcpu_ns");
+		s->offcpu_blocked_ns = num(v, "sched.offcpu_blocked_ns");
+	}
+	s->waker_tid = (uint32_t)num(v, "sched.waker_tid");
+	if (str(v, "sched.waker_comm"))
+		strncpy(s->waker_comm, str(v, "sched.waker_comm"), sizeof(s->waker_comm) - 1);
+}
+
+static void get_uring(const struct json *v, struct rf_req *q, uint32_t dev)
+{
+	struct it_uring_rec *u = &q->uring;
+
+	u->hdr.type = IT_REC_URING;
+	u->hdr.size = sizeof(*u);
+	get_task(v, &u->task);
+	u->user_data = num(v, "uring.user_data");
+	u->opcode = (uint8_t)num(v, "uring.opcode");
+	u->res = (int32_t)snum(v, "uring.res");
+	u->submit_ns = num(v, "uring.submit_ns");
+	u->complete_ns = num(v, "uring.complete_ns");
+	u->ino = num(v, "ino");
+	u->dev = dev;
+	u->op = (uint8_t)op_of(v);
+}
+
+static void get_aio(const struct json *v, struct rf_req *q, uint32_t dev)
+{
+	static const uint16_t opcodes[IT_OP_MAX] = { 0, 1, 2, 9, 9 }; /* IOCB_CMD_*, 9: other */
+	struct rf_aio *a = &q->aio;
+	const char *iocb = str(v, "aio.iocb");
+
+	get_task(v, &a->task);
+	a->iocb.iocb = iocb ? strtoull(iocb, NULL, 16) : 0;
+	a->iocb.offset = num(v, "offset");
+	a->iocb.nbytes = num(v, "bytes");
+	a->iocb.dev = dev;
+	a->iocb.opcode = opcodes[op_of(v)];
+	a->submit_ns = num(v, "aio.submit_ns");
+	a->reaped = has(v, "aio.reap_ns");
+	a->reap_ns = num(v, "aio.reap_ns");
+	a->res = snum(v, "aio.res");
+	a->iocb.res = a->res;
+}
+
+int jl_decode(const struct json *v, struct rf_req *q, struct jl_devs *devs)
+{
+	const struct json *blocks = json_get(v, "block"), *b;
+	struct it_task owner = { 0 };
+	uint32_t dev;
+	int kind;
+
+	if (!str(v, "type") || strcmp(str(v, "type"), "request"))
+		return 0;
+	kind = lookup(str(v, "kind"), kind_name, CORR_BLOCK + 1, 0);
+	if (!kind)
+		return -EINVAL;
+	memset(q, 0, sizeof(*q));
+	q->kind = (enum corr_kind)kind;
+	q->id = num(v, "id");
+	dev = dev_of(v, devs);
+	get_task(v, &owner);
+	for (b = blocks && blocks->t == JSON_ARR ? blocks->child : NULL;
+	     b && q->nr_blocks < CORR_MAX_BLOCKS; b = b->next)
+		get_block(b, &q->blocks[q->nr_blocks++], &owner, devs);
+	q->nr_blocks_dropped = (int)num(v, "block_dropped");
+	if (q->kind == CORR_SYSCALL)
+		get_syscall(v, q, dev);
+	else if (q->kind == CORR_URING)
+		get_uring(v, q, dev);
+	else if (q->kind == CORR_AIO)
+		get_aio(v, q, dev);
+	else if (!q->nr_blocks)
+		return -EINVAL;
+	if (has(v, "parent")) {
+		q->parent_valid = 1;
+		q->parent_id = num(v, "parent.id");
+		q->parent_tid = (uint32_t)num(v, "parent.tid");
+		q->parent_seq = num(v, "parent.seq");
+	}
+	return 1;
+}
+
+/* A joined host-mode "path" line (docs/modes.md): its timestamps by name. */
+static int get_path(const struct json *v, struct rp_path *g)
+{
+	const struct json *t = json_get(v, "t"), *j = json_get(v, "joined");
+	const char *serial = str(v, "serial");
+
+	if (!t || !j || j->t != JSON_BOOL || !j->num)
+		return 0;
+	memset(g, 0, sizeof(*g));
+	for (int k = 0; k < VJ_T_MAX; k++)
+		g->t[k] = num(t, vj_ts_name(k));
+	g->offset = num(v, "offset");
+	g->bytes = num(v, "bytes");
+	g->host_tid = (uint32_t)num(v, "host_tid");
+	g->op = (uint8_t)op_of(v);
+	if (serial)
+		snprintf(g->serial, sizeof(g->serial), "%s", serial);
+	return 1;
+}
+
+int jl_read(const char *buf, size_t len, struct jl_devs *devs,
+	    void (*fn)(void *ctx, const struct rf_req *q), void *ctx, struct jl_stats *st)
+{
+	struct rf_req *q = malloc(sizeof(*q));
+	const char *p = buf, *end = buf + len;
+
+	if (!q)
+		return -ENOMEM;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		struct json *v = n ? json_parse(p, n) : NULL;
+		int r = v ? jl_decode(v, q, devs) : -EINVAL;
+
+		if (r > 0) {
+			st->requests++;
+			fn(ctx, q);
+		} else if (!r && devs->path && !strcmp(str(v, "type"), "path")) {
+			struct rp_path g;
+
+			if (get_path(v, &g)) {
+				st->paths++;
+				devs->path(devs->ctx, &g);
+			}
+		} else if (r < 0 && n) {
+			st->bad_lines++;
+		}
+		json_free(v);
+		p += n + 1;
+	}
+	free(q);
+	return 0;
+}

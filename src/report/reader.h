@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * reader: --record segments back into requests (format: core/recfmt.h,
+ * docs/record.md). Pure: a segment is decoded from memory, so that tests
+ * and fuzzers feed it any bytes. Nothing read is trusted: a block whose
+ * header or CRC does not check is skipped and counted, and the reader looks
+ * for the next block header after it; a block cut short at the end of the
+ * file (a crash while writing it) is counted as torn.
+ */
+#ifndef IT_REPORT_READER_H
+#define IT_REPORT_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/recfmt.h"
+
+struct rr_stats {
+	uint64_t segments; /* segment headers read */
+	uint64_t bad_segments; /* files that are not segments this build reads */
+	uint64_t blocks; /* blocks decoded */
+	uint64_t bad_blocks; /* blocks skipped: header, CRC, inflate or entry errors */
+	uint64_t torn; /* blocks cut short at the end of a segment */
+	uint64_t skipped_bytes; /* bytes of bad or torn blocks and garbage between blocks */
+	uint64_t requests; /* requests decoded */
+};
+
+#define RR_MAX_DEVS 256
+
+/* What a request's callback may ask about: the segment and the device names seen. */
+struct rr_reader {
+	struct rf_seg_hdr seg; /* of the segment being read */
+	struct rf_dev devs[RR_MAX_DEVS]; /* last name of each device, over all segments */
+	int nr_devs;
+	struct rr_stats st;
+	/* one request at a time: the callback gets it */
+	void (*fn)(void *ctx, const struct rr_reader *rr, const struct rf_req *q);
+	void *ctx;
+	/* scratch */
+	uint8_t *raw;
+	size_t raw_cap;
+	struct rf_req req;
+};
+
+void rr_init(struct rr_reader *rr,
+	     void (*fn)(void *ctx, const struct rr_reader *rr, const struct rf_req *q), void *ctx);
+void rr_free(struct rr_reader *rr);
+
+/*
+ * Decode one segment held in buf[0..len): every request goes to fn in file
+ * order. Returns 0, or -EBADMSG / -EPROTO when buf does not start with a
+ * segment header this build reads (counted in bad_segments; nothing decoded)
+ * and -ENOMEM.
+ */
+int rr_segment(struct rr_reader *rr, const uint8_t *buf, size_t len);
+
+/* Remember d's name and serial (the newest wins). */
+void rr_note_dev(struct rr_reader *rr, const struct rf_dev *d);
+
+/* Name and serial of dev from the recording, NULL when never seen (serial: none). */
+const char *rr_dev_name(const struct rr_reader *rr, uint32_t dev);
+const char *rr_dev_serial(const struct rr_reader *rr, uint32_t dev);
+
+#endif /* IT_REPORT_READER_H */

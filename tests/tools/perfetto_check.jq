@@ -1,0 +1,67 @@
+# perfetto_check.jq: check a Chrome trace-event JSON file (the format Perfetto
+# and chrome://tracing open) against the format's rules, independently of the
+# code that wrote it. Prints one line per problem found, nothing when it is
+# well formed:
+#   jq -r -f tests/tools/perfetto_check.jq trace.json
+# Rules checked:
+#   - the file is {"traceEvents": [...]} and every event has ph, pid, tid
+#   - every complete event (ph "X") has a name, ts and dur >= 0
+#   - on each (pid, tid) track the X events nest properly: an event that
+#     starts inside another ends inside it too
+#   - every flow start (ph "s") id has exactly one flow end (ph "f") and
+#     vice versa, and flow ends bind to the enclosing slice (bp "e")
+#   - every pid with X events has a process_name metadata event (ph "M"),
+#     every (pid, tid) with X events a thread_name, each with args.name
+# Times are compared in integer ns (ts and dur are microseconds with ns
+# decimals), so rounding never makes a child end past its parent.
+
+def ns: . * 1000 | round;
+
+# Drop the stack's events that ended at or before $s (only from the top).
+def popended($s):
+  if length > 0 and .[-1].e <= $s then .[:-1] | popended($s) else . end;
+
+def nesting:
+  group_by([.pid, .tid])[]
+  | sort_by([.s, -.e])
+  | reduce .[] as $i ({st: [], errs: []};
+      .st |= popended($i.s)
+      | if (.st | length) > 0 and $i.e > .st[-1].e then
+          .errs += ["overlap on pid \($i.pid) tid \($i.tid): \"\($i.name)\" [\($i.s),\($i.e)] "
+                    + "crosses \"\(.st[-1].name)\" [\(.st[-1].s),\(.st[-1].e)] ns"]
+        else . end
+      | .st += [$i])
+  | .errs[];
+
+if (type != "object") or ((.traceEvents | type) != "array") then
+  "not a trace: expected an object with a traceEvents array"
+else
+  .traceEvents as $ev
+  | ($ev | map(select(.ph == "X"))) as $x
+  | ($ev | map(select(.ph == "M"))) as $m
+  | (
+      ($ev[] | select((.ph | type) != "string" or (.pid | type) != "number"
+                      or (.tid | type) != "number")
+             | "event without ph, pid or tid: \(tojson)"),
+      ($x[] | select((.name | type) != "string" or (.ts | type) != "number"
+                     or (.dur | type) != "number" or .dur < 0)
+            | "X event without name or ts, or with dur < 0: \(tojson)"),
+      ($x | map(select((.ts | type) == "number" and (.dur | type) == "number" and .dur >= 0)
+                | {pid, tid, name, s: (.ts | ns), e: ((.ts | ns) + (.dur | ns))})
+          | nesting),
+      ($ev | map(select(.ph == "s" or .ph == "f")) | group_by(.id)[]
+           | select((map(select(.ph == "s")) | length) != 1
+                    or (map(select(.ph == "f")) | length) != 1)
+           | "flow id \(.[0].id): \(map(select(.ph == "s")) | length) starts, "
+             + "\(map(select(.ph == "f")) | length) ends"),
+      ($ev[] | select(.ph == "f" and .bp != "e") | "flow end without bp \"e\": \(tojson)"),
+      (($m | map(select(.name == "process_name" and (.args.name | type) == "string")
+                 | .pid) | unique) as $pn
+       | $x | map(.pid) | unique | .[] | select(. as $p | $pn | index([$p]) | not)
+       | "pid \(.) has slices but no process_name"),
+      (($m | map(select(.name == "thread_name" and (.args.name | type) == "string")
+                 | [.pid, .tid]) | unique) as $tn
+       | $x | map([.pid, .tid]) | unique | .[] | select(. as $t | $tn | index([$t]) | not)
+       | "pid \(.[0]) tid \(.[1]) has slices but no thread_name")
+    )
+end
