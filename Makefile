@@ -73,7 +73,7 @@ deps:
 # changes this machine's dpkg configuration: done here, once, so a fresh machine
 # gets it from `make deps-arm64` too.
 DEPS_ARM64  := gcc-aarch64-linux-gnu libc6-dev-arm64-cross libbpf-dev:arm64 libelf-dev:arm64 \
-	       zlib1g-dev:arm64 libzstd-dev:arm64 qemu-system-arm
+	       zlib1g-dev:arm64 libzstd-dev:arm64 libsodium-dev:arm64 qemu-system-arm
 # The static daemon and test_link for arm64 lab guests (after make deps-arm64),
 # from vmlinux/arm64/vmlinux.h, in build/arm64/.
 static-arm64:
