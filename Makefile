@@ -13,12 +13,13 @@ GITREV      := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 CFLAGS      ?= -O2 -g
 CFLAGS      += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2 \
-	       -Iinclude -Isrc -I$(OUTPUT) -D_GNU_SOURCE \
-	       -DIT_VERSION='"$(VERSION) ($(GITREV))"'
+	       -Iinclude -Isrc -I$(OUTPUT) -D_GNU_SOURCE
 ifeq ($(DEBUG),1)
 CFLAGS      += -O0
 endif
-LDLIBS      := -lbpf -lelf -lsodium -lz -lm -lmicrohttpd -lpthread
+# libinih: the config file reader (src/core/config.c)
+PURE_LIBS   := -linih -lelf -lsodium -lz -lm
+LDLIBS      := -lbpf $(PURE_LIBS) -lmicrohttpd -lpthread
 BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Iinclude -Ibpf \
 	       -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
 
@@ -33,8 +34,8 @@ SRCS        := $(wildcard src/*.c src/*/*.c)
 OBJS        := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(SRCS))
 # Pure user-space modules (no libbpf, no skeleton): unit-tested under ASan/UBSan and
 # linked into the tools. What talks to libbpf stays out.
-LIBBPF_SRCS := src/main.c src/core/loader.c src/core/kfeat.c src/core/daemon.c src/mode/host.c \
-	       src/bench/cmd.c src/bench/run.c src/bench/bpfstats.c
+LIBBPF_SRCS := src/main.c src/core/loader.c src/core/kfeat.c src/core/daemon.c src/core/filters.c \
+	       src/mode/host.c src/bench/cmd.c src/bench/run.c src/bench/bpfstats.c
 # Linked with libmicrohttpd (--metrics): out of the pure set too. The static build
 # (lab guests) takes a stub of it (-DIT_NO_MHD): gnutls and friends have no static libs.
 HTTP_SRCS   := src/core/metrics_http.c
@@ -54,7 +55,7 @@ VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 
 DEPS_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
 	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace \
-	       systemd groff-base man-db libmicrohttpd-dev prometheus curl libsodium-dev
+	       systemd groff-base man-db libmicrohttpd-dev prometheus curl libsodium-dev libinih-dev
 
 .PHONY: all deps deps-arm64 static-arm64 run test unit integration lab vmlinux format clean tools replay-bench static install uninstall
 
@@ -73,7 +74,7 @@ deps:
 # changes this machine's dpkg configuration: done here, once, so a fresh machine
 # gets it from `make deps-arm64` too.
 DEPS_ARM64  := gcc-aarch64-linux-gnu libc6-dev-arm64-cross libbpf-dev:arm64 libelf-dev:arm64 \
-	       zlib1g-dev:arm64 libzstd-dev:arm64 libsodium-dev:arm64 qemu-system-arm
+	       zlib1g-dev:arm64 libzstd-dev:arm64 libsodium-dev:arm64 libinih-dev:arm64 qemu-system-arm
 # The static daemon and test_link for arm64 lab guests (after make deps-arm64),
 # from vmlinux/arm64/vmlinux.h, in build/arm64/.
 static-arm64:
@@ -93,6 +94,15 @@ deps-arm64:
 
 $(OUTPUT) $(OUTPUT)/unit:
 	$(Q)mkdir -p $@
+
+# The version string, in one generated header rewritten only when it changes:
+# every object that prints it (through -MMD) is rebuilt with it, so a binary and
+# its unit tests never carry two revisions.
+$(OUTPUT)/version.h: FORCE | $(OUTPUT)
+	@printf '#define IT_VERSION "%s (%s)"\n' '$(VERSION)' '$(GITREV)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
+
+FORCE:
 
 # BPF objects -> one linked object -> skeleton. The BPF side has no -MMD (the
 # headers are few and every program is in one unit).
@@ -125,18 +135,18 @@ $(OUTPUT)/iotracer_compat.skel.h: $(OUTPUT)/iotracer_compat.linked.o
 
 # Daemon objects. The skeleton is an order-only prerequisite so that it exists
 # before the first compile; the objects that include it depend on it through -MMD.
-$(OUTPUT)/obj/%.o: src/%.c | $(SKELS)
+$(OUTPUT)/obj/%.o: src/%.c | $(SKELS) $(OUTPUT)/version.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 # The same pure modules for the tools (no skeleton needed) and under sanitizers.
-$(OUTPUT)/pure/%.o: src/%.c
+$(OUTPUT)/pure/%.o: src/%.c | $(OUTPUT)/version.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(OUTPUT)/san/%.o: src/%.c
+$(OUTPUT)/san/%.o: src/%.c | $(OUTPUT)/version.h
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) -MMD -MP -c $< -o $@
@@ -149,7 +159,7 @@ iotracer: $(OBJS)
 # link unit test without sanitizers (AF_VSOCK inside a guest).
 static: $(OUTPUT)/iotracer.static $(OUTPUT)/test_link.static
 
-$(OUTPUT)/static/%.o: src/%.c
+$(OUTPUT)/static/%.o: src/%.c | $(OUTPUT)/version.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -DIT_NO_MHD -MMD -MP -c $< -o $@
@@ -161,7 +171,7 @@ $(OUTPUT)/iotracer.static: $(STATIC_OBJS)
 
 $(OUTPUT)/test_link.static: tests/unit/test_link.c $(PURE_OBJS)
 	$(call msg,STATIC,$@)
-	$(Q)$(CC) $(CFLAGS) -O1 $^ -static -lelf -lsodium -lz -lzstd -lm -o $@
+	$(Q)$(CC) $(CFLAGS) -O1 $^ -static $(PURE_LIBS) -lzstd -o $@
 
 # Regenerate this architecture's committed vmlinux.h from the running kernel
 # (not part of the build). Another architecture's from a BTF file: arm64's from
@@ -174,9 +184,9 @@ vmlinux:
 	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $(VMLINUX)
 
 # Unit tests: no root, no BPF, under ASan/UBSan.
-$(OUTPUT)/unit/%: tests/unit/%.c $(SAN_OBJS) | $(OUTPUT)/unit
+$(OUTPUT)/unit/%: tests/unit/%.c $(SAN_OBJS) | $(OUTPUT)/unit $(OUTPUT)/version.h
 	$(call msg,UNIT,$@)
-	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) -MMD -MP $< $(SAN_OBJS) -lelf -lsodium -lz -lm -o $@
+	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) -MMD -MP $< $(SAN_OBJS) $(PURE_LIBS) -o $@
 
 unit: $(UNIT_BINS)
 	@tests/run.sh --unit $(UNIT_BINS)
@@ -195,7 +205,7 @@ replay-bench: $(OUTPUT)/replay_bench
 
 $(OUTPUT)/%: tools/%.c $(PURE_OBJS) | $(OUTPUT)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) -MMD -MP $< $(PURE_OBJS) -lelf -lsodium -lz -lm -o $@
+	$(Q)$(CC) $(CFLAGS) -MMD -MP $< $(PURE_OBJS) $(PURE_LIBS) -o $@
 
 # Install (docs/service.md). PREFIX=/usr/local by default; DESTDIR for staging.
 PREFIX      ?= /usr/local

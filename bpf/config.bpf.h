@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Load-time configuration: the rodata knobs the loader (src/core/loader.c)
- * sets before load — self, task, device and file filters, sampling and the
- * latency threshold, the record buffers' geometry and wake thresholds, the
- * sched layer's variant, the tracepoint signatures it read from BTF — and
- * the kernel constants the programs compare against.
+ * Configuration: the rodata knobs the loader (src/core/loader.c) sets before
+ * load — self, the record buffers' geometry and wake thresholds, the sched
+ * layer's variant, the tracepoint signatures it read from BTF —, the filters
+ * (task, device, file, sampling, latency threshold), which are writable
+ * globals a reload changes in place, and the kernel constants the programs
+ * compare against.
  */
 #ifndef IT_CONFIG_BPF_H
 #define IT_CONFIG_BPF_H
@@ -24,15 +25,12 @@
 #endif
 
 const volatile __u32 self_tgid; /* never trace ourselves */
-const volatile __u8 filter_pid; /* use map pids */
-const volatile __u8 filter_dev; /* use dev_list */
-const volatile __u8 filter_file; /* use map files */
-const volatile __u8 filter_comm;
-const volatile __u8 filter_cgroup;
-const volatile char target_comm[IT_COMM_LEN];
-const volatile __u64 target_cgroup;
-const volatile __u64 min_lat_ns; /* per-request records only at/above */
-const volatile __u32 sample_n; /* records for 1 in N requests (0/1: all) */
+/*
+ * A thread's first syscall sequence number under this load: the loads of one
+ * daemon << 40, so that a re-attach (SIGHUP) never hands out a (tid, seq) the
+ * correlator already saw from the previous load (it joins blocks by it).
+ */
+const volatile __u64 seq_base;
 const volatile __u64 wake_bytes; /* wake user space early above this fill */
 const volatile __u8 sched_switch_has_state; /* tp arg prev_state exists (5.18+) */
 const volatile __u8 blk_tp_has_queue; /* block rq tps take a request_queue first (< 5.11) */
@@ -45,12 +43,6 @@ const volatile __u8 has_task_btf = 1; /* bpf_get_current_task_btf() (5.11) */
 const volatile __u8 has_task_storage = 1; /* task storage in tracing programs (5.12) */
 const volatile __u8 sched_counters; /* sched layer: task counters at syscall enter/exit */
 const volatile __u8 sched_hooks; /* sched layer: sched_switch/wakeup attached (--sched-switch) */
-/*
- * In-kernel histograms: needed when records are filtered (--sample,
- * --min-latency); when every request leaves a record the daemon builds the
- * same histograms from the records and the hooks skip the map update.
- */
-const volatile __u8 kern_hists = 1;
 
 /* Per-CPU record buffers (struct it_slot_pos in iotracer.h); sized by the loader. */
 const volatile __u32 slot_mask; /* slots per CPU - 1; 0: ring buffer only */
@@ -58,10 +50,34 @@ const volatile __u32 slot_shift; /* log2(slots per CPU) */
 const volatile __u64 slot_wake; /* records held by one CPU that wake user space */
 
 /*
- * -d devices: fixed at load, so a list in rodata. For the usual one to a few
- * devices, two compares instead of a hash lookup, on every hook that filters.
+ * The filters, which a reload (SIGHUP) changes in place under attached
+ * programs: writable globals (.bss), set by src/core/filters.c after load. A
+ * global is read like rodata (one load from a map value the verifier knows,
+ * no lookup call), only without the verifier's dead-code pruning of an
+ * unused filter: a load and a branch, measured in docs/config.md.
  */
-const volatile __u32 dev_list[IT_MAX_DEVS];
-const volatile __u32 nr_dev_list;
+volatile __u8 filter_pid; /* use map pids */
+volatile __u8 filter_dev; /* use dev_list[dev_cur] */
+volatile __u8 filter_file; /* use map files */
+volatile __u8 filter_comm;
+volatile __u8 filter_cgroup;
+volatile char target_comm[IT_COMM_LEN];
+volatile __u64 target_cgroup;
+volatile __u64 min_lat_ns; /* per-request records only at/above */
+volatile __u32 sample_n; /* records for 1 in N requests (0/1: all) */
+/*
+ * In-kernel histograms: needed when records are filtered (--sample,
+ * --min-latency); when every request leaves a record the daemon builds the
+ * same histograms from the records and the hooks skip the map update.
+ */
+volatile __u8 kern_hists;
+/*
+ * -d devices: for the usual one to a few devices, two compares instead of a
+ * hash lookup, on every hook that filters. Two copies: a reload writes the
+ * idle one, then flips dev_cur, so a hook never sees a half-written list.
+ */
+volatile __u32 dev_list[2][IT_MAX_DEVS];
+volatile __u32 nr_dev_list[2];
+volatile __u32 dev_cur;
 
 #endif /* IT_CONFIG_BPF_H */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The filters all hooks share, set before attach: the task filters (never
- * iotracer itself; -p pids, -c comm, cgroup) on the current thread, and the
- * -d device list. The -f file filter is a lookup in `files` where the
- * inode is known (syscall enter, io_uring submit, bio queue).
+ * The filters all hooks share (config.bpf.h: a reload changes them in place):
+ * the task filters (never iotracer itself; -p pids, -c comm, cgroup) on the
+ * current thread, and the -d device list. The -f file filter is a lookup in
+ * `files` where the inode is known (syscall enter, io_uring submit, bio queue).
  */
 #ifndef IT_FILTER_BPF_H
 #define IT_FILTER_BPF_H
@@ -38,10 +38,12 @@ static __always_inline bool it_task_ok(void)
 
 static __always_inline bool it_dev_listed(u32 dev)
 {
+	u32 c = dev_cur & 1, n = nr_dev_list[c];
+
 	for (u32 i = 0; i < IT_MAX_DEVS; i++) {
-		if (i >= nr_dev_list)
+		if (i >= n)
 			return false;
-		if (dev_list[i] == dev)
+		if (dev_list[c][i] == dev)
 			return true;
 	}
 	return false;

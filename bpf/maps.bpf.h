@@ -61,9 +61,13 @@ struct {
 	__type(value, u64);
 } counters SEC(".maps");
 
+/*
+ * -p pids; the value is the generation that added them (src/core/filters.c):
+ * during a reload the old and the new set (64 each) are both in.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 64);
+	__uint(max_entries, 128);
 	__type(key, u32);
 	__type(value, u8);
 } pids SEC(".maps");

@@ -120,6 +120,8 @@ static __always_inline struct thread_state *it_sys_begin(struct task_struct *tas
 		it_drop(IT_L_SYSCALL, IT_DROP_INFLIGHT);
 		return NULL;
 	}
+	if (!st->seq)
+		st->seq = seq_base; /* a thread new to this load (config.bpf.h) */
 	st->seq++;
 	st->in_sys = 1;
 	st->sys = sys;

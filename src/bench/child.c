@@ -100,7 +100,34 @@ static void child_stdio(const char *out, const char *err)
 	}
 }
 
-/* It gets SIGKILL if we die; the default signal dispositions and mask. */
+/* In a new child: its own process group, SIGKILL if we die, default signals. */
+static int child_setup(pid_t parent)
+{
+	sigset_t none;
+
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		return -1;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGALRM, SIG_DFL);
+	return 0;
+}
+
+/* After fork() in the parent: the child is ours to stop and to reap. */
+static pid_t child_started(pid_t pid)
+{
+	if (pid < 0)
+		return -errno;
+	setpgid(pid, pid);
+	kids_add(pid);
+	return pid;
+}
+
 pid_t spawn(char *const argv[], const char *out, const char *err, int verbose)
 {
 	pid_t parent = getpid(), pid;
@@ -114,29 +141,27 @@ pid_t spawn(char *const argv[], const char *out, const char *err, int verbose)
 		progress("  exec: %s", line);
 	}
 	pid = fork();
-	if (pid < 0)
-		return -errno;
 	if (!pid) {
-		sigset_t none;
-
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
+		if (child_setup(parent))
 			_exit(127);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		signal(SIGALRM, SIG_DFL);
 		child_stdio(out, err);
 		execvp(argv[0], argv);
 		it_err("exec %s: %s", argv[0], strerror(errno));
 		_exit(127);
 	}
-	setpgid(pid, pid);
-	kids_add(pid);
-	return pid;
+	return child_started(pid);
+}
+
+pid_t spawn_fn(void (*fn)(void *arg), void *arg)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (!pid) {
+		if (!child_setup(parent))
+			fn(arg);
+		_exit(0);
+	}
+	return child_started(pid);
 }
 
 /* Wait for pid to exit, polling, up to timeout_ms (< 0: forever, unless g_stop). */

@@ -33,6 +33,8 @@ struct run_ctx {
 	char runtime[32], filename[sizeof(((struct target *)0)->dev) + 16], out_opt[PATH_MAX + 80];
 	char *fargv[MAX_ARGS], *wargs;
 	pid_t tpid;
+	int port; /* iotracer-scrape: its --metrics port */
+	pid_t scraper; /* iotracer-scrape: the child that scrapes it while fio runs */
 	struct bpfstats stats;
 	struct bench_prog p0[BENCH_MAX_PROGS], p1[BENCH_MAX_PROGS];
 	int n0, n1;
@@ -162,7 +164,11 @@ static int tracer_start(struct run_ctx *c)
 	struct run *r = c->r;
 	int ret;
 
-	if (tracer_argv(c->b, c->tr, c->t, c->tr_json, targv, store) < 0) {
+	if (c->tr->k == T_IOT_SCRAPE && !(c->port = scrape_free_port())) {
+		run_fail(r, "no free loopback port for --metrics");
+		return -1;
+	}
+	if (tracer_argv(c->b, c->tr, c->t, c->tr_json, c->port, targv, store) < 0) {
 		run_fail(r, "bad tracer");
 		return -1;
 	}
@@ -177,6 +183,11 @@ static int tracer_start(struct run_ctx *c)
 		tail_of(c->tr_err, tail, sizeof(tail));
 		run_fail(r, "%s %s: %s", c->tr->name,
 			 ret == -ECHILD ? "exited before attaching" : "did not attach", tail);
+		return -1;
+	}
+	if (c->port && (c->scraper = scrape_start(c->port)) < 0) {
+		run_fail(r, "cannot start the scraper: %s", strerror(-c->scraper));
+		c->scraper = 0;
 		return -1;
 	}
 	sleep_ms(200);
@@ -207,6 +218,8 @@ static int run_fio(struct run_ctx *c)
 	}
 	ret = wait_fio(fpid, (unsigned)(c->b->o.runtime_ns / 1000000000ull) + 90, &st);
 	procfs_cpu_read(&c->s1);
+	scrape_stop(c->scraper);
+	c->scraper = 0;
 	blk1 = blk_completed(c->t->dev);
 	r->blk_ios = blk0 >= 0 && blk1 >= blk0 ? blk1 - blk0 : -1;
 	if (c->tpid) {
@@ -269,7 +282,7 @@ static int run_results(struct run_ctx *c)
 	}
 	if (!tracer_is_iot(c->tr))
 		return 0;
-	txt = procfs_read_tail(c->tr->k == T_IOT ? c->tr_json : c->tr_out, 8 << 20, &len);
+	txt = procfs_read_tail(c->tr->k != T_IOT_NOJSON ? c->tr_json : c->tr_out, 8 << 20, &len);
 	bad = !txt || bench_parse_tracer_summary(txt, len, &r->sum);
 	free(txt);
 	if (bad) {
@@ -322,6 +335,7 @@ static int run_measure(struct run_ctx *c)
 static void run_cleanup(struct run_ctx *c)
 {
 	bpfstats_disable(&c->stats);
+	scrape_stop(c->scraper);
 	if (c->tpid)
 		stop_child(c->tpid, SIGTERM, 10000, NULL);
 	free(c->wargs);

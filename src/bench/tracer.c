@@ -21,6 +21,7 @@ static const struct {
 	{ "none", T_NONE },
 	{ "iotracer", T_IOT },
 	{ "iotracer-nojson", T_IOT_NOJSON },
+	{ "iotracer-scrape", T_IOT_SCRAPE },
 	{ "bpftrace-hist", T_BT_HIST },
 	{ "bpftrace-print", T_BT_PRINT },
 };
@@ -35,7 +36,7 @@ const char *tracer_kind_name(enum tkind k)
 
 int tracer_is_iot(const struct tracer *t)
 {
-	return t->k == T_IOT || t->k == T_IOT_NOJSON;
+	return t->k == T_IOT || t->k == T_IOT_NOJSON || t->k == T_IOT_SCRAPE;
 }
 
 int find_tr(const struct bench *b, const char *name)
@@ -181,20 +182,26 @@ void tracers_check_tools(struct bench *b)
 }
 
 int tracer_argv(const struct bench *b, const struct tracer *tr, const struct target *t,
-		const char *json, char **argv, char store[][PATH_MAX + 64])
+		const char *json, int port, char **argv, char store[][PATH_MAX + 64])
 {
 	int n = 0, s = 0;
 
 	switch (tr->k) {
 	case T_IOT:
 	case T_IOT_NOJSON:
+	case T_IOT_SCRAPE:
 		/* this very binary, even if the file was replaced since we started */
 		argv[n++] = tr->exe[0] ? (char *)tr->exe : "/proc/self/exe";
 		argv[n++] = "-q";
 		argv[n++] = "--no-live";
-		if (tr->k == T_IOT) {
+		if (tr->k != T_IOT_NOJSON) {
 			argv[n++] = "-j";
 			snprintf(store[s], sizeof(store[0]), "%s", json);
+			argv[n++] = store[s++];
+		}
+		if (tr->k == T_IOT_SCRAPE) {
+			argv[n++] = "--metrics";
+			snprintf(store[s], sizeof(store[0]), "127.0.0.1:%d", port);
 			argv[n++] = store[s++];
 		}
 		argv[n++] = "-d";

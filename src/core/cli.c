@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "iotracer.h"
 #include "core/cli.h"
+#include "core/config.h"
 #include "core/record.h"
 #include "lib/parse.h"
 #include "lib/addr.h"
@@ -40,6 +42,9 @@ enum {
 	CLI_OPT_RECORD_AGE,
 	CLI_OPT_RECORD_MAX,
 	CLI_OPT_RECORD_LEVEL,
+	CLI_OPT_CONFIG,
+	CLI_OPT_NO_CONFIG,
+	CLI_OPT_MAX,
 };
 
 static const struct option cli_longopts[] = {
@@ -71,6 +76,8 @@ static const struct option cli_longopts[] = {
 	{ "link-key", required_argument, NULL, CLI_OPT_LINK_KEY },
 	{ "sched-switch", no_argument, NULL, CLI_OPT_SCHED_SWITCH },
 	{ "metrics", required_argument, NULL, CLI_OPT_METRICS },
+	{ "config", required_argument, NULL, CLI_OPT_CONFIG },
+	{ "no-config", no_argument, NULL, CLI_OPT_NO_CONFIG },
 	{ "help", no_argument, NULL, CLI_OPT_HELP },
 	{ "version", no_argument, NULL, CLI_OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -116,6 +123,9 @@ void cli_usage(FILE *f)
 	      "                         IP:PORT, [IPV6]:PORT or :PORT (every address; docs/metrics.md)\n"
 	      "  -q, --quiet            no attach report and no live lines: summaries only\n"
 	      "  -v, --verbose          libbpf debug output and per-hook details (repeatable)\n"
+	      "      --config FILE      read options from FILE first (INI; docs/config.md); default\n"
+	      "                         " CLI_CONFIG_DEFAULT " when it exists\n"
+	      "      --no-config        read no config file\n"
 	      "      --help             print this help and exit\n"
 	      "      --version          print the version and exit\n"
 	      "\n"
@@ -135,6 +145,7 @@ void cli_usage(FILE *f)
 	      "DUR: a number with a unit ns, us, ms, s, m or h; a plain number is seconds\n"
 	      "     (250us, 10ms, 12s, 5m, 1.5). SIZE: bytes with optional K, M or G (8M).\n"
 	      "Histograms always count every request, whatever -m and --sample say.\n"
+	      "Command-line options override the config file's; SIGHUP re-reads it.\n"
 	      "Exit status: 0 success, 1 runtime failure, 2 bad usage.\n",
 	      f);
 }
@@ -149,6 +160,16 @@ void cli_defaults(struct it_opts *o)
 	o->record_size = REC_DEF_SIZE;
 	o->record_age_ns = REC_DEF_AGE_NS;
 	o->record_max = REC_DEF_MAX;
+	o->config_default = CLI_CONFIG_DEFAULT;
+}
+
+static void cli_free_strs(char **arr, int *nr)
+{
+	for (int i = 0; i < *nr; i++) {
+		free(arr[i]);
+		arr[i] = NULL;
+	}
+	*nr = 0;
 }
 
 void cli_free(struct it_opts *o)
@@ -161,11 +182,8 @@ void cli_free(struct it_opts *o)
 	o->json_path = NULL;
 	free(o->record_dir);
 	o->record_dir = NULL;
-	for (int i = 0; i < o->nr_links; i++)
-		free(o->links[i]);
-	for (int i = 0; i < o->nr_listens; i++)
-		free(o->listens[i]);
-	o->nr_links = o->nr_listens = 0;
+	cli_free_strs(o->links, &o->nr_links);
+	cli_free_strs(o->listens, &o->nr_listens);
 	free(o->name);
 	o->name = NULL;
 	free(o->metrics_addr);
@@ -174,6 +192,29 @@ void cli_free(struct it_opts *o)
 		keyfile_wipe(o->link_key);
 	free(o->link_key);
 	o->link_key = NULL;
+	free(o->config_path);
+	o->config_path = NULL;
+}
+
+int cli_code_of(const char *name, int *takes_value)
+{
+	const struct option *lo;
+
+	for (lo = cli_longopts; lo->name; lo++) {
+		if (!strcmp(lo->name, name)) {
+			*takes_value = lo->has_arg == required_argument;
+			return lo->val;
+		}
+	}
+	return -1;
+}
+
+const char *cli_option(int i, int *takes_value)
+{
+	if (i < 0 || i >= (int)(sizeof(cli_longopts) / sizeof(cli_longopts[0])) - 1)
+		return NULL;
+	*takes_value = cli_longopts[i].has_arg == required_argument;
+	return cli_longopts[i].name;
 }
 
 /* Long name of an option value ('m' -> "min-latency"), or NULL. */
@@ -187,8 +228,13 @@ static const char *cli_optname(int val)
 	return NULL;
 }
 
-/* Print "iotracer: --<opt>: <message>" as one line; returns CLI_USAGE. */
-static __attribute__((format(printf, 3, 4))) int cli_bad(FILE *err, int opt, const char *fmt, ...)
+/*
+ * A bad value: "iotracer: --<opt>: <message>" as one line on the command line,
+ * "<opt>: <message>" into src->msg for a config file (its reader adds
+ * FILE:LINE). Returns CLI_USAGE.
+ */
+static __attribute__((format(printf, 3, 4))) int cli_bad(const struct cli_src *src, int opt,
+							 const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -196,7 +242,10 @@ static __attribute__((format(printf, 3, 4))) int cli_bad(FILE *err, int opt, con
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	it_err_to(err, "--%s: %s", cli_optname(opt), msg);
+	if (src->msg)
+		snprintf(src->msg, src->msg_size, "%s: %s", cli_optname(opt), msg);
+	else
+		it_err_to(src->err, "--%s: %s", cli_optname(opt), msg);
 	return CLI_USAGE;
 }
 
@@ -229,16 +278,16 @@ static int cli_add_u32(uint32_t *arr, int *nr, int max, uint32_t v)
  * Walk the comma list in arg and feed each item to one_item(). Empty items
  * are passed through (as ""), so callers reject them.
  */
-static int cli_list(int opt, const char *arg, struct it_opts *o, FILE *err,
+static int cli_list(int opt, const char *arg, struct it_opts *o, const struct cli_src *src,
 		    int (*one_item)(int opt, const char *item, const char *arg, struct it_opts *o,
-				    FILE *err))
+				    const struct cli_src *src))
 {
 	char *copy, *p, *end;
 	int ret = CLI_RUN;
 
 	copy = strdup(arg);
 	if (!copy) {
-		ret = cli_bad(err, opt, "out of memory");
+		ret = cli_bad(src, opt, "out of memory");
 		goto out;
 	}
 	for (p = copy;; p = end + 1) {
@@ -247,7 +296,7 @@ static int cli_list(int opt, const char *arg, struct it_opts *o, FILE *err,
 		end = strchrnul(p, ',');
 		last = !*end;
 		*end = '\0';
-		ret = one_item(opt, p, arg, o, err);
+		ret = one_item(opt, p, arg, o, src);
 		if (ret != CLI_RUN || last)
 			break;
 	}
@@ -256,100 +305,102 @@ out:
 	return ret;
 }
 
-static int cli_pid_item(int opt, const char *item, const char *arg, struct it_opts *o, FILE *err)
+static int cli_pid_item(int opt, const char *item, const char *arg, struct it_opts *o,
+			const struct cli_src *src)
 {
 	uint64_t pid;
 
 	if (parse_u64(item, 1, CLI_MAX_PID, &pid))
-		return cli_bad(err, opt,
+		return cli_bad(src, opt,
 			       "bad pid list '%s' (expected PID[,PID...], each 1..%u, at most %d)",
 			       arg, CLI_MAX_PID, CLI_MAX_PIDS);
 	if (cli_add_u32(o->pids, &o->nr_pids, CLI_MAX_PIDS, (uint32_t)pid))
-		return cli_bad(err, opt, "too many pids in '%s' (at most %d)", arg, CLI_MAX_PIDS);
+		return cli_bad(src, opt, "too many pids in '%s' (at most %d)", arg, CLI_MAX_PIDS);
 	return CLI_RUN;
 }
 
-static int cli_dev_item(int opt, const char *item, const char *arg, struct it_opts *o, FILE *err)
+static int cli_dev_item(int opt, const char *item, const char *arg, struct it_opts *o,
+			const struct cli_src *src)
 {
 	uint32_t kdev;
 	int ret;
 
 	if (!*item)
-		return cli_bad(err, opt, "bad device list '%s' (expected DEV[,DEV...])", arg);
+		return cli_bad(src, opt, "bad device list '%s' (expected DEV[,DEV...])", arg);
 	ret = parse_dev(item, o->sysfs_root, &kdev);
 	if (ret == -ENOENT || ret == -ENOTBLK)
-		return cli_bad(err, opt, "no block device '%s'", item);
+		return cli_bad(src, opt, "no block device '%s'", item);
 	if (ret == -EINVAL)
-		return cli_bad(err, opt, "bad device '%s' (expected e.g. loop0, /dev/loop0, 7:0)",
+		return cli_bad(src, opt, "bad device '%s' (expected e.g. loop0, /dev/loop0, 7:0)",
 			       item);
 	if (ret)
-		return cli_bad(err, opt, "cannot resolve device '%s': %s", item, strerror(-ret));
+		return cli_bad(src, opt, "cannot resolve device '%s': %s", item, strerror(-ret));
 	if (cli_add_u32(o->devs, &o->nr_devs, CLI_MAX_DEVS, kdev))
-		return cli_bad(err, opt, "too many devices in '%s' (at most %d)", arg,
+		return cli_bad(src, opt, "too many devices in '%s' (at most %d)", arg,
 			       CLI_MAX_DEVS);
 	return CLI_RUN;
 }
 
 static int cli_qemu_pid_item(int opt, const char *item, const char *arg, struct it_opts *o,
-			     FILE *err)
+			     const struct cli_src *src)
 {
 	uint64_t pid;
 
 	if (parse_u64(item, 1, CLI_MAX_PID, &pid))
-		return cli_bad(err, opt, "bad pid list '%s' (expected PID[,PID...], each 1..%u)",
+		return cli_bad(src, opt, "bad pid list '%s' (expected PID[,PID...], each 1..%u)",
 			       arg, CLI_MAX_PID);
 	if (cli_add_u32(o->qemu_pids, &o->nr_qemu_pids, CLI_MAX_QEMU, (uint32_t)pid))
-		return cli_bad(err, opt, "too many pids in '%s' (at most %d)", arg, CLI_MAX_QEMU);
+		return cli_bad(src, opt, "too many pids in '%s' (at most %d)", arg, CLI_MAX_QEMU);
 	return CLI_RUN;
 }
 
 /* A link address, checked now so a typo fails at start (exit 2). */
-static int cli_addr(FILE *err, int opt, const char *arg, char **arr, int *nr)
+static int cli_addr(const struct cli_src *src, int opt, const char *arg, char **arr, int *nr)
 {
 	struct net_addr a;
 	char why[128];
 
 	if (addr_parse(arg, &a, why, sizeof(why)))
-		return cli_bad(err, opt, "bad address '%s': %s", arg, why);
+		return cli_bad(src, opt, "bad address '%s': %s", arg, why);
 	if (*nr >= CLI_MAX_LINKS)
-		return cli_bad(err, opt, "too many addresses (at most %d)", CLI_MAX_LINKS);
+		return cli_bad(src, opt, "too many addresses (at most %d)", CLI_MAX_LINKS);
 	arr[*nr] = strdup(arg);
 	if (!arr[*nr])
-		return cli_bad(err, opt, "out of memory");
+		return cli_bad(src, opt, "out of memory");
 	(*nr)++;
 	return CLI_RUN;
 }
 
 /* --metrics: a TCP listening address, checked now (exit 2), bound at start (exit 1). */
-static int cli_metrics(FILE *err, int opt, const char *arg, struct it_opts *o)
+static int cli_metrics(const struct cli_src *src, int opt, const char *arg, struct it_opts *o)
 {
 	struct net_addr a;
 	char why[128];
 
 	if (addr_parse_hostport(arg, &a, why, sizeof(why)))
-		return cli_bad(err, opt,
+		return cli_bad(src, opt,
 			       "bad address '%s': %s (e.g. 127.0.0.1:9477, [::1]:9477, :9477)",
 			       arg, why);
 	if (cli_setstr(&o->metrics_addr, arg))
-		return cli_bad(err, opt, "out of memory");
+		return cli_bad(src, opt, "out of memory");
 	return CLI_RUN;
 }
 
 /* The key file is read and checked now: a bad one stops us at start (exit 2). */
-static int cli_link_key(FILE *err, int opt, const char *arg, struct it_opts *o)
+static int cli_link_key(const struct cli_src *src, int opt, const char *arg, struct it_opts *o)
 {
 	char why[160];
 
 	if (!o->link_key)
 		o->link_key = malloc(sizeof(*o->link_key));
 	if (!o->link_key)
-		return cli_bad(err, opt, "out of memory");
+		return cli_bad(src, opt, "out of memory");
 	if (keyfile_load(arg, o->link_key, why, sizeof(why)))
-		return cli_bad(err, opt, "%s: %s", arg, why);
+		return cli_bad(src, opt, "%s: %s", arg, why);
 	return CLI_RUN;
 }
 
-static int cli_mode(FILE *err, int opt, const char *arg, struct it_opts *o)
+static int cli_mode(const struct cli_src *src, int opt, const char *arg, struct it_opts *o)
 {
 	static const char *const names[] = { "standalone", "guest", "host" };
 
@@ -359,52 +410,52 @@ static int cli_mode(FILE *err, int opt, const char *arg, struct it_opts *o)
 			return CLI_RUN;
 		}
 	}
-	return cli_bad(err, opt, "bad mode '%s' (expected standalone, guest or host)", arg);
+	return cli_bad(src, opt, "bad mode '%s' (expected standalone, guest or host)", arg);
 }
 
-static int cli_duration(FILE *err, int opt, const char *arg, int positive, uint64_t *ns)
+static int cli_duration(const struct cli_src *src, int opt, const char *arg, int positive,
+			uint64_t *ns)
 {
 	uint64_t v;
 
 	if (parse_duration(arg, &v))
-		return cli_bad(err, opt, "bad duration '%s' " CLI_DUR_HINT, arg);
+		return cli_bad(src, opt, "bad duration '%s' " CLI_DUR_HINT, arg);
 	if (positive && !v)
-		return cli_bad(err, opt, "bad duration '%s' (must be > 0, e.g. 250us, 10ms, 2s)",
+		return cli_bad(src, opt, "bad duration '%s' (must be > 0, e.g. 250us, 10ms, 2s)",
 			       arg);
 	*ns = v;
 	return CLI_RUN;
 }
 
 /* An existing path; want_dir: must be a directory. */
-static int cli_path(FILE *err, int opt, const char *arg, int want_dir, char **slot)
+static int cli_path(const struct cli_src *src, int opt, const char *arg, int want_dir, char **slot)
 {
 	struct stat st;
 
 	if (!*arg)
-		return cli_bad(err, opt, "bad path '' (empty)");
+		return cli_bad(src, opt, "bad path '' (empty)");
 	if (stat(arg, &st))
-		return cli_bad(err, opt, "cannot access '%s': %s", arg, strerror(errno));
+		return cli_bad(src, opt, "cannot access '%s': %s", arg, strerror(errno));
 	if (want_dir && !S_ISDIR(st.st_mode))
-		return cli_bad(err, opt, "not a directory '%s'", arg);
+		return cli_bad(src, opt, "not a directory '%s'", arg);
 	if (cli_setstr(slot, arg))
-		return cli_bad(err, opt, "out of memory");
+		return cli_bad(src, opt, "out of memory");
 	return CLI_RUN;
 }
 
-static int cli_ring_size(FILE *err, int opt, const char *arg, uint64_t *size)
+static int cli_ring_size(const struct cli_src *src, int opt, const char *arg, uint64_t *size)
 {
 	uint64_t v;
 
 	if (parse_size(arg, &v) || v < CLI_RING_MIN || v > CLI_RING_MAX || (v & (v - 1)))
-		return cli_bad(err, opt,
+		return cli_bad(src, opt,
 			       "bad size '%s' (expected a power of two from 4K to 1G, e.g. 8M)",
 			       arg);
 	*size = v;
 	return CLI_RUN;
 }
 
-/* One option with its argument; CLI_RUN to go on. */
-static int cli_one(int c, const char *arg, struct it_opts *o, FILE *out, FILE *err)
+int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct cli_src *src)
 {
 	uint32_t mask;
 	uint64_t v;
@@ -412,71 +463,71 @@ static int cli_one(int c, const char *arg, struct it_opts *o, FILE *out, FILE *e
 	switch (c) {
 	case 'l':
 		if (parse_layers(arg, &mask))
-			return cli_bad(err, c,
+			return cli_bad(src, c,
 				       "bad layer list '%s' (expected a comma list of syscall, fs, "
 				       "sched, block, nvme, scsi, virtio, qemu, all)",
 				       arg);
 		o->layers |= mask;
 		return CLI_RUN;
 	case 'p':
-		return cli_list(c, arg, o, err, cli_pid_item);
+		return cli_list(c, arg, o, src, cli_pid_item);
 	case 'c':
 		if (!*arg || strlen(arg) >= sizeof(o->comm))
-			return cli_bad(err, c, "bad comm '%s' (expected 1 to %zu characters)", arg,
+			return cli_bad(src, c, "bad comm '%s' (expected 1 to %zu characters)", arg,
 				       sizeof(o->comm) - 1);
 		memset(o->comm, 0, sizeof(o->comm));
 		memcpy(o->comm, arg, strlen(arg));
 		o->has_comm = 1;
 		return CLI_RUN;
 	case CLI_OPT_CGROUP:
-		return cli_path(err, c, arg, 1, &o->cgroup_path);
+		return cli_path(src, c, arg, 1, &o->cgroup_path);
 	case 'd':
-		return cli_list(c, arg, o, err, cli_dev_item);
+		return cli_list(c, arg, o, src, cli_dev_item);
 	case 'f':
-		return cli_path(err, c, arg, 0, &o->file_path);
+		return cli_path(src, c, arg, 0, &o->file_path);
 	case 'm':
-		return cli_duration(err, c, arg, 0, &o->min_lat_ns);
+		return cli_duration(src, c, arg, 0, &o->min_lat_ns);
 	case CLI_OPT_SAMPLE:
 		if (parse_u64(arg, 1, UINT64_MAX, &v))
-			return cli_bad(err, c, "bad sample rate '%s' (expected N >= 1: 1 in N)",
+			return cli_bad(src, c, "bad sample rate '%s' (expected N >= 1: 1 in N)",
 				       arg);
 		o->sample = v;
 		return CLI_RUN;
 	case 'D':
-		return cli_duration(err, c, arg, 1, &o->duration_ns);
+		return cli_duration(src, c, arg, 1, &o->duration_ns);
 	case 'i':
-		return cli_duration(err, c, arg, 1, &o->interval_ns);
+		return cli_duration(src, c, arg, 1, &o->interval_ns);
 	case 'j':
 		if (!*arg)
-			return cli_bad(err, c, "bad file name '' (empty; use '-' for stdout)");
+			return cli_bad(src, c, "bad file name '' (empty; use '-' for stdout)");
 		if (cli_setstr(&o->json_path, arg))
-			return cli_bad(err, c, "out of memory");
+			return cli_bad(src, c, "out of memory");
 		return CLI_RUN;
 	case CLI_OPT_RECORD:
 		if (!*arg)
-			return cli_bad(err, c, "bad directory '' (empty)");
+			return cli_bad(src, c, "bad directory '' (empty)");
 		if (cli_setstr(&o->record_dir, arg))
-			return cli_bad(err, c, "out of memory");
+			return cli_bad(src, c, "out of memory");
 		return CLI_RUN;
 	case CLI_OPT_RECORD_SIZE:
 	case CLI_OPT_RECORD_MAX:
 		if (parse_size(arg, &v) || v < REC_MIN_SIZE)
-			return cli_bad(err, c, "bad size '%s' (expected at least 64K, e.g. 64M, 1G)",
+			return cli_bad(src, c, "bad size '%s' (expected at least 64K, e.g. 64M, 1G)",
 				       arg);
 		*(c == CLI_OPT_RECORD_SIZE ? &o->record_size : &o->record_max) = v;
 		return CLI_RUN;
 	case CLI_OPT_RECORD_LEVEL:
 		if (parse_u64(arg, 0, 9, &v))
-			return cli_bad(err, c, "bad level '%s' (expected 0 to 9)", arg);
+			return cli_bad(src, c, "bad level '%s' (expected 0 to 9)", arg);
 		o->record_level = (int)v;
 		return CLI_RUN;
 	case CLI_OPT_RECORD_AGE:
-		return cli_duration(err, c, arg, 1, &o->record_age_ns);
+		return cli_duration(src, c, arg, 1, &o->record_age_ns);
 	case CLI_OPT_NO_LIVE:
 		o->live = 0;
 		return CLI_RUN;
 	case CLI_OPT_RING_SIZE:
-		return cli_ring_size(err, c, arg, &o->ring_size);
+		return cli_ring_size(src, c, arg, &o->ring_size);
 	case 'q':
 		o->quiet = 1;
 		o->live = 0;
@@ -485,26 +536,29 @@ static int cli_one(int c, const char *arg, struct it_opts *o, FILE *out, FILE *e
 		o->verbose++;
 		return CLI_RUN;
 	case CLI_OPT_MODE:
-		return cli_mode(err, c, arg, o);
+		return cli_mode(src, c, arg, o);
 	case CLI_OPT_LINK:
-		return cli_addr(err, c, arg, o->links, &o->nr_links);
+		return cli_addr(src, c, arg, o->links, &o->nr_links);
 	case CLI_OPT_LISTEN:
-		return cli_addr(err, c, arg, o->listens, &o->nr_listens);
+		return cli_addr(src, c, arg, o->listens, &o->nr_listens);
 	case CLI_OPT_QEMU_PID:
-		return cli_list(c, arg, o, err, cli_qemu_pid_item);
+		return cli_list(c, arg, o, src, cli_qemu_pid_item);
 	case CLI_OPT_SCHED_SWITCH:
 		o->sched_switch = 1;
 		return CLI_RUN;
 	case CLI_OPT_METRICS:
-		return cli_metrics(err, c, arg, o);
+		return cli_metrics(src, c, arg, o);
 	case CLI_OPT_LINK_KEY:
-		return cli_link_key(err, c, arg, o);
+		return cli_link_key(src, c, arg, o);
 	case CLI_OPT_NAME:
 		if (!*arg || strlen(arg) >= ADDR_NAME_LEN)
-			return cli_bad(err, c, "bad name '%s' (expected 1 to 63 characters)", arg);
+			return cli_bad(src, c, "bad name '%s' (expected 1 to 63 characters)", arg);
 		if (cli_setstr(&o->name, arg))
-			return cli_bad(err, c, "out of memory");
+			return cli_bad(src, c, "out of memory");
 		return CLI_RUN;
+	case CLI_OPT_CONFIG:
+	case CLI_OPT_NO_CONFIG:
+		return CLI_RUN; /* read before the other options (cli_config) */
 	case CLI_OPT_HELP:
 		cli_usage(out);
 		return CLI_EXIT_OK;
@@ -512,9 +566,7 @@ static int cli_one(int c, const char *arg, struct it_opts *o, FILE *out, FILE *e
 		fputs(CLI_PROG " " IT_VERSION "\n", out);
 		return CLI_EXIT_OK;
 	}
-	/* not reached: every value of cli_longopts is handled above */
-	it_err_to(err, "internal error: option %d not handled", c);
-	return CLI_USAGE;
+	return cli_bad(src, c, "internal error: option %d not handled", c);
 }
 
 /* Without a key, anyone who reaches a tcp listener could feed us: loopback only. */
@@ -580,22 +632,102 @@ static int cli_getopt_error(int c, int argc, char **argv, FILE *err)
 	return CLI_USAGE;
 }
 
+/*
+ * An option that accumulates, given on the command line, replaces what the
+ * config file said (the first time it is seen there). A new option that
+ * accumulates belongs here.
+ */
+static void cli_forget(int c, struct it_opts *o)
+{
+	switch (c) {
+	case 'l':
+		o->layers = 0;
+		break;
+	case 'p':
+		o->nr_pids = 0;
+		break;
+	case 'd':
+		o->nr_devs = 0;
+		break;
+	case 'v':
+		o->verbose = 0;
+		break;
+	case CLI_OPT_QEMU_PID:
+		o->nr_qemu_pids = 0;
+		break;
+	case CLI_OPT_LINK:
+		cli_free_strs(o->links, &o->nr_links);
+		break;
+	case CLI_OPT_LISTEN:
+		cli_free_strs(o->listens, &o->nr_listens);
+		break;
+	}
+}
+
+/*
+ * The config file, before the command line: a first getopt pass looks for
+ * --config, --no-config, --help and --version only (pass two reports
+ * errors). No file for --help/--version.
+ */
+static int cli_config(int argc, char **argv, struct it_opts *o, FILE *err)
+{
+	const char *path = NULL;
+	int c, no_config = 0, info = 0;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, cli_shortopts, cli_longopts, NULL)) != -1) {
+		if (c == CLI_OPT_CONFIG)
+			path = optarg;
+		else if (c == CLI_OPT_NO_CONFIG)
+			no_config = 1;
+		else if (c == CLI_OPT_HELP || c == CLI_OPT_VERSION)
+			info = 1;
+	}
+	if (info)
+		return CLI_RUN;
+	if (path && no_config) {
+		it_err_to(err, "--config and --no-config exclude each other");
+		return CLI_USAGE;
+	}
+	if (!path && !no_config && o->config_default && !access(o->config_default, F_OK))
+		path = o->config_default;
+	if (!path || no_config)
+		return CLI_RUN;
+	if (cli_setstr(&o->config_path, path)) {
+		it_err_to(err, "--config: out of memory");
+		return CLI_USAGE;
+	}
+	return config_read(path, o, err);
+}
+
 int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err)
 {
-	int c, ret = CLI_RUN;
+	unsigned char seen[CLI_OPT_MAX] = { 0 };
+	struct cli_src src;
+	int c, ret;
 
 	if (!out)
 		out = stdout;
 	if (!err)
 		err = stderr;
+	src = (struct cli_src){ .err = err };
+	o->argc = argc;
+	o->argv = argv;
+	ret = cli_config(argc, argv, o, err);
+	if (ret != CLI_RUN)
+		goto out;
 
 	optind = 0; /* full re-initialisation of glibc getopt */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, cli_shortopts, cli_longopts, NULL)) != -1) {
-		if (c == '?' || c == ':')
+		if (c == '?' || c == ':') {
 			ret = cli_getopt_error(c, argc, argv, err);
-		else
-			ret = cli_one(c, optarg, o, out, err);
+		} else {
+			if (c >= 0 && c < CLI_OPT_MAX && !seen[c]++)
+				cli_forget(c, o);
+			ret = cli_apply(c, optarg, o, out, &src);
+		}
 		if (ret != CLI_RUN)
 			goto out;
 	}

@@ -29,6 +29,8 @@
 #include "core/hist.h"
 #include "core/metrics.h"
 #include "core/metrics_http.h"
+#include "core/reload.h"
+#include "core/filters.h"
 #include "lib/parse.h"
 #include "mode/mode.h"
 #include "core/recbuf.h"
@@ -42,7 +44,9 @@
 #define METRICS_NS (1000ull * 1000 * 1000) /* --metrics: rebuild the text this often */
 
 struct daemon {
-	const struct it_opts *o;
+	const struct it_opts *o; /* &cur */
+	struct it_opts cur; /* in force: the caller's at start, then each reload's */
+	int cur_owned; /* cur's strings are ours (after a reload) */
 	struct it_loader ld;
 	struct ring_buffer *rb;
 	struct recbuf recs; /* per-CPU buffers + ring buffer copies, merged */
@@ -50,19 +54,22 @@ struct daemon {
 	struct it_out *out;
 	struct recorder *rec; /* --record, or NULL */
 	FILE *json;
+	FILE *text; /* human output */
 	int epfd, sigfd, tfd;
 	uint64_t start_ns, now_ns, next_summary_ns;
 	uint64_t lost;
-	/*
-	 * the summary's log2 histograms: read from the kernel (ld.kern_hists), or
-	 * built here from the records (kh.nr of them)
-	 */
-	struct uhists kh;
+	struct uhists uhists; /* built from records while the BPF side keeps none */
+	struct uhists carried; /* the BPF histograms of earlier attaches (reload) */
+	struct uhists sum; /* a summary's: the BPF side's + uhists + carried */
+	uint64_t carried_drops[IT_NR_DROPS], carried_skipped[IT_L_MAX];
+	/* records that ended before hists_switch_ns went by kern_hists_before */
+	uint64_t hists_switch_ns;
+	int kern_hists_before;
 	const struct mode_ops *mode; /* guest/host mode, NULL standalone */
 	void *m; /* its state */
 	int mode_fd;
 	struct metrics_http *http; /* --metrics server, NULL when off */
-	struct metrics_hook *mhooks; /* attach status, as reported at start */
+	struct metrics_hook *mhooks; /* attach status, as reported at the last attach */
 	int nr_mhooks;
 	uint64_t next_metrics_ns;
 };
@@ -71,9 +78,13 @@ struct daemon {
 static void on_record(void *ctx, void *data, size_t size)
 {
 	struct daemon *d = ctx;
+	int kern = d->ld.kern_hists;
 
-	if (!d->ld.kern_hists)
-		uhists_record(&d->kh, data, size);
+	/* a reload switched the histograms: this record may be from before */
+	if (d->hists_switch_ns && recbuf_end_ns(data, size) < d->hists_switch_ns)
+		kern = d->kern_hists_before;
+	if (!kern)
+		uhists_record(&d->uhists, data, size);
 	if (d->m && d->mode->record && d->mode->record(d->m, data, size))
 		return;
 	if (corr_feed(d->corr, data, size, d->now_ns))
@@ -118,7 +129,7 @@ static void mode_run(struct daemon *d)
 static void drain(struct daemon *d, int final)
 {
 	d->now_ns = it_mono_ns();
-	if (ring_buffer__consume(d->rb) < 0)
+	if (d->rb && ring_buffer__consume(d->rb) < 0)
 		d->lost++;
 	recbuf_drain(&d->recs, final ? UINT64_MAX : d->now_ns - WATERMARK_NS, on_record, d);
 	corr_tick(d->corr, d->now_ns);
@@ -141,6 +152,7 @@ static void read_percpu_u64(const struct bpf_map *map, uint64_t *out, uint32_t n
 	free(vals);
 }
 
+/* The drop counters of the attached BPF side (without what was carried). */
 static void read_drops(struct daemon *d, uint64_t *drops)
 {
 	uint64_t cnt[IT_NR_COUNTERS];
@@ -162,35 +174,47 @@ static void sum_hist(struct it_hist_val *dst, const struct it_hist_val *percpu, 
 			log2h_add(&dst->st[s], &percpu[c].st[s]);
 }
 
-static int read_khists(struct daemon *d)
+/* Add the BPF side's histograms (the "hists" map) to dst. */
+static void read_khists(struct daemon *d, struct uhists *dst)
 {
-	int fd = bpf_map__fd(d->ld.skel->maps.hists), n = 0;
+	int fd = bpf_map__fd(d->ld.skel->maps.hists);
 	int ncpu = libbpf_num_possible_cpus();
 	struct it_hist_key key, prev;
-	struct it_hist_val *vals;
+	struct it_hist_val *vals, one;
 	int have_prev = 0;
 
 	if (ncpu <= 0)
-		return 0;
+		return;
 	vals = calloc(ncpu, sizeof(*vals));
-	while (vals && uhists_room(&d->kh, n) &&
-	       !bpf_map_get_next_key(fd, have_prev ? &prev : NULL, &key)) {
+	while (vals && !bpf_map_get_next_key(fd, have_prev ? &prev : NULL, &key)) {
 		if (!bpf_map_lookup_elem(fd, &key, vals)) {
-			d->kh.v[n].key = key;
-			sum_hist(&d->kh.v[n].val, vals, ncpu);
-			n++;
+			sum_hist(&one, vals, ncpu);
+			uhists_add(dst, &key, &one);
 		}
 		prev = key;
 		have_prev = 1;
 	}
 	free(vals);
-	return n;
 }
 
-/* The histograms as of now: the kernel's (read again), or the ones built from records. */
-static int current_khists(struct daemon *d)
+/* Drops so far: the attached BPF side's and those carried over re-attaches. */
+static void all_drops(struct daemon *d, uint64_t *drops)
 {
-	return d->ld.kern_hists ? read_khists(d) : d->kh.nr;
+	memset(drops, 0, IT_NR_DROPS * sizeof(*drops));
+	if (d->ld.skel) /* NULL only after a failed re-attach */
+		read_drops(d, drops);
+	for (int i = 0; i < IT_NR_DROPS; i++)
+		drops[i] += d->carried_drops[i];
+}
+
+/* The histograms as of now into d->sum: the BPF side's, those built from records, carried. */
+static void current_hists(struct daemon *d)
+{
+	uhists_clear(&d->sum);
+	if (d->ld.skel)
+		read_khists(d, &d->sum);
+	uhists_merge(&d->sum, &d->uhists);
+	uhists_merge(&d->sum, &d->carried);
 }
 
 static void summary(struct daemon *d, int final)
@@ -205,10 +229,15 @@ static void summary(struct daemon *d, int final)
 		.skipped = skipped,
 	};
 
-	it_loader_skipped(&d->ld, skipped);
-	read_drops(d, drops);
-	in.nr_khists = current_khists(d);
-	in.khists = d->kh.v; /* after read_khists(), which may move it */
+	memset(skipped, 0, sizeof(skipped));
+	if (d->ld.skel)
+		it_loader_skipped(&d->ld, skipped);
+	for (int i = 0; i < IT_L_MAX; i++)
+		skipped[i] += d->carried_skipped[i];
+	all_drops(d, drops);
+	current_hists(d);
+	in.khists = d->sum.v;
+	in.nr_khists = d->sum.nr;
 	out_summary(d->out, &in);
 	if (d->m && d->mode->summary)
 		d->mode->summary(d->m, final);
@@ -223,9 +252,11 @@ static const char *metrics_dev(uint32_t dev, void *ctx)
 	return dev ? parse_dev_name_cached(dev, d->o->sysfs_root) : "-";
 }
 
-/* The hooks of the attach report, for iotracer_hook_attached. */
+/* The hooks of the attach report, for iotracer_hook_attached (again after a re-attach). */
 static int metrics_hooks(struct daemon *d)
 {
+	free(d->mhooks);
+	d->nr_mhooks = 0;
 	d->mhooks = calloc(d->ld.nr_hooks ? d->ld.nr_hooks : 1, sizeof(*d->mhooks));
 	if (!d->mhooks)
 		return -ENOMEM;
@@ -263,10 +294,11 @@ static void metrics_tick(struct daemon *d, int force)
 	if (!d->http || (!force && d->now_ns < d->next_metrics_ns))
 		return;
 	d->next_metrics_ns = d->now_ns + METRICS_NS;
-	read_drops(d, drops);
+	all_drops(d, drops);
 	in.blk_unmatched = drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED];
-	in.nr_khists = current_khists(d);
-	in.khists = d->kh.v;
+	current_hists(d);
+	in.nr_khists = d->sum.nr;
+	in.khists = d->sum.v;
 	if (!metrics_proc_read("/proc", "self", &proc))
 		in.proc = &proc;
 	f = open_memstream(&text, &len);
@@ -280,6 +312,37 @@ static void metrics_tick(struct daemon *d, int force)
 		return;
 	}
 	metrics_http_publish(d->http, text, len);
+}
+
+/* Add (EPOLL_CTL_ADD) or remove (EPOLL_CTL_DEL) the ring buffer's and the mode's fds. */
+static int watch_bpf(struct daemon *d, int op)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	ev.data.fd = ring_buffer__epoll_fd(d->rb);
+	if (epoll_ctl(d->epfd, op, ev.data.fd, &ev) && op == EPOLL_CTL_ADD)
+		return -errno;
+	if (op == EPOLL_CTL_ADD)
+		d->mode_fd = d->m && d->mode->epoll_fd ? d->mode->epoll_fd(d->m) : -1;
+	ev.data.fd = d->mode_fd;
+	if (d->mode_fd >= 0 && epoll_ctl(d->epfd, op, d->mode_fd, &ev) && op == EPOLL_CTL_ADD)
+		return -errno;
+	if (op == EPOLL_CTL_DEL)
+		d->mode_fd = -1;
+	return 0;
+}
+
+/*
+ * A SIGHUP during the load (systemctl reload right after start) would kill
+ * the daemon (its default action): hold it until the signalfd reads it.
+ */
+static void block_hup(void)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
 }
 
 static int setup_fds(struct daemon *d)
@@ -307,14 +370,7 @@ static int setup_fds(struct daemon *d)
 	ev.data.fd = d->tfd;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->tfd, &ev))
 		return -errno;
-	ev.data.fd = ring_buffer__epoll_fd(d->rb);
-	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
-		return -errno;
-	d->mode_fd = d->m && d->mode->epoll_fd ? d->mode->epoll_fd(d->m) : -1;
-	ev.data.fd = d->mode_fd;
-	if (d->mode_fd >= 0 && epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->mode_fd, &ev))
-		return -errno;
-	return 0;
+	return watch_bpf(d, EPOLL_CTL_ADD);
 }
 
 /* Returns 1 to stop. */
@@ -337,6 +393,20 @@ static int on_timer(struct daemon *d)
 	return d->o->duration_ns && d->now_ns - d->start_ns >= d->o->duration_ns;
 }
 
+static int daemon_reload(struct daemon *d);
+
+/* The signalfd is readable. Returns 1 to stop (SIGINT, SIGTERM, a failed re-attach). */
+static int on_signal(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	if (read(d->sigfd, &si, sizeof(si)) != sizeof(si))
+		return 0;
+	if (si.ssi_signo == SIGHUP)
+		return daemon_reload(d) < 0;
+	return 1;
+}
+
 static int loop(struct daemon *d)
 {
 	struct epoll_event evs[4];
@@ -350,20 +420,15 @@ static int loop(struct daemon *d)
 				continue;
 			return -errno;
 		}
-		for (int i = 0; i < n; i++) {
-			if (evs[i].data.fd == d->sigfd) {
-				struct signalfd_siginfo si;
-
-				if (read(d->sigfd, &si, sizeof(si)) == sizeof(si) &&
-				    si.ssi_signo != SIGHUP)
-					stop = 1;
-			} else if (evs[i].data.fd == d->tfd) {
+		for (int i = 0; i < n && !stop; i++) {
+			if (evs[i].data.fd == d->sigfd)
+				stop = on_signal(d);
+			else if (evs[i].data.fd == d->tfd)
 				stop |= on_timer(d);
-			} else if (evs[i].data.fd == d->mode_fd) {
+			else if (evs[i].data.fd == d->mode_fd)
 				mode_run(d);
-			} else {
+			else
 				drain(d, 0); /* woken early: the ring is filling up */
-			}
 		}
 	}
 	return 0;
@@ -394,23 +459,341 @@ static const struct mode_ops *mode_of(const struct it_opts *o)
 	return NULL;
 }
 
-int it_daemon_run(const struct it_opts *uo)
+/* The mode's adjustments to a copy of the options (host: the QEMU pids). 0 or -errno. */
+static int mode_prepare(struct it_opts *o, FILE *err)
 {
-	struct daemon d = { .epfd = -1, .sigfd = -1, .tfd = -1, .mode_fd = -1 };
-	struct it_opts mo = *uo; /* shallow: the strings stay uo's */
-	const struct it_opts *o = &mo;
-	FILE *text = stdout;
+	const struct mode_ops *m = mode_of(o);
+
+	return m && m->prepare ? m->prepare(o, err) : 0;
+}
+
+/* The ring buffer and the per-CPU record buffers of the attached load. */
+static int bpf_buffers(struct daemon *d)
+{
 	void *slots, *pos;
 	int ret;
 
-	d.o = o;
-	log_set_level(o->verbose, 0);
-	d.mode = mode_of(uo);
-	if (d.mode && d.mode->prepare) {
-		ret = d.mode->prepare(&mo, stderr);
-		if (ret)
-			return ret == -EINVAL ? 2 : 1; /* bad input: usage exit status */
+	d->rb = ring_buffer__new(bpf_map__fd(d->ld.skel->maps.events), on_ring_record, d, NULL);
+	if (!d->rb) {
+		ret = -errno;
+		it_err("cannot set up the ring buffer: %s", strerror(errno));
+		return ret;
 	}
+	ret = it_loader_map_slots(&d->ld, &slots, &pos);
+	if (ret) {
+		it_err("cannot map the record buffers: %s", strerror(-ret));
+		return ret;
+	}
+	recbuf_init(&d->recs, d->ld.ncpu, d->ld.slot_shift, slots, pos);
+	return 0;
+}
+
+/* Load and attach, and map the record buffers. */
+static int bpf_up(struct daemon *d)
+{
+	return it_loader_start(&d->ld, d->o, stderr) ?: bpf_buffers(d);
+}
+
+/* Report what attached, and start the guest or host mode on it. */
+static int bpf_connect(struct daemon *d)
+{
+	struct mode_env env = { .o = d->o, .ld = &d->ld, .out = d->out, .json = d->json,
+				.text = d->text };
+
+	report_attach(d);
+	d->mode = mode_of(d->o);
+	if (d->mode) {
+		d->m = d->mode->start(&env);
+		if (!d->m)
+			return -EINVAL;
+	}
+	if (d->http && metrics_hooks(d)) {
+		it_err("--metrics: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	metrics_tick(d, 1);
+	/* Loading parsed the kernel's BTF (MBs, freed since): give the heap back. */
+	malloc_trim(0);
+	return 0;
+}
+
+/* Undo bpf_connect() and bpf_up() (safe on partial ones). */
+static void bpf_down(struct daemon *d)
+{
+	if (d->m)
+		d->mode->stop(d->m);
+	d->m = NULL;
+	ring_buffer__free(d->rb);
+	d->rb = NULL;
+	recbuf_free(&d->recs);
+	memset(&d->recs, 0, sizeof(d->recs)); /* its buffers are unmapped below */
+	it_loader_stop(&d->ld);
+}
+
+static int open_json(struct daemon *d)
+{
+	const char *path = d->o->json_path;
+
+	d->text = stdout;
+	if (!path)
+		return 0;
+	if (!strcmp(path, "-")) {
+		d->json = stdout;
+		d->text = stderr;
+		return 0;
+	}
+	d->json = fopen(path, "w");
+	if (!d->json) {
+		it_err("--json: cannot open '%s': %s", path, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* ---- reload (SIGHUP; docs/config.md) ---- */
+
+/* The first line of a captured message, without the "iotracer: " prefix (fallback if none). */
+static void first_line(const char *msg, const char *fallback, char *buf, size_t n)
+{
+	const char *m = msg && *msg ? msg : fallback;
+
+	if (!strncmp(m, "iotracer: ", 10))
+		m += 10;
+	snprintf(buf, n, "%.*s", (int)strcspn(m, "\n"), m);
+}
+
+/*
+ * The options again: defaults, the config file, the command line over it,
+ * and the mode's prepare. 0, or -EINVAL with the first error line in why.
+ */
+static int reload_read(struct daemon *d, struct it_opts *n, char *why, size_t len)
+{
+	char *msg = NULL;
+	size_t msg_len = 0;
+	FILE *err = open_memstream(&msg, &msg_len);
+	int ret = -ENOMEM;
+
+	cli_defaults(n);
+	n->sysfs_root = d->o->sysfs_root;
+	n->config_default = d->o->config_default;
+	if (err) {
+		ret = cli_parse(d->o->argc, d->o->argv, n, err, err) == CLI_RUN ? 0 : -EINVAL;
+		if (!ret && mode_prepare(n, err))
+			ret = -EINVAL;
+		fclose(err);
+	}
+	if (ret)
+		first_line(msg, strerror(-ret), why, len);
+	free(msg);
+	return ret;
+}
+
+/* *n becomes the options in force (d->cur stays put: the mode points to it). */
+static void reload_adopt(struct daemon *d, struct it_opts *n)
+{
+	if (d->cur_owned)
+		cli_free(&d->cur);
+	d->cur = *n;
+	d->cur_owned = 1;
+	memset(n, 0, sizeof(*n));
+}
+
+/* Filters only: BPF globals and maps, in place, no link touched. 0: *n adopted. */
+static int reload_filters(struct daemon *d, struct it_opts *n, const struct reload_plan *p)
+{
+	int before = d->ld.kern_hists;
+	char *msg = NULL, line[512];
+	size_t len = 0;
+	FILE *err = open_memstream(&msg, &len);
+	int ret = err ? it_filters_apply(&d->ld, n, err) : -ENOMEM;
+
+	if (err)
+		fclose(err);
+	first_line(msg, strerror(-ret), line, sizeof(line));
+	if (ret) {
+		it_warn("reload: %s; the running configuration stays", line);
+	} else {
+		if (msg && *msg) /* a warning (--file: only the first N files) */
+			it_warn("reload: %s", line);
+		if (d->ld.kern_hists != before) {
+			d->hists_switch_ns = it_mono_ns();
+			d->kern_hists_before = before;
+		}
+		reload_adopt(d, n);
+		if (d->m && d->mode->reload)
+			d->mode->reload(d->m);
+		it_note("reload: changed in place: %s", p->what[RELOAD_FILTER]);
+	}
+	free(msg);
+	return ret;
+}
+
+/* Keep the attached BPF side's histograms, drops and skipped runs for the summaries. */
+static void carry_counters(struct daemon *d)
+{
+	uint64_t drops[IT_NR_DROPS], skipped[IT_L_MAX];
+
+	read_drops(d, drops);
+	it_loader_skipped(&d->ld, skipped);
+	for (int i = 0; i < IT_NR_DROPS; i++)
+		d->carried_drops[i] += drops[i];
+	for (int i = 0; i < IT_L_MAX; i++)
+		d->carried_skipped[i] += skipped[i];
+	read_khists(d, &d->carried);
+}
+
+/*
+ * Load d->cur's set while the old one still traces, then detach the old one,
+ * read what its buffers hold, and attach the new one: tracing pauses for the
+ * detach and attach only, not for the load. -EAGAIN: the load failed, the
+ * old set is still attached (message in why). Other errors: nothing is.
+ */
+static int reattach(struct daemon *d, char *why, size_t len)
+{
+	struct it_loader nld;
+	char *msg = NULL;
+	size_t msg_len = 0;
+	FILE *err = open_memstream(&msg, &msg_len);
+	int ret = err ? it_loader_load(&nld, d->o, err) : -ENOMEM;
+
+	if (err)
+		fclose(err);
+	if (ret) {
+		first_line(msg, strerror(-ret), why, len);
+		free(msg);
+		if (err)
+			it_loader_stop(&nld);
+		return -EAGAIN;
+	}
+	free(msg);
+	if (d->rb) {
+		it_loader_detach(&d->ld);
+		drain(d, 1);
+		watch_bpf(d, EPOLL_CTL_DEL);
+		carry_counters(d);
+	}
+	bpf_down(d);
+	d->ld = nld;
+	d->hists_switch_ns = 0;
+	ret = it_loader_attach(&d->ld, d->o, stderr);
+	if (!ret)
+		ret = bpf_buffers(d);
+	if (!ret)
+		ret = bpf_connect(d);
+	if (!ret)
+		ret = watch_bpf(d, EPOLL_CTL_ADD);
+	return ret;
+}
+
+/*
+ * A change that needs new programs or buffers. 0: *n adopted; 1: it failed
+ * and the previous configuration is attached (still, or again); -errno:
+ * nothing is.
+ */
+static int reload_reattach(struct daemon *d, struct it_opts *n, const struct reload_plan *p)
+{
+	struct it_opts old = d->cur;
+	int old_owned = d->cur_owned, ret;
+	char why[512];
+
+	d->cur = *n;
+	d->cur_owned = 1;
+	memset(n, 0, sizeof(*n));
+	ret = reattach(d, why, sizeof(why));
+	if (!ret) {
+		if (old_owned)
+			cli_free(&old);
+		it_note("reload: %s changed: re-attached (%s)%s%s", p->names[RELOAD_REATTACH],
+			p->what[RELOAD_REATTACH], p->nr[RELOAD_FILTER] ? "; also " : "",
+			p->what[RELOAD_FILTER]);
+		return 0;
+	}
+	cli_free(&d->cur);
+	d->cur = old;
+	d->cur_owned = old_owned;
+	if (ret == -EAGAIN) {
+		it_warn("reload: %s; the running configuration stays", why);
+		return 1;
+	}
+	it_err("reload: re-attach failed (%s): attaching the previous configuration again",
+	       strerror(-ret));
+	ret = reattach(d, why, sizeof(why));
+	if (ret)
+		it_err("reload: cannot attach the previous configuration either (%s): stopping",
+		       ret == -EAGAIN ? why : strerror(-ret));
+	return ret ? ret : 1;
+}
+
+/* SIGHUP. Returns -errno only when the daemon cannot go on (nothing attached). */
+static int daemon_reload(struct daemon *d)
+{
+	const char *file = d->o->config_path ? d->o->config_path : "(no config file)";
+	struct reload_plan p;
+	struct it_opts n;
+	char why[512];
+	int ret = 0, adopted = 0;
+
+	if (reload_read(d, &n, why, sizeof(why))) {
+		it_warn("reload: %s; the running configuration stays", why);
+		cli_free(&n);
+		return 0;
+	}
+	reload_plan(d->o, &n, &p);
+	if (p.nr[RELOAD_START])
+		it_warn("reload: %s: read at start only, unchanged until a restart",
+			p.names[RELOAD_START]);
+	if (reload_keep_start_only(d->o, &n)) {
+		it_warn("reload: out of memory; the running configuration stays");
+		cli_free(&n);
+		return 0;
+	}
+	if (p.nr[RELOAD_REATTACH]) {
+		ret = reload_reattach(d, &n, &p);
+		adopted = !ret;
+		ret = ret < 0 ? ret : 0;
+	} else if (p.nr[RELOAD_FILTER]) {
+		adopted = !reload_filters(d, &n, &p);
+	} else if (p.nr[RELOAD_TIMING]) {
+		reload_adopt(d, &n);
+		adopted = 1;
+	} else if (!p.nr[RELOAD_START]) {
+		it_note("reload: %s: nothing changed", file);
+	}
+	if (adopted && p.nr[RELOAD_TIMING]) {
+		/* the summary period starts again from now */
+		d->next_summary_ns = it_mono_ns() + d->o->interval_ns;
+		it_note("reload: %s", p.what[RELOAD_TIMING]);
+	}
+	cli_free(&n);
+	return ret;
+}
+
+/* --record: the rolling recording (docs/record.md). 0 or -EIO (message printed). */
+static int open_record(struct daemon *d)
+{
+	const struct it_opts *o = d->o;
+	struct rec_opts ro = { .dir = o->record_dir, .seg_size = o->record_size,
+			       .seg_age_ns = o->record_age_ns, .max_bytes = o->record_max,
+			       .level = o->record_level, .sysfs_root = o->sysfs_root };
+
+	if (!o->record_dir)
+		return 0;
+	d->rec = rec_open(&ro, d->start_ns);
+	return d->rec ? 0 : -EIO;
+}
+
+int it_daemon_run(const struct it_opts *uo)
+{
+	struct daemon d = { .epfd = -1, .sigfd = -1, .tfd = -1, .mode_fd = -1 };
+	int ret;
+
+	d.cur = *uo; /* shallow: the strings stay uo's until a reload */
+	d.o = &d.cur;
+	block_hup();
+	log_set_level(d.o->verbose, 0);
+	ret = mode_prepare(&d.cur, stderr);
+	if (ret)
+		return ret == -EINVAL ? 2 : 1; /* bad input: usage exit status */
 
 	/*
 	 * Loading parses the kernel's BTF (several MB, freed after load). A fixed
@@ -418,80 +801,34 @@ int it_daemon_run(const struct it_opts *uo)
 	 * the kernel instead of staying resident in a fragmented heap.
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-	if (o->metrics_addr) {
+	if (d.o->metrics_addr) {
 		/* before the (slow) load: a port in use fails at once */
-		d.http = metrics_http_start(o->metrics_addr);
+		d.http = metrics_http_start(d.o->metrics_addr);
 		if (!d.http) {
 			ret = -EADDRINUSE;
 			goto out;
 		}
 	}
-	ret = it_loader_start(&d.ld, o, stderr);
+	ret = bpf_up(&d);
+	if (!ret)
+		ret = open_json(&d);
 	if (ret)
 		goto out;
-	if (o->json_path) {
-		if (!strcmp(o->json_path, "-")) {
-			d.json = stdout;
-			text = stderr;
-		} else {
-			d.json = fopen(o->json_path, "w");
-			if (!d.json) {
-				ret = -errno;
-				it_err("--json: cannot open '%s': %s",
-					o->json_path, strerror(errno));
-				goto out;
-			}
-		}
-	}
 	d.start_ns = d.now_ns = it_mono_ns();
-	d.next_summary_ns = d.start_ns + o->interval_ns;
-	if (o->record_dir) {
-		struct rec_opts ro = { .dir = o->record_dir, .seg_size = o->record_size,
-				       .seg_age_ns = o->record_age_ns, .max_bytes = o->record_max,
-				       .level = o->record_level,
-				       .sysfs_root = o->sysfs_root };
-
-		d.rec = rec_open(&ro, d.start_ns);
-		if (!d.rec) {
-			ret = -EIO;
-			goto out;
-		}
-	}
-	d.out = out_new(o, text, d.json, d.start_ns);
-	d.corr = d.out ? corr_new(on_request, &d, HOLD_NS, 0) : NULL;
-	d.rb = ring_buffer__new(bpf_map__fd(d.ld.skel->maps.events), on_ring_record, &d, NULL);
-	ret = it_loader_map_slots(&d.ld, &slots, &pos);
-	if (ret) {
-		it_err("cannot map the record buffers: %s", strerror(-ret));
+	d.next_summary_ns = d.start_ns + d.o->interval_ns;
+	ret = open_record(&d);
+	if (ret)
 		goto out;
-	}
-	recbuf_init(&d.recs, d.ld.ncpu, d.ld.slot_shift, slots, pos);
-	if (!d.out || !d.corr || !d.rb) {
+	d.out = out_new(d.o, d.text, d.json, d.start_ns);
+	d.corr = d.out ? corr_new(on_request, &d, HOLD_NS, 0) : NULL;
+	if (!d.out || !d.corr) {
 		ret = -ENOMEM;
 		it_err("cannot set up the event loop: %s", strerror(errno));
 		goto out;
 	}
-	report_attach(&d);
-	if (d.mode) {
-		struct mode_env env = { .o = o, .ld = &d.ld, .out = d.out, .json = d.json,
-					.text = text };
-
-		d.m = d.mode->start(&env);
-		if (!d.m) {
-			ret = -EINVAL;
-			goto out;
-		}
-	}
-	if (d.http) {
-		ret = metrics_hooks(&d);
-		if (ret) {
-			it_err("--metrics: %s", strerror(-ret));
-			goto out;
-		}
-		metrics_tick(&d, 1);
-	}
-	/* Loading parsed the kernel's BTF (MBs, freed since): give the heap back. */
-	malloc_trim(0);
+	ret = bpf_connect(&d);
+	if (ret)
+		goto out;
 	ret = setup_fds(&d);
 	if (ret) {
 		it_err("cannot set up the event loop: %s", strerror(-ret));
@@ -509,7 +846,7 @@ int it_daemon_run(const struct it_opts *uo)
 	if (d.m)
 		d.mode->stop(d.m);
 	d.m = NULL;
-	if (o->verbose)
+	if (d.o->verbose && d.ld.skel)
 		it_loader_prog_stats(&d.ld, stderr);
 	if (out_error(d.out) && !ret) {
 		ret = out_error(d.out);
@@ -530,14 +867,13 @@ int it_daemon_run(const struct it_opts *uo)
 out:
 	metrics_http_stop(d.http); /* first: its thread reads nothing of d, but stop serving */
 	free(d.mhooks);
-	if (d.m)
-		d.mode->stop(d.m);
-	ring_buffer__free(d.rb);
-	recbuf_free(&d.recs);
+	bpf_down(&d);
 	corr_free(d.corr);
 	rec_close(d.rec);
 	out_free(d.out);
-	uhists_free(&d.kh);
+	uhists_free(&d.uhists);
+	uhists_free(&d.carried);
+	uhists_free(&d.sum);
 	if (d.json && d.json != stdout)
 		fclose(d.json);
 	if (d.epfd >= 0)
@@ -546,6 +882,7 @@ out:
 		close(d.sigfd);
 	if (d.tfd >= 0)
 		close(d.tfd);
-	it_loader_stop(&d.ld);
+	if (d.cur_owned)
+		cli_free(&d.cur);
 	return ret ? 1 : 0;
 }

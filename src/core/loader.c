@@ -7,15 +7,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <glob.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -24,6 +21,7 @@
 #include "iotracer.h"
 #include "iotracer.skel.h"
 #include "iotracer_compat.skel.h"
+#include "core/filters.h"
 #include "core/kfeat.h"
 #include "core/loader.h"
 #include "lib/parse.h"
@@ -444,31 +442,21 @@ int it_loader_map_slots(struct it_loader *ld, void **slots, void **pos)
 	return 0;
 }
 
+/* Loads by this process: a re-attach starts the syscall sequence numbers higher. */
+static uint64_t loads;
+
 static void set_rodata(struct it_loader *ld, const struct it_opts *o, const struct it_probe *p)
 {
 	struct iotracer_bpf__rodata *rd = ld->skel->rodata;
 	int n;
 
 	rd->self_tgid = ld->self_tgid;
-	rd->filter_pid = o->nr_pids > 0;
-	rd->filter_dev = o->nr_devs > 0;
-	_Static_assert(CLI_MAX_DEVS <= IT_MAX_DEVS, "-d list larger than the BPF side's");
-	for (int i = 0; i < o->nr_devs; i++)
-		rd->dev_list[i] = o->devs[i];
-	rd->nr_dev_list = o->nr_devs;
-	/* host mode: the files map holds the guest disks' images (host.c) */
-	rd->filter_file = o->file_path != NULL || o->mode == IT_MODE_HOST;
-	rd->filter_comm = o->has_comm;
-	memcpy((char *)rd->target_comm, o->comm, IT_COMM_LEN);
-	rd->min_lat_ns = o->min_lat_ns;
-	rd->sample_n = o->sample > 1 ? (uint32_t)o->sample : 1;
+	rd->seq_base = (uint64_t)loads++ << 40;
+	/* the filters are writable globals, set after load by it_filters_apply() */
 	rd->wake_bytes = ld->ring_bytes / 2;
 	rd->slot_shift = ld->slot_shift;
 	rd->slot_mask = ld->slot_shift ? (1u << ld->slot_shift) - 1 : 0;
 	rd->slot_wake = ld->slot_shift ? 1ull << (ld->slot_shift - 1) : 0;
-	/* every request leaves a record: the daemon builds the histograms (daemon.c) */
-	rd->kern_hists = o->sample > 1 || o->min_lat_ns > 0;
-	ld->kern_hists = rd->kern_hists;
 	for (int i = 0; i < ld->nr_hooks; i++) {
 		if (ld->hooks[i].def->task_counters && ld->hooks[i].method == IT_M_TASK)
 			rd->sched_counters = 1;
@@ -511,85 +499,6 @@ static int set_thread_map(struct it_loader *ld, const struct it_probe *p)
 	if (!ret)
 		ret = bpf_map__set_max_entries(m, IT_TSTATE_HASH_ENTRIES);
 	return ret;
-}
-
-static int set_cgroup(struct it_loader *ld, const struct it_opts *o, FILE *err)
-{
-	struct statfs sfs;
-	struct stat st;
-
-	if (!o->cgroup_path)
-		return 0;
-	if (stat(o->cgroup_path, &st) || statfs(o->cgroup_path, &sfs)) {
-		it_err_to(err, "--cgroup: cannot stat '%s': %s", o->cgroup_path,
-			strerror(errno));
-		return -errno;
-	}
-	if (sfs.f_type != 0x63677270 /* CGROUP2_SUPER_MAGIC */) {
-		it_err_to(err, "--cgroup: '%s' is not a cgroup v2 directory%s",
-			o->cgroup_path,
-			access("/sys/fs/cgroup/unified", F_OK) ? "" :
-								  " (cgroup v2 is at /sys/fs/cgroup/unified here)");
-		return -EINVAL;
-	}
-	/* On cgroup v2 the cgroup id is the inode number of its directory. */
-	ld->skel->rodata->filter_cgroup = 1;
-	ld->skel->rodata->target_cgroup = st.st_ino;
-	return 0;
-}
-
-/* ---- filter maps ---- */
-
-static int files_fd = -1;
-static int files_added;
-
-static int add_file(const struct stat *st)
-{
-	struct it_file_key k = { .ino = st->st_ino,
-				 .dev = IT_MKDEV(major(st->st_dev), minor(st->st_dev)) };
-	uint8_t one = 1;
-
-	if (bpf_map_update_elem(files_fd, &k, &one, BPF_ANY))
-		return -errno;
-	files_added++;
-	return 0;
-}
-
-static int add_tree_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	if (type != FTW_F && type != FTW_D)
-		return 0;
-	return add_file(st) ? 1 : 0; /* stop once the map is full */
-}
-
-static int fill_maps(struct it_loader *ld, const struct it_opts *o, FILE *err)
-{
-	uint8_t one = 1;
-	struct stat st;
-
-	for (int i = 0; i < o->nr_pids; i++)
-		if (bpf_map__update_elem(ld->skel->maps.pids, &o->pids[i], 4, &one, 1, BPF_ANY))
-			goto fail;
-	if (!o->file_path)
-		return 0;
-	if (stat(o->file_path, &st)) {
-		it_err_to(err, "--file: cannot stat '%s': %s", o->file_path,
-			strerror(errno));
-		return -errno;
-	}
-	files_fd = bpf_map__fd(ld->skel->maps.files);
-	files_added = 0;
-	if (S_ISDIR(st.st_mode)) {
-		if (nftw(o->file_path, add_tree_entry, 16, FTW_PHYS | FTW_MOUNT) != 0)
-			it_warn_to(err, "--file: only the first %d files of '%s' are traced",
-				   files_added, o->file_path);
-	} else if (add_file(&st)) {
-		goto fail;
-	}
-	return 0;
-fail:
-	it_err_to(err, "cannot set up filters: %s", strerror(errno));
-	return -errno;
 }
 
 /* ---- attach ---- */
@@ -872,8 +781,6 @@ static int load_object(struct it_loader *ld, const struct it_opts *o, struct it_
 		if (ret)
 			it_err_to(err, "cannot set up the thread state map: %s", strerror(-ret));
 		if (!ret)
-			ret = set_cgroup(ld, o, err);
-		if (!ret)
 			ret = size_record_buffers(ld, o);
 		if (ret)
 			return ret;
@@ -892,7 +799,7 @@ static int load_object(struct it_loader *ld, const struct it_opts *o, struct it_
 	}
 }
 
-int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
+int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 {
 	uint32_t layers = o->layers ? o->layers : (1u << IT_L_MAX) - 1;
 	enum it_method prefer = IT_M_NONE;
@@ -934,16 +841,27 @@ int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	ret = load_object(ld, o, &p, err);
 	if (ret)
 		goto out;
-	ret = fill_maps(ld, o, err);
-	if (ret)
-		goto out;
-	attach_hooks(ld);
-	ret = check_layers(ld, o, layers, err);
-	if (ret)
-		it_loader_report(ld, err);
+	ret = it_filters_apply(ld, o, err);
+	ld->layers_want = layers;
 out:
 	it_probe_free(&p);
 	return ret;
+}
+
+int it_loader_attach(struct it_loader *ld, const struct it_opts *o, FILE *err)
+{
+	int ret;
+
+	attach_hooks(ld);
+	ret = check_layers(ld, o, ld->layers_want, err);
+	if (ret)
+		it_loader_report(ld, err);
+	return ret;
+}
+
+int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
+{
+	return it_loader_load(ld, o, err) ?: it_loader_attach(ld, o, err);
 }
 
 static const char *hook_status(const struct it_hook_state *h)

@@ -41,6 +41,7 @@ struct it_loader {
 	struct it_hook_state *hooks;
 	int nr_hooks;
 	uint32_t layers_on; /* layers with at least one hook attached */
+	uint32_t layers_want; /* layers asked for (it_loader_load) */
 	uint32_t self_tgid;
 	int kern_hists; /* the BPF side keeps the histograms (else: build them from records) */
 	/* record buffers (size_buffers in loader.c) */
@@ -55,6 +56,13 @@ const char *it_method_name(enum it_method m);
 
 /* Open, probe, configure, load, attach. Returns 0 or -errno (message printed). */
 int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err);
+/*
+ * The two halves of it_loader_start: everything up to and with the filters
+ * (programs loaded, nothing attached), then the attach. A re-attach loads the
+ * new set while the old one still traces. 0 or -errno (message printed).
+ */
+int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err);
+int it_loader_attach(struct it_loader *ld, const struct it_opts *o, FILE *err);
 /* Hook i is not worth reporting (layer off, or another name of it attached). */
 int it_loader_hook_hidden(const struct it_loader *ld, int i);
 /*

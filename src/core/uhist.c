@@ -2,9 +2,11 @@
 /*
  * uhist: log2 histograms from records (see uhist.h).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hist.h"
 #include "core/uhist.h"
 
 int uhists_room(struct uhists *h, int n)
@@ -25,18 +27,23 @@ int uhists_room(struct uhists *h, int n)
 	return 1;
 }
 
-static struct it_hist_val *uhist_get(struct uhists *h, uint32_t dev, int layer, int op, int kind)
+struct it_hist_val *uhists_get(struct uhists *h, const struct it_hist_key *k)
 {
-	struct it_hist_key k = { .dev = dev, .layer = layer, .op = op, .kind = kind };
-
 	for (int i = h->nr - 1; i >= 0; i--)
-		if (!memcmp(&h->v[i].key, &k, sizeof(k)))
+		if (!memcmp(&h->v[i].key, k, sizeof(*k)))
 			return &h->v[i].val;
 	if (!uhists_room(h, h->nr))
 		return NULL;
 	memset(&h->v[h->nr], 0, sizeof(h->v[0]));
-	h->v[h->nr].key = k;
+	h->v[h->nr].key = *k;
 	return &h->v[h->nr++].val;
+}
+
+static struct it_hist_val *uhist_get(struct uhists *h, uint32_t dev, int layer, int op, int kind)
+{
+	struct it_hist_key k = { .dev = dev, .layer = layer, .op = op, .kind = kind };
+
+	return uhists_get(h, &k);
 }
 
 static void uhist_add(struct it_hist_val *v, int stage, uint64_t ns)
@@ -84,6 +91,28 @@ void uhists_record(struct uhists *h, const void *data, size_t size)
 			uhist_add(v, IT_ST_Q2D, r->d_ns - r->q_ns);
 		}
 	}
+}
+
+int uhists_add(struct uhists *dst, const struct it_hist_key *k, const struct it_hist_val *val)
+{
+	struct it_hist_val *d = uhists_get(dst, k);
+
+	if (!d)
+		return dst->nr >= UHIST_MAX ? -E2BIG : -ENOMEM;
+	for (int st = 0; st < IT_ST_MAX; st++)
+		log2h_add(&d->st[st], &val->st[st]);
+	return 0;
+}
+
+void uhists_merge(struct uhists *dst, const struct uhists *src)
+{
+	for (int i = 0; i < src->nr; i++)
+		uhists_add(dst, &src->v[i].key, &src->v[i].val);
+}
+
+void uhists_clear(struct uhists *h)
+{
+	h->nr = 0;
 }
 
 void uhists_free(struct uhists *h)

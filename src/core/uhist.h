@@ -4,6 +4,8 @@
  * the records instead, with the same keys and stages. The daemon does so
  * when every request leaves a record (no -m, no --sample: the BPF programs
  * then skip their histogram update), and `iotracer report` from a recording.
+ * The daemon also keeps its sums in them (the BPF side's + the built ones +
+ * those carried over a re-attach).
  * Pure user space.
  */
 #ifndef IT_CORE_UHIST_H
@@ -25,6 +27,17 @@ int uhists_room(struct uhists *h, int n);
 
 /* Add one record (struct it_syscall_rec, it_uring_rec or it_block_rec; others are ignored). */
 void uhists_record(struct uhists *h, const void *data, size_t size);
+
+/*
+ * As a set by key, for the daemon's sums across a reload (docs/config.md):
+ * the entry of key k (created zeroed; NULL when full or out of memory),
+ * dst[k] += val (0, -E2BIG or -ENOMEM), every entry of src into dst, and
+ * forget the entries (keeping the memory).
+ */
+struct it_hist_val *uhists_get(struct uhists *h, const struct it_hist_key *k);
+int uhists_add(struct uhists *dst, const struct it_hist_key *k, const struct it_hist_val *val);
+void uhists_merge(struct uhists *dst, const struct uhists *src);
+void uhists_clear(struct uhists *h);
 
 void uhists_free(struct uhists *h);
 

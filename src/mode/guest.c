@@ -56,6 +56,12 @@ static void guest_filter(struct guest *g)
 	link_set_filter(g->link, &f);
 }
 
+/* mode_ops.reload: the filter changed in place; the host hears of it at once. */
+static void guest_reload(void *m)
+{
+	guest_filter(m);
+}
+
 static void *guest_start(const struct mode_env *env)
 {
 	const struct it_opts *o = env->o;
@@ -248,6 +254,7 @@ const struct mode_ops guest_mode_ops = {
 	.epoll_fd = guest_epoll_fd,
 	.request = guest_request,
 	.run = guest_run,
+	.reload = guest_reload,
 	.summary = guest_summary,
 	.stop = guest_stop,
 };

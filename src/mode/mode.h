@@ -37,6 +37,8 @@ struct mode_ops {
 	void (*request)(void *m, const struct corr_req *r);
 	/* the epoll fd was readable, or the drain timer fired (now: CLOCK_MONOTONIC) */
 	void (*run)(void *m, uint64_t now_ns);
+	/* a reload changed the filters in place (d->o has the new ones): guest re-sends its filter */
+	void (*reload)(void *m);
 	/* periodic and final summary lines */
 	void (*summary)(void *m, int final);
 	/*

@@ -1,63 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Unit tests for src/cli.c. */
-#include <errno.h>
-#include <limits.h>
-#include <stdlib.h>
-#include <unistd.h>
-#include <sys/stat.h>
-
 #include "unit.h"
 #include "iotracer.h"
 #include "core/cli.h"
+#include "cli_run.h"
 #include "lib/keyfile.h"
-
-#define MAX_ARGS 160
-
-struct run {
-	int ret;
-	char *out, *err;
-	size_t out_len, err_len;
-	struct it_opts o;
-};
-
-static char tmpdir[64]; /* holds sys/class/block/..., cg/ and file */
-static char sysroot[128], cgdir[128], file[128];
-
-/* Run cli_parse on "iotracer" + the NULL terminated args; captures out/err. */
-static void run_argv(struct run *r, const char *const *args)
-{
-	char *argv[MAX_ARGS + 2];
-	FILE *out, *err;
-	int argc = 0;
-
-	memset(r, 0, sizeof(*r));
-	cli_defaults(&r->o);
-	r->o.sysfs_root = sysroot;
-	argv[argc++] = (char *)"iotracer";
-	while (*args && argc <= MAX_ARGS)
-		argv[argc++] = (char *)*args++;
-	argv[argc] = NULL;
-
-	out = open_memstream(&r->out, &r->out_len);
-	err = open_memstream(&r->err, &r->err_len);
-	if (!out || !err) {
-		UNIT_LOG("open_memstream failed\n");
-		abort();
-	}
-	r->ret = cli_parse(argc, argv, &r->o, out, err);
-	fclose(out);
-	fclose(err);
-}
-
-#define RUN(r, ...) run_argv(r, (const char *const[]){ __VA_ARGS__, NULL })
-
-static void run_free(struct run *r)
-{
-	cli_free(&r->o);
-	free(r->out);
-	free(r->err);
-	r->out = r->err = NULL;
-}
 
 static int count_lines(const char *s)
 {
@@ -67,49 +14,6 @@ static int count_lines(const char *s)
 		if (*s == '\n')
 			n++;
 	return n;
-}
-
-/* Fake sysfs with loop0 (7:0) and loop1 (7:1), a cgroup dir and a file. */
-static int setup(void)
-{
-	static const char *const dirs[] = { "sys",
-					    "sys/class",
-					    "sys/class/block",
-					    "sys/class/block/loop0",
-					    "sys/class/block/loop1",
-					    "cg" };
-	char path[PATH_MAX];
-	size_t i;
-	int err = 0;
-
-	strcpy(tmpdir, "/tmp/it_cli.XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return -errno;
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", tmpdir, dirs[i]);
-		if (mkdir(path, 0755))
-			return -errno;
-	}
-	snprintf(sysroot, sizeof(sysroot), "%s/sys", tmpdir);
-	snprintf(cgdir, sizeof(cgdir), "%s/cg", tmpdir);
-	snprintf(file, sizeof(file), "%s/data", tmpdir);
-	snprintf(path, sizeof(path), "%s/class/block/loop0/dev", sysroot);
-	err = err ?: unit_write_str(path, "7:0\n");
-	snprintf(path, sizeof(path), "%s/class/block/loop1/dev", sysroot);
-	err = err ?: unit_write_str(path, "7:1\n");
-	err = err ?: unit_write_str(file, "hello\n");
-	return err;
-}
-
-static void teardown(void)
-{
-	char cmd[PATH_MAX];
-
-	if (strncmp(tmpdir, "/tmp/it_cli.", 12))
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd))
-		UNIT_LOG("cannot remove %s\n", tmpdir);
 }
 
 static void test_cli_defaults(void)
@@ -619,9 +523,9 @@ static void test_cli_abbrev_and_reuse(void)
 
 int main(void)
 {
-	if (setup()) {
+	if (run_setup("cli")) {
 		printf("FAIL test_cli_setup: cannot create the fake sysfs tree in /tmp\n");
-		teardown();
+		run_teardown();
 		return 1;
 	}
 	RUN_TEST(test_cli_defaults);
@@ -636,6 +540,6 @@ int main(void)
 	RUN_TEST(test_cli_version);
 	RUN_TEST(test_cli_unknown);
 	RUN_TEST(test_cli_abbrev_and_reuse);
-	teardown();
+	run_teardown();
 	return unit_result();
 }

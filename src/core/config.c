@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * config: read the INI config file with libinih and apply each key through
+ * cli_apply(), the command line's own per-option code: a value means the
+ * same, and is checked the same, wherever it is written. See config.h and
+ * docs/config.md.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <strings.h>
+#include <ini.h>
+
+#include "core/cli.h"
+#include "core/config.h"
+#include "lib/log.h"
+
+#define CONFIG_MAX_LINE 4096
+
+/*
+ * Which long options each section accepts. A name listed here that is not
+ * (yet) an option of this build is refused like any unknown key. A new
+ * option goes into one section (test_config checks that every option does).
+ */
+static const struct config_section {
+	const char *name;
+	const char *const *keys;
+} sections[] = {
+	{ "",
+	  (const char *const[]){ "layers", "pid", "comm", "cgroup", "dev", "file", "min-latency",
+				 "sample", "duration", "interval", "json", "no-live", "ring-size",
+				 "quiet", "verbose", "sched-switch", NULL } },
+	{ "link",
+	  (const char *const[]){ "link", "listen", "link-key", "name", "mode", "qemu-pid", NULL } },
+	{ "metrics", (const char *const[]){ "metrics", NULL } },
+	{ "record", (const char *const[]){ "record", "record-max", "record-size", "record-age",
+					   "record-level", NULL } },
+};
+
+#define NR_SECTIONS ((int)(sizeof(sections) / sizeof(sections[0])))
+
+const char *const *config_section_keys(int i, const char **name)
+{
+	if (i < 0 || i >= NR_SECTIONS)
+		return NULL;
+	*name = sections[i].name;
+	return sections[i].keys;
+}
+
+const char *config_section_of(const char *name)
+{
+	for (int i = 0; i < NR_SECTIONS; i++)
+		for (const char *const *k = sections[i].keys; *k; k++)
+			if (!strcmp(*k, name))
+				return sections[i].name;
+	return NULL;
+}
+
+struct config_ctx {
+	struct it_opts *o;
+	char msg[512]; /* the first error, without FILE:LINE */
+	int failed;
+};
+
+/* A flag's value: 1 for yes/true/on/1, 0 for no/false/off/0, -1 otherwise. */
+static int config_bool(const char *v)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (!strcasecmp(v, yes[i]))
+			return 1;
+		if (!strcasecmp(v, no[i]))
+			return 0;
+	}
+	return -1;
+}
+
+/* Where `name` belongs, for the message of a key in the wrong section. */
+static void config_misplaced(struct config_ctx *c, const char *name, const char *home)
+{
+	if (!*home)
+		snprintf(c->msg, sizeof(c->msg),
+			 "%s: belongs at the top of the file, before any [section]", name);
+	else
+		snprintf(c->msg, sizeof(c->msg), "%s: belongs in section [%s]", name, home);
+}
+
+/* ini_handler: one key. Returns 0 on error (libinih then stops at this line). */
+static int config_key(void *user, const char *section, const char *name, const char *value)
+{
+	struct config_ctx *c = user;
+	struct cli_src src = { .msg = c->msg, .msg_size = sizeof(c->msg) };
+	const char *home = config_section_of(name);
+	int code, takes_value, on;
+
+	code = cli_code_of(name, &takes_value);
+	if (!home || code < 0) {
+		snprintf(c->msg, sizeof(c->msg), "unknown key '%s'%s%s%s", name,
+			 *section ? " in [" : "", section, *section ? "]" : "");
+		goto fail;
+	}
+	if (strcmp(home, section)) {
+		config_misplaced(c, name, home);
+		goto fail;
+	}
+	if (takes_value) {
+		if (cli_apply(code, value, c->o, stdout, &src) != CLI_RUN)
+			goto fail;
+		return 1;
+	}
+	on = config_bool(value);
+	if (on < 0) {
+		snprintf(c->msg, sizeof(c->msg), "%s: bad value '%s' (expected yes or no)", name,
+			 value);
+		goto fail;
+	}
+	if (on && cli_apply(code, NULL, c->o, stdout, &src) != CLI_RUN)
+		goto fail;
+	return 1;
+fail:
+	c->failed = 1;
+	return 0;
+}
+
+int config_read(const char *path, struct it_opts *o, FILE *err)
+{
+	struct config_ctx c = { .o = o };
+	int line;
+
+	/* the Debian build's knobs: one value per line, stop at the first error */
+	ini_allow_multiline = false;
+	ini_stop_on_first_error = true;
+	ini_use_stack = false;
+	ini_allow_realloc = true;
+	ini_max_line = CONFIG_MAX_LINE;
+	ini_inline_comment_prefixes = (char *)";#";
+	errno = 0;
+	line = ini_parse(path, config_key, &c);
+	if (!line)
+		return CLI_RUN;
+	if (line == -1)
+		it_err_to(err, "%s: cannot read: %s", path, strerror(errno ? errno : ENOENT));
+	else if (line < 0)
+		it_err_to(err, "%s: out of memory", path);
+	else if (c.failed)
+		it_err_to(err, "%s:%d: %s", path, line, c.msg);
+	else
+		it_err_to(err, "%s:%d: syntax error (expected KEY = VALUE or [SECTION])", path,
+			  line);
+	return CLI_USAGE;
+}

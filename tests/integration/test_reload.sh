@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# SIGHUP re-reads the config file (docs/config.md, "Reload"). The daemon runs with
+# --config on loop device A; fio reads A with psync, a known number of IOs each run.
+# Oracles: fio's JSON (total_ios) and the daemon's BPF link fds (/proc/PID/fdinfo).
+#   inplace_log      a reload adding a pid filter (fio's) and device B logs "changed in place"
+#   inplace_links    ... and the daemon holds the same BPF links (ids) before and after
+#   inplace_count    fio run 1 (reload in the middle): its read records + drops == its IOs
+#   minlat_records   reload min-latency = 1h, fio run 2: no record for it ...
+#   minlat_hist      ... while hists syscall/A/read/total == IOs of runs 1 + 2 (+ 3 below)
+#   bad_alive        a broken file (bad min-latency): the daemon keeps running ...
+#   bad_log          ... logs one line FILE:LINE: min-latency: bad duration 'abc' ...
+#   bad_kept         ... and the old configuration stays: fio run 3 leaves no record
+#   reattach_log     layers = syscall,block (dev A,B): logged as "layers changed: re-attached"
+#   reattach_count   fio run 4 after it: its read records + drops == its IOs
+#   span_goes_on     ring-size = 4M while fio run 5 reads B (200/s): a re-attach under
+#                    IO; at least a third of run 5's IOs have a record (tracing goes on) ...
+#   span_joined      ... and at most 1 % of its read records lack their block request (the
+#                    new load numbers syscalls past the old one's: no block joins an old
+#                    one; a few syscalls run while the new load's block hooks attach)
+#   exit             SIGTERM -> exit 0 with a final summary
+# shellcheck disable=SC2016,SC2119 # jq programs in single quotes; optional args
+set -u
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+it_begin inplace_log inplace_links inplace_count minlat_records minlat_hist bad_alive bad_log \
+	bad_kept reattach_log reattach_count span_goes_on span_joined exit
+it_require_all
+
+NIOS=${RELOAD_IOS:-6000} # per fio run, at 2000/s: 3 s
+devA=$(mk_loop 128 fill) || fail_all "cannot create loop device A"
+devB=$(mk_loop 64) || fail_all "cannot create loop device B"
+A=$(devname "$devA")
+B=$(devname "$devB")
+CONF=$IT_TMP/iotracer.conf
+note "A=$devA B=$devB config $CONF"
+
+# fio_reads NAME [DEV [IOS [RATE]]]: IOS (NIOS) psync 4k random reads of DEV (A) at RATE
+# (2000) per second in the background (fio_wait ends it)
+fio_reads() {
+	fio_start "$IT_TMP/fio.$1.json" --name="$1" --filename="${2:-$devA}" --ioengine=psync \
+		--direct=1 --rw=randread --bs=4k --io_size=$((${3:-$NIOS} * 4))k --rate_iops="${4:-2000}" \
+		--randrepeat=0 --norandommap
+}
+# hup_wait PATTERN: SIGHUP the tracer, wait (5 s) for a new stderr line matching PATTERN
+hup_wait() {
+	local n0 i
+	n0=$(wc -l <"$TRACER_ERR")
+	kill -HUP "$TRACER_PID"
+	for ((i = 0; i < 50; i++)); do
+		tail -n +$((n0 + 1)) "$TRACER_ERR" | grep -q -- "$1" && return 0
+		sleep 0.1
+	done
+	note "no '$1' after SIGHUP; stderr: $(tail -n +$((n0 + 1)) "$TRACER_ERR" | tr '\n' ' ')"
+	return 1
+}
+# records PID [DEV]: read syscall records of PID on DEV (A)
+records() {
+	jcount "$TRACER_JSON" '.kind == "syscall" and .op == "read" and .pid == $p and .dev == $a' \
+		--argjson p "$1" --arg a "${2:-$A}"
+}
+# ios NAME: total_ios of a fio run (0 when it failed)
+ios() { jq -r '[.jobs[].read.total_ios] | add // 0' "$IT_TMP/fio.$1.json" 2>/dev/null || echo 0; }
+
+printf '# reload test\ndev = %s\n' "$A" >"$CONF"
+start_tracer --config "$CONF" || fail_all "$TRACER_WHY"
+links0=$(bpf_fd_ids "$TRACER_PID" | grep '^l' | tr '\n' ' ')
+
+# ---- 1: a filter change in the middle of fio run 1
+fio_reads run1
+sleep 1
+printf 'dev = %s,%s\npid = %s\n' "$A" "$B" "$FIO_PID" >"$CONF"
+check inplace_log "no 'reload: changed in place' line" hup_wait "reload: changed in place"
+links1=$(bpf_fd_ids "$TRACER_PID" | grep '^l' | tr '\n' ' ')
+fio_wait 60
+pid1=$FIO_PID
+check inplace_links "BPF links before: [$links0], after: [$links1]" test -n "$links0" -a "$links0" = "$links1"
+
+# ---- 2: min-latency 1h: no record, every IO in the histograms
+printf 'dev = %s\nmin-latency = 1h\n' "$A" >"$CONF"
+hup_wait "reload: changed in place" || true
+fio_reads run2
+fio_wait 60
+pid2=$FIO_PID
+
+# ---- 3: a broken file keeps the running configuration
+printf 'dev = %s\n# the threshold below is broken\nmin-latency = abc\n' "$A" >"$CONF"
+if hup_wait "reload:"; then
+	check bad_alive "the daemon died after a broken file" proc_alive "$TRACER_PID"
+	line=$(grep "reload:.*min-latency" "$TRACER_ERR" | tail -n 1)
+	check bad_log "logged: '$line'" grep -qF -- "$CONF:3: min-latency: bad duration 'abc'" <<<"$line"
+else
+	fail bad_alive "no reload line after SIGHUP with a broken file"
+	fail bad_log "no reload line after SIGHUP with a broken file"
+fi
+fio_reads run3
+fio_wait 60
+pid3=$FIO_PID
+
+# ---- 4: layers: a re-attach, and tracing goes on
+printf 'dev = %s,%s\nlayers = syscall,block\n' "$A" "$B" >"$CONF"
+check reattach_log "no 'layers changed: re-attached' line" hup_wait "reload: layers changed: re-attached"
+fio_reads run4
+fio_wait 60
+pid4=$FIO_PID
+
+# ---- 5: a re-attach while fio reads B, slowly: its thread has made fewer syscalls than the
+# correlator remembers parents (CORR_RECENT), the case where reused numbers would mis-join
+fio_reads run5 "$devB" 1200 200
+sleep 1
+printf 'dev = %s,%s\nlayers = syscall,block\nring-size = 4M\n' "$A" "$B" >"$CONF"
+hup_wait "reload: ring-size changed: re-attached" || true
+fio_wait 60
+pid5=$FIO_PID
+sleep 0.3
+
+if stop_tracer && tracer_summary; then pass exit; else fail exit "${TRACER_WHY:-no final summary}"; fi
+[[ -s $TRACER_JSON ]] || fail_all "no JSON output"
+drops=$(real_drops "$SUMMARY")
+i1=$(ios run1) i2=$(ios run2) i3=$(ios run3) i4=$(ios run4)
+n1=$(records "$pid1") n2=$(records "$pid2") n3=$(records "$pid3") n4=$(records "$pid4")
+h=$(hist_count "$SUMMARY" syscall "$A" read total)
+note "fio IOs $i1 $i2 $i3 $i4; records $n1 $n2 $n3 $n4; drops $drops; hists syscall/$A/read/total ${h:-none}"
+check inplace_count "run 1: $n1 records + $drops drops, fio did $i1 IOs" \
+	test "$i1" -gt 0 -a $((n1 + drops)) -eq "$i1"
+check minlat_records "run 2 under min-latency 1h: $n2 records" test "$i2" -gt 0 -a "$n2" -eq 0
+check bad_kept "run 3 after the broken file: $n3 records (min-latency 1h should still hold)" \
+	test "$i3" -gt 0 -a "$n3" -eq 0
+check minlat_hist "hists syscall/$A/read/total ${h:-none}, fio runs 1-4 did $((i1 + i2 + i3 + i4)) IOs" \
+	test "${h:-0}" -eq $((i1 + i2 + i3 + i4))
+check reattach_count "run 4 after the re-attach: $n4 records + $drops drops, fio did $i4 IOs" \
+	test "$i4" -gt 0 -a $((n4 + drops)) -eq "$i4"
+i5=$(ios run5)
+n5=$(records "$pid5" "$B")
+lone=$(jcount "$TRACER_JSON" '.kind == "syscall" and .op == "read" and .pid == $p and ((.block // []) | length) == 0' \
+	--argjson p "$pid5")
+orphans=$(jcount "$TRACER_JSON" '.kind == "block" and .pid == $p' --argjson p "$pid5")
+note "run 5 across a re-attach: fio $i5 IOs, $n5 read records, $lone without their block request, $orphans block requests alone (the detach window)"
+check span_goes_on "run 5: $n5 records of $i5 IOs" test "$i5" -gt 0 -a $((3 * n5)) -ge "$i5"
+check span_joined "run 5: $lone of $n5 read records without their block request (> 1 %)" \
+	test $((100 * lone)) -le "$n5"
+it_end

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for src/core/config.c: synthetic INI files in a temp dir, read
+ * through cli_parse() as the daemon does (file first, command line over it),
+ * and the shipped example configs/iotracer.conf.
+ */
+#include "unit.h"
+#include "iotracer.h"
+#include "core/cli.h"
+#include "core/config.h"
+#include "cli_run.h"
+
+/* Write tmpdir/name with text; returns its path (in path). */
+static const char *conf(char *path, size_t n, const char *name, const char *text)
+{
+	snprintf(path, n, "%s/%s", tmpdir, name);
+	if (unit_write_str(path, text))
+		abort();
+	return path;
+}
+
+static void test_config_good(void)
+{
+	char path[PATH_MAX], text[1024];
+	struct run r;
+
+	snprintf(text, sizeof(text),
+		 "; a comment\n"
+		 "# another\n"
+		 "layers = syscall,block\n"
+		 "pid = 10,20\n"
+		 "comm = fio\n"
+		 "cgroup = %s\n"
+		 "dev = loop1   # inline comment\n"
+		 "file = %s\n"
+		 "min-latency = 1ms\n"
+		 "sample = 4\n"
+		 "interval = 2s\n"
+		 "no-live = yes\n"
+		 "quiet = no\n"
+		 "ring-size = 1M\n"
+		 "\n"
+		 "[link]\n"
+		 "mode = host\n"
+		 "qemu-pid = 77\n"
+		 "listen = unix:/tmp/x.sock\n"
+		 "name = h1\n",
+		 cgdir, file);
+	RUN(&r, "--config", conf(path, sizeof(path), "good.conf", text));
+	if (!ASSERT_EQ(r.ret, CLI_RUN, "ret") || !ASSERT_EQ(r.err_len, 0, "no error")) {
+		UNIT_LOG("%s", r.err);
+		goto out;
+	}
+	ASSERT_EQ(r.o.layers, (1u << IT_L_SYSCALL) | (1u << IT_L_BLOCK), "layers");
+	ASSERT_EQ(r.o.nr_pids, 2, "pids");
+	ASSERT_EQ(r.o.pids[1], 20, "pid 2");
+	ASSERT_STREQ(r.o.comm, "fio", "comm");
+	ASSERT_STREQ(r.o.cgroup_path, cgdir, "cgroup");
+	ASSERT_EQ(r.o.nr_devs, 1, "devs");
+	ASSERT_EQ(r.o.devs[0], IT_MKDEV(7, 1), "dev");
+	ASSERT_STREQ(r.o.file_path, file, "file");
+	ASSERT_EQ(r.o.min_lat_ns, 1000000, "min latency");
+	ASSERT_EQ(r.o.sample, 4, "sample");
+	ASSERT_EQ(r.o.interval_ns, 2000000000ull, "interval");
+	ASSERT_EQ(r.o.live, 0, "no-live");
+	ASSERT_EQ(r.o.quiet, 0, "quiet = no");
+	ASSERT_EQ(r.o.ring_size, 1u << 20, "ring size");
+	ASSERT_EQ(r.o.mode, IT_MODE_HOST, "mode");
+	ASSERT_EQ(r.o.nr_qemu_pids, 1, "qemu pids");
+	ASSERT_EQ(r.o.nr_listens, 1, "listens");
+	ASSERT_STREQ(r.o.name, "h1", "name");
+	ASSERT_STREQ(r.o.config_path, path, "config path kept");
+out:
+	run_free(&r);
+}
+
+/* One bad file: cli_parse says CLI_USAGE and prints exactly `want` (after the path). */
+static bool bad_file(const char *name, const char *text, const char *want)
+{
+	char path[PATH_MAX], line[PATH_MAX + 256];
+	struct run r;
+	bool ok;
+
+	RUN(&r, "--config", conf(path, sizeof(path), name, text));
+	snprintf(line, sizeof(line), "iotracer: %s%s\n", path, want);
+	ok = ASSERT_EQ(r.ret, CLI_USAGE, name) && ASSERT_STREQ(r.err, line, name);
+	run_free(&r);
+	return ok;
+}
+
+static void test_config_unknown_key(void)
+{
+	bad_file("unknown.conf", "dev = loop0\n\nfoo = 1\n", ":3: unknown key 'foo'");
+	bad_file("unknown2.conf", "[record]\nbogus = 1\n", ":2: unknown key 'bogus' in [record]");
+	bad_file("help.conf", "help = yes\n", ":1: unknown key 'help'");
+	bad_file("config.conf", "config = /x\n", ":1: unknown key 'config'");
+	bad_file("syntax.conf", "dev = loop0\njust words\n",
+		 ":2: syntax error (expected KEY = VALUE or [SECTION])");
+}
+
+static void test_config_wrong_section(void)
+{
+	bad_file("sect1.conf", "[link]\nmode = guest\ndev = loop0\n",
+		 ":3: dev: belongs at the top of the file, before any [section]");
+	bad_file("sect2.conf", "mode = guest\n", ":1: mode: belongs in section [link]");
+	bad_file("sect3.conf", "[nosuch]\ndev = loop0\n",
+		 ":2: dev: belongs at the top of the file, before any [section]");
+}
+
+static void test_config_bad_value(void)
+{
+	bad_file("val1.conf", "# x\ndev = loop0\nmin-latency = abc\n",
+		 ":3: min-latency: bad duration 'abc' (expected e.g. 250us, 10ms, 2s)");
+	bad_file("val2.conf", "dev = loop9\n", ":1: dev: no block device 'loop9'");
+	bad_file("val3.conf", "no-live = maybe\n",
+		 ":1: no-live: bad value 'maybe' (expected yes or no)");
+	bad_file("val4.conf", "\n\n[link]\nmode = sideways\n",
+		 ":4: mode: bad mode 'sideways' (expected standalone, guest or host)");
+	bad_file("val5.conf", "sample =\n",
+		 ":1: sample: bad sample rate '' (expected N >= 1: 1 in N)");
+}
+
+static void test_config_cannot_read(void)
+{
+	char path[PATH_MAX], want[PATH_MAX + 64];
+	struct run r;
+
+	snprintf(path, sizeof(path), "%s/none.conf", tmpdir);
+	snprintf(want, sizeof(want), "iotracer: %s: cannot read: No such file or directory\n",
+		 path);
+	RUN(&r, "--config", path);
+	ASSERT_EQ(r.ret, CLI_USAGE, "ret");
+	ASSERT_STREQ(r.err, want, "message");
+	run_free(&r);
+}
+
+/* The command line wins; a list given there replaces the file's list. */
+static void test_config_cmdline_overrides(void)
+{
+	char path[PATH_MAX];
+	struct run r;
+
+	conf(path, sizeof(path), "over.conf",
+	     "dev = loop0\npid = 1,2\nmin-latency = 1ms\nlayers = block\nsample = 3\n");
+	RUN(&r, "-m", "2ms", "--config", path, "-d", "loop1", "--layers", "syscall", "-p", "9");
+	if (!ASSERT_EQ(r.ret, CLI_RUN, "ret")) {
+		UNIT_LOG("%s", r.err);
+		goto out;
+	}
+	ASSERT_EQ(r.o.min_lat_ns, 2000000, "min latency from the command line");
+	ASSERT_EQ(r.o.nr_devs, 1, "the command line's dev list only");
+	ASSERT_EQ(r.o.devs[0], IT_MKDEV(7, 1), "dev loop1");
+	ASSERT_EQ(r.o.layers, 1u << IT_L_SYSCALL, "layers replaced, not ORed");
+	ASSERT_EQ(r.o.nr_pids, 1, "pids replaced");
+	ASSERT_EQ(r.o.pids[0], 9, "pid");
+	ASSERT_EQ(r.o.sample, 3, "sample from the file");
+	run_free(&r);
+	/* repeated on the command line: they accumulate there, still replacing the file */
+	RUN(&r, "--config", path, "-d", "loop1", "-d", "loop0");
+	ASSERT_EQ(r.o.nr_devs, 2, "two devs");
+	ASSERT_EQ(r.o.devs[0], IT_MKDEV(7, 1), "first dev");
+	ASSERT_EQ(r.o.nr_pids, 2, "pids from the file");
+out:
+	run_free(&r);
+}
+
+/* In the file too, lists accumulate over repeated keys, others: the last wins. */
+static void test_config_lists(void)
+{
+	char path[PATH_MAX];
+	struct run r;
+
+	RUN(&r, "--config",
+	    conf(path, sizeof(path), "lists.conf",
+		 "dev = loop0\ndev = loop1,loop0\npid = 5\npid = 6,7\nlayers = block\n"
+		 "layers = fs\nmin-latency = 1ms\nmin-latency = 3ms\n[link]\nmode = host\n"
+		 "qemu-pid = 1\nqemu-pid = 2\nlisten = unix:/a\nlisten = unix:/b\n"));
+	if (!ASSERT_EQ(r.ret, CLI_RUN, "ret")) {
+		UNIT_LOG("%s", r.err);
+		goto out;
+	}
+	ASSERT_EQ(r.o.nr_devs, 2, "devs (no duplicates)");
+	ASSERT_EQ(r.o.nr_pids, 3, "pids");
+	ASSERT_EQ(r.o.layers, (1u << IT_L_BLOCK) | (1u << IT_L_FS), "layers ORed");
+	ASSERT_EQ(r.o.min_lat_ns, 3000000, "last min-latency");
+	ASSERT_EQ(r.o.nr_qemu_pids, 2, "qemu pids");
+	ASSERT_EQ(r.o.nr_listens, 2, "listens");
+out:
+	run_free(&r);
+}
+
+/* The default file: read when it exists; --no-config skips it; --help ignores it. */
+static void test_config_default_file(void)
+{
+	char path[PATH_MAX], bad[PATH_MAX];
+	struct run r;
+
+	conf(path, sizeof(path), "default.conf", "min-latency = 5ms\n");
+	conf(bad, sizeof(bad), "broken.conf", "nonsense = 1\n");
+	run_def(&r, path, (const char *const[]){ NULL });
+	ASSERT_EQ(r.ret, CLI_RUN, "default read");
+	ASSERT_EQ(r.o.min_lat_ns, 5000000, "default's value");
+	run_free(&r);
+	run_def(&r, path, (const char *const[]){ "--no-config", NULL });
+	ASSERT_EQ(r.ret, CLI_RUN, "--no-config");
+	ASSERT_EQ(r.o.min_lat_ns, 0, "not read");
+	ASSERT_TRUE(r.o.config_path == NULL, "no config path");
+	run_free(&r);
+	run_def(&r, bad, (const char *const[]){ "--help", NULL });
+	ASSERT_EQ(r.ret, CLI_EXIT_OK, "--help with a broken default file");
+	run_free(&r);
+	run_def(&r, bad, (const char *const[]){ "--config", path, NULL });
+	ASSERT_EQ(r.ret, CLI_RUN, "--config replaces the default");
+	run_free(&r);
+	run_def(&r, bad, (const char *const[]){ "--config", path, "--no-config", NULL });
+	ASSERT_EQ(r.ret, CLI_USAGE, "both");
+	run_free(&r);
+}
+
+/* Every option but the command-line-only ones is a key of exactly one section. */
+static void test_config_every_option_has_a_section(void)
+{
+	static const char *const cmdline_only[] = { "help", "version", "config", "no-config" };
+	const char *name, *sect;
+	int tv;
+
+	for (int i = 0; (name = cli_option(i, &tv)); i++) {
+		bool only = false;
+		int n = 0;
+
+		for (size_t k = 0; k < sizeof(cmdline_only) / sizeof(cmdline_only[0]); k++)
+			only |= !strcmp(name, cmdline_only[k]);
+		for (int s = 0; config_section_keys(s, &sect); s++)
+			for (const char *const *key = config_section_keys(s, &sect); *key; key++)
+				n += !strcmp(*key, name);
+		if (!ASSERT_EQ(n, only ? 0 : 1, name))
+			return;
+	}
+}
+
+#define MAX_SHOWN 64
+
+struct shown {
+	char keys[MAX_SHOWN][64];
+	int n;
+	bool ok;
+};
+
+/* One line of the shipped example: a "[section]", or a key (commented out or not). */
+static void example_line(const char *line, char *section, size_t n, struct shown *sh)
+{
+	const char *p = line, *home;
+	char key[64];
+	int tv;
+
+	if (*p == '[') {
+		snprintf(section, n, "%.*s", (int)strcspn(p + 1, "]"), p + 1);
+		return;
+	}
+	if (*p == '#')
+		p++;
+	if (sscanf(p, "%63[a-z-] =", key) != 1 || !strstr(p, " = "))
+		return;
+	home = config_section_of(key);
+	if (!ASSERT_TRUE(cli_code_of(key, &tv) >= 0, key) ||
+	    !ASSERT_TRUE(home && !strcmp(home, section), key)) {
+		sh->ok = false;
+		return;
+	}
+	if (sh->n < MAX_SHOWN)
+		snprintf(sh->keys[sh->n++], sizeof(sh->keys[0]), "%s", key);
+}
+
+static bool example_shows(const struct shown *sh, const char *key)
+{
+	for (int i = 0; i < sh->n; i++)
+		if (!strcmp(sh->keys[i], key))
+			return true;
+	return false;
+}
+
+static void test_config_shipped_example(void)
+{
+	static const char *const paths[] = { "configs/iotracer.conf",
+					     "../../configs/iotracer.conf" };
+	struct shown sh = { .ok = true };
+	char line[512], section[64] = "";
+	const char *path = NULL, *sect;
+	struct run r;
+	FILE *f;
+	int tv;
+
+	for (size_t i = 0; i < 2 && !path; i++)
+		if (!access(paths[i], R_OK))
+			path = paths[i];
+	if (!ASSERT_TRUE(path != NULL, "configs/iotracer.conf found (run from the repo root)"))
+		return;
+	RUN(&r, "--config", path);
+	ASSERT_EQ(r.ret, CLI_RUN, "the example parses");
+	ASSERT_EQ(r.err_len, 0, "without a message");
+	run_free(&r);
+	/* every key it shows (commented out or not) is a real option, in its section */
+	f = fopen(path, "r");
+	if (!ASSERT_TRUE(f != NULL, "open"))
+		return;
+	while (fgets(line, sizeof(line), f))
+		example_line(line, section, sizeof(section), &sh);
+	fclose(f);
+	if (!ASSERT_TRUE(sh.ok, "keys valid"))
+		return;
+	/* and it documents every option that has a config key */
+	for (int s = 0; config_section_keys(s, &sect); s++)
+		for (const char *const *key = config_section_keys(s, &sect); *key; key++)
+			if (cli_code_of(*key, &tv) >= 0 &&
+			    !ASSERT_TRUE(example_shows(&sh, *key), *key))
+				return;
+}
+
+int main(void)
+{
+	if (run_setup("config")) {
+		printf("FAIL test_config_setup: cannot create the temp dir in /tmp\n");
+		run_teardown();
+		return 1;
+	}
+	RUN_TEST(test_config_good);
+	RUN_TEST(test_config_unknown_key);
+	RUN_TEST(test_config_wrong_section);
+	RUN_TEST(test_config_bad_value);
+	RUN_TEST(test_config_cannot_read);
+	RUN_TEST(test_config_cmdline_overrides);
+	RUN_TEST(test_config_lists);
+	RUN_TEST(test_config_default_file);
+	RUN_TEST(test_config_every_option_has_a_section);
+	RUN_TEST(test_config_shipped_example);
+	run_teardown();
+	return unit_result();
+}
