@@ -203,25 +203,32 @@ void unreported_oracles(const char *layers, int *block, int *requests)
  * Records an iotracer run lost without counting them, against oracles it did
  * not compute: the requests the device completed (its stat) against block
  * records + counted block drops, and fio's IOs against syscall, io_uring and
- * aio records + the other counted drops. A layer set is held only to the
+ * aio records + the other counted drops (iotracer-alwayson, which records only
+ * slow requests: against the histograms' counts, which hold every request, and
+ * the drops the histograms did not count). A layer set is held only to the
  * oracles its layers see (unreported_oracles()). -1 when a figure is missing.
  */
 void run_unreported(const struct bench *b, const struct run *r, int64_t *blk, int64_t *req)
 {
 	const struct tracer_sum *s = &r->sum;
-	int by_block, by_requests;
+	int by_block, by_requests, hists = b->tr[r->tr].k == T_IOT_ALWAYSON;
+	/* records only of slow requests: the histograms count them all, ring drops too */
+	int64_t nblk = hists ? s->hist_block + s->drops_block - s->ring_block :
+			       s->rec_block + s->drops_block;
+	int64_t nreq = hists ? s->hist_req + s->drops_other - s->ring_other :
+			       s->rec_syscall + s->rec_uring + s->rec_aio + s->drops_other;
 
 	*blk = *req = -1;
 	if (!r->ok || s->drops < 0) /* drops known: drops_block and drops_other are too */
 		return;
 	unreported_oracles(b->tr[r->tr].layers, &by_block, &by_requests);
-	if (by_block && r->blk_ios >= 0 && s->rec_block >= 0) {
-		*blk = r->blk_ios - s->rec_block - s->drops_block;
+	if (by_block && r->blk_ios >= 0 && (hists ? s->hist_block : s->rec_block) >= 0) {
+		*blk = r->blk_ios - nblk;
 		*blk = *blk > 0 ? *blk : 0;
 	}
-	if (by_requests && s->rec_syscall >= 0 && s->rec_uring >= 0 && s->rec_aio >= 0) {
-		*req = (int64_t)r->fio.ios - s->rec_syscall - s->rec_uring - s->rec_aio -
-		       s->drops_other;
+	if (by_requests && (hists ? s->hist_req >= 0 :
+			    s->rec_syscall >= 0 && s->rec_uring >= 0 && s->rec_aio >= 0)) {
+		*req = (int64_t)r->fio.ios - nreq;
 		*req = *req > 0 ? *req : 0;
 	}
 }

@@ -19,7 +19,8 @@
 #include "lib/parse.h"
 
 static const char *const default_tracers =
-	"none,iotracer,iotracer-nojson,iotracer-scrape,bpftrace-hist,bpftrace-print";
+	"none,iotracer,iotracer-nojson,iotracer-scrape,iotracer-alwayson,bpftrace-hist,"
+	"bpftrace-print";
 static const char *const layer_tracers =
 	"none,iotracer:syscall,iotracer:fs,iotracer:sched,iotracer:block,iotracer";
 
@@ -35,7 +36,8 @@ static void bench_usage(FILE *f)
 		"  --pairs N           rounds of (none, tracer...) per workload (default 3)\n"
 		"  --runtime DUR       fio run time of each run (default 10s; --quick 2s)\n"
 		"  --tracers LIST      none,iotracer,iotracer-nojson,iotracer-scrape (with --metrics,\n"
-		"                      scraped once a second),bpftrace-hist,bpftrace-print (default:\n"
+		"                      scraped once a second),iotracer-alwayson (--profile always-on,\n"
+		"                      scraped),bpftrace-hist,bpftrace-print (default:\n"
 		"                      all of them); iotracer:LAYERS (e.g. iotracer:syscall+block) for -l;\n"
 		"                      iotracer@PATH[:LAYERS]: another iotracer build, side by side\n"
 		"  --workloads LIST    only these workloads (ref-rand,ref-seq,ref-buffered,ref-12r1w,\n"

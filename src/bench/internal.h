@@ -62,6 +62,12 @@ struct tracer_sum {
 	int64_t requests, records, drops; /* -1 = unknown */
 	/* records and counted drops by layer (-1 = unknown): checked against fio and the kernel */
 	int64_t rec_syscall, rec_block, rec_uring, rec_aio, drops_block, drops_other;
+	/*
+	 * The histograms' counts (syscall/io_uring "total", block "q2c") and the
+	 * ring drops (counted in them all the same): the oracle figures of a run
+	 * that keeps records only of some requests (iotracer-alwayson).
+	 */
+	int64_t hist_req, hist_block, ring_block, ring_other;
 	char drops_detail[160]; /* non-zero drop counters: "block.ringbuf=3 ..." */
 };
 
@@ -98,7 +104,7 @@ int find_wl(const char *name);
 
 /* ---------------------------------------------------------------- tracers (tracer.c) */
 
-enum tkind { T_NONE, T_IOT, T_IOT_NOJSON, T_IOT_SCRAPE, T_BT_HIST, T_BT_PRINT };
+enum tkind { T_NONE, T_IOT, T_IOT_NOJSON, T_IOT_SCRAPE, T_IOT_ALWAYSON, T_BT_HIST, T_BT_PRINT };
 
 struct tracer {
 	enum tkind k;

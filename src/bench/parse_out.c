@@ -101,6 +101,40 @@ static void drops_detail(const struct json *d, char *buf, size_t n)
 	}
 }
 
+/* Histogram counts of a summary: requests (syscall, io_uring "total"), block "q2c". */
+static void hist_counts(const struct json *h, struct tracer_sum *s)
+{
+	s->hist_req = s->hist_block = 0;
+	for (const struct json *e = h && h->t == JSON_ARR ? h->child : NULL; e; e = e->next) {
+		const struct json *l = json_get(e, "layer"), *st = json_get(e, "stage");
+		int64_t n = (int64_t)json_num(e, "count", 0);
+
+		if (!l || !st || l->t != JSON_STR || st->t != JSON_STR)
+			continue;
+		if ((!strcmp(l->str, "syscall") || !strcmp(l->str, "io_uring")) &&
+		    !strcmp(st->str, "total"))
+			s->hist_req += n;
+		else if (!strcmp(l->str, "block") && !strcmp(st->str, "q2c"))
+			s->hist_block += n;
+	}
+}
+
+/* Ring drops of the block layer, and of every other one. */
+static void ring_drops(const struct json *d, struct tracer_sum *s)
+{
+	s->ring_block = s->ring_other = 0;
+	for (const struct json *l = d && d->t == JSON_OBJ ? d->child : NULL; l; l = l->next) {
+		int64_t n = (int64_t)json_num(l, "ringbuf", 0);
+
+		if (l->t != JSON_OBJ)
+			continue;
+		if (!strcmp(l->key, "block"))
+			s->ring_block += n;
+		else
+			s->ring_other += n;
+	}
+}
+
 /* The figures of a final summary JSON line. */
 static void summary_from_json(const struct json *v, struct tracer_sum *s)
 {
@@ -113,6 +147,8 @@ static void summary_from_json(const struct json *v, struct tracer_sum *s)
 	s->rec_uring = (int64_t)json_num(v, "records.io_uring", -1);
 	s->rec_aio = (int64_t)json_num(v, "records.aio", -1);
 	s->drops_block = members_sum(json_path(v, "drops.block"));
+	hist_counts(json_get(v, "hists"), s);
+	ring_drops(json_get(v, "drops"), s);
 	if (s->drops >= 0) {
 		if (s->drops_block < 0) /* no block layer */
 			s->drops_block = 0;
@@ -178,6 +214,7 @@ int bench_parse_tracer_summary(const char *text, size_t n, struct tracer_sum *s)
 {
 	s->requests = s->records = s->drops = -1;
 	s->rec_syscall = s->rec_block = s->rec_uring = s->rec_aio = -1;
+	s->hist_req = s->hist_block = s->ring_block = s->ring_other = -1;
 	s->drops_block = s->drops_other = -1;
 	s->drops_detail[0] = '\0';
 	if (!summary_json_lines(text, n, s))

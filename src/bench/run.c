@@ -164,7 +164,8 @@ static int tracer_start(struct run_ctx *c)
 	struct run *r = c->r;
 	int ret;
 
-	if (c->tr->k == T_IOT_SCRAPE && !(c->port = scrape_free_port())) {
+	if ((c->tr->k == T_IOT_SCRAPE || c->tr->k == T_IOT_ALWAYSON) &&
+	    !(c->port = scrape_free_port())) {
 		run_fail(r, "no free loopback port for --metrics");
 		return -1;
 	}

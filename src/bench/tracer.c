@@ -22,6 +22,7 @@ static const struct {
 	{ "iotracer", T_IOT },
 	{ "iotracer-nojson", T_IOT_NOJSON },
 	{ "iotracer-scrape", T_IOT_SCRAPE },
+	{ "iotracer-alwayson", T_IOT_ALWAYSON },
 	{ "bpftrace-hist", T_BT_HIST },
 	{ "bpftrace-print", T_BT_PRINT },
 };
@@ -36,7 +37,8 @@ const char *tracer_kind_name(enum tkind k)
 
 int tracer_is_iot(const struct tracer *t)
 {
-	return t->k == T_IOT || t->k == T_IOT_NOJSON || t->k == T_IOT_SCRAPE;
+	return t->k == T_IOT || t->k == T_IOT_NOJSON || t->k == T_IOT_SCRAPE ||
+	       t->k == T_IOT_ALWAYSON;
 }
 
 int find_tr(const struct bench *b, const char *name)
@@ -190,6 +192,7 @@ int tracer_argv(const struct bench *b, const struct tracer *tr, const struct tar
 	case T_IOT:
 	case T_IOT_NOJSON:
 	case T_IOT_SCRAPE:
+	case T_IOT_ALWAYSON:
 		/* this very binary, even if the file was replaced since we started */
 		argv[n++] = tr->exe[0] ? (char *)tr->exe : "/proc/self/exe";
 		argv[n++] = "-q";
@@ -199,7 +202,11 @@ int tracer_argv(const struct bench *b, const struct tracer *tr, const struct tar
 			snprintf(store[s], sizeof(store[0]), "%s", json);
 			argv[n++] = store[s++];
 		}
-		if (tr->k == T_IOT_SCRAPE) {
+		if (tr->k == T_IOT_ALWAYSON) {
+			argv[n++] = "--profile";
+			argv[n++] = "always-on";
+		}
+		if (tr->k == T_IOT_SCRAPE || tr->k == T_IOT_ALWAYSON) {
 			argv[n++] = "--metrics";
 			snprintf(store[s], sizeof(store[0]), "127.0.0.1:%d", port);
 			argv[n++] = store[s++];

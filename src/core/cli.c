@@ -26,6 +26,7 @@ enum {
 	CLI_OPT_CGROUP = 256,
 	CLI_OPT_SAMPLE,
 	CLI_OPT_NO_LIVE,
+	CLI_OPT_PROFILE,
 	CLI_OPT_RING_SIZE,
 	CLI_OPT_HELP,
 	CLI_OPT_VERSION,
@@ -65,6 +66,7 @@ static const struct option cli_longopts[] = {
 	{ "record-max", required_argument, NULL, CLI_OPT_RECORD_MAX },
 	{ "record-level", required_argument, NULL, CLI_OPT_RECORD_LEVEL },
 	{ "no-live", no_argument, NULL, CLI_OPT_NO_LIVE },
+	{ "profile", required_argument, NULL, CLI_OPT_PROFILE },
 	{ "ring-size", required_argument, NULL, CLI_OPT_RING_SIZE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -106,6 +108,10 @@ void cli_usage(FILE *f)
 	      "Records and output:\n"
 	      "  -m, --min-latency DUR  per-request records only for requests at least DUR long\n"
 	      "      --sample N         per-request records for 1 in N requests (default 1: all)\n"
+	      "      --profile NAME     always-on: histograms of every request in the kernel,\n"
+	      "                         records only of requests >= 10ms, no live lines (what\n"
+	      "                         is cheap enough to leave on); full: a record per\n"
+	      "                         request (the default). Later options override it\n"
 	      "  -D, --duration DUR     stop after DUR (default: run until SIGINT/SIGTERM)\n"
 	      "  -i, --interval DUR     print a summary every DUR (default: final summary only)\n"
 	      "  -j, --json FILE        write JSON lines to FILE ('-' = stdout, text goes to stderr)\n"
@@ -186,6 +192,8 @@ void cli_free(struct it_opts *o)
 	cli_free_strs(o->listens, &o->nr_listens);
 	free(o->name);
 	o->name = NULL;
+	free(o->profile);
+	o->profile = NULL;
 	free(o->metrics_addr);
 	o->metrics_addr = NULL;
 	if (o->link_key)
@@ -400,6 +408,27 @@ static int cli_link_key(const struct cli_src *src, int opt, const char *arg, str
 	return CLI_RUN;
 }
 
+/*
+ * --profile: a named set of option values, applied where it stands (options
+ * after it override). always-on is what to leave running (docs/cli.md): every
+ * layer's histograms kept in the kernel, per-request records only above
+ * IT_ALWAYS_ON_MIN_LAT_NS, no live lines; full is the default, a record each.
+ */
+static int cli_profile(const struct cli_src *src, int opt, const char *arg, struct it_opts *o)
+{
+	if (!strcmp(arg, "always-on")) {
+		o->min_lat_ns = IT_ALWAYS_ON_MIN_LAT_NS;
+		o->sample = 1;
+		o->live = 0;
+	} else if (!strcmp(arg, "full")) {
+		o->min_lat_ns = 0;
+		o->sample = 1;
+	} else {
+		return cli_bad(src, opt, "bad profile '%s' (expected always-on or full)", arg);
+	}
+	return cli_setstr(&o->profile, arg) ? cli_bad(src, opt, "out of memory") : CLI_RUN;
+}
+
 static int cli_mode(const struct cli_src *src, int opt, const char *arg, struct it_opts *o)
 {
 	static const char *const names[] = { "standalone", "guest", "host" };
@@ -526,6 +555,8 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 	case CLI_OPT_NO_LIVE:
 		o->live = 0;
 		return CLI_RUN;
+	case CLI_OPT_PROFILE:
+		return cli_profile(src, c, arg, o);
 	case CLI_OPT_RING_SIZE:
 		return cli_ring_size(src, c, arg, &o->ring_size);
 	case 'q':

@@ -28,7 +28,7 @@ static const struct config_section {
 } sections[] = {
 	{ "",
 	  (const char *const[]){ "layers", "pid", "comm", "cgroup", "dev", "file", "min-latency",
-				 "sample", "duration", "interval", "json", "no-live", "ring-size",
+				 "sample", "profile", "duration", "interval", "json", "no-live", "ring-size",
 				 "quiet", "verbose", "sched-switch", NULL } },
 	{ "link",
 	  (const char *const[]){ "link", "listen", "link-key", "name", "mode", "qemu-pid", NULL } },

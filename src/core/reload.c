@@ -105,6 +105,12 @@ static void f_min_lat(const struct it_opts *o, char *b, size_t n)
 	fmt_dur(o->min_lat_ns, b, n);
 }
 
+/* Its values are in the other fields: each is reloaded by its own rule. */
+static void f_profile(const struct it_opts *o, char *b, size_t n)
+{
+	snprintf(b, n, "%s", o->profile ? o->profile : "full");
+}
+
 static void f_sample(const struct it_opts *o, char *b, size_t n)
 {
 	snprintf(b, n, "%llu", (unsigned long long)o->sample);
@@ -252,6 +258,7 @@ static const struct reload_rule {
 	RULE("file", RELOAD_FILTER, f_file),
 	RULE("min-latency", RELOAD_FILTER, f_min_lat),
 	RULE("sample", RELOAD_FILTER, f_sample),
+	RULE("profile", RELOAD_FILTER, f_profile),
 	RULE("layers", RELOAD_REATTACH, f_layers),
 	RULE("ring-size", RELOAD_REATTACH, f_ring),
 	RULE("sched-switch", RELOAD_REATTACH, f_sched_switch),
