@@ -1,5 +1,5 @@
 # iotracer build. `make deps` once (apt-get, idempotent), then `make`.
-# Targets: all deps run test unit integration lab vmlinux format clean tools replay-bench static
+# Targets: all deps deps-arm64 static-arm64 run test unit integration lab vmlinux format clean tools replay-bench static
 #          install uninstall (PREFIX, DESTDIR, SYSCONFDIR) install uninstall
 # Variables: V=1 for full command lines; DEBUG=1 for -O0 -g.
 
@@ -34,8 +34,8 @@ SRCS        := $(wildcard src/*.c src/*/*.c)
 OBJS        := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(SRCS))
 # Pure user-space modules (no libbpf, no skeleton): unit-tested under ASan/UBSan and
 # linked into the tools. What talks to libbpf stays out.
-LIBBPF_SRCS := src/main.c src/core/loader.c src/core/daemon.c src/core/filters.c src/mode/host.c \
-	       src/bench/cmd.c src/bench/run.c src/bench/bpfstats.c
+LIBBPF_SRCS := src/main.c src/core/loader.c src/core/kfeat.c src/core/daemon.c src/core/filters.c \
+	       src/mode/host.c src/bench/cmd.c src/bench/run.c src/bench/bpfstats.c
 # Linked with libmicrohttpd (--metrics): out of the pure set too. The static build
 # (lab guests) takes a stub of it (-DIT_NO_MHD): gnutls and friends have no static libs.
 HTTP_SRCS   := src/core/metrics_http.c
@@ -46,7 +46,7 @@ PURE_OBJS   := $(patsubst src/%.c,$(OUTPUT)/pure/%.o,$(PURE_SRCS))
 SAN_OBJS    := $(patsubst src/%.c,$(OUTPUT)/san/%.o,$(PURE_SRCS))
 BPF_SRCS    := $(wildcard bpf/*.bpf.c)
 BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
-SKELS       := $(OUTPUT)/iotracer.skel.h
+SKELS       := $(OUTPUT)/iotracer.skel.h $(OUTPUT)/iotracer_compat.skel.h
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%,$(UNIT_SRCS))
 TOOLS       := $(OUTPUT)/replay_bench $(OUTPUT)/bench_output $(OUTPUT)/link_peer
@@ -57,7 +57,7 @@ DEPS_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config ma
 	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace \
 	       systemd groff-base man-db libmicrohttpd-dev prometheus curl libsodium-dev libinih-dev
 
-.PHONY: all deps run test unit integration lab vmlinux format clean tools replay-bench static install uninstall
+.PHONY: all deps deps-arm64 static-arm64 run test unit integration lab vmlinux format clean tools replay-bench static install uninstall
 
 all: iotracer
 
@@ -68,6 +68,29 @@ deps:
 		echo "installing:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	else echo "deps: all installed"; fi
+
+# Cross build for arm64 lab guests (docs/lab.md, "arm64"): a cross compiler, and the
+# arm64 static libraries through Debian multiarch. `dpkg --add-architecture arm64`
+# changes this machine's dpkg configuration: done here, once, so a fresh machine
+# gets it from `make deps-arm64` too.
+DEPS_ARM64  := gcc-aarch64-linux-gnu libc6-dev-arm64-cross libbpf-dev:arm64 libelf-dev:arm64 \
+	       zlib1g-dev:arm64 libzstd-dev:arm64 libsodium-dev:arm64 libinih-dev:arm64 qemu-system-arm
+# The static daemon and test_link for arm64 lab guests (after make deps-arm64),
+# from vmlinux/arm64/vmlinux.h, in build/arm64/.
+static-arm64:
+	$(Q)$(MAKE) -s ARCH=arm64 CC=aarch64-linux-gnu-gcc OUTPUT=$(OUTPUT)/arm64 \
+		$(OUTPUT)/arm64/iotracer.static $(OUTPUT)/arm64/test_link.static
+deps-arm64:
+	@dpkg --print-foreign-architectures | grep -qx arm64 || \
+		{ echo "dpkg --add-architecture arm64"; dpkg --add-architecture arm64 && apt-get update -qq; }
+	@missing=$$(for p in $(DEPS_ARM64); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends $$missing; }; \
+	else echo "deps-arm64: all installed"; fi
 
 $(OUTPUT) $(OUTPUT)/unit:
 	$(Q)mkdir -p $@
@@ -94,6 +117,21 @@ $(OUTPUT)/iotracer.linked.o: $(BPF_OBJS)
 $(OUTPUT)/iotracer.skel.h: $(OUTPUT)/iotracer.linked.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name iotracer_bpf > $@
+
+# The same programs for kernels without BPF xchg (before 5.12), whose verifier
+# rejects the instruction even in dead code: IT_BPF_COMPAT (bpf/core_fixes.bpf.h).
+# The loader opens it in the main skeleton's layout (loader.c open_skel).
+$(OUTPUT)/%.compat.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) include/iotracer.h $(VMLINUX) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DIT_BPF_COMPAT -c $< -o $@
+
+$(OUTPUT)/iotracer_compat.linked.o: $(patsubst %.bpf.o,%.compat.bpf.o,$(BPF_OBJS))
+	$(call msg,LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUTPUT)/iotracer_compat.skel.h: $(OUTPUT)/iotracer_compat.linked.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name iotracer_compat_bpf > $@
 
 # Daemon objects. The skeleton is an order-only prerequisite so that it exists
 # before the first compile; the objects that include it depend on it through -MMD.
@@ -136,10 +174,14 @@ $(OUTPUT)/test_link.static: tests/unit/test_link.c $(PURE_OBJS)
 	$(Q)$(CC) $(CFLAGS) -O1 $^ -static $(PURE_LIBS) -lzstd -o $@
 
 # Regenerate this architecture's committed vmlinux.h from the running kernel
-# (not part of the build).
+# (not part of the build). Another architecture's from a BTF file: arm64's from
+# the lab's Debian 12 arm64 kernel, which tests/lab/fetch.sh 6.1-arm64 cuts out of
+# its Image (tests/lab/extract-btf.sh):
+#   make vmlinux ARCH=arm64 VMLINUX_BTF=build/lab/kernels/6.1.0-N-arm64/btf
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 vmlinux:
 	mkdir -p $(dir $(VMLINUX))
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
+	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $(VMLINUX)
 
 # Unit tests: no root, no BPF, under ASan/UBSan.
 $(OUTPUT)/unit/%: tests/unit/%.c $(SAN_OBJS) | $(OUTPUT)/unit $(OUTPUT)/version.h

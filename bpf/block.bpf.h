@@ -244,7 +244,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 			return 0;
 		bi.flags = it_sample_flag();
 	}
-	dev = it_disk_devt(it_rq_disk(rq, btf), btf);
+	dev = it_rq_devt(rq, btf);
 	if (!p && !it_dev_ok(dev))
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -303,8 +303,8 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 }
 
 /* Arguments of the 5.11 signatures (IT_BLK_ARG, core_fixes.bpf.h). */
-IT_TP_BOTH(block_bio_queue, it_bio_queue(IT_BLK_ARG(ctx, 0), it_btf))
-IT_TP_BOTH(block_split, it_bio_queue(IT_BLK_ARG(ctx, 0), it_btf))
+IT_TP_BOTH(block_bio_queue, it_bio_queue(IT_BLK_BIO_ARG(ctx, 0), it_btf))
+IT_TP_BOTH(block_split, it_bio_queue(IT_BLK_BIO_ARG(ctx, 0), it_btf))
 IT_TP_BOTH(block_bio_backmerge, it_bio_merged(IT_BLK_MERGE_BIO(ctx)))
 IT_TP_BOTH(block_rq_insert, it_rq_insert(IT_BLK_ARG(ctx, 0), it_btf))
 IT_TP_BOTH(block_rq_issue, it_rq_issue(IT_BLK_ARG(ctx, 0), it_btf))

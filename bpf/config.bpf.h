@@ -33,8 +33,14 @@ const volatile __u32 self_tgid; /* never trace ourselves */
 const volatile __u64 seq_base;
 const volatile __u64 wake_bytes; /* wake user space early above this fill */
 const volatile __u8 sched_switch_has_state; /* tp arg prev_state exists (5.18+) */
-const volatile __u8 blk_tp_has_queue; /* block tps take a request_queue first (< 5.11) */
+const volatile __u8 blk_tp_has_queue; /* block rq tps take a request_queue first (< 5.11) */
+const volatile __u8 blk_bio_tp_has_queue; /* same for the bio tps (separate: stable backports) */
 const volatile __u8 uring_complete_has_cqe = 1; /* io_uring_complete(ctx, req, cqe) */
+const volatile __u8 uring_complete_has_req = 1; /* io_uring_complete(ctx, req, ...) (5.18+) */
+const volatile __u8 uring_submit_req_arg; /* io_uring_submit_sqe(ctx, req, ...) before 6.0: 1 */
+/* Kernel features the loader probed (core_fixes.bpf.h says what replaces them). */
+const volatile __u8 has_task_btf = 1; /* bpf_get_current_task_btf() (5.11) */
+const volatile __u8 has_task_storage = 1; /* task storage in tracing programs (5.12) */
 const volatile __u8 sched_counters; /* sched layer: task counters at syscall enter/exit */
 const volatile __u8 sched_hooks; /* sched layer: sched_switch/wakeup attached (--sched-switch) */
 

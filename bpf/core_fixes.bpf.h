@@ -9,7 +9,10 @@
  * BPF (tracepoint signatures) and passes the answer in as rodata
  * (config.bpf.h), read by the argument helpers below; a renamed tracepoint
  * gets one program per name (io_uring_submit_sqe/_req, syscall.bpf.h) and
- * the loader autoloads the one that exists. Plain NULL and range checks
+ * the loader autoloads the one that exists. Helpers a kernel lacks are
+ * probed by the loader too (has_* in config.bpf.h): a branch on such a
+ * constant is dead code the verifier never checks, so the helper's call
+ * stays in the object for the kernels that have it. Plain NULL and range checks
  * stay at the value they check, with the kernel named there (driver
  * tracepoint arguments, 6.12; block G stamp, 6.9).
  */
@@ -21,6 +24,7 @@
 #include <bpf/bpf_core_read.h>
 #include "iotracer.h"
 #include "config.bpf.h"
+#include "maps.bpf.h"
 
 /* 5.17 (f3fa33acca9f) removed request->rq_disk: the disk is rq->q->disk. */
 struct request___old {
@@ -49,6 +53,73 @@ struct task_struct___old {
 #define IT_RD(btf, src, a, ...) \
 	((btf) ? ___arrow(src, a, ##__VA_ARGS__) : BPF_CORE_READ(src, a, ##__VA_ARGS__))
 
+/*
+ * 5.11 added bpf_get_current_task_btf(): a task pointer the
+ * verifier types, whose fields are plain loads. Before, bpf_get_current_task()
+ * returns a plain value, read with bpf_probe_read_kernel: pass IT_TASK_BTF as
+ * IT_RD's btf argument for reads from it_current_task().
+ */
+#define IT_TASK_BTF ((bool)has_task_btf)
+
+static __always_inline struct task_struct *it_current_task(void)
+{
+	if (has_task_btf)
+		return bpf_get_current_task_btf();
+	return (struct task_struct *)bpf_get_current_task();
+}
+
+/*
+ * 5.12 opened task local storage to tracing programs (5.11 had it for LSM
+ * programs only). Before,
+ * the loader makes `tstate` an LRU hash keyed by thread id (has_task_storage
+ * = 0): same value, created on a thread's first traced event, evicted oldest
+ * first (when more threads than its entries do IO) instead of freed with the
+ * task. New entries are copied from tstate_zero (a thread_state is too big
+ * for the stack of some callers).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct thread_state);
+} tstate_zero SEC(".maps");
+
+static __always_inline struct thread_state *it_tstate_get(struct task_struct *t, u32 tid,
+							   bool create)
+{
+	struct thread_state *st, *zero;
+	u32 k = 0;
+
+	if (has_task_storage)
+		return bpf_task_storage_get(&tstate, t, 0,
+					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	st = bpf_map_lookup_elem(&tstate, &tid);
+	if (st || !create)
+		return st;
+	zero = bpf_map_lookup_elem(&tstate_zero, &k);
+	if (!zero || bpf_map_update_elem(&tstate, &tid, zero, BPF_NOEXIST))
+		return NULL;
+	return bpf_map_lookup_elem(&tstate, &tid);
+}
+
+/* The current thread's state, if it has one (never created here). */
+static __always_inline struct thread_state *it_state(void)
+{
+	return it_tstate_get(it_current_task(), (u32)bpf_get_current_pid_tgid(), false);
+}
+
+/* The current thread's state, created if missing (task is it_current_task()). */
+static __always_inline struct thread_state *it_state_new(struct task_struct *task)
+{
+	return it_tstate_get(task, (u32)bpf_get_current_pid_tgid(), true);
+}
+
+/* Another thread's state (t: a BTF pointer, a tp_btf argument), never created. */
+static __always_inline struct thread_state *it_state_of(struct task_struct *t)
+{
+	return it_tstate_get(t, t->pid, false);
+}
+
 static __always_inline u32 it_disk_devt(struct gendisk *disk, const bool btf)
 {
 	u32 major = IT_RD(btf, disk, major);
@@ -57,11 +128,12 @@ static __always_inline u32 it_disk_devt(struct gendisk *disk, const bool btf)
 	return (major << 20) | minor;
 }
 
-static __always_inline struct gendisk *it_rq_disk(struct request *rq, const bool btf)
+/* dev_t of a request's disk (rq_disk is read as a plain value: its fields too). */
+static __always_inline u32 it_rq_devt(struct request *rq, const bool btf)
 {
 	if (bpf_core_field_exists(struct request___old, rq_disk))
-		return BPF_CORE_READ((struct request___old *)rq, rq_disk);
-	return IT_RD(btf, rq, q, disk);
+		return it_disk_devt(BPF_CORE_READ((struct request___old *)rq, rq_disk), false);
+	return it_disk_devt(IT_RD(btf, rq, q, disk), btf);
 }
 
 /* Whole-disk dev_t of a bio (what /sys/block/DEV/stat counts). */
@@ -149,6 +221,54 @@ struct scsi_cmnd___it {
 	int result;
 } __attribute__((preserve_access_index));
 
+/* Before 5.18, cmnd pointed to the CDB. */
+struct scsi_cmnd___old {
+	unsigned char *cmnd;
+} __attribute__((preserve_access_index));
+
+/*
+ * Without module BTF (before 5.11, or a kernel built without
+ * CONFIG_DEBUG_INFO_BTF_MODULES) the driver types cannot be relocated: their
+ * fields are not read (the bpf_core_type_exists branches are dead code then),
+ * the stamps still are, so requests still join their driver layer.
+ */
+static __always_inline void it_nvme_cmd(struct nvme_command___it *cmd, u8 *opcode, u32 *cid)
+{
+	if (!bpf_core_type_exists(struct nvme_command___it))
+		return;
+	*opcode = BPF_CORE_READ(cmd, common.opcode);
+	*cid = BPF_CORE_READ(cmd, common.command_id);
+}
+
+static __always_inline u32 it_nvme_status(struct nvme_request___it *nr)
+{
+	if (!bpf_core_type_exists(struct nvme_request___it))
+		return 0;
+	return BPF_CORE_READ(nr, status);
+}
+
+/* CDB[0] of a SCSI command (0 where the type cannot be read). */
+static __always_inline u8 it_scsi_opcode(struct scsi_cmnd___it *cmd)
+{
+	u8 op = 0;
+
+	if (bpf_core_field_exists(struct scsi_cmnd___it, cmnd)) {
+		op = BPF_CORE_READ(cmd, cmnd[0]);
+	} else if (bpf_core_field_exists(struct scsi_cmnd___old, cmnd)) {
+		unsigned char *cdb = BPF_CORE_READ((struct scsi_cmnd___old *)cmd, cmnd);
+
+		bpf_probe_read_kernel(&op, sizeof(op), cdb);
+	}
+	return op;
+}
+
+static __always_inline s32 it_scsi_result(struct scsi_cmnd___it *cmd)
+{
+	if (!bpf_core_type_exists(struct scsi_cmnd___it))
+		return 0;
+	return BPF_CORE_READ(cmd, result);
+}
+
 /*
  * virtio_queue_rqs(list): the list was `struct request **` and became
  * `struct rq_list *` in 6.13 (a3396b99990d, "block: add a rq_list type");
@@ -168,13 +288,37 @@ static __always_inline void it_rq_list_first(void *list, struct request **rq)
 }
 
 /*
- * Before 5.11 (a54895fa057c) the block tracepoints took the request_queue
- * as their first argument: the loader reads which from BTF. IT_BLK_ARG is
- * argument i of the 5.11 signature.
+ * Tracepoint argument i, or i + shift where the kernel's signature has
+ * arguments in front that later kernels dropped. Each branch reads ctx at a
+ * constant offset: clang makes ctx[cond ? i + 1 : i] one load at a computed
+ * offset, which the 5.10 verifier refuses ("dereference of modified ctx
+ * ptr") even when the offset is a known constant.
  */
-#define IT_BLK_ARG(ctx, i) ((void *)(ctx)[blk_tp_has_queue ? (i) + 1 : (i)])
+static __always_inline u64 it_ctx_arg(u64 *ctx, bool shifted, const int i, const int shift)
+{
+	u64 v;
+
+	if (shifted) {
+		v = ctx[i + shift];
+		asm volatile("" : "+r"(v)); /* keeps the two loads apart */
+	} else {
+		v = ctx[i];
+	}
+	return v;
+}
+
+/*
+ * Before 5.11 the block tracepoints took the request_queue as their first
+ * argument (request ones: a54895fa057c; the bio ones in the same series);
+ * a stable kernel can have one change without the other (Debian 11's
+ * 5.10.223: requests without the queue, bios with it). The loader reads
+ * each from BTF.
+ * IT_BLK_ARG / IT_BLK_BIO_ARG are argument i of the 5.11 signature.
+ */
+#define IT_BLK_ARG(ctx, i) ((void *)it_ctx_arg(ctx, blk_tp_has_queue, i, 1))
+#define IT_BLK_BIO_ARG(ctx, i) ((void *)it_ctx_arg(ctx, blk_bio_tp_has_queue, i, 1))
 /* bio merges: (bio) since 5.11; (q, rq, bio) before */
-#define IT_BLK_MERGE_BIO(ctx) IT_BLK_ARG(ctx, blk_tp_has_queue ? 1 : 0)
+#define IT_BLK_MERGE_BIO(ctx) ((void *)it_ctx_arg(ctx, blk_bio_tp_has_queue, 0, 2))
 
 /*
  * sched_switch(preempt, prev, next) gained prev_state as 4th argument in
@@ -184,8 +328,11 @@ static __always_inline void it_rq_list_first(void *list, struct request **rq)
 	(sched_switch_has_state ? (long)(ctx)[3] : it_task_state(prev))
 
 /*
- * io_uring_complete: (ctx, req, cqe) since 6.0 (c4bb964fa092), before that
- * (ctx, req, user_data, res, cflags); the loader reads which from BTF.
+ * io_uring_complete: (ctx, req, cqe) since 6.0 (c4bb964fa092), (ctx, req,
+ * user_data, res, cflags...) in 5.18 and 5.19, (ctx, user_data, res, cflags)
+ * before: no request there, so submission and completion meet on (ring,
+ * user_data) instead of the request's address (it_uring_key). The loader
+ * reads which from BTF.
  */
 static __always_inline s32 it_uring_complete_res(u64 *ctx, const bool btf)
 {
@@ -193,7 +340,56 @@ static __always_inline s32 it_uring_complete_res(u64 *ctx, const bool btf)
 
 	if (uring_complete_has_cqe)
 		return IT_RD(btf, cqe, res);
-	return (s32)ctx[3];
+	return (s32)it_ctx_arg(ctx, uring_complete_has_req, 2, 1);
+}
+
+/* Key of an io_uring request in uring_inflight (and the bios' origin id). */
+#define IT_URING_KEY(ring, user_data) ((u64)(ring) ^ ((user_data) * 0x9e3779b97f4a7c15ull))
+
+/* At submission. The ring is read as a plain value (no arithmetic on BTF pointers). */
+static __always_inline u64 it_uring_submit_key(struct io_kiocb *req, u64 user_data)
+{
+	if (uring_complete_has_req)
+		return (u64)req;
+	return IT_URING_KEY(BPF_CORE_READ(req, ctx), user_data);
+}
+
+/* At completion: ctx[0] is the ring (a void *: a plain value), ctx[1] req or user_data. */
+static __always_inline u64 it_uring_complete_key(u64 *ctx)
+{
+	if (uring_complete_has_req)
+		return ctx[1];
+	return IT_URING_KEY(ctx[0], ctx[1]);
+}
+
+/*
+ * io_uring_submit_sqe(ctx, req, ...) became (req, ...) in 6.0 and
+ * io_uring_submit_req(req) in 6.2: the loader reads where req is.
+ */
+#define IT_URING_SUBMIT_REQ(ctx) ((void *)it_ctx_arg(ctx, uring_submit_req_arg, 0, 1))
+
+/* Before the request carried its CQE (req->cqe, 5.19), user_data was its own field. */
+struct io_kiocb___old {
+	u64 user_data;
+} __attribute__((preserve_access_index));
+
+static __always_inline u64 it_uring_user_data(struct io_kiocb *req, const bool btf)
+{
+	if (bpf_core_field_exists(req->cqe))
+		return IT_RD(btf, req, cqe.user_data);
+	return BPF_CORE_READ((struct io_kiocb___old *)req, user_data);
+}
+
+/*
+ * The SQE's fd, for a request whose file is not assigned yet at submission
+ * (req->cqe.fd; -1 before req->cqe, when io_init_req still assigned
+ * req->file before the tracepoint).
+ */
+static __always_inline s32 it_uring_sqe_fd(struct io_kiocb *req, const bool btf)
+{
+	if (bpf_core_field_exists(req->cqe))
+		return IT_RD(btf, req, cqe.fd);
+	return -1;
 }
 
 /* Pages added to the page cache: the tracepoint has the folio's `order` since 6.6. */
@@ -202,6 +398,23 @@ static __always_inline u32 it_page_cache_pages(struct trace_event_raw_mm_filemap
 	if (bpf_core_field_exists(ctx->order))
 		return 1u << (BPF_CORE_READ(ctx, order) & 31);
 	return 1;
+}
+
+/*
+ * BPF atomics with fetch (xchg) came with 5.12. Older
+ * verifiers reject such an instruction anywhere in a program, dead code
+ * too, so no branch can hide it: the object is built a second time with
+ * IT_BPF_COMPAT (Makefile), which the loader loads where its probe finds no
+ * xchg. That build has no per-CPU record buffers (the loader turns them off):
+ * every record goes through the ring buffer.
+ */
+static __always_inline bool it_slot_busy_claim(u64 *busy)
+{
+#ifdef IT_BPF_COMPAT
+	return false;
+#else
+	return !__sync_lock_test_and_set(busy, 1);
+#endif
 }
 
 /*

@@ -51,10 +51,8 @@ static __always_inline int it_nvme_setup(u64 *ctx)
 	struct nvme_command___it *cmd = (void *)ctx[1];
 	struct bio_info *bi = it_drv_submit((void *)ctx[0], IT_L_NVME);
 
-	if (bi && cmd) {
-		bi->drv_opcode = BPF_CORE_READ(cmd, common.opcode);
-		bi->drv_tag = BPF_CORE_READ(cmd, common.command_id);
-	}
+	if (bi && cmd)
+		it_nvme_cmd(cmd, &bi->drv_opcode, &bi->drv_tag);
 	return 0;
 }
 
@@ -71,7 +69,7 @@ static __always_inline int it_nvme_complete(u64 *ctx)
 	bi = it_rq_info(rq);
 	if (bi) {
 		bi->drv_done_ns = bpf_ktime_get_ns();
-		bi->drv_status = BPF_CORE_READ(nr, status);
+		bi->drv_status = it_nvme_status(nr);
 	}
 	return 0;
 }
@@ -91,7 +89,7 @@ static __always_inline int it_scsi_start(u64 *ctx)
 		return 0;
 	bi = it_drv_submit(it_pdu_rq(cmd), IT_L_SCSI);
 	if (bi)
-		bi->drv_opcode = BPF_CORE_READ(cmd, cmnd[0]);
+		bi->drv_opcode = it_scsi_opcode(cmd);
 	return 0;
 }
 
@@ -106,7 +104,7 @@ static __always_inline int it_scsi_done(u64 *ctx)
 	bi = it_rq_info(it_pdu_rq(cmd));
 	if (bi) {
 		bi->drv_done_ns = bpf_ktime_get_ns();
-		bi->drv_status = BPF_CORE_READ(cmd, result);
+		bi->drv_status = it_scsi_result(cmd);
 	}
 	return 0;
 }

@@ -41,8 +41,7 @@ int btf_writeback_single_inode_start(u64 *ctx)
 	struct inode *inode = (void *)ctx[0];
 	struct thread_state *st;
 
-	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	st = it_state_new(it_current_task());
 	if (st)
 		st->wb_ino = BPF_CORE_READ(inode, i_ino);
 	return 0;

@@ -90,7 +90,9 @@ struct {
 /*
  * Per-thread state, in task local storage: cheaper than a tid-keyed hash and
  * freed with the task. Holds the syscall in flight and what the fs, sched
- * and block hooks learn about it.
+ * and block hooks learn about it. Reached through it_state() and friends
+ * (core_fixes.bpf.h: kernels without task storage for tracing programs get
+ * a hash keyed by thread id instead).
  */
 struct thread_state {
 	u64 seq; /* traced syscalls so far */
@@ -128,11 +130,5 @@ struct {
 	__type(key, int);
 	__type(value, struct thread_state);
 } tstate SEC(".maps");
-
-/* The current thread's state, if it has one (never created here). */
-static __always_inline struct thread_state *it_state(void)
-{
-	return bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
-}
 
 #endif /* IT_MAPS_BPF_H */

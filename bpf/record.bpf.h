@@ -14,6 +14,7 @@
 
 #include "config.bpf.h"
 #include "maps.bpf.h"
+#include "core_fixes.bpf.h"
 
 static __always_inline void it_drop(u32 layer, u32 kind)
 {
@@ -68,7 +69,7 @@ static __always_inline void *it_slot_claim(struct it_res *res)
 	if (!p)
 		return NULL;
 	/* xchg: a program preempted or interrupted on this CPU keeps it */
-	if (__sync_lock_test_and_set(&p->busy, 1))
+	if (!it_slot_busy_claim(&p->busy))
 		return NULL;
 	h = p->head;
 	if (h - *(volatile u64 *)&p->tail <= slot_mask) {
@@ -89,6 +90,12 @@ static __always_inline void *it_reserve(struct it_res *res, u32 size, u32 layer)
 	void *p = NULL;
 
 	res->pos = NULL;
+	/*
+	 * Written on every path: clang may load it before it_submit's branch on
+	 * pos, and verifiers before 6.4 refuse a read of a stack slot no path
+	 * wrote (seen: arm64 6.1, btf_block_rq_complete).
+	 */
+	res->head = 0;
 	if (slot_mask && size <= IT_SLOT_SIZE)
 		p = it_slot_claim(res);
 	if (!p)

@@ -21,7 +21,7 @@ static __always_inline struct thread_state *it_sched_state(struct task_struct *t
 
 	if (!t->mm)
 		return NULL;
-	st = bpf_task_storage_get(&tstate, t, 0, 0);
+	st = it_state_of(t);
 	return st && st->in_sys ? st : NULL;
 }
 

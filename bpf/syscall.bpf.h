@@ -19,7 +19,7 @@
 #include "inflight.bpf.h"
 #include "progs.bpf.h"
 
-/* btf: task is bpf_get_current_task_btf() (read directly, see IT_RD). */
+/* btf: task is a BTF pointer (read directly, see IT_RD): IT_TASK_BTF for it_current_task(). */
 static __always_inline struct file *it_fd_file(struct task_struct *task, u32 fd, const bool btf)
 {
 	struct fdtable *fdt = IT_RD(btf, task, files, fdt);
@@ -90,7 +90,7 @@ static __always_inline bool it_file_check(struct file *f, struct it_file_id *id)
 /* Forget any syscall in flight: this one is not traced. */
 static __always_inline int it_untraced(struct task_struct *task)
 {
-	struct thread_state *st = bpf_task_storage_get(&tstate, task, 0, 0);
+	struct thread_state *st = it_state();
 
 	if (st)
 		st->in_sys = 0;
@@ -106,16 +106,16 @@ static __always_inline int it_untraced(struct task_struct *task)
  */
 static __always_inline void it_sched_read(struct task_struct *t, u64 *sw, u64 *pre, u64 *rq)
 {
-	*pre = t->nivcsw;
-	*sw = t->nvcsw + *pre;
-	*rq = bpf_core_field_exists(t->sched_info) ? t->sched_info.run_delay : 0;
+	*pre = IT_RD(IT_TASK_BTF, t, nivcsw);
+	*sw = IT_RD(IT_TASK_BTF, t, nvcsw) + *pre;
+	*rq = bpf_core_field_exists(t->sched_info) ? IT_RD(IT_TASK_BTF, t, sched_info.run_delay) : 0;
 }
 
 static __always_inline struct thread_state *it_sys_begin(struct task_struct *task, u32 sys, u32 op)
 {
 	struct thread_state *st;
 
-	st = bpf_task_storage_get(&tstate, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	st = it_state_new(task);
 	if (!st) {
 		it_drop(IT_L_SYSCALL, IT_DROP_INFLIGHT);
 		return NULL;
@@ -151,14 +151,14 @@ static __always_inline struct thread_state *it_sys_begin(struct task_struct *tas
  */
 static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 bytes)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = it_current_task();
 	struct thread_state *st;
 	struct it_file_id id;
 	struct file *f;
 
 	if (!it_task_ok())
 		return it_untraced(task);
-	f = it_fd_file(task, fd, true);
+	f = it_fd_file(task, fd, IT_TASK_BTF);
 	if (!f || !it_file_check(f, &id))
 		return it_untraced(task);
 	st = it_sys_begin(task, sys, op);
@@ -189,7 +189,7 @@ static __always_inline int it_fd_exit(u32 sys, s64 ret)
 	lat = now - st->enter_ns;
 	flags = st->flags | (st->dio_count ? IT_F_DIO : 0);
 	if (sched_counters) {
-		it_sched_read(bpf_get_current_task_btf(), &sw, &pre, &rq);
+		it_sched_read(it_current_task(), &sw, &pre, &rq);
 		sw -= st->sw0;
 		pre -= st->pre0;
 		rq -= st->rq0;
@@ -315,7 +315,7 @@ struct it_uevent {
 
 static __always_inline int it_aio_enter(u32 sys, u64 user_ptr)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = it_current_task();
 	struct thread_state *st;
 
 	if (!it_task_ok())
@@ -408,7 +408,7 @@ static __always_inline int it_aio_exit(u32 sys, s64 ret)
 	r->ret = ret;
 	r->flags = ret > IT_AIO_BATCH ? IT_F_TRUNC : 0;
 	c.r = r;
-	c.task = bpf_get_current_task_btf();
+	c.task = it_current_task();
 	c.user_ptr = st->user_ptr;
 	c.submit = sys == IT_SYS_IO_SUBMIT;
 	bpf_loop(ret > IT_AIO_BATCH ? IT_AIO_BATCH : ret, it_aio_one, &c, 0);
@@ -513,12 +513,13 @@ int sys_exit_io_uring_enter(void *ctx)
 
 static __always_inline int it_uring_submit(struct io_kiocb *req, const bool btf)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = it_current_task();
 	struct uring_info u = {};
 	struct thread_state *st;
 	struct it_file_id id = {};
 	struct file *f;
-	u64 key = (u64)req;
+	u64 key;
+	s32 fd;
 
 	if (!it_task_ok())
 		goto untraced;
@@ -530,8 +531,11 @@ static __always_inline int it_uring_submit(struct io_kiocb *req, const bool btf)
 	 * uses fixed files: then the file is not resolved here).
 	 */
 	f = IT_RD(btf, req, file);
-	if (!f && !(IT_RD(btf, req, flags) & IT_REQ_F_FIXED_FILE))
-		f = it_fd_file(task, IT_RD(btf, req, cqe.fd), true);
+	if (!f && !(IT_RD(btf, req, flags) & IT_REQ_F_FIXED_FILE)) {
+		fd = it_uring_sqe_fd(req, btf);
+		if (fd >= 0)
+			f = it_fd_file(task, fd, IT_TASK_BTF);
+	}
 	if (f) {
 		if (!it_file_check(f, &id))
 			goto untraced;
@@ -541,9 +545,10 @@ static __always_inline int it_uring_submit(struct io_kiocb *req, const bool btf)
 	u.dev = id.dev;
 	u.ino = id.ino;
 	u.flags = id.flags | it_sample_flag();
-	u.user_data = IT_RD(btf, req, cqe.user_data);
+	u.user_data = it_uring_user_data(req, btf);
+	key = it_uring_submit_key(req, u.user_data);
 	it_fill_task(&u.task);
-	st = bpf_task_storage_get(&tstate, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	st = it_state_new(task);
 	if (st) {
 		st->uring_req = key;
 		st->flags = u.flags;
@@ -552,15 +557,14 @@ static __always_inline int it_uring_submit(struct io_kiocb *req, const bool btf)
 	IT_SLOT_PUT(&uring_inflight, &key, u, IT_L_SYSCALL);
 	return 0;
 untraced:
-	st = bpf_task_storage_get(&tstate, task, 0, 0);
+	st = it_state();
 	if (st)
 		st->uring_req = 0;
 	return 0;
 }
 
-static __always_inline int it_uring_complete(void *req, s32 res)
+static __always_inline int it_uring_complete(u64 key, s32 res)
 {
-	u64 key = (u64)req;
 	struct uring_info *p = IT_SLOT_GET(&uring_inflight, key, struct uring_info);
 	struct uring_info u;
 	struct it_uring_rec *r;
@@ -603,19 +607,18 @@ static __always_inline int it_uring_complete(void *req, s32 res)
 
 IT_TP_BOTH(io_uring_submit_req, it_uring_submit((void *)ctx[0], it_btf))
 /* Before 6.2 (a6ae8b4e2a4e) the same tracepoint was io_uring_submit_sqe(req, ...). */
-IT_TP_BOTH(io_uring_submit_sqe, it_uring_submit((void *)ctx[0], it_btf))
+IT_TP_BOTH(io_uring_submit_sqe, it_uring_submit(IT_URING_SUBMIT_REQ(ctx), it_btf))
 
 /*
  * io_uring_complete(ctx, req, ...): req may be NULL for completions without
- * a request; the result's place depends on the kernel (it_uring_complete_res).
+ * a request; the key and the result's place depend on the kernel
+ * (it_uring_complete_key, it_uring_complete_res).
  */
 static __always_inline int it_uring_complete_ctx(u64 *ctx, const bool btf)
 {
-	void *req = (void *)ctx[1];
-
-	if (!req)
+	if (uring_complete_has_req && !ctx[1])
 		return 0;
-	return it_uring_complete(req, it_uring_complete_res(ctx, btf));
+	return it_uring_complete(it_uring_complete_key(ctx), it_uring_complete_res(ctx, btf));
 }
 
 IT_TP_BOTH(io_uring_complete, it_uring_complete_ctx(ctx, it_btf))

@@ -5,7 +5,6 @@
  * every other method before load, set the filters, load, attach, and keep
  * a per-hook report of what attached and why not.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -13,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -22,7 +20,9 @@
 
 #include "iotracer.h"
 #include "iotracer.skel.h"
+#include "iotracer_compat.skel.h"
 #include "core/filters.h"
+#include "core/kfeat.h"
 #include "core/loader.h"
 #include "lib/parse.h"
 #include "lib/log.h"
@@ -38,9 +38,19 @@ struct it_hook_def {
 	const char *progs[IT_M_MAX][IT_HOOK_PROGS];
 	const char *alt; /* hooks with the same alt are one event under different names */
 	int arg0_struct; /* fentry reads arg 0, which older verifiers allow for struct pointers only */
+	int arg0_typed; /* tp_btf reads through arg 0: only where it is not a void * */
 	int task_counters; /* IT_M_TASK: the task_struct member `name` read in place, no program */
+	int thread_state; /* no program: where the per-thread state lives (report only) */
+	const char *reads_type; /* a module struct its programs read fields of, if they can */
 	int sched_switch; /* attached only with --sched-switch */
+	unsigned int needs; /* IT_NEED_*: BPF features its programs use */
 };
+
+/* Threads the per-thread state hash holds where there is no task storage. */
+#define IT_TSTATE_HASH_ENTRIES 16384
+
+/* BPF features a hook's programs need beyond what every supported kernel has. */
+#define IT_NEED_LOOP 1u /* bpf_loop() (5.17): the libaio exits walk the iocbs with it */
 
 #define HOOK(l, n, g, ...)                                                     \
 	{                                                                      \
@@ -52,10 +62,21 @@ struct it_hook_def {
 	}
 #define SYSCALL_HOOK(n) \
 	HOOK(IT_L_SYSCALL, #n, "syscalls", [IT_M_TP] = { "sys_enter_" #n, "sys_exit_" #n })
+#define AIO_HOOK(n)                                                                          \
+	{                                                                                    \
+		.layer = IT_L_SYSCALL, .name = #n, .tp_group = "syscalls",                   \
+		.progs = { [IT_M_TP] = { "sys_enter_" #n, "sys_exit_" #n } }, .needs = IT_NEED_LOOP \
+	}
 #define TP_HOOK(l, n, g, p) HOOK(l, n, g, [IT_M_TP] = { p })
 #define BTF_HOOK(l, n, g) HOOK(l, #n, g, [IT_M_TP_BTF] = { "btf_" #n })
 #define BTF_RAW_HOOK(l, n, g) \
 	HOOK(l, #n, g, [IT_M_TP_BTF] = { "btf_" #n }, [IT_M_RAW_TP] = { "raw_" #n })
+/* A driver tracepoint whose programs read fields of module struct `ty` (core_fixes.bpf.h). */
+#define DRV_HOOK(l, n, g, ty)                                                            \
+	{                                                                                \
+		.layer = l, .name = #n, .tp_group = g, .reads_type = ty,                 \
+		.progs = { [IT_M_TP_BTF] = { "btf_" #n }, [IT_M_RAW_TP] = { "raw_" #n } } \
+	}
 /* A kernel function: fentry(+fexit) where allowed, else kprobe(+kretprobe). */
 #define FN_HOOK(l, n, fe, fx, kp, kr) \
 	HOOK(l, #n, NULL, [IT_M_FENTRY] = { fe, fx }, [IT_M_KPROBE] = { kp, kr })
@@ -75,17 +96,19 @@ static const struct it_hook_def hook_defs[] = {
 	SYSCALL_HOOK(fsync),
 	SYSCALL_HOOK(fdatasync),
 	SYSCALL_HOOK(sync_file_range),
-	SYSCALL_HOOK(io_submit),
-	SYSCALL_HOOK(io_getevents),
-	SYSCALL_HOOK(io_pgetevents),
+	AIO_HOOK(io_submit),
+	AIO_HOOK(io_getevents),
+	AIO_HOOK(io_pgetevents),
 	TP_HOOK(IT_L_SYSCALL, "io_uring_enter", "syscalls", "sys_exit_io_uring_enter"),
 	/* renamed from io_uring_submit_sqe in 6.2: one event, two names */
 	ALT_HOOK(IT_L_SYSCALL, "io_uring_submit_req", "io_uring",
 		 "uring_submit", [IT_M_TP_BTF] = { "btf_io_uring_submit_req" },
 		 [IT_M_RAW_TP] = { "raw_io_uring_submit_req" }),
-	ALT_HOOK(IT_L_SYSCALL, "io_uring_submit_sqe", "io_uring",
-		 "uring_submit", [IT_M_TP_BTF] = { "btf_io_uring_submit_sqe" },
-		 [IT_M_RAW_TP] = { "raw_io_uring_submit_sqe" }),
+	/* (void *ctx, void *req, ...) before 6.0: a tp_btf program cannot read req */
+	{ .layer = IT_L_SYSCALL, .name = "io_uring_submit_sqe", .tp_group = "io_uring",
+	  .alt = "uring_submit", .arg0_typed = 1,
+	  .progs = { [IT_M_TP_BTF] = { "btf_io_uring_submit_sqe" },
+		     [IT_M_RAW_TP] = { "raw_io_uring_submit_sqe" } } },
 	BTF_RAW_HOOK(IT_L_SYSCALL, io_uring_complete, "io_uring"),
 	TP_HOOK(IT_L_FS, "mm_filemap_add_to_page_cache", "filemap", "fs_page_cache_add"),
 	BTF_HOOK(IT_L_FS, iomap_dio_rw_begin, "iomap"),
@@ -93,6 +116,8 @@ static const struct it_hook_def hook_defs[] = {
 	BTF_HOOK(IT_L_FS, writeback_single_inode, "writeback"),
 	VFS_HOOK(vfs_read),
 	VFS_HOOK(vfs_write),
+	/* task storage, or a hash by thread id before 5.12 (core_fixes.bpf.h it_tstate_get) */
+	{ .layer = IT_L_SYSCALL, .name = "thread_state", .thread_state = 1 },
 	/* sched layer by default: the task's counters at syscall enter/exit (sched.bpf.h) */
 	{ .layer = IT_L_SCHED, .name = "sched_info", .task_counters = 1 },
 	{ .layer = IT_L_SCHED, .name = "sched_switch", .tp_group = "sched", .sched_switch = 1,
@@ -105,12 +130,12 @@ static const struct it_hook_def hook_defs[] = {
 	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_insert, "block"),
 	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_issue, "block"),
 	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_requeue, "block"),
-	BTF_RAW_HOOK(IT_L_NVME, nvme_setup_cmd, "nvme"),
-	BTF_RAW_HOOK(IT_L_NVME, nvme_complete_rq, "nvme"),
-	BTF_RAW_HOOK(IT_L_SCSI, scsi_dispatch_cmd_start, "scsi"),
-	BTF_RAW_HOOK(IT_L_SCSI, scsi_dispatch_cmd_done, "scsi"),
-	BTF_RAW_HOOK(IT_L_SCSI, scsi_dispatch_cmd_error, "scsi"),
-	BTF_RAW_HOOK(IT_L_SCSI, scsi_dispatch_cmd_timeout, "scsi"),
+	DRV_HOOK(IT_L_NVME, nvme_setup_cmd, "nvme", "nvme_command"),
+	DRV_HOOK(IT_L_NVME, nvme_complete_rq, "nvme", "nvme_request"),
+	DRV_HOOK(IT_L_SCSI, scsi_dispatch_cmd_start, "scsi", "scsi_cmnd"),
+	DRV_HOOK(IT_L_SCSI, scsi_dispatch_cmd_done, "scsi", "scsi_cmnd"),
+	DRV_HOOK(IT_L_SCSI, scsi_dispatch_cmd_error, "scsi", "scsi_cmnd"),
+	DRV_HOOK(IT_L_SCSI, scsi_dispatch_cmd_timeout, "scsi", "scsi_cmnd"),
 	FN_HOOK(IT_L_VIRTIO, virtio_queue_rq, "fentry_virtio_queue_rq", "fexit_virtio_queue_rq",
 		"kprobe_virtio_queue_rq", "kretprobe_virtio_queue_rq"),
 	/* arg 0: struct request ** before 6.13, then struct rq_list * */
@@ -135,235 +160,12 @@ static const struct it_hook_def hook_defs[] = {
 static const char *const method_names[IT_M_MAX] = {
 	[IT_M_NONE] = "-", [IT_M_TP_BTF] = "tp_btf", [IT_M_RAW_TP] = "raw_tp",
 	[IT_M_TP] = "tp",  [IT_M_FENTRY] = "fentry", [IT_M_KPROBE] = "kprobe",
-	[IT_M_TASK] = "task",
+	[IT_M_TASK] = "task", [IT_M_HASH] = "hash",
 };
 
 const char *it_method_name(enum it_method m)
 {
 	return m >= 0 && m < IT_M_MAX ? method_names[m] : "?";
-}
-
-/* ---- kernel probing ---- */
-
-#define IT_MAX_MOD_BTF 256
-
-struct it_probe {
-	struct btf *vmlinux;
-	struct btf *mods[IT_MAX_MOD_BTF]; /* module BTFs, loaded on first need */
-	int nr_mods;
-	int mods_loaded;
-	int fentry_err; /* 0: fentry works; else -errno */
-	int kprobe_ok;
-	char tracefs[64];
-	char tracefs_why[128]; /* why there is none */
-};
-
-static int btf_func_params(const struct btf *btf, const char *typedef_name)
-{
-	const struct btf_type *t;
-	int id;
-
-	if (!btf)
-		return -1;
-	id = btf__find_by_name_kind(btf, typedef_name, BTF_KIND_TYPEDEF);
-	if (id < 0)
-		return -1;
-	t = btf__type_by_id(btf, id);
-	t = btf__type_by_id(btf, t->type); /* pointer */
-	if (!t || !btf_is_ptr(t))
-		return -1;
-	t = btf__type_by_id(btf, t->type);
-	if (!t || !btf_is_func_proto(t))
-		return -1;
-	return btf_vlen(t);
-}
-
-/* Module BTFs (split on vmlinux): where driver tracepoints and functions live. */
-/* Does struct `name` have a member `member` (top level) in this BTF? */
-static int btf_struct_has(const struct btf *btf, const char *name, const char *member)
-{
-	int id = btf ? btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT) : -1;
-	const struct btf_type *t = id >= 0 ? btf__type_by_id(btf, id) : NULL;
-	const struct btf_member *m = t ? btf_members(t) : NULL;
-
-	for (int i = 0; t && i < btf_vlen(t); i++, m++)
-		if (!strcmp(btf__name_by_offset(btf, m->name_off), member))
-			return 1;
-	return 0;
-}
-
-static void load_module_btfs(struct it_probe *p)
-{
-	struct dirent *e;
-	DIR *dir;
-
-	if (p->mods_loaded || !p->vmlinux)
-		return;
-	p->mods_loaded = 1;
-	dir = opendir("/sys/kernel/btf");
-	if (!dir)
-		return;
-	while ((e = readdir(dir)) && p->nr_mods < IT_MAX_MOD_BTF) {
-		char path[300];
-		struct btf *b;
-
-		if (e->d_name[0] == '.' || !strcmp(e->d_name, "vmlinux"))
-			continue;
-		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", e->d_name);
-		b = btf__parse_split(path, p->vmlinux);
-		if (b)
-			p->mods[p->nr_mods++] = b;
-	}
-	closedir(dir);
-}
-
-/* Parameters of a tracepoint's btf_trace_ typedef, in vmlinux or a module; -1 if none. */
-static int tp_params_any(struct it_probe *p, const char *typedef_name)
-{
-	int n = btf_func_params(p->vmlinux, typedef_name);
-
-	if (n >= 0)
-		return n;
-	load_module_btfs(p);
-	for (int i = 0; i < p->nr_mods && n < 0; i++)
-		n = btf_func_params(p->mods[i], typedef_name);
-	return n;
-}
-
-/* Is the first parameter of kernel function `name` a pointer to a struct? */
-static int func_arg0_struct_ptr(struct it_probe *p, const char *name)
-{
-	for (int i = -1; i < p->nr_mods; i++) {
-		const struct btf *b = i < 0 ? p->vmlinux : p->mods[i];
-		const struct btf_type *t;
-		int id = b ? btf__find_by_name_kind(b, name, BTF_KIND_FUNC) : -1;
-
-		if (id < 0)
-			continue;
-		t = btf__type_by_id(b, btf__type_by_id(b, id)->type); /* FUNC_PROTO */
-		if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 1)
-			return 0;
-		t = btf__type_by_id(b, btf_params(t)[0].type);
-		while (t && (btf_is_mod(t) || btf_is_typedef(t)))
-			t = btf__type_by_id(b, t->type);
-		if (!t || !btf_is_ptr(t))
-			return 0;
-		t = btf__type_by_id(b, t->type);
-		while (t && (btf_is_mod(t) || btf_is_typedef(t)))
-			t = btf__type_by_id(b, t->type);
-		return t && btf_is_composite(t);
-	}
-	return 0;
-}
-
-/* Is there a (non-inlined) kernel function of that name, in vmlinux or a module? */
-static int func_exists_any(struct it_probe *p, const char *name)
-{
-	if (p->vmlinux && btf__find_by_name_kind(p->vmlinux, name, BTF_KIND_FUNC) >= 0)
-		return 1;
-	load_module_btfs(p);
-	for (int i = 0; i < p->nr_mods; i++)
-		if (btf__find_by_name_kind(p->mods[i], name, BTF_KIND_FUNC) >= 0)
-			return 1;
-	return 0;
-}
-
-static void probe_free(struct it_probe *p)
-{
-	for (int i = 0; i < p->nr_mods; i++)
-		btf__free(p->mods[i]);
-	btf__free(p->vmlinux);
-}
-
-static int tracefs_event_exists(const struct it_probe *p, const char *group, const char *name)
-{
-	char path[256];
-
-	if (!p->tracefs[0])
-		return 0;
-	if (group) {
-		snprintf(path, sizeof(path), "%s/events/%s/%s", p->tracefs, group, name);
-		return access(path, F_OK) == 0;
-	}
-	return 0;
-}
-
-/* A minimal fentry program: does this kernel let us load and attach one? */
-static int probe_fentry(const struct btf *btf)
-{
-	struct bpf_insn insns[2] = {
-		{ .code = 0xb7 /* BPF_ALU64 | BPF_MOV | BPF_K */, .dst_reg = 0, .imm = 0 },
-		{ .code = 0x95 /* BPF_JMP | BPF_EXIT */ },
-	};
-	int id, fd, lfd, err = 0;
-
-	id = btf ? btf__find_by_name_kind(btf, "vfs_read", BTF_KIND_FUNC) : -1;
-	if (id < 0)
-		return -ENOENT;
-	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY,
-		    .attach_btf_id = id);
-	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "it_probe", "GPL", insns, 2, &opts);
-	if (fd < 0)
-		return -errno;
-	lfd = bpf_link_create(fd, 0, BPF_TRACE_FENTRY, NULL);
-	if (lfd < 0)
-		err = -errno;
-	else
-		close(lfd);
-	close(fd);
-	return err;
-}
-
-/* The tracefs roots libbpf and we look in, newest first. */
-static const char *const tracefs_roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-
-static int tracefs_find(struct it_probe *p)
-{
-	for (size_t i = 0; i < sizeof(tracefs_roots) / sizeof(tracefs_roots[0]); i++) {
-		char path[128];
-
-		snprintf(path, sizeof(path), "%s/events", tracefs_roots[i]);
-		if (access(path, F_OK) == 0) {
-			snprintf(p->tracefs, sizeof(p->tracefs), "%s", tracefs_roots[i]);
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/*
- * Classic tracepoints are found and attached through tracefs (libbpf reads the
- * event id there). Where nothing mounted it (no systemd automount: containers,
- * minimal images), mount it as perf and bpftrace do: tracefs first, then
- * debugfs, whose tracing/ directory is tracefs on older kernels.
- */
-static void tracefs_ensure(struct it_probe *p)
-{
-	int err;
-
-	if (tracefs_find(p))
-		return;
-	if (!mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) && tracefs_find(p)) {
-		it_debug("mounted tracefs on /sys/kernel/tracing");
-		return;
-	}
-	err = errno;
-	if (!mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) && tracefs_find(p)) {
-		it_debug("mounted debugfs on /sys/kernel/debug (for tracing/)");
-		return;
-	}
-	snprintf(p->tracefs_why, sizeof(p->tracefs_why), "tracefs not mounted, and mounting it "
-		 "on /sys/kernel/tracing failed: %s", strerror(err));
-	it_debug("%s", p->tracefs_why);
-}
-
-static void probe_kernel(struct it_probe *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->vmlinux = btf__load_vmlinux_btf();
-	tracefs_ensure(p);
-	p->fentry_err = probe_fentry(p->vmlinux);
-	p->kprobe_ok = access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0;
 }
 
 /* syscall tracepoints are checked per syscall name (sys_enter_X) */
@@ -372,10 +174,10 @@ static int hook_exists_tp(const struct it_probe *p, const struct it_hook_def *d)
 	char name[64];
 
 	if (!d->tp_group || strcmp(d->tp_group, "syscalls"))
-		return tracefs_event_exists(p, d->tp_group, d->name);
+		return it_tracefs_event_exists(p, d->tp_group, d->name);
 	snprintf(name, sizeof(name), "sys_%s_%s",
 		 strcmp(d->name, "io_uring_enter") ? "enter" : "exit", d->name);
-	return tracefs_event_exists(p, "syscalls", name);
+	return it_tracefs_event_exists(p, "syscalls", name);
 }
 
 /* Can `method` implement hook `d` here? If not, say why in `why`. */
@@ -387,13 +189,17 @@ static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum i
 	switch (m) {
 	case IT_M_TP_BTF:
 		snprintf(name, sizeof(name), "btf_trace_%s", d->name);
-		if (tp_params_any(p, name) < 0) {
+		if (it_tp_params(p, name) < 0) {
 			snprintf(why, n, "no BTF for tracepoint %s", d->name);
+			return 0;
+		}
+		if (d->arg0_typed && it_tp_arg_ptr(p, name, 0) == 1) {
+			snprintf(why, n, "tp_btf: %s's arguments are void * here", d->name);
 			return 0;
 		}
 		return 1;
 	case IT_M_RAW_TP:
-		if (!tracefs_event_exists(p, d->tp_group, d->name)) {
+		if (!it_tracefs_event_exists(p, d->tp_group, d->name)) {
 			if (!p->tracefs[0])
 				snprintf(why, n, "%s", p->tracefs_why);
 			else
@@ -416,22 +222,26 @@ static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum i
 		return 1;
 	case IT_M_FENTRY:
 		if (p->fentry_err) {
-			snprintf(why, n, "fentry not permitted (%s)", strerror(-p->fentry_err));
+			snprintf(why, n, "fentry not permitted (%s)", it_fentry_why(p));
 			return 0;
 		}
-		if (!func_exists_any(p, d->name)) {
-			snprintf(why, n, "no kernel function %s (module not loaded?)", d->name);
+		if (!it_func_exists(p, d->name)) {
+			if (it_ksym_exists(p, d->name))
+				snprintf(why, n, "fentry: no BTF for %s (a module without BTF)",
+					 d->name);
+			else
+				snprintf(why, n, "no kernel function %s (module not loaded?)", d->name);
 			return 0;
 		}
-		if (d->arg0_struct && !func_arg0_struct_ptr(p, d->name)) {
+		if (d->arg0_struct && !it_func_arg0_struct_ptr(p, d->name)) {
 			snprintf(why, n, "fentry: %s's first argument is not a struct pointer here",
 				 d->name);
 			return 0;
 		}
 		return 1;
 	case IT_M_TASK:
-		if (!btf_struct_has(p->vmlinux, "task_struct", d->name) ||
-		    !btf_struct_has(p->vmlinux, "task_struct", "nvcsw")) {
+		if (!it_btf_struct_has(p->vmlinux, "task_struct", d->name) ||
+		    !it_btf_struct_has(p->vmlinux, "task_struct", "nvcsw")) {
 			snprintf(why, n, "no task_struct.%s in the kernel BTF", d->name);
 			return 0;
 		}
@@ -440,12 +250,13 @@ static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum i
 		if (!p->kprobe_ok) {
 			if (p->fentry_err)
 				snprintf(why, n, "fentry: %s; kprobe: not supported by this kernel",
-					 strerror(-p->fentry_err));
+					 it_fentry_why(p));
 			else
 				snprintf(why, n, "kprobe: not supported by this kernel");
 			return 0;
 		}
-		if (!func_exists_any(p, d->name)) {
+		/* kallsyms: a module's function is a kprobe target without module BTF too */
+		if (!it_func_exists(p, d->name) && !it_ksym_exists(p, d->name)) {
 			snprintf(why, n, "no kernel function %s (module not loaded?)", d->name);
 			return 0;
 		}
@@ -453,6 +264,40 @@ static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum i
 	default:
 		return 0;
 	}
+}
+
+/*
+ * Hooks that do not depend on a method: where the per-thread state lives
+ * (task storage, or before 5.12 a hash by thread id, which says so), and
+ * the BPF features a hook's programs need. 1 when the hook is settled.
+ */
+static int choose_special(struct it_hook_state *h, const struct it_probe *p)
+{
+	const struct it_hook_def *d = h->def;
+
+	if (d->thread_state) {
+		h->method = p->task_storage ? IT_M_TASK : IT_M_HASH;
+		if (!p->task_storage)
+			snprintf(h->reason, sizeof(h->reason), "no task storage for tracing programs "
+				 "(5.12): an LRU hash of %d threads", IT_TSTATE_HASH_ENTRIES);
+		return 1;
+	}
+	if ((d->needs & IT_NEED_LOOP) && !p->loop) {
+		snprintf(h->reason, sizeof(h->reason), "needs bpf_loop (5.17): no libaio records");
+		return 1;
+	}
+	return 0;
+}
+
+/* An attached driver hook whose module struct has no BTF here: say what it does not read. */
+static void note_unread_types(struct it_hook_state *h, struct it_probe *p)
+{
+	const char *ty = h->def->reads_type;
+
+	if (h->method == IT_M_NONE || !ty || it_btf_type_exists(p, ty))
+		return;
+	snprintf(h->reason, sizeof(h->reason), "no BTF for struct %s (module BTF: 5.11): "
+		 "opcode and status not read, stamps are", ty);
 }
 
 static void choose_methods(struct it_loader *ld, struct it_probe *p, const struct it_opts *o,
@@ -473,6 +318,8 @@ static void choose_methods(struct it_loader *ld, struct it_probe *p, const struc
 			h->off = 1;
 			continue;
 		}
+		if (choose_special(h, p))
+			continue;
 		if (d->task_counters) {
 			if (method_usable(p, d, IT_M_TASK, why, sizeof(why)))
 				h->method = IT_M_TASK;
@@ -496,6 +343,7 @@ static void choose_methods(struct it_loader *ld, struct it_probe *p, const struc
 		}
 		if (h->method == IT_M_NONE)
 			snprintf(h->reason, sizeof(h->reason), "%s", why[0] ? why : "no method");
+		note_unread_types(h, p);
 	}
 }
 
@@ -532,12 +380,13 @@ static void set_autoload(struct it_loader *ld, const struct it_opts *o)
  * --ring-size is the record memory: per-CPU slot buffers get all of it
  * (split over the possible CPUs, 512 to 65536 slots each), the shared ring
  * buffer (aio records and overflow) a quarter. IOTRACER_RING_ONLY=1 turns the
- * slot buffers off (A/B measurements, docs/bench.md).
+ * slot buffers off (A/B measurements, docs/bench.md), and so does a kernel without
+ * BPF xchg (the compat object, open_skel).
  */
 #define SLOT_SHIFT_MIN 9
 #define SLOT_SHIFT_MAX 16
 
-static void size_buffers(struct it_loader *ld, const struct it_opts *o)
+static void size_buffers(struct it_loader *ld, const struct it_opts *o, const struct it_probe *p)
 {
 	const char *env = getenv("IOTRACER_RING_ONLY");
 	int ncpu = libbpf_num_possible_cpus();
@@ -546,7 +395,8 @@ static void size_buffers(struct it_loader *ld, const struct it_opts *o)
 	ld->ncpu = ncpu > 0 ? ncpu : 1;
 	ld->ring_bytes = o->ring_size;
 	ld->slot_shift = 0;
-	if (env && !strcmp(env, "1"))
+	/* the compat object (no xchg, open_skel) cannot claim a slot */
+	if ((env && !strcmp(env, "1")) || !p->xchg)
 		return;
 	per = o->ring_size / IT_SLOT_SIZE / ld->ncpu;
 	ld->slot_shift = SLOT_SHIFT_MIN;
@@ -608,19 +458,47 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 	rd->slot_mask = ld->slot_shift ? (1u << ld->slot_shift) - 1 : 0;
 	rd->slot_wake = ld->slot_shift ? 1ull << (ld->slot_shift - 1) : 0;
 	for (int i = 0; i < ld->nr_hooks; i++) {
-		if (ld->hooks[i].method == IT_M_TASK)
+		if (ld->hooks[i].def->task_counters && ld->hooks[i].method == IT_M_TASK)
 			rd->sched_counters = 1;
 		else if (ld->hooks[i].def->sched_switch && ld->hooks[i].method != IT_M_NONE)
 			rd->sched_hooks = 1;
 	}
 	/* sched_switch(void *, preempt, prev, next, prev_state) since 5.18 */
-	rd->sched_switch_has_state = btf_func_params(p->vmlinux, "btf_trace_sched_switch") >= 5;
+	rd->sched_switch_has_state = it_btf_func_params(p->vmlinux, "btf_trace_sched_switch") >= 5;
 	/* block_rq_issue(void *, rq) since 5.11; (void *, q, rq) before */
-	n = btf_func_params(p->vmlinux, "btf_trace_block_rq_issue");
+	n = it_btf_func_params(p->vmlinux, "btf_trace_block_rq_issue");
 	rd->blk_tp_has_queue = n == 3;
+	/* block_bio_queue(void *, bio) since 5.11; (void *, q, bio) before: checked apart */
+	n = it_btf_func_params(p->vmlinux, "btf_trace_block_bio_queue");
+	rd->blk_bio_tp_has_queue = n == 3;
 	/* io_uring_complete(void *, ctx, req, cqe) since 6.0 */
-	n = btf_func_params(p->vmlinux, "btf_trace_io_uring_complete");
+	n = it_btf_func_params(p->vmlinux, "btf_trace_io_uring_complete");
 	rd->uring_complete_has_cqe = n < 0 || n == 4;
+	/* io_uring_complete(ctx, req, ...) since 5.18; (ctx, u64 user_data, ...) before */
+	rd->uring_complete_has_req = it_tp_arg_ptr(p, "btf_trace_io_uring_complete", 1) != 0;
+	/* io_uring_submit_sqe(void *ctx, void *req, ...) before 6.0; (struct io_kiocb *req, ...) */
+	rd->uring_submit_req_arg = it_tp_arg_ptr(p, "btf_trace_io_uring_submit_sqe", 0) == 1;
+	rd->has_task_btf = p->task_btf;
+	rd->has_task_storage = p->task_storage;
+}
+
+/*
+ * Without task storage for tracing programs (before 5.12) the per-thread
+ * state map becomes an LRU hash keyed by thread id (core_fixes.bpf.h).
+ */
+static int set_thread_map(struct it_loader *ld, const struct it_probe *p)
+{
+	struct bpf_map *m = ld->skel->maps.tstate;
+	int ret;
+
+	if (p->task_storage)
+		return 0;
+	ret = bpf_map__set_type(m, BPF_MAP_TYPE_LRU_HASH);
+	if (!ret)
+		ret = bpf_map__set_map_flags(m, 0);
+	if (!ret)
+		ret = bpf_map__set_max_entries(m, IT_TSTATE_HASH_ENTRIES);
+	return ret;
 }
 
 /* ---- attach ---- */
@@ -651,14 +529,63 @@ static void attach_hooks(struct it_loader *ld)
 	}
 }
 
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+/*
+ * What libbpf said about the last program that failed to load: its name and
+ * the verifier's verdict (the last line of its log before the statistics).
+ * libbpf's messages go to stderr only with -v.
+ */
+static struct {
+	int verbose;
+	char prog[64];
+	char why[128];
+} load_log;
+
+static void note_verdict(const char *log, const char *end)
 {
-	return 0;
+	while (log < end) {
+		const char *nl = memchr(log, '\n', end - log);
+		size_t len = (nl ? nl : end) - log;
+
+		if (len && strncmp(log, "processed ", 10) && strncmp(log, "verification time", 17) &&
+		    strncmp(log, "stack depth", 11) && strncmp(log, "-- END", 6))
+			snprintf(load_log.why, sizeof(load_log.why), "%.*s", (int)len, log);
+		log += len + 1;
+	}
 }
 
-static int libbpf_verbose(enum libbpf_print_level level, const char *fmt, va_list ap)
+static void note_failure(const char *msg)
 {
-	return vfprintf(stderr, fmt, ap);
+	const char *q = strstr(msg, "prog '"), *b = strstr(msg, "-- BEGIN PROG LOAD LOG --");
+	const char *e;
+
+	if (q && (strstr(msg, "failed to load") || strstr(msg, "load failed") || b)) {
+		q += 6;
+		e = strchr(q, '\'');
+		if (e && e - q < (long)sizeof(load_log.prog))
+			snprintf(load_log.prog, sizeof(load_log.prog), "%.*s", (int)(e - q), q);
+	}
+	if (b) {
+		b = strchr(b, '\n');
+		e = b ? strstr(b, "-- END PROG LOAD LOG --") : NULL;
+		if (b && e)
+			note_verdict(b + 1, e);
+	}
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char *msg = NULL;
+	va_list aq;
+
+	va_copy(aq, ap);
+	if (load_log.verbose)
+		vfprintf(stderr, fmt, aq);
+	va_end(aq);
+	if (level == LIBBPF_WARN && vasprintf(&msg, fmt, ap) >= 0) {
+		note_failure(msg);
+		free(msg);
+	}
+	return 0;
 }
 
 /* Another name of the same event attached: this one is not worth a line. */
@@ -761,6 +688,117 @@ static int check_layers(const struct it_loader *ld, const struct it_opts *o, uin
 	return ret;
 }
 
+/*
+ * The object to load: without BPF xchg (before 5.12) the compat build
+ * (bpf/core_fixes.bpf.h it_slot_busy_claim), opened in the main skeleton's
+ * layout: same sources, so the same maps, programs and globals.
+ */
+static struct iotracer_bpf *open_skel(const struct it_probe *p)
+{
+	struct iotracer_bpf *obj;
+	int err;
+
+	if (p->xchg)
+		return iotracer_bpf__open();
+	obj = calloc(1, sizeof(*obj));
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = iotracer_bpf__create_skeleton(obj);
+	if (!err) {
+		obj->skeleton->data = (void *)iotracer_compat_bpf__elf_bytes(&obj->skeleton->data_sz);
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	}
+	if (err) {
+		iotracer_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
+/*
+ * The hook of the program libbpf last failed to load (load_log.prog) moves to
+ * its next usable method (tp_btf -> raw_tp, fentry -> kprobe), or gets none,
+ * with the verifier's verdict as its reason. 0 when no hook owns it.
+ */
+static int drop_failed_hook(struct it_loader *ld, struct it_probe *p)
+{
+	for (int i = 0; load_log.prog[0] && i < ld->nr_hooks; i++) {
+		struct it_hook_state *h = &ld->hooks[i];
+
+		for (int k = 0; h->method != IT_M_NONE && k < IT_HOOK_PROGS; k++) {
+			const char *name = h->def->progs[h->method][k];
+
+			if (!name || strcmp(name, load_log.prog))
+				continue;
+			it_debug("%s: program %s did not load (%s)", h->name, name, load_log.why);
+			snprintf(h->reason, sizeof(h->reason), "%s did not load here: %s",
+				 it_method_name(h->method), load_log.why[0] ? load_log.why : "?");
+			/* the next method that can implement it, if any */
+			for (int m = h->method + 1; m < IT_M_MAX; m++) {
+				char why[160];
+
+				if (h->def->progs[m][0] && method_usable(p, h->def, m, why, sizeof(why))) {
+					it_debug("%s: trying %s", h->name, it_method_name(m));
+					h->method = m;
+					h->reason[0] = 0;
+					return 1;
+				}
+			}
+			h->method = IT_M_NONE;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Open, configure and load the object. A program this kernel refuses although
+ * the probes let it through (a verifier limit, a type its BTF lacks) is not the
+ * user's first sight: its hook is dropped with the verifier's verdict as the
+ * reason, and the object opened and loaded again without it.
+ */
+#define LOAD_RETRIES 8
+
+static int load_object(struct it_loader *ld, const struct it_opts *o, struct it_probe *p,
+		       FILE *err)
+{
+	int ret;
+
+	for (int tries = 0;; tries++) {
+		ld->skel = open_skel(p);
+		if (!ld->skel) {
+			ret = -errno;
+			it_err_to(err, "cannot open BPF object: %s", strerror(errno));
+			return ret;
+		}
+		set_autoload(ld, o);
+		size_buffers(ld, o, p);
+		set_rodata(ld, o, p);
+		ret = set_thread_map(ld, p);
+		if (ret)
+			it_err_to(err, "cannot set up the thread state map: %s", strerror(-ret));
+		if (!ret)
+			ret = size_record_buffers(ld, o);
+		if (ret)
+			return ret;
+		load_log.prog[0] = load_log.why[0] = 0;
+		ret = iotracer_bpf__load(ld->skel);
+		if (!ret)
+			return 0;
+		if (tries == LOAD_RETRIES || !drop_failed_hook(ld, p)) {
+			it_err_to(err, "cannot load BPF programs%s%s: %s%s",
+				  load_log.prog[0] ? " at " : "", load_log.prog, strerror(-ret),
+				  o->verbose ? "" : " (run with -v for the verifier log)");
+			return ret;
+		}
+		iotracer_bpf__destroy(ld->skel);
+		ld->skel = NULL;
+	}
+}
+
 int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 {
 	uint32_t layers = o->layers ? o->layers : (1u << IT_L_MAX) - 1;
@@ -771,7 +809,8 @@ int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 
 	memset(ld, 0, sizeof(*ld));
 	ld->self_tgid = getpid();
-	libbpf_set_print(o->verbose > 0 ? libbpf_verbose : libbpf_quiet);
+	load_log.verbose = o->verbose > 0;
+	libbpf_set_print(libbpf_print);
 	if (geteuid() != 0) {
 		it_err_to(err, "need root (CAP_BPF and CAP_PERFMON): run with sudo");
 		return -EPERM;
@@ -785,7 +824,7 @@ int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	else if (env && !strcmp(env, "kprobe"))
 		prefer = IT_M_KPROBE;
 
-	probe_kernel(&p);
+	it_probe_kernel(&p);
 	ld->nr_hooks = NR_HOOKS;
 	ld->hooks = calloc(NR_HOOKS, sizeof(*ld->hooks));
 	if (!ld->hooks) {
@@ -799,28 +838,13 @@ int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	}
 	choose_methods(ld, &p, o, layers, prefer);
 
-	ld->skel = iotracer_bpf__open();
-	if (!ld->skel) {
-		ret = -errno;
-		it_err_to(err, "cannot open BPF object: %s", strerror(errno));
-		goto out;
-	}
-	set_autoload(ld, o);
-	size_buffers(ld, o);
-	set_rodata(ld, o, &p);
-	ret = size_record_buffers(ld, o);
+	ret = load_object(ld, o, &p, err);
 	if (ret)
 		goto out;
-	ret = iotracer_bpf__load(ld->skel);
-	if (ret) {
-		it_err_to(err, "cannot load BPF programs: %s%s", strerror(-ret),
-			o->verbose ? "" : " (run with -v for the verifier log)");
-		goto out;
-	}
 	ret = it_filters_apply(ld, o, err);
 	ld->layers_want = layers;
 out:
-	probe_free(&p);
+	it_probe_free(&p);
 	return ret;
 }
 
@@ -858,7 +882,7 @@ void it_loader_report(const struct it_loader *ld, FILE *f)
 	for (int i = 0; i < ld->nr_hooks; i++) {
 		const struct it_hook_state *h = &ld->hooks[i];
 
-		if (h->layer != IT_L_SYSCALL || strcmp(h->def->tp_group, "syscalls") ||
+		if (!syscall_tp(h) ||
 		    !strcmp(h->reason, "layer not selected"))
 			continue;
 		sys_total++;
@@ -870,14 +894,18 @@ void it_loader_report(const struct it_loader *ld, FILE *f)
 			sys_total);
 	for (int i = 0; i < ld->nr_hooks; i++) {
 		const struct it_hook_state *h = &ld->hooks[i];
-		int folded = h->layer == IT_L_SYSCALL && !strcmp(h->def->tp_group, "syscalls");
+		int folded = syscall_tp(h);
 
 		if (!strcmp(h->reason, "layer not selected") || (folded && h->ok) ||
 		    (!h->ok && alt_attached(ld, h)))
 			continue;
-		fprintf(f, "%-8s %-30s %-7s %s%s%s\n", parse_layer_name(h->layer), h->name,
-			it_method_name(h->method), hook_status(h), h->ok ? "" : " ",
-			h->ok ? "" : h->reason);
+		if (h->ok && h->reason[0]) /* what it gives up on this kernel */
+			fprintf(f, "%-8s %-30s %-7s ok (%s)\n", parse_layer_name(h->layer), h->name,
+				it_method_name(h->method), h->reason);
+		else
+			fprintf(f, "%-8s %-30s %-7s %s%s%s\n", parse_layer_name(h->layer),
+				h->name, it_method_name(h->method), hook_status(h),
+				h->ok ? "" : " ", h->ok ? "" : h->reason);
 	}
 }
 

@@ -19,6 +19,7 @@ enum it_method {
 	IT_M_FENTRY,
 	IT_M_KPROBE,
 	IT_M_TASK, /* no program: task_struct counters read by the syscall hooks */
+	IT_M_HASH, /* no program: per-thread state in a hash by thread id (no task storage) */
 	IT_M_MAX,
 };
 
@@ -31,7 +32,7 @@ struct it_hook_state {
 	enum it_method method; /* chosen; IT_M_NONE when not attachable */
 	int ok; /* attached */
 	int off; /* not attached by choice (an option turns it on) */
-	char reason[160]; /* why not */
+	char reason[160]; /* why not; for an attached hook, what it gives up here (or "") */
 	struct bpf_link *links[IT_HOOK_PROGS];
 };
 

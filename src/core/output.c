@@ -811,6 +811,8 @@ void out_attach(struct it_out *out, const char *layer, const char *hook, const c
 	jw_bool(w, "ok", ok);
 	if (!ok)
 		jw_str(w, "reason", reason ? reason : "");
+	else if (reason && *reason) /* what it gives up on this kernel */
+		jw_str(w, "note", reason);
 	jw_obj_end(w);
 	json_line_done(out, mark, 1); /* with the requests before it, if any */
 }

@@ -19,6 +19,7 @@
  * link_run(), so pending epoll events never point to freed memory.
  */
 #include <errno.h>
+#include <sys/socket.h> /* before linux/vm_sockets.h: older uapi headers need struct sockaddr */
 #include <linux/vm_sockets.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -27,7 +28,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/random.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "lib/clock.h"

@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
-# The QEMU lab's driver layers test (nvme, scsi, virtio on Debian 6.1 and 6.12
-# guests) as part of `make test`: runs tests/lab/test_drivers.sh and passes its
-# PASS/FAIL/SKIP lines (lab_<kernel>_<disk>_<check>, see that script) and notes
-# through. SKIP lab_drivers when LAB=0 is set, when not root, or when
-# qemu-system-x86_64 is still missing after tests/lab/fetch.sh (which installs
-# it with apt). A kernel that cannot be fetched is SKIPped by test_drivers.sh.
+# The QEMU lab's driver layers test (nvme, scsi, virtio on Debian 11's 5.10 and
+# Debian 12's 6.1 and 6.12 guests) as part of `make test`: runs
+# tests/lab/test_drivers.sh and passes its PASS/FAIL/SKIP lines
+# (lab_<kernel>_<disk>_<check>, see that script) and notes through. SKIP
+# lab_drivers when LAB=0 is set, when not root, or when qemu-system-x86_64 is
+# still missing after tests/lab/fetch.sh (which installs it with apt). A kernel
+# that cannot be fetched is SKIPped by test_drivers.sh.
 #
-# Takes 45-65 s warm for both kernels (~100 s with an empty cache: downloads);
-# worst case (both boots hanging) 2 x LAB_TIMEOUT (90 s) + fetch, inside the
-# runner's IT_TIMEOUT (300 s).
+# Takes 80-105 s warm for the four boots (5.10, 6.1, 6.12, 6.12+kprobe: 16-33 s
+# each, plus the host column), ~170 s with an empty cache (downloads); boots
+# that hang cost LAB_TIMEOUT (90 s) each, and the runner's IT_TIMEOUT (300 s)
+# ends a run where more than two hang (every check not reported then FAILs).
 #
-# Environment: LAB=0 (skip), LAB_KERNELS (default "6.1 6.12 6.12+kprobe"), and what
-# tests/lab/test_drivers.sh reads (LAB_DRV_COUNT, LAB_TIMEOUT, LAB_DIR, ...).
+# Environment: LAB=0 (skip), LAB_KERNELS (default "5.10 6.1 6.12 6.12+kprobe"),
+# LAB_FULL=1 (below), and what tests/lab/test_drivers.sh reads (LAB_DRV_COUNT,
+# LAB_TIMEOUT, LAB_DIR, ...).
 #
 # The same script, as test_lab_modes.sh (a symlink), runs tests/lab/test_modes.sh
-# instead: host and guest modes over virtio-serial and tcp, 2 boots.
+# instead: host and guest modes over virtio-serial and tcp, 2 boots of 6.12.
+#
+# LAB_FULL=1 adds the arm64 guest (Debian 12's 6.1 arm64 kernel, QEMU virt under
+# TCG: ~50 s to the driver test; on a machine without the arm64 toolchain
+# fetch.sh runs `make deps-arm64`, which adds the arm64 dpkg architecture) and
+# runs the modes test on 5.10 (~65 s) and on arm64 (~130 s) too. Give the runner
+# IT_TIMEOUT=600 then.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 case $(basename "$0") in
@@ -67,6 +76,13 @@ fi
 
 t0=$(date +%s)
 rc=0
+if [[ ${LAB_FULL:-0} == 1 && -z ${LAB_KERNELS:-} ]]; then
+	export LAB_KERNELS="$LAB_SERIES_DEFAULT 6.12+kprobe 6.1-arm64"
+fi
 lab_step "$lab/$target" 2>&1 || rc=$?
+if [[ $target == test_modes.sh && ${LAB_FULL:-0} == 1 ]]; then
+	LAB_MODES_KERNEL=5.10 lab_step "$lab/$target" 2>&1 || rc=$?
+	LAB_MODES_KERNEL=6.1-arm64 lab_step "$lab/$target" 2>&1 || rc=$?
+fi
 printf '# lab: %s took %d s (rc %d)\n' "$target" "$(($(date +%s) - t0))" "$rc"
 exit "$rc"

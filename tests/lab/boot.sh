@@ -55,7 +55,6 @@ script=$2
 [[ -f $script ]] || { lab_log "guest script $script not found"; exit 4; }
 script=$(cd "$(dirname "$script")" && pwd)/$(basename "$script")
 
-command -v qemu-system-x86_64 >/dev/null 2>&1 || { lab_log "qemu-system-x86_64 not installed (run tests/lab/fetch.sh)"; exit 3; }
 if ! kver=$(lab_resolve_kver "$series" 2>/dev/null); then
 	lab_log "kernel $series not fetched (run tests/lab/fetch.sh $series)"
 	exit 3
@@ -153,12 +152,20 @@ scsi_img=$(img scsi "${LAB_SCSI_IMG:-}")
 vblk_img=$(img vblk "${LAB_VBLK_IMG:-}")
 dopts=${LAB_DRIVE_OPTS:-}
 
-append="console=ttyS0 panic=-1 softlockup_panic=1 quiet lab.wait=/dev/nvme0n1,/dev/sda,/dev/vda ${LAB_APPEND:-}"
+# The machine per architecture: q35 (PVH boot of the vmlinux) or, for arm64, QEMU's
+# virt board (the Image booted as it is, a PL011 UART console); same PCI devices.
+if [[ $(lab_arch_of "$kver") == arm64 ]]; then
+	qemu_bin=qemu-system-aarch64 machine=virt tty=ttyAMA0
+else
+	qemu_bin=qemu-system-x86_64 machine=q35 tty=ttyS0
+fi
+command -v "$qemu_bin" >/dev/null 2>&1 || { lab_log "no $qemu_bin (tests/lab/fetch.sh installs it)"; exit 3; }
+append="console=$tty panic=-1 softlockup_panic=1 quiet lab.wait=/dev/nvme0n1,/dev/sda,/dev/vda ${LAB_APPEND:-}"
 [[ ${LAB_INTERACTIVE:-0} == 1 ]] && append="$append lab.shell"
 
 # shellcheck disable=SC2054 # commas belong to QEMU option values
-qemu=(qemu-system-x86_64
-	-name "lab-$kver" -machine q35 -accel tcg -cpu max -m "$mem" -smp "$smp"
+qemu=("$qemu_bin"
+	-name "lab-$kver" -machine "$machine" -accel tcg -cpu max -m "$mem" -smp "$smp"
 	-nographic -no-reboot -pidfile "$tmp/qemu.pid"
 	-kernel "$kimg" -initrd "$tmp/initrd.cpio" -append "$append"
 	-drive "file=$nvme_img,if=none,id=n0,format=raw$dopts" -device nvme,drive=n0,serial=labnvme0

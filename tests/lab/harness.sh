@@ -109,24 +109,31 @@ step() {
 	return "$rc"
 }
 # ------------------------------------------------------------ static iotracer
-build_static() {
+build_static() { # [ARCH]: amd64 (default) -> $STATIC, arm64 -> $STATIC-arm64 (cross build)
+	local arch=${1:-amd64} targets="iotracer build/iotracer.static build/test_link.static"
+	local built=$LAB_REPO/build/iotracer.static dst=$STATIC
+	if [[ $arch == arm64 ]]; then
+		targets=static-arm64 built=$LAB_REPO/build/arm64/iotracer.static dst=$STATIC-arm64
+	fi
 	# The Makefile knows the objects; static glibc's NSS warnings land in the log.
-	if ! make -C "$LAB_REPO" -s iotracer build/iotracer.static build/test_link.static \
-		>"$tmp/make.log" 2>&1; then
-		BUILD_WHY="static build failed (libbpf-dev libelf-dev zlib1g-dev libzstd-dev libc6-dev?): $(grep -v 'statically linked' "$tmp/make.log" | tail -n 3 | tr '\n' ' ')"
+	# shellcheck disable=SC2086 # the target list is space separated
+	if ! make -C "$LAB_REPO" -s $targets >"$tmp/make-$arch.log" 2>&1; then
+		BUILD_WHY="static $arch build failed (libbpf-dev libelf-dev zlib1g-dev libzstd-dev libc6-dev, arm64: make deps-arm64?): $(grep -v 'statically linked' "$tmp/make-$arch.log" | tail -n 3 | tr '\n' ' ')"
 		return 1
 	fi
-	if [[ ! -x $STATIC || $LAB_REPO/build/iotracer.static -nt $STATIC ]]; then
-		cp -f "$LAB_REPO/build/iotracer.static" "$STATIC.part.$$" && mv -f "$STATIC.part.$$" "$STATIC"
-		note "built $STATIC ($(stat -c %s "$STATIC") bytes)"
+	if [[ ! -x $dst || $built -nt $dst ]]; then
+		cp -f "$built" "$dst.part.$$" && mv -f "$dst.part.$$" "$dst"
+		note "built $dst ($(stat -c %s "$dst") bytes)"
 	fi
 }
 
-# guest_extra DIR: LAB_EXTRA for a guest script: the static iotracer and
-# guest-lib.sh (build_static first).
+# guest_extra DIR [ARCH]: LAB_EXTRA for a guest script: the static iotracer of
+# ARCH and guest-lib.sh (build_static ARCH first).
 guest_extra() {
+	local bin=$STATIC
+	[[ ${2:-amd64} == arm64 ]] && bin=$STATIC-arm64
 	mkdir -p "$1" &&
-		{ ln -f "$STATIC" "$1/iotracer" 2>/dev/null || cp "$STATIC" "$1/iotracer"; } &&
+		{ ln -f "$bin" "$1/iotracer" 2>/dev/null || cp "$bin" "$1/iotracer"; } &&
 		cp "$LAB_SRC/guest-lib.sh" "$1/"
 }
 

@@ -44,13 +44,18 @@ mkcpio() { # DIR OUT
 	mv -f "$out.part.$$" "$out"
 }
 
-# Build tests/lab/ioload.c into $LAB_DIR/bin/ioload if missing or stale.
+# Build tests/lab/ioload.c for ARCH into $LAB_DIR/bin/ioload (amd64) or
+# $LAB_DIR/bin/ARCH/ioload if missing or stale.
 build_ioload() {
-	local src=$LAB_SRC/ioload.c bin=$LAB_DIR/bin/ioload
+	local arch=$1 src=$LAB_SRC/ioload.c bin=$LAB_DIR/bin/ioload cc
+	cc=$(lab_cc_of "$arch")
+	[[ $arch == amd64 ]] || bin=$LAB_DIR/bin/$arch/ioload
 	if [[ ! -x $bin || $src -nt $bin ]]; then
-		lab_have_static_libc || lab_unavail "no static libc (install libc6-dev) to build ioload"
-		mkdir -p "$LAB_DIR/bin"
-		gcc -static -O2 -Wall -Wextra -o "$bin.part.$$" "$src"
+		[[ $arch != amd64 ]] || lab_have_static_libc ||
+			lab_unavail "no static libc (install libc6-dev) to build ioload"
+		command -v "$cc" >/dev/null 2>&1 || lab_unavail "no $cc to build ioload (make deps-arm64)"
+		mkdir -p "$(dirname "$bin")"
+		"$cc" -static -O2 -Wall -Wextra -o "$bin.part.$$" "$src"
 		mv -f "$bin.part.$$" "$bin"
 	fi
 	printf '%s\n' "$bin"
@@ -82,9 +87,9 @@ base() {
 	kdir=$(lab_kdir "$kver")
 	[[ -f $kdir/.done ]] || lab_unavail "kernel $kver not fetched (run tests/lab/fetch.sh)"
 	mroot=$kdir/root
-	bb=$LAB_DIR/busybox/bin/busybox
+	bb=$(lab_busybox "$(lab_arch_of "$kver")")
 	[[ -x $bb ]] || lab_unavail "no busybox in the cache (run tests/lab/fetch.sh)"
-	ioload=$(build_ioload)
+	ioload=$(build_ioload "$(lab_arch_of "$kver")")
 	mods=${LAB_MODULES:-$MODS_DEFAULT}
 	mods="$mods ${LAB_MODULES_EXTRA:-}"
 
@@ -106,12 +111,13 @@ base() {
 	local r=$tmp/root
 	mkdir -p "$r"/{bin,sbin,usr/bin,usr/sbin,etc/lab,dev,proc,sys,tmp,run,root,lab,lib/modules/"$kver"}
 
-	# busybox and its applets
+	# busybox and its applets (another architecture's busybox cannot run here: the
+	# applet list comes from this machine's, the same Debian busybox-static build)
 	install -m 0755 "$bb" "$r/bin/busybox"
 	while read -r line; do
 		[[ -n $line && $line != bin/busybox ]] || continue
 		[[ -e $r/$line ]] || ln -s /bin/busybox "$r/$line"
-	done < <("$bb" --list-full)
+	done < <("$(lab_busybox amd64)" --list-full)
 	install -m 0755 "$ioload" "$r/bin/ioload"
 	install -m 0755 "$LAB_SRC/init" "$r/init"
 	# The kernel opens /dev/console before /init runs (devtmpfs is not mounted yet).

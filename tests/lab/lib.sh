@@ -14,7 +14,23 @@ export LAB_DIR
 
 # Default guest kernel series, in the order the lab runs them.
 # shellcheck disable=SC2034 # used by the scripts that source this file
-LAB_SERIES_DEFAULT="6.1 6.12"
+LAB_SERIES_DEFAULT="5.10 6.1 6.12"
+
+# Series this machine's apt sources do not carry, and the Debian suite that has
+# them: fetch.sh reads that suite through a private apt configuration under
+# $LAB_DIR/apt-SUITE (the machine's /etc/apt is never changed).
+LAB_SERIES_SUITES="5.10:bullseye 6.1-arm64:bookworm"
+LAB_APT_MIRROR=${LAB_APT_MIRROR:-http://deb.debian.org/debian}
+LAB_APT_KEYRING=${LAB_APT_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
+
+# The Debian suite of SERIES if it needs a private apt configuration, else nothing.
+lab_suite_of() {
+	local pair
+	for pair in $LAB_SERIES_SUITES; do
+		[[ ${pair%%:*} == "$1" ]] && printf '%s\n' "${pair#*:}"
+	done
+	return 0
+}
 
 lab_log() { printf '[lab] %s\n' "$*" >&2; }
 lab_die() { printf '[lab] error: %s\n' "$*" >&2; exit 1; }
@@ -26,17 +42,31 @@ lab_now() { date +%s%N; }
 lab_since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
 
 # True when KVER looks like a full Debian kernel release (6.1.0-56-amd64,
-# 6.12.117+deb12-amd64), false for a series alias (6.1, 6.12).
-lab_is_full_kver() { [[ $1 == *-amd64 ]]; }
+# 6.12.117+deb12-amd64, 6.1.0-50-arm64), false for a series alias (6.1, 6.12,
+# 6.1-arm64).
+lab_is_full_kver() { [[ $1 =~ ^[0-9]+\.[0-9]+\.[0-9]+.*-(amd64|arm64)$ ]]; }
 
-# Series alias of a full kernel release: 6.1.0-56-amd64 -> 6.1, 6.12.117+deb12-amd64 -> 6.12.
-lab_series_of() {
-	local k=$1
-	if [[ $k =~ ^([0-9]+)\.([0-9]+)\. ]]; then
-		printf '%s.%s\n' "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+# Debian architecture of a series or release: *-arm64 is arm64 (a QEMU virt
+# machine under TCG, docs/lab.md "arm64"), anything else amd64.
+lab_arch_of() { if [[ $1 == *-arm64 ]]; then echo arm64; else echo amd64; fi; }
+
+# Static busybox of an architecture (fetch.sh puts it there).
+lab_busybox() {
+	if [[ $1 == arm64 ]]; then
+		printf '%s\n' "$LAB_DIR/busybox-arm64/bin/busybox"
 	else
-		printf '%s\n' "$k"
+		printf '%s\n' "$LAB_DIR/busybox/bin/busybox"
 	fi
+}
+
+# Series alias of a full kernel release: 6.1.0-56-amd64 -> 6.1, 6.12.117+deb12-amd64 -> 6.12,
+# 5.10.0-32-amd64 -> 5.10, 6.1.0-50-arm64 -> 6.1-arm64.
+lab_series_of() {
+	local k=$1 sfx=""
+	lab_is_full_kver "$k" || { printf '%s\n' "$k"; return 0; }
+	[[ $(lab_arch_of "$k") == arm64 ]] && sfx=-arm64
+	[[ $k =~ ^([0-9]+)\.([0-9]+)\. ]]
+	printf '%s.%s%s\n' "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "$sfx"
 }
 
 # Resolve a series alias (6.1) or a full release to the full release that
@@ -57,6 +87,13 @@ lab_kdir() { printf '%s/kernels/%s\n' "$LAB_DIR" "$1"; }
 
 # Host tools the lab needs: "command:package" pairs.
 LAB_TOOLS="qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils cpio:cpio xz:xz-utils depmod:kmod modprobe:kmod dpkg-deb:dpkg gcc:gcc timeout:coreutils zstd:zstd"
+# More for arm64 guests: `make deps-arm64` installs them (it adds the arm64 dpkg
+# architecture for the cross build's static libraries).
+# shellcheck disable=SC2034 # used by fetch.sh
+LAB_TOOLS_ARM64="qemu-system-aarch64 aarch64-linux-gnu-gcc"
+
+# C compiler building static guest programs (ioload) for an architecture.
+lab_cc_of() { if [[ $1 == arm64 ]]; then echo aarch64-linux-gnu-gcc; else echo gcc; fi; }
 
 # Prints the packages of the missing tools (empty if all present).
 lab_missing_pkgs() {

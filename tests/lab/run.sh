@@ -1,6 +1,6 @@
 #!/bin/bash
 # shellcheck source-path=SCRIPTDIR
-# run.sh [SERIES...]   (default: $LAB_KERNELS or "6.1 6.12")
+# run.sh [SERIES...]   (default: $LAB_KERNELS or "5.10 6.1 6.12")
 #
 # The lab smoke test: for each guest kernel series, fetch (cached), build the
 # initramfs (cached), boot the guest with tests/lab/guest-smoke.sh and check

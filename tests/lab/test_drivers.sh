@@ -1,6 +1,6 @@
 #!/bin/bash
 # shellcheck source-path=SCRIPTDIR
-# test_drivers.sh [SERIES[+METHOD]...]   (default: $LAB_KERNELS or "6.1 6.12 6.12+kprobe")
+# test_drivers.sh [SERIES[+METHOD]...]   (default: $LAB_KERNELS or "5.10 6.1 6.12 6.12+kprobe")
 #   SERIES+METHOD boots SERIES with IOTRACER_PREFER=METHOD in the guest (kprobe: the
 #   kprobe variants of every fentry hook get their coverage)
 #
@@ -46,7 +46,7 @@ set -uo pipefail
 . "$(dirname "$0")/harness.sh"
 
 IOTRACER=${IOTRACER:-$LAB_REPO/iotracer}
-STATIC=$LAB_DIR/iotracer-static
+STATIC=$LAB_DIR/iotracer-static # -arm64 for arm64 guests (harness.sh build_static)
 DISKS="nvme0n1 sda vda"
 CHECKS="count joined stages"
 export LAB_TIMEOUT=${LAB_TIMEOUT:-90}
@@ -264,6 +264,8 @@ one() {
 	t0=$(lab_now)
 
 	local series=${s%%+*}
+	LAB_EXTRA=$tmp/extra-$(lab_arch_of "$series")
+	export LAB_EXTRA
 	export LAB_G_PREFER=""
 	[[ $s == *+* ]] && LAB_G_PREFER=${s#*+}
 	step "$out/fetch.out" "$out/fetch.log" "$LAB_SRC/fetch.sh" "$series" || frc=$?
@@ -434,15 +436,21 @@ MATRIX_COLS=()
 HOST_LABEL=""
 : >"$tmp/matrix.in"
 BUILD_WHY=""
-if ! build_static; then
-	for k in "$@"; do verdict_all "$k" FAIL "$BUILD_WHY"; done
-	exit 1
-fi
-guest_extra "$tmp/extra"
-export LAB_EXTRA=$tmp/extra
+# One static build per guest architecture (arm64: cross-built, make static-arm64).
+unbuilt=" "
+for arch in $(for k in "$@"; do lab_arch_of "${k%%+*}"; done | sort -u); do
+	if ! build_static "$arch"; then
+		unbuilt="$unbuilt$arch "
+		for k in "$@"; do
+			[[ $(lab_arch_of "${k%%+*}") == "$arch" ]] && verdict_all "$k" FAIL "$BUILD_WHY"
+		done
+		continue
+	fi
+	guest_extra "$tmp/extra-$arch" "$arch"
+done
 
 for k in "$@"; do
-	one "$k"
+	[[ $unbuilt == *" $(lab_arch_of "${k%%+*}") "* ]] || one "$k"
 done
 host_column
 print_matrix

@@ -42,6 +42,9 @@ set -uo pipefail
 IOTRACER=${IOTRACER:-$LAB_REPO/iotracer}
 STATIC=$LAB_DIR/iotracer-static
 SERIES=${LAB_MODES_KERNEL:-6.12}
+# Check names and run directories: lab_modes_T_* and runs/modes-T on the default
+# kernel, lab_modes_K_T_* and runs/modes-K-T on another one (K = LAB_MODES_KERNEL).
+if [[ $SERIES == 6.12 ]]; then PFX=lab_modes RUNS=modes; else PFX=lab_modes_$SERIES RUNS=modes-$SERIES; fi
 CHECKS="run records join offsets order filter reconnect"
 export LAB_TIMEOUT=${LAB_TIMEOUT:-150}
 export LAB_G_COUNT=${LAB_MODES_COUNT:-150}
@@ -51,9 +54,9 @@ TRANSPORTS=("$@")
 all_names() {
 	local t c
 	for t in "${TRANSPORTS[@]}"; do
-		for c in $CHECKS; do echo "lab_modes_${t}_$c"; done
+		for c in $CHECKS; do echo "${PFX}_${t}_$c"; done
 	done
-	echo lab_modes_vsock
+	echo "${PFX}_vsock"
 }
 verdict_rest() { # VERDICT WHY
 	local n
@@ -101,7 +104,7 @@ stage_notes() {
 		| [$p[] | .stages_ns[$k] // empty] | sort as $v
 		| select($v | length > 0)
 		| "\($k) n=\($v | length) p50=\($v[(($v | length) * 0.5 | floor)]) p99=\($v[((($v | length) * 0.99) | floor)])"' |
-		while read -r line; do note "lab_modes_$t stage $line ns"; done
+		while read -r line; do note "${PFX}_$t stage $line ns"; done
 }
 
 # Host records on the image with inode $3 written after the first host_filter
@@ -115,7 +118,7 @@ after_filter() {
 
 one() {
 	local t=$1 out brc=0 attempt port g n_ops n_uniq holes joined pct bad inv nv nn w i sess2
-	out=$LAB_DIR/runs/modes-$t
+	out=$LAB_DIR/runs/$RUNS-$t
 	rm -rf "$out"
 	mkdir -p "$out"
 	# data-filled images: host reads really reach the host disk
@@ -144,8 +147,8 @@ one() {
 		if ((attempt == 2)) || [[ $brc != 2 ]] || ! grep -q 'Oops: int3' "$out/console.log" 2>/dev/null; then
 			break
 		fi
-		note "lab_modes_$t: guest kernel oops on a text-patching int3 ($(grep -m1 -oE 'RIP: 0010:[^ ]+' "$out/console.log")); running once more"
-		mv -f "$out/console.log" "$LAB_DIR/runs/modes-$t.int3-crash.log"
+		note "${PFX}_$t: guest kernel oops on a text-patching int3 ($(grep -m1 -oE 'RIP: 0010:[^ ]+' "$out/console.log")); running once more"
+		mv -f "$out/console.log" "$LAB_DIR/runs/$RUNS-$t.int3-crash.log"
 		rm -rf "$out"
 		mkdir -p "$out"
 		head -c 64M /dev/zero >"$tmp/vblk.img" && head -c 64M /dev/zero >"$tmp/nvme.img"
@@ -156,29 +159,29 @@ one() {
 		return
 	fi
 	if [[ $brc == 2 ]] || ! unbundle "$g" "$out"; then
-		report FAIL "lab_modes_${t}_run" "guest rc $brc: ${BUNDLE_WHY:-no end marker}; see $out/console.log"
+		report FAIL "${PFX}_${t}_run" "guest rc $brc: ${BUNDLE_WHY:-no end marker}; see $out/console.log"
 		return
 	fi
 	if [[ ! -s $out/host1.json || ! -s $out/host2.json ]]; then
-		report FAIL "lab_modes_${t}_run" "host daemon JSON missing: $(tail -c 300 "$out"/host1.err "$out"/host2.err 2>/dev/null | tr '\n' ' ')"
+		report FAIL "${PFX}_${t}_run" "host daemon JSON missing: $(tail -c 300 "$out"/host1.err "$out"/host2.err 2>/dev/null | tr '\n' ' ')"
 		return
 	fi
-	report PASS "lab_modes_${t}_run"
+	report PASS "${PFX}_${t}_run"
 
 	# records: unique (session, seq) == ioload's ops on vda; no holes per session
 	n_ops=$(awk '$2 == "vda"' "$out/ioload.txt" | sed 's/^ioload vda //' | jq -s 'map(.ops) | add')
 	hostj "$out" 'select(.type == "guest_vreq") | [.session, .seq]' | sort -u >"$out/vreqs.txt"
 	n_uniq=$(wc -l <"$out/vreqs.txt")
 	holes=$(jq -s -r 'group_by(.[0])[] | (map(.[1]) | max) - length' "$out/vreqs.txt" | awk '{s += $1} END {print s + 0}')
-	check "lab_modes_${t}_records" "$([[ $n_uniq == "$n_ops" && $holes == 0 ]]; echo $?)" \
+	check "${PFX}_${t}_records" "$([[ $n_uniq == "$n_ops" && $holes == 0 ]]; echo $?)" \
 		"host got $n_uniq distinct guest records, ioload did $n_ops ops on vda, $holes missing seqs"
 
 	hostj "$out" 'select(.type == "path")' | jq -s -c 'group_by([.session, .seq])[] | (map(select(.joined)) + .)[0]' >"$out/paths.txt"
 	joined=$(jq -s 'map(select(.joined)) | length' "$out/paths.txt")
 	pct=$(awk -v j="$joined" -v n="$n_ops" 'BEGIN { printf "%.1f", n ? 100 * j / n : 0 }')
-	check "lab_modes_${t}_join" "$(awk -v p="$pct" 'BEGIN { exit !(p >= 95) }'; echo $?)" \
+	check "${PFX}_${t}_join" "$(awk -v p="$pct" 'BEGIN { exit !(p >= 95) }'; echo $?)" \
 		"$joined of $n_ops guest requests joined ($pct %)"
-	note "lab_modes_$t: $joined of $n_ops guest virtio requests joined ($pct %)"
+	note "${PFX}_$t: $joined of $n_ops guest virtio requests joined ($pct %)"
 
 	bad=0
 	w=0
@@ -186,11 +189,11 @@ one() {
 		w=$((w + 1))
 		[[ $(od -An -t u8 -j "$off" -N 8 "$tmp/vblk.img" | tr -d ' ') == "$off" ]] || bad=$((bad + 1))
 	done < <(jq -r 'select(.joined and .op == "write") | .offset' "$out/paths.txt")
-	check "lab_modes_${t}_offsets" "$([[ $w -gt 0 && $bad == 0 ]]; echo $?)" \
+	check "${PFX}_${t}_offsets" "$([[ $w -gt 0 && $bad == 0 ]]; echo $?)" \
 		"$bad of $w joined writes: the image at the offset does not hold it"
 
 	inv=$(jq -s 'map(select(.joined and (.order_ok | not))) | length' "$out/paths.txt")
-	check "lab_modes_${t}_order" "$([[ $joined -gt 0 && $inv == 0 ]]; echo $?)" \
+	check "${PFX}_${t}_order" "$([[ $joined -gt 0 && $inv == 0 ]]; echo $?)" \
 		"$inv of $joined joined paths out of order beyond the clock uncertainty: $(jq -c -s 'map(select(.joined and (.order_ok | not)))[0] | {order_bad_at, clock_uncert_ns, t}' "$out/paths.txt" | head -c 400)"
 
 	# records after the guest's filter reached each host daemon (before it, the
@@ -204,37 +207,40 @@ one() {
 		nv=$((nv + $(after_filter "$f" "$inv_n" "$ivb")))
 		nn=$((nn + $(after_filter "$f" "$inv_n" "$inv_n")))
 	done
-	check "lab_modes_${t}_filter" "$([[ $nv -gt 0 && $nn == 0 ]]; echo $?)" \
+	check "${PFX}_${t}_filter" "$([[ $nv -gt 0 && $nn == 0 ]]; echo $?)" \
 		"host records after the guest filter: vda image $nv, nvme image $nn (want > 0 and 0)"
 
 	local fin
 	fin=$(jq -c 'select(.type == "link" and .final)' "$out/g2.json" 2>/dev/null | tail -n 1)
 	sess2=$(hostj "$out" 'select(.type == "guest_vreq") | .session' | sort | uniq -c | wc -l)
-	check "lab_modes_${t}_reconnect" "$(jq -e '.virtio_requests > 0 and .acked == .virtio_requests and .dropped == 0 and .waiting == 0' <<<"$fin" >/dev/null 2>&1 && [[ $sess2 -ge 2 ]] && grep -q guest_vreq "$out/host2.json"; echo $?)" \
+	check "${PFX}_${t}_reconnect" "$(jq -e '.virtio_requests > 0 and .acked == .virtio_requests and .dropped == 0 and .waiting == 0' <<<"$fin" >/dev/null 2>&1 && [[ $sess2 -ge 2 ]] && grep -q guest_vreq "$out/host2.json"; echo $?)" \
 		"guest #2 final: ${fin:-none}; guest sessions seen by the host: $sess2"
 
 	stage_notes "$out" "$t"
 	hostj "$out" 'select(.type == "host_summary" and .final) | {uprobe_hits_per_qemu_io, uprobe_aio, uprobe_notify, guest_requests, daemon_cpu_pct, bpf_ns, peers}' |
-		tail -n 1 | sed "s/^/# lab_modes_$t host summary (daemon #2): /"
-	grep -h 'iotracer: ' "$out"/host1.err "$out"/host2.err 2>/dev/null | grep -v '^qemu' | head -n 8 | sed "s/^/# lab_modes_$t host: /"
+		tail -n 1 | sed "s/^/# ${PFX}_$t host summary (daemon #2): /"
+	grep -h 'iotracer: ' "$out"/host1.err "$out"/host2.err 2>/dev/null | grep -v '^qemu' | head -n 8 | sed "s/^/# ${PFX}_$t host: /"
 	if [[ $t == "${TRANSPORTS[0]}" ]]; then
 		if grep -q '^PASS' "$out/vsock.txt" 2>/dev/null; then
-			report PASS lab_modes_vsock
+			report PASS "${PFX}_vsock"
 		elif grep -q '^FAIL' "$out/vsock.txt" 2>/dev/null; then
-			report FAIL lab_modes_vsock "$(grep -m1 '^FAIL' "$out/vsock.txt")"
+			report FAIL "${PFX}_vsock" "$(grep -m1 '^FAIL' "$out/vsock.txt")"
 		else
-			report SKIP lab_modes_vsock "$(grep -m1 . "$out/vsock.txt" 2>/dev/null || echo 'no vsock test output from the guest')"
+			report SKIP "${PFX}_vsock" "$(grep -m1 . "$out/vsock.txt" 2>/dev/null || echo 'no vsock test output from the guest')"
 		fi
 	fi
 }
 
-if ! build_static; then
+ARCH=$(lab_arch_of "$SERIES")
+if ! build_static "$ARCH"; then
 	verdict_rest FAIL "${BUILD_WHY:-static build failed}"
 	exit 1
 fi
-guest_extra "$tmp/extra"
+guest_extra "$tmp/extra" "$ARCH"
 # the link unit test, static and without sanitizers, for AF_VSOCK in the guest
-cp "$LAB_REPO/build/test_link.static" "$tmp/extra/test_link" 2>"$tmp/test_link.log" ||
+tl=$LAB_REPO/build/test_link.static
+[[ $ARCH == amd64 ]] || tl=$LAB_REPO/build/$ARCH/test_link.static
+cp "$tl" "$tmp/extra/test_link" 2>"$tmp/test_link.log" ||
 	note "lab_modes: test_link not built for the guest: $(tail -n 2 "$tmp/test_link.log" | tr '\n' ' ')"
 saved_stats=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || true)
 sysctl -qw kernel.bpf_stats_enabled=1 2>/dev/null
@@ -250,7 +256,7 @@ fi
 for t in "${TRANSPORTS[@]}"; do
 	t0=$(lab_now)
 	one "$t"
-	note "lab_modes_$t: took $(lab_since "$t0") s"
+	note "${PFX}_$t: took $(lab_since "$t0") s"
 done
 verdict_rest FAIL "not reported (bug in test_modes.sh)"
 exit "$failed"

@@ -6,11 +6,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/socket.h> /* before linux/vm_sockets.h: older uapi headers need struct sockaddr */
 #include <linux/vm_sockets.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
