@@ -9,8 +9,9 @@
 # Phase 1: guest daemon #1 (`--mode guest -d vda`: the filter names vda only),
 #   randread + randwrite on vda, randwrite on nvme0n1 (a disk outside the
 #   filter), wait for the acks, then SIGKILL it.
-# Phase 2: guest daemon #2, randread on vda; print `LAB-MARK restart-host`
-#   (the host side SIGKILLs and restarts its daemon on seeing it), wait,
+# Phase 2: guest daemon #2, randread on vda; once every record is acked, print
+#   `LAB-MARK restart-host` (the host side SIGKILLs and restarts its daemon on
+#   seeing it), wait until the link is up again (the new host daemon attached),
 #   randwrite on vda, randread on nvme0n1, SIGTERM daemon #2.
 # Then: /lab/test_link (if present) for AF_VSOCK over vsock_loopback, and one
 # base64 tar.gz bundle of g1.json g2.json *.err ioload.txt steps.txt vsock.txt
@@ -45,6 +46,34 @@ start() {
 	step "guest$1_attached"
 }
 
+# ups_of N: link-up lines guest daemon N logged so far.
+ups_of() { grep -c '): up: ' "$W/g$1.err" 2>/dev/null; }
+
+# wait_up N UPS: until guest daemon N logged more than UPS link-up lines (90 s at most).
+wait_up() {
+	i=0
+	while [ "$(ups_of "$1")" -le "$2" ] && [ "$i" -lt 450 ]; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+	[ "$i" -lt 450 ] || { echo "guest daemon $1: the link did not come back up"; rc=1; }
+}
+
+# wait_acked N VREQS: until a link line of guest daemon N (written every second)
+# says at least VREQS virtio requests and none waiting for an ack (30 s at most).
+wait_acked() {
+	i=0
+	while [ "$i" -lt 150 ]; do
+		l=$(grep '"type":"link"' "$W/g$1.json" 2>/dev/null | tail -n 1)
+		v=$(echo "$l" | sed -n 's/.*"virtio_requests":\([0-9]*\).*/\1/p')
+		w=$(echo "$l" | sed -n 's/.*"waiting":\([0-9]*\).*/\1/p')
+		[ -n "$v" ] && [ "$v" -ge "$2" ] && [ "$w" = 0 ] && return 0
+		sleep 0.2
+		i=$((i + 1))
+	done
+	echo "guest daemon $1: records not acked within 30 s"
+}
+
 load() { # DEV MODE SEED
 	out=$(ioload -d "/dev/$1" -n "$count" -b 4096 -m "$2" -s "$3" 2>&1) || rc=1
 	echo "ioload $1 $out" | tee -a "$W/ioload.txt"
@@ -61,9 +90,18 @@ wait "$gpid" 2>/dev/null
 
 start 2
 load vda randread 4
+# The host daemon is killed on the mark: first every record of these reads
+# acked (the host wrote them), and a second for it to join them to QEMU's IO.
+wait_acked 2 "$count"
+sleep 1
+ups=$(ups_of 2)
 echo "LAB-MARK restart-host"
 step host_restart_asked
-sleep 5 # the host kills and restarts its daemon; the guest reconnects
+# The new host daemon listens (or dials the serial socket) only once it has
+# attached: a new link-up line means it traces QEMU again. A fixed sleep lost
+# the next reads whenever the restart took longer (a loaded machine).
+wait_up 2 "$ups"
+step host_back
 load vda randwrite 5
 load nvme0n1 randread 6
 sleep 2
