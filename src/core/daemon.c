@@ -782,6 +782,106 @@ static int open_record(struct daemon *d)
 	return d->rec ? 0 : -EIO;
 }
 
+/* Everything up to the event loop: outputs, BPF, the fds. 0 or -errno (said). */
+static int daemon_start(struct daemon *d)
+{
+	int ret;
+
+	/*
+	 * Loading parses the kernel's BTF (several MB, freed after load). A fixed
+	 * mmap threshold keeps such blocks out of the heap, so they go back to
+	 * the kernel instead of staying resident in a fragmented heap.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	if (d->o->metrics_addr) {
+		/* before the (slow) load: a port in use fails at once */
+		d->http = metrics_http_start(d->o->metrics_addr);
+		if (!d->http)
+			return -EADDRINUSE;
+	}
+	ret = bpf_up(d);
+	if (!ret)
+		ret = open_json(d);
+	if (ret)
+		return ret;
+	d->start_ns = d->now_ns = it_mono_ns();
+	d->next_summary_ns = d->start_ns + d->o->interval_ns;
+	ret = open_record(d);
+	if (ret)
+		return ret;
+	d->out = out_new(d->o, d->text, d->json, d->start_ns);
+	d->corr = d->out ? corr_new(on_request, d, HOLD_NS, 0) : NULL;
+	if (!d->out || !d->corr) {
+		it_err("cannot set up the event loop: %s", strerror(errno));
+		return -ENOMEM;
+	}
+	ret = bpf_connect(d);
+	if (ret)
+		return ret;
+	ret = setup_fds(d);
+	if (ret)
+		it_err("cannot set up the event loop: %s", strerror(-ret));
+	return ret;
+}
+
+/*
+ * After the loop: detach first, so that no record is written after the last
+ * drain; then everything still in the buffers, then everything still held,
+ * the final summary, and what output was lost. Returns ret, or the loss.
+ */
+static int daemon_finish(struct daemon *d, int ret)
+{
+	it_loader_detach(&d->ld);
+	drain(d, 1);
+	corr_flush(d->corr);
+	summary(d, 1);
+	if (d->m)
+		d->mode->stop(d->m);
+	d->m = NULL;
+	if (d->o->verbose && d->ld.skel)
+		it_loader_prog_stats(&d->ld, stderr);
+	if (out_error(d->out) && !ret) {
+		ret = out_error(d->out);
+		it_err("output lost: %llu JSON lines (%s)",
+		       (unsigned long long)out_json_lost(d->out), strerror(-ret));
+	}
+	if (d->rec) {
+		uint64_t lost = rec_close(d->rec);
+
+		d->rec = NULL;
+		if (lost) {
+			it_err("--record: %llu requests were not recorded (write errors)",
+			       (unsigned long long)lost);
+			if (!ret)
+				ret = -EIO;
+		}
+	}
+	return ret;
+}
+
+static void daemon_free(struct daemon *d)
+{
+	metrics_http_stop(d->http); /* first: its thread reads nothing of d, but stop serving */
+	free(d->mhooks);
+	bpf_down(d);
+	corr_free(d->corr);
+	rec_close(d->rec);
+	out_free(d->out);
+	uhists_free(&d->uhists);
+	uhists_free(&d->carried);
+	uhists_free(&d->sum);
+	if (d->json && d->json != stdout)
+		fclose(d->json);
+	if (d->epfd >= 0)
+		close(d->epfd);
+	if (d->sigfd >= 0)
+		close(d->sigfd);
+	if (d->tfd >= 0)
+		close(d->tfd);
+	if (d->cur_owned)
+		cli_free(&d->cur);
+}
+
 int it_daemon_run(const struct it_opts *uo)
 {
 	struct daemon d = { .epfd = -1, .sigfd = -1, .tfd = -1, .mode_fd = -1 };
@@ -794,95 +894,9 @@ int it_daemon_run(const struct it_opts *uo)
 	ret = mode_prepare(&d.cur, stderr);
 	if (ret)
 		return ret == -EINVAL ? 2 : 1; /* bad input: usage exit status */
-
-	/*
-	 * Loading parses the kernel's BTF (several MB, freed after load). A fixed
-	 * mmap threshold keeps such blocks out of the heap, so they go back to
-	 * the kernel instead of staying resident in a fragmented heap.
-	 */
-	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-	if (d.o->metrics_addr) {
-		/* before the (slow) load: a port in use fails at once */
-		d.http = metrics_http_start(d.o->metrics_addr);
-		if (!d.http) {
-			ret = -EADDRINUSE;
-			goto out;
-		}
-	}
-	ret = bpf_up(&d);
+	ret = daemon_start(&d);
 	if (!ret)
-		ret = open_json(&d);
-	if (ret)
-		goto out;
-	d.start_ns = d.now_ns = it_mono_ns();
-	d.next_summary_ns = d.start_ns + d.o->interval_ns;
-	ret = open_record(&d);
-	if (ret)
-		goto out;
-	d.out = out_new(d.o, d.text, d.json, d.start_ns);
-	d.corr = d.out ? corr_new(on_request, &d, HOLD_NS, 0) : NULL;
-	if (!d.out || !d.corr) {
-		ret = -ENOMEM;
-		it_err("cannot set up the event loop: %s", strerror(errno));
-		goto out;
-	}
-	ret = bpf_connect(&d);
-	if (ret)
-		goto out;
-	ret = setup_fds(&d);
-	if (ret) {
-		it_err("cannot set up the event loop: %s", strerror(-ret));
-		goto out;
-	}
-	ret = loop(&d);
-	/*
-	 * Detach first, so that no record is written after the last drain; then
-	 * everything still in the buffers, then everything still held.
-	 */
-	it_loader_detach(&d.ld);
-	drain(&d, 1);
-	corr_flush(d.corr);
-	summary(&d, 1);
-	if (d.m)
-		d.mode->stop(d.m);
-	d.m = NULL;
-	if (d.o->verbose && d.ld.skel)
-		it_loader_prog_stats(&d.ld, stderr);
-	if (out_error(d.out) && !ret) {
-		ret = out_error(d.out);
-		it_err("output lost: %llu JSON lines (%s)",
-		       (unsigned long long)out_json_lost(d.out), strerror(-ret));
-	}
-	if (d.rec) {
-		uint64_t lost = rec_close(d.rec);
-
-		d.rec = NULL;
-		if (lost) {
-			it_err("--record: %llu requests were not recorded (write errors)",
-			       (unsigned long long)lost);
-			if (!ret)
-				ret = -EIO;
-		}
-	}
-out:
-	metrics_http_stop(d.http); /* first: its thread reads nothing of d, but stop serving */
-	free(d.mhooks);
-	bpf_down(&d);
-	corr_free(d.corr);
-	rec_close(d.rec);
-	out_free(d.out);
-	uhists_free(&d.uhists);
-	uhists_free(&d.carried);
-	uhists_free(&d.sum);
-	if (d.json && d.json != stdout)
-		fclose(d.json);
-	if (d.epfd >= 0)
-		close(d.epfd);
-	if (d.sigfd >= 0)
-		close(d.sigfd);
-	if (d.tfd >= 0)
-		close(d.tfd);
-	if (d.cur_owned)
-		cli_free(&d.cur);
+		ret = daemon_finish(&d, loop(&d));
+	daemon_free(&d);
 	return ret ? 1 : 0;
 }
