@@ -55,7 +55,8 @@ VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 
 DEPS_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
 	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace \
-	       systemd groff-base man-db libmicrohttpd-dev prometheus curl libsodium-dev libinih-dev
+	       systemd groff-base man-db libmicrohttpd-dev prometheus curl libsodium-dev \
+	       qemu-system-x86 libinih-dev
 
 .PHONY: all deps deps-arm64 static-arm64 run test unit integration lab vmlinux format clean tools replay-bench static install uninstall
 

@@ -12,6 +12,7 @@
  *   interrupts the guest), at file offsets from QEMU's .dynsym.
  */
 #include <errno.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,8 @@ struct host {
 	struct scope_disk sdisks[HOST_MAX_DISKS]; /* disks[] as scope.c sees them */
 	struct scope_host scope;
 	uint64_t records_malformed, filter_ignored;
+	uint64_t qemu_exited; /* traced QEMUs that exited (their uprobes detached) */
+	uint64_t next_qemu_check; /* once a second */
 	uint64_t next_filter_note; /* ignored serials: a note per second at most */
 	struct bpf_link *uprobes[CLI_MAX_QEMU][NR_UPROBES];
 	uint64_t qemu_ev[IT_QEV_MAX];
@@ -683,12 +686,40 @@ static void host_request(void *m, const struct corr_req *r)
 	vjoin_add_host(h->vj, &io, it_mono_ns());
 }
 
+/*
+ * A traced QEMU that exited (its VM shut down, or it was killed): its uprobes
+ * are detached at once rather than held until we stop, and it is said. The
+ * other QEMUs and their guests are served as before; a peer of the gone VM
+ * finds no disk of its own in scope any more.
+ */
+static void check_qemus(struct host *h, uint64_t now_ns)
+{
+	if (now_ns < h->next_qemu_check)
+		return;
+	h->next_qemu_check = now_ns + 1000000000ull;
+	for (int q = 0; q < h->nr_qemu; q++) {
+		int n = 0;
+
+		if (!h->qemu[q] || !kill(h->qemu[q], 0) || errno != ESRCH)
+			continue;
+		for (int i = 0; i < NR_UPROBES; i++) {
+			n += h->uprobes[q][i] != NULL;
+			bpf_link__destroy(h->uprobes[q][i]);
+			h->uprobes[q][i] = NULL;
+		}
+		it_note("qemu pid %d exited: its %d uprobes detached", h->qemu[q], n);
+		h->qemu[q] = 0;
+		h->qemu_exited++;
+	}
+}
+
 static void host_run(void *m, uint64_t now_ns)
 {
 	struct host *h = m;
 
 	link_run(h->link, now_ns);
 	vjoin_tick(h->vj, now_ns);
+	check_qemus(h, now_ns);
 }
 
 static void summary_text(struct host *h, const struct vj_stats *st, double hits, double cpu_pct,
@@ -760,6 +791,7 @@ static void summary_json(struct host *h, const struct vj_stats *st, int final, d
 	jw_u64(w, "refused", ls.refused);
 	jw_u64(w, "records_malformed", h->records_malformed);
 	jw_u64(w, "filter_ignored", h->filter_ignored);
+	jw_u64(w, "qemu_exited", h->qemu_exited);
 	jw_arr_begin(w, "peers");
 	for (int i = 0; i < h->nr_peers; i++) {
 		jw_obj_begin(w, NULL);

@@ -26,7 +26,6 @@ it_begin cli_key_mode cli_listen junk_filter junk_records good_records key_refus
 require_root
 require_cmd jq timeout truncate
 require_iotracer
-ensure_tracefs
 PEER=${LINK_PEER:-$IT_ROOT/build/link_peer}
 [[ -x $PEER ]] || fail_all "$PEER not built (make tools)"
 
