@@ -32,7 +32,9 @@ step() { echo "step $1 $(up)" | tee -a "$W/steps.txt"; }
 
 # start N: guest daemon number N; waits for its attach lines (60 s at most).
 start() {
-	/lab/iotracer --mode guest --link "$link" -d vda -q --no-live -i 1s \
+	# not -q: its link lines ("link: peer N (...): up: ...") on stderr are what
+	# wait_up watches
+	/lab/iotracer --mode guest --link "$link" -d vda --no-live -i 1s \
 		-j "$W/g$1.json" >"$W/g$1.out" 2>"$W/g$1.err" &
 	gpid=$!
 	i=0
