@@ -625,6 +625,26 @@ double bj_num(const struct bj *v, const char *path, double def)
 
 /* ================================================================ fio / tracer output */
 
+/*
+ * A JSON number as a count. A cast of a double outside the integer's range is
+ * undefined, and the text is another program's: saturate (NaN: 0).
+ */
+static uint64_t num_u64(double d)
+{
+	if (!(d > 0))
+		return 0;
+	return d >= 0x1p64 ? UINT64_MAX : (uint64_t)d;
+}
+
+static int64_t num_i64(double d)
+{
+	if (isnan(d))
+		return 0;
+	if (d >= 0x1p63)
+		return INT64_MAX;
+	return d <= -0x1p63 ? INT64_MIN : (int64_t)d;
+}
+
 int bench_parse_fio(const char *text, size_t n, struct fio_res *r)
 {
 	const char *start = memchr(text, '{', n);
@@ -652,7 +672,7 @@ int bench_parse_fio(const char *text, size_t n, struct fio_res *r)
 		static const char *const dirs[] = { "read", "write", "trim" };
 
 		r->jobs++;
-		r->errors += (uint64_t)bj_num(j, "error", 0);
+		r->errors += num_u64(bj_num(j, "error", 0));
 		for (int d = 0; d < 3; d++) {
 			const struct bj *dj = bj_get(j, dirs[d]);
 			double ios = bj_num(dj, "total_ios", 0);
@@ -662,7 +682,7 @@ int bench_parse_fio(const char *text, size_t n, struct fio_res *r)
 			if (!dj)
 				continue;
 			r->iops += bj_num(dj, "iops", 0);
-			r->ios += (uint64_t)ios;
+			r->ios += num_u64(ios);
 			if (ios > 0 && !isnan(mean))
 				lat_sum += mean * ios;
 			if (ios > best_ios && ios > 0) {
@@ -681,14 +701,14 @@ int bench_parse_fio(const char *text, size_t n, struct fio_res *r)
 
 static int64_t members_sum(const struct bj *o)
 {
-	int64_t s = 0;
+	double s = 0;
 
 	if (!o || o->t != BJ_OBJ)
 		return -1;
 	for (const struct bj *m = o->child; m; m = m->next)
 		if (m->t == BJ_NUM)
-			s += (int64_t)m->num;
-	return s;
+			s += m->num;
+	return num_i64(s);
 }
 
 /* "block.ringbuf=3 syscall.inflight=1": the non-zero per-layer drop counters. */
@@ -734,15 +754,15 @@ int bench_parse_tracer_summary(const char *text, size_t n, struct tracer_sum *s)
 			const struct bj *t = bj_get(v, "type");
 
 			if (v && t && t->t == BJ_STR && !strcmp(t->str, "summary")) {
-				s->requests = (int64_t)bj_num(v, "requests", -1);
+				s->requests = num_i64(bj_num(v, "requests", -1));
 				s->records = members_sum(bj_get(v, "records"));
-				s->drops = (int64_t)bj_num(v, "drops.total", -1);
+				s->drops = num_i64(bj_num(v, "drops.total", -1));
 				drops_detail(bj_get(v, "drops"), s->drops_detail,
 					     sizeof(s->drops_detail));
-				s->rec_syscall = (int64_t)bj_num(v, "records.syscall", -1);
-				s->rec_block = (int64_t)bj_num(v, "records.block", -1);
-				s->rec_uring = (int64_t)bj_num(v, "records.io_uring", -1);
-				s->rec_aio = (int64_t)bj_num(v, "records.aio", -1);
+				s->rec_syscall = num_i64(bj_num(v, "records.syscall", -1));
+				s->rec_block = num_i64(bj_num(v, "records.block", -1));
+				s->rec_uring = num_i64(bj_num(v, "records.io_uring", -1));
+				s->rec_aio = num_i64(bj_num(v, "records.aio", -1));
 				s->drops_block = members_sum(bj_path(v, "drops.block"));
 				if (s->drops >= 0) {
 					if (s->drops_block < 0) /* no block layer */

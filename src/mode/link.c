@@ -675,9 +675,14 @@ static void on_hello(struct link_peer *p, const void *pl)
 {
 	struct link *l = p->l;
 	struct link_hello h;
+	size_t i;
 
 	memcpy(&h, pl, sizeof(h));
 	h.name[sizeof(h.name) - 1] = '\0';
+	/* the name goes into log lines and JSON: printable ASCII only, never a forged line */
+	for (i = 0; h.name[i]; i++)
+		if ((unsigned char)h.name[i] < 0x20 || (unsigned char)h.name[i] > 0x7e)
+			h.name[i] = '?';
 	if (p->state == P_UP) {
 		proto_err(p, "second HELLO");
 		return;
