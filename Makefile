@@ -184,7 +184,7 @@ $(FUZZ_DIR)/seeds/elf.done: tests/fuzz/seed_elf.c
 # Build the targets (and their seeds) when clang's libFuzzer runtime is there: `make test`
 # must not fail without it (test_fuzz.sh then reports SKIP).
 fuzz-build:
-	@if tests/fuzz/fuzz.sh --have-runtime; then \
+	@if CLANG=$(CLANG) tests/fuzz/fuzz.sh --have-runtime; then \
 		$(MAKE) --no-print-directory fuzz-bins; \
 	else echo "fuzz: no libFuzzer runtime (make deps installs libclang-rt-dev): not built"; fi
 
@@ -192,8 +192,8 @@ fuzz-bins: $(FUZZ_BINS) $(FUZZ_SEEDS)
 	@:
 
 # Each target for FUZZ_SECONDS, one after the other; the corpus grows in build/fuzz/corpus.
-fuzz: $(FUZZ_BINS) $(FUZZ_SEEDS)
-	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/fuzz.sh $(FUZZ_TARGETS)
+fuzz: fuzz-build
+	@CLANG=$(CLANG) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/fuzz.sh $(FUZZ_TARGETS)
 
 # Measuring tools (docs/bench.md): the pure modules without BPF, daemon flags.
 # replay_bench: daemon CPU per request replayed from synthetic records;
