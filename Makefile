@@ -132,7 +132,7 @@ integration: iotracer
 	@tests/run.sh --integration
 
 test: deps iotracer $(UNIT_BINS) tools fuzz-build
-	@tests/run.sh --all $(UNIT_BINS)
+	@FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) tests/run.sh --all $(UNIT_BINS)
 
 # Fuzzing (docs/testing.md, "Fuzzing"). A target is tests/fuzz/fuzz_<name>.c (one
 # LLVMFuzzerTestOneInput) plus its name in this list; seeds in tests/fuzz/corpus/<name>/,
@@ -145,6 +145,7 @@ FUZZ_TARGETS := \
 	elf \
 	json
 FUZZ_SECONDS ?= 60
+FUZZ_TEST_SECONDS ?= 20
 FUZZ_DIR    := $(OUTPUT)/fuzz
 FUZZ_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS := $(filter-out -O2,$(CFLAGS)) -O1 $(FUZZ_SAN)

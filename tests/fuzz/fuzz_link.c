@@ -27,7 +27,6 @@
  * bytes must not forge log lines); no fd is leaked.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <zlib.h>
