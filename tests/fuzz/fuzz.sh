@@ -83,9 +83,10 @@ fuzz_run() {
 	"$FUZZ_DIR/fuzz_$name" "${FUZZ_FLAGS[@]}" -max_total_time="$secs" \
 		-artifact_prefix="$FUZZ_DIR/crashes/$name/" "$work" "${dirs[@]}" >"$FZ_LOG" 2>&1
 	rc=$?
-	FZ_EXECS=$(sed -n 's/^stat::number_of_executed_units: *//p' "$FZ_LOG")
-	FZ_RATE=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$FZ_LOG")
-	FZ_NEW=$(sed -n 's/^stat::new_units_added: *//p' "$FZ_LOG")
+	# (one value each, even if a second run of the target wrote to the same log)
+	FZ_EXECS=$(sed -n 's/^stat::number_of_executed_units: *//p' "$FZ_LOG" | tail -n 1)
+	FZ_RATE=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$FZ_LOG" | tail -n 1)
+	FZ_NEW=$(sed -n 's/^stat::new_units_added: *//p' "$FZ_LOG" | tail -n 1)
 	FZ_CORPUS=$(find "$work" -type f | wc -l)
 	: "${FZ_EXECS:=0}" "${FZ_RATE:=0}" "${FZ_NEW:=0}"
 	((rc == 0)) && return 0
