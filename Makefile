@@ -1,6 +1,7 @@
 # iotracer build. `make deps` once (apt-get, idempotent), then `make`.
-# Targets: all deps deps-arm64 static-arm64 run test unit integration lab vmlinux format clean tools replay-bench static
-#          install uninstall (PREFIX, DESTDIR, SYSCONFDIR) install uninstall
+# Targets: all deps deps-arm64 static-arm64 run test unit integration fuzz fuzz-build lab
+#          vmlinux format clean tools replay-bench static install uninstall
+#          (install: PREFIX, DESTDIR, SYSCONFDIR)
 # Variables: V=1 for full command lines; DEBUG=1 for -O0 -g.
 
 OUTPUT      := build
@@ -56,9 +57,10 @@ VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 DEPS_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
 	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace \
 	       systemd groff-base man-db libmicrohttpd-dev prometheus curl libsodium-dev \
-	       qemu-system-x86 libinih-dev
+	       qemu-system-x86 libinih-dev libclang-rt-dev
 
-.PHONY: all deps deps-arm64 static-arm64 run test unit integration lab vmlinux format clean tools replay-bench static install uninstall
+.PHONY: all deps deps-arm64 static-arm64 run test unit integration fuzz fuzz-build fuzz-bins lab \
+	vmlinux format clean tools replay-bench static install uninstall
 
 all: iotracer
 
@@ -195,8 +197,70 @@ unit: $(UNIT_BINS)
 integration: iotracer $(OUTPUT)/link_peer
 	@tests/run.sh --integration
 
-test: deps iotracer $(UNIT_BINS) tools
-	@tests/run.sh --all $(UNIT_BINS)
+test: deps iotracer $(UNIT_BINS) tools fuzz-build
+	@FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) tests/run.sh --all $(UNIT_BINS)
+
+# Fuzzing (docs/testing.md, "Fuzzing"). A target is tests/fuzz/fuzz_<name>.c (one
+# LLVMFuzzerTestOneInput) plus its name in this list; seeds in tests/fuzz/corpus/<name>/,
+# regression inputs in tests/fuzz/regress/<name>/. The pure modules are rebuilt with clang
+# and coverage + ASan/UBSan into build/fuzz/obj; each target links all of them.
+FUZZ_TARGETS := \
+	link \
+	cli \
+	qemu \
+	elf \
+	json
+FUZZ_SECONDS ?= 60
+FUZZ_TEST_SECONDS ?= 20
+FUZZ_DIR    := $(OUTPUT)/fuzz
+FUZZ_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS := $(filter-out -O2,$(CFLAGS)) -O1 $(FUZZ_SAN)
+FUZZ_OBJS   := $(patsubst src/%.c,$(FUZZ_DIR)/obj/%.o,$(PURE_SRCS))
+FUZZ_BINS   := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
+# seeds made at build time: link frames by a generator, small ELF files (docs/testing.md)
+FUZZ_SEEDS  := $(FUZZ_DIR)/seeds/link.done $(FUZZ_DIR)/seeds/elf.done
+
+$(FUZZ_DIR)/obj/%.o: src/%.c
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -MMD -MP $< $(FUZZ_OBJS) $(PURE_LIBS) -o $@
+
+$(FUZZ_DIR)/seed_link: tests/fuzz/seed_link.c $(PURE_OBJS)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP $< $(PURE_OBJS) $(PURE_LIBS) -o $@
+
+$(FUZZ_DIR)/seeds/link.done: $(FUZZ_DIR)/seed_link
+	$(Q)rm -rf $(FUZZ_DIR)/seeds/link && mkdir -p $(FUZZ_DIR)/seeds/link
+	$(Q)$< $(FUZZ_DIR)/seeds/link && touch $@
+
+# tests/fuzz/seed_elf.c as a stripped shared object (.dynsym only), an executable
+# (.symtab only) and a PIE with both; no libc, small pages: 1-2 KiB each
+FUZZ_ELF_CC := $(CC) -Os -nostdlib -fno-asynchronous-unwind-tables -Wl,--build-id=none \
+	       -Wl,-z,noseparate-code -Wl,-z,norelro -Wl,-z,max-page-size=4096
+$(FUZZ_DIR)/seeds/elf.done: tests/fuzz/seed_elf.c
+	$(Q)rm -rf $(FUZZ_DIR)/seeds/elf && mkdir -p $(FUZZ_DIR)/seeds/elf
+	$(Q)$(FUZZ_ELF_CC) -shared -fPIC -s $< -o $(FUZZ_DIR)/seeds/elf/stripped.so
+	$(Q)$(FUZZ_ELF_CC) -static -no-pie -Wl,-e,qemu_main $< -o $(FUZZ_DIR)/seeds/elf/exec
+	$(Q)$(FUZZ_ELF_CC) -fPIE -pie -Wl,-E -Wl,-e,qemu_main $< -o $(FUZZ_DIR)/seeds/elf/pie
+	$(Q)touch $@
+
+# Build the targets (and their seeds) when clang's libFuzzer runtime is there: `make test`
+# must not fail without it (test_fuzz.sh then reports SKIP).
+fuzz-build:
+	@if CLANG=$(CLANG) tests/fuzz/fuzz.sh --have-runtime; then \
+		$(MAKE) --no-print-directory fuzz-bins; \
+	else echo "fuzz: no libFuzzer runtime (make deps installs libclang-rt-dev): not built"; fi
+
+fuzz-bins: $(FUZZ_BINS) $(FUZZ_SEEDS)
+	@:
+
+# Each target for FUZZ_SECONDS, one after the other; the corpus grows in build/fuzz/corpus.
+fuzz: fuzz-build
+	@CLANG=$(CLANG) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/fuzz.sh $(FUZZ_TARGETS)
 
 # Measuring tools (docs/bench.md): the pure modules without BPF, daemon flags.
 # replay_bench: daemon CPU per request replayed from synthetic records;
@@ -248,6 +312,6 @@ format:
 clean:
 	rm -rf $(OUTPUT) iotracer
 
-.SECONDARY: $(PURE_OBJS) $(SAN_OBJS)
+.SECONDARY: $(PURE_OBJS) $(SAN_OBJS) $(FUZZ_OBJS)
 
 -include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)

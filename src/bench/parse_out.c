@@ -12,6 +12,26 @@
 #include "bench/internal.h"
 #include "lib/json.h"
 
+/*
+ * A JSON number as a count. A cast of a double outside the integer's range is
+ * undefined, and the text is another program's: saturate (NaN: 0).
+ */
+static uint64_t num_u64(double d)
+{
+	if (!(d > 0))
+		return 0;
+	return d >= 0x1p64 ? UINT64_MAX : (uint64_t)d;
+}
+
+static int64_t num_i64(double d)
+{
+	if (isnan(d))
+		return 0;
+	if (d >= 0x1p63)
+		return INT64_MAX;
+	return d <= -0x1p63 ? INT64_MIN : (int64_t)d;
+}
+
 int bench_parse_fio(const char *text, size_t n, struct fio_res *r)
 {
 	const char *start = memchr(text, '{', n);
@@ -39,7 +59,7 @@ int bench_parse_fio(const char *text, size_t n, struct fio_res *r)
 		static const char *const dirs[] = { "read", "write", "trim" };
 
 		r->jobs++;
-		r->errors += (uint64_t)json_num(j, "error", 0);
+		r->errors += num_u64(json_num(j, "error", 0));
 		for (int d = 0; d < 3; d++) {
 			const struct json *dj = json_get(j, dirs[d]);
 			double ios = json_num(dj, "total_ios", 0);
@@ -49,7 +69,7 @@ int bench_parse_fio(const char *text, size_t n, struct fio_res *r)
 			if (!dj)
 				continue;
 			r->iops += json_num(dj, "iops", 0);
-			r->ios += (uint64_t)ios;
+			r->ios += num_u64(ios);
 			if (ios > 0 && !isnan(mean))
 				lat_sum += mean * ios;
 			if (ios > best_ios && ios > 0) {
@@ -68,14 +88,14 @@ int bench_parse_fio(const char *text, size_t n, struct fio_res *r)
 
 static int64_t members_sum(const struct json *o)
 {
-	int64_t s = 0;
+	double s = 0;
 
 	if (!o || o->t != JSON_OBJ)
 		return -1;
 	for (const struct json *m = o->child; m; m = m->next)
 		if (m->t == JSON_NUM)
-			s += (int64_t)m->num;
-	return s;
+			s += m->num;
+	return num_i64(s);
 }
 
 /* "block.ringbuf=3 syscall.inflight=1": the non-zero per-layer drop counters. */
@@ -107,7 +127,7 @@ static void hist_counts(const struct json *h, struct tracer_sum *s)
 	s->hist_req = s->hist_block = 0;
 	for (const struct json *e = h && h->t == JSON_ARR ? h->child : NULL; e; e = e->next) {
 		const struct json *l = json_get(e, "layer"), *st = json_get(e, "stage");
-		int64_t n = (int64_t)json_num(e, "count", 0);
+		int64_t n = num_i64(json_num(e, "count", 0));
 
 		if (!l || !st || l->t != JSON_STR || st->t != JSON_STR)
 			continue;
@@ -124,7 +144,7 @@ static void ring_drops(const struct json *d, struct tracer_sum *s)
 {
 	s->ring_block = s->ring_other = 0;
 	for (const struct json *l = d && d->t == JSON_OBJ ? d->child : NULL; l; l = l->next) {
-		int64_t n = (int64_t)json_num(l, "ringbuf", 0);
+		int64_t n = num_i64(json_num(l, "ringbuf", 0));
 
 		if (l->t != JSON_OBJ)
 			continue;
@@ -138,14 +158,14 @@ static void ring_drops(const struct json *d, struct tracer_sum *s)
 /* The figures of a final summary JSON line. */
 static void summary_from_json(const struct json *v, struct tracer_sum *s)
 {
-	s->requests = (int64_t)json_num(v, "requests", -1);
+	s->requests = num_i64(json_num(v, "requests", -1));
 	s->records = members_sum(json_get(v, "records"));
-	s->drops = (int64_t)json_num(v, "drops.total", -1);
+	s->drops = num_i64(json_num(v, "drops.total", -1));
 	drops_detail(json_get(v, "drops"), s->drops_detail, sizeof(s->drops_detail));
-	s->rec_syscall = (int64_t)json_num(v, "records.syscall", -1);
-	s->rec_block = (int64_t)json_num(v, "records.block", -1);
-	s->rec_uring = (int64_t)json_num(v, "records.io_uring", -1);
-	s->rec_aio = (int64_t)json_num(v, "records.aio", -1);
+	s->rec_syscall = num_i64(json_num(v, "records.syscall", -1));
+	s->rec_block = num_i64(json_num(v, "records.block", -1));
+	s->rec_uring = num_i64(json_num(v, "records.io_uring", -1));
+	s->rec_aio = num_i64(json_num(v, "records.aio", -1));
 	s->drops_block = members_sum(json_path(v, "drops.block"));
 	hist_counts(json_get(v, "hists"), s);
 	ring_drops(json_get(v, "drops"), s);

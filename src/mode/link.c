@@ -505,6 +505,12 @@ static void peer_up(struct link_peer *p)
 	char why[160] = "not admitted";
 
 	p->info.hello = *h;
+	/* the name goes into log lines and JSON: printable ASCII only, never a forged line */
+	p->info.hello.name[sizeof(p->info.hello.name) - 1] = '\0';
+	for (size_t i = 0; p->info.hello.name[i]; i++)
+		if ((unsigned char)p->info.hello.name[i] < 0x20 ||
+		    (unsigned char)p->info.hello.name[i] > 0x7e)
+			p->info.hello.name[i] = '?';
 	if (!is_guest(l) && (p->sess = session_get(l, h->session)) < 0) {
 		peer_close(p, "out of memory");
 		return;
@@ -531,7 +537,7 @@ static void peer_up(struct link_peer *p)
 		p->dial->last_why[0] = '\0';
 	}
 	lk_log(l, "link: peer %d (%s): up: %s \"%s\" session %016llx version %u%s", p->info.id,
-	       p->info.addr, role_name(h->role), h->name, (unsigned long long)h->session,
+	       p->info.addr, role_name(h->role), p->info.hello.name, (unsigned long long)h->session,
 	       h->version < LINK_VERSION ? h->version : LINK_VERSION,
 	       p->info.authed ? ", authenticated" : "");
 	if (l->cb.on_up)

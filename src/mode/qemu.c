@@ -134,9 +134,10 @@ static int scan_type(Elf *e, Elf64_Word type, struct symq *q)
 static int sym_offsets_elf(Elf *e, struct symq *q, uint64_t *offs, char *why, size_t whylen)
 {
 	GElf_Ehdr eh;
+	size_t size = 0;
 	int k, ntab, found = 0;
 
-	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh))
+	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh) || !elf_rawfile(e, &size))
 		return why_err(why, whylen, -ENOEXEC, "not an ELF file");
 	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
 		return why_err(why, whylen, -ENOEXEC, "ELF type %u is neither ET_EXEC nor ET_DYN",
@@ -146,8 +147,9 @@ static int sym_offsets_elf(Elf *e, struct symq *q, uint64_t *offs, char *why, si
 	ntab += scan_type(e, SHT_SYMTAB, q);
 	if (!ntab)
 		return why_err(why, whylen, -ENOENT, "no symbol table (.dynsym or .symtab)");
+	/* an offset past the end (a lying header) is no code; 0 (the ELF header) means none */
 	for (k = 0; k < q->n; k++) {
-		if (q->va[k] && !vaddr_to_off(e, q->va[k], &offs[k]))
+		if (q->va[k] && !vaddr_to_off(e, q->va[k], &offs[k]) && offs[k] && offs[k] < size)
 			found++;
 		else
 			offs[k] = 0;

@@ -72,6 +72,27 @@ static void test_fio(void)
 	ASSERT_EQ(bench_parse_fio("{\"jobs\":[]}", 11, &r), -EINVAL, "no jobs");
 }
 
+/* Numbers beyond the counters' range saturate (the cast was UB: found by fuzz_json). */
+static void test_fio_extremes(void)
+{
+	static const char fio[] = "{\"jobs\":[{\"error\":-5,\"read\":{\"total_ios\":1e308},"
+				  "\"write\":{\"total_ios\":-1e30}}]}";
+	static const char sum[] = "{\"type\":\"summary\",\"final\":true,\"requests\":-1e300,"
+				  "\"records\":{\"a\":9e18,\"b\":9e18},\"drops\":{\"total\":1e19}}";
+	struct tracer_sum s;
+	struct fio_res r;
+
+	if (ASSERT_OK(bench_parse_fio(fio, strlen(fio), &r), "fio")) {
+		ASSERT_EQ(r.ios, UINT64_MAX, "ios");
+		ASSERT_EQ(r.errors, 0ull, "negative errors");
+	}
+	if (!ASSERT_OK(bench_parse_tracer_summary(sum, strlen(sum), &s), "summary"))
+		return;
+	ASSERT_EQ(s.requests, INT64_MIN, "requests");
+	ASSERT_EQ(s.records, INT64_MAX, "records");
+	ASSERT_EQ(s.drops, INT64_MAX, "drops");
+}
+
 static void test_tracer_summary(void)
 {
 	struct tracer_sum s;
@@ -368,6 +389,7 @@ int main(void)
 	RUN_TEST(test_median);
 	RUN_TEST(test_stat);
 	RUN_TEST(test_fio);
+	RUN_TEST(test_fio_extremes);
 	RUN_TEST(test_tracer_summary);
 	RUN_TEST(test_tracer_names);
 	RUN_TEST(test_unreported_oracles);

@@ -141,6 +141,30 @@ static void test_sym_synthetic(void)
 	rm_tmpdir();
 }
 
+/* A program header that puts the text past the end of the file (found by fuzz_elf). */
+static void test_sym_segment_past_eof(void)
+{
+	static const char *const names[] = { "fn_a", "fn_b" };
+	const uint64_t lie = 0x40000000;
+	uint64_t offs[2] = { 1, 1 };
+	char path[PATH_MAX + 16], why[128] = "";
+	int fd;
+
+	if (!ASSERT_TRUE(make_tmpdir(), "mkdtemp"))
+		return;
+	snprintf(path, sizeof(path), "%s/lying.elf", tmpdir);
+	fd = write_synthetic_elf(path, ET_DYN, 0) ? open(path, O_WRONLY) : -1;
+	if (ASSERT_TRUE(fd >= 0 && pwrite(fd, &lie, sizeof(lie), sizeof(Elf64_Ehdr) +
+						offsetof(Elf64_Phdr, p_offset)) == sizeof(lie),
+			"patch p_offset")) {
+		ASSERT_EQ(qemu_sym_offsets(path, names, 2, offs, why, sizeof(why)), 0, why);
+		ASSERT_EQ(offs[0] + offs[1], 0ull, "no offset past the end of the file");
+	}
+	if (fd >= 0)
+		close(fd);
+	rm_tmpdir();
+}
+
 int main(void);
 
 /* In .symtab of this (unstripped) test binary, not in its .dynsym. */
@@ -643,6 +667,7 @@ static void test_cmdline_vm(void)
 int main(void)
 {
 	RUN_TEST(test_sym_synthetic);
+	RUN_TEST(test_sym_segment_past_eof);
 	RUN_TEST(test_sym_self_symtab);
 	RUN_TEST(test_sym_qemu_dynsym);
 	RUN_TEST(test_sym_errors);
