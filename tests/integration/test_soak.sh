@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Soak: the reference load (psync direct 4k: 12000 random reads + 250 random writes a
-# second, two fio processes) on a RAM-backed loop device for SOAK_SECONDS (120 in
+# second, two fio processes) on a RAM-backed loop device for SOAK_SECONDS (90 in
 # `make test`; the one-hour figures are in docs/testing.md), traced with every layer,
 # per-request recording (--record) and /metrics scraped every second.
 # Oracles: /proc/PID/status (RssAnon), /proc/PID/fd, fio's JSON, /sys/block/loopN/stat,
@@ -25,7 +25,7 @@ set -u
 it_begin rss_flat fds_flat scrapes unreported report exit
 it_require_all curl ss
 
-SECS=${SOAK_SECONDS:-120}
+SECS=${SOAK_SECONDS:-90}
 WARM=$((SECS / 2 < 60 ? SECS / 2 : 60))
 
 dev=$(mk_loop 512) || fail_all "cannot create a loop device"
