@@ -207,9 +207,11 @@ test: deps iotracer $(UNIT_BINS) tools fuzz-build
 FUZZ_TARGETS := \
 	link \
 	cli \
+	config \
 	qemu \
 	elf \
-	json
+	json \
+	record
 FUZZ_SECONDS ?= 60
 FUZZ_TEST_SECONDS ?= 20
 FUZZ_DIR    := $(OUTPUT)/fuzz
@@ -218,7 +220,8 @@ FUZZ_CFLAGS := $(filter-out -O2,$(CFLAGS)) -O1 $(FUZZ_SAN)
 FUZZ_OBJS   := $(patsubst src/%.c,$(FUZZ_DIR)/obj/%.o,$(PURE_SRCS))
 FUZZ_BINS   := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
 # seeds made at build time: link frames by a generator, small ELF files (docs/testing.md)
-FUZZ_SEEDS  := $(FUZZ_DIR)/seeds/link.done $(FUZZ_DIR)/seeds/elf.done
+FUZZ_SEEDS  := $(FUZZ_DIR)/seeds/link.done $(FUZZ_DIR)/seeds/elf.done \
+	       $(FUZZ_DIR)/seeds/record.done
 
 $(FUZZ_DIR)/obj/%.o: src/%.c
 	$(call msg,CC-FUZZ,$@)
@@ -236,6 +239,16 @@ $(FUZZ_DIR)/seed_link: tests/fuzz/seed_link.c $(PURE_OBJS)
 $(FUZZ_DIR)/seeds/link.done: $(FUZZ_DIR)/seed_link
 	$(Q)rm -rf $(FUZZ_DIR)/seeds/link && mkdir -p $(FUZZ_DIR)/seeds/link
 	$(Q)$< $(FUZZ_DIR)/seeds/link && touch $@
+
+# seed_record writes real segments with the recorder (tests/fuzz/seed_record.c).
+$(FUZZ_DIR)/seed_record: tests/fuzz/seed_record.c $(PURE_OBJS)
+	$(call msg,BINARY,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP $< $(PURE_OBJS) $(PURE_LIBS) -o $@
+
+$(FUZZ_DIR)/seeds/record.done: $(FUZZ_DIR)/seed_record
+	$(Q)rm -rf $(FUZZ_DIR)/seeds/record && mkdir -p $(FUZZ_DIR)/seeds/record
+	$(Q)$< $(FUZZ_DIR)/seeds/record && touch $@
 
 # tests/fuzz/seed_elf.c as a stripped shared object (.dynsym only), an executable
 # (.symtab only) and a PIE with both; no libc, small pages: 1-2 KiB each
