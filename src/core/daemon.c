@@ -831,9 +831,12 @@ static int daemon_start(struct daemon *d)
  */
 static int daemon_finish(struct daemon *d, int ret)
 {
+	uint64_t stop_ns = it_mono_ns();
+
 	it_loader_detach(&d->ld);
 	drain(d, 1);
 	corr_flush(d->corr);
+	d->now_ns = stop_ns; /* the run traced until the stop, not until the detach ended */
 	summary(d, 1);
 	if (d->m)
 		d->mode->stop(d->m);
