@@ -172,7 +172,8 @@ static void summary_from_json(const struct json *v, struct tracer_sum *s)
 	if (s->drops >= 0) {
 		if (s->drops_block < 0) /* no block layer */
 			s->drops_block = 0;
-		s->drops_other = s->drops - s->drops_block;
+		/* records the daemon itself could not take (counted as "lost") are counted too */
+		s->drops_other = s->drops - s->drops_block + num_i64(json_num(v, "lost", 0));
 	}
 }
 
