@@ -25,6 +25,7 @@
 #include "iotracer.h"
 #include "lib/json.h"
 #include "mode/qemu.h"
+#include "lib/procfs.h"
 
 /* ---- ELF symbols -> uprobe file offsets ---- */
 
@@ -634,52 +635,16 @@ int qemu_parse_cmdline(const char *buf, size_t len, struct qemu_disk *disks, int
 
 /* ---- /proc/PID ---- */
 
-/* Reads fd to the end into *buf (grown as needed, one byte kept spare). */
-static ssize_t read_all(int fd, char **buf, size_t *cap)
-{
-	size_t len = 0;
-	ssize_t r;
-	char *nb;
-
-	for (;;) {
-		if (len + 1 >= *cap) {
-			nb = realloc(*buf, *cap * 2);
-			if (!nb)
-				return -ENOMEM;
-			*buf = nb;
-			*cap *= 2;
-		}
-		r = read(fd, *buf + len, *cap - len - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (!r)
-			return (ssize_t)len;
-		len += r;
-	}
-}
-
-/* The whole file, NUL-terminated like a /proc cmdline should be. */
+/* The whole file, NUL-terminated like a /proc cmdline should be (the NUL counted). */
 static int read_whole(const char *path, char **out, size_t *outlen)
 {
-	size_t cap = 4096;
-	char *buf;
-	ssize_t len;
-	int fd;
+	size_t len;
+	char *buf = procfs_read_file(path, &len);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!buf)
 		return -errno;
-	buf = malloc(cap);
-	len = buf ? read_all(fd, &buf, &cap) : -ENOMEM;
-	close(fd);
-	if (len < 0) {
-		free(buf);
-		return (int)len;
-	}
 	if (len && buf[len - 1])
-		buf[len++] = '\0';
+		len++; /* procfs_read_file() wrote a NUL at buf[len] */
 	*out = buf;
 	*outlen = len;
 	return 0;
