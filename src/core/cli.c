@@ -286,31 +286,33 @@ static int cli_add_u32(uint32_t *arr, int *nr, int max, uint32_t v)
  * Walk the comma list in arg and feed each item to one_item(). Empty items
  * are passed through (as ""), so callers reject them.
  */
+struct cli_list_ctx {
+	int opt;
+	const char *arg;
+	struct it_opts *o;
+	const struct cli_src *src;
+	int (*one_item)(int opt, const char *item, const char *arg, struct it_opts *o,
+			const struct cli_src *src);
+};
+
+/* parse_each() goes on while an item returns 0, which is CLI_RUN. */
+static int cli_list_item(const char *item, void *ctx)
+{
+	struct cli_list_ctx *c = ctx;
+
+	return c->one_item(c->opt, item, c->arg, c->o, c->src);
+}
+
 static int cli_list(int opt, const char *arg, struct it_opts *o, const struct cli_src *src,
 		    int (*one_item)(int opt, const char *item, const char *arg, struct it_opts *o,
 				    const struct cli_src *src))
 {
-	char *copy, *p, *end;
-	int ret = CLI_RUN;
+	struct cli_list_ctx c = { opt, arg, o, src, one_item };
+	int ret = parse_each(arg, cli_list_item, &c);
 
-	copy = strdup(arg);
-	if (!copy) {
-		ret = cli_bad(src, opt, "out of memory");
-		goto out;
-	}
-	for (p = copy;; p = end + 1) {
-		int last;
-
-		end = strchrnul(p, ',');
-		last = !*end;
-		*end = '\0';
-		ret = one_item(opt, p, arg, o, src);
-		if (ret != CLI_RUN || last)
-			break;
-	}
-out:
-	free(copy);
-	return ret;
+	if (ret == -ENOMEM)
+		return cli_bad(src, opt, "out of memory");
+	return ret ? ret : CLI_RUN;
 }
 
 static int cli_pid_item(int opt, const char *item, const char *arg, struct it_opts *o,

@@ -540,3 +540,22 @@ const char *parse_dev_serial_cached(uint32_t kdev, const char *sysfs_root)
 	}
 	return cache[i].found ? cache[i].serial : NULL;
 }
+
+int parse_each(const char *s, int (*fn)(const char *item, void *ctx), void *ctx)
+{
+	char *copy = strdup(s), *p, *end;
+	int ret = 0, last;
+
+	if (!copy)
+		return -ENOMEM;
+	for (p = copy;; p = end + 1) {
+		end = strchrnul(p, ',');
+		last = !*end;
+		*end = '\0';
+		ret = fn(p, ctx);
+		if (ret || last)
+			break;
+	}
+	free(copy);
+	return ret;
+}

@@ -32,6 +32,13 @@ int parse_size(const char *s, uint64_t *bytes);
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
 /*
+ * fn(item, ctx) for each item of the comma list s ("a,b,c"; an empty item is
+ * passed as ""), in order, until one returns non-zero: that value is returned
+ * (0 when all took theirs; -ENOMEM).
+ */
+int parse_each(const char *s, int (*fn)(const char *item, void *ctx), void *ctx);
+
+/*
  * Block device to kernel dev_t (IT_MKDEV encoding, not glibc makedev):
  *   "loop0"      -> <sysfs_root>/class/block/loop0/dev ("7:0")
  *   "/dev/loop0" -> stat(); must be a block device (else -ENOTBLK)

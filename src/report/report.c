@@ -36,7 +36,7 @@ struct rp_opts {
 	uint32_t pids[RP_MAX_PIDS];
 	int nr_pids;
 	const char *comm;
-	const char *devs[RP_MAX_DEVS]; /* names, /dev/NAME or MAJ:MIN as given */
+	char *devs[RP_MAX_DEVS]; /* names or MAJ:MIN as given, /dev/ cut (malloc'd) */
 	int nr_devs;
 	int has_file, file_bdev;
 	uint64_t file_ino;
@@ -131,24 +131,35 @@ static IT_PRINTF(2, 3) int bad(int opt, const char *fmt, ...)
 	return 2;
 }
 
-static int opt_pids(struct rp_opts *o, const char *arg)
+static int opt_pid(const char *item, void *ctx)
 {
-	char *copy = strdup(arg), *tok, *save = NULL;
-	int ret = 0;
+	struct rp_opts *o = ctx;
 	uint64_t v;
 
-	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && !ret;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (parse_u64(tok, 1, CLI_MAX_PID, &v) || o->nr_pids >= RP_MAX_PIDS)
-			ret = bad('p', "bad pid list '%s' (expected PID[,PID...], at most 64)",
-				  arg);
-		else
-			o->pids[o->nr_pids++] = (uint32_t)v;
-	}
-	if (!ret && (!copy || !o->nr_pids))
-		ret = bad('p', "bad pid list '%s' (expected PID[,PID...], at most 64)", arg);
-	free(copy);
-	return ret;
+	if (parse_u64(item, 1, CLI_MAX_PID, &v) || o->nr_pids >= RP_MAX_PIDS)
+		return -EINVAL;
+	o->pids[o->nr_pids++] = (uint32_t)v;
+	return 0;
+}
+
+static int opt_dev(const char *item, void *ctx)
+{
+	struct rp_opts *o = ctx;
+
+	if (!*item || o->nr_devs >= RP_MAX_DEVS)
+		return -EINVAL;
+	o->devs[o->nr_devs] = strdup(strncmp(item, "/dev/", 5) ? item : item + 5);
+	return o->devs[o->nr_devs++] ? 0 : -ENOMEM;
+}
+
+/* -p and -d: comma lists (parse_each), like the daemon's. */
+static int opt_list(struct rp_opts *o, int c, const char *arg)
+{
+	if (!parse_each(arg, c == 'p' ? opt_pid : opt_dev, o))
+		return 0;
+	if (c == 'p')
+		return bad(c, "bad pid list '%s' (expected PID[,PID...], at most 64)", arg);
+	return bad(c, "bad device list '%s' (expected e.g. loop0, /dev/loop0, 7:0)", arg);
 }
 
 static int opt_file(struct rp_opts *o, const char *arg)
@@ -171,17 +182,12 @@ static int rp_one(struct rp_opts *o, int c, const char *arg)
 
 	switch (c) {
 	case 'p':
-		return opt_pids(o, arg);
+	case 'd':
+		return opt_list(o, c, arg);
 	case 'c':
 		if (!*arg || strlen(arg) >= IT_COMM_LEN)
 			return bad(c, "bad comm '%s' (expected 1 to 15 characters)", arg);
 		o->comm = arg;
-		return 0;
-	case 'd':
-		if (!*arg || o->nr_devs >= RP_MAX_DEVS)
-			return bad(c, "bad device '%s' (expected e.g. loop0, /dev/loop0, 7:0)",
-				   arg);
-		o->devs[o->nr_devs++] = strncmp(arg, "/dev/", 5) ? arg : arg + 5;
 		return 0;
 	case 'f':
 		return opt_file(o, arg);
@@ -718,6 +724,8 @@ static void rp_free(struct report *rp)
 	for (int i = 0; i < rp->nr_files; i++)
 		free(rp->files[i]);
 	free(rp->files);
+	for (int i = 0; i < rp->o.nr_devs; i++)
+		free(rp->o.devs[i]);
 }
 
 int report_main(int argc, char **argv)
