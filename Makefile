@@ -50,7 +50,8 @@ BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS       := $(OUTPUT)/iotracer.skel.h $(OUTPUT)/iotracer_compat.skel.h
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%,$(UNIT_SRCS))
-TOOLS       := $(OUTPUT)/replay_bench $(OUTPUT)/bench_output $(OUTPUT)/link_peer
+TOOLS       := $(OUTPUT)/replay_bench $(OUTPUT)/bench_output $(OUTPUT)/link_peer \
+	       $(OUTPUT)/compat_syscall
 SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 
@@ -284,6 +285,11 @@ replay-bench: $(OUTPUT)/replay_bench
 $(OUTPUT)/%: tools/%.c $(PURE_OBJS) | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP $< $(PURE_OBJS) $(PURE_LIBS) -o $@
+
+# A test's helper (tests/integration/test_compat.sh): no project code in it.
+$(OUTPUT)/compat_syscall: tests/tools/compat_syscall.c | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
 
 # Install (docs/service.md). PREFIX=/usr/local by default; DESTDIR for staging.
 PREFIX      ?= /usr/local

@@ -102,6 +102,39 @@ static __always_inline struct thread_state *it_tstate_get(struct task_struct *t,
 	return bpf_map_lookup_elem(&tstate, &tid);
 }
 
+/*
+ * raw_syscalls sys_enter / sys_exit: the syscall's arguments and number in
+ * the user registers the tracepoint passes (the architecture's syscall
+ * convention), and whether it is a 32-bit (compat) syscall, whose numbers
+ * are another table's: x86 marks one in thread_info.status (TS_COMPAT, set
+ * at entry, cleared on the return to user mode, after sys_exit), arm64 by
+ * the AArch32 state bit of the saved PSTATE (PSR_MODE32_BIT).
+ */
+#if defined(__TARGET_ARCH_x86)
+#define IT_SYS_ARG(btf, regs, n)                                                            \
+	((n) == 0 ? IT_RD(btf, regs, di) : (n) == 1 ? IT_RD(btf, regs, si) :                \
+	 (n) == 2 ? IT_RD(btf, regs, dx) : (n) == 3 ? IT_RD(btf, regs, r10) :               \
+	 (n) == 4 ? IT_RD(btf, regs, r8) : IT_RD(btf, regs, r9))
+#define IT_SYS_NR(btf, regs) ((u64)IT_RD(btf, regs, orig_ax))
+#define IT_TS_COMPAT 0x0002
+
+static __always_inline bool it_compat_syscall(struct pt_regs *regs, const bool btf)
+{
+	return IT_RD(IT_TASK_BTF, it_current_task(), thread_info.status) & IT_TS_COMPAT;
+}
+#elif defined(__TARGET_ARCH_arm64)
+#define IT_SYS_ARG(btf, regs, n) IT_RD(btf, regs, regs[n])
+#define IT_SYS_NR(btf, regs) ((u64)(u32)IT_RD(btf, regs, syscallno))
+#define IT_PSR_MODE32_BIT 0x10
+
+static __always_inline bool it_compat_syscall(struct pt_regs *regs, const bool btf)
+{
+	return IT_RD(btf, regs, pstate) & IT_PSR_MODE32_BIT;
+}
+#else
+#error "iotracer: syscall registers of this architecture are not known (core_fixes.bpf.h)"
+#endif
+
 /* The current thread's state, if it has one (never created here). */
 static __always_inline struct thread_state *it_state(void)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Syscall layer: fd-based IO syscalls (per-syscall tracepoints, so only IO
- * syscalls pay), libaio (io_submit / io_getevents) and io_uring
+ * Syscall layer: fd-based IO syscalls (raw_syscalls sys_enter / sys_exit),
+ * libaio (io_submit / io_getevents, their own tracepoints) and io_uring
  * (io_uring_submit_req / io_uring_complete).
  *
  * Only regular files and block devices are traced: a read() of a pipe,
@@ -243,53 +243,111 @@ static __always_inline int it_fd_exit(u32 sys, s64 ret)
 	return 0;
 }
 
+/*
+ * The fd-based syscalls and io_uring_enter on raw_syscalls sys_enter /
+ * sys_exit: one pair of programs for all of them. The kernel runs them for
+ * every syscall of the system, and they leave at once for a number the
+ * table sys_of_nr (config.bpf.h, filled by the loader) does not name; one
+ * pair instead of a pair per syscall is also 2 links to attach and detach
+ * instead of 28 (each syscall tracepoint link waits a grace period of its
+ * own on detach), and no perf buffer between the kernel and the program
+ * (classic syscall tracepoints can skip a program without counting it).
+ * A 32-bit task's numbers are another table's: its syscalls are not traced
+ * (nor were they by the per-syscall tracepoints).
+ */
+/* IT_OP_* of a traced fd syscall. */
+static __always_inline u32 it_sys_op(u32 sys)
+{
+	switch (sys) {
+	case IT_SYS_READ:
+	case IT_SYS_PREAD64:
+	case IT_SYS_READV:
+	case IT_SYS_PREADV:
+	case IT_SYS_PREADV2:
+		return IT_OP_READ;
+	case IT_SYS_FSYNC:
+	case IT_SYS_FDATASYNC:
+	case IT_SYS_SYNC_FILE_RANGE:
+		return IT_OP_SYNC;
+	default:
+		return IT_OP_WRITE;
+	}
+}
+
+static __always_inline u32 it_traced_sys(struct pt_regs *regs, u64 nr, const bool btf)
+{
+	if (nr >= IT_SYSNR_MAX || it_compat_syscall(regs, btf))
+		return 0;
+	return sys_of_nr[nr];
+}
+
+static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const bool btf)
+{
+	u32 sys = it_traced_sys(regs, id, btf), op;
+	s64 pos = -1; /* < 0: the file position */
+	u64 bytes = 0; /* 0: the bytes transferred (the return value) */
+
+	if (!sys--)
+		return 0;
+	switch (sys) {
+	case IT_SYS_READ: /* read(fd, buf, count) */
+	case IT_SYS_WRITE:
+		bytes = IT_SYS_ARG(btf, regs, 2);
+		break;
+	case IT_SYS_PREAD64: /* pread64(fd, buf, count, pos) */
+	case IT_SYS_PWRITE64:
+		bytes = IT_SYS_ARG(btf, regs, 2);
+		pos = IT_SYS_ARG(btf, regs, 3);
+		break;
+	case IT_SYS_READV: /* readv(fd, vec, vlen) */
+	case IT_SYS_WRITEV:
+		break;
+	/* preadv(fd, vec, vlen, pos_l, pos_h): on 64-bit pos_l is the whole offset;
+	 * preadv2(..., flags): pos -1 is the file position */
+	case IT_SYS_PREADV:
+	case IT_SYS_PWRITEV:
+	case IT_SYS_PREADV2:
+	case IT_SYS_PWRITEV2:
+		pos = IT_SYS_ARG(btf, regs, 3);
+		break;
+	case IT_SYS_FSYNC:
+	case IT_SYS_FDATASYNC:
+		pos = 0;
+		break;
+	case IT_SYS_SYNC_FILE_RANGE: /* sync_file_range(fd, offset, nbytes, flags) */
+		pos = IT_SYS_ARG(btf, regs, 1);
+		bytes = IT_SYS_ARG(btf, regs, 2);
+		break;
+	default: /* io_uring_enter: its exit only */
+		return 0;
+	}
+	op = it_sys_op(sys);
+	return it_fd_enter(sys, op, IT_SYS_ARG(btf, regs, 0), pos, bytes);
+}
+
+static __always_inline int it_sys_exit(struct pt_regs *regs, long ret, const bool btf)
+{
+	u32 sys = it_traced_sys(regs, IT_SYS_NR(btf, regs), btf);
+	struct thread_state *st;
+
+	if (!sys--)
+		return 0;
+	if (sys != IT_SYS_IO_URING_ENTER)
+		return it_fd_exit(sys, ret);
+	/* the submitting thread leaves io_uring_enter: bios it queues are no longer its requests' */
+	st = it_state();
+	if (st)
+		st->uring_req = 0;
+	return 0;
+}
+
+/* raw_syscalls: sys_enter(regs, id), sys_exit(regs, ret) */
+IT_TP_BOTH(sys_enter, it_sys_enter((struct pt_regs *)ctx[0], ctx[1], it_btf))
+IT_TP_BOTH(sys_exit, it_sys_exit((struct pt_regs *)ctx[0], ctx[1], it_btf))
+
+/* The libaio calls stay on their own syscall tracepoints: their exits need bpf_loop. */
 #define IT_ARG(ctx, i) (((struct trace_event_raw_sys_enter *)(ctx))->args[i])
 #define IT_RET(ctx) (((struct trace_event_raw_sys_exit *)(ctx))->ret)
-
-/* One enter and one exit program per syscall; `enter` is the call to make. */
-#define IT_SYSCALL(name, sys, enter)                 \
-	SEC("tp/syscalls/sys_enter_" #name)          \
-	int sys_enter_##name(void *ctx)              \
-	{                                            \
-		return enter;                        \
-	}                                            \
-	SEC("tp/syscalls/sys_exit_" #name)           \
-	int sys_exit_##name(void *ctx)               \
-	{                                            \
-		return it_fd_exit(sys, IT_RET(ctx)); \
-	}
-
-/* read(fd, buf, count), write(...): file position */
-IT_SYSCALL(read, IT_SYS_READ,
-	   it_fd_enter(IT_SYS_READ, IT_OP_READ, IT_ARG(ctx, 0), -1, IT_ARG(ctx, 2)))
-IT_SYSCALL(write, IT_SYS_WRITE,
-	   it_fd_enter(IT_SYS_WRITE, IT_OP_WRITE, IT_ARG(ctx, 0), -1, IT_ARG(ctx, 2)))
-/* pread64(fd, buf, count, pos) */
-IT_SYSCALL(pread64, IT_SYS_PREAD64,
-	   it_fd_enter(IT_SYS_PREAD64, IT_OP_READ, IT_ARG(ctx, 0), IT_ARG(ctx, 3), IT_ARG(ctx, 2)))
-IT_SYSCALL(pwrite64, IT_SYS_PWRITE64,
-	   it_fd_enter(IT_SYS_PWRITE64, IT_OP_WRITE, IT_ARG(ctx, 0), IT_ARG(ctx, 3),
-		       IT_ARG(ctx, 2)))
-/* readv(fd, vec, vlen): bytes from the return value */
-IT_SYSCALL(readv, IT_SYS_READV, it_fd_enter(IT_SYS_READV, IT_OP_READ, IT_ARG(ctx, 0), -1, 0))
-IT_SYSCALL(writev, IT_SYS_WRITEV, it_fd_enter(IT_SYS_WRITEV, IT_OP_WRITE, IT_ARG(ctx, 0), -1, 0))
-/* preadv(fd, vec, vlen, pos_l, pos_h): on 64-bit pos_l is the whole offset */
-IT_SYSCALL(preadv, IT_SYS_PREADV,
-	   it_fd_enter(IT_SYS_PREADV, IT_OP_READ, IT_ARG(ctx, 0), IT_ARG(ctx, 3), 0))
-IT_SYSCALL(pwritev, IT_SYS_PWRITEV,
-	   it_fd_enter(IT_SYS_PWRITEV, IT_OP_WRITE, IT_ARG(ctx, 0), IT_ARG(ctx, 3), 0))
-/* preadv2(fd, vec, vlen, pos_l, pos_h, flags): pos -1 = file position */
-IT_SYSCALL(preadv2, IT_SYS_PREADV2,
-	   it_fd_enter(IT_SYS_PREADV2, IT_OP_READ, IT_ARG(ctx, 0), IT_ARG(ctx, 3), 0))
-IT_SYSCALL(pwritev2, IT_SYS_PWRITEV2,
-	   it_fd_enter(IT_SYS_PWRITEV2, IT_OP_WRITE, IT_ARG(ctx, 0), IT_ARG(ctx, 3), 0))
-IT_SYSCALL(fsync, IT_SYS_FSYNC, it_fd_enter(IT_SYS_FSYNC, IT_OP_SYNC, IT_ARG(ctx, 0), 0, 0))
-IT_SYSCALL(fdatasync, IT_SYS_FDATASYNC,
-	   it_fd_enter(IT_SYS_FDATASYNC, IT_OP_SYNC, IT_ARG(ctx, 0), 0, 0))
-/* sync_file_range(fd, offset, nbytes, flags) */
-IT_SYSCALL(sync_file_range, IT_SYS_SYNC_FILE_RANGE,
-	   it_fd_enter(IT_SYS_SYNC_FILE_RANGE, IT_OP_SYNC, IT_ARG(ctx, 0), IT_ARG(ctx, 1),
-		       IT_ARG(ctx, 2)))
 
 /* ---- libaio ---- */
 
@@ -498,17 +556,6 @@ static __always_inline u8 it_uring_op(u8 opcode)
 	default:
 		return IT_OP_OTHER;
 	}
-}
-
-/* The submitting thread is in io_uring_enter: bios it queues belong to its requests. */
-SEC("tp/syscalls/sys_exit_io_uring_enter")
-int sys_exit_io_uring_enter(void *ctx)
-{
-	struct thread_state *st = it_state();
-
-	if (st)
-		st->uring_req = 0;
-	return 0;
 }
 
 static __always_inline int it_uring_submit(struct io_kiocb *req, const bool btf)

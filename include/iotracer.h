@@ -84,6 +84,13 @@ enum it_sys {
 	IT_SYS_MAX,
 };
 
+/*
+ * Syscall numbers below this are looked up in the BPF side's table of traced
+ * syscalls (sys_of_nr: IT_SYS_* + 1, 0 = not traced); the IO syscalls are
+ * far below it on every architecture.
+ */
+#define IT_SYSNR_MAX 512
+
 /* Histogram stages (it_hist_key.stage). */
 enum it_stage {
 	IT_ST_TOTAL = 0, /* syscall enter..exit; uring submit..complete */

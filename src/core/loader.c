@@ -24,6 +24,7 @@
 #include "core/filters.h"
 #include "core/kfeat.h"
 #include "core/loader.h"
+#include "core/syscalls.h"
 #include "lib/parse.h"
 #include "lib/log.h"
 
@@ -60,8 +61,6 @@ struct it_hook_def {
 	{                                                                                \
 		.layer = l, .name = n, .tp_group = g, .alt = a, .progs = { __VA_ARGS__ } \
 	}
-#define SYSCALL_HOOK(n) \
-	HOOK(IT_L_SYSCALL, #n, "syscalls", [IT_M_TP] = { "sys_enter_" #n, "sys_exit_" #n })
 #define AIO_HOOK(n)                                                                          \
 	{                                                                                    \
 		.layer = IT_L_SYSCALL, .name = #n, .tp_group = "syscalls",                   \
@@ -83,23 +82,16 @@ struct it_hook_def {
 #define VFS_HOOK(n) FN_HOOK(IT_L_FS, n, "fentry_" #n, "fexit_" #n, "kprobe_" #n, "kretprobe_" #n)
 
 static const struct it_hook_def hook_defs[] = {
-	SYSCALL_HOOK(read),
-	SYSCALL_HOOK(write),
-	SYSCALL_HOOK(pread64),
-	SYSCALL_HOOK(pwrite64),
-	SYSCALL_HOOK(readv),
-	SYSCALL_HOOK(writev),
-	SYSCALL_HOOK(preadv),
-	SYSCALL_HOOK(pwritev),
-	SYSCALL_HOOK(preadv2),
-	SYSCALL_HOOK(pwritev2),
-	SYSCALL_HOOK(fsync),
-	SYSCALL_HOOK(fdatasync),
-	SYSCALL_HOOK(sync_file_range),
+	/*
+	 * The fd-based syscalls and io_uring_enter: raw_syscalls sys_enter and
+	 * sys_exit, one pair for all (src/core/syscalls.c names them).
+	 */
+	HOOK(IT_L_SYSCALL, "sys_enter", "raw_syscalls",
+	     [IT_M_TP_BTF] = { "btf_sys_enter", "btf_sys_exit" },
+	     [IT_M_RAW_TP] = { "raw_sys_enter", "raw_sys_exit" }),
 	AIO_HOOK(io_submit),
 	AIO_HOOK(io_getevents),
 	AIO_HOOK(io_pgetevents),
-	TP_HOOK(IT_L_SYSCALL, "io_uring_enter", "syscalls", "sys_exit_io_uring_enter"),
 	/* renamed from io_uring_submit_sqe in 6.2: one event, two names */
 	ALT_HOOK(IT_L_SYSCALL, "io_uring_submit_req", "io_uring",
 		 "uring_submit", [IT_M_TP_BTF] = { "btf_io_uring_submit_req" },
@@ -175,8 +167,7 @@ static int hook_exists_tp(const struct it_probe *p, const struct it_hook_def *d)
 
 	if (!d->tp_group || strcmp(d->tp_group, "syscalls"))
 		return it_tracefs_event_exists(p, d->tp_group, d->name);
-	snprintf(name, sizeof(name), "sys_%s_%s",
-		 strcmp(d->name, "io_uring_enter") ? "enter" : "exit", d->name);
+	snprintf(name, sizeof(name), "sys_enter_%s", d->name);
 	return it_tracefs_event_exists(p, "syscalls", name);
 }
 
@@ -452,6 +443,7 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 
 	rd->self_tgid = ld->self_tgid;
 	rd->seq_base = (uint64_t)loads++ << 40;
+	it_syscalls_table((uint8_t *)rd->sys_of_nr);
 	/* the filters are writable globals, set after load by it_filters_apply() */
 	rd->wake_bytes = ld->ring_bytes / 2;
 	rd->slot_shift = ld->slot_shift;
@@ -607,7 +599,7 @@ int it_loader_hook_hidden(const struct it_loader *ld, int i)
 	return !strcmp(h->reason, "layer not selected") || (!h->ok && alt_attached(ld, h));
 }
 
-/* The per-syscall tracepoints: one group of the syscall layer, one report line. */
+/* The libaio syscalls' own tracepoints: one group of the syscall layer, one report line. */
 static int syscall_tp(const struct it_hook_state *h)
 {
 	return h->layer == IT_L_SYSCALL && h->def->tp_group && !strcmp(h->def->tp_group, "syscalls");
@@ -643,30 +635,31 @@ static void count_hooks(const struct it_loader *ld, int layer, int sys, struct h
 
 /*
  * A group that attached nothing is an error when the kernel has it (some hook
- * could be tried), when the tracer cannot do without it (the syscall
- * tracepoints, the block layer), or when the user asked for a layer of which
- * nothing attached. One that attached
- * part of what it tried is a warning, printed even under -q: its records are
- * partial. Hooks with no method here (fentry refused, no driver loaded) are
- * the attach report's business.
+ * could be tried), when the tracer cannot do without it (the syscall layer's
+ * sys_enter/sys_exit, the block layer), or when the user asked for a layer of
+ * which nothing attached. One that attached part of what it tried is a
+ * warning, printed even under -q: its records are partial; so is a group of
+ * libaio tracepoints that attached none (the other syscalls are traced).
+ * Hooks with no method here (fentry refused, no driver loaded) are the attach
+ * report's business.
  */
 static int check_group(const struct it_loader *ld, const struct it_opts *o, int l, int sys,
 		       FILE *err)
 {
 	int layer_ok = !!(ld->layers_on & (1u << l));
-	int core = sys || (l == IT_L_BLOCK && !layer_ok);
-	const char *what = sys ? "syscall tracepoints" : "hooks";
+	int core = (l == IT_L_SYSCALL && !sys) || (l == IT_L_BLOCK && !layer_ok);
+	const char *what = sys ? "libaio syscall tracepoints" : "hooks";
 	struct hook_count c;
 
 	count_hooks(ld, l, sys, &c);
 	if (!c.total)
 		return 0;
-	if (!c.ok && (c.tried || core || ((o->layers & (1u << l)) && !layer_ok))) {
+	if (!sys && !c.ok && (c.tried || core || ((o->layers & (1u << l)) && !layer_ok))) {
 		it_err_to(err, "layer %s: none of its %s attached: %s", parse_layer_name(l), what,
 			  c.why ? c.why : "no method");
 		return -ENOENT;
 	}
-	if (c.ok && c.ok < c.tried)
+	if (c.ok < c.tried)
 		it_warn_to(err, "layer %s: %d of %d %s attached (%s): its records are partial",
 			   parse_layer_name(l), c.ok, c.tried, what, c.why);
 	return 0;
@@ -878,7 +871,7 @@ void it_loader_report(const struct it_loader *ld, FILE *f)
 	int sys_ok = 0, sys_total = 0;
 
 	fprintf(f, "%-8s %-30s %-7s %s\n", "LAYER", "HOOK", "METHOD", "STATUS");
-	/* The per-syscall tracepoints fold into one line, printed first. */
+	/* The libaio syscall tracepoints fold into one line, printed first. */
 	for (int i = 0; i < ld->nr_hooks; i++) {
 		const struct it_hook_state *h = &ld->hooks[i];
 
@@ -890,7 +883,7 @@ void it_loader_report(const struct it_loader *ld, FILE *f)
 	}
 	if (sys_total)
 		fprintf(f, "%-8s %-30s %-7s %s (%d of %d syscalls)\n", "syscall",
-			"sys_enter/exit_*", "tp", sys_ok == sys_total ? "ok" : "partial", sys_ok,
+			"sys_enter/exit_io_*", "tp", sys_ok == sys_total ? "ok" : "partial", sys_ok,
 			sys_total);
 	for (int i = 0; i < ld->nr_hooks; i++) {
 		const struct it_hook_state *h = &ld->hooks[i];

@@ -3,12 +3,14 @@
 # images). Each case runs the daemon in its own mount namespace (unshare -m), so
 # the machine's mounts stay as they are.
 # Oracles: fio's JSON (IO count), the attach report and stderr, exit statuses.
-#   bare_mount    tracefs unmounted: the daemon mounts it (said at -v), attaches all
-#                 17 syscall tracepoints (JSON attach lines), one syscall record per fio IO
-#   bare_partial  a tracefs with only 2 syscalls' events: a warning naming the
-#                 syscall layer on stderr even with -q, exit 0
-#   bare_none     a tracefs with no syscall events: exit 1, one error line naming
-#                 the syscall layer and why
+#   bare_mount    tracefs unmounted: the daemon mounts it (said at -v), attaches
+#                 sys_enter/sys_exit and the 3 libaio syscall tracepoints (JSON attach
+#                 lines), one syscall record per fio IO
+#   bare_partial  a tracefs with only io_submit's events: a warning naming the
+#                 syscall layer's libaio tracepoints on stderr even with -q, exit 0
+#   bare_none     a tracefs with no syscall events: sys_enter/sys_exit attach through
+#                 BTF (no tracefs needed), a warning that no libaio tracepoint did,
+#                 exit 0, and read() records still written
 #   asked_none    -l nvme where no NVMe driver is loaded: exit 1, error names nvme
 # shellcheck disable=SC2016 # jq programs in single quotes
 set -u
@@ -68,11 +70,12 @@ else
 		--arg d "$name" --argjson p "$FIO_PID")
 	said=$(grep -c 'mounted tracefs' "$TRACER_ERR")
 	sys=$(jq -s '[.[] | select(.type == "attach" and .layer == "syscall" and .method == "tp" and .ok)] | length' "$TRACER_JSON")
-	note "fio $ios IOs, $n syscall records; $sys syscall tracepoints attached"
+	raw=$(jq -s '[.[] | select(.type == "attach" and .hook == "sys_enter" and .ok)] | length' "$TRACER_JSON")
+	note "fio $ios IOs, $n syscall records; sys_enter/sys_exit attached: $raw, libaio syscall tracepoints: $sys"
 	if ((said != 1)); then
 		fail bare_mount "no 'mounted tracefs' line at -v: $(head -c 300 "$TRACER_ERR" | tr '\n' ' ')"
-	elif ((sys != 17)); then
-		fail bare_mount "$sys of 17 syscall tracepoints attached"
+	elif ((sys != 3 || raw != 1)); then
+		fail bare_mount "sys_enter/sys_exit attached: $raw (want 1), libaio tracepoints: $sys of 3"
 	else
 		check bare_mount "$n syscall records for $ios fio IOs" test "$n" -eq "$ios" -a "$ios" -gt 0
 	fi
@@ -80,28 +83,34 @@ fi
 
 # ---------------------------------------------------------------- bare_partial
 IOTRACER=$(bare_wrapper fake)
-if ! fake_events read pread64; then
+if ! fake_events io_submit; then
 	skip bare_partial "cannot read syscall tracepoint ids (no syscall tracepoints?)"
 	skip bare_none "cannot read syscall tracepoint ids (no syscall tracepoints?)"
 else
 	timeout 30 "$IOTRACER" -q --no-live -D 1s >"$IT_TMP/partial.out" 2>"$IT_TMP/partial.err"
 	rc=$?
-	warn=$(grep -c '^iotracer: warning: layer syscall: 2 of 17 syscall tracepoints attached' \
+	warn=$(grep -c '^iotracer: warning: layer syscall: 1 of 3 libaio syscall tracepoints attached' \
 		"$IT_TMP/partial.err")
 	check bare_partial "exit $rc, stderr: $(head -c 300 "$IT_TMP/partial.err" | tr '\n' ' ')" \
 		test "$rc" -eq 0 -a "$warn" -eq 1
 
 	# ------------------------------------------------------------ bare_none
 	fake_events # an empty syscalls/ group
-	timeout 30 "$IOTRACER" -q --no-live -D 1s >"$IT_TMP/none.out" 2>"$IT_TMP/none.err"
-	rc=$?
-	err=$(grep -c '^iotracer: layer syscall: none of its syscall tracepoints attached: no tracepoint' \
-		"$IT_TMP/none.err")
-	check bare_none "exit $rc, stderr: $(head -c 300 "$IT_TMP/none.err" | tr '\n' ' ')" \
-		test "$rc" -eq 1 -a "$err" -eq 1
+	if ! start_tracer -d "$name"; then
+		fail bare_none "$TRACER_WHY"
+	else
+		dd if="$dev" of=/dev/null bs=4k count=64 iflag=direct status=none
+		sleep 0.3
+		stop_tracer
+		warn=$(grep -c '^iotracer: warning: layer syscall: 0 of 3 libaio syscall tracepoints attached' \
+			"$TRACER_ERR")
+		n=$(jcount "$TRACER_JSON" '.kind == "syscall" and .syscall == "read" and .dev == $d' \
+			--arg d "$name")
+		check bare_none "exit $TRACER_RC, $n read() records for dd's 64, stderr: $(head -c 300 "$TRACER_ERR" | tr '\n' ' ')" \
+			test "$TRACER_RC" = 0 -a "$warn" -eq 1 -a "$n" -eq 64
+	fi
 fi
 
-# ---------------------------------------------------------------- asked_none
 IOTRACER=$REAL
 if have_tp nvme/nvme_setup_cmd; then
 	skip asked_none "the nvme driver is loaded here: its layer attaches"

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef IT_SYSCALLS_H
+#define IT_SYSCALLS_H
+
+#include <stdint.h>
+
+/*
+ * Fill tab[IT_SYSNR_MAX] with the syscalls the raw_syscalls programs trace:
+ * tab[nr] = IT_SYS_* + 1, 0 for every other number. Returns how many.
+ */
+int it_syscalls_table(uint8_t *tab);
+
+#endif
