@@ -243,18 +243,6 @@ static __always_inline int it_fd_exit(u32 sys, s64 ret)
 	return 0;
 }
 
-/*
- * The fd-based syscalls and io_uring_enter on raw_syscalls sys_enter /
- * sys_exit: one pair of programs for all of them. The kernel runs them for
- * every syscall of the system, and they leave at once for a number the
- * table sys_of_nr (config.bpf.h, filled by the loader) does not name; one
- * pair instead of a pair per syscall is also 2 links to attach and detach
- * instead of 28 (each syscall tracepoint link waits a grace period of its
- * own on detach), and no perf buffer between the kernel and the program
- * (classic syscall tracepoints can skip a program without counting it).
- * A 32-bit task's numbers are another table's: its syscalls are not traced
- * (nor were they by the per-syscall tracepoints).
- */
 /* IT_OP_* of a traced fd syscall. */
 static __always_inline u32 it_sys_op(u32 sys)
 {
@@ -274,11 +262,25 @@ static __always_inline u32 it_sys_op(u32 sys)
 	}
 }
 
+/*
+ * The fd-based syscalls and io_uring_enter on raw_syscalls sys_enter /
+ * sys_exit: one pair of programs for all of them. The kernel runs them for
+ * every syscall of the system, and they leave at once for a number the
+ * table sys_of_nr (config.bpf.h, filled by the loader) does not name; one
+ * pair instead of a pair per syscall is also 2 links to attach and detach
+ * instead of 28 (each syscall tracepoint link waits a grace period of its
+ * own on detach).
+ * A 32-bit task's numbers are another table's: its syscalls are not traced
+ * (nor were they by the per-syscall tracepoints).
+ */
 static __always_inline u32 it_traced_sys(struct pt_regs *regs, u64 nr, const bool btf)
 {
-	if (nr >= IT_SYSNR_MAX || it_compat_syscall(regs, btf))
+	u32 sys;
+
+	if (nr >= IT_SYSNR_MAX)
 		return 0;
-	return sys_of_nr[nr];
+	sys = sys_of_nr[nr];
+	return sys && !it_compat_syscall(regs, btf) ? sys : 0;
 }
 
 static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const bool btf)
