@@ -92,8 +92,11 @@ static __always_inline int it_untraced(struct task_struct *task)
 {
 	struct thread_state *st = it_state();
 
-	if (st)
+	if (st && st->in_sys) {
+		/* the thread's previous traced syscall never saw its exit */
+		it_drop(IT_L_SYSCALL, IT_DROP_MISSED);
 		st->in_sys = 0;
+	}
 	return 0;
 }
 
@@ -120,6 +123,8 @@ static __always_inline struct thread_state *it_sys_begin(struct task_struct *tas
 		it_drop(IT_L_SYSCALL, IT_DROP_INFLIGHT);
 		return NULL;
 	}
+	if (st->in_sys) /* the previous traced syscall's exit was never seen: counted */
+		it_drop(IT_L_SYSCALL, IT_DROP_MISSED);
 	if (!st->seq)
 		st->seq = seq_base; /* a thread new to this load (config.bpf.h) */
 	st->seq++;
