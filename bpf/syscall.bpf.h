@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Syscall layer: fd-based IO syscalls (raw_syscalls sys_enter / sys_exit),
- * libaio (io_submit / io_getevents, their own tracepoints) and io_uring
- * (io_uring_submit_req / io_uring_complete).
+ * Syscall layer: fd-based IO syscalls and libaio (io_submit / io_getevents)
+ * on raw_syscalls sys_enter / sys_exit, io_uring (io_uring_submit_req /
+ * io_uring_complete).
  *
  * Only regular files and block devices are traced: a read() of a pipe,
  * socket or tty is dropped at enter, before any map is touched.
@@ -248,114 +248,6 @@ static __always_inline int it_fd_exit(u32 sys, s64 ret)
 	return 0;
 }
 
-/* IT_OP_* of a traced fd syscall. */
-static __always_inline u32 it_sys_op(u32 sys)
-{
-	switch (sys) {
-	case IT_SYS_READ:
-	case IT_SYS_PREAD64:
-	case IT_SYS_READV:
-	case IT_SYS_PREADV:
-	case IT_SYS_PREADV2:
-		return IT_OP_READ;
-	case IT_SYS_FSYNC:
-	case IT_SYS_FDATASYNC:
-	case IT_SYS_SYNC_FILE_RANGE:
-		return IT_OP_SYNC;
-	default:
-		return IT_OP_WRITE;
-	}
-}
-
-/*
- * The fd-based syscalls and io_uring_enter on raw_syscalls sys_enter /
- * sys_exit: one pair of programs for all of them. The kernel runs them for
- * every syscall of the system, and they leave at once for a number the
- * table sys_of_nr (config.bpf.h, filled by the loader) does not name; one
- * pair instead of a pair per syscall is also 2 links to attach and detach
- * instead of 28 (each syscall tracepoint link waits a grace period of its
- * own on detach).
- * A 32-bit task's numbers are another table's: its syscalls are not traced
- * (nor were they by the per-syscall tracepoints).
- */
-static __always_inline u32 it_traced_sys(struct pt_regs *regs, u64 nr, const bool btf)
-{
-	u32 sys;
-
-	if (nr >= IT_SYSNR_MAX)
-		return 0;
-	sys = sys_of_nr[nr];
-	return sys && !it_compat_syscall(regs, btf) ? sys : 0;
-}
-
-static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const bool btf)
-{
-	u32 sys = it_traced_sys(regs, id, btf), op;
-	s64 pos = -1; /* < 0: the file position */
-	u64 bytes = 0; /* 0: the bytes transferred (the return value) */
-
-	if (!sys--)
-		return 0;
-	switch (sys) {
-	case IT_SYS_READ: /* read(fd, buf, count) */
-	case IT_SYS_WRITE:
-		bytes = IT_SYS_ARG(btf, regs, 2);
-		break;
-	case IT_SYS_PREAD64: /* pread64(fd, buf, count, pos) */
-	case IT_SYS_PWRITE64:
-		bytes = IT_SYS_ARG(btf, regs, 2);
-		pos = IT_SYS_ARG(btf, regs, 3);
-		break;
-	case IT_SYS_READV: /* readv(fd, vec, vlen) */
-	case IT_SYS_WRITEV:
-		break;
-	/* preadv(fd, vec, vlen, pos_l, pos_h): on 64-bit pos_l is the whole offset;
-	 * preadv2(..., flags): pos -1 is the file position */
-	case IT_SYS_PREADV:
-	case IT_SYS_PWRITEV:
-	case IT_SYS_PREADV2:
-	case IT_SYS_PWRITEV2:
-		pos = IT_SYS_ARG(btf, regs, 3);
-		break;
-	case IT_SYS_FSYNC:
-	case IT_SYS_FDATASYNC:
-		pos = 0;
-		break;
-	case IT_SYS_SYNC_FILE_RANGE: /* sync_file_range(fd, offset, nbytes, flags) */
-		pos = IT_SYS_ARG(btf, regs, 1);
-		bytes = IT_SYS_ARG(btf, regs, 2);
-		break;
-	default: /* io_uring_enter: its exit only */
-		return 0;
-	}
-	op = it_sys_op(sys);
-	return it_fd_enter(sys, op, IT_SYS_ARG(btf, regs, 0), pos, bytes);
-}
-
-static __always_inline int it_sys_exit(struct pt_regs *regs, long ret, const bool btf)
-{
-	u32 sys = it_traced_sys(regs, IT_SYS_NR(btf, regs), btf);
-	struct thread_state *st;
-
-	if (!sys--)
-		return 0;
-	if (sys != IT_SYS_IO_URING_ENTER)
-		return it_fd_exit(sys, ret);
-	/* the submitting thread leaves io_uring_enter: bios it queues are no longer its requests' */
-	st = it_state();
-	if (st)
-		st->uring_req = 0;
-	return 0;
-}
-
-/* raw_syscalls: sys_enter(regs, id), sys_exit(regs, ret) */
-IT_TP_BOTH(sys_enter, it_sys_enter((struct pt_regs *)ctx[0], ctx[1], it_btf))
-IT_TP_BOTH(sys_exit, it_sys_exit((struct pt_regs *)ctx[0], ctx[1], it_btf))
-
-/* The libaio calls stay on their own syscall tracepoints: their exits need bpf_loop. */
-#define IT_ARG(ctx, i) (((struct trace_event_raw_sys_enter *)(ctx))->args[i])
-#define IT_RET(ctx) (((struct trace_event_raw_sys_exit *)(ctx))->ret)
-
 /* ---- libaio ---- */
 
 /* Kernel ABI structs of linux/aio_abi.h, read from user memory. */
@@ -486,43 +378,146 @@ static __always_inline int it_aio_exit(u32 sys, s64 ret)
 	return 0;
 }
 
-/* io_submit(ctx, nr, iocbpp) */
-SEC("tp/syscalls/sys_enter_io_submit")
-int sys_enter_io_submit(void *ctx)
+/* IT_OP_* of a traced fd syscall. */
+static __always_inline u32 it_sys_op(u32 sys)
 {
-	return it_aio_enter(IT_SYS_IO_SUBMIT, IT_ARG(ctx, 2));
+	switch (sys) {
+	case IT_SYS_READ:
+	case IT_SYS_PREAD64:
+	case IT_SYS_READV:
+	case IT_SYS_PREADV:
+	case IT_SYS_PREADV2:
+		return IT_OP_READ;
+	case IT_SYS_FSYNC:
+	case IT_SYS_FDATASYNC:
+	case IT_SYS_SYNC_FILE_RANGE:
+		return IT_OP_SYNC;
+	default:
+		return IT_OP_WRITE;
+	}
 }
 
-SEC("tp/syscalls/sys_exit_io_submit")
-int sys_exit_io_submit(void *ctx)
+/*
+ * The fd-based syscalls, libaio's and io_uring_enter on raw_syscalls
+ * sys_enter / sys_exit: one pair of programs for all of them. The kernel runs them for
+ * every syscall of the system, and they leave at once for a number the
+ * table sys_of_nr (config.bpf.h, filled by the loader) does not name; one
+ * pair instead of a pair per syscall is also 2 links to attach and detach
+ * instead of 34 (each syscall tracepoint link waits a grace period of its
+ * own on detach).
+ * A 32-bit task's numbers are another table's: its syscalls are not traced
+ * (nor were they by the per-syscall tracepoints).
+ */
+static __always_inline u32 it_traced_sys(struct pt_regs *regs, u64 nr, const bool btf)
 {
-	return it_aio_exit(IT_SYS_IO_SUBMIT, IT_RET(ctx));
+	u32 sys;
+
+	if (nr >= IT_SYSNR_MAX)
+		return 0;
+	sys = sys_of_nr[nr];
+	return sys && !it_compat_syscall(regs, btf) ? sys : 0;
 }
 
-/* io_getevents(ctx, min_nr, nr, events, timeout); io_pgetevents(..., usig) */
-SEC("tp/syscalls/sys_enter_io_getevents")
-int sys_enter_io_getevents(void *ctx)
+static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const bool btf)
 {
-	return it_aio_enter(IT_SYS_IO_GETEVENTS, IT_ARG(ctx, 3));
+	u32 sys = it_traced_sys(regs, id, btf), op;
+	s64 pos = -1; /* < 0: the file position */
+	u64 bytes = 0; /* 0: the bytes transferred (the return value) */
+
+	if (!sys--)
+		return 0;
+	switch (sys) {
+	case IT_SYS_READ: /* read(fd, buf, count) */
+	case IT_SYS_WRITE:
+		bytes = IT_SYS_ARG(btf, regs, 2);
+		break;
+	case IT_SYS_PREAD64: /* pread64(fd, buf, count, pos) */
+	case IT_SYS_PWRITE64:
+		bytes = IT_SYS_ARG(btf, regs, 2);
+		pos = IT_SYS_ARG(btf, regs, 3);
+		break;
+	case IT_SYS_READV: /* readv(fd, vec, vlen) */
+	case IT_SYS_WRITEV:
+		break;
+	/* preadv(fd, vec, vlen, pos_l, pos_h): on 64-bit pos_l is the whole offset;
+	 * preadv2(..., flags): pos -1 is the file position */
+	case IT_SYS_PREADV:
+	case IT_SYS_PWRITEV:
+	case IT_SYS_PREADV2:
+	case IT_SYS_PWRITEV2:
+		pos = IT_SYS_ARG(btf, regs, 3);
+		break;
+	case IT_SYS_FSYNC:
+	case IT_SYS_FDATASYNC:
+		pos = 0;
+		break;
+	case IT_SYS_SYNC_FILE_RANGE: /* sync_file_range(fd, offset, nbytes, flags) */
+		pos = IT_SYS_ARG(btf, regs, 1);
+		bytes = IT_SYS_ARG(btf, regs, 2);
+		break;
+	case IT_SYS_IO_SUBMIT: /* io_submit(ctx, nr, iocbpp) */
+		return it_aio_enter(sys, IT_SYS_ARG(btf, regs, 2));
+	case IT_SYS_IO_GETEVENTS: /* io_getevents(ctx, min_nr, nr, events, timeout) */
+	case IT_SYS_IO_PGETEVENTS: /* io_pgetevents(..., usig) */
+		return it_aio_enter(sys, IT_SYS_ARG(btf, regs, 3));
+	default: /* io_uring_enter: its exit only */
+		return 0;
+	}
+	op = it_sys_op(sys);
+	return it_fd_enter(sys, op, IT_SYS_ARG(btf, regs, 0), pos, bytes);
 }
 
-SEC("tp/syscalls/sys_exit_io_getevents")
-int sys_exit_io_getevents(void *ctx)
+/*
+ * The libaio exits walk the iocbs with bpf_loop (5.17): a program of their
+ * own, loaded only where the kernel has it and reached by tail call from
+ * sys_exit through this array; elsewhere the table does not name the libaio
+ * calls (src/core/syscalls.c).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u32);
+} aio_exit_prog SEC(".maps");
+
+static __always_inline int it_sys_exit(u64 *ctx, const bool btf)
 {
-	return it_aio_exit(IT_SYS_IO_GETEVENTS, IT_RET(ctx));
+	struct pt_regs *regs = (struct pt_regs *)ctx[0];
+	u32 sys = it_traced_sys(regs, IT_SYS_NR(btf, regs), btf);
+	struct thread_state *st;
+
+	if (!sys--)
+		return 0;
+	switch (sys) {
+	case IT_SYS_IO_URING_ENTER:
+		/* the submitting thread leaves io_uring_enter: bios it queues are no longer its requests' */
+		st = it_state();
+		if (st)
+			st->uring_req = 0;
+		return 0;
+	case IT_SYS_IO_SUBMIT:
+	case IT_SYS_IO_GETEVENTS:
+	case IT_SYS_IO_PGETEVENTS:
+		bpf_tail_call(ctx, &aio_exit_prog, 0);
+		return 0; /* no libaio program: the table named no libaio call */
+	default:
+		return it_fd_exit(sys, ctx[1]);
+	}
 }
 
-SEC("tp/syscalls/sys_enter_io_pgetevents")
-int sys_enter_io_pgetevents(void *ctx)
+static __always_inline int it_aio_exit_ctx(u64 *ctx, const bool btf)
 {
-	return it_aio_enter(IT_SYS_IO_PGETEVENTS, IT_ARG(ctx, 3));
+	struct pt_regs *regs = (struct pt_regs *)ctx[0];
+	u32 sys = it_traced_sys(regs, IT_SYS_NR(btf, regs), btf);
+
+	return sys ? it_aio_exit(sys - 1, ctx[1]) : 0;
 }
 
-SEC("tp/syscalls/sys_exit_io_pgetevents")
-int sys_exit_io_pgetevents(void *ctx)
-{
-	return it_aio_exit(IT_SYS_IO_PGETEVENTS, IT_RET(ctx));
-}
+/* raw_syscalls: sys_enter(regs, id), sys_exit(regs, ret) */
+IT_TP_BOTH(sys_enter, it_sys_enter((struct pt_regs *)ctx[0], ctx[1], it_btf))
+IT_TP_BOTH(sys_exit, it_sys_exit(ctx, it_btf))
+/* loaded, never attached: the aio_exit_prog entry (same tracepoint, so tail calls allowed) */
+IT_TP_PAIR(sys_exit, aio_exit, it_aio_exit_ctx(ctx, it_btf))
 
 /* ---- io_uring ---- */
 

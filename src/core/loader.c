@@ -42,6 +42,8 @@ struct it_hook_def {
 	int arg0_typed; /* tp_btf reads through arg 0: only where it is not a void * */
 	int task_counters; /* IT_M_TASK: the task_struct member `name` read in place, no program */
 	int thread_state; /* no program: where the per-thread state lives (report only) */
+	int tail_call; /* no link: its program fills the aio_exit_prog array (libaio's exits) */
+	const char *label; /* the report's name, when not the tracepoint's */
 	const char *reads_type; /* a module struct its programs read fields of, if they can */
 	int sched_switch; /* attached only with --sched-switch */
 	unsigned int needs; /* IT_NEED_*: BPF features its programs use */
@@ -61,11 +63,6 @@ struct it_hook_def {
 	{                                                                                \
 		.layer = l, .name = n, .tp_group = g, .alt = a, .progs = { __VA_ARGS__ } \
 	}
-#define AIO_HOOK(n)                                                                          \
-	{                                                                                    \
-		.layer = IT_L_SYSCALL, .name = #n, .tp_group = "syscalls",                   \
-		.progs = { [IT_M_TP] = { "sys_enter_" #n, "sys_exit_" #n } }, .needs = IT_NEED_LOOP \
-	}
 #define TP_HOOK(l, n, g, p) HOOK(l, n, g, [IT_M_TP] = { p })
 #define BTF_HOOK(l, n, g) HOOK(l, #n, g, [IT_M_TP_BTF] = { "btf_" #n })
 #define BTF_RAW_HOOK(l, n, g) \
@@ -83,15 +80,17 @@ struct it_hook_def {
 
 static const struct it_hook_def hook_defs[] = {
 	/*
-	 * The fd-based syscalls and io_uring_enter: raw_syscalls sys_enter and
-	 * sys_exit, one pair for all (src/core/syscalls.c names them).
+	 * The fd-based syscalls, libaio's and io_uring_enter: raw_syscalls
+	 * sys_enter and sys_exit, one pair for all (src/core/syscalls.c names them).
 	 */
-	HOOK(IT_L_SYSCALL, "sys_enter", "raw_syscalls",
-	     [IT_M_TP_BTF] = { "btf_sys_enter", "btf_sys_exit" },
-	     [IT_M_RAW_TP] = { "raw_sys_enter", "raw_sys_exit" }),
-	AIO_HOOK(io_submit),
-	AIO_HOOK(io_getevents),
-	AIO_HOOK(io_pgetevents),
+	{ .layer = IT_L_SYSCALL, .name = "sys_enter", .label = "sys_enter/sys_exit",
+	  .tp_group = "raw_syscalls",
+	  .progs = { [IT_M_TP_BTF] = { "btf_sys_enter", "btf_sys_exit" },
+		     [IT_M_RAW_TP] = { "raw_sys_enter", "raw_sys_exit" } } },
+	/* libaio's exits (bpf_loop): loaded where the kernel has it, reached by tail call */
+	{ .layer = IT_L_SYSCALL, .name = "sys_exit", .label = "libaio", .tp_group = "raw_syscalls",
+	  .tail_call = 1, .needs = IT_NEED_LOOP,
+	  .progs = { [IT_M_TP_BTF] = { "btf_aio_exit" }, [IT_M_RAW_TP] = { "raw_aio_exit" } } },
 	/* renamed from io_uring_submit_sqe in 6.2: one event, two names */
 	ALT_HOOK(IT_L_SYSCALL, "io_uring_submit_req", "io_uring",
 		 "uring_submit", [IT_M_TP_BTF] = { "btf_io_uring_submit_req" },
@@ -160,17 +159,6 @@ const char *it_method_name(enum it_method m)
 	return m >= 0 && m < IT_M_MAX ? method_names[m] : "?";
 }
 
-/* syscall tracepoints are checked per syscall name (sys_enter_X) */
-static int hook_exists_tp(const struct it_probe *p, const struct it_hook_def *d)
-{
-	char name[64];
-
-	if (!d->tp_group || strcmp(d->tp_group, "syscalls"))
-		return it_tracefs_event_exists(p, d->tp_group, d->name);
-	snprintf(name, sizeof(name), "sys_enter_%s", d->name);
-	return it_tracefs_event_exists(p, "syscalls", name);
-}
-
 /* Can `method` implement hook `d` here? If not, say why in `why`. */
 static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum it_method m,
 			 char *why, size_t n)
@@ -200,14 +188,12 @@ static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum i
 		}
 		return 1;
 	case IT_M_TP:
-		if (!hook_exists_tp(p, d) && !p->tracefs[0]) {
-			snprintf(why, n, "%s", p->tracefs_why);
-			return 0;
-		}
-		if (!hook_exists_tp(p, d)) {
-			snprintf(why, n, "no tracepoint %s/%s%s", d->tp_group ? d->tp_group : "?",
-				 strcmp(d->tp_group ? d->tp_group : "", "syscalls") ? "" : "sys_*_",
-				 d->name);
+		if (!it_tracefs_event_exists(p, d->tp_group, d->name)) {
+			if (!p->tracefs[0])
+				snprintf(why, n, "%s", p->tracefs_why);
+			else
+				snprintf(why, n, "no tracepoint %s/%s", d->tp_group ? d->tp_group : "?",
+					 d->name);
 			return 0;
 		}
 		return 1;
@@ -255,6 +241,21 @@ static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum i
 	default:
 		return 0;
 	}
+}
+
+/*
+ * The kernel has this tracepoint (its BTF says so) although no method could
+ * attach it: tracefs without its event (a bare or odd mount). It counts as
+ * tried: a layer missing it is partial, not degraded by design.
+ */
+static int kernel_has_tp(struct it_probe *p, const struct it_hook_def *d)
+{
+	char name[80];
+
+	if (!d->tp_group)
+		return 0;
+	snprintf(name, sizeof(name), "btf_trace_%s", d->name);
+	return it_tp_params(p, name) >= 0;
 }
 
 /*
@@ -332,8 +333,10 @@ static void choose_methods(struct it_loader *ld, struct it_probe *p, const struc
 				break;
 			}
 		}
-		if (h->method == IT_M_NONE)
+		if (h->method == IT_M_NONE) {
 			snprintf(h->reason, sizeof(h->reason), "%s", why[0] ? why : "no method");
+			h->kernel_has = kernel_has_tp(p, d);
+		}
 		note_unread_types(h, p);
 	}
 }
@@ -433,6 +436,15 @@ int it_loader_map_slots(struct it_loader *ld, void **slots, void **pos)
 	return 0;
 }
 
+/* libaio's exit program will be loaded (the kernel has what it needs). */
+static int aio_loaded(const struct it_loader *ld)
+{
+	for (int i = 0; i < ld->nr_hooks; i++)
+		if (ld->hooks[i].def->tail_call && ld->hooks[i].method != IT_M_NONE)
+			return 1;
+	return 0;
+}
+
 /* Loads by this process: a re-attach starts the syscall sequence numbers higher. */
 static uint64_t loads;
 
@@ -443,7 +455,7 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 
 	rd->self_tgid = ld->self_tgid;
 	rd->seq_base = (uint64_t)loads++ << 40;
-	it_syscalls_table((uint8_t *)rd->sys_of_nr);
+	it_syscalls_table((uint8_t *)rd->sys_of_nr, aio_loaded(ld));
 	/* the filters are writable globals, set after load by it_filters_apply() */
 	rd->wake_bytes = ld->ring_bytes / 2;
 	rd->slot_shift = ld->slot_shift;
@@ -495,6 +507,22 @@ static int set_thread_map(struct it_loader *ld, const struct it_probe *p)
 
 /* ---- attach ---- */
 
+/* A tail-call hook's program into its array: "attached" once sys_exit can reach it. */
+static int fill_tail_call(struct it_loader *ld, struct it_hook_state *h)
+{
+	struct bpf_program *prog = prog_by_name(ld, h->def->progs[h->method][0]);
+	int fd = prog ? bpf_program__fd(prog) : -EBADF;
+	uint32_t zero = 0;
+
+	if (fd < 0 || bpf_map__update_elem(ld->skel->maps.aio_exit_prog, &zero, sizeof(zero), &fd,
+					   sizeof(fd), BPF_ANY)) {
+		snprintf(h->reason, sizeof(h->reason), "tail call not set: %s",
+			 strerror(fd < 0 ? -fd : errno));
+		return 0;
+	}
+	return 1;
+}
+
 static void attach_hooks(struct it_loader *ld)
 {
 	ld->layers_on = 0;
@@ -503,6 +531,10 @@ static void attach_hooks(struct it_loader *ld)
 
 		if (h->method == IT_M_NONE)
 			continue;
+		if (h->def->tail_call) {
+			h->ok = fill_tail_call(ld, h);
+			continue;
+		}
 		h->ok = 1;
 		for (int k = 0; k < IT_HOOK_PROGS; k++) {
 			struct bpf_program *prog = prog_by_name(ld, h->def->progs[h->method][k]);
@@ -599,31 +631,23 @@ int it_loader_hook_hidden(const struct it_loader *ld, int i)
 	return !strcmp(h->reason, "layer not selected") || (!h->ok && alt_attached(ld, h));
 }
 
-/* The libaio syscalls' own tracepoints: one group of the syscall layer, one report line. */
-static int syscall_tp(const struct it_hook_state *h)
-{
-	return h->layer == IT_L_SYSCALL && h->def->tp_group && !strcmp(h->def->tp_group, "syscalls");
-}
-
 /*
- * Hooks of one group (a layer's own hooks, or its per-syscall tracepoints when
- * sys is set): how many there are, were tried (a method chosen: the kernel has
- * it; every syscall tracepoint counts as tried), and attached.
+ * A layer's hooks: how many there are, were tried (a method chosen, or a
+ * tracepoint the kernel has that no method could attach), and attached.
  */
 struct hook_count {
 	int total, tried, ok;
 	const char *why; /* a reason of one that did not attach */
 };
 
-static void count_hooks(const struct it_loader *ld, int layer, int sys, struct hook_count *c)
+static void count_hooks(const struct it_loader *ld, int layer, struct hook_count *c)
 {
 	memset(c, 0, sizeof(*c));
 	for (int i = 0; i < ld->nr_hooks; i++) {
 		const struct it_hook_state *h = &ld->hooks[i];
-		int tried = h->method != IT_M_NONE || sys;
+		int tried = h->method != IT_M_NONE || h->kernel_has;
 
-		if (h->layer != layer || syscall_tp(h) != sys || h->off ||
-		    it_loader_hook_hidden(ld, i))
+		if (h->layer != layer || h->off || it_loader_hook_hidden(ld, i))
 			continue;
 		c->total++;
 		c->tried += tried;
@@ -634,34 +658,31 @@ static void count_hooks(const struct it_loader *ld, int layer, int sys, struct h
 }
 
 /*
- * A group that attached nothing is an error when the kernel has it (some hook
- * could be tried), when the tracer cannot do without it (the syscall layer's
- * sys_enter/sys_exit, the block layer), or when the user asked for a layer of
- * which nothing attached. One that attached part of what it tried is a
- * warning, printed even under -q: its records are partial; so is a group of
- * libaio tracepoints that attached none (the other syscalls are traced).
- * Hooks with no method here (fentry refused, no driver loaded) are the attach
- * report's business.
+ * A layer that attached nothing is an error when the kernel has it (some hook
+ * could be tried), when the tracer cannot do without it (the syscall layer,
+ * the block layer), or when the user asked for a layer of which nothing
+ * attached. One that attached part of what it tried is a warning, printed
+ * even under -q: its records are partial. Hooks with no method here (fentry
+ * refused, no driver loaded, libaio without bpf_loop) are the attach report's
+ * business.
  */
-static int check_group(const struct it_loader *ld, const struct it_opts *o, int l, int sys,
-		       FILE *err)
+static int check_layer(const struct it_loader *ld, const struct it_opts *o, int l, FILE *err)
 {
 	int layer_ok = !!(ld->layers_on & (1u << l));
-	int core = (l == IT_L_SYSCALL && !sys) || (l == IT_L_BLOCK && !layer_ok);
-	const char *what = sys ? "libaio syscall tracepoints" : "hooks";
+	int core = l == IT_L_SYSCALL || (l == IT_L_BLOCK && !layer_ok);
 	struct hook_count c;
 
-	count_hooks(ld, l, sys, &c);
+	count_hooks(ld, l, &c);
 	if (!c.total)
 		return 0;
-	if (!sys && !c.ok && (c.tried || core || ((o->layers & (1u << l)) && !layer_ok))) {
-		it_err_to(err, "layer %s: none of its %s attached: %s", parse_layer_name(l), what,
+	if (!c.ok && (c.tried || core || ((o->layers & (1u << l)) && !layer_ok))) {
+		it_err_to(err, "layer %s: none of its hooks attached: %s", parse_layer_name(l),
 			  c.why ? c.why : "no method");
 		return -ENOENT;
 	}
 	if (c.ok < c.tried)
-		it_warn_to(err, "layer %s: %d of %d %s attached (%s): its records are partial",
-			   parse_layer_name(l), c.ok, c.tried, what, c.why);
+		it_warn_to(err, "layer %s: %d of %d hooks attached (%s): its records are partial",
+			   parse_layer_name(l), c.ok, c.tried, c.why);
 	return 0;
 }
 
@@ -670,14 +691,9 @@ static int check_layers(const struct it_loader *ld, const struct it_opts *o, uin
 {
 	int ret = 0;
 
-	for (int l = 0; l < IT_L_MAX; l++) {
-		if (!(layers & (1u << l)))
-			continue;
-		if (check_group(ld, o, l, 0, err))
+	for (int l = 0; l < IT_L_MAX; l++)
+		if ((layers & (1u << l)) && check_layer(ld, o, l, err))
 			ret = -ENOENT;
-		if (l == IT_L_SYSCALL && check_group(ld, o, l, 1, err))
-			ret = -ENOENT;
-	}
 	return ret;
 }
 
@@ -827,7 +843,7 @@ int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	for (int i = 0; i < NR_HOOKS; i++) {
 		ld->hooks[i].def = &hook_defs[i];
 		ld->hooks[i].layer = hook_defs[i].layer;
-		ld->hooks[i].name = hook_defs[i].name;
+		ld->hooks[i].name = hook_defs[i].label ? hook_defs[i].label : hook_defs[i].name;
 	}
 	choose_methods(ld, &p, o, layers, prefer);
 
@@ -868,29 +884,11 @@ static const char *hook_status(const struct it_hook_state *h)
 
 void it_loader_report(const struct it_loader *ld, FILE *f)
 {
-	int sys_ok = 0, sys_total = 0;
-
 	fprintf(f, "%-8s %-30s %-7s %s\n", "LAYER", "HOOK", "METHOD", "STATUS");
-	/* The libaio syscall tracepoints fold into one line, printed first. */
 	for (int i = 0; i < ld->nr_hooks; i++) {
 		const struct it_hook_state *h = &ld->hooks[i];
 
-		if (!syscall_tp(h) ||
-		    !strcmp(h->reason, "layer not selected"))
-			continue;
-		sys_total++;
-		sys_ok += h->ok;
-	}
-	if (sys_total)
-		fprintf(f, "%-8s %-30s %-7s %s (%d of %d syscalls)\n", "syscall",
-			"sys_enter/exit_io_*", "tp", sys_ok == sys_total ? "ok" : "partial", sys_ok,
-			sys_total);
-	for (int i = 0; i < ld->nr_hooks; i++) {
-		const struct it_hook_state *h = &ld->hooks[i];
-		int folded = syscall_tp(h);
-
-		if (!strcmp(h->reason, "layer not selected") || (folded && h->ok) ||
-		    (!h->ok && alt_attached(ld, h)))
+		if (!strcmp(h->reason, "layer not selected") || (!h->ok && alt_attached(ld, h)))
 			continue;
 		if (h->ok && h->reason[0]) /* what it gives up on this kernel */
 			fprintf(f, "%-8s %-30s %-7s ok (%s)\n", parse_layer_name(h->layer), h->name,

@@ -32,6 +32,7 @@ struct it_hook_state {
 	enum it_method method; /* chosen; IT_M_NONE when not attachable */
 	int ok; /* attached */
 	int off; /* not attached by choice (an option turns it on) */
+	int kernel_has; /* no method, but the kernel has the tracepoint (BTF): counts as tried */
 	char reason[160]; /* why not; for an attached hook, what it gives up here (or "") */
 	struct bpf_link *links[IT_HOOK_PROGS];
 };

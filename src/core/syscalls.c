@@ -29,17 +29,25 @@ static const struct {
 	{ SYS_fdatasync, IT_SYS_FDATASYNC },
 	{ SYS_sync_file_range, IT_SYS_SYNC_FILE_RANGE },
 	{ SYS_io_uring_enter, IT_SYS_IO_URING_ENTER },
+	{ SYS_io_submit, IT_SYS_IO_SUBMIT },
+	{ SYS_io_getevents, IT_SYS_IO_GETEVENTS },
+	{ SYS_io_pgetevents, IT_SYS_IO_PGETEVENTS },
 };
+
+static int is_aio(int sys)
+{
+	return sys == IT_SYS_IO_SUBMIT || sys == IT_SYS_IO_GETEVENTS || sys == IT_SYS_IO_PGETEVENTS;
+}
 
 _Static_assert(IT_SYS_MAX < 255, "sys_of_nr holds IT_SYS_* + 1 in a byte");
 
-int it_syscalls_table(uint8_t *tab)
+int it_syscalls_table(uint8_t *tab, int aio)
 {
 	int n = 0;
 
 	memset(tab, 0, IT_SYSNR_MAX);
 	for (size_t i = 0; i < sizeof(traced) / sizeof(traced[0]); i++) {
-		if (traced[i].nr < 0 || traced[i].nr >= IT_SYSNR_MAX)
+		if (traced[i].nr < 0 || traced[i].nr >= IT_SYSNR_MAX || (is_aio(traced[i].sys) && !aio))
 			continue;
 		tab[traced[i].nr] = (uint8_t)(traced[i].sys + 1);
 		n++;

@@ -6,8 +6,9 @@
 
 /*
  * Fill tab[IT_SYSNR_MAX] with the syscalls the raw_syscalls programs trace:
- * tab[nr] = IT_SYS_* + 1, 0 for every other number. Returns how many.
+ * tab[nr] = IT_SYS_* + 1, 0 for every other number; the libaio calls only
+ * with aio (their exit program is loaded). Returns how many.
  */
-int it_syscalls_table(uint8_t *tab);
+int it_syscalls_table(uint8_t *tab, int aio);
 
 #endif
