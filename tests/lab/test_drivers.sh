@@ -141,7 +141,6 @@ print_matrix() {
 	}
 	[[ -n ${HOST_LABEL:-} ]] && cols+=("$HOST_LABEL")
 	while read -r c; do cols+=("$c"); done < <(printf '%s\n' "${MATRIX_COLS[@]}" | sort -Vr)
-	# The libaio syscall tracepoints collapse into one row (as in the text report).
 	awk -F'\t' -v cols="${cols[*]}" '
 		BEGIN {
 			nc = split(cols, col, " ")
@@ -149,7 +148,7 @@ print_matrix() {
 			for (i in lo) rank[lo[i]] = i
 		}
 		{
-			key = ($2 == "syscall" && $4 == "tp") ? $2 "\tsys_enter/exit_io_*" : $2 "\t" $3
+			key = $2 "\t" $3
 			if (!(key in seen)) { seen[key] = ++nk; keys[nk] = key; lay[nk] = $2 }
 			k = $1 SUBSEP key
 			if (!(k in meth)) meth[k] = $4
