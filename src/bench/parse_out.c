@@ -23,6 +23,16 @@ static uint64_t num_u64(double d)
 	return d >= 0x1p64 ? UINT64_MAX : (uint64_t)d;
 }
 
+/* a + b, held at INT64_MIN / INT64_MAX instead of overflowing (a tracer's counts are untrusted text) */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 static int64_t num_i64(double d)
 {
 	if (isnan(d))
@@ -133,9 +143,9 @@ static void hist_counts(const struct json *h, struct tracer_sum *s)
 			continue;
 		if ((!strcmp(l->str, "syscall") || !strcmp(l->str, "io_uring")) &&
 		    !strcmp(st->str, "total"))
-			s->hist_req += n;
+			s->hist_req = sat_add(s->hist_req, n);
 		else if (!strcmp(l->str, "block") && !strcmp(st->str, "q2c"))
-			s->hist_block += n;
+			s->hist_block = sat_add(s->hist_block, n);
 	}
 }
 
@@ -149,9 +159,9 @@ static void ring_drops(const struct json *d, struct tracer_sum *s)
 		if (l->t != JSON_OBJ)
 			continue;
 		if (!strcmp(l->key, "block"))
-			s->ring_block += n;
+			s->ring_block = sat_add(s->ring_block, n);
 		else
-			s->ring_other += n;
+			s->ring_other = sat_add(s->ring_other, n);
 	}
 }
 
@@ -173,7 +183,8 @@ static void summary_from_json(const struct json *v, struct tracer_sum *s)
 		if (s->drops_block < 0) /* no block layer */
 			s->drops_block = 0;
 		/* records the daemon itself could not take (counted as "lost") are counted too */
-		s->drops_other = s->drops - s->drops_block + num_i64(json_num(v, "lost", 0));
+		s->drops_other = sat_add(sat_add(s->drops, -s->drops_block), /* drops_block >= 0 */
+					 num_i64(json_num(v, "lost", 0)));
 	}
 }
 
