@@ -87,16 +87,25 @@ static __always_inline bool it_file_check(struct file *f, struct it_file_id *id)
 	return it_file_check_in(f, id, false);
 }
 
+/*
+ * No traced syscall in flight on this thread any more: one still marked in
+ * flight never saw its exit (a program run the kernel skipped), counted.
+ */
+static __always_inline void it_sys_clear(struct thread_state *st)
+{
+	if (st->in_sys) {
+		it_drop(IT_L_SYSCALL, IT_DROP_MISSED);
+		st->in_sys = 0;
+	}
+}
+
 /* Forget any syscall in flight: this one is not traced. */
 static __always_inline int it_untraced(struct task_struct *task)
 {
 	struct thread_state *st = it_state();
 
-	if (st && st->in_sys) {
-		/* the thread's previous traced syscall never saw its exit */
-		it_drop(IT_L_SYSCALL, IT_DROP_MISSED);
-		st->in_sys = 0;
-	}
+	if (st)
+		it_sys_clear(st);
 	return 0;
 }
 
@@ -123,8 +132,7 @@ static __always_inline struct thread_state *it_sys_begin(struct task_struct *tas
 		it_drop(IT_L_SYSCALL, IT_DROP_INFLIGHT);
 		return NULL;
 	}
-	if (st->in_sys) /* the previous traced syscall's exit was never seen: counted */
-		it_drop(IT_L_SYSCALL, IT_DROP_MISSED);
+	it_sys_clear(st);
 	if (!st->seq)
 		st->seq = seq_base; /* a thread new to this load (config.bpf.h) */
 	st->seq++;
@@ -505,12 +513,16 @@ static __always_inline int it_sys_exit(u64 *ctx, const bool btf)
 	}
 }
 
+/*
+ * Reached only by sys_exit's tail call, for a libaio number it traced: the
+ * table and compat checks were its; the number says which libaio call.
+ */
 static __always_inline int it_aio_exit_ctx(u64 *ctx, const bool btf)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx[0];
-	u32 sys = it_traced_sys(regs, IT_SYS_NR(btf, regs), btf);
+	u64 nr = IT_SYS_NR(btf, regs);
 
-	return sys ? it_aio_exit(sys - 1, ctx[1]) : 0;
+	return nr < IT_SYSNR_MAX ? it_aio_exit(sys_of_nr[nr] - 1, ctx[1]) : 0;
 }
 
 /* raw_syscalls: sys_enter(regs, id), sys_exit(regs, ret) */
