@@ -42,7 +42,7 @@ struct it_hook_def {
 	int arg0_typed; /* tp_btf reads through arg 0: only where it is not a void * */
 	int task_counters; /* IT_M_TASK: the task_struct member `name` read in place, no program */
 	int thread_state; /* no program: where the per-thread state lives (report only) */
-	int tail_call; /* no link: its program fills the aio_exit_prog array (libaio's exits) */
+	const char *prog_array; /* no link: its program goes into this map (a tail call target) */
 	const char *label; /* the report's name, when not the tracepoint's */
 	const char *reads_type; /* a module struct its programs read fields of, if they can */
 	int sched_switch; /* attached only with --sched-switch */
@@ -89,7 +89,7 @@ static const struct it_hook_def hook_defs[] = {
 		     [IT_M_RAW_TP] = { "raw_sys_enter", "raw_sys_exit" } } },
 	/* libaio's exits (bpf_loop): loaded where the kernel has it, reached by tail call */
 	{ .layer = IT_L_SYSCALL, .name = "sys_exit", .label = "libaio", .tp_group = "raw_syscalls",
-	  .tail_call = 1, .needs = IT_NEED_LOOP,
+	  .prog_array = "aio_exit_prog", .needs = IT_NEED_LOOP,
 	  .progs = { [IT_M_TP_BTF] = { "btf_aio_exit" }, [IT_M_RAW_TP] = { "raw_aio_exit" } } },
 	/* renamed from io_uring_submit_sqe in 6.2: one event, two names */
 	ALT_HOOK(IT_L_SYSCALL, "io_uring_submit_req", "io_uring",
@@ -440,7 +440,8 @@ int it_loader_map_slots(struct it_loader *ld, void **slots, void **pos)
 static int aio_loaded(const struct it_loader *ld)
 {
 	for (int i = 0; i < ld->nr_hooks; i++)
-		if (ld->hooks[i].def->tail_call && ld->hooks[i].method != IT_M_NONE)
+		if (ld->hooks[i].def->prog_array && ld->hooks[i].method != IT_M_NONE &&
+		    !strcmp(ld->hooks[i].def->prog_array, "aio_exit_prog"))
 			return 1;
 	return 0;
 }
@@ -507,17 +508,18 @@ static int set_thread_map(struct it_loader *ld, const struct it_probe *p)
 
 /* ---- attach ---- */
 
-/* A tail-call hook's program into its array: "attached" once sys_exit can reach it. */
-static int fill_tail_call(struct it_loader *ld, struct it_hook_state *h)
+/* A tail call target into its array (entry 0): "attached" once its caller can reach it. */
+static int fill_prog_array(struct it_loader *ld, struct it_hook_state *h)
 {
 	struct bpf_program *prog = prog_by_name(ld, h->def->progs[h->method][0]);
+	struct bpf_map *map = bpf_object__find_map_by_name(ld->skel->obj, h->def->prog_array);
 	int fd = prog ? bpf_program__fd(prog) : -EBADF;
 	uint32_t zero = 0;
 
-	if (fd < 0 || bpf_map__update_elem(ld->skel->maps.aio_exit_prog, &zero, sizeof(zero), &fd,
-					   sizeof(fd), BPF_ANY)) {
+	if (fd < 0 || !map ||
+	    bpf_map__update_elem(map, &zero, sizeof(zero), &fd, sizeof(fd), BPF_ANY)) {
 		snprintf(h->reason, sizeof(h->reason), "tail call not set: %s",
-			 strerror(fd < 0 ? -fd : errno));
+			 strerror(fd < 0 ? -fd : !map ? ENOENT : errno));
 		return 0;
 	}
 	return 1;
@@ -531,8 +533,8 @@ static void attach_hooks(struct it_loader *ld)
 
 		if (h->method == IT_M_NONE)
 			continue;
-		if (h->def->tail_call) {
-			h->ok = fill_tail_call(ld, h);
+		if (h->def->prog_array) {
+			h->ok = fill_prog_array(ld, h);
 			continue;
 		}
 		h->ok = 1;
