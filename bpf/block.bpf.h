@@ -100,6 +100,23 @@ static __always_inline u64 it_bio_ino(struct bio *bio, u32 *sdev, const bool btf
 	return BPF_CORE_READ(host, i_ino);
 }
 
+/*
+ * A bio that heads no request of ours (merged behind another, or filtered out
+ * at queue): its address may still hold the live entry of an earlier bio that
+ * never headed a request (front-merged, ended without a request). Killed here,
+ * a request this bio heads is not taken for that earlier one's (seen: a vda
+ * completion ending a loop bio's stale entry under -d loop0, which also hid a
+ * missed completion from issued - completed).
+ */
+static __always_inline int it_bio_forget(u64 key)
+{
+	struct bio_info *bi = IT_SLOT_GET(&bios, key, struct bio_info);
+
+	if (bi)
+		bi->live = 0;
+	return 0;
+}
+
 /* A bio enters the block layer (also used for the front part of a split). */
 static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 {
@@ -112,7 +129,7 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 	if (filter_dev) {
 		if (!it_dev_listed(it_bio_part_devt(bio, btf)) &&
 		    !it_dev_listed(it_bio_disk_devt(bio, btf)))
-			return 0;
+			return it_bio_forget(key);
 	}
 	st = it_state();
 	bi.q_ns = bpf_ktime_get_ns();
@@ -142,12 +159,12 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 		 * not the task that dirtied the pages (-f and -d still see it).
 		 */
 		if (!it_task_ok())
-			return 0;
+			return it_bio_forget(key);
 		if (filter_file) {
 			struct it_file_key k = { .ino = bi.ino, .dev = sdev };
 
 			if (!bi.ino || !bpf_map_lookup_elem(&files, &k))
-				return 0;
+				return it_bio_forget(key);
 		}
 		bi.flags = it_sample_flag();
 	}
@@ -160,12 +177,7 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 /* A bio merged behind another one never heads a request: forget it. */
 static __always_inline int it_bio_merged(struct bio *bio)
 {
-	u64 key = (u64)bio;
-	struct bio_info *bi = IT_SLOT_GET(&bios, key, struct bio_info);
-
-	if (bi)
-		bi->live = 0;
-	return 0;
+	return it_bio_forget((u64)bio);
 }
 
 static __always_inline int it_rq_insert(struct request *rq, const bool btf)
@@ -226,15 +238,25 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	} else {
 		/*
 		 * A request without bios (the flush machinery's own request):
-		 * followed from the kernel's stamps alone. The two completion
-		 * programs both get here: the per-CPU note keeps one record.
+		 * followed from the kernel's stamps alone. The second program
+		 * gets here only when first_rq no longer names the request (a
+		 * completion nested between the two programs): the per-CPU note
+		 * of the first program's last one keeps one record. Only the
+		 * second program reads it, and consumes it: a note left behind
+		 * never hides a later request at the same address (it did, when
+		 * both programs read it: the next flush there went uncounted).
 		 */
 		u32 zero = 0;
 		u64 *last = bpf_map_lookup_elem(&last_bioless, &zero);
 
-		if (key || !last || *last == (u64)rq)
+		if (key || !last)
 			return 0;
-		*last = (u64)rq;
+		if (second && *last == (u64)rq) {
+			*last = 0;
+			return 0;
+		}
+		if (!second)
+			*last = (u64)rq;
 		if (filter_pid || filter_comm || filter_cgroup || filter_file)
 			return 0;
 		__builtin_memset(&bi, 0, sizeof(bi));
