@@ -191,10 +191,42 @@ static __always_inline int it_rq_insert(struct request *rq, const bool btf)
 	return 0;
 }
 
+/* A task filter is set: a request whose queue was not seen may be filtered out. */
+static __always_inline bool it_task_filtered(void)
+{
+	return filter_pid || filter_comm || filter_cgroup || filter_file;
+}
+
+/*
+ * A request issued whose first bio has no entry: its queue was not seen (a
+ * bio queued before the programs attached, or a block_bio_queue run that
+ * never came: docs/hooks.md, "Completions no program sees"). Followed from
+ * here, with the kernel's allocation stamp as its start when there is one,
+ * so that its completion is counted like any other. Not with a task or file
+ * filter: the bio may have been filtered out at queue on purpose.
+ */
+static __always_inline struct bio_info *it_rq_adopt(struct request *rq, u64 now, const bool btf)
+{
+	struct bio_info bi = {};
+	u64 key = (u64)IT_RD(btf, rq, bio);
+
+	if (!key || it_task_filtered() || !it_dev_ok(it_rq_devt(rq, btf)))
+		return NULL;
+	bi.q_ns = IT_RD(btf, rq, start_time_ns);
+	if (!bi.q_ns || bi.q_ns > now)
+		bi.q_ns = now;
+	bi.flags = it_sample_flag();
+	IT_SLOT_PUT(&bios, &key, bi, IT_L_BLOCK);
+	it_count(IT_CNT_BLK_ADOPTED);
+	return IT_SLOT_GET(&bios, key, struct bio_info);
+}
+
 static __always_inline int it_rq_issue(struct request *rq, const bool btf)
 {
 	struct bio_info *bi = it_rq_slot(rq, btf);
 
+	if (!bi)
+		bi = it_rq_adopt(rq, bpf_ktime_get_ns(), btf);
 	if (!bi)
 		return 0;
 	if (!bi->d_ns && !bi->requeued)
@@ -257,7 +289,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 		}
 		if (!second)
 			*last = (u64)rq;
-		if (filter_pid || filter_comm || filter_cgroup || filter_file)
+		if (it_task_filtered())
 			return 0;
 		__builtin_memset(&bi, 0, sizeof(bi));
 		bi.q_ns = IT_RD(btf, rq, start_time_ns);
