@@ -263,11 +263,11 @@ static int build_plan(struct bench *b)
 	return 0;
 }
 
-/* Root, fio, our own path, bpftrace and its scripts, the CPUs. 0 or exit status 1. */
+/* Root, fio, BPF statistics off, our own path, bpftrace and its scripts, the CPUs. 0 or 1. */
 static int check_env(struct bench *b)
 {
 	struct procfs_cpu s;
-	char fio[PATH_MAX];
+	char fio[PATH_MAX], why[256];
 	ssize_t l;
 
 	if (geteuid() != 0) {
@@ -284,6 +284,10 @@ static int check_env(struct bench *b)
 		return 1;
 	}
 	b->exe[l] = '\0';
+	if (bpfstats_check_off(why, sizeof(why))) {
+		it_err("%s", why);
+		return 1;
+	}
 	find_tools(b);
 	tracers_check_tools(b);
 	b->user_hz = sysconf(_SC_CLK_TCK);

@@ -247,9 +247,13 @@ void kill_all_kids(void);
 /* bpfstats.c (libbpf) */
 struct bpfstats {
 	int fd; /* BPF_ENABLE_STATS fd, -1 */
-	int sysctl_old; /* kernel.bpf_stats_enabled before we set it, -1: not set */
 };
-/* Turn BPF run-time statistics on (an fd, else the sysctl). 0 or -errno. */
+/*
+ * Are BPF run-time statistics off now (kernel.bpf_stats_enabled 0)? 0, else -1
+ * with why: on, somebody else's sysctl or stats fd would count into our runs.
+ */
+int bpfstats_check_off(char *why, size_t n);
+/* Turn BPF run-time statistics on: a BPF_ENABLE_STATS fd only. 0 or -errno. */
 int bpfstats_enable(struct bpfstats *s);
 void bpfstats_disable(struct bpfstats *s);
 /* Program name: the full function name from BTF, else the kernel's 15-char name. */

@@ -323,7 +323,7 @@ static void prog_deltas(struct run_ctx *c)
 static int run_measure(struct run_ctx *c)
 {
 	if (c->r->stats && bpfstats_enable(&c->stats)) {
-		run_fail(c->r, "cannot enable BPF run-time statistics");
+		run_fail(c->r, "cannot enable BPF run-time statistics (BPF_ENABLE_STATS)");
 		return -1;
 	}
 	if (run_fio(c) || (c->tpid && tracer_stop(c)) || run_results(c))
@@ -371,7 +371,7 @@ int run_one(struct bench *b, int wl, int tri, int round, int stats, struct run *
 	c->tr = &b->tr[tri];
 	c->t = bench_target(b, c->w->ram);
 	c->r = r;
-	c->stats.fd = c->stats.sysctl_old = -1;
+	c->stats.fd = -1;
 	if (run_prepare(c)) {
 		ret = -ENOMEM;
 		goto out;
