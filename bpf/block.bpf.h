@@ -266,6 +266,9 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	if (p) {
 		bi = *p;
 		p->live = 0;
+		/* its issue not seen (no block_rq_issue run came): issued - completed stays exact */
+		if (!bi.d_ns && !bi.requeued)
+			it_count(IT_CNT_BLK_ISSUED);
 		it_count(IT_CNT_BLK_COMPLETED);
 	} else {
 		/*
