@@ -56,7 +56,7 @@ SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitiz
 VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 
 DEPS_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
-	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace \
+	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace libbpf-tools \
 	       systemd groff-base man-db libmicrohttpd-dev prometheus curl libsodium-dev \
 	       qemu-system-x86 libinih-dev libclang-rt-dev
 

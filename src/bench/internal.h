@@ -104,7 +104,16 @@ int find_wl(const char *name);
 
 /* ---------------------------------------------------------------- tracers (tracer.c) */
 
-enum tkind { T_NONE, T_IOT, T_IOT_NOJSON, T_IOT_SCRAPE, T_IOT_ALWAYSON, T_BT_HIST, T_BT_PRINT };
+enum tkind {
+	T_NONE,
+	T_IOT,
+	T_IOT_NOJSON,
+	T_IOT_SCRAPE,
+	T_IOT_ALWAYSON,
+	T_BT_HIST,
+	T_BT_PRINT,
+	T_BIOLAT, /* libbpf-tools' biolatency -D: a peer's block histogram */
+};
 
 struct tracer {
 	enum tkind k;
@@ -171,6 +180,7 @@ struct bench {
 	char exe[PATH_MAX];
 	char tools[PATH_MAX];
 	char bpftrace[PATH_MAX];
+	char biolatency[PATH_MAX]; /* libbpf-tools' biolatency ("": not found) */
 	long user_hz;
 	int ncpu;
 	struct tracer tr[MAX_TRACERS];
@@ -199,7 +209,7 @@ int tracer_is_iot(const struct tracer *t);
 int find_in_path(const char *cmd, char *out, size_t n);
 /* b->tools: the directory of the bpftrace scripts ("" if not found). */
 void find_tools(struct bench *b);
-/* Mark the bpftrace tracers unavailable when bpftrace or the scripts are missing. */
+/* Mark the peer tracers unavailable when bpftrace, its scripts or biolatency are missing. */
 void tracers_check_tools(struct bench *b);
 /*
  * The tracer's command line into argv (strings in store): json for -j, port for

@@ -241,10 +241,11 @@ static int run_fio(struct run_ctx *c)
 	return 0;
 }
 
-/* Stop the tracer: bpftrace prints its maps on SIGINT; iotracer ends on SIGTERM. */
+/* Stop the tracer: bpftrace and biolatency print their maps on SIGINT; iotracer ends on SIGTERM. */
 static int tracer_stop(struct run_ctx *c)
 {
-	int bt = c->tr->k == T_BT_HIST || c->tr->k == T_BT_PRINT, tst = 0, ret;
+	int bt = c->tr->k == T_BT_HIST || c->tr->k == T_BT_PRINT || c->tr->k == T_BIOLAT;
+	int tst = 0, ret;
 	char tail[200];
 
 	ret = stop_child(c->tpid, bt ? SIGINT : SIGTERM, 30000, &tst);
