@@ -25,6 +25,46 @@
 #include "progs.bpf.h"
 #include "request.bpf.h"
 
+/* Per CPU: the last bio-less request completed (see it_rq_complete). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u64);
+} last_bioless SEC(".maps");
+
+/* Per CPU: the request the first completion program last began with. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u64);
+} first_rq SEC(".maps");
+
+/*
+ * The second completion program runs right after the first one, on the same
+ * request, unless the first one was skipped because it was already running
+ * on this CPU (nested completion, see block_rq_complete below): then
+ * first_rq holds the request it is busy with. So the second program can
+ * return at once when first_rq is this request, before any hash lookup.
+ */
+static __always_inline bool it_rq_complete_seen(struct request *rq, bool second)
+{
+	u32 zero = 0;
+	u64 *first = bpf_map_lookup_elem(&first_rq, &zero);
+
+	if (!first)
+		return false;
+	if (!second) {
+		*first = (u64)rq;
+		return false;
+	}
+	if (*first != (u64)rq)
+		return false;
+	*first = 0; /* consumed: a later request at this address is not skipped */
+	return true;
+}
+
 static __always_inline u8 it_req_op(u32 opf)
 {
 	switch (opf & IT_REQ_OP_MASK) {
@@ -209,7 +249,8 @@ static __always_inline int it_rq_requeue(struct request *rq)
  * request completed in parts. The first call finds the first bio's entry and
  * ends the request; later calls see the next bio as rq->bio and find nothing.
  */
-static __always_inline int it_rq_complete(struct request *rq, s32 error, const bool btf)
+static __always_inline int it_rq_complete(struct request *rq, s32 error, const bool btf,
+					  bool second)
 {
 	struct bio_info *p, bi;
 	struct it_block_rec *r;
@@ -218,6 +259,8 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	u64 key, now, g;
 	u32 dev, opf;
 
+	if (it_rq_complete_seen(rq, second))
+		return 0;
 	key = (u64)IT_RD(btf, rq, bio);
 	p = IT_SLOT_GET(&bios, key, struct bio_info);
 	if (p) {
@@ -230,10 +273,25 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	} else {
 		/*
 		 * A request without bios (the flush machinery's own request):
-		 * followed from the kernel's stamps alone.
+		 * followed from the kernel's stamps alone. The second program
+		 * gets here only when first_rq no longer names the request (a
+		 * completion nested between the two programs): the per-CPU note
+		 * of the first program's last one keeps one record. Only the
+		 * second program reads it, and consumes it: a note left behind
+		 * never hides a later request at the same address (it did, when
+		 * both programs read it: the next flush there went uncounted).
 		 */
-		if (key)
+		u32 zero = 0;
+		u64 *last = bpf_map_lookup_elem(&last_bioless, &zero);
+
+		if (key || !last)
 			return 0;
+		if (second && *last == (u64)rq) {
+			*last = 0;
+			return 0;
+		}
+		if (!second)
+			*last = (u64)rq;
 		if (it_task_filtered())
 			return 0;
 		__builtin_memset(&bi, 0, sizeof(bi));
@@ -315,14 +373,17 @@ IT_TP_BOTH(block_rq_insert, it_rq_insert(IT_BLK_ARG(ctx, 0), it_btf))
 IT_TP_BOTH(block_rq_issue, it_rq_issue(IT_BLK_ARG(ctx, 0), it_btf))
 IT_TP_BOTH(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))
 /*
- * block_rq_complete(rq, error, nr_bytes) on every kernel we support, one
- * program. The kernel skips a tp_btf/raw_tp program that would nest in itself
- * on a CPU (a completion in an interrupt during one in softirq or task
- * context) and counts it in the program's recursion_misses; such a request
- * stays counted as issued - completed (drops.block.missed), which costs less
- * than a second program run on every completion (docs/hooks.md).
+ * block_rq_complete(rq, error, nr_bytes) on every kernel we support.
+ * The kernel skips a tp_btf/raw_tp program that would nest in itself on a
+ * CPU (a completion in softirq interrupting a completion in task context).
+ * A second program on the same tracepoint is not running when the first one
+ * is interrupted, so one of the two sees a nested completion; the other finds
+ * the request done: at once through first_rq (it_rq_complete_seen), else by
+ * its dead entry. A completion neither saw is reported (issued - completed).
  */
-/* btf_block_rq_complete, raw_block_rq_complete */
-IT_TP_BOTH(block_rq_complete, it_rq_complete((void *)(ctx)[0], (s32)(ctx)[1], it_btf))
+#define IT_RQ_COMPLETE(ctx, second) it_rq_complete((void *)(ctx)[0], (s32)(ctx)[1], it_btf, second)
+/* btf_block_rq_complete, raw_block_rq_complete, btf_block_rq_complete2, raw_block_rq_complete2 */
+IT_TP_BOTH(block_rq_complete, IT_RQ_COMPLETE(ctx, false))
+IT_TP_PAIR(block_rq_complete, block_rq_complete2, IT_RQ_COMPLETE(ctx, true))
 
 #endif /* IT_BLOCK_BPF_H */

@@ -143,7 +143,10 @@ static const struct it_hook_def hook_defs[] = {
 	FN_HOOK(IT_L_VIRTIO, virtqueue_notify, "fentry_virtqueue_notify", NULL,
 		"kprobe_virtqueue_notify", NULL),
 	FN_HOOK(IT_L_VIRTIO, virtblk_done, "fentry_virtblk_done", NULL, "kprobe_virtblk_done", NULL),
-	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_complete, "block"),
+	/* two programs: see "nested completions" in block.bpf.h */
+	HOOK(IT_L_BLOCK, "block_rq_complete",
+	     "block", [IT_M_TP_BTF] = { "btf_block_rq_complete", "btf_block_rq_complete2" },
+	     [IT_M_RAW_TP] = { "raw_block_rq_complete", "raw_block_rq_complete2" }),
 };
 
 #define NR_HOOKS ((int)(sizeof(hook_defs) / sizeof(hook_defs[0])))
