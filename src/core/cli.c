@@ -12,6 +12,7 @@
 
 #include "iotracer.h"
 #include "core/cli.h"
+#include "core/cgroup.h"
 #include "core/config.h"
 #include "core/record.h"
 #include "lib/parse.h"
@@ -37,6 +38,7 @@ enum {
 	CLI_OPT_NAME,
 	CLI_OPT_SCHED_SWITCH,
 	CLI_OPT_METRICS,
+	CLI_OPT_METRICS_CG_DEPTH,
 	CLI_OPT_LINK_KEY,
 	CLI_OPT_RECORD,
 	CLI_OPT_RECORD_SIZE,
@@ -78,6 +80,7 @@ static const struct option cli_longopts[] = {
 	{ "link-key", required_argument, NULL, CLI_OPT_LINK_KEY },
 	{ "sched-switch", no_argument, NULL, CLI_OPT_SCHED_SWITCH },
 	{ "metrics", required_argument, NULL, CLI_OPT_METRICS },
+	{ "metrics-cgroup-depth", required_argument, NULL, CLI_OPT_METRICS_CG_DEPTH },
 	{ "config", required_argument, NULL, CLI_OPT_CONFIG },
 	{ "no-config", no_argument, NULL, CLI_OPT_NO_CONFIG },
 	{ "help", no_argument, NULL, CLI_OPT_HELP },
@@ -98,7 +101,8 @@ void cli_usage(FILE *f)
 	      "                         nvme,scsi,virtio,qemu or all (default: all that attach)\n"
 	      "  -p, --pid PID[,PID...] only these processes (tgid), up to 64\n"
 	      "  -c, --comm COMM        only threads whose comm is exactly COMM (<= 15 chars)\n"
-	      "      --cgroup PATH      only tasks in this cgroup v2 directory (not descendants)\n"
+	      "      --cgroup PATH      only tasks in this cgroup v2 directory or below it: a\n"
+	      "                         directory or a hierarchy path (/system.slice); up to 8\n"
 	      "  -d, --dev DEV[,DEV...] only these block devices: loop0, /dev/loop0 or 7:0, up to 64\n"
 	      "  -f, --file PATH        only IO on this file, or on the files below this directory\n"
 	      "      --sched-switch     sched layer: also hook every context switch and wakeup for\n"
@@ -127,6 +131,8 @@ void cli_usage(FILE *f)
 	      "      --ring-size SIZE   record buffer memory, a power of two from 4K to 1G (default 8M)\n"
 	      "      --metrics ADDR     serve Prometheus metrics on http://ADDR/metrics; ADDR is\n"
 	      "                         IP:PORT, [IPV6]:PORT or :PORT (every address; docs/metrics.md)\n"
+	      "      --metrics-cgroup-depth N  /metrics: per-cgroup series, the cgroups taken\n"
+	      "                         N levels below the root (0: the root only; 0 to 16)\n"
 	      "  -q, --quiet            no attach report and no live lines: summaries only\n"
 	      "  -v, --verbose          libbpf debug output and per-hook details (repeatable)\n"
 	      "      --config FILE      read options from FILE first (INI; docs/config.md); default\n"
@@ -163,6 +169,7 @@ void cli_defaults(struct it_opts *o)
 	o->sample = 1;
 	o->ring_size = CLI_RING_DEFAULT;
 	o->sysfs_root = "/sys";
+	o->metrics_cg_depth = -1;
 	o->record_size = REC_DEF_SIZE;
 	o->record_age_ns = REC_DEF_AGE_NS;
 	o->record_max = REC_DEF_MAX;
@@ -180,8 +187,7 @@ static void cli_free_strs(char **arr, int *nr)
 
 void cli_free(struct it_opts *o)
 {
-	free(o->cgroup_path);
-	o->cgroup_path = NULL;
+	cli_free_strs(o->cgroups, &o->nr_cgroups);
 	free(o->file_path);
 	o->file_path = NULL;
 	free(o->json_path);
@@ -458,6 +464,25 @@ static int cli_duration(const struct cli_src *src, int opt, const char *arg, int
 	return CLI_RUN;
 }
 
+/* --cgroup: a cgroup v2 directory now (exit 2), opened again at every (re)load. */
+static int cli_cgroup(const struct cli_src *src, int opt, const char *arg, struct it_opts *o)
+{
+	char mnt[CG_PATH_MAX], rel[CG_PATH_MAX], why[CG_PATH_MAX + 128];
+	int ret = cg_mount_point(NULL, NULL, mnt, sizeof(mnt));
+
+	if (ret)
+		return cli_bad(src, opt, "no cgroup2 hierarchy: %s", strerror(-ret));
+	if (cg_resolve(mnt, arg, rel, sizeof(rel), why, sizeof(why)))
+		return cli_bad(src, opt, "%s", why);
+	if (o->nr_cgroups >= CLI_MAX_CGROUPS)
+		return cli_bad(src, opt, "too many cgroups (at most %d)", CLI_MAX_CGROUPS);
+	o->cgroups[o->nr_cgroups] = strdup(arg);
+	if (!o->cgroups[o->nr_cgroups])
+		return cli_bad(src, opt, "out of memory");
+	o->nr_cgroups++;
+	return CLI_RUN;
+}
+
 /* An existing path; want_dir: must be a directory. */
 static int cli_path(const struct cli_src *src, int opt, const char *arg, int want_dir, char **slot)
 {
@@ -558,7 +583,7 @@ static int cli_filter(const struct cli_src *src, int c, const char *arg, struct 
 		o->has_comm = 1;
 		return CLI_RUN;
 	case CLI_OPT_CGROUP:
-		return cli_path(src, c, arg, 1, &o->cgroup_path);
+		return cli_cgroup(src, c, arg, o);
 	case 'd':
 		return cli_list(c, arg, o, src, cli_dev_item);
 	}
@@ -613,6 +638,12 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 		return CLI_RUN;
 	case CLI_OPT_METRICS:
 		return cli_metrics(src, c, arg, o);
+	case CLI_OPT_METRICS_CG_DEPTH:
+		if (parse_u64(arg, 0, CLI_MAX_CG_DEPTH, &v))
+			return cli_bad(src, c, "bad depth '%s' (expected 0 to %d)", arg,
+				       CLI_MAX_CG_DEPTH);
+		o->metrics_cg_depth = (int)v;
+		return CLI_RUN;
 	case CLI_OPT_CONFIG:
 	case CLI_OPT_NO_CONFIG:
 		return CLI_RUN; /* read before the other options (cli_config) */
@@ -714,6 +745,9 @@ static void cli_forget(int c, struct it_opts *o)
 		break;
 	case CLI_OPT_LINK:
 		cli_free_strs(o->links, &o->nr_links);
+		break;
+	case CLI_OPT_CGROUP:
+		cli_free_strs(o->cgroups, &o->nr_cgroups);
 		break;
 	case CLI_OPT_LISTEN:
 		cli_free_strs(o->listens, &o->nr_listens);

@@ -32,7 +32,7 @@ static const struct config_section {
 				 "quiet", "verbose", "sched-switch", NULL } },
 	{ "link",
 	  (const char *const[]){ "link", "listen", "link-key", "name", "mode", "qemu-pid", NULL } },
-	{ "metrics", (const char *const[]){ "metrics", NULL } },
+	{ "metrics", (const char *const[]){ "metrics", "metrics-cgroup-depth", NULL } },
 	{ "record", (const char *const[]){ "record", "record-max", "record-size", "record-age",
 					   "record-level", NULL } },
 };

@@ -27,6 +27,7 @@
 #include "core/loader.h"
 #include "core/output.h"
 #include "core/hist.h"
+#include "core/cgroup.h"
 #include "core/metrics.h"
 #include "core/metrics_http.h"
 #include "core/reload.h"
@@ -72,6 +73,7 @@ struct daemon {
 	struct metrics_hook *mhooks; /* attach status, as reported at the last attach */
 	int nr_mhooks;
 	uint64_t next_metrics_ns;
+	struct cg_cache *cg; /* cgroup id -> path (JSON, recordings, /metrics); NULL: none */
 };
 
 /* recbuf_fn: one record, in end-time order. */
@@ -782,6 +784,23 @@ static int open_record(struct daemon *d)
 	return d->rec ? 0 : -EIO;
 }
 
+/* Cgroup paths for the records (none without a cgroup2 hierarchy: ids only). */
+static void open_cgroups(struct daemon *d)
+{
+	char mnt[CG_PATH_MAX];
+	int ret = cg_mount_point(NULL, NULL, mnt, sizeof(mnt));
+
+	if (ret) {
+		it_warn("no cgroup2 hierarchy (%s): records carry cgroup ids only", strerror(-ret));
+		return;
+	}
+	d->cg = cg_cache_new(mnt);
+	if (d->out)
+		out_set_cgroups(d->out, d->cg);
+	if (d->rec)
+		rec_set_cgroups(d->rec, d->cg);
+}
+
 /* Everything up to the event loop: outputs, BPF, the fds. 0 or -errno (said). */
 static int daemon_start(struct daemon *d)
 {
@@ -810,6 +829,7 @@ static int daemon_start(struct daemon *d)
 	if (ret)
 		return ret;
 	d->out = out_new(d->o, d->text, d->json, d->start_ns);
+	open_cgroups(d);
 	d->corr = d->out ? corr_new(on_request, d, HOLD_NS, 0) : NULL;
 	if (!d->out || !d->corr) {
 		it_err("cannot set up the event loop: %s", strerror(errno));
@@ -870,6 +890,7 @@ static void daemon_free(struct daemon *d)
 	corr_free(d->corr);
 	rec_close(d->rec);
 	out_free(d->out);
+	cg_cache_free(d->cg);
 	uhists_free(&d->uhists);
 	uhists_free(&d->carried);
 	uhists_free(&d->sum);

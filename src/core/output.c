@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/cli.h"
+#include "core/cgroup.h"
 #include "core/hist.h"
 #include "lib/jsonw.h"
 #include "core/output.h"
@@ -72,6 +73,7 @@ struct it_out {
 	FILE *text, *json;
 	const char *sysfs_root;
 	const struct out_devnames *dn; /* NULL: names from sysfs */
+	struct cg_cache *cg; /* cgroup paths (not owned); NULL: none */
 	uint64_t start_ns;
 	int live, quiet;
 	int header_done;
@@ -306,6 +308,11 @@ void out_free(struct it_out *out)
 	free(out->st);
 	jw_free(&out->w);
 	free(out);
+}
+
+void out_set_cgroups(struct it_out *out, struct cg_cache *cg)
+{
+	out->cg = cg;
 }
 
 void out_set_devnames(struct it_out *out, const struct out_devnames *dn)
@@ -566,12 +573,25 @@ static void stats_request(struct it_out *out, const struct corr_req *r, const st
 
 /* ---- JSON request ---- */
 
-static void json_task(struct jw *w, const struct it_task *t)
+/* The cgroup path of id: a recording's table, else the daemon's cache; NULL: unknown. */
+static const char *cgroup_of(const struct it_out *out, uint64_t id)
 {
+	if (out->dn && out->dn->cgroup)
+		return out->dn->cgroup(out->dn->ctx, id);
+	return cg_path(out->cg, id);
+}
+
+static void json_task(struct it_out *out, const struct it_task *t)
+{
+	struct jw *w = &out->w;
+	const char *cg = cgroup_of(out, t->cgroup_id);
+
 	jw_u64(w, "pid", t->pid);
 	jw_u64(w, "tid", t->tid);
 	jw_strn(w, "comm", t->comm, sizeof(t->comm));
 	jw_u64(w, "cgroup_id", t->cgroup_id);
+	if (cg)
+		jw_str(w, "cgroup", cg);
 }
 
 /* "dev" and "devno" (literal keys: the writer's fast path) */
@@ -663,7 +683,7 @@ static void json_request(struct it_out *out, const struct corr_req *r, const str
 	jw_u64(w, "id", r->id);
 	jw_str(w, "kind", v->kind);
 	jw_u64(w, "ts_ns", v->start_ns);
-	json_task(w, v->task);
+	json_task(out, v->task);
 	if (r->kind == CORR_SYSCALL)
 		jw_str(w, "syscall", out_sys_name(r->sys->sys));
 	else if (r->kind == CORR_AIO)

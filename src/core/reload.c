@@ -81,7 +81,7 @@ static void f_comm(const struct it_opts *o, char *b, size_t n)
 
 static void f_cgroup(const struct it_opts *o, char *b, size_t n)
 {
-	fmt_str(o->cgroup_path, b, n);
+	fmt_strs(o->cgroups, o->nr_cgroups, b, n);
 }
 
 static void f_dev(const struct it_opts *o, char *b, size_t n)
@@ -226,6 +226,11 @@ static void f_no_live(const struct it_opts *o, char *b, size_t n)
 	snprintf(b, n, "%s", o->live ? "no" : "yes");
 }
 
+static void f_metrics_cg_depth(const struct it_opts *o, char *b, size_t n)
+{
+	snprintf(b, n, "%d", o->metrics_cg_depth);
+}
+
 static void f_quiet(const struct it_opts *o, char *b, size_t n)
 {
 	snprintf(b, n, "%s", o->quiet ? "yes" : "no");
@@ -272,6 +277,7 @@ static const struct reload_rule {
 	RULE("interval", RELOAD_TIMING, f_interval),
 	RULE("json", RELOAD_START, f_json),
 	RULE("metrics", RELOAD_START, f_metrics), /* the server is bound at start */
+	RULE("metrics-cgroup-depth", RELOAD_START, f_metrics_cg_depth),
 	/* the recorder is opened at start */
 	RULE("record", RELOAD_START, f_record),
 	RULE("record-size", RELOAD_START, f_record_size),
