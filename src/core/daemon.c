@@ -27,6 +27,7 @@
 #include "core/loader.h"
 #include "core/output.h"
 #include "core/hist.h"
+#include "core/agg.h"
 #include "core/cgroup.h"
 #include "core/metrics.h"
 #include "core/metrics_http.h"
@@ -74,6 +75,7 @@ struct daemon {
 	int nr_mhooks;
 	uint64_t next_metrics_ns;
 	struct cg_cache *cg; /* cgroup id -> path (JSON, recordings, /metrics); NULL: none */
+	struct agg_labels *cg_labels; /* /metrics cgroup label values, kept across scrapes */
 };
 
 /* recbuf_fn: one record, in end-time order. */
@@ -278,6 +280,31 @@ static int metrics_hooks(struct daemon *d)
 }
 
 /*
+ * The kernel's block aggregation folded into /metrics rows (*rows malloc'd);
+ * 0 rows when it is off or unreadable. A re-attach starts it from zero.
+ */
+static int metrics_agg(struct daemon *d, struct agg_row **rows)
+{
+	struct agg_entry *e = NULL;
+	int nr = 0, depth = d->o->metrics_cg_depth;
+
+	*rows = NULL;
+	if (!d->ld.skel || agg_read(bpf_map__fd(d->ld.skel->maps.agg), &e, &nr) || !nr)
+		goto out;
+	if (depth >= 0 && !d->cg_labels)
+		d->cg_labels = calloc(1, sizeof(*d->cg_labels));
+	*rows = calloc(nr, sizeof(**rows));
+	if (!*rows || (depth >= 0 && !d->cg_labels)) {
+		nr = 0;
+		goto out;
+	}
+	nr = agg_fold(e, nr, d->cg, depth, d->cg_labels, *rows);
+out:
+	free(e);
+	return nr;
+}
+
+/*
  * Build the /metrics text and hand it to the server thread, at most every
  * METRICS_NS (force: now). Runs on the event loop; the server only swaps a
  * pointer under its lock, so nothing here waits for a scrape.
@@ -286,6 +313,7 @@ static void metrics_tick(struct daemon *d, int force)
 {
 	uint64_t drops[IT_NR_DROPS];
 	struct metrics_proc proc;
+	struct agg_row *rows;
 	struct metrics_in in = { .drops = drops, .drop_layers = d->ld.layers_on,
 				 .lost = d->lost, .hooks = d->mhooks, .nr_hooks = d->nr_mhooks,
 				 .dev_name = metrics_dev, .dev_ctx = d };
@@ -303,10 +331,16 @@ static void metrics_tick(struct daemon *d, int force)
 	in.khists = d->sum.v;
 	if (!metrics_proc_read("/proc", "self", &proc))
 		in.proc = &proc;
+	in.nr_agg = metrics_agg(d, &rows);
+	in.agg = rows;
+	in.agg_cgroups = d->o->metrics_cg_depth >= 0;
 	f = open_memstream(&text, &len);
-	if (!f)
+	if (!f) {
+		free(rows);
 		return;
+	}
 	metrics_write(f, &in);
+	free(rows);
 	if (d->m && d->mode->metrics)
 		d->mode->metrics(d->m, f);
 	if (fclose(f)) {
@@ -891,6 +925,7 @@ static void daemon_free(struct daemon *d)
 	rec_close(d->rec);
 	out_free(d->out);
 	cg_cache_free(d->cg);
+	free(d->cg_labels);
 	uhists_free(&d->uhists);
 	uhists_free(&d->carried);
 	uhists_free(&d->sum);

@@ -77,36 +77,36 @@ static void test_metrics_seconds(void)
 static void test_metrics_hist_exact(void)
 {
 	static const char want[] = HIST_HELP
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000001023\"} 2\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000002047\"} 2\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000004095\"} 2\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000008191\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000016383\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000032767\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000065535\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000131071\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000262143\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000524287\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.001048575\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.002097151\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.004194303\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.008388607\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.016777215\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.033554431\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.067108863\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.134217727\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.268435455\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.536870911\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"1.073741823\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"2.147483647\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"4.294967295\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"8.589934591\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"17.179869183\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"34.359738367\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"+Inf\"} 8\n"
-		"iotracer_request_duration_seconds_sum{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\"} 1.500000123\n"
-		"iotracer_request_duration_seconds_count{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\"} 8\n" REQ_HELP
-		"iotracer_requests_total{layer=\"syscall\",dev=\"loop0\",op=\"read\"} 8\n";
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000001023\"} 2\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000002047\"} 2\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000004095\"} 2\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000008191\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000016383\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000032767\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000065535\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000131071\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000262143\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000524287\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.001048575\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.002097151\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.004194303\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.008388607\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.016777215\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.033554431\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.067108863\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.134217727\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.268435455\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.536870911\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"1.073741823\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"2.147483647\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"4.294967295\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"8.589934591\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"17.179869183\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"34.359738367\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"+Inf\"} 8\n"
+		"iotracer_request_duration_seconds_sum{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\"} 1.500000123\n"
+		"iotracer_request_duration_seconds_count{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\"} 8\n" REQ_HELP
+		"iotracer_requests_total{layer=\"syscall\",device=\"loop0\",op=\"read\"} 8\n";
 	struct out_khist kh = { .key = { .dev = IT_MKDEV(7, 0),
 					 .layer = IT_L_SYSCALL,
 					 .op = IT_OP_READ,
@@ -138,7 +138,7 @@ static void test_metrics_escape(void)
 	kh.val.st[IT_ST_TOTAL].slots[20] = 3;
 	got = render(&in);
 	ASSERT_TRUE(strstr(got,
-			   "iotracer_requests_total{layer=\"io_uring\",dev=\"a\\\\b\\\"c\\nd\","
+			   "iotracer_requests_total{layer=\"io_uring\",device=\"a\\\\b\\\"c\\nd\","
 			   "op=\"write\"} 3\n"),
 		    "escaped dev");
 	ASSERT_FALSE(strstr(got, "c\nd"), "no raw newline");
