@@ -54,12 +54,12 @@ const char *rr_cgroup_path(const struct rr_reader *rr, uint64_t id)
 	return cg_path(rr->cg, id); /* no mount: only what the recording said */
 }
 
-static void note_cgroup(struct rr_reader *rr, const struct rf_cgroup *cg)
+void rr_note_cgroup(struct rr_reader *rr, uint64_t id, const char *path)
 {
 	if (!rr->cg)
 		rr->cg = cg_cache_new(NULL);
-	if (rr->cg)
-		cg_cache_put(rr->cg, cg->id, cg->path);
+	if (rr->cg && id)
+		cg_cache_put(rr->cg, id, path);
 }
 
 void rr_note_dev(struct rr_reader *rr, const struct rf_dev *d)
@@ -118,7 +118,7 @@ static int decode_payload(struct rr_reader *rr, size_t len, uint32_t nr_req)
 			continue;
 		}
 		if (tag == RF_E_CGROUP) {
-			note_cgroup(rr, &cg);
+			rr_note_cgroup(rr, cg.id, cg.path);
 			continue;
 		}
 		n++;

@@ -63,6 +63,8 @@ void rr_note_dev(struct rr_reader *rr, const struct rf_dev *d);
 /* Name and serial of dev from the recording, NULL when never seen (serial: none). */
 const char *rr_dev_name(const struct rr_reader *rr, uint32_t dev);
 const char *rr_dev_serial(const struct rr_reader *rr, uint32_t dev);
+/* Remember cgroup id's path (the newest wins). */
+void rr_note_cgroup(struct rr_reader *rr, uint64_t id, const char *path);
 /* Path of cgroup id from the recording ("/system.slice/x.service"), NULL when never seen. */
 const char *rr_cgroup_path(const struct rr_reader *rr, uint64_t id);
 

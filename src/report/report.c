@@ -590,6 +590,11 @@ static void jl_dev(void *ctx, uint32_t dev, const char *name, const char *serial
 	rr_note_dev(&((struct report *)ctx)->rr, &d);
 }
 
+static void jl_cgroup(void *ctx, uint64_t id, const char *path)
+{
+	rr_note_cgroup(&((struct report *)ctx)->rr, id, path);
+}
+
 /* A file written by -j: its first non-blank byte opens a JSON object. */
 static int is_json_lines(const char *b, size_t n)
 {
@@ -622,7 +627,7 @@ static int read_file(struct report *rp, const char *path)
 		goto out;
 	}
 	if (is_json_lines(m, (size_t)st.st_size)) {
-		struct jl_devs devs = { .fn = jl_dev, .path = on_json_path, .ctx = rp };
+		struct jl_devs devs = { .fn = jl_dev, .path = on_json_path, .cgroup = jl_cgroup, .ctx = rp };
 
 		err = jl_read(m, (size_t)st.st_size, &devs, on_json_req, rp, &rp->jl);
 	} else {
