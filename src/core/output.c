@@ -76,6 +76,7 @@ struct it_out {
 	struct cg_cache *cg; /* cgroup paths (not owned); NULL: none */
 	uint64_t start_ns;
 	int live, quiet;
+	int live_cgroup; /* live lines end with the cgroup path (--cgroup given) */
 	int header_done;
 	int error;
 	uint64_t requests;
@@ -191,6 +192,7 @@ struct it_out *out_new(const struct it_opts *o, FILE *text, FILE *json, uint64_t
 	out->sysfs_root = o->sysfs_root;
 	out->start_ns = start_ns;
 	out->live = o->live && !o->quiet;
+	out->live_cgroup = o->nr_cgroups > 0;
 	out->quiet = o->quiet;
 	/* a terminal still sees every line at once; so does the text stream if it is the same */
 	if (json && json != text && fileno(json) >= 0 && !isatty(fileno(json))) {
@@ -773,9 +775,9 @@ static void live_line(struct it_out *out, const struct corr_req *r, const struct
 	uint64_t rel = v->start_ns > out->start_ns ? v->start_ns - out->start_ns : 0;
 
 	if (!out->header_done) {
-		fprintf(out->text, "%-12s %-15s %-7s %-8s %-5s %-8s %12s %7s %9s %9s %9s %9s %9s\n",
+		fprintf(out->text, "%-12s %-15s %-7s %-8s %-5s %-8s %12s %7s %9s %9s %9s %9s %9s%s\n",
 			"TIME(s)", "COMM", "PID", "KIND", "OP", "DEV", "OFFSET", "BYTES", "LAT",
-			"FS", "QUEUE", "DEVICE", "RUNQ");
+			"FS", "QUEUE", "DEVICE", "RUNQ", out->live_cgroup ? " CGROUP" : "");
 		out->header_done = 1;
 	}
 	if (v->end_ns)
@@ -793,10 +795,16 @@ static void live_line(struct it_out *out, const struct corr_req *r, const struct
 			parse_fmt_duration(r->sys->runq_ns, runq, sizeof(runq));
 	}
 	fprintf(out->text,
-		"%-12.6f %-15.15s %-7u %-8s %-5s %-8.8s %12llu %7llu %9s %9s %9s %9s %9s\n",
+		"%-12.6f %-15.15s %-7u %-8s %-5s %-8.8s %12llu %7llu %9s %9s %9s %9s %9s",
 		rel / 1e9, v->task->comm, v->task->pid, v->kind, op_name(v->op),
 		dev_name(out, v->dev, &tmp), (unsigned long long)v->offset,
 		(unsigned long long)v->bytes, lat, fs, queue, devt, runq);
+	if (out->live_cgroup) {
+		const char *cg = cgroup_of(out, v->task->cgroup_id);
+
+		fprintf(out->text, " %s", cg ? cg : "?");
+	}
+	fputc('\n', out->text);
 }
 
 void out_request(const struct corr_req *r, void *ctx)
