@@ -45,6 +45,10 @@ struct cg_cache;
 int agg_fold(const struct agg_entry *e, int nr, struct cg_cache *cg, int depth,
 	     struct agg_labels *lb, struct agg_row *rows);
 
+/* Sum a per-CPU array map of u64 counters into out[0..n) (the drops and counters maps). */
+struct bpf_map;
+void agg_percpu_u64(const struct bpf_map *map, uint64_t *out, uint32_t n);
+
 /* Every entry of the map (fd) into *out (malloc'd, *nr entries). 0 or -errno. */
 int agg_read(int fd, struct agg_entry **out, int *nr);
 

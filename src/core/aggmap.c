@@ -54,3 +54,19 @@ int agg_read(int fd, struct agg_entry **out, int *nr)
 	*nr = n;
 	return 0;
 }
+
+/* Sum a per-CPU array map of u64 counters into out[0..n). */
+void agg_percpu_u64(const struct bpf_map *map, uint64_t *out, uint32_t n)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals = calloc(ncpu > 0 ? ncpu : 1, sizeof(uint64_t));
+
+	memset(out, 0, n * sizeof(*out));
+	for (uint32_t i = 0; vals && ncpu > 0 && i < n; i++) {
+		if (bpf_map__lookup_elem(map, &i, sizeof(i), vals, ncpu * sizeof(uint64_t), 0))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[i] += vals[c];
+	}
+	free(vals);
+}

@@ -140,30 +140,14 @@ static void drain(struct daemon *d, int final)
 	mode_run(d);
 }
 
-/* Sum a per-CPU array map of u64 counters into out[0..n). */
-static void read_percpu_u64(const struct bpf_map *map, uint64_t *out, uint32_t n)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *vals = calloc(ncpu > 0 ? ncpu : 1, sizeof(uint64_t));
-
-	memset(out, 0, n * sizeof(*out));
-	for (uint32_t i = 0; vals && ncpu > 0 && i < n; i++) {
-		if (bpf_map__lookup_elem(map, &i, sizeof(i), vals, ncpu * sizeof(uint64_t), 0))
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			out[i] += vals[c];
-	}
-	free(vals);
-}
-
 /* The drop counters of the attached BPF side (without what was carried). */
 static void read_drops(struct daemon *d, uint64_t *drops)
 {
 	uint64_t cnt[IT_NR_COUNTERS];
 
-	read_percpu_u64(d->ld.skel->maps.drops, drops, IT_NR_DROPS);
+	agg_percpu_u64(d->ld.skel->maps.drops, drops, IT_NR_DROPS);
 	/* Issued but never seen completing (and still in flight, mid-run). */
-	read_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
+	agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
 	if (cnt[IT_CNT_BLK_ISSUED] > cnt[IT_CNT_BLK_COMPLETED])
 		drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED] =
 			cnt[IT_CNT_BLK_ISSUED] - cnt[IT_CNT_BLK_COMPLETED];
