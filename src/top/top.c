@@ -108,9 +108,9 @@ static IT_PRINTF(2, 3) int bad(const char *opt, const char *fmt, ...)
 static int filter_opt(struct top *t, const char *name, const char *arg)
 {
 	struct cli_src src = { .err = stderr };
-	int tv, code = cli_code_of(name, &tv);
+	const struct cli_option *r = cli_option_named(name);
 
-	return cli_apply(code, arg, &t->o, stdout, &src) == CLI_RUN ? 0 : 2;
+	return r && cli_apply(r->key, arg, &t->o, stdout, &src) == CLI_RUN ? 0 : 2;
 }
 
 static int top_one(struct top *t, int c, const char *arg)
