@@ -200,30 +200,29 @@ static void write_bytes(FILE *f, const struct metrics_in *in)
 {
 	struct it_agg_val sum;
 
-	metrics_family(f, "iotracer_request_bytes_total", "counter",
-		       "Bytes of finished block requests per device and op.");
-	for (int i = 0; i < in->nr_agg; i++) {
-		struct metrics_label l[3] = {
-			{ "layer", "block" },
-			{ "device", in->dev_name(in->agg[i].dev, in->dev_ctx) },
-			{ "op", out_op_name(in->agg[i].op) },
-		};
+	for (int hist = 0; hist < 2; hist++) {
+		if (!hist)
+			metrics_family(f, "iotracer_request_bytes_total", "counter",
+				       "Bytes of finished block requests per device and op.");
+		else
+			metrics_family(f, SIZE_NAME, "histogram",
+				       "Size of finished block requests per device and op (le: "
+				       "bytes, powers of two).");
+		for (int i = 0; i < in->nr_agg; i++) {
+			struct metrics_label l[4] = {
+				{ "layer", "block" },
+				{ "device", in->dev_name(in->agg[i].dev, in->dev_ctx) },
+				{ "op", out_op_name(in->agg[i].op) },
+			};
 
-		if (first_of_key(in, i, &sum))
-			metrics_sample_u64(f, "iotracer_request_bytes_total", l, 3, sum.bytes);
-	}
-	metrics_family(f, SIZE_NAME, "histogram",
-		       "Size of finished block requests per device and op (le: bytes, powers "
-		       "of two).");
-	for (int i = 0; i < in->nr_agg; i++) {
-		struct metrics_label l[4] = {
-			{ "layer", "block" },
-			{ "device", in->dev_name(in->agg[i].dev, in->dev_ctx) },
-			{ "op", out_op_name(in->agg[i].op) },
-		};
-
-		if (first_of_key(in, i, &sum))
-			write_sizes(f, &sum, l);
+			if (!first_of_key(in, i, &sum))
+				continue;
+			if (hist)
+				write_sizes(f, &sum, l);
+			else
+				metrics_sample_u64(f, "iotracer_request_bytes_total", l, 3,
+						   sum.bytes);
+		}
 	}
 }
 

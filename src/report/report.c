@@ -24,6 +24,7 @@
 #include "core/uhist.h"
 #include "lib/log.h"
 #include "lib/parse.h"
+#include "lib/subopt.h"
 #include "report/jsonl.h"
 #include "report/reader.h"
 #include "report/internal.h"
@@ -208,8 +209,9 @@ static int opt_cgroup(struct rp_opts *o, const char *arg)
 	return 0;
 }
 
-static int rp_one(struct rp_opts *o, int c, const char *arg)
+static int rp_one(void *ctx, int c, const char *arg)
 {
+	struct rp_opts *o = ctx;
 	uint64_t v;
 
 	switch (c) {
@@ -252,26 +254,12 @@ static int rp_one(struct rp_opts *o, int c, const char *arg)
 
 static int rp_parse(int argc, char **argv, struct rp_opts *o)
 {
-	int c, ret;
+	int ret;
 
 	o->top = 10;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:c:d:f:m:n:j:", rp_longopts, NULL)) != -1) {
-		if (c == 'h') {
-			rp_usage(stdout);
-			return 1;
-		}
-		if (c == '?' || c == ':') {
-			it_err("report: %s option '%s' (try '" RP_PROG " --help')",
-			       c == ':' ? "missing argument to" : "unknown",
-			       optind > 0 && optind <= argc ? argv[optind - 1] : "?");
-			return 2;
-		}
-		ret = rp_one(o, c, optarg);
-		if (ret)
-			return ret;
-	}
+	ret = subopt_parse(argc, argv, ":p:c:d:f:m:n:j:", rp_longopts, rp_usage, rp_one, o);
+	if (ret)
+		return ret;
 	o->paths = argv + optind;
 	o->nr_paths = argc - optind;
 	if (!o->nr_paths) {

@@ -26,6 +26,7 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/parse.h"
+#include "lib/subopt.h"
 #include "top/top.h"
 
 #define TOP_PROG "iotracer top"
@@ -113,8 +114,9 @@ static int filter_opt(struct top *t, const char *name, const char *arg)
 	return r && cli_apply(r->key, arg, &t->o, stdout, &src) == CLI_RUN ? 0 : 2;
 }
 
-static int top_one(struct top *t, int c, const char *arg)
+static int top_one(void *ctx, int c, const char *arg)
 {
+	struct top *t = ctx;
 	uint64_t v;
 
 	switch (c) {
@@ -154,25 +156,10 @@ static int top_one(struct top *t, int c, const char *arg)
 
 static int top_parse(struct top *t, int argc, char **argv)
 {
-	int c, ret;
+	int ret = subopt_parse(argc, argv, ":i:bn:s:Cr:d:p:", top_longopts, top_usage, top_one, t);
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:bn:s:Cr:d:p:", top_longopts, NULL)) != -1) {
-		if (c == 'h') {
-			top_usage(stdout);
-			return 1;
-		}
-		if (c == '?' || c == ':') {
-			it_err("top: %s option '%s' (try '" TOP_PROG " --help')",
-			       c == ':' ? "missing argument to" : "unknown",
-			       optind > 0 && optind <= argc ? argv[optind - 1] : "?");
-			return 2;
-		}
-		ret = top_one(t, c, optarg);
-		if (ret)
-			return ret;
-	}
+	if (ret)
+		return ret;
 	if (optind < argc) {
 		it_err("top: unexpected argument '%s' (try '" TOP_PROG " --help')", argv[optind]);
 		return 2;
