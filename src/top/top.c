@@ -36,6 +36,7 @@ struct top {
 	uint64_t interval_ns;
 	uint64_t iterations; /* 0: until q / SIGINT */
 	int batch;
+	int rows; /* -r; 0: what fits the terminal (followed on resize) */
 	struct tview_opts view;
 	struct it_loader ld;
 	struct cg_cache *cg;
@@ -144,7 +145,7 @@ static int top_one(void *ctx, int c, const char *arg)
 	case 'r':
 		if (parse_u64(arg, 1, 100000, &v))
 			return bad("rows", "bad count '%s' (expected 1 to 100000)", arg);
-		t->view.max_rows = (int)v;
+		t->rows = (int)v;
 		return 0;
 	case 'd':
 		return filter_opt(t, "dev", arg);
@@ -195,8 +196,8 @@ static int fit_rows(const struct top *t)
 {
 	struct winsize ws;
 
-	if (t->view.max_rows || t->batch)
-		return t->view.max_rows;
+	if (t->rows || t->batch)
+		return t->rows;
 	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || ws.ws_row < 4)
 		return 20;
 	return ws.ws_row - 3;
