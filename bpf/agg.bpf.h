@@ -13,6 +13,7 @@
 #define IT_AGG_BPF_H
 
 #include "config.bpf.h"
+#include "core_fixes.bpf.h"
 #include "record.bpf.h"
 #include "hist.bpf.h"
 #include "request.bpf.h"
@@ -59,16 +60,20 @@ static __always_inline struct it_agg_val *it_agg_get(const struct bio_info *bi, 
 	return v;
 }
 
-/* A block request completed at now: bi its state, dev and op as its record says. */
-static __always_inline void it_agg_block(const struct bio_info *bi, u32 dev, u8 op, u32 bytes,
-					 u64 now)
+/*
+ * A block request completed at now: bi its state, dev and op as its record
+ * says. Nothing is read from rq unless the aggregation is on.
+ */
+static __always_inline void it_agg_block(const struct bio_info *bi, u32 dev, u8 op,
+					 struct request *rq, const bool btf, u64 now)
 {
 	struct it_agg_val *v;
 	u64 lat = now - bi->q_ns;
-	u32 k;
+	u32 k, bytes;
 
 	if (!agg_keys)
 		return;
+	bytes = IT_RD(btf, rq, __data_len);
 	v = it_agg_get(bi, dev, op);
 	if (!v)
 		return;
