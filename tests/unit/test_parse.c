@@ -489,6 +489,77 @@ static void test_parse_fmt_duration(void)
 	ASSERT_STREQ(buf, "1.2", "truncated");
 }
 
+/* A SCSI VPD page 0x80 as a disk answers it: header, then the ASCII serial. */
+static void test_parse_vpd_serial(void)
+{
+	static const uint8_t qemu[] = { 0x00, 0x80, 0x00, 0x08, 'l', 'a', 'b', 's', 'c', 's', 'i', '0' };
+	static const uint8_t padded[] = { 0x00, 0x80, 0x00, 0x06, 'A', 'B', ' ', 'C', ' ', ' ' };
+	static const uint8_t blank[] = { 0x00, 0x80, 0x00, 0x03, ' ', ' ', ' ' };
+	static const uint8_t other[] = { 0x00, 0x83, 0x00, 0x02, 'x', 'y' };
+	/* a length past the buffer reads what is there; a NUL ends the serial */
+	static const uint8_t longer[] = { 0x00, 0x80, 0x01, 0x00, 's', 'n', '1' };
+	static const uint8_t nul[] = { 0x00, 0x80, 0x00, 0x04, 's', 0, 'z', 'z' };
+	static const uint8_t ctrl[] = { 0x00, 0x80, 0x00, 0x03, 'a', '\n', 'b' };
+	char out[64];
+
+	ASSERT_EQ(parse_vpd_serial(qemu, sizeof(qemu), out, sizeof(out)), 1, "qemu");
+	ASSERT_STREQ(out, "labscsi0", "qemu serial");
+	ASSERT_EQ(parse_vpd_serial(padded, sizeof(padded), out, sizeof(out)), 1, "padded");
+	ASSERT_STREQ(out, "AB C", "trailing blanks off, inner kept");
+	ASSERT_EQ(parse_vpd_serial(blank, sizeof(blank), out, sizeof(out)), 0, "blank");
+	ASSERT_STREQ(out, "", "blank is none");
+	ASSERT_EQ(parse_vpd_serial(other, sizeof(other), out, sizeof(out)), 0, "page 0x83");
+	ASSERT_EQ(parse_vpd_serial(qemu, 3, out, sizeof(out)), 0, "short header");
+	ASSERT_EQ(parse_vpd_serial(longer, sizeof(longer), out, sizeof(out)), 1, "long length");
+	ASSERT_STREQ(out, "sn1", "cut at the buffer");
+	ASSERT_EQ(parse_vpd_serial(nul, sizeof(nul), out, sizeof(out)), 1, "nul");
+	ASSERT_STREQ(out, "s", "cut at NUL");
+	ASSERT_EQ(parse_vpd_serial(ctrl, sizeof(ctrl), out, sizeof(out)), 1, "ctrl");
+	ASSERT_STREQ(out, "a?b", "control bytes replaced");
+	ASSERT_EQ(parse_vpd_serial(qemu, sizeof(qemu), out, 4), 1, "small out");
+	ASSERT_STREQ(out, "lab", "truncated to out");
+}
+
+/* Serials of the three buses QEMU emulates, from a fake sysfs. */
+static void test_parse_dev_serial(void)
+{
+	static const uint8_t vpd[] = { 0x00, 0x80, 0x00, 0x08, 'l', 'a', 'b', 's', 'c', 's', 'i', '0' };
+	static const char *const dirs[] = { "dev", "dev/block", "dev/block/252:16",
+					    "dev/block/259:16", "dev/block/259:16/device",
+					    "dev/block/8:16", "dev/block/8:16/device",
+					    "dev/block/8:32", "dev/block/8:32/device" };
+	char root[] = "/tmp/it_serial_XXXXXX", path[PATH_MAX];
+	size_t i;
+
+	if (!ASSERT_TRUE(mkdtemp(root), "mkdtemp"))
+		return;
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		mkdir(path, 0755);
+	}
+	snprintf(path, sizeof(path), "%s/dev/block/252:16/serial", root);
+	ASSERT_OK(unit_write(path, "labvblk0\n", 9), "virtio-blk serial");
+	/* NVMe: the controller's, space padded to 20 bytes */
+	snprintf(path, sizeof(path), "%s/dev/block/259:16/device/serial", root);
+	ASSERT_OK(unit_write(path, "labnvme0            \n", 21), "nvme serial");
+	snprintf(path, sizeof(path), "%s/dev/block/8:16/device/vpd_pg80", root);
+	ASSERT_OK(unit_write(path, vpd, sizeof(vpd)), "scsi vpd_pg80");
+	/* a SCSI disk without serial= has no page 0x80 */
+
+	ASSERT_STREQ(parse_dev_serial_cached(IT_MKDEV(252, 16), root), "labvblk0", "virtio-blk");
+	ASSERT_STREQ(parse_dev_serial_cached(IT_MKDEV(259, 16), root), "labnvme0", "nvme");
+	ASSERT_STREQ(parse_dev_serial_cached(IT_MKDEV(8, 16), root), "labscsi0", "scsi");
+	ASSERT_TRUE(parse_dev_serial_cached(IT_MKDEV(8, 32), root) == NULL, "scsi, no serial");
+	/* cached: served after the file is gone */
+	snprintf(path, sizeof(path), "%s/dev/block/8:16/device/vpd_pg80", root);
+	unlink(path);
+	ASSERT_STREQ(parse_dev_serial_cached(IT_MKDEV(8, 16), root), "labscsi0", "cached");
+
+	snprintf(path, sizeof(path), "rm -rf '%s'", root);
+	if (system(path))
+		UNIT_LOG("cannot remove %s\n", root);
+}
+
 int main(void)
 {
 	RUN_TEST(test_parse_duration_good);
@@ -500,5 +571,7 @@ int main(void)
 	RUN_TEST(test_parse_dev_node);
 	RUN_TEST(test_parse_dev_name);
 	RUN_TEST(test_parse_fmt_duration);
+	RUN_TEST(test_parse_vpd_serial);
+	RUN_TEST(test_parse_dev_serial);
 	return unit_result();
 }
