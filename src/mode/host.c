@@ -36,6 +36,7 @@
 #include "mode/qemu.h"
 #include "mode/scope.h"
 #include "mode/vjoin.h"
+#include "mode/vreq.h"
 #include "lib/log.h"
 
 #define HOST_MAX_DISKS 64
@@ -429,10 +430,13 @@ static void json_vreq(struct host *h, const struct link_peer_info *pi, const str
 	jw_hex(&h->w, "session", pi->hello.session);
 	jw_u64(&h->w, "seq", v->seq);
 	jw_strn(&h->w, "serial", v->serial, LINK_SERIAL_LEN);
+	jw_str(&h->w, "bus", vreq_bus_name(v->drv_layer));
 	jw_u64(&h->w, "op", v->op);
 	jw_u64(&h->w, "sector", v->sector);
 	jw_u64(&h->w, "nr_sectors", v->nr_sectors);
 	jw_u64(&h->w, "kick_ns", v->kick_ns);
+	if (v->flags & LINK_VF_NO_KICK)
+		jw_bool(&h->w, "kick_suppressed", 1);
 	jw_u64(&h->w, "done_ns", v->done_ns);
 	jw_obj_end(&h->w);
 	json_line(h);

@@ -11,6 +11,20 @@ int vreq_layer_streamed(uint8_t drv_layer)
 	return drv_layer == IT_L_VIRTIO || drv_layer == IT_L_SCSI || drv_layer == IT_L_NVME;
 }
 
+const char *vreq_bus_name(uint8_t drv_layer)
+{
+	switch (drv_layer) {
+	case IT_L_VIRTIO:
+		return "virtio-blk";
+	case IT_L_SCSI:
+		return "scsi";
+	case IT_L_NVME:
+		return "nvme";
+	default:
+		return "-";
+	}
+}
+
 static int layer_slot(uint8_t drv_layer)
 {
 	return drv_layer == IT_L_VIRTIO ? 0 : drv_layer == IT_L_SCSI ? 1 : 2;

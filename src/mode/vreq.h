@@ -36,6 +36,9 @@ struct vreq_stats {
 /* Is a driver layer one the host can join (a bus QEMU emulates)? */
 int vreq_layer_streamed(uint8_t drv_layer);
 
+/* The bus of a record's drv_layer: "virtio-blk", "scsi", "nvme", or "-". */
+const char *vreq_bus_name(uint8_t drv_layer);
+
 /*
  * The kick that is the request's own: kick_ns when it is at or after both
  * the issue d_ns and the driver submit submit_ns (0s are unknown), else 0.

@@ -69,6 +69,10 @@ static void test_vreq_layers(void)
 	b = blk(IT_L_BLOCK, 200, 0, 0);
 	ASSERT_EQ(vreq_fill(&v, &r, &b, "sn", 0, &st), 0, "block only");
 	ASSERT_EQ(st.by_layer[0] + st.by_layer[1] + st.by_layer[2], 3ull, "not counted");
+	ASSERT_STREQ(vreq_bus_name(IT_L_VIRTIO), "virtio-blk", "bus name");
+	ASSERT_STREQ(vreq_bus_name(IT_L_SCSI), "scsi", "bus name scsi");
+	ASSERT_STREQ(vreq_bus_name(IT_L_NVME), "nvme", "bus name nvme");
+	ASSERT_STREQ(vreq_bus_name(0), "-", "no bus");
 }
 
 static void test_vreq_kick_flags(void)
