@@ -1,6 +1,6 @@
 #!/bin/bash
 # shellcheck source-path=SCRIPTDIR
-# test_drivers.sh [SERIES[+METHOD]...]   (default: $LAB_KERNELS or "5.10 6.1 6.12 6.12+kprobe")
+# test_drivers.sh [SERIES[+METHOD]...]   (default: $LAB_KERNELS or "5.10 6.1 6.12+guest 6.12+kprobe")
 #   SERIES+METHOD boots SERIES with IOTRACER_PREFER=METHOD in the guest (kprobe: the
 #   kprobe variants of every fentry hook get their coverage)
 #   SERIES+guest runs the guest's iotracer in guest mode (--mode guest --link
@@ -65,7 +65,9 @@ export LAB_G_DRV_BS=4096
 export LAB_G_DRV_DISKS=$DISKS
 if [[ $# -eq 0 ]]; then
 	# shellcheck disable=SC2086 # space separated list
-	set -- ${LAB_KERNELS:-$LAB_SERIES_DEFAULT 6.12+kprobe}
+	# 6.12 in guest mode: the standalone checks hold there too (guest mode is the
+	# standalone daemon plus the link), and the link's own come without a boot more
+	set -- ${LAB_KERNELS:-$LAB_DRIVERS_DEFAULT}
 fi
 
 driver_of() {
