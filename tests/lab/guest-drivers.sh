@@ -42,7 +42,7 @@ step() {
 
 devs=$(echo "$disks" | tr ' ' ',')
 # LAB_G_DRV_MODE=guest: guest mode, streaming to the host daemon on the
-# virtio-serial port (tests/lab/host-drivers-hook.sh), the same trace in out.json
+# virtio-serial port (tests/lab/host-modes-hook.sh), the same trace in out.json
 mode=""
 [ "${LAB_G_DRV_MODE:-}" = guest ] && mode="--mode guest --link serial:lab.0"
 step start

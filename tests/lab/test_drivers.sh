@@ -4,8 +4,9 @@
 #   SERIES+METHOD boots SERIES with IOTRACER_PREFER=METHOD in the guest (kprobe: the
 #   kprobe variants of every fentry hook get their coverage)
 #   SERIES+guest runs the guest's iotracer in guest mode (--mode guest --link
-#   serial:lab.0) and tests/lab/host-drivers-hook.sh runs `iotracer --mode host`
-#   on the lab's QEMU here, dialing that port: the same checks, plus per disk
+#   serial:lab.0) and tests/lab/host-modes-hook.sh (MODES_HOST_LINK=serial) runs
+#   `iotracer --mode host` on the lab's QEMU here, dialing that port (host1.json):
+#   the same checks, plus per disk
 #   lab_<k>_<disk>_vreq   the host received one guest_vreq per ioload op of the
 #                         disk (reads + writes), each with the disk's serial
 #                         as QEMU's command line gives it (labnvme0, labscsi0,
@@ -108,12 +109,12 @@ check_vreq() { # K DISK OPS OUTDIR
 	local k=$1 d=$2 ops=$3 out=$4 ser bus n nser nbus nrw fin gbus gdrop gwait key
 	ser=$(serial_of "$d")
 	bus=$(bus_of "$d")
-	if [[ ! -s $out/host.json ]]; then
-		report FAIL "lab_${k}_${d}_vreq" "no host.json from the host daemon ($(head -c 200 "$out/host.err" 2>/dev/null | tr '\n' ' '))"
+	if [[ ! -s $out/host1.json ]]; then
+		report FAIL "lab_${k}_${d}_vreq" "no host1.json from the host daemon ($(head -c 200 "$out/host1.err" 2>/dev/null | tr '\n' ' '))"
 		return
 	fi
 	read -r n nser nbus nrw < <(jq -R -r 'fromjson? | select(.type == "guest_vreq")
-		| [.serial, .bus, (.op <= 1)] | @tsv' "$out/host.json" | awk -F'\t' -v s="$ser" -v b="$bus" '
+		| [.serial, .bus, (.op <= 1)] | @tsv' "$out/host1.json" | awk -F'\t' -v s="$ser" -v b="$bus" '
 		$1 == s { n++; if ($2 == b) nb++; if ($3 == "true") rw++ }
 		$2 == b { nbus++ }
 		END { printf "%d %d %d %d\n", n, nbus, nb, rw }')
@@ -326,7 +327,7 @@ one() {
 	[[ $s == *+* ]] && LAB_G_PREFER=${s#*+}
 	if [[ $LAB_G_PREFER == guest ]]; then
 		LAB_G_PREFER="" LAB_G_DRV_MODE=guest
-		export IOTRACER LAB_HOST_HOOK=$LAB_SRC/host-drivers-hook.sh
+		export IOTRACER LAB_HOST_HOOK=$LAB_SRC/host-modes-hook.sh MODES_HOST_LINK=serial
 	else
 		unset LAB_HOST_HOOK
 	fi

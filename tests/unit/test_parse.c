@@ -492,32 +492,32 @@ static void test_parse_fmt_duration(void)
 /* A SCSI VPD page 0x80 as a disk answers it: header, then the ASCII serial. */
 static void test_parse_vpd_serial(void)
 {
-	static const uint8_t qemu[] = { 0x00, 0x80, 0x00, 0x08, 'l', 'a', 'b', 's', 'c', 's', 'i', '0' };
-	static const uint8_t padded[] = { 0x00, 0x80, 0x00, 0x06, 'A', 'B', ' ', 'C', ' ', ' ' };
-	static const uint8_t blank[] = { 0x00, 0x80, 0x00, 0x03, ' ', ' ', ' ' };
-	static const uint8_t other[] = { 0x00, 0x83, 0x00, 0x02, 'x', 'y' };
-	/* a length past the buffer reads what is there; a NUL ends the serial */
-	static const uint8_t longer[] = { 0x00, 0x80, 0x01, 0x00, 's', 'n', '1' };
-	static const uint8_t nul[] = { 0x00, 0x80, 0x00, 0x04, 's', 0, 'z', 'z' };
-	static const uint8_t ctrl[] = { 0x00, 0x80, 0x00, 0x03, 'a', '\n', 'b' };
+#define VPD(...) (const uint8_t[]){ __VA_ARGS__ }, sizeof((const uint8_t[]){ __VA_ARGS__ })
+	const struct {
+		const uint8_t *page;
+		size_t len, outlen;
+		int ret;
+		const char *out, *name;
+	} cases[] = {
+		{ VPD(0, 0x80, 0, 8, 'l', 'a', 'b', 's', 'c', 's', 'i', '0'), 64, 1, "labscsi0", "qemu" },
+		{ VPD(0, 0x80, 0, 6, 'A', 'B', ' ', 'C', ' ', ' '), 64, 1, "AB C", "trailing blanks" },
+		{ VPD(0, 0x80, 0, 3, ' ', ' ', ' '), 64, 0, "", "blank is none" },
+		{ VPD(0, 0x83, 0, 2, 'x', 'y'), 64, 0, "", "page 0x83" },
+		{ VPD(0, 0x80, 0), 64, 0, "", "short header" },
+		/* a length past the buffer reads what is there; a NUL ends the serial */
+		{ VPD(0, 0x80, 1, 0, 's', 'n', '1'), 64, 1, "sn1", "length past the end" },
+		{ VPD(0, 0x80, 0, 4, 's', 0, 'z', 'z'), 64, 1, "s", "cut at NUL" },
+		{ VPD(0, 0x80, 0, 3, 'a', '\n', 'b'), 64, 1, "a?b", "control bytes replaced" },
+		{ VPD(0, 0x80, 0, 8, 'l', 'a', 'b', 's', 'c', 's', 'i', '0'), 4, 1, "lab", "small out" },
+	};
+#undef VPD
 	char out[64];
 
-	ASSERT_EQ(parse_vpd_serial(qemu, sizeof(qemu), out, sizeof(out)), 1, "qemu");
-	ASSERT_STREQ(out, "labscsi0", "qemu serial");
-	ASSERT_EQ(parse_vpd_serial(padded, sizeof(padded), out, sizeof(out)), 1, "padded");
-	ASSERT_STREQ(out, "AB C", "trailing blanks off, inner kept");
-	ASSERT_EQ(parse_vpd_serial(blank, sizeof(blank), out, sizeof(out)), 0, "blank");
-	ASSERT_STREQ(out, "", "blank is none");
-	ASSERT_EQ(parse_vpd_serial(other, sizeof(other), out, sizeof(out)), 0, "page 0x83");
-	ASSERT_EQ(parse_vpd_serial(qemu, 3, out, sizeof(out)), 0, "short header");
-	ASSERT_EQ(parse_vpd_serial(longer, sizeof(longer), out, sizeof(out)), 1, "long length");
-	ASSERT_STREQ(out, "sn1", "cut at the buffer");
-	ASSERT_EQ(parse_vpd_serial(nul, sizeof(nul), out, sizeof(out)), 1, "nul");
-	ASSERT_STREQ(out, "s", "cut at NUL");
-	ASSERT_EQ(parse_vpd_serial(ctrl, sizeof(ctrl), out, sizeof(out)), 1, "ctrl");
-	ASSERT_STREQ(out, "a?b", "control bytes replaced");
-	ASSERT_EQ(parse_vpd_serial(qemu, sizeof(qemu), out, 4), 1, "small out");
-	ASSERT_STREQ(out, "lab", "truncated to out");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ASSERT_EQ(parse_vpd_serial(cases[i].page, cases[i].len, out, cases[i].outlen),
+			  cases[i].ret, cases[i].name);
+		ASSERT_STREQ(out, cases[i].out, cases[i].name);
+	}
 }
 
 /* Serials of the three buses QEMU emulates, from a fake sysfs. */
