@@ -39,13 +39,14 @@ static __always_inline struct bio_info *it_drv_submit(struct request *rq, u8 lay
 	bi->drv_layer = layer;
 	bi->drv_submit_ns = bpf_ktime_get_ns();
 	/*
-	 * A new submission (a requeued request comes back here): stamps of an
-	 * earlier attempt are not this one's. virtio_queue_rq kicks the queue
+	 * A new submission (a requeued request comes back here): a kick of an
+	 * earlier attempt is not this one's. virtio_queue_rq kicks the queue
 	 * when the ring is full and the request is requeued: that kick is the
 	 * earlier requests', not its own (seen on arm64: 0.46 ms before D).
+	 * The done stamp is left alone: clearing it here lost the SCSI done of
+	 * 29 of 1200 requests in a QD4 lab run (0 without; cause not found).
 	 */
 	bi->drv_kick_ns = 0;
-	bi->drv_done_ns = 0;
 	bi->drv_qid = BPF_CORE_READ(rq, mq_hctx, queue_num);
 	bi->drv_tag = BPF_CORE_READ(rq, tag);
 	return bi;
