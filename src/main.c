@@ -9,6 +9,7 @@
 #include "bench/bench.h"
 #include "core/cli.h"
 #include "core/daemon.h"
+#include "mode/mode.h"
 #include "report/report.h"
 
 /* Subcommands: `iotracer NAME ARGS...` runs fn(argc - 1, argv + 1). */
@@ -18,6 +19,13 @@ static const struct {
 } commands[] = {
 	{ "bench", bench_main },
 	{ "report", report_main },
+};
+
+/* The modes of the daemon (--mode), by enum it_mode: standalone is the daemon alone. */
+static const struct mode_ops *const modes[] = {
+	[IT_MODE_STANDALONE] = NULL,
+	[IT_MODE_GUEST] = &guest_mode_ops,
+	[IT_MODE_HOST] = &host_mode_ops,
 };
 
 int main(int argc, char **argv)
@@ -32,7 +40,7 @@ int main(int argc, char **argv)
 	cli_defaults(&o);
 	ret = cli_parse(argc, argv, &o, stdout, stderr);
 	if (ret == CLI_RUN)
-		ret = it_daemon_run(&o);
+		ret = it_daemon_run(&o, modes);
 	else if (ret == CLI_EXIT_OK)
 		ret = 0;
 	cli_free(&o);
