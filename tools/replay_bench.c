@@ -51,6 +51,7 @@
 #include "iotracer.h"
 #include "core/output.h"
 #include "core/record.h"
+#include "../tests/unit/rng.h" /* unit_rng() */
 
 #define DRAIN_NS (50ull * 1000 * 1000) /* daemon.c: timer period */
 #define HOLD_NS (2ull * 1000 * 1000 * 1000) /* daemon.c: block waits for its parent */
@@ -77,10 +78,7 @@ static uint64_t rng = 0x2545f4914f6cdd1dull;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545f4914f6cdd1dull;
+	return unit_rng(&rng);
 }
 
 static uint64_t clock_ns(clockid_t c)
