@@ -10,7 +10,7 @@
  *   callgrind_annotate /tmp/replay.cg | head -40
  *
  * What the daemon does per record with `iotracer -q --no-live -j FILE -d 7:0`
- * (src/daemon.c): libbpf's ring callback on_record() -> corr_feed() -> the
+ * (src/core/daemon.c): libbpf's ring callback on_record() -> corr_feed() -> the
  * corr emit callback on_request() -> out_request() (statistics, JSON line into
  * the batch, fwrite of full batches), then on every 50 ms drain corr_tick()
  * and out_flush(). The options go through cli_parse() and the JSON file is

@@ -11,7 +11,10 @@ struct iotracer_bpf;
 struct bpf_link;
 struct bpf_object;
 
-/* Attach methods, cheapest first (DESIGN principle 3). */
+/*
+ * Attach methods, cheapest first: a hook takes the first that works here, so
+ * the tracer attaches only what the chosen layers need, each the cheapest way.
+ */
 enum it_method {
 	IT_M_NONE = 0,
 	IT_M_TP_BTF,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of src/corr.c: synthetic ring buffer records in, requests out.
+ * Unit tests of src/core/corr.c: synthetic ring buffer records in, requests out.
  */
 #include <errno.h>
 #include <stdlib.h>

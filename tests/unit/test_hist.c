@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for src/hist.c. */
+/* Unit tests for src/core/hist.c. */
 #include <math.h>
 #include <stdlib.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for src/jsonw.c. */
+/* Unit tests for src/lib/jsonw.c. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
