@@ -8,6 +8,7 @@
 
 #include "bench/bench.h"
 #include "core/cli.h"
+#include "core/config.h"
 #include "core/daemon.h"
 #include "mode/mode.h"
 #include "report/report.h"
@@ -38,7 +39,7 @@ int main(int argc, char **argv)
 			return commands[i].fn(argc - 1, argv + 1);
 
 	cli_defaults(&o);
-	ret = cli_parse(argc, argv, &o, stdout, stderr);
+	ret = config_parse(argc, argv, &o, stdout, stderr);
 	if (ret == CLI_RUN)
 		ret = it_daemon_run(&o, modes);
 	else if (ret == CLI_EXIT_OK)

@@ -13,7 +13,7 @@
  * (src/core/daemon.c): libbpf's ring callback on_record() -> corr_feed() -> the
  * corr emit callback on_request() -> out_request() (statistics, JSON line into
  * the batch, fwrite of full batches), then on every 50 ms drain corr_tick()
- * and out_flush(). The options go through cli_parse() and the JSON file is
+ * and out_flush(). The options go through config_parse() and the JSON file is
  * opened with fopen() as the daemon does.
  *
  * The records are those of fio psync 4 KiB random direct reads on loop0
@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "core/cli.h"
+#include "core/config.h"
 #include "core/corr.h"
 #include "iotracer.h"
 #include "core/output.h"
@@ -339,9 +340,9 @@ int main(int argc, char **argv)
 		args[na++] = "--record-level", args[na++] = (char *)rec_level;
 	}
 	args[na++] = "-d", args[na++] = "7:0";
-	ret = cli_parse(na, args, &o, stdout, stderr);
+	ret = config_parse(na, args, &o, stdout, stderr);
 	if (ret != CLI_RUN) {
-		fprintf(stderr, "cli_parse: %d\n", ret);
+		fprintf(stderr, "config_parse: %d\n", ret);
 		return 1;
 	}
 	if (o.json_path) {

@@ -22,6 +22,7 @@
 #include "iotracer.h"
 #include "iotracer.skel.h"
 #include "core/cli.h"
+#include "core/config.h"
 #include "core/corr.h"
 #include "core/daemon.h"
 #include "core/loader.h"
@@ -573,7 +574,7 @@ static int reload_read(struct daemon *d, struct it_opts *n, char *why, size_t le
 	n->sysfs_root = d->o->sysfs_root;
 	n->config_default = d->o->config_default;
 	if (err) {
-		ret = cli_parse(d->o->argc, d->o->argv, n, err, err) == CLI_RUN ? 0 : -EINVAL;
+		ret = config_parse(d->o->argc, d->o->argv, n, err, err) == CLI_RUN ? 0 : -EINVAL;
 		if (!ret && mode_prepare(d, n, err))
 			ret = -EINVAL;
 		fclose(err);
