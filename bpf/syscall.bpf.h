@@ -158,11 +158,24 @@ static __always_inline struct thread_state *it_sys_begin(struct task_struct *tas
 	return st;
 }
 
+/* iov[0].iov_base of a user iovec array (0 when unreadable). */
+static __always_inline u64 it_iov0_base(u64 iov)
+{
+	u64 base = 0;
+
+	if (iov)
+		bpf_probe_read_user(&base, sizeof(base), (void *)iov);
+	return base;
+}
+
 /*
  * Enter of an fd-based syscall. pos < 0: the file position is used.
  * bytes == 0 for vectored IO: the record carries the bytes transferred.
+ * buf: the user buffer, or (vec) the iovec array whose first buffer is kept
+ * (host mode joins a QEMU host IO to the guest request by it).
  */
-static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 bytes)
+static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 bytes, u64 buf,
+				       bool vec)
 {
 	struct task_struct *task = it_current_task();
 	struct thread_state *st;
@@ -182,6 +195,7 @@ static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 byt
 	st->flags |= id.flags;
 	st->offset = pos >= 0 ? (u64)pos : (u64)BPF_CORE_READ(f, f_pos);
 	st->bytes = bytes;
+	st->user_ptr = vec ? it_iov0_base(buf) : buf;
 	st->enter_ns = bpf_ktime_get_ns();
 	return 0;
 }
@@ -252,6 +266,7 @@ static __always_inline int it_fd_exit(u32 sys, s64 ret)
 	r->runq_ns = rq;
 	r->nr_preempt = pre;
 	r->pad1 = 0;
+	r->buf = st->user_ptr;
 	it_submit(&res, r);
 	return 0;
 }
@@ -309,6 +324,29 @@ struct aio_loop {
 	u32 submit;
 };
 
+/*
+ * A vectored iocb (aio_buf: iovec array, aio_nbytes: its count): the first
+ * buffer, and the bytes when the count is small enough to add up here.
+ */
+#define IT_AIO_IOV_MAX 8
+static __always_inline void it_aio_iov(struct it_aio_iocb *e, u64 vec, u64 nr)
+{
+	struct iovec v[IT_AIO_IOV_MAX];
+	u64 sum = 0;
+
+	if (!nr || nr > IT_AIO_IOV_MAX ||
+	    bpf_probe_read_user(v, sizeof(v[0]) * (nr & (IT_AIO_IOV_MAX - 1) ?: IT_AIO_IOV_MAX),
+				(void *)vec)) {
+		e->buf = it_iov0_base(vec);
+		return;
+	}
+	e->buf = (u64)v[0].iov_base;
+	for (int i = 0; i < IT_AIO_IOV_MAX; i++)
+		if (i < nr)
+			sum += v[i].iov_len;
+	e->nbytes = sum;
+}
+
 /* bpf_loop callback: one iocb (submit) or io_event (reap); verified once. */
 static long it_aio_one(u32 i, void *data)
 {
@@ -336,7 +374,11 @@ static long it_aio_one(u32 i, void *data)
 		e->nbytes = cb.aio_nbytes;
 		e->fd = cb.aio_fildes;
 		e->dev = id.dev;
+		e->ino = id.ino;
 		e->opcode = cb.aio_lio_opcode;
+		e->buf = cb.aio_buf;
+		if (cb.aio_lio_opcode == 7 || cb.aio_lio_opcode == 8) /* IOCB_CMD_PREADV/PWRITEV */
+			it_aio_iov(e, cb.aio_buf, cb.aio_nbytes);
 	} else {
 		struct it_uevent ev;
 
@@ -431,6 +473,7 @@ static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const boo
 	u32 sys = it_traced_sys(regs, id, btf), op;
 	s64 pos = -1; /* < 0: the file position */
 	u64 bytes = 0; /* 0: the bytes transferred (the return value) */
+	bool vec = false; /* argument 1 is an iovec array, not the buffer */
 
 	if (!sys--)
 		return 0;
@@ -446,6 +489,7 @@ static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const boo
 		break;
 	case IT_SYS_READV: /* readv(fd, vec, vlen) */
 	case IT_SYS_WRITEV:
+		vec = true;
 		break;
 	/* preadv(fd, vec, vlen, pos_l, pos_h): on 64-bit pos_l is the whole offset;
 	 * preadv2(..., flags): pos -1 is the file position */
@@ -454,6 +498,7 @@ static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const boo
 	case IT_SYS_PREADV2:
 	case IT_SYS_PWRITEV2:
 		pos = IT_SYS_ARG(btf, regs, 3);
+		vec = true;
 		break;
 	case IT_SYS_FSYNC:
 	case IT_SYS_FDATASYNC:
@@ -472,7 +517,8 @@ static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const boo
 		return 0;
 	}
 	op = it_sys_op(sys);
-	return it_fd_enter(sys, op, IT_SYS_ARG(btf, regs, 0), pos, bytes);
+	return it_fd_enter(sys, op, IT_SYS_ARG(btf, regs, 0), pos, bytes,
+			   op == IT_OP_SYNC ? 0 : IT_SYS_ARG(btf, regs, 1), vec);
 }
 
 /*
@@ -538,6 +584,7 @@ struct uring_info {
 	u64 submit_ns;
 	u64 user_data;
 	u64 ino;
+	u64 offset, bytes, buf; /* read/write opcodes: it_uring_rw() */
 	u32 dev;
 	u32 flags;
 	u8 opcode;
@@ -570,6 +617,34 @@ static __always_inline u8 it_uring_op(u8 opcode)
 	default:
 		return IT_OP_OTHER;
 	}
+}
+
+/*
+ * A read/write request's file offset and buffer, as its prep left them in the
+ * request's command area (struct io_rw: ki_pos = sqe->off, addr = sqe->addr,
+ * len = sqe->len; at submit_req the prep has run). READV/WRITEV: addr is the
+ * user iovec array, its first buffer is read (the submitter's memory: this
+ * runs in its context). Kernels without struct io_rw in BTF: left 0.
+ */
+static __always_inline void it_uring_rw(struct io_kiocb *req, struct uring_info *u)
+{
+	struct io_rw *rw = (void *)req;
+	struct iovec v = {};
+
+	if (!bpf_core_type_exists(struct io_rw) || (u->op != IT_OP_READ && u->op != IT_OP_WRITE))
+		return;
+	u->offset = BPF_CORE_READ(rw, kiocb.ki_pos);
+	u->buf = BPF_CORE_READ(rw, addr);
+	u->bytes = BPF_CORE_READ(rw, len);
+	if (u->opcode != 1 && u->opcode != 2) /* not READV / WRITEV */
+		return;
+	if (u->bytes != 1 || bpf_probe_read_user(&v, sizeof(v), (void *)u->buf)) {
+		u->buf = it_iov0_base(u->buf); /* several iovecs: bytes from the result */
+		u->bytes = 0;
+		return;
+	}
+	u->buf = (u64)v.iov_base;
+	u->bytes = v.iov_len;
 }
 
 static __always_inline int it_uring_submit(struct io_kiocb *req, const bool btf)
@@ -607,6 +682,7 @@ static __always_inline int it_uring_submit(struct io_kiocb *req, const bool btf)
 	u.ino = id.ino;
 	u.flags = id.flags | it_sample_flag();
 	u.user_data = it_uring_user_data(req, btf);
+	it_uring_rw(req, &u);
 	key = it_uring_submit_key(req, u.user_data);
 	it_fill_task(&u.task);
 	st = it_state_new(task);
@@ -662,6 +738,9 @@ static __always_inline int it_uring_complete(u64 key, s32 res)
 	r->op = u.op;
 	r->pad0 = 0;
 	r->flags = u.flags;
+	r->offset = u.offset;
+	r->bytes = u.bytes ? u.bytes : (res > 0 ? (u64)res : 0);
+	r->buf = u.buf;
 	it_submit(&out, r);
 	return 0;
 }

@@ -187,6 +187,7 @@ struct it_syscall_rec {
 	__u64 runq_ns; /* runnable, waiting for a CPU */
 	__u32 nr_preempt; /* involuntary switches (preempted while runnable) */
 	__u32 pad1;
+	__u64 buf; /* user buffer: buf argument, or iov[0].iov_base of a vectored call */
 };
 
 struct it_block_rec {
@@ -231,6 +232,10 @@ struct it_uring_rec {
 	__u8 op; /* enum it_op */
 	__u16 pad0;
 	__u32 flags;
+	/* read/write opcodes (0 otherwise): the SQE's file offset, length, buffer */
+	__u64 offset;
+	__u64 bytes; /* READ/WRITE: len; READV/WRITEV: iov[0].iov_len */
+	__u64 buf; /* READ/WRITE: addr; READV/WRITEV: iov[0].iov_base */
 };
 
 struct it_aio_iocb {
@@ -243,6 +248,8 @@ struct it_aio_iocb {
 	__u16 opcode; /* IOCB_CMD_* */
 	__u16 pad0;
 	__u32 pad1;
+	__u64 ino; /* inode of the fd's file (submit only) */
+	__u64 buf; /* PREAD/PWRITE: aio_buf; PREADV/PWRITEV: iov[0].iov_base (submit only) */
 };
 
 struct it_aio_rec {
@@ -305,7 +312,9 @@ struct it_qemu_rec {
 	__u64 obj; /* BlockBackend * (aio) or VirtIODevice * (notify): identity only */
 	__u64 offset; /* aio: byte offset in the image */
 	__u32 ev; /* enum it_qemu_ev */
-	__u32 pad0;
+	__u32 niov; /* aio: qiov->niov */
+	__u64 hva; /* aio: qiov->iov[0].iov_base, the guest buffer in QEMU's memory */
+	__u64 bytes; /* aio: qiov->size */
 };
 
 /*

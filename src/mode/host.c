@@ -13,6 +13,8 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,7 @@
 #include "core/corr.h"
 #include "core/hist.h"
 #include "lib/jsonw.h"
+#include "mode/backing.h"
 #include "mode/link.h"
 #include "core/loader.h"
 #include "lib/clock.h"
@@ -50,10 +53,15 @@ static const char *const uprobe_progs[NR_UPROBES] = { "qemu_aio_read", "qemu_aio
 						      "qemu_notify", "qemu_notify_irqfd" };
 #define HOST_MAX_PEERS 16
 
+#define HOST_MAX_BACKING 4 /* backing files followed per disk */
+
 struct hdisk {
 	pid_t pid; /* its QEMU */
 	struct qemu_disk d;
 	int wanted; /* in the kernel file filter */
+	/* its qcow2 backing chain: reads of clusters the overlay lacks go there */
+	struct it_file_key backing[HOST_MAX_BACKING];
+	int nr_backing;
 };
 
 /* A connected guest (link_peer_user): what it may touch, what it asked for. */
@@ -178,6 +186,32 @@ static void attach_qemu(struct host *h, int qi)
 
 _Static_assert(HOST_MAX_DISKS <= SCOPE_MAX_DISKS, "a scope mask holds every disk");
 
+/* The qcow2 backing chain of a disk, as the files QEMU sees (its root, its cwd). */
+static void find_backing(struct hdisk *hd, int quiet)
+{
+	char path[PATH_MAX], next[PATH_MAX], root[64];
+	struct stat st;
+
+	snprintf(root, sizeof(root), "/proc/%d/root", hd->pid);
+	if (hd->d.file[0] == '/')
+		snprintf(path, sizeof(path), "%s%s", root, hd->d.file);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/cwd/%s", hd->pid, hd->d.file);
+	hd->nr_backing = 0;
+	while (hd->nr_backing < HOST_MAX_BACKING && qcow2_backing(path, root, next, sizeof(next)) == 1 &&
+	       !stat(next, &st)) {
+		struct it_file_key *k = &hd->backing[hd->nr_backing++];
+
+		memset(k, 0, sizeof(*k));
+		k->ino = st.st_ino;
+		k->dev = IT_MKDEV(major(st.st_dev), minor(st.st_dev));
+		if (!quiet)
+			it_note("disk %s: backing file %s (inode %llu)", hd->d.id, next,
+				(unsigned long long)k->ino);
+		snprintf(path, sizeof(path), "%s", next);
+	}
+}
+
 /* The disks of QEMU number qi, and what names its guest (vsock CID, sockets). */
 static void add_disks(struct host *h, int qi)
 {
@@ -196,6 +230,7 @@ static void add_disks(struct host *h, int qi)
 
 		hd->pid = pid;
 		hd->d = d[i];
+		find_backing(hd, h->env.o->quiet);
 		_Static_assert(sizeof(sd->serial) == sizeof(d[i].serial), "serial sizes");
 		memcpy(sd->serial, d[i].serial, sizeof(sd->serial));
 		sd->vm = qi;
@@ -274,6 +309,11 @@ static void update_files(struct host *h)
 		if (want ? bpf_map_update_elem(fd, &k, &one, BPF_ANY) : bpf_map_delete_elem(fd, &k))
 			it_warn("filter update for %s failed: %s", hd->d.file,
 				strerror(errno));
+		for (int b = 0; b < hd->nr_backing; b++)
+			if (want ? bpf_map_update_elem(fd, &hd->backing[b], &one, BPF_ANY) :
+				   bpf_map_delete_elem(fd, &hd->backing[b]))
+				it_warn("filter update for a backing file of %s failed: %s",
+					hd->d.file, strerror(errno));
 		hd->wanted = want;
 		changed = 1;
 		if (!h->env.o->quiet)
@@ -482,6 +522,11 @@ static const char *op_name(uint8_t op)
 	return op == IT_OP_READ ? "read" : op == IT_OP_WRITE ? "write" : "other";
 }
 
+static const char *host_kind_name(uint8_t k)
+{
+	return k == VJ_K_AIO ? "native" : k == VJ_K_URING ? "io_uring" : "threads";
+}
+
 static void json_path(struct host *h, const struct vj_path *p)
 {
 	struct jw *w = &h->w;
@@ -498,12 +543,26 @@ static void json_path(struct host *h, const struct vj_path *p)
 	jw_bool(w, "joined", p->joined);
 	jw_i64(w, "clock_offset_ns", p->clock_off);
 	jw_u64(w, "clock_uncert_ns", p->clock_unc);
+	if (p->hva)
+		jw_hex(w, "hva", p->hva);
 	if (p->joined) {
 		jw_bool(w, "order_ok", p->order_ok);
 		if (!p->order_ok)
 			jw_str(w, "order_bad_at", vj_ts_name(p->bad_pair));
 		jw_u64(w, "host_tid", p->h.tid);
 		jw_u64(w, "host_dev", p->h.blk_dev);
+		jw_str(w, "host_aio", host_kind_name(p->h.kind));
+		jw_arr_begin(w, "host_io");
+		for (int i = 0; i < p->nr_h; i++) {
+			jw_obj_begin(w, NULL);
+			jw_u64(w, "ino", p->hp[i].ino);
+			jw_u64(w, "offset", p->hp[i].offset);
+			jw_u64(w, "bytes", p->hp[i].bytes);
+			jw_obj_end(w);
+		}
+		jw_arr_end(w);
+	} else {
+		jw_str(w, "unjoined_reason", vj_unjoin_name(p->unjoin));
 	}
 	jw_obj_begin(w, "t");
 	for (int k = 0; k < VJ_T_MAX; k++)
@@ -626,16 +685,52 @@ static int host_epoll_fd(void *m)
 	return link_epoll_fd(((struct host *)m)->link);
 }
 
+static int is_qemu(const struct host *h, uint32_t pid);
+static int disk_of_file(const struct host *h, uint32_t dev, uint64_t ino);
+
+/*
+ * aio=native: each iocb of QEMU's io_submit on a disk's file is a host IO at
+ * once. QEMU reaps the completion ring in user space (no io_getevents), so
+ * the request is never "completed" by a syscall; its completion is the host
+ * block request's (attached by its io_submit's (tid, seq) when it comes).
+ */
+static void host_aio_submit(struct host *h, const struct it_aio_rec *a)
+{
+	if (a->sys != IT_SYS_IO_SUBMIT || !is_qemu(h, a->task.pid))
+		return;
+	for (uint32_t i = 0; i < a->nr && i < IT_AIO_BATCH; i++) {
+		const struct it_aio_iocb *c = &a->iocbs[i];
+		struct vj_host_io io = { .kind = VJ_K_AIO, .pid = a->task.pid, .tid = a->task.tid,
+					 .offset = c->offset, .bytes = c->nbytes, .buf = c->buf,
+					 .ino = c->ino, .enter_ns = a->enter_ns };
+
+		/* IOCB_CMD_PREAD 0, PWRITE 1, PREADV 7, PWRITEV 8 */
+		io.op = c->opcode == 0 || c->opcode == 7 ? IT_OP_READ :
+			c->opcode == 1 || c->opcode == 8 ? IT_OP_WRITE : IT_OP_OTHER;
+		io.disk = disk_of_file(h, c->dev, c->ino);
+		if (io.op == IT_OP_OTHER || io.disk < 0)
+			continue;
+		h->host_io++;
+		vjoin_add_host(h->vj, &io, it_mono_ns());
+	}
+}
+
 static int host_record(void *m, const void *data, size_t size)
 {
 	struct host *h = m;
 	const struct it_qemu_rec *q = data;
+	struct vj_qemu_ev ev;
 
+	if (size >= IT_AIO_SIZE(0) && q->hdr.type == IT_REC_AIO &&
+	    size >= IT_AIO_SIZE(((const struct it_aio_rec *)data)->nr))
+		host_aio_submit(h, data);
 	if (size < sizeof(*q) || q->hdr.type != IT_REC_QEMU)
 		return 0;
 	if (q->ev < IT_QEV_MAX)
 		h->qemu_ev[q->ev]++;
-	vjoin_add_qemu(h->vj, q->ev, q->ts_ns, q->offset);
+	ev = (struct vj_qemu_ev){ .ev = q->ev, .pid = q->pid, .ts_ns = q->ts_ns, .offset = q->offset,
+				  .hva = q->hva, .bytes = q->bytes, .niov = q->niov };
+	vjoin_add_qemu(h->vj, &ev);
 	return 1;
 }
 
@@ -647,41 +742,70 @@ static int is_qemu(const struct host *h, uint32_t pid)
 	return 0;
 }
 
+/*
+ * The disk whose image (or one of its backing files) is (dev, ino); dev as
+ * the syscall layer gives it: a block device's own number, a file's filesystem.
+ */
 static int disk_of_file(const struct host *h, uint32_t dev, uint64_t ino)
 {
-	for (int i = 0; i < h->nr_disks; i++)
-		if (h->disks[i].d.stat_ok && h->disks[i].d.ino == ino && h->disks[i].d.dev == dev)
+	for (int i = 0; i < h->nr_disks; i++) {
+		const struct hdisk *hd = &h->disks[i];
+
+		if (hd->d.stat_ok && hd->d.ino == ino && (hd->d.rdev ? hd->d.rdev : hd->d.dev) == dev)
 			return i;
+		for (int b = 0; b < hd->nr_backing; b++)
+			if (hd->backing[b].ino == ino && hd->backing[b].dev == dev)
+				return i;
+	}
 	return -1;
+}
+
+static void blocks_of(struct vj_host_io *io, const struct corr_req *r)
+{
+	if (!r->nr_blocks)
+		return;
+	io->blk_q_ns = r->blocks[0]->q_ns;
+	io->blk_d_ns = r->blocks[0]->d_ns;
+	io->blk_c_ns = r->blocks[0]->c_ns;
+	io->blk_dev = r->blocks[0]->dev;
+	for (int i = 1; i < r->nr_blocks; i++)
+		if (r->blocks[i]->c_ns > io->blk_c_ns)
+			io->blk_c_ns = r->blocks[i]->c_ns;
+}
+
+/* aio=threads: a worker's syscall; aio=io_uring: an SQE and its CQE. */
+static int host_io_of(const struct host *h, const struct corr_req *r, struct vj_host_io *io)
+{
+	const struct it_syscall_rec *s = r->sys;
+	const struct it_uring_rec *u = r->uring;
+
+	memset(io, 0, sizeof(*io));
+	if (r->kind == CORR_SYSCALL && s && is_qemu(h, s->task.pid) && s->ret >= 0) {
+		*io = (struct vj_host_io){ .kind = VJ_K_SYSCALL, .op = s->op, .pid = s->task.pid,
+					   .tid = s->task.tid, .offset = s->offset, .bytes = s->bytes,
+					   .buf = s->buf, .ino = s->ino, .enter_ns = s->enter_ns,
+					   .exit_ns = s->exit_ns, .ret = s->ret };
+		io->disk = disk_of_file(h, s->dev, s->ino);
+	} else if (r->kind == CORR_URING && u && is_qemu(h, u->task.pid) && u->res >= 0) {
+		*io = (struct vj_host_io){ .kind = VJ_K_URING, .op = u->op, .pid = u->task.pid,
+					   .tid = u->task.tid, .offset = u->offset, .bytes = u->bytes,
+					   .buf = u->buf, .ino = u->ino, .enter_ns = u->submit_ns,
+					   .exit_ns = u->complete_ns, .ret = u->res };
+		io->disk = disk_of_file(h, u->dev, u->ino);
+	} else {
+		return 0;
+	}
+	return io->disk >= 0 && (io->op == IT_OP_READ || io->op == IT_OP_WRITE);
 }
 
 static void host_request(void *m, const struct corr_req *r)
 {
 	struct host *h = m;
-	const struct it_syscall_rec *s = r->sys;
 	struct vj_host_io io;
 
-	if (r->kind != CORR_SYSCALL || !s || !is_qemu(h, s->task.pid) ||
-	    (s->op != IT_OP_READ && s->op != IT_OP_WRITE) || s->ret < 0)
+	if (!host_io_of(h, r, &io))
 		return;
-	memset(&io, 0, sizeof(io));
-	io.disk = disk_of_file(h, s->dev, s->ino);
-	if (io.disk < 0)
-		return;
-	io.op = s->op;
-	io.pid = s->task.pid;
-	io.tid = s->task.tid;
-	io.offset = s->offset;
-	io.bytes = s->bytes;
-	io.enter_ns = s->enter_ns;
-	io.exit_ns = s->exit_ns;
-	io.ret = s->ret;
-	if (r->nr_blocks) {
-		io.blk_q_ns = r->blocks[0]->q_ns;
-		io.blk_d_ns = r->blocks[0]->d_ns;
-		io.blk_c_ns = r->blocks[0]->c_ns;
-		io.blk_dev = r->blocks[0]->dev;
-	}
+	blocks_of(&io, r);
 	h->host_io++;
 	vjoin_add_host(h->vj, &io, it_mono_ns());
 }
@@ -735,6 +859,13 @@ static void summary_text(struct host *h, const struct vj_stats *st, double hits,
 		st->guest ? 100.0 * st->joined / st->guest : 0.0,
 		(unsigned long long)st->unjoined, (unsigned long long)st->order_bad,
 		(unsigned long long)h->host_io, (unsigned long long)st->host_unjoined);
+	fprintf(f, "host: unjoined by reason:");
+	for (int r = 0; r < VJ_UN_MAX; r++)
+		fprintf(f, " %s %llu", vj_unjoin_name(r), (unsigned long long)st->unjoin[r]);
+	fprintf(f, "; host IOs never joined:");
+	for (int r = 0; r < VJ_HU_MAX; r++)
+		fprintf(f, " %s %llu", vj_hunjoin_name(r), (unsigned long long)st->host_unjoin[r]);
+	fprintf(f, "; split over several host IOs %llu\n", (unsigned long long)st->split);
 	fprintf(f, "host: uprobe hits: blk_aio %llu + virtio_notify %llu = %.2f per QEMU block IO; "
 		   "daemon CPU %.3f %% of a core, BPF %.3f ms (%.3f %% of a core)\n",
 		(unsigned long long)(h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]),
@@ -777,6 +908,15 @@ static void summary_json(struct host *h, const struct vj_stats *st, int final, d
 	jw_u64(w, "order_bad", st->order_bad);
 	jw_u64(w, "host_io", h->host_io);
 	jw_u64(w, "host_unjoined", st->host_unjoined);
+	jw_obj_begin(w, "unjoined_by_reason");
+	for (int r = 0; r < VJ_UN_MAX; r++)
+		jw_u64(w, vj_unjoin_name(r), st->unjoin[r]);
+	jw_obj_end(w);
+	jw_obj_begin(w, "host_unjoined_by_reason");
+	for (int r = 0; r < VJ_HU_MAX; r++)
+		jw_u64(w, vj_hunjoin_name(r), st->host_unjoin[r]);
+	jw_obj_end(w);
+	jw_u64(w, "joined_split", st->split);
 	jw_u64(w, "with_qemu_submit", st->with_submit);
 	jw_u64(w, "with_qemu_notify", st->with_notify);
 	jw_u64(w, "uprobe_aio", h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]);
@@ -858,6 +998,20 @@ static void host_metrics(void *m, FILE *f)
 		       "Guest virtio requests received from the guests.", st->guest);
 	metrics_single(f, "iotracer_joined_requests_total", "counter",
 		       "Guest requests joined with the host IO QEMU issued for them.", st->joined);
+	metrics_family(f, "iotracer_unjoined_requests_total", "counter",
+		       "Guest requests not joined to a host IO, by reason.");
+	for (int r = 0; r < VJ_UN_MAX; r++) {
+		struct metrics_label l = { "reason", vj_unjoin_name(r) };
+
+		metrics_sample_u64(f, "iotracer_unjoined_requests_total", &l, 1, st->unjoin[r]);
+	}
+	metrics_family(f, "iotracer_host_unjoined_io_total", "counter",
+		       "Host IOs of QEMU on a traced disk never joined to a guest request, by reason.");
+	for (int r = 0; r < VJ_HU_MAX; r++) {
+		struct metrics_label l = { "reason", vj_hunjoin_name(r) };
+
+		metrics_sample_u64(f, "iotracer_host_unjoined_io_total", &l, 1, st->host_unjoin[r]);
+	}
 }
 
 static void host_stop(void *m)
