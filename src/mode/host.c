@@ -688,6 +688,26 @@ static int host_epoll_fd(void *m)
 static int is_qemu(const struct host *h, uint32_t pid);
 static int disk_of_file(const struct host *h, uint32_t dev, uint64_t ino);
 
+/* A host IO, once per buffer it names (vjoin.h: struct vj_host_io). */
+static void host_add_io(struct host *h, struct vj_host_io *io, const struct it_bufs *b)
+{
+	uint64_t now = it_mono_ns();
+
+	h->host_io++;
+	io->view = 0;
+	io->buf = b->buf;
+	io->offset = io->io_offset;
+	io->bytes = b->buf2 ? b->len : io->io_bytes;
+	vjoin_add_host(h->vj, io, now);
+	if (!b->buf2 || !b->len2)
+		return;
+	io->view = 1;
+	io->buf = b->buf2;
+	io->offset = io->io_offset + b->len;
+	io->bytes = b->len2;
+	vjoin_add_host(h->vj, io, now);
+}
+
 /*
  * aio=native: each iocb of QEMU's io_submit on a disk's file is a host IO at
  * once. QEMU reaps the completion ring in user space (no io_getevents), so
@@ -701,7 +721,7 @@ static void host_aio_submit(struct host *h, const struct it_aio_rec *a)
 	for (uint32_t i = 0; i < a->nr && i < IT_AIO_BATCH; i++) {
 		const struct it_aio_iocb *c = &a->iocbs[i];
 		struct vj_host_io io = { .kind = VJ_K_AIO, .pid = a->task.pid, .tid = a->task.tid,
-					 .offset = c->offset, .bytes = c->nbytes, .buf = c->buf,
+					 .io_offset = c->offset, .io_bytes = c->nbytes,
 					 .ino = c->ino, .enter_ns = a->enter_ns };
 
 		/* IOCB_CMD_PREAD 0, PWRITE 1, PREADV 7, PWRITEV 8 */
@@ -710,8 +730,7 @@ static void host_aio_submit(struct host *h, const struct it_aio_rec *a)
 		io.disk = disk_of_file(h, c->dev, c->ino);
 		if (io.op == IT_OP_OTHER || io.disk < 0)
 			continue;
-		h->host_io++;
-		vjoin_add_host(h->vj, &io, it_mono_ns());
+		host_add_io(h, &io, &c->bufs);
 	}
 }
 
@@ -774,7 +793,8 @@ static void blocks_of(struct vj_host_io *io, const struct corr_req *r)
 }
 
 /* aio=threads: a worker's syscall; aio=io_uring: an SQE and its CQE. */
-static int host_io_of(const struct host *h, const struct corr_req *r, struct vj_host_io *io)
+static int host_io_of(const struct host *h, const struct corr_req *r, struct vj_host_io *io,
+		      const struct it_bufs **b)
 {
 	const struct it_syscall_rec *s = r->sys;
 	const struct it_uring_rec *u = r->uring;
@@ -782,16 +802,18 @@ static int host_io_of(const struct host *h, const struct corr_req *r, struct vj_
 	memset(io, 0, sizeof(*io));
 	if (r->kind == CORR_SYSCALL && s && is_qemu(h, s->task.pid) && s->ret >= 0) {
 		*io = (struct vj_host_io){ .kind = VJ_K_SYSCALL, .op = s->op, .pid = s->task.pid,
-					   .tid = s->task.tid, .offset = s->offset, .bytes = s->bytes,
-					   .buf = s->buf, .ino = s->ino, .enter_ns = s->enter_ns,
+					   .tid = s->task.tid, .io_offset = s->offset,
+					   .io_bytes = s->bytes, .ino = s->ino, .enter_ns = s->enter_ns,
 					   .exit_ns = s->exit_ns, .ret = s->ret };
 		io->disk = disk_of_file(h, s->dev, s->ino);
+		*b = &s->bufs;
 	} else if (r->kind == CORR_URING && u && is_qemu(h, u->task.pid) && u->res >= 0) {
 		*io = (struct vj_host_io){ .kind = VJ_K_URING, .op = u->op, .pid = u->task.pid,
-					   .tid = u->task.tid, .offset = u->offset, .bytes = u->bytes,
-					   .buf = u->buf, .ino = u->ino, .enter_ns = u->submit_ns,
+					   .tid = u->task.tid, .io_offset = u->offset,
+					   .io_bytes = u->bytes, .ino = u->ino, .enter_ns = u->submit_ns,
 					   .exit_ns = u->complete_ns, .ret = u->res };
 		io->disk = disk_of_file(h, u->dev, u->ino);
+		*b = &u->bufs;
 	} else {
 		return 0;
 	}
@@ -801,13 +823,13 @@ static int host_io_of(const struct host *h, const struct corr_req *r, struct vj_
 static void host_request(void *m, const struct corr_req *r)
 {
 	struct host *h = m;
+	const struct it_bufs *b = NULL;
 	struct vj_host_io io;
 
-	if (!host_io_of(h, r, &io))
+	if (!host_io_of(h, r, &io, &b))
 		return;
 	blocks_of(&io, r);
-	h->host_io++;
-	vjoin_add_host(h->vj, &io, it_mono_ns());
+	host_add_io(h, &io, b);
 }
 
 /*

@@ -356,10 +356,11 @@ void vjoin_add_host(struct vjoin *j, const struct vj_host_io *io, uint64_t now_n
 
 /*
  * The earliest unused host IO of (disk, op) at buffer buf entered in
- * [lo, hi), of at most max bytes.
+ * [lo, hi), of at most max bytes at buf; whole: exactly max bytes for the
+ * whole IO, from its first buffer (a guest request of several buffers).
  */
 static struct vj_hent *host_find(struct vjoin *j, int disk, uint8_t op, uint64_t buf, uint64_t lo,
-				 uint64_t hi, uint64_t max)
+				 uint64_t hi, uint64_t max, int whole)
 {
 	uint64_t i = j->hbucket[host_key(op, buf) & j->hmask];
 	struct vj_hent *best = NULL;
@@ -371,7 +372,7 @@ static struct vj_hent *host_find(struct vjoin *j, int disk, uint8_t op, uint64_t
 			break;
 		if (e->used || e->io.disk != disk || e->io.op != op || e->io.buf != buf ||
 		    e->io.enter_ns < lo || e->io.enter_ns >= hi || !e->io.bytes ||
-		    e->io.bytes > max)
+		    (whole ? e->io.view || e->io.io_bytes != max : e->io.bytes > max))
 			continue;
 		if (!best || e->io.enter_ns < best->io.enter_ns)
 			best = e;
@@ -496,16 +497,22 @@ static uint64_t host_pieces(struct vjoin *j, int disk, const struct link_vreq *g
 
 	lim = lim < hi ? lim : hi;
 	*n = 0;
+	if (s->niov > 1) {
+		/* several guest buffers: only a host IO of the same iovecs, whole */
+		struct vj_hent *e = host_find(j, disk, g->op, s->hva, s->ts, lim, bytes, 1);
+
+		if (e)
+			pc[(*n)++] = e;
+		return e ? bytes : 0;
+	}
 	while (covered < bytes && *n < VJ_PIECES) {
 		struct vj_hent *e = host_find(j, disk, g->op, s->hva + covered, s->ts, lim,
-					      bytes - covered);
+					      bytes - covered, 0);
 
 		if (!e)
 			break;
 		pc[(*n)++] = e;
 		covered += e->io.bytes;
-		if (s->niov > 1)
-			break; /* the next pieces' buffers are not contiguous: unknown */
 	}
 	return covered;
 }

@@ -31,14 +31,21 @@ enum vj_kind {
 	VJ_K_URING, /* aio=io_uring: an SQE */
 };
 
-/* One host IO of a QEMU thread on a traced disk's file (image or backing file). */
+/*
+ * One host IO of a QEMU thread on a traced disk's file (image or backing
+ * file), as seen from one of its buffers: a vectored IO is added once per
+ * buffer the host saw (its first two iovecs: qcow2's copy on write puts its
+ * own buffer before the guest's in one pwritev).
+ */
 struct vj_host_io {
 	int disk; /* index into the caller's disk table */
 	uint8_t op; /* enum it_op */
 	uint8_t kind; /* enum vj_kind */
+	uint8_t view; /* which buffer of the IO: 0 (the first) or 1 */
 	uint32_t pid, tid;
-	uint64_t offset, bytes;
-	uint64_t buf; /* user buffer (first iovec's): the key */
+	uint64_t offset, bytes; /* where the bytes at buf go in the file, and how many */
+	uint64_t io_offset, io_bytes; /* the whole host IO */
+	uint64_t buf; /* user buffer: the key */
 	uint64_t ino; /* the file (a backing file's for an overlay's read) */
 	/*
 	 * Host submit and the completion QEMU sees: the syscall's enter/exit

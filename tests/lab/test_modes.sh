@@ -38,6 +38,8 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=harness.sh
 . "$(dirname "$0")/harness.sh"
+# shellcheck source=modes-disks.sh
+. "$(dirname "$0")/modes-disks.sh"
 
 IOTRACER=${IOTRACER:-$LAB_REPO/iotracer}
 STATIC=$LAB_DIR/iotracer-static
@@ -46,17 +48,20 @@ SERIES=${LAB_MODES_KERNEL:-6.12}
 # kernel, lab_modes_K_T_* and runs/modes-K-T on another one (K = LAB_MODES_KERNEL).
 if [[ $SERIES == 6.12 ]]; then PFX=lab_modes RUNS=modes; else PFX=lab_modes_$SERIES RUNS=modes-$SERIES; fi
 CHECKS="run records join offsets order filter reconnect"
-export LAB_TIMEOUT=${LAB_TIMEOUT:-150}
+TIMEOUT0=${LAB_TIMEOUT:-150}
+export LAB_G_MCOUNT=${LAB_MODES_MCOUNT:-100}
 export LAB_G_COUNT=${LAB_MODES_COUNT:-150}
 [[ $# -eq 0 ]] && set -- serial tcp
 TRANSPORTS=("$@")
 
 all_names() {
-	local t c
+	local t c spec
 	for t in "${TRANSPORTS[@]}"; do
 		for c in $CHECKS; do echo "${PFX}_${t}_$c"; done
 	done
 	echo "${PFX}_vsock"
+	IFS=, read -r -a md_specs <<<"$(md_list)"
+	for spec in "${md_specs[@]}"; do echo "${PFX}_${TRANSPORTS[0]}_$(md_name "$spec")_join"; done
 }
 verdict_rest() { # VERDICT WHY
 	local n
@@ -74,6 +79,7 @@ saved_stats=""
 modes_exit() {
 	local rc=$?
 	[[ -n $saved_stats ]] && sysctl -qw kernel.bpf_stats_enabled="$saved_stats"
+	md_cleanup
 	(exit "$rc")
 	cleanup
 }
@@ -128,6 +134,16 @@ one() {
 	}
 	export LAB_VBLK_IMG=$tmp/vblk.img LAB_NVME_IMG=$tmp/nvme.img LAB_DRIVE_OPTS=",cache=none"
 	export LAB_EXTRA=$tmp/extra IOTRACER
+	# the disk matrix rides on the first transport's boot
+	export LAB_QEMU_ARGS="" LAB_G_MDISKS="" LAB_TIMEOUT=$TIMEOUT0
+	if [[ $t == "${TRANSPORTS[0]}" && -n $(md_list) ]]; then
+		if ! md_make "$tmp"; then
+			verdict_rest FAIL "$MD_WHY"
+			return
+		fi
+		LAB_QEMU_ARGS=$MD_ARGS
+		LAB_TIMEOUT=$((TIMEOUT0 + 45 * ${#md_serial[@]}))
+	fi
 	if [[ $t == tcp ]]; then
 		port=$((20000 + RANDOM % 20000))
 		export MODES_HOST_LINK="--listen tcp:127.0.0.1:$port" LAB_G_LINK="tcp:10.0.2.2:$port"
@@ -170,16 +186,16 @@ one() {
 
 	# records: unique (session, seq) == ioload's ops on vda; no holes per session
 	n_ops=$(awk '$2 == "vda"' "$out/ioload.txt" | sed 's/^ioload vda //' | jq -s 'map(.ops) | add')
-	hostj "$out" 'select(.type == "guest_vreq") | [.session, .seq]' | sort -u >"$out/vreqs.txt"
+	hostj "$out" 'select(.type == "guest_vreq" and .serial == "labvblk0") | [.session, .seq]' | sort -u >"$out/vreqs.txt"
 	n_uniq=$(wc -l <"$out/vreqs.txt")
 	holes=$(jq -s -r 'group_by(.[0])[] | (map(.[1]) | max) - length' "$out/vreqs.txt" | awk '{s += $1} END {print s + 0}')
 	check "${PFX}_${t}_records" "$([[ $n_uniq == "$n_ops" && $holes == 0 ]]; echo $?)" \
 		"host got $n_uniq distinct guest records, ioload did $n_ops ops on vda, $holes missing seqs"
 
-	hostj "$out" 'select(.type == "path")' | jq -s -c 'group_by([.session, .seq])[] | (map(select(.joined)) + .)[0]' >"$out/paths.txt"
+	hostj "$out" 'select(.type == "path" and .serial == "labvblk0")' | jq -s -c 'group_by([.session, .seq])[] | (map(select(.joined)) + .)[0]' >"$out/paths.txt"
 	joined=$(jq -s 'map(select(.joined)) | length' "$out/paths.txt")
 	pct=$(awk -v j="$joined" -v n="$n_ops" 'BEGIN { printf "%.1f", n ? 100 * j / n : 0 }')
-	check "${PFX}_${t}_join" "$(awk -v p="$pct" 'BEGIN { exit !(p >= 95) }'; echo $?)" \
+	check "${PFX}_${t}_join" "$(awk -v p="$pct" 'BEGIN { exit !(p >= 97) }'; echo $?)" \
 		"$joined of $n_ops guest requests joined ($pct %)"
 	note "${PFX}_$t: $joined of $n_ops guest virtio requests joined ($pct %)"
 
@@ -216,6 +232,7 @@ one() {
 	check "${PFX}_${t}_reconnect" "$(jq -e '.virtio_requests > 0 and .acked == .virtio_requests and .dropped == 0 and .waiting == 0' <<<"$fin" >/dev/null 2>&1 && [[ $sess2 -ge 2 ]] && grep -q guest_vreq "$out/host2.json"; echo $?)" \
 		"guest #2 final: ${fin:-none}; guest sessions seen by the host: $sess2"
 
+	[[ -n $LAB_G_MDISKS ]] && md_checks "$t" "$out"
 	stage_notes "$out" "$t"
 	hostj "$out" 'select(.type == "host_summary" and .final) | {uprobe_hits_per_qemu_io, uprobe_aio, uprobe_notify, guest_requests, daemon_cpu_pct, bpf_ns, peers}' |
 		tail -n 1 | sed "s/^/# ${PFX}_$t host summary (daemon #2): /"
