@@ -19,18 +19,24 @@
 #include "record.bpf.h"
 
 /*
- * QEMU's QEMUIOVector (include/qemu/iov.h, unchanged from QEMU 4.2 to 9.x),
- * a user-space struct: the one place its layout is assumed.
- *   struct iovec *iov;  @0
- *   int niov;           @8
- *   union { struct { int nalloc; struct iovec local_iov; };
- *           struct { char pad[4 + 8]; size_t size; }; }  size @24
- * (QEMU asserts offsetof(size) == offsetof(local_iov.iov_len).)
+ * QEMU's QEMUIOVector (include/qemu/iov.h, the same from QEMU 4.2 to 9.x),
+ * a user-space struct: the one place its layout is assumed (x86_64, arm64).
+ *   struct iovec *iov;   @0
+ *   int niov;            @8
+ *   union {              @16 (8-aligned: it holds a struct iovec)
+ *     struct { int nalloc; struct iovec local_iov; };   nalloc @16, local_iov @24
+ *     struct { char pad[4 + 8]; size_t size; };         size @32
+ *   };
+ * (QEMU asserts offsetof(size) == offsetof(local_iov.iov_len).) Before 4.2
+ * size followed nalloc at @16: such a QEMU shows as no submit of the
+ * guest's length (counted, never joined).
  */
 struct it_qemu_qiov {
 	u64 iov;
 	s32 niov;
+	s32 pad0;
 	s32 nalloc;
+	s32 pad1;
 	u64 local_base;
 	u64 size;
 };

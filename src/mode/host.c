@@ -721,7 +721,7 @@ static void host_aio_submit(struct host *h, const struct it_aio_rec *a)
 	for (uint32_t i = 0; i < a->nr && i < IT_AIO_BATCH; i++) {
 		const struct it_aio_iocb *c = &a->iocbs[i];
 		struct vj_host_io io = { .kind = VJ_K_AIO, .pid = a->task.pid, .tid = a->task.tid,
-					 .io_offset = c->offset, .io_bytes = c->nbytes,
+					 .io_offset = c->offset, .io_bytes = c->nbytes, .seq = a->seq,
 					 .ino = c->ino, .enter_ns = a->enter_ns };
 
 		/* IOCB_CMD_PREAD 0, PWRITE 1, PREADV 7, PWRITEV 8 */
@@ -734,6 +734,14 @@ static void host_aio_submit(struct host *h, const struct it_aio_rec *a)
 	}
 }
 
+/* A block request of a QEMU thread's syscall: maybe an aio=native IO's. */
+static void host_block(struct host *h, const struct it_block_rec *b)
+{
+	if (b->origin == IT_ORIG_SYSCALL && is_qemu(h, b->task.pid))
+		vjoin_host_block(h->vj, b->task.tid, b->seq, b->sector, b->q_ns, b->d_ns, b->c_ns,
+				 b->dev);
+}
+
 static int host_record(void *m, const void *data, size_t size)
 {
 	struct host *h = m;
@@ -743,6 +751,8 @@ static int host_record(void *m, const void *data, size_t size)
 	if (size >= IT_AIO_SIZE(0) && q->hdr.type == IT_REC_AIO &&
 	    size >= IT_AIO_SIZE(((const struct it_aio_rec *)data)->nr))
 		host_aio_submit(h, data);
+	if (size >= sizeof(struct it_block_rec) && q->hdr.type == IT_REC_BLOCK)
+		host_block(h, data);
 	if (size < sizeof(*q) || q->hdr.type != IT_REC_QEMU)
 		return 0;
 	if (q->ev < IT_QEV_MAX)

@@ -38,6 +38,14 @@ struct vj_qent {
 	uint8_t op;
 };
 
+/* A block request of an io_submit seen before the io_submit's record. */
+struct vj_early {
+	uint32_t tid, dev;
+	uint64_t seq, sector, q, d, c;
+};
+#define VJ_EARLY 256
+#define VJ_AIO_SCAN 256 /* newest host IOs searched for a block's io_submit */
+
 struct vj_wait {
 	struct link_vreq g;
 	int peer, disk;
@@ -61,6 +69,8 @@ struct vjoin {
 	/* QEMU notifies: sorted, circular [ntail, nhead) */
 	uint64_t n[VJ_NOTIFY];
 	uint64_t nhead, ntail;
+	struct vj_early early[VJ_EARLY];
+	uint64_t ehead;
 	/* guest requests waiting for their host IO */
 	struct vj_wait *w;
 	size_t nw, wcap;
@@ -335,6 +345,65 @@ static void host_expire_one(struct vjoin *j)
 	j->htail++;
 }
 
+static void set_block(struct vj_host_io *io, const struct vj_early *b)
+{
+	io->blk_q_ns = b->q;
+	io->blk_d_ns = b->d;
+	io->blk_c_ns = b->c;
+	io->blk_dev = b->dev;
+}
+
+/*
+ * Attach block b to the aio host IOs of its io_submit among the newest
+ * entries (from index from on); 1 when it found its IO.
+ */
+static int aio_block(struct vjoin *j, const struct vj_early *b, uint64_t from)
+{
+	uint64_t lo = j->hhead - j->htail > VJ_AIO_SCAN ? j->hhead - VJ_AIO_SCAN : j->htail;
+	int n = 0, hit = 0;
+
+	lo = lo > from ? lo : from;
+	for (uint64_t i = lo; i < j->hhead; i++) {
+		const struct vj_host_io *io = &j->h[i & j->hmask].io;
+
+		n += io->kind == VJ_K_AIO && io->tid == b->tid && io->seq == b->seq && !io->view;
+	}
+	for (uint64_t i = lo; i < j->hhead; i++) {
+		struct vj_host_io *io = &j->h[i & j->hmask].io;
+
+		if (io->kind != VJ_K_AIO || io->tid != b->tid || io->seq != b->seq || io->blk_q_ns ||
+		    (n > 1 && io->io_offset != b->sector * 512))
+			continue;
+		set_block(io, b);
+		hit = 1;
+	}
+	return hit;
+}
+
+void vjoin_host_block(struct vjoin *j, uint32_t tid, uint64_t seq, uint64_t sector, uint64_t q_ns,
+		      uint64_t d_ns, uint64_t c_ns, uint32_t dev)
+{
+	struct vj_early b = { .tid = tid, .dev = dev, .seq = seq, .sector = sector, .q = q_ns,
+			      .d = d_ns, .c = c_ns };
+
+	if (!aio_block(j, &b, 0))
+		j->early[j->ehead++ % VJ_EARLY] = b;
+}
+
+/* The blocks of an aio host IO's io_submit that came before it. */
+static void early_blocks(struct vjoin *j, uint64_t idx)
+{
+	uint64_t lo = j->ehead > VJ_EARLY ? j->ehead - VJ_EARLY : 0;
+	const struct vj_host_io *io = &j->h[idx & j->hmask].io;
+
+	for (uint64_t i = lo; i < j->ehead; i++) {
+		struct vj_early *b = &j->early[i % VJ_EARLY];
+
+		if (b->tid == io->tid && b->seq == io->seq && aio_block(j, b, idx))
+			b->tid = 0;
+	}
+}
+
 void vjoin_add_host(struct vjoin *j, const struct vj_host_io *io, uint64_t now_ns)
 {
 	uint64_t b = host_key(io->op, io->buf) & j->hmask;
@@ -352,6 +421,8 @@ void vjoin_add_host(struct vjoin *j, const struct vj_host_io *io, uint64_t now_n
 	e->used = 0;
 	j->hbucket[b] = j->hhead++;
 	j->st.host_io++;
+	if (io->kind == VJ_K_AIO && !io->blk_q_ns)
+		early_blocks(j, e->idx);
 }
 
 /*

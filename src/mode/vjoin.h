@@ -45,6 +45,7 @@ struct vj_host_io {
 	uint32_t pid, tid;
 	uint64_t offset, bytes; /* where the bytes at buf go in the file, and how many */
 	uint64_t io_offset, io_bytes; /* the whole host IO */
+	uint64_t seq; /* aio: its io_submit's syscall seq (with tid: finds its block request) */
 	uint64_t buf; /* user buffer: the key */
 	uint64_t ino; /* the file (a backing file's for an overlay's read) */
 	/*
@@ -169,6 +170,15 @@ void vjoin_free(struct vjoin *j);
 
 /* A host IO of a traced disk; now_ns: host clock at arrival. */
 void vjoin_add_host(struct vjoin *j, const struct vj_host_io *h, uint64_t now_ns);
+/*
+ * A host block request queued by QEMU thread tid in its syscall seq: for an
+ * aio=native host IO of that io_submit (whose completion QEMU reaps in user
+ * space) its block times are the completion. An io_submit of several iocbs:
+ * the one whose offset is the sector's (a block device image).
+ */
+void vjoin_host_block(struct vjoin *j, uint32_t tid, uint64_t seq, uint64_t sector, uint64_t q_ns,
+		      uint64_t d_ns, uint64_t c_ns, uint32_t dev);
+
 /* A QEMU uprobe event. */
 void vjoin_add_qemu(struct vjoin *j, const struct vj_qemu_ev *e);
 /*

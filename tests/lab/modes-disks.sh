@@ -189,20 +189,21 @@ md_file_of() {
 # hold the guest offset at the host offset (the data oracle), or, for qcow2,
 # whose host offset is not where `qemu-img map` puts the guest offset.
 md_wrong() {
-	local i=$1 paths=$2 bad=0 goff ino hoff file map exp
+	local i=$1 paths=$2 bad=0 goff ino hoff exp file map='[]'
 	if [[ ${md_img[i]} == *.qcow2 ]]; then
-		map=$(qemu-img map --output=json -U "${md_img[i]}" 2>/dev/null)
+		map=$(qemu-img map --output=json -U "${md_img[i]}" 2>/dev/null) || map='"none"'
 	fi
-	while read -r goff ino hoff; do
+	while read -r goff ino hoff exp; do
 		file=$(md_file_of "$i" "$ino")
-		if [[ -z $file || $(od -An -t u8 -j "$hoff" -N 8 "$file" | tr -d ' ') != "$goff" ]]; then
+		if [[ -z $file || $(od -An -t u8 -j "$hoff" -N 8 "$file" | tr -d ' ') != "$goff" ]] ||
+			[[ $exp != - && $exp != "$hoff" ]]; then
 			bad=$((bad + 1))
-			continue
 		fi
-		[[ -n ${map:-} ]] || continue
-		exp=$(jq -r --argjson g "$goff" 'map(select(.start <= $g and $g < .start + .length and .data))[0] | if . then (.offset + $g - .start) else "none" end' <<<"$map")
-		[[ $exp == "$hoff" ]] || bad=$((bad + 1))
-	done < <(jq -r 'select(.joined) | "\(.offset) \(.host_io[0].ino) \(.host_io[0].offset)"' "$paths")
+	done < <(jq -r --argjson m "$map" 'select(.joined) | .offset as $g
+		| (if ($m | type) != "array" then "none" elif ($m | length) == 0 then "-"
+		   else ($m | map(select(.start <= $g and $g < .start + .length and .data))[0]
+			 | if . then .offset + $g - .start else "none" end) end) as $e
+		| "\($g) \(.host_io[0].ino) \(.host_io[0].offset) \($e)"' "$paths")
 	echo "$bad"
 }
 

@@ -411,8 +411,77 @@ static void test_partial(void)
 	vjoin_free(j);
 }
 
+/*
+ * aio=native: the io_submit's iocb is the host IO, its completion the block
+ * request's (QEMU reaps the ring in user space); the block record may come
+ * before or after the io_submit's.
+ */
+static void test_aio_native_block(void)
+{
+	for (int before = 0; before < 2; before++) {
+		struct vjoin *j = fresh();
+		uint64_t t = 1000 * MS;
+		struct link_vreq g = greq(1, 64, t);
+		struct vj_host_io h = hio(64, t);
+		uint64_t q = h.blk_q_ns, c = h.blk_c_ns;
+
+		h.kind = VJ_K_AIO;
+		h.seq = 5;
+		h.exit_ns = h.blk_q_ns = h.blk_c_ns = 0;
+		qsub(j, IT_OP_READ, 64, 4096, t, HVA);
+		if (before)
+			vjoin_host_block(j, 100, 5, 64, q, q, c, 8);
+		vjoin_host_block(j, 100, 4, 64, q - 1, q - 1, c - 1, 8); /* another syscall's */
+		vjoin_add_host(j, &h, 1);
+		if (!before)
+			vjoin_host_block(j, 100, 5, 64, q, q, c, 8);
+		vjoin_add_guest(j, 1, 0xabc, 0, &g, OFF, 50 * US, 2);
+		if (ASSERT_EQ(nr_got, 1, "joined")) {
+			ASSERT_EQ(got[0].t[VJ_T_H_BLK_Q], q, "block queued");
+			ASSERT_EQ(got[0].t[VJ_T_H_EXIT], c, "completion: the block's");
+			ASSERT_EQ(got[0].stage[VJ_HOST_SYSCALL], (int64_t)(c - h.enter_ns), "host submit to completion");
+		}
+		vjoin_free(j);
+	}
+}
+
+/*
+ * qcow2 copy on write: one pwritev of [QEMU's buffer, the guest's]; the host
+ * adds a view per buffer, the guest's data at the IO's offset + the first
+ * buffer's length.
+ */
+static void test_cow_second_buffer(void)
+{
+	struct vjoin *j = fresh();
+	uint64_t t = 1000 * MS;
+	struct link_vreq g = greq(1, 72, t);
+	struct vj_host_io cow = hio(0, t), data;
+
+	g.op = cow.op = IT_OP_WRITE;
+	cow.io_offset = 0x200000;
+	cow.io_bytes = 65536;
+	cow.buf = 0x5500000000ull;
+	cow.bytes = 4096;
+	cow.offset = 0x200000;
+	data = cow;
+	data.view = 1;
+	data.buf = HVA;
+	data.offset = 0x201000;
+	qsub(j, IT_OP_WRITE, 72, 4096, t, HVA);
+	vjoin_add_host(j, &cow, 1);
+	vjoin_add_host(j, &data, 1);
+	vjoin_add_guest(j, 1, 0xabc, 0, &g, OFF, 50 * US, 2);
+	if (ASSERT_EQ(nr_got, 1, "joined")) {
+		ASSERT_EQ(got[0].joined, 1, "joined");
+		ASSERT_EQ(got[0].h.offset, 0x201000, "where the guest's data went");
+	}
+	vjoin_free(j);
+}
+
 int main(void)
 {
+	RUN_TEST(test_aio_native_block);
+	RUN_TEST(test_cow_second_buffer);
 	RUN_TEST(test_qcow2_offset);
 	RUN_TEST(test_split);
 	RUN_TEST(test_buffer_reuse);
