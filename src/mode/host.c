@@ -954,6 +954,8 @@ static void summary_json(struct host *h, const struct vj_stats *st, int final, d
 	jw_u64(w, "uprobe_aio", h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]);
 	jw_u64(w, "uprobe_notify", h->qemu_ev[IT_QEV_NOTIFY]);
 	jw_double(w, "uprobe_hits_per_qemu_io", hits);
+	jw_double(w, "uprobe_hits_per_guest_io",
+		  st->guest ? (double)(h->qemu_ev[0] + h->qemu_ev[1] + h->qemu_ev[2]) / st->guest : 0);
 	jw_double(w, "daemon_cpu_pct", cpu_pct);
 	jw_u64(w, "bpf_ns", bpf_ns);
 	jw_u64(w, "elapsed_ns", it_mono_ns() - h->start_ns);

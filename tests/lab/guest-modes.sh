@@ -8,6 +8,10 @@
 # LAB_G_MDISKS: serials of the disk matrix (tests/lab/modes-disks.sh), traced
 #   by daemon #1 too; LAB_G_MCOUNT ioload ops per run on each (default 100).
 #
+# Phase 0 (LAB_G_COST=1): the cost: ioload randread on vda with no tracing
+#   (the host daemon starts at `LAB-MARK start-host`), then the same with both
+#   daemons (phase 1's first load), each between `LAB-MARK cost-*` marks the
+#   host hook stamps with the host's CPU counters; lines `cost base|traced {json}`.
 # Phase 1: guest daemon #1 (`--mode guest -d vda`: the filter names vda only,
 #   and the matrix disks), randread + randwrite on vda, randwrite on nvme0n1 (a
 #   disk outside the filter); on each matrix disk randwrite, randread of the
@@ -116,7 +120,25 @@ mload() { # SERIAL DEV MODE SEED
 	echo "mload $1 $out" | tee -a "$W/ioload.txt"
 }
 
+cost() { # base|traced SEED
+	echo "LAB-MARK cost-$1-begin"
+	sleep 0.5
+	out=$(ioload -d /dev/vda -n "$ccount" -b 4096 -m randread -s "$2" 2>&1) || rc=1
+	echo "cost $1 $out" | tee -a "$W/ioload.txt"
+	echo "LAB-MARK cost-$1-end"
+	sleep 0.5
+}
+
+ccount=${LAB_G_CCOUNT:-600}
+if [ "${LAB_G_COST:-0}" = 1 ]; then
+	cost base 21
+	echo "LAB-MARK start-host"
+fi
 start 1 "$devs"
+if [ "${LAB_G_COST:-0}" = 1 ]; then
+	wait_up 1 0 # the host daemon traces QEMU
+	cost traced 22
+fi
 load vda randread 1
 load vda randwrite 2
 load nvme0n1 randwrite 3

@@ -113,6 +113,34 @@ stage_notes() {
 		while read -r line; do note "${PFX}_$t stage $line ns"; done
 }
 
+# The cost of host+guest tracing from guest-modes.sh's phase 0: the guest's
+# IOPS traced / untraced, the host's CPU per guest IO added by tracing (whole
+# system from /proc/stat, and QEMU's and the daemon's own), uprobe hits per
+# guest IO (daemon #2's final summary).
+cost_notes() {
+	local out=$1 t=$2 hz base traced
+	hz=$(getconf CLK_TCK)
+	base=$(awk '$1 == "cost" && $2 == "base"' "$out/ioload.txt" | cut -d' ' -f3-)
+	traced=$(awk '$1 == "cost" && $2 == "traced"' "$out/ioload.txt" | cut -d' ' -f3-)
+	if [[ -z $base || -z $traced || $(wc -l <"$out/cost.txt" 2>/dev/null) != 4 ]]; then
+		note "${PFX}_$t cost: not measured (guest lines: ${base:+base }${traced:+traced}; host marks: $(cut -d' ' -f1 "$out/cost.txt" 2>/dev/null | tr '\n' ' '))"
+		return
+	fi
+	awk -v hz="$hz" -v b="$(jq -r '"\(.ops) \(.elapsed_ns)"' <<<"$base")" -v tr="$(jq -r '"\(.ops) \(.elapsed_ns)"' <<<"$traced")" \
+		-v hits="$(hostj "$out" 'select(.type == "host_summary" and .final) | .uprobe_hits_per_guest_io' | tail -n 1)" '
+		{ m[NR] = $0; split($0, f, " "); ns[NR] = f[2]; busy[NR] = f[3]; q[NR] = f[5]; d[NR] = f[6] }
+		END {
+			split(b, B, " "); split(tr, T, " ")
+			ib = B[1] / (B[2] / 1e9); it = T[1] / (T[2] / 1e9)
+			us = 1e6 / hz
+			wb = (busy[2] - busy[1]) * us / B[1]; wt = (busy[4] - busy[3]) * us / T[1]
+			qb = (q[2] - q[1]) * us / B[1]; qt = (q[4] - q[3]) * us / T[1]
+			dt = (d[4] - d[3]) * us / T[1]
+			printf "%.3f (%.0f / %.0f IOPS); host CPU per guest IO untraced / traced: whole system %.0f / %.0f us (added %.0f us), QEMU %.0f / %.0f us, host daemon %.0f us; uprobe hits per guest IO %s\n",
+				it / ib, it, ib, wb, wt, wt - wb, qb, qt, dt, hits
+		}' "$out/cost.txt" | sed "s/^/# ${PFX}_$t cost: guest IOPS traced \/ untraced /"
+}
+
 # Host records on the image with inode $3 written after the first host_filter
 # line of JSON file $1 in which the disk with inode $2 is not traced.
 after_filter() {
@@ -135,7 +163,9 @@ one() {
 	export LAB_VBLK_IMG=$tmp/vblk.img LAB_NVME_IMG=$tmp/nvme.img LAB_DRIVE_OPTS=",cache=none"
 	export LAB_EXTRA=$tmp/extra IOTRACER
 	# the disk matrix rides on the first transport's boot
-	export LAB_QEMU_ARGS="" LAB_G_MDISKS="" LAB_TIMEOUT=$TIMEOUT0
+	export LAB_QEMU_ARGS="" LAB_G_MDISKS="" LAB_TIMEOUT=$TIMEOUT0 LAB_G_COST=0 MODES_COST=0
+	# so does the cost measurement
+	[[ $t == "${TRANSPORTS[0]}" ]] && LAB_G_COST=1 MODES_COST=1
 	if [[ $t == "${TRANSPORTS[0]}" && -n $(md_list) ]]; then
 		if ! md_make "$tmp"; then
 			verdict_rest FAIL "$MD_WHY"
@@ -185,7 +215,7 @@ one() {
 	report PASS "${PFX}_${t}_run"
 
 	# records: unique (session, seq) == ioload's ops on vda; no holes per session
-	n_ops=$(awk '$2 == "vda"' "$out/ioload.txt" | sed 's/^ioload vda //' | jq -s 'map(.ops) | add')
+	n_ops=$(awk '($1 == "ioload" && $2 == "vda") || ($1 == "cost" && $2 == "traced")' "$out/ioload.txt" | cut -d' ' -f3- | jq -s 'map(.ops) | add')
 	hostj "$out" 'select(.type == "guest_vreq" and .serial == "labvblk0") | [.session, .seq]' | sort -u >"$out/vreqs.txt"
 	n_uniq=$(wc -l <"$out/vreqs.txt")
 	holes=$(jq -s -r 'group_by(.[0])[] | (map(.[1]) | max) - length' "$out/vreqs.txt" | awk '{s += $1} END {print s + 0}')
@@ -233,8 +263,9 @@ one() {
 		"guest #2 final: ${fin:-none}; guest sessions seen by the host: $sess2"
 
 	[[ -n $LAB_G_MDISKS ]] && md_checks "$t" "$out"
+	[[ $LAB_G_COST == 1 ]] && cost_notes "$out" "$t"
 	stage_notes "$out" "$t"
-	hostj "$out" 'select(.type == "host_summary" and .final) | {uprobe_hits_per_qemu_io, uprobe_aio, uprobe_notify, guest_requests, daemon_cpu_pct, bpf_ns, peers}' |
+	hostj "$out" 'select(.type == "host_summary" and .final) | {uprobe_hits_per_qemu_io, uprobe_hits_per_guest_io, unjoined_by_reason, host_unjoined_by_reason, uprobe_aio, uprobe_notify, guest_requests, daemon_cpu_pct, bpf_ns, peers}' |
 		tail -n 1 | sed "s/^/# ${PFX}_$t host summary (daemon #2): /"
 	grep -h 'iotracer: ' "$out"/host1.err "$out"/host2.err 2>/dev/null | grep -v '^qemu' | head -n 8 | sed "s/^/# ${PFX}_$t host: /"
 	if [[ $t == "${TRANSPORTS[0]}" ]]; then
