@@ -14,8 +14,8 @@
 #                          oracle) reached the host exactly once per (session,
 #                          seq), seqs 1..N without holes, across a guest SIGKILL
 #                          and a host SIGKILL + restart
-#   lab_modes_T_join       >= 95 % of them joined to a QEMU host IO with the same
-#                          op, offset and length
+#   lab_modes_T_join       >= 97 % of them joined to a QEMU host IO (by the guest
+#                          buffer QEMU passed through: docs/modes.md)
 #   lab_modes_T_offsets    each joined write: the image at that offset holds the
 #                          offset (ioload writes it into each block): the host IO
 #                          really was at that place of the disk
@@ -26,13 +26,22 @@
 #                          > 0 on vda's
 #   lab_modes_T_reconnect  guest daemon #2 got every record acked (after the host
 #                          restart), none dropped; both host daemons saw it
+# On the first transport's boot only, the disk matrix (tests/lab/modes-disks.sh,
+# LAB_MODES_DISKS): per disk lab_modes_T_<FORMAT>_<AIO>_<BUS>[_FLAG]_join, >= 97 %
+# of the guest's requests on it joined, none wrong by the data oracle (the file
+# and offset the joined host IO names hold the request's guest offset; qcow2:
+# also where `qemu-img map` puts it); and the cost note (guest IOPS traced /
+# untraced, host CPU per guest IO, uprobe hits per guest IO).
 # and lab_modes_vsock: AF_VSOCK over the guest's vsock_loopback (the unit test
 # binary test_link, static, run in the guest; SKIP when the guest has no vsock).
 # Notes: the full-path stage table (p50/p99), clock offset and uncertainty,
 # uprobe hits per guest IO and the host daemon's CPU.
 #
 # Environment: LAB_MODES_KERNEL, LAB_MODES_COUNT (ops per ioload run, 150),
-# LAB_TIMEOUT (per boot, default 150 s), and what boot.sh reads.
+# LAB_MODES_DISKS (the matrix; default tests/lab/modes-disks.sh's MD_DEFAULT, with
+# LAB_FULL=1 also MD_FULL; empty: none), LAB_MODES_MCOUNT (ops per run on a matrix
+# disk, 100),
+# LAB_TIMEOUT (per boot, default 150 s; + 45 s per matrix disk), and what boot.sh reads.
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
