@@ -125,7 +125,8 @@ stage_notes() {
 # The cost of host+guest tracing from guest-modes.sh's phase 0: the guest's
 # IOPS traced / untraced, the host's CPU per guest IO added by tracing (whole
 # system from /proc/stat, and QEMU's and the daemon's own), uprobe hits per
-# guest IO (daemon #2's final summary).
+# QEMU block IO and per traced guest IO (daemon #2's final summary: the uprobes
+# also fire for QEMU's other disks, here the NVMe disk outside the guest's filter).
 cost_notes() {
 	local out=$1 t=$2 hz base traced
 	hz=$(getconf CLK_TCK)
@@ -136,7 +137,7 @@ cost_notes() {
 		return
 	fi
 	awk -v hz="$hz" -v b="$(jq -r '"\(.ops) \(.elapsed_ns)"' <<<"$base")" -v tr="$(jq -r '"\(.ops) \(.elapsed_ns)"' <<<"$traced")" \
-		-v hits="$(hostj "$out" 'select(.type == "host_summary" and .final) | .uprobe_hits_per_guest_io' | tail -n 1)" '
+		-v hits="$(hostj "$out" 'select(.type == "host_summary" and .final) | "\(.uprobe_hits_per_qemu_io) per QEMU block IO, \(.uprobe_hits_per_guest_io) per traced guest IO"' | tail -n 1)" '
 		{ m[NR] = $0; split($0, f, " "); ns[NR] = f[2]; busy[NR] = f[3]; q[NR] = f[5]; d[NR] = f[6] }
 		END {
 			split(b, B, " "); split(tr, T, " ")
@@ -145,7 +146,7 @@ cost_notes() {
 			wb = (busy[2] - busy[1]) * us / B[1]; wt = (busy[4] - busy[3]) * us / T[1]
 			qb = (q[2] - q[1]) * us / B[1]; qt = (q[4] - q[3]) * us / T[1]
 			dt = (d[4] - d[3]) * us / T[1]
-			printf "%.3f (%.0f / %.0f IOPS); host CPU per guest IO untraced / traced: whole system %.0f / %.0f us (added %.0f us), QEMU %.0f / %.0f us, host daemon %.0f us; uprobe hits per guest IO %s\n",
+			printf "%.3f (%.0f / %.0f IOPS); host CPU per guest IO untraced / traced: whole system %.0f / %.0f us (added %.0f us), QEMU %.0f / %.0f us, host daemon %.0f us; uprobe hits %s\n",
 				it / ib, it, ib, wb, wt, wt - wb, qb, qt, dt, hits
 		}' "$out/cost.txt" | sed "s/^/# ${PFX}_$t cost: guest IOPS traced \/ untraced /"
 }
