@@ -13,8 +13,6 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +27,6 @@
 #include "core/corr.h"
 #include "core/hist.h"
 #include "lib/jsonw.h"
-#include "mode/backing.h"
 #include "mode/link.h"
 #include "core/loader.h"
 #include "lib/clock.h"
@@ -39,6 +36,7 @@
 #include "mode/qemu.h"
 #include "mode/scope.h"
 #include "mode/vjoin.h"
+#include "mode/vreq.h"
 #include "lib/log.h"
 
 #define HOST_MAX_DISKS 64
@@ -53,15 +51,10 @@ static const char *const uprobe_progs[NR_UPROBES] = { "qemu_aio_read", "qemu_aio
 						      "qemu_notify", "qemu_notify_irqfd" };
 #define HOST_MAX_PEERS 16
 
-#define HOST_MAX_BACKING 4 /* backing files followed per disk */
-
 struct hdisk {
 	pid_t pid; /* its QEMU */
 	struct qemu_disk d;
 	int wanted; /* in the kernel file filter */
-	/* its qcow2 backing chain: reads of clusters the overlay lacks go there */
-	struct it_file_key backing[HOST_MAX_BACKING];
-	int nr_backing;
 };
 
 /* A connected guest (link_peer_user): what it may touch, what it asked for. */
@@ -186,32 +179,6 @@ static void attach_qemu(struct host *h, int qi)
 
 _Static_assert(HOST_MAX_DISKS <= SCOPE_MAX_DISKS, "a scope mask holds every disk");
 
-/* The qcow2 backing chain of a disk, as the files QEMU sees (its root, its cwd). */
-static void find_backing(struct hdisk *hd, int quiet)
-{
-	char path[PATH_MAX], next[PATH_MAX], root[64];
-	struct stat st;
-
-	snprintf(root, sizeof(root), "/proc/%d/root", hd->pid);
-	if (hd->d.file[0] == '/')
-		snprintf(path, sizeof(path), "%s%s", root, hd->d.file);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/cwd/%s", hd->pid, hd->d.file);
-	hd->nr_backing = 0;
-	while (hd->nr_backing < HOST_MAX_BACKING && qcow2_backing(path, root, next, sizeof(next)) == 1 &&
-	       !stat(next, &st)) {
-		struct it_file_key *k = &hd->backing[hd->nr_backing++];
-
-		memset(k, 0, sizeof(*k));
-		k->ino = st.st_ino;
-		k->dev = IT_MKDEV(major(st.st_dev), minor(st.st_dev));
-		if (!quiet)
-			it_note("disk %s: backing file %s (inode %llu)", hd->d.id, next,
-				(unsigned long long)k->ino);
-		snprintf(path, sizeof(path), "%s", next);
-	}
-}
-
 /* The disks of QEMU number qi, and what names its guest (vsock CID, sockets). */
 static void add_disks(struct host *h, int qi)
 {
@@ -230,24 +197,35 @@ static void add_disks(struct host *h, int qi)
 
 		hd->pid = pid;
 		hd->d = d[i];
-		find_backing(hd, h->env.o->quiet);
 		_Static_assert(sizeof(sd->serial) == sizeof(d[i].serial), "serial sizes");
 		memcpy(sd->serial, d[i].serial, sizeof(sd->serial));
 		sd->vm = qi;
 		sd->size = d[i].size;
+		sd->bus = d[i].bus;
 		if (!h->env.o->quiet)
 			fprintf(stderr, "qemu     pid %d disk %-8s serial %-20s %s%s\n", pid,
 				d[i].id, d[i].serial[0] ? d[i].serial : "-", d[i].file,
 				d[i].stat_ok ? "" : " (cannot stat: not traced)");
+		for (int j = 0; j < d[i].nr_backing && !h->env.o->quiet; j++)
+			fprintf(stderr, "qemu     pid %d disk %-8s backing %d: %s%s\n", pid, d[i].id,
+				j + 1, d[i].backing[j].path,
+				d[i].backing[j].stat_ok ? "" : " (cannot stat: not traced)");
 	}
 }
 
-static int file_key(const struct hdisk *hd, struct it_file_key *k)
+/* The kernel file-filter keys of a disk: its image and backing files (qemu.h). */
+static int file_keys(const struct hdisk *hd, struct it_file_key *k, int max)
 {
-	memset(k, 0, sizeof(*k));
-	k->ino = hd->d.ino;
-	k->dev = hd->d.dev;
-	return hd->d.stat_ok;
+	uint32_t devs[1 + QEMU_MAX_BACKING];
+	uint64_t inos[1 + QEMU_MAX_BACKING];
+	int n = qemu_disk_file_keys(&hd->d, devs, inos, max < 1 + QEMU_MAX_BACKING ? max : 1 + QEMU_MAX_BACKING);
+
+	memset(k, 0, max * sizeof(*k));
+	for (int i = 0; i < n; i++) {
+		k[i].ino = inos[i];
+		k[i].dev = devs[i];
+	}
+	return n;
 }
 
 /*
@@ -301,19 +279,16 @@ static void update_files(struct host *h)
 
 	for (int i = 0; i < h->nr_disks; i++) {
 		struct hdisk *hd = &h->disks[i];
-		struct it_file_key k;
-		int want = !!(wanted & (1ull << i));
+		struct it_file_key k[1 + QEMU_MAX_BACKING];
+		int want = !!(wanted & (1ull << i)), nk = file_keys(hd, k, 1 + QEMU_MAX_BACKING);
 
-		if (!file_key(hd, &k) || want == hd->wanted)
+		if (!nk || want == hd->wanted)
 			continue;
-		if (want ? bpf_map_update_elem(fd, &k, &one, BPF_ANY) : bpf_map_delete_elem(fd, &k))
-			it_warn("filter update for %s failed: %s", hd->d.file,
-				strerror(errno));
-		for (int b = 0; b < hd->nr_backing; b++)
-			if (want ? bpf_map_update_elem(fd, &hd->backing[b], &one, BPF_ANY) :
-				   bpf_map_delete_elem(fd, &hd->backing[b]))
-				it_warn("filter update for a backing file of %s failed: %s",
-					hd->d.file, strerror(errno));
+		for (int j = 0; j < nk; j++)
+			if (want ? bpf_map_update_elem(fd, &k[j], &one, BPF_ANY) :
+				   bpf_map_delete_elem(fd, &k[j]))
+				it_warn("filter update for %s (file %d of its chain) failed: %s",
+					hd->d.file, j + 1, strerror(errno));
 		hd->wanted = want;
 		changed = 1;
 		if (!h->env.o->quiet)
@@ -455,10 +430,13 @@ static void json_vreq(struct host *h, const struct link_peer_info *pi, const str
 	jw_hex(&h->w, "session", pi->hello.session);
 	jw_u64(&h->w, "seq", v->seq);
 	jw_strn(&h->w, "serial", v->serial, LINK_SERIAL_LEN);
+	jw_str(&h->w, "bus", vreq_bus_name(v->drv_layer));
 	jw_u64(&h->w, "op", v->op);
 	jw_u64(&h->w, "sector", v->sector);
 	jw_u64(&h->w, "nr_sectors", v->nr_sectors);
 	jw_u64(&h->w, "kick_ns", v->kick_ns);
+	if (v->flags & LINK_VF_NO_KICK)
+		jw_bool(&h->w, "kick_suppressed", 1);
 	jw_u64(&h->w, "done_ns", v->done_ns);
 	jw_obj_end(&h->w);
 	json_line(h);
@@ -771,21 +749,12 @@ static int is_qemu(const struct host *h, uint32_t pid)
 	return 0;
 }
 
-/*
- * The disk whose image (or one of its backing files) is (dev, ino); dev as
- * the syscall layer gives it: a block device's own number, a file's filesystem.
- */
+/* The disk whose image (or one of its backing files) is (dev, ino). */
 static int disk_of_file(const struct host *h, uint32_t dev, uint64_t ino)
 {
-	for (int i = 0; i < h->nr_disks; i++) {
-		const struct hdisk *hd = &h->disks[i];
-
-		if (hd->d.stat_ok && hd->d.ino == ino && (hd->d.rdev ? hd->d.rdev : hd->d.dev) == dev)
+	for (int i = 0; i < h->nr_disks; i++)
+		if (qemu_disk_has_file(&h->disks[i].d, dev, ino))
 			return i;
-		for (int b = 0; b < hd->nr_backing; b++)
-			if (hd->backing[b].ino == ino && hd->backing[b].dev == dev)
-				return i;
-	}
 	return -1;
 }
 
