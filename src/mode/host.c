@@ -8,7 +8,8 @@
  *   a pid filter on the QEMU tgids and a file filter on the disk images named
  *   on QEMU's command line; the file filter follows the guests' filters);
  * - two uprobes per guest IO at most: blk_aio_preadv/pwritev (QEMU submits
- *   the guest request: carries the byte offset) and virtio_notify (QEMU
+ *   the guest request: carries the byte offset and the guest buffer, whose
+ *   address the host IO repeats: the join key) and virtio_notify (QEMU
  *   interrupts the guest), at file offsets from QEMU's .dynsym.
  */
 #include <errno.h>

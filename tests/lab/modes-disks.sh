@@ -121,7 +121,7 @@ md_make_one() {
 	[[ $f == qcow2 || $f == overlay ]] && fmt=qcow2
 	if [[ $flags == *:json:* ]]; then
 		# libvirt's shape: a protocol node, a format node on it, the device on the latter
-		drv=file
+		drv="file"
 		[[ $f == blockdev ]] && drv=host_device
 		MD_ARGS+=" -blockdev {\"driver\":\"$drv\",\"filename\":\"$img\",\"node-name\":\"mxf$i\",\"aio\":\"$a\",\"cache\":{\"direct\":$([[ $cache == none ]] && echo true || echo false),\"no-flush\":false},\"auto-read-only\":true,\"discard\":\"unmap\"}"
 		MD_ARGS+=" -blockdev {\"node-name\":\"mxn$i\",\"read-only\":false,\"cache\":{\"direct\":$([[ $cache == none ]] && echo true || echo false),\"no-flush\":false},\"driver\":\"$fmt\",\"file\":\"mxf$i\"}"
@@ -151,6 +151,7 @@ md_make_one() {
 }
 
 # md_make TMP: every disk of md_list; sets MD_ARGS, LAB_G_MDISKS. 1 on failure (MD_WHY).
+# shellcheck disable=SC2034 # MD_WHY is read by test_modes.sh
 md_make() {
 	local i=0 spec why
 	MD_TMP=$1
