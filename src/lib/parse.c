@@ -577,10 +577,11 @@ const char *parse_dev_serial_cached(uint32_t kdev, const char *sysfs_root)
 	for (size_t k = 0; k < sizeof(src) / sizeof(src[0]) && !cache[i].found; k++) {
 		char path[256];
 
-		snprintf(path, sizeof(path), "%s/dev/block/%u:%u/%s", sysfs_root ? sysfs_root : "/sys",
-			 IT_MAJOR(kdev), IT_MINOR(kdev), src[k].rel);
-		cache[i].found = serial_read(path, src[k].vpd, cache[i].serial,
-					     sizeof(cache[i].serial));
+		snprintf(path, sizeof(path), "%s/dev/block/%u:%u/%s",
+			 sysfs_root ? sysfs_root : "/sys", IT_MAJOR(kdev), IT_MINOR(kdev),
+			 src[k].rel);
+		cache[i].found =
+			serial_read(path, src[k].vpd, cache[i].serial, sizeof(cache[i].serial));
 	}
 	return cache[i].found ? cache[i].serial : NULL;
 }

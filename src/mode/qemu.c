@@ -606,8 +606,8 @@ static enum qemu_bus bus_of(const char *device)
 {
 	if (!strncmp(device, "virtio-blk", 10))
 		return QEMU_BUS_VIRTIO_BLK;
-	if (!strcmp(device, "scsi") || !strcmp(device, "scsi-hd") ||
-	    !strcmp(device, "scsi-disk") || !strcmp(device, "scsi-block"))
+	if (!strcmp(device, "scsi") || !strcmp(device, "scsi-hd") || !strcmp(device, "scsi-disk") ||
+	    !strcmp(device, "scsi-block"))
 		return QEMU_BUS_SCSI;
 	if (!strcmp(device, "nvme") || !strcmp(device, "nvme-ns"))
 		return QEMU_BUS_NVME;
@@ -814,7 +814,8 @@ static void qcow2_exts(const uint8_t *buf, size_t len, struct qemu_qcow2 *q)
 			return;
 		if (type == QCOW2_EXT_BACKING_FMT)
 			snprintf(q->backing_fmt, sizeof(q->backing_fmt), "%.*s",
-				 (int)(elen < sizeof(q->backing_fmt) ? elen : sizeof(q->backing_fmt) - 1),
+				 (int)(elen < sizeof(q->backing_fmt) ? elen :
+								       sizeof(q->backing_fmt) - 1),
 				 (const char *)buf + off + 8);
 		off += 8 + ((elen + 7ull) & ~7ull);
 	}
@@ -903,7 +904,8 @@ static void qcow2_chain(const char *proc_root, pid_t pid, struct qemu_disk *d)
 	if (!qcow2_of(proc_root, pid, d->file, d->format, &q, name, sizeof(name)))
 		d->size = q.size;
 	while (!d->backing_fixed && d->nr_backing < QEMU_MAX_BACKING) {
-		const struct qemu_file *last = d->nr_backing ? &d->backing[d->nr_backing - 1] : NULL;
+		const struct qemu_file *last = d->nr_backing ? &d->backing[d->nr_backing - 1] :
+							       NULL;
 		const char *file = last ? last->path : d->file;
 
 		if (qcow2_of(proc_root, pid, file, last ? last->format : d->format, &q, name,

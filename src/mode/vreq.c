@@ -30,9 +30,9 @@ static int layer_slot(uint8_t drv_layer)
 	return drv_layer == IT_L_VIRTIO ? 0 : drv_layer == IT_L_SCSI ? 1 : 2;
 }
 
-uint64_t vreq_own_kick(uint64_t kick_ns, uint64_t d_ns, uint64_t submit_ns)
+uint64_t vreq_own_kick(uint64_t kick_ns, uint64_t d_ns, uint64_t submit_ns, uint64_t done_ns)
 {
-	if (!kick_ns || kick_ns < d_ns || kick_ns < submit_ns)
+	if (!kick_ns || kick_ns < d_ns || kick_ns < submit_ns || (done_ns && kick_ns > done_ns))
 		return 0;
 	return kick_ns;
 }
@@ -52,7 +52,7 @@ static void fill_sys(struct link_vreq *v, const struct corr_req *r)
 static void fill_kick(struct link_vreq *v, const struct it_block_rec *b, int virtio,
 		      struct vreq_stats *s)
 {
-	v->kick_ns = vreq_own_kick(b->drv_kick_ns, b->d_ns, b->drv_submit_ns);
+	v->kick_ns = vreq_own_kick(b->drv_kick_ns, b->d_ns, b->drv_submit_ns, b->drv_done_ns);
 	if (b->drv_kick_ns && !v->kick_ns && s)
 		s->kick_stale++;
 	if (!virtio || v->kick_ns)

@@ -41,9 +41,11 @@ const char *vreq_bus_name(uint8_t drv_layer);
 
 /*
  * The kick that is the request's own: kick_ns when it is at or after both
- * the issue d_ns and the driver submit submit_ns (0s are unknown), else 0.
+ * the issue d_ns and the driver submit submit_ns, and not after the driver
+ * saw it done (done_ns: a later kick of its list, the device having taken the
+ * request without one); 0s are unknown. Else 0.
  */
-uint64_t vreq_own_kick(uint64_t kick_ns, uint64_t d_ns, uint64_t submit_ns);
+uint64_t vreq_own_kick(uint64_t kick_ns, uint64_t d_ns, uint64_t submit_ns, uint64_t done_ns);
 
 /*
  * Fill v from block record b of request r (its parent syscall, if any) on a

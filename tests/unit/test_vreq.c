@@ -31,15 +31,19 @@ static struct it_block_rec blk(uint8_t layer, uint64_t d, uint64_t submit, uint6
 static void test_vreq_own_kick(void)
 {
 	/* virtio-blk: submit (virtio_queue_rq) < D (blk_mq_start_request inside it) < kick */
-	ASSERT_EQ(vreq_own_kick(300, 200, 150), 300ull, "after D and submit");
-	ASSERT_EQ(vreq_own_kick(200, 200, 150), 200ull, "at D");
+	ASSERT_EQ(vreq_own_kick(300, 200, 150, 900), 300ull, "after D and submit");
+	ASSERT_EQ(vreq_own_kick(200, 200, 150, 900), 200ull, "at D");
 	/* SCSI: D < submit (scsi_dispatch_cmd_start) < kick (virtscsi_queuecommand) */
-	ASSERT_EQ(vreq_own_kick(400, 200, 350), 400ull, "scsi order");
-	ASSERT_EQ(vreq_own_kick(300, 200, 350), 0ull, "before its submit");
+	ASSERT_EQ(vreq_own_kick(400, 200, 350, 900), 400ull, "scsi order");
+	ASSERT_EQ(vreq_own_kick(300, 200, 350, 900), 0ull, "before its submit");
 	/* the arm64 case: the queue's last kick, 0.46 ms before the request's own D */
-	ASSERT_EQ(vreq_own_kick(1000000, 1460000, 1450000), 0ull, "an earlier request's kick");
-	ASSERT_EQ(vreq_own_kick(0, 200, 150), 0ull, "none");
-	ASSERT_EQ(vreq_own_kick(300, 0, 0), 300ull, "no stamps to compare with");
+	ASSERT_EQ(vreq_own_kick(1000000, 1460000, 1450000, 1900000), 0ull,
+		  "an earlier request's kick");
+	/* a list's last kick after the device already took and finished this one */
+	ASSERT_EQ(vreq_own_kick(950, 200, 150, 900), 0ull, "after its done");
+	ASSERT_EQ(vreq_own_kick(900, 200, 150, 900), 900ull, "at its done");
+	ASSERT_EQ(vreq_own_kick(0, 200, 150, 900), 0ull, "none");
+	ASSERT_EQ(vreq_own_kick(300, 0, 0, 0), 300ull, "no stamps to compare with");
 }
 
 static void test_vreq_layers(void)
