@@ -30,8 +30,10 @@
 # LAB_MODES_DISKS): per disk lab_modes_T_<FORMAT>_<AIO>_<BUS>[_FLAG]_join, >= 97 %
 # of the guest's requests on it joined, none wrong by the data oracle (the file
 # and offset the joined host IO names hold the request's guest offset; qcow2:
-# also where `qemu-img map` puts it); and the cost note (guest IOPS traced /
-# untraced, host CPU per guest IO, uprobe hits per guest IO).
+# also where `qemu-img map` puts it); lab_modes_T_metrics (host daemon #2's
+# /metrics: promtool-valid, every unjoined reason, none above its final
+# summary); and the cost note (guest IOPS traced / untraced, host CPU per guest
+# IO, uprobe hits per guest IO).
 # and lab_modes_vsock: AF_VSOCK over the guest's vsock_loopback (the unit test
 # binary test_link, static, run in the guest; SKIP when the guest has no vsock).
 # Notes: the full-path stage table (p50/p99), clock offset and uncertainty,
@@ -69,6 +71,7 @@ all_names() {
 		for c in $CHECKS; do echo "${PFX}_${t}_$c"; done
 	done
 	echo "${PFX}_vsock"
+	echo "${PFX}_${TRANSPORTS[0]}_metrics"
 	IFS=, read -r -a md_specs <<<"$(md_list)"
 	for spec in "${md_specs[@]}"; do echo "${PFX}_${TRANSPORTS[0]}_$(md_name "$spec")_join"; done
 }
@@ -151,6 +154,25 @@ cost_notes() {
 		}' "$out/cost.txt" | sed "s/^/# ${PFX}_$t cost: guest IOPS traced \/ untraced /"
 }
 
+# lab_modes_T_metrics: host daemon #2's /metrics just before its SIGTERM is
+# valid exposition text (promtool), has the unjoined counters of every reason,
+# and counts no more than its final summary.
+metrics_check() {
+	local out=$1 t=$2 f=$1/metrics2.txt fin lint r want why=""
+	fin=$(jq -c 'select(.type == "host_summary" and .final)' "$out/host2.json" 2>/dev/null | tail -n 1)
+	lint=$(promtool check metrics <"$f" 2>&1) || why="promtool: $(head -c 300 <<<"$lint")"
+	[[ -s $f && -n $fin ]] || why="no metrics scraped or no final summary"
+	for r in no_disk no_qemu_submit merged no_host_io partial; do
+		want=$(jq -r ".unjoined_by_reason.$r" <<<"$fin")
+		awk -v r="$r" -v w="$want" '$1 == "iotracer_unjoined_requests_total{reason=\"" r "\"}" { f = 1; if ($2 > w) exit 1 } END { exit !f }' "$f" ||
+			why="$why iotracer_unjoined_requests_total{reason=\"$r\"} missing or above the summary's $want;"
+	done
+	for r in not_guest_buffer unclaimed; do
+		grep -q "^iotracer_host_unjoined_io_total{reason=\"$r\"} " "$f" || why="$why iotracer_host_unjoined_io_total{reason=\"$r\"} missing;"
+	done
+	check "${PFX}_${t}_metrics" "$([[ -z $why ]]; echo $?)" "$why"
+}
+
 # Host records on the image with inode $3 written after the first host_filter
 # line of JSON file $1 in which the disk with inode $2 is not traced.
 after_filter() {
@@ -173,9 +195,9 @@ one() {
 	export LAB_VBLK_IMG=$tmp/vblk.img LAB_NVME_IMG=$tmp/nvme.img LAB_DRIVE_OPTS=",cache=none"
 	export LAB_EXTRA=$tmp/extra IOTRACER
 	# the disk matrix rides on the first transport's boot
-	export LAB_QEMU_ARGS="" LAB_G_MDISKS="" LAB_TIMEOUT=$TIMEOUT0 LAB_G_COST=0 MODES_COST=0
-	# so does the cost measurement
-	[[ $t == "${TRANSPORTS[0]}" ]] && LAB_G_COST=1 MODES_COST=1
+	export LAB_QEMU_ARGS="" LAB_G_MDISKS="" LAB_TIMEOUT=$TIMEOUT0 LAB_G_COST=0 MODES_COST=0 MODES_METRICS=""
+	# so do the cost measurement and the host's /metrics
+	[[ $t == "${TRANSPORTS[0]}" ]] && LAB_G_COST=1 MODES_COST=1 MODES_METRICS=$((20000 + RANDOM % 20000))
 	if [[ $t == "${TRANSPORTS[0]}" && -n $(md_list) ]]; then
 		if ! md_make "$tmp"; then
 			verdict_rest FAIL "$MD_WHY"
@@ -274,6 +296,7 @@ one() {
 
 	[[ -n $LAB_G_MDISKS ]] && md_checks "$t" "$out"
 	[[ $LAB_G_COST == 1 ]] && cost_notes "$out" "$t"
+	[[ -n $MODES_METRICS ]] && metrics_check "$out" "$t"
 	stage_notes "$out" "$t"
 	hostj "$out" 'select(.type == "host_summary" and .final) | {uprobe_hits_per_qemu_io, uprobe_hits_per_guest_io, unjoined_by_reason, host_unjoined_by_reason, uprobe_aio, uprobe_notify, guest_requests, daemon_cpu_pct, bpf_ns, peers}' |
 		tail -n 1 | sed "s/^/# ${PFX}_$t host summary (daemon #2): /"
