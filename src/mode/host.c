@@ -699,13 +699,19 @@ static void host_aio_submit(struct host *h, const struct it_aio_rec *a)
 		return;
 	for (uint32_t i = 0; i < a->nr && i < IT_AIO_BATCH; i++) {
 		const struct it_aio_iocb *c = &a->iocbs[i];
-		struct vj_host_io io = { .kind = VJ_K_AIO, .pid = a->task.pid, .tid = a->task.tid,
-					 .io_offset = c->offset, .io_bytes = c->nbytes, .seq = a->seq,
-					 .ino = c->ino, .enter_ns = a->enter_ns };
+		struct vj_host_io io = { .kind = VJ_K_AIO,
+					 .pid = a->task.pid,
+					 .tid = a->task.tid,
+					 .io_offset = c->offset,
+					 .io_bytes = c->nbytes,
+					 .seq = a->seq,
+					 .ino = c->ino,
+					 .enter_ns = a->enter_ns };
 
 		/* IOCB_CMD_PREAD 0, PWRITE 1, PREADV 7, PWRITEV 8 */
 		io.op = c->opcode == 0 || c->opcode == 7 ? IT_OP_READ :
-			c->opcode == 1 || c->opcode == 8 ? IT_OP_WRITE : IT_OP_OTHER;
+			c->opcode == 1 || c->opcode == 8 ? IT_OP_WRITE :
+							   IT_OP_OTHER;
 		io.disk = disk_of_file(h, c->dev, c->ino);
 		if (io.op == IT_OP_OTHER || io.disk < 0)
 			continue;
@@ -736,8 +742,13 @@ static int host_record(void *m, const void *data, size_t size)
 		return 0;
 	if (q->ev < IT_QEV_MAX)
 		h->qemu_ev[q->ev]++;
-	ev = (struct vj_qemu_ev){ .ev = q->ev, .pid = q->pid, .ts_ns = q->ts_ns, .offset = q->offset,
-				  .hva = q->hva, .bytes = q->bytes, .niov = q->niov };
+	ev = (struct vj_qemu_ev){ .ev = q->ev,
+				  .pid = q->pid,
+				  .ts_ns = q->ts_ns,
+				  .offset = q->offset,
+				  .hva = q->hva,
+				  .bytes = q->bytes,
+				  .niov = q->niov };
 	vjoin_add_qemu(h->vj, &ev);
 	return 1;
 }
@@ -781,17 +792,29 @@ static int host_io_of(const struct host *h, const struct corr_req *r, struct vj_
 
 	memset(io, 0, sizeof(*io));
 	if (r->kind == CORR_SYSCALL && s && is_qemu(h, s->task.pid) && s->ret >= 0) {
-		*io = (struct vj_host_io){ .kind = VJ_K_SYSCALL, .op = s->op, .pid = s->task.pid,
-					   .tid = s->task.tid, .io_offset = s->offset,
-					   .io_bytes = s->bytes, .ino = s->ino, .enter_ns = s->enter_ns,
-					   .exit_ns = s->exit_ns, .ret = s->ret };
+		*io = (struct vj_host_io){ .kind = VJ_K_SYSCALL,
+					   .op = s->op,
+					   .pid = s->task.pid,
+					   .tid = s->task.tid,
+					   .io_offset = s->offset,
+					   .io_bytes = s->bytes,
+					   .ino = s->ino,
+					   .enter_ns = s->enter_ns,
+					   .exit_ns = s->exit_ns,
+					   .ret = s->ret };
 		io->disk = disk_of_file(h, s->dev, s->ino);
 		*b = &s->bufs;
 	} else if (r->kind == CORR_URING && u && is_qemu(h, u->task.pid) && u->res >= 0) {
-		*io = (struct vj_host_io){ .kind = VJ_K_URING, .op = u->op, .pid = u->task.pid,
-					   .tid = u->task.tid, .io_offset = u->offset,
-					   .io_bytes = u->bytes, .ino = u->ino, .enter_ns = u->submit_ns,
-					   .exit_ns = u->complete_ns, .ret = u->res };
+		*io = (struct vj_host_io){ .kind = VJ_K_URING,
+					   .op = u->op,
+					   .pid = u->task.pid,
+					   .tid = u->task.tid,
+					   .io_offset = u->offset,
+					   .io_bytes = u->bytes,
+					   .ino = u->ino,
+					   .enter_ns = u->submit_ns,
+					   .exit_ns = u->complete_ns,
+					   .ret = u->res };
 		io->disk = disk_of_file(h, u->dev, u->ino);
 		*b = &u->bufs;
 	} else {
@@ -925,7 +948,8 @@ static void summary_json(struct host *h, const struct vj_stats *st, int final, d
 	jw_u64(w, "uprobe_notify", h->qemu_ev[IT_QEV_NOTIFY]);
 	jw_double(w, "uprobe_hits_per_qemu_io", hits);
 	jw_double(w, "uprobe_hits_per_guest_io",
-		  st->guest ? (double)(h->qemu_ev[0] + h->qemu_ev[1] + h->qemu_ev[2]) / st->guest : 0);
+		  st->guest ? (double)(h->qemu_ev[0] + h->qemu_ev[1] + h->qemu_ev[2]) / st->guest :
+			      0);
 	jw_double(w, "daemon_cpu_pct", cpu_pct);
 	jw_u64(w, "bpf_ns", bpf_ns);
 	jw_u64(w, "elapsed_ns", it_mono_ns() - h->start_ns);
@@ -1009,8 +1033,9 @@ static void host_metrics(void *m, FILE *f)
 
 		metrics_sample_u64(f, "iotracer_unjoined_requests_total", &l, 1, st->unjoin[r]);
 	}
-	metrics_family(f, "iotracer_host_unjoined_io_total", "counter",
-		       "Host IOs of QEMU on a traced disk never joined to a guest request, by reason.");
+	metrics_family(
+		f, "iotracer_host_unjoined_io_total", "counter",
+		"Host IOs of QEMU on a traced disk never joined to a guest request, by reason.");
 	for (int r = 0; r < VJ_HU_MAX; r++) {
 		struct metrics_label l = { "reason", vj_hunjoin_name(r) };
 

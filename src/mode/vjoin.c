@@ -97,8 +97,8 @@ static const char *const ts_names[VJ_T_MAX] = {
 };
 
 static const char *const unjoin_names[VJ_UN_MAX] = {
-	[VJ_UN_NO_DISK] = "no_disk",	     [VJ_UN_NO_SUBMIT] = "no_qemu_submit",
-	[VJ_UN_MERGED] = "merged",	     [VJ_UN_NO_HOST_IO] = "no_host_io",
+	[VJ_UN_NO_DISK] = "no_disk", [VJ_UN_NO_SUBMIT] = "no_qemu_submit",
+	[VJ_UN_MERGED] = "merged",   [VJ_UN_NO_HOST_IO] = "no_host_io",
 	[VJ_UN_PARTIAL] = "partial",
 };
 
@@ -340,7 +340,7 @@ static void host_expire_one(struct vjoin *j)
 	if (!e->used) {
 		j->st.host_unjoined++;
 		j->st.host_unjoin[guest_buffer(j, e->io.buf, e->io.enter_ns) ? VJ_HU_UNCLAIMED :
-										VJ_HU_NOT_GUEST]++;
+									       VJ_HU_NOT_GUEST]++;
 	}
 	j->htail++;
 }
@@ -371,8 +371,8 @@ static int aio_block(struct vjoin *j, const struct vj_early *b, uint64_t from)
 	for (uint64_t i = lo; i < j->hhead; i++) {
 		struct vj_host_io *io = &j->h[i & j->hmask].io;
 
-		if (io->kind != VJ_K_AIO || io->tid != b->tid || io->seq != b->seq || io->blk_q_ns ||
-		    (n > 1 && io->io_offset != b->sector * 512))
+		if (io->kind != VJ_K_AIO || io->tid != b->tid || io->seq != b->seq ||
+		    io->blk_q_ns || (n > 1 && io->io_offset != b->sector * 512))
 			continue;
 		set_block(io, b);
 		hit = 1;
@@ -383,8 +383,9 @@ static int aio_block(struct vjoin *j, const struct vj_early *b, uint64_t from)
 void vjoin_host_block(struct vjoin *j, uint32_t tid, uint64_t seq, uint64_t sector, uint64_t q_ns,
 		      uint64_t d_ns, uint64_t c_ns, uint32_t dev)
 {
-	struct vj_early b = { .tid = tid, .dev = dev, .seq = seq, .sector = sector, .q = q_ns,
-			      .d = d_ns, .c = c_ns };
+	struct vj_early b = {
+		.tid = tid, .dev = dev, .seq = seq, .sector = sector, .q = q_ns, .d = d_ns, .c = c_ns
+	};
 
 	if (!aio_block(j, &b, 0))
 		j->early[j->ehead++ % VJ_EARLY] = b;
@@ -577,8 +578,8 @@ static uint64_t host_pieces(struct vjoin *j, int disk, const struct link_vreq *g
 		return e ? bytes : 0;
 	}
 	while (covered < bytes && *n < VJ_PIECES) {
-		struct vj_hent *e = host_find(j, disk, g->op, s->hva + covered, s->ts, lim,
-					      bytes - covered, 0);
+		struct vj_hent *e =
+			host_find(j, disk, g->op, s->hva + covered, s->ts, lim, bytes - covered, 0);
 
 		if (!e)
 			break;
@@ -611,7 +612,8 @@ static int try_join(struct vjoin *j, const struct vj_wait *w, int force)
 	p.unjoin = VJ_UN_NO_DISK;
 	if (w->disk >= 0 && p.t[VJ_T_G_KICK]) {
 		p.unjoin = VJ_UN_NO_SUBMIT;
-		s = submit_find(j, g->op, g->sector * 512, bytes, lo, hi, p.t[VJ_T_G_KICK], &merged);
+		s = submit_find(j, g->op, g->sector * 512, bytes, lo, hi, p.t[VJ_T_G_KICK],
+				&merged);
 	}
 	if (s && s->hva) {
 		uint64_t got = host_pieces(j, w->disk, g, s, hi, pc, &n);
@@ -620,7 +622,8 @@ static int try_join(struct vjoin *j, const struct vj_wait *w, int force)
 		p.joined = got == bytes;
 		p.unjoin = n ? VJ_UN_PARTIAL : VJ_UN_NO_HOST_IO;
 	} else if (!s && w->disk >= 0 && p.t[VJ_T_G_KICK] &&
-		   (merged || (force && submit_covering(j, g->op, g->sector * 512, bytes, lo, hi)))) {
+		   (merged ||
+		    (force && submit_covering(j, g->op, g->sector * 512, bytes, lo, hi)))) {
 		p.unjoin = VJ_UN_MERGED;
 	}
 	if (!p.joined && !force)

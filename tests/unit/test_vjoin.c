@@ -60,8 +60,12 @@ static void qsub(struct vjoin *j, uint8_t op, uint64_t sector, uint64_t bytes, u
 		 uint64_t hva)
 {
 	struct vj_qemu_ev e = { .ev = op == IT_OP_READ ? IT_QEV_AIO_READ : IT_QEV_AIO_WRITE,
-				.pid = 100, .ts_ns = t + OFF + 20 * US, .offset = sector * 512,
-				.hva = hva, .bytes = bytes, .niov = 1 };
+				.pid = 100,
+				.ts_ns = t + OFF + 20 * US,
+				.offset = sector * 512,
+				.hva = hva,
+				.bytes = bytes,
+				.niov = 1 };
 
 	vjoin_add_qemu(j, &e);
 }
@@ -439,7 +443,8 @@ static void test_aio_native_block(void)
 		if (ASSERT_EQ(nr_got, 1, "joined")) {
 			ASSERT_EQ(got[0].t[VJ_T_H_BLK_Q], q, "block queued");
 			ASSERT_EQ(got[0].t[VJ_T_H_EXIT], c, "completion: the block's");
-			ASSERT_EQ(got[0].stage[VJ_HOST_SYSCALL], (int64_t)(c - h.enter_ns), "host submit to completion");
+			ASSERT_EQ(got[0].stage[VJ_HOST_SYSCALL], (int64_t)(c - h.enter_ns),
+				  "host submit to completion");
 		}
 		vjoin_free(j);
 	}
