@@ -51,6 +51,11 @@ dev_of_serial() {
 	return 1
 }
 
+# The test's own disks by serial too: with more NVMe disks (the matrix) the
+# kernel may name another controller nvme0 (probing is asynchronous).
+VDA=$(dev_of_serial labvblk0) || VDA=vda
+NVME=$(dev_of_serial labnvme0) || NVME=nvme0n1
+echo "vda is /dev/$VDA, nvme0n1 is /dev/$NVME"
 mdevs=""
 for s in ${LAB_G_MDISKS:-}; do
 	i=0
@@ -62,7 +67,7 @@ for s in ${LAB_G_MDISKS:-}; do
 	echo "disk $s is /dev/$d"
 	mdevs="$mdevs $s:$d"
 done
-devs=vda
+devs=$VDA
 for m in $mdevs; do devs="$devs,${m#*:}"; done
 
 start() {
@@ -110,8 +115,10 @@ wait_acked() {
 	echo "guest daemon $1: records not acked within 30 s"
 }
 
-load() { # DEV MODE SEED
-	out=$(ioload -d "/dev/$1" -n "$count" -b 4096 -m "$2" -s "$3" 2>&1) || rc=1
+load() { # vda|nvme0n1 MODE SEED (the test's disk by its usual name, found by serial)
+	_d=$VDA
+	[ "$1" = nvme0n1 ] && _d=$NVME
+	out=$(ioload -d "/dev/$_d" -n "$count" -b 4096 -m "$2" -s "$3" 2>&1) || rc=1
 	echo "ioload $1 $out" | tee -a "$W/ioload.txt"
 }
 
@@ -123,7 +130,7 @@ mload() { # SERIAL DEV MODE SEED
 cost() { # base|traced SEED
 	echo "LAB-MARK cost-$1-begin"
 	sleep 0.5
-	out=$(ioload -d /dev/vda -n "$ccount" -b 4096 -m randread -s "$2" 2>&1) || rc=1
+	out=$(ioload -d "/dev/$VDA" -n "$ccount" -b 4096 -m randread -s "$2" 2>&1) || rc=1
 	echo "cost $1 $out" | tee -a "$W/ioload.txt"
 	echo "LAB-MARK cost-$1-end"
 	sleep 0.5
@@ -155,7 +162,7 @@ step guest1_kill
 kill -KILL "$gpid" 2>/dev/null
 wait "$gpid" 2>/dev/null
 
-start 2 vda
+start 2 "$VDA"
 load vda randread 4
 # The host daemon is killed on the mark: first every record of these reads
 # acked (the host wrote them), and a second for it to join them to QEMU's IO.

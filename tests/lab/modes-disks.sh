@@ -25,7 +25,12 @@
 # the run.
 
 MD_DEFAULT="qcow2:threads:virtio-blk,qcow2:native:virtio-blk:sparse,overlay:threads:virtio-blk,blockdev:native:virtio-scsi:iothread,raw:io_uring:virtio-blk,raw:threads:nvme"
-MD_FULL="raw:threads:virtio-blk:wb,raw:native:virtio-blk,qcow2:native:virtio-blk,qcow2:io_uring:virtio-blk,overlay:native:virtio-blk,overlay:io_uring:virtio-blk,blockdev:threads:virtio-blk,blockdev:io_uring:virtio-blk,qcow2:threads:virtio-blk:wb:json,raw:native:virtio-blk:iothread:mq,raw:io_uring:virtio-scsi,qcow2:native:virtio-scsi,raw:native:nvme,qcow2:io_uring:nvme"
+# LAB_FULL=1 adds these. vda + the matrix must stay within the 16 serials a
+# guest's link filter carries (LINK_FILTER_MAX): beyond, the guest names only the
+# first 16 and the host stops tracing the others' files (found by this matrix,
+# left to guest.c). The rest of the combinations: through LAB_MODES_DISKS.
+MD_FULL="raw:threads:virtio-blk:wb,raw:native:virtio-blk,qcow2:native:virtio-blk,overlay:io_uring:virtio-blk,blockdev:threads:virtio-blk,qcow2:threads:virtio-blk:wb:json,raw:native:virtio-blk:iothread:mq,qcow2:native:virtio-scsi,qcow2:io_uring:nvme"
+MD_MAX=15
 MD_MB=32
 md_specs=()  # one spec per disk
 md_serial=() # labmx01 ...
@@ -166,6 +171,10 @@ md_make() {
 		return 1
 	}
 	IFS=, read -r -a md_specs <<<"$(md_list)"
+	if ((${#md_specs[@]} > MD_MAX)); then
+		MD_WHY="LAB_MODES_DISKS: ${#md_specs[@]} disks, at most $MD_MAX (vda + them: the 16 serials of a guest's link filter)"
+		return 1
+	fi
 	for spec in "${md_specs[@]}"; do
 		i=$((i + 1))
 		why=$(md_check_spec "$spec")
