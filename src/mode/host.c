@@ -733,12 +733,13 @@ static int host_record(void *m, const void *data, size_t size)
 	const struct it_qemu_rec *q = data;
 	struct vj_qemu_ev ev;
 
-	if (size >= IT_AIO_SIZE(0) && q->hdr.type == IT_REC_AIO &&
-	    size >= IT_AIO_SIZE(((const struct it_aio_rec *)data)->nr))
+	if (size < sizeof(q->hdr) || !it_rec_size(q->hdr.type) || size < it_rec_size(q->hdr.type))
+		return 0;
+	if (q->hdr.type == IT_REC_AIO && size >= IT_AIO_SIZE(((const struct it_aio_rec *)data)->nr))
 		host_aio_submit(h, data);
-	if (size >= sizeof(struct it_block_rec) && q->hdr.type == IT_REC_BLOCK)
+	if (q->hdr.type == IT_REC_BLOCK)
 		host_block(h, data);
-	if (size < sizeof(*q) || q->hdr.type != IT_REC_QEMU)
+	if (q->hdr.type != IT_REC_QEMU)
 		return 0;
 	if (q->ev < IT_QEV_MAX)
 		h->qemu_ev[q->ev]++;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of src/vjoin.c: synthetic guest requests, QEMU events and host
- * IOs with known times, buffers and a known clock offset; the expected paths
- * are written out by hand. The key is the guest buffer (HVA) QEMU passes from
- * its blk_aio submit to the host IO.
+ * Unit tests of src/mode/vjoin.c: synthetic guest requests, QEMU events and
+ * host IOs with known times, buffers and a known clock offset; the expected
+ * paths are written out by hand. The key is the guest buffer (HVA) QEMU passes
+ * from its blk_aio submit to the host IO.
  */
 #include <stdlib.h>
 
