@@ -72,6 +72,7 @@ struct daemon {
 	struct metrics_hook *mhooks; /* attach status, as reported at the last attach */
 	int nr_mhooks;
 	uint64_t next_metrics_ns;
+	uint64_t aio_sampled; /* libaio requests seen by --sample (aio_kept) */
 };
 
 /* recbuf_fn: one record, in end-time order. */
@@ -103,11 +104,28 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/*
+ * -m and --sample for a libaio request, which the BPF side cannot apply: its latency is
+ * known only once corr joined its io_submit and io_getevents. One never reaped is
+ * kept when sampled (how long it took is unknown, and it is worth seeing).
+ */
+static int aio_kept(struct daemon *d, const struct corr_req *r)
+{
+	if (d->o->sample > 1 && d->aio_sampled++ % d->o->sample)
+		return 0;
+	return !r->aio.reaped || r->aio.reap_ns - r->aio.submit_ns >= d->o->min_lat_ns;
+}
+
 /* corr_emit_fn: every sink of a finished request. */
 static void on_request(const struct corr_req *r, void *ctx)
 {
 	struct daemon *d = ctx;
 
+	if (r->kind == CORR_AIO) {
+		uhists_aio(&d->uhists, r);
+		if (!aio_kept(d, r))
+			return;
+	}
 	out_request(r, d->out);
 	if (d->rec)
 		rec_request(d->rec, r);

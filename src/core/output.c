@@ -413,6 +413,24 @@ static void stages_fold(struct it_out *out)
 
 /* ---- per-request derived numbers ---- */
 
+unsigned int out_aio_op(unsigned int opcode)
+{
+	/* IOCB_CMD_PREAD 0, PWRITE 1, FSYNC 2, FDSYNC 3, PREADV 7, PWRITEV 8 */
+	switch (opcode) {
+	case 0:
+	case 7:
+		return IT_OP_READ;
+	case 1:
+	case 8:
+		return IT_OP_WRITE;
+	case 2:
+	case 3:
+		return IT_OP_SYNC;
+	default:
+		return IT_OP_OTHER;
+	}
+}
+
 struct req_view {
 	const char *kind;
 	const struct it_task *task;
@@ -475,23 +493,7 @@ static void make_view(const struct corr_req *r, struct req_view *v)
 		v->start_ns = r->aio.submit_ns;
 		v->end_ns = r->aio.reaped ? r->aio.reap_ns : 0;
 		v->dev = r->aio.iocb.dev;
-		/* IOCB_CMD_PREAD 0, PWRITE 1, FSYNC 2, FDSYNC 3, PREADV 7, PWRITEV 8 */
-		switch (r->aio.iocb.opcode) {
-		case 0:
-		case 7:
-			v->op = IT_OP_READ;
-			break;
-		case 1:
-		case 8:
-			v->op = IT_OP_WRITE;
-			break;
-		case 2:
-		case 3:
-			v->op = IT_OP_SYNC;
-			break;
-		default:
-			v->op = IT_OP_OTHER;
-		}
+		v->op = out_aio_op(r->aio.iocb.opcode);
 		v->offset = r->aio.iocb.offset;
 		v->bytes = r->aio.iocb.nbytes;
 		v->ret = r->aio.res;
@@ -823,6 +825,8 @@ const char *out_khist_layer(const struct it_hist_key *k)
 {
 	if (k->layer == IT_L_SYSCALL && k->kind == IT_HK_URING)
 		return "io_uring";
+	if (k->layer == IT_L_SYSCALL && k->kind == IT_HK_AIO)
+		return "aio";
 	return parse_layer_name(k->layer);
 }
 

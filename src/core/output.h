@@ -70,7 +70,9 @@ uint64_t out_json_lost(const struct it_out *out);
 const char *out_op_name(unsigned int op); /* enum it_op; "other" when out of range */
 const char *out_stage_name(unsigned int stage); /* enum it_stage */
 const char *out_drop_name(unsigned int kind); /* enum it_drop_kind */
-/* Layer of a histogram key: the layer's name, "io_uring" for syscall-layer uring keys. */
+/* enum it_op of a libaio IOCB_CMD_* opcode. */
+unsigned int out_aio_op(unsigned int opcode);
+/* Layer of a histogram key: the layer's name, "io_uring" and "aio" for syscall-layer keys. */
 const char *out_khist_layer(const struct it_hist_key *k);
 
 #endif /* IT_OUTPUT_H */

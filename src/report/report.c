@@ -470,21 +470,6 @@ static int matches(const struct report *rp, const struct rp_req *q)
 
 /* ---- every request ---- */
 
-/*
- * The records of a request to the histograms in the order the daemon most
- * often got them (block requests complete before their syscall returns), so
- * that the histograms come in the same order as in its summary.
- */
-static void uhists_req(struct uhists *kh, const struct corr_req *r)
-{
-	for (int i = 0; i < r->nr_blocks; i++)
-		uhists_record(kh, r->blocks[i], sizeof(*r->blocks[i]));
-	if (r->kind == CORR_SYSCALL)
-		uhists_record(kh, r->sys, sizeof(*r->sys));
-	else if (r->kind == CORR_URING)
-		uhists_record(kh, r->uring, sizeof(*r->uring));
-}
-
 /* One request read back; real_off_ns: its clocks' CLOCK_REALTIME - CLOCK_MONOTONIC. */
 static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_off_ns)
 {
@@ -503,7 +488,7 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 	out_request(&r, rp->out);
 	if (rp->jout)
 		out_request(&r, rp->jout);
-	uhists_req(&rp->kh, &r);
+	uhists_request(&rp->kh, &r);
 	if (rp->top)
 		top_add(rp->top, &q);
 	if (rp->pf)
