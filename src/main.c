@@ -32,6 +32,8 @@ int main(int argc, char **argv)
 	cli_defaults(&o);
 	ret = cli_parse(argc, argv, &o, stdout, stderr);
 	if (ret == CLI_RUN)
+		ret = cli_check_start(&o, stderr);
+	if (ret == CLI_RUN)
 		ret = it_daemon_run(&o);
 	else if (ret == CLI_EXIT_OK)
 		ret = 0;

@@ -18,6 +18,7 @@
 #include "lib/addr.h"
 #include "lib/keyfile.h"
 #include "lib/log.h"
+#include "lib/procfs.h"
 
 #define CLI_PROG "iotracer"
 #define CLI_DUR_HINT "(expected e.g. 250us, 10ms, 2s)"
@@ -799,4 +800,22 @@ out:
 	fflush(out);
 	fflush(err);
 	return ret;
+}
+
+int cli_check_start(const struct it_opts *o, FILE *err)
+{
+	for (int i = 0; i < o->nr_pids; i++) {
+		int64_t tgid = procfs_tgid((pid_t)o->pids[i]);
+
+		if (tgid < 0) {
+			it_err_to(err, "--pid: no process %u", o->pids[i]);
+			return CLI_USAGE;
+		}
+		if ((uint64_t)tgid != o->pids[i]) {
+			it_err_to(err, "--pid: %u is a thread of process %lld: -p takes process ids",
+				  o->pids[i], (long long)tgid);
+			return CLI_USAGE;
+		}
+	}
+	return CLI_RUN;
 }

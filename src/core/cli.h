@@ -118,6 +118,13 @@ const char *cli_option(int i, int *takes_value);
 /* Apply option `code` with its value (NULL for a flag). CLI_RUN, CLI_EXIT_OK or CLI_USAGE. */
 int cli_apply(int code, const char *arg, struct it_opts *o, FILE *out, const struct cli_src *src);
 
+/*
+ * What only the start of a run can check, not the parser (a reload keeps a pid that
+ * exited): every -p pid is a process there now. CLI_RUN, or CLI_USAGE after one
+ * error line to err (NULL: stderr).
+ */
+int cli_check_start(const struct it_opts *o, FILE *err);
+
 /* Free the strings owned by *o (safe to call twice). */
 void cli_free(struct it_opts *o);
 

@@ -10,6 +10,8 @@
 #   duration      -D 2s: exits 0 by itself, final summary with elapsed_ns of about 2 s
 #   cli_badlat    --min-latency 10xs: exit 2, one stderr line naming --min-latency
 #   cli_baddev    --dev nosuchdev: exit 2, one stderr line naming the option or the value
+#   cli_nopid     -p PID of a process that exited (a reaped child): exit 2, one stderr
+#                 line naming --pid and the pid
 #   cli_badopt    an unknown option: exit 2
 #   cli_help      --help: exit 0, the usage text lists --min-latency
 #   nonroot       as uid 65534 (setpriv): exit 1 and a message that mentions root
@@ -19,7 +21,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 it_begin term_exit term_summary term_links kill_links duration cli_badlat cli_baddev \
-	cli_badopt cli_help nonroot
+	cli_nopid cli_badopt cli_help nonroot
 require_root
 require_cmd jq timeout
 require_iotracer
@@ -108,6 +110,10 @@ cli() {
 }
 cli cli_badlat 2 '--min-latency' --min-latency 10xs -D 1
 cli cli_baddev 2 '--dev|nosuchdev' --dev nosuchdev -D 1
+true &
+gone=$!
+wait "$gone"
+cli cli_nopid 2 "--pid.*$gone" -p "$gone" -D 1
 cli cli_badopt 2 '' --no-such-option -D 1
 timeout -k 5 20 "$IOTRACER" --help >"$IT_TMP/help.out" 2>&1 </dev/null
 rc=$?
