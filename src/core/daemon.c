@@ -288,6 +288,7 @@ static int metrics_hooks(struct daemon *d)
 			.hook = h->name,
 			.method = it_method_name(h->method),
 			.ok = h->ok,
+			.state = it_hook_state_of(h),
 		};
 	}
 	return 0;
@@ -460,7 +461,7 @@ static void report_attach(struct daemon *d)
 		if (it_loader_hook_hidden(&d->ld, i))
 			continue;
 		out_attach(d->out, parse_layer_name(h->layer), h->name, it_method_name(h->method),
-			   h->ok, h->reason);
+			   it_hook_state_of(h), h->reason);
 	}
 	if (!d->o->quiet)
 		it_loader_report(&d->ld, stderr);

@@ -200,6 +200,22 @@ static void write_hooks(FILE *f, const struct metrics_in *in)
 
 		metrics_sample(f, "iotracer_hook_attached", l, 3, h->ok ? "1" : "0");
 	}
+	metrics_family(f, "iotracer_hook_state", "gauge",
+		       "1 for the hook's state, 0 for the others: attached, off (by an option), "
+		       "absent (nothing to hook on this machine), failed (there, wanted, and could "
+		       "not attach: alert on this one).");
+	for (int i = 0; i < in->nr_hooks; i++) {
+		const struct metrics_hook *h = &in->hooks[i];
+
+		for (unsigned int s = 0; s < OUT_HS_MAX; s++) {
+			struct metrics_label l[4] = { { "layer", h->layer },
+						      { "hook", h->hook },
+						      { "method", h->method },
+						      { "state", out_hook_st_name(s) } };
+
+			metrics_sample(f, "iotracer_hook_state", l, 4, h->state == s ? "1" : "0");
+		}
+	}
 }
 
 static void write_proc(FILE *f, const struct metrics_proc *p)

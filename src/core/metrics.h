@@ -28,6 +28,7 @@
 struct metrics_hook {
 	const char *layer, *hook, *method;
 	int ok;
+	unsigned int state; /* enum out_hook_st (core/output.h) */
 };
 
 /* The daemon's own process (client libraries' standard process_* metrics). */

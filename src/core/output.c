@@ -797,11 +797,19 @@ void out_request(const struct corr_req *r, void *ctx)
 		live_line(out, r, &v);
 }
 
-void out_attach(struct it_out *out, const char *layer, const char *hook, const char *method, int ok,
-		const char *reason)
+const char *out_hook_st_name(unsigned int s)
+{
+	static const char *const names[OUT_HS_MAX] = { "attached", "off", "absent", "failed" };
+
+	return s < OUT_HS_MAX ? names[s] : "?";
+}
+
+void out_attach(struct it_out *out, const char *layer, const char *hook, const char *method,
+		unsigned int state, const char *reason)
 {
 	struct jw *w = &out->w;
 	size_t mark = jw_len(w);
+	int ok = state == OUT_HS_ATTACHED;
 
 	if (!out->json)
 		return;
@@ -811,6 +819,7 @@ void out_attach(struct it_out *out, const char *layer, const char *hook, const c
 	jw_str(w, "hook", hook);
 	jw_str(w, "method", method);
 	jw_bool(w, "ok", ok);
+	jw_str(w, "state", out_hook_st_name(state));
 	if (!ok)
 		jw_str(w, "reason", reason ? reason : "");
 	else if (reason && *reason) /* what it gives up on this kernel */

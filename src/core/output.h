@@ -49,8 +49,20 @@ void out_set_devnames(struct it_out *out, const struct out_devnames *dn);
 
 /* corr_emit_fn: one finished request. */
 void out_request(const struct corr_req *r, void *out);
-void out_attach(struct it_out *out, const char *layer, const char *hook, const char *method, int ok,
-		const char *reason);
+/*
+ * A hook's state, in the attach report, the JSON attach lines and /metrics
+ * (docs/hooks.md): attached; off by an option (--sched-switch); absent: nothing to
+ * hook with on this machine (no such tracepoint or function, no driver loaded, a
+ * method this kernel refuses, a BPF feature it lacks); failed: the hook is there and
+ * was wanted (a method chosen, or the kernel has its tracepoint) but did not load or
+ * attach. Only "failed" is worth an alert.
+ */
+enum out_hook_st { OUT_HS_ATTACHED, OUT_HS_OFF, OUT_HS_ABSENT, OUT_HS_FAILED, OUT_HS_MAX };
+const char *out_hook_st_name(unsigned int s); /* "attached", "off", "absent", "failed" */
+
+/* One JSON attach line; state: enum out_hook_st. */
+void out_attach(struct it_out *out, const char *layer, const char *hook, const char *method,
+		unsigned int state, const char *reason);
 void out_summary(struct it_out *out, const struct out_summary_in *in);
 /* Write JSON lines still held in the batch (the daemon calls it on its timer). */
 void out_flush(struct it_out *out);

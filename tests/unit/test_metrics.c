@@ -183,6 +183,18 @@ static void test_metrics_counters_exact(void)
 		"# TYPE iotracer_hook_attached gauge\n"
 		"iotracer_hook_attached{layer=\"block\",hook=\"block_rq_issue\",method=\"tp_btf\"} 1\n"
 		"iotracer_hook_attached{layer=\"nvme\",hook=\"nvme_setup_cmd\",method=\"none\"} 0\n"
+		"# HELP iotracer_hook_state 1 for the hook's state, 0 for the others: attached, off "
+		"(by an option), absent (nothing to hook on this machine), failed (there, wanted, and "
+		"could not attach: alert on this one).\n"
+		"# TYPE iotracer_hook_state gauge\n"
+		"iotracer_hook_state{layer=\"block\",hook=\"block_rq_issue\",method=\"tp_btf\",state=\"attached\"} 1\n"
+		"iotracer_hook_state{layer=\"block\",hook=\"block_rq_issue\",method=\"tp_btf\",state=\"off\"} 0\n"
+		"iotracer_hook_state{layer=\"block\",hook=\"block_rq_issue\",method=\"tp_btf\",state=\"absent\"} 0\n"
+		"iotracer_hook_state{layer=\"block\",hook=\"block_rq_issue\",method=\"tp_btf\",state=\"failed\"} 0\n"
+		"iotracer_hook_state{layer=\"nvme\",hook=\"nvme_setup_cmd\",method=\"none\",state=\"attached\"} 0\n"
+		"iotracer_hook_state{layer=\"nvme\",hook=\"nvme_setup_cmd\",method=\"none\",state=\"off\"} 0\n"
+		"iotracer_hook_state{layer=\"nvme\",hook=\"nvme_setup_cmd\",method=\"none\",state=\"absent\"} 1\n"
+		"iotracer_hook_state{layer=\"nvme\",hook=\"nvme_setup_cmd\",method=\"none\",state=\"failed\"} 0\n"
 		"# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
 		"# TYPE process_cpu_seconds_total counter\n"
 		"process_cpu_seconds_total 1.230\n"
@@ -197,8 +209,8 @@ static void test_metrics_counters_exact(void)
 		"# TYPE process_open_fds gauge\n"
 		"process_open_fds 9\n";
 	static const struct metrics_hook hooks[] = {
-		{ "block", "block_rq_issue", "tp_btf", 1 },
-		{ "nvme", "nvme_setup_cmd", "none", 0 },
+		{ "block", "block_rq_issue", "tp_btf", 1, OUT_HS_ATTACHED },
+		{ "nvme", "nvme_setup_cmd", "none", 0, OUT_HS_ABSENT },
 	};
 	struct metrics_proc proc = { .cpu_ticks = 123,
 				     .ticks_per_sec = 100,
