@@ -295,6 +295,21 @@ static int metrics_hooks(struct daemon *d)
 }
 
 /*
+ * The block requests the attached BPF side saw issued and not completing (in flight,
+ * for the gauge), and those a detached side left (missed: no side will see them end).
+ */
+static void blk_inflight_missed(struct daemon *d, uint64_t *inflight, uint64_t *missed)
+{
+	const int k = IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED;
+	uint64_t cur[IT_NR_DROPS] = { 0 };
+
+	if (d->ld.skel)
+		read_drops(d, cur);
+	*inflight = cur[k];
+	*missed = d->carried_drops[k];
+}
+
+/*
  * Build the /metrics text and hand it to the server thread, at most every
  * METRICS_NS (force: now). Runs on the event loop; the server only swaps a
  * pointer under its lock, so nothing here waits for a scrape.
@@ -314,7 +329,7 @@ static void metrics_tick(struct daemon *d, int force)
 		return;
 	d->next_metrics_ns = d->now_ns + METRICS_NS;
 	all_drops(d, drops);
-	in.blk_unmatched = drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED];
+	blk_inflight_missed(d, &in.blk_inflight, &in.blk_missed);
 	current_hists(d);
 	in.nr_khists = d->sum.nr;
 	in.khists = d->sum.v;
