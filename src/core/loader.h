@@ -10,6 +10,7 @@
 
 struct iotracer_bpf;
 struct bpf_link;
+struct bpf_object;
 
 /* Attach methods, cheapest first (DESIGN principle 3). */
 enum it_method {
@@ -59,6 +60,14 @@ const char *it_method_name(enum it_method m);
 
 /* A hook's state (enum out_hook_st, core/output.h). */
 enum out_hook_st it_hook_state_of(const struct it_hook_state *h);
+
+/*
+ * The hook table against an opened (not loaded) BPF object: every program it
+ * names is in obj, and every program of obj but the QEMU uprobes is named by
+ * exactly one hook. 0, or -EINVAL with what is wrong in why (a build defect:
+ * a misspelt name would otherwise never be autoloaded, silently).
+ */
+int it_loader_check_hooks(const struct bpf_object *obj, char *why, size_t n);
 
 /* Open, probe, configure, load, attach. Returns 0 or -errno (message printed). */
 int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err);
