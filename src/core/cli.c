@@ -3,6 +3,7 @@
  * cli: command line of the run mode. See cli.h and docs/cli.md.
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stddef.h>
 #include <stdarg.h>
@@ -140,9 +141,11 @@ static const struct cli_option cli_opts[] = {
 	  .val = CLI_V_COUNT, F(verbose),
 	  .help = "libbpf debug output and per-hook details (repeatable)" },
 	{ .name = "config", .key = CLI_OPT_CONFIG, .arg = "FILE",
-	  .help = "read options from FILE first (INI; docs/config.md); default\n"
-		  CLI_CONFIG_DEFAULT " when it exists" },
-	{ .name = "no-config", .key = CLI_OPT_NO_CONFIG, .help = "read no config file" },
+	  .help = "read options from FILE first (INI; docs/config.md); none is\n"
+		  "read without it (the service's unit passes\n"
+		  CLI_CONFIG_DEFAULT ")" },
+	{ .name = "no-config", .key = CLI_OPT_NO_CONFIG,
+	  .help = "read no config file (the default; for scripts)" },
 	{ .name = "help", .key = CLI_OPT_HELP, .help = "print this help and exit" },
 	{ .name = "version", .key = CLI_OPT_VERSION, .help = "print the version and exit" },
 	{ .name = "mode", .key = CLI_OPT_MODE, .arg = "MODE", .section = "link",
@@ -272,7 +275,6 @@ void cli_defaults(struct it_opts *o)
 	o->record_size = REC_DEF_SIZE;
 	o->record_age_ns = REC_DEF_AGE_NS;
 	o->record_max = REC_DEF_MAX;
-	o->config_default = CLI_CONFIG_DEFAULT;
 }
 
 static void cli_free_strs(char **arr, int *nr)
@@ -825,8 +827,6 @@ static int cli_config(int argc, char **argv, struct it_opts *o, FILE *err)
 		it_err_to(err, "--config and --no-config exclude each other");
 		return CLI_USAGE;
 	}
-	if (!path && !no_config && o->config_default && !access(o->config_default, F_OK))
-		path = o->config_default;
 	if (!path || no_config)
 		return CLI_RUN;
 	if (cli_setstr(&o->config_path, path)) {
@@ -864,6 +864,8 @@ int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err)
 			r = cli_option_of(c);
 			if (r && !seen[r - cli_opts]++)
 				cli_forget(r, o);
+			if (r)
+				o->from_line[r - cli_opts] = 0; /* the command line's now */
 			ret = cli_apply(c, optarg, o, out, &src);
 		}
 		if (ret != CLI_RUN)
@@ -884,18 +886,45 @@ out:
 
 int cli_check_start(const struct it_opts *o, FILE *err)
 {
+	char who[PATH_MAX + 32];
+
 	for (int i = 0; i < o->nr_pids; i++) {
 		int64_t tgid = procfs_tgid((pid_t)o->pids[i]);
 
 		if (tgid < 0) {
-			it_err_to(err, "--pid: no process %u", o->pids[i]);
+			it_err_to(err, "%s: no process %u", cli_where(o, "pid", who, sizeof(who)),
+				  o->pids[i]);
 			return CLI_USAGE;
 		}
 		if ((uint64_t)tgid != o->pids[i]) {
-			it_err_to(err, "--pid: %u is a thread of process %lld: -p takes process ids",
-				  o->pids[i], (long long)tgid);
+			it_err_to(err, "%s: %u is a thread of process %lld: -p takes process ids",
+				  cli_where(o, "pid", who, sizeof(who)), o->pids[i], (long long)tgid);
 			return CLI_USAGE;
 		}
 	}
 	return CLI_RUN;
+}
+
+_Static_assert(CLI_NR_OPTS <= CLI_MAX_OPTS, "struct it_opts.from_line is too small");
+
+void cli_set_line(struct it_opts *o, int key, unsigned int line)
+{
+	const struct cli_option *r = cli_option_of(key);
+
+	if (r)
+		o->from_line[r - cli_opts] = line;
+}
+
+const char *cli_where(const struct it_opts *o, const char *name, char *buf, size_t n)
+{
+	const struct cli_option *r = cli_option_named(name);
+	unsigned int line = r ? o->from_line[r - cli_opts] : 0;
+
+	if (!r)
+		snprintf(buf, n, "--%s", name);
+	else if (line && o->config_path)
+		snprintf(buf, n, "%s:%u: %s", o->config_path, line, r->name);
+	else
+		snprintf(buf, n, "--%s", r->name);
+	return buf;
 }

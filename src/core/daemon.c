@@ -6,6 +6,7 @@
  * through the correlator to the output sinks.
  */
 #include <errno.h>
+#include <limits.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -578,7 +579,10 @@ static int open_json(struct daemon *d)
 	}
 	d->json = fopen(path, "w");
 	if (!d->json) {
-		it_err("--json: cannot open '%s': %s", path, strerror(errno));
+		char who[PATH_MAX + 32];
+
+		it_err("%s: cannot open '%s': %s", cli_where(d->o, "json", who, sizeof(who)), path,
+		       strerror(errno));
 		return -errno;
 	}
 	return 0;
@@ -609,7 +613,6 @@ static int reload_read(struct daemon *d, struct it_opts *n, char *why, size_t le
 
 	cli_defaults(n);
 	n->sysfs_root = d->o->sysfs_root;
-	n->config_default = d->o->config_default;
 	if (err) {
 		ret = cli_parse(d->o->argc, d->o->argv, n, err, err) == CLI_RUN ? 0 : -EINVAL;
 		if (!ret && mode_prepare(n, err))
@@ -806,9 +809,11 @@ static int daemon_reload(struct daemon *d)
 static int open_record(struct daemon *d)
 {
 	const struct it_opts *o = d->o;
+	char who[PATH_MAX + 32];
 	struct rec_opts ro = { .dir = o->record_dir, .seg_size = o->record_size,
 			       .seg_age_ns = o->record_age_ns, .max_bytes = o->record_max,
-			       .level = o->record_level, .sysfs_root = o->sysfs_root };
+			       .level = o->record_level, .sysfs_root = o->sysfs_root,
+			       .who = cli_where(o, "record", who, sizeof(who)) };
 
 	if (!o->record_dir)
 		return 0;
@@ -819,6 +824,7 @@ static int open_record(struct daemon *d)
 /* Everything up to the event loop: outputs, BPF, the fds. 0 or -errno (said). */
 static int daemon_start(struct daemon *d)
 {
+	char who[PATH_MAX + 32];
 	int ret;
 
 	/*
@@ -829,7 +835,8 @@ static int daemon_start(struct daemon *d)
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	if (d->o->metrics_addr) {
 		/* before the (slow) load: a port in use fails at once */
-		d->http = metrics_http_start(d->o->metrics_addr);
+		d->http = metrics_http_start(d->o->metrics_addr,
+					     cli_where(d->o, "metrics", who, sizeof(who)));
 		if (!d->http)
 			return -EADDRINUSE;
 	}

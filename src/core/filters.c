@@ -9,6 +9,7 @@
  * double-buffered: the new list goes into the idle copy, then dev_cur flips.
  */
 #include <errno.h>
+#include <limits.h>
 #include <ftw.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,17 +39,17 @@ struct filter_in {
 /* The generation of the pid and file map entries (wraps: only "current or not" matters). */
 static uint8_t map_gen;
 
-static int cgroup_id(const char *path, uint64_t *id, FILE *err)
+static int cgroup_id(const char *path, const char *who, uint64_t *id, FILE *err)
 {
 	struct statfs sfs;
 	struct stat st;
 
 	if (stat(path, &st) || statfs(path, &sfs)) {
-		it_err_to(err, "--cgroup: cannot stat '%s': %s", path, strerror(errno));
+		it_err_to(err, "%s: cannot stat '%s': %s", who, path, strerror(errno));
 		return -errno;
 	}
 	if (sfs.f_type != CGROUP2_SUPER_MAGIC) {
-		it_err_to(err, "--cgroup: '%s' is not a cgroup v2 directory%s", path,
+		it_err_to(err, "%s: '%s' is not a cgroup v2 directory%s", who, path,
 			  access("/sys/fs/cgroup/unified", F_OK) ?
 				  "" :
 				  " (cgroup v2 is at /sys/fs/cgroup/unified here)");
@@ -61,16 +62,19 @@ static int cgroup_id(const char *path, uint64_t *id, FILE *err)
 
 static int check_inputs(const struct it_opts *o, struct filter_in *in, FILE *err)
 {
+	char who[PATH_MAX + 32];
 	int ret;
 
 	memset(in, 0, sizeof(*in));
 	if (o->cgroup_path) {
-		ret = cgroup_id(o->cgroup_path, &in->cgroup_id, err);
+		ret = cgroup_id(o->cgroup_path, cli_where(o, "cgroup", who, sizeof(who)),
+				&in->cgroup_id, err);
 		if (ret)
 			return ret;
 	}
 	if (o->file_path && stat(o->file_path, &in->file_st)) {
-		it_err_to(err, "--file: cannot stat '%s': %s", o->file_path, strerror(errno));
+		it_err_to(err, "%s: cannot stat '%s': %s", cli_where(o, "file", who, sizeof(who)),
+			  o->file_path, strerror(errno));
 		return -errno;
 	}
 	return 0;

@@ -349,6 +349,7 @@ void rec_tick(struct recorder *rc, uint64_t now_ns)
 struct recorder *rec_open(const struct rec_opts *o, uint64_t now_ns)
 {
 	struct recorder *rc = calloc(1, sizeof(*rc));
+	const char *who = o->who ? o->who : "--record";
 	int err;
 
 	if (!rc)
@@ -367,12 +368,12 @@ struct recorder *rec_open(const struct rec_opts *o, uint64_t now_ns)
 	host_identity(&rc->hdr);
 	rc->hdr.run_mono_ns = now_ns;
 	if (mkdir(o->dir, 0755) && errno != EEXIST) {
-		it_err("--record: cannot create directory '%s': %s", o->dir, strerror(errno));
+		it_err("%s: cannot create directory '%s': %s", who, o->dir, strerror(errno));
 		goto fail;
 	}
 	err = seg_open(rc, now_ns);
 	if (err) {
-		it_err("--record: cannot create a segment in '%s': %s", o->dir, strerror(-err));
+		it_err("%s: cannot create a segment in '%s': %s", who, o->dir, strerror(-err));
 		errno = -err;
 		goto fail;
 	}
