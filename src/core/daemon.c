@@ -6,6 +6,7 @@
  * through the correlator to the output sinks.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
 #include <signal.h>
@@ -568,6 +569,7 @@ static void bpf_down(struct daemon *d)
 static int open_json(struct daemon *d)
 {
 	const char *path = d->o->json_path;
+	int fd;
 
 	d->text = stdout;
 	if (!path)
@@ -577,8 +579,12 @@ static int open_json(struct daemon *d)
 		d->text = stderr;
 		return 0;
 	}
-	d->json = fopen(path, "w");
+	/* the requests of every process: the owner's alone, like a recording (record.md) */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	d->json = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!d->json) {
+		if (fd >= 0)
+			close(fd);
 		char who[PATH_MAX + 32];
 
 		it_err("%s: cannot open '%s': %s", cli_where(d->o, "json", who, sizeof(who)), path,

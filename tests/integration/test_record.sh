@@ -3,6 +3,8 @@
 # Oracles: fio (IO count; its per-IO latency log with epoch times for the SIGKILL case),
 # the live daemon's own -j lines and final summary (the recording must give the same),
 # and the Trace Event Format rules (tests/tools/perfetto_check.jq).
+#   modes      under umask 022: the recording's directory 0750, every segment 0600, the -j
+#              file 0600 (pids, comms, inodes and offsets of every process: root's alone)
 #   count      report -p FIO_PID: syscall read requests on loopN == fio's IO count
 #   summary    report's stage table (COUNT P50 P90 P99 MAX) == the live final summary's
 #   hists      report's log2 histograms == the live final summary's
@@ -22,7 +24,7 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin start count summary hists json filters jsonin size perfetto sigkill corrupt enospc
+it_begin start modes count summary hists json filters jsonin size perfetto sigkill corrupt enospc
 it_require_all
 
 NIOS=${RECORD_IOS:-6000}
@@ -36,6 +38,7 @@ note "device $dev"
 rec=$IT_TMP/rec
 
 wait_quiet "$dev" 5
+umask 022
 start_tracer -d "$name" --record "$rec" || fail_all "$TRACER_WHY"
 pass start
 fio_run "$IT_TMP/fio.json" --name=rec --filename="$dev" --ioengine=psync --direct=1 \
@@ -47,6 +50,12 @@ stop_tracer || fail_all "$TRACER_WHY"
 ios=$(fio_read_ios "$IT_TMP/fio.json")
 fio1=$FIO_PID
 note "fio pid $FIO_PID: $ios reads"
+
+# modes (start_tracer runs under the test's umask: make it the usual one for this check)
+modes=$(stat -c '%n %a' "$rec" "$rec"/* "$TRACER_JSON" | sed "s|$IT_TMP/||" | tr '\n' ' ')
+bad=$(stat -c '%a' "$rec"/* "$TRACER_JSON" | grep -vc '^600$')
+check modes "umask $(umask): $modes (want rec 750, files 600)" \
+	test "$(stat -c %a "$rec")" = 750 -a "$bad" -eq 0
 
 # count: the recording's syscall reads of fio on loopN
 "$IOTRACER" report -p "$FIO_PID" -d "$name" --json "$IT_TMP/fio_only.json" "$rec" \
