@@ -470,6 +470,28 @@ static int loop(struct daemon *d)
 	return 0;
 }
 
+/*
+ * The start line, even under -q: what a service's journal must show once (version,
+ * layers attached, metrics address, recording directory).
+ */
+static void start_line(struct daemon *d)
+{
+	char layers[128] = "";
+	size_t n = 0;
+	int hooks = 0;
+
+	for (int l = 0; l < IT_L_MAX; l++)
+		if (d->ld.layers_on & (1u << l))
+			n += (size_t)snprintf(layers + n, n < sizeof(layers) ? sizeof(layers) - n : 0,
+					      "%s%s", n ? "," : "", parse_layer_name(l));
+	for (int i = 0; i < d->ld.nr_hooks; i++)
+		hooks += d->ld.hooks[i].ok;
+	it_note_always("%s started: layers %s (%d hooks attached); metrics %s%s%s; recording %s",
+		       IT_VERSION, layers[0] ? layers : "none", hooks,
+		       d->o->metrics_addr ? "http://" : "off", d->o->metrics_addr ? d->o->metrics_addr : "",
+		       d->o->metrics_addr ? "/metrics" : "", d->o->record_dir ? d->o->record_dir : "off");
+}
+
 static void report_attach(struct daemon *d)
 {
 	for (int i = 0; i < d->ld.nr_hooks; i++) {
@@ -868,6 +890,8 @@ static int daemon_start(struct daemon *d)
 	ret = setup_fds(d);
 	if (ret)
 		it_err("cannot set up the event loop: %s", strerror(-ret));
+	else
+		start_line(d);
 	return ret;
 }
 

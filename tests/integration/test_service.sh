@@ -9,6 +9,10 @@
 # /proc/PID/maps, systemd-analyze security --offline.
 #   shipped       the shipped config, its metrics port made free: -D 3 under the sandbox
 #                 exits 0, and its recording is in /var/lib/iotracer: dir 0750, files 0600
+#   start_line    ... with -q (ExecStart's) its stderr (the journal) has one start line:
+#                 the version of --version, the layers attached, the metrics address and
+#                 the recording directory; the unit sends stdout (the summaries) to the
+#                 journal too
 #   key_NAME      one per key of the shipped config, uncommented (values naming this
 #                 machine's things made real: a loop device, a cgroup, a live pid):
 #                 starts under the sandbox and exits 0 after -D 2
@@ -27,7 +31,7 @@ set -u
 
 CONF_SRC=$IT_ROOT/configs/iotracer.conf
 mapfile -t KEYS < <(sed -n 's/^#\{0,1\}\([a-z][a-z-]*\) = .*/\1/p' "$CONF_SRC")
-names=(shipped)
+names=(shipped start_line)
 for k in "${KEYS[@]}"; do names+=("key_$k"); done
 names+=(families wx_maps exposure)
 it_begin "${names[@]}"
@@ -76,6 +80,16 @@ modes=$(stat -c '%a' "$h/state"/* 2>/dev/null | sort -u | tr '\n' ' ')
 note "shipped config under the sandbox: exit $rc, $segs segments, state dir $(stat -c %a "$h/state"), files $modes"
 check shipped "exit $rc ($(head -c 300 "$IT_TMP/shipped.err" | tr '\n' ' ')), $segs segments, dir $(stat -c %a "$h/state"), files $modes" \
 	test "$rc" -eq 0 -a "$segs" -ge 1 -a "$(stat -c %a "$h/state")" = 750 -a "$modes" = "600 "
+
+ver=$("$IOTRACER" --version | sed 's/^iotracer //')
+port=$(sed -n 's/^metrics = //p' "$h/etc/iotracer.conf")
+sl=$(grep -c ' started: ' "$IT_TMP/shipped.err")
+want="iotracer: $ver started: layers syscall,fs,sched,block ("
+got=$(grep ' started: ' "$IT_TMP/shipped.err" | head -n 1)
+so=$(sed -n 's/^StandardOutput=//p' "$UNIT")
+check start_line "$sl start lines: '$got' (want one: '${want}N hooks attached); metrics http://$port/metrics; recording /var/lib/iotracer'), StandardOutput=$so" \
+	test "$sl" -eq 1 -a "$so" = journal -a "${got%% hooks attached*}" != "$got" -a \
+	"${got#"$want"}" != "$got" -a "${got##*; metrics http://$port/metrics; recording /var/lib/iotracer}" = ""
 
 # ---------------------------------------------------------------- each key
 # value_for KEY: a value that names a real thing here ("" keeps the example's)
