@@ -257,8 +257,8 @@ void cli_usage(FILE *f)
 		cli_usage_opt(f, &cli_opts[i]);
 	fputs("ADDR: vsock:PORT, vsock:CID:PORT, unix:PATH, tcp:HOST:PORT, serial:NAME|/dev/PATH\n"
 	      "\n"
-	      "DUR: a number with a unit ns, us, ms, s, m or h; a plain number is seconds\n"
-	      "     (250us, 10ms, 12s, 5m, 1.5). SIZE: bytes with optional K, M or G (8M).\n"
+	      "DUR: a number with a unit ns, us, ms, s, m or h (250us, 10ms, 1.5s, 5m); only 0\n"
+	      "     goes without one. SIZE: bytes with optional K, M or G (8M).\n"
 	      "Histograms always count every request, whatever -m and --sample say.\n"
 	      "Command-line options override the config file's; SIGHUP re-reads it.\n"
 	      "Exit status: 0 success, 1 runtime failure, 2 bad usage.\n",
@@ -535,6 +535,12 @@ static int cli_duration(const struct cli_src *src, int opt, const char *arg, int
 
 	if (parse_duration(arg, &v))
 		return cli_bad(src, opt, "bad duration '%s' " CLI_DUR_HINT, arg);
+	/* "-m 10" meant 10 s where 10 ms was likely meant: a number other than 0 takes a unit */
+	if (v && !arg[strspn(arg, "0123456789.")])
+		return cli_bad(src, opt,
+			       "bad duration '%s': a number needs a unit: ns, us, ms, s, m or h "
+			       "(e.g. %sms or %ss)",
+			       arg, arg, arg);
 	if (positive && !v)
 		return cli_bad(src, opt, "bad duration '%s' (must be > 0, e.g. 250us, 10ms, 2s)",
 			       arg);

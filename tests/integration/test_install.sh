@@ -11,7 +11,7 @@
 #                 long options of `iotracer --help`, `bench --help` and `report --help`
 #   conf_ignored  with the shipped config installed at /etc/iotracer/iotracer.conf (a
 #                 private mount namespace) and its metrics port taken, a plain
-#                 `iotracer -D 1` reads no config: exit 0, a final summary on stdout
+#                 `iotracer -D 1s` reads no config: exit 0, a final summary on stdout
 #   conf_where    the same with --config FILE: exit 1, one error line naming
 #                 FILE:LINE: metrics (the line of its metrics key)
 set -u
@@ -92,11 +92,11 @@ in_etc() {
 		sh "$etc" timeout -k 5 30 "$IOTRACER" "$@"
 }
 sleep 0.3
-in_etc -D 1 -l syscall >"$IT_TMP/plain.out" 2>"$IT_TMP/plain.err" </dev/null
+in_etc -D 1s -l syscall >"$IT_TMP/plain.out" 2>"$IT_TMP/plain.err" </dev/null
 rc=$?
 check conf_ignored "plain run with the installed config: exit $rc, stderr: $(head -c 300 "$IT_TMP/plain.err" | tr '\n' ' ')" \
 	test "$rc" -eq 0 -a "$(grep -c 'final summary' "$IT_TMP/plain.out")" -eq 1
-in_etc --config /etc/iotracer/iotracer.conf -D 1 -l syscall >/dev/null 2>"$IT_TMP/conf.err" </dev/null
+in_etc --config /etc/iotracer/iotracer.conf -D 1s -l syscall >/dev/null 2>"$IT_TMP/conf.err" </dev/null
 rc=$?
 msg=$(cat "$IT_TMP/conf.err")
 note "--config with its port taken: exit $rc: $msg"

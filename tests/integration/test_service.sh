@@ -73,7 +73,7 @@ conf() {
 # ---------------------------------------------------------------- shipped
 h=$IT_TMP/shipped
 conf "$h"
-in_sandbox "$h" -D 3 >"$IT_TMP/shipped.out" 2>"$IT_TMP/shipped.err"
+in_sandbox "$h" -D 3s >"$IT_TMP/shipped.out" 2>"$IT_TMP/shipped.err"
 rc=$?
 segs=$(find "$h/state" -name '*.itrec' | wc -l)
 modes=$(stat -c '%a' "$h/state"/* 2>/dev/null | sort -u | tr '\n' ' ')
@@ -124,7 +124,7 @@ for k in "${KEYS[@]}"; do
 		conf "$h" -e "s|^#$k = |$k = |"
 	fi
 	line=$(grep "^$k = " "$h/etc/iotracer.conf")
-	in_sandbox "$h" -D 2 >"$IT_TMP/key-$k.out" 2>"$IT_TMP/key-$k.err"
+	in_sandbox "$h" -D 2s >"$IT_TMP/key-$k.out" 2>"$IT_TMP/key-$k.err"
 	rc=$?
 	vnote "$line: exit $rc"
 	check "key_$k" "'$line' under the sandbox: exit $rc: $(head -c 300 "$IT_TMP/key-$k.err" | tr '\n' ' ')" \
@@ -134,7 +134,7 @@ done
 # ---------------------------------------------------------------- families, wx_maps
 h=$IT_TMP/running
 conf "$h"
-in_sandbox "$h" -D 20 >"$IT_TMP/running.out" 2>"$IT_TMP/running.err" &
+in_sandbox "$h" -D 20s >"$IT_TMP/running.out" 2>"$IT_TMP/running.err" &
 spid=$!
 _it_register pids "$spid"
 dpid=""
