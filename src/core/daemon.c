@@ -661,6 +661,8 @@ static void reload_adopt(struct daemon *d, struct it_opts *n)
 	d->cur = *n;
 	d->cur_owned = 1;
 	memset(n, 0, sizeof(*n));
+	if (d->out)
+		out_set_thinning(d->out, d->cur.min_lat_ns, d->cur.sample);
 }
 
 /* Filters only: BPF globals and maps, in place, no link touched. 0: *n adopted. */

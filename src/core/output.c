@@ -74,6 +74,7 @@ struct it_out {
 	const struct out_devnames *dn; /* NULL: names from sysfs */
 	uint64_t start_ns;
 	int live, quiet;
+	uint64_t min_lat_ns, sample; /* what thins the records (out_set_thinning) */
 	int header_done;
 	int error;
 	uint64_t requests;
@@ -190,6 +191,7 @@ struct it_out *out_new(const struct it_opts *o, FILE *text, FILE *json, uint64_t
 	out->start_ns = start_ns;
 	out->live = o->live && !o->quiet;
 	out->quiet = o->quiet;
+	out_set_thinning(out, o->min_lat_ns, o->sample);
 	/* a terminal still sees every line at once; so does the text stream if it is the same */
 	if (json && json != text && fileno(json) >= 0 && !isatty(fileno(json))) {
 		out->batch = 1;
@@ -932,6 +934,29 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 	json_fflush(out);
 }
 
+void out_set_thinning(struct it_out *out, uint64_t min_lat_ns, uint64_t sample)
+{
+	out->min_lat_ns = min_lat_ns;
+	out->sample = sample;
+}
+
+/* With -m or --sample the stage table counts the recorded requests only: say so. */
+static void text_thinning(const struct it_out *out, FILE *f)
+{
+	char d[32];
+
+	if (!out->min_lat_ns && out->sample <= 1)
+		return;
+	fprintf(f, "  the stage table counts the recorded requests only:");
+	if (out->min_lat_ns)
+		fprintf(f, " those at least %s long (-m)%s",
+			parse_fmt_duration(out->min_lat_ns, d, sizeof(d)),
+			out->sample > 1 ? "," : "");
+	if (out->sample > 1)
+		fprintf(f, " 1 in %llu (--sample)", (unsigned long long)out->sample);
+	fprintf(f, "; the histograms below count every request\n");
+}
+
 static void text_summary(struct it_out *out, const struct out_summary_in *in)
 {
 	FILE *f = out->text;
@@ -941,10 +966,12 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 
 	for (int i = 0; i < IT_NR_DROPS; i++)
 		drops += in->drops[i];
-	fprintf(f, "\n=== %s summary after %.1fs: %llu requests, %llu unjoined, %llu dropped ===\n",
+	fprintf(f, "\n=== %s summary after %.1fs: %llu %srequests, %llu unjoined, %llu dropped ===\n",
 		in->final ? "final" : "interval", in->elapsed_ns / 1e9,
-		(unsigned long long)out->requests, (unsigned long long)in->corr->unjoined,
-		(unsigned long long)drops);
+		(unsigned long long)out->requests,
+		out->min_lat_ns || out->sample > 1 ? "recorded " : "",
+		(unsigned long long)in->corr->unjoined, (unsigned long long)drops);
+	text_thinning(out, f);
 	if (out->json_lost)
 		fprintf(f, "  output lost: %llu JSON lines (write failed)\n",
 			(unsigned long long)out->json_lost);

@@ -71,6 +71,10 @@ const char *out_op_name(unsigned int op);
 const char *out_sys_name(unsigned int sys);
 const char *out_origin_name(unsigned int origin);
 
+/* -m and --sample as they are now (a reload changes them): the text summary says what
+ * its stage table counts. */
+void out_set_thinning(struct it_out *out, uint64_t min_lat_ns, uint64_t sample);
+
 /* Requests written so far, and JSON write errors. */
 uint64_t out_requests(const struct it_out *out);
 /* 0, or -errno of the first failed output write (the exit status says it). */

@@ -1352,6 +1352,23 @@ static void test_summary(void)
 		ASSERT_TRUE(fin && strstr(text, "(all requests)") > fin,
 			    "histograms only after the final header");
 	}
+	ASSERT_TRUE(strstr(text, "the stage table counts") == NULL, "no -m: nothing to say");
+	{
+		/* -m 10ms, --sample 4: the header and a line say what the stage table counts */
+		uint64_t no_drops[IT_NR_DROPS] = { 0 };
+		struct out_summary_in fin = { .final = 1, .elapsed_ns = 1000000000ull,
+					      .drops = no_drops, .corr = &cs };
+		size_t mark = strlen(sink_str(&e.text));
+
+		out_set_thinning(e.out, 10000000, 4);
+		out_summary(e.out, &fin);
+		text = sink_str(&e.text) + mark;
+		ASSERT_TRUE(strstr(text, "103 recorded requests") != NULL, "recorded in the header");
+		ASSERT_TRUE(strstr(text, "  the stage table counts the recorded requests only: those "
+					 "at least 10.0ms long (-m), 1 in 4 (--sample); the "
+					 "histograms below count every request\n") != NULL,
+			    "what the stage table counts");
+	}
 out:
 	env_done(&e);
 }
