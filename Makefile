@@ -36,6 +36,7 @@ OBJS        := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(SRCS))
 # Pure user-space modules (no libbpf, no skeleton): unit-tested under ASan/UBSan and
 # linked into the tools. What talks to libbpf stays out.
 LIBBPF_SRCS := src/main.c src/core/loader.c src/core/kfeat.c src/core/daemon.c src/core/filters.c \
+	       src/core/aggmap.c src/top/top.c \
 	       src/mode/host.c src/bench/cmd.c src/bench/run.c src/bench/bpfstats.c
 # Linked with libmicrohttpd (--metrics): out of the pure set too. The static build
 # (lab guests) takes a stub of it (-DIT_NO_MHD): gnutls and friends have no static libs.
@@ -58,7 +59,7 @@ VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 DEPS_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
 	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace \
 	       systemd groff-base man-db libmicrohttpd-dev prometheus curl libsodium-dev \
-	       qemu-system-x86 libinih-dev libclang-rt-dev
+	       qemu-system-x86 libinih-dev libclang-rt-dev tmux
 
 .PHONY: all deps deps-arm64 static-arm64 run test unit integration fuzz fuzz-build fuzz-bins lab \
 	vmlinux format clean tools replay-bench static install uninstall

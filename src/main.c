@@ -8,8 +8,11 @@
 
 #include "bench/bench.h"
 #include "core/cli.h"
+#include "core/config.h"
 #include "core/daemon.h"
+#include "mode/mode.h"
 #include "report/report.h"
+#include "top/top.h"
 
 /* Subcommands: `iotracer NAME ARGS...` runs fn(argc - 1, argv + 1). */
 static const struct {
@@ -18,6 +21,14 @@ static const struct {
 } commands[] = {
 	{ "bench", bench_main },
 	{ "report", report_main },
+	{ "top", top_main },
+};
+
+/* The modes of the daemon (--mode), by enum it_mode: standalone is the daemon alone. */
+static const struct mode_ops *const modes[] = {
+	[IT_MODE_STANDALONE] = NULL,
+	[IT_MODE_GUEST] = &guest_mode_ops,
+	[IT_MODE_HOST] = &host_mode_ops,
 };
 
 int main(int argc, char **argv)
@@ -30,11 +41,11 @@ int main(int argc, char **argv)
 			return commands[i].fn(argc - 1, argv + 1);
 
 	cli_defaults(&o);
-	ret = cli_parse(argc, argv, &o, stdout, stderr);
+	ret = config_parse(argc, argv, &o, stdout, stderr);
 	if (ret == CLI_RUN)
 		ret = cli_check_start(&o, stderr);
 	if (ret == CLI_RUN)
-		ret = it_daemon_run(&o);
+		ret = it_daemon_run(&o, modes);
 	else if (ret == CLI_EXIT_OK)
 		ret = 0;
 	cli_free(&o);

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "iotracer.h"
+#include "core/cgroup.h"
 #include "core/cli.h"
-#include "core/config.h"
 #include "core/record.h"
 #include "lib/parse.h"
 #include "lib/addr.h"
@@ -40,6 +40,7 @@ enum {
 	CLI_OPT_NAME,
 	CLI_OPT_SCHED_SWITCH,
 	CLI_OPT_METRICS,
+	CLI_OPT_METRICS_CG_DEPTH,
 	CLI_OPT_LINK_KEY,
 	CLI_OPT_RECORD,
 	CLI_OPT_RECORD_SIZE,
@@ -70,8 +71,9 @@ static const struct cli_option cli_opts[] = {
 	  .val = CLI_V_COMM, F(comm),
 	  .help = "only threads whose comm is exactly COMM (<= 15 chars)" },
 	{ .name = "cgroup", .key = CLI_OPT_CGROUP, .arg = "PATH", .section = "",
-	  .reload = RELOAD_FILTER, .val = CLI_V_STR, F(cgroup_path),
-	  .help = "only tasks in this cgroup v2 directory (not descendants)" },
+	  .reload = RELOAD_FILTER, .val = CLI_V_STRS, LIST(cgroups, nr_cgroups),
+	  .help = "only tasks in this cgroup v2 directory or below it: a\n"
+		  "directory or a hierarchy path (/system.slice); up to 8" },
 	{ .name = "dev", .key = 'd', .arg = "DEV[,DEV...]", .section = "", .reload = RELOAD_FILTER,
 	  .val = CLI_V_DEVS, LIST(devs, nr_devs),
 	  .help = "only these block devices: loop0, /dev/loop0 or 7:0, up to 64" },
@@ -135,6 +137,10 @@ static const struct cli_option cli_opts[] = {
 	  .reload = RELOAD_START, .val = CLI_V_STR, F(metrics_addr),
 	  .help = "serve Prometheus metrics on http://ADDR/metrics; ADDR is\n"
 		  "IP:PORT, [IPV6]:PORT or :PORT (every address; docs/metrics.md)" },
+	{ .name = "metrics-cgroup-depth", .key = CLI_OPT_METRICS_CG_DEPTH, .arg = "N",
+	  .section = "metrics", .reload = RELOAD_START, .val = CLI_V_INT, F(metrics_cg_depth),
+	  .help = "/metrics: per-cgroup series, the cgroups taken N levels\n"
+		  "below the root (0: the root only; 0 to 16; docs/metrics.md)" },
 	{ .name = "quiet", .key = 'q', .section = "", .reload = RELOAD_START, .val = CLI_V_FLAG,
 	  F(quiet), .help = "no attach report and no live lines: summaries only" },
 	{ .name = "verbose", .key = 'v', .section = "", .reload = RELOAD_START,
@@ -272,6 +278,7 @@ void cli_defaults(struct it_opts *o)
 	o->sample = 1;
 	o->ring_size = CLI_RING_DEFAULT;
 	o->sysfs_root = "/sys";
+	o->metrics_cg_depth = -1;
 	o->record_size = REC_DEF_SIZE;
 	o->record_age_ns = REC_DEF_AGE_NS;
 	o->record_max = REC_DEF_MAX;
@@ -288,8 +295,7 @@ static void cli_free_strs(char **arr, int *nr)
 
 void cli_free(struct it_opts *o)
 {
-	free(o->cgroup_path);
-	o->cgroup_path = NULL;
+	cli_free_strs(o->cgroups, &o->nr_cgroups);
 	free(o->file_path);
 	o->file_path = NULL;
 	free(o->json_path);
@@ -548,6 +554,25 @@ static int cli_duration(const struct cli_src *src, int opt, const char *arg, int
 	return CLI_RUN;
 }
 
+/* --cgroup: a cgroup v2 directory now (exit 2), opened again at every (re)load. */
+static int cli_cgroup(const struct cli_src *src, int opt, const char *arg, struct it_opts *o)
+{
+	char mnt[CG_PATH_MAX], rel[CG_PATH_MAX], why[CG_PATH_MAX + 128];
+	int ret = cg_mount_point(NULL, NULL, mnt, sizeof(mnt));
+
+	if (ret)
+		return cli_bad(src, opt, "no cgroup2 hierarchy: %s", strerror(-ret));
+	if (cg_resolve(mnt, arg, rel, sizeof(rel), why, sizeof(why)))
+		return cli_bad(src, opt, "%s", why);
+	if (o->nr_cgroups >= CLI_MAX_CGROUPS)
+		return cli_bad(src, opt, "too many cgroups (at most %d)", CLI_MAX_CGROUPS);
+	o->cgroups[o->nr_cgroups] = strdup(arg);
+	if (!o->cgroups[o->nr_cgroups])
+		return cli_bad(src, opt, "out of memory");
+	o->nr_cgroups++;
+	return CLI_RUN;
+}
+
 /* An existing path; want_dir: must be a directory. */
 static int cli_path(const struct cli_src *src, int opt, const char *arg, int want_dir, char **slot)
 {
@@ -648,7 +673,7 @@ static int cli_filter(const struct cli_src *src, int c, const char *arg, struct 
 		o->has_comm = 1;
 		return CLI_RUN;
 	case CLI_OPT_CGROUP:
-		return cli_path(src, c, arg, 1, &o->cgroup_path);
+		return cli_cgroup(src, c, arg, o);
 	case 'd':
 		return cli_list(c, arg, o, src, cli_dev_item);
 	}
@@ -703,9 +728,15 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 		return CLI_RUN;
 	case CLI_OPT_METRICS:
 		return cli_metrics(src, c, arg, o);
+	case CLI_OPT_METRICS_CG_DEPTH:
+		if (parse_u64(arg, 0, CLI_MAX_CG_DEPTH, &v))
+			return cli_bad(src, c, "bad depth '%s' (expected 0 to %d)", arg,
+				       CLI_MAX_CG_DEPTH);
+		o->metrics_cg_depth = (int)v;
+		return CLI_RUN;
 	case CLI_OPT_CONFIG:
 	case CLI_OPT_NO_CONFIG:
-		return CLI_RUN; /* read before the other options (cli_config) */
+		return CLI_RUN; /* read before the other options (cli_config_file) */
 	case CLI_OPT_HELP:
 		cli_usage(out);
 		return CLI_EXIT_OK;
@@ -808,15 +839,16 @@ static void cli_forget(const struct cli_option *r, struct it_opts *o)
 }
 
 /*
- * The config file, before the command line: a first getopt pass looks for
- * --config, --no-config, --help and --version only (pass two reports
- * errors). No file for --help/--version.
+ * A first getopt pass looks for --config, --no-config, --help and --version
+ * only (cli_parse reports errors). No file for --help/--version.
  */
-static int cli_config(int argc, char **argv, struct it_opts *o, FILE *err)
+int cli_config_file(int argc, char **argv, struct it_opts *o, FILE *err, const char **file)
 {
 	const char *path = NULL;
 	int c, no_config = 0, info = 0;
 
+	*file = NULL;
+	cli_getopt_tables();
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, cli_shortopts, cli_longopts, NULL)) != -1) {
@@ -839,7 +871,8 @@ static int cli_config(int argc, char **argv, struct it_opts *o, FILE *err)
 		it_err_to(err, "--config: out of memory");
 		return CLI_USAGE;
 	}
-	return config_read(path, o, err);
+	*file = o->config_path;
+	return CLI_RUN;
 }
 
 int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err)
@@ -857,10 +890,6 @@ int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err)
 	o->argc = argc;
 	o->argv = argv;
 	cli_getopt_tables();
-	ret = cli_config(argc, argv, o, err);
-	if (ret != CLI_RUN)
-		goto out;
-
 	optind = 0; /* full re-initialisation of glibc getopt */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, cli_shortopts, cli_longopts, NULL)) != -1) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * cli: the run options of iotracer (docs/cli.md). Subcommands are handled by
- * main() before cli_parse().
+ * main() before config_parse().
  */
 #ifndef IT_CLI_H
 #define IT_CLI_H
@@ -18,6 +18,8 @@ struct link_key; /* lib/keyfile.h */
 
 #define CLI_MAX_PIDS 64
 #define CLI_MAX_DEVS 64
+#define CLI_MAX_CGROUPS 8 /* --cgroup subtrees (IT_MAX_CGROUPS) */
+#define CLI_MAX_CG_DEPTH 16 /* --metrics-cgroup-depth */
 #define CLI_MAX_PID 4194304u /* PID_MAX_LIMIT */
 #define CLI_COMM_LEN 16
 #define CLI_RING_MIN (4ull << 10)
@@ -37,7 +39,8 @@ struct it_opts {
 	int nr_pids;
 	char comm[CLI_COMM_LEN];
 	int has_comm;
-	char *cgroup_path; /* malloc'd, NULL if not given */
+	char *cgroups[CLI_MAX_CGROUPS]; /* --cgroup: directories or hierarchy paths (malloc'd) */
+	int nr_cgroups;
 	uint32_t devs[CLI_MAX_DEVS]; /* kernel dev_t (IT_MKDEV), no duplicates */
 	int nr_devs;
 	char *file_path; /* malloc'd, NULL if not given */
@@ -68,6 +71,8 @@ struct it_opts {
 	char *name; /* --name: this side's name in the link hello */
 	char *profile; /* --profile: the last one given (its values are in the fields) */
 	char *metrics_addr; /* --metrics: serve Prometheus /metrics here (malloc'd), NULL = off */
+	int metrics_cg_depth; /* --metrics-cgroup-depth: cgroup label this deep; -1 = no label */
+	int top; /* set by `iotracer top` (no option): aggregate per process and cgroup */
 	struct link_key *link_key; /* --link-key: read and checked at parse (malloc'd) */
 	/* config file (docs/config.md) */
 	char *config_path; /* --config: the file that was read (malloc'd), NULL: none */
@@ -85,14 +90,20 @@ enum { CLI_RUN = 0, CLI_EXIT_OK = 1, CLI_USAGE = 2 };
 void cli_defaults(struct it_opts *o);
 
 /*
- * Parse the run options into *o (start from cli_defaults(); o->sysfs_root is
- * used to resolve --dev names). The config file (--config FILE, else
- * o->config_default when it exists, none with --no-config) is applied first,
- * then the command line over it. Returns CLI_RUN to go on, CLI_EXIT_OK after
+ * The config file the command line asks for: --config FILE; none without it
+ * (the service's unit passes it), with --no-config, --help or --version. *file: its path (kept in o->config_path), or NULL. CLI_RUN, or
+ * CLI_USAGE after one error line to err (--config with --no-config).
+ */
+int cli_config_file(int argc, char **argv, struct it_opts *o, FILE *err, const char **file);
+
+/*
+ * Apply the command line's run options over *o (from cli_defaults(), and the
+ * config file's: config_parse() does both; o->sysfs_root is used to resolve
+ * --dev names). Returns CLI_RUN to go on, CLI_EXIT_OK after
  * --help/--version (printed to out), or CLI_USAGE after printing one error
  * line (plus a "Try" hint for unknown options, missing arguments and stray
  * operands) to err. out/err NULL mean stdout/stderr.
- * -p, -d, --qemu-pid, --link and --listen may repeat (lists accumulate), -l
+ * -p, -d, --cgroup, --qemu-pid, --link and --listen may repeat (lists accumulate), -l
  * repeats OR the layers, -v counts, other options: the last one wins. An
  * accumulating option given on the command line replaces the file's value.
  * Call cli_free() whatever it returns. Uses getopt_long (resets optind; argv

@@ -24,17 +24,19 @@
 #include "iotracer.h"
 #include "iotracer.skel.h"
 #include "core/cli.h"
+#include "core/config.h"
 #include "core/corr.h"
 #include "core/daemon.h"
 #include "core/loader.h"
 #include "core/output.h"
 #include "core/hist.h"
+#include "core/agg.h"
+#include "core/cgroup.h"
 #include "core/metrics.h"
 #include "core/metrics_http.h"
 #include "core/reload.h"
 #include "core/filters.h"
 #include "lib/parse.h"
-#include "mode/mode.h"
 #include "core/recbuf.h"
 #include "core/record.h"
 #include "core/uhist.h"
@@ -67,6 +69,7 @@ struct daemon {
 	/* records that ended before hists_switch_ns went by kern_hists_before */
 	uint64_t hists_switch_ns;
 	int kern_hists_before;
+	const struct mode_ops *const *modes; /* by enum it_mode (it_daemon_run) */
 	const struct mode_ops *mode; /* guest/host mode, NULL standalone */
 	void *m; /* its state */
 	int mode_fd;
@@ -75,6 +78,8 @@ struct daemon {
 	int nr_mhooks;
 	uint64_t next_metrics_ns;
 	uint64_t aio_sampled; /* libaio requests seen by --sample (aio_kept) */
+	struct cg_cache *cg; /* cgroup id -> path (JSON, recordings, /metrics); NULL: none */
+	struct agg_labels *cg_labels; /* /metrics cgroup label values, kept across scrapes */
 };
 
 /* recbuf_fn: one record, in end-time order. */
@@ -156,30 +161,14 @@ static void drain(struct daemon *d, int final)
 	mode_run(d);
 }
 
-/* Sum a per-CPU array map of u64 counters into out[0..n). */
-static void read_percpu_u64(const struct bpf_map *map, uint64_t *out, uint32_t n)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *vals = calloc(ncpu > 0 ? ncpu : 1, sizeof(uint64_t));
-
-	memset(out, 0, n * sizeof(*out));
-	for (uint32_t i = 0; vals && ncpu > 0 && i < n; i++) {
-		if (bpf_map__lookup_elem(map, &i, sizeof(i), vals, ncpu * sizeof(uint64_t), 0))
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			out[i] += vals[c];
-	}
-	free(vals);
-}
-
 /* The drop counters of the attached BPF side (without what was carried). */
 static void read_drops(struct daemon *d, uint64_t *drops)
 {
 	uint64_t cnt[IT_NR_COUNTERS];
 
-	read_percpu_u64(d->ld.skel->maps.drops, drops, IT_NR_DROPS);
+	agg_percpu_u64(d->ld.skel->maps.drops, drops, IT_NR_DROPS);
 	/* Issued but never seen completing (and still in flight, mid-run). */
-	read_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
+	agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
 	if (cnt[IT_CNT_BLK_ISSUED] > cnt[IT_CNT_BLK_COMPLETED])
 		drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED] =
 			cnt[IT_CNT_BLK_ISSUED] - cnt[IT_CNT_BLK_COMPLETED];
@@ -312,6 +301,31 @@ static void blk_inflight_missed(struct daemon *d, uint64_t *inflight, uint64_t *
 }
 
 /*
+ * The kernel's block aggregation folded into /metrics rows (*rows malloc'd);
+ * 0 rows when it is off or unreadable. A re-attach starts it from zero.
+ */
+static int metrics_agg(struct daemon *d, struct agg_row **rows)
+{
+	struct agg_entry *e = NULL;
+	int nr = 0, depth = d->o->metrics_cg_depth;
+
+	*rows = NULL;
+	if (!d->ld.skel || agg_read(bpf_map__fd(d->ld.skel->maps.agg), &e, &nr) || !nr)
+		goto out;
+	if (depth >= 0 && !d->cg_labels)
+		d->cg_labels = calloc(1, sizeof(*d->cg_labels));
+	*rows = calloc(nr, sizeof(**rows));
+	if (!*rows || (depth >= 0 && !d->cg_labels)) {
+		nr = 0;
+		goto out;
+	}
+	nr = agg_fold(e, nr, d->cg, depth, d->cg_labels, *rows);
+out:
+	free(e);
+	return nr;
+}
+
+/*
  * Build the /metrics text and hand it to the server thread, at most every
  * METRICS_NS (force: now). Runs on the event loop; the server only swaps a
  * pointer under its lock, so nothing here waits for a scrape.
@@ -320,6 +334,7 @@ static void metrics_tick(struct daemon *d, int force)
 {
 	uint64_t drops[IT_NR_DROPS];
 	struct metrics_proc proc;
+	struct agg_row *rows;
 	struct metrics_in in = { .drops = drops, .drop_layers = d->ld.layers_on,
 				 .lost = d->lost, .hooks = d->mhooks, .nr_hooks = d->nr_mhooks,
 				 .dev_name = metrics_dev, .dev_ctx = d };
@@ -337,10 +352,16 @@ static void metrics_tick(struct daemon *d, int force)
 	in.khists = d->sum.v;
 	if (!metrics_proc_read("/proc", "self", &proc))
 		in.proc = &proc;
+	in.nr_agg = metrics_agg(d, &rows);
+	in.agg = rows;
+	in.agg_cgroups = d->o->metrics_cg_depth >= 0;
 	f = open_memstream(&text, &len);
-	if (!f)
+	if (!f) {
+		free(rows);
 		return;
+	}
 	metrics_write(f, &in);
+	free(rows);
 	if (d->m && d->mode->metrics)
 		d->mode->metrics(d->m, f);
 	if (fclose(f)) {
@@ -508,19 +529,15 @@ static void report_attach(struct daemon *d)
 		fflush(d->json);
 }
 
-static const struct mode_ops *mode_of(const struct it_opts *o)
+static const struct mode_ops *mode_of(const struct daemon *d, const struct it_opts *o)
 {
-	if (o->mode == IT_MODE_GUEST)
-		return &guest_mode_ops;
-	if (o->mode == IT_MODE_HOST)
-		return &host_mode_ops;
-	return NULL;
+	return o->mode <= IT_MODE_HOST ? d->modes[o->mode] : NULL;
 }
 
 /* The mode's adjustments to a copy of the options (host: the QEMU pids). 0 or -errno. */
-static int mode_prepare(struct it_opts *o, FILE *err)
+static int mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err)
 {
-	const struct mode_ops *m = mode_of(o);
+	const struct mode_ops *m = mode_of(d, o);
 
 	return m && m->prepare ? m->prepare(o, err) : 0;
 }
@@ -559,7 +576,7 @@ static int bpf_connect(struct daemon *d)
 				.text = d->text };
 
 	report_attach(d);
-	d->mode = mode_of(d->o);
+	d->mode = mode_of(d, d->o);
 	if (d->mode) {
 		d->m = d->mode->start(&env);
 		if (!d->m)
@@ -642,8 +659,8 @@ static int reload_read(struct daemon *d, struct it_opts *n, char *why, size_t le
 	cli_defaults(n);
 	n->sysfs_root = d->o->sysfs_root;
 	if (err) {
-		ret = cli_parse(d->o->argc, d->o->argv, n, err, err) == CLI_RUN ? 0 : -EINVAL;
-		if (!ret && mode_prepare(n, err))
+		ret = config_parse(d->o->argc, d->o->argv, n, err, err) == CLI_RUN ? 0 : -EINVAL;
+		if (!ret && mode_prepare(d, n, err))
 			ret = -EINVAL;
 		fclose(err);
 	}
@@ -851,6 +868,23 @@ static int open_record(struct daemon *d)
 	return d->rec ? 0 : -EIO;
 }
 
+/* Cgroup paths for the records (none without a cgroup2 hierarchy: ids only). */
+static void open_cgroups(struct daemon *d)
+{
+	char mnt[CG_PATH_MAX];
+	int ret = cg_mount_point(NULL, NULL, mnt, sizeof(mnt));
+
+	if (ret) {
+		it_warn("no cgroup2 hierarchy (%s): records carry cgroup ids only", strerror(-ret));
+		return;
+	}
+	d->cg = cg_cache_new(mnt);
+	if (d->out)
+		out_set_cgroups(d->out, d->cg);
+	if (d->rec)
+		rec_set_cgroups(d->rec, d->cg);
+}
+
 /* Everything up to the event loop: outputs, BPF, the fds. 0 or -errno (said). */
 static int daemon_start(struct daemon *d)
 {
@@ -881,6 +915,7 @@ static int daemon_start(struct daemon *d)
 	if (ret)
 		return ret;
 	d->out = out_new(d->o, d->text, d->json, d->start_ns);
+	open_cgroups(d);
 	d->corr = d->out ? corr_new(on_request, d, HOLD_NS, 0) : NULL;
 	if (!d->out || !d->corr) {
 		it_err("cannot set up the event loop: %s", strerror(errno));
@@ -943,6 +978,8 @@ static void daemon_free(struct daemon *d)
 	corr_free(d->corr);
 	rec_close(d->rec);
 	out_free(d->out);
+	cg_cache_free(d->cg);
+	free(d->cg_labels);
 	uhists_free(&d->uhists);
 	uhists_free(&d->carried);
 	uhists_free(&d->sum);
@@ -958,16 +995,16 @@ static void daemon_free(struct daemon *d)
 		cli_free(&d->cur);
 }
 
-int it_daemon_run(const struct it_opts *uo)
+int it_daemon_run(const struct it_opts *uo, const struct mode_ops *const modes[])
 {
-	struct daemon d = { .epfd = -1, .sigfd = -1, .tfd = -1, .mode_fd = -1 };
+	struct daemon d = { .epfd = -1, .sigfd = -1, .tfd = -1, .mode_fd = -1, .modes = modes };
 	int ret;
 
 	d.cur = *uo; /* shallow: the strings stay uo's until a reload */
 	d.o = &d.cur;
 	block_hup();
 	log_set_level(d.o->verbose, 0);
-	ret = mode_prepare(&d.cur, stderr);
+	ret = mode_prepare(&d, &d.cur, stderr);
 	if (ret)
 		return ret == -EINVAL ? 2 : 1; /* bad input: usage exit status */
 	ret = daemon_start(&d);

@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Output sinks: live per-request lines, JSON lines (docs/json.md), and
- * interval/final summaries with per-stage percentiles from the records and
- * the in-kernel log2 histograms. Pure user space: tested without BPF.
+ * interval/final summaries with per-stage percentiles from the records
+ * (computed in stages.c) and the in-kernel log2 histograms. Pure user
+ * space: tested without BPF.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/cgroup.h"
 #include "core/cli.h"
 #include "core/hist.h"
 #include "lib/jsonw.h"
 #include "core/output.h"
+#include "core/stages.h"
 #include "lib/parse.h"
 #include "lib/log.h"
 
@@ -51,23 +54,6 @@ struct out_dev {
 	char devno[24];
 };
 
-/*
- * Stage statistics from records, keyed (layer name, dev, op, stage). A value
- * goes into ival only; each summary adds ival to total and empties it (the
- * final one first, so that total is complete when it is reported).
- */
-struct stage_stat {
-	const char *layer; /* static string */
-	const char *stage; /* static string */
-	uint32_t dev;
-	uint8_t op;
-	struct lhist *ival; /* since the last summary */
-	struct lhist *total; /* up to the last summary */
-};
-
-/* Lookup cache of stage_get(): a request adds to ~5 stages in turn. */
-#define OUT_ST_CACHE 32 /* a power of two */
-
 struct it_out {
 	FILE *text, *json;
 	const char *sysfs_root;
@@ -87,9 +73,9 @@ struct it_out {
 	uint64_t batch_ts; /* timestamp of the first request of the batch */
 	struct out_dev devs[OUT_DEVS];
 	unsigned int next_dev;
-	struct stage_stat *st;
-	int nr_st, cap_st;
-	int st_cache[OUT_ST_CACHE]; /* index + 1 in st, 0: none */
+	struct stages stages; /* per-stage statistics from the requests (stages.c) */
+	struct cg_cache *cg; /* cgroup paths (not owned); NULL: none */
+	int live_cgroup; /* live lines end with the cgroup path (--cgroup given) */
 };
 
 static const char *const op_names[IT_OP_MAX] = { "read", "write", "sync", "discard", "other" };
@@ -192,6 +178,7 @@ struct it_out *out_new(const struct it_opts *o, FILE *text, FILE *json, uint64_t
 	out->live = o->live && !o->quiet;
 	out->quiet = o->quiet;
 	out_set_thinning(out, o->min_lat_ns, o->sample);
+	out->live_cgroup = o->nr_cgroups > 0;
 	/* a terminal still sees every line at once; so does the text stream if it is the same */
 	if (json && json != text && fileno(json) >= 0 && !isatty(fileno(json))) {
 		out->batch = 1;
@@ -301,11 +288,7 @@ void out_free(struct it_out *out)
 		json_write(out, jw_len(&out->w), out->batch_lines);
 		json_fflush(out);
 	}
-	for (int i = 0; i < out->nr_st; i++) {
-		lhist_free(out->st[i].ival);
-		lhist_free(out->st[i].total);
-	}
-	free(out->st);
+	stages_free(&out->stages);
 	jw_free(&out->w);
 	free(out);
 }
@@ -316,6 +299,11 @@ void out_set_devnames(struct it_out *out, const struct out_devnames *dn)
 	memset(out->devs, 0, sizeof(out->devs));
 }
 
+void out_set_cgroups(struct it_out *out, struct cg_cache *cg)
+{
+	out->cg = cg;
+}
+
 uint64_t out_requests(const struct it_out *out)
 {
 	return out->requests;
@@ -323,7 +311,7 @@ uint64_t out_requests(const struct it_out *out)
 
 int out_error(const struct it_out *out)
 {
-	return out->error;
+	return out->error ? out->error : out->stages.error;
 }
 
 uint64_t out_json_lost(const struct it_out *out)
@@ -331,251 +319,27 @@ uint64_t out_json_lost(const struct it_out *out)
 	return out->json_lost;
 }
 
-/* ---- stage statistics ---- */
-
-static unsigned int stage_slot(const char *layer, uint32_t dev, unsigned int op, const char *stage)
-{
-	uint64_t k = ((uint64_t)(uintptr_t)stage << 16) ^ (uint64_t)(uintptr_t)layer ^
-		     ((uint64_t)dev << 32) ^ op;
-
-	return (unsigned int)((k * 0x9e3779b97f4a7c15ull) >> 59) & (OUT_ST_CACHE - 1);
-}
-
-static int stage_is(const struct stage_stat *s, const char *layer, uint32_t dev, unsigned int op,
-		    const char *stage)
-{
-	return s->layer == layer && s->dev == dev && s->op == op && s->stage == stage;
-}
-
-/* stage_get() when the cache does not have it: find or add it. */
-static __attribute__((noinline)) struct stage_stat *stage_find(struct it_out *out,
-							       unsigned int slot, const char *layer,
-							       uint32_t dev, unsigned int op,
-							       const char *stage)
-{
-	struct stage_stat *s;
-
-	for (int i = 0; i < out->nr_st; i++) {
-		if (stage_is(&out->st[i], layer, dev, op, stage)) {
-			out->st_cache[slot] = i + 1;
-			return &out->st[i];
-		}
-	}
-	if (out->nr_st == out->cap_st) {
-		int cap = out->cap_st ? out->cap_st * 2 : 16;
-		struct stage_stat *n = realloc(out->st, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		out->st = n;
-		out->cap_st = cap;
-	}
-	s = &out->st[out->nr_st];
-	*s = (struct stage_stat){ .layer = layer, .stage = stage, .dev = dev, .op = op };
-	s->ival = lhist_new();
-	s->total = lhist_new();
-	if (!s->ival || !s->total) {
-		lhist_free(s->ival);
-		lhist_free(s->total);
-		return NULL;
-	}
-	out->st_cache[slot] = ++out->nr_st;
-	return s;
-}
-
-static inline struct stage_stat *stage_get(struct it_out *out, const char *layer, uint32_t dev,
-					   unsigned int op, const char *stage)
-{
-	unsigned int slot = stage_slot(layer, dev, op, stage);
-	int i = out->st_cache[slot] - 1;
-
-	if (i >= 0 && stage_is(&out->st[i], layer, dev, op, stage))
-		return &out->st[i];
-	return stage_find(out, slot, layer, dev, op, stage);
-}
-
-static void stage_add(struct it_out *out, const char *layer, uint32_t dev, unsigned int op,
-		      const char *stage, uint64_t ns)
-{
-	struct stage_stat *s = stage_get(out, layer, dev, op, stage);
-
-	if (!s || lhist_add(s->ival, ns))
-		out->error = -ENOMEM;
-}
-
-/* total += ival, and ival starts again. */
-static void stages_fold(struct it_out *out)
-{
-	for (int i = 0; i < out->nr_st; i++) {
-		if (lhist_merge(out->st[i].total, out->st[i].ival))
-			out->error = -ENOMEM;
-		lhist_reset(out->st[i].ival);
-	}
-}
-
-/* ---- per-request derived numbers ---- */
-
-unsigned int out_aio_op(unsigned int opcode)
-{
-	/* IOCB_CMD_PREAD 0, PWRITE 1, FSYNC 2, FDSYNC 3, PREADV 7, PWRITEV 8 */
-	switch (opcode) {
-	case 0:
-	case 7:
-		return IT_OP_READ;
-	case 1:
-	case 8:
-		return IT_OP_WRITE;
-	case 2:
-	case 3:
-		return IT_OP_SYNC;
-	default:
-		return IT_OP_OTHER;
-	}
-}
-
-struct req_view {
-	const char *kind;
-	const struct it_task *task;
-	uint64_t start_ns, end_ns;
-	uint32_t dev;
-	unsigned int op;
-	uint64_t offset, bytes, ino;
-	int64_t ret;
-	uint64_t first_q, last_c; /* over the block children */
-};
-
-static void view_blocks(const struct corr_req *r, struct req_view *v)
-{
-	v->first_q = 0;
-	v->last_c = 0;
-	for (int i = 0; i < r->nr_blocks; i++) {
-		const struct it_block_rec *b = r->blocks[i];
-
-		if (!v->first_q || b->q_ns < v->first_q)
-			v->first_q = b->q_ns;
-		if (b->c_ns > v->last_c)
-			v->last_c = b->c_ns;
-	}
-}
-
-static void make_view(const struct corr_req *r, struct req_view *v)
-{
-	memset(v, 0, sizeof(*v));
-	view_blocks(r, v);
-	switch (r->kind) {
-	case CORR_SYSCALL:
-		v->kind = "syscall";
-		v->task = &r->sys->task;
-		v->start_ns = r->sys->enter_ns;
-		v->end_ns = r->sys->exit_ns;
-		v->dev = r->sys->dev;
-		v->op = r->sys->op;
-		v->offset = r->sys->offset;
-		v->bytes = r->sys->bytes;
-		v->ino = r->sys->ino;
-		v->ret = r->sys->ret;
-		break;
-	case CORR_URING:
-		v->kind = "io_uring";
-		v->task = &r->uring->task;
-		v->start_ns = r->uring->submit_ns;
-		v->end_ns = r->uring->complete_ns;
-		v->dev = r->uring->dev;
-		v->op = r->uring->op;
-		v->ino = r->uring->ino;
-		v->ret = r->uring->res;
-		if (r->nr_blocks) {
-			v->offset = r->blocks[0]->sector * 512;
-			v->bytes = r->blocks[0]->bytes;
-		}
-		break;
-	case CORR_AIO:
-		v->kind = "aio";
-		v->task = &r->aio.task;
-		v->start_ns = r->aio.submit_ns;
-		v->end_ns = r->aio.reaped ? r->aio.reap_ns : 0;
-		v->dev = r->aio.iocb.dev;
-		v->op = out_aio_op(r->aio.iocb.opcode);
-		v->offset = r->aio.iocb.offset;
-		v->bytes = r->aio.iocb.nbytes;
-		v->ret = r->aio.res;
-		break;
-	case CORR_BLOCK:
-	default: {
-		const struct it_block_rec *b = r->blocks[0];
-
-		v->kind = "block";
-		v->task = &b->task;
-		v->start_ns = b->q_ns;
-		v->end_ns = b->c_ns;
-		v->dev = b->dev;
-		v->op = b->op;
-		v->offset = b->sector * 512;
-		v->bytes = b->bytes;
-		v->ino = b->ino;
-		v->ret = b->error;
-		break;
-	}
-	}
-}
-
-static uint64_t lat_of(const struct req_view *v)
-{
-	return v->end_ns > v->start_ns ? v->end_ns - v->start_ns : 0;
-}
-
-/* ---- statistics per request ---- */
-
-static void stats_block(struct it_out *out, const struct it_block_rec *b)
-{
-	if (b->drv_layer && b->drv_submit_ns && b->drv_done_ns >= b->drv_submit_ns) {
-		const char *l = parse_layer_name(b->drv_layer);
-
-		stage_add(out, l, b->dev, b->op, "drv", b->drv_done_ns - b->drv_submit_ns);
-		/* virtio: kick -> interrupt, the time spent in the hypervisor and device */
-		if (b->drv_kick_ns && b->drv_done_ns >= b->drv_kick_ns)
-			stage_add(out, l, b->dev, b->op, "kick2irq",
-				  b->drv_done_ns - b->drv_kick_ns);
-	}
-	stage_add(out, "block", b->dev, b->op, "q2c", b->c_ns - b->q_ns);
-	if (b->d_ns) {
-		stage_add(out, "block", b->dev, b->op, "d2c", b->c_ns - b->d_ns);
-		stage_add(out, "block", b->dev, b->op, "q2d", b->d_ns - b->q_ns);
-	}
-}
-
-static void stats_request(struct it_out *out, const struct corr_req *r, const struct req_view *v)
-{
-	for (int i = 0; i < r->nr_blocks; i++)
-		stats_block(out, r->blocks[i]);
-	switch (r->kind) {
-	case CORR_SYSCALL:
-		stage_add(out, "syscall", v->dev, v->op, "total", lat_of(v));
-		if (r->sys->flags & IT_F_SCHED_SW)
-			stage_add(out, "syscall", v->dev, v->op, "offcpu", r->sys->offcpu_ns);
-		if (r->sys->flags & IT_F_SCHED_CNT)
-			stage_add(out, "syscall", v->dev, v->op, "runq", r->sys->runq_ns);
-		break;
-	case CORR_URING:
-		stage_add(out, "io_uring", v->dev, v->op, "total", lat_of(v));
-		break;
-	case CORR_AIO:
-		if (r->aio.reaped)
-			stage_add(out, "aio", v->dev, v->op, "total", lat_of(v));
-		break;
-	default:
-		break;
-	}
-}
-
 /* ---- JSON request ---- */
 
-static void json_task(struct jw *w, const struct it_task *t)
+/* The cgroup path of id: a recording's table, else the daemon's cache; NULL: unknown. */
+static const char *cgroup_of(const struct it_out *out, uint64_t id)
 {
+	if (out->dn && out->dn->cgroup)
+		return out->dn->cgroup(out->dn->ctx, id);
+	return cg_path(out->cg, id);
+}
+
+static void json_task(struct it_out *out, const struct it_task *t)
+{
+	struct jw *w = &out->w;
+	const char *cg = cgroup_of(out, t->cgroup_id);
+
 	jw_u64(w, "pid", t->pid);
 	jw_u64(w, "tid", t->tid);
 	jw_strn(w, "comm", t->comm, sizeof(t->comm));
 	jw_u64(w, "cgroup_id", t->cgroup_id);
+	if (cg)
+		jw_str(w, "cgroup", cg);
 }
 
 /* "dev" and "devno" (literal keys: the writer's fast path) */
@@ -667,7 +431,7 @@ static void json_request(struct it_out *out, const struct corr_req *r, const str
 	jw_u64(w, "id", r->id);
 	jw_str(w, "kind", v->kind);
 	jw_u64(w, "ts_ns", v->start_ns);
-	json_task(w, v->task);
+	json_task(out, v->task);
 	if (r->kind == CORR_SYSCALL)
 		jw_str(w, "syscall", out_sys_name(r->sys->sys));
 	else if (r->kind == CORR_AIO)
@@ -757,9 +521,9 @@ static void live_line(struct it_out *out, const struct corr_req *r, const struct
 	uint64_t rel = v->start_ns > out->start_ns ? v->start_ns - out->start_ns : 0;
 
 	if (!out->header_done) {
-		fprintf(out->text, "%-12s %-15s %-7s %-8s %-5s %-8s %12s %7s %9s %9s %9s %9s %9s\n",
+		fprintf(out->text, "%-12s %-15s %-7s %-8s %-5s %-8s %12s %7s %9s %9s %9s %9s %9s%s\n",
 			"TIME(s)", "COMM", "PID", "KIND", "OP", "DEV", "OFFSET", "BYTES", "LAT",
-			"FS", "QUEUE", "DEVICE", "RUNQ");
+			"FS", "QUEUE", "DEVICE", "RUNQ", out->live_cgroup ? " CGROUP" : "");
 		out->header_done = 1;
 	}
 	if (v->end_ns)
@@ -777,10 +541,16 @@ static void live_line(struct it_out *out, const struct corr_req *r, const struct
 			parse_fmt_duration(r->sys->runq_ns, runq, sizeof(runq));
 	}
 	fprintf(out->text,
-		"%-12.6f %-15.15s %-7u %-8s %-5s %-8.8s %12llu %7llu %9s %9s %9s %9s %9s\n",
+		"%-12.6f %-15.15s %-7u %-8s %-5s %-8.8s %12llu %7llu %9s %9s %9s %9s %9s",
 		rel / 1e9, v->task->comm, v->task->pid, v->kind, op_name(v->op),
 		dev_name(out, v->dev, &tmp), (unsigned long long)v->offset,
 		(unsigned long long)v->bytes, lat, fs, queue, devt, runq);
+	if (out->live_cgroup) {
+		const char *cg = cgroup_of(out, v->task->cgroup_id);
+
+		fprintf(out->text, " %s", cg ? cg : "?");
+	}
+	fputc('\n', out->text);
 }
 
 void out_request(const struct corr_req *r, void *ctx)
@@ -792,7 +562,7 @@ void out_request(const struct corr_req *r, void *ctx)
 		return;
 	make_view(r, &v);
 	out->requests++;
-	stats_request(out, r, &v);
+	stages_request(&out->stages, r, &v);
 	if (out->json)
 		json_request(out, r, &v);
 	if (out->live)
@@ -841,6 +611,15 @@ const char *out_khist_layer(const struct it_hist_key *k)
 	return parse_layer_name(k->layer);
 }
 
+/* "bytes" and "bytes_per_sec" of a stage row that carries them (total, q2c). */
+static void json_tput(struct jw *w, const struct tput *t)
+{
+	if (!t->first_ns)
+		return;
+	jw_u64(w, "bytes", t->bytes);
+	jw_u64(w, "bytes_per_sec", (uint64_t)tput_rate(t));
+}
+
 static void json_summary(struct it_out *out, const struct out_summary_in *in)
 {
 	struct jw *w = &out->w;
@@ -878,8 +657,8 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 	jw_obj_end(w);
 	jw_u64(w, "lost", in->lost_samples);
 	jw_arr_begin(w, "stages");
-	for (int i = 0; i < out->nr_st; i++) {
-		const struct stage_stat *s = &out->st[i];
+	for (int i = 0; i < out->stages.nr; i++) {
+		const struct stage_stat *s = &out->stages.st[i];
 		const struct lhist *h = in->final ? s->total : s->ival;
 
 		if (!lhist_count(h))
@@ -895,6 +674,7 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 		jw_u64(w, "p99_ns", lhist_percentile(h, 99));
 		jw_u64(w, "max_ns", lhist_max(h));
 		jw_u64(w, "mean_ns", (uint64_t)lhist_mean(h));
+		json_tput(w, in->final ? &s->tp_total : &s->tp_ival);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -957,6 +737,15 @@ static void text_thinning(const struct it_out *out, FILE *f)
 	fprintf(f, "; the histograms below count every request\n");
 }
 
+/* The BYTES and MB/s columns of a stage row (blank for stages without bytes), and its end. */
+static void text_tput(FILE *f, const struct tput *t)
+{
+	if (t->first_ns)
+		fprintf(f, " %10llu %9.2f\n", (unsigned long long)t->bytes, tput_rate(t) / 1e6);
+	else
+		fputc('\n', f);
+}
+
 static void text_summary(struct it_out *out, const struct out_summary_in *in)
 {
 	FILE *f = out->text;
@@ -985,21 +774,22 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 				fprintf(f, "  drops: %s %s %llu\n", parse_layer_name(l),
 					drop_names[k],
 					(unsigned long long)in->drops[l * IT_DROP_KINDS + k]);
-	fprintf(f, "%-9s %-8s %-6s %-7s %9s %9s %9s %9s %9s\n", "LAYER", "DEV", "OP", "STAGE",
-		"COUNT", "P50", "P90", "P99", "MAX");
-	for (int i = 0; i < out->nr_st; i++) {
-		const struct stage_stat *s = &out->st[i];
+	fprintf(f, "%-9s %-8s %-6s %-7s %9s %9s %9s %9s %9s %10s %9s\n", "LAYER", "DEV", "OP",
+		"STAGE", "COUNT", "P50", "P90", "P99", "MAX", "BYTES", "MB/s");
+	for (int i = 0; i < out->stages.nr; i++) {
+		const struct stage_stat *s = &out->stages.st[i];
 		const struct lhist *h = in->final ? s->total : s->ival;
 
 		if (!lhist_count(h))
 			continue;
-		fprintf(f, "%-9s %-8.8s %-6s %-7s %9llu %9s %9s %9s %9s\n", s->layer,
+		fprintf(f, "%-9s %-8.8s %-6s %-7s %9llu %9s %9s %9s %9s", s->layer,
 			dev_name(out, s->dev, &tmp), op_name(s->op), s->stage,
 			(unsigned long long)lhist_count(h),
 			parse_fmt_duration(lhist_percentile(h, 50), b50, sizeof(b50)),
 			parse_fmt_duration(lhist_percentile(h, 90), b90, sizeof(b90)),
 			parse_fmt_duration(lhist_percentile(h, 99), b99, sizeof(b99)),
 			parse_fmt_duration(lhist_max(h), bmax, sizeof(bmax)));
+		text_tput(f, in->final ? &s->tp_total : &s->tp_ival);
 	}
 	if (!in->final)
 		return;
@@ -1023,12 +813,12 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 void out_summary(struct it_out *out, const struct out_summary_in *in)
 {
 	if (in->final)
-		stages_fold(out); /* the final summary reports total */
+		stages_fold(&out->stages); /* the final summary reports total */
 	if (out->json)
 		json_summary(out, in);
 	if (out->text)
 		text_summary(out, in);
 	if (!in->final)
-		stages_fold(out);
+		stages_fold(&out->stages);
 	fflush(out->text);
 }

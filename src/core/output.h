@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * output: what the daemon (and `iotracer report`) writes: live per-request
+ * lines, JSON lines (docs/json.md; batched, a failed write counted, not
+ * fatal), the attach lines and the interval/final summaries. The per-stage
+ * numbers the summaries print are computed in stages.c.
+ */
 #ifndef IT_OUTPUT_H
 #define IT_OUTPUT_H
 
@@ -43,9 +49,13 @@ void out_free(struct it_out *out);
 struct out_devnames {
 	const char *(*name)(void *ctx, uint32_t dev);
 	const char *(*serial)(void *ctx, uint32_t dev);
+	const char *(*cgroup)(void *ctx, uint64_t id); /* NULL member: no cgroup paths */
 	void *ctx;
 };
 void out_set_devnames(struct it_out *out, const struct out_devnames *dn);
+/* Cgroup paths of the live system for the JSON "cgroup" field (core/cgroup.h). */
+struct cg_cache;
+void out_set_cgroups(struct it_out *out, struct cg_cache *cg);
 
 /* corr_emit_fn: one finished request. */
 void out_request(const struct corr_req *r, void *out);
@@ -86,8 +96,6 @@ uint64_t out_json_lost(const struct it_out *out);
 const char *out_op_name(unsigned int op); /* enum it_op; "other" when out of range */
 const char *out_stage_name(unsigned int stage); /* enum it_stage */
 const char *out_drop_name(unsigned int kind); /* enum it_drop_kind */
-/* enum it_op of a libaio IOCB_CMD_* opcode. */
-unsigned int out_aio_op(unsigned int opcode);
 /* Layer of a histogram key: the layer's name, "io_uring" and "aio" for syscall-layer keys. */
 const char *out_khist_layer(const struct it_hist_key *k);
 

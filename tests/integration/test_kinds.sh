@@ -85,7 +85,7 @@ from_t() {
 # 99 % of WANT (the text is rebuilt once a second; at most 10 s), as it last was.
 scrape_count() {
 	local i v sel
-	sel="iotracer_request_duration_seconds_count{layer=\"$2\",dev=\"$name\",op=\"read\",stage=\"$3\"}"
+	sel="iotracer_request_duration_seconds_count{layer=\"$2\",device=\"$name\",op=\"read\",stage=\"$3\"}"
 	for ((i = 0; i < 20; i++)); do
 		v=$(curl -s --max-time 5 "http://127.0.0.1:$1/metrics" | awk -v s="$sel" '$1 == s { print $2 }')
 		[[ -n $v ]] && ((v * 100 >= $4 * 99)) && break

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * cli_run.h: run cli_parse() as main() does, with its output captured, over a
+ * cli_run.h: run config_parse() as main() does, with its output captured, over a
  * fake sysfs in a temp dir: sys/class/block/loop0 (7:0) and loop1 (7:1), a
  * directory cg/ and a file data. Shared by test_cli.c and test_config.c.
  * No config file is read unless a test names one (--config).
@@ -16,6 +16,7 @@
 
 #include "unit.h"
 #include "core/cli.h"
+#include "core/config.h"
 
 #define MAX_ARGS 160
 
@@ -52,7 +53,7 @@ static void run_args(struct run *r, const char *const *args)
 		UNIT_LOG("open_memstream failed\n");
 		abort();
 	}
-	r->ret = cli_parse(argc, argv, &r->o, out, err);
+	r->ret = config_parse(argc, argv, &r->o, out, err);
 	fclose(out);
 	fclose(err);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests for src/core/config.c: synthetic INI files in a temp dir, read
- * through cli_parse() as the daemon does (file first, command line over it),
+ * through config_parse() as the daemon does (file first, command line over it),
  * and the shipped example configs/iotracer.conf.
  */
 #include "unit.h"
@@ -45,7 +45,7 @@ static void test_config_good(void)
 		 "qemu-pid = 77\n"
 		 "listen = unix:/tmp/x.sock\n"
 		 "name = h1\n",
-		 cgdir, file);
+		 "/", file);
 	RUN(&r, "--config", conf(path, sizeof(path), "good.conf", text));
 	if (!ASSERT_EQ(r.ret, CLI_RUN, "ret") || !ASSERT_EQ(r.err_len, 0, "no error")) {
 		UNIT_LOG("%s", r.err);
@@ -55,7 +55,8 @@ static void test_config_good(void)
 	ASSERT_EQ(r.o.nr_pids, 2, "pids");
 	ASSERT_EQ(r.o.pids[1], 20, "pid 2");
 	ASSERT_STREQ(r.o.comm, "fio", "comm");
-	ASSERT_STREQ(r.o.cgroup_path, cgdir, "cgroup");
+	if (ASSERT_EQ(r.o.nr_cgroups, 1, "nr_cgroups"))
+		ASSERT_STREQ(r.o.cgroups[0], "/", "cgroup");
 	ASSERT_EQ(r.o.nr_devs, 1, "devs");
 	ASSERT_EQ(r.o.devs[0], IT_MKDEV(7, 1), "dev");
 	ASSERT_STREQ(r.o.file_path, file, "file");
@@ -74,7 +75,7 @@ out:
 	run_free(&r);
 }
 
-/* One bad file: cli_parse says CLI_USAGE and prints exactly `want` (after the path). */
+/* One bad file: config_parse says CLI_USAGE and prints exactly `want` (after the path). */
 static bool bad_file(const char *name, const char *text, const char *want)
 {
 	char path[PATH_MAX], line[PATH_MAX + 256];
