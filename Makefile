@@ -52,12 +52,12 @@ SKELS       := $(OUTPUT)/iotracer.skel.h $(OUTPUT)/iotracer_compat.skel.h
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%,$(UNIT_SRCS))
 TOOLS       := $(OUTPUT)/replay_bench $(OUTPUT)/bench_output $(OUTPUT)/link_peer \
-	       $(OUTPUT)/compat_syscall
+	       $(OUTPUT)/compat_syscall $(OUTPUT)/bpf_stats_hold
 SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 
 DEPS_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
-	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace \
+	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace libbpf-tools \
 	       systemd groff-base man-db libmicrohttpd-dev prometheus curl libsodium-dev \
 	       qemu-system-x86 libinih-dev libclang-rt-dev tmux
 
@@ -306,8 +306,8 @@ $(OUTPUT)/%: tools/%.c $(PURE_OBJS) | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP $< $(PURE_OBJS) $(PURE_LIBS) -o $@
 
-# A test's helper (tests/integration/test_compat.sh): no project code in it.
-$(OUTPUT)/compat_syscall: tests/tools/compat_syscall.c | $(OUTPUT)
+# Tests' helpers (test_compat.sh; the lab's stats fd): no project code in them.
+$(OUTPUT)/compat_syscall $(OUTPUT)/bpf_stats_hold: $(OUTPUT)/%: tests/tools/%.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
