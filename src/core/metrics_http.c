@@ -119,7 +119,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 }
 
 /* A listening TCP socket on addr; -errno (message printed). */
-static int listen_on(const char *addr)
+static int listen_on(const char *addr, const char *who)
 {
 	struct sockaddr_storage ss;
 	struct net_addr a;
@@ -128,7 +128,7 @@ static int listen_on(const char *addr)
 	int fd, one = 1, ret;
 
 	if (addr_parse_hostport(addr, &a, why, sizeof(why)) || addr_sockaddr(&a, 1, &ss, &len)) {
-		it_err("--metrics: bad address '%s': %s", addr, why);
+		it_err("%s: bad address '%s': %s", who, addr, why);
 		return -EINVAL;
 	}
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -143,30 +143,30 @@ static int listen_on(const char *addr)
 	}
 	if (fd < 0) {
 		ret = -errno;
-		it_err("--metrics: cannot listen on %s: %s", addr, strerror(errno));
+		it_err("%s: cannot listen on %s: %s", who, addr, strerror(errno));
 		return ret;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 16)) {
 		ret = -errno;
-		it_err("--metrics: cannot listen on %s: %s", addr, strerror(errno));
+		it_err("%s: cannot listen on %s: %s", who, addr, strerror(errno));
 		close(fd);
 		return ret;
 	}
 	return fd;
 }
 
-struct metrics_http *metrics_http_start(const char *addr)
+struct metrics_http *metrics_http_start(const char *addr, const char *who)
 {
 	struct metrics_http *h = calloc(1, sizeof(*h));
 	sigset_t all, old;
 
 	if (!h) {
-		it_err("--metrics: out of memory");
+		it_err("%s: out of memory", who);
 		return NULL;
 	}
 	pthread_mutex_init(&h->lock, NULL);
-	h->fd = listen_on(addr);
+	h->fd = listen_on(addr, who);
 	if (h->fd < 0)
 		goto out_free;
 	/* the server thread inherits this mask: no signal is delivered to it */
@@ -179,7 +179,7 @@ struct metrics_http *metrics_http_start(const char *addr)
 				  MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!h->mhd) {
-		it_err("--metrics: cannot start the HTTP server on %s", addr);
+		it_err("%s: cannot start the HTTP server on %s", who, addr);
 		close(h->fd);
 		goto out_free;
 	}
@@ -223,9 +223,9 @@ void metrics_http_stop(struct metrics_http *h)
 
 #else /* IT_NO_MHD */
 
-struct metrics_http *metrics_http_start(const char *addr)
+struct metrics_http *metrics_http_start(const char *addr, const char *who)
 {
-	it_err("--metrics %s: this build has no HTTP server (built without libmicrohttpd)", addr);
+	it_err("%s %s: this build has no HTTP server (built without libmicrohttpd)", who, addr);
 	return NULL;
 }
 
