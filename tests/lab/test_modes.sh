@@ -113,6 +113,32 @@ check() {
 # Daemon #1 is SIGKILLed: its last line may be cut short; skip such lines.
 hostj() { cat "$1"/host[12].json 2>/dev/null | jq -cR "fromjson? | $2"; }
 
+# A join below the bar (seen once: daemon #2 with 0 syscall and 0 block records,
+# its 150 guest requests unjoined for no_host_io, its text summary's histograms
+# full): per host daemon, what its final summary counted and whether -m/--sample
+# thinned its records, and where each unjoined request was; the run directory is
+# kept as runs/modes-T.failed (the next run overwrites runs/modes-T).
+join_evidence() {
+	local out=$1 t=$2 i s
+	for i in 1 2; do
+		for s in 'select(.type == "summary" and .final) | {records, requests, unjoined, lost, malformed, drops: .drops.total}' \
+			'select(.type == "host_summary" and .final) | {unjoined_by_reason, host_unjoined_by_reason, uprobe_aio, guest_requests}'; do
+			s=$(jq -c "$s" "$out/host$i.json" 2>/dev/null | tail -n 1)
+			[[ -n $s ]] && note "${PFX}_$t join evidence, host daemon #$i: $s"
+		done
+		# the text summary's header, its -m/--sample line, each histogram's count
+		awk '/^=== final/ || /counts the recorded requests only/ { printf "%s; ", $0 }
+			/\(all requests\)$/ { if (h != "") printf "%s %d; ", h, n; h = $0; n = 0; next }
+			h != "" && / : / { split($0, a, " : "); n += a[2] + 0 }
+			END { if (h != "") printf "%s %d", h, n }' "$out/host$i.out" 2>/dev/null |
+			sed "s/^/# ${PFX}_$t join evidence, host daemon #$i text: /; s/\$/\n/"
+	done
+	jq -r 'select(.joined | not) | "\(.session) \(.unjoined_reason // "?")"' "$out/paths.txt" | sort | uniq -c |
+		sed "s/^/# ${PFX}_$t join evidence, unjoined (count, guest session, reason): /"
+	rm -rf "$out.failed"
+	cp -a "$out" "$out.failed" && note "${PFX}_$t: run directory kept as $out.failed"
+}
+
 # Stage table of the joined paths (one of each session+seq).
 stage_notes() {
 	local out=$1 t=$2
@@ -260,6 +286,7 @@ one() {
 	check "${PFX}_${t}_join" "$(awk -v p="$pct" 'BEGIN { exit !(p >= 97) }'; echo $?)" \
 		"$joined of $n_ops guest requests joined ($pct %)"
 	note "${PFX}_$t: $joined of $n_ops guest virtio requests joined ($pct %)"
+	awk -v p="$pct" 'BEGIN { exit !(p < 97) }' && join_evidence "$out" "$t"
 
 	bad=0
 	w=0
