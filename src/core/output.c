@@ -637,6 +637,9 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 	jw_u64(w, "aio", in->corr->records[IT_REC_AIO]);
 	jw_obj_end(w);
 	jw_u64(w, "requests", out->requests);
+	/* what thinned the records: then the histograms are the BPF side's (docs/json.md) */
+	jw_u64(w, "min_latency_ns", out->min_lat_ns);
+	jw_u64(w, "sample", out->sample > 1 ? out->sample : 1);
 	jw_u64(w, "unjoined", in->corr->unjoined);
 	jw_u64(w, "output_lost", out->json_lost);
 	jw_u64(w, "malformed", in->corr->malformed);

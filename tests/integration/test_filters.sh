@@ -16,10 +16,12 @@
 #                   records (writeback) are on F1's filesystem or carry F1's inode (the
 #                   loop device's IO to its backing file holds F1's pages)
 #   file_count      ... and F1's direct read syscalls == its 1024 reads
-#   sample_records  --sample 10: fio's read syscall records are 5..20 % of its total_ios
+#   sample_records  --sample 10: fio's read syscall records are 5..20 % of its total_ios,
+#                   and the final summary says so ("sample": 10, "min_latency_ns": 0)
 #   sample_hist     ... while hists syscall/A/read/total counts all of them (±1 %)
 #   minlat_records  --min-latency P (P = fio clat p90 of the sample run): every record's
-#                   lat_ns >= P and fewer than half of fio's IOs have a record
+#                   lat_ns >= P and fewer than half of fio's IOs have a record, and the
+#                   final summary says so ("min_latency_ns": P, "sample": 1)
 #   minlat_hist     ... while hists syscall/A/read/total counts all of them (±1 %)
 # shellcheck disable=SC2016,SC2119 # jq programs in single quotes; optional args
 set -u
@@ -240,7 +242,7 @@ phase_file() {
 run_sampled() {
 	local pfx=$1
 	shift
-	S_IOS="" S_N="" S_H=""
+	S_IOS="" S_N="" S_H="" S_SAID=""
 	if ! start_tracer -d "$A" "$@"; then
 		fail "${pfx}_records" "$TRACER_WHY"
 		fail "${pfx}_hist" "$TRACER_WHY"
@@ -259,13 +261,14 @@ run_sampled() {
 	S_IOS=$(fio_read_ios "$IT_TMP/fio.$pfx.json")
 	S_N=$(jcount "$TRACER_JSON" '.kind == "syscall" and .op == "read" and .pid == $p' --argjson p "$FIO_PID")
 	S_H=$(hist_count "$SUMMARY" syscall "$A" read total)
+	S_SAID=$(jq -r '"\(.min_latency_ns) \(.sample)"' "$SUMMARY" 2>/dev/null)
 	note "$pfx ($*): fio total_ios $S_IOS, records $S_N, hists syscall/$A/read/total ${S_H:-none}"
 }
 
 phase_sample() {
 	run_sampled sample --sample 10 || return
-	check sample_records "--sample 10 kept $S_N records of $S_IOS IOs ($(pct_of "$S_N" "$S_IOS") %, want 5..20 %)" \
-		awk -v n="$S_N" -v t="$S_IOS" 'BEGIN { exit !(t > 0 && n >= 0.05 * t && n <= 0.2 * t) }'
+	check sample_records "--sample 10 kept $S_N records of $S_IOS IOs ($(pct_of "$S_N" "$S_IOS") %, want 5..20 %); summary min_latency_ns, sample: ${S_SAID:-none} (want 0 10)" \
+		awk -v n="$S_N" -v t="$S_IOS" -v said="$S_SAID" 'BEGIN { exit !(t > 0 && n >= 0.05 * t && n <= 0.2 * t && said == "0 10") }'
 	check sample_hist "hists syscall/$A/read/total count ${S_H:-none}, fio did $S_IOS (not within 1 %)" \
 		within_pct "${S_H:-0}" "$S_IOS" 1
 	P90=$(jq -r '.jobs[0].read.clat_ns.percentile["90.000000"]' "$IT_TMP/fio.sample.json")
@@ -277,8 +280,8 @@ phase_minlat() {
 	run_sampled minlat --min-latency "${thr}ns" || return
 	local short
 	short=$(jcount "$TRACER_JSON" '.kind == "syscall" and .lat_ns < $t' --argjson t "$thr")
-	check minlat_records "--min-latency ${thr}ns: $S_N records of $S_IOS IOs, $short of them shorter than the threshold" \
-		awk -v n="$S_N" -v t="$S_IOS" -v s="$short" 'BEGIN { exit !(s == 0 && n < 0.5 * t) }'
+	check minlat_records "--min-latency ${thr}ns: $S_N records of $S_IOS IOs, $short of them shorter than the threshold; summary min_latency_ns, sample: ${S_SAID:-none} (want $thr 1)" \
+		awk -v n="$S_N" -v t="$S_IOS" -v s="$short" -v said="$S_SAID" -v want="$thr 1" 'BEGIN { exit !(s == 0 && n < 0.5 * t && said == want) }'
 	check minlat_hist "hists syscall/$A/read/total count ${S_H:-none}, fio did $S_IOS (not within 1 %)" \
 		within_pct "${S_H:-0}" "$S_IOS" 1
 }

@@ -121,7 +121,7 @@ hostj() { cat "$1"/host[12].json 2>/dev/null | jq -cR "fromjson? | $2"; }
 join_evidence() {
 	local out=$1 t=$2 i s
 	for i in 1 2; do
-		for s in 'select(.type == "summary" and .final) | {records, requests, unjoined, lost, malformed, drops: .drops.total}' \
+		for s in 'select(.type == "summary" and .final) | {records, requests, min_latency_ns, sample, unjoined, lost, malformed, drops: .drops.total}' \
 			'select(.type == "host_summary" and .final) | {unjoined_by_reason, host_unjoined_by_reason, uprobe_aio, guest_requests}'; do
 			s=$(jq -c "$s" "$out/host$i.json" 2>/dev/null | tail -n 1)
 			[[ -n $s ]] && note "${PFX}_$t join evidence, host daemon #$i: $s"
