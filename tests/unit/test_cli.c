@@ -297,6 +297,27 @@ static void test_cli_modes(void)
 		ASSERT_STREQ(r.o.name, "h1", "name");
 	}
 	run_free(&r);
+	/* host mode joins by the host IOs' records: -m / --sample would silently unjoin them all */
+	RUN(&r, "--mode", "host", "-m", "10ms");
+	ASSERT_EQ(r.ret, CLI_USAGE, "host mode with -m");
+	ASSERT_STREQ(r.err,
+		     "iotracer: --min-latency: --mode host needs a record of every QEMU IO to join "
+		     "the guests' requests (thin the guest's records instead)\n",
+		     "message");
+	run_free(&r);
+	RUN(&r, "--mode", "host", "--sample", "4");
+	ASSERT_EQ(r.ret, CLI_USAGE, "host mode with --sample");
+	run_free(&r);
+	RUN(&r, "--profile", "always-on", "--mode", "host");
+	ASSERT_EQ(r.ret, CLI_USAGE, "host mode with the always-on profile");
+	ASSERT_EQ(strncmp(r.err, "iotracer: --profile: ", 21), 0, "the profile is named");
+	run_free(&r);
+	RUN(&r, "--profile", "always-on", "-m", "0", "--mode", "host");
+	ASSERT_EQ(r.ret, CLI_RUN, "host mode, the profile's -m taken back");
+	run_free(&r);
+	RUN(&r, "--mode", "guest", "--link", "tcp:10.0.2.2:7", "-m", "10ms");
+	ASSERT_EQ(r.ret, CLI_RUN, "guest mode with -m");
+	run_free(&r);
 	RUN(&r, "--qemu-pid", "12");
 	ASSERT_EQ(r.ret, CLI_USAGE, "qemu-pid without host mode");
 	ASSERT_STREQ(r.err, "iotracer: --qemu-pid needs --mode host\n", "message");

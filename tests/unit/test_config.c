@@ -33,8 +33,6 @@ static void test_config_good(void)
 		 "cgroup = %s\n"
 		 "dev = loop1   # inline comment\n"
 		 "file = %s\n"
-		 "min-latency = 1ms\n"
-		 "sample = 4\n"
 		 "interval = 2s\n"
 		 "no-live = yes\n"
 		 "quiet = no\n"
@@ -60,8 +58,6 @@ static void test_config_good(void)
 	ASSERT_EQ(r.o.nr_devs, 1, "devs");
 	ASSERT_EQ(r.o.devs[0], IT_MKDEV(7, 1), "dev");
 	ASSERT_STREQ(r.o.file_path, file, "file");
-	ASSERT_EQ(r.o.min_lat_ns, 1000000, "min latency");
-	ASSERT_EQ(r.o.sample, 4, "sample");
 	ASSERT_EQ(r.o.interval_ns, 2000000000ull, "interval");
 	ASSERT_EQ(r.o.live, 0, "no-live");
 	ASSERT_EQ(r.o.quiet, 0, "quiet = no");
@@ -174,7 +170,7 @@ static void test_config_lists(void)
 	RUN(&r, "--config",
 	    conf(path, sizeof(path), "lists.conf",
 		 "dev = loop0\ndev = loop1,loop0\npid = 5\npid = 6,7\nlayers = block\n"
-		 "layers = fs\nmin-latency = 1ms\nmin-latency = 3ms\n[link]\nmode = host\n"
+		 "layers = fs\ninterval = 1s\ninterval = 3s\n[link]\nmode = host\n"
 		 "qemu-pid = 1\nqemu-pid = 2\nlisten = unix:/a\nlisten = unix:/b\n"));
 	if (!ASSERT_EQ(r.ret, CLI_RUN, "ret")) {
 		UNIT_LOG("%s", r.err);
@@ -183,10 +179,35 @@ static void test_config_lists(void)
 	ASSERT_EQ(r.o.nr_devs, 2, "devs (no duplicates)");
 	ASSERT_EQ(r.o.nr_pids, 3, "pids");
 	ASSERT_EQ(r.o.layers, (1u << IT_L_BLOCK) | (1u << IT_L_FS), "layers ORed");
-	ASSERT_EQ(r.o.min_lat_ns, 3000000, "last min-latency");
+	ASSERT_EQ(r.o.interval_ns, 3000000000ull, "last interval");
 	ASSERT_EQ(r.o.nr_qemu_pids, 2, "qemu pids");
 	ASSERT_EQ(r.o.nr_listens, 2, "listens");
 out:
+	run_free(&r);
+}
+
+/*
+ * -m and --sample from the file; with --mode host they are refused, the file's
+ * line named: host mode joins by every QEMU IO's record.
+ */
+static void test_config_thinning(void)
+{
+	char path[PATH_MAX], want[PATH_MAX + 160];
+	struct run r;
+
+	RUN(&r, "--config", conf(path, sizeof(path), "thin.conf", "min-latency = 1ms\nsample = 4\n"));
+	if (ASSERT_EQ(r.ret, CLI_RUN, "ret")) {
+		ASSERT_EQ(r.o.min_lat_ns, 1000000, "min latency");
+		ASSERT_EQ(r.o.sample, 4, "sample");
+	}
+	run_free(&r);
+	RUN(&r, "--config", path, "--mode", "host");
+	ASSERT_EQ(r.ret, CLI_USAGE, "refused in host mode");
+	snprintf(want, sizeof(want),
+		 "iotracer: %s:1: min-latency: --mode host needs a record of every QEMU IO to "
+		 "join the guests' requests (thin the guest's records instead)\n",
+		 path);
+	ASSERT_STREQ(r.err, want, "the file's line named");
 	run_free(&r);
 }
 
@@ -346,6 +367,7 @@ int main(void)
 	RUN_TEST(test_config_cannot_read);
 	RUN_TEST(test_config_cmdline_overrides);
 	RUN_TEST(test_config_lists);
+	RUN_TEST(test_config_thinning);
 	RUN_TEST(test_config_only_given);
 	RUN_TEST(test_config_every_option_has_a_section);
 	RUN_TEST(test_config_shipped_example);
