@@ -778,9 +778,11 @@ static int cli_check_host_thinning(const struct it_opts *o, FILE *err)
 	if (o->mode != IT_MODE_HOST || (!o->min_lat_ns && o->sample <= 1))
 		return CLI_RUN;
 	/* the profile's -m, not one given after it */
-	if (o->profile && !strcmp(o->profile, "always-on") && o->min_lat_ns == IT_ALWAYS_ON_MIN_LAT_NS)
+	if (o->profile && !strcmp(o->profile, "always-on") &&
+	    o->min_lat_ns == IT_ALWAYS_ON_MIN_LAT_NS)
 		name = "profile";
-	it_err_to(err, "%s: --mode host needs a record of every QEMU IO to join the guests' "
+	it_err_to(err,
+		  "%s: --mode host needs a record of every QEMU IO to join the guests' "
 		  "requests (thin the guest's records instead)",
 		  cli_where(o, name, who, sizeof(who)));
 	return CLI_USAGE;

@@ -195,7 +195,8 @@ static void test_config_thinning(void)
 	char path[PATH_MAX], want[PATH_MAX + 160];
 	struct run r;
 
-	RUN(&r, "--config", conf(path, sizeof(path), "thin.conf", "min-latency = 1ms\nsample = 4\n"));
+	RUN(&r, "--config",
+	    conf(path, sizeof(path), "thin.conf", "min-latency = 1ms\nsample = 4\n"));
 	if (ASSERT_EQ(r.ret, CLI_RUN, "ret")) {
 		ASSERT_EQ(r.o.min_lat_ns, 1000000, "min latency");
 		ASSERT_EQ(r.o.sample, 4, "sample");
