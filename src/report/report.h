@@ -51,6 +51,15 @@ void pf_add_path(struct pf *p, const struct rp_path *g);
 int pf_write(struct pf *p, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx);
 void pf_free(struct pf *p);
 
+/* ---- heatmap: latency (log2 rows) x time per device, as SVG (heatmap.c) ---- */
+struct hm;
+struct hm *hm_new(void);
+/* A request on device dev (the one its summary line names); unfinished ones are counted. */
+void hm_add(struct hm *h, const struct rp_req *q, uint32_t dev);
+/* Write the SVG document; name(dev) names the panels. 0 or -errno. */
+int hm_write(struct hm *h, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx);
+void hm_free(struct hm *h);
+
 /* A human size ("4KiB"). */
 char *rp_fmt_bytes(uint64_t b, char *buf, size_t n);
 /* "2026-11-24T13:25:01.123456Z" of a CLOCK_REALTIME time in ns. */
