@@ -225,7 +225,13 @@ void metrics_http_stop(struct metrics_http *h)
 
 struct metrics_http *metrics_http_start(const char *addr)
 {
-	it_err("--metrics %s: this build has no HTTP server (built without libmicrohttpd)", addr);
+	/*
+	 * libmicrohttpd links statically only with GnuTLS, whose p11-kit and
+	 * libunistring Debian ships without static archives (docs/metrics.md).
+	 */
+	it_err("--metrics %s: not in the static build (no HTTP server: libmicrohttpd has no "
+	       "static link on Debian); use the dynamically linked iotracer",
+	       addr);
 	return NULL;
 }
 
