@@ -12,7 +12,12 @@
 #               bucket [2^k, 2^(k+1)) ns holding fio's clat p99 (computed from fio's number;
 #               the neighbour bucket too when fio's p99 is within 5 % of an edge)
 #   p99_kern    the same for the kernel-histogram tracer
-#   grafana     every query of configs/grafana-iotracer.json is accepted by Prometheus
+#   grafana     every query of configs/grafana-iotracer.json is accepted by Prometheus and
+#               returns data when the series it selects exist in the scrape (each selector
+#               queried alone: a panel with data under it must show some)
+#   rules       configs/iotracer-rules.yml loaded by this Prometheus: every rule evaluates
+#               without error, the recorded p99 and request rate exist for loopN, and every
+#               metric and label the rules name is in the tracers' /metrics text
 #   port_in_use --metrics on the rec tracer's port: exit 1, one line naming --metrics
 #   bad_addr    --metrics 9477 (no host part): exit 2, one line naming --metrics
 #   exit        both tracers exit 0 on SIGTERM
@@ -21,7 +26,7 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin promtool port_in_use bad_addr scrape count_rec count_kern p99_rec p99_kern grafana exit
+it_begin promtool port_in_use bad_addr scrape count_rec count_kern p99_rec p99_kern grafana rules exit
 it_require_all curl prometheus promtool ss
 
 NR_IOS=${METRICS_IOS:-8192} # 4k reads: one pass over a 32 MiB region
@@ -83,6 +88,8 @@ cat >"$IT_TMP/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
   scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files: ['$IT_ROOT/configs/iotracer-rules.yml']
 scrape_configs:
   - job_name: rec
     static_configs: [{ targets: ['127.0.0.1:$PORT_REC'] }]
@@ -140,19 +147,63 @@ for job in rec kern; do
 		in_bucket "${q:-nan}" "$alo" "$ahi"
 done
 
-# the dashboard's queries, with its variables set to match anything
+# prom_count EXPR: how many series an instant query returns ("err: ..." if it fails).
+prom_count() {
+	curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1" |
+		jq -r 'if .status == "success" then (.data.result | length | tostring) else "err: " + (.error // "no answer") end'
+}
+
+# the dashboard's queries, with its variables set to match anything. A query that returns
+# nothing is a failure when one of its selectors (metric{...}) alone returns series.
 bad=""
 nq=0
+nodata=""
 while IFS= read -r expr; do
 	expr=${expr//\$__rate_interval/1m}
 	expr=$(sed -E 's/\$[a-z]+/.*/g' <<<"$expr")
-	st=$(curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" \
-		--data-urlencode "query=$expr" | jq -r '.status + " " + (.error // "")')
+	n=$(prom_count "$expr")
 	nq=$((nq + 1))
-	[[ $st == "success " ]] || bad+="'$expr': $st; "
+	case $n in
+	err:*) bad+="'$expr': $n; " ;;
+	0)
+		# a filter (hooks == 0, losses > 0) may rightly select nothing
+		if grep -qE '(==|!=|>|<)' <<<"$expr"; then
+			nodata+=" (filter) $(grep -oE '(iotracer|process)_[a-z_]+' <<<"$expr" | head -1)"
+			continue
+		fi
+		while IFS= read -r sel; do
+			ns=$(prom_count "$sel")
+			[[ $ns == 0 ]] || bad+="'$expr': no data, but $sel has $ns series; "
+		done < <(grep -oE '(iotracer|process)_[a-z_]+(\{[^}]*\})?' <<<"$expr" | sort -u)
+		nodata+=" $(grep -oE '(iotracer|process)_[a-z_]+' <<<"$expr" | head -1)"
+		;;
+	*) ;;
+	esac
 done < <(jq -r '.panels[].targets[].expr' "$IT_ROOT/configs/grafana-iotracer.json")
-note "grafana: $nq queries"
+note "grafana: $nq queries, no data (none of their series scraped here, or a filter):${nodata:- none}"
 check grafana "${bad:-no queries in the dashboard}" test -z "$bad" -a "$nq" -gt 0
+
+# the rules in this Prometheus, and their names in the tracers' text
+bad=$(curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/rules" |
+	jq -r '[.data.groups[].rules[]] | if length == 0 then "no rules loaded" else
+		(.[] | select(.health != "ok") | "\(.name): \(.health) \(.lastError // "")") end' | tr '\n' ' ')
+[[ -z ${bad// /} ]] && bad=""
+for q in "device:iotracer_request_duration_seconds:p99_5m{device=\"$name\",layer=\"syscall\",op=\"read\",stage=\"total\"}" \
+	"device:iotracer_requests:rate5m{device=\"$name\",layer=\"syscall\",op=\"read\"}"; do
+	n=$(prom_count "$q")
+	[[ $n == 2 ]] || bad+="$q: $n series (want 2: rec and kern); "
+done
+scraped=$(curl -s --max-time 5 "http://127.0.0.1:$PORT_REC/metrics" "http://127.0.0.1:$PORT_KERN/metrics")
+while read -r m; do
+	grep -qE "^# TYPE $m " <<<"$scraped" || bad+="rules name $m, not in /metrics; "
+done < <(grep -oE '(^|[^:a-z_])iotracer_[a-z_]+' "$IT_ROOT/configs/iotracer-rules.yml" |
+	grep -oE 'iotracer_[a-z_]+' | sed -E 's/_(bucket|sum|count)$//' | sort -u)
+while read -r l; do
+	grep -qE "[{,]$l=\"" <<<"$scraped" || bad+="rules use label $l, not in /metrics; "
+done < <(grep -oE '\b(device|op|layer|stage|reason|state|hook)\b' "$IT_ROOT/configs/iotracer-rules.yml" |
+	sort -u)
+note "rules: $(curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/rules" | jq -r '[.data.groups[].rules[]] | length') loaded"
+check rules "$bad" test -z "$bad"
 
 why=""
 TRACER_PID=$PID_REC
