@@ -25,19 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 NIOS=${HEATMAP_IOS:-3000}
 RATE=${HEATMAP_RATE:-1000}
 
-dev=$(mk_loop 128 fill) || fail_all "cannot create a loop device"
-name=$(devname "$dev")
-note "device $dev"
-rec=$IT_TMP/rec
-
-wait_quiet "$dev" 5
-start_tracer -d "$name" --record "$rec" || fail_all "$TRACER_WHY"
-fio_run "$IT_TMP/fio.json" --name=hm --filename="$dev" --ioengine=psync --direct=1 \
-	--rw=randread --bs=4k --number_ios="$NIOS" --rate_iops="$RATE" --randrepeat=0 \
-	--norandommap --size=120M
-sleep 0.3
-stop_tracer || fail_all "$TRACER_WHY"
-((FIO_RC == 0)) || fail_all "fio failed (status $FIO_RC)"
+record_paced_reads hm "$NIOS" "$RATE"
 ios=$(fio_read_ios "$IT_TMP/fio.json")
 p50=$(fio_read_pct "$IT_TMP/fio.json" 50.000000)
 note "fio pid $FIO_PID: $ios reads, clat p50 $p50 ns"

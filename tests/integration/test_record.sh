@@ -30,20 +30,8 @@ RATE=${RECORD_RATE:-2000}
 here=$(cd "$(dirname "$0")" && pwd)
 CHECK=$here/../tools/perfetto_check.jq
 
-dev=$(mk_loop 128 fill) || fail_all "cannot create a loop device"
-name=$(devname "$dev")
-note "device $dev"
-rec=$IT_TMP/rec
-
-wait_quiet "$dev" 5
-start_tracer -d "$name" --record "$rec" || fail_all "$TRACER_WHY"
+record_paced_reads rec "$NIOS" "$RATE"
 pass start
-fio_run "$IT_TMP/fio.json" --name=rec --filename="$dev" --ioengine=psync --direct=1 \
-	--rw=randread --bs=4k --number_ios="$NIOS" --rate_iops="$RATE" --randrepeat=0 \
-	--norandommap --size=120M
-sleep 0.3
-stop_tracer || fail_all "$TRACER_WHY"
-((FIO_RC == 0)) || fail_all "fio failed (status $FIO_RC)"
 ios=$(fio_read_ios "$IT_TMP/fio.json")
 fio1=$FIO_PID
 note "fio pid $FIO_PID: $ios reads"
