@@ -14,7 +14,8 @@
 #   p99_kern    the same for the kernel-histogram tracer
 #   grafana     every query of configs/grafana-iotracer.json is accepted by Prometheus and
 #               returns data when the series it selects exist in the scrape (each selector
-#               queried alone: a panel with data under it must show some)
+#               queried alone: a panel with data under it must show some); every label
+#               it groups by or names in a legend is one /metrics has
 #   rules       configs/iotracer-rules.yml loaded by this Prometheus: every rule evaluates
 #               without error, the recorded p99 and request rate exist for loopN, and every
 #               metric and label the rules name is in the tracers' /metrics text
@@ -154,8 +155,15 @@ prom_count() {
 }
 
 # the dashboard's queries, with its variables set to match anything. A query that returns
-# nothing is a failure when one of its selectors (metric{...}) alone returns series.
+# nothing is a failure when one of its selectors (metric{...}) alone returns series; a
+# label it groups by (or a legend names) must be one the tracers serve (or job, instance).
+scraped=$(curl -s --max-time 5 "http://127.0.0.1:$PORT_REC/metrics" "http://127.0.0.1:$PORT_KERN/metrics")
 bad=""
+while read -r l; do
+	grep -qE "[{,]$l=\"" <<<"$scraped" || bad+="the dashboard groups by or shows label '$l', not in /metrics; "
+done < <(jq -r '.panels[].targets[] | (.expr | scan("by \\(([^)]*)\\)") | .[0] | split(",") | .[]),
+		((.legendFormat // "") | scan("\\{\\{ *([a-z_]+) *\\}\\}") | .[0])' \
+	"$IT_ROOT/configs/grafana-iotracer.json" | tr -d ' ' | grep -vxE 'le|instance|job' | sort -u)
 nq=0
 nodata=""
 while IFS= read -r expr; do
@@ -193,7 +201,6 @@ for q in "device:iotracer_request_duration_seconds:p99_5m{device=\"$name\",layer
 	n=$(prom_count "$q")
 	[[ $n == 2 ]] || bad+="$q: $n series (want 2: rec and kern); "
 done
-scraped=$(curl -s --max-time 5 "http://127.0.0.1:$PORT_REC/metrics" "http://127.0.0.1:$PORT_KERN/metrics")
 while read -r m; do
 	grep -qE "^# TYPE $m " <<<"$scraped" || bad+="rules name $m, not in /metrics; "
 done < <(grep -oE '(^|[^:a-z_])iotracer_[a-z_]+' "$IT_ROOT/configs/iotracer-rules.yml" |
