@@ -26,7 +26,7 @@
 #define HM_LEFT 70 /* row labels */
 #define HM_PANEL_HEAD 28
 #define HM_PANEL_FOOT 34 /* time labels */
-#define HM_TOP 64 /* title and legend */
+#define HM_TOP 76 /* title, legend, axes */
 
 /* Light to dark: one colour per count level (a log scale of the busiest cell). */
 static const char *const hm_palette[] = {
@@ -229,6 +229,9 @@ static void draw_legend(struct svg *s, const struct hm_grid *g)
 			   "<text x=\"%d\" y=\"49\" font-size=\"10\">&#8805;%llu</text>\n",
 			   x, hm_palette[l], x + 17, (unsigned long long)c);
 	}
+	svg_printf(s, "<text x=\"10\" y=\"68\" font-size=\"10\" fill=\"#555\">rows: latency in log2 "
+		      "buckets, labelled with their lower edge, slowest on top; columns: time since the "
+		      "first request</text>\n");
 }
 
 /* One device: row labels, the cells, time labels. */
