@@ -38,7 +38,8 @@ OBJS        := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(SRCS))
 LIBBPF_SRCS := src/main.c src/core/loader.c src/core/kfeat.c src/core/daemon.c src/core/filters.c \
 	       src/mode/host.c src/bench/cmd.c src/bench/run.c src/bench/bpfstats.c
 # Linked with libmicrohttpd (--metrics): out of the pure set too. The static build
-# (lab guests) takes a stub of it (-DIT_NO_MHD): gnutls and friends have no static libs.
+# (lab guests) compiles it with -DIT_NO_MHD, its own small HTTP server: GnuTLS's
+# p11-kit and libunistring have no static libs (docs/package.md).
 HTTP_SRCS   := src/core/metrics_http.c
 PURE_SRCS   := $(filter-out $(LIBBPF_SRCS) $(HTTP_SRCS),$(SRCS))
 STATIC_OBJS := $(filter-out $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(HTTP_SRCS)),$(OBJS)) \

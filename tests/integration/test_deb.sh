@@ -11,14 +11,13 @@
 #   unit_verify   systemd-analyze verify on the installed unit: exit 0, not one line
 #   remove        dpkg -r: every file of the package gone but the conffile; dpkg -P: that
 #                 too, /etc/iotracer gone, dpkg knows the package no more
-#   static_metrics  the static build refuses --metrics with one line saying why (exit 1)
 # install/unit_verify/remove SKIP when iotracer is already installed here (a package or a
 # /usr/bin/iotracer not from one): the test does not touch an operator's install.
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin contents depends lintian install unit_verify remove static_metrics
+it_begin contents depends lintian install unit_verify remove
 require_root
 require_cmd make dpkg dpkg-deb dpkg-shlibdeps lintian ldd readelf systemd-analyze
 require_iotracer
@@ -93,19 +92,6 @@ lintian "$deb" >"$IT_TMP/lintian.txt" 2>&1
 note "lintian: $(grep -c '^E:' "$IT_TMP/lintian.txt") errors, $(grep -c '^W:' "$IT_TMP/lintian.txt") warnings"
 check lintian "$(grep '^E:' "$IT_TMP/lintian.txt" | head -5 | tr '\n' ' ')" \
 	test "$(grep -c '^E:' "$IT_TMP/lintian.txt")" = 0
-
-# static_metrics: the portable static build cannot serve /metrics and says so
-if make -s -C "$IT_ROOT" build/iotracer.static >"$IT_TMP/static.log" 2>&1; then
-	timeout 20 "$IT_ROOT/build/iotracer.static" -q -D 1s --metrics "127.0.0.1:$(free_port)" \
-		>/dev/null 2>"$IT_TMP/static.err"
-	rc=$?
-	err=$(cat "$IT_TMP/static.err")
-	note "static --metrics: exit $rc: $err"
-	check static_metrics "exit $rc, stderr: $err" test "$rc" = 1 -a \
-		"$(wc -l <"$IT_TMP/static.err")" = 1 -a "${err#*--metrics*static build}" != "$err"
-else
-	fail static_metrics "make build/iotracer.static failed: $(tail -c 300 "$IT_TMP/static.log")"
-fi
 
 if dpkg-query -W -f='${Status}' iotracer 2>/dev/null | grep -q installed; then
 	skip_all "the iotracer package is already installed here: left alone"

@@ -2,10 +2,11 @@
 # --metrics scraped by a real Prometheus while fio does psync direct 4k random reads
 # on a loop device. Two tracers watch the same device: "rec" (default: every request
 # leaves a record, the daemon builds the histograms from them) and "kern" (-m 10s: no
-# records, the BPF side keeps the histograms), so /metrics is checked in both modes.
+# records, the BPF side keeps the histograms), so /metrics is checked in both modes; a
+# third, "static", is the static build (its own HTTP server instead of libmicrohttpd).
 # Oracles: fio's JSON (total_ios, clat p99), promtool, Prometheus's HTTP API.
-#   promtool    the exposition of both tracers passes `promtool check metrics`
-#   scrape      Prometheus scraped both targets (up == 1) twice after fio ended
+#   promtool    the exposition of the three tracers passes `promtool check metrics`
+#   scrape      Prometheus scraped the 3 targets (up == 1) twice after fio ended
 #   count_rec   iotracer_requests_total{layer="syscall",dev=loopN,op="read"} == fio total_ios
 #   count_kern  the same for the kernel-histogram tracer
 #   p99_rec     histogram_quantile(0.99, ...) of the syscall read histogram lies in the log2
@@ -21,13 +22,16 @@
 #               metric and label the rules name is in the tracers' /metrics text
 #   port_in_use --metrics on the rec tracer's port: exit 1, one line naming --metrics
 #   bad_addr    --metrics 9477 (no host part): exit 2, one line naming --metrics
-#   exit        both tracers exit 0 on SIGTERM
+#   count_static, p99_static  the same for the static build (make static: its own small
+#               HTTP server instead of libmicrohttpd), a third tracer "static" like "rec"
+#   exit        the three tracers exit 0 on SIGTERM
 # shellcheck disable=SC2016,SC2119,SC2317 # PromQL/jq in single quotes; optional args; in_bucket via check
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin promtool port_in_use bad_addr scrape count_rec count_kern p99_rec p99_kern grafana rules exit
+it_begin promtool port_in_use bad_addr scrape count_rec count_kern count_static p99_rec p99_kern \
+	p99_static grafana rules exit
 it_require_all curl prometheus promtool ss
 
 NR_IOS=${METRICS_IOS:-8192} # 4k reads: one pass over a 32 MiB region
@@ -57,11 +61,17 @@ PORT_KERN=$(free_port) || fail_all "no free TCP port"
 start_tracer -d "$name" -l syscall,block -m 10s --metrics "127.0.0.1:$PORT_KERN" ||
 	fail_all "kern tracer: $TRACER_WHY"
 PID_KERN=$TRACER_PID
-note "tracers: rec pid $PID_REC port $PORT_REC, kern pid $PID_KERN port $PORT_KERN"
+make -s -C "$IT_ROOT" build/iotracer.static >"$IT_TMP/static.log" 2>&1 ||
+	fail_all "make build/iotracer.static: $(tail -c 300 "$IT_TMP/static.log")"
+PORT_STATIC=$(free_port) || fail_all "no free TCP port"
+IOTRACER=$IT_ROOT/build/iotracer.static start_tracer -d "$name" -l syscall,block \
+	--metrics "127.0.0.1:$PORT_STATIC" || fail_all "static tracer: $TRACER_WHY"
+PID_STATIC=$TRACER_PID
+note "tracers: rec pid $PID_REC port $PORT_REC, kern pid $PID_KERN port $PORT_KERN, static pid $PID_STATIC port $PORT_STATIC"
 
 # promtool on what each tracer serves
 bad=""
-for port in "$PORT_REC" "$PORT_KERN"; do
+for port in "$PORT_REC" "$PORT_KERN" "$PORT_STATIC"; do
 	curl -s --max-time 5 -o "$IT_TMP/scrape.$port.txt" "http://127.0.0.1:$port/metrics" ||
 		bad+="curl :$port failed; "
 	out=$(promtool check metrics <"$IT_TMP/scrape.$port.txt" 2>&1) ||
@@ -96,6 +106,8 @@ scrape_configs:
     static_configs: [{ targets: ['127.0.0.1:$PORT_REC'] }]
   - job_name: kern
     static_configs: [{ targets: ['127.0.0.1:$PORT_KERN'] }]
+  - job_name: static
+    static_configs: [{ targets: ['127.0.0.1:$PORT_STATIC'] }]
 EOF
 bg_start prometheus prometheus --config.file="$IT_TMP/prometheus.yml" \
 	--storage.tsdb.path="$IT_TMP/tsdb" --web.listen-address="127.0.0.1:$PROM_PORT"
@@ -121,11 +133,12 @@ note "fio: total_ios $ios clat p99 $p99 ns"
 for ((i = 0; i < 100; i++)); do
 	ts_rec=$(prom_query 'timestamp(up{job="rec"} == 1)')
 	ts_kern=$(prom_query 'timestamp(up{job="kern"} == 1)')
-	awk -v a="${ts_rec:-0}" -v b="${ts_kern:-0}" -v t="$t_end" \
-		'BEGIN { exit !(a > t + 2.2 && b > t + 2.2) }' && break
+	ts_static=$(prom_query 'timestamp(up{job="static"} == 1)')
+	awk -v a="${ts_rec:-0}" -v b="${ts_kern:-0}" -v c="${ts_static:-0}" -v t="$t_end" \
+		'BEGIN { exit !(a > t + 2.2 && b > t + 2.2 && c > t + 2.2) }' && break
 	sleep 0.2
 done
-check scrape "no scrape of both targets 2.2 s after fio ended (last: rec ${ts_rec:-none}, kern ${ts_kern:-none}, fio end $t_end)" \
+check scrape "no scrape of the 3 targets 2.2 s after fio ended (last: rec ${ts_rec:-none}, kern ${ts_kern:-none}, static ${ts_static:-none}, fio end $t_end)" \
 	test "$i" -lt 100
 
 # the log2 bucket of fio's p99, from fio's number alone
@@ -137,7 +150,7 @@ awk -v p="$p99" -v lo="$lo" 'BEGIN { exit !(p < lo * 1.05) }' && alo=$((lo / 2))
 awk -v p="$p99" -v hi="$hi" 'BEGIN { exit !(p * 1.05 > hi) }' && ahi=$((hi * 2))
 note "fio p99 $p99 ns is in log2 bucket $k: [$lo, $hi) ns; accepted [$alo, $ahi] ns"
 
-for job in rec kern; do
+for job in rec kern static; do
 	sel="job=\"$job\",layer=\"syscall\",dev=\"$name\",op=\"read\""
 	n=$(prom_query "iotracer_requests_total{$sel}")
 	check "count_$job" "iotracer_requests_total{$sel} is ${n:-absent}, fio did $ios reads" \
@@ -199,7 +212,7 @@ bad=$(curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/rules" |
 for q in "device:iotracer_request_duration_seconds:p99_5m{device=\"$name\",layer=\"syscall\",op=\"read\",stage=\"total\"}" \
 	"device:iotracer_requests:rate5m{device=\"$name\",layer=\"syscall\",op=\"read\"}"; do
 	n=$(prom_count "$q")
-	[[ $n == 2 ]] || bad+="$q: $n series (want 2: rec and kern); "
+	[[ $n == 3 ]] || bad+="$q: $n series (want 3: rec, kern, static); "
 done
 while read -r m; do
 	grep -qE "^# TYPE $m " <<<"$scraped" || bad+="rules name $m, not in /metrics; "
@@ -216,7 +229,9 @@ why=""
 TRACER_PID=$PID_REC
 stop_tracer || why+="rec: $TRACER_WHY "
 TRACER_PID=$PID_KERN
-stop_tracer || why+="kern: $TRACER_WHY"
+stop_tracer || why+="kern: $TRACER_WHY "
+TRACER_PID=$PID_STATIC
+stop_tracer || why+="static: $TRACER_WHY"
 check exit "$why" test -z "$why"
 
 it_end
