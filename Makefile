@@ -207,6 +207,24 @@ $(OUTPUT)/unit/%: tests/unit/%.c $(SAN_OBJS) | $(OUTPUT)/unit $(OUTPUT)/version.
 	$(call msg,UNIT,$@)
 	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) -MMD -MP $< $(SAN_OBJS) $(PURE_LIBS) -o $@
 
+# test_loader: the loader's hook table against the BPF objects, opened with libbpf and
+# never loaded (no root). It links the libbpf side the loader needs, and a copy of the
+# object with one program no hook names (tests/unit/stray.bpf.c).
+LOADER_SAN  := $(patsubst src/%.c,$(OUTPUT)/san/%.o,src/core/loader.c src/core/kfeat.c \
+	       src/core/filters.c)
+$(LOADER_SAN): | $(SKELS)
+$(OUTPUT)/unit/stray.bpf.o: tests/unit/stray.bpf.c $(VMLINUX) | $(OUTPUT)/unit
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(OUTPUT)/unit/stray.linked.o: $(BPF_OBJS) $(OUTPUT)/unit/stray.bpf.o
+	$(call msg,LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+$(OUTPUT)/unit/test_loader: tests/unit/test_loader.c $(SAN_OBJS) $(LOADER_SAN) \
+		$(OUTPUT)/unit/stray.linked.o | $(SKELS)
+	$(call msg,UNIT,$@)
+	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) -MMD -MP $< $(SAN_OBJS) $(LOADER_SAN) \
+		-lbpf $(PURE_LIBS) -lpthread -o $@
+
 unit: $(UNIT_BINS)
 	@tests/run.sh --unit $(UNIT_BINS)
 

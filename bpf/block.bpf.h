@@ -302,7 +302,13 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	return 0;
 }
 
-/* Arguments of the 5.11 signatures (IT_BLK_ARG, core_fixes.bpf.h). */
+/*
+ * Arguments of the 5.11 signatures (IT_BLK_ARG, core_fixes.bpf.h). Programs:
+ * btf_block_bio_queue, raw_block_bio_queue, btf_block_split, raw_block_split,
+ * btf_block_bio_backmerge, raw_block_bio_backmerge, btf_block_rq_insert,
+ * raw_block_rq_insert, btf_block_rq_issue, raw_block_rq_issue,
+ * btf_block_rq_requeue, raw_block_rq_requeue.
+ */
 IT_TP_BOTH(block_bio_queue, it_bio_queue(IT_BLK_BIO_ARG(ctx, 0), it_btf))
 IT_TP_BOTH(block_split, it_bio_queue(IT_BLK_BIO_ARG(ctx, 0), it_btf))
 IT_TP_BOTH(block_bio_backmerge, it_bio_merged(IT_BLK_MERGE_BIO(ctx)))
@@ -319,6 +325,7 @@ IT_TP_BOTH(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))
  * its dead entry. A completion neither saw is reported (issued - completed).
  */
 #define IT_RQ_COMPLETE(ctx, second) it_rq_complete((void *)(ctx)[0], (s32)(ctx)[1], it_btf, second)
+/* btf_block_rq_complete, raw_block_rq_complete, btf_block_rq_complete2, raw_block_rq_complete2 */
 IT_TP_BOTH(block_rq_complete, IT_RQ_COMPLETE(ctx, false))
 IT_TP_PAIR(block_rq_complete, block_rq_complete2, IT_RQ_COMPLETE(ctx, true))
 

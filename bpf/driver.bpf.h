@@ -74,6 +74,7 @@ static __always_inline int it_nvme_complete(u64 *ctx)
 	return 0;
 }
 
+/* btf_nvme_setup_cmd, raw_nvme_setup_cmd, btf_nvme_complete_rq, raw_nvme_complete_rq */
 IT_TP_BOTH(nvme_setup_cmd, it_nvme_setup(ctx))
 IT_TP_BOTH(nvme_complete_rq, it_nvme_complete(ctx))
 
@@ -109,6 +110,11 @@ static __always_inline int it_scsi_done(u64 *ctx)
 	return 0;
 }
 
+/*
+ * btf_scsi_dispatch_cmd_start, raw_scsi_dispatch_cmd_start, btf_scsi_dispatch_cmd_done,
+ * raw_scsi_dispatch_cmd_done, btf_scsi_dispatch_cmd_error, raw_scsi_dispatch_cmd_error,
+ * btf_scsi_dispatch_cmd_timeout, raw_scsi_dispatch_cmd_timeout
+ */
 IT_TP_BOTH(scsi_dispatch_cmd_start, it_scsi_start(ctx))
 IT_TP_BOTH(scsi_dispatch_cmd_done, it_scsi_done(ctx))
 IT_TP_BOTH(scsi_dispatch_cmd_error, it_scsi_done(ctx))
@@ -181,6 +187,10 @@ static __always_inline int it_virtio_irq(struct virtqueue *vq)
 	return 0;
 }
 
+/*
+ * fentry_virtio_queue_rq, kprobe_virtio_queue_rq,
+ * fexit_virtio_queue_rq, kretprobe_virtio_queue_rq
+ */
 IT_FN_ENTRY(virtio_queue_rq, it_virtio_queue(bd), struct blk_mq_hw_ctx *hctx,
 	    struct blk_mq_queue_data *bd)
 IT_FN_EXIT(virtio_queue_rq, it_virtio_queue_exit())
@@ -210,6 +220,10 @@ static __always_inline int it_virtio_queue_batch(void *list)
 	return 0;
 }
 
+/*
+ * fentry_virtio_queue_rqs, kprobe_virtio_queue_rqs,
+ * fexit_virtio_queue_rqs, kretprobe_virtio_queue_rqs
+ */
 IT_FN_ENTRY(virtio_queue_rqs, it_virtio_queue_batch(list), void *list)
 IT_FN_EXIT(virtio_queue_rqs, it_virtio_queue_exit())
 
@@ -228,6 +242,11 @@ static __always_inline int it_virtscsi_queue(struct scsi_cmnd___it *sc)
 	return 0;
 }
 
+/*
+ * fentry_virtscsi_queuecommand, kprobe_virtscsi_queuecommand, fexit_virtscsi_queuecommand,
+ * kretprobe_virtscsi_queuecommand, fentry_virtqueue_notify, kprobe_virtqueue_notify,
+ * fentry_virtblk_done, kprobe_virtblk_done
+ */
 IT_FN_ENTRY(virtscsi_queuecommand, it_virtscsi_queue(sc), void *shost,
 	    struct scsi_cmnd___it *sc)
 IT_FN_EXIT(virtscsi_queuecommand, it_virtio_queue_exit())

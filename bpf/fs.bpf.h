@@ -77,7 +77,11 @@ static __always_inline int it_vfs_exit(void)
 	return 0;
 }
 
-/* fentry/fexit where allowed, kprobe/kretprobe otherwise; the loader picks. */
+/*
+ * fentry/fexit where allowed, kprobe/kretprobe otherwise; the loader picks. Programs:
+ * fentry_vfs_read, kprobe_vfs_read, fexit_vfs_read, kretprobe_vfs_read,
+ * fentry_vfs_write, kprobe_vfs_write, fexit_vfs_write, kretprobe_vfs_write.
+ */
 IT_FN_ENTRY(vfs_read, it_vfs_enter())
 IT_FN_EXIT(vfs_read, it_vfs_exit())
 IT_FN_ENTRY(vfs_write, it_vfs_enter())

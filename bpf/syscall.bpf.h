@@ -525,7 +525,10 @@ static __always_inline int it_aio_exit_ctx(u64 *ctx, const bool btf)
 	return nr < IT_SYSNR_MAX ? it_aio_exit(sys_of_nr[nr] - 1, ctx[1]) : 0;
 }
 
-/* raw_syscalls: sys_enter(regs, id), sys_exit(regs, ret) */
+/*
+ * raw_syscalls: sys_enter(regs, id), sys_exit(regs, ret). Programs:
+ * btf_sys_enter, raw_sys_enter, btf_sys_exit, raw_sys_exit, btf_aio_exit, raw_aio_exit.
+ */
 IT_TP_BOTH(sys_enter, it_sys_enter((struct pt_regs *)ctx[0], ctx[1], it_btf))
 IT_TP_BOTH(sys_exit, it_sys_exit(ctx, it_btf))
 /* loaded, never attached: the aio_exit_prog entry (same tracepoint, so tail calls allowed) */
@@ -666,8 +669,12 @@ static __always_inline int it_uring_complete(u64 key, s32 res)
 	return 0;
 }
 
+/* btf_io_uring_submit_req, raw_io_uring_submit_req */
 IT_TP_BOTH(io_uring_submit_req, it_uring_submit((void *)ctx[0], it_btf))
-/* Before 6.2 (a6ae8b4e2a4e) the same tracepoint was io_uring_submit_sqe(req, ...). */
+/*
+ * Before 6.2 (a6ae8b4e2a4e) the same tracepoint was io_uring_submit_sqe(req, ...):
+ * btf_io_uring_submit_sqe, raw_io_uring_submit_sqe.
+ */
 IT_TP_BOTH(io_uring_submit_sqe, it_uring_submit(IT_URING_SUBMIT_REQ(ctx), it_btf))
 
 /*
@@ -682,6 +689,7 @@ static __always_inline int it_uring_complete_ctx(u64 *ctx, const bool btf)
 	return it_uring_complete(it_uring_complete_key(ctx), it_uring_complete_res(ctx, btf));
 }
 
+/* btf_io_uring_complete, raw_io_uring_complete */
 IT_TP_BOTH(io_uring_complete, it_uring_complete_ctx(ctx, it_btf))
 
 #endif /* IT_SYSCALL_BPF_H */

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,108 +46,212 @@ enum {
 	CLI_OPT_RECORD_LEVEL,
 	CLI_OPT_CONFIG,
 	CLI_OPT_NO_CONFIG,
-	CLI_OPT_MAX,
 };
 
-static const struct option cli_longopts[] = {
-	{ "layers", required_argument, NULL, 'l' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "comm", required_argument, NULL, 'c' },
-	{ "cgroup", required_argument, NULL, CLI_OPT_CGROUP },
-	{ "dev", required_argument, NULL, 'd' },
-	{ "file", required_argument, NULL, 'f' },
-	{ "min-latency", required_argument, NULL, 'm' },
-	{ "sample", required_argument, NULL, CLI_OPT_SAMPLE },
-	{ "duration", required_argument, NULL, 'D' },
-	{ "interval", required_argument, NULL, 'i' },
-	{ "json", required_argument, NULL, 'j' },
-	{ "record", required_argument, NULL, CLI_OPT_RECORD },
-	{ "record-size", required_argument, NULL, CLI_OPT_RECORD_SIZE },
-	{ "record-age", required_argument, NULL, CLI_OPT_RECORD_AGE },
-	{ "record-max", required_argument, NULL, CLI_OPT_RECORD_MAX },
-	{ "record-level", required_argument, NULL, CLI_OPT_RECORD_LEVEL },
-	{ "no-live", no_argument, NULL, CLI_OPT_NO_LIVE },
-	{ "profile", required_argument, NULL, CLI_OPT_PROFILE },
-	{ "ring-size", required_argument, NULL, CLI_OPT_RING_SIZE },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "mode", required_argument, NULL, CLI_OPT_MODE },
-	{ "link", required_argument, NULL, CLI_OPT_LINK },
-	{ "listen", required_argument, NULL, CLI_OPT_LISTEN },
-	{ "qemu-pid", required_argument, NULL, CLI_OPT_QEMU_PID },
-	{ "name", required_argument, NULL, CLI_OPT_NAME },
-	{ "link-key", required_argument, NULL, CLI_OPT_LINK_KEY },
-	{ "sched-switch", no_argument, NULL, CLI_OPT_SCHED_SWITCH },
-	{ "metrics", required_argument, NULL, CLI_OPT_METRICS },
-	{ "config", required_argument, NULL, CLI_OPT_CONFIG },
-	{ "no-config", no_argument, NULL, CLI_OPT_NO_CONFIG },
-	{ "help", no_argument, NULL, CLI_OPT_HELP },
-	{ "version", no_argument, NULL, CLI_OPT_VERSION },
-	{ NULL, 0, NULL, 0 },
+#define F(field) .off = offsetof(struct it_opts, field)
+#define LIST(field, count) F(field), .nr = offsetof(struct it_opts, count)
+
+/*
+ * The run options, in --help order. A new option is a row here and its case
+ * in cli_apply() (plus a CLI_OPT_* code when it has no short letter); the
+ * rest (getopt, --help, config sections, reload rules) is read from the row.
+ */
+static const struct cli_option cli_opts[] = {
+	{ .name = "layers", .key = 'l', .arg = "LIST", .section = "", .reload = RELOAD_REATTACH,
+	  .val = CLI_V_LAYERS, F(layers), .group = "Filters (all given filters must match):",
+	  .help = "layers to trace, comma list of syscall,fs,sched,block,\n"
+		  "nvme,scsi,virtio,qemu or all (default: all that attach)" },
+	{ .name = "pid", .key = 'p', .arg = "PID[,PID...]", .section = "", .reload = RELOAD_FILTER,
+	  .val = CLI_V_U32S, LIST(pids, nr_pids),
+	  .help = "only these processes (tgid), up to 64" },
+	{ .name = "comm", .key = 'c', .arg = "COMM", .section = "", .reload = RELOAD_FILTER,
+	  .val = CLI_V_COMM, F(comm),
+	  .help = "only threads whose comm is exactly COMM (<= 15 chars)" },
+	{ .name = "cgroup", .key = CLI_OPT_CGROUP, .arg = "PATH", .section = "",
+	  .reload = RELOAD_FILTER, .val = CLI_V_STR, F(cgroup_path),
+	  .help = "only tasks in this cgroup v2 directory (not descendants)" },
+	{ .name = "dev", .key = 'd', .arg = "DEV[,DEV...]", .section = "", .reload = RELOAD_FILTER,
+	  .val = CLI_V_DEVS, LIST(devs, nr_devs),
+	  .help = "only these block devices: loop0, /dev/loop0 or 7:0, up to 64" },
+	{ .name = "file", .key = 'f', .arg = "PATH", .section = "", .reload = RELOAD_FILTER,
+	  .val = CLI_V_STR, F(file_path),
+	  .help = "only IO on this file, or on the files below this directory" },
+	{ .name = "sched-switch", .key = CLI_OPT_SCHED_SWITCH, .section = "",
+	  .reload = RELOAD_REATTACH, .val = CLI_V_FLAG, F(sched_switch),
+	  .help = "sched layer: also hook every context switch and wakeup for\n"
+		  "off-CPU time and the waker (default: the task's own\n"
+		  "switch and run-queue counters, no hook; docs/hooks.md)" },
+	{ .name = "min-latency", .key = 'm', .arg = "DUR", .section = "", .reload = RELOAD_FILTER,
+	  .val = CLI_V_DUR, F(min_lat_ns), .group = "Records and output:",
+	  .help = "per-request records only for requests at least DUR long" },
+	{ .name = "sample", .key = CLI_OPT_SAMPLE, .arg = "N", .section = "",
+	  .reload = RELOAD_FILTER, .val = CLI_V_U64, F(sample),
+	  .help = "per-request records for 1 in N requests (default 1: all)" },
+	/* its values are in the other fields, each reloaded by its own row */
+	{ .name = "profile", .key = CLI_OPT_PROFILE, .arg = "NAME", .section = "",
+	  .reload = RELOAD_FILTER, .val = CLI_V_STR, F(profile), .unset = "full",
+	  .help = "always-on: histograms of every request in the kernel,\n"
+		  "records only of requests >= 10ms, no live lines (what\n"
+		  "is cheap enough to leave on); full: a record per\n"
+		  "request (the default). Later options override it" },
+	{ .name = "duration", .key = 'D', .arg = "DUR", .section = "", .reload = RELOAD_TIMING,
+	  .val = CLI_V_DUR, F(duration_ns),
+	  .help = "stop after DUR (default: run until SIGINT/SIGTERM)" },
+	{ .name = "interval", .key = 'i', .arg = "DUR", .section = "", .reload = RELOAD_TIMING,
+	  .val = CLI_V_DUR, F(interval_ns),
+	  .help = "print a summary every DUR (default: final summary only)" },
+	{ .name = "json", .key = 'j', .arg = "FILE", .section = "", .reload = RELOAD_START,
+	  .val = CLI_V_STR, F(json_path),
+	  .help = "write JSON lines to FILE ('-' = stdout, text goes to stderr)" },
+	/* the recorder is opened at start */
+	{ .name = "record", .key = CLI_OPT_RECORD, .arg = "DIR", .section = "record",
+	  .reload = RELOAD_START, .val = CLI_V_STR, F(record_dir),
+	  .help = "also record every request into compressed segment files in\n"
+		  "DIR, read back with '" CLI_PROG " report DIR' (docs/record.md)" },
+	{ .name = "record-size", .key = CLI_OPT_RECORD_SIZE, .arg = "SIZE", .section = "record",
+	  .reload = RELOAD_START, .val = CLI_V_SIZE, F(record_size),
+	  .help = "start a new segment at SIZE (default 64M, at least 64K)" },
+	{ .name = "record-age", .key = CLI_OPT_RECORD_AGE, .arg = "DUR", .section = "record",
+	  .reload = RELOAD_START, .val = CLI_V_DUR, F(record_age_ns),
+	  .help = "start a new segment after DUR (default 1h)" },
+	{ .name = "record-max", .key = CLI_OPT_RECORD_MAX, .arg = "SIZE", .section = "record",
+	  .reload = RELOAD_START, .val = CLI_V_SIZE, F(record_max),
+	  .help = "delete the oldest segments of DIR to stay within SIZE\n"
+		  "(default 1G, at least --record-size)" },
+	{ .name = "record-level", .key = CLI_OPT_RECORD_LEVEL, .arg = "N", .section = "record",
+	  .reload = RELOAD_START, .val = CLI_V_INT, F(record_level),
+	  .help = "zlib level of the blocks, 0 to 9 (default 0: stored, the\n"
+		  "delta coding alone; 1: ~28% smaller, ~0.8 us more a request)" },
+	{ .name = "no-live", .key = CLI_OPT_NO_LIVE, .section = "", .reload = RELOAD_START,
+	  .val = CLI_V_NOT_FLAG, F(live),
+	  .help = "no live per-request lines (summaries only)" },
+	{ .name = "ring-size", .key = CLI_OPT_RING_SIZE, .arg = "SIZE", .section = "",
+	  .reload = RELOAD_REATTACH, .val = CLI_V_SIZE, F(ring_size),
+	  .help = "record buffer memory, a power of two from 4K to 1G (default 8M)" },
+	/* the server is bound at start */
+	{ .name = "metrics", .key = CLI_OPT_METRICS, .arg = "ADDR", .section = "metrics",
+	  .reload = RELOAD_START, .val = CLI_V_STR, F(metrics_addr),
+	  .help = "serve Prometheus metrics on http://ADDR/metrics; ADDR is\n"
+		  "IP:PORT, [IPV6]:PORT or :PORT (every address; docs/metrics.md)" },
+	{ .name = "quiet", .key = 'q', .section = "", .reload = RELOAD_START, .val = CLI_V_FLAG,
+	  F(quiet), .help = "no attach report and no live lines: summaries only" },
+	{ .name = "verbose", .key = 'v', .section = "", .reload = RELOAD_START,
+	  .val = CLI_V_COUNT, F(verbose),
+	  .help = "libbpf debug output and per-hook details (repeatable)" },
+	{ .name = "config", .key = CLI_OPT_CONFIG, .arg = "FILE",
+	  .help = "read options from FILE first (INI; docs/config.md); default\n"
+		  CLI_CONFIG_DEFAULT " when it exists" },
+	{ .name = "no-config", .key = CLI_OPT_NO_CONFIG, .help = "read no config file" },
+	{ .name = "help", .key = CLI_OPT_HELP, .help = "print this help and exit" },
+	{ .name = "version", .key = CLI_OPT_VERSION, .help = "print the version and exit" },
+	{ .name = "mode", .key = CLI_OPT_MODE, .arg = "MODE", .section = "link",
+	  .reload = RELOAD_REATTACH, .val = CLI_V_MODE, F(mode),
+	  .group = "Host and guest modes (docs/modes.md):",
+	  .help = "standalone (default), guest (inside a VM: stream virtio\n"
+		  "requests to the host) or host (trace QEMU, join guests)" },
+	{ .name = "link", .key = CLI_OPT_LINK, .arg = "ADDR", .section = "link",
+	  .reload = RELOAD_REATTACH, .val = CLI_V_STRS, LIST(links, nr_links),
+	  .help = "dial ADDR (repeatable, up to 8); guest default vsock:2:7767" },
+	{ .name = "listen", .key = CLI_OPT_LISTEN, .arg = "ADDR", .section = "link",
+	  .reload = RELOAD_REATTACH, .val = CLI_V_STRS, LIST(listens, nr_listens),
+	  .help = "host: accept guests on ADDR (repeatable, up to 8);\n"
+		  "host default vsock:7767 when no --link/--listen is given" },
+	{ .name = "qemu-pid", .key = CLI_OPT_QEMU_PID, .arg = "PID[,PID...]", .section = "link",
+	  .reload = RELOAD_REATTACH, .val = CLI_V_U32S, LIST(qemu_pids, nr_qemu_pids),
+	  .help = "host: the QEMU processes (default: every qemu-system-*)" },
+	{ .name = "name", .key = CLI_OPT_NAME, .arg = "NAME", .section = "link",
+	  .reload = RELOAD_REATTACH, .val = CLI_V_STR, F(name),
+	  .help = "this side's name in the link hello (default: hostname)" },
+	{ .name = "link-key", .key = CLI_OPT_LINK_KEY, .arg = "FILE", .section = "link",
+	  .reload = RELOAD_REATTACH, .val = CLI_V_KEY, F(link_key),
+	  .help = "shared key (>= 32 random bytes, root's, mode 0600): tcp and\n"
+		  "unix links authenticate both ways (HMAC-SHA256); without\n"
+		  "it a tcp --listen must be on the loopback" },
 };
 
+#undef F
+#undef LIST
+
+#define CLI_NR_OPTS ((int)(sizeof(cli_opts) / sizeof(cli_opts[0])))
+
+/* getopt's view of the table, filled once (cli_getopt_tables). */
+static struct option cli_longopts[CLI_NR_OPTS + 1];
 /* Leading ':' : report a missing argument as ':' rather than '?'. */
-static const char cli_shortopts[] = ":l:p:c:d:f:m:D:i:j:qv";
+static char cli_shortopts[1 + 2 * CLI_NR_OPTS + 1];
+
+static void cli_getopt_tables(void)
+{
+	char *s = cli_shortopts;
+
+	if (cli_longopts[0].name)
+		return;
+	*s++ = ':';
+	for (int i = 0; i < CLI_NR_OPTS; i++) {
+		const struct cli_option *r = &cli_opts[i];
+
+		cli_longopts[i] = (struct option){ r->name, r->arg ? required_argument : no_argument,
+						    NULL, r->key };
+		if (r->key >= 256)
+			continue;
+		*s++ = (char)r->key;
+		if (r->arg)
+			*s++ = ':';
+	}
+	*s = '\0';
+}
+
+const struct cli_option *cli_option(int i)
+{
+	return i >= 0 && i < CLI_NR_OPTS ? &cli_opts[i] : NULL;
+}
+
+const struct cli_option *cli_option_named(const char *name)
+{
+	for (int i = 0; i < CLI_NR_OPTS; i++)
+		if (!strcmp(cli_opts[i].name, name))
+			return &cli_opts[i];
+	return NULL;
+}
+
+/* The row of option code `key`, or NULL. */
+static const struct cli_option *cli_option_of(int key)
+{
+	for (int i = 0; i < CLI_NR_OPTS; i++)
+		if (cli_opts[i].key == key)
+			return &cli_opts[i];
+	return NULL;
+}
+
+/* One option in --help: "  -l, --layers LIST", its help from column 25. */
+static void cli_usage_opt(FILE *f, const struct cli_option *r)
+{
+	const char *h = r->help;
+	char left[64];
+	size_t len;
+
+	if (r->group)
+		fprintf(f, "\n%s\n", r->group);
+	if (r->key < 256)
+		snprintf(left, sizeof(left), "  -%c, --%s%s%s", r->key, r->name, r->arg ? " " : "",
+			 r->arg ? r->arg : "");
+	else
+		snprintf(left, sizeof(left), "      --%s%s%s", r->name, r->arg ? " " : "",
+			 r->arg ? r->arg : "");
+	for (int first = 1; *h; first = 0) {
+		len = strcspn(h, "\n");
+		fprintf(f, "%-24s %.*s\n", first ? left : "", (int)len, h);
+		h += len + (h[len] == '\n');
+	}
+}
 
 void cli_usage(FILE *f)
 {
 	fputs("Usage: " CLI_PROG " [options]        trace block and file IO of this machine\n"
-	      "       " CLI_PROG " --help | --version\n"
-	      "\n"
-	      "Filters (all given filters must match):\n"
-	      "  -l, --layers LIST      layers to trace, comma list of syscall,fs,sched,block,\n"
-	      "                         nvme,scsi,virtio,qemu or all (default: all that attach)\n"
-	      "  -p, --pid PID[,PID...] only these processes (tgid), up to 64\n"
-	      "  -c, --comm COMM        only threads whose comm is exactly COMM (<= 15 chars)\n"
-	      "      --cgroup PATH      only tasks in this cgroup v2 directory (not descendants)\n"
-	      "  -d, --dev DEV[,DEV...] only these block devices: loop0, /dev/loop0 or 7:0, up to 64\n"
-	      "  -f, --file PATH        only IO on this file, or on the files below this directory\n"
-	      "      --sched-switch     sched layer: also hook every context switch and wakeup for\n"
-	      "                         off-CPU time and the waker (default: the task's own\n"
-	      "                         switch and run-queue counters, no hook; docs/hooks.md)\n"
-	      "\n"
-	      "Records and output:\n"
-	      "  -m, --min-latency DUR  per-request records only for requests at least DUR long\n"
-	      "      --sample N         per-request records for 1 in N requests (default 1: all)\n"
-	      "      --profile NAME     always-on: histograms of every request in the kernel,\n"
-	      "                         records only of requests >= 10ms, no live lines (what\n"
-	      "                         is cheap enough to leave on); full: a record per\n"
-	      "                         request (the default). Later options override it\n"
-	      "  -D, --duration DUR     stop after DUR (default: run until SIGINT/SIGTERM)\n"
-	      "  -i, --interval DUR     print a summary every DUR (default: final summary only)\n"
-	      "  -j, --json FILE        write JSON lines to FILE ('-' = stdout, text goes to stderr)\n"
-	      "      --record DIR       also record every request into compressed segment files in\n"
-	      "                         DIR, read back with '" CLI_PROG " report DIR' (docs/record.md)\n"
-	      "      --record-size SIZE start a new segment at SIZE (default 64M, at least 64K)\n"
-	      "      --record-age DUR   start a new segment after DUR (default 1h)\n"
-	      "      --record-max SIZE  delete the oldest segments of DIR to stay within SIZE\n"
-	      "                         (default 1G, at least --record-size)\n"
-	      "      --record-level N   zlib level of the blocks, 0 to 9 (default 0: stored, the\n"
-	      "                         delta coding alone; 1: ~28% smaller, ~0.8 us more a request)\n"
-	      "      --no-live          no live per-request lines (summaries only)\n"
-	      "      --ring-size SIZE   record buffer memory, a power of two from 4K to 1G (default 8M)\n"
-	      "      --metrics ADDR     serve Prometheus metrics on http://ADDR/metrics; ADDR is\n"
-	      "                         IP:PORT, [IPV6]:PORT or :PORT (every address; docs/metrics.md)\n"
-	      "  -q, --quiet            no attach report and no live lines: summaries only\n"
-	      "  -v, --verbose          libbpf debug output and per-hook details (repeatable)\n"
-	      "      --config FILE      read options from FILE first (INI; docs/config.md); default\n"
-	      "                         " CLI_CONFIG_DEFAULT " when it exists\n"
-	      "      --no-config        read no config file\n"
-	      "      --help             print this help and exit\n"
-	      "      --version          print the version and exit\n"
-	      "\n"
-	      "Host and guest modes (docs/modes.md):\n"
-	      "      --mode MODE        standalone (default), guest (inside a VM: stream virtio\n"
-	      "                         requests to the host) or host (trace QEMU, join guests)\n"
-	      "      --link ADDR        dial ADDR (repeatable, up to 8); guest default vsock:2:7767\n"
-	      "      --listen ADDR      host: accept guests on ADDR (repeatable, up to 8);\n"
-	      "                         host default vsock:7767 when no --link/--listen is given\n"
-	      "      --qemu-pid PID[,PID...] host: the QEMU processes (default: every qemu-system-*)\n"
-	      "      --name NAME        this side's name in the link hello (default: hostname)\n"
-	      "      --link-key FILE    shared key (>= 32 random bytes, root's, mode 0600): tcp and\n"
-	      "                         unix links authenticate both ways (HMAC-SHA256); without\n"
-	      "                         it a tcp --listen must be on the loopback\n"
-	      "ADDR: vsock:PORT, vsock:CID:PORT, unix:PATH, tcp:HOST:PORT, serial:NAME|/dev/PATH\n"
+	      "       " CLI_PROG " --help | --version\n",
+	      f);
+	for (int i = 0; i < CLI_NR_OPTS; i++)
+		cli_usage_opt(f, &cli_opts[i]);
+	fputs("ADDR: vsock:PORT, vsock:CID:PORT, unix:PATH, tcp:HOST:PORT, serial:NAME|/dev/PATH\n"
 	      "\n"
 	      "DUR: a number with a unit ns, us, ms, s, m or h; a plain number is seconds\n"
 	      "     (250us, 10ms, 12s, 5m, 1.5). SIZE: bytes with optional K, M or G (8M).\n"
@@ -204,36 +309,12 @@ void cli_free(struct it_opts *o)
 	o->config_path = NULL;
 }
 
-int cli_code_of(const char *name, int *takes_value)
+/* Long name of an option code ('m' -> "min-latency"), or NULL. */
+static const char *cli_optname(int key)
 {
-	const struct option *lo;
+	const struct cli_option *r = cli_option_of(key);
 
-	for (lo = cli_longopts; lo->name; lo++) {
-		if (!strcmp(lo->name, name)) {
-			*takes_value = lo->has_arg == required_argument;
-			return lo->val;
-		}
-	}
-	return -1;
-}
-
-const char *cli_option(int i, int *takes_value)
-{
-	if (i < 0 || i >= (int)(sizeof(cli_longopts) / sizeof(cli_longopts[0])) - 1)
-		return NULL;
-	*takes_value = cli_longopts[i].has_arg == required_argument;
-	return cli_longopts[i].name;
-}
-
-/* Long name of an option value ('m' -> "min-latency"), or NULL. */
-static const char *cli_optname(int val)
-{
-	const struct option *lo;
-
-	for (lo = cli_longopts; lo->name; lo++)
-		if (lo->val == val)
-			return lo->name;
-	return NULL;
+	return r ? r->name : NULL;
 }
 
 /*
@@ -690,33 +771,29 @@ static int cli_getopt_error(int c, int argc, char **argv, FILE *err)
 }
 
 /*
- * An option that accumulates, given on the command line, replaces what the
- * config file said (the first time it is seen there). A new option that
- * accumulates belongs here.
+ * An option that accumulates (its value type says), given on the command
+ * line, replaces what the config file said (the first time it is seen there).
  */
-static void cli_forget(int c, struct it_opts *o)
+static void cli_forget(const struct cli_option *r, struct it_opts *o)
 {
-	switch (c) {
-	case 'l':
-		o->layers = 0;
+	void *field = (char *)o + r->off;
+	int *nr = (int *)((char *)o + r->nr);
+
+	switch (r->val) {
+	case CLI_V_LAYERS:
+		*(uint32_t *)field = 0;
 		break;
-	case 'p':
-		o->nr_pids = 0;
+	case CLI_V_COUNT:
+		*(int *)field = 0;
 		break;
-	case 'd':
-		o->nr_devs = 0;
+	case CLI_V_U32S:
+	case CLI_V_DEVS:
+		*nr = 0;
 		break;
-	case 'v':
-		o->verbose = 0;
+	case CLI_V_STRS:
+		cli_free_strs(field, nr);
 		break;
-	case CLI_OPT_QEMU_PID:
-		o->nr_qemu_pids = 0;
-		break;
-	case CLI_OPT_LINK:
-		cli_free_strs(o->links, &o->nr_links);
-		break;
-	case CLI_OPT_LISTEN:
-		cli_free_strs(o->listens, &o->nr_listens);
+	default:
 		break;
 	}
 }
@@ -760,7 +837,8 @@ static int cli_config(int argc, char **argv, struct it_opts *o, FILE *err)
 
 int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err)
 {
-	unsigned char seen[CLI_OPT_MAX] = { 0 };
+	unsigned char seen[CLI_NR_OPTS] = { 0 };
+	const struct cli_option *r;
 	struct cli_src src;
 	int c, ret;
 
@@ -771,6 +849,7 @@ int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err)
 	src = (struct cli_src){ .err = err };
 	o->argc = argc;
 	o->argv = argv;
+	cli_getopt_tables();
 	ret = cli_config(argc, argv, o, err);
 	if (ret != CLI_RUN)
 		goto out;
@@ -781,8 +860,9 @@ int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err)
 		if (c == '?' || c == ':') {
 			ret = cli_getopt_error(c, argc, argv, err);
 		} else {
-			if (c >= 0 && c < CLI_OPT_MAX && !seen[c]++)
-				cli_forget(c, o);
+			r = cli_option_of(c);
+			if (r && !seen[r - cli_opts]++)
+				cli_forget(r, o);
 			ret = cli_apply(c, optarg, o, out, &src);
 		}
 		if (ret != CLI_RUN)

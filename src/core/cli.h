@@ -111,10 +111,62 @@ struct cli_src {
 	size_t msg_size;
 };
 
-/* The option code of long option `name`, and whether it takes a value; -1: none. */
-int cli_code_of(const char *name, int *takes_value);
-/* The long name of option i (0, 1, ...; NULL past the last one). */
-const char *cli_option(int i, int *takes_value);
+/* How a SIGHUP applies a change of an option (reload.c; docs/config.md, "Reload"). */
+enum reload_kind {
+	RELOAD_FILTER, /* in place: BPF globals and maps, no link touched */
+	RELOAD_REATTACH, /* detach everything, load and attach the new set */
+	RELOAD_TIMING, /* --duration, --interval: the daemon's own timers */
+	RELOAD_START, /* outputs: read at start only, kept as they are */
+	RELOAD_NR_KINDS,
+};
+
+/*
+ * The field of struct it_opts an option sets (cli_option.off, and .nr for a
+ * list's count), as a type: reload.c writes, compares and keeps a value by
+ * it, cli.c empties an accumulated one by it.
+ */
+enum cli_val {
+	CLI_V_NONE, /* sets no field: --help, --version, --config, --no-config */
+	CLI_V_FLAG, /* int, 0 or 1: "yes"/"no" */
+	CLI_V_NOT_FLAG, /* int the option sets to 0: "yes" when 0 */
+	CLI_V_INT, /* int */
+	CLI_V_COUNT, /* int, counts the repeats (accumulates) */
+	CLI_V_U64, /* uint64_t */
+	CLI_V_DUR, /* uint64_t, ns */
+	CLI_V_SIZE, /* uint64_t, bytes (written in K) */
+	CLI_V_STR, /* char *, malloc'd; NULL: .unset, else "-" */
+	CLI_V_STRS, /* char *[], malloc'd, count at .nr (accumulates) */
+	CLI_V_U32S, /* uint32_t[], count at .nr (accumulates) */
+	CLI_V_DEVS, /* uint32_t[] of kernel dev_t, count at .nr (accumulates) */
+	CLI_V_LAYERS, /* uint32_t mask of 1u << IT_L_* (repeats OR: accumulates) */
+	CLI_V_COMM, /* char[CLI_COMM_LEN], set when has_comm */
+	CLI_V_MODE, /* enum it_mode */
+	CLI_V_KEY, /* struct link_key *: compared, never written out */
+};
+
+/*
+ * One run option: everything about it but the code that parses its value
+ * (cli_apply). getopt's long and short options, --help, the config file's
+ * sections (config.c) and the reload rules (reload.c) are read from the
+ * table of these in cli.c.
+ */
+struct cli_option {
+	const char *name; /* the long option, and the config key */
+	int key; /* its short letter, or a code >= 256 (cli.c's CLI_OPT_*) */
+	const char *arg; /* the value's name in --help; NULL: a flag */
+	const char *section; /* config section ("": the top); NULL: command line only */
+	enum reload_kind reload; /* when section is not NULL */
+	enum cli_val val;
+	size_t off, nr; /* offsetof the field in struct it_opts, and of a list's count */
+	const char *unset; /* CLI_V_STR: written for NULL instead of "-" */
+	const char *group; /* --help: the heading printed before this option */
+	const char *help; /* --help: its lines ('\n' between them) */
+};
+
+/* Option i of the table (0, 1, ...; NULL past the last one), in --help order. */
+const struct cli_option *cli_option(int i);
+/* The option of long name `name`, or NULL. */
+const struct cli_option *cli_option_named(const char *name);
 /* Apply option `code` with its value (NULL for a flag). CLI_RUN, CLI_EXIT_OK or CLI_USAGE. */
 int cli_apply(int code, const char *arg, struct it_opts *o, FILE *out, const struct cli_src *src);
 

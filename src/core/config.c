@@ -17,45 +17,6 @@
 
 #define CONFIG_MAX_LINE 4096
 
-/*
- * Which long options each section accepts. A name listed here that is not
- * (yet) an option of this build is refused like any unknown key. A new
- * option goes into one section (test_config checks that every option does).
- */
-static const struct config_section {
-	const char *name;
-	const char *const *keys;
-} sections[] = {
-	{ "",
-	  (const char *const[]){ "layers", "pid", "comm", "cgroup", "dev", "file", "min-latency",
-				 "sample", "profile", "duration", "interval", "json", "no-live", "ring-size",
-				 "quiet", "verbose", "sched-switch", NULL } },
-	{ "link",
-	  (const char *const[]){ "link", "listen", "link-key", "name", "mode", "qemu-pid", NULL } },
-	{ "metrics", (const char *const[]){ "metrics", NULL } },
-	{ "record", (const char *const[]){ "record", "record-max", "record-size", "record-age",
-					   "record-level", NULL } },
-};
-
-#define NR_SECTIONS ((int)(sizeof(sections) / sizeof(sections[0])))
-
-const char *const *config_section_keys(int i, const char **name)
-{
-	if (i < 0 || i >= NR_SECTIONS)
-		return NULL;
-	*name = sections[i].name;
-	return sections[i].keys;
-}
-
-const char *config_section_of(const char *name)
-{
-	for (int i = 0; i < NR_SECTIONS; i++)
-		for (const char *const *k = sections[i].keys; *k; k++)
-			if (!strcmp(*k, name))
-				return sections[i].name;
-	return NULL;
-}
-
 struct config_ctx {
 	struct it_opts *o;
 	char msg[512]; /* the first error, without FILE:LINE */
@@ -92,11 +53,11 @@ static int config_key(void *user, const char *section, const char *name, const c
 {
 	struct config_ctx *c = user;
 	struct cli_src src = { .msg = c->msg, .msg_size = sizeof(c->msg) };
-	const char *home = config_section_of(name);
-	int code, takes_value, on;
+	const struct cli_option *r = cli_option_named(name);
+	const char *home = r ? r->section : NULL;
+	int on;
 
-	code = cli_code_of(name, &takes_value);
-	if (!home || code < 0) {
+	if (!home) {
 		snprintf(c->msg, sizeof(c->msg), "unknown key '%s'%s%s%s", name,
 			 *section ? " in [" : "", section, *section ? "]" : "");
 		goto fail;
@@ -105,8 +66,8 @@ static int config_key(void *user, const char *section, const char *name, const c
 		config_misplaced(c, name, home);
 		goto fail;
 	}
-	if (takes_value) {
-		if (cli_apply(code, value, c->o, stdout, &src) != CLI_RUN)
+	if (r->arg) {
+		if (cli_apply(r->key, value, c->o, stdout, &src) != CLI_RUN)
 			goto fail;
 		return 1;
 	}
@@ -116,7 +77,7 @@ static int config_key(void *user, const char *section, const char *name, const c
 			 value);
 		goto fail;
 	}
-	if (on && cli_apply(code, NULL, c->o, stdout, &src) != CLI_RUN)
+	if (on && cli_apply(r->key, NULL, c->o, stdout, &src) != CLI_RUN)
 		goto fail;
 	return 1;
 fail:

@@ -148,6 +148,53 @@ static const struct it_hook_def hook_defs[] = {
 
 #define NR_HOOKS ((int)(sizeof(hook_defs) / sizeof(hook_defs[0])))
 
+/* A QEMU uprobe (bpf/qemu.bpf.h): attached per process by host.c, no hook of the table. */
+static int is_uprobe(const struct bpf_program *prog)
+{
+	return !strcmp(bpf_program__section_name(prog), "uprobe");
+}
+
+/* How many program names of the table are `name`. */
+static int hooks_naming(const char *name)
+{
+	int nr = 0;
+
+	for (int i = 0; i < NR_HOOKS; i++)
+		for (int m = 0; m < IT_M_MAX; m++)
+			for (int k = 0; k < IT_HOOK_PROGS; k++)
+				nr += hook_defs[i].progs[m][k] && !strcmp(hook_defs[i].progs[m][k], name);
+	return nr;
+}
+
+int it_loader_check_hooks(const struct bpf_object *obj, char *why, size_t n)
+{
+	struct bpf_program *prog;
+	const char *name;
+	int nr;
+
+	for (int i = 0; i < NR_HOOKS; i++) {
+		for (int m = 0; m < IT_M_MAX; m++) {
+			for (int k = 0; k < IT_HOOK_PROGS; k++) {
+				name = hook_defs[i].progs[m][k];
+				if (!name || bpf_object__find_program_by_name(obj, name))
+					continue;
+				snprintf(why, n, "hook %s: no program %s in the BPF object",
+					 hook_defs[i].name, name);
+				return -EINVAL;
+			}
+		}
+	}
+	bpf_object__for_each_program(prog, obj) {
+		name = bpf_program__name(prog);
+		nr = hooks_naming(name);
+		if (nr == 1 || (!nr && is_uprobe(prog)))
+			continue;
+		snprintf(why, n, "program %s is in %d hooks of the table (expected 1)", name, nr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static const char *const method_names[IT_M_MAX] = {
 	[IT_M_NONE] = "-", [IT_M_TP_BTF] = "tp_btf", [IT_M_RAW_TP] = "raw_tp",
 	[IT_M_TP] = "tp",  [IT_M_FENTRY] = "fentry", [IT_M_KPROBE] = "kprobe",
@@ -178,15 +225,6 @@ static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum i
 		}
 		return 1;
 	case IT_M_RAW_TP:
-		if (!it_tracefs_event_exists(p, d->tp_group, d->name)) {
-			if (!p->tracefs[0])
-				snprintf(why, n, "%s", p->tracefs_why);
-			else
-				snprintf(why, n, "no tracepoint %s/%s",
-					 d->tp_group ? d->tp_group : "?", d->name);
-			return 0;
-		}
-		return 1;
 	case IT_M_TP:
 		if (!it_tracefs_event_exists(p, d->tp_group, d->name)) {
 			if (!p->tracefs[0])
@@ -365,7 +403,7 @@ static void set_autoload(struct it_loader *ld, const struct it_opts *o)
 	}
 	/* host mode: the QEMU uprobes (bpf/qemu.bpf.h), attached per process by host.c */
 	bpf_object__for_each_program(prog, ld->skel->obj) {
-		if (o->mode == IT_MODE_HOST && !strcmp(bpf_program__section_name(prog), "uprobe"))
+		if (o->mode == IT_MODE_HOST && is_uprobe(prog))
 			bpf_program__set_autoload(prog, true);
 	}
 }
@@ -776,6 +814,7 @@ static int drop_failed_hook(struct it_loader *ld, struct it_probe *p)
 static int load_object(struct it_loader *ld, const struct it_opts *o, struct it_probe *p,
 		       FILE *err)
 {
+	char why[160];
 	int ret;
 
 	for (int tries = 0;; tries++) {
@@ -783,6 +822,11 @@ static int load_object(struct it_loader *ld, const struct it_opts *o, struct it_
 		if (!ld->skel) {
 			ret = -errno;
 			it_err_to(err, "cannot open BPF object: %s", strerror(errno));
+			return ret;
+		}
+		ret = it_loader_check_hooks(ld->skel->obj, why, sizeof(why));
+		if (ret) {
+			it_err_to(err, "internal error: %s", why);
 			return ret;
 		}
 		set_autoload(ld, o);

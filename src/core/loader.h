@@ -9,6 +9,7 @@
 
 struct iotracer_bpf;
 struct bpf_link;
+struct bpf_object;
 
 /* Attach methods, cheapest first (DESIGN principle 3). */
 enum it_method {
@@ -54,6 +55,14 @@ struct it_loader {
 };
 
 const char *it_method_name(enum it_method m);
+
+/*
+ * The hook table against an opened (not loaded) BPF object: every program it
+ * names is in obj, and every program of obj but the QEMU uprobes is named by
+ * exactly one hook. 0, or -EINVAL with what is wrong in why (a build defect:
+ * a misspelt name would otherwise never be autoloaded, silently).
+ */
+int it_loader_check_hooks(const struct bpf_object *obj, char *why, size_t n);
 
 /* Open, probe, configure, load, attach. Returns 0 or -errno (message printed). */
 int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err);

@@ -9,15 +9,7 @@
 
 #include <stddef.h>
 
-struct it_opts;
-
-enum reload_kind {
-	RELOAD_FILTER, /* in place: BPF globals and maps, no link touched */
-	RELOAD_REATTACH, /* detach everything, load and attach the new set */
-	RELOAD_TIMING, /* --duration, --interval: the daemon's own timers */
-	RELOAD_START, /* outputs: read at start only, kept as they are */
-	RELOAD_NR_KINDS,
-};
+#include "core/cli.h" /* struct it_opts, enum reload_kind: an option's row */
 
 struct reload_plan {
 	int nr[RELOAD_NR_KINDS]; /* options changed, per kind */
@@ -32,7 +24,8 @@ void reload_plan(const struct it_opts *old, const struct it_opts *n, struct relo
 
 /*
  * Give *n the running values of the RELOAD_START options (so the options the
- * daemon keeps say what is in force). 0 or -ENOMEM.
+ * daemon keeps say what is in force). 0, -ENOMEM, or -EINVAL when a
+ * start-only option's value type is not one keep_opt() copies (test_reload).
  */
 int reload_keep_start_only(const struct it_opts *old, struct it_opts *n);
 

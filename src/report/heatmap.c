@@ -18,7 +18,7 @@
 
 #include "lib/parse.h"
 #include "lib/svg.h"
-#include "report/report.h"
+#include "report/internal.h"
 
 #define HM_MAX_COLS 120
 #define HM_PLOT_W 960 /* at most, for the cells */

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "core/recfmt.h"
-#include "report/report.h"
+#include "report/internal.h"
 
 struct json;
 

@@ -31,7 +31,7 @@
 #include "core/output.h"
 #include "core/recfmt.h"
 #include "lib/parse.h"
-#include "report/report.h"
+#include "report/internal.h"
 
 #define PF_DEV_PID 4194305u /* above PID_MAX_LIMIT: no traced process has it */
 #define PF_VM_PID 4194306u /* host mode: the guests' requests */

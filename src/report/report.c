@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * report: the driver of `iotracer report` (see report.h, docs/record.md):
+ * report: the driver of `iotracer report` (see report.h, internal.h, docs/record.md):
  * options, the files to read, the filters, and every request to the parts.
  */
 #include <dirent.h>
@@ -25,6 +25,7 @@
 #include "lib/parse.h"
 #include "report/jsonl.h"
 #include "report/reader.h"
+#include "report/internal.h"
 #include "report/report.h"
 
 #define RP_MAX_PIDS 64

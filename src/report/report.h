@@ -2,67 +2,14 @@
 /*
  * report: `iotracer report PATH...`, a recording (--record segments) read
  * back into the daemon's summary, the slowest requests, JSON lines and a
- * Perfetto trace (docs/record.md). The driver (report.c) parses the options,
- * reads and filters the requests, and hands each to the parts below.
+ * Perfetto trace (docs/record.md). The command table's entry point; the
+ * parts of the command share src/report/internal.h, which nothing outside
+ * src/report includes but their unit tests.
  */
 #ifndef IT_REPORT_REPORT_H
 #define IT_REPORT_REPORT_H
 
-#include <stdint.h>
-#include <stdio.h>
-
-#include "core/corr.h"
-#include "mode/vjoin.h"
-
 /* `iotracer report ARGS...` (argv[0] is "report"); the exit status. */
 int report_main(int argc, char **argv);
-
-/* A request as the parts see it: the corr_req and its place in time. */
-struct rp_req {
-	const struct corr_req *r;
-	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC; end 0: never finished */
-	int64_t real_off_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC of its recording */
-	const char *dev_name; /* the request's device name (or "MAJ:MIN", "-") */
-};
-
-/* A host-mode guest request joined to its host IO (a "path" JSON line, docs/modes.md). */
-struct rp_path {
-	uint64_t t[VJ_T_MAX]; /* host clock; 0 = not seen */
-	uint64_t offset, bytes;
-	uint32_t host_tid;
-	uint8_t op;
-	char serial[24]; /* the guest disk's */
-};
-
-/* ---- top: the N slowest requests (top.c) ---- */
-struct rp_top;
-struct rp_top *top_new(int n);
-void top_add(struct rp_top *t, const struct rp_req *q);
-/* name(dev): the recorded name of a device (for the lines). */
-void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx);
-void top_free(struct rp_top *t);
-
-/* ---- perfetto: Chrome trace-event JSON (perfetto.c) ---- */
-struct pf;
-struct pf *pf_new(void);
-void pf_add(struct pf *p, const struct rp_req *q);
-void pf_add_path(struct pf *p, const struct rp_path *g);
-/* Write the trace; name(dev) names the device tracks. 0 or -errno. */
-int pf_write(struct pf *p, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx);
-void pf_free(struct pf *p);
-
-/* ---- heatmap: latency (log2 rows) x time per device, as SVG (heatmap.c) ---- */
-struct hm;
-struct hm *hm_new(void);
-/* A request on device dev (the one its summary line names); unfinished ones are counted. */
-void hm_add(struct hm *h, const struct rp_req *q, uint32_t dev);
-/* Write the SVG document; name(dev) names the panels. 0 or -errno. */
-int hm_write(struct hm *h, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx);
-void hm_free(struct hm *h);
-
-/* A human size ("4KiB"). */
-char *rp_fmt_bytes(uint64_t b, char *buf, size_t n);
-/* "2026-11-24T13:25:01.123456Z" of a CLOCK_REALTIME time in ns. */
-char *rp_fmt_real(uint64_t real_ns, char *buf, size_t n);
 
 #endif /* IT_REPORT_REPORT_H */

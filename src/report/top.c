@@ -9,7 +9,7 @@
 #include "core/output.h"
 #include "core/recfmt.h"
 #include "lib/parse.h"
-#include "report/report.h"
+#include "report/internal.h"
 
 struct top_ent {
 	uint64_t lat, start_ns;

@@ -217,24 +217,26 @@ static void test_config_default_file(void)
 	run_free(&r);
 }
 
-/* Every option but the command-line-only ones is a key of exactly one section. */
+/*
+ * Every option but the command-line-only ones is a config key (its row names
+ * a section); names and codes are unique, as getopt and the file need.
+ */
 static void test_config_every_option_has_a_section(void)
 {
 	static const char *const cmdline_only[] = { "help", "version", "config", "no-config" };
-	const char *name, *sect;
-	int tv;
+	const struct cli_option *r, *q;
 
-	for (int i = 0; (name = cli_option(i, &tv)); i++) {
+	for (int i = 0; (r = cli_option(i)); i++) {
 		bool only = false;
-		int n = 0;
 
 		for (size_t k = 0; k < sizeof(cmdline_only) / sizeof(cmdline_only[0]); k++)
-			only |= !strcmp(name, cmdline_only[k]);
-		for (int s = 0; config_section_keys(s, &sect); s++)
-			for (const char *const *key = config_section_keys(s, &sect); *key; key++)
-				n += !strcmp(*key, name);
-		if (!ASSERT_EQ(n, only ? 0 : 1, name))
+			only |= !strcmp(r->name, cmdline_only[k]);
+		if (!ASSERT_EQ(r->section != NULL, !only, r->name) ||
+		    !ASSERT_TRUE(cli_option_named(r->name) == r, r->name))
 			return;
+		for (int j = 0; (q = cli_option(j)); j++)
+			if (!ASSERT_TRUE(q == r || q->key != r->key, r->name))
+				return;
 	}
 }
 
@@ -249,9 +251,9 @@ struct shown {
 /* One line of the shipped example: a "[section]", or a key (commented out or not). */
 static void example_line(const char *line, char *section, size_t n, struct shown *sh)
 {
-	const char *p = line, *home;
+	const struct cli_option *r;
+	const char *p = line;
 	char key[64];
-	int tv;
 
 	if (*p == '[') {
 		snprintf(section, n, "%.*s", (int)strcspn(p + 1, "]"), p + 1);
@@ -261,9 +263,9 @@ static void example_line(const char *line, char *section, size_t n, struct shown
 		p++;
 	if (sscanf(p, "%63[a-z-] =", key) != 1 || !strstr(p, " = "))
 		return;
-	home = config_section_of(key);
-	if (!ASSERT_TRUE(cli_code_of(key, &tv) >= 0, key) ||
-	    !ASSERT_TRUE(home && !strcmp(home, section), key)) {
+	r = cli_option_named(key);
+	if (!ASSERT_TRUE(r != NULL, key) ||
+	    !ASSERT_TRUE(r->section && !strcmp(r->section, section), key)) {
 		sh->ok = false;
 		return;
 	}
@@ -285,10 +287,10 @@ static void test_config_shipped_example(void)
 					     "../../configs/iotracer.conf" };
 	struct shown sh = { .ok = true };
 	char line[512], section[64] = "";
-	const char *path = NULL, *sect;
+	const struct cli_option *opt;
+	const char *path = NULL;
 	struct run r;
 	FILE *f;
-	int tv;
 
 	for (size_t i = 0; i < 2 && !path; i++)
 		if (!access(paths[i], R_OK))
@@ -309,11 +311,9 @@ static void test_config_shipped_example(void)
 	if (!ASSERT_TRUE(sh.ok, "keys valid"))
 		return;
 	/* and it documents every option that has a config key */
-	for (int s = 0; config_section_keys(s, &sect); s++)
-		for (const char *const *key = config_section_keys(s, &sect); *key; key++)
-			if (cli_code_of(*key, &tv) >= 0 &&
-			    !ASSERT_TRUE(example_shows(&sh, *key), *key))
-				return;
+	for (int i = 0; (opt = cli_option(i)); i++)
+		if (opt->section && !ASSERT_TRUE(example_shows(&sh, opt->name), opt->name))
+			return;
 }
 
 int main(void)

@@ -24,7 +24,7 @@
 #include "core/record.h"
 #include "report/jsonl.h"
 #include "report/reader.h"
-#include "report/report.h"
+#include "report/internal.h"
 #include "unit.h"
 
 #define NREQ 3000

@@ -12,28 +12,23 @@
 #include "core/uhist.h"
 #include "core/reload.h"
 
-/* Every option that can be in a config file has a reload rule, and only those. */
+/* The reload rules are the options that can be in a config file, in table order. */
 static void test_reload_every_key_has_a_rule(void)
 {
+	const struct cli_option *r;
 	enum reload_kind kind;
-	const char *sect, *name;
-	int tv;
+	const char *name;
+	int n = 0;
 
-	for (int s = 0; config_section_keys(s, &sect); s++) {
-		for (const char *const *key = config_section_keys(s, &sect); *key; key++) {
-			bool found = false;
-
-			if (cli_code_of(*key, &tv) < 0)
-				continue; /* listed for another build's option */
-			for (int i = 0; (name = reload_rule(i, &kind)); i++)
-				found |= !strcmp(name, *key);
-			if (!ASSERT_TRUE(found, *key))
-				return;
-		}
-	}
-	for (int i = 0; (name = reload_rule(i, &kind)); i++)
-		if (!ASSERT_TRUE(config_section_of(name) != NULL, name))
+	for (int i = 0; (r = cli_option(i)); i++) {
+		if (!r->section)
+			continue;
+		name = reload_rule(n++, &kind);
+		if (!ASSERT_TRUE(name && !strcmp(name, r->name), r->name) ||
+		    !ASSERT_EQ(kind, r->reload, r->name))
 			return;
+	}
+	ASSERT_TRUE(reload_rule(n, &kind) == NULL, "no other rule");
 }
 
 static void opts_pair(struct it_opts *a, struct it_opts *b)
@@ -83,6 +78,9 @@ static void test_reload_plan_kinds(void)
 static void test_reload_keep_start_only(void)
 {
 	struct it_opts a, b;
+	struct reload_plan p;
+	const struct cli_option *r;
+	int nr_start = 0;
 
 	opts_pair(&a, &b);
 	a.json_path = strdup("/tmp/a.json");
@@ -95,6 +93,29 @@ static void test_reload_keep_start_only(void)
 	ASSERT_EQ(b.quiet, 1, "quiet kept");
 	ASSERT_EQ(b.live, 0, "live kept");
 	ASSERT_EQ(b.verbose, 0, "verbose kept");
+	cli_free(&a);
+	cli_free(&b);
+
+	/* every start-only option differs, then is kept: none is left out of the keeping */
+	for (int i = 0; (r = cli_option(i)); i++)
+		nr_start += r->section && r->reload == RELOAD_START;
+	opts_pair(&a, &b);
+	a.json_path = strdup("/tmp/a.json");
+	a.metrics_addr = strdup(":9477");
+	a.record_dir = strdup("/tmp/rec");
+	a.record_size = 1u << 20;
+	a.record_age_ns = 60ull * 1000000000;
+	a.record_max = 2ull << 30;
+	a.record_level = 1;
+	a.live = 0;
+	a.quiet = 1;
+	a.verbose = 3;
+	reload_plan(&a, &b, &p);
+	ASSERT_EQ(p.nr[RELOAD_START], nr_start, "every start-only option set differs");
+	ASSERT_OK(reload_keep_start_only(&a, &b), "keep all");
+	reload_plan(&a, &b, &p);
+	ASSERT_EQ(p.nr[RELOAD_START], 0, "all kept");
+	ASSERT_STREQ(p.names[RELOAD_START], "", "none differs");
 	cli_free(&a);
 	cli_free(&b);
 }
