@@ -374,6 +374,7 @@ $(DEB): iotracer $(MANPAGES) configs/iotracer.service.in configs/iotracer.conf \
 	$(Q)gzip -9n $(DEB_ROOT)/usr/share/man/man8/*.8
 	$(Q)chmod 0755 $(DEB_ROOT)/usr/share/iotracer/scripts/*.bt
 	$(Q)install -D -m 0644 configs/deb/copyright $(DEB_ROOT)/usr/share/doc/iotracer/copyright
+	$(Q)install -D -m 0644 configs/deb/lintian-overrides $(DEB_ROOT)/usr/share/lintian/overrides/iotracer
 	$(Q)printf 'iotracer (%s) unstable; urgency=medium\n\n  * Built from git revision %s.\n\n -- %s  %s\n' \
 		'$(VERSION)' '$(GITREV)' '$(DEB_MAINTAINER)' \
 		"$$(date -R -u -d @$$(git log -1 --format=%ct 2>/dev/null || date +%s))" | \
