@@ -130,7 +130,7 @@ static void draw_axes(struct svg *b, const struct svg_panel *p, const struct sca
 			x, top, x, bottom, x, sc->y0 + SVG_PANEL_HEAD - 10, vbuf);
 	}
 	svg_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#333\"/>\n",
-		  x_of(sc, 0), top, x_of(sc, 0), bottom);
+		   x_of(sc, 0), top, x_of(sc, 0), bottom);
 	if (!isfinite(p->limit))
 		return;
 	svg_printf(
@@ -138,10 +138,11 @@ static void draw_axes(struct svg *b, const struct svg_panel *p, const struct sca
 		"<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#d62728\" stroke-dasharray=\"4 3\"/>\n",
 		x_of(sc, p->limit), top, x_of(sc, p->limit), bottom);
 	if (p->limit_label)
-		svg_printf(b,
-			  "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" fill=\"#d62728\">%s</text>\n",
-			  x_of(sc, p->limit) + 3, bottom + 12,
-			  svg_escape(p->limit_label, esc, sizeof(esc)));
+		svg_printf(
+			b,
+			"<text x=\"%.1f\" y=\"%d\" font-size=\"10\" fill=\"#d62728\">%s</text>\n",
+			x_of(sc, p->limit) + 3, bottom + 12,
+			svg_escape(p->limit_label, esc, sizeof(esc)));
 }
 
 /* One bar at row y: label, bar, whisker, value (or n/a). */
@@ -151,10 +152,10 @@ static void draw_bar(struct svg *b, const struct svg_bar *r, const struct scale 
 	char esc[256], vbuf[32];
 
 	svg_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">%s</text>\n",
-		  SVG_LABEL_W, y + 13, svg_escape(r->label, esc, sizeof(esc)));
+		   SVG_LABEL_W, y + 13, svg_escape(r->label, esc, sizeof(esc)));
 	if (!isfinite(r->value)) {
 		svg_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#888\">n/a</text>\n",
-			  SVG_PLOT_X + 4, y + 13);
+			   SVG_PLOT_X + 4, y + 13);
 		return;
 	}
 	fmt_val(r->value, vbuf, sizeof(vbuf));
@@ -173,7 +174,8 @@ static void draw_bar(struct svg *b, const struct svg_bar *r, const struct scale 
 			xl, ym - 4, ym + 4, xl, ym, xh, xh, ym - 4, ym + 4);
 	}
 	svg_printf(b, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" fill=\"#222\">%s</text>\n",
-		  x_of(sc, fmax(fmax(0, r->value), isfinite(r->hi) ? r->hi : 0)) + 4, y + 13, vbuf);
+		   x_of(sc, fmax(fmax(0, r->value), isfinite(r->hi) ? r->hi : 0)) + 4, y + 13,
+		   vbuf);
 }
 
 static void draw_panel(struct svg *b, const struct svg_panel *p, int y0)
@@ -185,7 +187,7 @@ static void draw_panel(struct svg *b, const struct svg_panel *p, int y0)
 	panel_scale(p, y0, &sc);
 	svg_printf(b, "<g class=\"panel\">\n");
 	svg_printf(b, "<text x=\"10\" y=\"%d\" font-size=\"14\" font-weight=\"bold\">%s</text>\n",
-		  y0 + 16, svg_escape(p->title, esc, sizeof(esc)));
+		   y0 + 16, svg_escape(p->title, esc, sizeof(esc)));
 	draw_axes(b, p, &sc);
 	y = y0 + SVG_PANEL_HEAD;
 	for (int i = 0; i < p->nbars; i++) {

@@ -288,7 +288,8 @@ static void serve_one(struct metrics_http *h, int c)
 		if (s)
 			send_reply(c, head, "200 OK", CONTENT_TYPE, s->text, s->len);
 		else
-			send_text(c, head, "503 Service Unavailable", "iotracer: starting, no metrics yet\n");
+			send_text(c, head, "503 Service Unavailable",
+				  "iotracer: starting, no metrics yet\n");
 		snap_put(s);
 	} else if (!strcmp(path, "/")) {
 		send_text(c, head, "200 OK", "iotracer: metrics at /metrics\n");
@@ -300,7 +301,8 @@ static void serve_one(struct metrics_http *h, int c)
 static void *serve(void *arg)
 {
 	struct metrics_http *h = arg;
-	struct pollfd p[2] = { { .fd = h->fd, .events = POLLIN }, { .fd = h->stop_fd, .events = POLLIN } };
+	struct pollfd p[2] = { { .fd = h->fd, .events = POLLIN },
+			       { .fd = h->stop_fd, .events = POLLIN } };
 
 	for (;;) {
 		if (poll(p, 2, -1) < 0) {

@@ -162,13 +162,15 @@ static int grid_make(const struct hm *h, struct hm_grid *g)
 	g->ncols = (int)((span - 1) / g->col_ns + 1);
 	g->nrows = row_hi - g->row_lo + 1;
 	g->cell_w = HM_PLOT_W / g->ncols > 16 ? 16 : HM_PLOT_W / g->ncols;
-	g->cnt = calloc((size_t)(h->nr_devs ? h->nr_devs : 1) * g->nrows * g->ncols, sizeof(*g->cnt));
+	g->cnt = calloc((size_t)(h->nr_devs ? h->nr_devs : 1) * g->nrows * g->ncols,
+			sizeof(*g->cnt));
 	if (!g->cnt)
 		return -ENOMEM;
 	for (size_t i = 0; i < h->n; i++) {
 		const struct hm_ent *x = &h->e[i];
 		size_t c = (size_t)x->dev_idx * g->nrows * g->ncols +
-			   (size_t)(x->row - g->row_lo) * g->ncols + (x->start_ns - g->t0) / g->col_ns;
+			   (size_t)(x->row - g->row_lo) * g->ncols +
+			   (x->start_ns - g->t0) / g->col_ns;
 
 		if (++g->cnt[c] > g->max)
 			g->max = g->cnt[c];
@@ -219,19 +221,22 @@ static void draw_legend(struct svg *s, const struct hm_grid *g)
 	svg_printf(s, "<text x=\"10\" y=\"48\" font-size=\"11\">requests per cell:</text>\n");
 	for (int l = 0; l < HM_LEVELS; l++) {
 		/* the smallest count drawn in this colour */
-		uint64_t c = l && g->max > 1 ?
-				     (uint64_t)ceil(exp((l - 0.5) * log((double)g->max) / (HM_LEVELS - 1))) :
-				     1;
+		uint64_t c = l && g->max > 1 ? (uint64_t)ceil(exp((l - 0.5) * log((double)g->max) /
+								  (HM_LEVELS - 1))) :
+					       1;
 		int x = 120 + l * 60;
 
-		svg_printf(s,
-			   "<rect class=\"legend\" x=\"%d\" y=\"38\" width=\"14\" height=\"14\" fill=\"%s\"/>"
-			   "<text x=\"%d\" y=\"49\" font-size=\"10\">&#8805;%llu</text>\n",
-			   x, hm_palette[l], x + 17, (unsigned long long)c);
+		svg_printf(
+			s,
+			"<rect class=\"legend\" x=\"%d\" y=\"38\" width=\"14\" height=\"14\" fill=\"%s\"/>"
+			"<text x=\"%d\" y=\"49\" font-size=\"10\">&#8805;%llu</text>\n",
+			x, hm_palette[l], x + 17, (unsigned long long)c);
 	}
-	svg_printf(s, "<text x=\"10\" y=\"68\" font-size=\"10\" fill=\"#555\">rows: latency in log2 "
-		      "buckets, labelled with their lower edge, slowest on top; columns: time since the "
-		      "first request</text>\n");
+	svg_printf(
+		s,
+		"<text x=\"10\" y=\"68\" font-size=\"10\" fill=\"#555\">rows: latency in log2 "
+		"buckets, labelled with their lower edge, slowest on top; columns: time since the "
+		"first request</text>\n");
 }
 
 /* One device: row labels, the cells, time labels. */
@@ -246,33 +251,40 @@ static void draw_panel(struct svg *s, const struct hm_grid *g, const uint64_t *c
 		total += cnt[i];
 	svg_printf(s, "<g class=\"device\" data-device=\"%s\" data-count=\"%llu\">\n",
 		   svg_escape(name, esc, sizeof(esc)), (unsigned long long)total);
-	svg_printf(s, "<text x=\"10\" y=\"%d\" font-size=\"13\" font-weight=\"bold\">%s: %llu requests</text>\n",
-		   y0 + 18, esc, (unsigned long long)total);
+	svg_printf(
+		s,
+		"<text x=\"10\" y=\"%d\" font-size=\"13\" font-weight=\"bold\">%s: %llu requests</text>\n",
+		y0 + 18, esc, (unsigned long long)total);
 	for (int r = 0; r < g->nrows; r++) {
 		/* the slowest row on top */
 		int y = yb + (g->nrows - 1 - r) * HM_CELL_H;
 
 		fmt_pow2(g->row_lo + r, lab, sizeof(lab));
-		svg_printf(s, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%s</text>\n",
-			   HM_LEFT - 4, y + HM_CELL_H - 3, lab);
+		svg_printf(
+			s,
+			"<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%s</text>\n",
+			HM_LEFT - 4, y + HM_CELL_H - 3, lab);
 		for (int c = 0; c < g->ncols; c++) {
 			uint64_t n = cnt[r * g->ncols + c];
 
 			if (!n)
 				continue;
-			svg_printf(s,
-				   "<rect class=\"cell\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" data-count=\"%llu\"><title>%s &#8805;%s, column %d: %llu</title></rect>\n",
-				   HM_LEFT + c * g->cell_w, y, g->cell_w, HM_CELL_H,
-				   hm_palette[level_of(n, g->max)], (unsigned long long)n, esc, lab, c,
-				   (unsigned long long)n);
+			svg_printf(
+				s,
+				"<rect class=\"cell\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" data-count=\"%llu\"><title>%s &#8805;%s, column %d: %llu</title></rect>\n",
+				HM_LEFT + c * g->cell_w, y, g->cell_w, HM_CELL_H,
+				hm_palette[level_of(n, g->max)], (unsigned long long)n, esc, lab, c,
+				(unsigned long long)n);
 		}
 	}
-	svg_printf(s, "<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999\"/>\n",
-		   HM_LEFT, yb, g->ncols * g->cell_w, g->nrows * HM_CELL_H);
+	svg_printf(
+		s,
+		"<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999\"/>\n",
+		HM_LEFT, yb, g->ncols * g->cell_w, g->nrows * HM_CELL_H);
 	for (int c = 0; c < g->ncols; c += step) {
 		fmt_off((uint64_t)c * g->col_ns, lab, sizeof(lab));
-		svg_printf(s, "<text x=\"%d\" y=\"%d\" font-size=\"10\">%s</text>\n", HM_LEFT + c * g->cell_w,
-			   yb + g->nrows * HM_CELL_H + 14, lab);
+		svg_printf(s, "<text x=\"%d\" y=\"%d\" font-size=\"10\">%s</text>\n",
+			   HM_LEFT + c * g->cell_w, yb + g->nrows * HM_CELL_H + 14, lab);
 	}
 	svg_printf(s, "</g>\n");
 }
@@ -292,10 +304,11 @@ static char *hm_doc(const struct hm *h, const struct hm_grid *g,
 		rp_fmt_real(g->t0 + (uint64_t)h->real_off_ns, when, sizeof(when));
 	else
 		snprintf(when, sizeof(when), "%.3f s (monotonic)", g->t0 / 1e9);
-	svg_printf(&s,
-		   "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">IO latency heatmap: %zu requests "
-		   "(%llu unfinished, not drawn), from %s, %s per column</text>\n",
-		   h->n, (unsigned long long)h->unfinished, when, col + 1);
+	svg_printf(
+		&s,
+		"<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">IO latency heatmap: %zu requests "
+		"(%llu unfinished, not drawn), from %s, %s per column</text>\n",
+		h->n, (unsigned long long)h->unfinished, when, col + 1);
 	draw_legend(&s, g);
 	for (uint32_t d = 0; d < h->nr_devs; d++) {
 		const char *nm = name ? name(ctx, h->devs[d]) : NULL;
