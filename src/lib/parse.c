@@ -501,6 +501,57 @@ char *parse_fmt_duration(uint64_t ns, char *buf, size_t n)
 
 #define SERIAL_CACHE 16
 
+/*
+ * Trailing blanks off (NVMe pads its serial with spaces; QEMU's serial= is
+ * taken as given, so leading ones stay); 1 if anything is left.
+ */
+static int serial_trim(char *s)
+{
+	size_t n = strlen(s);
+
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\n'))
+		s[--n] = 0;
+	return n > 0;
+}
+
+int parse_vpd_serial(const uint8_t *page, size_t len, char *out, size_t outlen)
+{
+	size_t n, i;
+
+	if (!outlen)
+		return 0;
+	out[0] = 0;
+	if (len < 4 || page[1] != 0x80)
+		return 0;
+	n = (size_t)page[2] << 8 | page[3];
+	if (n > len - 4)
+		n = len - 4;
+	for (i = 0; i < n && i < outlen - 1 && page[4 + i]; i++)
+		out[i] = isprint(page[4 + i]) ? (char)page[4 + i] : '?';
+	out[i] = 0;
+	return serial_trim(out);
+}
+
+/* One sysfs serial file into out: text, or (vpd) the binary VPD page 0x80. */
+static int serial_read(const char *path, int vpd, char *out, size_t outlen)
+{
+	uint8_t page[256];
+	size_t n;
+	FILE *f = fopen(path, "re");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	if (vpd) {
+		n = fread(page, 1, sizeof(page), f);
+		found = parse_vpd_serial(page, n, out, outlen);
+	} else if (fgets(out, (int)outlen, f)) {
+		found = serial_trim(out);
+	}
+	fclose(f);
+	return found;
+}
+
 const char *parse_dev_serial_cached(uint32_t kdev, const char *sysfs_root)
 {
 	static struct {
@@ -509,7 +560,11 @@ const char *parse_dev_serial_cached(uint32_t kdev, const char *sysfs_root)
 		char serial[64];
 	} cache[SERIAL_CACHE];
 	static unsigned int next;
-	static const char *const rel[] = { "serial", "device/serial" };
+	/* virtio-blk; NVMe controller (or subsystem); SCSI unit serial number */
+	static const struct {
+		const char *rel;
+		int vpd;
+	} src[] = { { "serial", 0 }, { "device/serial", 0 }, { "device/vpd_pg80", 1 } };
 	unsigned int i;
 
 	for (i = 0; i < SERIAL_CACHE; i++)
@@ -519,24 +574,14 @@ const char *parse_dev_serial_cached(uint32_t kdev, const char *sysfs_root)
 	cache[i].dev = kdev;
 	cache[i].valid = 1;
 	cache[i].found = 0;
-	for (size_t k = 0; k < sizeof(rel) / sizeof(rel[0]) && !cache[i].found; k++) {
+	for (size_t k = 0; k < sizeof(src) / sizeof(src[0]) && !cache[i].found; k++) {
 		char path[256];
-		size_t n;
-		FILE *f;
 
-		snprintf(path, sizeof(path), "%s/dev/block/%u:%u/%s", sysfs_root ? sysfs_root : "/sys",
-			 IT_MAJOR(kdev), IT_MINOR(kdev), rel[k]);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (fgets(cache[i].serial, sizeof(cache[i].serial), f)) {
-			n = strcspn(cache[i].serial, "\n");
-			cache[i].serial[n] = 0;
-			while (n && cache[i].serial[n - 1] == ' ')
-				cache[i].serial[--n] = 0;
-			cache[i].found = n > 0;
-		}
-		fclose(f);
+		snprintf(path, sizeof(path), "%s/dev/block/%u:%u/%s",
+			 sysfs_root ? sysfs_root : "/sys", IT_MAJOR(kdev), IT_MINOR(kdev),
+			 src[k].rel);
+		cache[i].found =
+			serial_read(path, src[k].vpd, cache[i].serial, sizeof(cache[i].serial));
 	}
 	return cache[i].found ? cache[i].serial : NULL;
 }

@@ -66,10 +66,18 @@ int parse_dev_name(uint32_t kdev, const char *sysfs_root, char *buf, size_t n);
 const char *parse_dev_name_cached(uint32_t kdev, const char *sysfs_root);
 void parse_dev_cache_clear(void);
 /*
- * The disk's serial from <sysfs_root>/dev/block/MAJ:MIN/serial (virtio-blk)
- * or .../device/serial (NVMe, SCSI VPD); NULL when it has none. Cached.
+ * The disk's serial from <sysfs_root>/dev/block/MAJ:MIN/serial (virtio-blk),
+ * .../device/serial (NVMe: the controller's) or .../device/vpd_pg80 (SCSI:
+ * the unit serial number page, what QEMU's scsi-hd serial= gives), trailing
+ * blanks trimmed; NULL when it has none. Cached.
  */
 const char *parse_dev_serial_cached(uint32_t kdev, const char *sysfs_root);
+/*
+ * The serial in a SCSI VPD page 0x80 (4-byte header, then the ASCII serial,
+ * length big-endian in bytes 2..3) into out, trailing blanks trimmed, bytes outside
+ * printable ASCII as '?'. 1 when a serial was there, else 0 (out "").
+ */
+int parse_vpd_serial(const uint8_t *page, size_t len, char *out, size_t outlen);
 
 /* "MAJ:MIN" of a kernel dev_t into buf; returns buf. */
 char *parse_fmt_devno(uint32_t kdev, char *buf, size_t n);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Guest mode: the standalone daemon inside a VM, plus a link to the host
- * daemon. Every finished block request that went through virtio-blk becomes
- * one struct link_vreq (op, sector, length, disk serial and the guest's stage
- * times) sent to the host, which joins it to QEMU's handling and the host IO.
+ * daemon. Every finished block request that went through virtio-blk, SCSI
+ * (virtio-scsi) or NVMe becomes one struct link_vreq (vreq.h: op, sector,
+ * length, disk serial, bus and the guest's stage times) sent to the host, which joins it to QEMU's handling and the host IO.
  * The filter in force (the serials of the --dev disks) goes to the host too,
  * so the host traces only those disks' images in its kernel.
  */
@@ -20,15 +20,24 @@
 #include "mode/link.h"
 #include "lib/clock.h"
 #include "mode/mode.h"
+#include "mode/vreq.h"
 #include "lib/parse.h"
 #include "lib/log.h"
 
 #define GUEST_DEFAULT_LINK "vsock:2:7767"
 
+#define GUEST_VDEV 16
+
 struct guest {
 	struct mode_env env;
 	struct link *link;
-	uint64_t vreqs, dropped, no_serial;
+	uint64_t vreqs, dropped;
+	struct vreq_stats st;
+	struct {
+		uint32_t dev;
+		int virtio;
+	} vdev[GUEST_VDEV]; /* dev_on_virtio()'s answers */
+	int nr_vdev;
 };
 
 static void guest_log(void *ctx, const char *line)
@@ -48,8 +57,9 @@ static void guest_filter(struct guest *g)
 	for (int i = 0; i < o->nr_devs && f.nr_serials < LINK_FILTER_MAX; i++) {
 		const char *s = parse_dev_serial_cached(o->devs[i], o->sysfs_root);
 
+		/* all 20 bytes may be used, as in the records (vreq.c) */
 		if (s)
-			strncpy(f.serials[f.nr_serials++], s, LINK_SERIAL_LEN - 1);
+			memcpy(f.serials[f.nr_serials++], s, strnlen(s, LINK_SERIAL_LEN));
 	}
 	for (int i = 0; i < o->nr_pids && f.nr_pids < LINK_FILTER_MAX; i++)
 		f.pids[f.nr_pids++] = o->pids[i];
@@ -93,7 +103,7 @@ static void *guest_start(const struct mode_env *env)
 	}
 	guest_filter(g);
 	if (!o->quiet)
-		it_note("guest mode: streaming virtio requests to %s", spec);
+		it_note("guest mode: streaming disk requests to %s", spec);
 	return g;
 fail:
 	link_free(g->link);
@@ -115,42 +125,29 @@ static void guest_run(void *m, uint64_t now_ns)
 	link_run(g->link, now_ns);
 }
 
-/* One virtio-blk block record (+ its parent syscall, if any) -> link_vreq. */
-static int vreq_of(struct guest *g, const struct corr_req *r, const struct it_block_rec *b,
-		   struct link_vreq *v)
+/*
+ * Is the disk reached through virtio (virtio-blk, or a SCSI disk under a
+ * virtio-scsi host: its sysfs path holds a virtioN device)? Such a request
+ * kicks; one without its own kick had its notification suppressed.
+ */
+static int dev_on_virtio(struct guest *g, uint32_t dev)
 {
-	const char *serial;
+	char path[256], tgt[512];
+	ssize_t n;
+	int i;
 
-	if (b->drv_layer != IT_L_VIRTIO)
-		return 0;
-	memset(v, 0, sizeof(*v));
-	serial = parse_dev_serial_cached(b->dev, g->env.o->sysfs_root);
-	if (serial)
-		strncpy(v->serial, serial, LINK_SERIAL_LEN - 1);
-	else
-		g->no_serial++;
-	v->sector = b->sector;
-	v->nr_sectors = b->bytes / 512;
-	v->op = b->op;
-	v->drv_layer = b->drv_layer;
-	v->pid = b->task.pid;
-	v->tid = b->task.tid;
-	memcpy(v->comm, b->task.comm, sizeof(v->comm));
-	v->error = b->error;
-	v->sys = UINT32_MAX;
-	if (r->kind == CORR_SYSCALL && r->sys) {
-		v->flags |= LINK_VF_HAS_SYS;
-		v->sys = r->sys->sys;
-		v->sys_enter_ns = r->sys->enter_ns;
-		v->sys_exit_ns = r->sys->exit_ns;
+	for (i = 0; i < g->nr_vdev; i++)
+		if (g->vdev[i].dev == dev)
+			return g->vdev[i].virtio;
+	snprintf(path, sizeof(path), "%s/dev/block/%u:%u", g->env.o->sysfs_root ?: "/sys",
+		 IT_MAJOR(dev), IT_MINOR(dev));
+	n = readlink(path, tgt, sizeof(tgt) - 1);
+	tgt[n > 0 ? n : 0] = 0;
+	if (g->nr_vdev < GUEST_VDEV) {
+		g->vdev[g->nr_vdev].dev = dev;
+		g->vdev[g->nr_vdev++].virtio = strstr(tgt, "/virtio") != NULL;
 	}
-	v->q_ns = b->q_ns;
-	v->d_ns = b->d_ns;
-	v->c_ns = b->c_ns;
-	v->submit_ns = b->drv_submit_ns;
-	v->kick_ns = b->drv_kick_ns;
-	v->done_ns = b->drv_done_ns;
-	return 1;
+	return strstr(tgt, "/virtio") != NULL;
 }
 
 static void guest_request(void *m, const struct corr_req *r)
@@ -159,8 +156,14 @@ static void guest_request(void *m, const struct corr_req *r)
 	struct link_vreq v[CORR_MAX_BLOCKS];
 	uint32_t n = 0;
 
-	for (int i = 0; i < r->nr_blocks; i++)
-		n += vreq_of(g, r, r->blocks[i], &v[n]);
+	for (int i = 0; i < r->nr_blocks; i++) {
+		const struct it_block_rec *b = r->blocks[i];
+
+		if (!vreq_layer_streamed(b->drv_layer))
+			continue;
+		n += vreq_fill(&v[n], r, b, parse_dev_serial_cached(b->dev, g->env.o->sysfs_root),
+			       dev_on_virtio(g, b->dev), &g->st);
+	}
 	if (!n)
 		return;
 	g->vreqs += n;
@@ -200,9 +203,11 @@ static void guest_summary(void *m, int final)
 		guest_drain(g);
 	link_get_stats(g->link, &s);
 	fprintf(g->env.text,
-		"link: %s, virtio requests %llu, sent %llu, acked %llu, resent %llu, "
-		"dropped %llu, waiting %llu",
+		"link: %s, guest requests %llu (virtio-blk %llu, scsi %llu, nvme %llu; kick "
+		"suppressed %llu), sent %llu, acked %llu, resent %llu, dropped %llu, waiting %llu",
 		pi && pi->hello_done ? "up" : "down", (unsigned long long)g->vreqs,
+		(unsigned long long)g->st.by_layer[0], (unsigned long long)g->st.by_layer[1],
+		(unsigned long long)g->st.by_layer[2], (unsigned long long)g->st.kick_suppressed,
 		(unsigned long long)s.records_sent, (unsigned long long)s.records_acked,
 		(unsigned long long)s.records_resent, (unsigned long long)s.records_dropped,
 		(unsigned long long)s.outbox_len);
@@ -225,7 +230,12 @@ static void guest_summary(void *m, int final)
 		jw_u64(&w, "resent", s.records_resent);
 		jw_u64(&w, "dropped", s.records_dropped);
 		jw_u64(&w, "waiting", s.outbox_len);
-		jw_u64(&w, "no_serial", g->no_serial);
+		jw_u64(&w, "no_serial", g->st.no_serial);
+		jw_u64(&w, "virtio_blk", g->st.by_layer[0]);
+		jw_u64(&w, "scsi", g->st.by_layer[1]);
+		jw_u64(&w, "nvme", g->st.by_layer[2]);
+		jw_u64(&w, "kick_suppressed", g->st.kick_suppressed);
+		jw_u64(&w, "kick_stale", g->st.kick_stale);
 		jw_u64(&w, "connects", s.connects);
 		jw_u64(&w, "malformed", s.malformed);
 		if (have_clock) {

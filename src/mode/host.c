@@ -36,6 +36,7 @@
 #include "mode/qemu.h"
 #include "mode/scope.h"
 #include "mode/vjoin.h"
+#include "mode/vreq.h"
 #include "lib/log.h"
 
 #define HOST_MAX_DISKS 64
@@ -200,19 +201,31 @@ static void add_disks(struct host *h, int qi)
 		memcpy(sd->serial, d[i].serial, sizeof(sd->serial));
 		sd->vm = qi;
 		sd->size = d[i].size;
+		sd->bus = d[i].bus;
 		if (!h->env.o->quiet)
 			fprintf(stderr, "qemu     pid %d disk %-8s serial %-20s %s%s\n", pid,
 				d[i].id, d[i].serial[0] ? d[i].serial : "-", d[i].file,
 				d[i].stat_ok ? "" : " (cannot stat: not traced)");
+		for (int j = 0; j < d[i].nr_backing && !h->env.o->quiet; j++)
+			fprintf(stderr, "qemu     pid %d disk %-8s backing %d: %s%s\n", pid, d[i].id,
+				j + 1, d[i].backing[j].path,
+				d[i].backing[j].stat_ok ? "" : " (cannot stat: not traced)");
 	}
 }
 
-static int file_key(const struct hdisk *hd, struct it_file_key *k)
+/* The kernel file-filter keys of a disk: its image and backing files (qemu.h). */
+static int file_keys(const struct hdisk *hd, struct it_file_key *k, int max)
 {
-	memset(k, 0, sizeof(*k));
-	k->ino = hd->d.ino;
-	k->dev = hd->d.dev;
-	return hd->d.stat_ok;
+	uint32_t devs[1 + QEMU_MAX_BACKING];
+	uint64_t inos[1 + QEMU_MAX_BACKING];
+	int n = qemu_disk_file_keys(&hd->d, devs, inos, max < 1 + QEMU_MAX_BACKING ? max : 1 + QEMU_MAX_BACKING);
+
+	memset(k, 0, max * sizeof(*k));
+	for (int i = 0; i < n; i++) {
+		k[i].ino = inos[i];
+		k[i].dev = devs[i];
+	}
+	return n;
 }
 
 /*
@@ -266,14 +279,16 @@ static void update_files(struct host *h)
 
 	for (int i = 0; i < h->nr_disks; i++) {
 		struct hdisk *hd = &h->disks[i];
-		struct it_file_key k;
-		int want = !!(wanted & (1ull << i));
+		struct it_file_key k[1 + QEMU_MAX_BACKING];
+		int want = !!(wanted & (1ull << i)), nk = file_keys(hd, k, 1 + QEMU_MAX_BACKING);
 
-		if (!file_key(hd, &k) || want == hd->wanted)
+		if (!nk || want == hd->wanted)
 			continue;
-		if (want ? bpf_map_update_elem(fd, &k, &one, BPF_ANY) : bpf_map_delete_elem(fd, &k))
-			it_warn("filter update for %s failed: %s", hd->d.file,
-				strerror(errno));
+		for (int j = 0; j < nk; j++)
+			if (want ? bpf_map_update_elem(fd, &k[j], &one, BPF_ANY) :
+				   bpf_map_delete_elem(fd, &k[j]))
+				it_warn("filter update for %s (file %d of its chain) failed: %s",
+					hd->d.file, j + 1, strerror(errno));
 		hd->wanted = want;
 		changed = 1;
 		if (!h->env.o->quiet)
@@ -415,10 +430,13 @@ static void json_vreq(struct host *h, const struct link_peer_info *pi, const str
 	jw_hex(&h->w, "session", pi->hello.session);
 	jw_u64(&h->w, "seq", v->seq);
 	jw_strn(&h->w, "serial", v->serial, LINK_SERIAL_LEN);
+	jw_str(&h->w, "bus", vreq_bus_name(v->drv_layer));
 	jw_u64(&h->w, "op", v->op);
 	jw_u64(&h->w, "sector", v->sector);
 	jw_u64(&h->w, "nr_sectors", v->nr_sectors);
 	jw_u64(&h->w, "kick_ns", v->kick_ns);
+	if (v->flags & LINK_VF_NO_KICK)
+		jw_bool(&h->w, "kick_suppressed", 1);
 	jw_u64(&h->w, "done_ns", v->done_ns);
 	jw_obj_end(&h->w);
 	json_line(h);
@@ -650,7 +668,7 @@ static int is_qemu(const struct host *h, uint32_t pid)
 static int disk_of_file(const struct host *h, uint32_t dev, uint64_t ino)
 {
 	for (int i = 0; i < h->nr_disks; i++)
-		if (h->disks[i].d.stat_ok && h->disks[i].d.ino == ino && h->disks[i].d.dev == dev)
+		if (qemu_disk_has_file(&h->disks[i].d, dev, ino))
 			return i;
 	return -1;
 }

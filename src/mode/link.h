@@ -113,7 +113,8 @@ struct link_vreq {
 	uint64_t sector; /* 512-byte units, as the guest driver sent it */
 	uint32_t nr_sectors;
 	uint8_t op; /* enum it_op */
-	uint8_t drv_layer; /* IT_L_VIRTIO (virtio-blk) or IT_L_SCSI (virtio-scsi) */
+	uint8_t drv_layer; /* the bus: IT_L_VIRTIO (virtio-blk), IT_L_SCSI (scsi-hd
+			      on virtio-scsi), IT_L_NVME (QEMU's nvme) */
 	uint16_t flags; /* LINK_VF_* */
 	char serial[LINK_SERIAL_LEN]; /* NUL padded */
 	uint32_t pid, tid; /* guest submitter */
@@ -123,9 +124,11 @@ struct link_vreq {
 	uint32_t pad0;
 	uint64_t sys_enter_ns, sys_exit_ns; /* 0 when no parent syscall */
 	uint64_t q_ns, d_ns, c_ns; /* guest block: queue, issue, complete */
-	uint64_t submit_ns, kick_ns, done_ns; /* guest virtio: add, notify, irq */
+	uint64_t submit_ns, kick_ns, done_ns; /* guest driver: submit, own kick, done */
 };
 #define LINK_VF_HAS_SYS (1u << 0)
+/* Through virtio, but no kick of its own: the notification was suppressed. */
+#define LINK_VF_NO_KICK (1u << 1)
 
 /* ---- pure helpers (unit-tested without sockets) ---- */
 

@@ -277,6 +277,14 @@ static const char *opt_get(const struct opt *o, const char *key)
 	return "";
 }
 
+static bool opt_has(const struct opt *o, const char *key)
+{
+	for (int i = 0; i < o->n; i++)
+		if (!strcmp(o->kv[i].key, key))
+			return true;
+	return false;
+}
+
 /*
  * QemuOpts syntax: "k=v,k2=v2" where ",," is a literal comma; a bare first
  * item is the value of the implied key (the driver of -device); another bare
@@ -380,13 +388,18 @@ static int opt_parse(const char *s, const char *implied, struct opt *o)
 struct qnode {
 	struct qemu_disk d;
 	char ref[64]; /* -blockdev file=NODE: the node below this one */
-	bool below; /* some other node's file= names this one */
+	char backing[64]; /* -blockdev backing=NODE: the next of the chain */
+	struct qemu_file inline_backing; /* backing.file.filename=: inline node */
+	bool no_backing; /* backing=null (or ""): the chain ends here */
+	bool below; /* some other node's file= or backing= names this one */
 };
 
 struct qdev {
 	char driver[32];
 	char drive[64];
 	char serial[21];
+	char id[64];
+	char bus[64];
 };
 
 #define QP_MAX (2 * QEMU_MAX_DISKS)
@@ -410,6 +423,23 @@ static const char *if_device(const char *ifname)
 	return ifname;
 }
 
+/* backing=: a node name, null / "" (none), or an inline node (backing.file.filename). */
+static void take_backing(struct qnode *nd, const struct opt *o)
+{
+	const char *b = opt_get(o, "backing"), *f = opt_get(o, "backing.file.filename");
+
+	if (*f) {
+		COPY(nd->inline_backing.path, f);
+		COPY(nd->inline_backing.format, opt_get(o, "backing.driver"));
+	} else if (!opt_has(o, "backing")) {
+		return; /* the image's header names it */
+	} else if (!*b || !strcmp(b, "null")) {
+		nd->no_backing = true;
+	} else {
+		COPY(nd->backing, b);
+	}
+}
+
 static void take_drive(struct qparse *qp, const struct opt *o)
 {
 	struct qnode *nd;
@@ -425,6 +455,7 @@ static void take_drive(struct qparse *qp, const struct opt *o)
 	COPY(nd->d.format, *fmt ? fmt : opt_get(o, "driver"));
 	COPY(nd->d.serial, opt_get(o, "serial"));
 	COPY(nd->d.device, if_device(opt_get(o, "if")));
+	take_backing(nd, o);
 }
 
 static bool is_protocol(const char *driver)
@@ -445,12 +476,14 @@ static void take_blockdev(struct qparse *qp, const struct opt *o)
 	if (is_protocol(drv)) {
 		COPY(nd->d.file, opt_get(o, "filename"));
 		COPY(nd->d.format, "raw"); /* the guest sees the file's bytes */
+		nd->no_backing = true;
 		return;
 	}
 	COPY(nd->d.format, drv);
 	/* file= names a node; file.filename= (or JSON "file":{...}) inlines it */
 	COPY(nd->ref, opt_get(o, "file"));
 	COPY(nd->d.file, opt_get(o, "file.filename"));
+	take_backing(nd, o);
 }
 
 /* guest-cid of a vhost-vsock device: a decimal above 2 (0..2 are not guests'). */
@@ -481,15 +514,19 @@ static void take_chardev(struct qparse *qp, const struct opt *o)
 
 static void take_device(struct qparse *qp, const struct opt *o)
 {
+	const char *drv = opt_get(o, "driver");
 	struct qdev *dv;
 
 	take_vsock(qp, o);
-	if (!*opt_get(o, "drive") || qp->ndev >= QP_MAX)
+	/* an nvme controller without drive= holds the serial of its nvme-ns */
+	if ((!*opt_get(o, "drive") && strcmp(drv, "nvme")) || qp->ndev >= QP_MAX)
 		return;
 	dv = &qp->dev[qp->ndev++];
-	COPY(dv->driver, opt_get(o, "driver"));
+	COPY(dv->driver, drv);
 	COPY(dv->drive, opt_get(o, "drive"));
 	COPY(dv->serial, opt_get(o, "serial"));
+	COPY(dv->id, opt_get(o, "id"));
+	COPY(dv->bus, opt_get(o, "bus"));
 }
 
 static struct qnode *node_by_id(struct qparse *qp, const char *id)
@@ -505,23 +542,87 @@ static struct qnode *node_by_id(struct qparse *qp, const char *id)
 }
 
 /* A format node's file is the filename of the protocol node below it. */
+static void resolve_file(struct qparse *qp, struct qnode *nd)
+{
+	struct qnode *below = nd;
+
+	for (int hops = 0; hops < 8 && !*below->d.file && *below->ref; hops++) {
+		below = node_by_id(qp, below->ref);
+		if (!below || below == nd)
+			break;
+		below->below = true;
+	}
+	if (below && below != nd)
+		COPY(nd->d.file, below->d.file);
+}
+
+static void add_backing(struct qemu_disk *d, const char *path, const char *format)
+{
+	struct qemu_file *f;
+
+	if (d->nr_backing >= QEMU_MAX_BACKING || !*path)
+		return;
+	f = &d->backing[d->nr_backing++];
+	memset(f, 0, sizeof(*f));
+	COPY(f->path, path);
+	COPY(f->format, format);
+}
+
+/*
+ * A format node's backing chain: backing=NODE hops (each node's file is
+ * resolved already), ended by backing=null, an inline backing node, or a
+ * node that says nothing (then its image's header names the rest).
+ */
+static void resolve_backing(struct qparse *qp, struct qnode *nd)
+{
+	struct qnode *cur = nd, *b;
+
+	for (int hops = 0; hops <= QEMU_MAX_BACKING; hops++) {
+		if (cur->no_backing || *cur->inline_backing.path) {
+			add_backing(&nd->d, cur->inline_backing.path, cur->inline_backing.format);
+			nd->d.backing_fixed = 1;
+			return;
+		}
+		b = node_by_id(qp, cur->backing);
+		if (!b || b == nd)
+			return;
+		b->below = true;
+		add_backing(&nd->d, b->d.file, b->d.format);
+		cur = b;
+	}
+}
+
 static void resolve_nodes(struct qparse *qp)
 {
-	struct qnode *nd, *below;
-	int i, hops;
+	int i;
 
-	for (i = 0; i < qp->nnode; i++) {
-		nd = &qp->node[i];
-		below = nd;
-		for (hops = 0; hops < 8 && !*below->d.file && *below->ref; hops++) {
-			below = node_by_id(qp, below->ref);
-			if (!below || below == nd)
-				break;
-			below->below = true;
-		}
-		if (below && below != nd)
-			COPY(nd->d.file, below->d.file);
-	}
+	for (i = 0; i < qp->nnode; i++)
+		resolve_file(qp, &qp->node[i]);
+	for (i = 0; i < qp->nnode; i++)
+		resolve_backing(qp, &qp->node[i]);
+}
+
+static enum qemu_bus bus_of(const char *device)
+{
+	if (!strncmp(device, "virtio-blk", 10))
+		return QEMU_BUS_VIRTIO_BLK;
+	if (!strcmp(device, "scsi") || !strcmp(device, "scsi-hd") || !strcmp(device, "scsi-disk") ||
+	    !strcmp(device, "scsi-block"))
+		return QEMU_BUS_SCSI;
+	if (!strcmp(device, "nvme") || !strcmp(device, "nvme-ns"))
+		return QEMU_BUS_NVME;
+	return QEMU_BUS_OTHER;
+}
+
+/* nvme-ns,bus=CTRL: the guest reads the serial of the nvme controller CTRL. */
+static const char *dev_serial(const struct qparse *qp, const struct qdev *dv)
+{
+	if (*dv->serial || strcmp(dv->driver, "nvme-ns") || !*dv->bus)
+		return dv->serial;
+	for (int i = 0; i < qp->ndev; i++)
+		if (!strcmp(qp->dev[i].driver, "nvme") && !strcmp(qp->dev[i].id, dv->bus))
+			return qp->dev[i].serial;
+	return "";
 }
 
 static void attach_devices(struct qparse *qp)
@@ -530,14 +631,17 @@ static void attach_devices(struct qparse *qp)
 	struct qdev *dv;
 	int i;
 
+	for (i = 0; i < qp->nnode; i++)
+		qp->node[i].d.bus = bus_of(qp->node[i].d.device);
 	for (i = 0; i < qp->ndev; i++) {
 		dv = &qp->dev[i];
 		nd = node_by_id(qp, dv->drive);
 		if (!nd)
 			continue;
 		COPY(nd->d.device, dv->driver);
-		if (*dv->serial)
-			COPY(nd->d.serial, dv->serial);
+		nd->d.bus = bus_of(dv->driver);
+		if (*dev_serial(qp, dv))
+			COPY(nd->d.serial, dev_serial(qp, dv));
 	}
 }
 
@@ -650,33 +754,224 @@ static int read_whole(const char *path, char **out, size_t *outlen)
 	return 0;
 }
 
+/* path as QEMU pid sees it: in its mount namespace, relative to its cwd. */
+static int qemu_path(char *out, size_t outlen, const char *proc_root, pid_t pid, const char *path)
+{
+	int n;
+
+	if (path[0] == '/')
+		n = snprintf(out, outlen, "%s/%d/root%s", proc_root, (int)pid, path);
+	else
+		n = snprintf(out, outlen, "%s/%d/cwd/%s", proc_root, (int)pid, path);
+	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
+}
+
+/* stat() of one file of a disk into f; its size (a raw image's) in *size. */
+static void stat_file(const char *path, struct qemu_file *f, uint64_t *size)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st))
+		return;
+	f->stat_ok = 1;
+	f->dev = IT_MKDEV(major(st.st_dev), minor(st.st_dev));
+	f->ino = st.st_ino;
+	if (S_ISBLK(st.st_mode))
+		f->rdev = IT_MKDEV(major(st.st_rdev), minor(st.st_rdev));
+	if (S_ISREG(st.st_mode))
+		*size = (uint64_t)st.st_size;
+	else if (S_ISBLK(st.st_mode) && (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		if (ioctl(fd, BLKGETSIZE64, size))
+			*size = 0;
+		close(fd);
+	}
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint64_t be64(const uint8_t *p)
+{
+	return (uint64_t)be32(p) << 32 | be32(p + 4);
+}
+
+#define QCOW2_MAGIC 0x514649fbu /* "QFI\xfb" */
+#define QCOW2_EXT_BACKING_FMT 0xe2792acau
+#define QCOW2_V2_HDR 72
+
+/* Header extensions (version 3 header_length, or 72 for version 2) up to len. */
+static void qcow2_exts(const uint8_t *buf, size_t len, struct qemu_qcow2 *q)
+{
+	size_t off = q->version >= 3 && len >= 104 ? be32(buf + 100) : QCOW2_V2_HDR;
+
+	while (off >= QCOW2_V2_HDR && off + 8 <= len) {
+		uint32_t type = be32(buf + off), elen = be32(buf + off + 4);
+
+		if (!type || elen > len - off - 8)
+			return;
+		if (type == QCOW2_EXT_BACKING_FMT)
+			snprintf(q->backing_fmt, sizeof(q->backing_fmt), "%.*s",
+				 (int)(elen < sizeof(q->backing_fmt) ? elen :
+								       sizeof(q->backing_fmt) - 1),
+				 (const char *)buf + off + 8);
+		off += 8 + ((elen + 7ull) & ~7ull);
+	}
+}
+
+int qemu_qcow2_header(const uint8_t *buf, size_t len, struct qemu_qcow2 *q)
+{
+	memset(q, 0, sizeof(*q));
+	if (!buf || len < QCOW2_V2_HDR || be32(buf) != QCOW2_MAGIC)
+		return -EINVAL;
+	q->version = be32(buf + 4);
+	if (q->version < 2)
+		return -EINVAL;
+	q->backing_off = be64(buf + 8);
+	q->backing_len = be32(buf + 16);
+	q->size = be64(buf + 24);
+	/* QEMU refuses a name over 1023 bytes: such an image opens nowhere */
+	if (!q->backing_off || !q->backing_len || q->backing_len > 1023) {
+		q->backing_off = 0;
+		q->backing_len = 0;
+	}
+	qcow2_exts(buf, len, q);
+	return 0;
+}
+
+/*
+ * The qcow2 header of path (as the daemon reaches it): 0 and q filled, its
+ * backing file name in name (""), or -errno / -EINVAL (not qcow2).
+ */
+static int read_qcow2(const char *path, struct qemu_qcow2 *q, char *name, size_t namelen)
+{
+	uint8_t buf[4096];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	name[0] = 0;
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, buf, sizeof(buf), 0);
+	err = n < 0 ? -errno : qemu_qcow2_header(buf, (size_t)n, q);
+	if (!err && q->backing_len && q->backing_len < namelen) {
+		n = pread(fd, name, q->backing_len, (off_t)q->backing_off);
+		name[n == (ssize_t)q->backing_len ? n : 0] = 0;
+	}
+	close(fd);
+	return err;
+}
+
+/*
+ * A backing file name relative to its overlay: QEMU reads it from the
+ * overlay's directory. 0, or -ENAMETOOLONG (not kept: a cut path is no file).
+ */
+static int backing_path(char *out, size_t outlen, const char *overlay, const char *name)
+{
+	const char *slash = strrchr(overlay, '/');
+	int n;
+
+	if (name[0] == '/' || !slash)
+		n = snprintf(out, outlen, "%s", name);
+	else
+		n = snprintf(out, outlen, "%.*s/%s", (int)(slash - overlay), overlay, name);
+	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
+}
+
+/* Is the file (format fmt: "" = probed) a qcow2 image? Its header into q, backing name into name. */
+static int qcow2_of(const char *proc_root, pid_t pid, const char *file, const char *fmt,
+		    struct qemu_qcow2 *q, char *name, size_t namelen)
+{
+	char path[PATH_MAX];
+
+	if ((*fmt && strcmp(fmt, "qcow2")) || qemu_path(path, sizeof(path), proc_root, pid, file))
+		return -EINVAL;
+	return read_qcow2(path, q, name, namelen);
+}
+
+/*
+ * A qcow2 image's virtual size is the guest's disk size; the chain below the
+ * last file the command line gave comes from the qcow2 headers: while that
+ * file is qcow2 (said so, or probed) and names a backing file.
+ */
+static void qcow2_chain(const char *proc_root, pid_t pid, struct qemu_disk *d)
+{
+	char name[1024], full[QEMU_FILE_LEN];
+	struct qemu_qcow2 q;
+
+	if (!qcow2_of(proc_root, pid, d->file, d->format, &q, name, sizeof(name)))
+		d->size = q.size;
+	while (!d->backing_fixed && d->nr_backing < QEMU_MAX_BACKING) {
+		const struct qemu_file *last = d->nr_backing ? &d->backing[d->nr_backing - 1] :
+							       NULL;
+		const char *file = last ? last->path : d->file;
+
+		if (qcow2_of(proc_root, pid, file, last ? last->format : d->format, &q, name,
+			     sizeof(name)) ||
+		    !name[0] || !strncmp(name, "json:", 5) ||
+		    backing_path(full, sizeof(full), file, name))
+			return;
+		add_backing(d, full, q.backing_fmt);
+	}
+}
+
 static void stat_disk(const char *proc_root, pid_t pid, struct qemu_disk *d)
 {
 	char path[PATH_MAX];
-	struct stat st;
-	int n;
+	struct qemu_file top = { 0 };
+	uint64_t size = 0, bsize;
 
-	if (d->file[0] == '/')
-		n = snprintf(path, sizeof(path), "%s/%d/root%s", proc_root, (int)pid, d->file);
-	else
-		n = snprintf(path, sizeof(path), "%s/%d/cwd/%s", proc_root, (int)pid, d->file);
-	if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &st))
-		return;
-	d->stat_ok = 1;
-	d->dev = IT_MKDEV(major(st.st_dev), minor(st.st_dev));
-	d->ino = st.st_ino;
-	if (S_ISBLK(st.st_mode))
-		d->rdev = IT_MKDEV(major(st.st_rdev), minor(st.st_rdev));
+	if (!qemu_path(path, sizeof(path), proc_root, pid, d->file))
+		stat_file(path, &top, &size);
+	d->stat_ok = top.stat_ok;
+	d->dev = top.dev;
+	d->ino = top.ino;
+	d->rdev = top.rdev;
 	/* a raw image is the guest's disk byte for byte: its size bounds the sectors */
-	if (strcmp(d->format, "raw"))
-		return;
-	if (S_ISREG(st.st_mode))
-		d->size = (uint64_t)st.st_size;
-	else if (S_ISBLK(st.st_mode) && (n = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-		if (ioctl(n, BLKGETSIZE64, &d->size))
-			d->size = 0;
-		close(n);
+	if (d->stat_ok && !strcmp(d->format, "raw"))
+		d->size = size;
+	if (d->stat_ok)
+		qcow2_chain(proc_root, pid, d);
+	for (int i = 0; i < d->nr_backing; i++)
+		if (!qemu_path(path, sizeof(path), proc_root, pid, d->backing[i].path))
+			stat_file(path, &d->backing[i], &bsize);
+}
+
+static int file_is(int stat_ok, uint32_t rdev, uint32_t fdev, uint64_t fino, uint32_t dev,
+		   uint64_t ino)
+{
+	return stat_ok && (rdev ? rdev == dev : fdev == dev && fino == ino);
+}
+
+int qemu_disk_has_file(const struct qemu_disk *d, uint32_t dev, uint64_t ino)
+{
+	const struct qemu_file *f = d->backing;
+
+	if (file_is(d->stat_ok, d->rdev, d->dev, d->ino, dev, ino))
+		return 1;
+	for (int i = 0; i < d->nr_backing && i < QEMU_MAX_BACKING; i++)
+		if (file_is(f[i].stat_ok, f[i].rdev, f[i].dev, f[i].ino, dev, ino))
+			return 1;
+	return 0;
+}
+
+int qemu_disk_file_keys(const struct qemu_disk *d, uint32_t *devs, uint64_t *inos, int max)
+{
+	int n = 0;
+
+	if (d->stat_ok && n < max) {
+		devs[n] = d->dev;
+		inos[n++] = d->ino;
 	}
+	for (int i = 0; i < d->nr_backing && i < QEMU_MAX_BACKING && n < max; i++) {
+		if (!d->backing[i].stat_ok)
+			continue;
+		devs[n] = d->backing[i].dev;
+		inos[n++] = d->backing[i].ino;
+	}
+	return n;
 }
 
 /* /proc/PID/cmdline under proc_root into *buf (malloc'd). 0 or -errno. */

@@ -33,34 +33,99 @@ int qemu_sym_offsets(const char *path, const char *const *names, int n, uint64_t
 int qemu_discover(const char *proc_root, pid_t *pids, int max);
 
 #define QEMU_MAX_DISKS 32
+#define QEMU_MAX_BACKING 4 /* backing files kept below a disk's image */
+#define QEMU_FILE_LEN 256
+
+/* The guest-visible bus of a disk, from its -device (or -drive if=). */
+enum qemu_bus {
+	QEMU_BUS_OTHER = 0, /* ide, usb, ... or no device */
+	QEMU_BUS_VIRTIO_BLK, /* virtio-blk-pci/-device/-ccw, if=virtio */
+	QEMU_BUS_SCSI, /* scsi-hd, scsi-block, scsi-disk, if=scsi */
+	QEMU_BUS_NVME, /* nvme, nvme-ns */
+};
+
+/* One file of a disk: its image, or a backing file below it. */
+struct qemu_file {
+	char path[QEMU_FILE_LEN]; /* as QEMU names it (a backing file: resolved
+				     against its overlay's directory) */
+	char format[16]; /* raw, qcow2, ... ("" = unknown: QEMU probes it) */
+	uint32_t dev; /* kernel dev_t (IT_MKDEV) of the filesystem holding it (st_dev) */
+	uint64_t ino; /* its inode */
+	uint32_t rdev; /* kernel dev_t of the block device when it is one, else 0 */
+	int stat_ok; /* 0 when it could not be stat()ed */
+};
+
 struct qemu_disk {
 	char serial[21]; /* as the guest sees it; "" when none was given */
 	char id[64]; /* drive/node id */
 	char device[32]; /* virtio-blk-pci, scsi-hd, nvme, ... ("" if no device uses it) */
-	char file[256]; /* backing file as given on the command line */
+	char file[QEMU_FILE_LEN]; /* image as given on the command line */
 	char format[16]; /* raw, qcow2, ... ("" = unknown: treated as raw by QEMU's probing) */
 	uint32_t dev; /* kernel dev_t (IT_MKDEV) of the filesystem holding file (st_dev) */
 	uint64_t ino; /* inode of file */
 	uint32_t rdev; /* kernel dev_t of the block device when file is one, else 0 */
 	int stat_ok; /* 0 when the file could not be stat()ed */
 	uint64_t size; /* bytes the guest sees: a raw image's size (file or block
-			  device); 0 = unknown (other formats, or not stat()ed) */
+			  device), a qcow2 image's virtual size; 0 = unknown */
+	enum qemu_bus bus;
+	/*
+	 * The backing chain below file, nearest first (a qcow2 overlay's reads
+	 * of clusters it lacks are served by these): from -blockdev backing=
+	 * nodes, else (qemu_disks) from each qcow2 header. backing_fixed: the
+	 * command line named the chain (or "backing":null): headers not read.
+	 */
+	int nr_backing;
+	int backing_fixed;
+	struct qemu_file backing[QEMU_MAX_BACKING];
 };
+
+/*
+ * Is the file a host syscall record names (its dev and ino as the syscall
+ * layer gives them) one of d's files, image or backing file? A block device
+ * is named by its device number (the record's dev is i_rdev then, whatever
+ * path QEMU opened it by); a regular file by (dev, ino).
+ */
+int qemu_disk_has_file(const struct qemu_disk *d, uint32_t dev, uint64_t ino);
+
+/*
+ * What the kernel's file filter (struct it_file_key: the file's own
+ * filesystem and inode, block device nodes too) needs for each of d's files
+ * that was stat()ed: devs[i], inos[i] for up to max files, image first.
+ * Returns the count.
+ */
+int qemu_disk_file_keys(const struct qemu_disk *d, uint32_t *devs, uint64_t *inos, int max);
+
+/* qcow2 header fields (big-endian on disk), from its first bytes. */
+struct qemu_qcow2 {
+	uint32_t version;
+	char backing_fmt[16]; /* from the backing format extension; "" = probe */
+	uint64_t backing_off; /* the backing file name: offset in the image, 0 = none */
+	uint32_t backing_len; /* its length (at most 1023) */
+	uint64_t size; /* virtual size, bytes */
+};
+
+/* Parse a qcow2 header from buf (len bytes): 0, or -EINVAL when it is none. */
+int qemu_qcow2_header(const uint8_t *buf, size_t len, struct qemu_qcow2 *q);
 
 /*
  * Parse a QEMU command line (argv as in /proc/PID/cmdline, NUL separated,
  * len bytes) into disks[]: -drive file=..,id=..,format=..,serial=..,if=..,
  * -blockdev driver=file,filename=..,node-name=.. (and format nodes whose
- * file= names such a node), -device X,drive=ID,serial=S. Handles ",," escapes
- * in values. Fills everything but the stat fields. Returns the number of
- * disks or -EINVAL.
+ * file= names such a node, with their backing= chains), -device
+ * X,drive=ID,serial=S (nvme-ns,bus=CTRL: the serial of the nvme CTRL).
+ * Handles ",," escapes in values. Fills everything but the stat fields (and
+ * the backing files the images' headers name). Returns the number of disks
+ * or -EINVAL.
  */
 int qemu_parse_cmdline(const char *buf, size_t len, struct qemu_disk *disks, int max);
 
 /*
  * qemu_parse_cmdline() of /proc/PID/cmdline (under proc_root), then stat of
- * each file through /proc/PID/root/FILE (its mount namespace). Returns the
- * number of disks or -errno.
+ * each file through /proc/PID/root/FILE (its mount namespace), and for a
+ * qcow2 image (format qcow2, or none given and the qcow2 magic) its virtual
+ * size and, unless the command line fixed the chain, the backing files its
+ * header names, each one's header in turn (QEMU_MAX_BACKING at most).
+ * Returns the number of disks or -errno.
  */
 int qemu_disks(const char *proc_root, pid_t pid, struct qemu_disk *disks, int max);
 

@@ -142,6 +142,38 @@ static const char *check_times(const struct link_vreq *v)
 	return NULL;
 }
 
+/* The bus a guest driver layer comes by (QEMU_BUS_OTHER: unknown, any bus). */
+static enum qemu_bus bus_of_layer(uint8_t drv_layer)
+{
+	switch (drv_layer) {
+	case IT_L_VIRTIO:
+		return QEMU_BUS_VIRTIO_BLK;
+	case IT_L_SCSI:
+		return QEMU_BUS_SCSI;
+	case IT_L_NVME:
+		return QEMU_BUS_NVME;
+	default:
+		return QEMU_BUS_OTHER;
+	}
+}
+
+/*
+ * Of the disks in m, those a record of this driver layer can be on: a disk
+ * on the same bus, or one whose bus is not known (ide-hd: the guest sees it
+ * through its SCSI layer). Serials need only be unique per bus.
+ */
+static uint64_t on_bus(const struct scope_host *h, uint64_t m, uint8_t drv_layer)
+{
+	enum qemu_bus want = bus_of_layer(drv_layer);
+	uint64_t r = 0;
+
+	for (int i = 0; i < h->nr_disks && i < SCOPE_MAX_DISKS; i++)
+		if ((m & BIT(i)) && (want == QEMU_BUS_OTHER || h->disks[i].bus == QEMU_BUS_OTHER ||
+				     h->disks[i].bus == want))
+			r |= BIT(i);
+	return r;
+}
+
 const char *scope_check_vreq(const struct scope_host *h, uint64_t scope, const struct link_vreq *v,
 			     int *disk)
 {
@@ -157,7 +189,10 @@ const char *scope_check_vreq(const struct scope_host *h, uint64_t scope, const s
 	if (!m)
 		return by_serial(h, all_disks(h), v->serial) ? "disk of another guest" :
 							       "no disk with that serial";
-	i = __builtin_ctzll(m); /* the first one: serials are unique within a scope */
+	m = on_bus(h, m, v->drv_layer);
+	if (!m)
+		return "no disk with that serial on the record's bus";
+	i = __builtin_ctzll(m); /* the first one: serials are unique per bus within a scope */
 	sectors = h->disks[i].size / 512;
 	/* a flush carries no sectors, and its position may be -1 (the kernel's "none") */
 	if (h->disks[i].size && v->nr_sectors &&

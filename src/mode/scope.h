@@ -30,6 +30,7 @@ struct scope_disk {
 	char serial[LINK_SERIAL_LEN + 1]; /* "" never matches */
 	int vm; /* index in scope_host.vms of its QEMU */
 	uint64_t size; /* bytes; 0 = unknown (the sector bound is not checked) */
+	enum qemu_bus bus; /* QEMU_BUS_OTHER: any record's bus is taken */
 };
 
 struct scope_host {
@@ -73,7 +74,8 @@ uint64_t scope_wanted(const struct scope_host *h, const struct scope_claim *c, i
 
 /*
  * NULL when the record may be delivered, else why not: unknown op, a serial
- * that names no disk of the scope, sectors beyond the disk's end (records
+ * that names no disk of the scope (on the record's bus, its drv_layer, when
+ * the disk's bus is known), sectors beyond the disk's end (records
  * with nr_sectors 0, flushes, are not bounded), or time
  * stamps out of order (syscall enter <= exit; block Q <= D <= C; virtio
  * submit <= done; zeros are "not seen" and skipped). *disk: the

@@ -6,8 +6,11 @@
  * are, NUL-separated arguments.
  *
  * Checked besides memory safety: the result is a disk count within max or a
- * negative errno, every string field of a disk is terminated within its array,
- * and a disk always has a backing file.
+ * negative errno, every string field of a disk (its backing files' too) is
+ * terminated within its array, a disk always has a file, and its backing
+ * chain is within QEMU_MAX_BACKING. The same bytes go through the qcow2
+ * header reader (qemu_qcow2_header): a backing name it returns lies within
+ * the limits QEMU accepts, or is none.
  */
 #include <errno.h>
 
@@ -19,6 +22,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct qemu_disk disks[QEMU_MAX_DISKS];
+	struct qemu_qcow2 q;
 	/* a copy of exactly size bytes: ASan sees a read past the end */
 	char *buf = malloc(size ? size : 1);
 	int n, i;
@@ -37,6 +41,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(d->file[0], "disk %d (id \"%s\") without a file", i, d->id);
 		FUZZ_CHECK(strlen(d->serial) <= 20, "disk %d serial \"%s\" over 20 bytes", i,
 			   d->serial);
+		FUZZ_CHECK(d->nr_backing >= 0 && d->nr_backing <= QEMU_MAX_BACKING,
+			   "disk %d has %d backing files", i, d->nr_backing);
+		for (int k = 0; k < d->nr_backing; k++)
+			FUZZ_CHECK(FIELD_OK(&d->backing[k], path) && FIELD_OK(&d->backing[k], format) &&
+					   d->backing[k].path[0],
+				   "disk %d backing %d unterminated or empty", i, k);
+	}
+	if (!qemu_qcow2_header(data, size, &q)) {
+		FUZZ_CHECK(!q.backing_off || (q.backing_len && q.backing_len <= 1023),
+			   "backing name of %u bytes", q.backing_len);
+		FUZZ_CHECK(memchr(q.backing_fmt, '\0', sizeof(q.backing_fmt)) != NULL,
+			   "backing format unterminated");
 	}
 	/* a smaller array takes the first disks */
 	if (n > 1)

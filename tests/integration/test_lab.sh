@@ -7,12 +7,13 @@
 # still missing after tests/lab/fetch.sh (which installs it with apt). A kernel
 # that cannot be fetched is SKIPped by test_drivers.sh.
 #
-# Takes 80-105 s warm for the four boots (5.10, 6.1, 6.12, 6.12+kprobe: 16-33 s
-# each, plus the host column), ~170 s with an empty cache (downloads); boots
+# Takes 80-125 s warm for the four boots (5.10, 6.1, 6.12+guest, 6.12+kprobe: 16-33 s
+# each, 6.12+guest up to ~55 s with its host daemon, plus the host column), ~170 s
+# with an empty cache (downloads); boots
 # that hang cost LAB_TIMEOUT (90 s) each, and the runner's IT_TIMEOUT (300 s)
 # ends a run where more than two hang (every check not reported then FAILs).
 #
-# Environment: LAB=0 (skip), LAB_KERNELS (default "5.10 6.1 6.12 6.12+kprobe"),
+# Environment: LAB=0 (skip), LAB_KERNELS (default "5.10 6.1 6.12+guest 6.12+kprobe"),
 # LAB_FULL=1 (below), and what tests/lab/test_drivers.sh reads (LAB_DRV_COUNT,
 # LAB_TIMEOUT, LAB_DIR, ...).
 #
@@ -77,7 +78,7 @@ fi
 t0=$(date +%s)
 rc=0
 if [[ ${LAB_FULL:-0} == 1 && -z ${LAB_KERNELS:-} ]]; then
-	export LAB_KERNELS="$LAB_SERIES_DEFAULT 6.12+kprobe 6.1-arm64"
+	export LAB_KERNELS="$LAB_DRIVERS_DEFAULT 6.1-arm64"
 fi
 lab_step "$lab/$target" 2>&1 || rc=$?
 if [[ $target == test_modes.sh && ${LAB_FULL:-0} == 1 ]]; then

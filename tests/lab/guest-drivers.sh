@@ -3,7 +3,8 @@
 # the host side is tests/lab/test_drivers.sh). Needs /lab/guest-lib.sh and /lab/iotracer (a static
 # build, passed with LAB_EXTRA).
 #
-# 1. starts `iotracer -q --no-live -j out.json -d <disks>` in the background and
+# 1. starts `iotracer -q --no-live -j out.json -d <disks>` (LAB_G_DRV_MODE=guest:
+#    with `--mode guest --link serial:lab.0`) in the background and
 #    waits until its attach lines are in the JSON (their number unchanged for
 #    0.4 s), then LAB_G_DRV_SETTLE seconds more;
 # 2. runs ioload randread then randwrite, LAB_G_DRV_COUNT ops of LAB_G_DRV_BS
@@ -40,8 +41,13 @@ step() {
 }
 
 devs=$(echo "$disks" | tr ' ' ',')
+# LAB_G_DRV_MODE=guest: guest mode, streaming to the host daemon on the
+# virtio-serial port (tests/lab/host-modes-hook.sh), the same trace in out.json
+mode=""
+[ "${LAB_G_DRV_MODE:-}" = guest ] && mode="--mode guest --link serial:lab.0"
 step start
-IOTRACER_PREFER=${LAB_G_PREFER:-} /lab/iotracer -q --no-live -j "$W/out.json" -d "$devs" >"$W/iotracer.out" 2>"$W/iotracer.err" &
+# shellcheck disable=SC2086 # mode is a list of options
+IOTRACER_PREFER=${LAB_G_PREFER:-} /lab/iotracer $mode -q --no-live -j "$W/out.json" -d "$devs" >"$W/iotracer.out" 2>"$W/iotracer.err" &
 pid=$!
 
 # Attached = the attach lines are written (they come in one burst once every

@@ -1,8 +1,18 @@
 #!/bin/bash
 # shellcheck source-path=SCRIPTDIR
-# test_drivers.sh [SERIES[+METHOD]...]   (default: $LAB_KERNELS or "5.10 6.1 6.12 6.12+kprobe")
+# test_drivers.sh [SERIES[+METHOD]...]   (default: $LAB_KERNELS or "5.10 6.1 6.12+guest 6.12+kprobe")
 #   SERIES+METHOD boots SERIES with IOTRACER_PREFER=METHOD in the guest (kprobe: the
 #   kprobe variants of every fentry hook get their coverage)
+#   SERIES+guest runs the guest's iotracer in guest mode (--mode guest --link
+#   serial:lab.0) and tests/lab/host-modes-hook.sh (MODES_HOST_LINK=serial) runs
+#   `iotracer --mode host` on the lab's QEMU here, dialing that port (host1.json):
+#   the same checks, plus per disk
+#   lab_<k>_<disk>_vreq   the host received one guest_vreq per ioload op of the
+#                         disk (reads + writes), each with the disk's serial
+#                         as QEMU's command line gives it (labnvme0, labscsi0,
+#                         labvblk0) and its bus (nvme, scsi, virtio-blk); the
+#                         guest's final link summary counts as many on that bus,
+#                         none dropped or waiting
 #
 # The driver layers test (nvme, scsi and virtio records under the block
 # layer): for each guest kernel, boot the lab guest with tests/lab/guest-drivers.sh, which runs a static iotracer
@@ -56,7 +66,9 @@ export LAB_G_DRV_BS=4096
 export LAB_G_DRV_DISKS=$DISKS
 if [[ $# -eq 0 ]]; then
 	# shellcheck disable=SC2086 # space separated list
-	set -- ${LAB_KERNELS:-$LAB_SERIES_DEFAULT 6.12+kprobe}
+	# 6.12 in guest mode: the standalone checks hold there too (guest mode is the
+	# standalone daemon plus the link), and the link's own come without a boot more
+	set -- ${LAB_KERNELS:-$LAB_DRIVERS_DEFAULT}
 fi
 
 driver_of() {
@@ -73,7 +85,53 @@ names_of() {
 	echo "lab_$1_run lab_$1_attach"
 	for d in $DISKS; do
 		for c in $CHECKS; do echo "lab_$1_${d}_$c"; done
+		[[ $1 == *+guest ]] && echo "lab_$1_${d}_vreq"
 	done
+}
+# The serial QEMU gives each disk (boot.sh) and the bus a guest record names.
+serial_of() {
+	case $1 in
+	nvme*) echo labnvme0 ;;
+	sd*) echo labscsi0 ;;
+	vd*) echo labvblk0 ;;
+	esac
+}
+bus_of() {
+	case $1 in
+	nvme*) echo nvme ;;
+	sd*) echo scsi ;;
+	vd*) echo virtio-blk ;;
+	esac
+}
+
+# lab_<k>_<disk>_vreq (SERIES+guest): what the host received of the disk's requests.
+check_vreq() { # K DISK OPS OUTDIR
+	local k=$1 d=$2 ops=$3 out=$4 ser bus n nser nbus nrw fin gbus gdrop gwait key
+	ser=$(serial_of "$d")
+	bus=$(bus_of "$d")
+	if [[ ! -s $out/host1.json ]]; then
+		report FAIL "lab_${k}_${d}_vreq" "no host1.json from the host daemon ($(head -c 200 "$out/host1.err" 2>/dev/null | tr '\n' ' '))"
+		return
+	fi
+	read -r n nser nbus nrw < <(jq -R -r 'fromjson? | select(.type == "guest_vreq")
+		| [.serial, .bus, (.op <= 1)] | @tsv' "$out/host1.json" | awk -F'\t' -v s="$ser" -v b="$bus" '
+		$1 == s { n++; if ($2 == b) nb++; if ($3 == "true") rw++ }
+		$2 == b { nbus++ }
+		END { printf "%d %d %d %d\n", n, nbus, nb, rw }')
+	# the guest's last link summary: counts per bus
+	case $bus in virtio-blk) key=virtio_blk ;; *) key=$bus ;; esac
+	fin=$(jq -R -c 'fromjson? | select(.type == "link" and .mode == "guest")' "$out/out.json" | tail -n 1)
+	gbus=$(jq -r --arg k "$key" '.[$k] // "-"' <<<"$fin" 2>/dev/null)
+	gdrop=$(jq -r '.dropped // "-"' <<<"$fin" 2>/dev/null)
+	gwait=$(jq -r '.waiting // "-"' <<<"$fin" 2>/dev/null)
+	note "lab_${k}_$d: host got $n guest_vreq with serial $ser ($nrw read/write, $nbus on bus $bus); guest summary: $key ${gbus:-?}, dropped ${gdrop:-?}, waiting ${gwait:-?}, kick_suppressed $(jq -r '.kick_suppressed // "-"' <<<"$fin" 2>/dev/null), kick_stale $(jq -r '.kick_stale // "-"' <<<"$fin" 2>/dev/null), no_serial $(jq -r '.no_serial // "-"' <<<"$fin" 2>/dev/null)"
+	if ((nrw != ops || nser != n || n != ops)); then
+		report FAIL "lab_${k}_${d}_vreq" "host got $n records with serial $ser ($nrw read/write, $nser on bus $bus), ioload did $ops ops"
+	elif [[ $gbus != "$ops" || $gdrop != 0 || $gwait != 0 ]]; then
+		report FAIL "lab_${k}_${d}_vreq" "guest link summary: $key $gbus (want $ops), dropped $gdrop, waiting $gwait"
+	else
+		report PASS "lab_${k}_${d}_vreq"
+	fi
 }
 # verdict_all K VERDICT WHY: report every check of kernel K not reported yet.
 verdict_all() {
@@ -265,8 +323,14 @@ one() {
 	local series=${s%%+*}
 	LAB_EXTRA=$tmp/extra-$(lab_arch_of "$series")
 	export LAB_EXTRA
-	export LAB_G_PREFER=""
+	export LAB_G_PREFER="" LAB_G_DRV_MODE=""
 	[[ $s == *+* ]] && LAB_G_PREFER=${s#*+}
+	if [[ $LAB_G_PREFER == guest ]]; then
+		LAB_G_PREFER="" LAB_G_DRV_MODE=guest
+		export IOTRACER LAB_HOST_HOOK=$LAB_SRC/host-modes-hook.sh MODES_HOST_LINK=serial
+	else
+		unset LAB_HOST_HOOK
+	fi
 	step "$out/fetch.out" "$out/fetch.log" "$LAB_SRC/fetch.sh" "$series" || frc=$?
 	tf=$(lab_since "$t0")
 	if [[ $frc -ne 0 ]]; then
@@ -428,6 +492,7 @@ one() {
 		else
 			report FAIL "lab_${s}_${d}_stages" "$nbad of $nb block requests break the stage order, e.g. $ex"
 		fi
+		[[ $s == *+guest ]] && check_vreq "$s" "$d" "$ops" "$out"
 	done
 	note "lab_$s: total $(lab_since "$t0")s; files in $out"
 }

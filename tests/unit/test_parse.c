@@ -489,6 +489,77 @@ static void test_parse_fmt_duration(void)
 	ASSERT_STREQ(buf, "1.2", "truncated");
 }
 
+/* A SCSI VPD page 0x80 as a disk answers it: header, then the ASCII serial. */
+static void test_parse_vpd_serial(void)
+{
+#define VPD(...) (const uint8_t[]){ __VA_ARGS__ }, sizeof((const uint8_t[]){ __VA_ARGS__ })
+	const struct {
+		const uint8_t *page;
+		size_t len, outlen;
+		int ret;
+		const char *out, *name;
+	} cases[] = {
+		{ VPD(0, 0x80, 0, 8, 'l', 'a', 'b', 's', 'c', 's', 'i', '0'), 64, 1, "labscsi0", "qemu" },
+		{ VPD(0, 0x80, 0, 6, 'A', 'B', ' ', 'C', ' ', ' '), 64, 1, "AB C", "trailing blanks" },
+		{ VPD(0, 0x80, 0, 3, ' ', ' ', ' '), 64, 0, "", "blank is none" },
+		{ VPD(0, 0x83, 0, 2, 'x', 'y'), 64, 0, "", "page 0x83" },
+		{ VPD(0, 0x80, 0), 64, 0, "", "short header" },
+		/* a length past the buffer reads what is there; a NUL ends the serial */
+		{ VPD(0, 0x80, 1, 0, 's', 'n', '1'), 64, 1, "sn1", "length past the end" },
+		{ VPD(0, 0x80, 0, 4, 's', 0, 'z', 'z'), 64, 1, "s", "cut at NUL" },
+		{ VPD(0, 0x80, 0, 3, 'a', '\n', 'b'), 64, 1, "a?b", "control bytes replaced" },
+		{ VPD(0, 0x80, 0, 8, 'l', 'a', 'b', 's', 'c', 's', 'i', '0'), 4, 1, "lab", "small out" },
+	};
+#undef VPD
+	char out[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ASSERT_EQ(parse_vpd_serial(cases[i].page, cases[i].len, out, cases[i].outlen),
+			  cases[i].ret, cases[i].name);
+		ASSERT_STREQ(out, cases[i].out, cases[i].name);
+	}
+}
+
+/* Serials of the three buses QEMU emulates, from a fake sysfs. */
+static void test_parse_dev_serial(void)
+{
+	static const uint8_t vpd[] = { 0x00, 0x80, 0x00, 0x08, 'l', 'a', 'b', 's', 'c', 's', 'i', '0' };
+	static const char *const dirs[] = { "dev", "dev/block", "dev/block/252:16",
+					    "dev/block/259:16", "dev/block/259:16/device",
+					    "dev/block/8:16", "dev/block/8:16/device",
+					    "dev/block/8:32", "dev/block/8:32/device" };
+	char root[] = "/tmp/it_serial_XXXXXX", path[PATH_MAX];
+	size_t i;
+
+	if (!ASSERT_TRUE(mkdtemp(root), "mkdtemp"))
+		return;
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		mkdir(path, 0755);
+	}
+	snprintf(path, sizeof(path), "%s/dev/block/252:16/serial", root);
+	ASSERT_OK(unit_write(path, "labvblk0\n", 9), "virtio-blk serial");
+	/* NVMe: the controller's, space padded to 20 bytes */
+	snprintf(path, sizeof(path), "%s/dev/block/259:16/device/serial", root);
+	ASSERT_OK(unit_write(path, "labnvme0            \n", 21), "nvme serial");
+	snprintf(path, sizeof(path), "%s/dev/block/8:16/device/vpd_pg80", root);
+	ASSERT_OK(unit_write(path, vpd, sizeof(vpd)), "scsi vpd_pg80");
+	/* a SCSI disk without serial= has no page 0x80 */
+
+	ASSERT_STREQ(parse_dev_serial_cached(IT_MKDEV(252, 16), root), "labvblk0", "virtio-blk");
+	ASSERT_STREQ(parse_dev_serial_cached(IT_MKDEV(259, 16), root), "labnvme0", "nvme");
+	ASSERT_STREQ(parse_dev_serial_cached(IT_MKDEV(8, 16), root), "labscsi0", "scsi");
+	ASSERT_TRUE(parse_dev_serial_cached(IT_MKDEV(8, 32), root) == NULL, "scsi, no serial");
+	/* cached: served after the file is gone */
+	snprintf(path, sizeof(path), "%s/dev/block/8:16/device/vpd_pg80", root);
+	unlink(path);
+	ASSERT_STREQ(parse_dev_serial_cached(IT_MKDEV(8, 16), root), "labscsi0", "cached");
+
+	snprintf(path, sizeof(path), "rm -rf '%s'", root);
+	if (system(path))
+		UNIT_LOG("cannot remove %s\n", root);
+}
+
 int main(void)
 {
 	RUN_TEST(test_parse_duration_good);
@@ -500,5 +571,7 @@ int main(void)
 	RUN_TEST(test_parse_dev_node);
 	RUN_TEST(test_parse_dev_name);
 	RUN_TEST(test_parse_fmt_duration);
+	RUN_TEST(test_parse_vpd_serial);
+	RUN_TEST(test_parse_dev_serial);
 	return unit_result();
 }

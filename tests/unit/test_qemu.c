@@ -619,6 +619,328 @@ out:
 	rm_tmpdir();
 }
 
+/*
+ * libvirt's layout: -blockdev JSON nodes (storage + format per layer, the
+ * overlay's "backing" naming the next format node, the last one null) and
+ * JSON -device; every file of the chain is the disk's.
+ */
+static void test_cmdline_libvirt_chain(void)
+{
+	static const char *const argv[] = {
+		"qemu-system-x86_64",
+		"-blockdev",
+		"{\"driver\":\"file\",\"filename\":\"/var/lib/nova/base/abc\","
+		"\"node-name\":\"libvirt-2-storage\",\"auto-read-only\":true,\"discard\":\"unmap\"}",
+		"-blockdev",
+		"{\"node-name\":\"libvirt-2-format\",\"read-only\":true,\"driver\":\"raw\","
+		"\"file\":\"libvirt-2-storage\"}",
+		"-blockdev",
+		"{\"driver\":\"file\",\"filename\":\"/var/lib/nova/i1/disk\","
+		"\"node-name\":\"libvirt-1-storage\",\"cache\":{\"direct\":true,\"no-flush\":false}}",
+		"-blockdev",
+		"{\"node-name\":\"libvirt-1-format\",\"read-only\":false,\"driver\":\"qcow2\","
+		"\"file\":\"libvirt-1-storage\",\"backing\":\"libvirt-2-format\"}",
+		"-object",
+		"{\"qom-type\":\"iothread\",\"id\":\"iothread1\"}",
+		"-device",
+		"{\"driver\":\"virtio-blk-pci\",\"iothread\":\"iothread1\",\"num-queues\":2,"
+		"\"drive\":\"libvirt-1-format\",\"id\":\"virtio-disk0\",\"serial\":\"nova-i1\"}",
+		/* a layer that says nothing of its backing: its header will */
+		"-blockdev",
+		"driver=file,filename=/img/top.qcow2,node-name=s3",
+		"-blockdev",
+		"driver=qcow2,file=s3,node-name=f3",
+		"-device",
+		"virtio-blk-pci,drive=f3,serial=hdr",
+		/* backing= "" and an inline backing node */
+		"-blockdev",
+		"driver=qcow2,file.driver=file,file.filename=/img/solo.qcow2,node-name=f4,backing=",
+		"-device",
+		"scsi-hd,drive=f4,serial=solo",
+		"-blockdev",
+		"{\"driver\":\"qcow2\",\"node-name\":\"f5\",\"file\":{\"driver\":\"file\","
+		"\"filename\":\"/img/o5.qcow2\"},\"backing\":{\"driver\":\"raw\",\"file\":"
+		"{\"driver\":\"file\",\"filename\":\"/img/b5.raw\"}}}",
+		"-device",
+		"nvme,drive=f5,serial=inl",
+		NULL
+	};
+	struct qemu_disk d[8];
+
+	if (!ASSERT_EQ(parse_argv(argv, d, 8), 4, "disks: the layers are not disks"))
+		return;
+	ASSERT_STREQ(d[0].id, "libvirt-1-format", "top node");
+	ASSERT_STREQ(d[0].file, "/var/lib/nova/i1/disk", "overlay file");
+	ASSERT_STREQ(d[0].format, "qcow2", "overlay format");
+	ASSERT_STREQ(d[0].serial, "nova-i1", "serial");
+	ASSERT_EQ(d[0].bus, QEMU_BUS_VIRTIO_BLK, "bus");
+	ASSERT_EQ(d[0].nr_backing, 1, "one backing file");
+	ASSERT_STREQ(d[0].backing[0].path, "/var/lib/nova/base/abc", "backing file");
+	ASSERT_STREQ(d[0].backing[0].format, "raw", "backing format");
+	/* a raw layer has no backing file: its header is not looked for (test_disks_backing_chain) */
+	ASSERT_EQ(d[0].backing_fixed, 0, "raw backing: not said");
+	ASSERT_EQ(d[1].nr_backing, 0, "header's backing: not yet");
+	ASSERT_EQ(d[1].backing_fixed, 0, "header to be read");
+	ASSERT_STREQ(d[2].file, "/img/solo.qcow2", "inline file");
+	ASSERT_EQ(d[2].nr_backing, 0, "backing= empty: none");
+	ASSERT_EQ(d[2].backing_fixed, 1, "backing= empty: fixed");
+	ASSERT_EQ(d[2].bus, QEMU_BUS_SCSI, "scsi-hd");
+	ASSERT_EQ(d[3].nr_backing, 1, "inline backing");
+	ASSERT_STREQ(d[3].backing[0].path, "/img/b5.raw", "inline backing file");
+	ASSERT_EQ(d[3].backing_fixed, 1, "inline backing: fixed");
+	ASSERT_EQ(d[3].bus, QEMU_BUS_NVME, "nvme");
+}
+
+/*
+ * The buses QEMU emulates as hypervisors set them up: scsi-hd on a
+ * virtio-scsi-pci with an iothread, virtio-blk with iothread= and
+ * num-queues=, nvme with drive= and serial=, and an nvme-ns on an nvme
+ * controller (the serial is the controller's).
+ */
+static void test_cmdline_buses(void)
+{
+	static const char *const argv[] = {
+		"qemu-system-x86_64",
+		"-object",
+		"iothread,id=io0",
+		"-device",
+		"virtio-scsi-pci,id=scsi0,iothread=io0,num_queues=1",
+		"-drive",
+		"file=/dev/loop7,if=none,id=s0,format=raw,cache=none,aio=native",
+		"-device",
+		"scsi-hd,drive=s0,bus=scsi0.0,channel=0,scsi-id=0,lun=0,serial=pve-scsi0",
+		"-drive",
+		"file=/img/v.raw,if=none,id=v0,format=raw,aio=io_uring,cache=none",
+		"-device",
+		"virtio-blk-pci,drive=v0,iothread=io0,num-queues=2,serial=vq2",
+		"-drive",
+		"file=/img/n.qcow2,if=none,id=n0,format=qcow2",
+		"-device",
+		"nvme,drive=n0,serial=nv0",
+		"-device",
+		"nvme,id=ctrl1,serial=ctrl1sn",
+		"-drive",
+		"file=/img/ns.raw,if=none,id=ns1,format=raw",
+		"-device",
+		"nvme-ns,drive=ns1,bus=ctrl1,nsid=1",
+		"-drive",
+		"file=/img/ide.raw,if=none,id=i0,format=raw",
+		"-device",
+		"ide-hd,drive=i0,serial=ide0",
+		NULL
+	};
+	static const struct want_disk w[] = {
+		{ "s0", "/dev/loop7", "raw", "scsi-hd", "pve-scsi0" },
+		{ "v0", "/img/v.raw", "raw", "virtio-blk-pci", "vq2" },
+		{ "n0", "/img/n.qcow2", "qcow2", "nvme", "nv0" },
+		{ "ns1", "/img/ns.raw", "raw", "nvme-ns", "ctrl1sn" },
+		{ "i0", "/img/ide.raw", "raw", "ide-hd", "ide0" },
+	};
+	static const enum qemu_bus bus[] = { QEMU_BUS_SCSI, QEMU_BUS_VIRTIO_BLK, QEMU_BUS_NVME,
+					     QEMU_BUS_NVME, QEMU_BUS_OTHER };
+	struct qemu_disk d[8];
+
+	check_disks(argv, w, ARRAY_SIZE(w));
+	if (!ASSERT_EQ(parse_argv(argv, d, 8), 5, "disks"))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(bus); i++)
+		ASSERT_EQ(d[i].bus, bus[i], w[i].id);
+}
+
+/* ---- qcow2 headers ---- */
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 24, p[1] = v >> 16, p[2] = v >> 8, p[3] = v;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, v >> 32);
+	put32(p + 4, (uint32_t)v);
+}
+
+/*
+ * A qcow2 header (version 3, 104 bytes) naming backing file `name` with
+ * format `fmt` ("" = no format extension), as qemu-img create -b writes it.
+ * Returns its length.
+ */
+static size_t qcow2_hdr(uint8_t *buf, size_t cap, uint64_t size, const char *name,
+			const char *fmt)
+{
+	size_t off = 104, n = strlen(name), fl = strlen(fmt);
+
+	memset(buf, 0, cap);
+	put32(buf, 0x514649fb);
+	put32(buf + 4, 3);
+	put32(buf + 20, 16); /* cluster_bits */
+	put64(buf + 24, size);
+	put32(buf + 100, 104); /* header_length */
+	if (fl) {
+		put32(buf + off, 0xe2792aca);
+		put32(buf + off + 4, (uint32_t)fl);
+		memcpy(buf + off + 8, fmt, fl);
+		off += 8 + ((fl + 7) & ~7ul);
+	}
+	off += 8; /* end-of-extensions marker: type 0 */
+	if (n) {
+		put64(buf + 8, off);
+		put32(buf + 16, (uint32_t)n);
+		memcpy(buf + off, name, n);
+		off += n;
+	}
+	return off;
+}
+
+static void test_qcow2_header(void)
+{
+	uint8_t buf[1024];
+	struct qemu_qcow2 q;
+	size_t n;
+
+	n = qcow2_hdr(buf, sizeof(buf), 1ull << 30, "base.raw", "raw");
+	if (!ASSERT_OK(qemu_qcow2_header(buf, n, &q), "v3 with backing"))
+		return;
+	ASSERT_EQ(q.version, 3u, "version");
+	ASSERT_EQ(q.size, 1ull << 30, "virtual size");
+	ASSERT_EQ(q.backing_len, 8u, "name length");
+	ASSERT_TRUE(!memcmp(buf + q.backing_off, "base.raw", 8), "name offset");
+	ASSERT_STREQ(q.backing_fmt, "raw", "backing format extension");
+	n = qcow2_hdr(buf, sizeof(buf), 4096, "", "");
+	ASSERT_OK(qemu_qcow2_header(buf, n, &q), "no backing");
+	ASSERT_EQ(q.backing_off, 0ull, "no backing offset");
+	ASSERT_STREQ(q.backing_fmt, "", "no format");
+	/* version 2: 72-byte header, extensions right after it */
+	n = qcow2_hdr(buf, sizeof(buf), 4096, "", "");
+	put32(buf + 4, 2);
+	ASSERT_OK(qemu_qcow2_header(buf, 72, &q), "v2");
+	ASSERT_EQ(q.version, 2u, "v2 version");
+	/* a name QEMU would refuse */
+	n = qcow2_hdr(buf, sizeof(buf), 4096, "x", "");
+	put32(buf + 16, 4096);
+	ASSERT_OK(qemu_qcow2_header(buf, n, &q), "long name");
+	ASSERT_EQ(q.backing_len, 0u, "over 1023 bytes: none");
+	/* an extension whose length runs past the buffer stops the scan */
+	n = qcow2_hdr(buf, sizeof(buf), 4096, "", "qcow2");
+	put32(buf + 108, 100000);
+	ASSERT_OK(qemu_qcow2_header(buf, n, &q), "bad extension");
+	ASSERT_STREQ(q.backing_fmt, "", "bad extension skipped");
+	ASSERT_EQ(qemu_qcow2_header(buf, 71, &q), -EINVAL, "short");
+	buf[0] = 'X';
+	ASSERT_EQ(qemu_qcow2_header(buf, n, &q), -EINVAL, "not qcow2");
+	ASSERT_EQ(qemu_qcow2_header(NULL, 0, &q), -EINVAL, "NULL");
+}
+
+/* A file of n bytes at tmpdir/name; 0 or -errno. */
+static int write_tmp(const char *name, const void *data, size_t n)
+{
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	return unit_write(path, data, n);
+}
+
+/*
+ * The Nova layout from images on disk: a qcow2 overlay whose header names a
+ * qcow2 middle layer, whose header names a raw base (relative names: from
+ * each overlay's directory); a -drive without format= (probed); a -blockdev
+ * chain with backing null (headers not read); format=raw of a qcow2 file.
+ */
+static void test_disks_backing_chain(void)
+{
+	char ov[PATH_MAX + 64], mid[PATH_MAX + 64], base[PATH_MAX + 64], proc[PATH_MAX + 16];
+	char o1[PATH_MAX + 128], o2[PATH_MAX + 128], o3[PATH_MAX + 256], o4[PATH_MAX + 128];
+	const char *argv[] = { QEMU_BIN, "-drive", o1, "-device", "virtio-blk-pci,drive=d1,serial=ov",
+			       "-drive", o2, "-device", "nvme,drive=d2,serial=probed",
+			       "-blockdev", o3, "-device", "scsi-hd,drive=d3,serial=nohdr",
+			       "-drive", o4, "-device", "virtio-blk-pci,drive=d4,serial=asraw",
+			       NULL };
+	uint8_t hdr[1024];
+	struct qemu_disk d[4];
+	uint32_t devs[8];
+	uint64_t inos[8];
+	size_t n;
+
+	if (!ASSERT_TRUE(make_tmpdir(), "mkdtemp"))
+		return;
+	snprintf(ov, sizeof(ov), "%s/inst/disk", tmpdir);
+	snprintf(mid, sizeof(mid), "%s/inst/mid.qcow2", tmpdir);
+	snprintf(base, sizeof(base), "%s/base.raw", tmpdir);
+	snprintf(proc, sizeof(proc), "%s/proc", tmpdir);
+	snprintf(o1, sizeof(o1), "file=%s,if=none,id=d1,format=qcow2", ov);
+	snprintf(o2, sizeof(o2), "file=%s,if=none,id=d2", mid);
+	snprintf(o3, sizeof(o3),
+		 "{\"driver\":\"qcow2\",\"node-name\":\"d3\",\"file\":{\"driver\":\"file\","
+		 "\"filename\":\"%s\"},\"backing\":null}", ov);
+	snprintf(o4, sizeof(o4), "file=%s,if=none,id=d4,format=raw", ov);
+	if (!ASSERT_TRUE(!mkdir(proc, 0755), "proc"))
+		goto out;
+	{
+		char dir[PATH_MAX + 64];
+
+		snprintf(dir, sizeof(dir), "%s/inst", tmpdir);
+		mkdir(dir, 0755);
+	}
+	n = qcow2_hdr(hdr, sizeof(hdr), 10ull << 30, "mid.qcow2", "qcow2");
+	ASSERT_OK(write_tmp("inst/disk", hdr, n), "overlay");
+	n = qcow2_hdr(hdr, sizeof(hdr), 10ull << 30, "../base.raw", "");
+	ASSERT_OK(write_tmp("inst/mid.qcow2", hdr, n), "middle");
+	ASSERT_OK(write_tmp("base.raw", "raw bytes", 9), "base");
+	if (!ASSERT_TRUE(fake_qemu(argv), "fake proc"))
+		goto out;
+	if (!ASSERT_EQ(qemu_disks(proc, 700, d, 4), 4, "disks"))
+		goto out;
+	/* overlay -> mid.qcow2 (its format from the extension) -> ../base.raw (probed: raw) */
+	ASSERT_EQ(d[0].size, 10ull << 30, "virtual size from the header");
+	if (ASSERT_EQ(d[0].nr_backing, 2, "overlay's chain")) {
+		ASSERT_STREQ(d[0].backing[0].path, mid, "middle layer");
+		ASSERT_STREQ(d[0].backing[0].format, "qcow2", "middle format");
+		check_stat((const struct qemu_disk *)&d[0], ov);
+		ASSERT_EQ(d[0].backing[1].stat_ok, 1, "base stat");
+		ASSERT_EQ(qemu_disk_file_keys(&d[0], devs, inos, 8), 3, "three files");
+		ASSERT_EQ(inos[0], d[0].ino, "image first");
+		ASSERT_EQ(inos[2], d[0].backing[1].ino, "base last");
+		ASSERT_TRUE(qemu_disk_has_file(&d[0], devs[2], inos[2]), "base is the disk's");
+		ASSERT_TRUE(qemu_disk_has_file(&d[0], devs[1], inos[1]), "middle is the disk's");
+		ASSERT_FALSE(qemu_disk_has_file(&d[0], devs[1], inos[1] + 999), "another inode");
+		ASSERT_EQ(qemu_disk_file_keys(&d[0], devs, inos, 1), 1, "bounded by max");
+	}
+	/* no format=: QEMU probes the qcow2 magic, and so do we */
+	ASSERT_EQ(d[1].nr_backing, 1, "probed chain");
+	ASSERT_EQ(d[1].size, 10ull << 30, "probed: virtual size");
+	ASSERT_EQ(d[2].nr_backing, 0, "backing null: no header read");
+	ASSERT_EQ(d[2].size, 10ull << 30, "backing null: size still read");
+	ASSERT_EQ(d[3].nr_backing, 0, "format=raw: the file is the disk");
+	ASSERT_EQ(d[3].size, (uint64_t)(n = qcow2_hdr(hdr, sizeof(hdr), 10ull << 30, "mid.qcow2",
+						      "qcow2")),
+		  "format=raw: the file's size");
+out:
+	rm_tmpdir();
+}
+
+/* A block device image is named by its device number, whatever its inode. */
+static void test_disk_has_file_bdev(void)
+{
+	struct qemu_disk d;
+
+	memset(&d, 0, sizeof(d));
+	d.stat_ok = 1;
+	d.dev = IT_MKDEV(0, 5); /* devtmpfs */
+	d.ino = 321;
+	d.rdev = IT_MKDEV(7, 3); /* /dev/loop3 */
+	ASSERT_TRUE(qemu_disk_has_file(&d, IT_MKDEV(7, 3), 321), "loop3");
+	ASSERT_TRUE(qemu_disk_has_file(&d, IT_MKDEV(7, 3), 999), "loop3 by another node");
+	ASSERT_FALSE(qemu_disk_has_file(&d, IT_MKDEV(0, 5), 321), "the node's filesystem");
+	ASSERT_FALSE(qemu_disk_has_file(&d, IT_MKDEV(7, 4), 321), "loop4");
+	d.stat_ok = 0;
+	ASSERT_FALSE(qemu_disk_has_file(&d, IT_MKDEV(7, 3), 321), "not stat()ed");
+	/* a backing file on a block device (an LV base under a file overlay) */
+	d.nr_backing = 1;
+	d.backing[0].stat_ok = 1;
+	d.backing[0].rdev = IT_MKDEV(253, 1);
+	ASSERT_TRUE(qemu_disk_has_file(&d, IT_MKDEV(253, 1), 5), "backing LV");
+}
+
 static int parse_vm(const char *const *argv, struct qemu_vm *vm)
 {
 	static char buf[4096];
@@ -674,10 +996,15 @@ int main(void)
 	RUN_TEST(test_cmdline_lab);
 	RUN_TEST(test_cmdline_escapes_and_drive_serial);
 	RUN_TEST(test_cmdline_blockdev);
+	RUN_TEST(test_cmdline_libvirt_chain);
+	RUN_TEST(test_cmdline_buses);
+	RUN_TEST(test_qcow2_header);
 	RUN_TEST(test_cmdline_bad);
 	RUN_TEST(test_cmdline_max);
 	RUN_TEST(test_cmdline_vm);
 	RUN_TEST(test_discover);
 	RUN_TEST(test_disks);
+	RUN_TEST(test_disks_backing_chain);
+	RUN_TEST(test_disk_has_file_bdev);
 	return unit_result();
 }

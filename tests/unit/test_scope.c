@@ -27,10 +27,10 @@ static const struct qemu_vm vms[2] = {
 	{ .cid = 4 },
 };
 static const struct scope_disk disks[4] = {
-	{ "vda-a", 0, GIB },
-	{ "data", 0, GIB },
-	{ "vda-b", 1, GIB },
-	{ "data", 1, 0 }, /* size unknown: no bound */
+	{ "vda-a", 0, GIB, QEMU_BUS_OTHER },
+	{ "data", 0, GIB, QEMU_BUS_OTHER },
+	{ "vda-b", 1, GIB, QEMU_BUS_OTHER },
+	{ "data", 1, 0, QEMU_BUS_OTHER }, /* size unknown: no bound */
 };
 static const struct scope_host two = { disks, 4, vms, 2 };
 
@@ -202,11 +202,50 @@ static void test_check_records(void)
 	ASSERT_TRUE(scope_check_vreq(&two, a, &v, &disk) == NULL, "kick before the last submit");
 }
 
+/*
+ * One guest with the same serial on three buses (a virtio-blk, a scsi-hd and
+ * an nvme disk) and an ide-hd disk (bus unknown): each record goes to the
+ * disk of its own bus (its drv_layer).
+ */
+static void test_check_bus(void)
+{
+	static const struct scope_disk bd[4] = {
+		{ "same", 0, GIB, QEMU_BUS_VIRTIO_BLK },
+		{ "same", 0, GIB, QEMU_BUS_SCSI },
+		{ "same", 0, GIB, QEMU_BUS_NVME },
+		{ "ide", 0, GIB, QEMU_BUS_OTHER },
+	};
+	static const struct scope_host h = { bd, 4, vms, 1 };
+	struct link_vreq v = good_vreq("same");
+	int disk = -1;
+
+	v.drv_layer = IT_L_VIRTIO;
+	ASSERT_TRUE(scope_check_vreq(&h, 0xf, &v, &disk) == NULL, "virtio-blk");
+	ASSERT_EQ(disk, 0, "virtio-blk disk");
+	v.drv_layer = IT_L_SCSI;
+	ASSERT_TRUE(scope_check_vreq(&h, 0xf, &v, &disk) == NULL, "scsi");
+	ASSERT_EQ(disk, 1, "scsi-hd disk");
+	v.drv_layer = IT_L_NVME;
+	ASSERT_TRUE(scope_check_vreq(&h, 0xf, &v, &disk) == NULL, "nvme");
+	ASSERT_EQ(disk, 2, "nvme disk");
+	v.drv_layer = 0; /* a record without a driver layer: the first disk */
+	ASSERT_TRUE(scope_check_vreq(&h, 0xf, &v, &disk) == NULL, "no layer");
+	ASSERT_EQ(disk, 0, "first with the serial");
+	v.drv_layer = IT_L_NVME;
+	ASSERT_STREQ(scope_check_vreq(&h, 0x3, &v, &disk),
+		     "no disk with that serial on the record's bus", "nvme, no nvme disk in scope");
+	ASSERT_EQ(disk, -1, "refused");
+	v = good_vreq("ide");
+	v.drv_layer = IT_L_SCSI; /* an ide-hd disk: the guest's libata is a SCSI host */
+	ASSERT_TRUE(scope_check_vreq(&h, 0xf, &v, &disk) == NULL, "bus unknown: any");
+	ASSERT_EQ(disk, 3, "ide disk");
+}
+
 /* ---- end to end: a host link whose admit / check are the scope module's ---- */
 
-static const struct scope_disk e2e_disks[3] = { { "disk0", 0, GIB },
-						{ "disk1", 0, GIB },
-						{ "disk2", 0, GIB } };
+static const struct scope_disk e2e_disks[3] = { { "disk0", 0, GIB, QEMU_BUS_OTHER },
+						{ "disk1", 0, GIB, QEMU_BUS_OTHER },
+						{ "disk2", 0, GIB, QEMU_BUS_OTHER } };
 static const struct qemu_vm e2e_vm = { .cid = 3 };
 static const struct scope_host e2e = { e2e_disks, 3, &e2e_vm, 1 };
 static uint64_t e2e_scope;
@@ -315,6 +354,7 @@ int main(void)
 	RUN_TEST(test_scope_of_peers);
 	RUN_TEST(test_filter_two_guests);
 	RUN_TEST(test_check_records);
+	RUN_TEST(test_check_bus);
 	RUN_TEST(test_end_to_end);
 	RUN_TEST(test_admit_refused);
 	rmdir(tmpdir);
