@@ -24,6 +24,7 @@
 #include "inflight.bpf.h"
 #include "progs.bpf.h"
 #include "request.bpf.h"
+#include "agg.bpf.h"
 
 /* Per CPU: the last bio-less request completed (see it_rq_complete). */
 struct {
@@ -264,6 +265,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 			it_hist_slot(&h->st[IT_ST_Q2D], bi.d_ns - bi.q_ns);
 		}
 	}
+	it_agg_block(&bi, dev, it_req_op(opf), rq, btf, now);
 	if (!it_keep(bi.flags, now - bi.q_ns))
 		return 0;
 	it_virtio_done(&bi, now);

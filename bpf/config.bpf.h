@@ -64,7 +64,14 @@ volatile __u8 filter_file; /* use map files */
 volatile __u8 filter_comm;
 volatile __u8 filter_cgroup;
 volatile char target_comm[IT_COMM_LEN];
-volatile __u64 target_cgroup;
+/*
+ * --cgroup subtrees: entries [cg_cur * IT_MAX_CGROUPS, + nr_cgroup_list[cg_cur])
+ * of map "cgroups" (filter.bpf.h); double-buffered like the device list.
+ */
+volatile __u32 nr_cgroup_list[2];
+volatile __u32 cg_cur;
+/* In-kernel aggregation of block requests (agg.bpf.h): IT_AGG_* bits, 0: off. */
+volatile __u8 agg_keys;
 volatile __u64 min_lat_ns; /* per-request records only at/above */
 volatile __u32 sample_n; /* records for 1 in N requests (0/1: all) */
 /*

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The filters all hooks share (config.bpf.h: a reload changes them in place):
- * the task filters (never iotracer itself; -p pids, -c comm, cgroup) on the
- * current thread, and the -d device list. The -f file filter is a lookup in
+ * the task filters (never iotracer itself; -p pids, -c comm, --cgroup
+ * subtrees) on the current thread, and the -d device list. The -f file filter is a lookup in
  * `files` where the inode is known (syscall enter, io_uring submit, bio queue).
  */
 #ifndef IT_FILTER_BPF_H
@@ -10,6 +10,37 @@
 
 #include "config.bpf.h"
 #include "maps.bpf.h"
+
+/*
+ * --cgroup: the cgroup v2 directories whose subtrees are traced, two halves
+ * of IT_MAX_CGROUPS (cg_cur says which one is in force; a reload fills the
+ * other, then flips). The map holds a reference on each cgroup, so a
+ * directory removed while traced keeps its slot until the next reload.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 2 * IT_MAX_CGROUPS);
+	__type(key, u32);
+	__type(value, u32);
+} cgroups SEC(".maps");
+
+/*
+ * The current task is in (or below) one of the --cgroup directories: the
+ * kernel's ancestor check on the task's cgroup v2 (bpf_current_task_under_cgroup,
+ * 4.9+, any tracing program), so a slice matches every service below it.
+ */
+static __always_inline bool it_cgroup_ok(void)
+{
+	u32 c = cg_cur & 1, n = nr_cgroup_list[c];
+
+	for (u32 i = 0; i < IT_MAX_CGROUPS; i++) {
+		if (i >= n)
+			return false;
+		if (bpf_current_task_under_cgroup(&cgroups, c * IT_MAX_CGROUPS + i) == 1)
+			return true;
+	}
+	return false;
+}
 
 /* Task filters on the current thread: self, pid, comm, cgroup. */
 static __always_inline bool it_task_ok(void)
@@ -31,7 +62,7 @@ static __always_inline bool it_task_ok(void)
 				break;
 		}
 	}
-	if (filter_cgroup && bpf_get_current_cgroup_id() != target_cgroup)
+	if (filter_cgroup && !it_cgroup_ok())
 		return false;
 	return true;
 }

@@ -21,6 +21,9 @@
 #define IT_HIST_SLOTS 64 /* log2(ns): slot k holds [2^k, 2^(k+1)) ns; a power of two */
 #define IT_AIO_BATCH 32 /* iocbs carried by one aio record */
 #define IT_MAX_DEVS 64 /* -d devices (a load-time list in the BPF programs' rodata) */
+#define IT_MAX_CGROUPS 8 /* --cgroup subtrees (entries of one half of map "cgroups") */
+#define IT_SIZE_SLOTS 32 /* request sizes: slot k holds (2^(k-1), 2^k] bytes (0: 0-1, 31: open) */
+#define IT_LAT_SLOTS 32 /* agg latency: log2(ns) like IT_HIST_SLOTS; the last one open (>= 2.1 s) */
 
 /* Layers: bit i of a layer mask is layer i. Order is the display order. */
 enum it_layer {
@@ -331,6 +334,36 @@ struct it_slot_pos {
 	__u64 pad0[6];
 	__u64 tail; /* records consumed (user space) */
 	__u64 pad1[7];
+};
+
+/*
+ * Block requests aggregated in the kernel (map "agg", bpf/agg.bpf.h), for the
+ * /metrics bytes and size families, the cgroup label and `iotracer top`: per
+ * CPU, summed by user space. The key's tgid and cgroup_id are 0 unless the
+ * daemon asked for them (agg_keys, IT_AGG_*).
+ */
+#define IT_AGG_ON 1 /* aggregate at all */
+#define IT_AGG_TGID 2 /* key by the submitter's process */
+#define IT_AGG_CGROUP 4 /* key by the submitter's cgroup v2 id */
+
+struct it_agg_key {
+	__u64 cgroup_id;
+	__u32 tgid;
+	__u32 dev; /* kernel dev_t */
+	__u8 op; /* enum it_op */
+	__u8 pad[7];
+};
+
+struct it_agg_val {
+	__u64 count;
+	__u64 bytes;
+	__u64 q2c_ns; /* sums over the requests */
+	__u64 q2d_ns; /* queue: bio queued -> issued to the driver (requests with a D stamp) */
+	__u64 d2c_ns; /* device: issued -> completed */
+	__u64 nr_d; /* requests with a D stamp (those q2d_ns and d2c_ns sum) */
+	__u64 size[IT_SIZE_SLOTS];
+	__u64 lat[IT_LAT_SLOTS]; /* q2c, log2(ns) */
+	char comm[IT_COMM_LEN]; /* the submitter's, last seen (with IT_AGG_TGID) */
 };
 
 /* Kernel dev_t helpers (the kernel's MKDEV, not glibc's makedev). */

@@ -10,6 +10,7 @@
 #include "core/cli.h"
 #include "core/daemon.h"
 #include "report/report.h"
+#include "top/top.h"
 
 /* Subcommands: `iotracer NAME ARGS...` runs fn(argc - 1, argv + 1). */
 static const struct {
@@ -18,6 +19,7 @@ static const struct {
 } commands[] = {
 	{ "bench", bench_main },
 	{ "report", report_main },
+	{ "top", top_main },
 };
 
 int main(int argc, char **argv)

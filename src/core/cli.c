@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "iotracer.h"
+#include "core/cgroup.h"
 #include "core/cli.h"
 #include "core/config.h"
 #include "core/record.h"
@@ -38,6 +39,7 @@ enum {
 	CLI_OPT_NAME,
 	CLI_OPT_SCHED_SWITCH,
 	CLI_OPT_METRICS,
+	CLI_OPT_METRICS_CG_DEPTH,
 	CLI_OPT_LINK_KEY,
 	CLI_OPT_RECORD,
 	CLI_OPT_RECORD_SIZE,
@@ -68,8 +70,9 @@ static const struct cli_option cli_opts[] = {
 	  .val = CLI_V_COMM, F(comm),
 	  .help = "only threads whose comm is exactly COMM (<= 15 chars)" },
 	{ .name = "cgroup", .key = CLI_OPT_CGROUP, .arg = "PATH", .section = "",
-	  .reload = RELOAD_FILTER, .val = CLI_V_STR, F(cgroup_path),
-	  .help = "only tasks in this cgroup v2 directory (not descendants)" },
+	  .reload = RELOAD_FILTER, .val = CLI_V_STRS, LIST(cgroups, nr_cgroups),
+	  .help = "only tasks in this cgroup v2 directory or below it: a\n"
+		  "directory or a hierarchy path (/system.slice); up to 8" },
 	{ .name = "dev", .key = 'd', .arg = "DEV[,DEV...]", .section = "", .reload = RELOAD_FILTER,
 	  .val = CLI_V_DEVS, LIST(devs, nr_devs),
 	  .help = "only these block devices: loop0, /dev/loop0 or 7:0, up to 64" },
@@ -133,6 +136,10 @@ static const struct cli_option cli_opts[] = {
 	  .reload = RELOAD_START, .val = CLI_V_STR, F(metrics_addr),
 	  .help = "serve Prometheus metrics on http://ADDR/metrics; ADDR is\n"
 		  "IP:PORT, [IPV6]:PORT or :PORT (every address; docs/metrics.md)" },
+	{ .name = "metrics-cgroup-depth", .key = CLI_OPT_METRICS_CG_DEPTH, .arg = "N",
+	  .section = "metrics", .reload = RELOAD_START, .val = CLI_V_INT, F(metrics_cg_depth),
+	  .help = "/metrics: per-cgroup series, the cgroups taken N levels\n"
+		  "below the root (0: the root only; 0 to 16; docs/metrics.md)" },
 	{ .name = "quiet", .key = 'q', .section = "", .reload = RELOAD_START, .val = CLI_V_FLAG,
 	  F(quiet), .help = "no attach report and no live lines: summaries only" },
 	{ .name = "verbose", .key = 'v', .section = "", .reload = RELOAD_START,
@@ -268,6 +275,7 @@ void cli_defaults(struct it_opts *o)
 	o->sample = 1;
 	o->ring_size = CLI_RING_DEFAULT;
 	o->sysfs_root = "/sys";
+	o->metrics_cg_depth = -1;
 	o->record_size = REC_DEF_SIZE;
 	o->record_age_ns = REC_DEF_AGE_NS;
 	o->record_max = REC_DEF_MAX;
@@ -285,8 +293,7 @@ static void cli_free_strs(char **arr, int *nr)
 
 void cli_free(struct it_opts *o)
 {
-	free(o->cgroup_path);
-	o->cgroup_path = NULL;
+	cli_free_strs(o->cgroups, &o->nr_cgroups);
 	free(o->file_path);
 	o->file_path = NULL;
 	free(o->json_path);
@@ -539,6 +546,25 @@ static int cli_duration(const struct cli_src *src, int opt, const char *arg, int
 	return CLI_RUN;
 }
 
+/* --cgroup: a cgroup v2 directory now (exit 2), opened again at every (re)load. */
+static int cli_cgroup(const struct cli_src *src, int opt, const char *arg, struct it_opts *o)
+{
+	char mnt[CG_PATH_MAX], rel[CG_PATH_MAX], why[CG_PATH_MAX + 128];
+	int ret = cg_mount_point(NULL, NULL, mnt, sizeof(mnt));
+
+	if (ret)
+		return cli_bad(src, opt, "no cgroup2 hierarchy: %s", strerror(-ret));
+	if (cg_resolve(mnt, arg, rel, sizeof(rel), why, sizeof(why)))
+		return cli_bad(src, opt, "%s", why);
+	if (o->nr_cgroups >= CLI_MAX_CGROUPS)
+		return cli_bad(src, opt, "too many cgroups (at most %d)", CLI_MAX_CGROUPS);
+	o->cgroups[o->nr_cgroups] = strdup(arg);
+	if (!o->cgroups[o->nr_cgroups])
+		return cli_bad(src, opt, "out of memory");
+	o->nr_cgroups++;
+	return CLI_RUN;
+}
+
 /* An existing path; want_dir: must be a directory. */
 static int cli_path(const struct cli_src *src, int opt, const char *arg, int want_dir, char **slot)
 {
@@ -639,7 +665,7 @@ static int cli_filter(const struct cli_src *src, int c, const char *arg, struct 
 		o->has_comm = 1;
 		return CLI_RUN;
 	case CLI_OPT_CGROUP:
-		return cli_path(src, c, arg, 1, &o->cgroup_path);
+		return cli_cgroup(src, c, arg, o);
 	case 'd':
 		return cli_list(c, arg, o, src, cli_dev_item);
 	}
@@ -694,6 +720,12 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 		return CLI_RUN;
 	case CLI_OPT_METRICS:
 		return cli_metrics(src, c, arg, o);
+	case CLI_OPT_METRICS_CG_DEPTH:
+		if (parse_u64(arg, 0, CLI_MAX_CG_DEPTH, &v))
+			return cli_bad(src, c, "bad depth '%s' (expected 0 to %d)", arg,
+				       CLI_MAX_CG_DEPTH);
+		o->metrics_cg_depth = (int)v;
+		return CLI_RUN;
 	case CLI_OPT_CONFIG:
 	case CLI_OPT_NO_CONFIG:
 		return CLI_RUN; /* read before the other options (cli_config) */

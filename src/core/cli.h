@@ -18,6 +18,8 @@ struct link_key; /* lib/keyfile.h */
 
 #define CLI_MAX_PIDS 64
 #define CLI_MAX_DEVS 64
+#define CLI_MAX_CGROUPS 8 /* --cgroup subtrees (IT_MAX_CGROUPS) */
+#define CLI_MAX_CG_DEPTH 16 /* --metrics-cgroup-depth */
 #define CLI_MAX_PID 4194304u /* PID_MAX_LIMIT */
 #define CLI_COMM_LEN 16
 #define CLI_RING_MIN (4ull << 10)
@@ -36,7 +38,8 @@ struct it_opts {
 	int nr_pids;
 	char comm[CLI_COMM_LEN];
 	int has_comm;
-	char *cgroup_path; /* malloc'd, NULL if not given */
+	char *cgroups[CLI_MAX_CGROUPS]; /* --cgroup: directories or hierarchy paths (malloc'd) */
+	int nr_cgroups;
 	uint32_t devs[CLI_MAX_DEVS]; /* kernel dev_t (IT_MKDEV), no duplicates */
 	int nr_devs;
 	char *file_path; /* malloc'd, NULL if not given */
@@ -67,6 +70,8 @@ struct it_opts {
 	char *name; /* --name: this side's name in the link hello */
 	char *profile; /* --profile: the last one given (its values are in the fields) */
 	char *metrics_addr; /* --metrics: serve Prometheus /metrics here (malloc'd), NULL = off */
+	int metrics_cg_depth; /* --metrics-cgroup-depth: cgroup label this deep; -1 = no label */
+	int top; /* set by `iotracer top` (no option): aggregate per process and cgroup */
 	struct link_key *link_key; /* --link-key: read and checked at parse (malloc'd) */
 	/* config file (docs/config.md) */
 	char *config_path; /* the file that was read (malloc'd), NULL: none */
@@ -91,7 +96,7 @@ void cli_defaults(struct it_opts *o);
  * --help/--version (printed to out), or CLI_USAGE after printing one error
  * line (plus a "Try" hint for unknown options, missing arguments and stray
  * operands) to err. out/err NULL mean stdout/stderr.
- * -p, -d, --qemu-pid, --link and --listen may repeat (lists accumulate), -l
+ * -p, -d, --cgroup, --qemu-pid, --link and --listen may repeat (lists accumulate), -l
  * repeats OR the layers, -v counts, other options: the last one wins. An
  * accumulating option given on the command line replaces the file's value.
  * Call cli_free() whatever it returns. Uses getopt_long (resets optind; argv

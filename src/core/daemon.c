@@ -27,6 +27,8 @@
 #include "core/loader.h"
 #include "core/output.h"
 #include "core/hist.h"
+#include "core/agg.h"
+#include "core/cgroup.h"
 #include "core/metrics.h"
 #include "core/metrics_http.h"
 #include "core/reload.h"
@@ -72,6 +74,8 @@ struct daemon {
 	struct metrics_hook *mhooks; /* attach status, as reported at the last attach */
 	int nr_mhooks;
 	uint64_t next_metrics_ns;
+	struct cg_cache *cg; /* cgroup id -> path (JSON, recordings, /metrics); NULL: none */
+	struct agg_labels *cg_labels; /* /metrics cgroup label values, kept across scrapes */
 };
 
 /* recbuf_fn: one record, in end-time order. */
@@ -136,30 +140,14 @@ static void drain(struct daemon *d, int final)
 	mode_run(d);
 }
 
-/* Sum a per-CPU array map of u64 counters into out[0..n). */
-static void read_percpu_u64(const struct bpf_map *map, uint64_t *out, uint32_t n)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *vals = calloc(ncpu > 0 ? ncpu : 1, sizeof(uint64_t));
-
-	memset(out, 0, n * sizeof(*out));
-	for (uint32_t i = 0; vals && ncpu > 0 && i < n; i++) {
-		if (bpf_map__lookup_elem(map, &i, sizeof(i), vals, ncpu * sizeof(uint64_t), 0))
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			out[i] += vals[c];
-	}
-	free(vals);
-}
-
 /* The drop counters of the attached BPF side (without what was carried). */
 static void read_drops(struct daemon *d, uint64_t *drops)
 {
 	uint64_t cnt[IT_NR_COUNTERS];
 
-	read_percpu_u64(d->ld.skel->maps.drops, drops, IT_NR_DROPS);
+	agg_percpu_u64(d->ld.skel->maps.drops, drops, IT_NR_DROPS);
 	/* Issued but never seen completing (and still in flight, mid-run). */
-	read_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
+	agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
 	if (cnt[IT_CNT_BLK_ISSUED] > cnt[IT_CNT_BLK_COMPLETED])
 		drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED] =
 			cnt[IT_CNT_BLK_ISSUED] - cnt[IT_CNT_BLK_COMPLETED];
@@ -276,6 +264,31 @@ static int metrics_hooks(struct daemon *d)
 }
 
 /*
+ * The kernel's block aggregation folded into /metrics rows (*rows malloc'd);
+ * 0 rows when it is off or unreadable. A re-attach starts it from zero.
+ */
+static int metrics_agg(struct daemon *d, struct agg_row **rows)
+{
+	struct agg_entry *e = NULL;
+	int nr = 0, depth = d->o->metrics_cg_depth;
+
+	*rows = NULL;
+	if (!d->ld.skel || agg_read(bpf_map__fd(d->ld.skel->maps.agg), &e, &nr) || !nr)
+		goto out;
+	if (depth >= 0 && !d->cg_labels)
+		d->cg_labels = calloc(1, sizeof(*d->cg_labels));
+	*rows = calloc(nr, sizeof(**rows));
+	if (!*rows || (depth >= 0 && !d->cg_labels)) {
+		nr = 0;
+		goto out;
+	}
+	nr = agg_fold(e, nr, d->cg, depth, d->cg_labels, *rows);
+out:
+	free(e);
+	return nr;
+}
+
+/*
  * Build the /metrics text and hand it to the server thread, at most every
  * METRICS_NS (force: now). Runs on the event loop; the server only swaps a
  * pointer under its lock, so nothing here waits for a scrape.
@@ -284,6 +297,7 @@ static void metrics_tick(struct daemon *d, int force)
 {
 	uint64_t drops[IT_NR_DROPS];
 	struct metrics_proc proc;
+	struct agg_row *rows;
 	struct metrics_in in = { .drops = drops, .drop_layers = d->ld.layers_on,
 				 .lost = d->lost, .hooks = d->mhooks, .nr_hooks = d->nr_mhooks,
 				 .dev_name = metrics_dev, .dev_ctx = d };
@@ -301,10 +315,16 @@ static void metrics_tick(struct daemon *d, int force)
 	in.khists = d->sum.v;
 	if (!metrics_proc_read("/proc", "self", &proc))
 		in.proc = &proc;
+	in.nr_agg = metrics_agg(d, &rows);
+	in.agg = rows;
+	in.agg_cgroups = d->o->metrics_cg_depth >= 0;
 	f = open_memstream(&text, &len);
-	if (!f)
+	if (!f) {
+		free(rows);
 		return;
+	}
 	metrics_write(f, &in);
+	free(rows);
 	if (d->m && d->mode->metrics)
 		d->mode->metrics(d->m, f);
 	if (fclose(f)) {
@@ -782,6 +802,23 @@ static int open_record(struct daemon *d)
 	return d->rec ? 0 : -EIO;
 }
 
+/* Cgroup paths for the records (none without a cgroup2 hierarchy: ids only). */
+static void open_cgroups(struct daemon *d)
+{
+	char mnt[CG_PATH_MAX];
+	int ret = cg_mount_point(NULL, NULL, mnt, sizeof(mnt));
+
+	if (ret) {
+		it_warn("no cgroup2 hierarchy (%s): records carry cgroup ids only", strerror(-ret));
+		return;
+	}
+	d->cg = cg_cache_new(mnt);
+	if (d->out)
+		out_set_cgroups(d->out, d->cg);
+	if (d->rec)
+		rec_set_cgroups(d->rec, d->cg);
+}
+
 /* Everything up to the event loop: outputs, BPF, the fds. 0 or -errno (said). */
 static int daemon_start(struct daemon *d)
 {
@@ -810,6 +847,7 @@ static int daemon_start(struct daemon *d)
 	if (ret)
 		return ret;
 	d->out = out_new(d->o, d->text, d->json, d->start_ns);
+	open_cgroups(d);
 	d->corr = d->out ? corr_new(on_request, d, HOLD_NS, 0) : NULL;
 	if (!d->out || !d->corr) {
 		it_err("cannot set up the event loop: %s", strerror(errno));
@@ -870,6 +908,8 @@ static void daemon_free(struct daemon *d)
 	corr_free(d->corr);
 	rec_close(d->rec);
 	out_free(d->out);
+	cg_cache_free(d->cg);
+	free(d->cg_labels);
 	uhists_free(&d->uhists);
 	uhists_free(&d->carried);
 	uhists_free(&d->sum);

@@ -9,53 +9,63 @@
  * double-buffered: the new list goes into the idle copy, then dev_cur flips.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "iotracer.h"
 #include "iotracer.skel.h"
+#include "core/cgroup.h"
 #include "core/cli.h"
 #include "core/filters.h"
 #include "core/loader.h"
 #include "lib/log.h"
 
-#define CGROUP2_SUPER_MAGIC 0x63677270
-
 /* What the checks resolved, before anything is written. */
 struct filter_in {
-	uint64_t cgroup_id;
+	int cg_fds[CLI_MAX_CGROUPS]; /* --cgroup directories, open */
 	struct stat file_st;
 };
 
 /* The generation of the pid and file map entries (wraps: only "current or not" matters). */
 static uint8_t map_gen;
 
-static int cgroup_id(const char *path, uint64_t *id, FILE *err)
+static void close_cgroups(struct filter_in *in)
 {
-	struct statfs sfs;
-	struct stat st;
+	for (int i = 0; i < CLI_MAX_CGROUPS; i++)
+		if (in->cg_fds[i] >= 0)
+			close(in->cg_fds[i]);
+}
 
-	if (stat(path, &st) || statfs(path, &sfs)) {
-		it_err_to(err, "--cgroup: cannot stat '%s': %s", path, strerror(errno));
-		return -errno;
+/* Open the --cgroup directories (they may have been removed since the options were read). */
+static int open_cgroups(const struct it_opts *o, struct filter_in *in, FILE *err)
+{
+	char mnt[CG_PATH_MAX], rel[CG_PATH_MAX], path[2 * CG_PATH_MAX], why[CG_PATH_MAX + 128];
+	int ret = o->nr_cgroups ? cg_mount_point(NULL, NULL, mnt, sizeof(mnt)) : 0;
+
+	if (ret) {
+		it_err_to(err, "--cgroup: no cgroup2 hierarchy: %s", strerror(-ret));
+		return ret;
 	}
-	if (sfs.f_type != CGROUP2_SUPER_MAGIC) {
-		it_err_to(err, "--cgroup: '%s' is not a cgroup v2 directory%s", path,
-			  access("/sys/fs/cgroup/unified", F_OK) ?
-				  "" :
-				  " (cgroup v2 is at /sys/fs/cgroup/unified here)");
-		return -EINVAL;
+	for (int i = 0; i < o->nr_cgroups; i++) {
+		if (cg_resolve(mnt, o->cgroups[i], rel, sizeof(rel), why, sizeof(why))) {
+			it_err_to(err, "--cgroup: %s", why);
+			return -EINVAL;
+		}
+		snprintf(path, sizeof(path), "%s%s", mnt, rel);
+		in->cg_fds[i] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (in->cg_fds[i] < 0) {
+			it_err_to(err, "--cgroup: cannot open '%s': %s", path, strerror(errno));
+			return -errno;
+		}
 	}
-	/* On cgroup v2 the cgroup id is the inode number of its directory. */
-	*id = st.st_ino;
 	return 0;
 }
 
@@ -64,11 +74,11 @@ static int check_inputs(const struct it_opts *o, struct filter_in *in, FILE *err
 	int ret;
 
 	memset(in, 0, sizeof(*in));
-	if (o->cgroup_path) {
-		ret = cgroup_id(o->cgroup_path, &in->cgroup_id, err);
-		if (ret)
-			return ret;
-	}
+	for (int i = 0; i < CLI_MAX_CGROUPS; i++)
+		in->cg_fds[i] = -1;
+	ret = open_cgroups(o, in, err);
+	if (ret)
+		return ret;
 	if (o->file_path && stat(o->file_path, &in->file_st)) {
 		it_err_to(err, "--file: cannot stat '%s': %s", o->file_path, strerror(errno));
 		return -errno;
@@ -151,6 +161,38 @@ static int fill_pids(struct it_loader *ld, const struct it_opts *o)
 	return 0;
 }
 
+/*
+ * The --cgroup directories into the idle half of map "cgroups", then switch
+ * to it (the map takes its own reference on each cgroup).
+ */
+static int set_cgroups(struct it_loader *ld, const struct it_opts *o, const struct filter_in *in)
+{
+	struct iotracer_bpf__bss *b = ld->skel->bss;
+	int fd = bpf_map__fd(ld->skel->maps.cgroups);
+	uint32_t next = !(b->cg_cur & 1);
+
+	_Static_assert(CLI_MAX_CGROUPS <= IT_MAX_CGROUPS, "--cgroup list larger than the BPF side's");
+	for (int i = 0; i < o->nr_cgroups; i++) {
+		uint32_t idx = next * IT_MAX_CGROUPS + i;
+
+		if (bpf_map_update_elem(fd, &idx, &in->cg_fds[i], BPF_ANY))
+			return -errno;
+	}
+	b->nr_cgroup_list[next] = o->nr_cgroups;
+	__atomic_store_n(&b->cg_cur, next, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* What the in-kernel aggregation keys by (agg.bpf.h): what /metrics and top want. */
+static uint8_t agg_keys_of(const struct it_opts *o)
+{
+	if (o->top)
+		return IT_AGG_ON | IT_AGG_TGID | IT_AGG_CGROUP;
+	if (!o->metrics_addr)
+		return 0;
+	return IT_AGG_ON | (o->metrics_cg_depth >= 0 ? IT_AGG_CGROUP : 0);
+}
+
 /* The device list into the idle copy, then switch to it. */
 static void set_devs(struct iotracer_bpf__bss *b, const struct it_opts *o)
 {
@@ -164,13 +206,13 @@ static void set_devs(struct iotracer_bpf__bss *b, const struct it_opts *o)
 }
 
 /* The scalar knobs; each filter widens (flag off) before and narrows (flag on) after. */
-static void set_knobs(struct it_loader *ld, const struct it_opts *o, const struct filter_in *in)
+static void set_knobs(struct it_loader *ld, const struct it_opts *o)
 {
 	struct iotracer_bpf__bss *b = ld->skel->bss;
 	/* host mode: the files map holds the guest disks' images (host.c) */
 	int on_pid = o->nr_pids > 0, on_dev = o->nr_devs > 0, on_comm = o->has_comm;
 	int on_file = o->file_path != NULL || o->mode == IT_MODE_HOST;
-	int on_cg = o->cgroup_path != NULL;
+	int on_cg = o->nr_cgroups > 0;
 
 	if (!on_pid)
 		b->filter_pid = 0;
@@ -185,7 +227,7 @@ static void set_knobs(struct it_loader *ld, const struct it_opts *o, const struc
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	set_devs(b, o);
 	memcpy((char *)b->target_comm, o->comm, IT_COMM_LEN);
-	b->target_cgroup = in->cgroup_id;
+	b->agg_keys = agg_keys_of(o);
 	b->min_lat_ns = o->min_lat_ns;
 	b->sample_n = o->sample > 1 ? (uint32_t)o->sample : 1;
 	/* every request leaves a record: the daemon builds the histograms (daemon.c) */
@@ -205,17 +247,22 @@ int it_filters_apply(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	int ret;
 
 	ret = check_inputs(o, &in, err);
-	if (ret)
+	if (ret) {
+		close_cgroups(&in);
 		return ret;
+	}
 	map_gen++;
 	ret = fill_pids(ld, o);
+	if (!ret && o->nr_cgroups) /* none: set_knobs turns the filter off, the list stays */
+		ret = set_cgroups(ld, o, &in);
+	close_cgroups(&in);
 	if (!ret && o->file_path && o->mode != IT_MODE_HOST)
 		ret = fill_files(ld, o, &in.file_st, err);
 	if (ret) {
 		it_err_to(err, "cannot set up filters: %s", strerror(-ret));
 		return ret;
 	}
-	set_knobs(ld, o, &in);
+	set_knobs(ld, o);
 	drop_stale(bpf_map__fd(ld->skel->maps.pids), sizeof(uint32_t), map_gen);
 	if (o->mode != IT_MODE_HOST)
 		drop_stale(bpf_map__fd(ld->skel->maps.files), sizeof(struct it_file_key), map_gen);

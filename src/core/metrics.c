@@ -112,7 +112,7 @@ static void key_labels(struct metrics_label *l, const struct out_khist *kh,
 		       const struct metrics_in *in)
 {
 	l[0] = (struct metrics_label){ "layer", out_khist_layer(&kh->key) };
-	l[1] = (struct metrics_label){ "dev", in->dev_name(kh->key.dev, in->dev_ctx) };
+	l[1] = (struct metrics_label){ "device", in->dev_name(kh->key.dev, in->dev_ctx) };
 	l[2] = (struct metrics_label){ "op", out_op_name(kh->key.op) };
 }
 
@@ -153,6 +153,101 @@ static void write_requests(FILE *f, const struct metrics_in *in)
 
 		if (n)
 			metrics_sample_u64(f, "iotracer_requests_total", l, 3, n);
+	}
+}
+
+/* ---- block bytes, sizes and cgroups (the kernel's aggregation, core/agg.h) ---- */
+
+#define SIZE_NAME "iotracer_request_size_bytes"
+
+/* Row i is the first of its (device, op): the rows of other cgroups are added to it. */
+static int first_of_key(const struct metrics_in *in, int i, struct it_agg_val *sum)
+{
+	const struct agg_row *r = &in->agg[i];
+
+	for (int j = 0; j < i; j++)
+		if (in->agg[j].dev == r->dev && in->agg[j].op == r->op)
+			return 0;
+	*sum = r->v;
+	for (int j = i + 1; j < in->nr_agg; j++)
+		if (in->agg[j].dev == r->dev && in->agg[j].op == r->op)
+			agg_add(sum, &in->agg[j].v);
+	return 1;
+}
+
+/* The buckets of one size histogram; l: its 3 labels, room for le. */
+static void write_sizes(FILE *f, const struct it_agg_val *v, struct metrics_label l[4])
+{
+	uint64_t cum = 0;
+	char le[24];
+	int k;
+
+	l[3] = (struct metrics_label){ "le", le };
+	for (k = 0; k < METRICS_SIZE_FIRST; k++)
+		cum += v->size[k];
+	for (; k <= METRICS_SIZE_LAST; k++) {
+		cum += v->size[k];
+		snprintf(le, sizeof(le), "%llu", 1ull << k);
+		metrics_sample_u64(f, SIZE_NAME "_bucket", l, 4, cum);
+	}
+	l[3].value = "+Inf";
+	metrics_sample_u64(f, SIZE_NAME "_bucket", l, 4, v->count);
+	metrics_sample_u64(f, SIZE_NAME "_sum", l, 3, v->bytes);
+	metrics_sample_u64(f, SIZE_NAME "_count", l, 3, v->count);
+}
+
+static void write_bytes(FILE *f, const struct metrics_in *in)
+{
+	struct it_agg_val sum;
+
+	for (int hist = 0; hist < 2; hist++) {
+		if (!hist)
+			metrics_family(f, "iotracer_request_bytes_total", "counter",
+				       "Bytes of finished block requests per device and op.");
+		else
+			metrics_family(f, SIZE_NAME, "histogram",
+				       "Size of finished block requests per device and op (le: "
+				       "bytes, powers of two).");
+		for (int i = 0; i < in->nr_agg; i++) {
+			struct metrics_label l[4] = {
+				{ "layer", "block" },
+				{ "device", in->dev_name(in->agg[i].dev, in->dev_ctx) },
+				{ "op", out_op_name(in->agg[i].op) },
+			};
+
+			if (!first_of_key(in, i, &sum))
+				continue;
+			if (hist)
+				write_sizes(f, &sum, l);
+			else
+				metrics_sample_u64(f, "iotracer_request_bytes_total", l, 3,
+						   sum.bytes);
+		}
+	}
+}
+
+static void write_cgroups(FILE *f, const struct metrics_in *in)
+{
+	static const char *const names[2] = { "iotracer_cgroup_requests_total",
+					      "iotracer_cgroup_bytes_total" };
+	static const char *const helps[2] = {
+		"Finished block requests per cgroup (--metrics-cgroup-depth levels below the root; "
+		"'other' past 64 cgroups), device and op, by the task that queued them.",
+		"Bytes of finished block requests per cgroup, device and op.",
+	};
+
+	for (int n = 0; n < 2; n++) {
+		metrics_family(f, names[n], "counter", helps[n]);
+		for (int i = 0; i < in->nr_agg; i++) {
+			const struct agg_row *r = &in->agg[i];
+			struct metrics_label l[3] = {
+				{ "cgroup", r->cgroup ? r->cgroup : "other" },
+				{ "device", in->dev_name(r->dev, in->dev_ctx) },
+				{ "op", out_op_name(r->op) },
+			};
+
+			metrics_sample_u64(f, names[n], l, 3, n ? r->v.bytes : r->v.count);
+		}
 	}
 }
 
@@ -226,6 +321,10 @@ void metrics_write(FILE *f, const struct metrics_in *in)
 {
 	write_hists(f, in);
 	write_requests(f, in);
+	if (in->nr_agg)
+		write_bytes(f, in);
+	if (in->nr_agg && in->agg_cgroups)
+		write_cgroups(f, in);
 	if (in->drops)
 		write_drops(f, in);
 	write_hooks(f, in);

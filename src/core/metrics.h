@@ -19,10 +19,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/agg.h"
 #include "core/output.h"
 
 #define METRICS_SLOT_FIRST 9 /* le = 1023 ns */
 #define METRICS_SLOT_LAST 34 /* le = 2^35 - 1 ns = 34.36 s */
+/* iotracer_request_size_bytes: le = 2^k bytes for k in FIRST..LAST (512 B .. 16 MiB), +Inf */
+#define METRICS_SIZE_FIRST 9
+#define METRICS_SIZE_LAST 24
 
 /* Attach status of one hook. */
 struct metrics_hook {
@@ -54,6 +58,10 @@ struct metrics_in {
 	const struct metrics_proc *proc; /* NULL: no process_* lines */
 	metrics_dev_fn dev_name;
 	void *dev_ctx;
+	/* block requests aggregated in the kernel (core/agg.h); nr_agg 0: no such families */
+	const struct agg_row *agg;
+	int nr_agg;
+	int agg_cgroups; /* rows carry a cgroup label: write the iotracer_cgroup_* families */
 };
 
 /* Write every family of in to f. */

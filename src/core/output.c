@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/cli.h"
+#include "core/cgroup.h"
 #include "core/hist.h"
 #include "lib/jsonw.h"
 #include "core/output.h"
@@ -56,6 +57,15 @@ struct out_dev {
  * goes into ival only; each summary adds ival to total and empties it (the
  * final one first, so that total is complete when it is reported).
  */
+/*
+ * Bytes moved by the requests of a stage row and the span they cover (first
+ * start .. last end): throughput = bytes / span, a figure of the requests
+ * alone (the same from a recording as live, whatever the run's length).
+ */
+struct tput {
+	uint64_t bytes, first_ns, last_ns;
+};
+
 struct stage_stat {
 	const char *layer; /* static string */
 	const char *stage; /* static string */
@@ -63,6 +73,7 @@ struct stage_stat {
 	uint8_t op;
 	struct lhist *ival; /* since the last summary */
 	struct lhist *total; /* up to the last summary */
+	struct tput tp_ival, tp_total; /* the request's whole stage (total, q2c) only */
 };
 
 /* Lookup cache of stage_get(): a request adds to ~5 stages in turn. */
@@ -72,8 +83,10 @@ struct it_out {
 	FILE *text, *json;
 	const char *sysfs_root;
 	const struct out_devnames *dn; /* NULL: names from sysfs */
+	struct cg_cache *cg; /* cgroup paths (not owned); NULL: none */
 	uint64_t start_ns;
 	int live, quiet;
+	int live_cgroup; /* live lines end with the cgroup path (--cgroup given) */
 	int header_done;
 	int error;
 	uint64_t requests;
@@ -189,6 +202,7 @@ struct it_out *out_new(const struct it_opts *o, FILE *text, FILE *json, uint64_t
 	out->sysfs_root = o->sysfs_root;
 	out->start_ns = start_ns;
 	out->live = o->live && !o->quiet;
+	out->live_cgroup = o->nr_cgroups > 0;
 	out->quiet = o->quiet;
 	/* a terminal still sees every line at once; so does the text stream if it is the same */
 	if (json && json != text && fileno(json) >= 0 && !isatty(fileno(json))) {
@@ -308,6 +322,11 @@ void out_free(struct it_out *out)
 	free(out);
 }
 
+void out_set_cgroups(struct it_out *out, struct cg_cache *cg)
+{
+	out->cg = cg;
+}
+
 void out_set_devnames(struct it_out *out, const struct out_devnames *dn)
 {
 	out->dn = dn;
@@ -401,13 +420,45 @@ static void stage_add(struct it_out *out, const char *layer, uint32_t dev, unsig
 		out->error = -ENOMEM;
 }
 
+static void tput_add(struct tput *t, uint64_t bytes, uint64_t first, uint64_t last)
+{
+	if (!t->first_ns || first < t->first_ns)
+		t->first_ns = first;
+	if (last > t->last_ns)
+		t->last_ns = last;
+	t->bytes += bytes;
+}
+
+/* Bytes of a request whose whole latency went to this stage row (start..end: its span). */
+static void stage_bytes(struct it_out *out, const char *layer, uint32_t dev, unsigned int op,
+			const char *stage, uint64_t bytes, uint64_t start, uint64_t end)
+{
+	struct stage_stat *s = stage_get(out, layer, dev, op, stage);
+
+	if (s && start && end >= start)
+		tput_add(&s->tp_ival, bytes, start, end);
+}
+
+/* Bytes per second over the span; 0 without a span. */
+static double tput_rate(const struct tput *t)
+{
+	return t->last_ns > t->first_ns ? (double)t->bytes * 1e9 / (double)(t->last_ns - t->first_ns) :
+					  0.0;
+}
+
 /* total += ival, and ival starts again. */
 static void stages_fold(struct it_out *out)
 {
 	for (int i = 0; i < out->nr_st; i++) {
-		if (lhist_merge(out->st[i].total, out->st[i].ival))
+		struct stage_stat *s = &out->st[i];
+
+		if (lhist_merge(s->total, s->ival))
 			out->error = -ENOMEM;
-		lhist_reset(out->st[i].ival);
+		lhist_reset(s->ival);
+		if (s->tp_ival.first_ns)
+			tput_add(&s->tp_total, s->tp_ival.bytes, s->tp_ival.first_ns,
+				  s->tp_ival.last_ns);
+		memset(&s->tp_ival, 0, sizeof(s->tp_ival));
 	}
 }
 
@@ -534,6 +585,7 @@ static void stats_block(struct it_out *out, const struct it_block_rec *b)
 				  b->drv_done_ns - b->drv_kick_ns);
 	}
 	stage_add(out, "block", b->dev, b->op, "q2c", b->c_ns - b->q_ns);
+	stage_bytes(out, "block", b->dev, b->op, "q2c", b->bytes, b->q_ns, b->c_ns);
 	if (b->d_ns) {
 		stage_add(out, "block", b->dev, b->op, "d2c", b->c_ns - b->d_ns);
 		stage_add(out, "block", b->dev, b->op, "q2d", b->d_ns - b->q_ns);
@@ -547,6 +599,8 @@ static void stats_request(struct it_out *out, const struct corr_req *r, const st
 	switch (r->kind) {
 	case CORR_SYSCALL:
 		stage_add(out, "syscall", v->dev, v->op, "total", lat_of(v));
+		stage_bytes(out, "syscall", v->dev, v->op, "total", v->bytes, v->start_ns,
+			    v->end_ns);
 		if (r->sys->flags & IT_F_SCHED_SW)
 			stage_add(out, "syscall", v->dev, v->op, "offcpu", r->sys->offcpu_ns);
 		if (r->sys->flags & IT_F_SCHED_CNT)
@@ -554,10 +608,15 @@ static void stats_request(struct it_out *out, const struct corr_req *r, const st
 		break;
 	case CORR_URING:
 		stage_add(out, "io_uring", v->dev, v->op, "total", lat_of(v));
+		stage_bytes(out, "io_uring", v->dev, v->op, "total", v->bytes, v->start_ns,
+			    v->end_ns);
 		break;
 	case CORR_AIO:
-		if (r->aio.reaped)
+		if (r->aio.reaped) {
 			stage_add(out, "aio", v->dev, v->op, "total", lat_of(v));
+			stage_bytes(out, "aio", v->dev, v->op, "total", v->bytes, v->start_ns,
+				    v->end_ns);
+		}
 		break;
 	default:
 		break;
@@ -566,12 +625,25 @@ static void stats_request(struct it_out *out, const struct corr_req *r, const st
 
 /* ---- JSON request ---- */
 
-static void json_task(struct jw *w, const struct it_task *t)
+/* The cgroup path of id: a recording's table, else the daemon's cache; NULL: unknown. */
+static const char *cgroup_of(const struct it_out *out, uint64_t id)
 {
+	if (out->dn && out->dn->cgroup)
+		return out->dn->cgroup(out->dn->ctx, id);
+	return cg_path(out->cg, id);
+}
+
+static void json_task(struct it_out *out, const struct it_task *t)
+{
+	struct jw *w = &out->w;
+	const char *cg = cgroup_of(out, t->cgroup_id);
+
 	jw_u64(w, "pid", t->pid);
 	jw_u64(w, "tid", t->tid);
 	jw_strn(w, "comm", t->comm, sizeof(t->comm));
 	jw_u64(w, "cgroup_id", t->cgroup_id);
+	if (cg)
+		jw_str(w, "cgroup", cg);
 }
 
 /* "dev" and "devno" (literal keys: the writer's fast path) */
@@ -663,7 +735,7 @@ static void json_request(struct it_out *out, const struct corr_req *r, const str
 	jw_u64(w, "id", r->id);
 	jw_str(w, "kind", v->kind);
 	jw_u64(w, "ts_ns", v->start_ns);
-	json_task(w, v->task);
+	json_task(out, v->task);
 	if (r->kind == CORR_SYSCALL)
 		jw_str(w, "syscall", out_sys_name(r->sys->sys));
 	else if (r->kind == CORR_AIO)
@@ -753,9 +825,9 @@ static void live_line(struct it_out *out, const struct corr_req *r, const struct
 	uint64_t rel = v->start_ns > out->start_ns ? v->start_ns - out->start_ns : 0;
 
 	if (!out->header_done) {
-		fprintf(out->text, "%-12s %-15s %-7s %-8s %-5s %-8s %12s %7s %9s %9s %9s %9s %9s\n",
+		fprintf(out->text, "%-12s %-15s %-7s %-8s %-5s %-8s %12s %7s %9s %9s %9s %9s %9s%s\n",
 			"TIME(s)", "COMM", "PID", "KIND", "OP", "DEV", "OFFSET", "BYTES", "LAT",
-			"FS", "QUEUE", "DEVICE", "RUNQ");
+			"FS", "QUEUE", "DEVICE", "RUNQ", out->live_cgroup ? " CGROUP" : "");
 		out->header_done = 1;
 	}
 	if (v->end_ns)
@@ -773,10 +845,16 @@ static void live_line(struct it_out *out, const struct corr_req *r, const struct
 			parse_fmt_duration(r->sys->runq_ns, runq, sizeof(runq));
 	}
 	fprintf(out->text,
-		"%-12.6f %-15.15s %-7u %-8s %-5s %-8.8s %12llu %7llu %9s %9s %9s %9s %9s\n",
+		"%-12.6f %-15.15s %-7u %-8s %-5s %-8.8s %12llu %7llu %9s %9s %9s %9s %9s",
 		rel / 1e9, v->task->comm, v->task->pid, v->kind, op_name(v->op),
 		dev_name(out, v->dev, &tmp), (unsigned long long)v->offset,
 		(unsigned long long)v->bytes, lat, fs, queue, devt, runq);
+	if (out->live_cgroup) {
+		const char *cg = cgroup_of(out, v->task->cgroup_id);
+
+		fprintf(out->text, " %s", cg ? cg : "?");
+	}
+	fputc('\n', out->text);
 }
 
 void out_request(const struct corr_req *r, void *ctx)
@@ -824,6 +902,15 @@ const char *out_khist_layer(const struct it_hist_key *k)
 	if (k->layer == IT_L_SYSCALL && k->kind == IT_HK_URING)
 		return "io_uring";
 	return parse_layer_name(k->layer);
+}
+
+/* "bytes" and "bytes_per_sec" of a stage row that carries them (total, q2c). */
+static void json_tput(struct jw *w, const struct tput *t)
+{
+	if (!t->first_ns)
+		return;
+	jw_u64(w, "bytes", t->bytes);
+	jw_u64(w, "bytes_per_sec", (uint64_t)tput_rate(t));
 }
 
 static void json_summary(struct it_out *out, const struct out_summary_in *in)
@@ -880,6 +967,7 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 		jw_u64(w, "p99_ns", lhist_percentile(h, 99));
 		jw_u64(w, "max_ns", lhist_max(h));
 		jw_u64(w, "mean_ns", (uint64_t)lhist_mean(h));
+		json_tput(w, in->final ? &s->tp_total : &s->tp_ival);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -919,6 +1007,15 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 	json_fflush(out);
 }
 
+/* The BYTES and MB/s columns of a stage row (blank for stages without bytes), and its end. */
+static void text_tput(FILE *f, const struct tput *t)
+{
+	if (t->first_ns)
+		fprintf(f, " %10llu %9.2f\n", (unsigned long long)t->bytes, tput_rate(t) / 1e6);
+	else
+		fputc('\n', f);
+}
+
 static void text_summary(struct it_out *out, const struct out_summary_in *in)
 {
 	FILE *f = out->text;
@@ -945,21 +1042,22 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 				fprintf(f, "  drops: %s %s %llu\n", parse_layer_name(l),
 					drop_names[k],
 					(unsigned long long)in->drops[l * IT_DROP_KINDS + k]);
-	fprintf(f, "%-9s %-8s %-6s %-7s %9s %9s %9s %9s %9s\n", "LAYER", "DEV", "OP", "STAGE",
-		"COUNT", "P50", "P90", "P99", "MAX");
+	fprintf(f, "%-9s %-8s %-6s %-7s %9s %9s %9s %9s %9s %10s %9s\n", "LAYER", "DEV", "OP",
+		"STAGE", "COUNT", "P50", "P90", "P99", "MAX", "BYTES", "MB/s");
 	for (int i = 0; i < out->nr_st; i++) {
 		const struct stage_stat *s = &out->st[i];
 		const struct lhist *h = in->final ? s->total : s->ival;
 
 		if (!lhist_count(h))
 			continue;
-		fprintf(f, "%-9s %-8.8s %-6s %-7s %9llu %9s %9s %9s %9s\n", s->layer,
+		fprintf(f, "%-9s %-8.8s %-6s %-7s %9llu %9s %9s %9s %9s", s->layer,
 			dev_name(out, s->dev, &tmp), op_name(s->op), s->stage,
 			(unsigned long long)lhist_count(h),
 			parse_fmt_duration(lhist_percentile(h, 50), b50, sizeof(b50)),
 			parse_fmt_duration(lhist_percentile(h, 90), b90, sizeof(b90)),
 			parse_fmt_duration(lhist_percentile(h, 99), b99, sizeof(b99)),
 			parse_fmt_duration(lhist_max(h), bmax, sizeof(bmax)));
+		text_tput(f, in->final ? &s->tp_total : &s->tp_ival);
 	}
 	if (!in->final)
 		return;

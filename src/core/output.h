@@ -43,9 +43,13 @@ void out_free(struct it_out *out);
 struct out_devnames {
 	const char *(*name)(void *ctx, uint32_t dev);
 	const char *(*serial)(void *ctx, uint32_t dev);
+	const char *(*cgroup)(void *ctx, uint64_t id); /* NULL member: no cgroup paths */
 	void *ctx;
 };
 void out_set_devnames(struct it_out *out, const struct out_devnames *dn);
+/* Cgroup paths of the live system for the JSON "cgroup" field (core/cgroup.h). */
+struct cg_cache;
+void out_set_cgroups(struct it_out *out, struct cg_cache *cg);
 
 /* corr_emit_fn: one finished request. */
 void out_request(const struct corr_req *r, void *out);

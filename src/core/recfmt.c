@@ -393,9 +393,9 @@ uint8_t *rf_put_req(struct rf_state *s, uint8_t *p, const struct corr_req *r)
 	return p;
 }
 
-static uint8_t *put_str(uint8_t *p, const char *str)
+static uint8_t *put_strn(uint8_t *p, const char *str, size_t max)
 {
-	size_t n = str ? strnlen(str, RF_NAME_LEN - 1) : 0;
+	size_t n = str ? strnlen(str, max - 1) : 0;
 
 	p = put_var(p, n);
 	if (n)
@@ -407,15 +407,22 @@ uint8_t *rf_put_dev(uint8_t *p, uint32_t dev, const char *name, const char *seri
 {
 	*p++ = RF_E_DEV;
 	p = put_var(p, dev);
-	p = put_str(p, name);
-	return put_str(p, serial);
+	p = put_strn(p, name, RF_NAME_LEN);
+	return put_strn(p, serial, RF_NAME_LEN);
 }
 
-static int get_str(const uint8_t **pp, const uint8_t *end, char *dst)
+uint8_t *rf_put_cgroup(uint8_t *p, uint64_t id, const char *path)
+{
+	*p++ = RF_E_CGROUP;
+	p = put_var(p, id);
+	return put_strn(p, path, RF_CG_LEN);
+}
+
+static int get_strn(const uint8_t **pp, const uint8_t *end, char *dst, size_t max)
 {
 	uint64_t n;
 
-	if (get_var_max(pp, end, RF_NAME_LEN - 1, &n) || (uint64_t)(end - *pp) < n)
+	if (get_var_max(pp, end, max - 1, &n) || (uint64_t)(end - *pp) < n)
 		return -EBADMSG;
 	memcpy(dst, *pp, n);
 	dst[n] = '\0';
@@ -430,7 +437,17 @@ static int get_dev(const uint8_t **pp, const uint8_t *end, struct rf_dev *d)
 	if (get_var_max(pp, end, UINT32_MAX, &v))
 		return -EBADMSG;
 	d->dev = (uint32_t)v;
-	return get_str(pp, end, d->name) || get_str(pp, end, d->serial) ? -EBADMSG : 0;
+	return get_strn(pp, end, d->name, RF_NAME_LEN) ||
+			       get_strn(pp, end, d->serial, RF_NAME_LEN) ?
+		       -EBADMSG :
+		       0;
+}
+
+static int get_cgroup(const uint8_t **pp, const uint8_t *end, struct rf_cgroup *cg)
+{
+	return get_var(pp, end, &cg->id) || !cg->id || get_strn(pp, end, cg->path, RF_CG_LEN) ?
+		       -EBADMSG :
+		       0;
 }
 
 /* The fixed part of a request, up to its records. */
@@ -491,7 +508,7 @@ static int get_req(struct rf_state *s, const uint8_t **pp, const uint8_t *end, s
 }
 
 int rf_get_entry(struct rf_state *s, const uint8_t **pp, const uint8_t *end, int *tag,
-		 struct rf_req *req, struct rf_dev *dev)
+		 struct rf_req *req, struct rf_dev *dev, struct rf_cgroup *cg)
 {
 	const uint8_t *p = *pp;
 	int err;
@@ -503,6 +520,8 @@ int rf_get_entry(struct rf_state *s, const uint8_t **pp, const uint8_t *end, int
 		err = get_req(s, &p, end, req);
 	else if (*tag == RF_E_DEV)
 		err = get_dev(&p, end, dev);
+	else if (*tag == RF_E_CGROUP)
+		err = get_cgroup(&p, end, cg);
 	else
 		err = -EBADMSG;
 	if (!err)

@@ -7,7 +7,7 @@
  *   segment := header(RF_SEG_HDR_LEN) block*
  *   block   := block header(RF_BLK_HDR_LEN) zlib stream(clen bytes)
  *   payload := entry*   (the zlib stream inflated: rlen bytes)
- *   entry   := RF_E_DEV dev name serial | RF_E_REQ request
+ *   entry   := RF_E_DEV dev name serial | RF_E_REQ request | RF_E_CGROUP id path
  *
  * Every integer in the headers is little-endian. In a payload, integers are
  * LEB128 varints; the records of a request (struct it_syscall_rec,
@@ -39,6 +39,15 @@ enum rf_entry_tag {
 	RF_E_DEV =
 		1, /* a device's name and serial, before the first request of the block using it */
 	RF_E_REQ = 2, /* one request (struct corr_req) */
+	/* a cgroup id's path, before the first request of the block from a task in it */
+	RF_E_CGROUP = 3,
+};
+
+#define RF_CG_LEN 512 /* a cgroup path, with its NUL (core/cgroup.h CG_PATH_MAX) */
+
+struct rf_cgroup {
+	uint64_t id;
+	char path[RF_CG_LEN];
 };
 
 /* The segment header, decoded. */
@@ -109,6 +118,7 @@ struct rf_state {
 	(64 + 11 * (sizeof(struct it_syscall_rec) / 8 + 2 + \
 		    (CORR_MAX_BLOCKS) * (sizeof(struct it_block_rec) / 8 + 1)))
 #define RF_DEV_MAX (1 + 10 + 2 * (10 + RF_NAME_LEN))
+#define RF_CG_MAX (1 + 10 + 10 + RF_CG_LEN)
 
 /* Little-endian header helpers. */
 void rf_seg_hdr_put(uint8_t *b, const struct rf_seg_hdr *h);
@@ -121,14 +131,15 @@ int rf_blk_hdr_get(const uint8_t *b, size_t n, struct rf_blk_hdr *h);
 /* Encoders: append to p (room for RF_REQ_MAX / RF_DEV_MAX), return the new end. */
 uint8_t *rf_put_req(struct rf_state *s, uint8_t *p, const struct corr_req *r);
 uint8_t *rf_put_dev(uint8_t *p, uint32_t dev, const char *name, const char *serial);
+uint8_t *rf_put_cgroup(uint8_t *p, uint64_t id, const char *path); /* room: RF_CG_MAX */
 
 /*
- * Decode the entry at *pp (before end): *tag says which of req/dev was
+ * Decode the entry at *pp (before end): *tag says which of req/dev/cg was
  * filled. Returns 0 and moves *pp past it, or -EBADMSG for anything that is
  * not a well-formed entry (nothing read past end, whatever it says).
  */
 int rf_get_entry(struct rf_state *s, const uint8_t **pp, const uint8_t *end, int *tag,
-		 struct rf_req *req, struct rf_dev *dev);
+		 struct rf_req *req, struct rf_dev *dev, struct rf_cgroup *cg);
 
 /* A corr_req that points into q (valid while q is). */
 void rf_req_view(const struct rf_req *q, struct corr_req *r);

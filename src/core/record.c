@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/cgroup.h"
 #include "core/record.h"
 #include "core/recfmt.h"
 #include "lib/log.h"
@@ -23,6 +24,7 @@
 
 #define REC_RAW_CAP (256u << 10) /* payload of one block, at most */
 #define REC_BLOCK_DEVS 16 /* devices announced in a block, remembered */
+#define REC_BLOCK_CGS 16 /* cgroups announced in a block, remembered */
 #define REC_FLUSH_DUE_NS (RF_FLUSH_NS - 100000000ull) /* a 50 ms drain tick later: < 1 s */
 #define REC_PREFIX "iotracer-"
 
@@ -43,6 +45,9 @@ struct recorder {
 	struct rf_state st;
 	uint32_t devs[REC_BLOCK_DEVS];
 	int nr_devs;
+	uint64_t cgs[REC_BLOCK_CGS];
+	int nr_cgs;
+	struct cg_cache *cg; /* cgroup paths (not owned); NULL: ids only */
 	z_stream zs;
 	int zs_ok;
 	/* counters */
@@ -236,6 +241,7 @@ static void block_reset(struct recorder *rc, uint64_t now_ns)
 	rc->first_ns = UINT64_MAX;
 	rc->last_ns = 0;
 	rc->nr_devs = 0;
+	rc->nr_cgs = 0;
 	memset(&rc->st, 0, sizeof(rc->st));
 	rc->last_flush_ns = now_ns;
 }
@@ -298,6 +304,40 @@ static void note_dev(struct recorder *rc, uint32_t dev)
 	}
 }
 
+/* Announce the path of cgroup id in this block if it is not yet (and is known). */
+static void note_cgroup(struct recorder *rc, uint64_t id)
+{
+	const char *path = rc->cg && id ? cg_path(rc->cg, id) : NULL;
+
+	if (!path)
+		return;
+	for (int i = 0; i < rc->nr_cgs; i++)
+		if (rc->cgs[i] == id)
+			return;
+	if (rc->nr_cgs < REC_BLOCK_CGS)
+		rc->cgs[rc->nr_cgs++] = id;
+	rc->raw_len = (size_t)(rf_put_cgroup(rc->raw + rc->raw_len, id, path) - rc->raw);
+}
+
+static uint64_t req_cgroup(const struct corr_req *r)
+{
+	switch (r->kind) {
+	case CORR_SYSCALL:
+		return r->sys->task.cgroup_id;
+	case CORR_URING:
+		return r->uring->task.cgroup_id;
+	case CORR_AIO:
+		return r->aio.task.cgroup_id;
+	default:
+		return 0;
+	}
+}
+
+void rec_set_cgroups(struct recorder *rc, struct cg_cache *cg)
+{
+	rc->cg = cg;
+}
+
 static uint32_t req_dev(const struct corr_req *r)
 {
 	switch (r->kind) {
@@ -319,11 +359,14 @@ void rec_request(struct recorder *rc, const struct corr_req *r)
 
 	if (r->kind == CORR_BLOCK && !r->nr_blocks)
 		return; /* out_request() writes no line for it either */
-	if (rc->raw_len + RF_REQ_MAX + (size_t)(nb + 1) * RF_DEV_MAX > REC_RAW_CAP)
+	if (rc->raw_len + RF_REQ_MAX + (size_t)(nb + 1) * (RF_DEV_MAX + RF_CG_MAX) > REC_RAW_CAP)
 		flush_block(rc, rc->last_flush_ns, 1);
 	note_dev(rc, req_dev(r));
-	for (int i = 0; i < nb; i++)
+	note_cgroup(rc, req_cgroup(r));
+	for (int i = 0; i < nb; i++) {
 		note_dev(rc, r->blocks[i]->dev);
+		note_cgroup(rc, r->blocks[i]->task.cgroup_id);
+	}
 	rc->raw_len = (size_t)(rf_put_req(&rc->st, rc->raw + rc->raw_len, r) - rc->raw);
 	rc->nr_req++;
 	rf_req_span(r, &start, &end);

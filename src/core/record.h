@@ -54,6 +54,9 @@ struct recorder *rec_open(const struct rec_opts *o, uint64_t now_ns);
 
 /* corr_emit_fn style: one finished request. */
 void rec_request(struct recorder *rc, const struct corr_req *r);
+/* Cgroup paths to announce in the blocks (core/cgroup.h; not owned); NULL: ids only. */
+struct cg_cache;
+void rec_set_cgroups(struct recorder *rc, struct cg_cache *cg);
 
 /* Write the pending block if it is due; rotate on age. Call every drain. */
 void rec_tick(struct recorder *rc, uint64_t now_ns);

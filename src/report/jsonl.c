@@ -237,6 +237,8 @@ int jl_decode(const struct json *v, struct rf_req *q, struct jl_devs *devs)
 	q->id = num(v, "id");
 	dev = dev_of(v, devs);
 	get_task(v, &owner);
+	if (devs->cgroup && str(v, "cgroup"))
+		devs->cgroup(devs->ctx, owner.cgroup_id, str(v, "cgroup"));
 	for (b = blocks && blocks->t == JSON_ARR ? blocks->child : NULL;
 	     b && q->nr_blocks < CORR_MAX_BLOCKS; b = b->next)
 		get_block(b, &q->blocks[q->nr_blocks++], &owner, devs);

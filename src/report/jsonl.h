@@ -13,10 +13,11 @@
 
 struct json;
 
-/* Where the device names and serials of the lines go (fn may be NULL), and host-mode paths. */
+/* Where the device names and serials of the lines go (fn may be NULL), host-mode paths, cgroups. */
 struct jl_devs {
 	void (*fn)(void *ctx, uint32_t dev, const char *name, const char *serial);
 	void (*path)(void *ctx, const struct rp_path *g); /* joined "path" lines; may be NULL */
+	void (*cgroup)(void *ctx, uint64_t id, const char *path); /* "cgroup" fields; may be NULL */
 	void *ctx;
 };
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "core/cgroup.h"
 #include "report/reader.h"
 
 void rr_init(struct rr_reader *rr,
@@ -19,6 +20,8 @@ void rr_init(struct rr_reader *rr,
 
 void rr_free(struct rr_reader *rr)
 {
+	cg_cache_free(rr->cg);
+	rr->cg = NULL;
 	free(rr->raw);
 	rr->raw = NULL;
 	rr->raw_cap = 0;
@@ -44,6 +47,19 @@ const char *rr_dev_serial(const struct rr_reader *rr, uint32_t dev)
 	const struct rf_dev *d = dev_find(rr, dev);
 
 	return d && d->serial[0] ? d->serial : NULL;
+}
+
+const char *rr_cgroup_path(const struct rr_reader *rr, uint64_t id)
+{
+	return cg_path(rr->cg, id); /* no mount: only what the recording said */
+}
+
+void rr_note_cgroup(struct rr_reader *rr, uint64_t id, const char *path)
+{
+	if (!rr->cg)
+		rr->cg = cg_cache_new(NULL);
+	if (rr->cg && id)
+		cg_cache_put(rr->cg, id, path);
 }
 
 void rr_note_dev(struct rr_reader *rr, const struct rf_dev *d)
@@ -89,15 +105,20 @@ static int decode_payload(struct rr_reader *rr, size_t len, uint32_t nr_req)
 	const uint8_t *p = rr->raw, *end = rr->raw + len;
 	struct rf_state st;
 	struct rf_dev dev;
+	struct rf_cgroup cg;
 	uint32_t n = 0;
 	int tag;
 
 	memset(&st, 0, sizeof(st));
 	while (p < end) {
-		if (rf_get_entry(&st, &p, end, &tag, &rr->req, &dev))
+		if (rf_get_entry(&st, &p, end, &tag, &rr->req, &dev, &cg))
 			return -EBADMSG;
 		if (tag == RF_E_DEV) {
 			rr_note_dev(rr, &dev);
+			continue;
+		}
+		if (tag == RF_E_CGROUP) {
+			rr_note_cgroup(rr, cg.id, cg.path);
 			continue;
 		}
 		n++;

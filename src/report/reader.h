@@ -15,6 +15,8 @@
 
 #include "core/recfmt.h"
 
+struct cg_cache; /* core/cgroup.h */
+
 struct rr_stats {
 	uint64_t segments; /* segment headers read */
 	uint64_t bad_segments; /* files that are not segments this build reads */
@@ -32,6 +34,7 @@ struct rr_reader {
 	struct rf_seg_hdr seg; /* of the segment being read */
 	struct rf_dev devs[RR_MAX_DEVS]; /* last name of each device, over all segments */
 	int nr_devs;
+	struct cg_cache *cg; /* cgroup id -> path, as the recording announced them */
 	struct rr_stats st;
 	/* one request at a time: the callback gets it */
 	void (*fn)(void *ctx, const struct rr_reader *rr, const struct rf_req *q);
@@ -60,5 +63,9 @@ void rr_note_dev(struct rr_reader *rr, const struct rf_dev *d);
 /* Name and serial of dev from the recording, NULL when never seen (serial: none). */
 const char *rr_dev_name(const struct rr_reader *rr, uint32_t dev);
 const char *rr_dev_serial(const struct rr_reader *rr, uint32_t dev);
+/* Remember cgroup id's path (the newest wins). */
+void rr_note_cgroup(struct rr_reader *rr, uint64_t id, const char *path);
+/* Path of cgroup id from the recording ("/system.slice/x.service"), NULL when never seen. */
+const char *rr_cgroup_path(const struct rr_reader *rr, uint64_t id);
 
 #endif /* IT_REPORT_READER_H */

@@ -17,12 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/cgroup.h"
 #include "core/cli.h"
 #include "core/output.h"
 #include "core/recfmt.h"
 #include "core/uhist.h"
 #include "lib/log.h"
 #include "lib/parse.h"
+#include "lib/subopt.h"
 #include "report/jsonl.h"
 #include "report/reader.h"
 #include "report/internal.h"
@@ -30,6 +32,7 @@
 
 #define RP_MAX_PIDS 64
 #define RP_MAX_DEVS 16
+#define RP_MAX_CGROUPS 8
 #define RP_MAX_TOP 10000
 #define RP_PROG "iotracer report"
 
@@ -39,6 +42,8 @@ struct rp_opts {
 	const char *comm;
 	char *devs[RP_MAX_DEVS]; /* names or MAJ:MIN as given, /dev/ cut (malloc'd) */
 	int nr_devs;
+	char cgroups[RP_MAX_CGROUPS][CG_PATH_MAX]; /* hierarchy paths: the subtrees to keep */
+	int nr_cgroups;
 	int has_file, file_bdev;
 	uint64_t file_ino;
 	uint32_t file_dev;
@@ -73,6 +78,7 @@ static const struct option rp_longopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "comm", required_argument, NULL, 'c' },
 	{ "dev", required_argument, NULL, 'd' },
+	{ "cgroup", required_argument, NULL, 'g' },
 	{ "file", required_argument, NULL, 'f' },
 	{ "min-latency", required_argument, NULL, 'm' },
 	{ "since", required_argument, NULL, 'S' },
@@ -97,6 +103,8 @@ static void rp_usage(FILE *f)
 	      "  -p, --pid PID[,PID...] only these processes (tgid)\n"
 	      "  -c, --comm COMM        only threads whose comm is exactly COMM\n"
 	      "  -d, --dev DEV[,DEV...] only requests on these devices: loop0, /dev/loop0 or 7:0\n"
+	      "      --cgroup PATH      only tasks in this cgroup or below it: a hierarchy path\n"
+	      "                         (/system.slice) or a cgroup2 directory here; up to 8\n"
 	      "  -f, --file PATH        only IO on this file (inode) or block device\n"
 	      "  -m, --min-latency DUR  only requests at least DUR long\n"
 	      "      --since TIME       only requests that started at or after TIME\n"
@@ -181,8 +189,33 @@ static int opt_file(struct rp_opts *o, const char *arg)
 	return 0;
 }
 
-static int rp_one(struct rp_opts *o, int c, const char *arg)
+/*
+ * --cgroup: kept as a hierarchy path, matched against the paths the recording
+ * announced (it may come from another host): a cgroup2 directory of this host
+ * is turned into its hierarchy path, anything else absolute is taken as one.
+ */
+static int opt_cgroup(struct rp_opts *o, const char *arg)
 {
+	char mnt[CG_PATH_MAX], why[CG_PATH_MAX + 128];
+	char *dst;
+
+	if (o->nr_cgroups >= RP_MAX_CGROUPS)
+		return bad('g', "too many cgroups (at most %d)", RP_MAX_CGROUPS);
+	dst = o->cgroups[o->nr_cgroups];
+	if (cg_mount_point(NULL, NULL, mnt, sizeof(mnt)) ||
+	    cg_resolve(mnt, arg, dst, CG_PATH_MAX, why, sizeof(why))) {
+		if (arg[0] != '/' || strlen(arg) >= CG_PATH_MAX)
+			return bad('g', "bad cgroup '%s' (expected a hierarchy path such as "
+					"/system.slice, or a cgroup2 directory)", arg);
+		snprintf(dst, CG_PATH_MAX, "%s", arg);
+	}
+	o->nr_cgroups++;
+	return 0;
+}
+
+static int rp_one(void *ctx, int c, const char *arg)
+{
+	struct rp_opts *o = ctx;
 	uint64_t v;
 
 	switch (c) {
@@ -196,6 +229,8 @@ static int rp_one(struct rp_opts *o, int c, const char *arg)
 		return 0;
 	case 'f':
 		return opt_file(o, arg);
+	case 'g':
+		return opt_cgroup(o, arg);
 	case 'm':
 		if (parse_duration(arg, &o->min_lat_ns))
 			return bad(c, "bad duration '%s' (expected e.g. 250us, 10ms, 2s)", arg);
@@ -226,26 +261,12 @@ static int rp_one(struct rp_opts *o, int c, const char *arg)
 
 static int rp_parse(int argc, char **argv, struct rp_opts *o)
 {
-	int c, ret;
+	int ret;
 
 	o->top = 10;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:c:d:f:m:n:j:", rp_longopts, NULL)) != -1) {
-		if (c == 'h') {
-			rp_usage(stdout);
-			return 1;
-		}
-		if (c == '?' || c == ':') {
-			it_err("report: %s option '%s' (try '" RP_PROG " --help')",
-			       c == ':' ? "missing argument to" : "unknown",
-			       optind > 0 && optind <= argc ? argv[optind - 1] : "?");
-			return 2;
-		}
-		ret = rp_one(o, c, optarg);
-		if (ret)
-			return ret;
-	}
+	ret = subopt_parse(argc, argv, ":p:c:d:f:m:n:j:", rp_longopts, rp_usage, rp_one, o);
+	if (ret)
+		return ret;
 	o->paths = argv + optind;
 	o->nr_paths = argc - optind;
 	if (!o->nr_paths) {
@@ -407,6 +428,22 @@ static const char *dev_serial_of(void *ctx, uint32_t dev)
 	return rr_dev_serial(&((struct report *)ctx)->rr, dev);
 }
 
+static const char *cgroup_of(void *ctx, uint64_t id)
+{
+	return rr_cgroup_path(&((struct report *)ctx)->rr, id);
+}
+
+/* The task's cgroup, as the recording named it, is one of --cgroup or below one. */
+static int cgroup_matches(const struct report *rp, const struct it_task *t)
+{
+	const char *path = rr_cgroup_path(&rp->rr, t->cgroup_id);
+
+	for (int i = 0; path && i < rp->o.nr_cgroups; i++)
+		if (cg_under(path, rp->o.cgroups[i]))
+			return 1;
+	return 0;
+}
+
 static int dev_matches(const struct report *rp, uint32_t dev)
 {
 	const char *name = rr_dev_name(&rp->rr, dev);
@@ -464,6 +501,8 @@ static int matches(const struct report *rp, const struct rp_req *q)
 	for (int i = 0; !ok && i < o->nr_pids; i++)
 		ok = t->pid == o->pids[i];
 	if (!ok)
+		return 0;
+	if (o->nr_cgroups && !cgroup_matches(rp, t))
 		return 0;
 	if (o->nr_devs || o->has_file) {
 		ok = o->nr_devs ? dev_matches(rp, dev) : file_matches(o, dev, ino);
@@ -554,6 +593,11 @@ static void jl_dev(void *ctx, uint32_t dev, const char *name, const char *serial
 	rr_note_dev(&((struct report *)ctx)->rr, &d);
 }
 
+static void jl_cgroup(void *ctx, uint64_t id, const char *path)
+{
+	rr_note_cgroup(&((struct report *)ctx)->rr, id, path);
+}
+
 /* A file written by -j: its first non-blank byte opens a JSON object. */
 static int is_json_lines(const char *b, size_t n)
 {
@@ -586,7 +630,7 @@ static int read_file(struct report *rp, const char *path)
 		goto out;
 	}
 	if (is_json_lines(m, (size_t)st.st_size)) {
-		struct jl_devs devs = { .fn = jl_dev, .path = on_json_path, .ctx = rp };
+		struct jl_devs devs = { .fn = jl_dev, .path = on_json_path, .cgroup = jl_cgroup, .ctx = rp };
 
 		err = jl_read(m, (size_t)st.st_size, &devs, on_json_req, rp, &rp->jl);
 	} else {
@@ -672,7 +716,9 @@ static int rp_start(struct report *rp)
 	cli_defaults(&io);
 	io.live = 0;
 	rr_init(&rp->rr, on_req, rp);
-	rp->dn = (struct out_devnames){ .name = dev_name_of, .serial = dev_serial_of, .ctx = rp };
+	rp->dn = (struct out_devnames){
+		.name = dev_name_of, .serial = dev_serial_of, .cgroup = cgroup_of, .ctx = rp
+	};
 	if (rp->o.json_path) {
 		rp->jf = open_out("json", rp->o.json_path);
 		if (!rp->jf)

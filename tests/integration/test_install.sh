@@ -7,8 +7,9 @@
 #                 exit 0 and not one line of output (it warns on stdout/stderr, exit 0)
 #   unit_caps     the unit grants exactly the capabilities docs/service.md explains
 #   man_render    groff -ww -z finds no warning in any page; man -l renders each
-#   man_opts      iotracer(8), iotracer-bench(8) and iotracer-report(8) list exactly the
-#                 long options of `iotracer --help`, `bench --help` and `report --help`
+#   man_opts      iotracer(8), iotracer-bench(8), iotracer-report(8) and iotracer-top(8)
+#                 list exactly the long options of `iotracer --help`, `bench --help`,
+#                 `report --help` and `top --help`
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -23,7 +24,7 @@ if ! make -s -C "$IT_ROOT" install DESTDIR="$dest" PREFIX=/usr >"$IT_TMP/install
 fi
 want=(usr/bin/iotracer:755 usr/lib/systemd/system/iotracer.service:644
 	usr/share/man/man8/iotracer.8:644 usr/share/man/man8/iotracer-bench.8:644
-	usr/share/man/man8/iotracer-report.8:644
+	usr/share/man/man8/iotracer-report.8:644 usr/share/man/man8/iotracer-top.8:644
 	usr/share/iotracer/scripts/blk_lat_hist.bt:644 usr/share/iotracer/scripts/blk_io_print.bt:644)
 [[ -f $IT_ROOT/configs/iotracer.conf ]] && want+=(etc/iotracer/iotracer.conf:644)
 bad=""
@@ -61,7 +62,7 @@ check man_render "$bad" test -z "$bad"
 # long_opts: the --long-option names in a text, one per line, sorted.
 long_opts() { grep -o -- '--[a-z][a-z-]*' | sort -u; }
 bad=""
-for pair in "iotracer.8:" "iotracer-bench.8:bench" "iotracer-report.8:report"; do
+for pair in "iotracer.8:" "iotracer-bench.8:bench" "iotracer-report.8:report" "iotracer-top.8:top"; do
 	page=${pair%%:*} cmd=${pair#*:}
 	# shellcheck disable=SC2086 # cmd is empty or one word
 	help=$("$IOTRACER" $cmd --help 2>&1 | long_opts)

@@ -7,7 +7,7 @@
 # Oracles: fio's JSON (total_ios, clat p99), promtool, Prometheus's HTTP API.
 #   promtool    the exposition of the three tracers passes `promtool check metrics`
 #   scrape      Prometheus scraped the 3 targets (up == 1) twice after fio ended
-#   count_rec   iotracer_requests_total{layer="syscall",dev=loopN,op="read"} == fio total_ios
+#   count_rec   iotracer_requests_total{layer="syscall",device=loopN,op="read"} == fio total_ios
 #   count_kern  the same for the kernel-histogram tracer
 #   p99_rec     histogram_quantile(0.99, ...) of the syscall read histogram lies in the log2
 #               bucket [2^k, 2^(k+1)) ns holding fio's clat p99 (computed from fio's number;
@@ -151,7 +151,7 @@ awk -v p="$p99" -v hi="$hi" 'BEGIN { exit !(p * 1.05 > hi) }' && ahi=$((hi * 2))
 note "fio p99 $p99 ns is in log2 bucket $k: [$lo, $hi) ns; accepted [$alo, $ahi] ns"
 
 for job in rec kern static; do
-	sel="job=\"$job\",layer=\"syscall\",dev=\"$name\",op=\"read\""
+	sel="job=\"$job\",layer=\"syscall\",device=\"$name\",op=\"read\""
 	n=$(prom_query "iotracer_requests_total{$sel}")
 	check "count_$job" "iotracer_requests_total{$sel} is ${n:-absent}, fio did $ios reads" \
 		test "${n:-x}" = "$ios"

@@ -82,8 +82,8 @@ ios=$(jq -s '[.[].jobs[] | .read.total_ios + .write.total_ios] | add' "$IT_TMP/f
 devios=$(((r1 - r0) + (w1 - w0)))
 # prom_sum REGEX: the sum of the samples whose line matches REGEX
 prom_sum() { grep -E "$1" "$IT_TMP/last.prom" | awk '{ s += $NF } END { printf "%d", s }'; }
-sys=$(prom_sum "^iotracer_requests_total\{layer=\"syscall\",dev=\"$name\"")
-blk=$(prom_sum "^iotracer_requests_total\{layer=\"block\",dev=\"$name\"")
+sys=$(prom_sum "^iotracer_requests_total\{layer=\"syscall\",device=\"$name\"")
+blk=$(prom_sum "^iotracer_requests_total\{layer=\"block\",device=\"$name\"")
 sd=$(prom_sum '^iotracer_dropped_records_total\{layer="syscall"')
 bd=$(prom_sum '^iotracer_dropped_records_total\{layer="block"')
 um=$(prom_sum '^iotracer_block_unmatched_requests')

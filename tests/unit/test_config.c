@@ -45,7 +45,7 @@ static void test_config_good(void)
 		 "qemu-pid = 77\n"
 		 "listen = unix:/tmp/x.sock\n"
 		 "name = h1\n",
-		 cgdir, file);
+		 "/", file);
 	RUN(&r, "--config", conf(path, sizeof(path), "good.conf", text));
 	if (!ASSERT_EQ(r.ret, CLI_RUN, "ret") || !ASSERT_EQ(r.err_len, 0, "no error")) {
 		UNIT_LOG("%s", r.err);
@@ -55,7 +55,8 @@ static void test_config_good(void)
 	ASSERT_EQ(r.o.nr_pids, 2, "pids");
 	ASSERT_EQ(r.o.pids[1], 20, "pid 2");
 	ASSERT_STREQ(r.o.comm, "fio", "comm");
-	ASSERT_STREQ(r.o.cgroup_path, cgdir, "cgroup");
+	if (ASSERT_EQ(r.o.nr_cgroups, 1, "nr_cgroups"))
+		ASSERT_STREQ(r.o.cgroups[0], "/", "cgroup");
 	ASSERT_EQ(r.o.nr_devs, 1, "devs");
 	ASSERT_EQ(r.o.devs[0], IT_MKDEV(7, 1), "dev");
 	ASSERT_STREQ(r.o.file_path, file, "file");

@@ -77,36 +77,36 @@ static void test_metrics_seconds(void)
 static void test_metrics_hist_exact(void)
 {
 	static const char want[] = HIST_HELP
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000001023\"} 2\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000002047\"} 2\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000004095\"} 2\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000008191\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000016383\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000032767\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000065535\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000131071\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000262143\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000524287\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.001048575\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.002097151\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.004194303\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.008388607\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.016777215\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.033554431\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.067108863\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.134217727\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.268435455\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"0.536870911\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"1.073741823\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"2.147483647\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"4.294967295\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"8.589934591\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"17.179869183\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"34.359738367\"} 7\n"
-		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\",le=\"+Inf\"} 8\n"
-		"iotracer_request_duration_seconds_sum{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\"} 1.500000123\n"
-		"iotracer_request_duration_seconds_count{layer=\"syscall\",dev=\"loop0\",op=\"read\",stage=\"total\"} 8\n" REQ_HELP
-		"iotracer_requests_total{layer=\"syscall\",dev=\"loop0\",op=\"read\"} 8\n";
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000001023\"} 2\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000002047\"} 2\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000004095\"} 2\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000008191\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000016383\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000032767\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000065535\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000131071\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000262143\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.000524287\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.001048575\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.002097151\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.004194303\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.008388607\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.016777215\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.033554431\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.067108863\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.134217727\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.268435455\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"0.536870911\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"1.073741823\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"2.147483647\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"4.294967295\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"8.589934591\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"17.179869183\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"34.359738367\"} 7\n"
+		"iotracer_request_duration_seconds_bucket{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\",le=\"+Inf\"} 8\n"
+		"iotracer_request_duration_seconds_sum{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\"} 1.500000123\n"
+		"iotracer_request_duration_seconds_count{layer=\"syscall\",device=\"loop0\",op=\"read\",stage=\"total\"} 8\n" REQ_HELP
+		"iotracer_requests_total{layer=\"syscall\",device=\"loop0\",op=\"read\"} 8\n";
 	struct out_khist kh = { .key = { .dev = IT_MKDEV(7, 0),
 					 .layer = IT_L_SYSCALL,
 					 .op = IT_OP_READ,
@@ -138,7 +138,7 @@ static void test_metrics_escape(void)
 	kh.val.st[IT_ST_TOTAL].slots[20] = 3;
 	got = render(&in);
 	ASSERT_TRUE(strstr(got,
-			   "iotracer_requests_total{layer=\"io_uring\",dev=\"a\\\\b\\\"c\\nd\","
+			   "iotracer_requests_total{layer=\"io_uring\",device=\"a\\\\b\\\"c\\nd\","
 			   "op=\"write\"} 3\n"),
 		    "escaped dev");
 	ASSERT_FALSE(strstr(got, "c\nd"), "no raw newline");
@@ -356,6 +356,56 @@ static void test_metrics_proc(void)
 		UNIT_LOG("cannot remove %s\n", root);
 }
 
+/* The bytes, size and cgroup families from two rows of one device and op (two cgroups). */
+static void test_metrics_sizes_cgroups(void)
+{
+	struct agg_row rows[2];
+	struct metrics_in in = { .dev_name = test_dev, .agg = rows, .nr_agg = 2, .agg_cgroups = 1 };
+	char *got;
+
+	memset(rows, 0, sizeof(rows));
+	rows[0] = (struct agg_row){ .cgroup = "/a.slice", .dev = IT_MKDEV(7, 0), .op = IT_OP_READ };
+	rows[0].v.count = 3;
+	rows[0].v.bytes = 3 * 4096;
+	rows[0].v.size[12] = 3; /* (2048, 4096] */
+	rows[1] = (struct agg_row){ .cgroup = "other", .dev = IT_MKDEV(7, 0), .op = IT_OP_READ };
+	rows[1].v.count = 2;
+	rows[1].v.bytes = 512 + (1 << 20);
+	rows[1].v.size[9] = 1; /* 512 */
+	rows[1].v.size[20] = 1; /* 1 MiB */
+	got = render(&in);
+	ASSERT_TRUE(strstr(got, "iotracer_request_bytes_total{layer=\"block\",device=\"loop0\","
+				"op=\"read\"} 1061376\n"),
+		    "bytes summed over cgroups");
+	ASSERT_TRUE(strstr(got, "iotracer_request_size_bytes_bucket{layer=\"block\",device=\"loop0\","
+				"op=\"read\",le=\"512\"} 1\n"
+				"iotracer_request_size_bytes_bucket{layer=\"block\",device=\"loop0\","
+				"op=\"read\",le=\"1024\"} 1\n"),
+		    "first buckets");
+	ASSERT_TRUE(strstr(got, "le=\"4096\"} 4\n"), "4096 holds 4 KiB requests");
+	ASSERT_TRUE(strstr(got, "le=\"524288\"} 4\n"), "below 1 MiB");
+	ASSERT_TRUE(strstr(got, "le=\"1048576\"} 5\n"), "1 MiB in le=1048576");
+	ASSERT_TRUE(strstr(got, "le=\"+Inf\"} 5\n"
+				"iotracer_request_size_bytes_sum{layer=\"block\",device=\"loop0\","
+				"op=\"read\"} 1061376\n"
+				"iotracer_request_size_bytes_count{layer=\"block\",device=\"loop0\","
+				"op=\"read\"} 5\n"),
+		    "+Inf, sum, count");
+	ASSERT_TRUE(strstr(got, "iotracer_cgroup_requests_total{cgroup=\"/a.slice\",device=\"loop0\","
+				"op=\"read\"} 3\n"
+				"iotracer_cgroup_requests_total{cgroup=\"other\",device=\"loop0\","
+				"op=\"read\"} 2\n"),
+		    "per cgroup");
+	ASSERT_TRUE(strstr(got, "iotracer_cgroup_bytes_total{cgroup=\"/a.slice\",device=\"loop0\","
+				"op=\"read\"} 12288\n"),
+		    "bytes per cgroup");
+	free(got);
+	in.agg_cgroups = 0;
+	got = render(&in);
+	ASSERT_FALSE(strstr(got, "iotracer_cgroup_"), "no cgroup families unless asked");
+	free(got);
+}
+
 int main(void)
 {
 	RUN_TEST(test_metrics_seconds);
@@ -364,5 +414,6 @@ int main(void)
 	RUN_TEST(test_metrics_counters_exact);
 	RUN_TEST(test_metrics_invariants);
 	RUN_TEST(test_metrics_proc);
+	RUN_TEST(test_metrics_sizes_cgroups);
 	return unit_result();
 }

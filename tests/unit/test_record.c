@@ -285,6 +285,31 @@ static void test_roundtrip(void)
 	free(reqs);
 }
 
+/* A cgroup entry decodes to what was written; a cut one is refused. */
+static void test_cgroup_entry(void)
+{
+	uint8_t buf[RF_CG_MAX];
+	const uint8_t *p = buf;
+	struct rf_state st;
+	struct rf_req *q = calloc(1, sizeof(*q));
+	struct rf_dev dev;
+	struct rf_cgroup cg;
+	uint8_t *end = rf_put_cgroup(buf, 123456789012ull, "/system.slice/db.service");
+	int tag = 0;
+
+	memset(&st, 0, sizeof(st));
+	if (!ASSERT_TRUE(q != NULL, "alloc"))
+		return;
+	ASSERT_OK(rf_get_entry(&st, &p, end, &tag, q, &dev, &cg), "decode");
+	ASSERT_EQ(tag, RF_E_CGROUP, "tag");
+	ASSERT_EQ(cg.id, 123456789012ull, "id");
+	ASSERT_STREQ(cg.path, "/system.slice/db.service", "path");
+	ASSERT_TRUE(p == end, "consumed");
+	p = buf;
+	ASSERT_EQ(rf_get_entry(&st, &p, end - 1, &tag, q, &dev, &cg), -EBADMSG, "cut short");
+	free(q);
+}
+
 /* The block boundaries of a segment (offsets of block headers). */
 static int block_offsets(const uint8_t *b, size_t len, size_t *off, int max)
 {
@@ -840,6 +865,7 @@ int main(void)
 	}
 	RUN_TEST(test_roundtrip);
 	RUN_TEST(test_corrupt_and_torn);
+	RUN_TEST(test_cgroup_entry);
 	RUN_TEST(test_mutations);
 	RUN_TEST(test_rotation_budget);
 	RUN_TEST(test_write_error);

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Block requests aggregated in the kernel, one hash update per completion:
+ * count, bytes, a size histogram, queue and device time and a latency
+ * histogram per (cgroup, process, device, op) (struct it_agg_key). What the
+ * key holds besides device and op is the daemon's choice (agg_keys): /metrics
+ * wants device × op (and the cgroup with --metrics-cgroup-depth), `iotracer
+ * top` the process and cgroup. Off (agg_keys 0) unless one of them asked: no
+ * cost for the record-only daemon. Counts every request that passed the
+ * filters, whatever --sample and --min-latency say.
+ */
+#ifndef IT_AGG_BPF_H
+#define IT_AGG_BPF_H
+
+#include "config.bpf.h"
+#include "core_fixes.bpf.h"
+#include "record.bpf.h"
+#include "hist.bpf.h"
+#include "request.bpf.h"
+
+/* Per CPU, so plain adds; entries on first use (a few hundred for a busy host). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, struct it_agg_key);
+	__type(value, struct it_agg_val);
+} agg SEC(".maps");
+
+static struct it_agg_val zero_agg;
+
+/* Slot of a request size: (2^(k-1), 2^k] bytes, so a 4096-byte request is in le="4096". */
+static __always_inline u32 it_size_slot(u64 bytes)
+{
+	u32 k = bytes > 1 ? it_log2(bytes - 1) + 1 : 0;
+
+	return it_verifier_mask(k < IT_SIZE_SLOTS ? k : IT_SIZE_SLOTS - 1, IT_SIZE_SLOTS - 1);
+}
+
+static __always_inline struct it_agg_val *it_agg_get(const struct bio_info *bi, u32 dev, u8 op)
+{
+	struct it_agg_key key = { .dev = dev, .op = op };
+	struct it_agg_val *v;
+
+	if (agg_keys & IT_AGG_TGID)
+		key.tgid = bi->task.pid;
+	if (agg_keys & IT_AGG_CGROUP)
+		key.cgroup_id = bi->task.cgroup_id;
+	v = bpf_map_lookup_elem(&agg, &key);
+	if (v)
+		return v;
+	bpf_map_update_elem(&agg, &key, &zero_agg, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(&agg, &key);
+	if (!v) {
+		it_drop(IT_L_BLOCK, IT_DROP_HIST);
+		return NULL;
+	}
+	if (agg_keys & IT_AGG_TGID)
+		__builtin_memcpy(v->comm, bi->task.comm, IT_COMM_LEN);
+	return v;
+}
+
+/*
+ * A block request completed at now: bi its state, dev and op as its record
+ * says. Nothing is read from rq unless the aggregation is on.
+ */
+static __always_inline void it_agg_block(const struct bio_info *bi, u32 dev, u8 op,
+					 struct request *rq, const bool btf, u64 now)
+{
+	struct it_agg_val *v;
+	u64 lat = now - bi->q_ns;
+	u32 k, bytes;
+
+	if (!agg_keys)
+		return;
+	bytes = IT_RD(btf, rq, __data_len);
+	v = it_agg_get(bi, dev, op);
+	if (!v)
+		return;
+	v->count++;
+	v->bytes += bytes;
+	v->size[it_size_slot(bytes)]++;
+	v->q2c_ns += lat;
+	if (bi->d_ns && bi->d_ns >= bi->q_ns && bi->d_ns <= now) {
+		v->nr_d++;
+		v->q2d_ns += bi->d_ns - bi->q_ns;
+		v->d2c_ns += now - bi->d_ns;
+	}
+	k = it_log2(lat);
+	v->lat[it_verifier_mask(k < IT_LAT_SLOTS ? k : IT_LAT_SLOTS - 1, IT_LAT_SLOTS - 1)]++;
+}
+
+#endif /* IT_AGG_BPF_H */

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * top: the driver of `iotracer top` — options, the BPF side (block layer
+ * only, no per-request records, the kernel's aggregation keyed by process,
+ * cgroup, device and op), the terminal (plain ANSI redraw, keys read raw) or
+ * batch tables, and the loop. See top.h and docs/top.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "iotracer.h"
+#include "iotracer.skel.h"
+#include "core/cgroup.h"
+#include "core/cli.h"
+#include "core/loader.h"
+#include "core/output.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "lib/parse.h"
+#include "lib/subopt.h"
+#include "top/top.h"
+
+#define TOP_PROG "iotracer top"
+
+struct top {
+	struct it_opts o; /* the filters and the BPF side's settings */
+	uint64_t interval_ns;
+	uint64_t iterations; /* 0: until q / SIGINT */
+	int batch;
+	int rows; /* -r; 0: what fits the terminal (followed on resize) */
+	struct tview_opts view;
+	struct it_loader ld;
+	struct cg_cache *cg;
+	struct agg_entry *prev;
+	int nr_prev;
+	uint64_t start_ns, prev_ns;
+	struct termios saved;
+	int raw; /* the terminal is in raw mode (restored at exit) */
+};
+
+static volatile sig_atomic_t top_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	top_stop = 1;
+}
+
+static const struct option top_longopts[] = {
+	{ "interval", required_argument, NULL, 'i' },
+	{ "batch", no_argument, NULL, 'b' },
+	{ "iterations", required_argument, NULL, 'n' },
+	{ "sort", required_argument, NULL, 's' },
+	{ "cgroups", no_argument, NULL, 'C' },
+	{ "rows", required_argument, NULL, 'r' },
+	{ "dev", required_argument, NULL, 'd' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "cgroup", required_argument, NULL, 'g' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void top_usage(FILE *f)
+{
+	fputs("Usage: " TOP_PROG " [options]   live block IO per process and device (docs/top.md)\n"
+	      "Every interval: IOPS, KB/s, average and p99 latency (queue to completion), the\n"
+	      "time in the queue (queue to issue) and on the device (issue to completion), per\n"
+	      "process (or cgroup) x device x op. Counted in the kernel: no per-request records.\n"
+	      "\n"
+	      "  -i, --interval DUR     refresh every DUR (default 1s)\n"
+	      "  -b, --batch            plain tables, one per interval, no terminal control; at\n"
+	      "                         the end a table of the totals since the start\n"
+	      "  -n, --iterations N     stop after N intervals (default: until q or SIGINT)\n"
+	      "  -s, --sort KEY         iops (default), bytes, avg, p99, queue, device\n"
+	      "  -C, --cgroups          rows per cgroup instead of per process\n"
+	      "  -r, --rows N           at most N rows (default: what fits the terminal; -b: all)\n"
+	      "  -d, --dev DEV[,DEV...] only these block devices\n"
+	      "  -p, --pid PID[,PID...] only these processes\n"
+	      "      --cgroup PATH      only tasks in this cgroup v2 directory or below it\n"
+	      "      --help             print this help and exit\n"
+	      "Keys: q quit; i b a p u d sort by iops, bytes, avg, p99, queue, device; s next\n"
+	      "sort key; c toggle per-cgroup rows.\n"
+	      "Exit status: 0 success, 1 runtime failure, 2 bad usage.\n",
+	      f);
+}
+
+/* "iotracer: top: --OPT: MESSAGE"; the usage exit status. */
+static IT_PRINTF(2, 3) int bad(const char *opt, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	it_err("top: --%s: %s", opt, msg);
+	return 2;
+}
+
+/* -d, -p, --cgroup: the run options' own code (the same checks and messages). */
+static int filter_opt(struct top *t, const char *name, const char *arg)
+{
+	struct cli_src src = { .err = stderr };
+	const struct cli_option *r = cli_option_named(name);
+
+	return r && cli_apply(r->key, arg, &t->o, stdout, &src) == CLI_RUN ? 0 : 2;
+}
+
+static int top_one(void *ctx, int c, const char *arg)
+{
+	struct top *t = ctx;
+	uint64_t v;
+
+	switch (c) {
+	case 'i':
+		if (parse_duration(arg, &t->interval_ns) || t->interval_ns < 10000000ull)
+			return bad("interval", "bad duration '%s' (at least 10ms, e.g. 1s, 500ms)",
+				   arg);
+		return 0;
+	case 'b':
+		t->batch = 1;
+		return 0;
+	case 'n':
+		if (parse_u64(arg, 1, UINT32_MAX, &t->iterations))
+			return bad("iterations", "bad count '%s' (expected N >= 1)", arg);
+		return 0;
+	case 's':
+		if (tview_sort_of(arg) < 0)
+			return bad("sort", "bad key '%s' (expected iops, bytes, avg, p99, queue, "
+					   "device)", arg);
+		t->view.sort = tview_sort_of(arg);
+		return 0;
+	case 'C':
+		t->view.by_cgroup = 1;
+		return 0;
+	case 'r':
+		if (parse_u64(arg, 1, 100000, &v))
+			return bad("rows", "bad count '%s' (expected 1 to 100000)", arg);
+		t->rows = (int)v;
+		return 0;
+	case 'd':
+		return filter_opt(t, "dev", arg);
+	case 'p':
+		return filter_opt(t, "pid", arg);
+	}
+	return filter_opt(t, "cgroup", arg); /* 'g' */
+}
+
+static int top_parse(struct top *t, int argc, char **argv)
+{
+	int ret = subopt_parse(argc, argv, ":i:bn:s:Cr:d:p:", top_longopts, top_usage, top_one, t);
+
+	if (ret)
+		return ret;
+	if (optind < argc) {
+		it_err("top: unexpected argument '%s' (try '" TOP_PROG " --help')", argv[optind]);
+		return 2;
+	}
+	return 0;
+}
+
+/* ---- the terminal ---- */
+
+static void term_raw(struct top *t)
+{
+	struct termios raw;
+
+	if (t->batch || !isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &t->saved))
+		return;
+	raw = t->saved;
+	raw.c_lflag &= ~(ICANON | ECHO);
+	raw.c_cc[VMIN] = 0;
+	raw.c_cc[VTIME] = 0;
+	if (!tcsetattr(STDIN_FILENO, TCSANOW, &raw))
+		t->raw = 1;
+}
+
+static void term_restore(struct top *t)
+{
+	if (t->raw)
+		tcsetattr(STDIN_FILENO, TCSANOW, &t->saved);
+	t->raw = 0;
+}
+
+/* Rows that fit the terminal under the two header lines (the -r value wins). */
+static int fit_rows(const struct top *t)
+{
+	struct winsize ws;
+
+	if (t->rows || t->batch)
+		return t->rows;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || ws.ws_row < 4)
+		return 20;
+	return ws.ws_row - 3;
+}
+
+/* A key pressed: change the view; 1 to quit. */
+static int on_key(struct top *t, char k)
+{
+	static const char sort_keys[TV_SORT_MAX] = { 'i', 'b', 'a', 'p', 'u', 'd' };
+
+	if (k == 'q')
+		return 1;
+	if (k == 's')
+		t->view.sort = (t->view.sort + 1) % TV_SORT_MAX;
+	else if (k == 'c')
+		t->view.by_cgroup = !t->view.by_cgroup;
+	for (int i = 0; i < TV_SORT_MAX; i++)
+		if (k == sort_keys[i])
+			t->view.sort = i;
+	return 0;
+}
+
+/* Wait until deadline (CLOCK_MONOTONIC ns), handling keys; 1 to quit. */
+static int wait_tick(struct top *t, uint64_t deadline)
+{
+	for (;;) {
+		uint64_t now = it_mono_ns();
+		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+		char k;
+
+		if (top_stop)
+			return 1;
+		if (now >= deadline)
+			return 0;
+		if (poll(&p, t->raw ? 1 : 0, (int)((deadline - now) / 1000000 + 1)) <= 0)
+			continue;
+		if (read(STDIN_FILENO, &k, 1) == 1 && on_key(t, k))
+			return 1;
+		if (t->raw)
+			return 0; /* redraw at once with the new view */
+	}
+}
+
+/* ---- names ---- */
+
+static const char *dev_name(uint32_t dev, void *ctx)
+{
+	const struct top *t = ctx;
+
+	return dev ? parse_dev_name_cached(dev, t->o.sysfs_root) : "-";
+}
+
+static const char *cgroup_name(uint64_t id, void *ctx)
+{
+	return cg_path(((struct top *)ctx)->cg, id);
+}
+
+/* ---- the loop ---- */
+
+static void title(const struct top *t, int nrows, char *buf, size_t n)
+{
+	char iv[16], tm[16];
+	time_t now = time(NULL);
+	struct tm lt;
+
+	parse_fmt_duration(t->interval_ns, iv, sizeof(iv));
+	strftime(tm, sizeof(tm), "%H:%M:%S", localtime_r(&now, &lt));
+	snprintf(buf, n, "%s - %s  interval %s  sort %s  %s  %d rows%s", TOP_PROG, tm, iv,
+		 tview_sort_name(t->view.sort), t->view.by_cgroup ? "per cgroup" : "per process",
+		 nrows, t->raw ? "  [q quit, s sort, c cgroups]" : "");
+}
+
+/* Read the map, print the interval's table; the snapshot becomes prev. 0 or -errno. */
+static int tick(struct top *t)
+{
+	struct agg_entry *now = NULL;
+	struct tview_row *rows = NULL;
+	uint64_t ns = it_mono_ns();
+	char head[160];
+	int nr = 0, n, ret;
+
+	ret = agg_read(bpf_map__fd(t->ld.skel->maps.agg), &now, &nr);
+	if (ret)
+		return ret;
+	tview_sort_snapshot(now, nr);
+	n = tview_rows(now, nr, t->prev, t->nr_prev, ns - t->prev_ns, t->view.by_cgroup, &rows);
+	if (n < 0) {
+		free(now);
+		return n;
+	}
+	tview_sort(rows, n, t->view.sort);
+	title(t, n, head, sizeof(head));
+	t->view.max_rows = fit_rows(t);
+	tview_print(stdout, head, rows, n, &t->view);
+	if (t->batch)
+		fputc('\n', stdout);
+	fflush(stdout);
+	free(rows);
+	free(t->prev);
+	t->prev = now;
+	t->nr_prev = nr;
+	t->prev_ns = ns;
+	return 0;
+}
+
+/* -b: the totals since the start, the last table. */
+static void totals(struct top *t)
+{
+	struct tview_row *rows = NULL;
+	uint64_t cnt[IT_NR_COUNTERS];
+	int n = tview_totals(t->prev, t->nr_prev, t->prev_ns - t->start_ns, t->view.by_cgroup,
+			     &rows);
+
+	if (n < 0)
+		return;
+	tview_sort(rows, n, t->view.sort);
+	agg_percpu_u64(t->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
+	/* completions no program saw: not in the rows (docs/hooks.md, "Nested completions") */
+	printf("TOTAL since the start, %d rows; block requests issued %llu, seen completing %llu\n",
+	       n, (unsigned long long)cnt[IT_CNT_BLK_ISSUED],
+	       (unsigned long long)cnt[IT_CNT_BLK_COMPLETED]);
+	printf("PID COMM CGROUP DEV OP IOS BYTES\n");
+	for (int i = 0; i < n; i++) {
+		const char *cg = cgroup_name(rows[i].cgroup_id, t);
+
+		printf("%u %s %s %s %s %llu %llu\n", rows[i].tgid,
+		       rows[i].comm[0] && !t->view.by_cgroup ? rows[i].comm : "-", cg ? cg : "-",
+		       dev_name(rows[i].dev, t), out_op_name(rows[i].op),
+		       (unsigned long long)rows[i].ios, (unsigned long long)rows[i].bytes);
+	}
+	free(rows);
+}
+
+static int top_start(struct top *t)
+{
+	char mnt[CG_PATH_MAX];
+	int ret;
+
+	t->o.layers = 1u << IT_L_BLOCK;
+	t->o.top = 1; /* filters.c: the aggregation keyed by process and cgroup */
+	t->o.min_lat_ns = UINT64_MAX; /* no per-request records */
+	t->o.live = 0;
+	t->o.quiet = 1;
+	ret = it_loader_start(&t->ld, &t->o, stderr);
+	if (ret)
+		return ret;
+	if (!cg_mount_point(NULL, NULL, mnt, sizeof(mnt)))
+		t->cg = cg_cache_new(mnt);
+	t->start_ns = t->prev_ns = it_mono_ns();
+	return 0;
+}
+
+static int top_loop(struct top *t)
+{
+	uint64_t next = t->start_ns + t->interval_ns;
+	int ret = 0;
+
+	term_raw(t);
+	for (uint64_t i = 0; !t->iterations || i < t->iterations;) {
+		if (wait_tick(t, next))
+			break;
+		if (it_mono_ns() >= next) { /* else a key's redraw: not an interval */
+			next += t->interval_ns;
+			i++;
+		}
+		ret = tick(t);
+		if (ret)
+			break;
+	}
+	term_restore(t);
+	if (t->batch && !ret)
+		totals(t);
+	return ret;
+}
+
+int top_main(int argc, char **argv)
+{
+	struct top t = { .interval_ns = 1000000000ull };
+	struct sigaction sa = { .sa_handler = on_signal };
+	int ret;
+
+	cli_defaults(&t.o);
+	t.view = (struct tview_opts){ .dev_name = dev_name, .cgroup = cgroup_name, .ctx = &t };
+	ret = top_parse(&t, argc, argv);
+	if (ret) {
+		cli_free(&t.o);
+		return ret == 1 ? 0 : ret;
+	}
+	t.view.ansi = !t.batch;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	ret = top_start(&t);
+	if (!ret)
+		ret = top_loop(&t);
+	if (ret)
+		it_err("top: %s", strerror(-ret));
+	it_loader_stop(&t.ld);
+	cg_cache_free(t.cg);
+	free(t.prev);
+	cli_free(&t.o);
+	return ret ? 1 : 0;
+}
