@@ -2,7 +2,8 @@
 # --metrics scraped by a real Prometheus while fio does psync direct 4k random reads
 # on a loop device. Two tracers watch the same device: "rec" (default: every request
 # leaves a record, the daemon builds the histograms from them) and "kern" (-m 10s: no
-# records, the BPF side keeps the histograms), so /metrics is checked in both modes; a
+# records, the BPF side keeps the histograms; and --metrics-cgroup-depth 1, so that the
+# dashboard's cgroup panels have series), so /metrics is checked in both modes; a
 # third, "static", is the static build (its own HTTP server instead of libmicrohttpd).
 # Oracles: fio's JSON (total_ios, clat p99), promtool, Prometheus's HTTP API.
 #   promtool    the exposition of the three tracers passes `promtool check metrics`
@@ -58,7 +59,8 @@ start_tracer -d "$name" -l syscall,block --metrics "127.0.0.1:$PORT_REC" ||
 	fail_all "rec tracer: $TRACER_WHY"
 PID_REC=$TRACER_PID
 PORT_KERN=$(free_port) || fail_all "no free TCP port"
-start_tracer -d "$name" -l syscall,block -m 10s --metrics "127.0.0.1:$PORT_KERN" ||
+start_tracer -d "$name" -l syscall,block -m 10s --metrics "127.0.0.1:$PORT_KERN" \
+	--metrics-cgroup-depth 1 ||
 	fail_all "kern tracer: $TRACER_WHY"
 PID_KERN=$TRACER_PID
 make -s -C "$IT_ROOT" build/iotracer.static >"$IT_TMP/static.log" 2>&1 ||
@@ -204,7 +206,18 @@ done < <(jq -r '.panels[].targets[].expr' "$IT_ROOT/configs/grafana-iotracer.jso
 note "grafana: $nq queries, no data (none of their series scraped here, or a filter):${nodata:- none}"
 check grafana "${bad:-no queries in the dashboard}" test -z "$bad" -a "$nq" -gt 0
 
-# the rules in this Prometheus, and their names in the tracers' text
+# the rules in this Prometheus, and their names in the tracers' text. A recorded rate needs
+# two samples of its input and then an evaluation: the scrapes at ts_* (>= 2.2 s after fio
+# ended) each follow one that already held every fio request, so wait for the recording
+# group's first evaluation more than a second after the last of them.
+ts_max=$(printf '%s\n' "$ts_rec" "$ts_kern" "$ts_static" | sort -g | tail -1)
+for ((i = 0; i < 50; i++)); do
+	ev=$(curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/rules" | jq -r \
+		'.data.groups[] | select(.name == "iotracer-recording") | .lastEvaluation | sub("\\.[0-9]*Z$"; "Z") | fromdate')
+	awk -v e="${ev:-0}" -v t="$ts_max" 'BEGIN { exit !(e > t + 1) }' && break
+	sleep 0.2
+done
+note "recording rules last evaluated at ${ev:-never}, last scrape $ts_max"
 bad=$(curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/rules" |
 	jq -r '[.data.groups[].rules[]] | if length == 0 then "no rules loaded" else
 		(.[] | select(.health != "ok") | "\(.name): \(.health) \(.lastError // "")") end' | tr '\n' ' ')
@@ -212,7 +225,9 @@ bad=$(curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/rules" |
 for q in "device:iotracer_request_duration_seconds:p99_5m{device=\"$name\",layer=\"syscall\",op=\"read\",stage=\"total\"}" \
 	"device:iotracer_requests:rate5m{device=\"$name\",layer=\"syscall\",op=\"read\"}"; do
 	n=$(prom_count "$q")
-	[[ $n == 3 ]] || bad+="$q: $n series (want 3: rec, kern, static); "
+	[[ $n == 3 ]] || bad+="$q: $n series (want 3: rec, kern, static): $(curl -s --max-time 5 \
+		"http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$q" |
+		jq -c '[.data.result[] | .metric.job + "=" + .value[1]]'); "
 done
 while read -r m; do
 	grep -qE "^# TYPE $m " <<<"$scraped" || bad+="rules name $m, not in /metrics; "
