@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * QEMU layer (host mode): uprobes on exported functions of a stock QEMU,
- * attached per process by src/host.c at offsets read from its .dynsym.
+ * attached per process by src/mode/host.c at offsets read from its .dynsym.
  * A uprobe hit costs ~18 us here, so at most two per guest IO: the submit
  * of the guest request to QEMU's block layer (blk_aio_preadv/pwritev, which
  * carries the byte offset: the join key) and the interrupt back to the guest

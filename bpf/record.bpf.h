@@ -48,8 +48,10 @@ struct it_res {
 };
 
 /*
- * Never wake user space per record (DESIGN principle 4): the daemon drains
- * on a timer, and is woken early only once the ring is filling up.
+ * Never wake user space per record (tracers that stream one record per IO
+ * to user space cut fio's IOPS to ~75 % at 12k IOPS, in-kernel histograms
+ * kept ~100 %): the daemon drains on a timer, and is woken early only once
+ * the ring is filling up.
  */
 static __always_inline u64 it_wake_flags(void)
 {

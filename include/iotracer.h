@@ -311,6 +311,54 @@ struct it_qemu_rec {
 	__u32 pad0;
 };
 
+#ifndef __bpf__
+/*
+ * User space reads each record type's size and end stamp here, and only
+ * here. it_rec_size: the size of a record of that type (aio: without its
+ * iocbs, IT_AIO_SIZE(0), the least it has); 0 for a type without a body
+ * (IT_REC_WAKE) or unknown. it_rec_end_ns: when the record's request ended
+ * (CLOCK_MONOTONIC; the daemon merges records in this order), 0 when len is
+ * too short for its type or the type has no end.
+ */
+static inline __u32 it_rec_size(__u32 type)
+{
+	switch (type) {
+	case IT_REC_SYSCALL:
+		return sizeof(struct it_syscall_rec);
+	case IT_REC_BLOCK:
+		return sizeof(struct it_block_rec);
+	case IT_REC_URING:
+		return sizeof(struct it_uring_rec);
+	case IT_REC_AIO:
+		return IT_AIO_SIZE(0);
+	case IT_REC_QEMU:
+		return sizeof(struct it_qemu_rec);
+	default:
+		return 0;
+	}
+}
+
+static inline __u64 it_rec_end_ns(const void *data, __u64 len)
+{
+	const struct it_hdr *h = (const struct it_hdr *)data;
+
+	if (len < sizeof(*h) || !it_rec_size(h->type) || len < it_rec_size(h->type))
+		return 0;
+	switch (h->type) {
+	case IT_REC_SYSCALL:
+		return ((const struct it_syscall_rec *)data)->exit_ns;
+	case IT_REC_BLOCK:
+		return ((const struct it_block_rec *)data)->c_ns;
+	case IT_REC_URING:
+		return ((const struct it_uring_rec *)data)->complete_ns;
+	case IT_REC_AIO:
+		return ((const struct it_aio_rec *)data)->exit_ns;
+	default: /* IT_REC_QEMU */
+		return ((const struct it_qemu_rec *)data)->ts_ns;
+	}
+}
+#endif /* !__bpf__ */
+
 /*
  * Per-CPU record buffers (map "slots", BPF_F_MMAPABLE): CPU c owns slots
  * [c << shift, (c + 1) << shift), one record per IT_SLOT_SIZE slot, written

@@ -8,7 +8,9 @@
 
 #include "bench/bench.h"
 #include "core/cli.h"
+#include "core/config.h"
 #include "core/daemon.h"
+#include "mode/mode.h"
 #include "report/report.h"
 #include "top/top.h"
 
@@ -22,6 +24,13 @@ static const struct {
 	{ "top", top_main },
 };
 
+/* The modes of the daemon (--mode), by enum it_mode: standalone is the daemon alone. */
+static const struct mode_ops *const modes[] = {
+	[IT_MODE_STANDALONE] = NULL,
+	[IT_MODE_GUEST] = &guest_mode_ops,
+	[IT_MODE_HOST] = &host_mode_ops,
+};
+
 int main(int argc, char **argv)
 {
 	struct it_opts o;
@@ -32,9 +41,9 @@ int main(int argc, char **argv)
 			return commands[i].fn(argc - 1, argv + 1);
 
 	cli_defaults(&o);
-	ret = cli_parse(argc, argv, &o, stdout, stderr);
+	ret = config_parse(argc, argv, &o, stdout, stderr);
 	if (ret == CLI_RUN)
-		ret = it_daemon_run(&o);
+		ret = it_daemon_run(&o, modes);
 	else if (ret == CLI_EXIT_OK)
 		ret = 0;
 	cli_free(&o);

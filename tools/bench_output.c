@@ -25,6 +25,7 @@
 #include "core/corr.h"
 #include "core/output.h"
 #include "lib/parse.h"
+#include "../tests/unit/rng.h" /* unit_rng() */
 
 #define POOL 4096
 
@@ -32,10 +33,7 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545f4914f6cdd1dull;
+	return unit_rng(&rng);
 }
 
 /* A random value of a random bit length: every digit count occurs. */

@@ -10,10 +10,10 @@
  *   callgrind_annotate /tmp/replay.cg | head -40
  *
  * What the daemon does per record with `iotracer -q --no-live -j FILE -d 7:0`
- * (src/daemon.c): libbpf's ring callback on_record() -> corr_feed() -> the
+ * (src/core/daemon.c): libbpf's ring callback on_record() -> corr_feed() -> the
  * corr emit callback on_request() -> out_request() (statistics, JSON line into
  * the batch, fwrite of full batches), then on every 50 ms drain corr_tick()
- * and out_flush(). The options go through cli_parse() and the JSON file is
+ * and out_flush(). The options go through config_parse() and the JSON file is
  * opened with fopen() as the daemon does.
  *
  * The records are those of fio psync 4 KiB random direct reads on loop0
@@ -47,10 +47,12 @@
 #include <unistd.h>
 
 #include "core/cli.h"
+#include "core/config.h"
 #include "core/corr.h"
 #include "iotracer.h"
 #include "core/output.h"
 #include "core/record.h"
+#include "../tests/unit/rng.h" /* unit_rng() */
 
 #define DRAIN_NS (50ull * 1000 * 1000) /* daemon.c: timer period */
 #define HOLD_NS (2ull * 1000 * 1000 * 1000) /* daemon.c: block waits for its parent */
@@ -77,10 +79,7 @@ static uint64_t rng = 0x2545f4914f6cdd1dull;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545f4914f6cdd1dull;
+	return unit_rng(&rng);
 }
 
 static uint64_t clock_ns(clockid_t c)
@@ -341,9 +340,9 @@ int main(int argc, char **argv)
 		args[na++] = "--record-level", args[na++] = (char *)rec_level;
 	}
 	args[na++] = "-d", args[na++] = "7:0";
-	ret = cli_parse(na, args, &o, stdout, stderr);
+	ret = config_parse(na, args, &o, stdout, stderr);
 	if (ret != CLI_RUN) {
-		fprintf(stderr, "cli_parse: %d\n", ret);
+		fprintf(stderr, "config_parse: %d\n", ret);
 		return 1;
 	}
 	if (o.json_path) {

@@ -352,7 +352,7 @@ static int target_user_device(struct bench *b, struct target *t, const struct st
 	snprintf(t->dev, sizeof(t->dev), "%s", b->o.target);
 	t->maj = major(st->st_rdev);
 	t->min = minor(st->st_rdev);
-	if (parse_dev_name(IT_MKDEV_BENCH(t->maj, t->min), NULL, t->name, sizeof(t->name)))
+	if (parse_dev_name(IT_MKDEV(t->maj, t->min), NULL, t->name, sizeof(t->name)))
 		snprintf(t->name, sizeof(t->name), "%u:%u", t->maj, t->min);
 	snprintf(t->desc, sizeof(t->desc), "%s (%u:%u, user device)", b->o.target, t->maj, t->min);
 	return 0;

@@ -224,7 +224,7 @@ int tracer_argv(const struct bench *b, const struct tracer *tr, const struct tar
 		snprintf(store[s], sizeof(store[0]), "%s/%s", b->tools,
 			 tr->k == T_BT_HIST ? "blk_lat_hist.bt" : "blk_io_print.bt");
 		argv[n++] = store[s++];
-		snprintf(store[s], sizeof(store[0]), "%u", IT_MKDEV_BENCH(t->maj, t->min));
+		snprintf(store[s], sizeof(store[0]), "%u", IT_MKDEV(t->maj, t->min));
 		argv[n++] = store[s++];
 		break;
 	default:

@@ -14,7 +14,6 @@
 #include "iotracer.h"
 #include "core/cgroup.h"
 #include "core/cli.h"
-#include "core/config.h"
 #include "core/record.h"
 #include "lib/parse.h"
 #include "lib/addr.h"
@@ -728,7 +727,7 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 		return CLI_RUN;
 	case CLI_OPT_CONFIG:
 	case CLI_OPT_NO_CONFIG:
-		return CLI_RUN; /* read before the other options (cli_config) */
+		return CLI_RUN; /* read before the other options (cli_config_file) */
 	case CLI_OPT_HELP:
 		cli_usage(out);
 		return CLI_EXIT_OK;
@@ -831,15 +830,16 @@ static void cli_forget(const struct cli_option *r, struct it_opts *o)
 }
 
 /*
- * The config file, before the command line: a first getopt pass looks for
- * --config, --no-config, --help and --version only (pass two reports
- * errors). No file for --help/--version.
+ * A first getopt pass looks for --config, --no-config, --help and --version
+ * only (cli_parse reports errors). No file for --help/--version.
  */
-static int cli_config(int argc, char **argv, struct it_opts *o, FILE *err)
+int cli_config_file(int argc, char **argv, struct it_opts *o, FILE *err, const char **file)
 {
 	const char *path = NULL;
 	int c, no_config = 0, info = 0;
 
+	*file = NULL;
+	cli_getopt_tables();
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, cli_shortopts, cli_longopts, NULL)) != -1) {
@@ -864,7 +864,8 @@ static int cli_config(int argc, char **argv, struct it_opts *o, FILE *err)
 		it_err_to(err, "--config: out of memory");
 		return CLI_USAGE;
 	}
-	return config_read(path, o, err);
+	*file = o->config_path;
+	return CLI_RUN;
 }
 
 int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err)
@@ -882,10 +883,6 @@ int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err)
 	o->argc = argc;
 	o->argv = argv;
 	cli_getopt_tables();
-	ret = cli_config(argc, argv, o, err);
-	if (ret != CLI_RUN)
-		goto out;
-
 	optind = 0; /* full re-initialisation of glibc getopt */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, cli_shortopts, cli_longopts, NULL)) != -1) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * cli: the run options of iotracer (docs/cli.md). Subcommands are handled by
- * main() before cli_parse().
+ * main() before config_parse().
  */
 #ifndef IT_CLI_H
 #define IT_CLI_H
@@ -89,10 +89,17 @@ enum { CLI_RUN = 0, CLI_EXIT_OK = 1, CLI_USAGE = 2 };
 void cli_defaults(struct it_opts *o);
 
 /*
- * Parse the run options into *o (start from cli_defaults(); o->sysfs_root is
- * used to resolve --dev names). The config file (--config FILE, else
- * o->config_default when it exists, none with --no-config) is applied first,
- * then the command line over it. Returns CLI_RUN to go on, CLI_EXIT_OK after
+ * The config file the command line asks for: --config FILE, else
+ * o->config_default when it exists; none with --no-config, --help or
+ * --version. *file: its path (kept in o->config_path), or NULL. CLI_RUN, or
+ * CLI_USAGE after one error line to err (--config with --no-config).
+ */
+int cli_config_file(int argc, char **argv, struct it_opts *o, FILE *err, const char **file);
+
+/*
+ * Apply the command line's run options over *o (from cli_defaults(), and the
+ * config file's: config_parse() does both; o->sysfs_root is used to resolve
+ * --dev names). Returns CLI_RUN to go on, CLI_EXIT_OK after
  * --help/--version (printed to out), or CLI_USAGE after printing one error
  * line (plus a "Try" hint for unknown options, missing arguments and stray
  * operands) to err. out/err NULL mean stdout/stderr.

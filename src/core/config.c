@@ -112,3 +112,19 @@ int config_read(const char *path, struct it_opts *o, FILE *err)
 			  line);
 	return CLI_USAGE;
 }
+
+int config_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err)
+{
+	const char *file;
+	int ret;
+
+	if (!err)
+		err = stderr;
+	ret = cli_config_file(argc, argv, o, err, &file);
+	if (ret == CLI_RUN && file)
+		ret = config_read(file, o, err);
+	if (ret == CLI_RUN)
+		return cli_parse(argc, argv, o, out, err);
+	fflush(err);
+	return ret;
+}

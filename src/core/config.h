@@ -18,4 +18,12 @@ struct it_opts;
  */
 int config_read(const char *path, struct it_opts *o, FILE *err);
 
+/*
+ * The run options as the daemon takes them: the config file the command line
+ * names (cli_config_file), then the command line over it (cli_parse), into
+ * *o (from cli_defaults()). cli_parse()'s results; out/err NULL mean
+ * stdout/stderr. Call cli_free() whatever it returns.
+ */
+int config_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err);
+
 #endif /* IT_CONFIG_H */

@@ -670,25 +670,10 @@ int corr_feed(struct corr *c, const void *data, size_t len, uint64_t now_ns)
 	if (!data || len < sizeof(h))
 		goto bad;
 	memcpy(&h, data, sizeof(h));
-	switch (h.type) {
-	case IT_REC_SYSCALL:
-		want = sizeof(struct it_syscall_rec);
-		break;
-	case IT_REC_BLOCK:
-		want = sizeof(struct it_block_rec);
-		break;
-	case IT_REC_URING:
-		want = sizeof(struct it_uring_rec);
-		break;
-	case IT_REC_AIO:
-		want = IT_AIO_SIZE(0); /* variable: checked against nr below */
-		if (h.size < want || len < h.size)
-			goto bad;
-		break;
-	default:
+	if (h.type < IT_REC_SYSCALL || h.type > IT_REC_AIO) /* the types corr joins */
 		goto bad;
-	}
-	if (h.type != IT_REC_AIO && (h.size != want || len < want))
+	want = it_rec_size(h.type); /* aio: variable, checked against nr below */
+	if (h.type == IT_REC_AIO ? h.size < want || len < h.size : h.size != want || len < want)
 		goto bad;
 
 	switch (h.type) {

@@ -22,6 +22,7 @@
 #include "iotracer.h"
 #include "iotracer.skel.h"
 #include "core/cli.h"
+#include "core/config.h"
 #include "core/corr.h"
 #include "core/daemon.h"
 #include "core/loader.h"
@@ -34,7 +35,6 @@
 #include "core/reload.h"
 #include "core/filters.h"
 #include "lib/parse.h"
-#include "mode/mode.h"
 #include "core/recbuf.h"
 #include "core/record.h"
 #include "core/uhist.h"
@@ -67,6 +67,7 @@ struct daemon {
 	/* records that ended before hists_switch_ns went by kern_hists_before */
 	uint64_t hists_switch_ns;
 	int kern_hists_before;
+	const struct mode_ops *const *modes; /* by enum it_mode (it_daemon_run) */
 	const struct mode_ops *mode; /* guest/host mode, NULL standalone */
 	void *m; /* its state */
 	int mode_fd;
@@ -470,19 +471,15 @@ static void report_attach(struct daemon *d)
 		fflush(d->json);
 }
 
-static const struct mode_ops *mode_of(const struct it_opts *o)
+static const struct mode_ops *mode_of(const struct daemon *d, const struct it_opts *o)
 {
-	if (o->mode == IT_MODE_GUEST)
-		return &guest_mode_ops;
-	if (o->mode == IT_MODE_HOST)
-		return &host_mode_ops;
-	return NULL;
+	return o->mode <= IT_MODE_HOST ? d->modes[o->mode] : NULL;
 }
 
 /* The mode's adjustments to a copy of the options (host: the QEMU pids). 0 or -errno. */
-static int mode_prepare(struct it_opts *o, FILE *err)
+static int mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err)
 {
-	const struct mode_ops *m = mode_of(o);
+	const struct mode_ops *m = mode_of(d, o);
 
 	return m && m->prepare ? m->prepare(o, err) : 0;
 }
@@ -521,7 +518,7 @@ static int bpf_connect(struct daemon *d)
 				.text = d->text };
 
 	report_attach(d);
-	d->mode = mode_of(d->o);
+	d->mode = mode_of(d, d->o);
 	if (d->mode) {
 		d->m = d->mode->start(&env);
 		if (!d->m)
@@ -597,8 +594,8 @@ static int reload_read(struct daemon *d, struct it_opts *n, char *why, size_t le
 	n->sysfs_root = d->o->sysfs_root;
 	n->config_default = d->o->config_default;
 	if (err) {
-		ret = cli_parse(d->o->argc, d->o->argv, n, err, err) == CLI_RUN ? 0 : -EINVAL;
-		if (!ret && mode_prepare(n, err))
+		ret = config_parse(d->o->argc, d->o->argv, n, err, err) == CLI_RUN ? 0 : -EINVAL;
+		if (!ret && mode_prepare(d, n, err))
 			ret = -EINVAL;
 		fclose(err);
 	}
@@ -925,16 +922,16 @@ static void daemon_free(struct daemon *d)
 		cli_free(&d->cur);
 }
 
-int it_daemon_run(const struct it_opts *uo)
+int it_daemon_run(const struct it_opts *uo, const struct mode_ops *const modes[])
 {
-	struct daemon d = { .epfd = -1, .sigfd = -1, .tfd = -1, .mode_fd = -1 };
+	struct daemon d = { .epfd = -1, .sigfd = -1, .tfd = -1, .mode_fd = -1, .modes = modes };
 	int ret;
 
 	d.cur = *uo; /* shallow: the strings stay uo's until a reload */
 	d.o = &d.cur;
 	block_hup();
 	log_set_level(d.o->verbose, 0);
-	ret = mode_prepare(&d.cur, stderr);
+	ret = mode_prepare(&d, &d.cur, stderr);
 	if (ret)
 		return ret == -EINVAL ? 2 : 1; /* bad input: usage exit status */
 	ret = daemon_start(&d);

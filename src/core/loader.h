@@ -1,4 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * loader: the BPF side up and down. Probe the kernel (kfeat), pick per hook
+ * the cheapest method that works here (hook_defs[] in loader.c; docs/hooks.md),
+ * autoload only those programs, set the rodata knobs and filters, load,
+ * attach, and keep a per-hook report of what attached and why not. Also
+ * the record buffers' sizes and mappings, and the programs' run statistics.
+ */
 #ifndef IT_LOADER_H
 #define IT_LOADER_H
 
@@ -11,7 +18,10 @@ struct iotracer_bpf;
 struct bpf_link;
 struct bpf_object;
 
-/* Attach methods, cheapest first (DESIGN principle 3). */
+/*
+ * Attach methods, cheapest first: a hook takes the first that works here, so
+ * the tracer attaches only what the chosen layers need, each the cheapest way.
+ */
 enum it_method {
 	IT_M_NONE = 0,
 	IT_M_TP_BTF,

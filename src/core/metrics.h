@@ -68,7 +68,7 @@ struct metrics_in {
 void metrics_write(FILE *f, const struct metrics_in *in);
 
 /*
- * Building blocks, also for a mode's own lines (mode.h): a family header
+ * Building blocks, also for a mode's own lines (mode_ops.metrics, daemon.h): a family header
  * ("# HELP" and "# TYPE" lines), and one sample name{labels} value. labels:
  * nr name/value pairs, values escaped (\\, \", \n); value as written.
  */

@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Output sinks: live per-request lines, JSON lines (docs/json.md), and
- * interval/final summaries with per-stage percentiles from the records and
- * the in-kernel log2 histograms. Pure user space: tested without BPF.
+ * interval/final summaries with per-stage percentiles from the records
+ * (computed in stages.c) and the in-kernel log2 histograms. Pure user
+ * space: tested without BPF.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "core/cli.h"
 #include "core/cgroup.h"
+#include "core/cli.h"
 #include "core/hist.h"
 #include "lib/jsonw.h"
 #include "core/output.h"
+#include "core/stages.h"
 #include "lib/parse.h"
 #include "lib/log.h"
 
@@ -52,41 +54,12 @@ struct out_dev {
 	char devno[24];
 };
 
-/*
- * Stage statistics from records, keyed (layer name, dev, op, stage). A value
- * goes into ival only; each summary adds ival to total and empties it (the
- * final one first, so that total is complete when it is reported).
- */
-/*
- * Bytes moved by the requests of a stage row and the span they cover (first
- * start .. last end): throughput = bytes / span, a figure of the requests
- * alone (the same from a recording as live, whatever the run's length).
- */
-struct tput {
-	uint64_t bytes, first_ns, last_ns;
-};
-
-struct stage_stat {
-	const char *layer; /* static string */
-	const char *stage; /* static string */
-	uint32_t dev;
-	uint8_t op;
-	struct lhist *ival; /* since the last summary */
-	struct lhist *total; /* up to the last summary */
-	struct tput tp_ival, tp_total; /* the request's whole stage (total, q2c) only */
-};
-
-/* Lookup cache of stage_get(): a request adds to ~5 stages in turn. */
-#define OUT_ST_CACHE 32 /* a power of two */
-
 struct it_out {
 	FILE *text, *json;
 	const char *sysfs_root;
 	const struct out_devnames *dn; /* NULL: names from sysfs */
-	struct cg_cache *cg; /* cgroup paths (not owned); NULL: none */
 	uint64_t start_ns;
 	int live, quiet;
-	int live_cgroup; /* live lines end with the cgroup path (--cgroup given) */
 	int header_done;
 	int error;
 	uint64_t requests;
@@ -99,9 +72,9 @@ struct it_out {
 	uint64_t batch_ts; /* timestamp of the first request of the batch */
 	struct out_dev devs[OUT_DEVS];
 	unsigned int next_dev;
-	struct stage_stat *st;
-	int nr_st, cap_st;
-	int st_cache[OUT_ST_CACHE]; /* index + 1 in st, 0: none */
+	struct stages stages; /* per-stage statistics from the requests (stages.c) */
+	struct cg_cache *cg; /* cgroup paths (not owned); NULL: none */
+	int live_cgroup; /* live lines end with the cgroup path (--cgroup given) */
 };
 
 static const char *const op_names[IT_OP_MAX] = { "read", "write", "sync", "discard", "other" };
@@ -202,8 +175,8 @@ struct it_out *out_new(const struct it_opts *o, FILE *text, FILE *json, uint64_t
 	out->sysfs_root = o->sysfs_root;
 	out->start_ns = start_ns;
 	out->live = o->live && !o->quiet;
-	out->live_cgroup = o->nr_cgroups > 0;
 	out->quiet = o->quiet;
+	out->live_cgroup = o->nr_cgroups > 0;
 	/* a terminal still sees every line at once; so does the text stream if it is the same */
 	if (json && json != text && fileno(json) >= 0 && !isatty(fileno(json))) {
 		out->batch = 1;
@@ -313,24 +286,20 @@ void out_free(struct it_out *out)
 		json_write(out, jw_len(&out->w), out->batch_lines);
 		json_fflush(out);
 	}
-	for (int i = 0; i < out->nr_st; i++) {
-		lhist_free(out->st[i].ival);
-		lhist_free(out->st[i].total);
-	}
-	free(out->st);
+	stages_free(&out->stages);
 	jw_free(&out->w);
 	free(out);
-}
-
-void out_set_cgroups(struct it_out *out, struct cg_cache *cg)
-{
-	out->cg = cg;
 }
 
 void out_set_devnames(struct it_out *out, const struct out_devnames *dn)
 {
 	out->dn = dn;
 	memset(out->devs, 0, sizeof(out->devs));
+}
+
+void out_set_cgroups(struct it_out *out, struct cg_cache *cg)
+{
+	out->cg = cg;
 }
 
 uint64_t out_requests(const struct it_out *out)
@@ -340,287 +309,12 @@ uint64_t out_requests(const struct it_out *out)
 
 int out_error(const struct it_out *out)
 {
-	return out->error;
+	return out->error ? out->error : out->stages.error;
 }
 
 uint64_t out_json_lost(const struct it_out *out)
 {
 	return out->json_lost;
-}
-
-/* ---- stage statistics ---- */
-
-static unsigned int stage_slot(const char *layer, uint32_t dev, unsigned int op, const char *stage)
-{
-	uint64_t k = ((uint64_t)(uintptr_t)stage << 16) ^ (uint64_t)(uintptr_t)layer ^
-		     ((uint64_t)dev << 32) ^ op;
-
-	return (unsigned int)((k * 0x9e3779b97f4a7c15ull) >> 59) & (OUT_ST_CACHE - 1);
-}
-
-static int stage_is(const struct stage_stat *s, const char *layer, uint32_t dev, unsigned int op,
-		    const char *stage)
-{
-	return s->layer == layer && s->dev == dev && s->op == op && s->stage == stage;
-}
-
-/* stage_get() when the cache does not have it: find or add it. */
-static __attribute__((noinline)) struct stage_stat *stage_find(struct it_out *out,
-							       unsigned int slot, const char *layer,
-							       uint32_t dev, unsigned int op,
-							       const char *stage)
-{
-	struct stage_stat *s;
-
-	for (int i = 0; i < out->nr_st; i++) {
-		if (stage_is(&out->st[i], layer, dev, op, stage)) {
-			out->st_cache[slot] = i + 1;
-			return &out->st[i];
-		}
-	}
-	if (out->nr_st == out->cap_st) {
-		int cap = out->cap_st ? out->cap_st * 2 : 16;
-		struct stage_stat *n = realloc(out->st, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		out->st = n;
-		out->cap_st = cap;
-	}
-	s = &out->st[out->nr_st];
-	*s = (struct stage_stat){ .layer = layer, .stage = stage, .dev = dev, .op = op };
-	s->ival = lhist_new();
-	s->total = lhist_new();
-	if (!s->ival || !s->total) {
-		lhist_free(s->ival);
-		lhist_free(s->total);
-		return NULL;
-	}
-	out->st_cache[slot] = ++out->nr_st;
-	return s;
-}
-
-static inline struct stage_stat *stage_get(struct it_out *out, const char *layer, uint32_t dev,
-					   unsigned int op, const char *stage)
-{
-	unsigned int slot = stage_slot(layer, dev, op, stage);
-	int i = out->st_cache[slot] - 1;
-
-	if (i >= 0 && stage_is(&out->st[i], layer, dev, op, stage))
-		return &out->st[i];
-	return stage_find(out, slot, layer, dev, op, stage);
-}
-
-static void stage_add(struct it_out *out, const char *layer, uint32_t dev, unsigned int op,
-		      const char *stage, uint64_t ns)
-{
-	struct stage_stat *s = stage_get(out, layer, dev, op, stage);
-
-	if (!s || lhist_add(s->ival, ns))
-		out->error = -ENOMEM;
-}
-
-static void tput_add(struct tput *t, uint64_t bytes, uint64_t first, uint64_t last)
-{
-	if (!t->first_ns || first < t->first_ns)
-		t->first_ns = first;
-	if (last > t->last_ns)
-		t->last_ns = last;
-	t->bytes += bytes;
-}
-
-/* Bytes of a request whose whole latency went to this stage row (start..end: its span). */
-static void stage_bytes(struct it_out *out, const char *layer, uint32_t dev, unsigned int op,
-			const char *stage, uint64_t bytes, uint64_t start, uint64_t end)
-{
-	struct stage_stat *s = stage_get(out, layer, dev, op, stage);
-
-	if (s && start && end >= start)
-		tput_add(&s->tp_ival, bytes, start, end);
-}
-
-/* Bytes per second over the span; 0 without a span. */
-static double tput_rate(const struct tput *t)
-{
-	return t->last_ns > t->first_ns ? (double)t->bytes * 1e9 / (double)(t->last_ns - t->first_ns) :
-					  0.0;
-}
-
-/* total += ival, and ival starts again. */
-static void stages_fold(struct it_out *out)
-{
-	for (int i = 0; i < out->nr_st; i++) {
-		struct stage_stat *s = &out->st[i];
-
-		if (lhist_merge(s->total, s->ival))
-			out->error = -ENOMEM;
-		lhist_reset(s->ival);
-		if (s->tp_ival.first_ns)
-			tput_add(&s->tp_total, s->tp_ival.bytes, s->tp_ival.first_ns,
-				  s->tp_ival.last_ns);
-		memset(&s->tp_ival, 0, sizeof(s->tp_ival));
-	}
-}
-
-/* ---- per-request derived numbers ---- */
-
-struct req_view {
-	const char *kind;
-	const struct it_task *task;
-	uint64_t start_ns, end_ns;
-	uint32_t dev;
-	unsigned int op;
-	uint64_t offset, bytes, ino;
-	int64_t ret;
-	uint64_t first_q, last_c; /* over the block children */
-};
-
-static void view_blocks(const struct corr_req *r, struct req_view *v)
-{
-	v->first_q = 0;
-	v->last_c = 0;
-	for (int i = 0; i < r->nr_blocks; i++) {
-		const struct it_block_rec *b = r->blocks[i];
-
-		if (!v->first_q || b->q_ns < v->first_q)
-			v->first_q = b->q_ns;
-		if (b->c_ns > v->last_c)
-			v->last_c = b->c_ns;
-	}
-}
-
-static void make_view(const struct corr_req *r, struct req_view *v)
-{
-	memset(v, 0, sizeof(*v));
-	view_blocks(r, v);
-	switch (r->kind) {
-	case CORR_SYSCALL:
-		v->kind = "syscall";
-		v->task = &r->sys->task;
-		v->start_ns = r->sys->enter_ns;
-		v->end_ns = r->sys->exit_ns;
-		v->dev = r->sys->dev;
-		v->op = r->sys->op;
-		v->offset = r->sys->offset;
-		v->bytes = r->sys->bytes;
-		v->ino = r->sys->ino;
-		v->ret = r->sys->ret;
-		break;
-	case CORR_URING:
-		v->kind = "io_uring";
-		v->task = &r->uring->task;
-		v->start_ns = r->uring->submit_ns;
-		v->end_ns = r->uring->complete_ns;
-		v->dev = r->uring->dev;
-		v->op = r->uring->op;
-		v->ino = r->uring->ino;
-		v->ret = r->uring->res;
-		if (r->nr_blocks) {
-			v->offset = r->blocks[0]->sector * 512;
-			v->bytes = r->blocks[0]->bytes;
-		}
-		break;
-	case CORR_AIO:
-		v->kind = "aio";
-		v->task = &r->aio.task;
-		v->start_ns = r->aio.submit_ns;
-		v->end_ns = r->aio.reaped ? r->aio.reap_ns : 0;
-		v->dev = r->aio.iocb.dev;
-		/* IOCB_CMD_PREAD 0, PWRITE 1, FSYNC 2, FDSYNC 3, PREADV 7, PWRITEV 8 */
-		switch (r->aio.iocb.opcode) {
-		case 0:
-		case 7:
-			v->op = IT_OP_READ;
-			break;
-		case 1:
-		case 8:
-			v->op = IT_OP_WRITE;
-			break;
-		case 2:
-		case 3:
-			v->op = IT_OP_SYNC;
-			break;
-		default:
-			v->op = IT_OP_OTHER;
-		}
-		v->offset = r->aio.iocb.offset;
-		v->bytes = r->aio.iocb.nbytes;
-		v->ret = r->aio.res;
-		break;
-	case CORR_BLOCK:
-	default: {
-		const struct it_block_rec *b = r->blocks[0];
-
-		v->kind = "block";
-		v->task = &b->task;
-		v->start_ns = b->q_ns;
-		v->end_ns = b->c_ns;
-		v->dev = b->dev;
-		v->op = b->op;
-		v->offset = b->sector * 512;
-		v->bytes = b->bytes;
-		v->ino = b->ino;
-		v->ret = b->error;
-		break;
-	}
-	}
-}
-
-static uint64_t lat_of(const struct req_view *v)
-{
-	return v->end_ns > v->start_ns ? v->end_ns - v->start_ns : 0;
-}
-
-/* ---- statistics per request ---- */
-
-static void stats_block(struct it_out *out, const struct it_block_rec *b)
-{
-	if (b->drv_layer && b->drv_submit_ns && b->drv_done_ns >= b->drv_submit_ns) {
-		const char *l = parse_layer_name(b->drv_layer);
-
-		stage_add(out, l, b->dev, b->op, "drv", b->drv_done_ns - b->drv_submit_ns);
-		/* virtio: kick -> interrupt, the time spent in the hypervisor and device */
-		if (b->drv_kick_ns && b->drv_done_ns >= b->drv_kick_ns)
-			stage_add(out, l, b->dev, b->op, "kick2irq",
-				  b->drv_done_ns - b->drv_kick_ns);
-	}
-	stage_add(out, "block", b->dev, b->op, "q2c", b->c_ns - b->q_ns);
-	stage_bytes(out, "block", b->dev, b->op, "q2c", b->bytes, b->q_ns, b->c_ns);
-	if (b->d_ns) {
-		stage_add(out, "block", b->dev, b->op, "d2c", b->c_ns - b->d_ns);
-		stage_add(out, "block", b->dev, b->op, "q2d", b->d_ns - b->q_ns);
-	}
-}
-
-static void stats_request(struct it_out *out, const struct corr_req *r, const struct req_view *v)
-{
-	for (int i = 0; i < r->nr_blocks; i++)
-		stats_block(out, r->blocks[i]);
-	switch (r->kind) {
-	case CORR_SYSCALL:
-		stage_add(out, "syscall", v->dev, v->op, "total", lat_of(v));
-		stage_bytes(out, "syscall", v->dev, v->op, "total", v->bytes, v->start_ns,
-			    v->end_ns);
-		if (r->sys->flags & IT_F_SCHED_SW)
-			stage_add(out, "syscall", v->dev, v->op, "offcpu", r->sys->offcpu_ns);
-		if (r->sys->flags & IT_F_SCHED_CNT)
-			stage_add(out, "syscall", v->dev, v->op, "runq", r->sys->runq_ns);
-		break;
-	case CORR_URING:
-		stage_add(out, "io_uring", v->dev, v->op, "total", lat_of(v));
-		stage_bytes(out, "io_uring", v->dev, v->op, "total", v->bytes, v->start_ns,
-			    v->end_ns);
-		break;
-	case CORR_AIO:
-		if (r->aio.reaped) {
-			stage_add(out, "aio", v->dev, v->op, "total", lat_of(v));
-			stage_bytes(out, "aio", v->dev, v->op, "total", v->bytes, v->start_ns,
-				    v->end_ns);
-		}
-		break;
-	default:
-		break;
-	}
 }
 
 /* ---- JSON request ---- */
@@ -866,7 +560,7 @@ void out_request(const struct corr_req *r, void *ctx)
 		return;
 	make_view(r, &v);
 	out->requests++;
-	stats_request(out, r, &v);
+	stages_request(&out->stages, r, &v);
 	if (out->json)
 		json_request(out, r, &v);
 	if (out->live)
@@ -950,8 +644,8 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 	jw_obj_end(w);
 	jw_u64(w, "lost", in->lost_samples);
 	jw_arr_begin(w, "stages");
-	for (int i = 0; i < out->nr_st; i++) {
-		const struct stage_stat *s = &out->st[i];
+	for (int i = 0; i < out->stages.nr; i++) {
+		const struct stage_stat *s = &out->stages.st[i];
 		const struct lhist *h = in->final ? s->total : s->ival;
 
 		if (!lhist_count(h))
@@ -1044,8 +738,8 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 					(unsigned long long)in->drops[l * IT_DROP_KINDS + k]);
 	fprintf(f, "%-9s %-8s %-6s %-7s %9s %9s %9s %9s %9s %10s %9s\n", "LAYER", "DEV", "OP",
 		"STAGE", "COUNT", "P50", "P90", "P99", "MAX", "BYTES", "MB/s");
-	for (int i = 0; i < out->nr_st; i++) {
-		const struct stage_stat *s = &out->st[i];
+	for (int i = 0; i < out->stages.nr; i++) {
+		const struct stage_stat *s = &out->stages.st[i];
 		const struct lhist *h = in->final ? s->total : s->ival;
 
 		if (!lhist_count(h))
@@ -1081,12 +775,12 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 void out_summary(struct it_out *out, const struct out_summary_in *in)
 {
 	if (in->final)
-		stages_fold(out); /* the final summary reports total */
+		stages_fold(&out->stages); /* the final summary reports total */
 	if (out->json)
 		json_summary(out, in);
 	if (out->text)
 		text_summary(out, in);
 	if (!in->final)
-		stages_fold(out);
+		stages_fold(&out->stages);
 	fflush(out->text);
 }

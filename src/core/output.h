@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * output: what the daemon (and `iotracer report`) writes: live per-request
+ * lines, JSON lines (docs/json.md; batched, a failed write counted, not
+ * fatal), the attach lines and the interval/final summaries. The per-stage
+ * numbers the summaries print are computed in stages.c.
+ */
 #ifndef IT_OUTPUT_H
 #define IT_OUTPUT_H
 

@@ -77,28 +77,7 @@ int recbuf_spill(struct recbuf *b, const void *data, size_t len)
 
 uint64_t recbuf_end_ns(const void *data, size_t len)
 {
-	const struct it_hdr *h = data;
-
-	if (len < sizeof(*h))
-		return 0;
-#define END(type, field) (len >= sizeof(struct type) ? ((const struct type *)data)->field : 0)
-	switch (h->type) {
-	case IT_REC_SYSCALL:
-		return END(it_syscall_rec, exit_ns);
-	case IT_REC_BLOCK:
-		return END(it_block_rec, c_ns);
-	case IT_REC_URING:
-		return END(it_uring_rec, complete_ns);
-	case IT_REC_AIO:
-		return len >= offsetof(struct it_aio_rec, iocbs) ?
-			       ((const struct it_aio_rec *)data)->exit_ns :
-			       0;
-	case IT_REC_QEMU:
-		return END(it_qemu_rec, ts_ns);
-	default:
-		return 0;
-	}
-#undef END
+	return it_rec_end_ns(data, len);
 }
 
 static uint8_t *slot_of(const struct recbuf *b, int cpu, uint64_t i)

@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * syscalls: the traced syscalls by number on this build's architecture, the
+ * table the raw_syscalls programs look each syscall up in (bpf/config.bpf.h
+ * sys_of_nr; the loader fills it before load).
+ */
 #ifndef IT_SYSCALLS_H
 #define IT_SYSCALLS_H
 

@@ -60,9 +60,9 @@ void uhists_record(struct uhists *h, const void *data, size_t size)
 	const struct it_hdr *hdr = data;
 	struct it_hist_val *v;
 
-	if (size < sizeof(*hdr))
+	if (size < sizeof(*hdr) || size < it_rec_size(hdr->type))
 		return;
-	if (hdr->type == IT_REC_SYSCALL && size >= sizeof(struct it_syscall_rec)) {
+	if (hdr->type == IT_REC_SYSCALL) {
 		const struct it_syscall_rec *r = data;
 
 		v = uhist_get(h, r->dev, IT_L_SYSCALL, r->op, IT_HK_PLAIN);
@@ -73,13 +73,13 @@ void uhists_record(struct uhists *h, const void *data, size_t size)
 			uhist_add(v, IT_ST_OFFCPU, r->offcpu_ns);
 		if (r->flags & IT_F_SCHED_CNT)
 			uhist_add(v, IT_ST_RUNQ, r->runq_ns);
-	} else if (hdr->type == IT_REC_URING && size >= sizeof(struct it_uring_rec)) {
+	} else if (hdr->type == IT_REC_URING) {
 		const struct it_uring_rec *r = data;
 
 		v = uhist_get(h, r->dev, IT_L_SYSCALL, r->op, IT_HK_URING);
 		if (v)
 			uhist_add(v, IT_ST_TOTAL, r->complete_ns - r->submit_ns);
-	} else if (hdr->type == IT_REC_BLOCK && size >= sizeof(struct it_block_rec)) {
+	} else if (hdr->type == IT_REC_BLOCK) {
 		const struct it_block_rec *r = data;
 
 		v = uhist_get(h, r->dev, IT_L_BLOCK, r->op, IT_HK_PLAIN);

@@ -649,7 +649,7 @@ static int host_record(void *m, const void *data, size_t size)
 	struct host *h = m;
 	const struct it_qemu_rec *q = data;
 
-	if (size < sizeof(*q) || q->hdr.type != IT_REC_QEMU)
+	if (size < sizeof(q->hdr) || q->hdr.type != IT_REC_QEMU || size < it_rec_size(IT_REC_QEMU))
 		return 0;
 	if (q->ev < IT_QEV_MAX)
 		h->qemu_ev[q->ev]++;

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fuzz_cli: the run options (cli_parse, core/cli.c). The input is split into
- * arguments at newlines and NUL bytes, after argv[0] "iotracer". --dev names are
+ * fuzz_cli: the run options (config_parse, core/config.c: the command line of
+ * core/cli.c). The input is split into arguments at newlines and NUL bytes,
+ * after argv[0] "iotracer". --dev names are
  * resolved in the real /sys (read only), --file/--cgroup paths are stat()ed.
  *
- * Checked besides memory safety: cli_parse() returns one of its three results,
+ * Checked besides memory safety: config_parse() returns one of its three results,
  * prints one error line (plus a "Try" hint) when it refuses, and the options it
  * accepts are within the limits cli.h states.
  */
@@ -12,6 +13,7 @@
 
 #include "fuzz.h"
 #include "core/cli.h"
+#include "core/config.h"
 
 #define MAX_ARGS 64
 
@@ -68,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	err = open_memstream(&errtxt, &errlen);
 	FUZZ_SETUP(err, "open_memstream");
 	cli_defaults(&o);
-	ret = cli_parse(argc, argv, &o, sink, err);
+	ret = config_parse(argc, argv, &o, sink, err);
 	fclose(err);
 	FUZZ_CHECK(ret == CLI_RUN || ret == CLI_EXIT_OK || ret == CLI_USAGE, "returned %d", ret);
 	if (ret == CLI_USAGE)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * cli_run.h: run cli_parse() as main() does, with its output captured, over a
+ * cli_run.h: run config_parse() as main() does, with its output captured, over a
  * fake sysfs in a temp dir: sys/class/block/loop0 (7:0) and loop1 (7:1), a
  * directory cg/ and a file data. Shared by test_cli.c and test_config.c.
  * No config file is read unless a test names one (run_def).
@@ -16,6 +16,7 @@
 
 #include "unit.h"
 #include "core/cli.h"
+#include "core/config.h"
 
 #define MAX_ARGS 160
 
@@ -30,7 +31,7 @@ static char tmpdir[64]; /* holds sys/class/block/..., cg/ and file */
 static char sysroot[128], cgdir[128], file[128];
 
 /*
- * cli_parse("iotracer" + the NULL terminated args), out/err captured;
+ * config_parse("iotracer" + the NULL terminated args), out/err captured;
  * config_default: the file read when there is no --config (NULL: none).
  */
 static void run_def(struct run *r, const char *config_default, const char *const *args)
@@ -54,7 +55,7 @@ static void run_def(struct run *r, const char *config_default, const char *const
 		UNIT_LOG("open_memstream failed\n");
 		abort();
 	}
-	r->ret = cli_parse(argc, argv, &r->o, out, err);
+	r->ret = config_parse(argc, argv, &r->o, out, err);
 	fclose(out);
 	fclose(err);
 }

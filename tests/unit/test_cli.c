@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for src/cli.c. */
+/* Unit tests for src/core/cli.c. */
 #include "unit.h"
 #include "iotracer.h"
 #include "core/cli.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests for src/core/config.c: synthetic INI files in a temp dir, read
- * through cli_parse() as the daemon does (file first, command line over it),
+ * through config_parse() as the daemon does (file first, command line over it),
  * and the shipped example configs/iotracer.conf.
  */
 #include "unit.h"
@@ -75,7 +75,7 @@ out:
 	run_free(&r);
 }
 
-/* One bad file: cli_parse says CLI_USAGE and prints exactly `want` (after the path). */
+/* One bad file: config_parse says CLI_USAGE and prints exactly `want` (after the path). */
 static bool bad_file(const char *name, const char *text, const char *want)
 {
 	char path[PATH_MAX], line[PATH_MAX + 256];

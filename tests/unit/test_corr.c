@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of src/corr.c: synthetic ring buffer records in, requests out.
+ * Unit tests of src/core/corr.c: synthetic ring buffer records in, requests out.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -346,15 +346,12 @@ out:
 	free(l);
 }
 
-/* Deterministic PRNG (xorshift64*). */
+/* Deterministic random numbers (unit_rng). */
 static uint64_t rng_state = 88172645463325252ULL;
 
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 2685821657736338717ULL;
+	return unit_rng(&rng_state);
 }
 
 static void shuffle(int *v, int n)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for src/hist.c. */
+/* Unit tests for src/core/hist.c. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -9,15 +9,12 @@
 
 #define NVALS 100000
 
-/* xorshift64*: deterministic, good enough for test data */
+/* deterministic test data (unit_rng) */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rng_next(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
+	return unit_rng(&rng_state);
 }
 
 /* uniform in [0, 1) */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for src/jsonw.c. */
+/* Unit tests for src/lib/jsonw.c. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -396,10 +396,7 @@ static uint64_t int_rng = 0x853c49e6748fea9bull;
 
 static uint64_t int_rng_next(void)
 {
-	int_rng ^= int_rng >> 12;
-	int_rng ^= int_rng << 25;
-	int_rng ^= int_rng >> 27;
-	return int_rng * 0x2545f4914f6cdd1dull;
+	return unit_rng(&int_rng);
 }
 
 /* A few million random values of every magnitude, formatted three ways. */
@@ -551,10 +548,7 @@ static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 
 static uint64_t rng_next(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
+	return unit_rng(&rng_state);
 }
 
 /*

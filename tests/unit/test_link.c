@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of src/link.c: framing, clock estimator, addresses, and links
+ * Unit tests of src/mode/link.c: framing, clock estimator, addresses, and links
  * over real unix / tcp (/ vsock when the host has it) sockets driven by
  * link_run() within this one process.
  */

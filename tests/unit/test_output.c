@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of src/output.c: synthetic corr_req requests in, JSON lines
- * (checked against docs/json.md with jq), live text lines and summaries out.
+ * Unit tests of src/core/output.c and stages.c: synthetic corr_req requests
+ * in, JSON lines (checked against docs/json.md with jq), live text lines and
+ * summaries out.
  *
  * Device names come from a fake sysfs tree under mkdtemp() (7:0 -> loop0),
  * never from the real /sys. Every JSON line written is parsed by jq, one line

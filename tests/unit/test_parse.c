@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for src/parse.c. */
+/* Unit tests for src/lib/parse.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -41,10 +41,7 @@ static uint64_t g_rng = 88172645463325252ull;
 
 static uint64_t rnd(void)
 {
-	g_rng ^= g_rng << 13;
-	g_rng ^= g_rng >> 7;
-	g_rng ^= g_rng << 17;
-	return g_rng;
+	return unit_rng(&g_rng);
 }
 
 static void fill_task(struct it_task *t, uint32_t tid)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of src/vjoin.c: synthetic guest requests, QEMU events and host
+ * Unit tests of src/mode/vjoin.c: synthetic guest requests, QEMU events and host
  * IOs with known times and a known clock offset; the expected paths are
  * written out by hand.
  */

@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rng.h" /* unit_rng() */
+
 struct unit_state {
 	const char *test; /* current test name */
 	int failed; /* assertions failed in the current test */
