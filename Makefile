@@ -53,7 +53,7 @@ SKELS       := $(OUTPUT)/iotracer.skel.h $(OUTPUT)/iotracer_compat.skel.h
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%,$(UNIT_SRCS))
 TOOLS       := $(OUTPUT)/replay_bench $(OUTPUT)/bench_output $(OUTPUT)/link_peer \
-	       $(OUTPUT)/compat_syscall
+	       $(OUTPUT)/compat_syscall $(OUTPUT)/bpf_stats_hold
 SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 
@@ -65,7 +65,7 @@ DEPS_BUILD  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev p
 DEPS_RUN    := libbpf1 libelf1 zlib1g libsodium23 libmicrohttpd12 libinih1
 DEPS_TEST   := fio jq util-linux e2fsprogs procps libaio-dev liburing-dev bpftrace systemd \
 	       groff-base man-db prometheus curl qemu-system-x86 libclang-rt-dev lintian \
-	       chromium python3 tmux
+	       chromium python3 tmux libbpf-tools
 
 .PHONY: all deps deps-test deb deps-arm64 static-arm64 run test unit integration fuzz fuzz-build fuzz-bins lab \
 	vmlinux format clean tools replay-bench static install uninstall
@@ -320,8 +320,8 @@ $(OUTPUT)/%: tools/%.c $(PURE_OBJS) | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP $< $(PURE_OBJS) $(PURE_LIBS) -o $@
 
-# A test's helper (tests/integration/test_compat.sh): no project code in it.
-$(OUTPUT)/compat_syscall: tests/tools/compat_syscall.c | $(OUTPUT)
+# Tests' helpers (test_compat.sh; the lab's stats fd): no project code in them.
+$(OUTPUT)/compat_syscall $(OUTPUT)/bpf_stats_hold: $(OUTPUT)/%: tests/tools/%.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 

@@ -101,6 +101,23 @@ static __always_inline u64 it_bio_ino(struct bio *bio, u32 *sdev, const bool btf
 	return BPF_CORE_READ(host, i_ino);
 }
 
+/*
+ * A bio that heads no request of ours (merged behind another, or filtered out
+ * at queue): its address may still hold the live entry of an earlier bio that
+ * never headed a request (front-merged, ended without a request). Killed here,
+ * a request this bio heads is not taken for that earlier one's (seen: a vda
+ * completion ending a loop bio's stale entry under -d loop0, which also hid a
+ * missed completion from issued - completed).
+ */
+static __always_inline int it_bio_forget(u64 key)
+{
+	struct bio_info *bi = IT_SLOT_GET(&bios, key, struct bio_info);
+
+	if (bi)
+		bi->live = 0;
+	return 0;
+}
+
 /* A bio enters the block layer (also used for the front part of a split). */
 static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 {
@@ -113,7 +130,7 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 	if (filter_dev) {
 		if (!it_dev_listed(it_bio_part_devt(bio, btf)) &&
 		    !it_dev_listed(it_bio_disk_devt(bio, btf)))
-			return 0;
+			return it_bio_forget(key);
 	}
 	st = it_state();
 	bi.q_ns = bpf_ktime_get_ns();
@@ -143,12 +160,12 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 		 * not the task that dirtied the pages (-f and -d still see it).
 		 */
 		if (!it_task_ok())
-			return 0;
+			return it_bio_forget(key);
 		if (filter_file) {
 			struct it_file_key k = { .ino = bi.ino, .dev = sdev };
 
 			if (!bi.ino || !bpf_map_lookup_elem(&files, &k))
-				return 0;
+				return it_bio_forget(key);
 		}
 		bi.flags = it_sample_flag();
 	}
@@ -161,12 +178,7 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 /* A bio merged behind another one never heads a request: forget it. */
 static __always_inline int it_bio_merged(struct bio *bio)
 {
-	u64 key = (u64)bio;
-	struct bio_info *bi = IT_SLOT_GET(&bios, key, struct bio_info);
-
-	if (bi)
-		bi->live = 0;
-	return 0;
+	return it_bio_forget((u64)bio);
 }
 
 static __always_inline int it_rq_insert(struct request *rq, const bool btf)
@@ -180,10 +192,42 @@ static __always_inline int it_rq_insert(struct request *rq, const bool btf)
 	return 0;
 }
 
+/* A task filter is set: a request whose queue was not seen may be filtered out. */
+static __always_inline bool it_task_filtered(void)
+{
+	return filter_pid || filter_comm || filter_cgroup || filter_file;
+}
+
+/*
+ * A request issued whose first bio has no entry: its queue was not seen (a
+ * bio queued before the programs attached, or a block_bio_queue run that
+ * never came: docs/hooks.md, "Completions no program sees"). Followed from
+ * here, with the kernel's allocation stamp as its start when there is one,
+ * so that its completion is counted like any other. Not with a task or file
+ * filter: the bio may have been filtered out at queue on purpose.
+ */
+static __always_inline struct bio_info *it_rq_adopt(struct request *rq, u64 now, const bool btf)
+{
+	struct bio_info bi = {};
+	u64 key = (u64)IT_RD(btf, rq, bio);
+
+	if (!key || it_task_filtered() || !it_dev_ok(it_rq_devt(rq, btf)))
+		return NULL;
+	bi.q_ns = IT_RD(btf, rq, start_time_ns);
+	if (!bi.q_ns || bi.q_ns > now)
+		bi.q_ns = now;
+	bi.flags = it_sample_flag();
+	IT_SLOT_PUT(&bios, &key, bi, IT_L_BLOCK);
+	it_count(IT_CNT_BLK_ADOPTED);
+	return IT_SLOT_GET(&bios, key, struct bio_info);
+}
+
 static __always_inline int it_rq_issue(struct request *rq, const bool btf)
 {
 	struct bio_info *bi = it_rq_slot(rq, btf);
 
+	if (!bi)
+		bi = it_rq_adopt(rq, bpf_ktime_get_ns(), btf);
 	if (!bi)
 		return 0;
 	if (!bi->d_ns && !bi->requeued)
@@ -223,20 +267,33 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	if (p) {
 		bi = *p;
 		p->live = 0;
+		/* its issue not seen (no block_rq_issue run came): issued - completed stays exact */
+		if (!bi.d_ns && !bi.requeued)
+			it_count(IT_CNT_BLK_ISSUED);
 		it_count(IT_CNT_BLK_COMPLETED);
 	} else {
 		/*
 		 * A request without bios (the flush machinery's own request):
-		 * followed from the kernel's stamps alone. The two completion
-		 * programs both get here: the per-CPU note keeps one record.
+		 * followed from the kernel's stamps alone. The second program
+		 * gets here only when first_rq no longer names the request (a
+		 * completion nested between the two programs): the per-CPU note
+		 * of the first program's last one keeps one record. Only the
+		 * second program reads it, and consumes it: a note left behind
+		 * never hides a later request at the same address (it did, when
+		 * both programs read it: the next flush there went uncounted).
 		 */
 		u32 zero = 0;
 		u64 *last = bpf_map_lookup_elem(&last_bioless, &zero);
 
-		if (key || !last || *last == (u64)rq)
+		if (key || !last)
 			return 0;
-		*last = (u64)rq;
-		if (filter_pid || filter_comm || filter_cgroup || filter_file)
+		if (second && *last == (u64)rq) {
+			*last = 0;
+			return 0;
+		}
+		if (!second)
+			*last = (u64)rq;
+		if (it_task_filtered())
 			return 0;
 		__builtin_memset(&bi, 0, sizeof(bi));
 		bi.q_ns = IT_RD(btf, rq, start_time_ns);

@@ -110,6 +110,7 @@ struct thread_state {
 	u64 uring_req; /* io_kiocb being submitted by this thread */
 	u64 wb_ino; /* inode under flusher writeback by this thread */
 	u64 user_ptr; /* io_submit: iocb **; io_getevents: io_event * */
+	struct it_bufs bufs; /* fd read/write: the user buffer(s) */
 	u32 dev;
 	u32 flags;
 	u32 nr_bios;

@@ -4,7 +4,7 @@
  * attached per process by src/mode/host.c at offsets read from its .dynsym.
  * A uprobe hit costs ~18 us here, so at most two per guest IO: the submit
  * of the guest request to QEMU's block layer (blk_aio_preadv/pwritev, which
- * carries the byte offset: the join key) and the interrupt back to the guest
+ * carries the byte offset and the guest buffer: the join key) and the interrupt back to the guest
  * (virtio_notify / virtio_notify_irqfd). Everything else about the request comes from the QEMU
  * threads' own syscalls and block IO, traced by the other layers.
  * (BPF_KPROBE: libbpf 1.1 has no BPF_UPROBE; a uprobe sees the same registers.)
@@ -18,7 +18,46 @@
 #include "iotracer.h"
 #include "record.bpf.h"
 
-static __always_inline int it_qemu_ev(u32 ev, u64 obj, u64 offset)
+/*
+ * QEMU's QEMUIOVector (include/qemu/iov.h, the same from QEMU 4.2 to 9.x),
+ * a user-space struct: the one place its layout is assumed (x86_64, arm64).
+ *   struct iovec *iov;   @0
+ *   int niov;            @8
+ *   union {              @16 (8-aligned: it holds a struct iovec)
+ *     struct { int nalloc; struct iovec local_iov; };   nalloc @16, local_iov @24
+ *     struct { char pad[4 + 8]; size_t size; };         size @32
+ *   };
+ * (QEMU asserts offsetof(size) == offsetof(local_iov.iov_len).) Before 4.2
+ * size followed nalloc at @16: such a QEMU shows as no submit of the
+ * guest's length (counted, never joined).
+ */
+struct it_qemu_qiov {
+	u64 iov;
+	s32 niov;
+	s32 pad0;
+	s32 nalloc;
+	s32 pad1;
+	u64 local_base;
+	u64 size;
+};
+
+static __always_inline void it_qemu_qiov_read(struct it_qemu_rec *r, u64 qiov)
+{
+	struct it_qemu_qiov q = {};
+	u64 base = 0;
+
+	r->niov = 0;
+	r->hva = 0;
+	r->bytes = 0;
+	if (!qiov || bpf_probe_read_user(&q, sizeof(q), (void *)qiov))
+		return;
+	if (q.niov > 0 && !bpf_probe_read_user(&base, sizeof(base), (void *)q.iov))
+		r->hva = base;
+	r->niov = q.niov;
+	r->bytes = q.size;
+}
+
+static __always_inline int it_qemu_ev(u32 ev, u64 obj, u64 offset, u64 qiov)
 {
 	u64 id = bpf_get_current_pid_tgid();
 	struct it_qemu_rec *r;
@@ -35,22 +74,26 @@ static __always_inline int it_qemu_ev(u32 ev, u64 obj, u64 offset)
 	r->obj = obj;
 	r->offset = offset;
 	r->ev = ev;
-	r->pad0 = 0;
+	it_qemu_qiov_read(r, qiov);
 	it_submit(&res, r);
 	return 0;
 }
 
-/* BlockAIOCB *blk_aio_preadv(BlockBackend *blk, int64_t offset, QEMUIOVector *qiov, ...) */
+/*
+ * BlockAIOCB *blk_aio_preadv(BlockBackend *blk, int64_t offset, QEMUIOVector *qiov, ...):
+ * the qiov's first buffer (guest RAM mapped in QEMU) is the join key that
+ * survives the image format and the aio mode (docs/modes.md).
+ */
 SEC("uprobe")
-int BPF_KPROBE(qemu_aio_read, void *blk, long offset)
+int BPF_KPROBE(qemu_aio_read, void *blk, long offset, void *qiov)
 {
-	return it_qemu_ev(IT_QEV_AIO_READ, (u64)blk, (u64)offset);
+	return it_qemu_ev(IT_QEV_AIO_READ, (u64)blk, (u64)offset, (u64)qiov);
 }
 
 SEC("uprobe")
-int BPF_KPROBE(qemu_aio_write, void *blk, long offset)
+int BPF_KPROBE(qemu_aio_write, void *blk, long offset, void *qiov)
 {
-	return it_qemu_ev(IT_QEV_AIO_WRITE, (u64)blk, (u64)offset);
+	return it_qemu_ev(IT_QEV_AIO_WRITE, (u64)blk, (u64)offset, (u64)qiov);
 }
 
 /*
@@ -62,13 +105,13 @@ int BPF_KPROBE(qemu_aio_write, void *blk, long offset)
 SEC("uprobe")
 int BPF_KPROBE(qemu_notify, void *vdev)
 {
-	return it_qemu_ev(IT_QEV_NOTIFY, (u64)vdev, 0);
+	return it_qemu_ev(IT_QEV_NOTIFY, (u64)vdev, 0, 0);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(qemu_notify_irqfd, void *vdev)
 {
-	return it_qemu_ev(IT_QEV_NOTIFY, (u64)vdev, 0);
+	return it_qemu_ev(IT_QEV_NOTIFY, (u64)vdev, 0, 0);
 }
 
 #endif /* IT_QEMU_BPF_H */

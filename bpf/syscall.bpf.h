@@ -158,11 +158,38 @@ static __always_inline struct thread_state *it_sys_begin(struct task_struct *tas
 	return st;
 }
 
+/* The first two iovecs of a user array of nr (zeros when unreadable). */
+static __always_inline void it_iov_bufs(struct it_bufs *b, u64 vec, u64 nr)
+{
+	struct iovec v[2] = {};
+
+	__builtin_memset(b, 0, sizeof(*b));
+	if (!vec || !nr || bpf_probe_read_user(v, nr > 1 ? sizeof(v) : sizeof(v[0]), (void *)vec))
+		return;
+	b->buf = (u64)v[0].iov_base;
+	b->len = v[0].iov_len;
+	if (nr > 1) {
+		b->buf2 = (u64)v[1].iov_base;
+		b->len2 = v[1].iov_len;
+	}
+}
+
+/* A plain buffer of bytes. */
+static __always_inline void it_buf1(struct it_bufs *b, u64 buf, u64 bytes)
+{
+	__builtin_memset(b, 0, sizeof(*b));
+	b->buf = buf;
+	b->len = bytes;
+}
+
 /*
  * Enter of an fd-based syscall. pos < 0: the file position is used.
  * bytes == 0 for vectored IO: the record carries the bytes transferred.
+ * buf: the user buffer, or (vlen > 0) the iovec array of vlen whose first two
+ * buffers are kept (host mode joins a QEMU host IO to the guest request by them).
  */
-static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 bytes)
+static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 bytes, u64 buf,
+				       u64 vlen)
 {
 	struct task_struct *task = it_current_task();
 	struct thread_state *st;
@@ -182,6 +209,10 @@ static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 byt
 	st->flags |= id.flags;
 	st->offset = pos >= 0 ? (u64)pos : (u64)BPF_CORE_READ(f, f_pos);
 	st->bytes = bytes;
+	if (vlen)
+		it_iov_bufs(&st->bufs, buf, vlen);
+	else
+		it_buf1(&st->bufs, buf, bytes);
 	st->enter_ns = bpf_ktime_get_ns();
 	return 0;
 }
@@ -252,6 +283,7 @@ static __always_inline int it_fd_exit(u32 sys, s64 ret)
 	r->runq_ns = rq;
 	r->nr_preempt = pre;
 	r->pad1 = 0;
+	r->bufs = st->bufs;
 	it_submit(&res, r);
 	return 0;
 }
@@ -309,6 +341,28 @@ struct aio_loop {
 	u32 submit;
 };
 
+/*
+ * A vectored iocb (aio_buf: iovec array, aio_nbytes: its count): the first
+ * two buffers, and the bytes when the count is small enough to add up here
+ * (else nbytes stays the count).
+ */
+#define IT_AIO_IOV_MAX 8
+static __always_inline void it_aio_iov(struct it_aio_iocb *e, u64 vec, u64 nr)
+{
+	struct iovec v[IT_AIO_IOV_MAX] = {};
+	u64 sum = 0;
+
+	it_iov_bufs(&e->bufs, vec, nr);
+	if (!nr || nr > IT_AIO_IOV_MAX ||
+	    bpf_probe_read_user(v, sizeof(v[0]) * (nr & (IT_AIO_IOV_MAX - 1) ?: IT_AIO_IOV_MAX),
+				(void *)vec))
+		return;
+	for (int i = 0; i < IT_AIO_IOV_MAX; i++)
+		if (i < nr)
+			sum += v[i].iov_len;
+	e->nbytes = sum;
+}
+
 /* bpf_loop callback: one iocb (submit) or io_event (reap); verified once. */
 static long it_aio_one(u32 i, void *data)
 {
@@ -336,7 +390,12 @@ static long it_aio_one(u32 i, void *data)
 		e->nbytes = cb.aio_nbytes;
 		e->fd = cb.aio_fildes;
 		e->dev = id.dev;
+		e->ino = id.ino;
 		e->opcode = cb.aio_lio_opcode;
+		if (cb.aio_lio_opcode == 7 || cb.aio_lio_opcode == 8) /* IOCB_CMD_PREADV/PWRITEV */
+			it_aio_iov(e, cb.aio_buf, cb.aio_nbytes);
+		else
+			it_buf1(&e->bufs, cb.aio_buf, cb.aio_nbytes);
 	} else {
 		struct it_uevent ev;
 
@@ -431,6 +490,7 @@ static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const boo
 	u32 sys = it_traced_sys(regs, id, btf), op;
 	s64 pos = -1; /* < 0: the file position */
 	u64 bytes = 0; /* 0: the bytes transferred (the return value) */
+	u64 vlen = 0; /* argument 1 is an iovec array of vlen (argument 2), not the buffer */
 
 	if (!sys--)
 		return 0;
@@ -446,6 +506,7 @@ static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const boo
 		break;
 	case IT_SYS_READV: /* readv(fd, vec, vlen) */
 	case IT_SYS_WRITEV:
+		vlen = IT_SYS_ARG(btf, regs, 2);
 		break;
 	/* preadv(fd, vec, vlen, pos_l, pos_h): on 64-bit pos_l is the whole offset;
 	 * preadv2(..., flags): pos -1 is the file position */
@@ -454,6 +515,7 @@ static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const boo
 	case IT_SYS_PREADV2:
 	case IT_SYS_PWRITEV2:
 		pos = IT_SYS_ARG(btf, regs, 3);
+		vlen = IT_SYS_ARG(btf, regs, 2);
 		break;
 	case IT_SYS_FSYNC:
 	case IT_SYS_FDATASYNC:
@@ -472,7 +534,8 @@ static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const boo
 		return 0;
 	}
 	op = it_sys_op(sys);
-	return it_fd_enter(sys, op, IT_SYS_ARG(btf, regs, 0), pos, bytes);
+	return it_fd_enter(sys, op, IT_SYS_ARG(btf, regs, 0), pos, bytes,
+			   op == IT_OP_SYNC ? 0 : IT_SYS_ARG(btf, regs, 1), vlen);
 }
 
 /*
@@ -541,6 +604,8 @@ struct uring_info {
 	u64 submit_ns;
 	u64 user_data;
 	u64 ino;
+	u64 offset, bytes; /* read/write opcodes: it_uring_rw() */
+	struct it_bufs bufs;
 	u32 dev;
 	u32 flags;
 	u8 opcode;
@@ -573,6 +638,32 @@ static __always_inline u8 it_uring_op(u8 opcode)
 	default:
 		return IT_OP_OTHER;
 	}
+}
+
+/*
+ * A read/write request's file offset and buffer, as its prep left them in the
+ * request's command area (struct io_rw: ki_pos = sqe->off, addr = sqe->addr,
+ * len = sqe->len; at submit_req the prep has run). READV/WRITEV: addr is the
+ * user iovec array, its first buffer is read (the submitter's memory: this
+ * runs in its context). Kernels without struct io_rw in BTF: left 0.
+ */
+static __always_inline void it_uring_rw(struct io_kiocb *req, struct uring_info *u)
+{
+	struct io_rw *rw = (void *)req;
+	u64 addr, len;
+
+	if (!bpf_core_type_exists(struct io_rw) || (u->op != IT_OP_READ && u->op != IT_OP_WRITE))
+		return;
+	u->offset = BPF_CORE_READ(rw, kiocb.ki_pos);
+	addr = BPF_CORE_READ(rw, addr);
+	len = BPF_CORE_READ(rw, len);
+	if (u->opcode != 1 && u->opcode != 2) { /* not READV / WRITEV */
+		it_buf1(&u->bufs, addr, len);
+		u->bytes = len;
+		return;
+	}
+	it_iov_bufs(&u->bufs, addr, len); /* len: the iovec count */
+	u->bytes = len == 1 ? u->bufs.len : len == 2 ? (u64)u->bufs.len + u->bufs.len2 : 0;
 }
 
 static __always_inline int it_uring_submit(struct io_kiocb *req, const bool btf)
@@ -610,6 +701,7 @@ static __always_inline int it_uring_submit(struct io_kiocb *req, const bool btf)
 	u.ino = id.ino;
 	u.flags = id.flags | it_sample_flag();
 	u.user_data = it_uring_user_data(req, btf);
+	it_uring_rw(req, &u);
 	key = it_uring_submit_key(req, u.user_data);
 	it_fill_task(&u.task);
 	st = it_state_new(task);
@@ -665,6 +757,9 @@ static __always_inline int it_uring_complete(u64 key, s32 res)
 	r->op = u.op;
 	r->pad0 = 0;
 	r->flags = u.flags;
+	r->offset = u.offset;
+	r->bytes = u.bytes ? u.bytes : (res > 0 ? (u64)res : 0);
+	r->bufs = u.bufs;
 	it_submit(&out, r);
 	return 0;
 }

@@ -119,6 +119,7 @@ enum it_drop_kind {
 enum it_counter {
 	IT_CNT_BLK_ISSUED = 0, /* followed block requests issued to the driver */
 	IT_CNT_BLK_COMPLETED, /* followed block requests seen completing */
+	IT_CNT_BLK_ADOPTED, /* requests first seen at issue (their bio queue was not) */
 	IT_NR_COUNTERS,
 };
 
@@ -152,6 +153,18 @@ struct it_task {
 	__u32 tid;
 	__u64 cgroup_id;
 	char comm[IT_COMM_LEN];
+};
+
+/*
+ * The user buffers of a read or write: the buffer, or a vectored call's first
+ * two iovecs (host mode finds the guest's buffer QEMU passed through in
+ * either: qcow2 puts its copy-on-write buffer before the guest's).
+ */
+struct it_bufs {
+	__u64 buf; /* buffer, or iov[0].iov_base */
+	__u64 buf2; /* iov[1].iov_base; 0 with fewer than two iovecs */
+	__u32 len; /* bytes at buf: the count, or iov[0].iov_len */
+	__u32 len2; /* iov[1].iov_len */
 };
 
 struct it_syscall_rec {
@@ -190,6 +203,7 @@ struct it_syscall_rec {
 	__u64 runq_ns; /* runnable, waiting for a CPU */
 	__u32 nr_preempt; /* involuntary switches (preempted while runnable) */
 	__u32 pad1;
+	struct it_bufs bufs; /* the user buffer(s) */
 };
 
 struct it_block_rec {
@@ -234,6 +248,10 @@ struct it_uring_rec {
 	__u8 op; /* enum it_op */
 	__u16 pad0;
 	__u32 flags;
+	/* read/write opcodes (0 otherwise): the SQE's file offset, bytes, buffer(s) */
+	__u64 offset;
+	__u64 bytes; /* READ/WRITE: len; READV/WRITEV: the iovecs' sum, else the result */
+	struct it_bufs bufs;
 };
 
 struct it_aio_iocb {
@@ -246,6 +264,8 @@ struct it_aio_iocb {
 	__u16 opcode; /* IOCB_CMD_* */
 	__u16 pad0;
 	__u32 pad1;
+	__u64 ino; /* inode of the fd's file (submit only) */
+	struct it_bufs bufs; /* submit only */
 };
 
 struct it_aio_rec {
@@ -308,7 +328,9 @@ struct it_qemu_rec {
 	__u64 obj; /* BlockBackend * (aio) or VirtIODevice * (notify): identity only */
 	__u64 offset; /* aio: byte offset in the image */
 	__u32 ev; /* enum it_qemu_ev */
-	__u32 pad0;
+	__u32 niov; /* aio: qiov->niov */
+	__u64 hva; /* aio: qiov->iov[0].iov_base, the guest buffer in QEMU's memory */
+	__u64 bytes; /* aio: qiov->size */
 };
 
 #ifndef __bpf__

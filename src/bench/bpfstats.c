@@ -3,10 +3,13 @@
  * bpfstats: BPF program run-time statistics through libbpf. The programs of
  * a tracer are the program fds its process holds (/proc/PID/fdinfo, so other
  * BPF users on the machine are never counted); their run_time_ns/run_cnt
- * grow only while statistics are enabled (BPF_ENABLE_STATS: an fd, they turn
- * off when it closes or we die; the kernel.bpf_stats_enabled sysctl is only
- * the fallback of older kernels, and is restored). Names come from the
- * program's BTF: the kernel keeps only 15 characters of a program's name.
+ * grow only while statistics are enabled, here only by a BPF_ENABLE_STATS fd:
+ * they turn off when it closes or we die, even by SIGKILL. The
+ * kernel.bpf_stats_enabled sysctl is never written (a bench killed between
+ * setting and restoring it left it at 1); it is read to refuse a start while
+ * statistics are on already (that sysctl, or somebody else's fd). Names come
+ * from the program's BTF: the kernel keeps only 15 characters of a program's
+ * name.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,36 +24,35 @@
 
 #define STATS_SYSCTL "/proc/sys/kernel/bpf_stats_enabled"
 
+int bpfstats_check_off(char *why, size_t n)
+{
+	char *t = procfs_read_file(STATS_SYSCTL, NULL);
+	int on;
+
+	if (!t)
+		return 0; /* no sysctl: the fd is all there is */
+	on = atoi(t);
+	free(t);
+	if (!on)
+		return 0;
+	snprintf(why, n,
+		 "kernel.bpf_stats_enabled is 1 already (the sysctl, or another process's "
+		 "BPF_ENABLE_STATS fd): every BPF program would pay for statistics in the "
+		 "baseline runs too; set it to 0 or stop that process, then run again");
+	return -1;
+}
+
 int bpfstats_enable(struct bpfstats *s)
 {
-	char *t;
-	int old, ret;
-
-	s->sysctl_old = -1;
 	s->fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (s->fd >= 0)
 		return 0;
 	s->fd = -1;
-	t = procfs_read_file(STATS_SYSCTL, NULL);
-	if (!t)
-		return -errno;
-	old = atoi(t);
-	free(t);
-	ret = procfs_write_file(STATS_SYSCTL, "1\n", 2);
-	if (!ret)
-		s->sysctl_old = old;
-	return ret;
+	return -errno;
 }
 
 void bpfstats_disable(struct bpfstats *s)
 {
-	if (s->sysctl_old >= 0) {
-		char v[4];
-
-		snprintf(v, sizeof(v), "%d\n", s->sysctl_old > 0);
-		procfs_write_file(STATS_SYSCTL, v, strlen(v));
-		s->sysctl_old = -1;
-	}
 	if (s->fd >= 0) {
 		close(s->fd);
 		s->fd = -1;

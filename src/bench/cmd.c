@@ -20,7 +20,7 @@
 
 static const char *const default_tracers =
 	"none,iotracer,iotracer-nojson,iotracer-scrape,iotracer-alwayson,bpftrace-hist,"
-	"bpftrace-print";
+	"bpftrace-print,libbpf-biolatency";
 static const char *const layer_tracers =
 	"none,iotracer:syscall,iotracer:fs,iotracer:sched,iotracer:block,iotracer";
 
@@ -37,7 +37,8 @@ static void bench_usage(FILE *f)
 		"  --runtime DUR       fio run time of each run (default 10s; --quick 2s)\n"
 		"  --tracers LIST      none,iotracer,iotracer-nojson,iotracer-scrape (with --metrics,\n"
 		"                      scraped once a second),iotracer-alwayson (--profile always-on,\n"
-		"                      scraped),bpftrace-hist,bpftrace-print (default:\n"
+		"                      scraped),bpftrace-hist,bpftrace-print,libbpf-biolatency\n"
+		"                      (libbpf-tools' biolatency -D -d DEV) (default:\n"
 		"                      all of them); iotracer:LAYERS (e.g. iotracer:syscall+block) for -l;\n"
 		"                      iotracer@PATH[:LAYERS]: another iotracer build, side by side\n"
 		"  --workloads LIST    only these workloads (ref-rand,ref-seq,ref-buffered,ref-12r1w,\n"
@@ -255,7 +256,7 @@ static int build_plan(struct bench *b)
 							default_tracers))
 			return usage_err(
 				"--tracers", b->o.tracers,
-				"expected a list of none, iotracer[@PATH][:LAYERS], iotracer-nojson[@PATH][:LAYERS], bpftrace-hist, bpftrace-print (PATH an executable), got");
+				"expected a list of none, iotracer[@PATH][:LAYERS], iotracer-nojson[@PATH][:LAYERS], bpftrace-hist, bpftrace-print, libbpf-biolatency (PATH an executable), got");
 	}
 	if (!any)
 		return usage_err("--workloads", b->o.workloads ? b->o.workloads : "",
@@ -263,11 +264,11 @@ static int build_plan(struct bench *b)
 	return 0;
 }
 
-/* Root, fio, our own path, bpftrace and its scripts, the CPUs. 0 or exit status 1. */
+/* Root, fio, BPF statistics off, our own path, bpftrace and its scripts, the CPUs. 0 or 1. */
 static int check_env(struct bench *b)
 {
 	struct procfs_cpu s;
-	char fio[PATH_MAX];
+	char fio[PATH_MAX], why[256];
 	ssize_t l;
 
 	if (geteuid() != 0) {
@@ -284,6 +285,10 @@ static int check_env(struct bench *b)
 		return 1;
 	}
 	b->exe[l] = '\0';
+	if (bpfstats_check_off(why, sizeof(why))) {
+		it_err("%s", why);
+		return 1;
+	}
 	find_tools(b);
 	tracers_check_tools(b);
 	b->user_hz = sysconf(_SC_CLK_TCK);

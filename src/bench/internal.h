@@ -103,7 +103,16 @@ int find_wl(const char *name);
 
 /* ---------------------------------------------------------------- tracers (tracer.c) */
 
-enum tkind { T_NONE, T_IOT, T_IOT_NOJSON, T_IOT_SCRAPE, T_IOT_ALWAYSON, T_BT_HIST, T_BT_PRINT };
+enum tkind {
+	T_NONE,
+	T_IOT,
+	T_IOT_NOJSON,
+	T_IOT_SCRAPE,
+	T_IOT_ALWAYSON,
+	T_BT_HIST,
+	T_BT_PRINT,
+	T_BIOLAT, /* libbpf-tools' biolatency -D: a peer's block histogram */
+};
 
 struct tracer {
 	enum tkind k;
@@ -170,6 +179,7 @@ struct bench {
 	char exe[PATH_MAX];
 	char tools[PATH_MAX];
 	char bpftrace[PATH_MAX];
+	char biolatency[PATH_MAX]; /* libbpf-tools' biolatency ("": not found) */
 	long user_hz;
 	int ncpu;
 	struct tracer tr[MAX_TRACERS];
@@ -198,7 +208,7 @@ int tracer_is_iot(const struct tracer *t);
 int find_in_path(const char *cmd, char *out, size_t n);
 /* b->tools: the directory of the bpftrace scripts ("" if not found). */
 void find_tools(struct bench *b);
-/* Mark the bpftrace tracers unavailable when bpftrace or the scripts are missing. */
+/* Mark the peer tracers unavailable when bpftrace, its scripts or biolatency are missing. */
 void tracers_check_tools(struct bench *b);
 /*
  * The tracer's command line into argv (strings in store): json for -j, port for
@@ -246,9 +256,13 @@ void kill_all_kids(void);
 /* bpfstats.c (libbpf) */
 struct bpfstats {
 	int fd; /* BPF_ENABLE_STATS fd, -1 */
-	int sysctl_old; /* kernel.bpf_stats_enabled before we set it, -1: not set */
 };
-/* Turn BPF run-time statistics on (an fd, else the sysctl). 0 or -errno. */
+/*
+ * Are BPF run-time statistics off now (kernel.bpf_stats_enabled 0)? 0, else -1
+ * with why: on, somebody else's sysctl or stats fd would count into our runs.
+ */
+int bpfstats_check_off(char *why, size_t n);
+/* Turn BPF run-time statistics on: a BPF_ENABLE_STATS fd only. 0 or -errno. */
 int bpfstats_enable(struct bpfstats *s);
 void bpfstats_disable(struct bpfstats *s);
 /* Program name: the full function name from BTF, else the kernel's 15-char name. */

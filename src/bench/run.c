@@ -241,10 +241,11 @@ static int run_fio(struct run_ctx *c)
 	return 0;
 }
 
-/* Stop the tracer: bpftrace prints its maps on SIGINT; iotracer ends on SIGTERM. */
+/* Stop the tracer: bpftrace and biolatency print their maps on SIGINT; iotracer ends on SIGTERM. */
 static int tracer_stop(struct run_ctx *c)
 {
-	int bt = c->tr->k == T_BT_HIST || c->tr->k == T_BT_PRINT, tst = 0, ret;
+	int bt = c->tr->k == T_BT_HIST || c->tr->k == T_BT_PRINT || c->tr->k == T_BIOLAT;
+	int tst = 0, ret;
 	char tail[200];
 
 	ret = stop_child(c->tpid, bt ? SIGINT : SIGTERM, 30000, &tst);
@@ -323,7 +324,7 @@ static void prog_deltas(struct run_ctx *c)
 static int run_measure(struct run_ctx *c)
 {
 	if (c->r->stats && bpfstats_enable(&c->stats)) {
-		run_fail(c->r, "cannot enable BPF run-time statistics");
+		run_fail(c->r, "cannot enable BPF run-time statistics (BPF_ENABLE_STATS)");
 		return -1;
 	}
 	if (run_fio(c) || (c->tpid && tracer_stop(c)) || run_results(c))
@@ -371,7 +372,7 @@ int run_one(struct bench *b, int wl, int tri, int round, int stats, struct run *
 	c->tr = &b->tr[tri];
 	c->t = bench_target(b, c->w->ram);
 	c->r = r;
-	c->stats.fd = c->stats.sysctl_old = -1;
+	c->stats.fd = -1;
 	if (run_prepare(c)) {
 		ret = -ENOMEM;
 		goto out;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tracer: the tracers a bench compares: none, iotracer (with or without JSON
- * output, a layer set, another build), and the bpftrace peers (scripts in
- * src/bench/scripts); their names, where their scripts are, their command
- * lines.
+ * output, a layer set, another build), the bpftrace peers (scripts in
+ * src/bench/scripts) and libbpf-tools' biolatency; their names, where their
+ * scripts are, their command lines.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,6 +25,7 @@ static const struct {
 	{ "iotracer-alwayson", T_IOT_ALWAYSON },
 	{ "bpftrace-hist", T_BT_HIST },
 	{ "bpftrace-print", T_BT_PRINT },
+	{ "libbpf-biolatency", T_BIOLAT },
 };
 
 const char *tracer_kind_name(enum tkind k)
@@ -167,9 +168,16 @@ void tracers_check_tools(struct bench *b)
 {
 	int have_bt = !find_in_path("bpftrace", b->bpftrace, sizeof(b->bpftrace));
 
+	if (find_in_path("biolatency", b->biolatency, sizeof(b->biolatency)))
+		b->biolatency[0] = '\0';
 	for (int i = 0; i < b->ntr; i++) {
 		struct tracer *t = &b->tr[i];
 
+		if (t->k == T_BIOLAT && !b->biolatency[0]) {
+			t->avail = 0;
+			snprintf(t->why, sizeof(t->why),
+				 "not installed (biolatency not in PATH: apt-get install libbpf-tools)");
+		}
 		if (t->k != T_BT_HIST && t->k != T_BT_PRINT)
 			continue;
 		if (!have_bt) {
@@ -226,6 +234,13 @@ int tracer_argv(const struct bench *b, const struct tracer *tr, const struct tar
 		argv[n++] = store[s++];
 		snprintf(store[s], sizeof(store[0]), "%u", IT_MKDEV(t->maj, t->min));
 		argv[n++] = store[s++];
+		break;
+	case T_BIOLAT:
+		/* per disk, this one only: the peer's like-for-like block histogram */
+		argv[n++] = (char *)b->biolatency;
+		argv[n++] = "-D";
+		argv[n++] = "-d";
+		argv[n++] = (char *)t->name;
 		break;
 	default:
 		return -EINVAL;

@@ -46,6 +46,7 @@ struct it_hook_def {
 	const char *label; /* the report's name, when not the tracepoint's */
 	const char *reads_type; /* a module struct its programs read fields of, if they can */
 	int sched_switch; /* attached only with --sched-switch */
+	int every_record; /* feeds only records: not attached when records are of slow requests only */
 	unsigned int needs; /* IT_NEED_*: BPF features its programs use */
 };
 
@@ -102,7 +103,9 @@ static const struct it_hook_def hook_defs[] = {
 		     [IT_M_RAW_TP] = { "raw_io_uring_submit_sqe" } } },
 	BTF_RAW_HOOK(IT_L_SYSCALL, io_uring_complete, "io_uring"),
 	TP_HOOK(IT_L_FS, "mm_filemap_add_to_page_cache", "filemap", "fs_page_cache_add"),
-	BTF_HOOK(IT_L_FS, iomap_dio_rw_begin, "iomap"),
+	/* fs.dio_count of records; the histograms need nothing of it (always-on: fd's O_DIRECT) */
+	{ .layer = IT_L_FS, .name = "iomap_dio_rw_begin", .tp_group = "iomap", .every_record = 1,
+	  .progs = { [IT_M_TP_BTF] = { "btf_iomap_dio_rw_begin" } } },
 	BTF_HOOK(IT_L_FS, writeback_single_inode_start, "writeback"),
 	BTF_HOOK(IT_L_FS, writeback_single_inode, "writeback"),
 	VFS_HOOK(vfs_read),
@@ -345,6 +348,12 @@ static void choose_methods(struct it_loader *ld, struct it_probe *p, const struc
 		}
 		if (d->sched_switch && !o->sched_switch) {
 			snprintf(h->reason, sizeof(h->reason), "--sched-switch turns it on");
+			h->off = 1;
+			continue;
+		}
+		if (d->every_record && o->min_lat_ns) {
+			snprintf(h->reason, sizeof(h->reason),
+				 "records of slow requests only (-m, --profile always-on): not needed");
 			h->off = 1;
 			continue;
 		}

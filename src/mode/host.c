@@ -8,7 +8,8 @@
  *   a pid filter on the QEMU tgids and a file filter on the disk images named
  *   on QEMU's command line; the file filter follows the guests' filters);
  * - two uprobes per guest IO at most: blk_aio_preadv/pwritev (QEMU submits
- *   the guest request: carries the byte offset) and virtio_notify (QEMU
+ *   the guest request: carries the byte offset and the guest buffer, whose
+ *   address the host IO repeats: the join key) and virtio_notify (QEMU
  *   interrupts the guest), at file offsets from QEMU's .dynsym.
  */
 #include <errno.h>
@@ -500,6 +501,11 @@ static const char *op_name(uint8_t op)
 	return op == IT_OP_READ ? "read" : op == IT_OP_WRITE ? "write" : "other";
 }
 
+static const char *host_kind_name(uint8_t k)
+{
+	return k == VJ_K_AIO ? "native" : k == VJ_K_URING ? "io_uring" : "threads";
+}
+
 static void json_path(struct host *h, const struct vj_path *p)
 {
 	struct jw *w = &h->w;
@@ -516,12 +522,26 @@ static void json_path(struct host *h, const struct vj_path *p)
 	jw_bool(w, "joined", p->joined);
 	jw_i64(w, "clock_offset_ns", p->clock_off);
 	jw_u64(w, "clock_uncert_ns", p->clock_unc);
+	if (p->hva)
+		jw_hex(w, "hva", p->hva);
 	if (p->joined) {
 		jw_bool(w, "order_ok", p->order_ok);
 		if (!p->order_ok)
 			jw_str(w, "order_bad_at", vj_ts_name(p->bad_pair));
 		jw_u64(w, "host_tid", p->h.tid);
 		jw_u64(w, "host_dev", p->h.blk_dev);
+		jw_str(w, "host_aio", host_kind_name(p->h.kind));
+		jw_arr_begin(w, "host_io");
+		for (int i = 0; i < p->nr_h; i++) {
+			jw_obj_begin(w, NULL);
+			jw_u64(w, "ino", p->hp[i].ino);
+			jw_u64(w, "offset", p->hp[i].offset);
+			jw_u64(w, "bytes", p->hp[i].bytes);
+			jw_obj_end(w);
+		}
+		jw_arr_end(w);
+	} else {
+		jw_str(w, "unjoined_reason", vj_unjoin_name(p->unjoin));
 	}
 	jw_obj_begin(w, "t");
 	for (int k = 0; k < VJ_T_MAX; k++)
@@ -644,16 +664,93 @@ static int host_epoll_fd(void *m)
 	return link_epoll_fd(((struct host *)m)->link);
 }
 
+static int is_qemu(const struct host *h, uint32_t pid);
+static int disk_of_file(const struct host *h, uint32_t dev, uint64_t ino);
+
+/* A host IO, once per buffer it names (vjoin.h: struct vj_host_io). */
+static void host_add_io(struct host *h, struct vj_host_io *io, const struct it_bufs *b)
+{
+	uint64_t now = it_mono_ns();
+
+	h->host_io++;
+	io->view = 0;
+	io->buf = b->buf;
+	io->offset = io->io_offset;
+	io->bytes = b->buf2 ? b->len : io->io_bytes;
+	vjoin_add_host(h->vj, io, now);
+	if (!b->buf2 || !b->len2)
+		return;
+	io->view = 1;
+	io->buf = b->buf2;
+	io->offset = io->io_offset + b->len;
+	io->bytes = b->len2;
+	vjoin_add_host(h->vj, io, now);
+}
+
+/*
+ * aio=native: each iocb of QEMU's io_submit on a disk's file is a host IO at
+ * once. QEMU reaps the completion ring in user space (no io_getevents), so
+ * the request is never "completed" by a syscall; its completion is the host
+ * block request's (attached by its io_submit's (tid, seq) when it comes).
+ */
+static void host_aio_submit(struct host *h, const struct it_aio_rec *a)
+{
+	if (a->sys != IT_SYS_IO_SUBMIT || !is_qemu(h, a->task.pid))
+		return;
+	for (uint32_t i = 0; i < a->nr && i < IT_AIO_BATCH; i++) {
+		const struct it_aio_iocb *c = &a->iocbs[i];
+		struct vj_host_io io = { .kind = VJ_K_AIO,
+					 .pid = a->task.pid,
+					 .tid = a->task.tid,
+					 .io_offset = c->offset,
+					 .io_bytes = c->nbytes,
+					 .seq = a->seq,
+					 .ino = c->ino,
+					 .enter_ns = a->enter_ns };
+
+		/* IOCB_CMD_PREAD 0, PWRITE 1, PREADV 7, PWRITEV 8 */
+		io.op = c->opcode == 0 || c->opcode == 7 ? IT_OP_READ :
+			c->opcode == 1 || c->opcode == 8 ? IT_OP_WRITE :
+							   IT_OP_OTHER;
+		io.disk = disk_of_file(h, c->dev, c->ino);
+		if (io.op == IT_OP_OTHER || io.disk < 0)
+			continue;
+		host_add_io(h, &io, &c->bufs);
+	}
+}
+
+/* A block request of a QEMU thread's syscall: maybe an aio=native IO's. */
+static void host_block(struct host *h, const struct it_block_rec *b)
+{
+	if (b->origin == IT_ORIG_SYSCALL && is_qemu(h, b->task.pid))
+		vjoin_host_block(h->vj, b->task.tid, b->seq, b->sector, b->q_ns, b->d_ns, b->c_ns,
+				 b->dev);
+}
+
 static int host_record(void *m, const void *data, size_t size)
 {
 	struct host *h = m;
 	const struct it_qemu_rec *q = data;
+	struct vj_qemu_ev ev;
 
-	if (size < sizeof(q->hdr) || q->hdr.type != IT_REC_QEMU || size < it_rec_size(IT_REC_QEMU))
+	if (size < sizeof(q->hdr) || !it_rec_size(q->hdr.type) || size < it_rec_size(q->hdr.type))
+		return 0;
+	if (q->hdr.type == IT_REC_AIO && size >= IT_AIO_SIZE(((const struct it_aio_rec *)data)->nr))
+		host_aio_submit(h, data);
+	if (q->hdr.type == IT_REC_BLOCK)
+		host_block(h, data);
+	if (q->hdr.type != IT_REC_QEMU)
 		return 0;
 	if (q->ev < IT_QEV_MAX)
 		h->qemu_ev[q->ev]++;
-	vjoin_add_qemu(h->vj, q->ev, q->ts_ns, q->offset);
+	ev = (struct vj_qemu_ev){ .ev = q->ev,
+				  .pid = q->pid,
+				  .ts_ns = q->ts_ns,
+				  .offset = q->offset,
+				  .hva = q->hva,
+				  .bytes = q->bytes,
+				  .niov = q->niov };
+	vjoin_add_qemu(h->vj, &ev);
 	return 1;
 }
 
@@ -665,6 +762,7 @@ static int is_qemu(const struct host *h, uint32_t pid)
 	return 0;
 }
 
+/* The disk whose image (or one of its backing files) is (dev, ino). */
 static int disk_of_file(const struct host *h, uint32_t dev, uint64_t ino)
 {
 	for (int i = 0; i < h->nr_disks; i++)
@@ -673,35 +771,69 @@ static int disk_of_file(const struct host *h, uint32_t dev, uint64_t ino)
 	return -1;
 }
 
+static void blocks_of(struct vj_host_io *io, const struct corr_req *r)
+{
+	if (!r->nr_blocks)
+		return;
+	io->blk_q_ns = r->blocks[0]->q_ns;
+	io->blk_d_ns = r->blocks[0]->d_ns;
+	io->blk_c_ns = r->blocks[0]->c_ns;
+	io->blk_dev = r->blocks[0]->dev;
+	for (int i = 1; i < r->nr_blocks; i++)
+		if (r->blocks[i]->c_ns > io->blk_c_ns)
+			io->blk_c_ns = r->blocks[i]->c_ns;
+}
+
+/* aio=threads: a worker's syscall; aio=io_uring: an SQE and its CQE. */
+static int host_io_of(const struct host *h, const struct corr_req *r, struct vj_host_io *io,
+		      const struct it_bufs **b)
+{
+	const struct it_syscall_rec *s = r->sys;
+	const struct it_uring_rec *u = r->uring;
+
+	memset(io, 0, sizeof(*io));
+	if (r->kind == CORR_SYSCALL && s && is_qemu(h, s->task.pid) && s->ret >= 0) {
+		*io = (struct vj_host_io){ .kind = VJ_K_SYSCALL,
+					   .op = s->op,
+					   .pid = s->task.pid,
+					   .tid = s->task.tid,
+					   .io_offset = s->offset,
+					   .io_bytes = s->bytes,
+					   .ino = s->ino,
+					   .enter_ns = s->enter_ns,
+					   .exit_ns = s->exit_ns,
+					   .ret = s->ret };
+		io->disk = disk_of_file(h, s->dev, s->ino);
+		*b = &s->bufs;
+	} else if (r->kind == CORR_URING && u && is_qemu(h, u->task.pid) && u->res >= 0) {
+		*io = (struct vj_host_io){ .kind = VJ_K_URING,
+					   .op = u->op,
+					   .pid = u->task.pid,
+					   .tid = u->task.tid,
+					   .io_offset = u->offset,
+					   .io_bytes = u->bytes,
+					   .ino = u->ino,
+					   .enter_ns = u->submit_ns,
+					   .exit_ns = u->complete_ns,
+					   .ret = u->res };
+		io->disk = disk_of_file(h, u->dev, u->ino);
+		*b = &u->bufs;
+	} else {
+		return 0;
+	}
+	return io->disk >= 0 && (io->op == IT_OP_READ || io->op == IT_OP_WRITE);
+}
+
 static void host_request(void *m, const struct corr_req *r)
 {
 	struct host *h = m;
-	const struct it_syscall_rec *s = r->sys;
+	const struct it_bufs *b = NULL;
 	struct vj_host_io io;
 
-	if (r->kind != CORR_SYSCALL || !s || !is_qemu(h, s->task.pid) ||
-	    (s->op != IT_OP_READ && s->op != IT_OP_WRITE) || s->ret < 0)
+	if (!host_io_of(h, r, &io, &b))
 		return;
-	memset(&io, 0, sizeof(io));
-	io.disk = disk_of_file(h, s->dev, s->ino);
-	if (io.disk < 0)
-		return;
-	io.op = s->op;
-	io.pid = s->task.pid;
-	io.tid = s->task.tid;
-	io.offset = s->offset;
-	io.bytes = s->bytes;
-	io.enter_ns = s->enter_ns;
-	io.exit_ns = s->exit_ns;
-	io.ret = s->ret;
-	if (r->nr_blocks) {
-		io.blk_q_ns = r->blocks[0]->q_ns;
-		io.blk_d_ns = r->blocks[0]->d_ns;
-		io.blk_c_ns = r->blocks[0]->c_ns;
-		io.blk_dev = r->blocks[0]->dev;
-	}
-	h->host_io++;
-	vjoin_add_host(h->vj, &io, it_mono_ns());
+	blocks_of(&io, r);
+	host_add_io(h, &io, b);
 }
 
 /*
@@ -753,6 +885,13 @@ static void summary_text(struct host *h, const struct vj_stats *st, double hits,
 		st->guest ? 100.0 * st->joined / st->guest : 0.0,
 		(unsigned long long)st->unjoined, (unsigned long long)st->order_bad,
 		(unsigned long long)h->host_io, (unsigned long long)st->host_unjoined);
+	fprintf(f, "host: unjoined by reason:");
+	for (int r = 0; r < VJ_UN_MAX; r++)
+		fprintf(f, " %s %llu", vj_unjoin_name(r), (unsigned long long)st->unjoin[r]);
+	fprintf(f, "; host IOs never joined:");
+	for (int r = 0; r < VJ_HU_MAX; r++)
+		fprintf(f, " %s %llu", vj_hunjoin_name(r), (unsigned long long)st->host_unjoin[r]);
+	fprintf(f, "; split over several host IOs %llu\n", (unsigned long long)st->split);
 	fprintf(f, "host: uprobe hits: blk_aio %llu + virtio_notify %llu = %.2f per QEMU block IO; "
 		   "daemon CPU %.3f %% of a core, BPF %.3f ms (%.3f %% of a core)\n",
 		(unsigned long long)(h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]),
@@ -795,11 +934,23 @@ static void summary_json(struct host *h, const struct vj_stats *st, int final, d
 	jw_u64(w, "order_bad", st->order_bad);
 	jw_u64(w, "host_io", h->host_io);
 	jw_u64(w, "host_unjoined", st->host_unjoined);
+	jw_obj_begin(w, "unjoined_by_reason");
+	for (int r = 0; r < VJ_UN_MAX; r++)
+		jw_u64(w, vj_unjoin_name(r), st->unjoin[r]);
+	jw_obj_end(w);
+	jw_obj_begin(w, "host_unjoined_by_reason");
+	for (int r = 0; r < VJ_HU_MAX; r++)
+		jw_u64(w, vj_hunjoin_name(r), st->host_unjoin[r]);
+	jw_obj_end(w);
+	jw_u64(w, "joined_split", st->split);
 	jw_u64(w, "with_qemu_submit", st->with_submit);
 	jw_u64(w, "with_qemu_notify", st->with_notify);
 	jw_u64(w, "uprobe_aio", h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]);
 	jw_u64(w, "uprobe_notify", h->qemu_ev[IT_QEV_NOTIFY]);
 	jw_double(w, "uprobe_hits_per_qemu_io", hits);
+	jw_double(w, "uprobe_hits_per_guest_io",
+		  st->guest ? (double)(h->qemu_ev[0] + h->qemu_ev[1] + h->qemu_ev[2]) / st->guest :
+			      0);
 	jw_double(w, "daemon_cpu_pct", cpu_pct);
 	jw_u64(w, "bpf_ns", bpf_ns);
 	jw_u64(w, "elapsed_ns", it_mono_ns() - h->start_ns);
@@ -876,6 +1027,21 @@ static void host_metrics(void *m, FILE *f)
 		       "Guest virtio requests received from the guests.", st->guest);
 	metrics_single(f, "iotracer_joined_requests_total", "counter",
 		       "Guest requests joined with the host IO QEMU issued for them.", st->joined);
+	metrics_family(f, "iotracer_unjoined_requests_total", "counter",
+		       "Guest requests not joined to a host IO, by reason.");
+	for (int r = 0; r < VJ_UN_MAX; r++) {
+		struct metrics_label l = { "reason", vj_unjoin_name(r) };
+
+		metrics_sample_u64(f, "iotracer_unjoined_requests_total", &l, 1, st->unjoin[r]);
+	}
+	metrics_family(
+		f, "iotracer_host_unjoined_io_total", "counter",
+		"Host IOs of QEMU on a traced disk never joined to a guest request, by reason.");
+	for (int r = 0; r < VJ_HU_MAX; r++) {
+		struct metrics_label l = { "reason", vj_hunjoin_name(r) };
+
+		metrics_sample_u64(f, "iotracer_host_unjoined_io_total", &l, 1, st->host_unjoin[r]);
+	}
 }
 
 static void host_stop(void *m)

@@ -3,7 +3,8 @@
  * vjoin: guest virtio request + QEMU uprobe events + QEMU's host IO -> one
  * full path on the host clock. See vjoin.h.
  *
- * Host IOs and QEMU submit events live in rings (oldest overwritten first),
+ * Host IOs (keyed by buffer) and QEMU submit events (keyed by offset and by
+ * buffer) live in rings (oldest overwritten first),
  * indexed by a hash of their key whose buckets point at the newest entry;
  * each entry points at the previous one with the same hash. Entries are
  * named by a monotonic index, so a chain stops at the first index that fell
@@ -31,9 +32,19 @@ struct vj_hent {
 };
 
 struct vj_qent {
-	uint64_t idx, prev, ts, offset;
+	uint64_t idx, prev_off, prev_hva; /* chains by (op, offset) and by buffer */
+	uint64_t ts, offset, hva, bytes;
+	uint32_t niov;
 	uint8_t op;
 };
+
+/* A block request of an io_submit seen before the io_submit's record. */
+struct vj_early {
+	uint32_t tid, dev;
+	uint64_t seq, sector, q, d, c;
+};
+#define VJ_EARLY 256
+#define VJ_AIO_SCAN 256 /* newest host IOs searched for a block's io_submit */
 
 struct vj_wait {
 	struct link_vreq g;
@@ -54,10 +65,12 @@ struct vjoin {
 	/* QEMU submits */
 	struct vj_qent q[VJ_QEV];
 	uint64_t qhead;
-	uint64_t qbucket[VJ_QEV];
+	uint64_t qb_off[VJ_QEV], qb_hva[VJ_QEV];
 	/* QEMU notifies: sorted, circular [ntail, nhead) */
 	uint64_t n[VJ_NOTIFY];
 	uint64_t nhead, ntail;
+	struct vj_early early[VJ_EARLY];
+	uint64_t ehead;
 	/* guest requests waiting for their host IO */
 	struct vj_wait *w;
 	size_t nw, wcap;
@@ -83,6 +96,27 @@ static const char *const ts_names[VJ_T_MAX] = {
 	[VJ_T_G_SYS_EXIT] = "guest_sys_exit",
 };
 
+static const char *const unjoin_names[VJ_UN_MAX] = {
+	[VJ_UN_NO_DISK] = "no_disk", [VJ_UN_NO_SUBMIT] = "no_qemu_submit",
+	[VJ_UN_MERGED] = "merged",   [VJ_UN_NO_HOST_IO] = "no_host_io",
+	[VJ_UN_PARTIAL] = "partial",
+};
+
+static const char *const hunjoin_names[VJ_HU_MAX] = {
+	[VJ_HU_NOT_GUEST] = "not_guest_buffer",
+	[VJ_HU_UNCLAIMED] = "unclaimed",
+};
+
+const char *vj_unjoin_name(int r)
+{
+	return r >= 0 && r < VJ_UN_MAX ? unjoin_names[r] : "?";
+}
+
+const char *vj_hunjoin_name(int r)
+{
+	return r >= 0 && r < VJ_HU_MAX ? hunjoin_names[r] : "?";
+}
+
 const char *vj_stage_name(int s)
 {
 	return s >= 0 && s < VJ_STAGES ? stage_names[s] : "?";
@@ -102,9 +136,19 @@ static uint64_t vj_hash(uint64_t a, uint64_t b)
 	return x ^ (x >> 29);
 }
 
-static uint64_t host_key(int disk, uint8_t op, uint64_t offset)
+static uint64_t host_key(uint8_t op, uint64_t buf)
 {
-	return vj_hash(((uint64_t)(uint32_t)disk << 8) | op, offset);
+	return vj_hash(op, buf);
+}
+
+static uint64_t qoff_key(uint8_t op, uint64_t offset)
+{
+	return vj_hash(op | 0x100, offset) % VJ_QEV;
+}
+
+static uint64_t qhva_key(uint64_t hva)
+{
+	return vj_hash(0x200, hva) % VJ_QEV;
 }
 
 struct vjoin *vjoin_new(vj_emit_fn fn, void *ctx, uint64_t hold_ns, size_t max_host)
@@ -130,7 +174,8 @@ struct vjoin *vjoin_new(vj_emit_fn fn, void *ctx, uint64_t hold_ns, size_t max_h
 		return NULL;
 	}
 	memset(j->hbucket, 0xff, cap * sizeof(*j->hbucket));
-	memset(j->qbucket, 0xff, sizeof(j->qbucket));
+	memset(j->qb_off, 0xff, sizeof(j->qb_off));
+	memset(j->qb_hva, 0xff, sizeof(j->qb_hva));
 	return j;
 }
 
@@ -147,61 +192,6 @@ void vjoin_free(struct vjoin *j)
 const struct vj_stats *vjoin_stats(const struct vjoin *j)
 {
 	return &j->st;
-}
-
-/* ---- host IOs ---- */
-
-static void host_expire_one(struct vjoin *j)
-{
-	if (!j->h[j->htail & j->hmask].used)
-		j->st.host_unjoined++;
-	j->htail++;
-}
-
-void vjoin_add_host(struct vjoin *j, const struct vj_host_io *io, uint64_t now_ns)
-{
-	uint64_t b = host_key(io->disk, io->op, io->offset) & j->hmask;
-	struct vj_hent *e;
-
-	if (j->hhead - j->htail > j->hmask) {
-		host_expire_one(j);
-		j->st.evicted++;
-	}
-	e = &j->h[j->hhead & j->hmask];
-	e->io = *io;
-	e->idx = j->hhead;
-	e->prev = j->hbucket[b];
-	e->arrive_ns = now_ns;
-	e->used = 0;
-	j->hbucket[b] = j->hhead++;
-	j->st.host_io++;
-}
-
-/* Host IO for g: same key, syscall entered in [lo, hi], closest to want. */
-static struct vj_hent *host_find(struct vjoin *j, int disk, const struct link_vreq *g,
-				 uint64_t lo, uint64_t hi, uint64_t want)
-{
-	uint64_t off = g->sector * 512, bytes = (uint64_t)g->nr_sectors * 512;
-	uint64_t i = j->hbucket[host_key(disk, g->op, off) & j->hmask];
-	struct vj_hent *best = NULL;
-	uint64_t best_d = UINT64_MAX;
-
-	for (; i != VJ_NONE && i >= j->htail && i < j->hhead; i = j->h[i & j->hmask].prev) {
-		struct vj_hent *e = &j->h[i & j->hmask];
-		uint64_t d;
-
-		if (e->idx != i)
-			break;
-		if (e->used || e->io.disk != disk || e->io.op != g->op || e->io.offset != off ||
-		    e->io.bytes != bytes || e->io.enter_ns < lo || e->io.enter_ns > hi)
-			continue;
-		d = e->io.enter_ns > want ? e->io.enter_ns - want : want - e->io.enter_ns;
-		if (d < best_d) {
-			best = e;
-			best_d = d;
-		}
-	}
-	return best;
 }
 
 /* ---- QEMU events ---- */
@@ -235,47 +225,229 @@ static uint64_t notify_after(const struct vjoin *j, uint64_t ts)
 	return lo < j->nhead ? j->n[lo % VJ_NOTIFY] : 0;
 }
 
-void vjoin_add_qemu(struct vjoin *j, uint32_t ev, uint64_t ts_ns, uint64_t offset)
+void vjoin_add_qemu(struct vjoin *j, const struct vj_qemu_ev *ev)
 {
 	struct vj_qent *e;
-	uint64_t b;
-	uint8_t op;
+	uint64_t bo, bh;
 
-	if (ev == IT_QEV_NOTIFY) {
-		notify_add(j, ts_ns);
+	if (ev->ev == IT_QEV_NOTIFY) {
+		notify_add(j, ev->ts_ns);
 		j->st.qemu_notify++;
 		return;
 	}
-	if (ev != IT_QEV_AIO_READ && ev != IT_QEV_AIO_WRITE)
+	if (ev->ev != IT_QEV_AIO_READ && ev->ev != IT_QEV_AIO_WRITE)
 		return;
-	op = ev == IT_QEV_AIO_READ ? IT_OP_READ : IT_OP_WRITE;
-	b = vj_hash(op, offset) % VJ_QEV;
 	e = &j->q[j->qhead % VJ_QEV];
 	e->idx = j->qhead;
-	e->prev = j->qbucket[b];
-	e->ts = ts_ns;
-	e->offset = offset;
-	e->op = op;
-	j->qbucket[b] = j->qhead++;
+	e->op = ev->ev == IT_QEV_AIO_READ ? IT_OP_READ : IT_OP_WRITE;
+	e->ts = ev->ts_ns;
+	e->offset = ev->offset;
+	e->hva = ev->hva;
+	e->bytes = ev->bytes;
+	e->niov = ev->niov;
+	bo = qoff_key(e->op, e->offset);
+	bh = qhva_key(e->hva);
+	e->prev_off = j->qb_off[bo];
+	e->prev_hva = j->qb_hva[bh];
+	j->qb_off[bo] = j->qb_hva[bh] = j->qhead++;
 	j->st.qemu_submit++;
 }
 
-/* Latest QEMU submit of (op, offset) in [lo, hi], or 0. */
-static uint64_t submit_find(const struct vjoin *j, uint8_t op, uint64_t offset, uint64_t lo,
-			    uint64_t hi)
+/* The submit entry of index i, or NULL when it fell off the ring. */
+static const struct vj_qent *qent(const struct vjoin *j, uint64_t i)
 {
-	uint64_t i = j->qbucket[vj_hash(op, offset) % VJ_QEV];
-	uint64_t best = 0;
+	const struct vj_qent *e;
 
-	for (; i != VJ_NONE && i + VJ_QEV > j->qhead && i < j->qhead;
-	     i = j->q[i % VJ_QEV].prev) {
+	if (i == VJ_NONE || i + VJ_QEV <= j->qhead || i >= j->qhead)
+		return NULL;
+	e = &j->q[i % VJ_QEV];
+	return e->idx == i ? e : NULL;
+}
+
+/*
+ * QEMU's submit of the guest request (op, offset, bytes) in [lo, hi], the one
+ * closest to want; *merged when only longer submits at that offset were seen.
+ */
+static const struct vj_qent *submit_find(const struct vjoin *j, uint8_t op, uint64_t offset,
+					 uint64_t bytes, uint64_t lo, uint64_t hi, uint64_t want,
+					 int *merged)
+{
+	const struct vj_qent *e, *best = NULL;
+	uint64_t best_d = UINT64_MAX;
+
+	for (e = qent(j, j->qb_off[qoff_key(op, offset)]); e; e = qent(j, e->prev_off)) {
+		uint64_t d;
+
+		if (e->op != op || e->offset != offset || e->ts < lo || e->ts > hi)
+			continue;
+		if (e->bytes != bytes) {
+			*merged |= e->bytes > bytes;
+			continue;
+		}
+		d = e->ts > want ? e->ts - want : want - e->ts;
+		if (d < best_d) {
+			best = e;
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+/* Whether a longer submit in [lo, hi] covers (op, offset, bytes): merged by QEMU. */
+static int submit_covering(const struct vjoin *j, uint8_t op, uint64_t offset, uint64_t bytes,
+			   uint64_t lo, uint64_t hi)
+{
+	uint64_t first = j->qhead > VJ_QEV ? j->qhead - VJ_QEV : 0;
+
+	for (uint64_t i = first; i < j->qhead; i++) {
 		const struct vj_qent *e = &j->q[i % VJ_QEV];
+
+		if (e->op == op && e->ts >= lo && e->ts <= hi && e->offset <= offset &&
+		    e->offset + e->bytes >= offset + bytes && e->bytes > bytes)
+			return 1;
+	}
+	return 0;
+}
+
+/* The first submit after `after` whose buffer starts at hva (UINT64_MAX: none). */
+static uint64_t next_submit_at(const struct vjoin *j, uint64_t hva, uint64_t after)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (const struct vj_qent *e = qent(j, j->qb_hva[qhva_key(hva)]); e;
+	     e = qent(j, e->prev_hva))
+		if (e->hva == hva && e->ts > after && e->ts < best)
+			best = e->ts;
+	return best;
+}
+
+/* Whether some submit at or before ts had its buffer start at buf. */
+static int guest_buffer(const struct vjoin *j, uint64_t buf, uint64_t ts)
+{
+	for (const struct vj_qent *e = qent(j, j->qb_hva[qhva_key(buf)]); e;
+	     e = qent(j, e->prev_hva))
+		if (e->hva == buf && e->ts <= ts)
+			return 1;
+	return 0;
+}
+
+/* ---- host IOs ---- */
+
+static void host_expire_one(struct vjoin *j)
+{
+	const struct vj_hent *e = &j->h[j->htail & j->hmask];
+
+	if (!e->used) {
+		j->st.host_unjoined++;
+		j->st.host_unjoin[guest_buffer(j, e->io.buf, e->io.enter_ns) ? VJ_HU_UNCLAIMED :
+									       VJ_HU_NOT_GUEST]++;
+	}
+	j->htail++;
+}
+
+static void set_block(struct vj_host_io *io, const struct vj_early *b)
+{
+	io->blk_q_ns = b->q;
+	io->blk_d_ns = b->d;
+	io->blk_c_ns = b->c;
+	io->blk_dev = b->dev;
+}
+
+/*
+ * Attach block b to the aio host IOs of its io_submit among the newest
+ * entries (from index from on); 1 when it found its IO.
+ */
+static int aio_block(struct vjoin *j, const struct vj_early *b, uint64_t from)
+{
+	uint64_t lo = j->hhead - j->htail > VJ_AIO_SCAN ? j->hhead - VJ_AIO_SCAN : j->htail;
+	int n = 0, hit = 0;
+
+	lo = lo > from ? lo : from;
+	for (uint64_t i = lo; i < j->hhead; i++) {
+		const struct vj_host_io *io = &j->h[i & j->hmask].io;
+
+		n += io->kind == VJ_K_AIO && io->tid == b->tid && io->seq == b->seq && !io->view;
+	}
+	for (uint64_t i = lo; i < j->hhead; i++) {
+		struct vj_host_io *io = &j->h[i & j->hmask].io;
+
+		if (io->kind != VJ_K_AIO || io->tid != b->tid || io->seq != b->seq ||
+		    io->blk_q_ns || (n > 1 && io->io_offset != b->sector * 512))
+			continue;
+		set_block(io, b);
+		hit = 1;
+	}
+	return hit;
+}
+
+void vjoin_host_block(struct vjoin *j, uint32_t tid, uint64_t seq, uint64_t sector, uint64_t q_ns,
+		      uint64_t d_ns, uint64_t c_ns, uint32_t dev)
+{
+	struct vj_early b = {
+		.tid = tid, .dev = dev, .seq = seq, .sector = sector, .q = q_ns, .d = d_ns, .c = c_ns
+	};
+
+	if (!aio_block(j, &b, 0))
+		j->early[j->ehead++ % VJ_EARLY] = b;
+}
+
+/* The blocks of an aio host IO's io_submit that came before it. */
+static void early_blocks(struct vjoin *j, uint64_t idx)
+{
+	uint64_t lo = j->ehead > VJ_EARLY ? j->ehead - VJ_EARLY : 0;
+	const struct vj_host_io *io = &j->h[idx & j->hmask].io;
+
+	for (uint64_t i = lo; i < j->ehead; i++) {
+		struct vj_early *b = &j->early[i % VJ_EARLY];
+
+		if (b->tid == io->tid && b->seq == io->seq && aio_block(j, b, idx))
+			b->tid = 0;
+	}
+}
+
+void vjoin_add_host(struct vjoin *j, const struct vj_host_io *io, uint64_t now_ns)
+{
+	uint64_t b = host_key(io->op, io->buf) & j->hmask;
+	struct vj_hent *e;
+
+	if (j->hhead - j->htail > j->hmask) {
+		host_expire_one(j);
+		j->st.evicted++;
+	}
+	e = &j->h[j->hhead & j->hmask];
+	e->io = *io;
+	e->idx = j->hhead;
+	e->prev = j->hbucket[b];
+	e->arrive_ns = now_ns;
+	e->used = 0;
+	j->hbucket[b] = j->hhead++;
+	j->st.host_io++;
+	if (io->kind == VJ_K_AIO && !io->blk_q_ns)
+		early_blocks(j, e->idx);
+}
+
+/*
+ * The earliest unused host IO of (disk, op) at buffer buf entered in
+ * [lo, hi), of at most max bytes at buf; whole: exactly max bytes for the
+ * whole IO, from its first buffer (a guest request of several buffers).
+ */
+static struct vj_hent *host_find(struct vjoin *j, int disk, uint8_t op, uint64_t buf, uint64_t lo,
+				 uint64_t hi, uint64_t max, int whole)
+{
+	uint64_t i = j->hbucket[host_key(op, buf) & j->hmask];
+	struct vj_hent *best = NULL;
+
+	for (; i != VJ_NONE && i >= j->htail && i < j->hhead; i = j->h[i & j->hmask].prev) {
+		struct vj_hent *e = &j->h[i & j->hmask];
 
 		if (e->idx != i)
 			break;
-		if (e->op == op && e->offset == offset && e->ts >= lo && e->ts <= hi &&
-		    e->ts > best)
-			best = e->ts;
+		if (e->used || e->io.disk != disk || e->io.op != op || e->io.buf != buf ||
+		    e->io.enter_ns < lo || e->io.enter_ns >= hi || !e->io.bytes ||
+		    (whole ? e->io.view || e->io.io_bytes != max : e->io.bytes > max))
+			continue;
+		if (!best || e->io.enter_ns < best->io.enter_ns)
+			best = e;
 	}
 	return best;
 }
@@ -361,51 +533,114 @@ static void guest_times(struct vj_path *p, const struct link_vreq *g, int64_t of
 	p->t[VJ_T_G_C] = to_host(g->c_ns, off);
 }
 
-static void host_times(struct vjoin *j, struct vj_path *p, uint64_t lo, uint64_t hi)
+static void host_times(struct vjoin *j, struct vj_path *p, uint64_t submit_ts, uint64_t hi)
 {
-	const struct vj_host_io *h = &p->h;
+	uint64_t done = 0, blk_c = 0;
 
-	p->t[VJ_T_H_ENTER] = h->enter_ns;
-	p->t[VJ_T_H_EXIT] = h->exit_ns;
-	p->t[VJ_T_H_BLK_Q] = h->blk_q_ns;
-	p->t[VJ_T_H_BLK_C] = h->blk_c_ns;
-	p->t[VJ_T_Q_SUBMIT] = submit_find(j, h->op, h->offset, lo, h->enter_ns);
-	p->t[VJ_T_Q_NOTIFY] = notify_after(j, h->exit_ns);
+	for (int i = 0; i < p->nr_h; i++) {
+		const struct vj_host_io *h = &p->hp[i];
+		uint64_t end = h->exit_ns ? h->exit_ns : h->blk_c_ns;
+
+		done = end > done ? end : done;
+		blk_c = h->blk_c_ns > blk_c ? h->blk_c_ns : blk_c;
+	}
+	p->t[VJ_T_Q_SUBMIT] = submit_ts;
+	p->t[VJ_T_H_ENTER] = p->h.enter_ns;
+	p->t[VJ_T_H_BLK_Q] = p->h.blk_q_ns;
+	p->t[VJ_T_H_BLK_C] = p->h.blk_q_ns ? blk_c : 0;
+	p->t[VJ_T_H_EXIT] = done;
+	p->t[VJ_T_Q_NOTIFY] = notify_after(j, done > p->h.enter_ns ? done : p->h.enter_ns);
 	if (p->t[VJ_T_Q_NOTIFY] > hi)
 		p->t[VJ_T_Q_NOTIFY] = 0;
-	j->st.with_submit += p->t[VJ_T_Q_SUBMIT] != 0;
+	j->st.with_submit++;
 	j->st.with_notify += p->t[VJ_T_Q_NOTIFY] != 0;
+}
+
+/*
+ * The host IOs of QEMU's submit s for guest request g: from s's buffer on,
+ * each the earliest at its place after s and before the next submit of the
+ * same buffer (which would own it). Returns the bytes they cover.
+ */
+static uint64_t host_pieces(struct vjoin *j, int disk, const struct link_vreq *g,
+			    const struct vj_qent *s, uint64_t hi, struct vj_hent **pc, int *n)
+{
+	uint64_t bytes = (uint64_t)g->nr_sectors * 512, covered = 0;
+	uint64_t lim = next_submit_at(j, s->hva, s->ts);
+
+	lim = lim < hi ? lim : hi;
+	*n = 0;
+	if (s->niov > 1) {
+		/* several guest buffers: only a host IO of the same iovecs, whole */
+		struct vj_hent *e = host_find(j, disk, g->op, s->hva, s->ts, lim, bytes, 1);
+
+		if (e)
+			pc[(*n)++] = e;
+		return e ? bytes : 0;
+	}
+	while (covered < bytes && *n < VJ_PIECES) {
+		struct vj_hent *e =
+			host_find(j, disk, g->op, s->hva + covered, s->ts, lim, bytes - covered, 0);
+
+		if (!e)
+			break;
+		pc[(*n)++] = e;
+		covered += e->io.bytes;
+	}
+	return covered;
 }
 
 /* Try to join w; emit and return 1 when joined (or when force is set). */
 static int try_join(struct vjoin *j, const struct vj_wait *w, int force)
 {
+	const struct link_vreq *g = &w->g;
+	uint64_t lo, hi, tol = w->unc + VJ_SLACK_NS, bytes = (uint64_t)g->nr_sectors * 512;
+	const struct vj_qent *s = NULL;
+	struct vj_hent *pc[VJ_PIECES];
 	struct vj_path p;
-	uint64_t lo, hi, tol = w->unc + VJ_SLACK_NS;
-	struct vj_hent *e = NULL;
+	int merged = 0, n = 0;
 
 	memset(&p, 0, sizeof(p));
-	p.g = &w->g;
+	p.g = g;
 	p.peer = w->peer;
 	p.session = w->session;
 	p.disk = w->disk;
 	p.clock_off = w->off;
 	p.clock_unc = w->unc;
-	guest_times(&p, &w->g, w->off);
+	guest_times(&p, g, w->off);
 	lo = p.t[VJ_T_G_KICK] > tol ? p.t[VJ_T_G_KICK] - tol : 0;
 	hi = p.t[VJ_T_G_IRQ] ? p.t[VJ_T_G_IRQ] + tol : UINT64_MAX;
-	if (w->disk >= 0 && p.t[VJ_T_G_KICK])
-		e = host_find(j, w->disk, &w->g, lo, hi, p.t[VJ_T_G_KICK]);
-	if (!e && !force)
+	p.unjoin = VJ_UN_NO_DISK;
+	if (w->disk >= 0 && p.t[VJ_T_G_KICK]) {
+		p.unjoin = VJ_UN_NO_SUBMIT;
+		s = submit_find(j, g->op, g->sector * 512, bytes, lo, hi, p.t[VJ_T_G_KICK],
+				&merged);
+	}
+	if (s && s->hva) {
+		uint64_t got = host_pieces(j, w->disk, g, s, hi, pc, &n);
+
+		p.hva = s->hva;
+		p.joined = got == bytes;
+		p.unjoin = n ? VJ_UN_PARTIAL : VJ_UN_NO_HOST_IO;
+	} else if (!s && w->disk >= 0 && p.t[VJ_T_G_KICK] &&
+		   (merged ||
+		    (force && submit_covering(j, g->op, g->sector * 512, bytes, lo, hi)))) {
+		p.unjoin = VJ_UN_MERGED;
+	}
+	if (!p.joined && !force)
 		return 0;
-	if (e) {
-		e->used = 1;
-		p.joined = 1;
-		p.h = e->io;
-		host_times(j, &p, lo, hi);
+	if (p.joined) {
+		for (int i = 0; i < n; i++) {
+			pc[i]->used = 1;
+			p.hp[i] = pc[i]->io;
+		}
+		p.nr_h = n;
+		p.h = p.hp[0];
+		host_times(j, &p, s->ts, hi);
 		j->st.joined++;
+		j->st.split += n > 1;
 	} else {
 		j->st.unjoined++;
+		j->st.unjoin[p.unjoin]++;
 	}
 	fill_stages(&p);
 	check_order(&p);

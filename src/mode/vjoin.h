@@ -6,10 +6,14 @@
  * host block request) + QEMU's interrupt back (virtio_notify uprobe) = one
  * full path, every time on the host's clock.
  *
- * The key is (disk, op, byte offset = sector * 512, length) — raw images map
- * guest sectors to file offsets one to one — inside a time window: the host
- * syscall must start between the guest's kick and the guest's completion,
- * mapped to host time, widened by the clock uncertainty. Time alone never
+ * The key is the guest's buffer as QEMU maps it (its host virtual address,
+ * HVA), which QEMU hands unchanged to the host IO whatever the image format
+ * and aio mode: guest record (disk, op, byte offset, length) -> QEMU's
+ * blk_aio submit of that (op, offset, length) between the guest's kick and
+ * interrupt (clock uncertainty widened) -> its qiov's first buffer -> the host
+ * IO(s) of QEMU on the disk's files whose buffers tile [HVA, HVA + length),
+ * each the first one at its buffer after the submit and before the next
+ * submit of the same buffer (both on the host clock: exact). Time alone never
  * joins. Pure user space, libc only; not thread safe.
  */
 #ifndef IT_VJOIN_H
@@ -20,17 +24,72 @@
 
 #include "mode/link.h"
 
-/* One host IO of a QEMU thread on a traced disk image. */
+/* How QEMU issued a host IO (its aio= mode). */
+enum vj_kind {
+	VJ_K_SYSCALL = 0, /* aio=threads: preadv/pwritev/pread64/pwrite64 of a worker */
+	VJ_K_AIO, /* aio=native: an iocb of io_submit */
+	VJ_K_URING, /* aio=io_uring: an SQE */
+};
+
+/*
+ * One host IO of a QEMU thread on a traced disk's file (image or backing
+ * file), as seen from one of its buffers: a vectored IO is added once per
+ * buffer the host saw (its first two iovecs: qcow2's copy on write puts its
+ * own buffer before the guest's in one pwritev).
+ */
 struct vj_host_io {
 	int disk; /* index into the caller's disk table */
 	uint8_t op; /* enum it_op */
+	uint8_t kind; /* enum vj_kind */
+	uint8_t view; /* which buffer of the IO: 0 (the first) or 1 */
 	uint32_t pid, tid;
-	uint64_t offset, bytes;
-	uint64_t enter_ns, exit_ns; /* host syscall */
+	uint64_t offset, bytes; /* where the bytes at buf go in the file, and how many */
+	uint64_t io_offset, io_bytes; /* the whole host IO */
+	uint64_t seq; /* aio: its io_submit's syscall seq (with tid: finds its block request) */
+	uint64_t buf; /* user buffer: the key */
+	uint64_t ino; /* the file (a backing file's for an overlay's read) */
+	/*
+	 * Host submit and the completion QEMU sees: the syscall's enter/exit
+	 * (threads), io_submit's enter and the block completion (native: QEMU
+	 * reaps the ring in user space; 0 when unknown), the SQE's submit and
+	 * CQE (io_uring).
+	 */
+	uint64_t enter_ns, exit_ns;
 	uint64_t blk_q_ns, blk_d_ns, blk_c_ns; /* its first host block request; 0 if none */
 	uint32_t blk_dev;
 	int64_t ret;
 };
+
+/* A QEMU uprobe event (bpf/qemu.bpf.h), host clock. */
+struct vj_qemu_ev {
+	uint32_t ev; /* enum it_qemu_ev */
+	uint32_t pid;
+	uint64_t ts_ns;
+	uint64_t offset; /* aio: byte offset of the request on the disk */
+	uint64_t hva, bytes; /* aio: the qiov's first buffer and its total size */
+	uint32_t niov;
+};
+
+/* Why a guest request was not joined (each a counter). */
+enum vj_unjoin {
+	VJ_UN_NO_DISK = 0, /* its serial names no traced disk */
+	VJ_UN_NO_SUBMIT, /* no QEMU submit of (op, offset, length) in its window */
+	VJ_UN_MERGED, /* only a longer QEMU submit covers it: merged by QEMU */
+	VJ_UN_NO_HOST_IO, /* QEMU submitted it, no host IO used its buffer: a read of
+			     an unallocated cluster, zero-detect / discard, a bounce buffer */
+	VJ_UN_PARTIAL, /* host IOs used part of its buffer only (bounce, compressed) */
+	VJ_UN_MAX,
+};
+
+/* Why a host IO of QEMU on a traced file was never joined. */
+enum vj_hunjoin {
+	VJ_HU_NOT_GUEST = 0, /* no QEMU submit names its buffer: image metadata, copy
+				on write, bounce buffers, QEMU's own IO */
+	VJ_HU_UNCLAIMED, /* a guest buffer, but no guest record claimed it */
+	VJ_HU_MAX,
+};
+
+#define VJ_PIECES 8 /* host IOs joined to one guest request at most */
 
 enum vj_stage {
 	VJ_GUEST_SUBMIT = 0, /* guest syscall enter -> virtio kick */
@@ -71,7 +130,11 @@ struct vj_path {
 	uint64_t session; /* the guest's link session */
 	int disk;
 	int joined; /* a host IO was found */
-	struct vj_host_io h; /* valid when joined */
+	int unjoin; /* enum vj_unjoin when not joined */
+	struct vj_host_io h; /* valid when joined: the first piece */
+	struct vj_host_io hp[VJ_PIECES]; /* every host IO of the request (h == hp[0]) */
+	int nr_h;
+	uint64_t hva; /* QEMU's buffer for it (0: no submit found) */
 	uint64_t t[VJ_T_MAX]; /* host clock; 0 = not seen */
 	int64_t stage[VJ_STAGES]; /* ns; INT64_MIN = not computable */
 	int64_t clock_off; /* host - guest */
@@ -90,6 +153,9 @@ struct vj_stats {
 	uint64_t with_submit, with_notify; /* joined paths that got a QEMU event */
 	uint64_t order_bad; /* joined paths out of order beyond the uncertainty */
 	uint64_t evicted; /* host IOs dropped because the table was full */
+	uint64_t unjoin[VJ_UN_MAX]; /* unjoined guest requests by reason */
+	uint64_t host_unjoin[VJ_HU_MAX]; /* never joined host IOs by reason */
+	uint64_t split; /* joined guest requests served by several host IOs */
 };
 
 struct vjoin;
@@ -104,8 +170,17 @@ void vjoin_free(struct vjoin *j);
 
 /* A host IO of a traced disk; now_ns: host clock at arrival. */
 void vjoin_add_host(struct vjoin *j, const struct vj_host_io *h, uint64_t now_ns);
-/* A QEMU uprobe event (enum it_qemu_ev) on the host clock. */
-void vjoin_add_qemu(struct vjoin *j, uint32_t ev, uint64_t ts_ns, uint64_t offset);
+/*
+ * A host block request queued by QEMU thread tid in its syscall seq: for an
+ * aio=native host IO of that io_submit (whose completion QEMU reaps in user
+ * space) its block times are the completion. An io_submit of several iocbs:
+ * the one whose offset is the sector's (a block device image).
+ */
+void vjoin_host_block(struct vjoin *j, uint32_t tid, uint64_t seq, uint64_t sector, uint64_t q_ns,
+		      uint64_t d_ns, uint64_t c_ns, uint32_t dev);
+
+/* A QEMU uprobe event. */
+void vjoin_add_qemu(struct vjoin *j, const struct vj_qemu_ev *e);
 /*
  * A guest request of disk `disk` (-1: its serial names no traced disk: emitted
  * unjoined at once), with the peer's clock: host = guest + off, +- unc.
@@ -119,6 +194,8 @@ void vjoin_flush(struct vjoin *j);
 const struct vj_stats *vjoin_stats(const struct vjoin *j);
 
 const char *vj_stage_name(int s);
+const char *vj_unjoin_name(int r);
+const char *vj_hunjoin_name(int r);
 const char *vj_ts_name(int t);
 
 #endif /* IT_VJOIN_H */

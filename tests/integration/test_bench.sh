@@ -5,8 +5,19 @@
 . "$(dirname "$0")/lib.sh"
 
 it_begin runs json_fields iops_positive overhead_from_pairs tracer_figures unreported bpf_stats \
-	svg_wellformed table cleanup refuse_root_disk refuse_mounted bad_usage
+	svg_wellformed table cleanup refuse_root_disk refuse_mounted bad_usage stats_on_refused
 it_require_all
+
+# BPF statistics already on (the sysctl, or somebody's stats fd): the bench refuses to
+# start, naming it; every other check needs them off (they are not ours to turn off)
+if [[ $(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null) == 1 ]]; then
+	rc=0
+	out=$(timeout 60 "$IOTRACER" bench --quick --tracers none 2>&1 >/dev/null) || rc=$?
+	check stats_on_refused "with kernel.bpf_stats_enabled=1: exit $rc, said: $out" \
+		grep -q 'bpf_stats_enabled is 1 already' <<<"$out"
+	skip_all "kernel.bpf_stats_enabled is 1 (set outside this test): the bench refuses to start"
+fi
+skip stats_on_refused "kernel.bpf_stats_enabled is 0 here: the refusal is not exercised"
 
 OUT=$IT_TMP/bench.json
 SVG=$IT_TMP/bench.svg

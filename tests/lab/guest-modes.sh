@@ -5,10 +5,18 @@
 #
 # LAB_G_LINK: the guest's --link address (serial:lab.0 or tcp:10.0.2.2:PORT).
 # LAB_G_COUNT: ioload ops per run (default 150).
+# LAB_G_MDISKS: serials of the disk matrix (tests/lab/modes-disks.sh), traced
+#   by daemon #1 too; LAB_G_MCOUNT ioload ops per run on each (default 100).
 #
-# Phase 1: guest daemon #1 (`--mode guest -d vda`: the filter names vda only),
-#   randread + randwrite on vda, randwrite on nvme0n1 (a disk outside the
-#   filter), wait for the acks, then SIGKILL it.
+# Phase 0 (LAB_G_COST=1): the cost: ioload randread on vda with no tracing
+#   (the host daemon starts at `LAB-MARK start-host`), then the same with both
+#   daemons (phase 1's first load), each between `LAB-MARK cost-*` marks the
+#   host hook stamps with the host's CPU counters; lines `cost base|traced {json}`.
+# Phase 1: guest daemon #1 (`--mode guest -d vda`: the filter names vda only,
+#   and the matrix disks), randread + randwrite on vda, randwrite on nvme0n1 (a
+#   disk outside the filter); on each matrix disk randwrite, randread of the
+#   same blocks (seed 11) and randread of others (seed 12), each printed as
+#   `mload SERIAL {ioload json}`; wait for the acks, then SIGKILL it.
 # Phase 2: guest daemon #2, randread on vda; once every record is acked, print
 #   `LAB-MARK restart-host` (the host side SIGKILLs and restarts its daemon on
 #   seeing it), wait until the link is up again (the new host daemon attached),
@@ -20,6 +28,7 @@ set -u
 . /lab/guest-lib.sh
 link=${LAB_G_LINK:-serial:lab.0}
 count=${LAB_G_COUNT:-150}
+mcount=${LAB_G_MCOUNT:-100}
 W=/tmp/modes
 mkdir -p "$W"
 : >"$W/ioload.txt"
@@ -30,11 +39,41 @@ rc=0
 up() { cut -d' ' -f1 /proc/uptime; }
 step() { echo "step $1 $(up)" | tee -a "$W/steps.txt"; }
 
-# start N: guest daemon number N; waits for its attach lines (60 s at most).
+# start N DEVS: guest daemon number N on DEVS; waits for its attach lines (60 s at most).
+# dev_of_serial SERIAL: the block device whose serial it is (virtio-blk: serial;
+# NVMe: device/serial; SCSI: VPD page 0x80).
+dev_of_serial() {
+	for _b in /sys/block/*; do
+		for _f in "$_b/serial" "$_b/device/serial" "$_b/device/vpd_pg80"; do
+			[ -r "$_f" ] && grep -q "$1" "$_f" 2>/dev/null && { echo "${_b##*/}"; return 0; }
+		done
+	done
+	return 1
+}
+
+# The test's own disks by serial too: with more NVMe disks (the matrix) the
+# kernel may name another controller nvme0 (probing is asynchronous).
+VDA=$(dev_of_serial labvblk0) || VDA=vda
+NVME=$(dev_of_serial labnvme0) || NVME=nvme0n1
+echo "vda is /dev/$VDA, nvme0n1 is /dev/$NVME"
+mdevs=""
+for s in ${LAB_G_MDISKS:-}; do
+	i=0
+	while ! d=$(dev_of_serial "$s") && [ "$i" -lt 50 ]; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+	[ -n "$d" ] || { echo "no disk with serial $s"; rc=1; continue; }
+	echo "disk $s is /dev/$d"
+	mdevs="$mdevs $s:$d"
+done
+devs=$VDA
+for m in $mdevs; do devs="$devs,${m#*:}"; done
+
 start() {
 	# not -q: its link lines ("link: peer N (...): up: ...") on stderr are what
 	# wait_up watches
-	/lab/iotracer --mode guest --link "$link" -d vda --no-live -i 1s \
+	/lab/iotracer --mode guest --link "$link" -d "$2" --no-live -i 1s \
 		-j "$W/g$1.json" >"$W/g$1.out" 2>"$W/g$1.err" &
 	gpid=$!
 	i=0
@@ -76,21 +115,54 @@ wait_acked() {
 	echo "guest daemon $1: records not acked within 30 s"
 }
 
-load() { # DEV MODE SEED
-	out=$(ioload -d "/dev/$1" -n "$count" -b 4096 -m "$2" -s "$3" 2>&1) || rc=1
+load() { # vda|nvme0n1 MODE SEED (the test's disk by its usual name, found by serial)
+	_d=$VDA
+	[ "$1" = nvme0n1 ] && _d=$NVME
+	out=$(ioload -d "/dev/$_d" -n "$count" -b 4096 -m "$2" -s "$3" 2>&1) || rc=1
 	echo "ioload $1 $out" | tee -a "$W/ioload.txt"
 }
 
-start 1
+mload() { # SERIAL DEV MODE SEED
+	out=$(ioload -d "/dev/$2" -n "$mcount" -b 4096 -m "$3" -s "$4" 2>&1) || rc=1
+	echo "mload $1 $out" | tee -a "$W/ioload.txt"
+}
+
+cost() { # base|traced SEED
+	echo "LAB-MARK cost-$1-begin"
+	sleep 0.5
+	out=$(ioload -d "/dev/$VDA" -n "$ccount" -b 4096 -m randread -s "$2" 2>&1) || rc=1
+	echo "cost $1 $out" | tee -a "$W/ioload.txt"
+	echo "LAB-MARK cost-$1-end"
+	sleep 0.5
+}
+
+ccount=${LAB_G_CCOUNT:-600}
+if [ "${LAB_G_COST:-0}" = 1 ]; then
+	cost base 21
+	echo "LAB-MARK start-host"
+fi
+start 1 "$devs"
+if [ "${LAB_G_COST:-0}" = 1 ]; then
+	wait_up 1 0 # the host daemon traces QEMU
+	cost traced 22
+fi
 load vda randread 1
 load vda randwrite 2
 load nvme0n1 randwrite 3
+nm=0
+for m in $mdevs; do
+	mload "${m%%:*}" "${m#*:}" randwrite 11
+	mload "${m%%:*}" "${m#*:}" randread 11
+	mload "${m%%:*}" "${m#*:}" randread 12
+	nm=$((nm + 3 * mcount))
+done
+[ "$nm" = 0 ] || wait_acked 1 $((2 * count + nm))
 sleep 2 # > one drain tick + a round trip: everything acked
 step guest1_kill
 kill -KILL "$gpid" 2>/dev/null
 wait "$gpid" 2>/dev/null
 
-start 2
+start 2 "$VDA"
 load vda randread 4
 # The host daemon is killed on the mark: first every record of these reads
 # acked (the host wrote them), and a second for it to join them to QEMU's IO.

@@ -14,8 +14,8 @@
 #                          oracle) reached the host exactly once per (session,
 #                          seq), seqs 1..N without holes, across a guest SIGKILL
 #                          and a host SIGKILL + restart
-#   lab_modes_T_join       >= 95 % of them joined to a QEMU host IO with the same
-#                          op, offset and length
+#   lab_modes_T_join       >= 97 % of them joined to a QEMU host IO (by the guest
+#                          buffer QEMU passed through: docs/modes.md)
 #   lab_modes_T_offsets    each joined write: the image at that offset holds the
 #                          offset (ioload writes it into each block): the host IO
 #                          really was at that place of the disk
@@ -26,18 +26,31 @@
 #                          > 0 on vda's
 #   lab_modes_T_reconnect  guest daemon #2 got every record acked (after the host
 #                          restart), none dropped; both host daemons saw it
+# On the first transport's boot only, the disk matrix (tests/lab/modes-disks.sh,
+# LAB_MODES_DISKS): per disk lab_modes_T_<FORMAT>_<AIO>_<BUS>[_FLAG]_join, >= 97 %
+# of the guest's requests on it joined, none wrong by the data oracle (the file
+# and offset the joined host IO names hold the request's guest offset; qcow2:
+# also where `qemu-img map` puts it); lab_modes_T_metrics (host daemon #2's
+# /metrics: promtool-valid, every unjoined reason, none above its final
+# summary); and the cost note (guest IOPS traced / untraced, host CPU per guest
+# IO, uprobe hits per guest IO).
 # and lab_modes_vsock: AF_VSOCK over the guest's vsock_loopback (the unit test
 # binary test_link, static, run in the guest; SKIP when the guest has no vsock).
 # Notes: the full-path stage table (p50/p99), clock offset and uncertainty,
 # uprobe hits per guest IO and the host daemon's CPU.
 #
 # Environment: LAB_MODES_KERNEL, LAB_MODES_COUNT (ops per ioload run, 150),
-# LAB_TIMEOUT (per boot, default 150 s), and what boot.sh reads.
+# LAB_MODES_DISKS (the matrix; default tests/lab/modes-disks.sh's MD_DEFAULT, with
+# LAB_FULL=1 also MD_FULL; empty: none), LAB_MODES_MCOUNT (ops per run on a matrix
+# disk, 100),
+# LAB_TIMEOUT (per boot, default 150 s; + 45 s per matrix disk), and what boot.sh reads.
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=harness.sh
 . "$(dirname "$0")/harness.sh"
+# shellcheck source=modes-disks.sh
+. "$(dirname "$0")/modes-disks.sh"
 
 IOTRACER=${IOTRACER:-$LAB_REPO/iotracer}
 STATIC=$LAB_DIR/iotracer-static
@@ -46,17 +59,21 @@ SERIES=${LAB_MODES_KERNEL:-6.12}
 # kernel, lab_modes_K_T_* and runs/modes-K-T on another one (K = LAB_MODES_KERNEL).
 if [[ $SERIES == 6.12 ]]; then PFX=lab_modes RUNS=modes; else PFX=lab_modes_$SERIES RUNS=modes-$SERIES; fi
 CHECKS="run records join offsets order filter reconnect"
-export LAB_TIMEOUT=${LAB_TIMEOUT:-150}
+TIMEOUT0=${LAB_TIMEOUT:-150}
+export LAB_G_MCOUNT=${LAB_MODES_MCOUNT:-100}
 export LAB_G_COUNT=${LAB_MODES_COUNT:-150}
 [[ $# -eq 0 ]] && set -- serial tcp
 TRANSPORTS=("$@")
 
 all_names() {
-	local t c
+	local t c spec
 	for t in "${TRANSPORTS[@]}"; do
 		for c in $CHECKS; do echo "${PFX}_${t}_$c"; done
 	done
 	echo "${PFX}_vsock"
+	echo "${PFX}_${TRANSPORTS[0]}_metrics"
+	IFS=, read -r -a md_specs <<<"$(md_list)"
+	for spec in "${md_specs[@]}"; do echo "${PFX}_${TRANSPORTS[0]}_$(md_name "$spec")_join"; done
 }
 verdict_rest() { # VERDICT WHY
 	local n
@@ -69,11 +86,12 @@ on_signal() {
 	verdict_rest FAIL "interrupted by SIG$1 (timeout?)"
 	exit "$2"
 }
-saved_stats=""
-# On exit: put the sysctl back, then harness.sh's cleanup with our exit status.
+stats_pid=""
+# On exit: let go of the BPF statistics fd, then harness.sh's cleanup with our exit status.
 modes_exit() {
 	local rc=$?
-	[[ -n $saved_stats ]] && sysctl -qw kernel.bpf_stats_enabled="$saved_stats"
+	[[ -n $stats_pid ]] && kill "$stats_pid" 2>/dev/null
+	md_cleanup
 	(exit "$rc")
 	cleanup
 }
@@ -107,6 +125,54 @@ stage_notes() {
 		while read -r line; do note "${PFX}_$t stage $line ns"; done
 }
 
+# The cost of host+guest tracing from guest-modes.sh's phase 0: the guest's
+# IOPS traced / untraced, the host's CPU per guest IO added by tracing (whole
+# system from /proc/stat, and QEMU's and the daemon's own), uprobe hits per
+# QEMU block IO and per traced guest IO (daemon #2's final summary: the uprobes
+# also fire for QEMU's other disks, here the NVMe disk outside the guest's filter).
+cost_notes() {
+	local out=$1 t=$2 hz base traced
+	hz=$(getconf CLK_TCK)
+	base=$(awk '$1 == "cost" && $2 == "base"' "$out/ioload.txt" | cut -d' ' -f3-)
+	traced=$(awk '$1 == "cost" && $2 == "traced"' "$out/ioload.txt" | cut -d' ' -f3-)
+	if [[ -z $base || -z $traced || $(wc -l <"$out/cost.txt" 2>/dev/null) != 4 ]]; then
+		note "${PFX}_$t cost: not measured (guest lines: ${base:+base }${traced:+traced}; host marks: $(cut -d' ' -f1 "$out/cost.txt" 2>/dev/null | tr '\n' ' '))"
+		return
+	fi
+	awk -v hz="$hz" -v b="$(jq -r '"\(.ops) \(.elapsed_ns)"' <<<"$base")" -v tr="$(jq -r '"\(.ops) \(.elapsed_ns)"' <<<"$traced")" \
+		-v hits="$(hostj "$out" 'select(.type == "host_summary" and .final) | "\(.uprobe_hits_per_qemu_io) per QEMU block IO, \(.uprobe_hits_per_guest_io) per traced guest IO"' | tail -n 1)" '
+		{ m[NR] = $0; split($0, f, " "); ns[NR] = f[2]; busy[NR] = f[3]; q[NR] = f[5]; d[NR] = f[6] }
+		END {
+			split(b, B, " "); split(tr, T, " ")
+			ib = B[1] / (B[2] / 1e9); it = T[1] / (T[2] / 1e9)
+			us = 1e6 / hz
+			wb = (busy[2] - busy[1]) * us / B[1]; wt = (busy[4] - busy[3]) * us / T[1]
+			qb = (q[2] - q[1]) * us / B[1]; qt = (q[4] - q[3]) * us / T[1]
+			dt = (d[4] - d[3]) * us / T[1]
+			printf "%.3f (%.0f / %.0f IOPS); host CPU per guest IO untraced / traced: whole system %.0f / %.0f us (added %.0f us), QEMU %.0f / %.0f us, host daemon %.0f us; uprobe hits %s\n",
+				it / ib, it, ib, wb, wt, wt - wb, qb, qt, dt, hits
+		}' "$out/cost.txt" | sed "s/^/# ${PFX}_$t cost: guest IOPS traced \/ untraced /"
+}
+
+# lab_modes_T_metrics: host daemon #2's /metrics just before its SIGTERM is
+# valid exposition text (promtool), has the unjoined counters of every reason,
+# and counts no more than its final summary.
+metrics_check() {
+	local out=$1 t=$2 f=$1/metrics2.txt fin lint r want why=""
+	fin=$(jq -c 'select(.type == "host_summary" and .final)' "$out/host2.json" 2>/dev/null | tail -n 1)
+	lint=$(promtool check metrics <"$f" 2>&1) || why="promtool: $(head -c 300 <<<"$lint")"
+	[[ -s $f && -n $fin ]] || why="no metrics scraped or no final summary"
+	for r in no_disk no_qemu_submit merged no_host_io partial; do
+		want=$(jq -r ".unjoined_by_reason.$r" <<<"$fin")
+		awk -v r="$r" -v w="$want" '$1 == "iotracer_unjoined_requests_total{reason=\"" r "\"}" { f = 1; if ($2 > w) exit 1 } END { exit !f }' "$f" ||
+			why="$why iotracer_unjoined_requests_total{reason=\"$r\"} missing or above the summary's $want;"
+	done
+	for r in not_guest_buffer unclaimed; do
+		grep -q "^iotracer_host_unjoined_io_total{reason=\"$r\"} " "$f" || why="$why iotracer_host_unjoined_io_total{reason=\"$r\"} missing;"
+	done
+	check "${PFX}_${t}_metrics" "$([[ -z $why ]]; echo $?)" "$why"
+}
+
 # Host records on the image with inode $3 written after the first host_filter
 # line of JSON file $1 in which the disk with inode $2 is not traced.
 after_filter() {
@@ -128,6 +194,18 @@ one() {
 	}
 	export LAB_VBLK_IMG=$tmp/vblk.img LAB_NVME_IMG=$tmp/nvme.img LAB_DRIVE_OPTS=",cache=none"
 	export LAB_EXTRA=$tmp/extra IOTRACER
+	# the disk matrix rides on the first transport's boot
+	export LAB_QEMU_ARGS="" LAB_G_MDISKS="" LAB_TIMEOUT=$TIMEOUT0 LAB_G_COST=0 MODES_COST=0 MODES_METRICS=""
+	# so do the cost measurement and the host's /metrics
+	[[ $t == "${TRANSPORTS[0]}" ]] && LAB_G_COST=1 MODES_COST=1 MODES_METRICS=$((20000 + RANDOM % 20000))
+	if [[ $t == "${TRANSPORTS[0]}" && -n $(md_list) ]]; then
+		if ! md_make "$tmp"; then
+			verdict_rest FAIL "$MD_WHY"
+			return
+		fi
+		LAB_QEMU_ARGS=$MD_ARGS
+		LAB_TIMEOUT=$((TIMEOUT0 + 45 * ${#md_serial[@]}))
+	fi
 	if [[ $t == tcp ]]; then
 		port=$((20000 + RANDOM % 20000))
 		export MODES_HOST_LINK="--listen tcp:127.0.0.1:$port" LAB_G_LINK="tcp:10.0.2.2:$port"
@@ -169,17 +247,17 @@ one() {
 	report PASS "${PFX}_${t}_run"
 
 	# records: unique (session, seq) == ioload's ops on vda; no holes per session
-	n_ops=$(awk '$2 == "vda"' "$out/ioload.txt" | sed 's/^ioload vda //' | jq -s 'map(.ops) | add')
-	hostj "$out" 'select(.type == "guest_vreq") | [.session, .seq]' | sort -u >"$out/vreqs.txt"
+	n_ops=$(awk '($1 == "ioload" && $2 == "vda") || ($1 == "cost" && $2 == "traced")' "$out/ioload.txt" | cut -d' ' -f3- | jq -s 'map(.ops) | add')
+	hostj "$out" 'select(.type == "guest_vreq" and .serial == "labvblk0") | [.session, .seq]' | sort -u >"$out/vreqs.txt"
 	n_uniq=$(wc -l <"$out/vreqs.txt")
 	holes=$(jq -s -r 'group_by(.[0])[] | (map(.[1]) | max) - length' "$out/vreqs.txt" | awk '{s += $1} END {print s + 0}')
 	check "${PFX}_${t}_records" "$([[ $n_uniq == "$n_ops" && $holes == 0 ]]; echo $?)" \
 		"host got $n_uniq distinct guest records, ioload did $n_ops ops on vda, $holes missing seqs"
 
-	hostj "$out" 'select(.type == "path")' | jq -s -c 'group_by([.session, .seq])[] | (map(select(.joined)) + .)[0]' >"$out/paths.txt"
+	hostj "$out" 'select(.type == "path" and .serial == "labvblk0")' | jq -s -c 'group_by([.session, .seq])[] | (map(select(.joined)) + .)[0]' >"$out/paths.txt"
 	joined=$(jq -s 'map(select(.joined)) | length' "$out/paths.txt")
 	pct=$(awk -v j="$joined" -v n="$n_ops" 'BEGIN { printf "%.1f", n ? 100 * j / n : 0 }')
-	check "${PFX}_${t}_join" "$(awk -v p="$pct" 'BEGIN { exit !(p >= 95) }'; echo $?)" \
+	check "${PFX}_${t}_join" "$(awk -v p="$pct" 'BEGIN { exit !(p >= 97) }'; echo $?)" \
 		"$joined of $n_ops guest requests joined ($pct %)"
 	note "${PFX}_$t: $joined of $n_ops guest virtio requests joined ($pct %)"
 
@@ -216,8 +294,11 @@ one() {
 	check "${PFX}_${t}_reconnect" "$(jq -e '.virtio_requests > 0 and .acked == .virtio_requests and .dropped == 0 and .waiting == 0' <<<"$fin" >/dev/null 2>&1 && [[ $sess2 -ge 2 ]] && grep -q guest_vreq "$out/host2.json"; echo $?)" \
 		"guest #2 final: ${fin:-none}; guest sessions seen by the host: $sess2"
 
+	[[ -n $LAB_G_MDISKS ]] && md_checks "$t" "$out"
+	[[ $LAB_G_COST == 1 ]] && cost_notes "$out" "$t"
+	[[ -n $MODES_METRICS ]] && metrics_check "$out" "$t"
 	stage_notes "$out" "$t"
-	hostj "$out" 'select(.type == "host_summary" and .final) | {uprobe_hits_per_qemu_io, uprobe_aio, uprobe_notify, guest_requests, daemon_cpu_pct, bpf_ns, peers}' |
+	hostj "$out" 'select(.type == "host_summary" and .final) | {uprobe_hits_per_qemu_io, uprobe_hits_per_guest_io, unjoined_by_reason, host_unjoined_by_reason, uprobe_aio, uprobe_notify, guest_requests, daemon_cpu_pct, bpf_ns, peers}' |
 		tail -n 1 | sed "s/^/# ${PFX}_$t host summary (daemon #2): /"
 	grep -h 'iotracer: ' "$out"/host1.err "$out"/host2.err 2>/dev/null | grep -v '^qemu' | head -n 8 | sed "s/^/# ${PFX}_$t host: /"
 	if [[ $t == "${TRANSPORTS[0]}" ]]; then
@@ -242,8 +323,10 @@ tl=$LAB_REPO/build/test_link.static
 [[ $ARCH == amd64 ]] || tl=$LAB_REPO/build/$ARCH/test_link.static
 cp "$tl" "$tmp/extra/test_link" 2>"$tmp/test_link.log" ||
 	note "lab_modes: test_link not built for the guest: $(tail -n 2 "$tmp/test_link.log" | tr '\n' ' ')"
-saved_stats=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || true)
-sysctl -qw kernel.bpf_stats_enabled=1 2>/dev/null
+# BPF run-time statistics (the host daemon's bpf_ns) by a BPF_ENABLE_STATS fd held for
+# the test's life, never the sysctl: a killed test cannot leave them on.
+"$LAB_REPO/build/bpf_stats_hold" >/dev/null 2>"$tmp/stats.log" &
+stats_pid=$!
 step /dev/null "$tmp/fetch.log" "$LAB_SRC/fetch.sh" "$SERIES"
 frc=$?
 if ((frc == 3)); then

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of src/mode/vjoin.c: synthetic guest requests, QEMU events and host
- * IOs with known times and a known clock offset; the expected paths are
- * written out by hand.
+ * Unit tests of src/mode/vjoin.c: synthetic guest requests, QEMU events and
+ * host IOs with known times, buffers and a known clock offset; the expected
+ * paths are written out by hand. The key is the guest buffer (HVA) QEMU passes
+ * from its blk_aio submit to the host IO.
  */
 #include <stdlib.h>
 
@@ -52,6 +53,30 @@ static struct link_vreq greq(uint64_t seq, uint64_t sector, uint64_t t)
 	return v;
 }
 
+#define HVA 0x7f0000100000ull /* the guest buffer in QEMU's memory */
+
+/* QEMU's submit of greq(sector, guest t) at host time t + OFF + 20 us, buffer hva. */
+static void qsub(struct vjoin *j, uint8_t op, uint64_t sector, uint64_t bytes, uint64_t t,
+		 uint64_t hva)
+{
+	struct vj_qemu_ev e = { .ev = op == IT_OP_READ ? IT_QEV_AIO_READ : IT_QEV_AIO_WRITE,
+				.pid = 100,
+				.ts_ns = t + OFF + 20 * US,
+				.offset = sector * 512,
+				.hva = hva,
+				.bytes = bytes,
+				.niov = 1 };
+
+	vjoin_add_qemu(j, &e);
+}
+
+static void qnotify(struct vjoin *j, uint64_t ts)
+{
+	struct vj_qemu_ev e = { .ev = IT_QEV_NOTIFY, .pid = 100, .ts_ns = ts };
+
+	vjoin_add_qemu(j, &e);
+}
+
 /* The host IO QEMU made for greq(sector, guest t): host times t + OFF + .. */
 static struct vj_host_io hio(uint64_t sector, uint64_t t)
 {
@@ -63,6 +88,7 @@ static struct vj_host_io hio(uint64_t sector, uint64_t t)
 	h.op = IT_OP_READ;
 	h.pid = h.tid = 100;
 	h.offset = sector * 512;
+	h.buf = HVA;
 	h.bytes = 4096;
 	h.enter_ns = ht + 50 * US;
 	h.blk_q_ns = ht + 60 * US;
@@ -86,8 +112,8 @@ static void test_join_full_path(void)
 	struct vj_host_io h = hio(800, t);
 	const struct vj_path *p = &got[0];
 
-	vjoin_add_qemu(j, IT_QEV_AIO_READ, t + OFF + 20 * US, 800 * 512);
-	vjoin_add_qemu(j, IT_QEV_NOTIFY, t + OFF + 330 * US, 0);
+	qsub(j, IT_OP_READ, 800, 4096, t, HVA);
+	qnotify(j, t + OFF + 330 * US);
 	vjoin_add_host(j, &h, 1);
 	vjoin_add_guest(j, 3, 0xabc, 0, &g, OFF, 50 * US, 2);
 	if (!ASSERT_EQ(nr_got, 1, "one path"))
@@ -122,6 +148,8 @@ static void test_join_by_time_window(void)
 	struct link_vreq g1 = greq(1, 64, t1), g2 = greq(2, 64, t2);
 	struct vj_host_io h1 = hio(64, t1), h2 = hio(64, t2);
 
+	qsub(j, IT_OP_READ, 64, 4096, t1, HVA);
+	qsub(j, IT_OP_READ, 64, 4096, t2, HVA);
 	vjoin_add_host(j, &h1, 1);
 	vjoin_add_host(j, &h2, 1);
 	vjoin_add_guest(j, 1, 0xabc, 0, &g2, OFF, 50 * US, 2);
@@ -133,31 +161,39 @@ static void test_join_by_time_window(void)
 	vjoin_free(j);
 }
 
-/* Wrong offset, wrong length, wrong op, wrong disk, out of window: no join. */
+/*
+ * Wrong buffer, too long, wrong op, wrong disk, out of window, before the
+ * submit: no join (the host offset is not the key: h[0] has the guest's).
+ */
 static void test_no_join_without_key(void)
 {
 	struct vjoin *j = fresh();
 	uint64_t t = 1000 * MS;
-	struct vj_host_io h[5];
+	struct vj_host_io h[6];
 	struct link_vreq g = greq(1, 800, t);
 
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		h[i] = hio(800, t);
-	h[0].offset += 512;
+	h[0].buf += 512;
 	h[1].bytes = 8192;
 	h[2].op = IT_OP_WRITE;
 	h[3].disk = 1;
 	h[4].enter_ns += 10 * MS; /* after the guest saw it complete */
-	for (int i = 0; i < 5; i++)
+	h[5].enter_ns = t + OFF + 10 * US; /* before QEMU's submit */
+	qsub(j, IT_OP_READ, 800, 4096, t, HVA);
+	for (int i = 0; i < 6; i++)
 		vjoin_add_host(j, &h[i], 1);
 	vjoin_add_guest(j, 1, 0xabc, 0, &g, OFF, 50 * US, 2);
 	ASSERT_EQ(nr_got, 0, "waits for its host IO");
 	vjoin_tick(j, 2 + 1000 * MS);
 	ASSERT_EQ(nr_got, 0, "still waiting before hold");
 	vjoin_tick(j, 2 + 2000 * MS);
-	if (ASSERT_EQ(nr_got, 1, "given up after hold"))
+	if (ASSERT_EQ(nr_got, 1, "given up after hold")) {
 		ASSERT_EQ(got[0].joined, 0, "unjoined");
+		ASSERT_EQ(got[0].unjoin, VJ_UN_NO_HOST_IO, "reason: no host IO at its buffer");
+	}
 	ASSERT_EQ(vjoin_stats(j)->unjoined, 1, "counted");
+	ASSERT_EQ(vjoin_stats(j)->unjoin[VJ_UN_NO_HOST_IO], 1, "counted by reason");
 	vjoin_free(j);
 }
 
@@ -169,6 +205,7 @@ static void test_guest_first(void)
 	struct link_vreq g = greq(7, 16, t);
 	struct vj_host_io h = hio(16, t);
 
+	qsub(j, IT_OP_READ, 16, 4096, t, HVA);
 	vjoin_add_guest(j, 1, 0xabc, 0, &g, OFF, 50 * US, 1000);
 	ASSERT_EQ(nr_got, 0, "waiting");
 	vjoin_tick(j, 999); /* a tick stamped before the record arrived */
@@ -193,6 +230,7 @@ static void test_order_violation(void)
 	 * starts inside kick..irq +- (10 us + slack), so it joins, but its exit
 	 * comes after the guest's interrupt by more than the tolerance.
 	 */
+	qsub(j, IT_OP_READ, 8, 4096, t, HVA);
 	vjoin_add_host(j, &h, 1);
 	vjoin_add_guest(j, 1, 0xabc, 0, &g, OFF - 400 * (int64_t)US, 10 * US, 2);
 	vjoin_flush(j);
@@ -210,12 +248,20 @@ static void test_unknown_disk_and_expiry(void)
 	struct link_vreq g = greq(1, 8, 1000 * MS);
 	struct vj_host_io h = hio(99, 1000 * MS);
 
+	struct vj_host_io meta = hio(7, 1000 * MS);
+
 	vjoin_add_guest(j, 1, 0xabc, -1, &g, OFF, 50 * US, 1);
 	ASSERT_EQ(nr_got, 1, "emitted at once");
 	ASSERT_EQ(got[0].joined, 0, "unjoined");
+	ASSERT_EQ(got[0].unjoin, VJ_UN_NO_DISK, "reason");
+	qsub(j, IT_OP_READ, 99, 4096, 1000 * MS, HVA);
 	vjoin_add_host(j, &h, 1);
+	meta.buf = 0x5500000000ull; /* QEMU's own buffer (qcow2 metadata) */
+	vjoin_add_host(j, &meta, 1);
 	vjoin_tick(j, 1 + 10000 * MS);
-	ASSERT_EQ(vjoin_stats(j)->host_unjoined, 1, "expired host IO counted");
+	ASSERT_EQ(vjoin_stats(j)->host_unjoined, 2, "expired host IOs counted");
+	ASSERT_EQ(vjoin_stats(j)->host_unjoin[VJ_HU_UNCLAIMED], 1, "a guest buffer");
+	ASSERT_EQ(vjoin_stats(j)->host_unjoin[VJ_HU_NOT_GUEST], 1, "not a guest buffer");
 	vjoin_free(j);
 }
 
@@ -230,6 +276,8 @@ static void test_eviction(void)
 	for (uint64_t i = 0; i < 10; i++) {
 		struct vj_host_io h = hio(i * 8, 1000 * MS);
 
+		h.buf = HVA + i * 4096;
+		qsub(j, IT_OP_READ, i * 8, 4096, 1000 * MS, h.buf);
 		vjoin_add_host(j, &h, 1);
 	}
 	ASSERT_EQ(vjoin_stats(j)->evicted, 6, "evicted");
@@ -241,8 +289,209 @@ static void test_eviction(void)
 	vjoin_free(j);
 }
 
+/*
+ * qcow2: the host IO is at another offset of the image (the cluster QEMU
+ * chose), a different buffer reused by the next request is not taken.
+ */
+static void test_qcow2_offset(void)
+{
+	struct vjoin *j = fresh();
+	uint64_t t = 1000 * MS;
+	struct link_vreq g = greq(1, 800, t);
+	struct vj_host_io h = hio(800, t);
+
+	g.op = h.op = IT_OP_WRITE;
+	h.offset = 0x350000; /* not 800 * 512 */
+	qsub(j, IT_OP_WRITE, 800, 4096, t, HVA);
+	vjoin_add_host(j, &h, 1);
+	vjoin_add_guest(j, 1, 0xabc, 0, &g, OFF, 50 * US, 2);
+	if (ASSERT_EQ(nr_got, 1, "joined at once")) {
+		ASSERT_EQ(got[0].joined, 1, "joined");
+		ASSERT_EQ(got[0].h.offset, 0x350000, "host offset of the image");
+		ASSERT_EQ(got[0].hva, HVA, "by its buffer");
+	}
+	vjoin_free(j);
+}
+
+/*
+ * One guest request served by two host IOs (a cluster boundary; the second
+ * from the backing file: another inode) at buffer, buffer + 2048.
+ */
+static void test_split(void)
+{
+	struct vjoin *j = fresh();
+	uint64_t t = 1000 * MS;
+	struct link_vreq g = greq(1, 120, t);
+	struct vj_host_io a = hio(120, t), b = hio(120, t);
+
+	a.bytes = b.bytes = 2048;
+	a.offset = 0x10000 - 2048;
+	b.offset = 0x90000;
+	b.ino = 77;
+	b.buf = HVA + 2048;
+	b.enter_ns += 5 * US;
+	qsub(j, IT_OP_READ, 120, 4096, t, HVA);
+	vjoin_add_host(j, &b, 1);
+	vjoin_add_host(j, &a, 1);
+	vjoin_add_guest(j, 1, 0xabc, 0, &g, OFF, 50 * US, 2);
+	if (ASSERT_EQ(nr_got, 1, "joined")) {
+		ASSERT_EQ(got[0].joined, 1, "joined");
+		ASSERT_EQ(got[0].nr_h, 2, "two host IOs");
+		ASSERT_EQ(got[0].hp[1].ino, 77, "second from the backing file");
+	}
+	ASSERT_EQ(vjoin_stats(j)->split, 1, "counted as split");
+	vjoin_free(j);
+}
+
+/*
+ * The guest reuses its buffer: request 1 (an unallocated cluster: no host
+ * IO) and request 2 100 us after it completed. Request 1 must not take
+ * request 2's host IO: QEMU's next submit of the buffer owns what follows.
+ */
+static void test_buffer_reuse(void)
+{
+	struct vjoin *j = fresh();
+	uint64_t t1 = 1000 * MS, t2 = t1 + 500 * US;
+	struct link_vreq g1 = greq(1, 8, t1), g2 = greq(2, 4000, t2);
+	struct vj_host_io h2 = hio(4000, t2);
+
+	qsub(j, IT_OP_READ, 8, 4096, t1, HVA);
+	qsub(j, IT_OP_READ, 4000, 4096, t2, HVA);
+	vjoin_add_host(j, &h2, 1);
+	/* a wide clock uncertainty: request 1's window reaches request 2's IO */
+	vjoin_add_guest(j, 1, 0xabc, 0, &g1, OFF, 400 * US, 2);
+	vjoin_add_guest(j, 1, 0xabc, 0, &g2, OFF, 400 * US, 2);
+	if (ASSERT_EQ(nr_got, 1, "request 2 joined, request 1 waits")) {
+		ASSERT_EQ(got[0].g->seq, 2, "request 2");
+		ASSERT_EQ(got[0].joined, 1, "joined");
+	}
+	vjoin_flush(j);
+	if (ASSERT_EQ(nr_got, 2, "request 1 given up")) {
+		ASSERT_EQ(got[1].joined, 0, "not joined");
+		ASSERT_EQ(got[1].unjoin, VJ_UN_NO_HOST_IO, "no host IO");
+	}
+	vjoin_free(j);
+}
+
+/* QEMU merged two adjacent guest requests into one submit; none is joined. */
+static void test_merged_and_no_submit(void)
+{
+	struct vjoin *j = fresh();
+	uint64_t t = 1000 * MS;
+	struct link_vreq g1 = greq(1, 64, t), g2 = greq(2, 72, t), g3 = greq(3, 900, t);
+	struct vj_host_io h = hio(64, t);
+
+	h.bytes = 8192;
+	qsub(j, IT_OP_READ, 64, 8192, t, HVA);
+	vjoin_add_host(j, &h, 1);
+	vjoin_add_guest(j, 1, 0xabc, 0, &g1, OFF, 50 * US, 2);
+	vjoin_add_guest(j, 1, 0xabc, 0, &g2, OFF, 50 * US, 2);
+	vjoin_add_guest(j, 1, 0xabc, 0, &g3, OFF, 50 * US, 2);
+	vjoin_flush(j);
+	if (ASSERT_EQ(nr_got, 3, "three paths")) {
+		for (int i = 0; i < 3; i++)
+			ASSERT_EQ(got[i].joined, 0, "not joined");
+	}
+	ASSERT_EQ(vjoin_stats(j)->unjoin[VJ_UN_MERGED], 2, "merged");
+	ASSERT_EQ(vjoin_stats(j)->unjoin[VJ_UN_NO_SUBMIT], 1, "no submit");
+	vjoin_free(j);
+}
+
+/* Host IOs cover half the buffer only (a bounce buffer for the rest). */
+static void test_partial(void)
+{
+	struct vjoin *j = fresh();
+	uint64_t t = 1000 * MS;
+	struct link_vreq g = greq(1, 64, t);
+	struct vj_host_io h = hio(64, t);
+
+	h.bytes = 2048;
+	qsub(j, IT_OP_READ, 64, 4096, t, HVA);
+	vjoin_add_host(j, &h, 1);
+	vjoin_add_guest(j, 1, 0xabc, 0, &g, OFF, 50 * US, 2);
+	vjoin_flush(j);
+	if (ASSERT_EQ(nr_got, 1, "one path"))
+		ASSERT_EQ(got[0].unjoin, VJ_UN_PARTIAL, "partial");
+	vjoin_free(j);
+}
+
+/*
+ * aio=native: the io_submit's iocb is the host IO, its completion the block
+ * request's (QEMU reaps the ring in user space); the block record may come
+ * before or after the io_submit's.
+ */
+static void test_aio_native_block(void)
+{
+	for (int before = 0; before < 2; before++) {
+		struct vjoin *j = fresh();
+		uint64_t t = 1000 * MS;
+		struct link_vreq g = greq(1, 64, t);
+		struct vj_host_io h = hio(64, t);
+		uint64_t q = h.blk_q_ns, c = h.blk_c_ns;
+
+		h.kind = VJ_K_AIO;
+		h.seq = 5;
+		h.exit_ns = h.blk_q_ns = h.blk_c_ns = 0;
+		qsub(j, IT_OP_READ, 64, 4096, t, HVA);
+		if (before)
+			vjoin_host_block(j, 100, 5, 64, q, q, c, 8);
+		vjoin_host_block(j, 100, 4, 64, q - 1, q - 1, c - 1, 8); /* another syscall's */
+		vjoin_add_host(j, &h, 1);
+		if (!before)
+			vjoin_host_block(j, 100, 5, 64, q, q, c, 8);
+		vjoin_add_guest(j, 1, 0xabc, 0, &g, OFF, 50 * US, 2);
+		if (ASSERT_EQ(nr_got, 1, "joined")) {
+			ASSERT_EQ(got[0].t[VJ_T_H_BLK_Q], q, "block queued");
+			ASSERT_EQ(got[0].t[VJ_T_H_EXIT], c, "completion: the block's");
+			ASSERT_EQ(got[0].stage[VJ_HOST_SYSCALL], (int64_t)(c - h.enter_ns),
+				  "host submit to completion");
+		}
+		vjoin_free(j);
+	}
+}
+
+/*
+ * qcow2 copy on write: one pwritev of [QEMU's buffer, the guest's]; the host
+ * adds a view per buffer, the guest's data at the IO's offset + the first
+ * buffer's length.
+ */
+static void test_cow_second_buffer(void)
+{
+	struct vjoin *j = fresh();
+	uint64_t t = 1000 * MS;
+	struct link_vreq g = greq(1, 72, t);
+	struct vj_host_io cow = hio(0, t), data;
+
+	g.op = cow.op = IT_OP_WRITE;
+	cow.io_offset = 0x200000;
+	cow.io_bytes = 65536;
+	cow.buf = 0x5500000000ull;
+	cow.bytes = 4096;
+	cow.offset = 0x200000;
+	data = cow;
+	data.view = 1;
+	data.buf = HVA;
+	data.offset = 0x201000;
+	qsub(j, IT_OP_WRITE, 72, 4096, t, HVA);
+	vjoin_add_host(j, &cow, 1);
+	vjoin_add_host(j, &data, 1);
+	vjoin_add_guest(j, 1, 0xabc, 0, &g, OFF, 50 * US, 2);
+	if (ASSERT_EQ(nr_got, 1, "joined")) {
+		ASSERT_EQ(got[0].joined, 1, "joined");
+		ASSERT_EQ(got[0].h.offset, 0x201000, "where the guest's data went");
+	}
+	vjoin_free(j);
+}
+
 int main(void)
 {
+	RUN_TEST(test_aio_native_block);
+	RUN_TEST(test_cow_second_buffer);
+	RUN_TEST(test_qcow2_offset);
+	RUN_TEST(test_split);
+	RUN_TEST(test_buffer_reuse);
+	RUN_TEST(test_merged_and_no_submit);
+	RUN_TEST(test_partial);
 	RUN_TEST(test_join_full_path);
 	RUN_TEST(test_join_by_time_window);
 	RUN_TEST(test_no_join_without_key);
