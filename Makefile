@@ -246,6 +246,7 @@ FUZZ_TARGETS := \
 	qemu \
 	elf \
 	json \
+	jsonl \
 	record
 FUZZ_SECONDS ?= 60
 FUZZ_TEST_SECONDS ?= 20

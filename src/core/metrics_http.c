@@ -70,7 +70,7 @@ static struct snap *snap_get(struct metrics_http *h)
 }
 
 /* A listening TCP socket on addr; -errno (message printed). */
-static int listen_on(const char *addr)
+static int listen_on(const char *addr, const char *who)
 {
 	struct sockaddr_storage ss;
 	struct net_addr a;
@@ -79,7 +79,7 @@ static int listen_on(const char *addr)
 	int fd, one = 1, ret;
 
 	if (addr_parse_hostport(addr, &a, why, sizeof(why)) || addr_sockaddr(&a, 1, &ss, &len)) {
-		it_err("--metrics: bad address '%s': %s", addr, why);
+		it_err("%s: bad address '%s': %s", who, addr, why);
 		return -EINVAL;
 	}
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -94,13 +94,13 @@ static int listen_on(const char *addr)
 	}
 	if (fd < 0) {
 		ret = -errno;
-		it_err("--metrics: cannot listen on %s: %s", addr, strerror(errno));
+		it_err("%s: cannot listen on %s: %s", who, addr, strerror(errno));
 		return ret;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 16)) {
 		ret = -errno;
-		it_err("--metrics: cannot listen on %s: %s", addr, strerror(errno));
+		it_err("%s: cannot listen on %s: %s", who, addr, strerror(errno));
 		close(fd);
 		return ret;
 	}
@@ -189,7 +189,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 }
 
 /* Start libmicrohttpd on the listening socket: 0, or -1 (message printed). */
-static int server_start(struct metrics_http *h, const char *addr)
+static int server_start(struct metrics_http *h, const char *addr, const char *who)
 {
 	h->mhd = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ITC, 0, NULL, NULL,
 				  on_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
@@ -197,7 +197,7 @@ static int server_start(struct metrics_http *h, const char *addr)
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_TIMEOUT_S,
 				  MHD_OPTION_END);
 	if (!h->mhd) {
-		it_err("--metrics: cannot start the HTTP server on %s", addr);
+		it_err("%s: cannot start the HTTP server on %s", who, addr);
 		return -1;
 	}
 	return 0;
@@ -326,18 +326,18 @@ static void *serve(void *arg)
 }
 
 /* Start the server thread (an eventfd stops it): 0, or -1 (message printed). */
-static int server_start(struct metrics_http *h, const char *addr)
+static int server_start(struct metrics_http *h, const char *addr, const char *who)
 {
 	int err;
 
 	h->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (h->stop_fd < 0) {
-		it_err("--metrics %s: eventfd: %s", addr, strerror(errno));
+		it_err("%s %s: eventfd: %s", who, addr, strerror(errno));
 		return -1;
 	}
 	err = pthread_create(&h->thread, NULL, serve, h);
 	if (err) {
-		it_err("--metrics %s: cannot start the HTTP thread: %s", addr, strerror(err));
+		it_err("%s %s: cannot start the HTTP thread: %s", who, addr, strerror(err));
 		close(h->stop_fd);
 		return -1;
 	}
@@ -357,24 +357,24 @@ static void server_stop(struct metrics_http *h)
 
 #endif /* IT_NO_MHD */
 
-struct metrics_http *metrics_http_start(const char *addr)
+struct metrics_http *metrics_http_start(const char *addr, const char *who)
 {
 	struct metrics_http *h = calloc(1, sizeof(*h));
 	sigset_t all, old;
 	int err;
 
 	if (!h) {
-		it_err("--metrics: out of memory");
+		it_err("%s: out of memory", who);
 		return NULL;
 	}
 	pthread_mutex_init(&h->lock, NULL);
-	h->fd = listen_on(addr);
+	h->fd = listen_on(addr, who);
 	if (h->fd < 0)
 		goto out_free;
 	/* the server thread inherits this mask: no signal is delivered to it */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = server_start(h, addr);
+	err = server_start(h, addr, who);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		close(h->fd);

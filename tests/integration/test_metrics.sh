@@ -14,6 +14,10 @@
 #               bucket [2^k, 2^(k+1)) ns holding fio's clat p99 (computed from fio's number;
 #               the neighbour bucket too when fio's p99 is within 5 % of an edge)
 #   p99_kern    the same for the kernel-histogram tracer
+#   hook_alert  a fourth tracer, of every layer: the documented alert's series,
+#               iotracer_hook_state{state="failed"} at 1, are none on this machine while
+#               every hook has exactly one state series at 1 (as many as
+#               iotracer_hook_attached series), each the state of its JSON attach line
 #   grafana     every query of configs/grafana-iotracer.json is accepted by Prometheus and
 #               returns data when the series it selects exist in the scrape (each selector
 #               queried alone: a panel with data under it must show some); every label
@@ -32,7 +36,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 it_begin promtool port_in_use bad_addr scrape count_rec count_kern count_static p99_rec p99_kern \
-	p99_static grafana rules exit
+	p99_static hook_alert grafana rules exit
 it_require_all curl prometheus promtool ss
 
 NR_IOS=${METRICS_IOS:-8192} # 4k reads: one pass over a 32 MiB region
@@ -162,6 +166,37 @@ for job in rec kern static; do
 	check "p99_$job" "histogram_quantile(0.99) = ${q:-none} s, fio p99 $p99 ns: outside [$alo, $ahi] ns" \
 		in_bucket "${q:-nan}" "$alo" "$ahi"
 done
+
+# hook states, on a tracer of every layer (the rec one hides the layers it was not asked
+# for): the alert on failed, one state per hook, the same as the attach lines
+hook_states() {
+	local port f i fired nstate nhooks old mism
+	port=$(free_port) || return 1
+	start_tracer -d "$name" --metrics "127.0.0.1:$port" || {
+		HOOK_WHY="all-layers tracer: $TRACER_WHY"
+		return 1
+	}
+	f=$IT_TMP/scrape.all.txt
+	for ((i = 0; i < 20; i++)); do
+		curl -s --max-time 5 -o "$f" "http://127.0.0.1:$port/metrics" &&
+			grep -q '^iotracer_hook_attached{' "$f" && break
+		sleep 0.25
+	done
+	stop_tracer || note "all-layers tracer: $TRACER_WHY"
+	fired=$(grep -c '^iotracer_hook_state{.*state="failed"} 1$' "$f")
+	nstate=$(grep -c '^iotracer_hook_state{.*} 1$' "$f")
+	nhooks=$(grep -c '^iotracer_hook_attached{' "$f")
+	old=$(grep -c '^iotracer_hook_attached{.*} 0$' "$f")
+	mism=$(comm -3 <(jq -r 'select(.type == "attach") | "\(.layer) \(.hook) \(.state)"' \
+		"$TRACER_JSON" | sort) \
+		<(awk -F'"' '/^iotracer_hook_state\{/ && $NF ~ / 1$/ { print $2, $4, $8 }' "$f" | sort) |
+		tr '\n' ';')
+	note "hooks: $nhooks, with a state at 1: $nstate, failed: $fired; the old alert (attached == 0) lists $old: $(grep '^iotracer_hook_state{.*} 1$' "$f" | grep -v 'state="attached"' | sed -E 's/.*hook="([^"]*)".*state="([^"]*)".*/\1=\2/' | tr '\n' ' ')"
+	HOOK_WHY="failed $fired (want 0), $nstate states at 1 for $nhooks hooks, attach lines vs /metrics: ${mism:-same}"
+	((fired == 0 && nhooks > 0 && nstate == nhooks)) && [[ -z $mism ]]
+}
+HOOK_WHY=""
+if hook_states; then pass hook_alert; else fail hook_alert "$HOOK_WHY"; fi
 
 # prom_count EXPR: how many series an instant query returns ("err: ..." if it fails).
 prom_count() {
