@@ -301,6 +301,7 @@ struct it_hist_key {
 enum it_hist_kind {
 	IT_HK_PLAIN = 0, /* sync syscalls; block requests */
 	IT_HK_URING = 1, /* io_uring requests (syscall layer) */
+	IT_HK_AIO = 2, /* libaio requests, io_submit..io_getevents (built in user space) */
 };
 
 struct it_hist {

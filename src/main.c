@@ -43,6 +43,8 @@ int main(int argc, char **argv)
 	cli_defaults(&o);
 	ret = config_parse(argc, argv, &o, stdout, stderr);
 	if (ret == CLI_RUN)
+		ret = cli_check_start(&o, stderr);
+	if (ret == CLI_RUN)
 		ret = it_daemon_run(&o, modes);
 	else if (ret == CLI_EXIT_OK)
 		ret = 0;

@@ -215,7 +215,7 @@ static int summary_json_lines(const char *text, size_t n, struct tracer_sum *s)
 	return -ENOENT;
 }
 
-/* The last "=== final summary after ...: N requests, N unjoined, N dropped" line. */
+/* The last "=== final summary after ...: N [recorded ]requests, N unjoined, N dropped" line. */
 static int summary_text(const char *text, size_t n, struct tracer_sum *s)
 {
 	static const char tag[] = "=== final summary after ";
@@ -234,8 +234,11 @@ static int summary_text(const char *text, size_t n, struct tracer_sum *s)
 	memcpy(buf, last, l);
 	buf[l] = '\0';
 	colon = strstr(buf, ": ");
+	/* "N recorded requests" under -m or --sample (the profile always-on) */
 	if (!colon ||
-	    sscanf(colon + 2, "%lld requests, %lld unjoined, %lld dropped", &rq, &un, &dr) != 3)
+	    (sscanf(colon + 2, "%lld requests, %lld unjoined, %lld dropped", &rq, &un, &dr) != 3 &&
+	     sscanf(colon + 2, "%lld recorded requests, %lld unjoined, %lld dropped", &rq, &un,
+		    &dr) != 3))
 		return -ENOENT;
 	s->requests = rq;
 	s->drops = dr;

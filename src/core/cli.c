@@ -3,6 +3,7 @@
  * cli: command line of the run mode. See cli.h and docs/cli.md.
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stddef.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 #include "lib/addr.h"
 #include "lib/keyfile.h"
 #include "lib/log.h"
+#include "lib/procfs.h"
 
 #define CLI_PROG "iotracer"
 #define CLI_DUR_HINT "(expected e.g. 250us, 10ms, 2s)"
@@ -145,9 +147,11 @@ static const struct cli_option cli_opts[] = {
 	  .val = CLI_V_COUNT, F(verbose),
 	  .help = "libbpf debug output and per-hook details (repeatable)" },
 	{ .name = "config", .key = CLI_OPT_CONFIG, .arg = "FILE",
-	  .help = "read options from FILE first (INI; docs/config.md); default\n"
-		  CLI_CONFIG_DEFAULT " when it exists" },
-	{ .name = "no-config", .key = CLI_OPT_NO_CONFIG, .help = "read no config file" },
+	  .help = "read options from FILE first (INI; docs/config.md); none is\n"
+		  "read without it (the service's unit passes\n"
+		  CLI_CONFIG_DEFAULT ")" },
+	{ .name = "no-config", .key = CLI_OPT_NO_CONFIG,
+	  .help = "read no config file (the default; for scripts)" },
 	{ .name = "help", .key = CLI_OPT_HELP, .help = "print this help and exit" },
 	{ .name = "version", .key = CLI_OPT_VERSION, .help = "print the version and exit" },
 	{ .name = "mode", .key = CLI_OPT_MODE, .arg = "MODE", .section = "link",
@@ -259,8 +263,8 @@ void cli_usage(FILE *f)
 		cli_usage_opt(f, &cli_opts[i]);
 	fputs("ADDR: vsock:PORT, vsock:CID:PORT, unix:PATH, tcp:HOST:PORT, serial:NAME|/dev/PATH\n"
 	      "\n"
-	      "DUR: a number with a unit ns, us, ms, s, m or h; a plain number is seconds\n"
-	      "     (250us, 10ms, 12s, 5m, 1.5). SIZE: bytes with optional K, M or G (8M).\n"
+	      "DUR: a number with a unit ns, us, ms, s, m or h (250us, 10ms, 1.5s, 5m); only 0\n"
+	      "     goes without one. SIZE: bytes with optional K, M or G (8M).\n"
 	      "Histograms always count every request, whatever -m and --sample say.\n"
 	      "Command-line options override the config file's; SIGHUP re-reads it.\n"
 	      "Exit status: 0 success, 1 runtime failure, 2 bad usage.\n",
@@ -278,7 +282,6 @@ void cli_defaults(struct it_opts *o)
 	o->record_size = REC_DEF_SIZE;
 	o->record_age_ns = REC_DEF_AGE_NS;
 	o->record_max = REC_DEF_MAX;
-	o->config_default = CLI_CONFIG_DEFAULT;
 }
 
 static void cli_free_strs(char **arr, int *nr)
@@ -538,6 +541,12 @@ static int cli_duration(const struct cli_src *src, int opt, const char *arg, int
 
 	if (parse_duration(arg, &v))
 		return cli_bad(src, opt, "bad duration '%s' " CLI_DUR_HINT, arg);
+	/* "-m 10" meant 10 s where 10 ms was likely meant: a number other than 0 takes a unit */
+	if (v && !arg[strspn(arg, "0123456789.")])
+		return cli_bad(src, opt,
+			       "bad duration '%s': a number needs a unit: ns, us, ms, s, m or h "
+			       "(e.g. %sms or %ss)",
+			       arg, arg, arg);
 	if (positive && !v)
 		return cli_bad(src, opt, "bad duration '%s' (must be > 0, e.g. 250us, 10ms, 2s)",
 			       arg);
@@ -856,8 +865,6 @@ int cli_config_file(int argc, char **argv, struct it_opts *o, FILE *err, const c
 		it_err_to(err, "--config and --no-config exclude each other");
 		return CLI_USAGE;
 	}
-	if (!path && !no_config && o->config_default && !access(o->config_default, F_OK))
-		path = o->config_default;
 	if (!path || no_config)
 		return CLI_RUN;
 	if (cli_setstr(&o->config_path, path)) {
@@ -892,6 +899,8 @@ int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err)
 			r = cli_option_of(c);
 			if (r && !seen[r - cli_opts]++)
 				cli_forget(r, o);
+			if (r)
+				o->from_line[r - cli_opts] = 0; /* the command line's now */
 			ret = cli_apply(c, optarg, o, out, &src);
 		}
 		if (ret != CLI_RUN)
@@ -908,4 +917,49 @@ out:
 	fflush(out);
 	fflush(err);
 	return ret;
+}
+
+int cli_check_start(const struct it_opts *o, FILE *err)
+{
+	char who[PATH_MAX + 32];
+
+	for (int i = 0; i < o->nr_pids; i++) {
+		int64_t tgid = procfs_tgid((pid_t)o->pids[i]);
+
+		if (tgid < 0) {
+			it_err_to(err, "%s: no process %u", cli_where(o, "pid", who, sizeof(who)),
+				  o->pids[i]);
+			return CLI_USAGE;
+		}
+		if ((uint64_t)tgid != o->pids[i]) {
+			it_err_to(err, "%s: %u is a thread of process %lld: -p takes process ids",
+				  cli_where(o, "pid", who, sizeof(who)), o->pids[i], (long long)tgid);
+			return CLI_USAGE;
+		}
+	}
+	return CLI_RUN;
+}
+
+_Static_assert(CLI_NR_OPTS <= CLI_MAX_OPTS, "struct it_opts.from_line is too small");
+
+void cli_set_line(struct it_opts *o, int key, unsigned int line)
+{
+	const struct cli_option *r = cli_option_of(key);
+
+	if (r)
+		o->from_line[r - cli_opts] = line;
+}
+
+const char *cli_where(const struct it_opts *o, const char *name, char *buf, size_t n)
+{
+	const struct cli_option *r = cli_option_named(name);
+	unsigned int line = r ? o->from_line[r - cli_opts] : 0;
+
+	if (!r)
+		snprintf(buf, n, "--%s", name);
+	else if (line && o->config_path)
+		snprintf(buf, n, "%s:%u: %s", o->config_path, line, r->name);
+	else
+		snprintf(buf, n, "--%s", r->name);
+	return buf;
 }

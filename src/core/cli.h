@@ -27,8 +27,9 @@ struct link_key; /* lib/keyfile.h */
 #define CLI_RING_DEFAULT (8ull << 20)
 #define CLI_MAX_LINKS 8
 #define CLI_MAX_QEMU 16
-/* The service's config file, read when it exists and no --config/--no-config is given. */
+/* The service's config file: the unit passes it with --config (none is read without). */
 #define CLI_CONFIG_DEFAULT "/etc/iotracer/iotracer.conf"
+#define CLI_MAX_OPTS 64 /* rows of the option table, at most (cli.c checks) */
 
 enum it_mode { IT_MODE_STANDALONE = 0, IT_MODE_GUEST, IT_MODE_HOST };
 
@@ -74,8 +75,9 @@ struct it_opts {
 	int top; /* set by `iotracer top` (no option): aggregate per process and cgroup */
 	struct link_key *link_key; /* --link-key: read and checked at parse (malloc'd) */
 	/* config file (docs/config.md) */
-	char *config_path; /* the file that was read (malloc'd), NULL: none */
-	const char *config_default; /* read when it exists and no --config: CLI_CONFIG_DEFAULT */
+	char *config_path; /* --config: the file that was read (malloc'd), NULL: none */
+	/* by option table row: the config file's line the value came from; 0: the command line */
+	uint32_t from_line[CLI_MAX_OPTS];
 	int argc; /* the command line, applied again over the file on reload (not owned) */
 	char **argv;
 };
@@ -83,15 +85,13 @@ struct it_opts {
 enum { CLI_RUN = 0, CLI_EXIT_OK = 1, CLI_USAGE = 2 };
 
 /*
- * live=1, sample=1, ring_size=8M, sysfs_root="/sys",
- * config_default=CLI_CONFIG_DEFAULT, everything else 0/NULL.
+ * live=1, sample=1, ring_size=8M, sysfs_root="/sys", everything else 0/NULL.
  */
 void cli_defaults(struct it_opts *o);
 
 /*
- * The config file the command line asks for: --config FILE, else
- * o->config_default when it exists; none with --no-config, --help or
- * --version. *file: its path (kept in o->config_path), or NULL. CLI_RUN, or
+ * The config file the command line asks for: --config FILE; none without it
+ * (the service's unit passes it), with --no-config, --help or --version. *file: its path (kept in o->config_path), or NULL. CLI_RUN, or
  * CLI_USAGE after one error line to err (--config with --no-config).
  */
 int cli_config_file(int argc, char **argv, struct it_opts *o, FILE *err, const char **file);
@@ -115,13 +115,24 @@ int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err);
  * For the config reader (config.c): one option by code, the same code path as
  * the command line. Where a value comes from: the command line (msg NULL: a
  * bad value prints "iotracer: --NAME: ..." to err) or a file (the message
- * "NAME: ..." goes to msg, the reader adds FILE:LINE).
+ * "NAME: ..." goes to msg, the reader adds FILE:LINE; line: that line, kept in
+ * o->from_line for the errors of a run, cli_where()).
  */
 struct cli_src {
 	FILE *err;
 	char *msg;
 	size_t msg_size;
+	unsigned int line;
 };
+
+/*
+ * Where option `name`'s value came from, for an error found when it is used (a port
+ * in use, a directory that cannot be created): "--metrics", or
+ * "/etc/iotracer/iotracer.conf:12: metrics" for a value of the config file. Into buf.
+ */
+const char *cli_where(const struct it_opts *o, const char *name, char *buf, size_t n);
+/* For the config reader: option `key`'s value is from line `line` of o->config_path. */
+void cli_set_line(struct it_opts *o, int key, unsigned int line);
 
 /* How a SIGHUP applies a change of an option (reload.c; docs/config.md, "Reload"). */
 enum reload_kind {
@@ -181,6 +192,13 @@ const struct cli_option *cli_option(int i);
 const struct cli_option *cli_option_named(const char *name);
 /* Apply option `code` with its value (NULL for a flag). CLI_RUN, CLI_EXIT_OK or CLI_USAGE. */
 int cli_apply(int code, const char *arg, struct it_opts *o, FILE *out, const struct cli_src *src);
+
+/*
+ * What only the start of a run can check, not the parser (a reload keeps a pid that
+ * exited): every -p pid is a process there now. CLI_RUN, or CLI_USAGE after one
+ * error line to err (NULL: stderr).
+ */
+int cli_check_start(const struct it_opts *o, FILE *err);
 
 /* Free the strings owned by *o (safe to call twice). */
 void cli_free(struct it_opts *o);

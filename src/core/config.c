@@ -19,6 +19,9 @@
 
 struct config_ctx {
 	struct it_opts *o;
+	FILE *f;
+	unsigned int line; /* of the text read last (libinih reads a line, then calls back) */
+	int at_start; /* the next read starts a line */
 	char msg[512]; /* the first error, without FILE:LINE */
 	int failed;
 };
@@ -69,6 +72,7 @@ static int config_key(void *user, const char *section, const char *name, const c
 	if (r->arg) {
 		if (cli_apply(r->key, value, c->o, stdout, &src) != CLI_RUN)
 			goto fail;
+		cli_set_line(c->o, r->key, c->line);
 		return 1;
 	}
 	on = config_bool(value);
@@ -79,15 +83,29 @@ static int config_key(void *user, const char *section, const char *name, const c
 	}
 	if (on && cli_apply(r->key, NULL, c->o, stdout, &src) != CLI_RUN)
 		goto fail;
+	cli_set_line(c->o, r->key, c->line);
 	return 1;
 fail:
 	c->failed = 1;
 	return 0;
 }
 
+/* ini_reader: fgets, counting lines (a long line may come in parts). */
+static char *config_gets(char *s, int n, void *stream)
+{
+	struct config_ctx *c = stream;
+	char *r = fgets(s, n, c->f);
+
+	if (r) {
+		c->line += c->at_start;
+		c->at_start = strchr(r, '\n') != NULL;
+	}
+	return r;
+}
+
 int config_read(const char *path, struct it_opts *o, FILE *err)
 {
-	struct config_ctx c = { .o = o };
+	struct config_ctx c = { .o = o, .at_start = 1 };
 	int line;
 
 	/* the Debian build's knobs: one value per line, stop at the first error */
@@ -98,7 +116,10 @@ int config_read(const char *path, struct it_opts *o, FILE *err)
 	ini_max_line = CONFIG_MAX_LINE;
 	ini_inline_comment_prefixes = (char *)";#";
 	errno = 0;
-	line = ini_parse(path, config_key, &c);
+	c.f = fopen(path, "re");
+	line = c.f ? ini_parse_stream(config_gets, &c, config_key, &c) : -1;
+	if (c.f)
+		fclose(c.f);
 	if (!line)
 		return CLI_RUN;
 	if (line == -1)

@@ -6,6 +6,8 @@
  * through the correlator to the output sinks.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -75,6 +77,7 @@ struct daemon {
 	struct metrics_hook *mhooks; /* attach status, as reported at the last attach */
 	int nr_mhooks;
 	uint64_t next_metrics_ns;
+	uint64_t aio_sampled; /* libaio requests seen by --sample (aio_kept) */
 	struct cg_cache *cg; /* cgroup id -> path (JSON, recordings, /metrics); NULL: none */
 	struct agg_labels *cg_labels; /* /metrics cgroup label values, kept across scrapes */
 };
@@ -108,11 +111,28 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/*
+ * -m and --sample for a libaio request, which the BPF side cannot apply: its latency is
+ * known only once corr joined its io_submit and io_getevents. One never reaped is
+ * kept when sampled (how long it took is unknown, and it is worth seeing).
+ */
+static int aio_kept(struct daemon *d, const struct corr_req *r)
+{
+	if (d->o->sample > 1 && d->aio_sampled++ % d->o->sample)
+		return 0;
+	return !r->aio.reaped || r->aio.reap_ns - r->aio.submit_ns >= d->o->min_lat_ns;
+}
+
 /* corr_emit_fn: every sink of a finished request. */
 static void on_request(const struct corr_req *r, void *ctx)
 {
 	struct daemon *d = ctx;
 
+	if (r->kind == CORR_AIO) {
+		uhists_aio(&d->uhists, r);
+		if (!aio_kept(d, r))
+			return;
+	}
 	out_request(r, d->out);
 	if (d->rec)
 		rec_request(d->rec, r);
@@ -259,9 +279,25 @@ static int metrics_hooks(struct daemon *d)
 			.hook = h->name,
 			.method = it_method_name(h->method),
 			.ok = h->ok,
+			.state = it_hook_state_of(h),
 		};
 	}
 	return 0;
+}
+
+/*
+ * The block requests the attached BPF side saw issued and not completing (in flight,
+ * for the gauge), and those a detached side left (missed: no side will see them end).
+ */
+static void blk_inflight_missed(struct daemon *d, uint64_t *inflight, uint64_t *missed)
+{
+	const int k = IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED;
+	uint64_t cur[IT_NR_DROPS] = { 0 };
+
+	if (d->ld.skel)
+		read_drops(d, cur);
+	*inflight = cur[k];
+	*missed = d->carried_drops[k];
 }
 
 /*
@@ -310,7 +346,7 @@ static void metrics_tick(struct daemon *d, int force)
 		return;
 	d->next_metrics_ns = d->now_ns + METRICS_NS;
 	all_drops(d, drops);
-	in.blk_unmatched = drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED];
+	blk_inflight_missed(d, &in.blk_inflight, &in.blk_missed);
 	current_hists(d);
 	in.nr_khists = d->sum.nr;
 	in.khists = d->sum.v;
@@ -455,6 +491,28 @@ static int loop(struct daemon *d)
 	return 0;
 }
 
+/*
+ * The start line, even under -q: what a service's journal must show once (version,
+ * layers attached, metrics address, recording directory).
+ */
+static void start_line(struct daemon *d)
+{
+	char layers[128] = "";
+	size_t n = 0;
+	int hooks = 0;
+
+	for (int l = 0; l < IT_L_MAX; l++)
+		if (d->ld.layers_on & (1u << l))
+			n += (size_t)snprintf(layers + n, n < sizeof(layers) ? sizeof(layers) - n : 0,
+					      "%s%s", n ? "," : "", parse_layer_name(l));
+	for (int i = 0; i < d->ld.nr_hooks; i++)
+		hooks += d->ld.hooks[i].ok;
+	it_note_always("%s started: layers %s (%d hooks attached); metrics %s%s%s; recording %s",
+		       IT_VERSION, layers[0] ? layers : "none", hooks,
+		       d->o->metrics_addr ? "http://" : "off", d->o->metrics_addr ? d->o->metrics_addr : "",
+		       d->o->metrics_addr ? "/metrics" : "", d->o->record_dir ? d->o->record_dir : "off");
+}
+
 static void report_attach(struct daemon *d)
 {
 	for (int i = 0; i < d->ld.nr_hooks; i++) {
@@ -463,7 +521,7 @@ static void report_attach(struct daemon *d)
 		if (it_loader_hook_hidden(&d->ld, i))
 			continue;
 		out_attach(d->out, parse_layer_name(h->layer), h->name, it_method_name(h->method),
-			   h->ok, h->reason);
+			   it_hook_state_of(h), h->reason);
 	}
 	if (!d->o->quiet)
 		it_loader_report(&d->ld, stderr);
@@ -550,6 +608,7 @@ static void bpf_down(struct daemon *d)
 static int open_json(struct daemon *d)
 {
 	const char *path = d->o->json_path;
+	int fd;
 
 	d->text = stdout;
 	if (!path)
@@ -559,9 +618,16 @@ static int open_json(struct daemon *d)
 		d->text = stderr;
 		return 0;
 	}
-	d->json = fopen(path, "w");
+	/* the requests of every process: the owner's alone, like a recording (record.md) */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	d->json = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!d->json) {
-		it_err("--json: cannot open '%s': %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		char who[PATH_MAX + 32];
+
+		it_err("%s: cannot open '%s': %s", cli_where(d->o, "json", who, sizeof(who)), path,
+		       strerror(errno));
 		return -errno;
 	}
 	return 0;
@@ -592,7 +658,6 @@ static int reload_read(struct daemon *d, struct it_opts *n, char *why, size_t le
 
 	cli_defaults(n);
 	n->sysfs_root = d->o->sysfs_root;
-	n->config_default = d->o->config_default;
 	if (err) {
 		ret = config_parse(d->o->argc, d->o->argv, n, err, err) == CLI_RUN ? 0 : -EINVAL;
 		if (!ret && mode_prepare(d, n, err))
@@ -613,6 +678,8 @@ static void reload_adopt(struct daemon *d, struct it_opts *n)
 	d->cur = *n;
 	d->cur_owned = 1;
 	memset(n, 0, sizeof(*n));
+	if (d->out)
+		out_set_thinning(d->out, d->cur.min_lat_ns, d->cur.sample);
 }
 
 /* Filters only: BPF globals and maps, in place, no link touched. 0: *n adopted. */
@@ -789,9 +856,11 @@ static int daemon_reload(struct daemon *d)
 static int open_record(struct daemon *d)
 {
 	const struct it_opts *o = d->o;
+	char who[PATH_MAX + 32];
 	struct rec_opts ro = { .dir = o->record_dir, .seg_size = o->record_size,
 			       .seg_age_ns = o->record_age_ns, .max_bytes = o->record_max,
-			       .level = o->record_level, .sysfs_root = o->sysfs_root };
+			       .level = o->record_level, .sysfs_root = o->sysfs_root,
+			       .who = cli_where(o, "record", who, sizeof(who)) };
 
 	if (!o->record_dir)
 		return 0;
@@ -819,6 +888,7 @@ static void open_cgroups(struct daemon *d)
 /* Everything up to the event loop: outputs, BPF, the fds. 0 or -errno (said). */
 static int daemon_start(struct daemon *d)
 {
+	char who[PATH_MAX + 32];
 	int ret;
 
 	/*
@@ -829,7 +899,8 @@ static int daemon_start(struct daemon *d)
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	if (d->o->metrics_addr) {
 		/* before the (slow) load: a port in use fails at once */
-		d->http = metrics_http_start(d->o->metrics_addr);
+		d->http = metrics_http_start(d->o->metrics_addr,
+					     cli_where(d->o, "metrics", who, sizeof(who)));
 		if (!d->http)
 			return -EADDRINUSE;
 	}
@@ -856,6 +927,8 @@ static int daemon_start(struct daemon *d)
 	ret = setup_fds(d);
 	if (ret)
 		it_err("cannot set up the event loop: %s", strerror(-ret));
+	else
+		start_line(d);
 	return ret;
 }
 

@@ -9,6 +9,7 @@
  * double-buffered: the new list goes into the idle copy, then dev_cur flips.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdint.h>
@@ -48,21 +49,24 @@ static void close_cgroups(struct filter_in *in)
 static int open_cgroups(const struct it_opts *o, struct filter_in *in, FILE *err)
 {
 	char mnt[CG_PATH_MAX], rel[CG_PATH_MAX], path[2 * CG_PATH_MAX], why[CG_PATH_MAX + 128];
+	char who[PATH_MAX + 32];
 	int ret = o->nr_cgroups ? cg_mount_point(NULL, NULL, mnt, sizeof(mnt)) : 0;
 
 	if (ret) {
-		it_err_to(err, "--cgroup: no cgroup2 hierarchy: %s", strerror(-ret));
+		it_err_to(err, "%s: no cgroup2 hierarchy: %s", cli_where(o, "cgroup", who, sizeof(who)),
+			  strerror(-ret));
 		return ret;
 	}
+	cli_where(o, "cgroup", who, sizeof(who));
 	for (int i = 0; i < o->nr_cgroups; i++) {
 		if (cg_resolve(mnt, o->cgroups[i], rel, sizeof(rel), why, sizeof(why))) {
-			it_err_to(err, "--cgroup: %s", why);
+			it_err_to(err, "%s: %s", who, why);
 			return -EINVAL;
 		}
 		snprintf(path, sizeof(path), "%s%s", mnt, rel);
 		in->cg_fds[i] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (in->cg_fds[i] < 0) {
-			it_err_to(err, "--cgroup: cannot open '%s': %s", path, strerror(errno));
+			it_err_to(err, "%s: cannot open '%s': %s", who, path, strerror(errno));
 			return -errno;
 		}
 	}
@@ -71,6 +75,7 @@ static int open_cgroups(const struct it_opts *o, struct filter_in *in, FILE *err
 
 static int check_inputs(const struct it_opts *o, struct filter_in *in, FILE *err)
 {
+	char who[PATH_MAX + 32];
 	int ret;
 
 	memset(in, 0, sizeof(*in));
@@ -80,7 +85,8 @@ static int check_inputs(const struct it_opts *o, struct filter_in *in, FILE *err
 	if (ret)
 		return ret;
 	if (o->file_path && stat(o->file_path, &in->file_st)) {
-		it_err_to(err, "--file: cannot stat '%s': %s", o->file_path, strerror(errno));
+		it_err_to(err, "%s: cannot stat '%s': %s", cli_where(o, "file", who, sizeof(who)),
+			  o->file_path, strerror(errno));
 		return -errno;
 	}
 	return 0;

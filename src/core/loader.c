@@ -806,6 +806,7 @@ static int drop_failed_hook(struct it_loader *ld, struct it_probe *p)
 				}
 			}
 			h->method = IT_M_NONE;
+			h->load_failed = 1;
 			return 1;
 		}
 	}
@@ -928,13 +929,22 @@ int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	return it_loader_load(ld, o, err) ?: it_loader_attach(ld, o, err);
 }
 
-static const char *hook_status(const struct it_hook_state *h)
+enum out_hook_st it_hook_state_of(const struct it_hook_state *h)
 {
 	if (h->ok)
-		return "ok";
+		return OUT_HS_ATTACHED;
 	if (h->off)
-		return "off:";
-	return h->method == IT_M_NONE ? "unavailable:" : "FAIL:";
+		return OUT_HS_OFF;
+	if (h->method != IT_M_NONE || h->kernel_has || h->load_failed)
+		return OUT_HS_FAILED;
+	return OUT_HS_ABSENT;
+}
+
+static const char *hook_status(const struct it_hook_state *h)
+{
+	static const char *const text[OUT_HS_MAX] = { "ok", "off:", "absent:", "failed:" };
+
+	return text[it_hook_state_of(h)];
 }
 
 void it_loader_report(const struct it_loader *ld, FILE *f)

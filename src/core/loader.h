@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "core/cli.h"
+#include "core/output.h"
 #include "iotracer.h"
 
 struct iotracer_bpf;
@@ -44,6 +45,7 @@ struct it_hook_state {
 	int ok; /* attached */
 	int off; /* not attached by choice (an option turns it on) */
 	int kernel_has; /* no method, but the kernel has the tracepoint (BTF): counts as tried */
+	int load_failed; /* its programs did not load and no other method could */
 	char reason[160]; /* why not; for an attached hook, what it gives up here (or "") */
 	struct bpf_link *links[IT_HOOK_PROGS];
 };
@@ -65,6 +67,9 @@ struct it_loader {
 };
 
 const char *it_method_name(enum it_method m);
+
+/* A hook's state (enum out_hook_st, core/output.h). */
+enum out_hook_st it_hook_state_of(const struct it_hook_state *h);
 
 /*
  * The hook table against an opened (not loaded) BPF object: every program it

@@ -13,6 +13,7 @@
 #include "lib/parse.h"
 
 #define HIST_NAME "iotracer_request_duration_seconds"
+#define LOST_NAME "iotracer_lost_requests_total"
 
 void metrics_family(FILE *f, const char *name, const char *type, const char *help)
 {
@@ -251,34 +252,45 @@ static void write_cgroups(FILE *f, const struct metrics_in *in)
 	}
 }
 
+/*
+ * Every request the daemon could not follow, in one family (docs/metrics.md): the
+ * kernel side's per layer (ringbuf, inflight, hist), the block requests whose
+ * completion no attached side will see (missed), records lost in user space (user).
+ * The block requests in flight are a gauge beside it: they come and go.
+ */
 static void write_drops(FILE *f, const struct metrics_in *in)
 {
-	metrics_family(
-		f, "iotracer_dropped_records_total", "counter",
-		"Requests or records the kernel side could not follow, per layer and reason "
-		"(ringbuf: record buffer full, inflight: request table full, hist: histogram "
-		"table full).");
+	static const char *const help =
+		"Requests the daemon could not follow, per layer and reason: ringbuf (record "
+		"buffer full), inflight (request table full), hist (histogram table full), "
+		"missed (block: issued, completion not seen by an attached BPF side), user "
+		"(records lost in user space: a failed copy, the correlator full).";
+	struct metrics_label l[2] = { { "layer", NULL }, { "reason", NULL } };
+
+	metrics_family(f, LOST_NAME, "counter", help);
 	for (int layer = 0; layer < IT_L_MAX; layer++) {
 		if (!(in->drop_layers & (1u << layer)))
 			continue;
+		l[0].value = parse_layer_name(layer);
 		for (int k = 0; k < IT_DROP_KINDS; k++) {
-			struct metrics_label l[2] = { { "layer", parse_layer_name(layer) },
-						      { "reason", out_drop_name(k) } };
-
-			if (k == IT_DROP_MISSED) /* not a counter: see blk_unmatched */
+			if (k == IT_DROP_MISSED)
 				continue;
-			metrics_sample_u64(f, "iotracer_dropped_records_total", l, 2,
-					   in->drops[layer * IT_DROP_KINDS + k]);
+			l[1].value = out_drop_name(k);
+			metrics_sample_u64(f, LOST_NAME, l, 2, in->drops[layer * IT_DROP_KINDS + k]);
 		}
 	}
-	metrics_single(f, "iotracer_block_unmatched_requests", "gauge",
-		       "Block requests issued to the driver and not seen completing: in flight "
-		       "now, or their completion was missed (the summaries' block missed).",
-		       in->blk_unmatched);
-	metrics_single(f, "iotracer_lost_records_total", "counter",
-		       "Records lost in user space (buffer copies that failed, records the "
-		       "correlator could not hold).",
-		       in->lost);
+	l[0].value = "block";
+	l[1].value = "missed";
+	metrics_sample_u64(f, LOST_NAME, l, 2, in->blk_missed);
+	l[0].value = "daemon";
+	l[1].value = "user";
+	metrics_sample_u64(f, LOST_NAME, l, 2, in->lost);
+	metrics_family(f, "iotracer_inflight_requests", "gauge",
+		       "Requests issued and not seen completing yet, per layer: down again as they "
+		       "complete; one whose completion was missed stays until the BPF side is "
+		       "replaced (a reload), then it counts as lost (reason missed).");
+	l[0].value = "block";
+	metrics_sample_u64(f, "iotracer_inflight_requests", l, 1, in->blk_inflight);
 }
 
 static void write_hooks(FILE *f, const struct metrics_in *in)
@@ -294,6 +306,22 @@ static void write_hooks(FILE *f, const struct metrics_in *in)
 					      { "method", h->method } };
 
 		metrics_sample(f, "iotracer_hook_attached", l, 3, h->ok ? "1" : "0");
+	}
+	metrics_family(f, "iotracer_hook_state", "gauge",
+		       "1 for the hook's state, 0 for the others: attached, off (by an option), "
+		       "absent (nothing to hook on this machine), failed (there, wanted, and could "
+		       "not attach: alert on this one).");
+	for (int i = 0; i < in->nr_hooks; i++) {
+		const struct metrics_hook *h = &in->hooks[i];
+
+		for (unsigned int s = 0; s < OUT_HS_MAX; s++) {
+			struct metrics_label l[4] = { { "layer", h->layer },
+						      { "hook", h->hook },
+						      { "method", h->method },
+						      { "state", out_hook_st_name(s) } };
+
+			metrics_sample(f, "iotracer_hook_state", l, 4, h->state == s ? "1" : "0");
+		}
 	}
 }
 

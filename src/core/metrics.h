@@ -32,6 +32,7 @@
 struct metrics_hook {
 	const char *layer, *hook, *method;
 	int ok;
+	unsigned int state; /* enum out_hook_st (core/output.h) */
 };
 
 /* The daemon's own process (client libraries' standard process_* metrics). */
@@ -51,7 +52,9 @@ struct metrics_in {
 	int nr_khists;
 	const uint64_t *drops; /* IT_NR_DROPS, summed over CPUs; NULL: no drop lines */
 	uint32_t drop_layers; /* 1u << IT_L_*: layers whose drop counters are written */
-	uint64_t blk_unmatched; /* block requests issued and not seen completing (yet) */
+	/* drops[] holds IT_DROP_MISSED for no layer: the block layer's are these two */
+	uint64_t blk_inflight; /* issued by the attached BPF side, not seen completing yet */
+	uint64_t blk_missed; /* issued by a BPF side since detached (reload), never seen done */
 	uint64_t lost; /* records lost in user space */
 	const struct metrics_hook *hooks;
 	int nr_hooks;

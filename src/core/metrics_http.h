@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * metrics_http: serve the latest metrics text on http://ADDR/metrics from
- * libmicrohttpd's own thread (docs/metrics.md).
+ * libmicrohttpd's own thread (docs/metrics.md); in the static build, from a
+ * small server thread of its own.
  *
  * The event loop publishes a finished text; a request takes a reference to
  * the current one under a mutex held for a pointer read, and the text is freed
@@ -17,10 +18,11 @@ struct metrics_http;
 
 /*
  * Listen on addr (as --metrics takes it: "IP:PORT", "[IPV6]:PORT", ":PORT")
- * and start the server thread. NULL on failure, with one error line naming
- * --metrics printed. Until the first publish, /metrics answers 503.
+ * and start the server thread. NULL on failure, with one error line printed that
+ * starts with who ("--metrics", or the config file's "FILE:LINE: metrics": cli_where).
+ * Until the first publish, /metrics answers 503.
  */
-struct metrics_http *metrics_http_start(const char *addr);
+struct metrics_http *metrics_http_start(const char *addr, const char *who);
 
 /* Make text[0..len) (malloc'd; owned from here) what /metrics serves. */
 void metrics_http_publish(struct metrics_http *h, char *text, size_t len);

@@ -60,6 +60,7 @@ struct it_out {
 	const struct out_devnames *dn; /* NULL: names from sysfs */
 	uint64_t start_ns;
 	int live, quiet;
+	uint64_t min_lat_ns, sample; /* what thins the records (out_set_thinning) */
 	int header_done;
 	int error;
 	uint64_t requests;
@@ -176,6 +177,7 @@ struct it_out *out_new(const struct it_opts *o, FILE *text, FILE *json, uint64_t
 	out->start_ns = start_ns;
 	out->live = o->live && !o->quiet;
 	out->quiet = o->quiet;
+	out_set_thinning(out, o->min_lat_ns, o->sample);
 	out->live_cgroup = o->nr_cgroups > 0;
 	/* a terminal still sees every line at once; so does the text stream if it is the same */
 	if (json && json != text && fileno(json) >= 0 && !isatty(fileno(json))) {
@@ -567,11 +569,19 @@ void out_request(const struct corr_req *r, void *ctx)
 		live_line(out, r, &v);
 }
 
-void out_attach(struct it_out *out, const char *layer, const char *hook, const char *method, int ok,
-		const char *reason)
+const char *out_hook_st_name(unsigned int s)
+{
+	static const char *const names[OUT_HS_MAX] = { "attached", "off", "absent", "failed" };
+
+	return s < OUT_HS_MAX ? names[s] : "?";
+}
+
+void out_attach(struct it_out *out, const char *layer, const char *hook, const char *method,
+		unsigned int state, const char *reason)
 {
 	struct jw *w = &out->w;
 	size_t mark = jw_len(w);
+	int ok = state == OUT_HS_ATTACHED;
 
 	if (!out->json)
 		return;
@@ -581,6 +591,7 @@ void out_attach(struct it_out *out, const char *layer, const char *hook, const c
 	jw_str(w, "hook", hook);
 	jw_str(w, "method", method);
 	jw_bool(w, "ok", ok);
+	jw_str(w, "state", out_hook_st_name(state));
 	if (!ok)
 		jw_str(w, "reason", reason ? reason : "");
 	else if (reason && *reason) /* what it gives up on this kernel */
@@ -595,6 +606,8 @@ const char *out_khist_layer(const struct it_hist_key *k)
 {
 	if (k->layer == IT_L_SYSCALL && k->kind == IT_HK_URING)
 		return "io_uring";
+	if (k->layer == IT_L_SYSCALL && k->kind == IT_HK_AIO)
+		return "aio";
 	return parse_layer_name(k->layer);
 }
 
@@ -701,6 +714,29 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 	json_fflush(out);
 }
 
+void out_set_thinning(struct it_out *out, uint64_t min_lat_ns, uint64_t sample)
+{
+	out->min_lat_ns = min_lat_ns;
+	out->sample = sample;
+}
+
+/* With -m or --sample the stage table counts the recorded requests only: say so. */
+static void text_thinning(const struct it_out *out, FILE *f)
+{
+	char d[32];
+
+	if (!out->min_lat_ns && out->sample <= 1)
+		return;
+	fprintf(f, "  the stage table counts the recorded requests only:");
+	if (out->min_lat_ns)
+		fprintf(f, " those at least %s long (-m)%s",
+			parse_fmt_duration(out->min_lat_ns, d, sizeof(d)),
+			out->sample > 1 ? "," : "");
+	if (out->sample > 1)
+		fprintf(f, " 1 in %llu (--sample)", (unsigned long long)out->sample);
+	fprintf(f, "; the histograms below count every request\n");
+}
+
 /* The BYTES and MB/s columns of a stage row (blank for stages without bytes), and its end. */
 static void text_tput(FILE *f, const struct tput *t)
 {
@@ -719,10 +755,12 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 
 	for (int i = 0; i < IT_NR_DROPS; i++)
 		drops += in->drops[i];
-	fprintf(f, "\n=== %s summary after %.1fs: %llu requests, %llu unjoined, %llu dropped ===\n",
+	fprintf(f, "\n=== %s summary after %.1fs: %llu %srequests, %llu unjoined, %llu dropped ===\n",
 		in->final ? "final" : "interval", in->elapsed_ns / 1e9,
-		(unsigned long long)out->requests, (unsigned long long)in->corr->unjoined,
-		(unsigned long long)drops);
+		(unsigned long long)out->requests,
+		out->min_lat_ns || out->sample > 1 ? "recorded " : "",
+		(unsigned long long)in->corr->unjoined, (unsigned long long)drops);
+	text_thinning(out, f);
 	if (out->json_lost)
 		fprintf(f, "  output lost: %llu JSON lines (write failed)\n",
 			(unsigned long long)out->json_lost);

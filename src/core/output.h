@@ -59,8 +59,20 @@ void out_set_cgroups(struct it_out *out, struct cg_cache *cg);
 
 /* corr_emit_fn: one finished request. */
 void out_request(const struct corr_req *r, void *out);
-void out_attach(struct it_out *out, const char *layer, const char *hook, const char *method, int ok,
-		const char *reason);
+/*
+ * A hook's state, in the attach report, the JSON attach lines and /metrics
+ * (docs/hooks.md): attached; off by an option (--sched-switch); absent: nothing to
+ * hook with on this machine (no such tracepoint or function, no driver loaded, a
+ * method this kernel refuses, a BPF feature it lacks); failed: the hook is there and
+ * was wanted (a method chosen, or the kernel has its tracepoint) but did not load or
+ * attach. Only "failed" is worth an alert.
+ */
+enum out_hook_st { OUT_HS_ATTACHED, OUT_HS_OFF, OUT_HS_ABSENT, OUT_HS_FAILED, OUT_HS_MAX };
+const char *out_hook_st_name(unsigned int s); /* "attached", "off", "absent", "failed" */
+
+/* One JSON attach line; state: enum out_hook_st. */
+void out_attach(struct it_out *out, const char *layer, const char *hook, const char *method,
+		unsigned int state, const char *reason);
 void out_summary(struct it_out *out, const struct out_summary_in *in);
 /* Write JSON lines still held in the batch (the daemon calls it on its timer). */
 void out_flush(struct it_out *out);
@@ -68,6 +80,10 @@ void out_flush(struct it_out *out);
 const char *out_op_name(unsigned int op);
 const char *out_sys_name(unsigned int sys);
 const char *out_origin_name(unsigned int origin);
+
+/* -m and --sample as they are now (a reload changes them): the text summary says what
+ * its stage table counts. */
+void out_set_thinning(struct it_out *out, uint64_t min_lat_ns, uint64_t sample);
 
 /* Requests written so far, and JSON write errors. */
 uint64_t out_requests(const struct it_out *out);
@@ -80,7 +96,7 @@ uint64_t out_json_lost(const struct it_out *out);
 const char *out_op_name(unsigned int op); /* enum it_op; "other" when out of range */
 const char *out_stage_name(unsigned int stage); /* enum it_stage */
 const char *out_drop_name(unsigned int kind); /* enum it_drop_kind */
-/* Layer of a histogram key: the layer's name, "io_uring" for syscall-layer uring keys. */
+/* Layer of a histogram key: the layer's name, "io_uring" and "aio" for syscall-layer keys. */
 const char *out_khist_layer(const struct it_hist_key *k);
 
 #endif /* IT_OUTPUT_H */

@@ -151,7 +151,8 @@ static int seg_open(struct recorder *rc, uint64_t now_ns)
 		strftime(ts, sizeof(ts), "%Y%m%dT%H%M%S", &tm);
 		snprintf(rc->path, sizeof(rc->path), "%s/" REC_PREFIX "%s.%06lluZ" RF_SEG_SUFFIX,
 			 rc->dir, ts, (unsigned long long)(real % 1000000000ull / 1000));
-		rc->fd = open(rc->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		/* every process's pids, comms, inodes and offsets: root's alone (record.md) */
+		rc->fd = open(rc->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (rc->fd >= 0 || errno != EEXIST)
 			break;
 	}
@@ -392,6 +393,7 @@ void rec_tick(struct recorder *rc, uint64_t now_ns)
 struct recorder *rec_open(const struct rec_opts *o, uint64_t now_ns)
 {
 	struct recorder *rc = calloc(1, sizeof(*rc));
+	const char *who = o->who ? o->who : "--record";
 	int err;
 
 	if (!rc)
@@ -409,13 +411,13 @@ struct recorder *rec_open(const struct rec_opts *o, uint64_t now_ns)
 	rc->zs_ok = 1;
 	host_identity(&rc->hdr);
 	rc->hdr.run_mono_ns = now_ns;
-	if (mkdir(o->dir, 0755) && errno != EEXIST) {
-		it_err("--record: cannot create directory '%s': %s", o->dir, strerror(errno));
+	if (mkdir(o->dir, 0750) && errno != EEXIST) {
+		it_err("%s: cannot create directory '%s': %s", who, o->dir, strerror(errno));
 		goto fail;
 	}
 	err = seg_open(rc, now_ns);
 	if (err) {
-		it_err("--record: cannot create a segment in '%s': %s", o->dir, strerror(-err));
+		it_err("%s: cannot create a segment in '%s': %s", who, o->dir, strerror(-err));
 		errno = -err;
 		goto fail;
 	}

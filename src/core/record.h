@@ -42,6 +42,7 @@ struct rec_opts {
 	uint64_t max_bytes; /* DIR's segments, at most */
 	const char *sysfs_root; /* device names and serials */
 	int level; /* zlib level of the blocks: 0 (stored: the delta coding alone) to 9 */
+	const char *who; /* how errors name the option: "--record" or "FILE:LINE: record" */
 };
 
 struct recorder;

@@ -141,6 +141,24 @@ static void view_blocks(const struct corr_req *r, struct req_view *v)
 	}
 }
 
+unsigned int stages_aio_op(unsigned int opcode)
+{
+	/* IOCB_CMD_PREAD 0, PWRITE 1, FSYNC 2, FDSYNC 3, PREADV 7, PWRITEV 8 */
+	switch (opcode) {
+	case 0:
+	case 7:
+		return IT_OP_READ;
+	case 1:
+	case 8:
+		return IT_OP_WRITE;
+	case 2:
+	case 3:
+		return IT_OP_SYNC;
+	default:
+		return IT_OP_OTHER;
+	}
+}
+
 void make_view(const struct corr_req *r, struct req_view *v)
 {
 	memset(v, 0, sizeof(*v));
@@ -178,23 +196,7 @@ void make_view(const struct corr_req *r, struct req_view *v)
 		v->start_ns = r->aio.submit_ns;
 		v->end_ns = r->aio.reaped ? r->aio.reap_ns : 0;
 		v->dev = r->aio.iocb.dev;
-		/* IOCB_CMD_PREAD 0, PWRITE 1, FSYNC 2, FDSYNC 3, PREADV 7, PWRITEV 8 */
-		switch (r->aio.iocb.opcode) {
-		case 0:
-		case 7:
-			v->op = IT_OP_READ;
-			break;
-		case 1:
-		case 8:
-			v->op = IT_OP_WRITE;
-			break;
-		case 2:
-		case 3:
-			v->op = IT_OP_SYNC;
-			break;
-		default:
-			v->op = IT_OP_OTHER;
-		}
+		v->op = stages_aio_op(r->aio.iocb.opcode);
 		v->offset = r->aio.iocb.offset;
 		v->bytes = r->aio.iocb.nbytes;
 		v->ret = r->aio.res;

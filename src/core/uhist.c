@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/hist.h"
+#include "core/stages.h"
 #include "core/uhist.h"
 
 int uhists_room(struct uhists *h, int n)
@@ -91,6 +92,29 @@ void uhists_record(struct uhists *h, const void *data, size_t size)
 			uhist_add(v, IT_ST_Q2D, r->d_ns - r->q_ns);
 		}
 	}
+}
+
+void uhists_aio(struct uhists *h, const struct corr_req *r)
+{
+	struct it_hist_val *v;
+
+	if (r->kind != CORR_AIO || !r->aio.reaped || r->aio.reap_ns < r->aio.submit_ns)
+		return;
+	v = uhist_get(h, r->aio.iocb.dev, IT_L_SYSCALL, (int)stages_aio_op(r->aio.iocb.opcode),
+		      IT_HK_AIO);
+	if (v)
+		uhist_add(v, IT_ST_TOTAL, r->aio.reap_ns - r->aio.submit_ns);
+}
+
+void uhists_request(struct uhists *h, const struct corr_req *r)
+{
+	for (int i = 0; i < r->nr_blocks; i++)
+		uhists_record(h, r->blocks[i], sizeof(*r->blocks[i]));
+	if (r->kind == CORR_SYSCALL)
+		uhists_record(h, r->sys, sizeof(*r->sys));
+	else if (r->kind == CORR_URING)
+		uhists_record(h, r->uring, sizeof(*r->uring));
+	uhists_aio(h, r);
 }
 
 int uhists_add(struct uhists *dst, const struct it_hist_key *k, const struct it_hist_val *val)

@@ -29,6 +29,18 @@ int uhists_room(struct uhists *h, int n);
 void uhists_record(struct uhists *h, const void *data, size_t size);
 
 /*
+ * A libaio request's io_submit..io_getevents latency (IT_HK_AIO): known only once
+ * corr joined its submit and reap, so built here whatever -m and --sample say.
+ */
+void uhists_aio(struct uhists *h, const struct corr_req *r);
+/*
+ * Every record of a request, then its libaio latency, in the order the daemon most
+ * often got them (block requests complete before their syscall returns): what
+ * `iotracer report` builds from a recording.
+ */
+void uhists_request(struct uhists *h, const struct corr_req *r);
+
+/*
  * As a set by key, for the daemon's sums across a reload (docs/config.md):
  * the entry of key k (created zeroed; NULL when full or out of memory),
  * dst[k] += val (0, -E2BIG or -ENOMEM), every entry of src into dst, and

@@ -58,6 +58,11 @@ void it_note(const char *fmt, ...)
 		LOG_BODY(log_stream, NULL);
 }
 
+void it_note_always(const char *fmt, ...)
+{
+	LOG_BODY(log_stream, NULL);
+}
+
 void it_debug(const char *fmt, ...)
 {
 	if (log_v)

@@ -29,6 +29,8 @@ void log_to(FILE *f);
 void it_err(const char *fmt, ...) IT_PRINTF(1, 2);
 void it_warn(const char *fmt, ...) IT_PRINTF(1, 2);
 void it_note(const char *fmt, ...) IT_PRINTF(1, 2);
+/* A note kept under -q: the one start line a service logs (what it runs with). */
+void it_note_always(const char *fmt, ...) IT_PRINTF(1, 2);
 void it_debug(const char *fmt, ...) IT_PRINTF(1, 2);
 
 void it_err_to(FILE *f, const char *fmt, ...) IT_PRINTF(2, 3);

@@ -269,6 +269,23 @@ int procfs_parse_status_kb(const char *text, const char *key, uint64_t *kb)
 	return -ENOENT;
 }
 
+int64_t procfs_tgid(pid_t pid)
+{
+	char path[64], *t;
+	const char *p;
+	int64_t ret = -ESRCH;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	t = procfs_read_file(path, NULL);
+	for (p = t; p && *p; p = next_line(p))
+		if (!strncmp(p, "Tgid:", 5)) {
+			ret = strtoll(p + 5, NULL, 10);
+			break;
+		}
+	free(t);
+	return ret;
+}
+
 void procfs_mem(pid_t pid, int64_t *rss_anon_kb, int64_t *hwm_kb)
 {
 	char path[64], *t;

@@ -57,6 +57,8 @@ uint64_t procfs_cpu_ns(pid_t pid);
 
 /* "Key:   1234 kB" line of /proc/PID/status -> 1234. 0, -ENOENT or -EINVAL. */
 int procfs_parse_status_kb(const char *text, const char *key, uint64_t *kb);
+/* The process (tgid) that thread or process pid belongs to; -ESRCH when there is none. */
+int64_t procfs_tgid(pid_t pid);
 /* RssAnon and VmHWM of pid in KiB (-1 each when unknown). */
 void procfs_mem(pid_t pid, int64_t *rss_anon_kb, int64_t *hwm_kb);
 

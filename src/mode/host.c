@@ -146,9 +146,9 @@ static int host_prepare(struct it_opts *o, FILE *err)
 
 static void host_attach_line(struct host *h, const char *hook, int ok, const char *why)
 {
-	out_attach(h->env.out, "qemu", hook, "uprobe", ok, why);
+	out_attach(h->env.out, "qemu", hook, "uprobe", ok ? OUT_HS_ATTACHED : OUT_HS_FAILED, why);
 	if (!h->env.o->quiet)
-		fprintf(stderr, "qemu     %-30s uprobe  %s%s%s\n", hook, ok ? "ok" : "FAIL:",
+		fprintf(stderr, "qemu     %-30s uprobe  %s%s%s\n", hook, ok ? "ok" : "failed:",
 			ok ? "" : " ", ok ? "" : why);
 }
 
@@ -173,8 +173,11 @@ static void attach_qemu(struct host *h, int qi)
 		}
 		h->uprobes[qi][i] =
 			prog ? bpf_program__attach_uprobe(prog, false, pid, exe, offs[i]) : NULL;
-		snprintf(why, sizeof(why), "attach failed: %s", strerror(errno));
-		host_attach_line(h, hook, h->uprobes[qi][i] != NULL, why);
+		if (!h->uprobes[qi][i])
+			snprintf(why, sizeof(why), "attach failed: %s",
+				 prog ? strerror(errno) : "no such program");
+		host_attach_line(h, hook, h->uprobes[qi][i] != NULL,
+				 h->uprobes[qi][i] ? NULL : why);
 	}
 }
 

@@ -19,16 +19,25 @@
 #include "lib/json.h"
 #include "report/jsonl.h"
 
+/* A number of the line, saturated to the type (a line is anyone's input: 1e300 is one). */
 static uint64_t num(const struct json *v, const char *path)
 {
 	double d = json_num(v, path, 0);
 
+	if (d >= 18446744073709551616.0) /* 2^64 */
+		return UINT64_MAX;
 	return d > 0 ? (uint64_t)d : 0;
 }
 
 static int64_t snum(const struct json *v, const char *path)
 {
-	return (int64_t)json_num(v, path, 0);
+	double d = json_num(v, path, 0);
+
+	if (d >= 9223372036854775808.0) /* 2^63 */
+		return INT64_MAX;
+	if (d < -9223372036854775808.0)
+		return INT64_MIN;
+	return d == d ? (int64_t)d : 0; /* NaN: 0 */
 }
 
 static const char *str(const struct json *v, const char *path)
@@ -36,6 +45,14 @@ static const char *str(const struct json *v, const char *path)
 	const struct json *s = json_path(v, path);
 
 	return s && s->t == JSON_STR ? s->str : NULL;
+}
+
+/* Whether line v is of type name: a line without a string "type" is of none. */
+static int type_is(const struct json *v, const char *name)
+{
+	const char *t = str(v, "type");
+
+	return t && !strcmp(t, name);
 }
 
 static int has(const struct json *v, const char *path)
@@ -227,7 +244,7 @@ int jl_decode(const struct json *v, struct rf_req *q, struct jl_devs *devs)
 	uint32_t dev;
 	int kind;
 
-	if (!str(v, "type") || strcmp(str(v, "type"), "request"))
+	if (!type_is(v, "request"))
 		return 0;
 	kind = lookup(str(v, "kind"), kind_name, CORR_BLOCK + 1, 0);
 	if (!kind)
@@ -297,7 +314,7 @@ int jl_read(const char *buf, size_t len, struct jl_devs *devs,
 		if (r > 0) {
 			st->requests++;
 			fn(ctx, q);
-		} else if (!r && devs->path && !strcmp(str(v, "type"), "path")) {
+		} else if (!r && devs->path && type_is(v, "path")) {
 			struct rp_path g;
 
 			if (get_path(v, &g)) {

@@ -22,6 +22,7 @@
 #include "core/output.h"
 #include "core/recfmt.h"
 #include "core/uhist.h"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/parse.h"
 #include "lib/subopt.h"
@@ -51,7 +52,7 @@ struct rp_opts {
 	const char *since, *until; /* resolved once the recording start is known */
 	uint64_t since_real, until_real; /* CLOCK_REALTIME ns; until 0: none */
 	int top;
-	const char *json_path, *perfetto_path;
+	const char *json_path, *perfetto_path, *heatmap_path;
 	char **paths;
 	int nr_paths;
 };
@@ -62,14 +63,16 @@ struct report {
 	struct jl_stats jl; /* JSON lines files */
 	struct out_devnames dn;
 	struct it_out *out, *jout;
-	FILE *jf, *pff;
+	FILE *jf, *pff, *hmf;
 	struct uhists kh;
 	struct rp_top *top;
 	struct pf *pf;
+	struct hm *hm;
 	char **files; /* segment files, in order */
 	int nr_files;
 	uint64_t first_ns, last_ns, matched;
 	uint64_t rec_start_real; /* the oldest segment's open time */
+	int64_t boot_off_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC now (JSON lines' --since/--until) */
 	int oom;
 };
 
@@ -85,6 +88,7 @@ static const struct option rp_longopts[] = {
 	{ "top", required_argument, NULL, 'n' },
 	{ "json", required_argument, NULL, 'j' },
 	{ "perfetto", required_argument, NULL, 'P' },
+	{ "heatmap", required_argument, NULL, 'H' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -107,8 +111,9 @@ static void rp_usage(FILE *f)
 	      "  -m, --min-latency DUR  only requests at least DUR long\n"
 	      "      --since TIME       only requests that started at or after TIME\n"
 	      "      --until TIME       only requests that started before TIME\n"
-	      "TIME: a duration from the start of the recording (30s, 5m) or an RFC 3339 time\n"
-	      "      (2026-11-24T13:25:00Z, 2026-11-24T14:25:00.5+01:00).\n"
+	      "TIME: a duration before now (30s, 10m, 2h), a date and time with a zone\n"
+	      "      (2026-11-24T13:25:00Z, 2026-11-24T14:25:00.5+01:00) or without one: local\n"
+	      "      time (2026-11-24 14:25:00), or seconds since the epoch (1764000000).\n"
 	      "\n"
 	      "Output:\n"
 	      "  -n, --top N            the N slowest requests (default 10, 0: none, at most 10000)\n"
@@ -116,6 +121,8 @@ static void rp_usage(FILE *f)
 	      "                         ('-' = stdout, the text then goes to stderr)\n"
 	      "      --perfetto FILE    a Chrome trace-event JSON file for ui.perfetto.dev:\n"
 	      "                         a track per thread and device, stages, flow arrows\n"
+	      "      --heatmap FILE     an SVG latency heatmap per device: time in columns,\n"
+	      "                         log2 latency in rows, requests per cell as colour\n"
 	      "      --help             print this help and exit\n"
 	      "Exit status: 0 success, 1 unreadable input or output, 2 bad usage.\n",
 	      f);
@@ -248,6 +255,9 @@ static int rp_one(void *ctx, int c, const char *arg)
 	case 'P':
 		o->perfetto_path = arg;
 		return 0;
+	case 'H':
+		o->heatmap_path = arg;
+		return 0;
 	}
 	return 2;
 }
@@ -270,8 +280,8 @@ static int rp_parse(int argc, char **argv, struct rp_opts *o)
 }
 
 /*
- * RFC 3339 time ("2026-11-24T13:25:00Z", "...00.5+01:00", lower case t/z and
- * a space for T too) to CLOCK_REALTIME ns.
+ * A date and time ("2026-11-24T13:25:00Z", "...00.5+01:00", lower case t/z and
+ * a space for T too; without a zone: local time) to CLOCK_REALTIME ns.
  */
 static int parse_rfc3339(const char *s, uint64_t *ns)
 {
@@ -298,6 +308,13 @@ static int parse_rfc3339(const char *s, uint64_t *ns)
 		      ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
 		if (*p == '-')
 			off = -off;
+	} else if (!*p) {
+		tm.tm_isdst = -1; /* no zone: local time, DST as the date has it */
+		t = mktime(&tm);
+		if (t == (time_t)-1 || t < 0)
+			return -EINVAL;
+		*ns = (uint64_t)t * 1000000000ull + frac;
+		return 0;
 	} else if (strcmp(p, "Z") && strcmp(p, "z")) {
 		return -EINVAL;
 	}
@@ -308,13 +325,41 @@ static int parse_rfc3339(const char *s, uint64_t *ns)
 	return 0;
 }
 
-/* --since/--until: relative to the recording start, or absolute. */
-static int resolve_time(struct report *rp, int opt, const char *arg, uint64_t *real)
+/* CLOCK_REALTIME now, in ns. */
+static uint64_t rp_now_real(void)
 {
-	uint64_t v;
+	struct timespec ts;
 
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Seconds since the epoch ("1764000000", "1764000000.25"): digits, an optional fraction. */
+static int parse_epoch(const char *s, uint64_t *ns)
+{
+	const char *p = s;
+
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (p == s || (*p && *p != '.'))
+		return -EINVAL;
+	for (const char *f = *p ? p + 1 : p; *f; f++)
+		if (*f < '0' || *f > '9')
+			return -EINVAL;
+	return parse_duration(s, ns); /* a plain number: seconds, fraction and overflow checked */
+}
+
+/* --since/--until: seconds since the epoch, a duration before now, or a date and time. */
+static int resolve_time(int opt, const char *arg, uint64_t *real)
+{
+	uint64_t now = rp_now_real(), v;
+
+	if (!parse_epoch(arg, &v)) {
+		*real = v;
+		return 0;
+	}
 	if (!parse_duration(arg, &v)) {
-		*real = rp->rec_start_real + v;
+		*real = v < now ? now - v : 0;
 		return 0;
 	}
 	if (!parse_rfc3339(arg, &v)) {
@@ -322,8 +367,8 @@ static int resolve_time(struct report *rp, int opt, const char *arg, uint64_t *r
 		return 0;
 	}
 	return bad(opt,
-		   "bad time '%s' (expected a duration like 30s or an RFC 3339 time like "
-		   "2026-11-24T13:25:00Z)",
+		   "bad time '%s' (expected a duration before now like 10m, a date and time like "
+		   "2026-11-24T13:25:00Z or, local, 2026-11-24 14:25:00, or epoch seconds)",
 		   arg);
 }
 
@@ -479,7 +524,9 @@ static int matches(const struct report *rp, const struct rp_req *q)
 {
 	const struct rp_opts *o = &rp->o;
 	const struct corr_req *r = q->r;
-	uint64_t real = q->start_ns + (uint64_t)q->real_off_ns, ino;
+	/* a JSON line's times are CLOCK_MONOTONIC: on this boot's wall clock for the filters */
+	int64_t off = q->real_off_ns ? q->real_off_ns : rp->boot_off_ns;
+	uint64_t real = q->start_ns + (uint64_t)off, ino;
 	uint32_t dev;
 	const struct it_task *t = req_task(r, &dev, &ino);
 	int ok;
@@ -510,26 +557,12 @@ static int matches(const struct report *rp, const struct rp_req *q)
 
 /* ---- every request ---- */
 
-/*
- * The records of a request to the histograms in the order the daemon most
- * often got them (block requests complete before their syscall returns), so
- * that the histograms come in the same order as in its summary.
- */
-static void uhists_req(struct uhists *kh, const struct corr_req *r)
-{
-	for (int i = 0; i < r->nr_blocks; i++)
-		uhists_record(kh, r->blocks[i], sizeof(*r->blocks[i]));
-	if (r->kind == CORR_SYSCALL)
-		uhists_record(kh, r->sys, sizeof(*r->sys));
-	else if (r->kind == CORR_URING)
-		uhists_record(kh, r->uring, sizeof(*r->uring));
-}
-
 /* One request read back; real_off_ns: its clocks' CLOCK_REALTIME - CLOCK_MONOTONIC. */
 static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_off_ns)
 {
 	struct corr_req r;
 	struct rp_req q = { .r = &r, .real_off_ns = real_off_ns };
+	uint64_t ino;
 
 	rf_req_view(rq, &r);
 	rf_req_span(&r, &q.start_ns, &q.end_ns);
@@ -543,11 +576,17 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 	out_request(&r, rp->out);
 	if (rp->jout)
 		out_request(&r, rp->jout);
-	uhists_req(&rp->kh, &r);
+	uhists_request(&rp->kh, &r);
 	if (rp->top)
 		top_add(rp->top, &q);
 	if (rp->pf)
 		pf_add(rp->pf, &q);
+	if (rp->hm) {
+		uint32_t dev;
+
+		req_task(&r, &dev, &ino);
+		hm_add(rp->hm, &q, dev);
+	}
 }
 
 static void on_req(void *ctx, const struct rr_reader *rr, const struct rf_req *rq)
@@ -719,6 +758,12 @@ static int rp_start(struct report *rp)
 		if (!rp->pf)
 			return 1;
 	}
+	if (rp->o.heatmap_path) {
+		rp->hmf = open_out("heatmap", rp->o.heatmap_path);
+		rp->hm = rp->hmf ? hm_new() : NULL;
+		if (!rp->hm)
+			return 1;
+	}
 	rp->out = out_new(&io, text, NULL, 0);
 	rp->top = top_new(rp->o.top);
 	if (!rp->out || !rp->top || (rp->o.json_path && !rp->jout)) {
@@ -753,6 +798,10 @@ static int rp_finish(struct report *rp)
 	}
 	if (rp->pff && fflush(rp->pff))
 		ret = 1;
+	if (rp->hm && (hm_write(rp->hm, rp->hmf, dev_name_of, rp) || fflush(rp->hmf))) {
+		it_err("report: --heatmap: cannot write '%s'", rp->o.heatmap_path);
+		ret = 1;
+	}
 	return ret;
 }
 
@@ -765,6 +814,9 @@ static void rp_free(struct report *rp)
 	if (rp->pff && rp->pff != stdout)
 		fclose(rp->pff);
 	pf_free(rp->pf);
+	if (rp->hmf && rp->hmf != stdout)
+		fclose(rp->hmf);
+	hm_free(rp->hm);
 	top_free(rp->top);
 	uhists_free(&rp->kh);
 	rr_free(&rp->rr);
@@ -788,8 +840,9 @@ int report_main(int argc, char **argv)
 	if (ret)
 		goto out;
 	find_start(&rp);
-	if ((rp.o.since && (ret = resolve_time(&rp, 'S', rp.o.since, &rp.o.since_real))) ||
-	    (rp.o.until && (ret = resolve_time(&rp, 'U', rp.o.until, &rp.o.until_real))))
+	rp.boot_off_ns = (int64_t)(rp_now_real() - it_mono_ns());
+	if ((rp.o.since && (ret = resolve_time('S', rp.o.since, &rp.o.since_real))) ||
+	    (rp.o.until && (ret = resolve_time('U', rp.o.until, &rp.o.until_real))))
 		goto out;
 	ret = rp_start(&rp);
 	for (int i = 0; !ret && i < rp.nr_files; i++)

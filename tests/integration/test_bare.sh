@@ -10,6 +10,8 @@
 #   bare_partial  a tracefs with no event at all (a tmpfs in its place): the fs layer's
 #                 mm_filemap_add_to_page_cache, which the kernel has (BTF), cannot
 #                 attach: a warning naming the fs layer on stderr even with -q, exit 0
+#   bare_failed   same run: its JSON attach line says state "failed" (there, wanted, could
+#                 not attach: what the documented alert is on)
 #   bare_none     same run: the syscall layer attaches anyway (raw tracepoints need no
 #                 tracefs): one read() record per block read of a dd (64)
 #   asked_none    -l nvme where no NVMe driver is loaded: exit 1, error names nvme
@@ -18,7 +20,7 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin bare_mount bare_partial bare_none asked_none
+it_begin bare_mount bare_partial bare_failed bare_none asked_none
 it_require_all
 
 REAL=$IOTRACER
@@ -76,6 +78,7 @@ IOTRACER=$(bare_wrapper fake)
 rm -rf "$IT_TMP/events" && mkdir -p "$IT_TMP/events" # a tracefs with no event at all
 if ! start_tracer -d "$name"; then
 	fail bare_partial "$TRACER_WHY"
+	fail bare_failed "$TRACER_WHY"
 	fail bare_none "$TRACER_WHY"
 else
 	dd if="$dev" of=/dev/null bs=4k count=64 iflag=direct status=none
@@ -85,6 +88,10 @@ else
 		"$TRACER_ERR")
 	check bare_partial "exit $TRACER_RC, stderr: $(head -c 300 "$TRACER_ERR" | tr '\n' ' ')" \
 		test "$TRACER_RC" = 0 -a "$warn" -eq 1
+	st=$(jq -r 'select(.type == "attach" and .hook == "mm_filemap_add_to_page_cache") | .state' \
+		"$TRACER_JSON")
+	check bare_failed "the page-cache hook's attach line has state '${st:-none}', want failed (the kernel has it)" \
+		test "$st" = failed
 	n=$(jcount "$TRACER_JSON" '.kind == "syscall" and .syscall == "read" and .dev == $d' \
 		--arg d "$name")
 	check bare_none "$n read() records for dd's 64" test "$n" -eq 64

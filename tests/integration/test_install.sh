@@ -10,11 +10,16 @@
 #   man_opts      iotracer(8), iotracer-bench(8), iotracer-report(8) and iotracer-top(8)
 #                 list exactly the long options of `iotracer --help`, `bench --help`,
 #                 `report --help` and `top --help`
+#   conf_ignored  with the shipped config installed at /etc/iotracer/iotracer.conf (a
+#                 private mount namespace) and its metrics port taken, a plain
+#                 `iotracer -D 1s` reads no config: exit 0, a final summary on stdout
+#   conf_where    the same with --config FILE: exit 1, one error line naming
+#                 FILE:LINE: metrics (the line of its metrics key)
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin install_tree unit_verify unit_caps man_render man_opts
+it_begin install_tree unit_verify unit_caps man_render man_opts conf_ignored conf_where
 require_cmd make install systemd-analyze groff man
 require_iotracer
 
@@ -71,4 +76,35 @@ for pair in "iotracer.8:" "iotracer-bench.8:bench" "iotracer-report.8:report" "i
 	[[ -z $d ]] || bad+=" $page (< help only, > man only): $d"
 done
 check man_opts "$bad" test -z "$bad"
+
+# The installed config is the service's: read with --config only (issue 23).
+port=$(free_port) || fail_rest "no free port"
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); time.sleep(120)' "$port" &
+holder=$!
+_it_register pids "$holder"
+etc=$IT_TMP/etc-iotracer
+mkdir -p "$etc"
+sed "s/^metrics = .*/metrics = 127.0.0.1:$port/" "$IT_ROOT/configs/iotracer.conf" >"$etc/iotracer.conf"
+line=$(grep -n '^metrics = ' "$etc/iotracer.conf" | cut -d: -f1)
+# in_etc ARGS...: iotracer ARGS with $etc as /etc/iotracer, in a private mount namespace
+in_etc() {
+	unshare -m sh -c 'mkdir -p /etc/iotracer && mount --bind "$1" /etc/iotracer && shift && exec "$@"' \
+		sh "$etc" timeout -k 5 30 "$IOTRACER" "$@"
+}
+sleep 0.3
+in_etc -D 1s -l syscall >"$IT_TMP/plain.out" 2>"$IT_TMP/plain.err" </dev/null
+rc=$?
+check conf_ignored "plain run with the installed config: exit $rc, stderr: $(head -c 300 "$IT_TMP/plain.err" | tr '\n' ' ')" \
+	test "$rc" -eq 0 -a "$(grep -c 'final summary' "$IT_TMP/plain.out")" -eq 1
+in_etc --config /etc/iotracer/iotracer.conf -D 1s -l syscall >/dev/null 2>"$IT_TMP/conf.err" </dev/null
+rc=$?
+msg=$(cat "$IT_TMP/conf.err")
+note "--config with its port taken: exit $rc: $msg"
+check conf_where "exit $rc (want 1), stderr: $msg (want one line naming /etc/iotracer/iotracer.conf:$line: metrics)" \
+	test "$rc" -eq 1 -a "$(grep -c '' "$IT_TMP/conf.err")" -eq 1 -a \
+	"$(grep -cF "/etc/iotracer/iotracer.conf:$line: metrics: cannot listen on 127.0.0.1:$port" "$IT_TMP/conf.err")" -eq 1
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+_it_unregister pids "$holder"
 it_end

@@ -10,6 +10,9 @@
 #   duration      -D 2s: exits 0 by itself, final summary with elapsed_ns of about 2 s
 #   cli_badlat    --min-latency 10xs: exit 2, one stderr line naming --min-latency
 #   cli_baddev    --dev nosuchdev: exit 2, one stderr line naming the option or the value
+#   cli_nopid     -p PID of a process that exited (a reaped child): exit 2, one stderr
+#                 line naming --pid and the pid
+#   cli_bareunit  -m 10 (a number without a unit): exit 2, one line naming the units
 #   cli_badopt    an unknown option: exit 2
 #   cli_help      --help: exit 0, the usage text lists --min-latency
 #   nonroot       as uid 65534 (setpriv): exit 1 and a message that mentions root
@@ -19,7 +22,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 it_begin term_exit term_summary term_links kill_links duration cli_badlat cli_baddev \
-	cli_badopt cli_help nonroot
+	cli_nopid cli_bareunit cli_badopt cli_help nonroot
 require_root
 require_cmd jq timeout
 require_iotracer
@@ -106,9 +109,14 @@ cli() {
 		pass "$name"
 	fi
 }
-cli cli_badlat 2 '--min-latency' --min-latency 10xs -D 1
-cli cli_baddev 2 '--dev|nosuchdev' --dev nosuchdev -D 1
-cli cli_badopt 2 '' --no-such-option -D 1
+cli cli_badlat 2 '--min-latency' --min-latency 10xs -D 1s
+cli cli_baddev 2 '--dev|nosuchdev' --dev nosuchdev -D 1s
+true &
+gone=$!
+wait "$gone"
+cli cli_nopid 2 "--pid.*$gone" -p "$gone" -D 1s
+cli cli_bareunit 2 "--min-latency: bad duration '10': a number needs a unit: ns, us, ms, s, m or h" -m 10 -D 1s
+cli cli_badopt 2 '' --no-such-option -D 1s
 timeout -k 5 20 "$IOTRACER" --help >"$IT_TMP/help.out" 2>&1 </dev/null
 rc=$?
 check cli_help "--help: exit $rc, or the usage text does not list --min-latency" \
@@ -124,7 +132,7 @@ else
 	cp "$IOTRACER" "$pub/iotracer"
 	chmod 755 "$pub/iotracer"
 	(cd / && timeout -k 5 20 setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$pub/iotracer" -D 1 >"$IT_TMP/nonroot.out" 2>"$IT_TMP/nonroot.err" </dev/null)
+		"$pub/iotracer" -D 1s >"$IT_TMP/nonroot.out" 2>"$IT_TMP/nonroot.err" </dev/null)
 	rc=$?
 	rm -rf "$pub"
 	msg=$(head -c 300 "$IT_TMP/nonroot.err" | tr '\n' '|')

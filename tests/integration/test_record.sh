@@ -3,12 +3,16 @@
 # Oracles: fio (IO count; its per-IO latency log with epoch times for the SIGKILL case),
 # the live daemon's own -j lines and final summary (the recording must give the same),
 # and the Trace Event Format rules (tests/tools/perfetto_check.jq).
+#   modes      under umask 022: the recording's directory 0750, every segment 0600, the -j
+#              file 0600 (pids, comms, inodes and offsets of every process: root's alone)
 #   count      report -p FIO_PID: syscall read requests on loopN == fio's IO count
 #   summary    report's stage table (COUNT P50 P90 P99 MAX) == the live final summary's
 #   hists      report's log2 histograms == the live final summary's
 #   json       report --json of the recording == the live -j request lines (same set)
 #   filters    -c fio: fio's IO count; -m 1ms: the live lines with lat_ns >= 1 ms;
-#              --until T and --since T split the requests, T relative or RFC 3339 alike
+#              --until T and --since T split the requests, T with a zone (Z, +00:00),
+#              local (TZ=Pacific/Chatham, no zone) and epoch seconds alike; relative T is
+#              before now: --since 1h holds every request, --until 1h none
 #   jsonin     report of the live -j file: the same stage rows, and its --json the same lines
 #   size       the recording is >= 8x smaller than the live JSON lines of the same requests
 #   perfetto   report --perfetto: well formed, a request slice per fio IO
@@ -22,7 +26,7 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin start count summary hists json filters jsonin size perfetto sigkill corrupt enospc
+it_begin start modes count summary hists json filters jsonin size perfetto sigkill corrupt enospc
 it_require_all
 
 NIOS=${RECORD_IOS:-6000}
@@ -30,23 +34,18 @@ RATE=${RECORD_RATE:-2000}
 here=$(cd "$(dirname "$0")" && pwd)
 CHECK=$here/../tools/perfetto_check.jq
 
-dev=$(mk_loop 128 fill) || fail_all "cannot create a loop device"
-name=$(devname "$dev")
-note "device $dev"
-rec=$IT_TMP/rec
-
-wait_quiet "$dev" 5
-start_tracer -d "$name" --record "$rec" || fail_all "$TRACER_WHY"
+umask 022 # the modes check: start_tracer runs under the test's umask
+record_paced_reads rec "$NIOS" "$RATE"
 pass start
-fio_run "$IT_TMP/fio.json" --name=rec --filename="$dev" --ioengine=psync --direct=1 \
-	--rw=randread --bs=4k --number_ios="$NIOS" --rate_iops="$RATE" --randrepeat=0 \
-	--norandommap --size=120M
-sleep 0.3
-stop_tracer || fail_all "$TRACER_WHY"
-((FIO_RC == 0)) || fail_all "fio failed (status $FIO_RC)"
 ios=$(fio_read_ios "$IT_TMP/fio.json")
 fio1=$FIO_PID
 note "fio pid $FIO_PID: $ios reads"
+
+# modes (start_tracer runs under the test's umask: make it the usual one for this check)
+modes=$(stat -c '%n %a' "$rec" "$rec"/* "$TRACER_JSON" | sed "s|$IT_TMP/||" | tr '\n' ' ')
+bad=$(stat -c '%a' "$rec"/* "$TRACER_JSON" | grep -vc '^600$')
+check modes "umask $(umask): $modes (want rec 750, files 600)" \
+	test "$(stat -c %a "$rec")" = 750 -a "$bad" -eq 0
 
 # count: the recording's syscall reads of fio on loopN
 "$IOTRACER" report -p "$FIO_PID" -d "$name" --json "$IT_TMP/fio_only.json" "$rec" \
@@ -96,17 +95,23 @@ start=$(sed -n 's/.*started \([^;]*\);.*/\1/p' "$IT_TMP/report.txt")
 # 3.5 s after the start: inside fio's run (the tracer attaches in ~1.5 s, fio runs 3 s)
 t_ns=$(($(date -u -d "$start" +%s%N) + 3500000000))
 t_abs=$(date -u -d "@$((t_ns / 1000000000))" +%Y-%m-%dT%H:%M:%S).$(printf '%09d' $((t_ns % 1000000000)))
-rel=3500ms
-n_before=$(rcount --until "$rel")
-n_after=$(rcount --since "$rel")
+t_epoch=$((t_ns / 1000000000)).$(printf '%09d' $((t_ns % 1000000000)))
+t_local=$(TZ=Pacific/Chatham date -d "@$((t_ns / 1000000000))" '+%Y-%m-%d %H:%M:%S').$(printf '%09d' $((t_ns % 1000000000)))
+n_before=$(rcount --until "$t_epoch")
+n_after=$(rcount --since "$t_epoch")
 a_before=$(rcount --until "${t_abs}Z")
 a_after=$(rcount --since "${t_abs}+00:00")
-note "-c fio $nc, -m 1ms $nm (live lines $jm), start $start: before/after $rel $n_before/$n_after, ${t_abs}Z $a_before/$a_after"
+l_before=$(TZ=Pacific/Chatham rcount --until "$t_local")
+l_after=$(TZ=Pacific/Chatham rcount --since "$t_local")
+r_since=$(rcount --since 1h)
+r_until=$(rcount --until 1h)
+note "-c fio $nc, -m 1ms $nm (live lines $jm), start $start: before/after epoch $t_epoch $n_before/$n_after, ${t_abs}Z $a_before/$a_after, local $t_local (Chatham) $l_before/$l_after; --since 1h $r_since, --until 1h $r_until"
 filters_ok() {
 	((nc == ios && nm == jm && n_before > 0 && n_after > 0 && n_before + n_after == nl)) &&
-		((a_before == n_before && a_after == n_after))
+		((a_before == n_before && a_after == n_after && l_before == n_before && l_after == n_after)) &&
+		((r_since == nl && r_until == 0))
 }
-check filters "-c fio $nc (want $ios), -m 1ms $nm (want $jm), split $n_before + $n_after (want $nl; RFC 3339: $a_before + $a_after)" \
+check filters "-c fio $nc (want $ios), -m 1ms $nm (want $jm), split $n_before + $n_after (want $nl; zone: $a_before + $a_after, local: $l_before + $l_after), --since 1h $r_since (want $nl), --until 1h $r_until (want 0)" \
 	filters_ok
 
 # jsonin: the -j file as the report's input

@@ -11,7 +11,8 @@
 #   scrapes      every one-second scrape answered 200
 #   unreported   from the last scrape (the counters count records: no -m, no --sample):
 #                syscall requests + counted drops == fio's IOs, and block requests +
-#                counted drops + unmatched (missed) == the device's completions
+#                lost requests (iotracer_lost_requests_total) + in flight
+#                (iotracer_inflight_requests) == the device's completions
 #   report       the recording reads back (`iotracer report`, SOAK_SECONDS <= 300 only:
 #                longer runs are too many requests to read back in a test)
 #   exit         SIGTERM -> exit 0
@@ -84,10 +85,10 @@ devios=$(((r1 - r0) + (w1 - w0)))
 prom_sum() { grep -E "$1" "$IT_TMP/last.prom" | awk '{ s += $NF } END { printf "%d", s }'; }
 sys=$(prom_sum "^iotracer_requests_total\{layer=\"syscall\",device=\"$name\"")
 blk=$(prom_sum "^iotracer_requests_total\{layer=\"block\",device=\"$name\"")
-sd=$(prom_sum '^iotracer_dropped_records_total\{layer="syscall"')
-bd=$(prom_sum '^iotracer_dropped_records_total\{layer="block"')
-um=$(prom_sum '^iotracer_block_unmatched_requests')
-note "fio $ios IOs, device $devios completions; counters: syscall $sys (+$sd dropped), block $blk (+$bd dropped, $um unmatched)"
+sd=$(prom_sum '^iotracer_lost_requests_total\{layer="syscall"')
+bd=$(prom_sum '^iotracer_lost_requests_total\{layer="block"')
+um=$(prom_sum '^iotracer_inflight_requests\{layer="block"')
+note "fio $ios IOs, device $devios completions; counters: syscall $sys (+$sd lost), block $blk (+$bd lost, $um in flight)"
 check unreported "syscall $sys+$sd vs fio $ios; block $blk+$bd+$um vs device $devios" \
 	test "$((sys + sd))" -eq "$ios" -a "$((blk + bd + um))" -eq "$devios" -a "$ios" -gt 0
 

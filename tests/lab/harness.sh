@@ -114,6 +114,12 @@ build_static() { # [ARCH]: amd64 (default) -> $STATIC, arm64 -> $STATIC-arm64 (c
 	local built=$LAB_REPO/build/iotracer.static dst=$STATIC
 	if [[ $arch == arm64 ]]; then
 		targets=static-arm64 built=$LAB_REPO/build/arm64/iotracer.static dst=$STATIC-arm64
+		# what the cross build needs, as `make test` installs its own (idempotent; the
+		# kernel fetch's check of the tools comes after this build)
+		if [[ $(id -u) -eq 0 ]] && ! make -C "$LAB_REPO" -s deps-arm64 >"$tmp/deps-arm64.log" 2>&1; then
+			BUILD_WHY="make deps-arm64 failed: $(tail -n 3 "$tmp/deps-arm64.log" | tr '\n' ' ')"
+			return 1
+		fi
 	fi
 	# The Makefile knows the objects; static glibc's NSS warnings land in the log.
 	# shellcheck disable=SC2086 # the target list is space separated

@@ -86,11 +86,11 @@ on_signal() {
 	verdict_rest FAIL "interrupted by SIG$1 (timeout?)"
 	exit "$2"
 }
-saved_stats=""
-# On exit: put the sysctl back, then harness.sh's cleanup with our exit status.
+stats_pid=""
+# On exit: let go of the BPF statistics fd, then harness.sh's cleanup with our exit status.
 modes_exit() {
 	local rc=$?
-	[[ -n $saved_stats ]] && sysctl -qw kernel.bpf_stats_enabled="$saved_stats"
+	[[ -n $stats_pid ]] && kill "$stats_pid" 2>/dev/null
 	md_cleanup
 	(exit "$rc")
 	cleanup
@@ -323,8 +323,10 @@ tl=$LAB_REPO/build/test_link.static
 [[ $ARCH == amd64 ]] || tl=$LAB_REPO/build/$ARCH/test_link.static
 cp "$tl" "$tmp/extra/test_link" 2>"$tmp/test_link.log" ||
 	note "lab_modes: test_link not built for the guest: $(tail -n 2 "$tmp/test_link.log" | tr '\n' ' ')"
-saved_stats=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || true)
-sysctl -qw kernel.bpf_stats_enabled=1 2>/dev/null
+# BPF run-time statistics (the host daemon's bpf_ns) by a BPF_ENABLE_STATS fd held for
+# the test's life, never the sysctl: a killed test cannot leave them on.
+"$LAB_REPO/build/bpf_stats_hold" >/dev/null 2>"$tmp/stats.log" &
+stats_pid=$!
 step /dev/null "$tmp/fetch.log" "$LAB_SRC/fetch.sh" "$SERIES"
 frc=$?
 if ((frc == 3)); then

@@ -3,7 +3,7 @@
  * cli_run.h: run config_parse() as main() does, with its output captured, over a
  * fake sysfs in a temp dir: sys/class/block/loop0 (7:0) and loop1 (7:1), a
  * directory cg/ and a file data. Shared by test_cli.c and test_config.c.
- * No config file is read unless a test names one (run_def).
+ * No config file is read unless a test names one (--config).
  */
 #ifndef IT_CLI_RUN_H
 #define IT_CLI_RUN_H
@@ -31,10 +31,9 @@ static char tmpdir[64]; /* holds sys/class/block/..., cg/ and file */
 static char sysroot[128], cgdir[128], file[128];
 
 /*
- * config_parse("iotracer" + the NULL terminated args), out/err captured;
- * config_default: the file read when there is no --config (NULL: none).
+ * cli_parse("iotracer" + the NULL terminated args), out/err captured;
  */
-static void run_def(struct run *r, const char *config_default, const char *const *args)
+static void run_args(struct run *r, const char *const *args)
 {
 	char *argv[MAX_ARGS + 2];
 	FILE *out, *err;
@@ -43,7 +42,6 @@ static void run_def(struct run *r, const char *config_default, const char *const
 	memset(r, 0, sizeof(*r));
 	cli_defaults(&r->o);
 	r->o.sysfs_root = sysroot;
-	r->o.config_default = config_default; /* never /etc/iotracer/iotracer.conf here */
 	argv[argc++] = (char *)"iotracer";
 	while (*args && argc <= MAX_ARGS)
 		argv[argc++] = (char *)*args++;
@@ -62,7 +60,7 @@ static void run_def(struct run *r, const char *config_default, const char *const
 
 static inline void run_argv(struct run *r, const char *const *args)
 {
-	run_def(r, NULL, args);
+	run_args(r, args);
 }
 
 #define RUN(r, ...) run_argv(r, (const char *const[]){ __VA_ARGS__, NULL })

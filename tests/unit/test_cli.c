@@ -56,7 +56,7 @@ static void test_cli_short(void)
 
 	RUN(&r, "-l", "syscall,block", "-p", "1,2,3", "-p", "2,4", "-c", "fio", "--cgroup", "/",
 	    "-d", "loop0,7:5", "-d", "7:0", "-f", file, "-m", "250us", "--sample", "10", "-D",
-	    "12s", "-i", "1.5", "-j", "out.json", "--no-live", "--ring-size", "16M", "-v", "-vv");
+	    "12s", "-i", "1.5s", "-j", "out.json", "--no-live", "--ring-size", "16M", "-v", "-vv");
 	if (!ASSERT_EQ(r.ret, CLI_RUN, "ret") || !ASSERT_STREQ(r.err, "", "stderr"))
 		goto out;
 	ASSERT_EQ(r.o.layers, (1u << IT_L_SYSCALL) | (1u << IT_L_BLOCK), "layers");

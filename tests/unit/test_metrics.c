@@ -162,27 +162,38 @@ static void test_metrics_escape(void)
 static void test_metrics_counters_exact(void)
 {
 	static const char want[] = HIST_HELP REQ_HELP
-		"# HELP iotracer_dropped_records_total Requests or records the kernel side could "
-		"not follow, per layer and reason (ringbuf: record buffer full, inflight: request "
-		"table full, hist: histogram table full).\n"
-		"# TYPE iotracer_dropped_records_total counter\n"
-		"iotracer_dropped_records_total{layer=\"block\",reason=\"ringbuf\"} 1\n"
-		"iotracer_dropped_records_total{layer=\"block\",reason=\"inflight\"} 2\n"
-		"iotracer_dropped_records_total{layer=\"block\",reason=\"hist\"} 0\n"
-		"# HELP iotracer_block_unmatched_requests Block requests issued to the driver and "
-		"not seen completing: in flight now, or their completion was missed (the "
-		"summaries' block missed).\n"
-		"# TYPE iotracer_block_unmatched_requests gauge\n"
-		"iotracer_block_unmatched_requests 4\n"
-		"# HELP iotracer_lost_records_total Records lost in user space (buffer copies that "
-		"failed, records the correlator could not hold).\n"
-		"# TYPE iotracer_lost_records_total counter\n"
-		"iotracer_lost_records_total 5\n"
+		"# HELP iotracer_lost_requests_total Requests the daemon could not follow, per layer "
+		"and reason: ringbuf (record buffer full), inflight (request table full), hist "
+		"(histogram table full), missed (block: issued, completion not seen by an attached "
+		"BPF side), user (records lost in user space: a failed copy, the correlator full).\n"
+		"# TYPE iotracer_lost_requests_total counter\n"
+		"iotracer_lost_requests_total{layer=\"block\",reason=\"ringbuf\"} 1\n"
+		"iotracer_lost_requests_total{layer=\"block\",reason=\"inflight\"} 2\n"
+		"iotracer_lost_requests_total{layer=\"block\",reason=\"hist\"} 0\n"
+		"iotracer_lost_requests_total{layer=\"block\",reason=\"missed\"} 3\n"
+		"iotracer_lost_requests_total{layer=\"daemon\",reason=\"user\"} 5\n"
+		"# HELP iotracer_inflight_requests Requests issued and not seen completing yet, per "
+		"layer: down again as they complete; one whose completion was missed stays until "
+		"the BPF side is replaced (a reload), then it counts as lost (reason missed).\n"
+		"# TYPE iotracer_inflight_requests gauge\n"
+		"iotracer_inflight_requests{layer=\"block\"} 4\n"
 		"# HELP iotracer_hook_attached 1 if the hook is attached, 0 if not (the attach "
 		"report says why).\n"
 		"# TYPE iotracer_hook_attached gauge\n"
 		"iotracer_hook_attached{layer=\"block\",hook=\"block_rq_issue\",method=\"tp_btf\"} 1\n"
 		"iotracer_hook_attached{layer=\"nvme\",hook=\"nvme_setup_cmd\",method=\"none\"} 0\n"
+		"# HELP iotracer_hook_state 1 for the hook's state, 0 for the others: attached, off "
+		"(by an option), absent (nothing to hook on this machine), failed (there, wanted, and "
+		"could not attach: alert on this one).\n"
+		"# TYPE iotracer_hook_state gauge\n"
+		"iotracer_hook_state{layer=\"block\",hook=\"block_rq_issue\",method=\"tp_btf\",state=\"attached\"} 1\n"
+		"iotracer_hook_state{layer=\"block\",hook=\"block_rq_issue\",method=\"tp_btf\",state=\"off\"} 0\n"
+		"iotracer_hook_state{layer=\"block\",hook=\"block_rq_issue\",method=\"tp_btf\",state=\"absent\"} 0\n"
+		"iotracer_hook_state{layer=\"block\",hook=\"block_rq_issue\",method=\"tp_btf\",state=\"failed\"} 0\n"
+		"iotracer_hook_state{layer=\"nvme\",hook=\"nvme_setup_cmd\",method=\"none\",state=\"attached\"} 0\n"
+		"iotracer_hook_state{layer=\"nvme\",hook=\"nvme_setup_cmd\",method=\"none\",state=\"off\"} 0\n"
+		"iotracer_hook_state{layer=\"nvme\",hook=\"nvme_setup_cmd\",method=\"none\",state=\"absent\"} 1\n"
+		"iotracer_hook_state{layer=\"nvme\",hook=\"nvme_setup_cmd\",method=\"none\",state=\"failed\"} 0\n"
 		"# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
 		"# TYPE process_cpu_seconds_total counter\n"
 		"process_cpu_seconds_total 1.230\n"
@@ -197,8 +208,8 @@ static void test_metrics_counters_exact(void)
 		"# TYPE process_open_fds gauge\n"
 		"process_open_fds 9\n";
 	static const struct metrics_hook hooks[] = {
-		{ "block", "block_rq_issue", "tp_btf", 1 },
-		{ "nvme", "nvme_setup_cmd", "none", 0 },
+		{ "block", "block_rq_issue", "tp_btf", 1, OUT_HS_ATTACHED },
+		{ "nvme", "nvme_setup_cmd", "none", 0, OUT_HS_ABSENT },
 	};
 	struct metrics_proc proc = { .cpu_ticks = 123,
 				     .ticks_per_sec = 100,
@@ -208,7 +219,8 @@ static void test_metrics_counters_exact(void)
 	uint64_t drops[IT_NR_DROPS] = { 0 };
 	struct metrics_in in = { .drops = drops,
 				 .drop_layers = 1u << IT_L_BLOCK,
-				 .blk_unmatched = 4,
+				 .blk_inflight = 4,
+				 .blk_missed = 3,
 				 .lost = 5,
 				 .hooks = hooks,
 				 .nr_hooks = 2,
@@ -218,7 +230,7 @@ static void test_metrics_counters_exact(void)
 
 	drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_RINGBUF] = 1;
 	drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_INFLIGHT] = 2;
-	drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED] = 99; /* not a counter: left out */
+	drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED] = 99; /* blk_inflight/missed say it */
 	drops[IT_L_SYSCALL * IT_DROP_KINDS + IT_DROP_RINGBUF] = 7; /* layer not asked for */
 	got = render(&in);
 	ASSERT_STREQ(got, want, "text");

@@ -966,7 +966,7 @@ static void test_json_write_error(void)
 	clearerr(ro);
 	out = out_new(&o, NULL, ro, 0);
 	if (ASSERT_TRUE(out != NULL, "out_new")) {
-		out_attach(out, "block", "block_rq_issue", "tp_btf", 1, NULL);
+		out_attach(out, "block", "block_rq_issue", "tp_btf", OUT_HS_ATTACHED, NULL);
 		ASSERT_NEQ(out_error(out), 0, "attach write error reported");
 	}
 	out_free(out);
@@ -991,23 +991,25 @@ static void test_attach(void)
 	static const struct jqc want_fail[] = {
 		{ ".type", S("attach") },   { ".layer", S("fs") },
 		{ ".hook", S("vfs_read") }, { ".method", S("fentry") },
-		{ ".ok", "false" },	    { ".reason", S("fentry not permitted (EPERM)") },
+		{ ".ok", "false" },	    { ".reason", S("attach failed: EPERM") },
+		{ ".state", S("failed") },
 	};
 
 	if (!need_jq())
 		return;
 	if (!env_init(&e, 1, 0, 1))
 		goto out;
-	out_attach(e.out, "block", "block_rq_issue", "tp_btf", 1, NULL);
-	out_attach(e.out, "fs", "vfs_read", "fentry", 0, "fentry not permitted (EPERM)");
+	out_attach(e.out, "block", "block_rq_issue", "tp_btf", OUT_HS_ATTACHED, NULL);
+	out_attach(e.out, "fs", "vfs_read", "fentry", OUT_HS_FAILED, "attach failed: EPERM");
 	/* attached, with what it gives up on this kernel (a 5.10 thread state) */
-	out_attach(e.out, "syscall", "thread_state", "hash", 1, "an LRU hash of 16384 threads");
+	out_attach(e.out, "syscall", "thread_state", "hash", OUT_HS_ATTACHED,
+		   "an LRU hash of 16384 threads");
 	if (!json_lines_valid(sink_str(&e.json), 3))
 		goto out;
 	line = nth_line(sink_str(&e.json), 0);
 	ASSERT_STREQ(line,
 		     "{\"type\":\"attach\",\"layer\":\"block\",\"hook\":\"block_rq_issue\","
-		     "\"method\":\"tp_btf\",\"ok\":true}",
+		     "\"method\":\"tp_btf\",\"ok\":true,\"state\":\"attached\"}",
 		     "attach line as documented");
 	check_fields(line, want_ok, (int)(sizeof(want_ok) / sizeof(want_ok[0])));
 	free(line);
@@ -1015,7 +1017,8 @@ static void test_attach(void)
 	line = nth_line(sink_str(&e.json), 2);
 	ASSERT_STREQ(line,
 		     "{\"type\":\"attach\",\"layer\":\"syscall\",\"hook\":\"thread_state\","
-		     "\"method\":\"hash\",\"ok\":true,\"note\":\"an LRU hash of 16384 threads\"}",
+		     "\"method\":\"hash\",\"ok\":true,\"state\":\"attached\","
+		     "\"note\":\"an LRU hash of 16384 threads\"}",
 		     "an attached hook's note, no reason");
 	free(line);
 	ASSERT_STREQ(sink_str(&e.text), "", "attach writes no text");
@@ -1124,7 +1127,7 @@ static void test_live_off_and_quiet(void)
 	env_done(&e);
 	if (env_init(&e, 0, 0, 0)) { /* --no-live */
 		out_request(&r, e.out);
-		out_attach(e.out, "block", "block_rq_issue", "tp_btf", 1,
+		out_attach(e.out, "block", "block_rq_issue", "tp_btf", OUT_HS_ATTACHED,
 			   NULL); /* no JSON: no-op */
 		ASSERT_STREQ(sink_str(&e.text), "", "no-live: no live lines");
 		ASSERT_EQ(out_error(e.out), 0, "out_error");
@@ -1349,6 +1352,23 @@ static void test_summary(void)
 
 		ASSERT_TRUE(fin && strstr(text, "(all requests)") > fin,
 			    "histograms only after the final header");
+	}
+	ASSERT_TRUE(strstr(text, "the stage table counts") == NULL, "no -m: nothing to say");
+	{
+		/* -m 10ms, --sample 4: the header and a line say what the stage table counts */
+		uint64_t no_drops[IT_NR_DROPS] = { 0 };
+		struct out_summary_in fin = { .final = 1, .elapsed_ns = 1000000000ull,
+					      .drops = no_drops, .corr = &cs };
+		size_t mark = strlen(sink_str(&e.text));
+
+		out_set_thinning(e.out, 10000000, 4);
+		out_summary(e.out, &fin);
+		text = sink_str(&e.text) + mark;
+		ASSERT_TRUE(strstr(text, "103 recorded requests") != NULL, "recorded in the header");
+		ASSERT_TRUE(strstr(text, "  the stage table counts the recorded requests only: those "
+					 "at least 10.0ms long (-m), 1 in 4 (--sample); the "
+					 "histograms below count every request\n") != NULL,
+			    "what the stage table counts");
 	}
 out:
 	env_done(&e);

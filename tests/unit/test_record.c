@@ -787,6 +787,66 @@ static void test_perfetto_checker(void)
 	}
 }
 
+/* The sum of every data-count="N" after each occurrence of tag in doc. */
+static uint64_t sum_counts(const char *doc, const char *tag)
+{
+	uint64_t sum = 0;
+
+	for (const char *p = strstr(doc, tag); p; p = strstr(p + 1, tag)) {
+		const char *c = strstr(p, "data-count=\"");
+
+		if (c)
+			sum += strtoull(c + 12, NULL, 10);
+	}
+	return sum;
+}
+
+/*
+ * The heatmap of known requests: 2 devices, latencies 1000 ns (row 512ns) and
+ * 3 ms (row 2.1ms), 10 s apart, and 3 that never finished. Every finished one
+ * lands in one cell; the panels hold their device's share.
+ */
+static void test_heatmap(void)
+{
+	struct hm *h = hm_new();
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&doc, &len);
+	uint64_t n0 = 0, n1 = 0;
+
+	if (!ASSERT_TRUE(h && f, "hm_new"))
+		goto out;
+	for (int i = 0; i < 1000; i++) {
+		struct rp_req q = { .start_ns = 5000000000ull + (uint64_t)i * 10000000,
+				    .real_off_ns = 1 };
+		uint32_t dev = i % 3 ? IT_MKDEV(7, 0) : IT_MKDEV(8, 16);
+
+		q.end_ns = q.start_ns + (i % 2 ? 1000 : 3000000);
+		if (i % 250 == 7)
+			q.end_ns = 0;
+		hm_add(h, &q, dev);
+		if (q.end_ns)
+			*(dev == IT_MKDEV(7, 0) ? &n0 : &n1) += 1;
+	}
+	if (!ASSERT_OK(hm_write(h, f, no_name, NULL), "hm_write"))
+		goto out;
+	fclose(f);
+	f = NULL;
+	ASSERT_EQ(sum_counts(doc, "<rect class=\"cell\""), n0 + n1, "cells add up");
+	ASSERT_TRUE(strstr(doc, "996 requests (4 unfinished") != NULL, "title counts");
+	ASSERT_TRUE(strstr(doc, "data-device=\"loop0\" data-count=\"") != NULL, "named panel");
+	ASSERT_EQ(sum_counts(doc, "data-device=\"loop0\""), n0, "loop0 panel");
+	ASSERT_EQ(sum_counts(doc, "data-device=\"8:16\""), n1, "8:16 panel");
+	ASSERT_TRUE(strstr(doc, ">512ns<") && strstr(doc, ">2.1ms<"), "row labels");
+	/* 10 s in at most 120 columns: 100 ms each */
+	ASSERT_TRUE(strstr(doc, "100ms per column") != NULL, "column width");
+out:
+	if (f)
+		fclose(f);
+	free(doc);
+	hm_free(h);
+}
+
 int main(void)
 {
 	snprintf(g_tmp, sizeof(g_tmp), "/tmp/it_test_record.XXXXXX");
@@ -810,6 +870,7 @@ int main(void)
 	RUN_TEST(test_perfetto_synthetic);
 	RUN_TEST(test_perfetto_host_paths);
 	RUN_TEST(test_perfetto_checker);
+	RUN_TEST(test_heatmap);
 	nftw(g_tmp, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 	return unit_result();
 }
