@@ -65,7 +65,7 @@ DEPS_BUILD  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev p
 DEPS_RUN    := libbpf1 libelf1 zlib1g libsodium23 libmicrohttpd12 libinih1
 DEPS_TEST   := fio jq util-linux e2fsprogs procps libaio-dev liburing-dev bpftrace systemd \
 	       groff-base man-db prometheus curl qemu-system-x86 libclang-rt-dev lintian \
-	       chromium python3 tmux libbpf-tools
+	       chromium python3 tmux libbpf-tools nodejs
 
 .PHONY: all deps deps-test deb deps-arm64 static-arm64 run test unit integration fuzz fuzz-build fuzz-bins lab \
 	vmlinux format clean tools replay-bench static install uninstall
@@ -85,9 +85,13 @@ endef
 deps:
 	$(call apt_install,deps,$(DEPS_BUILD) $(DEPS_RUN))
 
-# the test tools: fio, Prometheus, QEMU for the lab, lintian, a browser (~400 MB)
+# the test tools: fio, Prometheus, QEMU for the lab, lintian, a browser (~400 MB), node.
+# npm (to fetch Chrome DevTools' trace engine for test_record) only when no npm is there:
+# a nodejs that ships its own npm (NodeSource's) conflicts with Debian's npm package.
 deps-test:
 	$(call apt_install,deps-test,$(DEPS_TEST),--no-install-recommends)
+	@command -v npm >/dev/null || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm; }
 
 # Cross build for arm64 lab guests (docs/lab.md, "arm64"): a cross compiler, and the
 # arm64 static libraries through Debian multiarch. `dpkg --add-architecture arm64`

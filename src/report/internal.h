@@ -51,6 +51,7 @@ struct pf *pf_new(void);
 void pf_add(struct pf *p, const struct rp_req *q);
 void pf_add_path(struct pf *p, const struct rp_path *g);
 /* Write the trace; name(dev) names the device tracks. 0 or -errno. */
+void pf_clock(struct pf *p, int64_t real_off_ns);
 int pf_write(struct pf *p, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx);
 void pf_free(struct pf *p);
 

@@ -792,6 +792,8 @@ static int rp_finish(struct report *rp)
 			ret = 1;
 		}
 	}
+	if (rp->pf)
+		pf_clock(rp->pf, rp->boot_off_ns);
 	if (rp->pf && pf_write(rp->pf, rp->pff, dev_name_of, rp)) {
 		it_err("report: --perfetto: cannot write '%s'", rp->o.perfetto_path);
 		ret = 1;

@@ -763,6 +763,15 @@ static void test_perfetto_checker(void)
 		"{\"traceEvents\":[{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\","
 		"\"args\":{\"name\":\"p\"}},{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"name\":\"a\",\"ts\":1,"
 		"\"dur\":1}]}",
+		/* a flow whose cat is not its slice's (DevTools' engine binds it to nothing) */
+		"{\"traceEvents\":[{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\","
+		"\"args\":{\"name\":\"p\"}},{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":\"thread_name\","
+		"\"args\":{\"name\":\"t\"}},{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"name\":\"a\",\"cat\":\"io\","
+		"\"ts\":1,\"dur\":3},{\"ph\":\"s\",\"pid\":1,\"tid\":1,\"id\":7,\"ts\":1,\"cat\":\"flow\"},"
+		"{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":1,\"id\":7,\"ts\":1,\"cat\":\"flow\"}],"
+		"\"metadata\":{\"startTime\":\"2026-11-26T11:10:19.520909Z\"}}",
+		/* no wall-clock anchor */
+		"{\"traceEvents\":[]}",
 	};
 	static const char good[] =
 		"{\"traceEvents\":[{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\","
@@ -770,7 +779,8 @@ static void test_perfetto_checker(void)
 		"\"args\":{\"name\":\"t\"}},{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"name\":\"a\",\"ts\":1,"
 		"\"dur\":3},{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"name\":\"b\",\"ts\":2,\"dur\":2},"
 		"{\"ph\":\"s\",\"pid\":1,\"tid\":1,\"id\":7,\"ts\":2},{\"ph\":\"f\",\"bp\":\"e\","
-		"\"pid\":1,\"tid\":1,\"id\":7,\"ts\":2}]}";
+		"\"pid\":1,\"tid\":1,\"id\":7,\"ts\":2}],"
+		"\"metadata\":{\"startTime\":\"2026-11-26T11:10:19.520909Z\"}}";
 	char path[128];
 
 	if (!g_check) {
