@@ -1,5 +1,5 @@
 # iotracer build. `make deps` once (apt-get, idempotent), then `make`.
-# Targets: all deps deps-arm64 static-arm64 run test unit integration fuzz fuzz-build lab
+# Targets: all deps deps-test deb deps-arm64 static-arm64 run test unit integration fuzz fuzz-build lab
 #          vmlinux format clean tools replay-bench static install uninstall
 #          (install: PREFIX, DESTDIR, SYSCONFDIR)
 # Variables: V=1 for full command lines; DEBUG=1 for -O0 -g.
@@ -39,7 +39,8 @@ LIBBPF_SRCS := src/main.c src/core/loader.c src/core/kfeat.c src/core/daemon.c s
 	       src/core/aggmap.c src/top/top.c \
 	       src/mode/host.c src/bench/cmd.c src/bench/run.c src/bench/bpfstats.c
 # Linked with libmicrohttpd (--metrics): out of the pure set too. The static build
-# (lab guests) takes a stub of it (-DIT_NO_MHD): gnutls and friends have no static libs.
+# (lab guests) compiles it with -DIT_NO_MHD, its own small HTTP server: GnuTLS's
+# p11-kit and libunistring have no static libs (docs/package.md).
 HTTP_SRCS   := src/core/metrics_http.c
 PURE_SRCS   := $(filter-out $(LIBBPF_SRCS) $(HTTP_SRCS),$(SRCS))
 STATIC_OBJS := $(filter-out $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(HTTP_SRCS)),$(OBJS)) \
@@ -56,23 +57,41 @@ TOOLS       := $(OUTPUT)/replay_bench $(OUTPUT)/bench_output $(OUTPUT)/link_peer
 SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 
-DEPS_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
-	       fio jq util-linux e2fsprogs procps libaio-dev liburing-dev libzstd-dev bpftrace libbpf-tools \
-	       systemd groff-base man-db libmicrohttpd-dev prometheus curl libsodium-dev \
-	       qemu-system-x86 libinih-dev libclang-rt-dev tmux
+# Debian 12 packages, by what needs them (docs/package.md). `make deps` installs what
+# building and running need (`make run` on a fresh machine); `make test` adds the test
+# tools itself (deps-test); a traced host that installs the package gets only DEPS_RUN.
+DEPS_BUILD  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev pkg-config make \
+	       gcc libmicrohttpd-dev libsodium-dev libinih-dev dpkg-dev
+DEPS_RUN    := libbpf1 libelf1 zlib1g libsodium23 libmicrohttpd12 libinih1
+DEPS_TEST   := fio jq util-linux e2fsprogs procps libaio-dev liburing-dev bpftrace systemd \
+	       groff-base man-db prometheus curl qemu-system-x86 libclang-rt-dev lintian \
+	       chromium python3 tmux libbpf-tools nodejs
 
-.PHONY: all deps deps-arm64 static-arm64 run test unit integration fuzz fuzz-build fuzz-bins lab \
+.PHONY: all deps deps-test deb deps-arm64 static-arm64 run test unit integration fuzz fuzz-build fuzz-bins lab \
 	vmlinux format clean tools replay-bench static install uninstall
 
 all: iotracer
 
-deps:
-	@missing=$$(for p in $(DEPS_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+# apt_install NAME, PACKAGES, APT-OPTIONS: install the PACKAGES not installed yet (idempotent).
+define apt_install
+	@missing=$$(for p in $(2); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 		grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	else echo "deps: all installed"; fi
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(3) $$missing; \
+	else echo "$(1): all installed"; fi
+endef
+
+deps:
+	$(call apt_install,deps,$(DEPS_BUILD) $(DEPS_RUN))
+
+# the test tools: fio, Prometheus, QEMU for the lab, lintian, a browser (~400 MB), node.
+# npm (to fetch Chrome DevTools' trace engine for test_record) only when no npm is there:
+# a nodejs that ships its own npm (NodeSource's) conflicts with Debian's npm package.
+deps-test:
+	$(call apt_install,deps-test,$(DEPS_TEST),--no-install-recommends)
+	@command -v npm >/dev/null || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm; }
 
 # Cross build for arm64 lab guests (docs/lab.md, "arm64"): a cross compiler, and the
 # arm64 static libraries through Debian multiarch. `dpkg --add-architecture arm64`
@@ -217,7 +236,7 @@ unit: $(UNIT_BINS)
 integration: iotracer $(OUTPUT)/link_peer
 	@tests/run.sh --integration
 
-test: deps iotracer $(UNIT_BINS) tools fuzz-build
+test: deps deps-test iotracer $(UNIT_BINS) tools fuzz-build
 	@FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) tests/run.sh --all $(UNIT_BINS)
 
 # Fuzzing (docs/testing.md, "Fuzzing"). A target is tests/fuzz/fuzz_<name>.c (one
@@ -324,6 +343,7 @@ install: iotracer
 	install -D -m 0755 iotracer $(DESTDIR)$(BINDIR)/iotracer
 	install -d $(DESTDIR)$(DATADIR)/scripts $(DESTDIR)$(MANDIR) $(DESTDIR)$(UNITDIR)
 	install -m 0644 src/bench/scripts/*.bt $(DESTDIR)$(DATADIR)/scripts/
+	install -m 0644 configs/iotracer-rules.yml configs/grafana-iotracer.json $(DESTDIR)$(DATADIR)/
 	install -m 0644 $(MANPAGES) $(DESTDIR)$(MANDIR)/
 	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		configs/iotracer.service.in > $(DESTDIR)$(UNITDIR)/iotracer.service
@@ -337,6 +357,46 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/iotracer $(DESTDIR)$(UNITDIR)/iotracer.service
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/,$(notdir $(MANPAGES)))
 	rm -rf $(DESTDIR)$(DATADIR)
+
+# The Debian package (docs/package.md): the files of `make install PREFIX=/usr` (man pages
+# compressed, the unit in /lib/systemd/system), the binary stripped, Depends from
+# dpkg-shlibdeps (the shared libraries the binary links: runtime packages only).
+DEB_ARCH    := $(shell dpkg --print-architecture 2>/dev/null || echo unknown)
+DEB_MAINTAINER ?= iotracer developers <iotracer@example.org>
+DEB_DIR     := $(OUTPUT)/deb
+DEB_ROOT    := $(DEB_DIR)/debian/iotracer
+DEB         := $(OUTPUT)/iotracer_$(VERSION)_$(DEB_ARCH).deb
+
+deb: $(DEB)
+
+$(DEB): iotracer $(MANPAGES) configs/iotracer.service.in configs/iotracer.conf \
+	configs/iotracer-rules.yml configs/grafana-iotracer.json $(wildcard configs/deb/*)
+	$(call msg,DEB,$@)
+	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_ROOT)/DEBIAN
+	$(Q)$(MAKE) -s install DESTDIR=$(abspath $(DEB_ROOT)) PREFIX=/usr SYSCONFDIR=/etc \
+		UNITDIR=/lib/systemd/system
+	$(Q)strip --strip-unneeded --remove-section=.comment --remove-section=.note \
+		$(DEB_ROOT)/usr/bin/iotracer
+	$(Q)gzip -9n $(DEB_ROOT)/usr/share/man/man8/*.8
+	$(Q)chmod 0755 $(DEB_ROOT)/usr/share/iotracer/scripts/*.bt
+	$(Q)install -D -m 0644 configs/deb/copyright $(DEB_ROOT)/usr/share/doc/iotracer/copyright
+	$(Q)install -D -m 0644 configs/deb/lintian-overrides $(DEB_ROOT)/usr/share/lintian/overrides/iotracer
+	$(Q)printf 'iotracer (%s) unstable; urgency=medium\n\n  * Built from git revision %s.\n\n -- %s  %s\n' \
+		'$(VERSION)' '$(GITREV)' '$(DEB_MAINTAINER)' \
+		"$$(date -R -u -d @$$(git log -1 --format=%ct 2>/dev/null || date +%s))" | \
+		gzip -9n > $(DEB_ROOT)/usr/share/doc/iotracer/changelog.gz
+	$(Q)install -m 0755 configs/deb/postinst configs/deb/prerm configs/deb/postrm $(DEB_ROOT)/DEBIAN/
+	$(Q)echo /etc/iotracer/iotracer.conf > $(DEB_ROOT)/DEBIAN/conffiles
+	$(Q)printf 'Source: iotracer\n\nPackage: iotracer\nArchitecture: any\n' > $(DEB_DIR)/debian/control
+	$(Q)deps=$$(cd $(DEB_DIR) && dpkg-shlibdeps -O -e debian/iotracer/usr/bin/iotracer 2>&1 | \
+		sed -n 's/^shlibs:Depends=//p') && test -n "$$deps" && \
+	size=$$(du -sk --exclude=DEBIAN $(DEB_ROOT) | cut -f1) && \
+	sed -e 's|@VERSION@|$(VERSION)|' -e 's|@ARCH@|$(DEB_ARCH)|' -e 's|@MAINTAINER@|$(DEB_MAINTAINER)|' \
+		-e "s|@SIZE@|$$size|" -e "s|@DEPENDS@|$$deps|" configs/deb/control.in > $(DEB_ROOT)/DEBIAN/control
+	$(Q)cd $(DEB_ROOT) && find . -path ./DEBIAN -prune -o -type f -printf '%P\n' | LC_ALL=C sort | \
+		xargs md5sum > DEBIAN/md5sums
+	$(Q)chmod 0644 $(DEB_ROOT)/DEBIAN/md5sums $(DEB_ROOT)/DEBIAN/conffiles $(DEB_ROOT)/DEBIAN/control
+	$(Q)dpkg-deb --root-owner-group -Zxz --build $(DEB_ROOT) $@ >/dev/null
 
 ARGS ?= -i 10s
 run: deps iotracer

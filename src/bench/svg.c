@@ -5,12 +5,12 @@
  * the bar at the median, a whisker from min to max, an optional target line.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench/svg.h"
+#include "lib/svg.h"
 
 #define SVG_W 960
 #define SVG_LABEL_W 300 /* label column */
@@ -26,88 +26,6 @@ static const char *const palette[] = {
 	"#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
 };
 #define NR_COLORS (int)(sizeof(palette) / sizeof(palette[0]))
-
-struct sbuf {
-	char *p;
-	size_t len, cap;
-	int err;
-};
-
-static __attribute__((format(printf, 2, 3))) void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->err)
-		return;
-	for (;;) {
-		size_t room = b->cap - b->len;
-
-		va_start(ap, fmt);
-		n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? room : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->err = 1;
-			return;
-		}
-		if (b->p && (size_t)n < room) {
-			b->len += n;
-			return;
-		}
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *np = realloc(b->p, cap);
-		if (!np) {
-			b->err = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-}
-
-char *svg_escape(const char *s, char *buf, size_t n)
-{
-	size_t o = 0;
-
-	if (!n)
-		return buf;
-	for (; s && *s; s++) {
-		const char *rep = NULL;
-		char one[2] = { *s, 0 };
-
-		switch (*s) {
-		case '&':
-			rep = "&amp;";
-			break;
-		case '<':
-			rep = "&lt;";
-			break;
-		case '>':
-			rep = "&gt;";
-			break;
-		case '"':
-			rep = "&quot;";
-			break;
-		case '\'':
-			rep = "&apos;";
-			break;
-		default:
-			/* control characters are not allowed in XML 1.0 */
-			if ((unsigned char)*s < 0x20 && *s != '\t')
-				one[0] = ' ';
-			rep = one;
-		}
-		size_t l = strlen(rep);
-		if (o + l >= n)
-			break;
-		memcpy(buf + o, rep, l);
-		o += l;
-	}
-	buf[o] = '\0';
-	return buf;
-}
 
 /* A "nice" tick step (1, 2 or 5 times a power of ten) for about 5 ticks over range. */
 static double nice_step(double range)
@@ -194,7 +112,7 @@ static void panel_scale(const struct svg_panel *p, int y0, struct scale *sc)
 }
 
 /* Grid lines with tick labels, the zero line, the limit line. */
-static void draw_axes(struct sbuf *b, const struct svg_panel *p, const struct scale *sc)
+static void draw_axes(struct svg *b, const struct svg_panel *p, const struct scale *sc)
 {
 	int top = sc->y0 + SVG_PANEL_HEAD - 6, bottom = sc->y0 + SVG_PANEL_HEAD + sc->body_h;
 	char esc[256], vbuf[32];
@@ -205,42 +123,43 @@ static void draw_axes(struct sbuf *b, const struct svg_panel *p, const struct sc
 		double tv = fabs(t) < step / 1e6 ? 0 : t;
 
 		snprintf(vbuf, sizeof(vbuf), "%.*f", step >= 1 ? 0 : step >= 0.1 ? 1 : 2, tv);
-		sb_printf(
+		svg_printf(
 			b,
 			"<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>\n"
 			"<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\" fill=\"#555\">%s</text>\n",
 			x, top, x, bottom, x, sc->y0 + SVG_PANEL_HEAD - 10, vbuf);
 	}
-	sb_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#333\"/>\n",
-		  x_of(sc, 0), top, x_of(sc, 0), bottom);
+	svg_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#333\"/>\n",
+		   x_of(sc, 0), top, x_of(sc, 0), bottom);
 	if (!isfinite(p->limit))
 		return;
-	sb_printf(
+	svg_printf(
 		b,
 		"<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#d62728\" stroke-dasharray=\"4 3\"/>\n",
 		x_of(sc, p->limit), top, x_of(sc, p->limit), bottom);
 	if (p->limit_label)
-		sb_printf(b,
-			  "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" fill=\"#d62728\">%s</text>\n",
-			  x_of(sc, p->limit) + 3, bottom + 12,
-			  svg_escape(p->limit_label, esc, sizeof(esc)));
+		svg_printf(
+			b,
+			"<text x=\"%.1f\" y=\"%d\" font-size=\"10\" fill=\"#d62728\">%s</text>\n",
+			x_of(sc, p->limit) + 3, bottom + 12,
+			svg_escape(p->limit_label, esc, sizeof(esc)));
 }
 
 /* One bar at row y: label, bar, whisker, value (or n/a). */
-static void draw_bar(struct sbuf *b, const struct svg_bar *r, const struct scale *sc, int y)
+static void draw_bar(struct svg *b, const struct svg_bar *r, const struct scale *sc, int y)
 {
 	int c = r->color >= 0 ? r->color % NR_COLORS : 0;
 	char esc[256], vbuf[32];
 
-	sb_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">%s</text>\n",
-		  SVG_LABEL_W, y + 13, svg_escape(r->label, esc, sizeof(esc)));
+	svg_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">%s</text>\n",
+		   SVG_LABEL_W, y + 13, svg_escape(r->label, esc, sizeof(esc)));
 	if (!isfinite(r->value)) {
-		sb_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#888\">n/a</text>\n",
-			  SVG_PLOT_X + 4, y + 13);
+		svg_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#888\">n/a</text>\n",
+			   SVG_PLOT_X + 4, y + 13);
 		return;
 	}
 	fmt_val(r->value, vbuf, sizeof(vbuf));
-	sb_printf(
+	svg_printf(
 		b,
 		"<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>%s %s</title></rect>\n",
 		x_of(sc, fmin(0, r->value)), y + 3, fabs(r->value) * sc->k, SVG_ROW_H - 5,
@@ -249,25 +168,26 @@ static void draw_bar(struct sbuf *b, const struct svg_bar *r, const struct scale
 		double xl = x_of(sc, r->lo), xh = x_of(sc, r->hi);
 		int ym = y + SVG_ROW_H / 2;
 
-		sb_printf(
+		svg_printf(
 			b,
 			"<path d=\"M%.1f %dV%dM%.1f %dH%.1fM%.1f %dV%d\" stroke=\"#222\" fill=\"none\"/>\n",
 			xl, ym - 4, ym + 4, xl, ym, xh, xh, ym - 4, ym + 4);
 	}
-	sb_printf(b, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" fill=\"#222\">%s</text>\n",
-		  x_of(sc, fmax(fmax(0, r->value), isfinite(r->hi) ? r->hi : 0)) + 4, y + 13, vbuf);
+	svg_printf(b, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" fill=\"#222\">%s</text>\n",
+		   x_of(sc, fmax(fmax(0, r->value), isfinite(r->hi) ? r->hi : 0)) + 4, y + 13,
+		   vbuf);
 }
 
-static void draw_panel(struct sbuf *b, const struct svg_panel *p, int y0)
+static void draw_panel(struct svg *b, const struct svg_panel *p, int y0)
 {
 	struct scale sc;
 	char esc[256];
 	int y;
 
 	panel_scale(p, y0, &sc);
-	sb_printf(b, "<g class=\"panel\">\n");
-	sb_printf(b, "<text x=\"10\" y=\"%d\" font-size=\"14\" font-weight=\"bold\">%s</text>\n",
-		  y0 + 16, svg_escape(p->title, esc, sizeof(esc)));
+	svg_printf(b, "<g class=\"panel\">\n");
+	svg_printf(b, "<text x=\"10\" y=\"%d\" font-size=\"14\" font-weight=\"bold\">%s</text>\n",
+		   y0 + 16, svg_escape(p->title, esc, sizeof(esc)));
 	draw_axes(b, p, &sc);
 	y = y0 + SVG_PANEL_HEAD;
 	for (int i = 0; i < p->nbars; i++) {
@@ -276,7 +196,7 @@ static void draw_panel(struct sbuf *b, const struct svg_panel *p, int y0)
 
 		if (!i || strcmp(g, p->bars[i - 1].group ? p->bars[i - 1].group : "")) {
 			y += SVG_GROUP_GAP;
-			sb_printf(
+			svg_printf(
 				b,
 				"<text x=\"10\" y=\"%d\" font-size=\"12\" font-weight=\"bold\">%s</text>\n",
 				y + 13, svg_escape(g, esc, sizeof(esc)));
@@ -284,34 +204,24 @@ static void draw_panel(struct sbuf *b, const struct svg_panel *p, int y0)
 		draw_bar(b, r, &sc, y);
 		y += SVG_ROW_H;
 	}
-	sb_printf(b, "</g>\n");
+	svg_printf(b, "</g>\n");
 }
 
 char *svg_chart(const char *title, const struct svg_panel *panels, int npanels)
 {
-	struct sbuf b = { 0 };
+	struct svg b;
 	char esc[256];
 	int h = 40, y;
 
 	for (int i = 0; i < npanels; i++)
 		h += panel_height(&panels[i]) + SVG_PANEL_GAP;
-	sb_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	sb_printf(
-		&b,
-		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n",
-		SVG_W, h, SVG_W, h);
-	sb_printf(&b, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-	sb_printf(&b, "<text x=\"10\" y=\"24\" font-size=\"16\" font-weight=\"bold\">%s</text>\n",
-		  svg_escape(title ? title : "", esc, sizeof(esc)));
+	svg_begin(&b, SVG_W, h);
+	svg_printf(&b, "<text x=\"10\" y=\"24\" font-size=\"16\" font-weight=\"bold\">%s</text>\n",
+		   svg_escape(title ? title : "", esc, sizeof(esc)));
 	y = 40;
 	for (int i = 0; i < npanels; i++) {
 		draw_panel(&b, &panels[i], y);
 		y += panel_height(&panels[i]) + SVG_PANEL_GAP;
 	}
-	sb_printf(&b, "</svg>\n");
-	if (b.err) {
-		free(b.p);
-		return NULL;
-	}
-	return b.p;
+	return svg_end(&b);
 }

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * svg: a horizontal bar chart as a standalone SVG document, drawn by hand
- * (no plotting stack). Used by `iotracer bench --svg`; knows nothing of it.
+ * (no plotting stack; the document frame and escaping: lib/svg.h). Used by
+ * `iotracer bench --svg`; knows nothing of it.
  */
 #ifndef IT_BENCH_SVG_H
 #define IT_BENCH_SVG_H
 
-#include <stddef.h>
+#include "lib/svg.h"
 
 struct svg_bar {
 	const char *group; /* workload: bars with the same group are drawn together */
@@ -28,8 +29,5 @@ struct svg_panel {
  * document (malloc'd, NUL terminated; NULL on ENOMEM). Text is XML-escaped.
  */
 char *svg_chart(const char *title, const struct svg_panel *panels, int npanels);
-
-/* XML-escape s into buf (truncated to n, NUL terminated). Returns buf. */
-char *svg_escape(const char *s, char *buf, size_t n);
 
 #endif /* IT_BENCH_SVG_H */

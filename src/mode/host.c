@@ -173,8 +173,11 @@ static void attach_qemu(struct host *h, int qi)
 		}
 		h->uprobes[qi][i] =
 			prog ? bpf_program__attach_uprobe(prog, false, pid, exe, offs[i]) : NULL;
-		snprintf(why, sizeof(why), "attach failed: %s", strerror(errno));
-		host_attach_line(h, hook, h->uprobes[qi][i] != NULL, why);
+		if (!h->uprobes[qi][i])
+			snprintf(why, sizeof(why), "attach failed: %s",
+				 prog ? strerror(errno) : "no such program");
+		host_attach_line(h, hook, h->uprobes[qi][i] != NULL,
+				 h->uprobes[qi][i] ? NULL : why);
 	}
 }
 

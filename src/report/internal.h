@@ -8,6 +8,7 @@
  *   jsonl.c     -j JSON lines back into requests (jsonl.h)
  *   top.c       the N slowest requests, and the size and time formats
  *   perfetto.c  a Chrome trace-event JSON file
+ *   heatmap.c   an SVG latency heatmap per device
  */
 #ifndef IT_REPORT_INTERNAL_H
 #define IT_REPORT_INTERNAL_H
@@ -50,8 +51,18 @@ struct pf *pf_new(void);
 void pf_add(struct pf *p, const struct rp_req *q);
 void pf_add_path(struct pf *p, const struct rp_path *g);
 /* Write the trace; name(dev) names the device tracks. 0 or -errno. */
+void pf_clock(struct pf *p, int64_t real_off_ns);
 int pf_write(struct pf *p, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx);
 void pf_free(struct pf *p);
+
+/* ---- heatmap: latency (log2 rows) x time per device, as SVG (heatmap.c) ---- */
+struct hm;
+struct hm *hm_new(void);
+/* A request on device dev (the one its summary line names); unfinished ones are counted. */
+void hm_add(struct hm *h, const struct rp_req *q, uint32_t dev);
+/* Write the SVG document; name(dev) names the panels. 0 or -errno. */
+int hm_write(struct hm *h, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx);
+void hm_free(struct hm *h);
 
 /* A human size ("4KiB"). */
 char *rp_fmt_bytes(uint64_t b, char *buf, size_t n);

@@ -10,7 +10,12 @@
  *   request is a slice Q..C with children queue (Q..D) and device (D..C), and
  *   the driver's submit..done inside device.
  * - A flow arrow (ph "s" -> ph "f", bp "e") from each request to its block
- *   requests.
+ *   requests. A flow event binds to the slice on its pid/tid that encloses its ts (the
+ *   format) and that starts at its ts with its cat (Chrome DevTools' engine): so it sits
+ *   at its slice's start, and flows and the slices they bind share the cat "io".
+ * - A wall-clock anchor: the top-level "metadata" holds startTime (the first slice's
+ *   CLOCK_REALTIME, ISO 8601 UTC, as DevTools' saved traces have it) and
+ *   realtime_offset_us (realtime = ts + it).
  * - Host mode (from a host's -j file): a pseudo-process "guests (host clock)"
  *   with a track per guest disk serial: each joined guest request ("path"
  *   line) is a slice from the guest syscall to its exit with the stages of
@@ -61,6 +66,7 @@ struct pf {
 	size_t nr_paths, cap_paths;
 	char serials[PF_MAX_SERIALS][24]; /* track names of PF_PATH items (tid = index) */
 	int nr_serials;
+	int64_t real_off_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC of the first request, or 0 */
 	int err;
 };
 
@@ -133,6 +139,8 @@ void pf_add(struct pf *p, const struct rp_req *q)
 		task = &r->uring->task;
 	else if (r->kind == CORR_AIO)
 		task = &r->aio.task;
+	if (!p->real_off_ns)
+		p->real_off_ns = q->real_off_ns;
 	if (task && (i = pf_item_new(p))) {
 		parent = (int32_t)(p->nr - 1);
 		i->start = q->start_ns;
@@ -301,7 +309,7 @@ static void emit_thread(FILE *f, const struct pf_item *i)
 	uint32_t pid = i->pid, tid = i->lane_tid;
 
 	item_name(i, name, sizeof(name));
-	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"request\"",
+	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"io\"",
 		pid, tid, name);
 	fus(f, "ts", i->start);
 	fus(f, "dur", i->end - i->start);
@@ -320,7 +328,7 @@ static void emit_dev(FILE *f, const struct pf_item *i)
 	uint32_t tid = i->lane_tid;
 
 	item_name(i, name, sizeof(name));
-	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"block\"",
+	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"io\"",
 		PF_DEV_PID, tid, name);
 	fus(f, "ts", i->start);
 	fus(f, "dur", i->end - i->start);
@@ -335,19 +343,20 @@ static void emit_dev(FILE *f, const struct pf_item *i)
 
 /*
  * One flow arrow: its start ("s") at the start of a slice on (spid, stid), its end
- * ("f", bp "e") at the start of a slice on (fpid, ftid). Each at a slice's own start:
- * the slice it binds to for the format (the enclosing one) and for consumers that bind
- * a flow event to the slice of its timestamp.
+ * ("f", bp "e") at the start of a slice on (fpid, ftid), both slices of cat "io". Each
+ * at a slice's own start, with that slice's cat: the slice it binds to for the format
+ * (the enclosing one) and for DevTools' engine (the slice of the same ts, pid, tid and
+ * cat; before issue 23 the cat "flow" bound none there).
  */
 static void flow_pair(FILE *f, const char *name, size_t id, uint32_t spid, uint32_t stid,
 		      uint64_t sts, uint32_t fpid, uint32_t ftid, uint64_t fts)
 {
-	fprintf(f, ",\n{\"ph\":\"s\",\"id\":%zu,\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"flow\"",
+	fprintf(f, ",\n{\"ph\":\"s\",\"id\":%zu,\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"io\"",
 		id, spid, stid, name);
 	fus(f, "ts", sts);
 	fprintf(f,
 		"},\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%zu,\"pid\":%u,\"tid\":%u,\"name\":\"%s\","
-		"\"cat\":\"flow\"",
+		"\"cat\":\"io\"",
 		id, fpid, ftid, name);
 	fus(f, "ts", fts);
 	fputc('}', f);
@@ -386,7 +395,7 @@ static void emit_path(FILE *f, const struct pf *p, const struct pf_item *i)
 	char name[64];
 
 	item_name(i, name, sizeof(name));
-	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"path\"",
+	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"io\"",
 		i->pid, i->lane_tid, name);
 	fus(f, "ts", i->start);
 	fus(f, "dur", i->end - i->start);
@@ -410,7 +419,10 @@ static int by_tid_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* A flow from each joined guest request to QEMU's host syscall, when that was traced. */
+/*
+ * A flow from each joined guest request (from its slice's start: the slice of cat "io" a
+ * flow event binds to) to QEMU's host syscall, when that was traced.
+ */
 static void emit_path_flows(FILE *f, const struct pf *p, size_t first_id)
 {
 	size_t n = 0, *ix = malloc((p->nr ? p->nr : 1) * sizeof(*ix));
@@ -441,8 +453,8 @@ static void emit_path_flows(FILE *f, const struct pf *p, size_t first_id)
 		h = &p->it[ix[lo]];
 		if (h->tid != g->tid2 || h->start != g->t1)
 			continue;
-		flow_pair(f, "host_io", first_id + k, g->pid, g->lane_tid,
-			  p->paths[g->path].t[VJ_T_H_ENTER], h->pid, h->lane_tid, h->start);
+		flow_pair(f, "host_io", first_id + k, g->pid, g->lane_tid, g->start, h->pid,
+			  h->lane_tid, h->start);
 	}
 	free(ix);
 }
@@ -506,6 +518,31 @@ static void assign_lanes(FILE *f, struct pf *p, const size_t *ix, size_t n, uint
 	}
 }
 
+/* The wall clock of requests that came without one (JSON lines: this boot's). */
+void pf_clock(struct pf *p, int64_t real_off_ns)
+{
+	if (!p->real_off_ns)
+		p->real_off_ns = real_off_ns;
+}
+
+/* The wall-clock anchor: the first slice's CLOCK_REALTIME and the offset of every ts. */
+static void emit_clock(FILE *f, const struct pf *p)
+{
+	uint64_t first = UINT64_MAX;
+	int64_t off = p->real_off_ns;
+	char when[48];
+
+	for (size_t k = 0; k < p->nr; k++)
+		if (p->it[k].start < first)
+			first = p->it[k].start;
+	if (first == UINT64_MAX)
+		first = 0;
+	fprintf(f, "],\n\"metadata\":{\"startTime\":\"%s\",\"realtime_offset_us\":%s%llu.%03llu}}\n",
+		rp_fmt_real(first + (uint64_t)off, when, sizeof(when)), off < 0 ? "-" : "",
+		(unsigned long long)((off < 0 ? -off : off) / 1000),
+		(unsigned long long)((off < 0 ? -off : off) % 1000));
+}
+
 int pf_write(struct pf *p, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx)
 {
 	size_t *ix = p->nr ? malloc(p->nr * sizeof(*ix)) : NULL;
@@ -552,7 +589,8 @@ int pf_write(struct pf *p, FILE *f, const char *(*name)(void *ctx, uint32_t dev)
 		if (p->it[k].is_dev == PF_DEV && p->it[k].parent >= 0)
 			emit_flow(f, &p->it[p->it[k].parent], &p->it[k], k + 1);
 	emit_path_flows(f, p, p->nr + 1);
-	fputs("\n]}\n", f);
+	fputc('\n', f);
+	emit_clock(f, p);
 	free(ix);
 	return ferror(f) ? -EIO : 0;
 }

@@ -52,7 +52,7 @@ struct rp_opts {
 	const char *since, *until; /* resolved once the recording start is known */
 	uint64_t since_real, until_real; /* CLOCK_REALTIME ns; until 0: none */
 	int top;
-	const char *json_path, *perfetto_path;
+	const char *json_path, *perfetto_path, *heatmap_path;
 	char **paths;
 	int nr_paths;
 };
@@ -63,10 +63,11 @@ struct report {
 	struct jl_stats jl; /* JSON lines files */
 	struct out_devnames dn;
 	struct it_out *out, *jout;
-	FILE *jf, *pff;
+	FILE *jf, *pff, *hmf;
 	struct uhists kh;
 	struct rp_top *top;
 	struct pf *pf;
+	struct hm *hm;
 	char **files; /* segment files, in order */
 	int nr_files;
 	uint64_t first_ns, last_ns, matched;
@@ -87,6 +88,7 @@ static const struct option rp_longopts[] = {
 	{ "top", required_argument, NULL, 'n' },
 	{ "json", required_argument, NULL, 'j' },
 	{ "perfetto", required_argument, NULL, 'P' },
+	{ "heatmap", required_argument, NULL, 'H' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -119,6 +121,8 @@ static void rp_usage(FILE *f)
 	      "                         ('-' = stdout, the text then goes to stderr)\n"
 	      "      --perfetto FILE    a Chrome trace-event JSON file for ui.perfetto.dev:\n"
 	      "                         a track per thread and device, stages, flow arrows\n"
+	      "      --heatmap FILE     an SVG latency heatmap per device: time in columns,\n"
+	      "                         log2 latency in rows, requests per cell as colour\n"
 	      "      --help             print this help and exit\n"
 	      "Exit status: 0 success, 1 unreadable input or output, 2 bad usage.\n",
 	      f);
@@ -250,6 +254,9 @@ static int rp_one(void *ctx, int c, const char *arg)
 		return 0;
 	case 'P':
 		o->perfetto_path = arg;
+		return 0;
+	case 'H':
+		o->heatmap_path = arg;
 		return 0;
 	}
 	return 2;
@@ -555,6 +562,7 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 {
 	struct corr_req r;
 	struct rp_req q = { .r = &r, .real_off_ns = real_off_ns };
+	uint64_t ino;
 
 	rf_req_view(rq, &r);
 	rf_req_span(&r, &q.start_ns, &q.end_ns);
@@ -573,6 +581,12 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 		top_add(rp->top, &q);
 	if (rp->pf)
 		pf_add(rp->pf, &q);
+	if (rp->hm) {
+		uint32_t dev;
+
+		req_task(&r, &dev, &ino);
+		hm_add(rp->hm, &q, dev);
+	}
 }
 
 static void on_req(void *ctx, const struct rr_reader *rr, const struct rf_req *rq)
@@ -744,6 +758,12 @@ static int rp_start(struct report *rp)
 		if (!rp->pf)
 			return 1;
 	}
+	if (rp->o.heatmap_path) {
+		rp->hmf = open_out("heatmap", rp->o.heatmap_path);
+		rp->hm = rp->hmf ? hm_new() : NULL;
+		if (!rp->hm)
+			return 1;
+	}
 	rp->out = out_new(&io, text, NULL, 0);
 	rp->top = top_new(rp->o.top);
 	if (!rp->out || !rp->top || (rp->o.json_path && !rp->jout)) {
@@ -772,12 +792,18 @@ static int rp_finish(struct report *rp)
 			ret = 1;
 		}
 	}
+	if (rp->pf)
+		pf_clock(rp->pf, rp->boot_off_ns);
 	if (rp->pf && pf_write(rp->pf, rp->pff, dev_name_of, rp)) {
 		it_err("report: --perfetto: cannot write '%s'", rp->o.perfetto_path);
 		ret = 1;
 	}
 	if (rp->pff && fflush(rp->pff))
 		ret = 1;
+	if (rp->hm && (hm_write(rp->hm, rp->hmf, dev_name_of, rp) || fflush(rp->hmf))) {
+		it_err("report: --heatmap: cannot write '%s'", rp->o.heatmap_path);
+		ret = 1;
+	}
 	return ret;
 }
 
@@ -790,6 +816,9 @@ static void rp_free(struct report *rp)
 	if (rp->pff && rp->pff != stdout)
 		fclose(rp->pff);
 	pf_free(rp->pf);
+	if (rp->hmf && rp->hmf != stdout)
+		fclose(rp->hmf);
+	hm_free(rp->hm);
 	top_free(rp->top);
 	uhists_free(&rp->kh);
 	rr_free(&rp->rr);

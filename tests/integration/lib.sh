@@ -610,3 +610,22 @@ mk_cgroup() {
 	mkdir "$CGROUP_DIR" || return 1
 	_it_register cgroups "$CGROUP_DIR"
 }
+
+# record_paced_reads JOB NIOS RATE: a filled 128 MiB loop device, a tracer recording it
+# (-d loopN --record $IT_TMP/rec) while fio job JOB does NIOS direct 4k random reads at
+# RATE IOPS into $IT_TMP/fio.json; the tracer is stopped after fio. Sets dev, name, rec
+# (and FIO_PID); fails every check left when a step fails.
+record_paced_reads() {
+	dev=$(mk_loop 128 fill) || fail_all "cannot create a loop device"
+	name=$(devname "$dev")
+	note "device $dev"
+	rec=$IT_TMP/rec
+	wait_quiet "$dev" 5
+	start_tracer -d "$name" --record "$rec" || fail_all "$TRACER_WHY"
+	fio_run "$IT_TMP/fio.json" --name="$1" --filename="$dev" --ioengine=psync --direct=1 \
+		--rw=randread --bs=4k --number_ios="$2" --rate_iops="$3" --randrepeat=0 \
+		--norandommap --size=120M
+	sleep 0.3
+	stop_tracer || fail_all "$TRACER_WHY"
+	((FIO_RC == 0)) || fail_all "fio failed (status $FIO_RC)"
+}

@@ -2,31 +2,41 @@
 # --metrics scraped by a real Prometheus while fio does psync direct 4k random reads
 # on a loop device. Two tracers watch the same device: "rec" (default: every request
 # leaves a record, the daemon builds the histograms from them) and "kern" (-m 10s: no
-# records, the BPF side keeps the histograms), so /metrics is checked in both modes.
+# records, the BPF side keeps the histograms; and --metrics-cgroup-depth 1, so that the
+# dashboard's cgroup panels have series), so /metrics is checked in both modes; a
+# third, "static", is the static build (its own HTTP server instead of libmicrohttpd).
 # Oracles: fio's JSON (total_ios, clat p99), promtool, Prometheus's HTTP API.
-#   promtool    the exposition of both tracers passes `promtool check metrics`
-#   scrape      Prometheus scraped both targets (up == 1) twice after fio ended
+#   promtool    the exposition of the three tracers passes `promtool check metrics`
+#   scrape      Prometheus scraped the 3 targets (up == 1) twice after fio ended
 #   count_rec   iotracer_requests_total{layer="syscall",device=loopN,op="read"} == fio total_ios
 #   count_kern  the same for the kernel-histogram tracer
 #   p99_rec     histogram_quantile(0.99, ...) of the syscall read histogram lies in the log2
 #               bucket [2^k, 2^(k+1)) ns holding fio's clat p99 (computed from fio's number;
 #               the neighbour bucket too when fio's p99 is within 5 % of an edge)
 #   p99_kern    the same for the kernel-histogram tracer
-#   hook_alert  a third tracer of every layer: the documented alert's series,
+#   hook_alert  a fourth tracer, of every layer: the documented alert's series,
 #               iotracer_hook_state{state="failed"} at 1, are none on this machine while
 #               every hook has exactly one state series at 1 (as many as
 #               iotracer_hook_attached series), each the state of its JSON attach line
-#   grafana     every query of configs/grafana-iotracer.json is accepted by Prometheus
+#   grafana     every query of configs/grafana-iotracer.json is accepted by Prometheus and
+#               returns data when the series it selects exist in the scrape (each selector
+#               queried alone: a panel with data under it must show some); every label
+#               it groups by or names in a legend is one /metrics has
+#   rules       configs/iotracer-rules.yml loaded by this Prometheus: every rule evaluates
+#               without error, the recorded p99 and request rate exist for loopN, and every
+#               metric and label the rules name is in the tracers' /metrics text
 #   port_in_use --metrics on the rec tracer's port: exit 1, one line naming --metrics
 #   bad_addr    --metrics 9477 (no host part): exit 2, one line naming --metrics
-#   exit        both tracers exit 0 on SIGTERM
+#   count_static, p99_static  the same for the static build (make static: its own small
+#               HTTP server instead of libmicrohttpd), a third tracer "static" like "rec"
+#   exit        the three tracers exit 0 on SIGTERM
 # shellcheck disable=SC2016,SC2119,SC2317 # PromQL/jq in single quotes; optional args; in_bucket via check
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin promtool port_in_use bad_addr scrape count_rec count_kern p99_rec p99_kern hook_alert \
-	grafana exit
+it_begin promtool port_in_use bad_addr scrape count_rec count_kern count_static p99_rec p99_kern \
+	p99_static hook_alert grafana rules exit
 it_require_all curl prometheus promtool ss
 
 NR_IOS=${METRICS_IOS:-8192} # 4k reads: one pass over a 32 MiB region
@@ -53,14 +63,21 @@ start_tracer -d "$name" -l syscall,block --metrics "127.0.0.1:$PORT_REC" ||
 	fail_all "rec tracer: $TRACER_WHY"
 PID_REC=$TRACER_PID
 PORT_KERN=$(free_port) || fail_all "no free TCP port"
-start_tracer -d "$name" -l syscall,block -m 10s --metrics "127.0.0.1:$PORT_KERN" ||
+start_tracer -d "$name" -l syscall,block -m 10s --metrics "127.0.0.1:$PORT_KERN" \
+	--metrics-cgroup-depth 1 ||
 	fail_all "kern tracer: $TRACER_WHY"
 PID_KERN=$TRACER_PID
-note "tracers: rec pid $PID_REC port $PORT_REC, kern pid $PID_KERN port $PORT_KERN"
+make -s -C "$IT_ROOT" build/iotracer.static >"$IT_TMP/static.log" 2>&1 ||
+	fail_all "make build/iotracer.static: $(tail -c 300 "$IT_TMP/static.log")"
+PORT_STATIC=$(free_port) || fail_all "no free TCP port"
+IOTRACER=$IT_ROOT/build/iotracer.static start_tracer -d "$name" -l syscall,block \
+	--metrics "127.0.0.1:$PORT_STATIC" || fail_all "static tracer: $TRACER_WHY"
+PID_STATIC=$TRACER_PID
+note "tracers: rec pid $PID_REC port $PORT_REC, kern pid $PID_KERN port $PORT_KERN, static pid $PID_STATIC port $PORT_STATIC"
 
 # promtool on what each tracer serves
 bad=""
-for port in "$PORT_REC" "$PORT_KERN"; do
+for port in "$PORT_REC" "$PORT_KERN" "$PORT_STATIC"; do
 	curl -s --max-time 5 -o "$IT_TMP/scrape.$port.txt" "http://127.0.0.1:$port/metrics" ||
 		bad+="curl :$port failed; "
 	out=$(promtool check metrics <"$IT_TMP/scrape.$port.txt" 2>&1) ||
@@ -88,11 +105,15 @@ cat >"$IT_TMP/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
   scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files: ['$IT_ROOT/configs/iotracer-rules.yml']
 scrape_configs:
   - job_name: rec
     static_configs: [{ targets: ['127.0.0.1:$PORT_REC'] }]
   - job_name: kern
     static_configs: [{ targets: ['127.0.0.1:$PORT_KERN'] }]
+  - job_name: static
+    static_configs: [{ targets: ['127.0.0.1:$PORT_STATIC'] }]
 EOF
 bg_start prometheus prometheus --config.file="$IT_TMP/prometheus.yml" \
 	--storage.tsdb.path="$IT_TMP/tsdb" --web.listen-address="127.0.0.1:$PROM_PORT"
@@ -118,11 +139,12 @@ note "fio: total_ios $ios clat p99 $p99 ns"
 for ((i = 0; i < 100; i++)); do
 	ts_rec=$(prom_query 'timestamp(up{job="rec"} == 1)')
 	ts_kern=$(prom_query 'timestamp(up{job="kern"} == 1)')
-	awk -v a="${ts_rec:-0}" -v b="${ts_kern:-0}" -v t="$t_end" \
-		'BEGIN { exit !(a > t + 2.2 && b > t + 2.2) }' && break
+	ts_static=$(prom_query 'timestamp(up{job="static"} == 1)')
+	awk -v a="${ts_rec:-0}" -v b="${ts_kern:-0}" -v c="${ts_static:-0}" -v t="$t_end" \
+		'BEGIN { exit !(a > t + 2.2 && b > t + 2.2 && c > t + 2.2) }' && break
 	sleep 0.2
 done
-check scrape "no scrape of both targets 2.2 s after fio ended (last: rec ${ts_rec:-none}, kern ${ts_kern:-none}, fio end $t_end)" \
+check scrape "no scrape of the 3 targets 2.2 s after fio ended (last: rec ${ts_rec:-none}, kern ${ts_kern:-none}, static ${ts_static:-none}, fio end $t_end)" \
 	test "$i" -lt 100
 
 # the log2 bucket of fio's p99, from fio's number alone
@@ -134,7 +156,7 @@ awk -v p="$p99" -v lo="$lo" 'BEGIN { exit !(p < lo * 1.05) }' && alo=$((lo / 2))
 awk -v p="$p99" -v hi="$hi" 'BEGIN { exit !(p * 1.05 > hi) }' && ahi=$((hi * 2))
 note "fio p99 $p99 ns is in log2 bucket $k: [$lo, $hi) ns; accepted [$alo, $ahi] ns"
 
-for job in rec kern; do
+for job in rec kern static; do
 	sel="job=\"$job\",layer=\"syscall\",device=\"$name\",op=\"read\""
 	n=$(prom_query "iotracer_requests_total{$sel}")
 	check "count_$job" "iotracer_requests_total{$sel} is ${n:-absent}, fio did $ios reads" \
@@ -176,25 +198,90 @@ hook_states() {
 HOOK_WHY=""
 if hook_states; then pass hook_alert; else fail hook_alert "$HOOK_WHY"; fi
 
-# the dashboard's queries, with its variables set to match anything
+# prom_count EXPR: how many series an instant query returns ("err: ..." if it fails).
+prom_count() {
+	curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1" |
+		jq -r 'if .status == "success" then (.data.result | length | tostring) else "err: " + (.error // "no answer") end'
+}
+
+# the dashboard's queries, with its variables set to match anything. A query that returns
+# nothing is a failure when one of its selectors (metric{...}) alone returns series; a
+# label it groups by (or a legend names) must be one the tracers serve (or job, instance).
+scraped=$(curl -s --max-time 5 "http://127.0.0.1:$PORT_REC/metrics" "http://127.0.0.1:$PORT_KERN/metrics")
 bad=""
+while read -r l; do
+	grep -qE "[{,]$l=\"" <<<"$scraped" || bad+="the dashboard groups by or shows label '$l', not in /metrics; "
+done < <(jq -r '.panels[].targets[] | (.expr | scan("by \\(([^)]*)\\)") | .[0] | split(",") | .[]),
+		((.legendFormat // "") | scan("\\{\\{ *([a-z_]+) *\\}\\}") | .[0])' \
+	"$IT_ROOT/configs/grafana-iotracer.json" | tr -d ' ' | grep -vxE 'le|instance|job' | sort -u)
 nq=0
+nodata=""
 while IFS= read -r expr; do
 	expr=${expr//\$__rate_interval/1m}
 	expr=$(sed -E 's/\$[a-z]+/.*/g' <<<"$expr")
-	st=$(curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" \
-		--data-urlencode "query=$expr" | jq -r '.status + " " + (.error // "")')
+	n=$(prom_count "$expr")
 	nq=$((nq + 1))
-	[[ $st == "success " ]] || bad+="'$expr': $st; "
+	case $n in
+	err:*) bad+="'$expr': $n; " ;;
+	0)
+		# a filter (hooks == 0, losses > 0) may rightly select nothing
+		if grep -qE '(==|!=|>|<)' <<<"$expr"; then
+			nodata+=" (filter) $(grep -oE '(iotracer|process)_[a-z_]+' <<<"$expr" | head -1)"
+			continue
+		fi
+		while IFS= read -r sel; do
+			ns=$(prom_count "$sel")
+			[[ $ns == 0 ]] || bad+="'$expr': no data, but $sel has $ns series; "
+		done < <(grep -oE '(iotracer|process)_[a-z_]+(\{[^}]*\})?' <<<"$expr" | sort -u)
+		nodata+=" $(grep -oE '(iotracer|process)_[a-z_]+' <<<"$expr" | head -1)"
+		;;
+	*) ;;
+	esac
 done < <(jq -r '.panels[].targets[].expr' "$IT_ROOT/configs/grafana-iotracer.json")
-note "grafana: $nq queries"
+note "grafana: $nq queries, no data (none of their series scraped here, or a filter):${nodata:- none}"
 check grafana "${bad:-no queries in the dashboard}" test -z "$bad" -a "$nq" -gt 0
+
+# the rules in this Prometheus, and their names in the tracers' text. A recorded rate needs
+# two samples of its input and then an evaluation: the scrapes at ts_* (>= 2.2 s after fio
+# ended) each follow one that already held every fio request, so wait for the recording
+# group's first evaluation more than a second after the last of them.
+ts_max=$(printf '%s\n' "$ts_rec" "$ts_kern" "$ts_static" | sort -g | tail -1)
+for ((i = 0; i < 50; i++)); do
+	ev=$(curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/rules" | jq -r \
+		'.data.groups[] | select(.name == "iotracer-recording") | .lastEvaluation | sub("\\.[0-9]*Z$"; "Z") | fromdate')
+	awk -v e="${ev:-0}" -v t="$ts_max" 'BEGIN { exit !(e > t + 1) }' && break
+	sleep 0.2
+done
+note "recording rules last evaluated at ${ev:-never}, last scrape $ts_max"
+bad=$(curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/rules" |
+	jq -r '[.data.groups[].rules[]] | if length == 0 then "no rules loaded" else
+		(.[] | select(.health != "ok") | "\(.name): \(.health) \(.lastError // "")") end' | tr '\n' ' ')
+[[ -z ${bad// /} ]] && bad=""
+for q in "device:iotracer_request_duration_seconds:p99_5m{device=\"$name\",layer=\"syscall\",op=\"read\",stage=\"total\"}" \
+	"device:iotracer_requests:rate5m{device=\"$name\",layer=\"syscall\",op=\"read\"}"; do
+	n=$(prom_count "$q")
+	[[ $n == 3 ]] || bad+="$q: $n series (want 3: rec, kern, static): $(curl -s --max-time 5 \
+		"http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$q" |
+		jq -c '[.data.result[] | .metric.job + "=" + .value[1]]'); "
+done
+while read -r m; do
+	grep -qE "^# TYPE $m " <<<"$scraped" || bad+="rules name $m, not in /metrics; "
+done < <(grep -oE '(^|[^:a-z_])iotracer_[a-z_]+' "$IT_ROOT/configs/iotracer-rules.yml" |
+	grep -oE 'iotracer_[a-z_]+' | sed -E 's/_(bucket|sum|count)$//' | sort -u)
+while read -r l; do
+	grep -qE "[{,]$l=\"" <<<"$scraped" || bad+="rules use label $l, not in /metrics; "
+done < <(grep -oE '\b(device|op|layer|stage|reason|state|hook)\b' "$IT_ROOT/configs/iotracer-rules.yml" |
+	sort -u)
+note "rules: $(curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/rules" | jq -r '[.data.groups[].rules[]] | length') loaded"
+check rules "$bad" test -z "$bad"
 
 why=""
 TRACER_PID=$PID_REC
 stop_tracer || why+="rec: $TRACER_WHY "
 TRACER_PID=$PID_KERN
-stop_tracer || why+="kern: $TRACER_WHY"
+stop_tracer || why+="kern: $TRACER_WHY "
+TRACER_PID=$PID_STATIC
+stop_tracer || why+="static: $TRACER_WHY"
 check exit "$why" test -z "$why"
 
 it_end

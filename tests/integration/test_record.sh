@@ -16,6 +16,9 @@
 #   jsonin     report of the live -j file: the same stage rows, and its --json the same lines
 #   size       the recording is >= 8x smaller than the live JSON lines of the same requests
 #   perfetto   report --perfetto: well formed, a request slice per fio IO
+#   engine     the same trace in Chrome DevTools' trace engine (npm, run by node): it draws
+#              one flow per request -> block link of the report's JSON lines, and its
+#              startTime is within 10 s after the first segment's open time (its name)
 #   sigkill    daemon killed -9 during fio: the report reads back every IO fio completed
 #              more than 1.5 s before the kill
 #   enospc     --record on a nearly full filesystem: tracing goes on (every IO in the -j
@@ -26,7 +29,7 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin start modes count summary hists json filters jsonin size perfetto sigkill corrupt enospc
+it_begin start modes count summary hists json filters jsonin size perfetto engine sigkill corrupt enospc
 it_require_all
 
 NIOS=${RECORD_IOS:-6000}
@@ -34,21 +37,9 @@ RATE=${RECORD_RATE:-2000}
 here=$(cd "$(dirname "$0")" && pwd)
 CHECK=$here/../tools/perfetto_check.jq
 
-dev=$(mk_loop 128 fill) || fail_all "cannot create a loop device"
-name=$(devname "$dev")
-note "device $dev"
-rec=$IT_TMP/rec
-
-wait_quiet "$dev" 5
-umask 022
-start_tracer -d "$name" --record "$rec" || fail_all "$TRACER_WHY"
+umask 022 # the modes check: start_tracer runs under the test's umask
+record_paced_reads rec "$NIOS" "$RATE"
 pass start
-fio_run "$IT_TMP/fio.json" --name=rec --filename="$dev" --ioengine=psync --direct=1 \
-	--rw=randread --bs=4k --number_ios="$NIOS" --rate_iops="$RATE" --randrepeat=0 \
-	--norandommap --size=120M
-sleep 0.3
-stop_tracer || fail_all "$TRACER_WHY"
-((FIO_RC == 0)) || fail_all "fio failed (status $FIO_RC)"
 ios=$(fio_read_ios "$IT_TMP/fio.json")
 fio1=$FIO_PID
 note "fio pid $FIO_PID: $ios reads"
@@ -145,11 +136,39 @@ check size "recording $rbytes bytes vs JSON lines $jbytes bytes: not 8x smaller"
 
 # perfetto
 problems=$(jq -r -f "$CHECK" "$IT_TMP/trace.json" 2>&1 | head -3)
-slices=$(jq --argjson p "$FIO_PID" '[.traceEvents[] | select(.ph == "X" and .cat == "request" and .pid == $p)] | length' "$IT_TMP/trace.json")
+slices=$(jq --argjson p "$FIO_PID" '[.traceEvents[] | select(.ph == "X" and .cat == "io" and .pid == $p)] | length' "$IT_TMP/trace.json")
 if [[ -z $problems ]] && ((slices == ios)); then
 	pass perfetto
 else
 	fail perfetto "${problems:-$slices request slices of fio, fio did $ios IOs}"
+fi
+
+# engine: Chrome DevTools' trace engine, pinned, fetched once into build/ (test tooling)
+ENGINE_VER=0.0.65
+engine_dir=$IT_ROOT/build/npm/trace_engine-$ENGINE_VER
+engine=$engine_dir/node_modules/@paulirish/trace_engine
+if [[ ! -f $engine/models/trace/trace.js ]] && command -v npm >/dev/null; then
+	mkdir -p "$engine_dir" &&
+		timeout 300 npm install --prefix "$engine_dir" --no-audit --no-fund \
+			"@paulirish/trace_engine@$ENGINE_VER" >"$IT_TMP/npm.log" 2>&1
+fi
+if ! command -v node >/dev/null; then
+	skip engine "node is not installed (make deps-test installs nodejs)"
+elif [[ ! -f $engine/models/trace/trace.js ]]; then
+	skip engine "npm could not fetch @paulirish/trace_engine@$ENGINE_VER: $(tail -c 200 "$IT_TMP/npm.log" 2>/dev/null | tr '\n' ' ')"
+else
+	links=$(jq -s '[.[] | select(.type == "request" and .kind != "block") | (.block // []) | length] | add // 0' \
+		"$IT_TMP/report.json")
+	got=$(node "$here/../tools/trace_engine_flows.mjs" "$engine" "$IT_TMP/trace.json" 2>"$IT_TMP/engine.err")
+	flows=$(jq -r '.flows' <<<"$got" 2>/dev/null)
+	t0=$(date -u -d "$(jq -r '.startTime' <<<"$got" 2>/dev/null)" +%s 2>/dev/null)
+	seg=$(find "$rec" -name 'iotracer-*.itrec' -printf '%f\n' | sort | head -1 |
+		sed -E 's/^iotracer-(....)(..)(..)T(..)(..)(..).*/\1-\2-\3T\4:\5:\6Z/')
+	s0=$(date -u -d "$seg" +%s 2>/dev/null)
+	note "engine: $got; $links request->block links; first segment opened $seg"
+	check engine "engine drew ${flows:-?} flows of $links links, startTime ${t0:-?} vs segment ${s0:-?} s: $(head -c 200 "$IT_TMP/engine.err")" \
+		test "${flows:-x}" = "$links" -a "$links" -gt 0 -a -n "$t0" -a -n "$s0" -a \
+		"${t0:-0}" -ge "${s0:-1}" -a "${t0:-0}" -le "$((${s0:-0} + 10))"
 fi
 
 # sigkill: kill -9 the daemon 3 s into a 5 s fio run

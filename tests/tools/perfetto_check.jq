@@ -11,7 +11,9 @@
 #   - every flow start (ph "s") id has exactly one flow end (ph "f") and
 #     vice versa, and flow ends bind to the enclosing slice (bp "e")
 #   - every flow event (s and f) has a slice (X) on its pid and tid that starts at
-#     its ts (for consumers that bind a flow event to the slice of its timestamp)
+#     its ts with its cat (Chrome DevTools' engine binds a flow event to the slice
+#     of the same ts, pid, tid and cat; the format, to the one enclosing its ts)
+#   - the wall-clock anchor: metadata.startTime is an ISO 8601 UTC time
 #   - every pid with X events has a process_name metadata event (ph "M"),
 #     every (pid, tid) with X events a thread_name, each with args.name
 # Times are compared in integer ns (ts and dur are microseconds with ns
@@ -57,10 +59,13 @@ else
            | "flow id \(.[0].id): \(map(select(.ph == "s")) | length) starts, "
              + "\(map(select(.ph == "f")) | length) ends"),
       ($ev[] | select(.ph == "f" and .bp != "e") | "flow end without bp \"e\": \(tojson)"),
-      (($x | map("\(.pid) \(.tid) \(.ts | ns)") | INDEX(.)) as $starts
+      (($x | map("\(.pid) \(.tid) \(.ts | ns) \(.cat)") | INDEX(.)) as $starts
        | $ev[] | select((.ph == "s" or .ph == "f") and (.ts | type) == "number")
-       | select($starts["\(.pid) \(.tid) \(.ts | ns)"] == null)
-       | "flow \(.ph) id \(.id) binds to no slice starting at its ts: \(tojson)"),
+       | select($starts["\(.pid) \(.tid) \(.ts | ns) \(.cat)"] == null)
+       | "flow \(.ph) id \(.id) binds to no slice of its cat starting at its ts: \(tojson)"),
+      (.metadata.startTime | select(type != "string"
+                                    or (test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$") | not))
+       | "no wall-clock anchor: metadata.startTime is \(tojson)"),
       (($m | map(select(.name == "process_name" and (.args.name | type) == "string")
                  | .pid) | unique) as $pn
        | $x | map(.pid) | unique | .[] | select(. as $p | $pn | index([$p]) | not)

@@ -763,6 +763,15 @@ static void test_perfetto_checker(void)
 		"{\"traceEvents\":[{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\","
 		"\"args\":{\"name\":\"p\"}},{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"name\":\"a\",\"ts\":1,"
 		"\"dur\":1}]}",
+		/* a flow whose cat is not its slice's (DevTools' engine binds it to nothing) */
+		"{\"traceEvents\":[{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\","
+		"\"args\":{\"name\":\"p\"}},{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":\"thread_name\","
+		"\"args\":{\"name\":\"t\"}},{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"name\":\"a\",\"cat\":\"io\","
+		"\"ts\":1,\"dur\":3},{\"ph\":\"s\",\"pid\":1,\"tid\":1,\"id\":7,\"ts\":1,\"cat\":\"flow\"},"
+		"{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":1,\"id\":7,\"ts\":1,\"cat\":\"flow\"}],"
+		"\"metadata\":{\"startTime\":\"2026-11-26T11:10:19.520909Z\"}}",
+		/* no wall-clock anchor */
+		"{\"traceEvents\":[]}",
 	};
 	static const char good[] =
 		"{\"traceEvents\":[{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\","
@@ -770,7 +779,8 @@ static void test_perfetto_checker(void)
 		"\"args\":{\"name\":\"t\"}},{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"name\":\"a\",\"ts\":1,"
 		"\"dur\":3},{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"name\":\"b\",\"ts\":2,\"dur\":2},"
 		"{\"ph\":\"s\",\"pid\":1,\"tid\":1,\"id\":7,\"ts\":2},{\"ph\":\"f\",\"bp\":\"e\","
-		"\"pid\":1,\"tid\":1,\"id\":7,\"ts\":2}]}";
+		"\"pid\":1,\"tid\":1,\"id\":7,\"ts\":2}],"
+		"\"metadata\":{\"startTime\":\"2026-11-26T11:10:19.520909Z\"}}";
 	char path[128];
 
 	if (!g_check) {
@@ -785,6 +795,66 @@ static void test_perfetto_checker(void)
 		if (!ASSERT_TRUE(check_trace(path) > 0, "bad case caught"))
 			UNIT_LOG("case %zu not caught\n", i);
 	}
+}
+
+/* The sum of every data-count="N" after each occurrence of tag in doc. */
+static uint64_t sum_counts(const char *doc, const char *tag)
+{
+	uint64_t sum = 0;
+
+	for (const char *p = strstr(doc, tag); p; p = strstr(p + 1, tag)) {
+		const char *c = strstr(p, "data-count=\"");
+
+		if (c)
+			sum += strtoull(c + 12, NULL, 10);
+	}
+	return sum;
+}
+
+/*
+ * The heatmap of known requests: 2 devices, latencies 1000 ns (row 512ns) and
+ * 3 ms (row 2.1ms), 10 s apart, and 3 that never finished. Every finished one
+ * lands in one cell; the panels hold their device's share.
+ */
+static void test_heatmap(void)
+{
+	struct hm *h = hm_new();
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&doc, &len);
+	uint64_t n0 = 0, n1 = 0;
+
+	if (!ASSERT_TRUE(h && f, "hm_new"))
+		goto out;
+	for (int i = 0; i < 1000; i++) {
+		struct rp_req q = { .start_ns = 5000000000ull + (uint64_t)i * 10000000,
+				    .real_off_ns = 1 };
+		uint32_t dev = i % 3 ? IT_MKDEV(7, 0) : IT_MKDEV(8, 16);
+
+		q.end_ns = q.start_ns + (i % 2 ? 1000 : 3000000);
+		if (i % 250 == 7)
+			q.end_ns = 0;
+		hm_add(h, &q, dev);
+		if (q.end_ns)
+			*(dev == IT_MKDEV(7, 0) ? &n0 : &n1) += 1;
+	}
+	if (!ASSERT_OK(hm_write(h, f, no_name, NULL), "hm_write"))
+		goto out;
+	fclose(f);
+	f = NULL;
+	ASSERT_EQ(sum_counts(doc, "<rect class=\"cell\""), n0 + n1, "cells add up");
+	ASSERT_TRUE(strstr(doc, "996 requests (4 unfinished") != NULL, "title counts");
+	ASSERT_TRUE(strstr(doc, "data-device=\"loop0\" data-count=\"") != NULL, "named panel");
+	ASSERT_EQ(sum_counts(doc, "data-device=\"loop0\""), n0, "loop0 panel");
+	ASSERT_EQ(sum_counts(doc, "data-device=\"8:16\""), n1, "8:16 panel");
+	ASSERT_TRUE(strstr(doc, ">512ns<") && strstr(doc, ">2.1ms<"), "row labels");
+	/* 10 s in at most 120 columns: 100 ms each */
+	ASSERT_TRUE(strstr(doc, "100ms per column") != NULL, "column width");
+out:
+	if (f)
+		fclose(f);
+	free(doc);
+	hm_free(h);
 }
 
 int main(void)
@@ -810,6 +880,7 @@ int main(void)
 	RUN_TEST(test_perfetto_synthetic);
 	RUN_TEST(test_perfetto_host_paths);
 	RUN_TEST(test_perfetto_checker);
+	RUN_TEST(test_heatmap);
 	nftw(g_tmp, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 	return unit_result();
 }

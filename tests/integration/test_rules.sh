@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# configs/iotracer-rules.yml with the real promtool (Debian's prometheus package).
+# Oracles: promtool's rule checker and its rule unit tester on synthetic series whose
+# expected values are worked out by hand (tests/rules/iotracer-rules.test.yml).
+#   check   promtool check rules: the file parses, every expression is valid PromQL
+#   test    promtool test rules: recorded p50/p99/throughput values and every alert's
+#           firing time, labels and text (tests/rules/, with a per-device threshold file)
+# The rules against a real scrape of the tracer: test_metrics.sh ("rules").
+set -u
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+it_begin check test
+require_cmd promtool
+
+out=$(promtool check rules "$IT_ROOT/configs/iotracer-rules.yml" 2>&1)
+rc=$?
+note "promtool check rules: exit $rc: $(tr '\n' ' ' <<<"$out")"
+check check "exit $rc: $out" test "$rc" = 0
+
+out=$(cd "$IT_ROOT/tests/rules" && promtool test rules iotracer-rules.test.yml 2>&1)
+rc=$?
+note "promtool test rules: exit $rc: $(tr '\n' ' ' <<<"$out" | head -c 300)"
+check test "exit $rc: $(head -c 1500 <<<"$out")" test "$rc" = 0
+it_end
