@@ -139,7 +139,8 @@ spid=$!
 _it_register pids "$spid"
 dpid=""
 for ((i = 0; i < 100; i++)); do
-	dpid=$(pgrep -n -f "^$IOTRACER ${EXEC_ARGS[0]}" || true)
+	# the sandbox runs the program at the unit's fixed path (unit_sandbox.sh)
+	dpid=$(pgrep -n -f "^/run/iotracer-bin/prog ${EXEC_ARGS[0]}" || true)
 	[[ -n $dpid ]] && (($(bpf_link_count "$dpid") > 0)) && break
 	sleep 0.1
 done

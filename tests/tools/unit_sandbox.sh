@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# unit_sandbox.sh UNIT HOSTDIR -- COMMAND...: run COMMAND the way systemd would run the
+# unit_sandbox.sh UNIT HOSTDIR -- PROGRAM ARGS...: run PROGRAM the way systemd would run the
 # service of UNIT (an installed iotracer.service), as far as that can be done without
 # systemd as PID 1 (containers, this test machine), in a private mount namespace:
 #   ProtectSystem=strict   every mount read-only but /dev, /proc, /sys and the paths below
@@ -52,6 +52,11 @@ if [ -n "$logs" ]; then
 fi
 mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -p "/run/$run" /run/iotracer-etc &&
 	mount --bind "$host/run" "/run/$run" && mount --bind "$host/etc" /run/iotracer-etc
+# the program as the unit has it at a fixed path (/usr/bin): the checkout may be under
+# /tmp or /var/tmp, which PrivateTmp hides below
+mkdir -p /run/iotracer-bin && : >/run/iotracer-bin/prog &&
+	mount --bind "$1" /run/iotracer-bin/prog
+shift
 rw="/var/lib/$state /run/$run"
 [ -n "$logs" ] && rw="$rw /var/log/$logs"
 # ProtectSystem=strict (+ ProtectControlGroups): everything else read-only
@@ -69,5 +74,5 @@ mount -o remount,bind,ro /run/iotracer-etc
 mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /var/tmp
 umask "$um"
 exec setpriv --no-new-privs --bounding-set=-all,"$caps" --inh-caps=-all,"$amb" \
-	--ambient-caps=-all,"$amb" -- "$@"
+	--ambient-caps=-all,"$amb" -- /run/iotracer-bin/prog "$@"
 ' sh "$host" "$state" "$logs" "$run" "${umask_v:-0022}" "$caps" "$amb" "$@"
