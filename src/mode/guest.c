@@ -61,6 +61,15 @@ static void guest_filter(struct guest *g)
 		if (s)
 			memcpy(f.serials[f.nr_serials++], s, strnlen(s, LINK_SERIAL_LEN));
 	}
+	/*
+	 * A filter that cannot name every disk would make the host stop tracing
+	 * the ones left out: name none (= all of this guest's disks) instead.
+	 */
+	if (o->nr_devs > LINK_FILTER_MAX) {
+		it_warn("-d names %d disks, a filter holds %d: the host traces all of this guest's disks",
+			o->nr_devs, LINK_FILTER_MAX);
+		f.nr_serials = 0;
+	}
 	for (int i = 0; i < o->nr_pids && f.nr_pids < LINK_FILTER_MAX; i++)
 		f.pids[f.nr_pids++] = o->pids[i];
 	link_set_filter(g->link, &f);
