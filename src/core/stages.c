@@ -76,13 +76,17 @@ static inline struct stage_stat *stage_get(struct stages *out, const char *layer
 	return stage_find(out, slot, layer, dev, op, stage);
 }
 
-static void stage_add(struct stages *out, const char *layer, uint32_t dev, unsigned int op,
-		      const char *stage, uint64_t ns)
+/* Add ns to a stage row; the row (for its bytes), NULL when it could not be kept. */
+static struct stage_stat *stage_add(struct stages *out, const char *layer, uint32_t dev,
+				    unsigned int op, const char *stage, uint64_t ns)
 {
 	struct stage_stat *s = stage_get(out, layer, dev, op, stage);
 
-	if (!s || lhist_add(s->ival, ns))
+	if (!s || lhist_add(s->ival, ns)) {
 		out->error = -ENOMEM;
+		return NULL;
+	}
+	return s;
 }
 
 static void tput_add(struct tput *t, uint64_t bytes, uint64_t first, uint64_t last)
@@ -94,12 +98,9 @@ static void tput_add(struct tput *t, uint64_t bytes, uint64_t first, uint64_t la
 	t->bytes += bytes;
 }
 
-/* Bytes of a request whose whole latency went to this stage row (start..end: its span). */
-static void stage_bytes(struct stages *out, const char *layer, uint32_t dev, unsigned int op,
-			const char *stage, uint64_t bytes, uint64_t start, uint64_t end)
+/* Bytes of a request whose whole latency went to stage row s (start..end: its span). */
+static void stage_bytes(struct stage_stat *s, uint64_t bytes, uint64_t start, uint64_t end)
 {
-	struct stage_stat *s = stage_get(out, layer, dev, op, stage);
-
 	if (s && start && end >= start)
 		tput_add(&s->tp_ival, bytes, start, end);
 }
@@ -238,12 +239,19 @@ static void stats_block(struct stages *out, const struct it_block_rec *b)
 			stage_add(out, l, b->dev, b->op, "kick2irq",
 				  b->drv_done_ns - b->drv_kick_ns);
 	}
-	stage_add(out, "block", b->dev, b->op, "q2c", b->c_ns - b->q_ns);
-	stage_bytes(out, "block", b->dev, b->op, "q2c", b->bytes, b->q_ns, b->c_ns);
+	stage_bytes(stage_add(out, "block", b->dev, b->op, "q2c", b->c_ns - b->q_ns), b->bytes,
+		    b->q_ns, b->c_ns);
 	if (b->d_ns) {
 		stage_add(out, "block", b->dev, b->op, "d2c", b->c_ns - b->d_ns);
 		stage_add(out, "block", b->dev, b->op, "q2d", b->d_ns - b->q_ns);
 	}
+}
+
+/* A request's whole latency and its bytes: the "total" row of its kind. */
+static void stage_total(struct stages *out, const char *layer, const struct req_view *v)
+{
+	stage_bytes(stage_add(out, layer, v->dev, v->op, "total", lat_of(v)), v->bytes,
+		    v->start_ns, v->end_ns);
 }
 
 void stages_request(struct stages *out, const struct corr_req *r, const struct req_view *v)
@@ -252,25 +260,18 @@ void stages_request(struct stages *out, const struct corr_req *r, const struct r
 		stats_block(out, r->blocks[i]);
 	switch (r->kind) {
 	case CORR_SYSCALL:
-		stage_add(out, "syscall", v->dev, v->op, "total", lat_of(v));
-		stage_bytes(out, "syscall", v->dev, v->op, "total", v->bytes, v->start_ns,
-			    v->end_ns);
+		stage_total(out, "syscall", v);
 		if (r->sys->flags & IT_F_SCHED_SW)
 			stage_add(out, "syscall", v->dev, v->op, "offcpu", r->sys->offcpu_ns);
 		if (r->sys->flags & IT_F_SCHED_CNT)
 			stage_add(out, "syscall", v->dev, v->op, "runq", r->sys->runq_ns);
 		break;
 	case CORR_URING:
-		stage_add(out, "io_uring", v->dev, v->op, "total", lat_of(v));
-		stage_bytes(out, "io_uring", v->dev, v->op, "total", v->bytes, v->start_ns,
-			    v->end_ns);
+		stage_total(out, "io_uring", v);
 		break;
 	case CORR_AIO:
-		if (r->aio.reaped) {
-			stage_add(out, "aio", v->dev, v->op, "total", lat_of(v));
-			stage_bytes(out, "aio", v->dev, v->op, "total", v->bytes, v->start_ns,
-				    v->end_ns);
-		}
+		if (r->aio.reaped)
+			stage_total(out, "aio", v);
 		break;
 	default:
 		break;
