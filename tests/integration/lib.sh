@@ -555,11 +555,23 @@ fio_wait() {
 	return "$FIO_RC"
 }
 
-# free_port: a TCP port nobody listens on (random start, then upwards).
+# free_port: a TCP port no socket of this network namespace uses in any state
+# (listening, connected, TIME_WAIT: `ss -a`), picked below the kernel's ephemeral range
+# (net.ipv4.ip_local_port_range), where the kernel hands out the local ports of
+# connections (the scrapes of earlier tests, whose TIME_WAIT sockets hold a port for
+# 60 s): random start in [10000, low bound), then upwards. Whoever binds it may still
+# lose a race to another program: a caller that must hold the port checks its bind.
 free_port() {
-	local p=$((20000 + RANDOM % 30000)) i
+	local lo=10000 hi p i
+	read -r hi _ </proc/sys/net/ipv4/ip_local_port_range || hi=32768
+	((hi - lo >= 1000)) || lo=1024
+	((hi - lo >= 200)) || {
+		echo "free_port: ephemeral range starts at $hi: no room below it" >&2
+		return 1
+	}
+	p=$((lo + RANDOM % (hi - lo - 200)))
 	for ((i = 0; i < 200; i++, p++)); do
-		[[ -z $(ss -Htln "sport = :$p") ]] && {
+		[[ -z $(ss -Htan "sport = :$p") ]] && {
 			echo "$p"
 			return 0
 		}
