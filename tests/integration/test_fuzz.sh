@@ -36,16 +36,18 @@ fuzz_one() {
 	fi
 }
 
-running=0
+running=0 fpids=()
 for name in "${names[@]}"; do
 	fuzz_one "$name" >"$IT_TMP/result.$name" 2>&1 &
 	_it_register pids "$!"
+	fpids+=("$!")
 	if ((++running >= jobs)); then
 		wait -n
 		running=$((running - 1))
 	fi
 done
-wait
+wait "${fpids[@]}"
+for p in "${fpids[@]}"; do _it_unregister pids "$p"; done
 for name in "${names[@]}"; do
 	while read -r verdict why; do
 		case $verdict in
