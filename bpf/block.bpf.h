@@ -5,8 +5,8 @@
  * A bio is stamped at queue (Q) in the submitter's context, where the current
  * syscall, io_uring request or writeback inode is known. Its entry in `bios`
  * is the request's state as long as the bio is the request's first one
- * (rq->bio): insert (I) and issue (D) stamp it with one lookup, completion (C)
- * reads it, marks it dead (IT_SLOT_PUT) and leaves one record. G is the kernel's own
+ * (rq->bio): issue (D), and insert (I) with --block-insert, stamp it with one
+ * lookup, completion (C) reads it, marks it dead (IT_SLOT_PUT) and leaves one record. G is the kernel's own
  * rq->start_time_ns (set at request allocation when IO accounting is on), so
  * no hook is spent on getrq. Every request also lands in the per-CPU
  * per-(dev, op) log2 histograms. The request state (struct bio_info in
@@ -342,7 +342,8 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	r->ino = bi.ino;
 	r->dev = dev;
 	r->bytes = IT_RD(btf, rq, __data_len);
-	r->flags = bi.flags | (g ? IT_F_HAS_G : 0) | it_req_flags(opf) | (error ? IT_F_ERROR : 0);
+	r->flags = bi.flags | (g ? IT_F_HAS_G : 0) | it_req_flags(opf) | (error ? IT_F_ERROR : 0) |
+		   (insert_hooked ? 0 : IT_F_NO_I);
 	r->error = error;
 	r->nr_merged = 0;
 	r->op = it_req_op(opf);
@@ -382,6 +383,9 @@ IT_TP_BOTH(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))
  * is interrupted, so one of the two sees a nested completion; the other finds
  * the request done: at once through first_rq (it_rq_complete_seen), else by
  * its dead entry. A completion neither saw is reported (issued - completed).
+ * The second program is attached only when every request's record is wanted
+ * (hook block_rq_complete_nested, src/core/loader.c): without it a nested
+ * completion is such a counted miss.
  */
 #define IT_RQ_COMPLETE(ctx, second) it_rq_complete((void *)(ctx)[0], (s32)(ctx)[1], it_btf, second)
 /* btf_block_rq_complete, raw_block_rq_complete, btf_block_rq_complete2, raw_block_rq_complete2 */

@@ -137,6 +137,7 @@ enum it_counter {
 #define IT_F_TRUNC (1u << 10) /* aio: more iocbs than one record holds */
 #define IT_F_SCHED_CNT (1u << 11) /* syscall: nr_switches, nr_preempt, runq_ns measured */
 #define IT_F_SCHED_SW (1u << 12) /* syscall: offcpu_*, waker_* measured (sched_switch hooks) */
+#define IT_F_NO_I (1u << 13) /* block: insert not hooked (no --block-insert): g2d one stage */
 
 struct it_hdr {
 	__u16 type; /* enum it_rec_type */
