@@ -157,6 +157,34 @@ struct it_task {
 };
 
 /*
+ * A block request's state in flight: the value of map `bios` (bpf/request.bpf.h),
+ * keyed by the request's first bio. User space reads it only to end entries
+ * whose completion no program saw (src/core/blkstale.c).
+ */
+struct it_bio_info {
+	struct it_task task;
+	__u64 q_ns;
+	__u64 i_ns;
+	__u64 d_ns;
+	__u64 seq;
+	__u64 origin_id;
+	__u64 ino;
+	__u32 flags;
+	__u8 origin;
+	__u8 requeued;
+	__u8 live; /* see IT_SLOT_PUT */
+	/* driver layer (driver.bpf.h) */
+	__u8 drv_layer;
+	__u8 drv_opcode;
+	__u16 drv_qid;
+	__u32 drv_tag;
+	__s32 drv_status;
+	__u64 drv_submit_ns;
+	__u64 drv_kick_ns;
+	__u64 drv_done_ns;
+};
+
+/*
  * The user buffers of a read or write: the buffer, or a vectored call's first
  * two iovecs (host mode finds the guest's buffer QEMU passed through in
  * either: qcow2 puts its copy-on-write buffer before the guest's).
