@@ -47,7 +47,7 @@
 #define HOLD_NS (2ull * 1000 * 1000 * 1000) /* how long a block waits for its parent */
 #define WATERMARK_NS (2ull * 1000 * 1000) /* records younger than this wait a drain */
 #define METRICS_NS (1000ull * 1000 * 1000) /* --metrics: rebuild the text this often */
-#define SWEEP_NS (10ull * 1000 * 1000 * 1000) /* look for missed block completions this often */
+#define SWEEP_NS (30ull * 1000 * 1000 * 1000) /* look for missed block completions this often */
 
 struct daemon {
 	const struct it_opts *o; /* &cur */
