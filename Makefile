@@ -36,7 +36,7 @@ OBJS        := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(SRCS))
 # Pure user-space modules (no libbpf, no skeleton): unit-tested under ASan/UBSan and
 # linked into the tools. What talks to libbpf stays out.
 LIBBPF_SRCS := src/main.c src/core/loader.c src/core/kfeat.c src/core/daemon.c src/core/filters.c \
-	       src/core/aggmap.c src/top/top.c \
+	       src/core/aggmap.c src/core/blkstale.c src/top/top.c \
 	       src/mode/host.c src/bench/cmd.c src/bench/run.c src/bench/bpfstats.c
 # Linked with libmicrohttpd (--metrics): out of the pure set too. The static build
 # (lab guests) compiles it with -DIT_NO_MHD, its own small HTTP server: GnuTLS's
@@ -229,6 +229,13 @@ $(OUTPUT)/unit/test_loader: tests/unit/test_loader.c $(SAN_OBJS) $(LOADER_SAN) \
 	$(call msg,UNIT,$@)
 	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) -MMD -MP $< $(SAN_OBJS) $(LOADER_SAN) \
 		-lbpf $(PURE_LIBS) -lpthread -o $@
+
+# test_blkstale: the daemon's sweep of missed block completions on a real LRU hash
+# like the BPF side's `bios` (root: SKIP without it).
+$(OUTPUT)/unit/test_blkstale: tests/unit/test_blkstale.c $(SAN_OBJS) $(OUTPUT)/san/core/blkstale.o
+	$(call msg,UNIT,$@)
+	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) -MMD -MP $< $(SAN_OBJS) \
+		$(OUTPUT)/san/core/blkstale.o -lbpf $(PURE_LIBS) -o $@
 
 unit: $(UNIT_BINS)
 	@tests/run.sh --unit $(UNIT_BINS)
