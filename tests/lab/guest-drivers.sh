@@ -50,34 +50,8 @@ step start
 IOTRACER_PREFER=${LAB_G_PREFER:-} /lab/iotracer $mode -q --no-live -j "$W/out.json" -d "$devs" >"$W/iotracer.out" 2>"$W/iotracer.err" &
 pid=$!
 
-# Attached = the attach lines are written (they come in one burst once every
-# hook has been tried) and their number stopped changing.
-n=0
-prev=-1
-stable=0
-i=0
 attached=""
-while [ "$i" -lt 300 ]; do # 60 s
-	if ! kill -0 "$pid" 2>/dev/null; then
-		echo "iotracer exited before attaching"
-		break
-	fi
-	n=$(grep -c '"type":"attach"' "$W/out.json" 2>/dev/null)
-	n=${n:-0}
-	if [ "$n" -gt 0 ] && [ "$n" -eq "$prev" ]; then
-		stable=$((stable + 1))
-	else
-		stable=0
-	fi
-	prev=$n
-	if [ "$stable" -ge 2 ]; then
-		attached=1
-		break
-	fi
-	sleep 0.2
-	i=$((i + 1))
-done
-echo "attach_lines $n"
+wait_attached "$pid" "$W/out.json" && attached=1
 if [ -n "$attached" ]; then
 	step attached
 	sleep "$settle"

@@ -1,0 +1,290 @@
+#!/bin/bash
+# shellcheck source-path=SCRIPTDIR
+# test_btt.sh: iotracer's block stages against blktrace + btt on the same
+# requests (issue 21: "Q2C and D2C means within 3 % on the same requests").
+#
+# This host has no debugfs and no blktrace; the lab guest has both. One boot of
+# LAB_BTT_KERNEL (6.12) runs tests/lab/guest-btt.sh: a static iotracer
+# (`-q --no-live -j out.json -d vda`, the default profile) traces the whole
+# run, and Debian's blktrace (the host's binary, run through the host's
+# loader and libc) traces each phase: qd1 (ioload randread + randwrite,
+# LAB_BTT_COUNT ops each, QD1, 4 KiB O_DIRECT, below sector 65536) and qdN
+# (LAB_BTT_QD ioload processes at once in slices above it). blktrace's
+# per-CPU binary files come back in the bundle; blkparse and btt run here.
+#
+# Per phase P (qd1, qd4):
+#   lab_btt_<k>_P_match  every request is on both sides, nothing lost: btt's
+#                        Q2C count == the complete read/write requests
+#                        blkparse lists (Q, D, C seen) == iotracer's block
+#                        records in the phase's sectors == ioload's ops, all
+#                        paired by (op, sector, n-th occurrence), blktrace
+#                        dropped 0 events, iotracer dropped 0 block records
+#   lab_btt_<k>_P_q2c    mean Q2C of iotracer's records within 3 % of btt's
+#   lab_btt_<k>_P_d2c    the same for D2C
+# and lab_btt_<k>_run (the guest ran, both tracers started and exited 0, the
+# bundle arrived). Durations only: blktrace's times are relative to its start,
+# iotracer's are the monotonic clock. Notes per phase: the means, btt's own
+# averages against the per-request list's (the parser's check), and the
+# per-request |iotracer - blktrace| of Q2C, Q2D and D2C (max, p99, mean).
+#
+# SKIP (never PASS) when blkparse/btt/blktrace are not installed here
+# (`apt-get install blktrace`, in the Makefile's deps-test), when the kernel
+# cannot be fetched or booted, or when its config lacks CONFIG_BLK_DEV_IO_TRACE.
+# Files: $LAB_DIR/runs/btt-<k>/ (boot.sh's, the bundle, P.txt = blkparse
+# events, P.req = blkparse requests, P.btt.avg = btt's averages, iot.txt =
+# iotracer's block records, P.pairs = matched pairs).
+#
+# Environment: LAB_BTT_KERNEL (6.12), LAB_BTT_COUNT (300), LAB_BTT_QD (4),
+# LAB_BTT_TOL (3: percent), LAB_TIMEOUT (120 s), IOTRACER, and what boot.sh reads.
+set -uo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=harness.sh
+. "$(dirname "$0")/harness.sh"
+
+SERIES=${LAB_BTT_KERNEL:-6.12}
+STATIC=$LAB_DIR/iotracer-static
+TOL=${LAB_BTT_TOL:-3}
+export LAB_TIMEOUT=${LAB_TIMEOUT:-120}
+export LAB_G_BTT_COUNT=${LAB_BTT_COUNT:-300}
+export LAB_G_BTT_QD=${LAB_BTT_QD:-4}
+export LAB_G_BTT_SPLIT=65536 # sector: qd1 below, qdN above (LAB_DISK_MB 64)
+export LAB_DISK_MB=64
+unset LAB_HOST_HOOK
+PFX=lab_btt_$SERIES
+PHASES="qd1 qd$LAB_G_BTT_QD"
+NAMES="${PFX}_run"
+for p in $PHASES; do NAMES="$NAMES ${PFX}_${p}_match ${PFX}_${p}_q2c ${PFX}_${p}_d2c"; done
+
+# rest VERDICT WHY: every check not reported yet
+rest() {
+	local n
+	for n in $NAMES; do [[ -n ${done_names[$n]:-} ]] || report "$1" "$n" "$2"; done
+}
+# shellcheck disable=SC2317 # invoked through the traps
+on_signal() {
+	trap '' INT TERM HUP
+	rest FAIL "interrupted by SIG$1 (timeout?)"
+	exit "$2"
+}
+install_traps cleanup
+mkdir -p "$LAB_DIR/tmp" "$LAB_DIR/runs"
+tmp=$(mktemp -d "$LAB_DIR/tmp/btt.XXXXXX") || {
+	tmp=""
+	rest FAIL "mktemp failed"
+	exit 1
+}
+out=$LAB_DIR/runs/btt-$SERIES
+t0=$(lab_now)
+
+# blktrace for the guest: the host's binary with its loader and libraries
+# (the guest has no glibc); blkparse and btt run here.
+guest_blktrace() { # DIR
+	local bt lib
+	bt=$(command -v blktrace || echo /usr/sbin/blktrace)
+	cp "$bt" "$1/blktrace" || return 1
+	for lib in $(ldd "$bt" | grep -oE '/[^ ]+\.so[^ ]*'); do
+		cp -L "$lib" "$1/$(basename "$lib")" || return 1
+	done
+	[[ -f $1/ld-linux-x86-64.so.2 && -f $1/libc.so.6 ]]
+}
+
+for t in blkparse btt blktrace; do
+	command -v "$t" >/dev/null 2>&1 || [[ -x /usr/sbin/$t ]] || {
+		rest SKIP "$t not installed here (apt-get install blktrace; make deps-test)"
+		exit 0
+	}
+done
+[[ $(lab_arch_of "$SERIES") == amd64 ]] || {
+	rest SKIP "$SERIES: the guest runs this host's amd64 blktrace"
+	exit 0
+}
+step "$tmp/fetch.out" "$tmp/fetch.log" "$LAB_SRC/fetch.sh" "$SERIES"
+frc=$?
+if ((frc != 0)); then
+	why=$(grep -E 'unavailable:|error:' "$tmp/fetch.log" | tail -n 1 | sed 's/^\[lab\] //')
+	if ((frc == 3)); then rest SKIP "${why:-kernel $SERIES cannot be fetched here}"; else rest FAIL "fetch.sh $SERIES failed (rc $frc): $why"; fi
+	exit "$failed"
+fi
+kver=$(lab_resolve_kver "$SERIES")
+if ! grep -qx 'CONFIG_BLK_DEV_IO_TRACE=y' "$(lab_kdir "$kver")/root/boot/config-$kver" 2>/dev/null; then
+	rest SKIP "$kver: no CONFIG_BLK_DEV_IO_TRACE=y in its config (no blktrace in the guest)"
+	exit 0
+fi
+if ! build_static amd64; then
+	rest FAIL "$BUILD_WHY"
+	exit 1
+fi
+export LAB_EXTRA=$tmp/extra
+if ! guest_extra "$LAB_EXTRA" || ! guest_blktrace "$LAB_EXTRA"; then
+	rest FAIL "cannot put iotracer, blktrace and its libraries in $LAB_EXTRA"
+	exit 1
+fi
+
+# ------------------------------------------------------------ the boot
+rm -rf "$out"
+mkdir -p "$out"
+brc=0
+step /dev/null "$out/boot.log" "$LAB_SRC/boot.sh" "$SERIES" "$LAB_SRC/guest-btt.sh" "$out" || brc=$?
+# A guest kernel that died before the script began, or on an int3 of its own
+# text patching (docs/lab.md), says nothing about either tracer: once more.
+if ((brc == 2)) && { ! grep -q '===LAB-BEGIN===' "$out/console.log" 2>/dev/null ||
+	grep -q 'Oops: int3' "$out/console.log" 2>/dev/null; }; then
+	note "$PFX: guest kernel died ($(grep -m1 -oE 'Oops: [^[]*|Kernel panic[^[]*' "$out/console.log" | head -c 80)); booting once more"
+	mv -f "$out/console.log" "$LAB_DIR/runs/btt-$SERIES.crash.log"
+	brc=0
+	step /dev/null "$out/boot.log" "$LAB_SRC/boot.sh" "$SERIES" "$LAB_SRC/guest-btt.sh" "$out" || brc=$?
+fi
+g=$out/guest.out
+if ((brc == 3)); then
+	rest SKIP "$(tail -n 1 "$out/boot.log" | sed 's/^\[lab\] //')"
+	exit 0
+fi
+note "$PFX: kernel $kver, ready $(sed -n 's/^ready_s=//p' "$out/result" 2>/dev/null)s, boot wall $(sed -n 's/^wall_s=//p' "$out/result" 2>/dev/null)s, $(awk '$1 == "step" { t[$2] = $3 } END { for (k in t) if (k ~ /_load_start$/) { p = substr(k, 1, length(k) - 11); printf "%s load %.1fs ", p, t[p "_load_end"] - t[k] } }' "$g" 2>/dev/null)"
+why=""
+if ((brc == 2)); then
+	why="guest did not reach its end marker ($(grep -m1 -E 'timed out|panic|Oops' "$out/boot.log" "$out/console.log" 2>/dev/null | head -c 200)); "
+elif ! unbundle "$g" "$out"; then
+	why="$BUNDLE_WHY; "
+fi
+grep -q '^iotracer did not attach' "$g" && why="${why}iotracer did not attach: $(head -c 300 "$out/iotracer.err" 2>/dev/null | tr '\n' ' '); "
+grep -q '^iotracer_rc 0$' "$g" || why="${why}iotracer exited with status $(sed -n 's/^iotracer_rc //p' "$g"); "
+for p in $PHASES; do
+	grep -q "^blktrace $p rc 0\$" "$g" || why="${why}blktrace $p: $(grep -m1 "^blktrace $p " "$g" || echo 'no result'); "
+done
+((brc == 1)) && why="${why}guest script exited non-zero (an ioload error?); "
+if [[ -n $why ]]; then
+	rest FAIL "${why%; } (see $out/console.log)"
+	exit 1
+fi
+report PASS "${PFX}_run"
+
+# ------------------------------------------------------------ the comparison
+# iotracer: one line per block request on vda: op sector nr_sectors q q2d d2c q2c
+jq -R -r 'fromjson? | select(.type == "request") | .block[]? | select(.dev == "vda")
+	| [.op, .sector, .nr_sectors, .q_ns, .q2d_ns, .d2c_ns, .q2c_ns] | map(tostring) | join(" ")' \
+	"$out/out.json" >"$out/iot.txt"
+iot_drops=$(jq -R -r 'fromjson? | select(.type == "summary" and .final) | [.drops.block.ringbuf, .drops.block.inflight, .drops.block.missed // 0] | add' "$out/out.json" | tail -n 1)
+
+# blkparse's events -> one line per read/write request with Q, D and C seen:
+#   op sector nr q2c_ns q2d_ns d2c_ns q_ns   (times relative to blktrace's start)
+# and a last line "# incomplete N other M" (requests missing Q, D or C; events of
+# other kinds with sectors: merges, splits, requeues, flushes).
+# shellcheck disable=SC2016 # awk program
+BLK_REQS='
+function ns(s, n) { return s * 1e9 + n }
+$1 ~ /^[QDC]$/ {
+	op = substr($2, 1, 1)
+	if ((op != "R" && op != "W") || $4 == 0) { other++; next }
+	k = op " " $3 " " $4; t = ns($5, $6)
+	if ($1 == "Q") { if (k in q) inc++; q[k] = t; delete d[k] }
+	else if ($1 == "D") d[k] = t
+	else if ((k in q) && (k in d)) {
+		printf "%s %s %s %d %d %d %d\n", (op == "R" ? "read" : "write"), $3, $4, t - q[k], d[k] - q[k], t - d[k], q[k]
+		delete q[k]; delete d[k]
+	} else inc++
+	next
+}
+$1 ~ /^[MFXRB]$/ && $4 > 0 { other++ }
+END { for (k in q) inc++; printf "# incomplete %d other %d\n", inc, other }'
+
+# Pairs by (op, sector, n-th occurrence in queue order): the requests of PHASE
+# from both sides -> pairs "q2c_bt q2c_it q2d_bt q2d_it d2c_bt d2c_it" and a last
+# line "# iot N blk M pairs P unpaired_iot U unpaired_blk V incomplete_iot I".
+# shellcheck disable=SC2016 # awk program
+PAIR='
+FNR == 1 { f++ }
+f == 1 && !/^#/ { key = $1 " " $2 " " $3; blk[key, ++nb[key]] = $4 " " $5 " " $6; nblk++; next }
+f == 2 {
+	if (lo ? $2 >= sect : $2 < sect) next
+	if ($1 != "read" && $1 != "write") next
+	niot++
+	if ($4 == "null" || $5 == "null" || $6 == "null" || $7 == "null") { incit++; next }
+	key = $1 " " $2 " " $3
+	it[key, ++ni[key]] = $7 " " $5 " " $6 " " $4
+}
+END {
+	for (key in ni) for (j = 1; j <= ni[key]; j++) {
+		split(it[key, j], a, " ")
+		if (j > nb[key]) { ui++; continue }
+		split(blk[key, j], b, " ")
+		print b[1], a[1], b[2], a[2], b[3], a[3]
+		np++
+	}
+	for (key in nb) if (nb[key] > ni[key] + 0) ub += nb[key] - ni[key]
+	printf "# iot %d blk %d pairs %d unpaired_iot %d unpaired_blk %d incomplete_iot %d\n", niot, nblk, np, ui, ub, incit
+}'
+# iotracer's q order of one key is its record order only if we sort: iot.txt sorted by q_ns
+sort -k4,4n "$out/iot.txt" -o "$out/iot.txt"
+
+# pct A B: 100 * (A - B) / B, 2 decimals
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.2f", b ? 100 * (a - b) / b : 0 }'; }
+us() { awk -v v="$1" 'BEGIN { printf "%.1fus", v / 1000 }'; }
+# diffstats COL_BT COL_IT < pairs: "max p99 mean" of |it - bt| in ns
+diffstats() {
+	awk -v a="$1" -v b="$2" '!/^#/ { d = $b - $a; print (d < 0 ? -d : d) }' | sort -n |
+		awk '{ v[NR] = $1; s += $1 } END { if (!NR) { print "0 0 0"; exit } i = int(NR * 0.99 + 0.999); printf "%d %d %.0f\n", v[NR], v[i], s / NR }'
+}
+# btt's average of a stage (the "All Devices" block; btt calls Q2C Q2Cdm when
+# the requests have no insert event, i.e. were issued directly): "avg_ns n"
+btt_avg() { # FILE STAGE
+	awk -v s="$2" '$1 == s || $1 == s "dm" { printf "%.0f %d\n", $3 * 1e9, $5; exit }' "$1"
+}
+
+lo=1
+for p in $PHASES; do
+	blkparse -q -i vda -D "$out/$p" -f '%a %d %S %n %T %t\n' -o "$out/$p.txt" >"$tmp/blkparse.log" 2>&1 &&
+		blkparse -q -i vda -D "$out/$p" -O -d "$tmp/$p.bin" >>"$tmp/blkparse.log" 2>&1 &&
+		btt -i "$tmp/$p.bin" -o "$out/$p.btt" >"$tmp/btt.log" 2>&1
+	if [[ ! -s $out/$p.btt.avg ]]; then
+		why="blkparse/btt failed on the $p trace: $(tail -n 2 "$tmp/blkparse.log" "$tmp/btt.log" | tr '\n' ' ')"
+		for c in match q2c d2c; do report FAIL "${PFX}_${p}_$c" "$why"; done
+		lo=0
+		continue
+	fi
+	awk "$BLK_REQS" "$out/$p.txt" >"$out/$p.req"
+	awk -v sect="$LAB_G_BTT_SPLIT" -v lo="$lo" "$PAIR" "$out/$p.req" "$out/iot.txt" >"$out/$p.pairs"
+	lo=0
+	read -r _ _ inc _ other < <(tail -n 1 "$out/$p.req")
+	read -r _ _ niot _ nblk _ np _ ui _ ub _ incit < <(tail -n 1 "$out/$p.pairs")
+	read -r bq2c nq2c < <(btt_avg "$out/$p.btt.avg" Q2C)
+	read -r bd2c nd2c < <(btt_avg "$out/$p.btt.avg" D2C)
+	ops=$(grep "^ioload $p " "$out/ioload.txt" | cut -d' ' -f3- | jq -s 'map(.ops) | add // 0')
+	errs=$(grep "^ioload $p " "$out/ioload.txt" | cut -d' ' -f3- | jq -s 'map(.errors) | add // 0')
+	dropped=$(sed -n 's/.*Total:.*(dropped \([0-9]*\)).*/\1/p' "$out/$p.bt" | head -n 1)
+	# means over the pairs: blkparse's (the parser's check against btt) and iotracer's
+	read -r mq2c_b mq2c_i mq2d_b mq2d_i md2c_b md2c_i < <(awk '!/^#/ { for (i = 1; i <= 6; i++) s[i] += $i; n++ }
+		END { for (i = 1; i <= 6; i++) printf "%.0f ", n ? s[i] / n : 0; print "" }' "$out/$p.pairs")
+	read -r xq pq aq < <(diffstats 1 2 <"$out/$p.pairs")
+	read -r xg pg ag < <(diffstats 3 4 <"$out/$p.pairs")
+	read -r xd pd ad < <(diffstats 5 6 <"$out/$p.pairs")
+	note "$PFX $p: ioload ops $ops (errors $errs); btt Q2C n $nq2c, D2C n $nd2c; blkparse requests $nblk (incomplete $inc, other events $other; blktrace dropped ${dropped:-?}); iotracer records $niot (no stages $incit; block drops ${iot_drops:-?}); paired $np, unpaired iotracer $ui, blktrace $ub"
+	note "$PFX $p: Q2C mean btt $(us "$bq2c") iotracer $(us "$mq2c_i") ($(pct "$mq2c_i" "$bq2c") %); D2C mean btt $(us "$bd2c") iotracer $(us "$md2c_i") ($(pct "$md2c_i" "$bd2c") %); Q2D mean blkparse $(us "$mq2d_b") iotracer $(us "$mq2d_i")"
+	note "$PFX $p: per request |iotracer - blktrace|: Q2C max $(us "$xq") p99 $(us "$pq") mean $(us "$aq"); Q2D max $(us "$xg") p99 $(us "$pg") mean $(us "$ag"); D2C max $(us "$xd") p99 $(us "$pd") mean $(us "$ad"); the per-request list's means against btt's: Q2C $(pct "$mq2c_b" "$bq2c") %, D2C $(pct "$md2c_b" "$bd2c") %"
+
+	# match: one request set on both sides, nothing lost, and btt read as we read it
+	why=""
+	((ops > 0 && errs == 0)) || why="${why}ioload ops $ops errors $errs; "
+	[[ $dropped == 0 ]] || why="${why}blktrace dropped ${dropped:-?} events; "
+	[[ $iot_drops == 0 ]] || why="${why}iotracer dropped ${iot_drops:-?} block records; "
+	((nblk == ops && niot == ops && np == ops && ui == 0 && ub == 0 && incit == 0 && inc == 0)) ||
+		why="${why}ioload $ops ops, blkparse $nblk complete requests ($inc incomplete, $other other events), iotracer $niot records ($incit without stages), $np paired, unpaired: iotracer $ui, blktrace $ub; "
+	[[ $nq2c == "$nblk" && $nd2c == "$nblk" ]] || why="${why}btt counts Q2C $nq2c D2C $nd2c, blkparse lists $nblk requests; "
+	awk -v a="$mq2c_b" -v b="$bq2c" -v c="$md2c_b" -v d="$bd2c" 'BEGIN { exit !((a - b) ^ 2 <= 4 && (c - d) ^ 2 <= 4) }' ||
+		why="${why}the per-request means (Q2C $mq2c_b, D2C $md2c_b ns) are not btt's ($bq2c, $bd2c ns); "
+	if [[ -z $why ]]; then report PASS "${PFX}_${p}_match"; else report FAIL "${PFX}_${p}_match" "${why%; }"; fi
+	# means within TOL % of btt's
+	for c in q2c:"$mq2c_i":"$bq2c" d2c:"$md2c_i":"$bd2c"; do
+		IFS=: read -r st mi mb <<<"$c"
+		if ((np == 0 || mb == 0)); then
+			report FAIL "${PFX}_${p}_$st" "no paired requests"
+		elif awk -v a="$mi" -v b="$mb" -v t="$TOL" 'BEGIN { d = (a - b) / b; exit !(d <= t / 100 && d >= -t / 100) }'; then
+			report PASS "${PFX}_${p}_$st"
+		else
+			report FAIL "${PFX}_${p}_$st" "mean ${st^^} over $np requests: iotracer $(us "$mi"), btt $(us "$mb") ($(pct "$mi" "$mb") %, allowed ±$TOL %)"
+		fi
+	done
+done
+rest FAIL "not reported (bug in test_btt.sh)"
+note "$PFX: took $(lab_since "$t0")s; files in $out"
+exit "$failed"
