@@ -140,7 +140,11 @@ if ((brc == 3)); then
 	rest SKIP "$(tail -n 1 "$out/boot.log" | sed 's/^\[lab\] //')"
 	exit 0
 fi
-note "$PFX: kernel $kver, ready $(sed -n 's/^ready_s=//p' "$out/result" 2>/dev/null)s, boot wall $(sed -n 's/^wall_s=//p' "$out/result" 2>/dev/null)s, $(awk '$1 == "step" { t[$2] = $3 } END { for (k in t) if (k ~ /_load_start$/) { p = substr(k, 1, length(k) - 11); printf "%s load %.1fs ", p, t[p "_load_end"] - t[k] } }' "$g" 2>/dev/null)"
+loads=""
+for p in $PHASES; do
+	loads="$loads, $p load $(awk -v p="$p" '$1 == "step" { t[$2] = $3 } END { printf "%.1fs", t[p "_load_end"] - t[p "_load_start"] }' "$g" 2>/dev/null)"
+done
+note "$PFX: kernel $kver, ready $(sed -n 's/^ready_s=//p' "$out/result" 2>/dev/null)s, boot wall $(sed -n 's/^wall_s=//p' "$out/result" 2>/dev/null)s$loads"
 why=""
 if ((brc == 2)); then
 	why="guest did not reach its end marker ($(grep -m1 -E 'timed out|panic|Oops' "$out/boot.log" "$out/console.log" 2>/dev/null | head -c 200)); "
@@ -164,29 +168,40 @@ report PASS "${PFX}_run"
 jq -R -r 'fromjson? | select(.type == "request") | .block[]? | select(.dev == "vda")
 	| [.op, .sector, .nr_sectors, .q_ns, .q2d_ns, .d2c_ns, .q2c_ns] | map(tostring) | join(" ")' \
 	"$out/out.json" >"$out/iot.txt"
+# requests of other ops (no sectors: not in either side's read/write set): said, not checked
+note "$PFX: iotracer's other block records on vda over the whole run: $(awk '$1 != "read" && $1 != "write" { n[$1 " " $3 " sectors"]++ } END { for (k in n) printf "%s (%d) ", k, n[k] }' "$out/iot.txt")"
 iot_drops=$(jq -R -r 'fromjson? | select(.type == "summary" and .final) | [.drops.block.ringbuf, .drops.block.inflight, .drops.block.missed // 0] | add' "$out/out.json" | tail -n 1)
 
 # blkparse's events -> one line per read/write request with Q, D and C seen:
 #   op sector nr q2c_ns q2d_ns d2c_ns q_ns   (times relative to blktrace's start)
-# and a last line "# incomplete N other M" (requests missing Q, D or C; events of
-# other kinds with sectors: merges, splits, requeues, flushes).
+# and a last line "# incomplete N merges M other K KINDS": requests missing Q, D
+# or C; merge, split, requeue and bounce events of read/write requests; the
+# other requests completed (flushes, discards, a driver's own requests such as
+# virtio-blk's serial read: no sectors), KINDS their RWBS (count) list.
 # shellcheck disable=SC2016 # awk program
 BLK_REQS='
 function ns(s, n) { return s * 1e9 + n }
 $1 ~ /^[QDC]$/ {
 	op = substr($2, 1, 1)
-	if ((op != "R" && op != "W") || $4 == 0) { other++; next }
+	if ((op != "R" && op != "W") || $4 == 0) {
+		if ($1 == "C") { other++; kinds[$2]++ }
+		next
+	}
 	k = op " " $3 " " $4; t = ns($5, $6)
 	if ($1 == "Q") { if (k in q) inc++; q[k] = t; delete d[k] }
 	else if ($1 == "D") d[k] = t
 	else if ((k in q) && (k in d)) {
-		printf "%s %s %s %d %d %d %d\n", (op == "R" ? "read" : "write"), $3, $4, t - q[k], d[k] - q[k], t - d[k], q[k]
+		printf "%s %s %s %.0f %.0f %.0f %.0f\n", (op == "R" ? "read" : "write"), $3, $4, t - q[k], d[k] - q[k], t - d[k], q[k]
 		delete q[k]; delete d[k]
 	} else inc++
 	next
 }
-$1 ~ /^[MFXRB]$/ && $4 > 0 { other++ }
-END { for (k in q) inc++; printf "# incomplete %d other %d\n", inc, other }'
+$1 ~ /^[MFXRB]$/ { merges++ }
+END {
+	for (k in q) inc++
+	for (k in kinds) kl = kl (kl ? "," : "") k "(" kinds[k] ")"
+	printf "# incomplete %d merges %d other %d %s\n", inc, merges, other, (kl ? kl : "-")
+}'
 
 # Pairs by (op, sector, n-th occurrence in queue order): the requests of PHASE
 # from both sides -> pairs "q2c_bt q2c_it q2d_bt q2d_it d2c_bt d2c_it" and a last
@@ -223,7 +238,7 @@ us() { awk -v v="$1" 'BEGIN { printf "%.1fus", v / 1000 }'; }
 # diffstats COL_BT COL_IT < pairs: "max p99 mean" of |it - bt| in ns
 diffstats() {
 	awk -v a="$1" -v b="$2" '!/^#/ { d = $b - $a; print (d < 0 ? -d : d) }' | sort -n |
-		awk '{ v[NR] = $1; s += $1 } END { if (!NR) { print "0 0 0"; exit } i = int(NR * 0.99 + 0.999); printf "%d %d %.0f\n", v[NR], v[i], s / NR }'
+		awk '{ v[NR] = $1; s += $1 } END { if (!NR) { print "0 0 0"; exit } i = int(NR * 0.99 + 0.999); printf "%.0f %.0f %.0f\n", v[NR], v[i], s / NR }'
 }
 # btt's average of a stage (the "All Devices" block; btt calls Q2C Q2Cdm when
 # the requests have no insert event, i.e. were issued directly): "avg_ns n"
@@ -245,7 +260,7 @@ for p in $PHASES; do
 	awk "$BLK_REQS" "$out/$p.txt" >"$out/$p.req"
 	awk -v sect="$LAB_G_BTT_SPLIT" -v lo="$lo" "$PAIR" "$out/$p.req" "$out/iot.txt" >"$out/$p.pairs"
 	lo=0
-	read -r _ _ inc _ other < <(tail -n 1 "$out/$p.req")
+	read -r _ _ inc _ merges _ other kinds < <(tail -n 1 "$out/$p.req")
 	read -r _ _ niot _ nblk _ np _ ui _ ub _ incit < <(tail -n 1 "$out/$p.pairs")
 	read -r bq2c nq2c < <(btt_avg "$out/$p.btt.avg" Q2C)
 	read -r bd2c nd2c < <(btt_avg "$out/$p.btt.avg" D2C)
@@ -258,7 +273,7 @@ for p in $PHASES; do
 	read -r xq pq aq < <(diffstats 1 2 <"$out/$p.pairs")
 	read -r xg pg ag < <(diffstats 3 4 <"$out/$p.pairs")
 	read -r xd pd ad < <(diffstats 5 6 <"$out/$p.pairs")
-	note "$PFX $p: ioload ops $ops (errors $errs); btt Q2C n $nq2c, D2C n $nd2c; blkparse requests $nblk (incomplete $inc, other events $other; blktrace dropped ${dropped:-?}); iotracer records $niot (no stages $incit; block drops ${iot_drops:-?}); paired $np, unpaired iotracer $ui, blktrace $ub"
+	note "$PFX $p: ioload ops $ops (errors $errs); btt Q2C n $nq2c, D2C n $nd2c; blkparse read/write requests $nblk (incomplete $inc, merge/split/requeue events $merges; blktrace dropped ${dropped:-?}; other requests $other: $kinds); iotracer records $niot (no stages $incit; block drops ${iot_drops:-?}); paired $np, unpaired iotracer $ui, blktrace $ub"
 	note "$PFX $p: Q2C mean btt $(us "$bq2c") iotracer $(us "$mq2c_i") ($(pct "$mq2c_i" "$bq2c") %); D2C mean btt $(us "$bd2c") iotracer $(us "$md2c_i") ($(pct "$md2c_i" "$bd2c") %); Q2D mean blkparse $(us "$mq2d_b") iotracer $(us "$mq2d_i")"
 	note "$PFX $p: per request |iotracer - blktrace|: Q2C max $(us "$xq") p99 $(us "$pq") mean $(us "$aq"); Q2D max $(us "$xg") p99 $(us "$pg") mean $(us "$ag"); D2C max $(us "$xd") p99 $(us "$pd") mean $(us "$ad"); the per-request list's means against btt's: Q2C $(pct "$mq2c_b" "$bq2c") %, D2C $(pct "$md2c_b" "$bd2c") %"
 
@@ -267,8 +282,8 @@ for p in $PHASES; do
 	((ops > 0 && errs == 0)) || why="${why}ioload ops $ops errors $errs; "
 	[[ $dropped == 0 ]] || why="${why}blktrace dropped ${dropped:-?} events; "
 	[[ $iot_drops == 0 ]] || why="${why}iotracer dropped ${iot_drops:-?} block records; "
-	((nblk == ops && niot == ops && np == ops && ui == 0 && ub == 0 && incit == 0 && inc == 0)) ||
-		why="${why}ioload $ops ops, blkparse $nblk complete requests ($inc incomplete, $other other events), iotracer $niot records ($incit without stages), $np paired, unpaired: iotracer $ui, blktrace $ub; "
+	((nblk == ops && niot == ops && np == ops && ui == 0 && ub == 0 && incit == 0 && inc == 0 && merges == 0)) ||
+		why="${why}ioload $ops ops, blkparse $nblk complete requests ($inc incomplete, $merges merge/split/requeue events), iotracer $niot records ($incit without stages), $np paired, unpaired: iotracer $ui, blktrace $ub; "
 	[[ $nq2c == "$nblk" && $nd2c == "$nblk" ]] || why="${why}btt counts Q2C $nq2c D2C $nd2c, blkparse lists $nblk requests; "
 	awk -v a="$mq2c_b" -v b="$bq2c" -v c="$md2c_b" -v d="$bd2c" 'BEGIN { exit !((a - b) ^ 2 <= 4 && (c - d) ^ 2 <= 4) }' ||
 		why="${why}the per-request means (Q2C $mq2c_b, D2C $md2c_b ns) are not btt's ($bq2c, $bd2c ns); "
