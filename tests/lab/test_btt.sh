@@ -250,7 +250,7 @@ lo=1
 for p in $PHASES; do
 	blkparse -q -i vda -D "$out/$p" -f '%a %d %S %n %T %t\n' -o "$out/$p.txt" >"$tmp/blkparse.log" 2>&1 &&
 		blkparse -q -i vda -D "$out/$p" -O -d "$tmp/$p.bin" >>"$tmp/blkparse.log" 2>&1 &&
-		btt -i "$tmp/$p.bin" -o "$out/$p.btt" >"$tmp/btt.log" 2>&1
+		(cd "$tmp" && btt -i "$p.bin" -o "$out/$p.btt") >"$tmp/btt.log" 2>&1 # it writes *_fp.dat files into its cwd
 	if [[ ! -s $out/$p.btt.avg ]]; then
 		why="blkparse/btt failed on the $p trace: $(tail -n 2 "$tmp/blkparse.log" "$tmp/btt.log" | tr '\n' ' ')"
 		for c in match q2c d2c; do report FAIL "${PFX}_${p}_$c" "$why"; done
