@@ -4,38 +4,44 @@
 # requests (issue 21: "Q2C and D2C means within 3 % on the same requests").
 #
 # This host has no debugfs and no blktrace; the lab guest has both. One boot of
-# LAB_BTT_KERNEL (6.12) runs tests/lab/guest-btt.sh: a static iotracer
-# (`-q --no-live -j out.json -d vda`, the default profile) traces the whole
-# run, and Debian's blktrace (the host's binary, run through the host's
-# loader and libc) traces each phase: qd1 (ioload randread + randwrite,
-# LAB_BTT_COUNT ops each, QD1, 4 KiB O_DIRECT, below sector 65536) and qdN
-# (LAB_BTT_QD ioload processes at once in slices above it). blktrace's
-# per-CPU binary files come back in the bundle; blkparse and btt run here.
+# LAB_BTT_KERNEL (6.12) runs tests/lab/guest-btt.sh: Debian's blktrace (the
+# host's binary, run through the host's loader and libc) and then a static
+# iotracer (`-q --no-live -j out.json -d vda`, the default profile) trace two
+# loads: qd1 (ioload randread + randwrite, LAB_BTT_COUNT ops each, QD1, 4 KiB
+# O_DIRECT, below sector 65536) and qdN (LAB_BTT_QD ioload processes at once
+# in slices above it). blktrace's per-CPU binary files come back in the
+# bundle; blkparse and btt run here, btt once per load over the load's time
+# window (-t/-T), the load's requests told apart by sector.
 #
-# Per phase P (qd1, qd4):
+# Per load P (qd1, qd4):
 #   lab_btt_<k>_P_match  every request is on both sides, nothing lost: btt's
-#                        Q2C count == the complete read/write requests
-#                        blkparse lists (Q, D, C seen) == iotracer's block
-#                        records in the phase's sectors == ioload's ops, all
-#                        paired by (op, sector, n-th occurrence), blktrace
-#                        dropped 0 events, iotracer dropped 0 block records
+#                        Q2C and D2C counts == the complete read/write
+#                        requests blkparse lists (Q, D, C seen) == iotracer's
+#                        block records in the load's sectors == ioload's ops,
+#                        all paired by (op, sector, n-th occurrence), none
+#                        incomplete, merged or split, blktrace dropped 0
+#                        events, iotracer dropped 0 block records; and the
+#                        list's means are btt's (to 2 ns: the parser's check)
 #   lab_btt_<k>_P_q2c    mean Q2C of iotracer's records within 3 % of btt's
 #   lab_btt_<k>_P_d2c    the same for D2C
 # and lab_btt_<k>_run (the guest ran, both tracers started and exited 0, the
 # bundle arrived). Durations only: blktrace's times are relative to its start,
-# iotracer's are the monotonic clock. Notes per phase: the means, btt's own
-# averages against the per-request list's (the parser's check), and the
-# per-request |iotracer - blktrace| of Q2C, Q2D and D2C (max, p99, mean).
+# iotracer's are the monotonic clock. Notes per load: the means, and the
+# per-request |iotracer - blktrace| of Q2C, Q2D and D2C (max, p99, mean);
+# per run: the requests of other kinds (no sectors) each side saw.
 #
 # SKIP (never PASS) when blkparse/btt/blktrace are not installed here
 # (`apt-get install blktrace`, in the Makefile's deps-test), when the kernel
 # cannot be fetched or booted, or when its config lacks CONFIG_BLK_DEV_IO_TRACE.
-# Files: $LAB_DIR/runs/btt-<k>/ (boot.sh's, the bundle, P.txt = blkparse
-# events, P.req = blkparse requests, P.btt.avg = btt's averages, iot.txt =
-# iotracer's block records, P.pairs = matched pairs).
+# Files: $LAB_DIR/runs/btt-<k>/ (boot.sh's, the bundle with bt/ = blktrace's
+# files, bt.txt = blkparse's events, bt.req = its requests, P.req = those of
+# load P, P.btt.avg = btt's averages, iot.txt = iotracer's block records,
+# P.pairs = the pairs).
 #
 # Environment: LAB_BTT_KERNEL (6.12), LAB_BTT_COUNT (300), LAB_BTT_QD (4),
-# LAB_BTT_TOL (3: percent), LAB_TIMEOUT (120 s), IOTRACER, and what boot.sh reads.
+# LAB_BTT_TOL (3: percent), LAB_BTT_ORDER=iotracer (attach iotracer first, so
+# its programs run before blktrace's probes: docs/lab.md), LAB_TIMEOUT
+# (120 s), and what boot.sh reads.
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -48,6 +54,7 @@ TOL=${LAB_BTT_TOL:-3}
 export LAB_TIMEOUT=${LAB_TIMEOUT:-120}
 export LAB_G_BTT_COUNT=${LAB_BTT_COUNT:-300}
 export LAB_G_BTT_QD=${LAB_BTT_QD:-4}
+export LAB_G_BTT_ORDER=${LAB_BTT_ORDER:-blktrace}
 export LAB_G_BTT_SPLIT=65536 # sector: qd1 below, qdN above (LAB_DISK_MB 64)
 export LAB_DISK_MB=64
 unset LAB_HOST_HOOK
@@ -153,9 +160,8 @@ elif ! unbundle "$g" "$out"; then
 fi
 grep -q '^iotracer did not attach' "$g" && why="${why}iotracer did not attach: $(head -c 300 "$out/iotracer.err" 2>/dev/null | tr '\n' ' '); "
 grep -q '^iotracer_rc 0$' "$g" || why="${why}iotracer exited with status $(sed -n 's/^iotracer_rc //p' "$g"); "
-for p in $PHASES; do
-	grep -q "^blktrace $p rc 0\$" "$g" || why="${why}blktrace $p: $(grep -m1 "^blktrace $p " "$g" || echo 'no result'); "
-done
+grep -q '^blktrace did not start' "$g" && why="${why}$(grep -m1 '^blktrace did not start' "$g"); "
+grep -q '^blktrace_rc 0$' "$g" || why="${why}blktrace exited with status $(sed -n 's/^blktrace_rc //p' "$g"); "
 ((brc == 1)) && why="${why}guest script exited non-zero (an ioload error?); "
 if [[ -n $why ]]; then
 	rest FAIL "${why%; } (see $out/console.log)"
@@ -172,44 +178,43 @@ jq -R -r 'fromjson? | select(.type == "request") | .block[]? | select(.dev == "v
 note "$PFX: iotracer's other block records on vda over the whole run: $(awk '$1 != "read" && $1 != "write" { n[$1 " " $3 " sectors"]++ } END { for (k in n) printf "%s (%d) ", k, n[k] }' "$out/iot.txt")"
 iot_drops=$(jq -R -r 'fromjson? | select(.type == "summary" and .final) | [.drops.block.ringbuf, .drops.block.inflight, .drops.block.missed // 0] | add' "$out/out.json" | tail -n 1)
 
-# blkparse's events -> one line per read/write request with Q, D and C seen:
-#   op sector nr q2c_ns q2d_ns d2c_ns q_ns   (times relative to blktrace's start)
-# and a last line "# incomplete N merges M other K KINDS": requests missing Q, D
-# or C; merge, split, requeue and bounce events of read/write requests; the
-# other requests completed (flushes, discards, a driver's own requests such as
-# virtio-blk's serial read: no sectors), KINDS their RWBS (count) list.
+# blkparse's events -> lines
+#   req OP SECTOR NR Q2C_NS Q2D_NS D2C_NS Q_NS  a read/write request with Q, D and C
+#   inc OP SECTOR NR                           one missing its Q, D or C
+#   merge ACTION OP SECTOR                      merge, split, requeue or bounce event
+#   other RWBS                                  a completed request of another kind
+#                                               (flush, discard, a driver's own: no sectors)
+# (times relative to blktrace's start; OP read or write).
 # shellcheck disable=SC2016 # awk program
 BLK_REQS='
 function ns(s, n) { return s * 1e9 + n }
+function opn(o) { return o == "R" ? "read" : "write" }
+{ op = substr($2, 1, 1) }
 $1 ~ /^[QDC]$/ {
-	op = substr($2, 1, 1)
 	if ((op != "R" && op != "W") || $4 == 0) {
-		if ($1 == "C") { other++; kinds[$2]++ }
+		if ($1 == "C") print "other", $2
 		next
 	}
-	k = op " " $3 " " $4; t = ns($5, $6)
-	if ($1 == "Q") { if (k in q) inc++; q[k] = t; delete d[k] }
+	k = opn(op) " " $3 " " $4; t = ns($5, $6)
+	if ($1 == "Q") { if (k in q) print "inc", k; q[k] = t; delete d[k] }
 	else if ($1 == "D") d[k] = t
 	else if ((k in q) && (k in d)) {
-		printf "%s %s %s %.0f %.0f %.0f %.0f\n", (op == "R" ? "read" : "write"), $3, $4, t - q[k], d[k] - q[k], t - d[k], q[k]
+		printf "req %s %.0f %.0f %.0f %.0f\n", k, t - q[k], d[k] - q[k], t - d[k], q[k]
 		delete q[k]; delete d[k]
-	} else inc++
+	} else print "inc", k
 	next
 }
-$1 ~ /^[MFXRB]$/ { merges++ }
-END {
-	for (k in q) inc++
-	for (k in kinds) kl = kl (kl ? "," : "") k "(" kinds[k] ")"
-	printf "# incomplete %d merges %d other %d %s\n", inc, merges, other, (kl ? kl : "-")
-}'
+$1 ~ /^[MFXRB]$/ && (op == "R" || op == "W") { print "merge", $1, opn(op), $3 }
+END { for (k in q) print "inc", k }'
 
-# Pairs by (op, sector, n-th occurrence in queue order): the requests of PHASE
-# from both sides -> pairs "q2c_bt q2c_it q2d_bt q2d_it d2c_bt d2c_it" and a last
-# line "# iot N blk M pairs P unpaired_iot U unpaired_blk V incomplete_iot I".
+# Pairs by (op, sector, n-th occurrence in queue order): the requests of a
+# load from both sides (the phase's req lines, then iot.txt) -> pairs
+# "q2c_bt q2c_it q2d_bt q2d_it d2c_bt d2c_it" and a last line
+# "# iot N blk M pairs P unpaired_iot U unpaired_blk V incomplete_iot I".
 # shellcheck disable=SC2016 # awk program
 PAIR='
 FNR == 1 { f++ }
-f == 1 && !/^#/ { key = $1 " " $2 " " $3; blk[key, ++nb[key]] = $4 " " $5 " " $6; nblk++; next }
+f == 1 && $1 == "req" { key = $2 " " $3 " " $4; blk[key, ++nb[key]] = $5 " " $6 " " $7; nblk++; next }
 f == 2 {
 	if (lo ? $2 >= sect : $2 < sect) next
 	if ($1 != "read" && $1 != "write") next
@@ -246,34 +251,45 @@ btt_avg() { # FILE STAGE
 	awk -v s="$2" '$1 == s || $1 == s "dm" { printf "%.0f %d\n", $3 * 1e9, $5; exit }' "$1"
 }
 
+if ! blkparse -q -i vda -D "$out/bt" -f '%a %d %S %n %T %t\n' -o "$out/bt.txt" >"$tmp/blkparse.log" 2>&1 ||
+	! blkparse -q -i vda -D "$out/bt" -O -d "$tmp/bt.bin" >>"$tmp/blkparse.log" 2>&1 ||
+	! awk "$BLK_REQS" "$out/bt.txt" >"$out/bt.req"; then
+	rest FAIL "blkparse failed on the trace: $(tail -n 2 "$tmp/blkparse.log" | tr '\n' ' ')"
+	exit 1
+fi
+dropped=$(sed -n 's/.*Total:.*(dropped \([0-9]*\)).*/\1/p' "$out/blktrace.out" | head -n 1)
+note "$PFX: blktrace: $(grep -m1 'Total:' "$out/blktrace.out" | tr -s ' '); other requests completed (no sectors): $(awk '$1 == "other" { n[$2]++ } END { for (k in n) printf "%s (%d) ", k, n[k] }' "$out/bt.req")"
+
 lo=1
 for p in $PHASES; do
-	blkparse -q -i vda -D "$out/$p" -f '%a %d %S %n %T %t\n' -o "$out/$p.txt" >"$tmp/blkparse.log" 2>&1 &&
-		blkparse -q -i vda -D "$out/$p" -O -d "$tmp/$p.bin" >>"$tmp/blkparse.log" 2>&1 &&
-		(cd "$tmp" && btt -i "$p.bin" -o "$out/$p.btt") >"$tmp/btt.log" 2>&1 # it writes *_fp.dat files into its cwd
+	# the load's lines of bt.req (by sector), and btt over its time window
+	awk -v sect="$LAB_G_BTT_SPLIT" -v lo="$lo" '{ s = $1 == "merge" ? $4 : $3 }
+		($1 == "req" || $1 == "inc" || $1 == "merge") && (lo ? s < sect : s >= sect)' "$out/bt.req" >"$out/$p.req"
+	read -r w0 w1 < <(awk '$1 == "req" { if (!n++ || $8 < a) a = $8; if ($8 + $5 > b) b = $8 + $5 }
+		END { printf "%.9f %.9f\n", (a > 1000 ? a - 1000 : 0) / 1e9, (b + 1000) / 1e9 }' "$out/$p.req")
+	(cd "$tmp" && btt -i bt.bin -t "$w0" -T "$w1" -o "$out/$p.btt") >"$tmp/btt.log" 2>&1 # it writes *_fp.dat files into its cwd
 	if [[ ! -s $out/$p.btt.avg ]]; then
-		why="blkparse/btt failed on the $p trace: $(tail -n 2 "$tmp/blkparse.log" "$tmp/btt.log" | tr '\n' ' ')"
+		why="btt failed on the $p window ($w0 .. $w1 s): $(tail -n 2 "$tmp/btt.log" | tr '\n' ' ')"
 		for c in match q2c d2c; do report FAIL "${PFX}_${p}_$c" "$why"; done
 		lo=0
 		continue
 	fi
-	awk "$BLK_REQS" "$out/$p.txt" >"$out/$p.req"
 	awk -v sect="$LAB_G_BTT_SPLIT" -v lo="$lo" "$PAIR" "$out/$p.req" "$out/iot.txt" >"$out/$p.pairs"
 	lo=0
-	read -r _ _ inc _ merges _ other kinds < <(tail -n 1 "$out/$p.req")
+	inc=$(grep -c '^inc ' "$out/$p.req")
+	merges=$(grep -c '^merge ' "$out/$p.req")
 	read -r _ _ niot _ nblk _ np _ ui _ ub _ incit < <(tail -n 1 "$out/$p.pairs")
 	read -r bq2c nq2c < <(btt_avg "$out/$p.btt.avg" Q2C)
 	read -r bd2c nd2c < <(btt_avg "$out/$p.btt.avg" D2C)
 	ops=$(grep "^ioload $p " "$out/ioload.txt" | cut -d' ' -f3- | jq -s 'map(.ops) | add // 0')
 	errs=$(grep "^ioload $p " "$out/ioload.txt" | cut -d' ' -f3- | jq -s 'map(.errors) | add // 0')
-	dropped=$(sed -n 's/.*Total:.*(dropped \([0-9]*\)).*/\1/p' "$out/$p.bt" | head -n 1)
 	# means over the pairs: blkparse's (the parser's check against btt) and iotracer's
 	read -r mq2c_b mq2c_i mq2d_b mq2d_i md2c_b md2c_i < <(awk '!/^#/ { for (i = 1; i <= 6; i++) s[i] += $i; n++ }
 		END { for (i = 1; i <= 6; i++) printf "%.0f ", n ? s[i] / n : 0; print "" }' "$out/$p.pairs")
 	read -r xq pq aq < <(diffstats 1 2 <"$out/$p.pairs")
 	read -r xg pg ag < <(diffstats 3 4 <"$out/$p.pairs")
 	read -r xd pd ad < <(diffstats 5 6 <"$out/$p.pairs")
-	note "$PFX $p: ioload ops $ops (errors $errs); btt Q2C n $nq2c, D2C n $nd2c; blkparse read/write requests $nblk (incomplete $inc, merge/split/requeue events $merges; blktrace dropped ${dropped:-?}; other requests $other: $kinds); iotracer records $niot (no stages $incit; block drops ${iot_drops:-?}); paired $np, unpaired iotracer $ui, blktrace $ub"
+	note "$PFX $p: ioload ops $ops (errors $errs); btt ($w0 .. $w1 s) Q2C n $nq2c, D2C n $nd2c; blkparse read/write requests $nblk (incomplete $inc, merge/split/requeue events $merges; blktrace dropped ${dropped:-?}); iotracer records $niot (no stages $incit; block drops ${iot_drops:-?}); paired $np, unpaired iotracer $ui, blktrace $ub"
 	note "$PFX $p: Q2C mean btt $(us "$bq2c") iotracer $(us "$mq2c_i") ($(pct "$mq2c_i" "$bq2c") %); D2C mean btt $(us "$bd2c") iotracer $(us "$md2c_i") ($(pct "$md2c_i" "$bd2c") %); Q2D mean blkparse $(us "$mq2d_b") iotracer $(us "$mq2d_i")"
 	note "$PFX $p: per request |iotracer - blktrace|: Q2C max $(us "$xq") p99 $(us "$pq") mean $(us "$aq"); Q2D max $(us "$xg") p99 $(us "$pg") mean $(us "$ag"); D2C max $(us "$xd") p99 $(us "$pd") mean $(us "$ad"); the per-request list's means against btt's: Q2C $(pct "$mq2c_b" "$bq2c") %, D2C $(pct "$md2c_b" "$bd2c") %"
 
