@@ -1,4 +1,4 @@
-# shellcheck shell=sh
+# shellcheck shell=sh source-path=SCRIPTDIR
 # Guest side of the blktrace/btt comparison (runs as /lab/run.sh under busybox
 # sh; the host side is tests/lab/test_btt.sh). Needs /lab/guest-lib.sh,
 # /lab/iotracer (static) and Debian's /lab/blktrace with its loader and
@@ -32,18 +32,13 @@
 # Exit status: 0 when both tracers ran and exited 0 and every ioload run had no
 # error; 1 otherwise (the bundle is sent in every case).
 set -u
+# shellcheck source=guest-lib.sh # /lab/guest-lib.sh in the guest
 . /lab/guest-lib.sh
 count=${LAB_G_BTT_COUNT:-300}
 qd=${LAB_G_BTT_QD:-4}
-W=/tmp/btt
-mkdir -p "$W"
-: >"$W/ioload.txt"
-: >"$W/steps.txt"
-rc=0
+guest_init /tmp/btt
 ncpu=$(grep -c '^processor' /proc/cpuinfo)
 half=$((${LAB_G_BTT_SPLIT:-65536} * 512)) # bytes: qd1 below, qdN above (64 MiB disk)
-
-step() { echo "step $1 $(cut -d' ' -f1 /proc/uptime)" | tee -a "$W/steps.txt"; }
 
 # run_ioload PHASE ARGS...: one run, its JSON line kept as the oracle; its
 # exit status
@@ -145,7 +140,6 @@ for t in iotracer blktrace; do
 	if [ "$t" = iotracer ]; then p=$pid; else p=$bpid; fi
 	[ -n "$p" ] || continue
 	stop_pid "$p" "$t"
-	# shellcheck disable=SC2154 # stop_rc: set by stop_pid (guest-lib.sh)
 	echo "${t}_rc $stop_rc"
 	[ "$stop_rc" -eq 0 ] || rc=1
 done

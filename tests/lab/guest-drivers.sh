@@ -1,4 +1,4 @@
-# shellcheck shell=sh
+# shellcheck shell=sh source-path=SCRIPTDIR
 # Guest side of the driver layers test (runs as /lab/run.sh under busybox sh;
 # the host side is tests/lab/test_drivers.sh). Needs /lab/guest-lib.sh and /lab/iotracer (a static
 # build, passed with LAB_EXTRA).
@@ -24,21 +24,13 @@
 # Exit status: 0 when iotracer attached and exited 0 and every ioload run had
 # no error; 1 otherwise (the bundle is sent in every case).
 set -u
+# shellcheck source=guest-lib.sh # /lab/guest-lib.sh in the guest
 . /lab/guest-lib.sh
 count=${LAB_G_DRV_COUNT:-300}
 bs=${LAB_G_DRV_BS:-4096}
 disks=${LAB_G_DRV_DISKS:-nvme0n1 sda vda}
 settle=${LAB_G_DRV_SETTLE:-1}
-W=/tmp/drv
-mkdir -p "$W"
-: >"$W/ioload.txt"
-: >"$W/steps.txt"
-rc=0
-
-up() { cut -d' ' -f1 /proc/uptime; }
-step() {
-	echo "step $1 $(up)" | tee -a "$W/steps.txt"
-}
+guest_init /tmp/drv
 
 devs=$(echo "$disks" | tr ' ' ',')
 # LAB_G_DRV_MODE=guest: guest mode, streaming to the host daemon on the

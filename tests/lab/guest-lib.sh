@@ -1,8 +1,21 @@
-# shellcheck shell=sh
+# shellcheck shell=sh disable=SC2034 # W, rc, stop_rc: read by the sourcing scripts
 # Helpers of the guest scripts (busybox sh; guest-drivers.sh, guest-modes.sh,
 # guest-btt.sh),
 # in the guest as /lab/guest-lib.sh: the host side puts it in LAB_EXTRA
 # (guest_extra in harness.sh).
+
+# guest_init DIR: the work directory W = DIR with empty ioload.txt and
+# steps.txt; rc=0 (the script's exit status so far).
+guest_init() {
+	W=$1
+	mkdir -p "$W"
+	: >"$W/ioload.txt"
+	: >"$W/steps.txt"
+	rc=0
+}
+
+# step NAME: `step NAME UPTIME_S` on the console and in $W/steps.txt.
+step() { echo "step $1 $(cut -d' ' -f1 /proc/uptime)" | tee -a "$W/steps.txt"; }
 
 # stop_pid PID WHAT: SIGTERM, SIGKILL if still there after 30 s (says so);
 # stop_rc = its exit status.

@@ -75,10 +75,8 @@ on_signal() {
 	exit "$2"
 }
 install_traps cleanup
-mkdir -p "$LAB_DIR/tmp" "$LAB_DIR/runs"
-tmp=$(mktemp -d "$LAB_DIR/tmp/btt.XXXXXX") || {
-	tmp=""
-	rest FAIL "mktemp failed"
+new_tmp btt || {
+	rest FAIL "cannot make a temp dir in $LAB_DIR/tmp"
 	exit 1
 }
 out=$LAB_DIR/runs/btt-$SERIES
