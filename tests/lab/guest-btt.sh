@@ -34,7 +34,7 @@
 set -u
 # shellcheck source=guest-lib.sh # /lab/guest-lib.sh in the guest
 . /lab/guest-lib.sh
-count=${LAB_G_BTT_COUNT:-300}
+count=${LAB_G_BTT_COUNT:-600}
 qd=${LAB_G_BTT_QD:-4}
 guest_init /tmp/btt
 ncpu=$(grep -c '^processor' /proc/cpuinfo)

@@ -24,6 +24,13 @@
 #                        list's means are btt's (to 2 ns: the parser's check)
 #   lab_btt_<k>_P_q2c    mean Q2C of iotracer's records within 3 % of btt's
 #   lab_btt_<k>_P_d2c    the same for D2C
+#   lab_btt_<k>_P_stamps per request, no iotracer stamp (Q, D, C) more than
+#                        10 us before blktrace's of the same event (each less
+#                        the median difference: the clocks' origins and the
+#                        usual time between the two probes). blktrace runs
+#                        first on each tracepoint, so iotracer's stamp can only
+#                        come later; an earlier one is not that event's (stale,
+#                        or another hook's)
 # and lab_btt_<k>_run (the guest ran, both tracers started and exited 0, the
 # bundle arrived). Durations only: blktrace's times are relative to its start,
 # iotracer's are the monotonic clock. Notes per load: the means, and the
@@ -38,7 +45,7 @@
 # load P, P.btt.avg = btt's averages, iot.txt = iotracer's block records,
 # P.pairs = the pairs).
 #
-# Environment: LAB_BTT_KERNEL (6.12), LAB_BTT_COUNT (300), LAB_BTT_QD (4),
+# Environment: LAB_BTT_KERNEL (6.12), LAB_BTT_COUNT (600), LAB_BTT_QD (4),
 # LAB_BTT_TOL (3: percent), LAB_BTT_ORDER=iotracer (attach iotracer first, so
 # its programs run before blktrace's probes: docs/lab.md), LAB_TIMEOUT
 # (120 s), and what boot.sh reads.
@@ -52,16 +59,18 @@ SERIES=${LAB_BTT_KERNEL:-6.12}
 STATIC=$LAB_DIR/iotracer-static
 TOL=${LAB_BTT_TOL:-3}
 export LAB_TIMEOUT=${LAB_TIMEOUT:-120}
-export LAB_G_BTT_COUNT=${LAB_BTT_COUNT:-300}
+export LAB_G_BTT_COUNT=${LAB_BTT_COUNT:-600}
 export LAB_G_BTT_QD=${LAB_BTT_QD:-4}
 export LAB_G_BTT_ORDER=${LAB_BTT_ORDER:-blktrace}
+ORDER_SIGN=1 # iotracer's stamps come after blktrace's (see stamp_devs)
+[[ $LAB_G_BTT_ORDER == iotracer ]] && ORDER_SIGN=-1
 export LAB_G_BTT_SPLIT=65536 # sector: qd1 below, qdN above (LAB_DISK_MB 64)
 export LAB_DISK_MB=64
 unset LAB_HOST_HOOK
 PFX=lab_btt_$SERIES
 PHASES="qd1 qd$LAB_G_BTT_QD"
 NAMES="${PFX}_run"
-for p in $PHASES; do NAMES="$NAMES ${PFX}_${p}_match ${PFX}_${p}_q2c ${PFX}_${p}_d2c"; done
+for p in $PHASES; do NAMES="$NAMES ${PFX}_${p}_match ${PFX}_${p}_q2c ${PFX}_${p}_d2c ${PFX}_${p}_stamps"; done
 
 # rest VERDICT WHY: every check not reported yet
 rest() {
@@ -207,12 +216,13 @@ END { for (k in q) print "inc", k }'
 
 # Pairs by (op, sector, n-th occurrence in queue order): the requests of a
 # load from both sides (the phase's req lines, then iot.txt) -> pairs
-# "q2c_bt q2c_it q2d_bt q2d_it d2c_bt d2c_it" and a last line
-# "# iot N blk M pairs P unpaired_iot U unpaired_blk V incomplete_iot I".
+#   q2c_bt q2c_it q2d_bt q2d_it d2c_bt d2c_it offQ offD offC op sector
+# (offX: iotracer's stamp X minus blktrace's, its clock origin included) and a
+# last line "# iot N blk M pairs P unpaired_iot U unpaired_blk V incomplete_iot I".
 # shellcheck disable=SC2016 # awk program
 PAIR='
 FNR == 1 { f++ }
-f == 1 && $1 == "req" { key = $2 " " $3 " " $4; blk[key, ++nb[key]] = $5 " " $6 " " $7; nblk++; next }
+f == 1 && $1 == "req" { key = $2 " " $3 " " $4; blk[key, ++nb[key]] = $5 " " $6 " " $7 " " $8; nblk++; next }
 f == 2 {
 	if (lo ? $2 >= sect : $2 < sect) next
 	if ($1 != "read" && $1 != "write") next
@@ -226,12 +236,39 @@ END {
 		split(it[key, j], a, " ")
 		if (j > nb[key]) { ui++; continue }
 		split(blk[key, j], b, " ")
-		print b[1], a[1], b[2], a[2], b[3], a[3]
+		split(key, k, " ")
+		printf "%s %s %s %s %s %s %.0f %.0f %.0f %s %s\n", b[1], a[1], b[2], a[2], b[3], a[3],
+			a[4] - b[4], a[4] + a[2] - b[4] - b[2], a[4] + a[1] - b[4] - b[1], k[1], k[2]
 		np++
 	}
 	for (key in nb) if (nb[key] > ni[key] + 0) ub += nb[key] - ni[key]
 	printf "# iot %d blk %d pairs %d unpaired_iot %d unpaired_blk %d incomplete_iot %d\n", niot, nblk, np, ui, ub, incit
 }'
+
+# stamp_devs PAIRS COL: the deviation of one stamp per pair, offX less its
+# median (the clocks' origins and the usual time between the two probes),
+# signed so that > 0 is the stamp of the tracer that runs second on the
+# tracepoint coming later than usual (something ran in between: an interrupt,
+# the vCPU descheduled), < 0 iotracer's stamp coming before the event blktrace
+# saw (with blktrace first it cannot, unless iotracer's stamp is not that
+# event's: a stale or a wrong one). Prints
+#   "min_us max_us late early worst_early"  (late: > 20 us, early: < -10 us)
+stamp_devs() {
+	awk -v c="$2" '!/^#/ { print $c, $10, $11 }' "$1" | sort -n |
+		awk -v sg="$ORDER_SIGN" '{ v[NR] = $1; w[NR] = $2 " " $3 }
+		END {
+			if (!NR) { print "0 0 0 0 -"; exit }
+			m = v[int((NR + 1) / 2)]; mn = 1e18; mx = -1e18
+			for (i = 1; i <= NR; i++) {
+				d = sg * (v[i] - m)
+				if (d < mn) { mn = d; ex = w[i] }
+				if (d > mx) mx = d
+				if (d > 20000) late++
+				if (d < -10000) early++
+			}
+			printf "%.1f %.1f %d %d %s:%.1fus\n", mn / 1000, mx / 1000, late, early, ex, mn / 1000
+		}' | sed 's/ \([a-z]*\) \([0-9]*\):/ \1@\2:/'
+}
 # iotracer's q order of one key is its record order only if we sort: iot.txt sorted by q_ns
 sort -k4,4n "$out/iot.txt" -o "$out/iot.txt"
 
@@ -268,7 +305,7 @@ for p in $PHASES; do
 	(cd "$tmp" && btt -i bt.bin -t "$w0" -T "$w1" -o "$out/$p.btt") >"$tmp/btt.log" 2>&1 # it writes *_fp.dat files into its cwd
 	if [[ ! -s $out/$p.btt.avg ]]; then
 		why="btt failed on the $p window ($w0 .. $w1 s): $(tail -n 2 "$tmp/btt.log" | tr '\n' ' ')"
-		for c in match q2c d2c; do report FAIL "${PFX}_${p}_$c" "$why"; done
+		for c in match q2c d2c stamps; do report FAIL "${PFX}_${p}_$c" "$why"; done
 		lo=0
 		continue
 	fi
@@ -302,6 +339,22 @@ for p in $PHASES; do
 	awk -v a="$mq2c_b" -v b="$bq2c" -v c="$md2c_b" -v d="$bd2c" 'BEGIN { exit !((a - b) ^ 2 <= 4 && (c - d) ^ 2 <= 4) }' ||
 		why="${why}the per-request means (Q2C $mq2c_b, D2C $md2c_b ns) are not btt's ($bq2c, $bd2c ns); "
 	if [[ -z $why ]]; then report PASS "${PFX}_${p}_match"; else report FAIL "${PFX}_${p}_match" "${why%; }"; fi
+	# stamps: per request, no iotracer stamp before blktrace's of the same event
+	why=""
+	sn=""
+	for c in Q:7 D:8 C:9; do
+		read -r mn mx late early ex < <(stamp_devs "$out/$p.pairs" "${c#*:}")
+		sn="$sn; ${c%%:*} ${mn}..${mx}us, $late over 20us late"
+		((early == 0)) || why="${why}${c%%:*}: $early stamps more than 10 us before blktrace's (usual offset removed), the worst $ex; "
+	done
+	note "$PFX $p: iotracer's stamp - blktrace's, less the median (the tracer that runs second: > 0 = later than usual)${sn}"
+	if ((np == 0)); then
+		report FAIL "${PFX}_${p}_stamps" "no paired requests"
+	elif [[ -z $why ]]; then
+		report PASS "${PFX}_${p}_stamps"
+	else
+		report FAIL "${PFX}_${p}_stamps" "${why%; }"
+	fi
 	# means within TOL % of btt's
 	for c in q2c:"$mq2c_i":"$bq2c" d2c:"$md2c_i":"$bd2c"; do
 		IFS=: read -r st mi mb <<<"$c"
