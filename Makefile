@@ -36,7 +36,7 @@ OBJS        := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(SRCS))
 # Pure user-space modules (no libbpf, no skeleton): unit-tested under ASan/UBSan and
 # linked into the tools. What talks to libbpf stays out.
 LIBBPF_SRCS := src/main.c src/core/loader.c src/core/kfeat.c src/core/daemon.c src/core/filters.c \
-	       src/core/aggmap.c src/top/top.c \
+	       src/core/aggmap.c src/core/blkstale.c src/top/top.c \
 	       src/mode/host.c src/bench/cmd.c src/bench/run.c src/bench/bpfstats.c
 # Linked with libmicrohttpd (--metrics): out of the pure set too. The static build
 # (lab guests) compiles it with -DIT_NO_MHD, its own small HTTP server: GnuTLS's
@@ -65,7 +65,7 @@ DEPS_BUILD  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev p
 DEPS_RUN    := libbpf1 libelf1 zlib1g libsodium23 libmicrohttpd12 libinih1
 DEPS_TEST   := fio jq util-linux e2fsprogs procps libaio-dev liburing-dev bpftrace systemd \
 	       groff-base man-db prometheus curl qemu-system-x86 libclang-rt-dev lintian \
-	       chromium python3 tmux libbpf-tools nodejs
+	       chromium python3 tmux libbpf-tools nodejs blktrace
 
 .PHONY: all deps deps-test deb deps-arm64 static-arm64 run test unit integration fuzz fuzz-build fuzz-bins lab \
 	vmlinux format clean tools replay-bench static install uninstall
@@ -85,7 +85,8 @@ endef
 deps:
 	$(call apt_install,deps,$(DEPS_BUILD) $(DEPS_RUN))
 
-# the test tools: fio, Prometheus, QEMU for the lab, lintian, a browser (~400 MB), node.
+# the test tools: fio, Prometheus, QEMU for the lab, lintian, a browser (~400 MB), node,
+# blktrace (blkparse and btt here, blktrace itself in the lab guest: tests/lab/test_btt.sh).
 # npm (to fetch Chrome DevTools' trace engine for test_record) only when no npm is there:
 # a nodejs that ships its own npm (NodeSource's) conflicts with Debian's npm package.
 deps-test:
@@ -229,6 +230,13 @@ $(OUTPUT)/unit/test_loader: tests/unit/test_loader.c $(SAN_OBJS) $(LOADER_SAN) \
 	$(call msg,UNIT,$@)
 	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) -MMD -MP $< $(SAN_OBJS) $(LOADER_SAN) \
 		-lbpf $(PURE_LIBS) -lpthread -o $@
+
+# test_blkstale: the daemon's sweep of missed block completions on a real LRU hash
+# like the BPF side's `bios` (root: SKIP without it).
+$(OUTPUT)/unit/test_blkstale: tests/unit/test_blkstale.c $(SAN_OBJS) $(OUTPUT)/san/core/blkstale.o
+	$(call msg,UNIT,$@)
+	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) -MMD -MP $< $(SAN_OBJS) \
+		$(OUTPUT)/san/core/blkstale.o -lbpf $(PURE_LIBS) -o $@
 
 unit: $(UNIT_BINS)
 	@tests/run.sh --unit $(UNIT_BINS)

@@ -37,7 +37,7 @@ static __always_inline u32 it_size_slot(u64 bytes)
 	return it_verifier_mask(k < IT_SIZE_SLOTS ? k : IT_SIZE_SLOTS - 1, IT_SIZE_SLOTS - 1);
 }
 
-static __always_inline struct it_agg_val *it_agg_get(const struct bio_info *bi, u32 dev, u8 op)
+static __always_inline struct it_agg_val *it_agg_get(const struct it_bio_info *bi, u32 dev, u8 op)
 {
 	struct it_agg_key key = { .dev = dev, .op = op };
 	struct it_agg_val *v;
@@ -64,7 +64,7 @@ static __always_inline struct it_agg_val *it_agg_get(const struct bio_info *bi, 
  * A block request completed at now: bi its state, dev and op as its record
  * says. Nothing is read from rq unless the aggregation is on.
  */
-static __always_inline void it_agg_block(const struct bio_info *bi, u32 dev, u8 op,
+static __always_inline void it_agg_block(const struct it_bio_info *bi, u32 dev, u8 op,
 					 struct request *rq, const bool btf, u64 now)
 {
 	struct it_agg_val *v;

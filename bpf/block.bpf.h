@@ -5,11 +5,11 @@
  * A bio is stamped at queue (Q) in the submitter's context, where the current
  * syscall, io_uring request or writeback inode is known. Its entry in `bios`
  * is the request's state as long as the bio is the request's first one
- * (rq->bio): insert (I) and issue (D) stamp it with one lookup, completion (C)
- * reads it, marks it dead (IT_SLOT_PUT) and leaves one record. G is the kernel's own
+ * (rq->bio): issue (D), and insert (I) with --block-insert, stamp it with one
+ * lookup, completion (C) reads it, marks it dead (IT_SLOT_PUT) and leaves one record. G is the kernel's own
  * rq->start_time_ns (set at request allocation when IO accounting is on), so
  * no hook is spent on getrq. Every request also lands in the per-CPU
- * per-(dev, op) log2 histograms. The request state (struct bio_info in
+ * per-(dev, op) log2 histograms. The request state (struct it_bio_info in
  * `bios`) is in request.bpf.h, shared with the driver layers.
  */
 #ifndef IT_BLOCK_BPF_H
@@ -111,7 +111,7 @@ static __always_inline u64 it_bio_ino(struct bio *bio, u32 *sdev, const bool btf
  */
 static __always_inline int it_bio_forget(u64 key)
 {
-	struct bio_info *bi = IT_SLOT_GET(&bios, key, struct bio_info);
+	struct it_bio_info *bi = IT_SLOT_GET(&bios, key, struct it_bio_info);
 
 	if (bi)
 		bi->live = 0;
@@ -122,7 +122,7 @@ static __always_inline int it_bio_forget(u64 key)
 static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 {
 	struct thread_state *st;
-	struct bio_info bi = {};
+	struct it_bio_info bi = {};
 	u64 key = (u64)bio;
 	u32 sdev = 0;
 
@@ -183,7 +183,7 @@ static __always_inline int it_bio_merged(struct bio *bio)
 
 static __always_inline int it_rq_insert(struct request *rq, const bool btf)
 {
-	struct bio_info *bi = it_rq_slot(rq, btf);
+	struct it_bio_info *bi = it_rq_slot(rq, btf);
 
 	if (bi) {
 		bi->i_ns = bpf_ktime_get_ns();
@@ -206,9 +206,9 @@ static __always_inline bool it_task_filtered(void)
  * so that its completion is counted like any other. Not with a task or file
  * filter: the bio may have been filtered out at queue on purpose.
  */
-static __always_inline struct bio_info *it_rq_adopt(struct request *rq, u64 now, const bool btf)
+static __always_inline struct it_bio_info *it_rq_adopt(struct request *rq, u64 now, const bool btf)
 {
-	struct bio_info bi = {};
+	struct it_bio_info bi = {};
 	u64 key = (u64)IT_RD(btf, rq, bio);
 
 	if (!key || it_task_filtered() || !it_dev_ok(it_rq_devt(rq, btf)))
@@ -219,12 +219,12 @@ static __always_inline struct bio_info *it_rq_adopt(struct request *rq, u64 now,
 	bi.flags = it_sample_flag();
 	IT_SLOT_PUT(&bios, &key, bi, IT_L_BLOCK);
 	it_count(IT_CNT_BLK_ADOPTED);
-	return IT_SLOT_GET(&bios, key, struct bio_info);
+	return IT_SLOT_GET(&bios, key, struct it_bio_info);
 }
 
 static __always_inline int it_rq_issue(struct request *rq, const bool btf)
 {
-	struct bio_info *bi = it_rq_slot(rq, btf);
+	struct it_bio_info *bi = it_rq_slot(rq, btf);
 
 	if (!bi)
 		bi = it_rq_adopt(rq, bpf_ktime_get_ns(), btf);
@@ -238,7 +238,7 @@ static __always_inline int it_rq_issue(struct request *rq, const bool btf)
 
 static __always_inline int it_rq_requeue(struct request *rq)
 {
-	struct bio_info *bi = it_rq_info(rq);
+	struct it_bio_info *bi = it_rq_info(rq);
 
 	if (bi)
 		bi->requeued = 1;
@@ -253,7 +253,7 @@ static __always_inline int it_rq_requeue(struct request *rq)
 static __always_inline int it_rq_complete(struct request *rq, s32 error, const bool btf,
 					  bool second)
 {
-	struct bio_info *p, bi;
+	struct it_bio_info *p, bi;
 	struct it_block_rec *r;
 	struct it_res res;
 	struct it_hist_val *h;
@@ -263,7 +263,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	if (it_rq_complete_seen(rq, second))
 		return 0;
 	key = (u64)IT_RD(btf, rq, bio);
-	p = IT_SLOT_GET(&bios, key, struct bio_info);
+	p = IT_SLOT_GET(&bios, key, struct it_bio_info);
 	if (p) {
 		bi = *p;
 		p->live = 0;
@@ -342,7 +342,8 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	r->ino = bi.ino;
 	r->dev = dev;
 	r->bytes = IT_RD(btf, rq, __data_len);
-	r->flags = bi.flags | (g ? IT_F_HAS_G : 0) | it_req_flags(opf) | (error ? IT_F_ERROR : 0);
+	r->flags = bi.flags | (g ? IT_F_HAS_G : 0) | it_req_flags(opf) | (error ? IT_F_ERROR : 0) |
+		   (insert_hooked ? 0 : IT_F_NO_I);
 	r->error = error;
 	r->nr_merged = 0;
 	r->op = it_req_op(opf);
@@ -382,6 +383,9 @@ IT_TP_BOTH(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))
  * is interrupted, so one of the two sees a nested completion; the other finds
  * the request done: at once through first_rq (it_rq_complete_seen), else by
  * its dead entry. A completion neither saw is reported (issued - completed).
+ * The second program is attached only when every request's record is wanted
+ * (hook block_rq_complete_nested, src/core/loader.c): without it a nested
+ * completion is such a counted miss.
  */
 #define IT_RQ_COMPLETE(ctx, second) it_rq_complete((void *)(ctx)[0], (s32)(ctx)[1], it_btf, second)
 /* btf_block_rq_complete, raw_block_rq_complete, btf_block_rq_complete2, raw_block_rq_complete2 */

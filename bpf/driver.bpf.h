@@ -30,9 +30,9 @@ static __always_inline struct request *it_pdu_rq(void *pdu)
  * Driver tracepoint arguments may be typed "trusted or NULL" (6.12): every
  * pointer taken from ctx is NULL-checked before any arithmetic on it.
  */
-static __always_inline struct bio_info *it_drv_submit(struct request *rq, u8 layer)
+static __always_inline struct it_bio_info *it_drv_submit(struct request *rq, u8 layer)
 {
-	struct bio_info *bi = rq ? it_rq_info(rq) : NULL;
+	struct it_bio_info *bi = rq ? it_rq_info(rq) : NULL;
 
 	if (!bi)
 		return NULL;
@@ -58,7 +58,7 @@ static __always_inline struct bio_info *it_drv_submit(struct request *rq, u8 lay
 static __always_inline int it_nvme_setup(u64 *ctx)
 {
 	struct nvme_command___it *cmd = (void *)ctx[1];
-	struct bio_info *bi = it_drv_submit((void *)ctx[0], IT_L_NVME);
+	struct it_bio_info *bi = it_drv_submit((void *)ctx[0], IT_L_NVME);
 
 	if (bi && cmd)
 		it_nvme_cmd(cmd, &bi->drv_opcode, &bi->drv_tag);
@@ -70,7 +70,7 @@ static __always_inline int it_nvme_complete(u64 *ctx)
 {
 	struct request *rq = (void *)ctx[0];
 	struct nvme_request___it *nr;
-	struct bio_info *bi;
+	struct it_bio_info *bi;
 
 	if (!rq)
 		return 0;
@@ -93,7 +93,7 @@ IT_TP_BOTH(nvme_complete_rq, it_nvme_complete(ctx))
 static __always_inline int it_scsi_start(u64 *ctx)
 {
 	struct scsi_cmnd___it *cmd = (void *)ctx[0];
-	struct bio_info *bi;
+	struct it_bio_info *bi;
 
 	if (!cmd)
 		return 0;
@@ -107,7 +107,7 @@ static __always_inline int it_scsi_start(u64 *ctx)
 static __always_inline int it_scsi_done(u64 *ctx)
 {
 	struct scsi_cmnd___it *cmd = (void *)ctx[0];
-	struct bio_info *bi;
+	struct it_bio_info *bi;
 
 	if (!cmd)
 		return 0;
@@ -199,7 +199,7 @@ static __always_inline int it_virtio_queue_exit(void)
  */
 static __always_inline void it_kick_rq(u64 rq, u64 now)
 {
-	struct bio_info *bi = it_rq_info((struct request *)rq);
+	struct it_bio_info *bi = it_rq_info((struct request *)rq);
 
 	if (bi && !bi->drv_kick_ns && now >= bi->drv_submit_ns)
 		bi->drv_kick_ns = now;

@@ -2,7 +2,7 @@
 /*
  * A block request's state, shared by the block layer (block.bpf.h), which
  * creates it at bio queue and ends it at completion, and the driver layers
- * (driver.bpf.h), which annotate it: struct bio_info in `bios`, keyed by
+ * (driver.bpf.h), which annotate it: struct it_bio_info in `bios`, keyed by
  * the request's first bio, its lookup from a request, and the driver done
  * stamp the block completion takes from virtio-blk's last interrupt. Both
  * layers include this header; neither includes the other.
@@ -15,29 +15,6 @@
 #include "iotracer.h"
 #include "core_fixes.bpf.h"
 #include "inflight.bpf.h"
-
-struct bio_info {
-	struct it_task task;
-	u64 q_ns;
-	u64 i_ns;
-	u64 d_ns;
-	u64 seq;
-	u64 origin_id;
-	u64 ino;
-	u32 flags;
-	u8 origin;
-	u8 requeued;
-	u8 live; /* see IT_SLOT_PUT */
-	/* driver layer (driver.bpf.h) */
-	u8 drv_layer;
-	u8 drv_opcode;
-	u16 drv_qid;
-	u32 drv_tag;
-	s32 drv_status;
-	u64 drv_submit_ns;
-	u64 drv_kick_ns;
-	u64 drv_done_ns;
-};
 
 /*
  * bio -> request state. LRU: a bio that never heads a request (front merge,
@@ -52,7 +29,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_COMMON_LRU);
 	__uint(max_entries, 32768);
 	__type(key, u64);
-	__type(value, struct bio_info);
+	__type(value, struct it_bio_info);
 } bios SEC(".maps");
 
 /*
@@ -72,15 +49,15 @@ struct {
 	__type(value, u64);
 } virtio_irq SEC(".maps");
 
-static __always_inline struct bio_info *it_rq_slot(struct request *rq, const bool btf)
+static __always_inline struct it_bio_info *it_rq_slot(struct request *rq, const bool btf)
 {
 	u64 key = (u64)IT_RD(btf, rq, bio);
 
-	return IT_SLOT_GET(&bios, key, struct bio_info);
+	return IT_SLOT_GET(&bios, key, struct it_bio_info);
 }
 
 /* For the driver hooks, whose request pointers are not all BTF typed. */
-static __always_inline struct bio_info *it_rq_info(struct request *rq)
+static __always_inline struct it_bio_info *it_rq_info(struct request *rq)
 {
 	return it_rq_slot(rq, false);
 }
@@ -92,7 +69,7 @@ static __always_inline struct bio_info *it_rq_info(struct request *rq)
  * empty) picked the request up later: the device finished it between submit
  * and now, and now is the closest stamp there is (seen in the lab, 1 of 600).
  */
-static __always_inline void it_virtio_done(struct bio_info *bi, u64 now)
+static __always_inline void it_virtio_done(struct it_bio_info *bi, u64 now)
 {
 	u32 idx = bi->drv_qid & (IT_VIRTIO_QUEUES - 1);
 	u64 *t;

@@ -137,6 +137,7 @@ enum it_counter {
 #define IT_F_TRUNC (1u << 10) /* aio: more iocbs than one record holds */
 #define IT_F_SCHED_CNT (1u << 11) /* syscall: nr_switches, nr_preempt, runq_ns measured */
 #define IT_F_SCHED_SW (1u << 12) /* syscall: offcpu_*, waker_* measured (sched_switch hooks) */
+#define IT_F_NO_I (1u << 13) /* block: insert not hooked (no --block-insert): g2d one stage */
 
 struct it_hdr {
 	__u16 type; /* enum it_rec_type */
@@ -153,6 +154,34 @@ struct it_task {
 	__u32 tid;
 	__u64 cgroup_id;
 	char comm[IT_COMM_LEN];
+};
+
+/*
+ * A block request's state in flight: the value of map `bios` (bpf/request.bpf.h),
+ * keyed by the request's first bio. User space reads it only to end entries
+ * whose completion no program saw (src/core/blkstale.c).
+ */
+struct it_bio_info {
+	struct it_task task;
+	__u64 q_ns;
+	__u64 i_ns;
+	__u64 d_ns;
+	__u64 seq;
+	__u64 origin_id;
+	__u64 ino;
+	__u32 flags;
+	__u8 origin;
+	__u8 requeued;
+	__u8 live; /* see IT_SLOT_PUT */
+	/* driver layer (driver.bpf.h) */
+	__u8 drv_layer;
+	__u8 drv_opcode;
+	__u16 drv_qid;
+	__u32 drv_tag;
+	__s32 drv_status;
+	__u64 drv_submit_ns;
+	__u64 drv_kick_ns;
+	__u64 drv_done_ns;
 };
 
 /*

@@ -39,6 +39,7 @@ enum {
 	CLI_OPT_QEMU_PID,
 	CLI_OPT_NAME,
 	CLI_OPT_SCHED_SWITCH,
+	CLI_OPT_BLOCK_INSERT,
 	CLI_OPT_METRICS,
 	CLI_OPT_METRICS_CG_DEPTH,
 	CLI_OPT_LINK_KEY,
@@ -85,6 +86,11 @@ static const struct cli_option cli_opts[] = {
 	  .help = "sched layer: also hook every context switch and wakeup for\n"
 		  "off-CPU time and the waker (default: the task's own\n"
 		  "switch and run-queue counters, no hook; docs/hooks.md)" },
+	{ .name = "block-insert", .key = CLI_OPT_BLOCK_INSERT, .section = "",
+	  .reload = RELOAD_REATTACH, .val = CLI_V_FLAG, F(block_insert),
+	  .help = "block layer: also hook request insert, splitting the time\n"
+		  "from allocation to issue at the scheduler (g2i, i2d;\n"
+		  "default: one g2d stage, one program run less per request)" },
 	{ .name = "min-latency", .key = 'm', .arg = "DUR", .section = "", .reload = RELOAD_FILTER,
 	  .val = CLI_V_DUR, F(min_lat_ns), .group = "Records and output:",
 	  .help = "per-request records only for requests at least DUR long" },
@@ -725,6 +731,9 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 		return CLI_RUN;
 	case CLI_OPT_SCHED_SWITCH:
 		o->sched_switch = 1;
+		return CLI_RUN;
+	case CLI_OPT_BLOCK_INSERT:
+		o->block_insert = 1;
 		return CLI_RUN;
 	case CLI_OPT_METRICS:
 		return cli_metrics(src, c, arg, o);

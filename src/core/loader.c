@@ -46,6 +46,7 @@ struct it_hook_def {
 	const char *label; /* the report's name, when not the tracepoint's */
 	const char *reads_type; /* a module struct its programs read fields of, if they can */
 	int sched_switch; /* attached only with --sched-switch */
+	int block_insert; /* attached only with --block-insert */
 	int every_record; /* feeds only records: not attached when records are of slow requests only */
 	unsigned int needs; /* IT_NEED_*: BPF features its programs use */
 };
@@ -121,7 +122,9 @@ static const struct it_hook_def hook_defs[] = {
 	BTF_RAW_HOOK(IT_L_BLOCK, block_bio_queue, "block"),
 	BTF_RAW_HOOK(IT_L_BLOCK, block_split, "block"),
 	BTF_RAW_HOOK(IT_L_BLOCK, block_bio_backmerge, "block"),
-	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_insert, "block"),
+	{ .layer = IT_L_BLOCK, .name = "block_rq_insert", .tp_group = "block", .block_insert = 1,
+	  .progs = { [IT_M_TP_BTF] = { "btf_block_rq_insert" },
+		     [IT_M_RAW_TP] = { "raw_block_rq_insert" } } },
 	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_issue, "block"),
 	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_requeue, "block"),
 	DRV_HOOK(IT_L_NVME, nvme_setup_cmd, "nvme", "nvme_command"),
@@ -143,10 +146,16 @@ static const struct it_hook_def hook_defs[] = {
 	FN_HOOK(IT_L_VIRTIO, virtqueue_notify, "fentry_virtqueue_notify", NULL,
 		"kprobe_virtqueue_notify", NULL),
 	FN_HOOK(IT_L_VIRTIO, virtblk_done, "fentry_virtblk_done", NULL, "kprobe_virtblk_done", NULL),
-	/* two programs: see "nested completions" in block.bpf.h */
-	HOOK(IT_L_BLOCK, "block_rq_complete",
-	     "block", [IT_M_TP_BTF] = { "btf_block_rq_complete", "btf_block_rq_complete2" },
-	     [IT_M_RAW_TP] = { "raw_block_rq_complete", "raw_block_rq_complete2" }),
+	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_complete, "block"),
+	/*
+	 * A second program on the same tracepoint for the completions the first
+	 * one misses by nesting ("nested completions" in block.bpf.h): needed
+	 * for a record of every request, not for histograms and slow records.
+	 */
+	{ .layer = IT_L_BLOCK, .name = "block_rq_complete", .label = "block_rq_complete_nested",
+	  .tp_group = "block", .every_record = 1,
+	  .progs = { [IT_M_TP_BTF] = { "btf_block_rq_complete2" },
+		     [IT_M_RAW_TP] = { "raw_block_rq_complete2" } } },
 };
 
 #define NR_HOOKS ((int)(sizeof(hook_defs) / sizeof(hook_defs[0])))
@@ -333,6 +342,22 @@ static void note_unread_types(struct it_hook_state *h, struct it_probe *p)
 		 "opcode and status not read, stamps are", ty);
 }
 
+/* A hook the options leave off (its reason in why), or false. */
+static bool hook_gated(const struct it_hook_def *d, const struct it_opts *o, char *why, size_t n)
+{
+	const char *r = NULL;
+
+	if (d->sched_switch && !o->sched_switch)
+		r = "--sched-switch turns it on";
+	else if (d->block_insert && !o->block_insert)
+		r = "--block-insert turns it on";
+	else if (d->every_record && o->min_lat_ns)
+		r = "records of slow requests only (-m, --profile always-on): not needed";
+	if (r)
+		snprintf(why, n, "%s", r);
+	return r;
+}
+
 static void choose_methods(struct it_loader *ld, struct it_probe *p, const struct it_opts *o,
 			   uint32_t layers, enum it_method prefer)
 {
@@ -346,14 +371,7 @@ static void choose_methods(struct it_loader *ld, struct it_probe *p, const struc
 			snprintf(h->reason, sizeof(h->reason), "layer not selected");
 			continue;
 		}
-		if (d->sched_switch && !o->sched_switch) {
-			snprintf(h->reason, sizeof(h->reason), "--sched-switch turns it on");
-			h->off = 1;
-			continue;
-		}
-		if (d->every_record && o->min_lat_ns) {
-			snprintf(h->reason, sizeof(h->reason),
-				 "records of slow requests only (-m, --profile always-on): not needed");
+		if (hook_gated(d, o, h->reason, sizeof(h->reason))) {
 			h->off = 1;
 			continue;
 		}
@@ -514,6 +532,8 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 			rd->sched_counters = 1;
 		else if (ld->hooks[i].def->sched_switch && ld->hooks[i].method != IT_M_NONE)
 			rd->sched_hooks = 1;
+		else if (ld->hooks[i].def->block_insert && ld->hooks[i].method != IT_M_NONE)
+			rd->insert_hooked = 1;
 	}
 	/* sched_switch(void *, preempt, prev, next, prev_state) since 5.18 */
 	rd->sched_switch_has_state = it_btf_func_params(p->vmlinux, "btf_trace_sched_switch") >= 5;

@@ -287,8 +287,8 @@ static void write_drops(FILE *f, const struct metrics_in *in)
 	metrics_sample_u64(f, LOST_NAME, l, 2, in->lost);
 	metrics_family(f, "iotracer_inflight_requests", "gauge",
 		       "Requests issued and not seen completing yet, per layer: down again as they "
-		       "complete; one whose completion was missed stays until the BPF side is "
-		       "replaced (a reload), then it counts as lost (reason missed).");
+		       "complete; one whose completion was missed stays until 120 s after its "
+		       "issue or a reload, then it counts as lost (reason missed).");
 	l[0].value = "block";
 	metrics_sample_u64(f, "iotracer_inflight_requests", l, 1, in->blk_inflight);
 }

@@ -397,12 +397,18 @@ static void json_block(struct it_out *out, const struct it_block_rec *b)
 	jw_u64(w, "q_ns", b->q_ns);
 	if (b->flags & IT_F_HAS_G)
 		jw_u64(w, "q2g_ns", b->g_ns - b->q_ns);
-	if (b->d_ns) {
+	if (b->d_ns && (b->flags & IT_F_NO_I)) {
+		/* the insert not hooked: allocation to issue is one stage */
+		if (b->flags & IT_F_HAS_G)
+			jw_u64(w, "g2d_ns", b->d_ns - g);
+	} else if (b->d_ns) {
 		/* i2d needs a start: the insert, else getrq (issued directly) */
 		if (b->flags & IT_F_HAS_G)
 			jw_u64(w, "g2i_ns", i - g);
 		if (b->flags & (IT_F_HAS_G | IT_F_HAS_I))
 			jw_u64(w, "i2d_ns", b->d_ns - i);
+	}
+	if (b->d_ns) {
 		jw_u64(w, "q2d_ns", b->d_ns - b->q_ns);
 		jw_u64(w, "d2c_ns", b->c_ns - b->d_ns);
 	}

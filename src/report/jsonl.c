@@ -151,6 +151,8 @@ static void get_block(const struct json *v, struct it_block_rec *b, const struct
 	}
 	if (has(v, "q2d_ns"))
 		b->d_ns = q + num(v, "q2d_ns");
+	if (has(v, "g2d_ns"))
+		b->flags |= IT_F_NO_I;
 	if (has(v, "i2d_ns") && b->d_ns - num(v, "i2d_ns") != b->g_ns) {
 		b->i_ns = b->d_ns - num(v, "i2d_ns");
 		b->flags |= IT_F_HAS_I;

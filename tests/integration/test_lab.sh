@@ -19,6 +19,8 @@
 #
 # The same script, as test_lab_modes.sh (a symlink), runs tests/lab/test_modes.sh
 # instead: host and guest modes over virtio-serial and tcp, 2 boots of 6.12.
+# As test_lab_btt.sh (a symlink) it runs tests/lab/test_btt.sh: iotracer's Q2C and
+# D2C against blktrace + btt on the same requests, 1 boot of 6.12 (~50 s).
 #
 # LAB_FULL=1 adds the arm64 guest (Debian 12's 6.1 arm64 kernel, QEMU virt under
 # TCG: ~50 s to the driver test; on a machine without the arm64 toolchain
@@ -29,6 +31,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 case $(basename "$0") in
 test_lab_modes.sh) target=test_modes.sh name=lab_modes ;;
+test_lab_btt.sh) target=test_btt.sh name=lab_btt ;;
 *) target=test_drivers.sh name=lab_drivers ;;
 esac
 lab=$here/../lab

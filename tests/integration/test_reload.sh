@@ -25,7 +25,7 @@
 #                    last re-attach (completions still missed: issue 23 item 9), where the
 #                    old gauge kept every request in flight at each re-attach for good
 #   lost_sum         the final summary's drops.total + lost = the family's sum + the gauge
-#                    (the last scrape, after IO ended)
+#                    (the last scrape, once they stopped moving for three metrics rebuilds)
 #   exit             SIGTERM -> exit 0 with a final summary
 # shellcheck disable=SC2016,SC2119 # jq programs in single quotes; optional args
 set -u
@@ -125,15 +125,25 @@ hup_wait "reload: ring-size changed: re-attached" || true
 fio_wait 60
 pid5=$FIO_PID
 c5=$(($(blk_reads "$devA") + $(blk_reads "$devB") - c5))
-# the metrics text is rebuilt once a second: wait for one built after the IO ended
+# The metrics text is rebuilt once a second from what the daemon has read so far; under
+# load the daemon may still be reading the end of run 5. Scrape until the losses and the
+# in-flight gauge have stopped moving for three rebuilds in a row (at most 30 s).
 SCRAPE=$IT_TMP/scrape.txt
-t_io=$(date +%s%N)
-for ((i = 0; i < 30; i++)); do
+# loss_state FILE: the loss family's sum and the block in-flight gauge of a scrape
+loss_state() {
+	awk '/^iotracer_lost_requests_total\{/ { s += $2 }
+	     $1 == "iotracer_inflight_requests{layer=\"block\"}" { g = $2 }
+	     END { printf "%d %s", s, g }' "$1"
+}
+prev="" same=0
+for ((i = 0; i < 120 && same < 12; i++)); do
 	curl -s --max-time 5 -o "$SCRAPE" "http://127.0.0.1:$PORT/metrics"
-	(($(date +%s%N) - t_io > 1500000000)) && break
+	cur=$(loss_state "$SCRAPE")
+	if [[ $cur == "$prev" ]]; then same=$((same + 1)); else same=0; fi
+	prev=$cur
 	sleep 0.25
 done
-sleep 0.3
+note "losses and gauge after run 5: $prev ($same unchanged scrapes in a row, $i scrapes)"
 
 if stop_tracer && tracer_summary; then pass exit; else fail exit "${TRACER_WHY:-no final summary}"; fi
 [[ -s $TRACER_JSON ]] || fail_all "no JSON output"
@@ -170,8 +180,7 @@ for s in 'syscall",reason="ringbuf' 'syscall",reason="inflight' 'syscall",reason
 done
 old=$(grep -cE '^iotracer_(dropped_records_total|block_unmatched_requests|lost_records_total)' "$SCRAPE")
 check lost_family "${fam}old families: $old series" test -z "$fam" -a "$old" -eq 0
-gauge=$(awk '$1 == "iotracer_inflight_requests{layer=\"block\"}" { print $2 }' "$SCRAPE")
-family=$(awk '/^iotracer_lost_requests_total\{/ { s += $2 } END { printf "%d", s }' "$SCRAPE")
+read -r family gauge <<<"$(loss_state "$SCRAPE")"
 missed=$(awk '$1 == "iotracer_lost_requests_total{layer=\"block\",reason=\"missed\"}" { print $2 }' "$SCRAPE")
 allow=$((c5 / 1000 > 1 ? c5 / 1000 : 1))
 note "after run 5 ($c5 completions on A and B): in flight ${gauge:-none}, lost: $family (block missed ${missed:-none})"

@@ -7,7 +7,7 @@
 #   nonneg       every *_ns value is >= 0; every duration is < 1000 s (no u64 wrap)
 #   within_lat   fs.pre_block_ns, fs.post_block_ns, sched.offcpu_ns, sched.runq_ns <= lat_ns;
 #                offcpu_blocked_ns <= offcpu_ns; pre_block + post_block <= lat_ns
-#   block_parts  every block request: q2g, g2i, i2d, d2c each <= q2c, their sum <= q2c
+#   block_parts  every block request: q2g, g2i, i2d (or g2d), d2c each <= q2c, their sum <= q2c
 #   sync_blocks  syscalls that wait for their IO (direct IO, fsync): every block child is
 #                queued at/after ts_ns, completes by ts_ns + lat_ns, q2c <= lat_ns, and
 #                pre_block + (last completion - first queue) + post_block <= lat_ns
@@ -76,7 +76,7 @@ fi
 # offending request ids.
 res=$(jq -n -c '
 def durkeys: ["lat_ns", "pre_block_ns", "post_block_ns", "offcpu_ns", "offcpu_blocked_ns", "runq_ns",
-	"q2g_ns", "g2i_ns", "i2d_ns", "d2c_ns", "q2c_ns"];
+	"q2g_ns", "g2i_ns", "i2d_ns", "g2d_ns", "d2c_ns", "q2c_ns"];
 def cend: (.c_ns // (if .q_ns and .q2c_ns then .q_ns + .q2c_ns else null end));
 def add_cat($name; $checked; bad; $id): # bad: evaluated only when $checked
 	.[$name].n += (if $checked then 1 else 0 end)
@@ -94,7 +94,7 @@ reduce (inputs | select(.type == "request")) as $r ({};
 		or ((($r.fs.pre_block_ns // 0) + ($r.fs.post_block_ns // 0)) > $lat); $r.id)
 	| reduce ($r.block // [])[] as $b (.;
 		add_cat("block_parts"; $b.q2c_ns != null;
-			([$b.q2g_ns, $b.g2i_ns, $b.i2d_ns, $b.d2c_ns] | map(select(. != null))) as $parts
+			([$b.q2g_ns, $b.g2i_ns, $b.i2d_ns, $b.g2d_ns, $b.d2c_ns] | map(select(. != null))) as $parts
 			| any($parts[]; . > $b.q2c_ns) or (($parts | add // 0) > $b.q2c_ns); $r.id))
 	| (($r.kind == "syscall") and (($r.fs.dio // false) or $r.op == "sync")
 		and (($r.block // []) | length) > 0) as $sync

@@ -1,4 +1,4 @@
-# shellcheck shell=sh
+# shellcheck shell=sh source-path=SCRIPTDIR
 # Guest side of the driver layers test (runs as /lab/run.sh under busybox sh;
 # the host side is tests/lab/test_drivers.sh). Needs /lab/guest-lib.sh and /lab/iotracer (a static
 # build, passed with LAB_EXTRA).
@@ -24,21 +24,13 @@
 # Exit status: 0 when iotracer attached and exited 0 and every ioload run had
 # no error; 1 otherwise (the bundle is sent in every case).
 set -u
+# shellcheck source=guest-lib.sh # /lab/guest-lib.sh in the guest
 . /lab/guest-lib.sh
 count=${LAB_G_DRV_COUNT:-300}
 bs=${LAB_G_DRV_BS:-4096}
 disks=${LAB_G_DRV_DISKS:-nvme0n1 sda vda}
 settle=${LAB_G_DRV_SETTLE:-1}
-W=/tmp/drv
-mkdir -p "$W"
-: >"$W/ioload.txt"
-: >"$W/steps.txt"
-rc=0
-
-up() { cut -d' ' -f1 /proc/uptime; }
-step() {
-	echo "step $1 $(up)" | tee -a "$W/steps.txt"
-}
+guest_init /tmp/drv
 
 devs=$(echo "$disks" | tr ' ' ',')
 # LAB_G_DRV_MODE=guest: guest mode, streaming to the host daemon on the
@@ -50,34 +42,8 @@ step start
 IOTRACER_PREFER=${LAB_G_PREFER:-} /lab/iotracer $mode -q --no-live -j "$W/out.json" -d "$devs" >"$W/iotracer.out" 2>"$W/iotracer.err" &
 pid=$!
 
-# Attached = the attach lines are written (they come in one burst once every
-# hook has been tried) and their number stopped changing.
-n=0
-prev=-1
-stable=0
-i=0
 attached=""
-while [ "$i" -lt 300 ]; do # 60 s
-	if ! kill -0 "$pid" 2>/dev/null; then
-		echo "iotracer exited before attaching"
-		break
-	fi
-	n=$(grep -c '"type":"attach"' "$W/out.json" 2>/dev/null)
-	n=${n:-0}
-	if [ "$n" -gt 0 ] && [ "$n" -eq "$prev" ]; then
-		stable=$((stable + 1))
-	else
-		stable=0
-	fi
-	prev=$n
-	if [ "$stable" -ge 2 ]; then
-		attached=1
-		break
-	fi
-	sleep 0.2
-	i=$((i + 1))
-done
-echo "attach_lines $n"
+wait_attached "$pid" "$W/out.json" && attached=1
 if [ -n "$attached" ]; then
 	step attached
 	sleep "$settle"

@@ -1,4 +1,4 @@
-# shellcheck shell=sh
+# shellcheck shell=sh source-path=SCRIPTDIR
 # Guest side of the host/guest modes test (runs as /lab/run.sh under busybox
 # sh; the host side is tests/lab/test_modes.sh, which runs `iotracer --mode
 # host` on this guest's QEMU). Needs /lab/iotracer (static, via LAB_EXTRA).
@@ -25,19 +25,13 @@
 # base64 tar.gz bundle of g1.json g2.json *.err ioload.txt steps.txt vsock.txt
 # on the console (===DRV-BUNDLE=== ... ===DRV-BUNDLE-END===, as guest-drivers.sh).
 set -u
+# shellcheck source=guest-lib.sh # /lab/guest-lib.sh in the guest
 . /lab/guest-lib.sh
 link=${LAB_G_LINK:-serial:lab.0}
 count=${LAB_G_COUNT:-150}
 mcount=${LAB_G_MCOUNT:-100}
-W=/tmp/modes
-mkdir -p "$W"
-: >"$W/ioload.txt"
-: >"$W/steps.txt"
+guest_init /tmp/modes
 : >"$W/vsock.txt"
-rc=0
-
-up() { cut -d' ' -f1 /proc/uptime; }
-step() { echo "step $1 $(up)" | tee -a "$W/steps.txt"; }
 
 # start N DEVS: guest daemon number N on DEVS; waits for its attach lines (60 s at most).
 # dev_of_serial SERIAL: the block device whose serial it is (virtio-blk: serial;

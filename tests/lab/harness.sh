@@ -1,6 +1,6 @@
 #!/bin/bash
 # shellcheck shell=bash
-# Host-side helpers shared by the lab tests (test_drivers.sh, test_modes.sh):
+# Host-side helpers shared by the lab tests (test_drivers.sh, test_modes.sh, test_btt.sh):
 # the PASS/FAIL/SKIP/# line protocol, running a step in the background so a
 # signal reaches it at once, stopping it and what it started (QEMU), the
 # static iotracer for the guest, and the base64 bundle a guest script sends
@@ -95,6 +95,13 @@ install_traps() {
 	trap 'on_signal INT 130' INT
 	trap 'on_signal TERM 143' TERM
 	trap 'on_signal HUP 129' HUP
+}
+# new_tmp NAME: tmp = a new $LAB_DIR/tmp/NAME.XXXXXX ($LAB_DIR/runs made too);
+# status 1 (tmp empty) when it cannot be made.
+new_tmp() {
+	mkdir -p "$LAB_DIR/tmp" "$LAB_DIR/runs" && tmp=$(mktemp -d "$LAB_DIR/tmp/$1.XXXXXX") && return 0
+	tmp=""
+	return 1
 }
 # step OUT ERR CMD...: the redirections are made here, not on the call, so
 # that the traps (which print the verdicts) keep this script's stdout.

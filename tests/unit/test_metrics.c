@@ -174,7 +174,7 @@ static void test_metrics_counters_exact(void)
 		"iotracer_lost_requests_total{layer=\"daemon\",reason=\"user\"} 5\n"
 		"# HELP iotracer_inflight_requests Requests issued and not seen completing yet, per "
 		"layer: down again as they complete; one whose completion was missed stays until "
-		"the BPF side is replaced (a reload), then it counts as lost (reason missed).\n"
+		"120 s after its issue or a reload, then it counts as lost (reason missed).\n"
 		"# TYPE iotracer_inflight_requests gauge\n"
 		"iotracer_inflight_requests{layer=\"block\"} 4\n"
 		"# HELP iotracer_hook_attached 1 if the hook is attached, 0 if not (the attach "
