@@ -37,7 +37,7 @@ usage() {
 # script's foreground command dies too and its cleanup trap runs at once. SIGKILL
 # follows 30 s later if anything is still there.
 run_prog() {
-	local name=$1 tmo=$2 out rc p f s tpid tailpid
+	local name=$1 tmo=$2 out rc p f s tpid tailpid t0=$SECONDS
 	shift 2
 	out=$(mktemp "${TMPDIR:-/tmp}/iotracer-run.XXXXXX") || {
 		echo "FAIL $name: mktemp failed"
@@ -66,6 +66,7 @@ run_prog() {
 	f=$(grep -cE '^FAIL[[:space:]]' "$out")
 	s=$(grep -cE '^SKIP[[:space:]]' "$out")
 	rm -f "$out"
+	echo "# $name took $((SECONDS - t0)) s"
 	npass=$((npass + p))
 	nfail=$((nfail + f))
 	nskip=$((nskip + s))

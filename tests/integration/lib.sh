@@ -97,6 +97,7 @@ it_begin() {
 	: >"$IT_TMP/.mounts"
 	: >"$IT_TMP/.loops"
 	: >"$IT_TMP/.cgroups"
+	: >"$IT_TMP/.tracefs"
 	trap _it_on_exit EXIT
 	trap '_it_on_signal INT 130' INT
 	trap '_it_on_signal TERM 143' TERM
@@ -168,6 +169,13 @@ it_cleanup() {
 		while read -r p; do
 			[[ -n $p ]] && _it_kill "$p"
 		done < <(tac "$IT_TMP/.pids")
+	fi
+	if [[ -s $IT_TMP/.tracefs ]]; then
+		while read -r m; do
+			[[ -n $m && -d $m ]] || continue
+			echo 0 >"$m/tracing_on" 2>/dev/null
+			rmdir "$m" 2>/dev/null || note "cleanup: cannot remove the tracefs instance $m"
+		done < <(tac "$IT_TMP/.tracefs")
 	fi
 	if [[ -s $IT_TMP/.cgroups ]]; then
 		while read -r m; do
@@ -282,6 +290,8 @@ blk_stat() {
 }
 blk_reads() { blk_stat "$1" 1; }
 blk_writes() { blk_stat "$1" 5; }
+# blk_rwf DEV: "READS WRITES FLUSHES" completed (fields 1, 5, 16; flushes absent before 5.5: 0)
+blk_rwf() { awk '{ print $1, $5, ($16 == "" ? 0 : $16) }' "/sys/block/$(devname "$1")/stat"; }
 
 # wait_quiet DEV [MAX_S]: wait until /sys/block/DEV/stat has not changed for 1 s
 # (at most MAX_S, default 10). Returns 1 if the device never went quiet.
@@ -555,11 +565,23 @@ fio_wait() {
 	return "$FIO_RC"
 }
 
-# free_port: a TCP port nobody listens on (random start, then upwards).
+# free_port: a TCP port no socket of this network namespace uses in any state
+# (listening, connected, TIME_WAIT: `ss -a`), picked below the kernel's ephemeral range
+# (net.ipv4.ip_local_port_range), where the kernel hands out the local ports of
+# connections (the scrapes of earlier tests, whose TIME_WAIT sockets hold a port for
+# 60 s): random start in [10000, low bound), then upwards. Whoever binds it may still
+# lose a race to another program: a caller that must hold the port checks its bind.
 free_port() {
-	local p=$((20000 + RANDOM % 30000)) i
+	local lo=10000 hi p i
+	read -r hi _ </proc/sys/net/ipv4/ip_local_port_range || hi=32768
+	((hi - lo >= 1000)) || lo=1024
+	((hi - lo >= 200)) || {
+		echo "free_port: ephemeral range starts at $hi: no room below it" >&2
+		return 1
+	}
+	p=$((lo + RANDOM % (hi - lo - 200)))
 	for ((i = 0; i < 200; i++, p++)); do
-		[[ -z $(ss -Htln "sport = :$p") ]] && {
+		[[ -z $(ss -Htan "sport = :$p") ]] && {
 			echo "$p"
 			return 0
 		}
@@ -598,6 +620,133 @@ real_drops() {
 # accounted_pair C1 D1 C2 D2 MISSED SLACK: both pairs accounted (for use inside check).
 accounted_pair() {
 	accounted "$1" "$2" "$5" "$6" && accounted "$3" "$4" "$5" "$6"
+}
+
+# ---------------------------------------------------------------- completion witness
+# An oracle for completions no BPF program sees (docs/hooks.md, "Completions no program
+# sees": on some kernels block completions run in BLOCK softirq on top of a thread of
+# pid 1 run no BPF program, while ftrace's own probe on the tracepoint records them): a
+# private tracefs instance with block:block_rq_complete filtered to one device,
+# independent of iotracer. It needs tracefs mounted (the daemon mounts it where nothing
+# did, so start it after start_tracer on a quiet device); it mounts nothing itself.
+#   witness_start DEV [KB]  a new instance (KB per CPU of ring buffer, default 4096)
+#   witness_mark NAME       a marker line in its trace (phase boundaries)
+#   witness_stop            stop, keep the trace in $WITNESS_TRACE, remove the instance
+#   witness_count [FROM [TO [RWBS]]]  "TOTAL PID1SOFT" over the events after marker FROM
+#                           and before marker TO ("" = start/end) whose rwbs matches the
+#                           regex RWBS (default: any): completions, and those of them in
+#                           softirq context (flags column) on top of a thread of pid 1
+#                           (its tgid column, or a tid of /proc/1/task at start or stop);
+#                           a request is counted once (not again at the end of its flush
+#                           sequence), so TOTAL = the stat's reads + writes + flushes
+# The exit trap removes an instance left behind.
+
+# tracefs_root: where tracefs is mounted now (from /proc/mounts), else return 1.
+tracefs_root() {
+	local r
+	r=$(awk '$3 == "tracefs" && !t { t = $2 } $3 == "debugfs" && !d { d = $2 "/tracing" }
+		END { print (t ? t : d) }' /proc/mounts)
+	[[ -n $r && -d $r/instances ]] && printf '%s\n' "$r"
+}
+
+_witness_tids() { ls /proc/1/task >>"$IT_TMP/witness.tids" 2>/dev/null; }
+
+witness_start() {
+	local root mm ev w
+	WITNESS="" WITNESS_WHY="" WITNESS_TRACE=$IT_TMP/witness.trace
+	root=$(tracefs_root) || {
+		WITNESS_WHY="tracefs is not mounted (no instances dir in /proc/mounts' tracefs/debugfs)"
+		return 1
+	}
+	[[ -d $root/events/block/block_rq_complete ]] || {
+		WITNESS_WHY="no block:block_rq_complete in $root"
+		return 1
+	}
+	mm=$(devno_of "$1")
+	[[ $mm =~ ^([0-9]+):([0-9]+)$ ]] || {
+		WITNESS_WHY="no device number for $1"
+		return 1
+	}
+	w=$root/instances/iotracer-it-$IT_NAME-$$-$IT_SEQ
+	IT_SEQ=$((IT_SEQ + 1))
+	mkdir "$w" 2>/dev/null || {
+		WITNESS_WHY="cannot create the tracefs instance $w"
+		return 1
+	}
+	_it_register tracefs "$w"
+	ev=$w/events/block/block_rq_complete
+	# kernel dev_t: major << 20 | minor
+	if ! { echo "${2:-4096}" >"$w/buffer_size_kb" && echo 1 >"$w/options/record-tgid" &&
+		echo "dev == $((BASH_REMATCH[1] << 20 | BASH_REMATCH[2]))" >"$ev/filter" &&
+		echo - >"$IT_TMP/witness.tids" && _witness_tids && echo 1 >"$ev/enable"; } 2>/dev/null; then
+		WITNESS_WHY="cannot set up the tracefs instance $w"
+		rmdir "$w" && _it_unregister tracefs "$w"
+		return 1
+	fi
+	WITNESS=$w
+}
+
+witness_mark() { [[ -n ${WITNESS:-} ]] && echo "it-mark $1" >"$WITNESS/trace_marker"; }
+
+# witness_stop: returns 1 (WITNESS_WHY) when the ring buffer lost events.
+witness_stop() {
+	local w=${WITNESS:-} lost
+	[[ -n $w && -d $w ]] || {
+		WITNESS_WHY="no witness running"
+		return 1
+	}
+	echo 0 >"$w/tracing_on"
+	_witness_tids
+	cat "$w/trace" >"$WITNESS_TRACE"
+	echo 0 >"$w/events/block/block_rq_complete/enable"
+	rmdir "$w" && _it_unregister tracefs "$w"
+	WITNESS=""
+	# "# entries-in-buffer/entries-written: N/M": M > N means overwritten events
+	lost=$(awk '/entries-in-buffer\/entries-written:/ { split($3, a, "/"); print a[2] - a[1]; exit }' "$WITNESS_TRACE")
+	[[ ${lost:-x} == 0 ]] || {
+		WITNESS_WHY="the witness's ring buffer lost ${lost:-?} events"
+		return 1
+	}
+}
+
+witness_count() {
+	awk -v from="${1:-}" -v to="${2:-}" -v ops="${3:-.}" '
+		NR == FNR { pid1[$1] = 1; next }
+		/^#/ { next }
+		/: tracing_mark_write: it-mark / {
+			m = $0
+			sub(/.*: tracing_mark_write: it-mark /, "", m)
+			if (m == from) on = 1
+			if (to != "" && m == to) off = 1
+			next
+		}
+		off || (from != "" && !on) { next }
+		{
+			e = index($0, ": block_rq_complete: ")
+			if (!e) next
+			tail = substr($0, e + 21)
+			split(tail, tf, " ")
+			if (tf[2] !~ ops) next
+			# "+ 0" on a request that is not a flush: the end of a flush sequence
+			# (PREFLUSH/FUA) of a request whose data completion was traced already
+			if (match(tail, / \+ 0 /) && tf[2] ~ /^F?[WDRN]/) next
+			head = substr($0, 1, e)
+			if (!match(head, /-[0-9]+ +(\( *[0-9-]+\) +)?\[[0-9]+\] +[^ ]+ /)) next
+			ctx = substr(head, RSTART + 1, RLENGTH - 2)
+			tid = ctx
+			sub(/ .*/, "", tid)
+			n = split(ctx, cf, " ")
+			flags = cf[n]
+			tgid = ""
+			if (match(ctx, /\( *[0-9-]+\)/)) {
+				tgid = substr(ctx, RSTART + 1, RLENGTH - 2)
+				gsub(/ /, "", tgid)
+			}
+			total++
+			if (substr(flags, 3, 1) == "s" && (tgid == "1" || (tid in pid1))) soft++
+		}
+		END { printf "%d %d\n", total, soft }
+	' "$IT_TMP/witness.tids" "$WITNESS_TRACE"
 }
 
 # mk_cgroup: a new cgroup v2 directory (removed at cleanup); sets CGROUP_DIR.

@@ -78,11 +78,37 @@ done
 check man_opts "$bad" test -z "$bad"
 
 # The installed config is the service's: read with --config only (issue 23).
-port=$(free_port) || fail_rest "no free port"
-python3 -c 'import socket, sys, time
-s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); time.sleep(120)' "$port" &
-holder=$!
-_it_register pids "$holder"
+# hold_port: a process that listens on a free port and prints it (one write) only once
+# listen() returned; bind() may still lose a race for the port to another program: then
+# it exits 1 and another port is tried. Sets holder and port; returns 1 when no try held one.
+hold_port() {
+	local try i why
+	for ((try = 1; try <= 5; try++)); do
+		port=$(free_port) || return 1
+		python3 -c 'import socket, sys, time
+s = socket.socket()
+try:
+	s.bind(("127.0.0.1", int(sys.argv[1])))
+	s.listen(1)
+except OSError as e:
+	sys.exit("port %s: %s" % (sys.argv[1], e))
+print(sys.argv[1], flush=True)
+time.sleep(120)' "$port" >"$IT_TMP/holder.ready" 2>"$IT_TMP/holder.err" &
+		holder=$!
+		_it_register pids "$holder"
+		for ((i = 0; i < 100; i++)); do
+			[[ -s $IT_TMP/holder.ready ]] || ! proc_alive "$holder" && break
+			sleep 0.05
+		done
+		[[ $(cat "$IT_TMP/holder.ready") == "$port" ]] && return 0
+		_it_kill "$holder"
+		_it_unregister pids "$holder"
+		why=$(tail -n 1 "$IT_TMP/holder.err")
+		note "port holder, try $try: ${why:-port $port: not listening within 5 s}"
+	done
+	return 1
+}
+hold_port || fail_all "no process could hold a free port in 5 tries (notes)"
 etc=$IT_TMP/etc-iotracer
 mkdir -p "$etc"
 sed "s/^metrics = .*/metrics = 127.0.0.1:$port/" "$IT_ROOT/configs/iotracer.conf" >"$etc/iotracer.conf"
@@ -92,7 +118,6 @@ in_etc() {
 	unshare -m sh -c 'mkdir -p /etc/iotracer && mount --bind "$1" /etc/iotracer && shift && exec "$@"' \
 		sh "$etc" timeout -k 5 30 "$IOTRACER" "$@"
 }
-sleep 0.3
 in_etc -D 1s -l syscall >"$IT_TMP/plain.out" 2>"$IT_TMP/plain.err" </dev/null
 rc=$?
 check conf_ignored "plain run with the installed config: exit $rc, stderr: $(head -c 300 "$IT_TMP/plain.err" | tr '\n' ' ')" \

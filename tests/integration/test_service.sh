@@ -15,7 +15,8 @@
 #                 journal too
 #   key_NAME      one per key of the shipped config, uncommented (values naming this
 #                 machine's things made real: a loop device, a cgroup, a live pid):
-#                 starts under the sandbox and exits 0 after -D 2
+#                 starts under the sandbox and exits 0 after -D 2 (SERVICE_JOBS, 4, of
+#                 these runs at a time: each its own sandbox, state dir and port)
 #   families      the daemon under the sandbox with --metrics: every socket it holds is
 #                 of a family RestrictAddressFamilies= allows
 #   wx_maps       ... and none of its memory maps is writable and executable
@@ -61,12 +62,18 @@ in_sandbox() {
 	timeout -k 5 60 "$SANDBOX" "$UNIT" "$host" -- "$IOTRACER" "${EXEC_ARGS[@]}" "$@"
 }
 
-# conf HOSTDIR SED...: the shipped config with the metrics port made free, edited by SED
+# conf HOSTDIR SED...: the shipped config with the metrics port made free, edited by SED;
+# a port no earlier conf took (the key runs below share the time they hold it)
+PORTS_TAKEN=" "
 conf() {
-	local host=$1 port
+	local host=$1 port i
 	shift
 	mkdir -p "$host/etc"
-	port=$(free_port) || return 1
+	for ((i = 0; i < 20; i++)); do
+		port=$(free_port) || return 1
+		[[ $PORTS_TAKEN == *" $port "* ]] || break
+	done
+	PORTS_TAKEN+="$port "
 	sed -e "s/^metrics = .*/metrics = 127.0.0.1:$port/" "$@" "$CONF_SRC" >"$host/etc/iotracer.conf"
 }
 
@@ -103,6 +110,11 @@ value_for() {
 	*) echo "" ;;
 	esac
 }
+# Each key's run is its own daemon, sandbox, state dir and port: SERVICE_JOBS (4) of
+# them at a time, each with its whole -D 2s; checked in key order once all ended.
+jobs=${SERVICE_JOBS:-4}
+running=0
+ran=() kpids=()
 for k in "${KEYS[@]}"; do
 	case $k in
 	link | listen | qemu-pid | link-key)
@@ -123,12 +135,26 @@ for k in "${KEYS[@]}"; do
 	else
 		conf "$h" -e "s|^#$k = |$k = |"
 	fi
-	line=$(grep "^$k = " "$h/etc/iotracer.conf")
-	in_sandbox "$h" -D 2s >"$IT_TMP/key-$k.out" 2>"$IT_TMP/key-$k.err"
-	rc=$?
+	{
+		in_sandbox "$h" -D 2s >"$IT_TMP/key-$k.out" 2>"$IT_TMP/key-$k.err"
+		echo $? >"$IT_TMP/key-$k.rc"
+	} &
+	_it_register pids "$!"
+	kpids+=("$!")
+	ran+=("$k")
+	if ((++running >= jobs)); then
+		wait -n
+		running=$((running - 1))
+	fi
+done
+wait "${kpids[@]}" # (not LIVE)
+for p in "${kpids[@]}"; do _it_unregister pids "$p"; done
+for k in "${ran[@]}"; do
+	line=$(grep "^$k = " "$IT_TMP/key-$k/etc/iotracer.conf")
+	rc=$(cat "$IT_TMP/key-$k.rc" 2>/dev/null || echo none)
 	vnote "$line: exit $rc"
 	check "key_$k" "'$line' under the sandbox: exit $rc: $(head -c 300 "$IT_TMP/key-$k.err" | tr '\n' ' ')" \
-		test "$rc" -eq 0
+		test "$rc" = 0
 done
 
 # ---------------------------------------------------------------- families, wx_maps

@@ -16,6 +16,8 @@
 #   - the wall-clock anchor: metadata.startTime is an ISO 8601 UTC time
 #   - every pid with X events has a process_name metadata event (ph "M"),
 #     every (pid, tid) with X events a thread_name, each with args.name
+# The slices' start index is built with reduce and `=`, not INDEX: jq 1.6's INDEX
+# copies the object for every row (50 s for a 40,000-slice trace, 0.6 s this way).
 # Times are compared in integer ns (ts and dur are microseconds with ns
 # decimals), so rounding never makes a child end past its parent.
 
@@ -59,7 +61,7 @@ else
            | "flow id \(.[0].id): \(map(select(.ph == "s")) | length) starts, "
              + "\(map(select(.ph == "f")) | length) ends"),
       ($ev[] | select(.ph == "f" and .bp != "e") | "flow end without bp \"e\": \(tojson)"),
-      (($x | map("\(.pid) \(.tid) \(.ts | ns) \(.cat)") | INDEX(.)) as $starts
+      ((reduce $x[] as $e ({}; .["\($e.pid) \($e.tid) \($e.ts | ns) \($e.cat)"] = true)) as $starts
        | $ev[] | select((.ph == "s" or .ph == "f") and (.ts | type) == "number")
        | select($starts["\(.pid) \(.tid) \(.ts | ns) \(.cat)"] == null)
        | "flow \(.ph) id \(.id) binds to no slice of its cat starting at its ts: \(tojson)"),
