@@ -21,8 +21,10 @@
 #                    iotracer_lost_requests_total, with every reason (ringbuf, inflight,
 #                    hist per layer, block missed, daemon user) and none of the old three
 #   inflight_down    once run 5's IO has ended, iotracer_inflight_requests{layer="block"}
-#                    is down to at most 1 per 1000 of the device's completions since the
-#                    last re-attach (completions still missed: issue 23 item 9), where the
+#                    is 0, or each request left in it is a completion of B that a tracefs
+#                    witness (lib.sh witness_*) saw in softirq on top of a thread of pid 1,
+#                    where no BPF program runs on this machine (docs/hooks.md, "Completions
+#                    no program sees"; SKIP when some are left and there is no witness); the
 #                    old gauge kept every request in flight at each re-attach for good
 #   lost_sum         the final summary's drops.total + lost = the family's sum + the gauge
 #                    (the last scrape, once they stopped moving for three metrics rebuilds)
@@ -119,6 +121,8 @@ pid4=$FIO_PID
 # correlator remembers parents (CORR_RECENT), the case where reused numbers would mis-join
 fio_reads run5 "$devB" 1200 200
 sleep 1
+# the witness of B's completions (lib.sh) from before the re-attach to the last scrape
+witness_start "$devB" 1024 || note "no witness: $WITNESS_WHY"
 c5=$(($(blk_reads "$devA") + $(blk_reads "$devB")))
 printf 'dev = %s,%s\nlayers = syscall,block\nring-size = 4M\n' "$A" "$B" >"$CONF"
 hup_wait "reload: ring-size changed: re-attached" || true
@@ -144,6 +148,13 @@ for ((i = 0; i < 120 && same < 12; i++)); do
 	sleep 0.25
 done
 note "losses and gauge after run 5: $prev ($same unchanged scrapes in a row, $i scrapes)"
+wit_soft=-1
+if [[ -n ${WITNESS:-} ]] && witness_stop; then
+	read -r wit_all wit_soft < <(witness_count)
+	note "witness of $B: $wit_all completions, $wit_soft in softirq on a thread of pid 1"
+else
+	note "no witness: $WITNESS_WHY"
+fi
 
 if stop_tracer && tracer_summary; then pass exit; else fail exit "${TRACER_WHY:-no final summary}"; fi
 [[ -s $TRACER_JSON ]] || fail_all "no JSON output"
@@ -182,10 +193,14 @@ old=$(grep -cE '^iotracer_(dropped_records_total|block_unmatched_requests|lost_r
 check lost_family "${fam}old families: $old series" test -z "$fam" -a "$old" -eq 0
 read -r family gauge <<<"$(loss_state "$SCRAPE")"
 missed=$(awk '$1 == "iotracer_lost_requests_total{layer=\"block\",reason=\"missed\"}" { print $2 }' "$SCRAPE")
-allow=$((c5 / 1000 > 1 ? c5 / 1000 : 1))
 note "after run 5 ($c5 completions on A and B): in flight ${gauge:-none}, lost: $family (block missed ${missed:-none})"
-check inflight_down "in flight after the IO ended: ${gauge:-none} (want <= $allow)" \
-	test -n "$gauge" -a "${gauge:-1}" -le "$allow"
+why="in flight after the IO ended: ${gauge:-none}, completions witnessed in softirq on a thread of pid 1: $wit_soft"
+if [[ -n $gauge ]] && ((gauge > 0 && wit_soft < 0)); then
+	skip inflight_down "$why: requests left in flight and no witness to explain them ($WITNESS_WHY)"
+else
+	check inflight_down "$why (want 0, or each one such a completion)" \
+		test -n "$gauge" -a "${gauge:-1}" -le "$((wit_soft > 0 ? wit_soft : 0))"
+fi
 sum=$(jq -r '.drops.total + .lost' "$SUMMARY")
 check lost_sum "summary drops.total + lost = $sum, /metrics lost $family + in flight ${gauge:-none}" \
 	test -n "$gauge" -a "$sum" -eq $((family + ${gauge:-0}))
