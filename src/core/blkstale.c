@@ -22,7 +22,7 @@ static int end_entry(int fd, uint64_t key, struct it_bio_info *v)
 	return !bpf_map_update_elem(fd, &key, &now, BPF_EXIST);
 }
 
-#define BATCH 128
+#define BATCH 32
 
 /* One batch of keys and values: the stale ones ended; n counts them. */
 static void sweep_batch(int fd, const uint64_t *keys, struct it_bio_info *vals, uint32_t nr,
