@@ -48,12 +48,16 @@ struct {
  * on this CPU (nested completion, see block_rq_complete below): then
  * first_rq holds the request it is busy with. So the second program can
  * return at once when first_rq is this request, before any hash lookup.
+ * Without the second program (nested_hooked 0) nothing reads the note.
  */
 static __always_inline bool it_rq_complete_seen(struct request *rq, bool second)
 {
 	u32 zero = 0;
-	u64 *first = bpf_map_lookup_elem(&first_rq, &zero);
+	u64 *first;
 
+	if (!second && !nested_hooked)
+		return false;
+	first = bpf_map_lookup_elem(&first_rq, &zero);
 	if (!first)
 		return false;
 	if (!second) {

@@ -48,6 +48,7 @@ struct it_hook_def {
 	int sched_switch; /* attached only with --sched-switch */
 	int block_insert; /* attached only with --block-insert */
 	int every_record; /* feeds only records: not attached when records are of slow requests only */
+	int nested_complete; /* the second completion program (rodata nested_hooked) */
 	unsigned int needs; /* IT_NEED_*: BPF features its programs use */
 };
 
@@ -153,7 +154,7 @@ static const struct it_hook_def hook_defs[] = {
 	 * for a record of every request, not for histograms and slow records.
 	 */
 	{ .layer = IT_L_BLOCK, .name = "block_rq_complete", .label = "block_rq_complete_nested",
-	  .tp_group = "block", .every_record = 1,
+	  .tp_group = "block", .every_record = 1, .nested_complete = 1,
 	  .progs = { [IT_M_TP_BTF] = { "btf_block_rq_complete2" },
 		     [IT_M_RAW_TP] = { "raw_block_rq_complete2" } } },
 };
@@ -534,6 +535,8 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 			rd->sched_hooks = 1;
 		else if (ld->hooks[i].def->block_insert && ld->hooks[i].method != IT_M_NONE)
 			rd->insert_hooked = 1;
+		else if (ld->hooks[i].def->nested_complete && ld->hooks[i].method != IT_M_NONE)
+			rd->nested_hooked = 1;
 	}
 	/* sched_switch(void *, preempt, prev, next, prev_state) since 5.18 */
 	rd->sched_switch_has_state = it_btf_func_params(p->vmlinux, "btf_trace_sched_switch") >= 5;
