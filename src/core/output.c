@@ -381,11 +381,30 @@ static void json_driver(struct it_out *out, const struct it_block_rec *b)
 	jw_obj_end(w);
 }
 
+/*
+ * An issued request's stages from getrq (g: its stamp, else Q) to the issue:
+ * g2i and i2d, or one g2d when the insert is not hooked.
+ */
+static void json_to_issue(struct jw *w, const struct it_block_rec *b, uint64_t g)
+{
+	uint64_t i = (b->flags & IT_F_HAS_I) ? b->i_ns : g;
+
+	if (b->flags & IT_F_NO_I) {
+		if (b->flags & IT_F_HAS_G)
+			jw_u64(w, "g2d_ns", b->d_ns - g);
+		return;
+	}
+	/* i2d needs a start: the insert, else getrq (issued directly) */
+	if (b->flags & IT_F_HAS_G)
+		jw_u64(w, "g2i_ns", i - g);
+	if (b->flags & (IT_F_HAS_G | IT_F_HAS_I))
+		jw_u64(w, "i2d_ns", b->d_ns - i);
+}
+
 static void json_block(struct it_out *out, const struct it_block_rec *b)
 {
 	struct jw *w = &out->w;
 	uint64_t g = b->g_ns ? b->g_ns : b->q_ns;
-	uint64_t i = (b->flags & IT_F_HAS_I) ? b->i_ns : g;
 
 	jw_obj_begin(w, NULL);
 	json_dev(out, b->dev);
@@ -397,18 +416,8 @@ static void json_block(struct it_out *out, const struct it_block_rec *b)
 	jw_u64(w, "q_ns", b->q_ns);
 	if (b->flags & IT_F_HAS_G)
 		jw_u64(w, "q2g_ns", b->g_ns - b->q_ns);
-	if (b->d_ns && (b->flags & IT_F_NO_I)) {
-		/* the insert not hooked: allocation to issue is one stage */
-		if (b->flags & IT_F_HAS_G)
-			jw_u64(w, "g2d_ns", b->d_ns - g);
-	} else if (b->d_ns) {
-		/* i2d needs a start: the insert, else getrq (issued directly) */
-		if (b->flags & IT_F_HAS_G)
-			jw_u64(w, "g2i_ns", i - g);
-		if (b->flags & (IT_F_HAS_G | IT_F_HAS_I))
-			jw_u64(w, "i2d_ns", b->d_ns - i);
-	}
 	if (b->d_ns) {
+		json_to_issue(w, b, g);
 		jw_u64(w, "q2d_ns", b->d_ns - b->q_ns);
 		jw_u64(w, "d2c_ns", b->c_ns - b->d_ns);
 	}

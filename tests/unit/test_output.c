@@ -607,6 +607,45 @@ out:
 	env_done(&e);
 }
 
+/* The insert not hooked (no --block-insert): one g2d stage in place of g2i and i2d. */
+static void test_block_json_no_insert(void)
+{
+	struct it_syscall_rec s = mk_pread();
+	struct it_block_rec b1 = mk_blk(1200, 1201, IT_ORIG_SYSCALL, IT_OP_READ, 80, 4096, 2500,
+					2600, 0, 4000, 58000, IT_F_HAS_Q | IT_F_HAS_G | IT_F_NO_I);
+	struct it_block_rec b2 = mk_blk(1200, 1201, IT_ORIG_SYSCALL, IT_OP_READ, 200, 4096, 2700,
+					0, 0, 2900, 50000, IT_F_HAS_Q | IT_F_NO_I);
+	struct corr_req r = mk_req(CORR_SYSCALL, 1);
+	struct env e;
+	static const struct jqc want[] = {
+		{ ".block | length", "2" },
+		{ ".block[0].q2g_ns", "100" },
+		{ ".block[0].g2d_ns", "1400" },
+		{ ".block[0] | has(\"g2i_ns\") or has(\"i2d_ns\")", "false" },
+		{ ".block[0].q2d_ns", "1500" },
+		{ ".block[0].d2c_ns", "54000" },
+		/* no getrq: no g2d either, q2d still */
+		{ ".block[1] | has(\"g2d_ns\") or has(\"g2i_ns\") or has(\"i2d_ns\")", "false" },
+		{ ".block[1].q2d_ns", "200" },
+	};
+
+	if (!need_jq())
+		return;
+	if (!env_init(&e, 0, 0, 1))
+		goto out;
+	s.nr_bios = 2;
+	r.sys = &s;
+	r.blocks[0] = &b1;
+	r.blocks[1] = &b2;
+	r.nr_blocks = 2;
+	out_request(&r, e.out);
+	if (!json_lines_valid(sink_str(&e.json), 1))
+		goto out;
+	check_line(sink_str(&e.json), 0, want, NWANT(want));
+out:
+	env_done(&e);
+}
+
 static void test_uring_json(void)
 {
 	struct it_uring_rec u;
@@ -1854,6 +1893,7 @@ int main(void)
 	}
 	RUN_TEST(test_syscall_json_fields);
 	RUN_TEST(test_syscall_json_variants);
+	RUN_TEST(test_block_json_no_insert);
 	RUN_TEST(test_uring_json);
 	RUN_TEST(test_aio_json);
 	RUN_TEST(test_block_json);
