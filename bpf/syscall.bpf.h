@@ -209,10 +209,11 @@ static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 byt
 	st->flags |= id.flags;
 	st->offset = pos >= 0 ? (u64)pos : (u64)BPF_CORE_READ(f, f_pos);
 	st->bytes = bytes;
-	if (vlen)
+	/* a vectored call's buffers are read from user memory only for host mode's join */
+	if (vlen && want_iovecs)
 		it_iov_bufs(&st->bufs, buf, vlen);
 	else
-		it_buf1(&st->bufs, buf, bytes);
+		it_buf1(&st->bufs, vlen ? 0 : buf, bytes);
 	st->enter_ns = bpf_ktime_get_ns();
 	return 0;
 }
