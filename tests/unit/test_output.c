@@ -320,6 +320,22 @@ static bool need_jq(void)
 	return true;
 }
 
+/* r written as JSON lines alone: one valid line that meets want (SKIP without jq). */
+static void check_request(struct corr_req *r, const struct jqc *want, int n)
+{
+	struct env e;
+
+	if (!need_jq())
+		return;
+	if (!env_init(&e, 0, 0, 1))
+		goto out;
+	out_request(r, e.out);
+	if (json_lines_valid(sink_str(&e.json), 1))
+		check_line(sink_str(&e.json), 0, want, n);
+out:
+	env_done(&e);
+}
+
 /* ---- record builders ---- */
 
 static struct it_task mk_task(uint32_t pid, uint32_t tid, const char *comm)
@@ -616,7 +632,6 @@ static void test_block_json_no_insert(void)
 	struct it_block_rec b2 = mk_blk(1200, 1201, IT_ORIG_SYSCALL, IT_OP_READ, 200, 4096, 2700,
 					0, 0, 2900, 50000, IT_F_HAS_Q | IT_F_NO_I);
 	struct corr_req r = mk_req(CORR_SYSCALL, 1);
-	struct env e;
 	static const struct jqc want[] = {
 		{ ".block | length", "2" },
 		{ ".block[0].q2g_ns", "100" },
@@ -629,21 +644,12 @@ static void test_block_json_no_insert(void)
 		{ ".block[1].q2d_ns", "200" },
 	};
 
-	if (!need_jq())
-		return;
-	if (!env_init(&e, 0, 0, 1))
-		goto out;
 	s.nr_bios = 2;
 	r.sys = &s;
 	r.blocks[0] = &b1;
 	r.blocks[1] = &b2;
 	r.nr_blocks = 2;
-	out_request(&r, e.out);
-	if (!json_lines_valid(sink_str(&e.json), 1))
-		goto out;
-	check_line(sink_str(&e.json), 0, want, NWANT(want));
-out:
-	env_done(&e);
+	check_request(&r, want, NWANT(want));
 }
 
 static void test_uring_json(void)
@@ -652,7 +658,6 @@ static void test_uring_json(void)
 	struct it_block_rec b = mk_blk(300, 301, IT_ORIG_URING, IT_OP_READ, 16, 8192, 11000, 0, 0,
 				       12000, 29000, IT_F_HAS_Q);
 	struct corr_req r = mk_req(CORR_URING, 7);
-	struct env e;
 	static const struct jqc want[] = {
 		{ ".type", S("request") },
 		{ ".id", "7" },
@@ -687,10 +692,6 @@ static void test_uring_json(void)
 		{ ".block[0].q2c_ns", "18000" },
 	};
 
-	if (!need_jq())
-		return;
-	if (!env_init(&e, 0, 0, 1))
-		goto out;
 	memset(&u, 0, sizeof(u));
 	u.hdr.type = IT_REC_URING;
 	u.hdr.size = sizeof(u);
@@ -708,12 +709,7 @@ static void test_uring_json(void)
 	r.uring = &u;
 	r.blocks[0] = &b;
 	r.nr_blocks = 1;
-	out_request(&r, e.out);
-	if (!json_lines_valid(sink_str(&e.json), 1))
-		goto out;
-	check_line(sink_str(&e.json), 0, want, NWANT(want));
-out:
-	env_done(&e);
+	check_request(&r, want, NWANT(want));
 }
 
 static void test_aio_json(void)
@@ -935,7 +931,6 @@ static void test_json_escaping_and_unknown_dev(void)
 {
 	struct it_syscall_rec s = mk_pread();
 	struct corr_req r = mk_req(CORR_SYSCALL, 1);
-	struct env e;
 	static const struct jqc want[] = {
 		{ ".comm", "\"a\\\"b\\\\c\\t\xc3\xbf\"" }, /* 0xff read as Latin-1 */
 		{ ".sched.waker_comm", "\"0123456789abcdef\"" },
@@ -943,20 +938,11 @@ static void test_json_escaping_and_unknown_dev(void)
 		{ ".dev | type", S("string") },
 	};
 
-	if (!need_jq())
-		return;
-	if (!env_init(&e, 0, 0, 1))
-		goto out;
 	memcpy(s.task.comm, "a\"b\\c\t\xff", 8);
 	memcpy(s.waker_comm, "0123456789abcdef", IT_COMM_LEN); /* no NUL */
 	s.dev = IT_MKDEV(8, 16);
 	r.sys = &s;
-	out_request(&r, e.out);
-	if (!json_lines_valid(sink_str(&e.json), 1))
-		goto out;
-	check_line(sink_str(&e.json), 0, want, NWANT(want));
-out:
-	env_done(&e);
+	check_request(&r, want, NWANT(want));
 }
 
 /* output.h: out_error() reports JSON write errors. */
