@@ -464,6 +464,19 @@ static uint64_t first_nz(uint64_t a, uint64_t b, uint64_t c)
 	return a ? a : b ? b : c;
 }
 
+/*
+ * The guest's kick, or when it has none (a suppressed notification) its
+ * stand-in: the driver submit, never before the issue D (a submit stamp from
+ * an earlier attempt, or one a stalled vCPU took long before D, is not when
+ * the device could have been told).
+ */
+static uint64_t guest_kick(const struct link_vreq *g)
+{
+	if (g->kick_ns)
+		return g->kick_ns;
+	return g->submit_ns > g->d_ns ? g->submit_ns : g->d_ns;
+}
+
 static int64_t span(const uint64_t *t, int from, int to)
 {
 	if (!t[from] || !t[to])
@@ -528,7 +541,7 @@ static void guest_times(struct vj_path *p, const struct link_vreq *g, int64_t of
 	}
 	p->t[VJ_T_G_Q] = to_host(g->q_ns, off);
 	p->t[VJ_T_G_D] = to_host(g->d_ns, off);
-	p->t[VJ_T_G_KICK] = to_host(first_nz(g->kick_ns, g->submit_ns, g->d_ns), off);
+	p->t[VJ_T_G_KICK] = to_host(guest_kick(g), off);
 	p->t[VJ_T_G_IRQ] = to_host(first_nz(g->done_ns, g->c_ns, 0), off);
 	p->t[VJ_T_G_C] = to_host(g->c_ns, off);
 }
