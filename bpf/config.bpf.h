@@ -43,6 +43,8 @@ const volatile __u8 has_task_btf = 1; /* bpf_get_current_task_btf() (5.11) */
 const volatile __u8 has_task_storage = 1; /* task storage in tracing programs (5.12) */
 const volatile __u8 sched_counters; /* sched layer: task counters at syscall enter/exit */
 const volatile __u8 want_iovecs; /* host mode: vectored syscalls' first buffers (join key) */
+/* IOTRACER_EMPTY_PROGS (bench's iotracer-empty): the syscall hooks' programs return at once */
+const volatile __u8 empty_progs;
 const volatile __u8 insert_hooked; /* block_rq_insert attached (--block-insert) */
 const volatile __u8 nested_hooked; /* the second block_rq_complete program attached */
 const volatile __u8 sched_hooks; /* sched layer: sched_switch/wakeup attached (--sched-switch) */

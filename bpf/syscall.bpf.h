@@ -488,11 +488,14 @@ static __always_inline u32 it_traced_sys(struct pt_regs *regs, u64 nr, const boo
 
 static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const bool btf)
 {
-	u32 sys = it_traced_sys(regs, id, btf), op;
 	s64 pos = -1; /* < 0: the file position */
 	u64 bytes = 0; /* 0: the bytes transferred (the return value) */
 	u64 vlen = 0; /* argument 1 is an iovec array of vlen (argument 2), not the buffer */
+	u32 sys, op;
 
+	if (empty_progs)
+		return 0;
+	sys = it_traced_sys(regs, id, btf);
 	if (!sys--)
 		return 0;
 	switch (sys) {
@@ -555,9 +558,12 @@ struct {
 static __always_inline int it_sys_exit(u64 *ctx, const bool btf)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx[0];
-	u32 sys = it_traced_sys(regs, IT_SYS_NR(btf, regs), btf);
+	u32 sys;
 	struct thread_state *st;
 
+	if (empty_progs)
+		return 0;
+	sys = it_traced_sys(regs, IT_SYS_NR(btf, regs), btf);
 	if (!sys--)
 		return 0;
 	switch (sys) {

@@ -97,6 +97,8 @@ enum {
 	S_RECORDS,
 	S_BPF_IO,
 	S_RUNS_IO,
+	S_TAX,
+	S_TAX_RATIO,
 	NR_SAMPLES
 };
 
@@ -130,6 +132,8 @@ static void agg_pair(const struct bench *b, const struct run *r, const struct ru
 	v[S_CPU_IO][k] = r->busy_ns / ios;
 	v[S_ADDED_IO][k] = pair ? r->busy_ns / ios - base->busy_ns / (double)base->fio.ios : NAN;
 	v[S_DAEMON_IO][k] = tracer ? r->tracer_cpu_ns / ios : NAN;
+	v[S_TAX][k] = r->tax_ns;
+	v[S_TAX_RATIO][k] = pair ? r->tax_ns / base->tax_ns : NAN;
 	v[S_RECORDS][k] = r->sum.records >= 0  ? (double)r->sum.records :
 			  r->sum.requests >= 0 ? (double)r->sum.requests :
 						 NAN;
@@ -141,7 +145,7 @@ void aggregate(const struct bench *b, int wl, int tr, struct agg *a)
 					  &a->lat_p99,	    &a->busy,	   &a->added,
 					  &a->tcpu,	    &a->cpu_ns_io, &a->added_ns_io,
 					  &a->daemon_ns_io, &a->records,   &a->bpf_ns_io,
-					  &a->bpf_runs_io };
+					  &a->bpf_runs_io,  &a->tax_ns,	   &a->tax_ratio };
 	int n = b->nruns + 1, k = 0, ks = 0;
 	double *v[NR_SAMPLES];
 
@@ -211,7 +215,7 @@ void unreported_oracles(const char *layers, int *block, int *requests)
 void run_unreported(const struct bench *b, const struct run *r, int64_t *blk, int64_t *req)
 {
 	const struct tracer_sum *s = &r->sum;
-	int by_block, by_requests, hists = b->tr[r->tr].k == T_IOT_ALWAYSON;
+	int by_block, by_requests, hists = tracer_alwayson(&b->tr[r->tr]);
 	/* records only of slow requests: the histograms count them all, ring drops too */
 	int64_t nblk = hists ? s->hist_block + s->drops_block - s->ring_block :
 			       s->rec_block + s->drops_block;
@@ -219,7 +223,8 @@ void run_unreported(const struct bench *b, const struct run *r, int64_t *blk, in
 			       s->rec_syscall + s->rec_uring + s->rec_aio + s->drops_other;
 
 	*blk = *req = -1;
-	if (!r->ok || s->drops < 0) /* drops known: drops_block and drops_other are too */
+	/* drops known: drops_block and drops_other are too; a tax run has no oracle */
+	if (!r->ok || s->drops < 0 || bench_wls[r->wl].tax)
 		return;
 	unreported_oracles(b->tr[r->tr].layers, &by_block, &by_requests);
 	if (by_block && r->blk_ios >= 0 && (hists ? s->hist_block : s->rec_block) >= 0) {

@@ -12,7 +12,7 @@
 
 #include "bench/internal.h"
 
-enum { C_ADDED, C_RATIO, C_BPF_IO, C_IOPS, C_DAEMON_IO };
+enum { C_ADDED, C_RATIO, C_BPF_IO, C_IOPS, C_DAEMON_IO, C_TAX };
 
 /* Median of a result, NAN if the cell was not run. */
 static double cell(const struct bench *b, const char *wl, const char *tr, int what)
@@ -34,6 +34,8 @@ static double cell(const struct bench *b, const char *wl, const char *tr, int wh
 		return a.iops.med;
 	case C_DAEMON_IO:
 		return a.daemon_ns_io.med;
+	case C_TAX:
+		return a.tax_ratio.med;
 	default:
 		return NAN;
 	}
@@ -151,12 +153,27 @@ static void checks_iotracer(const struct bench *b, struct checks *cs)
 	add(cs, "iotracer RssAnon, max over runs", rss < 0 ? NAN : (double)rss, 2048, 1, "KiB");
 }
 
+/*
+ * What always-on adds to calls it does not trace, on a kernel with
+ * tracepoints only (docs/bench.md, "Tax"; on fentry kernels the goal is 5 %).
+ */
+static void checks_tax(const struct bench *b, struct checks *cs)
+{
+	add(cs, "tax getppid: always-on / none (tracepoint kernel)",
+	    cell(b, "tax-syscall", "iotracer-alwayson", C_TAX), 1.35, 1, "x");
+	add(cs, "tax pipe write+read: always-on / none (tracepoint kernel)",
+	    cell(b, "tax-pipe", "iotracer-alwayson", C_TAX), 1.60, 1, "x");
+	add(cs, "tax socket write+read: always-on / none (tracepoint kernel)",
+	    cell(b, "tax-socket", "iotracer-alwayson", C_TAX), 1.20, 1, "x");
+}
+
 int collect_checks(const struct bench *b, struct check *c, int max)
 {
 	struct checks cs = { c, 0, max };
 
 	checks_reference(b, &cs);
 	checks_rate(b, &cs);
+	checks_tax(b, &cs);
 	checks_iotracer(b, &cs);
 	return cs.n;
 }

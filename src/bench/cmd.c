@@ -21,6 +21,10 @@
 static const char *const default_tracers =
 	"none,iotracer,iotracer-nojson,iotracer-scrape,iotracer-alwayson,bpftrace-hist,"
 	"bpftrace-print,libbpf-biolatency";
+/* the tax preset: the floor (empty programs) and block-only always-on beside the peers */
+static const char *const tax_tracers =
+	"none,iotracer,iotracer-alwayson,iotracer-empty,iotracer-alwayson:block,bpftrace-hist,"
+	"libbpf-biolatency";
 static const char *const layer_tracers =
 	"none,iotracer:syscall,iotracer:fs,iotracer:sched,iotracer:block,iotracer";
 
@@ -31,18 +35,22 @@ static void bench_usage(FILE *f)
 		"Measure what a tracer costs under fio: runs each workload in rounds without and\n"
 		"with every tracer (A B A B ...), reports medians and min-max. Needs root and fio.\n"
 		"\n"
-		"  --preset LIST       reference, maxrate, layers or all (comma list; default reference)\n"
+		"  --preset LIST       reference, maxrate, layers, tax or all (comma list; default\n"
+		"                      reference,tax); tax: getppid, pipe and socket calls, no fio\n"
 		"  --quick             1 pair of 2 s runs, the first workload of each preset (for tests)\n"
 		"  --pairs N           rounds of (none, tracer...) per workload (default 3)\n"
 		"  --runtime DUR       fio run time of each run (default 10s; --quick 2s)\n"
 		"  --tracers LIST      none,iotracer,iotracer-nojson,iotracer-scrape (with --metrics,\n"
 		"                      scraped once a second),iotracer-alwayson (--profile always-on,\n"
-		"                      scraped),bpftrace-hist,bpftrace-print,libbpf-biolatency\n"
-		"                      (libbpf-tools' biolatency -D -d DEV) (default:\n"
-		"                      all of them); iotracer:LAYERS (e.g. iotracer:syscall+block) for -l;\n"
+		"                      scraped),iotracer-empty (always-on with its syscall hooks'\n"
+		"                      programs empty: the dispatch floor),bpftrace-hist,bpftrace-print,\n"
+		"                      libbpf-biolatency (libbpf-tools' biolatency -D -d DEV) (default:\n"
+		"                      all but iotracer-empty; tax: none,iotracer,iotracer-alwayson,\n"
+		"                      iotracer-empty,iotracer-alwayson:block and the peers);\n"
+		"                      iotracer:LAYERS (e.g. iotracer:syscall+block) for -l;\n"
 		"                      iotracer@PATH[:LAYERS]: another iotracer build, side by side\n"
 		"  --workloads LIST    only these workloads (ref-rand,ref-seq,ref-buffered,ref-12r1w,\n"
-		"                      max-psync,max-uring,layers-psync)\n"
+		"                      max-psync,max-uring,layers-psync,tax-syscall,tax-pipe,tax-socket)\n"
 		"  --target DEV|FILE   run on this block device or file instead of a loop device over a\n"
 		"                      file of our own (a device is written to; mounted devices, the root\n"
 		"                      disk and devices with a file system are refused, see --force)\n"
@@ -93,7 +101,7 @@ static int parse_opt(struct bench *b, int c, struct opts_set *set)
 	case 'p':
 		if (parse_presets(optarg, &b->o.presets))
 			return usage_err("--preset", optarg,
-					 "expected reference, maxrate, layers or all, got");
+					 "expected reference, maxrate, layers, tax or all, got");
 		break;
 	case 'r':
 		if (parse_duration(optarg, &v) || v < 1000000000ull || v > 3600ull * 1000000000)
@@ -253,6 +261,7 @@ static int build_plan(struct bench *b)
 		if (add_tracers(b, wl,
 				w->preset == P_LAYERS ? layer_tracers :
 				b->o.tracers	      ? b->o.tracers :
+				w->tax		      ? tax_tracers :
 							default_tracers))
 			return usage_err(
 				"--tracers", b->o.tracers,
@@ -275,10 +284,11 @@ static int check_env(struct bench *b)
 		it_err("need root (loop devices, BPF): run with sudo");
 		return 1;
 	}
-	if (find_in_path("fio", fio, sizeof(fio))) {
-		it_err("fio not found in PATH (apt-get install fio)");
-		return 1;
-	}
+	for (int wl = 0; wl < NR_WLS; wl++)
+		if (b->wl_sel[wl] && !bench_wls[wl].tax && find_in_path("fio", fio, sizeof(fio))) {
+			it_err("fio not found in PATH (apt-get install fio)");
+			return 1;
+		}
 	l = readlink("/proc/self/exe", b->exe, sizeof(b->exe) - 1);
 	if (l <= 0) {
 		it_err("cannot read /proc/self/exe: %s", strerror(errno));
@@ -421,7 +431,7 @@ static int report_all(struct bench *b, int ret)
 {
 	int failed = 0;
 
-	for (int p = P_REFERENCE; p <= P_LAYERS; p <<= 1)
+	for (int p = P_REFERENCE; p <= P_TAX; p <<= 1)
 		if (b->o.presets & p)
 			print_preset_summary(b, p, stdout);
 	print_cost_table(b, stdout);
@@ -461,7 +471,7 @@ int bench_main(int argc, char **argv)
 	b->o.pairs = 3;
 	b->o.runtime_ns = 10ull * 1000000000;
 	b->o.size = 1ull << 30;
-	b->o.presets = P_REFERENCE;
+	b->o.presets = P_REFERENCE | P_TAX;
 	b->o.bpf_stats = 1;
 	b->tg[0].lfd = b->tg[1].lfd = -1;
 	ret = parse_options(b, argc, argv);

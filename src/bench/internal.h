@@ -4,6 +4,7 @@
  *
  *   cmd.c          options -> plan -> run loop -> reports (bench_main)
  *   workload.c     the fio workloads and presets
+ *   tax.c          the tax workloads: non-IO syscalls, pipe and socket calls
  *   tracer.c       the tracers: names, their scripts, their command lines
  *   target.c       loop devices, backing files, refusing the wrong device
  *   child.c        spawning, waiting for and stopping child processes; signals
@@ -80,19 +81,24 @@ int bench_parse_tracer_summary(const char *text, size_t n, struct tracer_sum *s)
 
 /* ---------------------------------------------------------------- workloads (workload.c) */
 
-enum { M_CPU, M_IOPS }; /* what a workload's overhead is read from */
-enum { P_REFERENCE = 1, P_MAXRATE = 2, P_LAYERS = 4 };
+enum { M_CPU, M_IOPS, M_TAX }; /* what a workload's overhead is read from */
+enum { P_REFERENCE = 1, P_MAXRATE = 2, P_LAYERS = 4, P_TAX = 8 };
+#define P_ALL (P_REFERENCE | P_MAXRATE | P_LAYERS | P_TAX)
+
+/* The tax workloads (M_TAX): what a tracer costs calls it does not trace. */
+enum { TAX_NONE, TAX_SYSCALL, TAX_PIPE, TAX_SOCKET };
 
 struct workload {
 	int preset;
 	const char *name, *desc;
 	int ram; /* RAM-backed loop device */
 	int metric;
-	const char *args; /* fio job options, after the global ones */
+	const char *args; /* fio job options, after the global ones (NULL: a tax workload) */
 	int asked_iops; /* the fio rate_iops of all jobs together; 0: as fast as it goes */
+	int tax; /* TAX_*: no fio; ops of this kind in a loop (tax.c) */
 };
 
-#define NR_WLS 7
+#define NR_WLS 10
 extern const struct workload bench_wls[NR_WLS];
 
 const char *preset_name(int p);
@@ -100,6 +106,14 @@ const char *preset_name(int p);
 int parse_presets(const char *s, unsigned *mask);
 /* Index of a workload by name, -1. */
 int find_wl(const char *name);
+
+/* tax.c */
+/*
+ * Run ops of the TAX_* kind for runtime_ns in this process: *ops done, *ns
+ * taken (CLOCK_MONOTONIC). An op: one getppid(), or one 64-byte write and
+ * read back on a pipe / a UNIX stream socket pair. 0 or -errno.
+ */
+int tax_run(int kind, uint64_t runtime_ns, uint64_t *ops, uint64_t *ns);
 
 /* ---------------------------------------------------------------- tracers (tracer.c) */
 
@@ -112,6 +126,7 @@ enum tkind {
 	T_BT_HIST,
 	T_BT_PRINT,
 	T_BIOLAT, /* libbpf-tools' biolatency -D: a peer's block histogram */
+	T_IOT_EMPTY, /* always-on with the syscall hooks' programs empty: the dispatch floor */
 };
 
 struct tracer {
@@ -171,6 +186,7 @@ struct run {
 	int64_t blk_ios; /* requests the target device completed during fio (its stat), -1 */
 	int sys_progs; /* BPF programs loaded on the system during the run (noise hint) */
 	double load1; /* 1-minute load average before the run */
+	double tax_ns; /* a tax workload: ns per op (NaN otherwise) */
 };
 
 struct bench {
@@ -212,10 +228,16 @@ void find_tools(struct bench *b);
 void tracers_check_tools(struct bench *b);
 /*
  * The tracer's command line into argv (strings in store): json for -j, port for
- * iotracer-scrape's --metrics. Returns argc or -EINVAL.
+ * iotracer-scrape's --metrics; all_devs: iotracer without -d (as a host runs it:
+ * the tax workloads). Returns argc or -EINVAL.
  */
 int tracer_argv(const struct bench *b, const struct tracer *tr, const struct target *t,
-		const char *json, int port, char **argv, char store[][PATH_MAX + 64]);
+		const char *json, int port, int all_devs, char **argv,
+		char store[][PATH_MAX + 64]);
+/* iotracer-alwayson and iotracer-empty: --profile always-on, scraped. */
+int tracer_alwayson(const struct tracer *t);
+/* Environment a tracer needs on top of the bench's ("NAME=VALUE", NULL: none). */
+const char *tracer_env(const struct tracer *tr);
 
 /* target.c */
 /* The target a workload runs on. */
@@ -280,7 +302,7 @@ int run_one(struct bench *b, int wl, int tri, int round, int stats, struct run *
 struct agg {
 	int wl, tr, pairs, nfail;
 	struct bstat iops, ratio, lat_mean, lat_p99, busy, added, tcpu, cpu_ns_io, added_ns_io,
-		daemon_ns_io, records, bpf_ns_io, bpf_runs_io;
+		daemon_ns_io, records, bpf_ns_io, bpf_runs_io, tax_ns, tax_ratio;
 	int64_t rss_max, hwm_max, drops_total;
 	const struct run *stats_run; /* last good BPF statistics run */
 	const char *err; /* last error */

@@ -39,6 +39,11 @@ void report_run(struct bench *b, const struct run *r)
 		progress("%s round %d: FAILED: %s", tag, r->round + 1, r->err);
 		return;
 	}
+	if (bench_wls[r->wl].tax) {
+		progress("%s round %d: %.1f ns/op%s", tag, r->round + 1, r->tax_ns,
+			 r->stats ? " (bpf_stats on)" : "");
+		return;
+	}
 	if (r->stats) {
 		progress("%s: %.0f IOPS, BPF %.0f ns/IO (%.2f runs/IO)", tag, r->fio.iops,
 			 r->fio.ios ? r->bpf_ns / (double)r->fio.ios : NAN,
@@ -148,12 +153,66 @@ static void print_bpf_progs(const struct bench *b, int wl, int tr, FILE *f)
 	}
 }
 
+/* A tax workload's row: ns per op against the same round's none, BPF runs per op. */
+static void print_tax_row(const struct bench *b, int wl, int tr, FILE *f)
+{
+	char s[6][48], mm[48], ratio[64];
+	struct agg a;
+
+	aggregate(b, wl, tr, &a);
+	if (!a.pairs) {
+		fprintf(f, "%-22s no successful run%s%s\n", b->tr[tr].name, a.err ? ": " : "",
+			a.err ? a.err : "");
+		return;
+	}
+	snprintf(mm, sizeof(mm), "[%.0f-%.0f]", a.tax_ns.min, a.tax_ns.max);
+	if (tr == b->none)
+		snprintf(ratio, sizeof(ratio), "-");
+	else
+		snprintf(ratio, sizeof(ratio), "%.3f [%.3f..%.3f]", a.tax_ratio.med,
+			 a.tax_ratio.min, a.tax_ratio.max);
+	fprintf(f, "%-22s %8.1f %-15s %-22s %9s %8s %9s\n", b->tr[tr].name, a.tax_ns.med, mm,
+		ratio, tr == b->none ? "-" : fmt_num((a.tax_ratio.med - 1) * 100, 1, 1, s[0], 48),
+		fmt_num(a.bpf_runs_io.med, 2, 0, s[1], 48), fmt_num(a.bpf_ns_io.med, 0, 0, s[2], 48));
+}
+
+/*
+ * The tax table. The pairs are only as good as the machine is quiet: the
+ * runs without a tracer spreading more than 10 % say it was not.
+ */
+static void print_tax(const struct bench *b, int wl, FILE *f)
+{
+	struct agg none;
+
+	fprintf(f, "   %d round(s) x %.1f s in the bench's process; iotracer without -d; ratio = ns/op "
+		   "traced / none of the same round\n",
+		b->o.pairs, b->o.runtime_ns / 1e9);
+	fprintf(f, "%-22s %8s %-15s %-22s %9s %8s %9s\n", "tracer", "ns/op", "[min-max]",
+		"ratio [min..max]", "added %", "runs/op", "BPF ns/op");
+	for (int tr = 0; tr < b->ntr; tr++)
+		if (b->wl_tr[wl][tr] && b->tr[tr].avail)
+			print_tax_row(b, wl, tr, f);
+	aggregate(b, wl, b->none, &none);
+	if (none.pairs > 1 && (none.tax_ns.max - none.tax_ns.min) > 0.1 * none.tax_ns.med)
+		fprintf(f, "   note: the runs without a tracer spread %.0f %% (> 10 %%): the machine was "
+			   "not quiet, the ratios are that uncertain\n",
+			100 * (none.tax_ns.max - none.tax_ns.min) / none.tax_ns.med);
+	for (int tr = 0; tr < b->ntr; tr++)
+		if (b->wl_tr[wl][tr] && tr != b->none && b->tr[tr].avail)
+			print_bpf_progs(b, wl, tr, f);
+}
+
 void print_workload(const struct bench *b, int wl, FILE *f)
 {
 	const struct workload *w = &bench_wls[wl];
 	const struct target *t = &b->tg[b->shared_target ? 0 : w->ram];
 
 	fprintf(f, "\n== %s [%s]: %s\n", w->name, preset_name(w->preset), w->desc);
+	if (w->tax) {
+		print_tax(b, wl, f);
+		fflush(f);
+		return;
+	}
 	fprintf(f,
 		"   target %s; %d round(s) x %.1f s; busy = whole system, average %% per core (%d cores); tracer CPU in %% of one core\n",
 		t->desc, b->o.pairs, b->o.runtime_ns / 1e9, b->ncpu);
@@ -196,6 +255,10 @@ static void preset_cell(const struct bench *b, int wl, int tr, int metric, char 
 	aggregate(b, wl, tr, &a);
 	if (!a.pairs)
 		snprintf(cell, n, "failed");
+	else if (metric == M_TAX && tr == b->none)
+		snprintf(cell, n, "%.0f", a.tax_ns.med);
+	else if (metric == M_TAX)
+		snprintf(cell, n, "%.0f (%.3f)", a.tax_ns.med, a.tax_ratio.med);
 	else if (tr == b->none)
 		snprintf(cell, n, metric == M_CPU ? "%.2f" : "%.0f",
 			 metric == M_CPU ? a.busy.med : a.iops.med);
@@ -207,7 +270,7 @@ static void preset_cell(const struct bench *b, int wl, int tr, int metric, char 
 
 void print_preset_summary(const struct bench *b, int preset, FILE *f)
 {
-	int metric = preset == P_REFERENCE ? M_CPU : M_IOPS, any = 0;
+	int metric = preset == P_REFERENCE ? M_CPU : preset == P_TAX ? M_TAX : M_IOPS, any = 0;
 	char cell[64];
 
 	for (int wl = 0; wl < NR_WLS; wl++)
@@ -218,6 +281,9 @@ void print_preset_summary(const struct bench *b, int preset, FILE *f)
 		fprintf(f,
 			"\n== %s: whole-system CPU busy, average %% per core (%d cores), median of %d pair(s); with (added)\n",
 			preset_name(preset), b->ncpu, b->o.pairs);
+	else if (metric == M_TAX)
+		fprintf(f, "\n== %s: ns per op, median of %d pair(s); with (ratio with/without)\n",
+			preset_name(preset), b->o.pairs);
 	else
 		fprintf(f, "\n== %s: IOPS, median of %d pair(s); with (ratio with/without)\n",
 			preset_name(preset), b->o.pairs);
@@ -248,7 +314,7 @@ void print_cost_table(const struct bench *b, FILE *f)
 	for (int wl = 0; wl < NR_WLS; wl++) {
 		struct agg base;
 
-		if (!b->wl_sel[wl])
+		if (!b->wl_sel[wl] || bench_wls[wl].tax) /* per op, in the tax tables */
 			continue;
 		aggregate(b, wl, b->none, &base);
 		for (int tr = 0; tr < b->ntr; tr++) {

@@ -52,7 +52,7 @@ static void json_host_config(struct jw *w, const struct bench *b)
 	jw_str(w, "target", b->o.target);
 	jw_bool(w, "bpf_stats_runs", b->o.bpf_stats);
 	jw_arr_begin(w, "presets");
-	for (int p = P_REFERENCE; p <= P_LAYERS; p <<= 1)
+	for (int p = P_REFERENCE; p <= P_TAX; p <<= 1)
 		if (b->o.presets & p)
 			jw_str(w, NULL, preset_name(p));
 	jw_arr_end(w);
@@ -88,7 +88,7 @@ static void json_setup(struct jw *w, const struct bench *b)
 		jw_str(w, "name", x->name);
 		jw_str(w, "preset", preset_name(x->preset));
 		jw_str(w, "desc", x->desc);
-		jw_str(w, "metric", x->metric == M_CPU ? "cpu" : "iops");
+		jw_str(w, "metric", x->metric == M_CPU ? "cpu" : x->metric == M_TAX ? "ns_per_op" : "iops");
 		jw_bool(w, "ram", x->ram);
 		jw_str(w, "fio_args", x->args);
 		jw_obj_end(w);
@@ -175,6 +175,8 @@ static void json_run(struct jw *w, const struct bench *b, const struct run *r)
 	jw_i64(w, "system_bpf_progs", r->sys_progs);
 	jw_double(w, "loadavg1_before", r->load1);
 	jw_i64_or_null(w, "blk_ios", r->blk_ios);
+	if (bench_wls[r->wl].tax)
+		jw_double(w, "ns_per_op", r->tax_ns);
 	json_run_tracer(w, b, r);
 	if (r->stats)
 		json_run_progs(w, r);
@@ -201,6 +203,8 @@ static void json_bpf_progs(struct jw *w, const struct run *r)
 /* The aggregate of a tracer against the runs without one. */
 static void json_result_tracer(struct jw *w, const struct agg *a)
 {
+	if (bench_wls[a->wl].tax)
+		jw_bstat(w, "ns_per_op_ratio", &a->tax_ratio);
 	jw_bstat(w, "iops_ratio", &a->ratio);
 	jw_bstat(w, "added_busy_pct", &a->added);
 	jw_bstat(w, "added_cpu_ns_per_io", &a->added_ns_io);
@@ -233,6 +237,8 @@ static void json_result(struct jw *w, const struct bench *b, int wl, int tr)
 	jw_bstat(w, "lat_p99_ns", &a.lat_p99);
 	jw_bstat(w, "busy_pct", &a.busy);
 	jw_bstat(w, "cpu_ns_per_io", &a.cpu_ns_io);
+	if (bench_wls[wl].tax)
+		jw_bstat(w, "ns_per_op", &a.tax_ns);
 	if (tr != b->none)
 		json_result_tracer(w, &a);
 	jw_obj_end(w);

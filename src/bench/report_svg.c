@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * report_svg: --svg FILE, the overhead chart: added CPU of the rate-limited
- * workloads, IOPS lost on the unthrottled ones, BPF run time per IO; one bar
- * per (workload, tracer) at the median with a min-max whisker (svg.c draws).
+ * workloads, IOPS lost on the unthrottled ones, BPF run time per IO, the tax
+ * on calls no tracer traces; one bar per (workload, tracer) at the median
+ * with a min-max whisker (svg.c draws).
  */
 #include <errno.h>
 #include <math.h>
@@ -14,21 +15,22 @@
 
 int write_svg(const struct bench *b, const char *path)
 {
-	struct svg_bar *bars[3];
-	struct svg_panel pan[3];
+	struct svg_bar *bars[4];
+	struct svg_panel pan[4];
 	char *labels, *doc;
-	int nb[3] = { 0 }, np = 0, nl = 0, ret;
+	int nb[4] = { 0 }, np = 0, nl = 0, ret;
 	size_t max = (size_t)NR_WLS * b->ntr + 1;
-	static const char *const titles[3] = {
+	static const char *const titles[4] = {
 		"Added whole-system CPU, % per core (rate-limited workloads; bar = median, whisker = min-max)",
 		"IOPS lost, % of the no-tracer IOPS (unthrottled workloads)",
 		"BPF run time per IO, ns (bpf_stats runs)",
+		"Tax: ns added per op, % of the no-tracer ns (getppid, pipe and socket write+read)",
 	};
 
-	labels = calloc(max * 3, 48);
-	for (int i = 0; i < 3; i++)
+	labels = calloc(max * 4, 48);
+	for (int i = 0; i < 4; i++)
 		bars[i] = calloc(max, sizeof(struct svg_bar));
-	if (!labels || !bars[0] || !bars[1] || !bars[2]) {
+	if (!labels || !bars[0] || !bars[1] || !bars[2] || !bars[3]) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -44,6 +46,16 @@ int write_svg(const struct bench *b, const char *path)
 				continue;
 			aggregate(b, wl, tr, &a);
 			snprintf(lab, 48, "%s", b->tr[tr].name);
+			if (bench_wls[wl].metric == M_TAX) {
+				x = &bars[3][nb[3]++];
+				*x = (struct svg_bar){ bench_wls[wl].name,
+						       lab,
+						       100 * (a.tax_ratio.med - 1),
+						       100 * (a.tax_ratio.min - 1),
+						       100 * (a.tax_ratio.max - 1),
+						       tr };
+				continue;
+			}
 			if (bench_wls[wl].metric == M_CPU) {
 				x = &bars[0][nb[0]++];
 				*x = (struct svg_bar){ bench_wls[wl].name, lab,		a.added.med,
@@ -64,7 +76,7 @@ int write_svg(const struct bench *b, const char *path)
 			}
 		}
 	}
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		if (!nb[i])
 			continue;
 		pan[np] = (struct svg_panel){ titles[i], bars[i], nb[i], NAN, NULL };
@@ -74,9 +86,12 @@ int write_svg(const struct bench *b, const char *path)
 		} else if (i == 1) {
 			pan[np].limit = 5;
 			pan[np].limit_label = "target: psync <= 5 %, io_uring <= 10 %";
-		} else {
+		} else if (i == 2) {
 			pan[np].limit = 1500;
 			pan[np].limit_label = "target 1500 ns (all layers)";
+		} else {
+			pan[np].limit = 20;
+			pan[np].limit_label = "always-on targets: +35 % getppid, +60 % pipe, +20 % socket";
 		}
 		np++;
 	}
@@ -89,7 +104,7 @@ int write_svg(const struct bench *b, const char *path)
 	free(doc);
 out:
 	free(labels);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		free(bars[i]);
 	return ret;
 }

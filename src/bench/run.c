@@ -2,8 +2,8 @@
 /*
  * run: one measured run. Start the tracer and wait until it has attached;
  * read the counters (system CPU, the tracer's CPU and BPF programs, the
- * device's stat); run fio; read them again; stop the tracer (its final
- * summary); turn the outputs into a struct run.
+ * device's stat); run fio (or a tax workload's loop); read them again; stop
+ * the tracer (its final summary); turn the outputs into a struct run.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -62,7 +62,7 @@ static void run_init(struct run *r, int wl, int tri, int round, int stats)
 	r->stats = stats;
 	r->rss_anon_kb = r->hwm_kb = r->blk_ios = -1;
 	r->sum.requests = r->sum.records = r->sum.drops = -1;
-	r->busy_pct = r->busy_ns = r->tracer_cpu_pct = NAN;
+	r->busy_pct = r->busy_ns = r->tracer_cpu_pct = r->tax_ns = NAN;
 	r->fio.lat_mean_ns = r->fio.lat_p99_ns = NAN;
 }
 
@@ -88,6 +88,8 @@ static int run_prepare(struct run_ctx *c)
 	snprintf(c->tr_out, RUN_PATH, "%s/tracer.%d.out", wd, seq);
 	snprintf(c->tr_err, RUN_PATH, "%s/tracer.%d.err", wd, seq);
 	snprintf(c->tr_json, RUN_PATH, "%s/tracer.%d.json", wd, seq);
+	if (c->w->tax)
+		return 0; /* no fio */
 	/* fio: global options, then the workload's jobs */
 	snprintf(c->out_opt, sizeof(c->out_opt), "--output=%s", c->fio_json);
 	snprintf(c->filename, sizeof(c->filename), "--filename=%s", c->t->dev);
@@ -164,16 +166,20 @@ static int tracer_start(struct run_ctx *c)
 	struct run *r = c->r;
 	int ret;
 
-	if ((c->tr->k == T_IOT_SCRAPE || c->tr->k == T_IOT_ALWAYSON) &&
+	if ((c->tr->k == T_IOT_SCRAPE || tracer_alwayson(c->tr)) &&
 	    !(c->port = scrape_free_port())) {
 		run_fail(r, "no free loopback port for --metrics");
 		return -1;
 	}
-	if (tracer_argv(c->b, c->tr, c->t, c->tr_json, c->port, targv, store) < 0) {
+	if (tracer_argv(c->b, c->tr, c->t, c->tr_json, c->port, !!c->w->tax, targv, store) < 0) {
 		run_fail(r, "bad tracer");
 		return -1;
 	}
+	if (tracer_env(c->tr))
+		putenv((char *)tracer_env(c->tr));
 	c->tpid = spawn(targv, c->tr_out, c->tr_err, c->b->verbose);
+	if (tracer_env(c->tr))
+		unsetenv("IOTRACER_EMPTY_PROGS");
 	if (c->tpid < 0) {
 		run_fail(r, "cannot start %s: %s", c->tr->name, strerror(-c->tpid));
 		c->tpid = 0;
@@ -195,29 +201,25 @@ static int tracer_start(struct run_ctx *c)
 	return 0;
 }
 
-/* The counters before fio, fio, the counters after. 0 or -1 (r->err). */
-static int run_fio(struct run_ctx *c)
+/* The counters before the workload: the tracer's, the system's, the device's. */
+static void counters_begin(struct run_ctx *c, int64_t *blk0)
 {
-	struct run *r = c->r;
-	int64_t blk0, blk1;
-	int ret, st = 0;
-	pid_t fpid;
-	char tail[200];
-
 	if (c->tpid) {
 		c->n0 = bpfstats_snapshot(c->tpid, c->p0, BENCH_MAX_PROGS, 1);
 		c->c0 = procfs_cpu_ns(c->tpid);
 	}
-	r->sys_progs = bpfstats_system_progs();
-	r->load1 = procfs_loadavg1();
-	blk0 = blk_completed(c->t->dev);
+	c->r->sys_progs = bpfstats_system_progs();
+	c->r->load1 = procfs_loadavg1();
+	*blk0 = blk_completed(c->t->dev);
 	procfs_cpu_read(&c->s0);
-	fpid = spawn(c->fargv, c->fio_out, c->fio_out, c->b->verbose);
-	if (fpid < 0) {
-		run_fail(r, "cannot start fio: %s", strerror(-fpid));
-		return -1;
-	}
-	ret = wait_fio(fpid, (unsigned)(c->b->o.runtime_ns / 1000000000ull) + 90, &st);
+}
+
+/* The same counters after it; the scraper stopped, statistics off. */
+static void counters_end(struct run_ctx *c, int64_t blk0)
+{
+	struct run *r = c->r;
+	int64_t blk1;
+
 	procfs_cpu_read(&c->s1);
 	scrape_stop(c->scraper);
 	c->scraper = 0;
@@ -229,6 +231,51 @@ static int run_fio(struct run_ctx *c)
 		procfs_mem(c->tpid, &r->rss_anon_kb, &r->hwm_kb);
 	}
 	bpfstats_disable(&c->stats);
+}
+
+/*
+ * A tax workload between the counters: its ops stand for fio's IOs (per-op
+ * figures: BPF runs and time, CPU). 0 or -1 (r->err).
+ */
+static int run_tax(struct run_ctx *c)
+{
+	struct run *r = c->r;
+	uint64_t ops, ns;
+	int64_t blk0;
+	int ret;
+
+	counters_begin(c, &blk0);
+	ret = tax_run(c->w->tax, c->b->o.runtime_ns, &ops, &ns);
+	counters_end(c, blk0);
+	if (ret)
+		return run_fail(r, "%s: %s", c->w->name, strerror(-ret));
+	if (!ops || bench_stopped())
+		return run_fail(r, "%s interrupted", c->w->name);
+	r->fio.ios = ops;
+	r->fio.iops = ops / (ns / 1e9);
+	r->fio.jobs = 1;
+	r->tax_ns = (double)ns / ops;
+	return 0;
+}
+
+/* The counters before fio, fio, the counters after. 0 or -1 (r->err). */
+static int run_fio(struct run_ctx *c)
+{
+	struct run *r = c->r;
+	int64_t blk0;
+	int ret, st = 0;
+	pid_t fpid;
+	char tail[200];
+
+	counters_begin(c, &blk0);
+	fpid = spawn(c->fargv, c->fio_out, c->fio_out, c->b->verbose);
+	if (fpid < 0) {
+		counters_end(c, blk0);
+		run_fail(r, "cannot start fio: %s", strerror(-fpid));
+		return -1;
+	}
+	ret = wait_fio(fpid, (unsigned)(c->b->o.runtime_ns / 1000000000ull) + 90, &st);
+	counters_end(c, blk0);
 	if (ret) {
 		run_fail(r, "fio %s", ret == -EINTR ? "interrupted" : "timed out");
 		return -1;
@@ -258,23 +305,36 @@ static int tracer_stop(struct run_ctx *c)
 	return 0;
 }
 
+/* fio's figures (a tax run has its own), 0 or -1 (r->err). */
+static int fio_results(struct run_ctx *c)
+{
+	struct run *r = c->r;
+	size_t len;
+	char *txt;
+	int bad;
+
+	if (c->w->tax)
+		return 0;
+	txt = procfs_read_file(c->fio_json, &len);
+	bad = !txt || bench_parse_fio(txt, len, &r->fio) || !r->fio.jobs;
+	free(txt);
+	if (bad)
+		return run_fail(r, "cannot parse fio's JSON output");
+	if (r->fio.errors)
+		return run_fail(r, "fio reported %" PRIu64 " job errors", r->fio.errors);
+	return 0;
+}
+
 /* fio's figures, the CPU figures, the tracer's final summary. 0 or -1 (r->err). */
 static int run_results(struct run_ctx *c)
 {
 	struct run *r = c->r;
 	size_t len;
-	char *txt = procfs_read_file(c->fio_json, &len);
-	int bad = !txt || bench_parse_fio(txt, len, &r->fio) || !r->fio.jobs;
+	char *txt;
+	int bad;
 
-	free(txt);
-	if (bad) {
-		run_fail(r, "cannot parse fio's JSON output");
+	if (fio_results(c))
 		return -1;
-	}
-	if (r->fio.errors) {
-		run_fail(r, "fio reported %" PRIu64 " job errors", r->fio.errors);
-		return -1;
-	}
 	r->elapsed_s = (c->s1.t_ns - c->s0.t_ns) / 1e9;
 	r->busy_ns = procfs_busy_ns(&c->s0, &c->s1, c->b->user_hz);
 	r->busy_pct = procfs_busy_pct(&c->s0, &c->s1, c->b->user_hz);
@@ -327,7 +387,8 @@ static int run_measure(struct run_ctx *c)
 		run_fail(c->r, "cannot enable BPF run-time statistics (BPF_ENABLE_STATS)");
 		return -1;
 	}
-	if (run_fio(c) || (c->tpid && tracer_stop(c)) || run_results(c))
+	if ((c->w->tax ? run_tax(c) : run_fio(c)) || (c->tpid && tracer_stop(c)) ||
+	    run_results(c))
 		return -1;
 	if (c->r->stats)
 		prog_deltas(c);

@@ -23,6 +23,7 @@ static const struct {
 	{ "iotracer-nojson", T_IOT_NOJSON },
 	{ "iotracer-scrape", T_IOT_SCRAPE },
 	{ "iotracer-alwayson", T_IOT_ALWAYSON },
+	{ "iotracer-empty", T_IOT_EMPTY },
 	{ "bpftrace-hist", T_BT_HIST },
 	{ "bpftrace-print", T_BT_PRINT },
 	{ "libbpf-biolatency", T_BIOLAT },
@@ -39,7 +40,23 @@ const char *tracer_kind_name(enum tkind k)
 int tracer_is_iot(const struct tracer *t)
 {
 	return t->k == T_IOT || t->k == T_IOT_NOJSON || t->k == T_IOT_SCRAPE ||
-	       t->k == T_IOT_ALWAYSON;
+	       t->k == T_IOT_ALWAYSON || t->k == T_IOT_EMPTY;
+}
+
+/* Measured like the always-on profile: --metrics, scraped while the workload runs. */
+int tracer_alwayson(const struct tracer *t)
+{
+	return t->k == T_IOT_ALWAYSON || t->k == T_IOT_EMPTY;
+}
+
+/*
+ * iotracer-empty: the loader empties the programs of the syscall hooks
+ * (IOTRACER_EMPTY_PROGS, docs/bench.md "Tax"): the same hooks and attach
+ * methods with nothing run, the floor a syscall pays for being hooked at all.
+ */
+const char *tracer_env(const struct tracer *tr)
+{
+	return tr->k == T_IOT_EMPTY ? "IOTRACER_EMPTY_PROGS=1" : NULL;
 }
 
 int find_tr(const struct bench *b, const char *name)
@@ -192,7 +209,8 @@ void tracers_check_tools(struct bench *b)
 }
 
 int tracer_argv(const struct bench *b, const struct tracer *tr, const struct target *t,
-		const char *json, int port, char **argv, char store[][PATH_MAX + 64])
+		const char *json, int port, int all_devs, char **argv,
+		char store[][PATH_MAX + 64])
 {
 	int n = 0, s = 0;
 
@@ -201,6 +219,7 @@ int tracer_argv(const struct bench *b, const struct tracer *tr, const struct tar
 	case T_IOT_NOJSON:
 	case T_IOT_SCRAPE:
 	case T_IOT_ALWAYSON:
+	case T_IOT_EMPTY:
 		/* this very binary, even if the file was replaced since we started */
 		argv[n++] = tr->exe[0] ? (char *)tr->exe : "/proc/self/exe";
 		argv[n++] = "-q";
@@ -210,17 +229,19 @@ int tracer_argv(const struct bench *b, const struct tracer *tr, const struct tar
 			snprintf(store[s], sizeof(store[0]), "%s", json);
 			argv[n++] = store[s++];
 		}
-		if (tr->k == T_IOT_ALWAYSON) {
+		if (tracer_alwayson(tr)) {
 			argv[n++] = "--profile";
 			argv[n++] = "always-on";
 		}
-		if (tr->k == T_IOT_SCRAPE || tr->k == T_IOT_ALWAYSON) {
+		if (tr->k == T_IOT_SCRAPE || tracer_alwayson(tr)) {
 			argv[n++] = "--metrics";
 			snprintf(store[s], sizeof(store[0]), "127.0.0.1:%d", port);
 			argv[n++] = store[s++];
 		}
-		argv[n++] = "-d";
-		argv[n++] = (char *)t->dev;
+		if (!all_devs) {
+			argv[n++] = "-d";
+			argv[n++] = (char *)t->dev;
+		}
 		if (tr->layers[0]) {
 			argv[n++] = "-l";
 			argv[n++] = (char *)tr->layers;

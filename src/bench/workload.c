@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * workload: the fio workloads of `iotracer bench`, by preset: reference
+ * workload: the workloads of `iotracer bench`, by preset: reference
  * (rate-limited: the CPU a tracer adds at a fixed IO rate), maxrate (as fast
- * as a RAM loop goes: the IOPS a tracer costs) and layers (one iotracer layer
- * at a time).
+ * as a RAM loop goes: the IOPS a tracer costs), layers (one iotracer layer
+ * at a time), all fio; and tax (no fio, tax.c: what a tracer adds to the
+ * calls it does not trace).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,34 +19,44 @@ const struct workload bench_wls[] = {
 	  "psync direct 4k randread 12000 + randwrite 250 IOPS (2 fio processes)", 0, M_CPU,
 	  REF_G "--direct=1 --name=randread --rw=randread --rate_iops=12000 "
 		"--name=randwrite --rw=randwrite --rate_iops=250",
-	  12250 },
+	   12250, TAX_NONE },
 	{ P_REFERENCE, "ref-seq", "psync direct 4k read 12000 + write 250 IOPS, sequential", 0,
 	  M_CPU,
 	  REF_G "--direct=1 --name=read --rw=read --rate_iops=12000 "
 		"--name=write --rw=write --rate_iops=250",
-	  12250 },
+	   12250, TAX_NONE },
 	{ P_REFERENCE, "ref-buffered", "psync buffered 4k randread 12000 + randwrite 250 IOPS", 0,
 	  M_CPU,
 	  REF_G "--direct=0 --name=randread --rw=randread --rate_iops=12000 "
 		"--name=randwrite --rw=randwrite --rate_iops=250",
-	  12250 },
+	   12250, TAX_NONE },
 	{ P_REFERENCE, "ref-12r1w", "psync direct 4k, 12 readers x 1000 + 1 writer x 250 IOPS", 0,
 	  M_CPU,
 	  REF_G "--direct=1 --name=readers --rw=randread --rate_iops=1000 --numjobs=12 "
 		"--name=writer --rw=randwrite --rate_iops=250",
-	  12250 },
+	   12250, TAX_NONE },
 	{ P_MAXRATE, "max-psync", "psync QD1 4k randread direct, RAM-backed loop", 1, M_IOPS,
-	  "--ioengine=psync --bs=4k --direct=1 --name=randread --rw=randread", 0 },
+	  "--ioengine=psync --bs=4k --direct=1 --name=randread --rw=randread", 0, TAX_NONE },
 	{ P_MAXRATE, "max-uring", "io_uring QD32 4k randread direct, RAM-backed loop", 1, M_IOPS,
-	  "--ioengine=io_uring --iodepth=32 --bs=4k --direct=1 --name=randread --rw=randread", 0 },
+	  "--ioengine=io_uring --iodepth=32 --bs=4k --direct=1 --name=randread --rw=randread", 0, TAX_NONE },
 	{ P_LAYERS, "layers-psync",
 	  "psync QD1 4k randread direct, RAM-backed loop: one layer at a time", 1, M_IOPS,
-	  "--ioengine=psync --bs=4k --direct=1 --name=randread --rw=randread", 0 },
+	  "--ioengine=psync --bs=4k --direct=1 --name=randread --rw=randread", 0, TAX_NONE },
+	/* the peers still get the RAM loop device as their -d; iotracer runs without -d */
+	{ P_TAX, "tax-syscall", "getppid() in a loop: a syscall no tracer traces", 1, M_TAX, NULL,
+	  0, TAX_SYSCALL },
+	{ P_TAX, "tax-pipe", "64-byte write + read on a pipe, one thread (ns per pair)", 1, M_TAX,
+	  NULL, 0, TAX_PIPE },
+	{ P_TAX, "tax-socket", "64-byte write + read on a UNIX socket pair, one thread (ns per pair)",
+	  1, M_TAX, NULL, 0, TAX_SOCKET },
 };
 
 const char *preset_name(int p)
 {
-	return p == P_REFERENCE ? "reference" : p == P_MAXRATE ? "maxrate" : "layers";
+	return p == P_REFERENCE ? "reference" :
+	       p == P_MAXRATE	? "maxrate" :
+	       p == P_LAYERS	? "layers" :
+				  "tax";
 }
 
 int find_wl(const char *name)
@@ -71,8 +82,10 @@ int parse_presets(const char *s, unsigned *mask)
 			*mask |= P_MAXRATE;
 		else if (!strcmp(t, "layers"))
 			*mask |= P_LAYERS;
+		else if (!strcmp(t, "tax"))
+			*mask |= P_TAX;
 		else if (!strcmp(t, "all"))
-			*mask |= P_REFERENCE | P_MAXRATE | P_LAYERS;
+			*mask |= P_ALL;
 		else
 			return -EINVAL;
 	}

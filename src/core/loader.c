@@ -526,6 +526,8 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 	/* the filters are writable globals, set after load by it_filters_apply() */
 	rd->wake_bytes = ld->ring_bytes / 2;
 	rd->want_iovecs = o->mode == IT_MODE_HOST;
+	/* the bench's dispatch floor (docs/bench.md, "Tax"): the syscall hooks, nothing run */
+	rd->empty_progs = getenv("IOTRACER_EMPTY_PROGS") && !strcmp(getenv("IOTRACER_EMPTY_PROGS"), "1");
 	rd->slot_shift = ld->slot_shift;
 	rd->slot_mask = ld->slot_shift ? (1u << ld->slot_shift) - 1 : 0;
 	rd->slot_wake = ld->slot_shift ? 1ull << (ld->slot_shift - 1) : 0;

@@ -242,6 +242,54 @@ static void test_run_unreported(void)
 }
 
 /*
+ * The tax workloads: each loop really makes its calls for the time asked
+ * (the clock is the oracle), and a tracer's ns/op is held to the run without
+ * one of the same round.
+ */
+static void test_tax(void)
+{
+	static struct bench b;
+	uint64_t ops, ns;
+	unsigned mask;
+	struct agg a;
+
+	for (int k = TAX_SYSCALL; k <= TAX_SOCKET; k++) {
+		ASSERT_EQ(tax_run(k, 20000000, &ops, &ns), 0, "tax loop");
+		ASSERT_TRUE(ops >= 2000 && ns >= 20000000, "ops made for the time asked");
+	}
+	ASSERT_EQ(parse_presets("tax", &mask), 0, "tax preset");
+	ASSERT_EQ(mask, P_TAX, "tax mask");
+	ASSERT_EQ(parse_presets("all", &mask), 0, "all");
+	ASSERT_TRUE(mask & P_TAX, "all has tax");
+	ASSERT_TRUE(bench_wls[find_wl("tax-pipe")].tax == TAX_PIPE, "tax-pipe");
+
+	memset(&b, 0, sizeof(b));
+	b.none = tracer_get(&b, "none");
+	tracer_get(&b, "iotracer-empty");
+	ASSERT_STREQ(tracer_env(&b.tr[1]), "IOTRACER_EMPTY_PROGS=1", "empty: its env");
+	ASSERT_TRUE(tracer_alwayson(&b.tr[1]), "empty: always-on's hooks");
+	b.runs = calloc(4, sizeof(*b.runs));
+	b.nruns = 4;
+	for (int i = 0; i < 4; i++) {
+		b.runs[i].wl = find_wl("tax-pipe");
+		b.runs[i].tr = i & 1;
+		b.runs[i].round = i / 2;
+		b.runs[i].ok = 1;
+		b.runs[i].sum.drops = 0;
+	}
+	b.runs[0].tax_ns = 800; /* round 0: none 800, traced 1000 */
+	b.runs[1].tax_ns = 1000;
+	b.runs[2].tax_ns = 1000; /* round 1: none 1000, traced 1500 */
+	b.runs[3].tax_ns = 1500;
+	aggregate(&b, find_wl("tax-pipe"), 1, &a);
+	ASSERT_EQ(a.pairs, 2, "two pairs");
+	ASSERT_TRUE(fabs(a.tax_ratio.min - 1.25) < 1e-9 && fabs(a.tax_ratio.max - 1.5) < 1e-9,
+		    "each round against its own none");
+	ASSERT_TRUE(fabs(a.tax_ns.med - 1250) < 1e-9, "median ns/op");
+	free(b.runs);
+}
+
+/*
  * A small XML well-formedness check: balanced tags, quoted attributes,
  * entities only &amp; &lt; &gt; &quot; &apos;, one root element.
  */
@@ -394,6 +442,7 @@ int main(void)
 	RUN_TEST(test_tracer_names);
 	RUN_TEST(test_unreported_oracles);
 	RUN_TEST(test_run_unreported);
+	RUN_TEST(test_tax);
 	RUN_TEST(test_svg);
 	return unit_result();
 }
