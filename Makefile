@@ -53,7 +53,8 @@ SKELS       := $(OUTPUT)/iotracer.skel.h $(OUTPUT)/iotracer_compat.skel.h
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%,$(UNIT_SRCS))
 TOOLS       := $(OUTPUT)/replay_bench $(OUTPUT)/bench_output $(OUTPUT)/link_peer \
-	       $(OUTPUT)/compat_syscall $(OUTPUT)/bpf_stats_hold
+	       $(OUTPUT)/compat_syscall $(OUTPUT)/bpf_stats_hold $(OUTPUT)/nonfile_io \
+	       $(OUTPUT)/tax_floor
 SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 
@@ -333,8 +334,19 @@ $(OUTPUT)/%: tools/%.c $(PURE_OBJS) | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP $< $(PURE_OBJS) $(PURE_LIBS) -o $@
 
+# tax_floor: empty programs on the raw pair or per-syscall tracepoints (bench's floor-*)
+$(OUTPUT)/tax_floor.bpf.o: tools/tax_floor.bpf.c $(VMLINUX) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(OUTPUT)/tax_floor.skel.h: $(OUTPUT)/tax_floor.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name tax_floor_bpf > $@
+$(OUTPUT)/tax_floor: tools/tax_floor.c $(OUTPUT)/tax_floor.skel.h | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@ -lbpf -lelf -lz
+
 # Tests' helpers (test_compat.sh; the lab's stats fd): no project code in them.
-$(OUTPUT)/compat_syscall $(OUTPUT)/bpf_stats_hold: $(OUTPUT)/%: tests/tools/%.c | $(OUTPUT)
+$(OUTPUT)/compat_syscall $(OUTPUT)/bpf_stats_hold $(OUTPUT)/nonfile_io: $(OUTPUT)/%: tests/tools/%.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 

@@ -78,6 +78,12 @@ volatile __u32 cg_cur;
 /* In-kernel aggregation of block requests (agg.bpf.h): IT_AGG_* bits, 0: off. */
 volatile __u8 agg_keys;
 volatile __u64 min_lat_ns; /* per-request records only at/above */
+/*
+ * Set by the loader once every hook is attached, to ~0 before it detaches: a
+ * syscall whose exit went unseen counts as missed only if it entered inside
+ * that window (one in flight while programs attach or detach is no loss).
+ */
+volatile __u64 armed_ns;
 volatile __u32 sample_n; /* records for 1 in N requests (0/1: all) */
 /*
  * In-kernel histograms: needed when records are filtered (--sample,

@@ -84,22 +84,24 @@ struct {
 	__type(value, struct thread_state);
 } tstate_zero SEC(".maps");
 
-static __always_inline struct thread_state *it_tstate_get(struct task_struct *t, u32 tid,
+/* tid < 0: the current thread's (asked of the kernel only where the hash needs it) */
+static __always_inline struct thread_state *it_tstate_get(struct task_struct *t, s64 tid,
 							   bool create)
 {
 	struct thread_state *st, *zero;
-	u32 k = 0;
+	u32 k = 0, key;
 
 	if (has_task_storage)
 		return bpf_task_storage_get(&tstate, t, 0,
 					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-	st = bpf_map_lookup_elem(&tstate, &tid);
+	key = tid < 0 ? (u32)bpf_get_current_pid_tgid() : (u32)tid;
+	st = bpf_map_lookup_elem(&tstate, &key);
 	if (st || !create)
 		return st;
 	zero = bpf_map_lookup_elem(&tstate_zero, &k);
-	if (!zero || bpf_map_update_elem(&tstate, &tid, zero, BPF_NOEXIST))
+	if (!zero || bpf_map_update_elem(&tstate, &key, zero, BPF_NOEXIST))
 		return NULL;
-	return bpf_map_lookup_elem(&tstate, &tid);
+	return bpf_map_lookup_elem(&tstate, &key);
 }
 
 /*
@@ -138,13 +140,13 @@ static __always_inline bool it_compat_syscall(struct pt_regs *regs, const bool b
 /* The current thread's state, if it has one (never created here). */
 static __always_inline struct thread_state *it_state(void)
 {
-	return it_tstate_get(it_current_task(), (u32)bpf_get_current_pid_tgid(), false);
+	return it_tstate_get(it_current_task(), -1, false);
 }
 
 /* The current thread's state, created if missing (task is it_current_task()). */
 static __always_inline struct thread_state *it_state_new(struct task_struct *task)
 {
-	return it_tstate_get(task, (u32)bpf_get_current_pid_tgid(), true);
+	return it_tstate_get(task, -1, true);
 }
 
 /* Another thread's state (t: a BTF pointer, a tp_btf argument), never created. */

@@ -117,6 +117,7 @@ struct thread_state {
 	u32 cache_miss_pages;
 	u32 dio_count;
 	u32 waker_tid;
+	u32 fd; /* the fd syscall in flight's fd: its exit must name the same one */
 	u16 sys; /* enum it_sys of the syscall in flight */
 	u8 in_sys; /* a traced syscall is in flight */
 	u8 op;

@@ -89,24 +89,16 @@ static __always_inline bool it_file_check(struct file *f, struct it_file_id *id)
 
 /*
  * No traced syscall in flight on this thread any more: one still marked in
- * flight never saw its exit (a program run the kernel skipped), counted.
+ * flight never saw its exit (a program run the kernel skipped), counted, unless
+ * it entered while the programs were being attached or detached (armed_ns).
  */
 static __always_inline void it_sys_clear(struct thread_state *st)
 {
 	if (st->in_sys) {
-		it_drop(IT_L_SYSCALL, IT_DROP_MISSED);
+		if (armed_ns && st->enter_ns >= armed_ns)
+			it_drop(IT_L_SYSCALL, IT_DROP_MISSED);
 		st->in_sys = 0;
 	}
-}
-
-/* Forget any syscall in flight: this one is not traced. */
-static __always_inline int it_untraced(struct task_struct *task)
-{
-	struct thread_state *st = it_state();
-
-	if (st)
-		it_sys_clear(st);
-	return 0;
 }
 
 /*
@@ -187,23 +179,29 @@ static __always_inline void it_buf1(struct it_bufs *b, u64 buf, u64 bytes)
  * bytes == 0 for vectored IO: the record carries the bytes transferred.
  * buf: the user buffer, or (vlen > 0) the iovec array of vlen whose first two
  * buffers are kept (host mode joins a QEMU host IO to the guest request by them).
+ *
+ * A pipe, socket, tty or eventfd leaves at the file check, before the 32-bit
+ * check, the task filters and any map (docs/hooks.md, "The tax"): its exit
+ * finds no syscall in flight with its fd. A traced syscall whose exit was
+ * never seen is counted by the next one that begins (it_sys_clear).
  */
 static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 bytes, u64 buf,
-				       u64 vlen)
+				       u64 vlen, struct pt_regs *regs, const bool btf)
 {
 	struct task_struct *task = it_current_task();
 	struct thread_state *st;
 	struct it_file_id id;
 	struct file *f;
 
-	if (!it_task_ok())
-		return it_untraced(task);
 	f = it_fd_file(task, fd, IT_TASK_BTF);
 	if (!f || !it_file_check(f, &id))
-		return it_untraced(task);
+		return 0;
+	if (it_compat_syscall(regs, btf) || !it_task_ok())
+		return 0;
 	st = it_sys_begin(task, sys, op);
 	if (!st)
 		return 0;
+	st->fd = fd;
 	st->dev = id.dev;
 	st->ino = id.ino;
 	st->flags |= id.flags;
@@ -218,7 +216,7 @@ static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 byt
 	return 0;
 }
 
-static __always_inline int it_fd_exit(u32 sys, s64 ret)
+static __always_inline int it_fd_exit(u32 sys, u32 fd, s64 ret)
 {
 	struct thread_state *st = it_state();
 	u64 now, lat, sw = 0, pre = 0, rq = 0;
@@ -227,7 +225,7 @@ static __always_inline int it_fd_exit(u32 sys, s64 ret)
 	struct it_hist_val *h;
 	u32 flags;
 
-	if (!st || !st->in_sys || st->sys != sys)
+	if (!st || !st->in_sys || st->sys != sys || st->fd != fd)
 		return 0;
 	st->in_sys = 0;
 	now = bpf_ktime_get_ns();
@@ -311,13 +309,14 @@ struct it_uevent {
 	s64 res2;
 };
 
-static __always_inline int it_aio_enter(u32 sys, u64 user_ptr)
+static __always_inline int it_aio_enter(u32 sys, u64 user_ptr, struct pt_regs *regs,
+					const bool btf)
 {
 	struct task_struct *task = it_current_task();
 	struct thread_state *st;
 
-	if (!it_task_ok())
-		return it_untraced(task);
+	if (it_compat_syscall(regs, btf) || !it_task_ok())
+		return 0;
 	st = it_sys_begin(task, sys, IT_OP_OTHER);
 	if (!st)
 		return 0;
@@ -474,16 +473,12 @@ static __always_inline u32 it_sys_op(u32 sys)
  * instead of 34 (each syscall tracepoint link waits a grace period of its
  * own on detach).
  * A 32-bit task's numbers are another table's: its syscalls are not traced
- * (nor were they by the per-syscall tracepoints).
+ * (nor were they by the per-syscall tracepoints): checked at enter, after the
+ * file check (an exit finds nothing in flight for them).
  */
-static __always_inline u32 it_traced_sys(struct pt_regs *regs, u64 nr, const bool btf)
+static __always_inline u32 it_traced_sys(u64 nr)
 {
-	u32 sys;
-
-	if (nr >= IT_SYSNR_MAX)
-		return 0;
-	sys = sys_of_nr[nr];
-	return sys && !it_compat_syscall(regs, btf) ? sys : 0;
+	return nr < IT_SYSNR_MAX ? sys_of_nr[nr] : 0;
 }
 
 static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const bool btf)
@@ -495,7 +490,7 @@ static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const boo
 
 	if (empty_progs)
 		return 0;
-	sys = it_traced_sys(regs, id, btf);
+	sys = it_traced_sys(id);
 	if (!sys--)
 		return 0;
 	switch (sys) {
@@ -530,16 +525,16 @@ static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const boo
 		bytes = IT_SYS_ARG(btf, regs, 2);
 		break;
 	case IT_SYS_IO_SUBMIT: /* io_submit(ctx, nr, iocbpp) */
-		return it_aio_enter(sys, IT_SYS_ARG(btf, regs, 2));
+		return it_aio_enter(sys, IT_SYS_ARG(btf, regs, 2), regs, btf);
 	case IT_SYS_IO_GETEVENTS: /* io_getevents(ctx, min_nr, nr, events, timeout) */
 	case IT_SYS_IO_PGETEVENTS: /* io_pgetevents(..., usig) */
-		return it_aio_enter(sys, IT_SYS_ARG(btf, regs, 3));
+		return it_aio_enter(sys, IT_SYS_ARG(btf, regs, 3), regs, btf);
 	default: /* io_uring_enter: its exit only */
 		return 0;
 	}
 	op = it_sys_op(sys);
 	return it_fd_enter(sys, op, IT_SYS_ARG(btf, regs, 0), pos, bytes,
-			   op == IT_OP_SYNC ? 0 : IT_SYS_ARG(btf, regs, 1), vlen);
+			   op == IT_OP_SYNC ? 0 : IT_SYS_ARG(btf, regs, 1), vlen, regs, btf);
 }
 
 /*
@@ -563,7 +558,7 @@ static __always_inline int it_sys_exit(u64 *ctx, const bool btf)
 
 	if (empty_progs)
 		return 0;
-	sys = it_traced_sys(regs, IT_SYS_NR(btf, regs), btf);
+	sys = it_traced_sys(IT_SYS_NR(btf, regs));
 	if (!sys--)
 		return 0;
 	switch (sys) {
@@ -579,7 +574,7 @@ static __always_inline int it_sys_exit(u64 *ctx, const bool btf)
 		bpf_tail_call(ctx, &aio_exit_prog, 0);
 		return 0; /* no libaio program: the table named no libaio call */
 	default:
-		return it_fd_exit(sys, ctx[1]);
+		return it_fd_exit(sys, IT_SYS_ARG(btf, regs, 0), ctx[1]);
 	}
 }
 

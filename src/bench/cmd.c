@@ -23,8 +23,8 @@ static const char *const default_tracers =
 	"bpftrace-print,libbpf-biolatency";
 /* the tax preset: the floor (empty programs) and block-only always-on beside the peers */
 static const char *const tax_tracers =
-	"none,iotracer,iotracer-alwayson,iotracer-empty,iotracer-alwayson:block,bpftrace-hist,"
-	"libbpf-biolatency";
+	"none,iotracer,iotracer-alwayson,iotracer-empty,iotracer-alwayson:block,floor-raw,"
+	"floor-percall,bpftrace-hist,libbpf-biolatency";
 static const char *const layer_tracers =
 	"none,iotracer:syscall,iotracer:fs,iotracer:sched,iotracer:block,iotracer";
 
@@ -46,7 +46,9 @@ static void bench_usage(FILE *f)
 		"                      programs empty: the dispatch floor),bpftrace-hist,bpftrace-print,\n"
 		"                      libbpf-biolatency (libbpf-tools' biolatency -D -d DEV) (default:\n"
 		"                      all but iotracer-empty; tax: none,iotracer,iotracer-alwayson,\n"
-		"                      iotracer-empty,iotracer-alwayson:block and the peers);\n"
+		"                      iotracer-empty,iotracer-alwayson:block, floor-raw and\n"
+		"                      floor-percall (empty programs on the raw_syscalls pair or the\n"
+		"                      per-syscall tracepoints: build/tax_floor) and the peers);\n"
 		"                      iotracer:LAYERS (e.g. iotracer:syscall+block) for -l;\n"
 		"                      iotracer@PATH[:LAYERS]: another iotracer build, side by side\n"
 		"  --workloads LIST    only these workloads (ref-rand,ref-seq,ref-buffered,ref-12r1w,\n"

@@ -127,6 +127,8 @@ enum tkind {
 	T_BT_PRINT,
 	T_BIOLAT, /* libbpf-tools' biolatency -D: a peer's block histogram */
 	T_IOT_EMPTY, /* always-on with the syscall hooks' programs empty: the dispatch floor */
+	T_FLOOR_RAW, /* tools/tax_floor raw: empty programs on the raw_syscalls pair */
+	T_FLOOR_PERCALL, /* tools/tax_floor percall: on the 17 per-syscall tracepoint pairs */
 };
 
 struct tracer {
@@ -196,6 +198,7 @@ struct bench {
 	char tools[PATH_MAX];
 	char bpftrace[PATH_MAX];
 	char biolatency[PATH_MAX]; /* libbpf-tools' biolatency ("": not found) */
+	char tax_floor[PATH_MAX]; /* tools/tax_floor, built next to the binary ("": not found) */
 	long user_hz;
 	int ncpu;
 	struct tracer tr[MAX_TRACERS];

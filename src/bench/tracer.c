@@ -24,6 +24,8 @@ static const struct {
 	{ "iotracer-scrape", T_IOT_SCRAPE },
 	{ "iotracer-alwayson", T_IOT_ALWAYSON },
 	{ "iotracer-empty", T_IOT_EMPTY },
+	{ "floor-raw", T_FLOOR_RAW },
+	{ "floor-percall", T_FLOOR_PERCALL },
 	{ "bpftrace-hist", T_BT_HIST },
 	{ "bpftrace-print", T_BT_PRINT },
 	{ "libbpf-biolatency", T_BIOLAT },
@@ -181,15 +183,36 @@ void find_tools(struct bench *b)
 	b->tools[0] = '\0';
 }
 
+/* tools/tax_floor: build/tax_floor next to a build tree's ./iotracer. */
+static void find_tax_floor(struct bench *b)
+{
+	char dir[PATH_MAX], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", b->exe);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	if (snprintf(b->tax_floor, sizeof(b->tax_floor), "%s/build/tax_floor", dir) >=
+		    (int)sizeof(b->tax_floor) ||
+	    access(b->tax_floor, X_OK))
+		b->tax_floor[0] = '\0';
+}
+
 void tracers_check_tools(struct bench *b)
 {
 	int have_bt = !find_in_path("bpftrace", b->bpftrace, sizeof(b->bpftrace));
 
+	find_tax_floor(b);
 	if (find_in_path("biolatency", b->biolatency, sizeof(b->biolatency)))
 		b->biolatency[0] = '\0';
 	for (int i = 0; i < b->ntr; i++) {
 		struct tracer *t = &b->tr[i];
 
+		if ((t->k == T_FLOOR_RAW || t->k == T_FLOOR_PERCALL) && !b->tax_floor[0]) {
+			t->avail = 0;
+			snprintf(t->why, sizeof(t->why),
+				 "build/tax_floor not next to this binary (make tools)");
+		}
 		if (t->k == T_BIOLAT && !b->biolatency[0]) {
 			t->avail = 0;
 			snprintf(t->why, sizeof(t->why),
@@ -255,6 +278,11 @@ int tracer_argv(const struct bench *b, const struct tracer *tr, const struct tar
 		argv[n++] = store[s++];
 		snprintf(store[s], sizeof(store[0]), "%u", IT_MKDEV(t->maj, t->min));
 		argv[n++] = store[s++];
+		break;
+	case T_FLOOR_RAW:
+	case T_FLOOR_PERCALL:
+		argv[n++] = (char *)b->tax_floor;
+		argv[n++] = tr->k == T_FLOOR_RAW ? "raw" : "percall";
 		break;
 	case T_BIOLAT:
 		/* per disk, this one only: the peer's like-for-like block histogram */

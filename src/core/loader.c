@@ -25,6 +25,7 @@
 #include "core/kfeat.h"
 #include "core/loader.h"
 #include "core/syscalls.h"
+#include "lib/clock.h"
 #include "lib/parse.h"
 #include "lib/log.h"
 
@@ -150,11 +151,12 @@ static const struct it_hook_def hook_defs[] = {
 	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_complete, "block"),
 	/*
 	 * A second program on the same tracepoint for the completions the first
-	 * one misses by nesting ("nested completions" in block.bpf.h): needed
-	 * for a record of every request, not for histograms and slow records.
+	 * one misses by nesting ("nested completions" in block.bpf.h): a record of
+	 * every request needs it, and so do the histograms of always-on and -m,
+	 * which alerts read: they count every request (issue 31).
 	 */
 	{ .layer = IT_L_BLOCK, .name = "block_rq_complete", .label = "block_rq_complete_nested",
-	  .tp_group = "block", .every_record = 1, .nested_complete = 1,
+	  .tp_group = "block", .nested_complete = 1,
 	  .progs = { [IT_M_TP_BTF] = { "btf_block_rq_complete2" },
 		     [IT_M_RAW_TP] = { "raw_block_rq_complete2" } } },
 };
@@ -944,6 +946,8 @@ int it_loader_attach(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	int ret;
 
 	attach_hooks(ld);
+	/* from now on a syscall whose exit goes unseen is a loss (bpf/config.bpf.h) */
+	ld->skel->bss->armed_ns = it_mono_ns();
 	ret = check_layers(ld, o, ld->layers_want, err);
 	if (ret)
 		it_loader_report(ld, err);
@@ -1085,6 +1089,9 @@ void it_loader_detach(struct it_loader *ld)
 	pthread_t tids[DETACH_THREADS];
 	int n = 0, started[DETACH_THREADS] = { 0 };
 
+	/* the links go in any order: an exit program gone first is no loss */
+	if (ld->skel)
+		ld->skel->bss->armed_ns = UINT64_MAX;
 	for (int i = 0; ld->hooks && i < ld->nr_hooks; i++)
 		for (int k = 0; k < IT_HOOK_PROGS; k++) {
 			if (!ld->hooks[i].links[k])

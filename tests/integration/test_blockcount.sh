@@ -6,10 +6,13 @@
 #   <workload>_<profile>  for every round: hists block/loopN read, write and sync q2c
 #                         counts + drops.block.missed == the stat deltas of fields 1, 5
 #                         and 16, exactly, no op above its stat, and no drop. A run with
-#                         missed > 0 is noted (MISSED ...): see docs/hooks.md, "Completions
-#                         no program sees"), with the count of a witness (lib.sh witness_*:
-#                         a tracefs instance on block:block_rq_complete of the device) of
-#                         completions in softirq on top of a thread of pid 1.
+#                         missed > 0 passes only when an independent witness (lib.sh
+#                         witness_*: a tracefs instance on block:block_rq_complete of the
+#                         device) saw at least as many completions in softirq on top of a
+#                         thread of pid 1, the context in which this machine's kernel runs
+#                         no BPF program (docs/hooks.md, "Completions no program sees");
+#                         without a witness such a run is a SKIP naming why. Both profiles
+#                         keep the nested-completion program: a nested miss fails.
 # Workloads: psync (QD1 4k randread direct), uring (io_uring QD32 4k randrw direct),
 # buffered (4k randrw through the page cache, readahead and writeback, end_fsync).
 # Profiles: full (the default) and always-on. BLOCKCOUNT_ROUNDS=N (default 1) repeats
@@ -51,7 +54,7 @@ fio_args() {
 # one_run WORKLOAD PROFILE: prints "EXACT ..." or "MISSED ..." (counted as missed) on
 # success, else why
 one_run() {
-	local w=$1 p=$2 args=() s0 s1 hr hw hs m d a wa ws wit="no witness"
+	local w=$1 p=$2 args=() s0 s1 hr hw hs m d a wa ws=-1 wit="no witness"
 	[[ $p == full ]] || args=(--profile "$p")
 	wait_quiet "$dev" 5 >/dev/null
 	if ! start_tracer -d "$name" "${args[@]}"; then
@@ -95,8 +98,12 @@ one_run() {
 	if [[ $sum != "$stat" || $drops != 0 || ${hr:-0} -gt $((d[0] - a[0])) ||
 		${hw:-0} -gt $((d[1] - a[1])) || ${hs:-0} -gt $((d[2] - a[2])) ]]; then
 		echo "hists read/write/sync $got + missed $m vs /sys/block $want (drops $drops); $wit"
+	elif ((m > 0 && ws < 0)); then
+		echo "UNWITNESSED hists read/write/sync $got vs /sys/block $want: $m completions missed, counted; $wit"
+	elif ((m > ws)); then
+		echo "hists read/write/sync $got vs /sys/block $want: $m completions missed, more than the $ws the witness explains; $wit"
 	elif ((m > 0)); then
-		echo "MISSED hists read/write/sync $got vs /sys/block $want: $m completions missed, counted; $wit"
+		echo "MISSED hists read/write/sync $got vs /sys/block $want: $m completions missed, counted, all explained; $wit"
 	else
 		echo "EXACT hists read/write/sync $got vs /sys/block $want; $wit"
 	fi
@@ -106,12 +113,17 @@ pass start
 for w in "${WLS[@]}"; do
 	for p in "${PROFILES[@]}"; do
 		c="${w}_${p//-/}"
-		bad=0
+		bad=0 unwit=0
 		for ((r = 1; r <= ROUNDS; r++)); do
 			why=$(one_run "$w" "$p")
 			note "$c round $r: $why"
+			[[ $why == UNWITNESSED* ]] && unwit=$((unwit + 1)) && continue
 			[[ $why == EXACT* || $why == MISSED* ]] || bad=$((bad + 1))
 		done
+		if ((bad == 0 && unwit > 0)); then
+			skip "$c" "$unwit of $ROUNDS runs missed completions with no witness to explain them (see notes)"
+			continue
+		fi
 		check "$c" "$bad of $ROUNDS runs counted otherwise than /sys/block (see notes)" \
 			test "$bad" = 0
 	done
