@@ -118,6 +118,8 @@ static __always_inline struct thread_state *it_tstate_get(struct task_struct *t,
 	 (n) == 2 ? IT_RD(btf, regs, dx) : (n) == 3 ? IT_RD(btf, regs, r10) :               \
 	 (n) == 4 ? IT_RD(btf, regs, r8) : IT_RD(btf, regs, r9))
 #define IT_SYS_NR(btf, regs) ((u64)IT_RD(btf, regs, orig_ax))
+/* the first argument once the syscall returned (x86 keeps di; arm64's x0 holds the return) */
+#define IT_SYS_ARG0_AT_EXIT(btf, regs) IT_RD(btf, regs, di)
 #define IT_TS_COMPAT 0x0002
 
 static __always_inline bool it_compat_syscall(struct pt_regs *regs, const bool btf)
@@ -127,6 +129,7 @@ static __always_inline bool it_compat_syscall(struct pt_regs *regs, const bool b
 #elif defined(__TARGET_ARCH_arm64)
 #define IT_SYS_ARG(btf, regs, n) IT_RD(btf, regs, regs[n])
 #define IT_SYS_NR(btf, regs) ((u64)(u32)IT_RD(btf, regs, syscallno))
+#define IT_SYS_ARG0_AT_EXIT(btf, regs) IT_RD(btf, regs, orig_x0)
 #define IT_PSR_MODE32_BIT 0x10
 
 static __always_inline bool it_compat_syscall(struct pt_regs *regs, const bool btf)

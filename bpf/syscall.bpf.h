@@ -175,6 +175,23 @@ static __always_inline void it_buf1(struct it_bufs *b, u64 buf, u64 bytes)
 }
 
 /*
+ * A traced syscall's first four arguments and where they came from: the raw
+ * sys_enter's user registers (regs: a 32-bit syscall is checked for there),
+ * or a per-syscall tracepoint's own arguments (regs NULL: those tracepoints
+ * never fire for 32-bit syscalls).
+ */
+struct it_sysargs {
+	u64 a[4];
+	struct pt_regs *regs;
+	bool btf; /* regs is a BTF pointer */
+};
+
+static __always_inline bool it_args_compat(const struct it_sysargs *x)
+{
+	return x->regs && it_compat_syscall(x->regs, x->btf);
+}
+
+/*
  * Enter of an fd-based syscall. pos < 0: the file position is used.
  * bytes == 0 for vectored IO: the record carries the bytes transferred.
  * buf: the user buffer, or (vlen > 0) the iovec array of vlen whose first two
@@ -186,7 +203,7 @@ static __always_inline void it_buf1(struct it_bufs *b, u64 buf, u64 bytes)
  * never seen is counted by the next one that begins (it_sys_clear).
  */
 static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 bytes, u64 buf,
-				       u64 vlen, struct pt_regs *regs, const bool btf)
+				       u64 vlen, const struct it_sysargs *x)
 {
 	struct task_struct *task = it_current_task();
 	struct thread_state *st;
@@ -196,7 +213,7 @@ static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 byt
 	f = it_fd_file(task, fd, IT_TASK_BTF);
 	if (!f || !it_file_check(f, &id))
 		return 0;
-	if (it_compat_syscall(regs, btf) || !it_task_ok())
+	if (it_args_compat(x) || !it_task_ok())
 		return 0;
 	st = it_sys_begin(task, sys, op);
 	if (!st)
@@ -216,6 +233,9 @@ static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 byt
 	return 0;
 }
 
+/* At an exit that cannot read the call's fd: its syscall in flight is taken as it. */
+#define IT_FD_ANY 0xffffffffu
+
 static __always_inline int it_fd_exit(u32 sys, u32 fd, s64 ret)
 {
 	struct thread_state *st = it_state();
@@ -225,7 +245,7 @@ static __always_inline int it_fd_exit(u32 sys, u32 fd, s64 ret)
 	struct it_hist_val *h;
 	u32 flags;
 
-	if (!st || !st->in_sys || st->sys != sys || st->fd != fd)
+	if (!st || !st->in_sys || st->sys != sys || (st->fd != fd && fd != IT_FD_ANY))
 		return 0;
 	st->in_sys = 0;
 	now = bpf_ktime_get_ns();
@@ -309,13 +329,12 @@ struct it_uevent {
 	s64 res2;
 };
 
-static __always_inline int it_aio_enter(u32 sys, u64 user_ptr, struct pt_regs *regs,
-					const bool btf)
+static __always_inline int it_aio_enter(u32 sys, u64 user_ptr, const struct it_sysargs *x)
 {
 	struct task_struct *task = it_current_task();
 	struct thread_state *st;
 
-	if (it_compat_syscall(regs, btf) || !it_task_ok())
+	if (it_args_compat(x) || !it_task_ok())
 		return 0;
 	st = it_sys_begin(task, sys, IT_OP_OTHER);
 	if (!st)
@@ -481,31 +500,27 @@ static __always_inline u32 it_traced_sys(u64 nr)
 	return nr < IT_SYSNR_MAX ? sys_of_nr[nr] : 0;
 }
 
-static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const bool btf)
+/* Enter of traced syscall sys (enum it_sys) with its arguments x. */
+static __always_inline int it_sys_args_enter(u32 sys, const struct it_sysargs *x)
 {
 	s64 pos = -1; /* < 0: the file position */
 	u64 bytes = 0; /* 0: the bytes transferred (the return value) */
 	u64 vlen = 0; /* argument 1 is an iovec array of vlen (argument 2), not the buffer */
-	u32 sys, op;
+	u32 op;
 
-	if (empty_progs)
-		return 0;
-	sys = it_traced_sys(id);
-	if (!sys--)
-		return 0;
 	switch (sys) {
 	case IT_SYS_READ: /* read(fd, buf, count) */
 	case IT_SYS_WRITE:
-		bytes = IT_SYS_ARG(btf, regs, 2);
+		bytes = x->a[2];
 		break;
 	case IT_SYS_PREAD64: /* pread64(fd, buf, count, pos) */
 	case IT_SYS_PWRITE64:
-		bytes = IT_SYS_ARG(btf, regs, 2);
-		pos = IT_SYS_ARG(btf, regs, 3);
+		bytes = x->a[2];
+		pos = x->a[3];
 		break;
 	case IT_SYS_READV: /* readv(fd, vec, vlen) */
 	case IT_SYS_WRITEV:
-		vlen = IT_SYS_ARG(btf, regs, 2);
+		vlen = x->a[2];
 		break;
 	/* preadv(fd, vec, vlen, pos_l, pos_h): on 64-bit pos_l is the whole offset;
 	 * preadv2(..., flags): pos -1 is the file position */
@@ -513,28 +528,46 @@ static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const boo
 	case IT_SYS_PWRITEV:
 	case IT_SYS_PREADV2:
 	case IT_SYS_PWRITEV2:
-		pos = IT_SYS_ARG(btf, regs, 3);
-		vlen = IT_SYS_ARG(btf, regs, 2);
+		pos = x->a[3];
+		vlen = x->a[2];
 		break;
 	case IT_SYS_FSYNC:
 	case IT_SYS_FDATASYNC:
 		pos = 0;
 		break;
 	case IT_SYS_SYNC_FILE_RANGE: /* sync_file_range(fd, offset, nbytes, flags) */
-		pos = IT_SYS_ARG(btf, regs, 1);
-		bytes = IT_SYS_ARG(btf, regs, 2);
+		pos = x->a[1];
+		bytes = x->a[2];
 		break;
 	case IT_SYS_IO_SUBMIT: /* io_submit(ctx, nr, iocbpp) */
-		return it_aio_enter(sys, IT_SYS_ARG(btf, regs, 2), regs, btf);
+		return it_aio_enter(sys, x->a[2], x);
 	case IT_SYS_IO_GETEVENTS: /* io_getevents(ctx, min_nr, nr, events, timeout) */
 	case IT_SYS_IO_PGETEVENTS: /* io_pgetevents(..., usig) */
-		return it_aio_enter(sys, IT_SYS_ARG(btf, regs, 3), regs, btf);
+		return it_aio_enter(sys, x->a[3], x);
 	default: /* io_uring_enter: its exit only */
 		return 0;
 	}
 	op = it_sys_op(sys);
-	return it_fd_enter(sys, op, IT_SYS_ARG(btf, regs, 0), pos, bytes,
-			   op == IT_OP_SYNC ? 0 : IT_SYS_ARG(btf, regs, 1), vlen, regs, btf);
+	return it_fd_enter(sys, op, x->a[0], pos, bytes, op == IT_OP_SYNC ? 0 : x->a[1], vlen, x);
+}
+
+static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const bool btf)
+{
+	struct it_sysargs x;
+	u32 sys;
+
+	if (empty_progs)
+		return 0;
+	sys = it_traced_sys(id);
+	if (!sys--)
+		return 0;
+	x.a[0] = IT_SYS_ARG(btf, regs, 0);
+	x.a[1] = IT_SYS_ARG(btf, regs, 1);
+	x.a[2] = IT_SYS_ARG(btf, regs, 2);
+	x.a[3] = IT_SYS_ARG(btf, regs, 3);
+	x.regs = regs;
+	x.btf = btf;
+	return it_sys_args_enter(sys, &x);
 }
 
 /*
@@ -550,11 +583,20 @@ struct {
 	__type(value, u32);
 } aio_exit_prog SEC(".maps");
 
+/* The submitting thread leaves io_uring_enter: bios it queues are no longer its requests'. */
+static __always_inline int it_uring_enter_exit(void)
+{
+	struct thread_state *st = it_state();
+
+	if (st)
+		st->uring_req = 0;
+	return 0;
+}
+
 static __always_inline int it_sys_exit(u64 *ctx, const bool btf)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx[0];
 	u32 sys;
-	struct thread_state *st;
 
 	if (empty_progs)
 		return 0;
@@ -563,18 +605,14 @@ static __always_inline int it_sys_exit(u64 *ctx, const bool btf)
 		return 0;
 	switch (sys) {
 	case IT_SYS_IO_URING_ENTER:
-		/* the submitting thread leaves io_uring_enter: bios it queues are no longer its requests' */
-		st = it_state();
-		if (st)
-			st->uring_req = 0;
-		return 0;
+		return it_uring_enter_exit();
 	case IT_SYS_IO_SUBMIT:
 	case IT_SYS_IO_GETEVENTS:
 	case IT_SYS_IO_PGETEVENTS:
 		bpf_tail_call(ctx, &aio_exit_prog, 0);
 		return 0; /* no libaio program: the table named no libaio call */
 	default:
-		return it_fd_exit(sys, IT_SYS_ARG(btf, regs, 0), ctx[1]);
+		return it_fd_exit(sys, IT_SYS_ARG0_AT_EXIT(btf, regs), ctx[1]);
 	}
 }
 
@@ -598,6 +636,93 @@ IT_TP_BOTH(sys_enter, it_sys_enter((struct pt_regs *)ctx[0], ctx[1], it_btf))
 IT_TP_BOTH(sys_exit, it_sys_exit(ctx, it_btf))
 /* loaded, never attached: the aio_exit_prog entry (same tracepoint, so tail calls allowed) */
 IT_TP_PAIR(sys_exit, aio_exit, it_aio_exit_ctx(ctx, it_btf))
+
+/*
+ * Per-syscall tracepoints (syscalls/sys_enter_NAME, sys_exit_NAME): the other
+ * way to the same records (--syscall-hooks, docs/hooks.md "The tax"). The
+ * kernel runs them only for their own syscall, so every other syscall pays the
+ * tracepoint work flag and a bitmap test, no program run; each run costs more
+ * than a raw one (the perf syscall handler copies the arguments). Never for a
+ * 32-bit syscall. The exit reads the call's fd from the task's saved registers
+ * where the kernel has bpf_task_pt_regs (5.15).
+ */
+static __always_inline u32 it_percall_exit_fd(void)
+{
+	struct pt_regs *regs;
+
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs) || !has_task_btf)
+		return IT_FD_ANY;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	return regs ? (u32)IT_SYS_ARG0_AT_EXIT(true, regs) : IT_FD_ANY;
+}
+
+static __always_inline int it_percall_enter(u32 sys, struct trace_event_raw_sys_enter *ctx)
+{
+	struct it_sysargs x;
+
+	if (empty_progs)
+		return 0;
+	x.a[0] = ctx->args[0];
+	x.a[1] = ctx->args[1];
+	x.a[2] = ctx->args[2];
+	x.a[3] = ctx->args[3];
+	x.regs = NULL;
+	x.btf = false;
+	return it_sys_args_enter(sys, &x);
+}
+
+static __always_inline int it_percall_exit(u32 sys, struct trace_event_raw_sys_exit *ctx)
+{
+	if (empty_progs)
+		return 0;
+	switch (sys) {
+	case IT_SYS_IO_URING_ENTER:
+		return it_uring_enter_exit();
+	case IT_SYS_IO_SUBMIT:
+	case IT_SYS_IO_GETEVENTS:
+	case IT_SYS_IO_PGETEVENTS:
+		return it_aio_exit(sys, ctx->ret);
+	default:
+		return it_fd_exit(sys, it_percall_exit_fd(), ctx->ret);
+	}
+}
+
+/* pc_enter_NAME, pc_exit_NAME */
+#define IT_PERCALL(name, sys)                                                     \
+	SEC("tp/syscalls/sys_enter_" #name)                                       \
+	int pc_enter_##name(struct trace_event_raw_sys_enter *ctx)                \
+	{                                                                         \
+		return it_percall_enter(sys, ctx);                                \
+	}                                                                         \
+	SEC("tp/syscalls/sys_exit_" #name)                                        \
+	int pc_exit_##name(struct trace_event_raw_sys_exit *ctx)                  \
+	{                                                                         \
+		return it_percall_exit(sys, ctx);                                 \
+	}
+
+IT_PERCALL(read, IT_SYS_READ)
+IT_PERCALL(write, IT_SYS_WRITE)
+IT_PERCALL(pread64, IT_SYS_PREAD64)
+IT_PERCALL(pwrite64, IT_SYS_PWRITE64)
+IT_PERCALL(readv, IT_SYS_READV)
+IT_PERCALL(writev, IT_SYS_WRITEV)
+IT_PERCALL(preadv, IT_SYS_PREADV)
+IT_PERCALL(pwritev, IT_SYS_PWRITEV)
+IT_PERCALL(preadv2, IT_SYS_PREADV2)
+IT_PERCALL(pwritev2, IT_SYS_PWRITEV2)
+IT_PERCALL(fsync, IT_SYS_FSYNC)
+IT_PERCALL(fdatasync, IT_SYS_FDATASYNC)
+IT_PERCALL(sync_file_range, IT_SYS_SYNC_FILE_RANGE)
+/* libaio: the exits walk the iocbs with bpf_loop (5.17), a hook of their own */
+IT_PERCALL(io_submit, IT_SYS_IO_SUBMIT)
+IT_PERCALL(io_getevents, IT_SYS_IO_GETEVENTS)
+IT_PERCALL(io_pgetevents, IT_SYS_IO_PGETEVENTS)
+
+SEC("tp/syscalls/sys_exit_io_uring_enter")
+int pc_exit_io_uring_enter(struct trace_event_raw_sys_exit *ctx)
+{
+	return it_percall_exit(IT_SYS_IO_URING_ENTER, ctx);
+}
 
 /* ---- io_uring ---- */
 

@@ -40,6 +40,7 @@ enum {
 	CLI_OPT_NAME,
 	CLI_OPT_SCHED_SWITCH,
 	CLI_OPT_BLOCK_INSERT,
+	CLI_OPT_SYSCALL_HOOKS,
 	CLI_OPT_METRICS,
 	CLI_OPT_METRICS_CG_DEPTH,
 	CLI_OPT_LINK_KEY,
@@ -91,6 +92,13 @@ static const struct cli_option cli_opts[] = {
 	  .help = "block layer: also hook request insert, splitting the time\n"
 		  "from allocation to issue at the scheduler (g2i, i2d;\n"
 		  "default: one g2d stage, one program run less per request)" },
+	{ .name = "syscall-hooks", .key = CLI_OPT_SYSCALL_HOOKS, .arg = "KIND", .section = "",
+	  .reload = RELOAD_REATTACH, .val = CLI_V_STR, F(syscall_hooks), .unset = "auto",
+	  .help = "syscall layer on a kernel without fentry: percall (a\n"
+		  "tracepoint pair per traced syscall: other syscalls run no\n"
+		  "program), raw (one raw_syscalls pair: cheaper reads and\n"
+		  "writes of pipes and sockets, every syscall runs it) or auto\n"
+		  "(default: percall; docs/hooks.md, \"The tax\")" },
 	{ .name = "min-latency", .key = 'm', .arg = "DUR", .section = "", .reload = RELOAD_FILTER,
 	  .val = CLI_V_DUR, F(min_lat_ns), .group = "Records and output:",
 	  .help = "per-request records only for requests at least DUR long" },
@@ -314,6 +322,8 @@ void cli_free(struct it_opts *o)
 	o->name = NULL;
 	free(o->profile);
 	o->profile = NULL;
+	free(o->syscall_hooks);
+	o->syscall_hooks = NULL;
 	free(o->metrics_addr);
 	o->metrics_addr = NULL;
 	if (o->link_key)
@@ -735,6 +745,11 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 	case CLI_OPT_BLOCK_INSERT:
 		o->block_insert = 1;
 		return CLI_RUN;
+	case CLI_OPT_SYSCALL_HOOKS:
+		if (strcmp(arg, "auto") && strcmp(arg, "percall") && strcmp(arg, "raw"))
+			return cli_bad(src, c, "bad syscall hooks '%s' (expected auto, percall or raw)",
+				       arg);
+		return cli_setstr(&o->syscall_hooks, arg) ? cli_bad(src, c, "out of memory") : CLI_RUN;
 	case CLI_OPT_METRICS:
 		return cli_metrics(src, c, arg, o);
 	case CLI_OPT_METRICS_CG_DEPTH:

@@ -51,7 +51,11 @@ struct it_hook_def {
 	int every_record; /* feeds only records: not attached when records are of slow requests only */
 	int nested_complete; /* the second completion program (rodata nested_hooked) */
 	unsigned int needs; /* IT_NEED_*: BPF features its programs use */
+	int syscall_set; /* IT_SYSSET_*: one of the two ways to the syscall records */
 };
+
+/* The syscall layer's two sets of hooks on a kernel without fentry (--syscall-hooks). */
+enum { IT_SYSSET_RAW = 1, IT_SYSSET_PERCALL };
 
 /* Threads the per-thread state hash holds where there is no task storage. */
 #define IT_TSTATE_HASH_ENTRIES 16384
@@ -81,6 +85,13 @@ struct it_hook_def {
 #define FN_HOOK(l, n, fe, fx, kp, kr) \
 	HOOK(l, #n, NULL, [IT_M_FENTRY] = { fe, fx }, [IT_M_KPROBE] = { kp, kr })
 #define VFS_HOOK(n) FN_HOOK(IT_L_FS, n, "fentry_" #n, "fexit_" #n, "kprobe_" #n, "kretprobe_" #n)
+/* A traced syscall's pair of per-syscall tracepoints (bpf/syscall.bpf.h IT_PERCALL). */
+#define PERCALL_HOOK(n, need)                                                          \
+	{                                                                              \
+		.layer = IT_L_SYSCALL, .name = "sys_enter_" #n, .label = "syscalls/" #n, \
+		.tp_group = "syscalls", .syscall_set = IT_SYSSET_PERCALL, .needs = need, \
+		.progs = { [IT_M_TP] = { "pc_enter_" #n, "pc_exit_" #n } }               \
+	}
 
 static const struct it_hook_def hook_defs[] = {
 	/*
@@ -88,13 +99,36 @@ static const struct it_hook_def hook_defs[] = {
 	 * sys_enter and sys_exit, one pair for all (src/core/syscalls.c names them).
 	 */
 	{ .layer = IT_L_SYSCALL, .name = "sys_enter", .label = "sys_enter/sys_exit",
-	  .tp_group = "raw_syscalls",
+	  .tp_group = "raw_syscalls", .syscall_set = IT_SYSSET_RAW,
 	  .progs = { [IT_M_TP_BTF] = { "btf_sys_enter", "btf_sys_exit" },
 		     [IT_M_RAW_TP] = { "raw_sys_enter", "raw_sys_exit" } } },
 	/* libaio's exits (bpf_loop): loaded where the kernel has it, reached by tail call */
 	{ .layer = IT_L_SYSCALL, .name = "sys_exit", .label = "libaio", .tp_group = "raw_syscalls",
-	  .prog_array = "aio_exit_prog", .needs = IT_NEED_LOOP,
+	  .prog_array = "aio_exit_prog", .needs = IT_NEED_LOOP, .syscall_set = IT_SYSSET_RAW,
 	  .progs = { [IT_M_TP_BTF] = { "btf_aio_exit" }, [IT_M_RAW_TP] = { "raw_aio_exit" } } },
+	/*
+	 * Or the same syscalls on their own tracepoints (the set choose_syscall_set
+	 * keeps): every other syscall then runs no program (docs/hooks.md, "The tax").
+	 */
+	PERCALL_HOOK(read, 0),
+	PERCALL_HOOK(write, 0),
+	PERCALL_HOOK(pread64, 0),
+	PERCALL_HOOK(pwrite64, 0),
+	PERCALL_HOOK(readv, 0),
+	PERCALL_HOOK(writev, 0),
+	PERCALL_HOOK(preadv, 0),
+	PERCALL_HOOK(pwritev, 0),
+	PERCALL_HOOK(preadv2, 0),
+	PERCALL_HOOK(pwritev2, 0),
+	PERCALL_HOOK(fsync, 0),
+	PERCALL_HOOK(fdatasync, 0),
+	PERCALL_HOOK(sync_file_range, 0),
+	PERCALL_HOOK(io_submit, IT_NEED_LOOP),
+	PERCALL_HOOK(io_getevents, IT_NEED_LOOP),
+	PERCALL_HOOK(io_pgetevents, IT_NEED_LOOP),
+	{ .layer = IT_L_SYSCALL, .name = "sys_exit_io_uring_enter", .label = "syscalls/io_uring_enter",
+	  .tp_group = "syscalls", .syscall_set = IT_SYSSET_PERCALL,
+	  .progs = { [IT_M_TP] = { "pc_exit_io_uring_enter" } } },
 	/* renamed from io_uring_submit_sqe in 6.2: one event, two names */
 	ALT_HOOK(IT_L_SYSCALL, "io_uring_submit_req", "io_uring",
 		 "uring_submit", [IT_M_TP_BTF] = { "btf_io_uring_submit_req" },
@@ -409,6 +443,43 @@ static void choose_methods(struct it_loader *ld, struct it_probe *p, const struc
 	}
 }
 
+/*
+ * The syscall layer's set of hooks, where fentry does not take it: the
+ * per-syscall tracepoints (every other syscall runs no program) unless
+ * --syscall-hooks raw asks for the raw_syscalls pair (one program pair for
+ * every syscall, cheaper on each traced call: docs/hooks.md, "The tax") or
+ * one of the per-syscall tracepoints the syscalls need is missing. The other
+ * set is turned off and left out of the reports.
+ */
+static void choose_syscall_set(struct it_loader *ld, const struct it_opts *o)
+{
+	const char *want = o->syscall_hooks ? o->syscall_hooks : "auto";
+	int percall_ok = 1, any = 0, use;
+
+	for (int i = 0; i < ld->nr_hooks; i++) {
+		const struct it_hook_state *h = &ld->hooks[i];
+
+		if (h->def->syscall_set != IT_SYSSET_PERCALL || h->def->needs)
+			continue;
+		any |= strcmp(h->reason, "layer not selected") != 0;
+		percall_ok &= h->method == IT_M_TP;
+	}
+	if (!any)
+		return;
+	use = strcmp(want, "raw") && percall_ok ? IT_SYSSET_PERCALL : IT_SYSSET_RAW;
+	for (int i = 0; i < ld->nr_hooks; i++) {
+		struct it_hook_state *h = &ld->hooks[i];
+
+		if (!h->def->syscall_set || h->def->syscall_set == use)
+			continue;
+		h->method = IT_M_NONE;
+		h->off = h->other_set = 1;
+		snprintf(h->reason, sizeof(h->reason), "--syscall-hooks %s: the %s",
+			 use == IT_SYSSET_RAW ? "raw" : want,
+			 use == IT_SYSSET_RAW ? "raw_syscalls pair" : "per-syscall tracepoints");
+	}
+}
+
 static struct bpf_program *prog_by_name(struct it_loader *ld, const char *name)
 {
 	return name ? bpf_object__find_program_by_name(ld->skel->obj, name) : NULL;
@@ -705,7 +776,8 @@ int it_loader_hook_hidden(const struct it_loader *ld, int i)
 {
 	const struct it_hook_state *h = &ld->hooks[i];
 
-	return !strcmp(h->reason, "layer not selected") || (!h->ok && alt_attached(ld, h));
+	return !strcmp(h->reason, "layer not selected") || h->other_set ||
+	       (!h->ok && alt_attached(ld, h));
 }
 
 /*
@@ -930,6 +1002,7 @@ int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 		ld->hooks[i].name = hook_defs[i].label ? hook_defs[i].label : hook_defs[i].name;
 	}
 	choose_methods(ld, &p, o, layers, prefer);
+	choose_syscall_set(ld, o);
 
 	ret = load_object(ld, o, &p, err);
 	if (ret)
@@ -983,7 +1056,7 @@ void it_loader_report(const struct it_loader *ld, FILE *f)
 	for (int i = 0; i < ld->nr_hooks; i++) {
 		const struct it_hook_state *h = &ld->hooks[i];
 
-		if (!strcmp(h->reason, "layer not selected") || (!h->ok && alt_attached(ld, h)))
+		if (it_loader_hook_hidden(ld, i))
 			continue;
 		if (h->ok && h->reason[0]) /* what it gives up on this kernel */
 			fprintf(f, "%-8s %-30s %-7s ok (%s)\n", parse_layer_name(h->layer), h->name,

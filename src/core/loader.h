@@ -46,6 +46,7 @@ struct it_hook_state {
 	int off; /* not attached by choice (an option turns it on) */
 	int kernel_has; /* no method, but the kernel has the tracepoint (BTF): counts as tried */
 	int load_failed; /* its programs did not load and no other method could */
+	int other_set; /* of the syscall hook set not in use (--syscall-hooks): not reported */
 	char reason[160]; /* why not; for an attached hook, what it gives up here (or "") */
 	struct bpf_link *links[IT_HOOK_PROGS];
 };

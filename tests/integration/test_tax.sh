@@ -2,7 +2,9 @@
 # Calls iotracer does not trace leave no trace: a helper (tests/tools/nonfile_io) makes
 # N 64-byte write+read pairs on a pipe, a UNIX socket pair and an eventfd, then K
 # O_DIRECT preads of the traced loop device. iotracer runs as always-on runs it on a
-# host: no -d, no -p (issue 31: the tax on everything else).
+# host: no -d, no -p (issue 31: the tax on everything else). Three runs: full records
+# and always-on (the default per-syscall tracepoints here), full records on the
+# raw_syscalls pair (--syscall-hooks raw).
 # Oracle: the helper's own calls and the st_dev of its pipe, socket and eventfd.
 #   nonfile_no_record    no syscall record of the helper on the pipe's, socket's or
 #                        eventfd's device (its loader's reads of libraries are files)
@@ -26,10 +28,9 @@ K=50
 
 dev=$(mk_loop 16 fill) || fail_all "cannot create a loop device"
 
-# run PROFILE: one daemon around one helper run; sets HPID, HOUT, DEVS, HIST_BAD, MISSED
+# run NAME ARGS...: one daemon around one helper run; sets HPID, HOUT, DEVS, HIST_BAD, MISSED
 run() {
-	local args=() d hb=0
-	[[ $1 == full ]] || args=(--profile "$1")
+	local args=("${@:2}") d hb=0
 	start_tracer "${args[@]}" || fail_all "$TRACER_WHY"
 	HOUT=$IT_TMP/helper.$1.out
 	"$HELPER" "$dev" "$N" "$K" >"$HOUT" 2>&1 &
@@ -46,18 +47,30 @@ run() {
 	note "$1: helper pid $HPID: $(tr '\n' ' ' <"$HOUT")"
 }
 
+# records NAME: the full-record run's counts of the helper into OTHERS_NAME, PREADS_NAME
+records() {
+	local o p
+	o=$(jcount "$TRACER_JSON" '.kind == "syscall" and .pid == $p and (.devno as $d | $devs | index($d))' \
+		--argjson p "$HPID" --argjson devs "$DEVS")
+	p=$(jcount "$TRACER_JSON" '.kind == "syscall" and .pid == $p and .syscall == "pread64"
+		and .bytes == 4096 and .ret == 4096' --argjson p "$HPID")
+	printf -v "OTHERS_$1" '%s' "$o"
+	printf -v "PREADS_$1" '%s' "$p"
+}
+
 run full
-others=$(jcount "$TRACER_JSON" '.kind == "syscall" and .pid == $p and (.devno as $d | $devs | index($d))' \
-	--argjson p "$HPID" --argjson devs "$DEVS")
-preads=$(jcount "$TRACER_JSON" '.kind == "syscall" and .pid == $p and .syscall == "pread64"
-	and .bytes == 4096 and .ret == 4096' --argjson p "$HPID")
+records full
 hist_full=$HIST_BAD missed_full=$MISSED
-run always-on
-check nonfile_no_record "$others records of the helper on the devices $DEVS (3 x $N pairs made)" \
-	test "$others" -eq 0
-check nonfile_no_hist "histogram entries for the pipe/socket/eventfd devices: full $hist_full, always-on $HIST_BAD" \
-	test "$hist_full" -eq 0 -a "$HIST_BAD" -eq 0
-check file_traced "$preads pread64 records of the helper, $K made" test "$preads" -eq "$K"
-check no_missed "drops.syscall.missed: full $missed_full, always-on $MISSED" \
-	test "$missed_full" -eq 0 -a "$MISSED" -eq 0
+run raw --syscall-hooks raw
+records raw
+hist_raw=$HIST_BAD missed_raw=$MISSED
+run always-on --profile always-on
+check nonfile_no_record "records of the helper on the devices $DEVS: percall $OTHERS_full, raw $OTHERS_raw (3 x $N pairs made)" \
+	test "$OTHERS_full" -eq 0 -a "$OTHERS_raw" -eq 0
+check nonfile_no_hist "histogram entries for the pipe/socket/eventfd devices: full $hist_full, raw $hist_raw, always-on $HIST_BAD" \
+	test "$hist_full" -eq 0 -a "$hist_raw" -eq 0 -a "$HIST_BAD" -eq 0
+check file_traced "pread64 records of the helper: percall $PREADS_full, raw $PREADS_raw, $K made" \
+	test "$PREADS_full" -eq "$K" -a "$PREADS_raw" -eq "$K"
+check no_missed "drops.syscall.missed: full $missed_full, raw $missed_raw, always-on $MISSED" \
+	test "$missed_full" -eq 0 -a "$missed_raw" -eq 0 -a "$MISSED" -eq 0
 it_end
