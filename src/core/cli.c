@@ -93,12 +93,12 @@ static const struct cli_option cli_opts[] = {
 		  "from allocation to issue at the scheduler (g2i, i2d;\n"
 		  "default: one g2d stage, one program run less per request)" },
 	{ .name = "syscall-hooks", .key = CLI_OPT_SYSCALL_HOOKS, .arg = "KIND", .section = "",
-	  .reload = RELOAD_REATTACH, .val = CLI_V_STR, F(syscall_hooks), .unset = "auto",
-	  .help = "syscall layer on a kernel without fentry: percall (a\n"
+	  .reload = RELOAD_REATTACH, .val = CLI_V_STR, F(syscall_hooks), .unset = "raw",
+	  .help = "syscall layer on a kernel without fentry: raw (default: one\n"
+		  "raw_syscalls pair every syscall runs, exact) or percall (a\n"
 		  "tracepoint pair per traced syscall: other syscalls run no\n"
-		  "program), raw (one raw_syscalls pair: cheaper reads and\n"
-		  "writes of pipes and sockets, every syscall runs it) or auto\n"
-		  "(default: percall; docs/hooks.md, \"The tax\")" },
+		  "program; runs the kernel skips are counted; docs/hooks.md,\n"
+		  "\"The tax\")" },
 	{ .name = "min-latency", .key = 'm', .arg = "DUR", .section = "", .reload = RELOAD_FILTER,
 	  .val = CLI_V_DUR, F(min_lat_ns), .group = "Records and output:",
 	  .help = "per-request records only for requests at least DUR long" },
@@ -746,9 +746,8 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 		o->block_insert = 1;
 		return CLI_RUN;
 	case CLI_OPT_SYSCALL_HOOKS:
-		if (strcmp(arg, "auto") && strcmp(arg, "percall") && strcmp(arg, "raw"))
-			return cli_bad(src, c, "bad syscall hooks '%s' (expected auto, percall or raw)",
-				       arg);
+		if (strcmp(arg, "percall") && strcmp(arg, "raw"))
+			return cli_bad(src, c, "bad syscall hooks '%s' (expected raw or percall)", arg);
 		return cli_setstr(&o->syscall_hooks, arg) ? cli_bad(src, c, "out of memory") : CLI_RUN;
 	case CLI_OPT_METRICS:
 		return cli_metrics(src, c, arg, o);

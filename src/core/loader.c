@@ -445,15 +445,16 @@ static void choose_methods(struct it_loader *ld, struct it_probe *p, const struc
 
 /*
  * The syscall layer's set of hooks, where fentry does not take it: the
- * per-syscall tracepoints (every other syscall runs no program) unless
- * --syscall-hooks raw asks for the raw_syscalls pair (one program pair for
- * every syscall, cheaper on each traced call: docs/hooks.md, "The tax") or
- * one of the per-syscall tracepoints the syscalls need is missing. The other
- * set is turned off and left out of the reports.
+ * raw_syscalls pair (one program pair every syscall of the host runs, exact:
+ * only a program's own recursion skips it), or with --syscall-hooks percall
+ * the per-syscall tracepoints where tracefs has all of them (every other
+ * syscall runs no program; their runs are skipped while another BPF program
+ * or a map syscall holds the CPU's bpf_prog_active, counted in skipped_runs:
+ * docs/hooks.md, "The tax"). The other set is off and out of the reports.
  */
 static void choose_syscall_set(struct it_loader *ld, const struct it_opts *o)
 {
-	const char *want = o->syscall_hooks ? o->syscall_hooks : "auto";
+	int want = o->syscall_hooks && !strcmp(o->syscall_hooks, "percall");
 	int percall_ok = 1, any = 0, use;
 
 	for (int i = 0; i < ld->nr_hooks; i++) {
@@ -466,7 +467,7 @@ static void choose_syscall_set(struct it_loader *ld, const struct it_opts *o)
 	}
 	if (!any)
 		return;
-	use = strcmp(want, "raw") && percall_ok ? IT_SYSSET_PERCALL : IT_SYSSET_RAW;
+	use = want && percall_ok ? IT_SYSSET_PERCALL : IT_SYSSET_RAW;
 	for (int i = 0; i < ld->nr_hooks; i++) {
 		struct it_hook_state *h = &ld->hooks[i];
 
@@ -474,9 +475,9 @@ static void choose_syscall_set(struct it_loader *ld, const struct it_opts *o)
 			continue;
 		h->method = IT_M_NONE;
 		h->off = h->other_set = 1;
-		snprintf(h->reason, sizeof(h->reason), "--syscall-hooks %s: the %s",
-			 use == IT_SYSSET_RAW ? "raw" : want,
-			 use == IT_SYSSET_RAW ? "raw_syscalls pair" : "per-syscall tracepoints");
+		snprintf(h->reason, sizeof(h->reason), "--syscall-hooks %s%s",
+			 want ? "percall" : "raw",
+			 want && !percall_ok ? ": no per-syscall tracepoints here" : "");
 	}
 }
 

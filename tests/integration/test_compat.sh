@@ -58,6 +58,6 @@ one_set raw
 i80=$INT80_WHY pr=$PREAD_WHY
 one_set percall
 i80+=$INT80_WHY pr+=$PREAD_WHY
-check int80_ignored "${i80:-none of the helper's records is the int80 (raw and percall)}" test -z "$i80"
+check int80_ignored "${i80:-no record of the helper is the int80 (raw and percall)}" test -z "$i80"
 check pread_traced "${pr:-one pread64 record of the helper (raw and percall)}" test -z "$pr"
 it_end
