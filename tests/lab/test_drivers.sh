@@ -344,16 +344,13 @@ one() {
 	fi
 
 	step /dev/null "$out/boot.log" "$LAB_SRC/boot.sh" "$series" "$LAB_SRC/guest-drivers.sh" "$out" || brc=$?
-	# A guest kernel that dies while booting, before our script even began (seen:
-	# an int3 oops from text patching under TCG at ~1.7 s), or on an int3 of its own
-	# text patching at any point (a static key flipped as tracepoints attach or
-	# detach, under QEMU's multi-threaded TCG: test_modes.sh sees the same), says
-	# nothing about iotracer: boot once more and say so. Any other failure after the
-	# script began is never retried, nor is a second crash.
-	if ((brc == 2)) && { ! grep -q '===LAB-BEGIN===' "$out/console.log" 2>/dev/null ||
-		grep -q 'Oops: int3' "$out/console.log" 2>/dev/null; }; then
-		note "lab_$s: guest kernel died ($(grep -m1 -oE 'Oops: [^[]*|Kernel panic[^[]*' "$out/console.log" 2>/dev/null | head -c 80) $(grep -m1 -oE 'RIP: 0010:[^ ]+' "$out/console.log" 2>/dev/null)); booting once more"
-		mv -f "$out/console.log" "$out/console.crash.log" 2>/dev/null
+	# A boot that failed for a fault outside iotracer (harness.sh boot_fault: QEMU's own
+	# crash before the guest was ready, the guest's int3 oops or soft lockup at a
+	# half-patched jump label under TCG, a guest kernel that died before our script
+	# began) boots once more, said in a `# retried:` note (the crashed console kept as
+	# console.retried.log). Any other failure is never retried, nor is a second crash.
+	if ((brc == 2)) && retry_boot "lab_$s" "$out" 1; then
+		mv -f "$out/console.log" "$out/console.retried.log" 2>/dev/null
 		brc=0
 		step /dev/null "$out/boot.log" "$LAB_SRC/boot.sh" "$series" "$LAB_SRC/guest-drivers.sh" "$out" || brc=$?
 	fi
@@ -370,8 +367,7 @@ one() {
 	case $brc in
 	0 | 1) ;;
 	2)
-		why=$(grep -E 'timed out|without end marker|panic|BUG|Oops' "$out/boot.log" | head -n 1 | sed 's/^\[lab\] //')
-		why="guest did not reach its end marker (${why:-see $out/boot.log}); last guest step: $(tr -d '\r' <"$out/console.log" 2>/dev/null | grep -E '^step ' | tail -n 1 | cut -d' ' -f2)"
+		why="boot failed: $(boot_failure "$out"); last guest step: $(tr -d '\r' <"$out/console.log" 2>/dev/null | grep -E '^step ' | tail -n 1 | cut -d' ' -f2)"
 		;;
 	*) why="boot.sh failed (rc $brc): $(tail -n 1 "$out/boot.log" | sed 's/^\[lab\] //')" ;;
 	esac
@@ -522,4 +518,5 @@ done
 host_column
 print_matrix
 note "lab drivers: $* done in $(lab_since "$t_all")s"
+retries_verdict lab_drivers_retries
 exit "$failed"
