@@ -586,9 +586,14 @@ static int bpf_buffers(struct daemon *d)
 	return 0;
 }
 
-/* Load and attach, and map the record buffers. */
+/*
+ * Load and attach, and map the record buffers. The disks' serials are read
+ * first: a virtio-blk serial read is a GET_ID request to the disk, which would
+ * otherwise be traced as iotracer's own.
+ */
 static int bpf_up(struct daemon *d)
 {
+	parse_dev_serials_prefetch(d->o->sysfs_root);
 	return it_loader_start(&d->ld, d->o, stderr) ?: bpf_buffers(d);
 }
 

@@ -3,6 +3,7 @@
  * parse: strict value parsers and formatting helpers. See parse.h.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -499,7 +500,7 @@ char *parse_fmt_duration(uint64_t ns, char *buf, size_t n)
 	return buf;
 }
 
-#define SERIAL_CACHE 16
+#define SERIAL_CACHE 64
 
 /*
  * Trailing blanks off (NVMe pads its serial with spaces; QEMU's serial= is
@@ -552,14 +553,30 @@ static int serial_read(const char *path, int vpd, char *out, size_t outlen)
 	return found;
 }
 
+static struct {
+	uint32_t dev;
+	int valid, found;
+	char serial[64];
+} serial_cache[SERIAL_CACHE];
+
+/* The slot for a new device: a free one, else one without a serial, else the oldest. */
+static unsigned int serial_slot(void)
+{
+	static unsigned int next;
+	unsigned int i;
+
+	for (i = 0; i < SERIAL_CACHE; i++)
+		if (!serial_cache[i].valid)
+			return i;
+	for (i = 0; i < SERIAL_CACHE; i++)
+		if (!serial_cache[i].found)
+			return i;
+	return next++ % SERIAL_CACHE;
+}
+
 const char *parse_dev_serial_cached(uint32_t kdev, const char *sysfs_root)
 {
-	static struct {
-		uint32_t dev;
-		int valid, found;
-		char serial[64];
-	} cache[SERIAL_CACHE];
-	static unsigned int next;
+	typeof(serial_cache[0]) *cache = serial_cache;
 	/* virtio-blk; NVMe controller (or subsystem); SCSI unit serial number */
 	static const struct {
 		const char *rel;
@@ -570,7 +587,7 @@ const char *parse_dev_serial_cached(uint32_t kdev, const char *sysfs_root)
 	for (i = 0; i < SERIAL_CACHE; i++)
 		if (cache[i].valid && cache[i].dev == kdev)
 			return cache[i].found ? cache[i].serial : NULL;
-	i = next++ % SERIAL_CACHE;
+	i = serial_slot();
 	cache[i].dev = kdev;
 	cache[i].valid = 1;
 	cache[i].found = 0;
@@ -584,6 +601,29 @@ const char *parse_dev_serial_cached(uint32_t kdev, const char *sysfs_root)
 			serial_read(path, src[k].vpd, cache[i].serial, sizeof(cache[i].serial));
 	}
 	return cache[i].found ? cache[i].serial : NULL;
+}
+
+int parse_dev_serials_prefetch(const char *sysfs_root)
+{
+	char path[256];
+	struct dirent *e;
+	unsigned int maj, min;
+	int n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "%s/dev/block", sysfs_root ? sysfs_root : "/sys");
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((e = readdir(dir)) && n < SERIAL_CACHE) {
+		char c;
+
+		if (sscanf(e->d_name, "%u:%u%c", &maj, &min, &c) != 2)
+			continue;
+		n += parse_dev_serial_cached(IT_MKDEV(maj, min), sysfs_root) != NULL;
+	}
+	closedir(dir);
+	return n;
 }
 
 int parse_each(const char *s, int (*fn)(const char *item, void *ctx), void *ctx)

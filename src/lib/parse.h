@@ -73,6 +73,14 @@ void parse_dev_cache_clear(void);
  */
 const char *parse_dev_serial_cached(uint32_t kdev, const char *sysfs_root);
 /*
+ * Reads the serial of every block device under <sysfs_root>/dev/block into that
+ * cache (a disk's serial stays cached as long as fewer than 64 disks have one).
+ * Called before attaching: reading a virtio-blk disk's serial makes the driver
+ * send the device a GET_ID request, which the tracer would otherwise trace as a
+ * request of its own. Returns how many devices have a serial.
+ */
+int parse_dev_serials_prefetch(const char *sysfs_root);
+/*
  * The serial in a SCSI VPD page 0x80 (4-byte header, then the ASCII serial,
  * length big-endian in bytes 2..3) into out, trailing blanks trimmed, bytes outside
  * printable ASCII as '?'. 1 when a serial was there, else 0 (out "").

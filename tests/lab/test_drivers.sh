@@ -32,6 +32,10 @@
 #   lab_<k>_<disk>_stages every block request: ts <= q <= d <= c <= ts + lat,
 #                         q2c <= lat; with a driver object: q <= submit <= done
 #                         <= c and submit <= kick <= done when kick is there
+#   lab_<k>_<disk>_own    the disk's final q2c histogram counts ioload's ops
+#                         exactly: no request of iotracer's own (reading a
+#                         virtio-blk serial sends a GET_ID request: iotracer reads
+#                         them before attaching)
 # then prints the portability matrix (layer/hook x kernel: method:ok) with a
 # column for this host (`iotracer -D 200ms --no-live -j`, needs root).
 #
@@ -58,7 +62,7 @@ set -uo pipefail
 IOTRACER=${IOTRACER:-$LAB_REPO/iotracer}
 STATIC=$LAB_DIR/iotracer-static # -arm64 for arm64 guests (harness.sh build_static)
 DISKS="nvme0n1 sda vda"
-CHECKS="count joined stages"
+CHECKS="count joined stages own"
 export LAB_TIMEOUT=${LAB_TIMEOUT:-90}
 export LAB_G_DRV_COUNT=${LAB_DRV_COUNT:-300}
 export LAB_G_DRV_SETTLE=${LAB_DRV_SETTLE:-1}
@@ -487,6 +491,12 @@ one() {
 			report PASS "lab_${s}_${d}_stages"
 		else
 			report FAIL "lab_${s}_${d}_stages" "$nbad of $nb block requests break the stage order, e.g. $ex"
+		fi
+		# own: every request the block layer saw on the disk was ioload's
+		if [[ $hist == "$ops" ]]; then
+			report PASS "lab_${s}_${d}_own"
+		else
+			report FAIL "lab_${s}_${d}_own" "the final q2c histogram counts ${hist:-no} requests on $d, ioload did $ops ops; other ops traced: $(awk -v d="$d" '$1 == d && $2 != "read" && $2 != "write" { n[$2]++ } END { for (k in n) printf "%s %d ", k, n[k] }' "$out/blocks.txt")"
 		fi
 		[[ $s == *+guest ]] && check_vreq "$s" "$d" "$ops" "$out"
 	done
