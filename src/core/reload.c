@@ -15,6 +15,7 @@
 #include "iotracer.h"
 #include "core/cli.h"
 #include "core/reload.h"
+#include "lib/abi.h"
 #include "lib/keyfile.h"
 #include "lib/parse.h"
 
@@ -76,7 +77,7 @@ static void fmt_layers(uint32_t layers, char *b, size_t n)
 	b[0] = '\0';
 	for (int l = 0; l < IT_L_MAX; l++)
 		if (layers & (1u << l))
-			cat(b, n, "%s%s", b[0] ? "," : "", parse_layer_name(l));
+			cat(b, n, "%s%s", b[0] ? "," : "", abi_layer_name(l));
 	if (!layers)
 		cat(b, n, "all");
 }

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "lib/abi.h"
 #include "lib/clock.h"
 #include "iotracer.h"
 #include "lib/parse.h"
@@ -23,12 +24,6 @@
 #define PARSE_MAX_MAJOR 4095u
 #define PARSE_MAX_MINOR ((1u << IT_MINORBITS) - 1)
 #define PARSE_DEFAULT_SYSFS "/sys"
-
-static const char *const parse_layer_names[IT_L_MAX] = {
-	[IT_L_SYSCALL] = "syscall", [IT_L_FS] = "fs",	  [IT_L_SCHED] = "sched",
-	[IT_L_BLOCK] = "block",	    [IT_L_NVME] = "nvme", [IT_L_SCSI] = "scsi",
-	[IT_L_VIRTIO] = "virtio",   [IT_L_QEMU] = "qemu",
-};
 
 /*
  * Leading decimal digits of *sp into *v. Returns the number of digits read
@@ -417,7 +412,7 @@ int parse_layers(const char *s, uint32_t *mask)
 	uint32_t m = 0;
 	const char *p, *end;
 	size_t len;
-	int i, found;
+	int l;
 
 	if (!s || !*s)
 		return -EINVAL;
@@ -426,32 +421,19 @@ int parse_layers(const char *s, uint32_t *mask)
 		len = (size_t)(end - p);
 		if (!len)
 			return -EINVAL;
-		found = 0;
 		if (len == 3 && !strncasecmp(p, "all", 3)) {
 			m |= (1u << IT_L_MAX) - 1;
-			found = 1;
+		} else {
+			l = abi_value(&abi_layers, p, len);
+			if (l < 0)
+				return -EINVAL;
+			m |= 1u << l;
 		}
-		for (i = 0; i < IT_L_MAX && !found; i++) {
-			if (strlen(parse_layer_names[i]) == len &&
-			    !strncasecmp(p, parse_layer_names[i], len)) {
-				m |= 1u << i;
-				found = 1;
-			}
-		}
-		if (!found)
-			return -EINVAL;
 		if (!*end)
 			break;
 	}
 	*mask = m;
 	return 0;
-}
-
-const char *parse_layer_name(int layer)
-{
-	if (layer < 0 || layer >= IT_L_MAX)
-		return "unknown";
-	return parse_layer_names[layer];
 }
 
 /* --- formatting -------------------------------------------------------- */

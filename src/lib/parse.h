@@ -97,9 +97,6 @@ char *parse_fmt_devno(uint32_t kdev, char *buf, size_t n);
  */
 int parse_layers(const char *s, uint32_t *mask);
 
-/* IT_L_* -> "syscall", ...; "unknown" when out of range. */
-const char *parse_layer_name(int layer);
-
 /*
  * Human duration with 3 significant digits: "812ns", "61.2us", "1.20ms",
  * "3.40s" (rounded to nearest; values >= 1000 s print as whole seconds).

@@ -8,6 +8,7 @@
 
 #include "core/output.h"
 #include "core/recfmt.h"
+#include "lib/abi.h"
 #include "lib/parse.h"
 #include "report/internal.h"
 
@@ -126,7 +127,7 @@ static void top_stages(FILE *f, const struct rf_req *q)
 			stage(f, "q2c", k->q_ns, k->c_ns);
 		}
 		if (k->drv_layer)
-			stage(f, parse_layer_name(k->drv_layer), k->drv_submit_ns, k->drv_done_ns);
+			stage(f, abi_layer_name(k->drv_layer), k->drv_submit_ns, k->drv_done_ns);
 		fputc(']', f);
 	}
 	if (q->nr_blocks > 4)
@@ -171,7 +172,8 @@ void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_
 		rf_req_view(&e->q, &r);
 		switch (r.kind) {
 		case CORR_SYSCALL:
-			task = &r.sys->task, call = out_sys_name(r.sys->sys), dev = r.sys->dev;
+			task = &r.sys->task, call = abi_name(&abi_syscalls, r.sys->sys),
+			dev = r.sys->dev;
 			off = r.sys->offset, len = r.sys->bytes;
 			break;
 		case CORR_URING:
@@ -184,7 +186,7 @@ void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_
 			off = r.aio.iocb.offset, len = r.aio.iocb.nbytes;
 			break;
 		default:
-			task = &r.blocks[0]->task, call = out_op_name(r.blocks[0]->op);
+			task = &r.blocks[0]->task, call = abi_op_name(r.blocks[0]->op);
 			dev = r.blocks[0]->dev, off = r.blocks[0]->sector * 512;
 			len = r.blocks[0]->bytes;
 			break;

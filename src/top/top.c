@@ -23,6 +23,7 @@
 #include "core/cli.h"
 #include "core/loader.h"
 #include "core/output.h"
+#include "lib/abi.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/parse.h"
@@ -325,7 +326,7 @@ static void totals(struct top *t)
 
 		printf("%u %s %s %s %s %llu %llu\n", rows[i].tgid,
 		       rows[i].comm[0] && !t->view.by_cgroup ? rows[i].comm : "-", cg ? cg : "-",
-		       dev_name(rows[i].dev, t), out_op_name(rows[i].op),
+		       dev_name(rows[i].dev, t), abi_op_name(rows[i].op),
 		       (unsigned long long)rows[i].ios, (unsigned long long)rows[i].bytes);
 	}
 	free(rows);

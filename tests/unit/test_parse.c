@@ -10,6 +10,7 @@
 
 #include "unit.h"
 #include "iotracer.h"
+#include "lib/abi.h"
 #include "lib/parse.h"
 
 #define NS_US 1000ull
@@ -216,16 +217,16 @@ static void test_parse_layers(void)
 	ASSERT_EQ(parse_layers(" fs", &m), -EINVAL, "space");
 	ASSERT_EQ(m, 99, "untouched");
 
-	ASSERT_STREQ(parse_layer_name(IT_L_SYSCALL), "syscall", "name syscall");
-	ASSERT_STREQ(parse_layer_name(IT_L_FS), "fs", "name fs");
-	ASSERT_STREQ(parse_layer_name(IT_L_SCHED), "sched", "name sched");
-	ASSERT_STREQ(parse_layer_name(IT_L_BLOCK), "block", "name block");
-	ASSERT_STREQ(parse_layer_name(IT_L_NVME), "nvme", "name nvme");
-	ASSERT_STREQ(parse_layer_name(IT_L_SCSI), "scsi", "name scsi");
-	ASSERT_STREQ(parse_layer_name(IT_L_VIRTIO), "virtio", "name virtio");
-	ASSERT_STREQ(parse_layer_name(IT_L_QEMU), "qemu", "name qemu");
-	ASSERT_STREQ(parse_layer_name(IT_L_MAX), "unknown", "name max");
-	ASSERT_STREQ(parse_layer_name(-1), "unknown", "name -1");
+	ASSERT_STREQ(abi_layer_name(IT_L_SYSCALL), "syscall", "name syscall");
+	ASSERT_STREQ(abi_layer_name(IT_L_FS), "fs", "name fs");
+	ASSERT_STREQ(abi_layer_name(IT_L_SCHED), "sched", "name sched");
+	ASSERT_STREQ(abi_layer_name(IT_L_BLOCK), "block", "name block");
+	ASSERT_STREQ(abi_layer_name(IT_L_NVME), "nvme", "name nvme");
+	ASSERT_STREQ(abi_layer_name(IT_L_SCSI), "scsi", "name scsi");
+	ASSERT_STREQ(abi_layer_name(IT_L_VIRTIO), "virtio", "name virtio");
+	ASSERT_STREQ(abi_layer_name(IT_L_QEMU), "qemu", "name qemu");
+	ASSERT_STREQ(abi_layer_name(IT_L_MAX), "unknown", "name max");
+	ASSERT_STREQ(abi_layer_name(-1), "unknown", "name -1");
 }
 
 /* --- fake sysfs -------------------------------------------------------- */
