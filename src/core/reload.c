@@ -177,7 +177,7 @@ const char *reload_rule(int i, enum reload_kind *kind)
 	for (r = rule_at(&at); r; at++, r = rule_at(&at))
 		if (!i--) {
 			*kind = r->reload;
-			return r->name;
+			return r->row.name;
 		}
 	return NULL;
 }
@@ -196,8 +196,8 @@ void reload_plan(const struct it_opts *old, const struct it_opts *n, struct relo
 		if (r->val == CLI_V_KEY ? !key_differs(old, n) : !strcmp(a, b))
 			continue;
 		cat(p->what[k], sizeof(p->what[k]), "%s%s %.200s -> %.200s", p->nr[k] ? "; " : "",
-		    r->name, a, b);
-		cat(p->names[k], sizeof(p->names[k]), "%s%s", p->nr[k] ? ", " : "", r->name);
+		    r->row.name, a, b);
+		cat(p->names[k], sizeof(p->names[k]), "%s%s", p->nr[k] ? ", " : "", r->row.name);
 		p->nr[k]++;
 	}
 	free(a);

@@ -608,6 +608,88 @@ int parse_dev_serials_prefetch(const char *sysfs_root)
 	return n;
 }
 
+/*
+ * A date and time ("2026-11-24T13:25:00Z", "...00.5+01:00", lower case t/z and
+ * a space for T too; without a zone: local time) to CLOCK_REALTIME ns.
+ */
+static int parse_rfc3339(const char *s, uint64_t *ns)
+{
+	struct tm tm = { 0 };
+	const char *p = strptime(s, "%Y-%m-%d", &tm);
+	uint64_t frac = 0, scale = 1000000000ull;
+	long off = 0;
+	time_t t;
+
+	if (!p || (*p != 'T' && *p != 't' && *p != ' '))
+		return -EINVAL;
+	p = strptime(p + 1, "%H:%M:%S", &tm);
+	if (!p)
+		return -EINVAL;
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			if (scale > 1) {
+				scale /= 10;
+				frac += (uint64_t)(*p - '0') * scale;
+			}
+	}
+	if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':') {
+		off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 +
+		      ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
+		if (*p == '-')
+			off = -off;
+	} else if (!*p) {
+		tm.tm_isdst = -1; /* no zone: local time, DST as the date has it */
+		t = mktime(&tm);
+		if (t == (time_t)-1 || t < 0)
+			return -EINVAL;
+		*ns = (uint64_t)t * 1000000000ull + frac;
+		return 0;
+	} else if (strcmp(p, "Z") && strcmp(p, "z")) {
+		return -EINVAL;
+	}
+	t = timegm(&tm);
+	if (t == (time_t)-1 || t - off < 0)
+		return -EINVAL;
+	*ns = (uint64_t)(t - off) * 1000000000ull + frac;
+	return 0;
+}
+
+/* Seconds since the epoch ("1764000000", "1764000000.25"): digits, an optional fraction. */
+static int parse_epoch(const char *s, uint64_t *ns)
+{
+	const char *p = s;
+
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (p == s || (*p && *p != '.'))
+		return -EINVAL;
+	for (const char *f = *p ? p + 1 : p; *f; f++)
+		if (*f < '0' || *f > '9')
+			return -EINVAL;
+	return parse_duration(s, ns); /* a plain number: seconds, fraction and overflow checked */
+}
+
+int parse_time(const char *s, uint64_t now_real, uint64_t *real)
+{
+	uint64_t v;
+
+	if (!s)
+		return -EINVAL;
+	if (!parse_epoch(s, &v)) {
+		*real = v;
+		return 0;
+	}
+	if (!parse_duration(s, &v)) {
+		*real = v < now_real ? now_real - v : 0;
+		return 0;
+	}
+	if (!parse_rfc3339(s, &v)) {
+		*real = v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 int parse_each(const char *s, int (*fn)(const char *item, void *ctx), void *ctx)
 {
 	char *copy = strdup(s), *p, *end;

@@ -80,6 +80,14 @@ const char *parse_dev_serial_cached(uint32_t kdev, const char *sysfs_root);
  * request of its own. Returns how many devices have a serial.
  */
 int parse_dev_serials_prefetch(const char *sysfs_root);
+
+/*
+ * A point in time (report's --since/--until) to CLOCK_REALTIME ns: seconds since the
+ * epoch ("1764000000", "1764000000.25"), a duration before now_real ("10m"), or a
+ * date and time with a zone ("2026-11-24T13:25:00Z", "...00.5+01:00") or without
+ * one (local time; a space for the T). 0 or -EINVAL.
+ */
+int parse_time(const char *s, uint64_t now_real, uint64_t *real);
 /*
  * The serial in a SCSI VPD page 0x80 (4-byte header, then the ASCII serial,
  * length big-endian in bytes 2..3) into out, trailing blanks trimmed, bytes outside
