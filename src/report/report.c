@@ -53,7 +53,7 @@ struct report {
 	struct it_out *out, *jout;
 	FILE *jf, *pff, *hmf;
 	struct uhists kh;
-	struct rp_top *top;
+	struct rp_slowest *slowest;
 	struct pf *pf;
 	struct hm *hm;
 	char **files; /* segment files, in order */
@@ -420,8 +420,8 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 	if (rp->jout)
 		out_request(&r, rp->jout);
 	uhists_request(&rp->kh, &r);
-	if (rp->top)
-		top_add(rp->top, &q);
+	if (rp->slowest)
+		slowest_add(rp->slowest, &q);
 	if (rp->pf)
 		pf_add(rp->pf, &q);
 	if (rp->hm) {
@@ -608,8 +608,8 @@ static int rp_start(struct report *rp)
 			return 1;
 	}
 	rp->out = out_new(&io, text, NULL, 0);
-	rp->top = top_new(rp->o.top);
-	if (!rp->out || !rp->top || (rp->o.json_path && !rp->jout)) {
+	rp->slowest = slowest_new(rp->o.top);
+	if (!rp->out || !rp->slowest || (rp->o.json_path && !rp->jout)) {
 		it_err("report: out of memory");
 		return 1;
 	}
@@ -627,7 +627,7 @@ static int rp_finish(struct report *rp)
 
 	print_reading(rp, text);
 	print_summary(rp);
-	top_print(rp->top, text, dev_name_of, rp);
+	slowest_print(rp->slowest, text, dev_name_of, rp);
 	if (rp->jout) {
 		out_flush(rp->jout);
 		if (out_error(rp->jout) || fflush(rp->jf)) {
@@ -662,7 +662,7 @@ static void rp_free(struct report *rp)
 	if (rp->hmf && rp->hmf != stdout)
 		fclose(rp->hmf);
 	hm_free(rp->hm);
-	top_free(rp->top);
+	slowest_free(rp->slowest);
 	uhists_free(&rp->kh);
 	rr_free(&rp->rr);
 	for (int i = 0; i < rp->nr_files; i++)

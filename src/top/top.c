@@ -29,6 +29,7 @@
 #include "lib/parse.h"
 #include "lib/opts.h"
 #include "top/top.h"
+#include "top/view.h"
 
 #define TOP_PROG "iotracer top"
 

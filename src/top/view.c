@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * top's view: two snapshots of the kernel's aggregation into rates, sorted,
- * printed as a table. Pure (unit-tested). See top.h.
+ * printed as a table. Pure (unit-tested). See view.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 #include "core/output.h"
 #include "lib/abi.h"
 #include "lib/parse.h"
-#include "top/top.h"
+#include "top/view.h"
 
 static const char *const sort_names[TV_SORT_MAX] = { "iops", "bytes", "avg", "p99", "queue",
 						     "device" };
