@@ -411,7 +411,7 @@ static long it_aio_one(u32 i, void *data)
 		e->dev = id.dev;
 		e->ino = id.ino;
 		e->opcode = cb.aio_lio_opcode;
-		if (cb.aio_lio_opcode == 7 || cb.aio_lio_opcode == 8) /* IOCB_CMD_PREADV/PWRITEV */
+		if (cb.aio_lio_opcode == IT_IOCB_PREADV || cb.aio_lio_opcode == IT_IOCB_PWRITEV)
 			it_aio_iov(e, cb.aio_buf, cb.aio_nbytes);
 		else
 			it_buf1(&e->bufs, cb.aio_buf, cb.aio_nbytes);
@@ -746,26 +746,6 @@ struct {
 	__type(key, u64);
 	__type(value, struct uring_info);
 } uring_inflight SEC(".maps");
-
-/* IORING_OP_* of include/uapi/linux/io_uring.h (a stable ABI). */
-static __always_inline u8 it_uring_op(u8 opcode)
-{
-	switch (opcode) {
-	case 1: /* READV */
-	case 4: /* READ_FIXED */
-	case 22: /* READ */
-		return IT_OP_READ;
-	case 2: /* WRITEV */
-	case 5: /* WRITE_FIXED */
-	case 23: /* WRITE */
-		return IT_OP_WRITE;
-	case 3: /* FSYNC */
-	case 8: /* SYNC_FILE_RANGE */
-		return IT_OP_SYNC;
-	default:
-		return IT_OP_OTHER;
-	}
-}
 
 /*
  * A read/write request's file offset and buffer, as its prep left them in the

@@ -57,6 +57,8 @@ enum it_op {
 	IT_OP_MAX,
 };
 
+#include "it_opmap.h" /* IOCB_CMD_* and IORING_OP_* <-> enum it_op */
+
 /* What issued a block request. */
 enum it_origin {
 	IT_ORIG_NONE = 0, /* no traced context (e.g. kworker, filtered syscall) */

@@ -11,7 +11,11 @@
 # over all programs. A program that exits non-zero without printing a FAIL line
 # (crash, sanitizer abort, timeout) counts as one failure named after the program; so
 # does a program that prints no PASS/FAIL/SKIP line at all.
-# The last line is `N passed, N failed, N skipped`; exit status 1 if anything failed.
+# A lab boot retried for a fault outside iotracer prints a `# retried: NAME: REASON`
+# note (tests/lab/harness.sh); the runner counts them, and more than one in a run is
+# itself a failure (FAIL run.sh.retries).
+# The last line is `N passed, N failed, N skipped, N retried`; exit status 1 if anything
+# failed.
 #
 # Environment: UNIT_TIMEOUT (default 60), IT_TIMEOUT (per integration script, 300).
 set -u
@@ -22,6 +26,7 @@ IT_TIMEOUT=${IT_TIMEOUT:-300}
 npass=0
 nfail=0
 nskip=0
+nretried=0
 interrupted=0
 cur_pid=""
 trap on_signal INT TERM
@@ -65,6 +70,7 @@ run_prog() {
 	p=$(grep -cE '^PASS[[:space:]]' "$out")
 	f=$(grep -cE '^FAIL[[:space:]]' "$out")
 	s=$(grep -cE '^SKIP[[:space:]]' "$out")
+	nretried=$((nretried + $(grep -cE '^# retried: ' "$out")))
 	rm -f "$out"
 	echo "# $name took $((SECONDS - t0)) s"
 	npass=$((npass + p))
@@ -146,6 +152,10 @@ if ((interrupted)); then
 	echo "FAIL run.sh: interrupted, remaining tests not run"
 	nfail=$((nfail + 1))
 fi
+if ((nretried > 1)); then
+	echo "FAIL run.sh.retries: $nretried lab boots retried for faults outside iotracer (at most 1 per run; see the '# retried:' lines)"
+	nfail=$((nfail + 1))
+fi
 echo "# took $(($(date +%s) - start)) s"
-echo "$npass passed, $nfail failed, $nskip skipped"
+echo "$npass passed, $nfail failed, $nskip skipped, $nretried retried"
 ((nfail == 0))

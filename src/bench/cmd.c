@@ -7,7 +7,6 @@
  * the other files of src/bench (internal.h).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "bench/bench.h"
 #include "bench/internal.h"
 #include "lib/log.h"
+#include "lib/opts.h"
 #include "lib/parse.h"
 
 static const char *const default_tracers =
@@ -28,52 +28,113 @@ static const char *const tax_tracers =
 static const char *const layer_tracers =
 	"none,iotracer:syscall,iotracer:fs,iotracer:sched,iotracer:block,iotracer";
 
-static void bench_usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: iotracer bench [options]\n"
+/* Long-only options (codes above 255: no short letter). */
+enum {
+	B_QUICK = 1024,
+	B_TARGET,
+	B_PAIRS,
+	B_PRESET,
+	B_RUNTIME,
+	B_JSON,
+	B_SVG,
+	B_TRACERS,
+	B_SIZE,
+	B_WORKLOADS,
+	B_NO_BPF_STATS,
+	B_TOOLS_DIR,
+	B_KEEP,
+	B_FORCE,
+};
+
+static const struct opt_row bench_own[] = {
+	{ .name = "preset",
+	  .key = B_PRESET,
+	  .arg = "LIST",
+	  .help = "reference, maxrate, layers, tax or all (comma list; default\n"
+		  "reference,tax); tax: getppid, pipe and socket calls, no fio" },
+	{ .name = "quick",
+	  .key = B_QUICK,
+	  .help = "1 pair of 2 s runs, the first workload of each preset\n(for tests)" },
+	{ .name = "pairs",
+	  .key = B_PAIRS,
+	  .arg = "N",
+	  .help = "rounds of (none, tracer...) per workload (default 3)" },
+	{ .name = "runtime",
+	  .key = B_RUNTIME,
+	  .arg = "DUR",
+	  .help = "fio run time of each run (default 10s; --quick 2s)" },
+	{ .name = "tracers",
+	  .key = B_TRACERS,
+	  .arg = "LIST",
+	  .help = "none,iotracer,iotracer-nojson,iotracer-scrape (with\n"
+		  "--metrics, scraped once a second),iotracer-alwayson\n"
+		  "(--profile always-on, scraped),iotracer-empty (always-on\n"
+		  "with its syscall hooks' programs empty: the dispatch\n"
+		  "floor),bpftrace-hist,bpftrace-print,libbpf-biolatency\n"
+		  "(libbpf-tools' biolatency -D -d DEV) (default: all but\n"
+		  "iotracer-empty; tax: none,iotracer,iotracer-alwayson,\n"
+		  "iotracer-empty,iotracer-alwayson:block, floor-raw and\n"
+		  "floor-percall (empty programs on the raw_syscalls pair or\n"
+		  "the per-syscall tracepoints: build/tax_floor) and the\n"
+		  "block peers);\n"
+		  "iotracer:LAYERS (e.g. iotracer:syscall+block) for -l;\n"
+		  "iotracer@PATH[:LAYERS]: another iotracer build, side by side" },
+	{ .name = "workloads",
+	  .key = B_WORKLOADS,
+	  .arg = "LIST",
+	  .help = "only these workloads (ref-rand,ref-seq,ref-buffered,\n"
+		  "ref-12r1w,max-psync,max-uring,layers-psync,tax-syscall,\n"
+		  "tax-pipe,tax-socket)" },
+	{ .name = "target",
+	  .key = B_TARGET,
+	  .arg = "DEV|FILE",
+	  .help = "run on this block device or file instead of a loop device\n"
+		  "over a file of our own (a device is written to; mounted\n"
+		  "devices, the root disk and devices with a file system are\n"
+		  "refused, see --force)" },
+	{ .name = "size",
+	  .key = B_SIZE,
+	  .arg = "SIZE",
+	  .help = "size of the backing file (default 1G; --quick 256M)" },
+	{ .name = "json",
+	  .key = B_JSON,
+	  .arg = "FILE",
+	  .help = "write every raw sample and the aggregates as JSON" },
+	{ .name = "svg", .key = B_SVG, .arg = "FILE", .help = "write the overhead chart as SVG" },
+	{ .name = "no-bpf-stats",
+	  .key = B_NO_BPF_STATS,
+	  .help = "skip the extra run per tracer with BPF run-time statistics on" },
+	{ .name = "tools-dir",
+	  .key = B_TOOLS_DIR,
+	  .arg = "DIR",
+	  .help = "where the bpftrace scripts are (default: src/bench/scripts\n"
+		  "next to the binary, then ../share/iotracer/scripts,\n"
+		  "/usr/share/iotracer/scripts)" },
+	{ .name = "force",
+	  .key = B_FORCE,
+	  .help = "allow a --target that holds a file system or partition table" },
+	{ .name = "keep",
+	  .key = B_KEEP,
+	  .help = "keep the work directory (fio and tracer outputs)" },
+	{ .name = "verbose", .key = 'v', .help = "print every command" },
+	{ .name = "help", .key = 'h', .help = "this text" },
+};
+static const struct opt_row *bench_rows[sizeof(bench_own) / sizeof(bench_own[0]) + 1];
+
+static const struct opt_cmd bench_cmd = {
+	.prog = "iotracer bench",
+	.head = "Usage: iotracer bench [options]\n"
 		"Measure what a tracer costs under fio: runs each workload in rounds without and\n"
 		"with every tracer (A B A B ...), reports medians and min-max. Needs root and fio.\n"
-		"\n"
-		"  --preset LIST       reference, maxrate, layers, tax or all (comma list; default\n"
-		"                      reference,tax); tax: getppid, pipe and socket calls, no fio\n"
-		"  --quick             1 pair of 2 s runs, the first workload of each preset (for tests)\n"
-		"  --pairs N           rounds of (none, tracer...) per workload (default 3)\n"
-		"  --runtime DUR       fio run time of each run (default 10s; --quick 2s)\n"
-		"  --tracers LIST      none,iotracer,iotracer-nojson,iotracer-scrape (with --metrics,\n"
-		"                      scraped once a second),iotracer-alwayson (--profile always-on,\n"
-		"                      scraped),iotracer-empty (always-on with its syscall hooks'\n"
-		"                      programs empty: the dispatch floor),bpftrace-hist,bpftrace-print,\n"
-		"                      libbpf-biolatency (libbpf-tools' biolatency -D -d DEV) (default:\n"
-		"                      all but iotracer-empty; tax: none,iotracer,iotracer-alwayson,\n"
-		"                      iotracer-empty,iotracer-alwayson:block, floor-raw and\n"
-		"                      floor-percall (empty programs on the raw_syscalls pair or the\n"
-		"                      per-syscall tracepoints: build/tax_floor) and the peers);\n"
-		"                      iotracer:LAYERS (e.g. iotracer:syscall+block) for -l;\n"
-		"                      iotracer@PATH[:LAYERS]: another iotracer build, side by side\n"
-		"  --workloads LIST    only these workloads (ref-rand,ref-seq,ref-buffered,ref-12r1w,\n"
-		"                      max-psync,max-uring,layers-psync,tax-syscall,tax-pipe,tax-socket)\n"
-		"  --target DEV|FILE   run on this block device or file instead of a loop device over a\n"
-		"                      file of our own (a device is written to; mounted devices, the root\n"
-		"                      disk and devices with a file system are refused, see --force)\n"
-		"  --size SIZE         size of the backing file (default 1G; --quick 256M)\n"
-		"  --json FILE         write every raw sample and the aggregates as JSON\n"
-		"  --svg FILE          write the overhead chart as SVG\n"
-		"  --no-bpf-stats      skip the extra run per tracer with BPF run-time statistics on\n"
-		"  --tools-dir DIR     where the bpftrace scripts are (default: src/bench/scripts next to\n"
-		"                      the binary, then ../share/iotracer/scripts, /usr/share/iotracer/scripts)\n"
-		"  --force             allow a --target that holds a file system or partition table\n"
-		"  --keep              keep the work directory (fio and tracer outputs)\n"
-		"  -v, --verbose       print every command\n"
-		"  -h, --help          this text\n"
-		"\n"
-		"Progress goes to stderr, the tables to stdout. See docs/bench.md.\n");
-}
+		"\n",
+	.tail = "\nProgress goes to stderr, the tables to stdout. See docs/bench.md.\n",
+	.rows = bench_rows,
+};
 
 /* A bad option value: one line naming it, exit status 2. */
 static int usage_err(const char *opt, const char *val, const char *why)
 {
-	it_err("%s: %s '%s'", opt, why, val);
+	it_err("bench: %s: %s '%s'", opt, why, val);
 	return 2;
 }
 
@@ -82,71 +143,75 @@ struct opts_set {
 	int runtime, size, pairs;
 };
 
-/* One option with its value. 0, -1 (--help: done) or exit status 2. */
-static int parse_opt(struct bench *b, int c, struct opts_set *set)
+struct bench_parse {
+	struct bench *b;
+	struct opts_set set;
+};
+
+/* One option with its value: 0 or exit status 2. */
+static int parse_opt(void *ctx, int c, const char *arg)
 {
+	struct bench_parse *p = ctx;
+	struct bench *b = p->b;
 	uint64_t v;
 
 	switch (c) {
-	case 'Q':
+	case B_QUICK:
 		b->o.quick = 1;
 		break;
-	case 't':
-		b->o.target = optarg;
+	case B_TARGET:
+		b->o.target = arg;
 		break;
-	case 'n':
-		if (parse_u64(optarg, 1, 100, &v))
-			return usage_err("--pairs", optarg, "expected 1..100, got");
+	case B_PAIRS:
+		if (parse_u64(arg, 1, 100, &v))
+			return usage_err("--pairs", arg, "expected 1..100, got");
 		b->o.pairs = v;
-		set->pairs = 1;
+		p->set.pairs = 1;
 		break;
-	case 'p':
-		if (parse_presets(optarg, &b->o.presets))
-			return usage_err("--preset", optarg,
+	case B_PRESET:
+		if (parse_presets(arg, &b->o.presets))
+			return usage_err("--preset", arg,
 					 "expected reference, maxrate, layers, tax or all, got");
 		break;
-	case 'r':
-		if (parse_duration(optarg, &v) || v < 1000000000ull || v > 3600ull * 1000000000)
-			return usage_err("--runtime", optarg, "expected a duration of 1s..1h, got");
+	case B_RUNTIME:
+		if (parse_duration(arg, &v) || v < 1000000000ull || v > 3600ull * 1000000000)
+			return usage_err("--runtime", arg, "expected a duration of 1s..1h, got");
 		b->o.runtime_ns = v;
-		set->runtime = 1;
+		p->set.runtime = 1;
 		break;
-	case 'j':
-		b->o.json = optarg;
+	case B_JSON:
+		b->o.json = arg;
 		break;
-	case 's':
-		b->o.svg = optarg;
+	case B_SVG:
+		b->o.svg = arg;
 		break;
-	case 'T':
-		b->o.tracers = optarg;
+	case B_TRACERS:
+		b->o.tracers = arg;
 		break;
-	case 'S':
-		if (parse_size(optarg, &v) || v < (64ull << 20) || v > (64ull << 30))
-			return usage_err("--size", optarg, "expected a size of 64M..64G, got");
+	case B_SIZE:
+		if (parse_size(arg, &v) || v < (64ull << 20) || v > (64ull << 30))
+			return usage_err("--size", arg, "expected a size of 64M..64G, got");
 		b->o.size = v;
-		set->size = 1;
+		p->set.size = 1;
 		break;
-	case 'w':
-		b->o.workloads = optarg;
+	case B_WORKLOADS:
+		b->o.workloads = arg;
 		break;
-	case 'B':
+	case B_NO_BPF_STATS:
 		b->o.bpf_stats = 0;
 		break;
-	case 'D':
-		b->o.tools_dir = optarg;
+	case B_TOOLS_DIR:
+		b->o.tools_dir = arg;
 		break;
-	case 'k':
+	case B_KEEP:
 		b->o.keep = 1;
 		break;
-	case 'f':
+	case B_FORCE:
 		b->o.force = 1;
 		break;
 	case 'v':
 		b->verbose = 1;
 		break;
-	case 'h':
-		bench_usage(stdout);
-		return -1;
 	default:
 		return 2;
 	}
@@ -156,51 +221,21 @@ static int parse_opt(struct bench *b, int c, struct opts_set *set)
 /* The command line into b->o. 0, -1 (--help: done) or exit status 2. */
 static int parse_options(struct bench *b, int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		{ "quick", no_argument, NULL, 'Q' },
-		{ "target", required_argument, NULL, 't' },
-		{ "pairs", required_argument, NULL, 'n' },
-		{ "preset", required_argument, NULL, 'p' },
-		{ "runtime", required_argument, NULL, 'r' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "svg", required_argument, NULL, 's' },
-		{ "tracers", required_argument, NULL, 'T' },
-		{ "size", required_argument, NULL, 'S' },
-		{ "workloads", required_argument, NULL, 'w' },
-		{ "no-bpf-stats", no_argument, NULL, 'B' },
-		{ "tools-dir", required_argument, NULL, 'D' },
-		{ "keep", no_argument, NULL, 'k' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct opts_set set = { 0 };
-	int c, ret;
+	struct bench_parse p = { .b = b };
+	int ret;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":vh", lopts, NULL)) != -1) {
-		if (c == ':') {
-			it_err("option '%s' needs an argument", argv[optind - 1]);
-			return 2;
-		}
-		if (c == '?') {
-			it_err("unknown option '%s'; try 'iotracer bench --help'",
-			       argv[optind - 1]);
-			return 2;
-		}
-		if ((ret = parse_opt(b, c, &set)))
-			return ret;
-	}
-	if (optind < argc)
-		return usage_err("bench", argv[optind], "unexpected argument");
+	if (!bench_rows[0])
+		for (size_t i = 0; i < sizeof(bench_own) / sizeof(bench_own[0]); i++)
+			bench_rows[i] = &bench_own[i];
+	ret = opts_parse(&bench_cmd, argc, argv, parse_opt, &p, NULL, NULL);
+	if (ret)
+		return ret == 1 ? -1 : ret;
 	if (b->o.quick) {
-		if (!set.pairs)
+		if (!p.set.pairs)
 			b->o.pairs = 1;
-		if (!set.runtime)
+		if (!p.set.runtime)
 			b->o.runtime_ns = 2ull * 1000000000;
-		if (!set.size)
+		if (!p.set.size)
 			b->o.size = 256ull << 20;
 	}
 	return 0;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "iotracer.h"
@@ -51,6 +52,8 @@ enum {
 	CLI_OPT_RECORD_LEVEL,
 	CLI_OPT_CONFIG,
 	CLI_OPT_NO_CONFIG,
+	CLI_OPT_SINCE, /* report's, not run options: cli_time_opts */
+	CLI_OPT_UNTIL,
 };
 
 #define F(field) .off = offsetof(struct it_opts, field)
@@ -61,167 +64,189 @@ enum {
  * in cli_apply() (plus a CLI_OPT_* code when it has no short letter); the
  * rest (getopt, --help, config sections, reload rules) is read from the row.
  */
+/* clang-format off: one option a few lines, as before .row (clang-format puts a field a line) */
 static const struct cli_option cli_opts[] = {
-	{ .name = "layers", .key = 'l', .arg = "LIST", .section = "", .reload = RELOAD_REATTACH,
-	  .val = CLI_V_LAYERS, F(layers), .group = "Filters (all given filters must match):",
-	  .help = "layers to trace, comma list of syscall,fs,sched,block,\n"
-		  "nvme,scsi,virtio,qemu or all (default: all that attach)" },
-	{ .name = "pid", .key = 'p', .arg = "PID[,PID...]", .section = "", .reload = RELOAD_FILTER,
-	  .val = CLI_V_U32S, LIST(pids, nr_pids),
-	  .help = "only these processes (tgid), up to 64" },
-	{ .name = "comm", .key = 'c', .arg = "COMM", .section = "", .reload = RELOAD_FILTER,
-	  .val = CLI_V_COMM, F(comm),
-	  .help = "only threads whose comm is exactly COMM (<= 15 chars)" },
-	{ .name = "cgroup", .key = CLI_OPT_CGROUP, .arg = "PATH", .section = "",
+	{ .row.name = "layers", .row.key = 'l', .row.arg = "LIST", .section = "",
+	  .reload = RELOAD_REATTACH, .val = CLI_V_LAYERS, F(layers),
+	  .row.group = "Filters (all given filters must match):",
+	  .row.help = "layers to trace, comma list of syscall,fs,sched,block,\n"
+		      "nvme,scsi,virtio,qemu or all (default: all that attach)" },
+	{ .row.name = "pid", .row.key = 'p', .row.arg = "PID[,PID...]", .section = "",
+	  .reload = RELOAD_FILTER, .val = CLI_V_U32S, LIST(pids, nr_pids),
+	  .row.help = "only these processes (tgid), up to 64" },
+	{ .row.name = "comm", .row.key = 'c', .row.arg = "COMM", .section = "",
+	  .reload = RELOAD_FILTER, .val = CLI_V_COMM, F(comm),
+	  .row.help = "only threads whose comm is exactly COMM (<= 15 chars)" },
+	{ .row.name = "cgroup", .row.key = CLI_OPT_CGROUP, .row.arg = "PATH", .section = "",
 	  .reload = RELOAD_FILTER, .val = CLI_V_STRS, LIST(cgroups, nr_cgroups),
-	  .help = "only tasks in this cgroup v2 directory or below it: a\n"
-		  "directory or a hierarchy path (/system.slice); up to 8" },
-	{ .name = "dev", .key = 'd', .arg = "DEV[,DEV...]", .section = "", .reload = RELOAD_FILTER,
-	  .val = CLI_V_DEVS, LIST(devs, nr_devs),
-	  .help = "only these block devices: loop0, /dev/loop0 or 7:0, up to 64" },
-	{ .name = "file", .key = 'f', .arg = "PATH", .section = "", .reload = RELOAD_FILTER,
-	  .val = CLI_V_STR, F(file_path),
-	  .help = "only IO on this file, or on the files below this directory" },
-	{ .name = "sched-switch", .key = CLI_OPT_SCHED_SWITCH, .section = "",
+	  .row.help = "only tasks in this cgroup v2 directory or below it: a\n"
+		      "directory or a hierarchy path (/system.slice); up to 8" },
+	{ .row.name = "dev", .row.key = 'd', .row.arg = "DEV[,DEV...]", .section = "",
+	  .reload = RELOAD_FILTER, .val = CLI_V_DEVS, LIST(devs, nr_devs),
+	  .row.help = "only these block devices: loop0, /dev/loop0 or 7:0, up to 64" },
+	{ .row.name = "file", .row.key = 'f', .row.arg = "PATH", .section = "",
+	  .reload = RELOAD_FILTER, .val = CLI_V_STR, F(file_path),
+	  .row.help = "only IO on this file or block device, or (not report) on\n"
+		      "the files below this directory" },
+	{ .row.name = "sched-switch", .row.key = CLI_OPT_SCHED_SWITCH, .section = "",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_FLAG, F(sched_switch),
-	  .help = "sched layer: also hook every context switch and wakeup for\n"
-		  "off-CPU time and the waker (default: the task's own\n"
-		  "switch and run-queue counters, no hook; docs/hooks.md)" },
-	{ .name = "block-insert", .key = CLI_OPT_BLOCK_INSERT, .section = "",
+	  .row.help = "sched layer: also hook every context switch and wakeup for\n"
+		      "off-CPU time and the waker (default: the task's own\n"
+		      "switch and run-queue counters, no hook; docs/hooks.md)" },
+	{ .row.name = "block-insert", .row.key = CLI_OPT_BLOCK_INSERT, .section = "",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_FLAG, F(block_insert),
-	  .help = "block layer: also hook request insert, splitting the time\n"
-		  "from allocation to issue at the scheduler (g2i, i2d;\n"
-		  "default: one g2d stage, one program run less per request)" },
-	{ .name = "syscall-hooks", .key = CLI_OPT_SYSCALL_HOOKS, .arg = "KIND", .section = "",
-	  .reload = RELOAD_REATTACH, .val = CLI_V_STR, F(syscall_hooks), .unset = "raw",
-	  .help = "syscall layer on a kernel without fentry: raw (default: one\n"
-		  "raw_syscalls pair every syscall runs, exact) or percall (a\n"
-		  "tracepoint pair per traced syscall: other syscalls run no\n"
-		  "program; runs the kernel skips are counted; docs/hooks.md,\n"
-		  "\"The tax\")" },
-	{ .name = "min-latency", .key = 'm', .arg = "DUR", .section = "", .reload = RELOAD_FILTER,
-	  .val = CLI_V_DUR, F(min_lat_ns), .group = "Records and output:",
-	  .help = "per-request records only for requests at least DUR long" },
-	{ .name = "sample", .key = CLI_OPT_SAMPLE, .arg = "N", .section = "",
+	  .row.help = "block layer: also hook request insert, splitting the time\n"
+		      "from allocation to issue at the scheduler (g2i, i2d;\n"
+		      "default: one g2d stage, one program run less per request)" },
+	{ .row.name = "syscall-hooks", .row.key = CLI_OPT_SYSCALL_HOOKS, .row.arg = "KIND",
+	  .section = "", .reload = RELOAD_REATTACH, .val = CLI_V_STR, F(syscall_hooks),
+	  .unset = "raw",
+	  .row.help = "syscall layer on a kernel without fentry: raw (default: one\n"
+		      "raw_syscalls pair every syscall runs, exact) or percall (a\n"
+		      "tracepoint pair per traced syscall: other syscalls run no\n"
+		      "program; runs the kernel skips are counted; docs/hooks.md,\n"
+		      "\"The tax\")" },
+	{ .row.name = "min-latency", .row.key = 'm', .row.arg = "DUR", .section = "",
+	  .reload = RELOAD_FILTER, .val = CLI_V_DUR, F(min_lat_ns),
+	  .row.group = "Records and output:",
+	  .row.help = "records only of requests at least DUR long (10ms; a bare\n"
+		      "number other than 0 is refused)" },
+	{ .row.name = "sample", .row.key = CLI_OPT_SAMPLE, .row.arg = "N", .section = "",
 	  .reload = RELOAD_FILTER, .val = CLI_V_U64, F(sample),
-	  .help = "per-request records for 1 in N requests (default 1: all)" },
+	  .row.help = "per-request records for 1 in N requests (default 1: all)" },
 	/* its values are in the other fields, each reloaded by its own row */
-	{ .name = "profile", .key = CLI_OPT_PROFILE, .arg = "NAME", .section = "",
+	{ .row.name = "profile", .row.key = CLI_OPT_PROFILE, .row.arg = "NAME", .section = "",
 	  .reload = RELOAD_FILTER, .val = CLI_V_STR, F(profile), .unset = "full",
-	  .help = "always-on: histograms of every request in the kernel,\n"
-		  "records only of requests >= 10ms, no live lines (what\n"
-		  "is cheap enough to leave on); full: a record per\n"
-		  "request (the default). Later options override it" },
-	{ .name = "duration", .key = 'D', .arg = "DUR", .section = "", .reload = RELOAD_TIMING,
-	  .val = CLI_V_DUR, F(duration_ns),
-	  .help = "stop after DUR (default: run until SIGINT/SIGTERM)" },
-	{ .name = "interval", .key = 'i', .arg = "DUR", .section = "", .reload = RELOAD_TIMING,
-	  .val = CLI_V_DUR, F(interval_ns),
-	  .help = "print a summary every DUR (default: final summary only)" },
-	{ .name = "json", .key = 'j', .arg = "FILE", .section = "", .reload = RELOAD_START,
-	  .val = CLI_V_STR, F(json_path),
-	  .help = "write JSON lines to FILE ('-' = stdout, text goes to stderr)" },
+	  .row.help = "always-on: histograms of every request in the kernel,\n"
+		      "records only of requests >= 10ms, no live lines (what\n"
+		      "is cheap enough to leave on); full: a record per\n"
+		      "request (the default). Later options override it" },
+	{ .row.name = "duration", .row.key = 'D', .row.arg = "DUR", .section = "",
+	  .reload = RELOAD_TIMING, .val = CLI_V_DUR, F(duration_ns),
+	  .row.help = "stop after DUR (default: run until SIGINT/SIGTERM)" },
+	{ .row.name = "interval", .row.key = 'i', .row.arg = "DUR", .section = "",
+	  .reload = RELOAD_TIMING, .val = CLI_V_DUR, F(interval_ns),
+	  .row.help = "print a summary every DUR (default: final summary only)" },
+	{ .row.name = "json", .row.key = 'j', .row.arg = "FILE", .section = "",
+	  .reload = RELOAD_START, .val = CLI_V_STR, F(json_path),
+	  .row.help = "write JSON lines to FILE ('-' = stdout, text goes to stderr)" },
 	/* the recorder is opened at start */
-	{ .name = "record", .key = CLI_OPT_RECORD, .arg = "DIR", .section = "record",
+	{ .row.name = "record", .row.key = CLI_OPT_RECORD, .row.arg = "DIR", .section = "record",
 	  .reload = RELOAD_START, .val = CLI_V_STR, F(record_dir),
-	  .help = "also record every request into compressed segment files in\n"
-		  "DIR, read back with '" CLI_PROG " report DIR' (docs/record.md)" },
-	{ .name = "record-size", .key = CLI_OPT_RECORD_SIZE, .arg = "SIZE", .section = "record",
-	  .reload = RELOAD_START, .val = CLI_V_SIZE, F(record_size),
-	  .help = "start a new segment at SIZE (default 64M, at least 64K)" },
-	{ .name = "record-age", .key = CLI_OPT_RECORD_AGE, .arg = "DUR", .section = "record",
-	  .reload = RELOAD_START, .val = CLI_V_DUR, F(record_age_ns),
-	  .help = "start a new segment after DUR (default 1h)" },
-	{ .name = "record-max", .key = CLI_OPT_RECORD_MAX, .arg = "SIZE", .section = "record",
-	  .reload = RELOAD_START, .val = CLI_V_SIZE, F(record_max),
-	  .help = "delete the oldest segments of DIR to stay within SIZE\n"
-		  "(default 1G, at least --record-size)" },
-	{ .name = "record-level", .key = CLI_OPT_RECORD_LEVEL, .arg = "N", .section = "record",
-	  .reload = RELOAD_START, .val = CLI_V_INT, F(record_level),
-	  .help = "zlib level of the blocks, 0 to 9 (default 0: stored, the\n"
-		  "delta coding alone; 1: ~28% smaller, ~0.8 us more a request)" },
-	{ .name = "no-live", .key = CLI_OPT_NO_LIVE, .section = "", .reload = RELOAD_START,
+	  .row.help = "also record every request into compressed segment files in\n"
+		      "DIR, read back with '" CLI_PROG " report DIR' (docs/record.md)" },
+	{ .row.name = "record-size", .row.key = CLI_OPT_RECORD_SIZE, .row.arg = "SIZE",
+	  .section = "record", .reload = RELOAD_START, .val = CLI_V_SIZE, F(record_size),
+	  .row.help = "start a new segment at SIZE (default 64M, at least 64K)" },
+	{ .row.name = "record-age", .row.key = CLI_OPT_RECORD_AGE, .row.arg = "DUR",
+	  .section = "record", .reload = RELOAD_START, .val = CLI_V_DUR, F(record_age_ns),
+	  .row.help = "start a new segment after DUR (default 1h)" },
+	{ .row.name = "record-max", .row.key = CLI_OPT_RECORD_MAX, .row.arg = "SIZE",
+	  .section = "record", .reload = RELOAD_START, .val = CLI_V_SIZE, F(record_max),
+	  .row.help = "delete the oldest segments of DIR to stay within SIZE\n"
+		      "(default 1G, at least --record-size)" },
+	{ .row.name = "record-level", .row.key = CLI_OPT_RECORD_LEVEL, .row.arg = "N",
+	  .section = "record", .reload = RELOAD_START, .val = CLI_V_INT, F(record_level),
+	  .row.help = "zlib level of the blocks, 0 to 9 (default 0: stored, the\n"
+		      "delta coding alone; 1: ~28% smaller, ~0.8 us more a request)" },
+	{ .row.name = "no-live", .row.key = CLI_OPT_NO_LIVE, .section = "", .reload = RELOAD_START,
 	  .val = CLI_V_NOT_FLAG, F(live),
-	  .help = "no live per-request lines (summaries only)" },
-	{ .name = "ring-size", .key = CLI_OPT_RING_SIZE, .arg = "SIZE", .section = "",
+	  .row.help = "no live per-request lines (summaries only)" },
+	{ .row.name = "ring-size", .row.key = CLI_OPT_RING_SIZE, .row.arg = "SIZE", .section = "",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_SIZE, F(ring_size),
-	  .help = "record buffer memory, a power of two from 4K to 1G (default 8M)" },
+	  .row.help = "record buffer memory, a power of two from 4K to 1G (default 8M)" },
 	/* the server is bound at start */
-	{ .name = "metrics", .key = CLI_OPT_METRICS, .arg = "ADDR", .section = "metrics",
-	  .reload = RELOAD_START, .val = CLI_V_STR, F(metrics_addr),
-	  .help = "serve Prometheus metrics on http://ADDR/metrics; ADDR is\n"
-		  "IP:PORT, [IPV6]:PORT or :PORT (every address; docs/metrics.md)" },
-	{ .name = "metrics-cgroup-depth", .key = CLI_OPT_METRICS_CG_DEPTH, .arg = "N",
+	{ .row.name = "metrics", .row.key = CLI_OPT_METRICS, .row.arg = "ADDR",
+	  .section = "metrics", .reload = RELOAD_START, .val = CLI_V_STR, F(metrics_addr),
+	  .row.help = "serve Prometheus metrics on http://ADDR/metrics; ADDR is\n"
+		      "IP:PORT, [IPV6]:PORT or :PORT (every address; docs/metrics.md)" },
+	{ .row.name = "metrics-cgroup-depth", .row.key = CLI_OPT_METRICS_CG_DEPTH, .row.arg = "N",
 	  .section = "metrics", .reload = RELOAD_START, .val = CLI_V_INT, F(metrics_cg_depth),
-	  .help = "/metrics: per-cgroup series, the cgroups taken N levels\n"
-		  "below the root (0: the root only; 0 to 16; docs/metrics.md)" },
-	{ .name = "quiet", .key = 'q', .section = "", .reload = RELOAD_START, .val = CLI_V_FLAG,
-	  F(quiet), .help = "no attach report and no live lines: summaries only" },
-	{ .name = "verbose", .key = 'v', .section = "", .reload = RELOAD_START,
+	  .row.help = "/metrics: per-cgroup series, the cgroups taken N levels\n"
+		      "below the root (0: the root only; 0 to 16; docs/metrics.md)" },
+	{ .row.name = "quiet", .row.key = 'q', .section = "", .reload = RELOAD_START,
+	  .val = CLI_V_FLAG, F(quiet),
+	  .row.help = "no attach report and no live lines: summaries only" },
+	{ .row.name = "verbose", .row.key = 'v', .section = "", .reload = RELOAD_START,
 	  .val = CLI_V_COUNT, F(verbose),
-	  .help = "libbpf debug output and per-hook details (repeatable)" },
-	{ .name = "config", .key = CLI_OPT_CONFIG, .arg = "FILE",
-	  .help = "read options from FILE first (INI; docs/config.md); none is\n"
-		  "read without it (the service's unit passes\n"
-		  CLI_CONFIG_DEFAULT ")" },
-	{ .name = "no-config", .key = CLI_OPT_NO_CONFIG,
-	  .help = "read no config file (the default; for scripts)" },
-	{ .name = "help", .key = CLI_OPT_HELP, .help = "print this help and exit" },
-	{ .name = "version", .key = CLI_OPT_VERSION, .help = "print the version and exit" },
-	{ .name = "mode", .key = CLI_OPT_MODE, .arg = "MODE", .section = "link",
+	  .row.help = "libbpf debug output and per-hook details (repeatable)" },
+	{ .row.name = "config", .row.key = CLI_OPT_CONFIG, .row.arg = "FILE",
+	  .row.help = "read options from FILE first (INI; docs/config.md); none is\n"
+		      "read without it (the service's unit passes\n"
+		      CLI_CONFIG_DEFAULT ")" },
+	{ .row.name = "no-config", .row.key = CLI_OPT_NO_CONFIG,
+	  .row.help = "read no config file (the default; for scripts)" },
+	{ .row.name = "help", .row.key = CLI_OPT_HELP, .row.help = "print this help and exit" },
+	{ .row.name = "version", .row.key = CLI_OPT_VERSION,
+	  .row.help = "print the version and exit" },
+	{ .row.name = "mode", .row.key = CLI_OPT_MODE, .row.arg = "MODE", .section = "link",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_MODE, F(mode),
-	  .group = "Host and guest modes (docs/modes.md):",
-	  .help = "standalone (default), guest (inside a VM: stream virtio\n"
-		  "requests to the host) or host (trace QEMU, join guests)" },
-	{ .name = "link", .key = CLI_OPT_LINK, .arg = "ADDR", .section = "link",
+	  .row.group = "Host and guest modes (docs/modes.md):",
+	  .row.help = "standalone (default), guest (inside a VM: stream virtio\n"
+		      "requests to the host) or host (trace QEMU, join guests)" },
+	{ .row.name = "link", .row.key = CLI_OPT_LINK, .row.arg = "ADDR", .section = "link",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_STRS, LIST(links, nr_links),
-	  .help = "dial ADDR (repeatable, up to 8); guest default vsock:2:7767" },
-	{ .name = "listen", .key = CLI_OPT_LISTEN, .arg = "ADDR", .section = "link",
+	  .row.help = "dial ADDR (repeatable, up to 8); guest default vsock:2:7767" },
+	{ .row.name = "listen", .row.key = CLI_OPT_LISTEN, .row.arg = "ADDR", .section = "link",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_STRS, LIST(listens, nr_listens),
-	  .help = "host: accept guests on ADDR (repeatable, up to 8);\n"
-		  "host default vsock:7767 when no --link/--listen is given" },
-	{ .name = "qemu-pid", .key = CLI_OPT_QEMU_PID, .arg = "PID[,PID...]", .section = "link",
-	  .reload = RELOAD_REATTACH, .val = CLI_V_U32S, LIST(qemu_pids, nr_qemu_pids),
-	  .help = "host: the QEMU processes (default: every qemu-system-*)" },
-	{ .name = "name", .key = CLI_OPT_NAME, .arg = "NAME", .section = "link",
+	  .row.help = "host: accept guests on ADDR (repeatable, up to 8);\n"
+		      "host default vsock:7767 when no --link/--listen is given" },
+	{ .row.name = "qemu-pid", .row.key = CLI_OPT_QEMU_PID, .row.arg = "PID[,PID...]",
+	  .section = "link", .reload = RELOAD_REATTACH, .val = CLI_V_U32S,
+	  LIST(qemu_pids, nr_qemu_pids),
+	  .row.help = "host: the QEMU processes (default: every qemu-system-*)" },
+	{ .row.name = "name", .row.key = CLI_OPT_NAME, .row.arg = "NAME", .section = "link",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_STR, F(name),
-	  .help = "this side's name in the link hello (default: hostname)" },
-	{ .name = "link-key", .key = CLI_OPT_LINK_KEY, .arg = "FILE", .section = "link",
+	  .row.help = "this side's name in the link hello (default: hostname)" },
+	{ .row.name = "link-key", .row.key = CLI_OPT_LINK_KEY, .row.arg = "FILE", .section = "link",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_KEY, F(link_key),
-	  .help = "shared key (>= 32 random bytes, root's, mode 0600): tcp and\n"
-		  "unix links authenticate both ways (HMAC-SHA256); without\n"
-		  "it a tcp --listen must be on the loopback" },
+	  .row.help = "shared key (>= 32 random bytes, root's, mode 0600): tcp and\n"
+		      "unix links authenticate both ways (HMAC-SHA256); without\n"
+		      "it a tcp --listen must be on the loopback" },
 };
+
+/* Filters only a recording can use (`report`): rows of no run option. */
+static const struct cli_option cli_time_opts[] = {
+	{ .row.name = "since", .row.key = CLI_OPT_SINCE, .row.arg = "TIME",
+	  .row.help = "only requests that started at or after TIME" },
+	{ .row.name = "until", .row.key = CLI_OPT_UNTIL, .row.arg = "TIME",
+	  .row.help = "only requests that started before TIME" },
+};
+/* clang-format on */
 
 #undef F
 #undef LIST
 
 #define CLI_NR_OPTS ((int)(sizeof(cli_opts) / sizeof(cli_opts[0])))
 
-/* getopt's view of the table, filled once (cli_getopt_tables). */
+/* The rows as opts.h sees them (cli_cmd_init). */
+static const struct opt_row *cli_rows[CLI_NR_OPTS + 1];
+/* getopt's view of the table, filled once (cli_cmd_init). */
 static struct option cli_longopts[CLI_NR_OPTS + 1];
 /* Leading ':' : report a missing argument as ':' rather than '?'. */
 static char cli_shortopts[1 + 2 * CLI_NR_OPTS + 1];
 
-static void cli_getopt_tables(void)
+static const struct opt_cmd cli_cmd = {
+	.prog = CLI_PROG,
+	.head = "Usage: " CLI_PROG " [options]        trace block and file IO of this machine\n"
+		"       " CLI_PROG " --help | --version\n",
+	.tail = "ADDR: vsock:PORT, vsock:CID:PORT, unix:PATH, tcp:HOST:PORT, serial:NAME|/dev/PATH\n"
+		"\n"
+		"DUR: a number with a unit ns, us, ms, s, m or h (250us, 10ms, 1.5s, 5m); only 0\n"
+		"     goes without one. SIZE: bytes with optional K, M or G (8M).\n"
+		"Histograms always count every request, whatever -m and --sample say.\n"
+		"Command-line options override the config file's; SIGHUP re-reads it.\n"
+		"Exit status: 0 success, 1 runtime failure, 2 bad usage.\n",
+	.rows = cli_rows,
+};
+
+static void cli_cmd_init(void)
 {
-	char *s = cli_shortopts;
-
-	if (cli_longopts[0].name)
+	if (cli_rows[0])
 		return;
-	*s++ = ':';
-	for (int i = 0; i < CLI_NR_OPTS; i++) {
-		const struct cli_option *r = &cli_opts[i];
-
-		cli_longopts[i] = (struct option){ r->name, r->arg ? required_argument : no_argument,
-						    NULL, r->key };
-		if (r->key >= 256)
-			continue;
-		*s++ = (char)r->key;
-		if (r->arg)
-			*s++ = ':';
-	}
-	*s = '\0';
+	for (int i = 0; i < CLI_NR_OPTS; i++)
+		cli_rows[i] = &cli_opts[i].row;
+	opts_tables(&cli_cmd, cli_longopts, cli_shortopts);
 }
 
 const struct cli_option *cli_option(int i)
@@ -232,7 +257,7 @@ const struct cli_option *cli_option(int i)
 const struct cli_option *cli_option_named(const char *name)
 {
 	for (int i = 0; i < CLI_NR_OPTS; i++)
-		if (!strcmp(cli_opts[i].name, name))
+		if (!strcmp(cli_opts[i].row.name, name))
 			return &cli_opts[i];
 	return NULL;
 }
@@ -241,48 +266,28 @@ const struct cli_option *cli_option_named(const char *name)
 static const struct cli_option *cli_option_of(int key)
 {
 	for (int i = 0; i < CLI_NR_OPTS; i++)
-		if (cli_opts[i].key == key)
+		if (cli_opts[i].row.key == key)
 			return &cli_opts[i];
+	for (size_t i = 0; i < sizeof(cli_time_opts) / sizeof(cli_time_opts[0]); i++)
+		if (cli_time_opts[i].row.key == key)
+			return &cli_time_opts[i];
 	return NULL;
 }
 
-/* One option in --help: "  -l, --layers LIST", its help from column 25. */
-static void cli_usage_opt(FILE *f, const struct cli_option *r)
+const struct opt_row *cli_row(const char *name)
 {
-	const char *h = r->help;
-	char left[64];
-	size_t len;
+	const struct cli_option *r = cli_option_named(name);
 
-	if (r->group)
-		fprintf(f, "\n%s\n", r->group);
-	if (r->key < 256)
-		snprintf(left, sizeof(left), "  -%c, --%s%s%s", r->key, r->name, r->arg ? " " : "",
-			 r->arg ? r->arg : "");
-	else
-		snprintf(left, sizeof(left), "      --%s%s%s", r->name, r->arg ? " " : "",
-			 r->arg ? r->arg : "");
-	for (int first = 1; *h; first = 0) {
-		len = strcspn(h, "\n");
-		fprintf(f, "%-24s %.*s\n", first ? left : "", (int)len, h);
-		h += len + (h[len] == '\n');
-	}
+	for (size_t i = 0; !r && i < sizeof(cli_time_opts) / sizeof(cli_time_opts[0]); i++)
+		if (!strcmp(cli_time_opts[i].row.name, name))
+			r = &cli_time_opts[i];
+	return r ? &r->row : NULL;
 }
 
 void cli_usage(FILE *f)
 {
-	fputs("Usage: " CLI_PROG " [options]        trace block and file IO of this machine\n"
-	      "       " CLI_PROG " --help | --version\n",
-	      f);
-	for (int i = 0; i < CLI_NR_OPTS; i++)
-		cli_usage_opt(f, &cli_opts[i]);
-	fputs("ADDR: vsock:PORT, vsock:CID:PORT, unix:PATH, tcp:HOST:PORT, serial:NAME|/dev/PATH\n"
-	      "\n"
-	      "DUR: a number with a unit ns, us, ms, s, m or h (250us, 10ms, 1.5s, 5m); only 0\n"
-	      "     goes without one. SIZE: bytes with optional K, M or G (8M).\n"
-	      "Histograms always count every request, whatever -m and --sample say.\n"
-	      "Command-line options override the config file's; SIGHUP re-reads it.\n"
-	      "Exit status: 0 success, 1 runtime failure, 2 bad usage.\n",
-	      f);
+	cli_cmd_init();
+	opts_usage(&cli_cmd, f);
 }
 
 void cli_defaults(struct it_opts *o)
@@ -310,6 +315,7 @@ static void cli_free_strs(char **arr, int *nr)
 void cli_free(struct it_opts *o)
 {
 	cli_free_strs(o->cgroups, &o->nr_cgroups);
+	cli_free_strs(o->dev_names, &o->nr_dev_names);
 	free(o->file_path);
 	o->file_path = NULL;
 	free(o->json_path);
@@ -339,7 +345,7 @@ static const char *cli_optname(int key)
 {
 	const struct cli_option *r = cli_option_of(key);
 
-	return r ? r->name : NULL;
+	return r ? r->row.name : NULL;
 }
 
 /*
@@ -359,7 +365,8 @@ static __attribute__((format(printf, 3, 4))) int cli_bad(const struct cli_src *s
 	if (src->msg)
 		snprintf(src->msg, src->msg_size, "%s: %s", cli_optname(opt), msg);
 	else
-		it_err_to(src->err, "--%s: %s", cli_optname(opt), msg);
+		it_err_to(src->err, "%s%s--%s: %s", src->cmd ? src->cmd : "", src->cmd ? ": " : "",
+			  cli_optname(opt), msg);
 	return CLI_USAGE;
 }
 
@@ -443,6 +450,16 @@ static int cli_dev_item(int opt, const char *item, const char *arg, struct it_op
 
 	if (!*item)
 		return cli_bad(src, opt, "bad device list '%s' (expected DEV[,DEV...])", arg);
+	if (o->offline) { /* a name or MAJ:MIN of the recording: kept as given */
+		if (o->nr_dev_names >= CLI_MAX_DEVS)
+			return cli_bad(src, opt, "too many devices in '%s' (at most %d)", arg,
+				       CLI_MAX_DEVS);
+		o->dev_names[o->nr_dev_names] = strdup(strncmp(item, "/dev/", 5) ? item : item + 5);
+		if (!o->dev_names[o->nr_dev_names])
+			return cli_bad(src, opt, "out of memory");
+		o->nr_dev_names++;
+		return CLI_RUN;
+	}
 	ret = parse_dev(item, o->sysfs_root, &kdev);
 	if (ret == -ENOENT || ret == -ENOTBLK)
 		return cli_bad(src, opt, "no block device '%s'", item);
@@ -576,10 +593,25 @@ static int cli_cgroup(const struct cli_src *src, int opt, const char *arg, struc
 	char mnt[CG_PATH_MAX], rel[CG_PATH_MAX], why[CG_PATH_MAX + 128];
 	int ret = cg_mount_point(NULL, NULL, mnt, sizeof(mnt));
 
-	if (ret)
+	if (o->offline) {
+		/*
+		 * A recording may come from another host: a cgroup2 directory of this one
+		 * becomes its hierarchy path, anything else absolute is taken as one.
+		 */
+		if (ret || cg_resolve(mnt, arg, rel, sizeof(rel), why, sizeof(why))) {
+			if (arg[0] != '/' || strlen(arg) >= CG_PATH_MAX)
+				return cli_bad(src, opt,
+					       "bad cgroup '%s' (expected a hierarchy path such as "
+					       "/system.slice, or a cgroup2 directory)",
+					       arg);
+			snprintf(rel, sizeof(rel), "%s", arg);
+		}
+		arg = rel;
+	} else if (ret) {
 		return cli_bad(src, opt, "no cgroup2 hierarchy: %s", strerror(-ret));
-	if (cg_resolve(mnt, arg, rel, sizeof(rel), why, sizeof(why)))
+	} else if (cg_resolve(mnt, arg, rel, sizeof(rel), why, sizeof(why))) {
 		return cli_bad(src, opt, "%s", why);
+	}
 	if (o->nr_cgroups >= CLI_MAX_CGROUPS)
 		return cli_bad(src, opt, "too many cgroups (at most %d)", CLI_MAX_CGROUPS);
 	o->cgroups[o->nr_cgroups] = strdup(arg);
@@ -664,12 +696,32 @@ static int cli_modes(const struct cli_src *src, int c, const char *arg, struct i
 	return cli_setstr(&o->name, arg) ? cli_bad(src, c, "out of memory") : CLI_RUN;
 }
 
-/* The filters: what is traced. */
-static int cli_filter(const struct cli_src *src, int c, const char *arg, struct it_opts *o)
+/* --since, --until: a point in time (parse_time), now. */
+static int cli_time(const struct cli_src *src, int c, const char *arg, uint64_t *real)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (parse_time(arg, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec, real))
+		return cli_bad(src, c,
+			       "bad time '%s' (expected a duration before now like 10m, a date and "
+			       "time like 2026-11-24T13:25:00Z or, local, 2026-11-24 14:25:00, or "
+			       "epoch seconds)",
+			       arg);
+	return CLI_RUN;
+}
+
+int cli_filter(int c, const char *arg, struct it_opts *o, const struct cli_src *src)
 {
 	uint32_t mask;
 
 	switch (c) {
+	case 'm':
+		return cli_duration(src, c, arg, 0, &o->min_lat_ns);
+	case CLI_OPT_SINCE:
+		return cli_time(src, c, arg, &o->since_real);
+	case CLI_OPT_UNTIL:
+		return cli_time(src, c, arg, &o->until_real);
 	case 'l':
 		if (parse_layers(arg, &mask))
 			return cli_bad(src, c,
@@ -692,8 +744,10 @@ static int cli_filter(const struct cli_src *src, int c, const char *arg, struct 
 		return cli_cgroup(src, c, arg, o);
 	case 'd':
 		return cli_list(c, arg, o, src, cli_dev_item);
+	case 'f':
+		return cli_path(src, c, arg, 0, &o->file_path);
 	}
-	return cli_path(src, c, arg, 0, &o->file_path); /* 'f' */
+	return cli_bad(src, c, "internal error: option %d is not a filter", c);
 }
 
 int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct cli_src *src)
@@ -701,16 +755,20 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 	uint64_t v;
 
 	switch (c) {
-	case 'l': case 'p': case 'c': case CLI_OPT_CGROUP: case 'd': case 'f':
-		return cli_filter(src, c, arg, o);
+	case 'l':
+	case 'p':
+	case 'c':
+	case CLI_OPT_CGROUP:
+	case 'd':
+	case 'f':
+	case 'm':
+		return cli_filter(c, arg, o, src);
 	case CLI_OPT_RECORD: case CLI_OPT_RECORD_SIZE: case CLI_OPT_RECORD_MAX:
 	case CLI_OPT_RECORD_LEVEL: case CLI_OPT_RECORD_AGE:
 		return cli_record(src, c, arg, o);
 	case CLI_OPT_MODE: case CLI_OPT_LINK: case CLI_OPT_LISTEN: case CLI_OPT_QEMU_PID:
 	case CLI_OPT_LINK_KEY: case CLI_OPT_NAME:
 		return cli_modes(src, c, arg, o);
-	case 'm':
-		return cli_duration(src, c, arg, 0, &o->min_lat_ns);
 	case CLI_OPT_SAMPLE:
 		if (parse_u64(arg, 1, UINT64_MAX, &v))
 			return cli_bad(src, c, "bad sample rate '%s' (expected N >= 1: 1 in N)",
@@ -834,29 +892,6 @@ static int cli_check_mode(const struct it_opts *o, FILE *err)
 	return CLI_USAGE;
 }
 
-/* getopt_long said '?' or ':': name the offending option. */
-static int cli_getopt_error(int c, int argc, char **argv, FILE *err)
-{
-	const char *tok = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
-	const char *name = optopt ? cli_optname(optopt) : NULL;
-
-	if (c == ':') {
-		if (name)
-			it_err_to(err, "option '--%s' requires an argument", name);
-		else
-			it_err_to(err, "option '%s' requires an argument", tok);
-	} else if (name && !strncmp(tok, "--", 2)) {
-		/* a known long option that takes no argument, given one */
-		it_err_to(err, "option '--%s' doesn't allow an argument", name);
-	} else if (optopt) {
-		it_err_to(err, "unknown option '-%c'", optopt);
-	} else {
-		it_err_to(err, "unknown or ambiguous option '%s'", tok);
-	}
-	fputs("Try '" CLI_PROG " --help'.\n", err);
-	return CLI_USAGE;
-}
-
 /*
  * An option that accumulates (its value type says), given on the command
  * line, replaces what the config file said (the first time it is seen there).
@@ -895,7 +930,7 @@ int cli_config_file(int argc, char **argv, struct it_opts *o, FILE *err, const c
 	int c, no_config = 0, info = 0;
 
 	*file = NULL;
-	cli_getopt_tables();
+	cli_cmd_init();
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, cli_shortopts, cli_longopts, NULL)) != -1) {
@@ -936,12 +971,12 @@ int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err)
 	src = (struct cli_src){ .err = err };
 	o->argc = argc;
 	o->argv = argv;
-	cli_getopt_tables();
+	cli_cmd_init();
 	optind = 0; /* full re-initialisation of glibc getopt */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, cli_shortopts, cli_longopts, NULL)) != -1) {
 		if (c == '?' || c == ':') {
-			ret = cli_getopt_error(c, argc, argv, err);
+			ret = opts_getopt_error(&cli_cmd, c, argc, argv, err);
 		} else {
 			r = cli_option_of(c);
 			if (r && !seen[r - cli_opts]++)
@@ -954,9 +989,7 @@ int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err)
 			goto out;
 	}
 	if (optind < argc) {
-		it_err_to(err, "unexpected argument '%s'", argv[optind]);
-		fputs("Try '" CLI_PROG " --help'.\n", err);
-		ret = CLI_USAGE;
+		ret = opts_unexpected(&cli_cmd, argv[optind], err);
 	} else {
 		ret = cli_check_mode(o, err);
 	}
@@ -1005,8 +1038,8 @@ const char *cli_where(const struct it_opts *o, const char *name, char *buf, size
 	if (!r)
 		snprintf(buf, n, "--%s", name);
 	else if (line && o->config_path)
-		snprintf(buf, n, "%s:%u: %s", o->config_path, line, r->name);
+		snprintf(buf, n, "%s:%u: %s", o->config_path, line, r->row.name);
 	else
-		snprintf(buf, n, "--%s", r->name);
+		snprintf(buf, n, "--%s", r->row.name);
 	return buf;
 }

@@ -69,10 +69,10 @@ static int config_key(void *user, const char *section, const char *name, const c
 		config_misplaced(c, name, home);
 		goto fail;
 	}
-	if (r->arg) {
-		if (cli_apply(r->key, value, c->o, stdout, &src) != CLI_RUN)
+	if (r->row.arg) {
+		if (cli_apply(r->row.key, value, c->o, stdout, &src) != CLI_RUN)
 			goto fail;
-		cli_set_line(c->o, r->key, c->line);
+		cli_set_line(c->o, r->row.key, c->line);
 		return 1;
 	}
 	on = config_bool(value);
@@ -81,9 +81,9 @@ static int config_key(void *user, const char *section, const char *name, const c
 			 value);
 		goto fail;
 	}
-	if (on && cli_apply(r->key, NULL, c->o, stdout, &src) != CLI_RUN)
+	if (on && cli_apply(r->row.key, NULL, c->o, stdout, &src) != CLI_RUN)
 		goto fail;
-	cli_set_line(c->o, r->key, c->line);
+	cli_set_line(c->o, r->row.key, c->line);
 	return 1;
 fail:
 	c->failed = 1;

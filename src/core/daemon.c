@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "lib/abi.h"
 #include "lib/clock.h"
 #include "iotracer.h"
 #include "iotracer.skel.h"
@@ -279,7 +280,7 @@ static int metrics_hooks(struct daemon *d)
 		if (it_loader_hook_hidden(&d->ld, i))
 			continue;
 		d->mhooks[d->nr_mhooks++] = (struct metrics_hook){
-			.layer = parse_layer_name(h->layer),
+			.layer = abi_layer_name(h->layer),
 			.hook = h->name,
 			.method = it_method_name(h->method),
 			.ok = h->ok,
@@ -526,8 +527,9 @@ static void start_line(struct daemon *d)
 
 	for (int l = 0; l < IT_L_MAX; l++)
 		if (d->ld.layers_on & (1u << l))
-			n += (size_t)snprintf(layers + n, n < sizeof(layers) ? sizeof(layers) - n : 0,
-					      "%s%s", n ? "," : "", parse_layer_name(l));
+			n += (size_t)snprintf(layers + n,
+					      n < sizeof(layers) ? sizeof(layers) - n : 0, "%s%s",
+					      n ? "," : "", abi_layer_name(l));
 	for (int i = 0; i < d->ld.nr_hooks; i++)
 		hooks += d->ld.hooks[i].ok;
 	it_note_always("%s started: layers %s (%d hooks attached); metrics %s%s%s; recording %s",
@@ -543,7 +545,7 @@ static void report_attach(struct daemon *d)
 
 		if (it_loader_hook_hidden(&d->ld, i))
 			continue;
-		out_attach(d->out, parse_layer_name(h->layer), h->name, it_method_name(h->method),
+		out_attach(d->out, abi_layer_name(h->layer), h->name, it_method_name(h->method),
 			   it_hook_state_of(h), h->reason);
 	}
 	if (!d->o->quiet)
@@ -586,9 +588,14 @@ static int bpf_buffers(struct daemon *d)
 	return 0;
 }
 
-/* Load and attach, and map the record buffers. */
+/*
+ * Load and attach, and map the record buffers. The disks' serials are read
+ * first: a virtio-blk serial read is a GET_ID request to the disk, which would
+ * otherwise be traced as iotracer's own.
+ */
 static int bpf_up(struct daemon *d)
 {
+	parse_dev_serials_prefetch(d->o->sysfs_root);
 	return it_loader_start(&d->ld, d->o, stderr) ?: bpf_buffers(d);
 }
 

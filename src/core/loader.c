@@ -25,6 +25,7 @@
 #include "core/kfeat.h"
 #include "core/loader.h"
 #include "core/syscalls.h"
+#include "lib/abi.h"
 #include "lib/clock.h"
 #include "lib/parse.h"
 #include "lib/log.h"
@@ -826,13 +827,13 @@ static int check_layer(const struct it_loader *ld, const struct it_opts *o, int 
 	if (!c.total)
 		return 0;
 	if (!c.ok && (c.tried || core || ((o->layers & (1u << l)) && !layer_ok))) {
-		it_err_to(err, "layer %s: none of its hooks attached: %s", parse_layer_name(l),
+		it_err_to(err, "layer %s: none of its hooks attached: %s", abi_layer_name(l),
 			  c.why ? c.why : "no method");
 		return -ENOENT;
 	}
 	if (c.ok < c.tried)
 		it_warn_to(err, "layer %s: %d of %d hooks attached (%s): its records are partial",
-			   parse_layer_name(l), c.ok, c.tried, c.why);
+			   abi_layer_name(l), c.ok, c.tried, c.why);
 	return 0;
 }
 
@@ -1060,12 +1061,12 @@ void it_loader_report(const struct it_loader *ld, FILE *f)
 		if (it_loader_hook_hidden(ld, i))
 			continue;
 		if (h->ok && h->reason[0]) /* what it gives up on this kernel */
-			fprintf(f, "%-8s %-30s %-7s ok (%s)\n", parse_layer_name(h->layer), h->name,
+			fprintf(f, "%-8s %-30s %-7s ok (%s)\n", abi_layer_name(h->layer), h->name,
 				it_method_name(h->method), h->reason);
 		else
-			fprintf(f, "%-8s %-30s %-7s %s%s%s\n", parse_layer_name(h->layer),
-				h->name, it_method_name(h->method), hook_status(h),
-				h->ok ? "" : " ", h->ok ? "" : h->reason);
+			fprintf(f, "%-8s %-30s %-7s %s%s%s\n", abi_layer_name(h->layer), h->name,
+				it_method_name(h->method), hook_status(h), h->ok ? "" : " ",
+				h->ok ? "" : h->reason);
 	}
 }
 

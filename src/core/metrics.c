@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/metrics.h"
+#include "lib/abi.h"
 #include "lib/parse.h"
 
 #define HIST_NAME "iotracer_request_duration_seconds"
@@ -114,7 +115,7 @@ static void key_labels(struct metrics_label *l, const struct out_khist *kh,
 {
 	l[0] = (struct metrics_label){ "layer", out_khist_layer(&kh->key) };
 	l[1] = (struct metrics_label){ "device", in->dev_name(kh->key.dev, in->dev_ctx) };
-	l[2] = (struct metrics_label){ "op", out_op_name(kh->key.op) };
+	l[2] = (struct metrics_label){ "op", abi_op_name(kh->key.op) };
 }
 
 static void write_hists(FILE *f, const struct metrics_in *in)
@@ -131,7 +132,7 @@ static void write_hists(FILE *f, const struct metrics_in *in)
 			if (!hist_total(&kh->val.st[s]))
 				continue;
 			l[3].name = "stage";
-			l[3].value = out_stage_name(s);
+			l[3].value = abi_stage_name(s);
 			write_hist(f, &kh->val.st[s], l);
 		}
 	}
@@ -213,7 +214,7 @@ static void write_bytes(FILE *f, const struct metrics_in *in)
 			struct metrics_label l[4] = {
 				{ "layer", "block" },
 				{ "device", in->dev_name(in->agg[i].dev, in->dev_ctx) },
-				{ "op", out_op_name(in->agg[i].op) },
+				{ "op", abi_op_name(in->agg[i].op) },
 			};
 
 			if (!first_of_key(in, i, &sum))
@@ -244,7 +245,7 @@ static void write_cgroups(FILE *f, const struct metrics_in *in)
 			struct metrics_label l[3] = {
 				{ "cgroup", r->cgroup ? r->cgroup : "other" },
 				{ "device", in->dev_name(r->dev, in->dev_ctx) },
-				{ "op", out_op_name(r->op) },
+				{ "op", abi_op_name(r->op) },
 			};
 
 			metrics_sample_u64(f, names[n], l, 3, n ? r->v.bytes : r->v.count);
@@ -271,11 +272,11 @@ static void write_drops(FILE *f, const struct metrics_in *in)
 	for (int layer = 0; layer < IT_L_MAX; layer++) {
 		if (!(in->drop_layers & (1u << layer)))
 			continue;
-		l[0].value = parse_layer_name(layer);
+		l[0].value = abi_layer_name(layer);
 		for (int k = 0; k < IT_DROP_KINDS; k++) {
 			if (k == IT_DROP_MISSED)
 				continue;
-			l[1].value = out_drop_name(k);
+			l[1].value = abi_name(&abi_drops, k);
 			metrics_sample_u64(f, LOST_NAME, l, 2, in->drops[layer * IT_DROP_KINDS + k]);
 		}
 	}

@@ -13,6 +13,7 @@
 #include "core/cgroup.h"
 #include "core/cli.h"
 #include "core/hist.h"
+#include "lib/abi.h"
 #include "lib/jsonw.h"
 #include "core/output.h"
 #include "core/stages.h"
@@ -77,47 +78,6 @@ struct it_out {
 	struct cg_cache *cg; /* cgroup paths (not owned); NULL: none */
 	int live_cgroup; /* live lines end with the cgroup path (--cgroup given) */
 };
-
-static const char *const op_names[IT_OP_MAX] = { "read", "write", "sync", "discard", "other" };
-static const char *const sys_names[IT_SYS_MAX] = {
-	"read",		 "write",	   "pread64",	      "pwrite64",  "readv",
-	"writev",	 "preadv",	   "pwritev",	      "preadv2",   "pwritev2",
-	"fsync",	 "fdatasync",	   "sync_file_range", "io_submit", "io_getevents",
-	"io_pgetevents", "io_uring_enter",
-};
-static const char *const origin_names[] = { "none", "syscall", "io_uring", "writeback" };
-static const char *const stage_names[IT_ST_MAX] = { "total", "offcpu", "q2c", "d2c", "q2d", "runq" };
-static const char *const drop_names[IT_DROP_KINDS] = { "ringbuf", "inflight", "hist", "missed" };
-
-static const char *op_name(unsigned int op)
-{
-	return op < IT_OP_MAX ? op_names[op] : "other";
-}
-
-const char *out_op_name(unsigned int op)
-{
-	return op_name(op);
-}
-
-const char *out_stage_name(unsigned int stage)
-{
-	return stage < IT_ST_MAX ? stage_names[stage] : "unknown";
-}
-
-const char *out_drop_name(unsigned int kind)
-{
-	return kind < IT_DROP_KINDS ? drop_names[kind] : "unknown";
-}
-
-const char *out_sys_name(unsigned int sys)
-{
-	return sys < IT_SYS_MAX ? sys_names[sys] : "?";
-}
-
-const char *out_origin_name(unsigned int origin)
-{
-	return origin < 4 ? origin_names[origin] : "none";
-}
 
 /* dev_get() of a device not in out->devs: look it up, and keep it if it has a name. */
 static __attribute__((noinline)) const struct out_dev *dev_lookup(struct it_out *out, uint32_t dev,
@@ -363,7 +323,7 @@ static void json_driver(struct it_out *out, const struct it_block_rec *b)
 				       parse_dev_serial_cached(b->dev, out->sysfs_root);
 
 	jw_obj_begin(w, "driver");
-	jw_str(w, "layer", parse_layer_name(b->drv_layer));
+	jw_str(w, "layer", abi_layer_name(b->drv_layer));
 	if (b->drv_submit_ns)
 		jw_u64(w, "submit_ns", b->drv_submit_ns);
 	if (b->drv_kick_ns)
@@ -408,7 +368,7 @@ static void json_block(struct it_out *out, const struct it_block_rec *b)
 
 	jw_obj_begin(w, NULL);
 	json_dev(out, b->dev);
-	jw_str(w, "op", op_name(b->op));
+	jw_str(w, "op", abi_op_name(b->op));
 	jw_u64(w, "sector", b->sector);
 	jw_u64(w, "nr_sectors", b->bytes / 512);
 	jw_u64(w, "bytes", b->bytes);
@@ -425,7 +385,7 @@ static void json_block(struct it_out *out, const struct it_block_rec *b)
 	jw_u64(w, "c_ns", b->c_ns);
 	jw_u64(w, "merged", b->nr_merged);
 	jw_i64(w, "error", b->error);
-	jw_str(w, "origin", out_origin_name(b->origin));
+	jw_str(w, "origin", abi_name(&abi_origins, b->origin));
 	jw_u64(w, "pid", b->task.pid);
 	jw_u64(w, "tid", b->task.tid);
 	if (b->drv_layer)
@@ -448,10 +408,10 @@ static void json_request(struct it_out *out, const struct corr_req *r, const str
 	jw_u64(w, "ts_ns", v->start_ns);
 	json_task(out, v->task);
 	if (r->kind == CORR_SYSCALL)
-		jw_str(w, "syscall", out_sys_name(r->sys->sys));
+		jw_str(w, "syscall", abi_name(&abi_syscalls, r->sys->sys));
 	else if (r->kind == CORR_AIO)
 		jw_str(w, "syscall", "io_submit");
-	jw_str(w, "op", op_name(v->op));
+	jw_str(w, "op", abi_op_name(v->op));
 	json_dev(out, v->dev);
 	jw_u64(w, "ino", v->ino);
 	jw_u64(w, "offset", v->offset);
@@ -557,7 +517,7 @@ static void live_line(struct it_out *out, const struct corr_req *r, const struct
 	}
 	fprintf(out->text,
 		"%-12.6f %-15.15s %-7u %-8s %-5s %-8.8s %12llu %7llu %9s %9s %9s %9s %9s",
-		rel / 1e9, v->task->comm, v->task->pid, v->kind, op_name(v->op),
+		rel / 1e9, v->task->comm, v->task->pid, v->kind, abi_op_name(v->op),
 		dev_name(out, v->dev, &tmp), (unsigned long long)v->offset,
 		(unsigned long long)v->bytes, lat, fs, queue, devt, runq);
 	if (out->live_cgroup) {
@@ -623,7 +583,7 @@ const char *out_khist_layer(const struct it_hist_key *k)
 		return "io_uring";
 	if (k->layer == IT_L_SYSCALL && k->kind == IT_HK_AIO)
 		return "aio";
-	return parse_layer_name(k->layer);
+	return abi_layer_name(k->layer);
 }
 
 /* "bytes" and "bytes_per_sec" of a stage row that carries them (total, q2c). */
@@ -663,15 +623,15 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 		total += in->drops[i];
 	jw_u64(w, "total", total);
 	for (int l = 0; l < IT_L_MAX; l++) {
-		jw_obj_begin(w, parse_layer_name(l));
+		jw_obj_begin(w, abi_layer_name(l));
 		for (int k = 0; k < IT_DROP_KINDS; k++)
-			jw_u64(w, drop_names[k], in->drops[l * IT_DROP_KINDS + k]);
+			jw_u64(w, abi_name(&abi_drops, k), in->drops[l * IT_DROP_KINDS + k]);
 		jw_obj_end(w);
 	}
 	jw_obj_end(w);
 	jw_obj_begin(w, "skipped_runs");
 	for (int l = 0; l < IT_L_MAX; l++)
-		jw_u64(w, parse_layer_name(l), in->skipped ? in->skipped[l] : 0);
+		jw_u64(w, abi_layer_name(l), in->skipped ? in->skipped[l] : 0);
 	jw_obj_end(w);
 	jw_u64(w, "lost", in->lost_samples);
 	jw_arr_begin(w, "stages");
@@ -684,7 +644,7 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 		jw_obj_begin(w, NULL);
 		jw_str(w, "layer", s->layer);
 		json_dev(out, s->dev);
-		jw_str(w, "op", op_name(s->op));
+		jw_str(w, "op", abi_op_name(s->op));
 		jw_str(w, "stage", s->stage);
 		jw_u64(w, "count", lhist_count(h));
 		jw_u64(w, "p50_ns", lhist_percentile(h, 50));
@@ -708,8 +668,8 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 			jw_obj_begin(w, NULL);
 			jw_str(w, "layer", out_khist_layer(&kh->key));
 			json_dev(out, kh->key.dev);
-			jw_str(w, "op", op_name(kh->key.op));
-			jw_str(w, "stage", stage_names[s]);
+			jw_str(w, "op", abi_op_name(kh->key.op));
+			jw_str(w, "stage", abi_stage_name(s));
 			jw_u64(w, "count", h->count);
 			jw_u64(w, "sum_ns", h->sum_ns);
 			jw_arr_begin(w, "buckets");
@@ -785,12 +745,12 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 	for (int l = 0; in->skipped && l < IT_L_MAX; l++)
 		if (in->skipped[l])
 			fprintf(f, "  %s: %llu program runs skipped by the kernel (nested)\n",
-				parse_layer_name(l), (unsigned long long)in->skipped[l]);
+				abi_layer_name(l), (unsigned long long)in->skipped[l]);
 	for (int l = 0; drops && l < IT_L_MAX; l++)
 		for (int k = 0; k < IT_DROP_KINDS; k++)
 			if (in->drops[l * IT_DROP_KINDS + k])
-				fprintf(f, "  drops: %s %s %llu\n", parse_layer_name(l),
-					drop_names[k],
+				fprintf(f, "  drops: %s %s %llu\n", abi_layer_name(l),
+					abi_name(&abi_drops, k),
 					(unsigned long long)in->drops[l * IT_DROP_KINDS + k]);
 	fprintf(f, "%-9s %-8s %-6s %-7s %9s %9s %9s %9s %9s %10s %9s\n", "LAYER", "DEV", "OP",
 		"STAGE", "COUNT", "P50", "P90", "P99", "MAX", "BYTES", "MB/s");
@@ -801,7 +761,7 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 		if (!lhist_count(h))
 			continue;
 		fprintf(f, "%-9s %-8.8s %-6s %-7s %9llu %9s %9s %9s %9s", s->layer,
-			dev_name(out, s->dev, &tmp), op_name(s->op), s->stage,
+			dev_name(out, s->dev, &tmp), abi_op_name(s->op), s->stage,
 			(unsigned long long)lhist_count(h),
 			parse_fmt_duration(lhist_percentile(h, 50), b50, sizeof(b50)),
 			parse_fmt_duration(lhist_percentile(h, 90), b90, sizeof(b90)),
@@ -821,7 +781,7 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 				continue;
 			snprintf(title, sizeof(title), "%s %s %s %s (all requests)",
 				 out_khist_layer(&kh->key), dev_name(out, kh->key.dev, &tmp),
-				 op_name(kh->key.op), stage_names[s]);
+				 abi_op_name(kh->key.op), abi_stage_name(s));
 			fputc('\n', f);
 			log2h_print(f, &kh->val.st[s], title);
 		}

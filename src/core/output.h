@@ -77,9 +77,6 @@ void out_summary(struct it_out *out, const struct out_summary_in *in);
 /* Write JSON lines still held in the batch (the daemon calls it on its timer). */
 void out_flush(struct it_out *out);
 /* The names the JSON lines use: "read", "pread64", "syscall" ("other", "?", "none" when unknown). */
-const char *out_op_name(unsigned int op);
-const char *out_sys_name(unsigned int sys);
-const char *out_origin_name(unsigned int origin);
 
 /* -m and --sample as they are now (a reload changes them): the text summary says what
  * its stage table counts. */
@@ -93,9 +90,6 @@ int out_error(const struct it_out *out);
 uint64_t out_json_lost(const struct it_out *out);
 
 /* Names the summaries use (and /metrics, core/metrics.h): "read", "q2c", "ringbuf". */
-const char *out_op_name(unsigned int op); /* enum it_op; "other" when out of range */
-const char *out_stage_name(unsigned int stage); /* enum it_stage */
-const char *out_drop_name(unsigned int kind); /* enum it_drop_kind */
 /* Layer of a histogram key: the layer's name, "io_uring" and "aio" for syscall-layer keys. */
 const char *out_khist_layer(const struct it_hist_key *k);
 

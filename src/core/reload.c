@@ -15,6 +15,7 @@
 #include "iotracer.h"
 #include "core/cli.h"
 #include "core/reload.h"
+#include "lib/abi.h"
 #include "lib/keyfile.h"
 #include "lib/parse.h"
 
@@ -76,7 +77,7 @@ static void fmt_layers(uint32_t layers, char *b, size_t n)
 	b[0] = '\0';
 	for (int l = 0; l < IT_L_MAX; l++)
 		if (layers & (1u << l))
-			cat(b, n, "%s%s", b[0] ? "," : "", parse_layer_name(l));
+			cat(b, n, "%s%s", b[0] ? "," : "", abi_layer_name(l));
 	if (!layers)
 		cat(b, n, "all");
 }
@@ -176,7 +177,7 @@ const char *reload_rule(int i, enum reload_kind *kind)
 	for (r = rule_at(&at); r; at++, r = rule_at(&at))
 		if (!i--) {
 			*kind = r->reload;
-			return r->name;
+			return r->row.name;
 		}
 	return NULL;
 }
@@ -195,8 +196,8 @@ void reload_plan(const struct it_opts *old, const struct it_opts *n, struct relo
 		if (r->val == CLI_V_KEY ? !key_differs(old, n) : !strcmp(a, b))
 			continue;
 		cat(p->what[k], sizeof(p->what[k]), "%s%s %.200s -> %.200s", p->nr[k] ? "; " : "",
-		    r->name, a, b);
-		cat(p->names[k], sizeof(p->names[k]), "%s%s", p->nr[k] ? ", " : "", r->name);
+		    r->row.name, a, b);
+		cat(p->names[k], sizeof(p->names[k]), "%s%s", p->nr[k] ? ", " : "", r->row.name);
 		p->nr[k]++;
 	}
 	free(a);

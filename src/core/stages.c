@@ -11,6 +11,7 @@
 
 #include "core/hist.h"
 #include "core/stages.h"
+#include "lib/abi.h"
 #include "lib/parse.h"
 
 /* ---- stage statistics ---- */
@@ -142,31 +143,16 @@ static void view_blocks(const struct corr_req *r, struct req_view *v)
 	}
 }
 
-unsigned int stages_aio_op(unsigned int opcode)
-{
-	/* IOCB_CMD_PREAD 0, PWRITE 1, FSYNC 2, FDSYNC 3, PREADV 7, PWRITEV 8 */
-	switch (opcode) {
-	case 0:
-	case 7:
-		return IT_OP_READ;
-	case 1:
-	case 8:
-		return IT_OP_WRITE;
-	case 2:
-	case 3:
-		return IT_OP_SYNC;
-	default:
-		return IT_OP_OTHER;
-	}
-}
+_Static_assert(CORR_SYSCALL == 1 && CORR_URING == 2 && CORR_AIO == 3 && CORR_BLOCK == 4,
+	       "abi_kinds (lib/abi.c) names enum corr_kind by value");
 
 void make_view(const struct corr_req *r, struct req_view *v)
 {
 	memset(v, 0, sizeof(*v));
+	v->kind = abi_name(&abi_kinds, r->kind);
 	view_blocks(r, v);
 	switch (r->kind) {
 	case CORR_SYSCALL:
-		v->kind = "syscall";
 		v->task = &r->sys->task;
 		v->start_ns = r->sys->enter_ns;
 		v->end_ns = r->sys->exit_ns;
@@ -178,7 +164,6 @@ void make_view(const struct corr_req *r, struct req_view *v)
 		v->ret = r->sys->ret;
 		break;
 	case CORR_URING:
-		v->kind = "io_uring";
 		v->task = &r->uring->task;
 		v->start_ns = r->uring->submit_ns;
 		v->end_ns = r->uring->complete_ns;
@@ -192,12 +177,11 @@ void make_view(const struct corr_req *r, struct req_view *v)
 		}
 		break;
 	case CORR_AIO:
-		v->kind = "aio";
 		v->task = &r->aio.task;
 		v->start_ns = r->aio.submit_ns;
 		v->end_ns = r->aio.reaped ? r->aio.reap_ns : 0;
 		v->dev = r->aio.iocb.dev;
-		v->op = stages_aio_op(r->aio.iocb.opcode);
+		v->op = it_aio_op(r->aio.iocb.opcode);
 		v->offset = r->aio.iocb.offset;
 		v->bytes = r->aio.iocb.nbytes;
 		v->ret = r->aio.res;
@@ -206,7 +190,6 @@ void make_view(const struct corr_req *r, struct req_view *v)
 	default: {
 		const struct it_block_rec *b = r->blocks[0];
 
-		v->kind = "block";
 		v->task = &b->task;
 		v->start_ns = b->q_ns;
 		v->end_ns = b->c_ns;
@@ -231,7 +214,7 @@ uint64_t lat_of(const struct req_view *v)
 static void stats_block(struct stages *out, const struct it_block_rec *b)
 {
 	if (b->drv_layer && b->drv_submit_ns && b->drv_done_ns >= b->drv_submit_ns) {
-		const char *l = parse_layer_name(b->drv_layer);
+		const char *l = abi_layer_name(b->drv_layer);
 
 		stage_add(out, l, b->dev, b->op, "drv", b->drv_done_ns - b->drv_submit_ns);
 		/* virtio: kick -> interrupt, the time spent in the hypervisor and device */

@@ -63,8 +63,6 @@ struct req_view {
 };
 
 void make_view(const struct corr_req *r, struct req_view *v);
-/* enum it_op of a libaio IOCB_CMD_* opcode. */
-unsigned int stages_aio_op(unsigned int opcode);
 /* end - start, 0 when the request never ended. */
 uint64_t lat_of(const struct req_view *v);
 

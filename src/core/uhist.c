@@ -100,7 +100,7 @@ void uhists_aio(struct uhists *h, const struct corr_req *r)
 
 	if (r->kind != CORR_AIO || !r->aio.reaped || r->aio.reap_ns < r->aio.submit_ns)
 		return;
-	v = uhist_get(h, r->aio.iocb.dev, IT_L_SYSCALL, (int)stages_aio_op(r->aio.iocb.opcode),
+	v = uhist_get(h, r->aio.iocb.dev, IT_L_SYSCALL, (int)it_aio_op(r->aio.iocb.opcode),
 		      IT_HK_AIO);
 	if (v)
 		uhist_add(v, IT_ST_TOTAL, r->aio.reap_ns - r->aio.submit_ns);

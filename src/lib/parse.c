@@ -3,6 +3,7 @@
  * parse: strict value parsers and formatting helpers. See parse.h.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "lib/abi.h"
 #include "lib/clock.h"
 #include "iotracer.h"
 #include "lib/parse.h"
@@ -22,12 +24,6 @@
 #define PARSE_MAX_MAJOR 4095u
 #define PARSE_MAX_MINOR ((1u << IT_MINORBITS) - 1)
 #define PARSE_DEFAULT_SYSFS "/sys"
-
-static const char *const parse_layer_names[IT_L_MAX] = {
-	[IT_L_SYSCALL] = "syscall", [IT_L_FS] = "fs",	  [IT_L_SCHED] = "sched",
-	[IT_L_BLOCK] = "block",	    [IT_L_NVME] = "nvme", [IT_L_SCSI] = "scsi",
-	[IT_L_VIRTIO] = "virtio",   [IT_L_QEMU] = "qemu",
-};
 
 /*
  * Leading decimal digits of *sp into *v. Returns the number of digits read
@@ -416,7 +412,7 @@ int parse_layers(const char *s, uint32_t *mask)
 	uint32_t m = 0;
 	const char *p, *end;
 	size_t len;
-	int i, found;
+	int l;
 
 	if (!s || !*s)
 		return -EINVAL;
@@ -425,32 +421,19 @@ int parse_layers(const char *s, uint32_t *mask)
 		len = (size_t)(end - p);
 		if (!len)
 			return -EINVAL;
-		found = 0;
 		if (len == 3 && !strncasecmp(p, "all", 3)) {
 			m |= (1u << IT_L_MAX) - 1;
-			found = 1;
+		} else {
+			l = abi_value(&abi_layers, p, len);
+			if (l < 0)
+				return -EINVAL;
+			m |= 1u << l;
 		}
-		for (i = 0; i < IT_L_MAX && !found; i++) {
-			if (strlen(parse_layer_names[i]) == len &&
-			    !strncasecmp(p, parse_layer_names[i], len)) {
-				m |= 1u << i;
-				found = 1;
-			}
-		}
-		if (!found)
-			return -EINVAL;
 		if (!*end)
 			break;
 	}
 	*mask = m;
 	return 0;
-}
-
-const char *parse_layer_name(int layer)
-{
-	if (layer < 0 || layer >= IT_L_MAX)
-		return "unknown";
-	return parse_layer_names[layer];
 }
 
 /* --- formatting -------------------------------------------------------- */
@@ -499,7 +482,7 @@ char *parse_fmt_duration(uint64_t ns, char *buf, size_t n)
 	return buf;
 }
 
-#define SERIAL_CACHE 16
+#define SERIAL_CACHE 64
 
 /*
  * Trailing blanks off (NVMe pads its serial with spaces; QEMU's serial= is
@@ -552,14 +535,30 @@ static int serial_read(const char *path, int vpd, char *out, size_t outlen)
 	return found;
 }
 
+static struct {
+	uint32_t dev;
+	int valid, found;
+	char serial[64];
+} serial_cache[SERIAL_CACHE];
+
+/* The slot for a new device: a free one, else one without a serial, else the oldest. */
+static unsigned int serial_slot(void)
+{
+	static unsigned int next;
+	unsigned int i;
+
+	for (i = 0; i < SERIAL_CACHE; i++)
+		if (!serial_cache[i].valid)
+			return i;
+	for (i = 0; i < SERIAL_CACHE; i++)
+		if (!serial_cache[i].found)
+			return i;
+	return next++ % SERIAL_CACHE;
+}
+
 const char *parse_dev_serial_cached(uint32_t kdev, const char *sysfs_root)
 {
-	static struct {
-		uint32_t dev;
-		int valid, found;
-		char serial[64];
-	} cache[SERIAL_CACHE];
-	static unsigned int next;
+	typeof(serial_cache[0]) *cache = serial_cache;
 	/* virtio-blk; NVMe controller (or subsystem); SCSI unit serial number */
 	static const struct {
 		const char *rel;
@@ -570,7 +569,7 @@ const char *parse_dev_serial_cached(uint32_t kdev, const char *sysfs_root)
 	for (i = 0; i < SERIAL_CACHE; i++)
 		if (cache[i].valid && cache[i].dev == kdev)
 			return cache[i].found ? cache[i].serial : NULL;
-	i = next++ % SERIAL_CACHE;
+	i = serial_slot();
 	cache[i].dev = kdev;
 	cache[i].valid = 1;
 	cache[i].found = 0;
@@ -584,6 +583,111 @@ const char *parse_dev_serial_cached(uint32_t kdev, const char *sysfs_root)
 			serial_read(path, src[k].vpd, cache[i].serial, sizeof(cache[i].serial));
 	}
 	return cache[i].found ? cache[i].serial : NULL;
+}
+
+int parse_dev_serials_prefetch(const char *sysfs_root)
+{
+	char path[256];
+	struct dirent *e;
+	unsigned int maj, min;
+	int n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "%s/dev/block", sysfs_root ? sysfs_root : "/sys");
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((e = readdir(dir)) && n < SERIAL_CACHE) {
+		char c;
+
+		if (sscanf(e->d_name, "%u:%u%c", &maj, &min, &c) != 2)
+			continue;
+		n += parse_dev_serial_cached(IT_MKDEV(maj, min), sysfs_root) != NULL;
+	}
+	closedir(dir);
+	return n;
+}
+
+/*
+ * A date and time ("2026-11-24T13:25:00Z", "...00.5+01:00", lower case t/z and
+ * a space for T too; without a zone: local time) to CLOCK_REALTIME ns.
+ */
+static int parse_rfc3339(const char *s, uint64_t *ns)
+{
+	struct tm tm = { 0 };
+	const char *p = strptime(s, "%Y-%m-%d", &tm);
+	uint64_t frac = 0, scale = 1000000000ull;
+	long off = 0;
+	time_t t;
+
+	if (!p || (*p != 'T' && *p != 't' && *p != ' '))
+		return -EINVAL;
+	p = strptime(p + 1, "%H:%M:%S", &tm);
+	if (!p)
+		return -EINVAL;
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			if (scale > 1) {
+				scale /= 10;
+				frac += (uint64_t)(*p - '0') * scale;
+			}
+	}
+	if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':') {
+		off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 +
+		      ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
+		if (*p == '-')
+			off = -off;
+	} else if (!*p) {
+		tm.tm_isdst = -1; /* no zone: local time, DST as the date has it */
+		t = mktime(&tm);
+		if (t == (time_t)-1 || t < 0)
+			return -EINVAL;
+		*ns = (uint64_t)t * 1000000000ull + frac;
+		return 0;
+	} else if (strcmp(p, "Z") && strcmp(p, "z")) {
+		return -EINVAL;
+	}
+	t = timegm(&tm);
+	if (t == (time_t)-1 || t - off < 0)
+		return -EINVAL;
+	*ns = (uint64_t)(t - off) * 1000000000ull + frac;
+	return 0;
+}
+
+/* Seconds since the epoch ("1764000000", "1764000000.25"): digits, an optional fraction. */
+static int parse_epoch(const char *s, uint64_t *ns)
+{
+	const char *p = s;
+
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (p == s || (*p && *p != '.'))
+		return -EINVAL;
+	for (const char *f = *p ? p + 1 : p; *f; f++)
+		if (*f < '0' || *f > '9')
+			return -EINVAL;
+	return parse_duration(s, ns); /* a plain number: seconds, fraction and overflow checked */
+}
+
+int parse_time(const char *s, uint64_t now_real, uint64_t *real)
+{
+	uint64_t v;
+
+	if (!s)
+		return -EINVAL;
+	if (!parse_epoch(s, &v)) {
+		*real = v;
+		return 0;
+	}
+	if (!parse_duration(s, &v)) {
+		*real = v < now_real ? now_real - v : 0;
+		return 0;
+	}
+	if (!parse_rfc3339(s, &v)) {
+		*real = v;
+		return 0;
+	}
+	return -EINVAL;
 }
 
 int parse_each(const char *s, int (*fn)(const char *item, void *ctx), void *ctx)

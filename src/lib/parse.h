@@ -73,6 +73,22 @@ void parse_dev_cache_clear(void);
  */
 const char *parse_dev_serial_cached(uint32_t kdev, const char *sysfs_root);
 /*
+ * Reads the serial of every block device under <sysfs_root>/dev/block into that
+ * cache (a disk's serial stays cached as long as fewer than 64 disks have one).
+ * Called before attaching: reading a virtio-blk disk's serial makes the driver
+ * send the device a GET_ID request, which the tracer would otherwise trace as a
+ * request of its own. Returns how many devices have a serial.
+ */
+int parse_dev_serials_prefetch(const char *sysfs_root);
+
+/*
+ * A point in time (report's --since/--until) to CLOCK_REALTIME ns: seconds since the
+ * epoch ("1764000000", "1764000000.25"), a duration before now_real ("10m"), or a
+ * date and time with a zone ("2026-11-24T13:25:00Z", "...00.5+01:00") or without
+ * one (local time; a space for the T). 0 or -EINVAL.
+ */
+int parse_time(const char *s, uint64_t now_real, uint64_t *real);
+/*
  * The serial in a SCSI VPD page 0x80 (4-byte header, then the ASCII serial,
  * length big-endian in bytes 2..3) into out, trailing blanks trimmed, bytes outside
  * printable ASCII as '?'. 1 when a serial was there, else 0 (out "").
@@ -88,9 +104,6 @@ char *parse_fmt_devno(uint32_t kdev, char *buf, size_t n);
  * below IT_L_MAX. Empty lists or items and unknown names give -EINVAL.
  */
 int parse_layers(const char *s, uint32_t *mask);
-
-/* IT_L_* -> "syscall", ...; "unknown" when out of range. */
-const char *parse_layer_name(int layer);
 
 /*
  * Human duration with 3 significant digits: "812ns", "61.2us", "1.20ms",

@@ -23,6 +23,7 @@
 
 #include "iotracer.h"
 #include "iotracer.skel.h"
+#include "lib/abi.h"
 #include "lib/procfs.h"
 #include "core/cli.h"
 #include "core/corr.h"
@@ -499,11 +500,6 @@ static int host_on_records(void *ctx, struct link_peer *p, const struct link_vre
 
 /* ---- joined paths ---- */
 
-static const char *op_name(uint8_t op)
-{
-	return op == IT_OP_READ ? "read" : op == IT_OP_WRITE ? "write" : "other";
-}
-
 static const char *host_kind_name(uint8_t k)
 {
 	return k == VJ_K_AIO ? "native" : k == VJ_K_URING ? "io_uring" : "threads";
@@ -519,7 +515,7 @@ static void json_path(struct host *h, const struct vj_path *p)
 	jw_hex(w, "session", p->session);
 	jw_u64(w, "seq", p->g->seq);
 	jw_strn(w, "serial", p->g->serial, LINK_SERIAL_LEN);
-	jw_str(w, "op", op_name(p->g->op));
+	jw_str(w, "op", abi_op_name(p->g->op));
 	jw_u64(w, "offset", p->g->sector * 512);
 	jw_u64(w, "bytes", (uint64_t)p->g->nr_sectors * 512);
 	jw_bool(w, "joined", p->joined);
@@ -576,7 +572,7 @@ static void host_on_path(const struct vj_path *p, void *ctx)
 		json_path(h, p);
 	if (h->env.o->live)
 		fprintf(h->env.text, "path %-8.20s %-5s %llu+%u %s guest_virtio %lld ns qemu %lld ns\n",
-			p->g->serial, op_name(p->g->op), (unsigned long long)p->g->sector * 512,
+			p->g->serial, abi_op_name(p->g->op), (unsigned long long)p->g->sector * 512,
 			p->g->nr_sectors * 512, p->joined ? "joined" : "UNJOINED",
 			(long long)(p->stage[VJ_GUEST_VIRTIO] == INT64_MIN ?
 					    -1 : p->stage[VJ_GUEST_VIRTIO]),
@@ -711,12 +707,10 @@ static void host_aio_submit(struct host *h, const struct it_aio_rec *a)
 					 .ino = c->ino,
 					 .enter_ns = a->enter_ns };
 
-		/* IOCB_CMD_PREAD 0, PWRITE 1, PREADV 7, PWRITEV 8 */
-		io.op = c->opcode == 0 || c->opcode == 7 ? IT_OP_READ :
-			c->opcode == 1 || c->opcode == 8 ? IT_OP_WRITE :
-							   IT_OP_OTHER;
+		/* a guest read or write (QEMU's fsyncs are not a guest request's IO) */
+		io.op = it_aio_op(c->opcode);
 		io.disk = disk_of_file(h, c->dev, c->ino);
-		if (io.op == IT_OP_OTHER || io.disk < 0)
+		if ((io.op != IT_OP_READ && io.op != IT_OP_WRITE) || io.disk < 0)
 			continue;
 		host_add_io(h, &io, &c->bufs);
 	}

@@ -6,7 +6,8 @@
  *               request to the parts below (report_main)
  *   reader.c    --record segments back into requests (reader.h)
  *   jsonl.c     -j JSON lines back into requests (jsonl.h)
- *   top.c       the N slowest requests, and the size and time formats
+ *   slowest.c   the N slowest requests (-n/--top), with where their time went
+ *   fmt.c       the size and time formats the parts share
  *   perfetto.c  a Chrome trace-event JSON file
  *   heatmap.c   an SVG latency heatmap per device
  */
@@ -37,13 +38,14 @@ struct rp_path {
 	char serial[24]; /* the guest disk's */
 };
 
-/* ---- top: the N slowest requests (top.c) ---- */
-struct rp_top;
-struct rp_top *top_new(int n);
-void top_add(struct rp_top *t, const struct rp_req *q);
+/* ---- slowest: the N slowest requests, the -n/--top table (slowest.c) ---- */
+struct rp_slowest;
+struct rp_slowest *slowest_new(int n);
+void slowest_add(struct rp_slowest *t, const struct rp_req *q);
 /* name(dev): the recorded name of a device (for the lines). */
-void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx);
-void top_free(struct rp_top *t);
+void slowest_print(struct rp_slowest *t, FILE *f, const char *(*name)(void *ctx, uint32_t dev),
+		   void *ctx);
+void slowest_free(struct rp_slowest *t);
 
 /* ---- perfetto: Chrome trace-event JSON (perfetto.c) ---- */
 struct pf;
@@ -64,6 +66,7 @@ void hm_add(struct hm *h, const struct rp_req *q, uint32_t dev);
 int hm_write(struct hm *h, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx);
 void hm_free(struct hm *h);
 
+/* ---- formats the parts share (fmt.c) ---- */
 /* A human size ("4KiB"). */
 char *rp_fmt_bytes(uint64_t b, char *buf, size_t n);
 /* "2026-11-24T13:25:01.123456Z" of a CLOCK_REALTIME time in ns. */

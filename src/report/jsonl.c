@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/output.h"
+#include "lib/abi.h"
 #include "lib/parse.h"
 #include "lib/json.h"
 #include "report/jsonl.h"
@@ -60,31 +61,18 @@ static int has(const struct json *v, const char *path)
 	return json_path(v, path) != NULL;
 }
 
-/* The i in [0, n) whose name_of(i) is name, or def: the names the JSON lines were written with. */
-static int lookup(const char *name, const char *(*name_of)(unsigned int i), int n, int def)
+/* The value of table t that string member key of v names, or def: the names the JSON was written with. */
+static int value_of(const struct json *v, const char *key, const struct abi_names *t, int def)
 {
-	for (int i = 0; name && i < n; i++)
-		if (!strcmp(name, name_of((unsigned int)i)))
-			return i;
-	return def;
-}
+	const char *name = str(v, key);
+	int x = name ? abi_value(t, name, strlen(name)) : -1;
 
-static const char *layer_name(unsigned int l)
-{
-	return parse_layer_name((int)l);
-}
-
-/* enum corr_kind -> the JSON line's "kind" ("" for 0). */
-static const char *kind_name(unsigned int k)
-{
-	static const char *const kinds[] = { "", "syscall", "io_uring", "aio", "block" };
-
-	return k <= CORR_BLOCK ? kinds[k] : "";
+	return x < 0 ? def : x;
 }
 
 static int op_of(const struct json *v)
 {
-	return lookup(str(v, "op"), out_op_name, IT_OP_MAX, IT_OP_OTHER);
+	return value_of(v, "op", &abi_ops, IT_OP_OTHER);
 }
 
 /* "MAJ:MIN" -> kernel dev_t; the name and serial go to the device table. */
@@ -116,7 +104,7 @@ static void get_task(const struct json *v, struct it_task *t)
 
 static void get_driver(const struct json *d, struct it_block_rec *b)
 {
-	b->drv_layer = (uint8_t)lookup(str(d, "layer"), layer_name, IT_L_MAX, 0);
+	b->drv_layer = (uint8_t)value_of(d, "layer", &abi_layers, 0);
 	b->drv_submit_ns = num(d, "submit_ns");
 	b->drv_kick_ns = num(d, "kick_ns");
 	b->drv_done_ns = num(d, "done_ns");
@@ -159,7 +147,7 @@ static void get_block(const struct json *v, struct it_block_rec *b, const struct
 	}
 	b->nr_merged = (uint16_t)num(v, "merged");
 	b->error = (int32_t)snum(v, "error");
-	b->origin = (uint8_t)lookup(str(v, "origin"), out_origin_name, 4, 0);
+	b->origin = (uint8_t)value_of(v, "origin", &abi_origins, IT_ORIG_NONE);
 	if (has(v, "driver"))
 		get_driver(json_get(v, "driver"), b);
 }
@@ -178,7 +166,7 @@ static void get_syscall(const struct json *v, struct rf_req *q, uint32_t dev)
 	s->bytes = num(v, "bytes");
 	s->ino = num(v, "ino");
 	s->dev = dev;
-	s->sys = (uint16_t)lookup(str(v, "syscall"), out_sys_name, IT_SYS_MAX, IT_SYS_MAX);
+	s->sys = (uint16_t)value_of(v, "syscall", &abi_syscalls, IT_SYS_MAX);
 	s->op = (uint8_t)op_of(v);
 	s->nr_bios = (uint32_t)num(v, "nr_bios");
 	if (json_path(v, "fs.dio") && json_path(v, "fs.dio")->t == JSON_BOOL && json_path(v, "fs.dio")->num)
@@ -222,7 +210,6 @@ static void get_uring(const struct json *v, struct rf_req *q, uint32_t dev)
 
 static void get_aio(const struct json *v, struct rf_req *q, uint32_t dev)
 {
-	static const uint16_t opcodes[IT_OP_MAX] = { 0, 1, 2, 9, 9 }; /* IOCB_CMD_*, 9: other */
 	struct rf_aio *a = &q->aio;
 	const char *iocb = str(v, "aio.iocb");
 
@@ -231,7 +218,7 @@ static void get_aio(const struct json *v, struct rf_req *q, uint32_t dev)
 	a->iocb.offset = num(v, "offset");
 	a->iocb.nbytes = num(v, "bytes");
 	a->iocb.dev = dev;
-	a->iocb.opcode = opcodes[op_of(v)];
+	a->iocb.opcode = it_aio_opcode((unsigned int)op_of(v));
 	a->submit_ns = num(v, "aio.submit_ns");
 	a->reaped = has(v, "aio.reap_ns");
 	a->reap_ns = num(v, "aio.reap_ns");
@@ -248,7 +235,7 @@ int jl_decode(const struct json *v, struct rf_req *q, struct jl_devs *devs)
 
 	if (!type_is(v, "request"))
 		return 0;
-	kind = lookup(str(v, "kind"), kind_name, CORR_BLOCK + 1, 0);
+	kind = value_of(v, "kind", &abi_kinds, 0);
 	if (!kind)
 		return -EINVAL;
 	memset(q, 0, sizeof(*q));

@@ -35,6 +35,7 @@
 
 #include "core/output.h"
 #include "core/recfmt.h"
+#include "lib/abi.h"
 #include "lib/parse.h"
 #include "report/internal.h"
 
@@ -255,15 +256,15 @@ static void item_name(const struct pf_item *i, char *buf, size_t n)
 
 	rp_fmt_bytes(i->bytes, b, sizeof(b));
 	if (i->is_dev == PF_PATH)
-		snprintf(buf, n, "guest %s %s", out_op_name(i->op), b);
+		snprintf(buf, n, "guest %s %s", abi_op_name(i->op), b);
 	else if (i->is_dev)
-		snprintf(buf, n, "%s %s", out_op_name(i->op), b);
+		snprintf(buf, n, "%s %s", abi_op_name(i->op), b);
 	else if (i->call == PF_CALL_URING)
-		snprintf(buf, n, "io_uring %s", out_op_name(i->op));
+		snprintf(buf, n, "io_uring %s", abi_op_name(i->op));
 	else if (i->call == PF_CALL_AIO)
 		snprintf(buf, n, "aio %s", b);
 	else
-		snprintf(buf, n, "%s %s", out_sys_name(i->call), b);
+		snprintf(buf, n, "%s %s", abi_name(&abi_syscalls, i->call), b);
 }
 
 /* Text as a JSON string's content (up to n - 1 bytes): printable ASCII, no quote or backslash. */
@@ -338,7 +339,7 @@ static void emit_dev(FILE *f, const struct pf_item *i)
 	slice(f, PF_DEV_PID, tid, "queue", "stage", i->start, i->t1);
 	slice(f, PF_DEV_PID, tid, "device", "stage", i->t1, i->end);
 	if (i->drv_layer && i->t2 >= i->t1 && i->t3 >= i->t2 && i->t3 <= i->end)
-		slice(f, PF_DEV_PID, tid, parse_layer_name(i->drv_layer), "driver", i->t2, i->t3);
+		slice(f, PF_DEV_PID, tid, abi_layer_name(i->drv_layer), "driver", i->t2, i->t3);
 }
 
 /*

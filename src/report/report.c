@@ -25,32 +25,20 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/parse.h"
-#include "lib/subopt.h"
+#include "lib/opts.h"
 #include "report/jsonl.h"
 #include "report/reader.h"
 #include "report/internal.h"
 #include "report/report.h"
 
-#define RP_MAX_PIDS 64
-#define RP_MAX_DEVS 16
-#define RP_MAX_CGROUPS 8
 #define RP_MAX_TOP 10000
 #define RP_PROG "iotracer report"
 
 struct rp_opts {
-	uint32_t pids[RP_MAX_PIDS];
-	int nr_pids;
-	const char *comm;
-	char *devs[RP_MAX_DEVS]; /* names or MAJ:MIN as given, /dev/ cut (malloc'd) */
-	int nr_devs;
-	char cgroups[RP_MAX_CGROUPS][CG_PATH_MAX]; /* hierarchy paths: the subtrees to keep */
-	int nr_cgroups;
-	int has_file, file_bdev;
+	struct it_opts f; /* the filters (cli_filter, offline): the run options' */
+	int has_file, file_bdev; /* -f: its inode, or a block device */
 	uint64_t file_ino;
 	uint32_t file_dev;
-	uint64_t min_lat_ns;
-	const char *since, *until; /* resolved once the recording start is known */
-	uint64_t since_real, until_real; /* CLOCK_REALTIME ns; until 0: none */
 	int top;
 	const char *json_path, *perfetto_path, *heatmap_path;
 	char **paths;
@@ -65,7 +53,7 @@ struct report {
 	struct it_out *out, *jout;
 	FILE *jf, *pff, *hmf;
 	struct uhists kh;
-	struct rp_top *top;
+	struct rp_slowest *slowest;
 	struct pf *pf;
 	struct hm *hm;
 	char **files; /* segment files, in order */
@@ -76,114 +64,98 @@ struct report {
 	int oom;
 };
 
-static const struct option rp_longopts[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "comm", required_argument, NULL, 'c' },
-	{ "dev", required_argument, NULL, 'd' },
-	{ "cgroup", required_argument, NULL, 'g' },
-	{ "file", required_argument, NULL, 'f' },
-	{ "min-latency", required_argument, NULL, 'm' },
-	{ "since", required_argument, NULL, 'S' },
-	{ "until", required_argument, NULL, 'U' },
-	{ "top", required_argument, NULL, 'n' },
-	{ "json", required_argument, NULL, 'j' },
-	{ "perfetto", required_argument, NULL, 'P' },
-	{ "heatmap", required_argument, NULL, 'H' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+/* Long-only options of report's own (codes above every run option's). */
+enum { RP_OPT_PERFETTO = 1024, RP_OPT_HEATMAP, RP_OPT_HELP };
+
+/* report's own rows; the filters' are the run options' (rp_rows). */
+static const struct opt_row rp_own[] = {
+	{ .name = "top",
+	  .key = 'n',
+	  .arg = "N",
+	  .group = "Output:",
+	  .help = "the N slowest requests (default 10, 0: none, at most 10000)" },
+	{ .name = "json",
+	  .key = 'j',
+	  .arg = "FILE",
+	  .help = "the requests as JSON lines, as `iotracer -j` wrote them\n"
+		  "('-' = stdout, the text then goes to stderr)" },
+	{ .name = "perfetto",
+	  .key = RP_OPT_PERFETTO,
+	  .arg = "FILE",
+	  .help = "a Chrome trace-event JSON file for ui.perfetto.dev:\n"
+		  "a track per thread and device, stages, flow arrows" },
+	{ .name = "heatmap",
+	  .key = RP_OPT_HEATMAP,
+	  .arg = "FILE",
+	  .help = "an SVG latency heatmap per device: time in columns,\n"
+		  "log2 latency in rows, requests per cell as colour" },
+	{ .name = "help", .key = RP_OPT_HELP, .help = "print this help and exit" },
+};
+/* The filters, in --help order: the run options' rows (the group heading is report's). */
+static const char *const rp_filters[] = { "pid",  "comm",	 "dev",	  "cgroup",
+					  "file", "min-latency", "since", "until" };
+#define RP_NR_ROWS (sizeof(rp_filters) / sizeof(rp_filters[0]) + sizeof(rp_own) / sizeof(rp_own[0]))
+
+static struct opt_row rp_filter_rows[sizeof(rp_filters) / sizeof(rp_filters[0])];
+static const struct opt_row *rp_rows[RP_NR_ROWS + 1];
+
+static const struct opt_cmd rp_cmd = {
+	.prog = RP_PROG,
+	.head = "Usage: " RP_PROG " [options] PATH...   read a recording back (docs/record.md)\n"
+		"PATH: a segment file written by --record, a directory of them, or a JSON lines\n"
+		"file written by -j.\n"
+		"Prints the summary of the live daemon (stage percentiles, histograms) and the\n"
+		"slowest requests with where their time went.\n",
+	.tail = "TIME: a duration before now (30s, 10m, 2h), a date and time with a zone\n"
+		"      (2026-11-24T13:25:00Z, 2026-11-24T14:25:00.5+01:00) or without one: local\n"
+		"      time (2026-11-24 14:25:00), or seconds since the epoch (1764000000).\n"
+		"DUR: a number with a unit ns, us, ms, s, m or h (250us, 10ms, 1.5s); only 0\n"
+		"     goes without one. -d and --cgroup name what the recording holds (devices\n"
+		"     and cgroups of the host it was made on).\n"
+		"Exit status: 0 success, 1 unreadable input or output, 2 bad usage.\n",
+	.rows = rp_rows,
+	.operands = INT_MAX,
 };
 
-static void rp_usage(FILE *f)
+static void rp_cmd_init(void)
 {
-	fputs("Usage: " RP_PROG " [options] PATH...   read a recording back (docs/record.md)\n"
-	      "PATH: a segment file written by --record, a directory of them, or a JSON lines\n"
-	      "file written by -j.\n"
-	      "Prints the summary of the live daemon (stage percentiles, histograms) and the\n"
-	      "slowest requests with where their time went.\n"
-	      "\n"
-	      "Filters (all given filters must match):\n"
-	      "  -p, --pid PID[,PID...] only these processes (tgid)\n"
-	      "  -c, --comm COMM        only threads whose comm is exactly COMM\n"
-	      "  -d, --dev DEV[,DEV...] only requests on these devices: loop0, /dev/loop0 or 7:0\n"
-	      "      --cgroup PATH      only tasks in this cgroup or below it: a hierarchy path\n"
-	      "                         (/system.slice) or a cgroup2 directory here; up to 8\n"
-	      "  -f, --file PATH        only IO on this file (inode) or block device\n"
-	      "  -m, --min-latency DUR  only requests at least DUR long\n"
-	      "      --since TIME       only requests that started at or after TIME\n"
-	      "      --until TIME       only requests that started before TIME\n"
-	      "TIME: a duration before now (30s, 10m, 2h), a date and time with a zone\n"
-	      "      (2026-11-24T13:25:00Z, 2026-11-24T14:25:00.5+01:00) or without one: local\n"
-	      "      time (2026-11-24 14:25:00), or seconds since the epoch (1764000000).\n"
-	      "\n"
-	      "Output:\n"
-	      "  -n, --top N            the N slowest requests (default 10, 0: none, at most 10000)\n"
-	      "  -j, --json FILE        the requests as JSON lines, as `iotracer -j` wrote them\n"
-	      "                         ('-' = stdout, the text then goes to stderr)\n"
-	      "      --perfetto FILE    a Chrome trace-event JSON file for ui.perfetto.dev:\n"
-	      "                         a track per thread and device, stages, flow arrows\n"
-	      "      --heatmap FILE     an SVG latency heatmap per device: time in columns,\n"
-	      "                         log2 latency in rows, requests per cell as colour\n"
-	      "      --help             print this help and exit\n"
-	      "Exit status: 0 success, 1 unreadable input or output, 2 bad usage.\n",
-	      f);
+	size_t n = 0;
+
+	if (rp_rows[0])
+		return;
+	for (size_t i = 0; i < sizeof(rp_filters) / sizeof(rp_filters[0]); i++) {
+		rp_filter_rows[i] = *cli_row(rp_filters[i]);
+		rp_filter_rows[i].group = i ? NULL : "Filters (all given filters must match):";
+		rp_rows[n++] = &rp_filter_rows[i];
+	}
+	for (size_t i = 0; i < sizeof(rp_own) / sizeof(rp_own[0]); i++)
+		rp_rows[n++] = &rp_own[i];
 }
 
 /* ---- option values ---- */
 
-/* "iotracer: report: --OPT: MESSAGE"; the usage exit status. */
-static IT_PRINTF(2, 3) int bad(int opt, const char *fmt, ...)
+/* CLOCK_REALTIME now, in ns. */
+static uint64_t rp_real_ns(void)
 {
-	const char *name = "?";
-	char msg[256];
-	va_list ap;
+	struct timespec ts;
 
-	for (const struct option *lo = rp_longopts; lo->name; lo++)
-		if (lo->val == opt)
-			name = lo->name;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	it_err("report: --%s: %s", name, msg);
-	return 2;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int opt_pid(const char *item, void *ctx)
-{
-	struct rp_opts *o = ctx;
-	uint64_t v;
-
-	if (parse_u64(item, 1, CLI_MAX_PID, &v) || o->nr_pids >= RP_MAX_PIDS)
-		return -EINVAL;
-	o->pids[o->nr_pids++] = (uint32_t)v;
-	return 0;
-}
-
-static int opt_dev(const char *item, void *ctx)
-{
-	struct rp_opts *o = ctx;
-
-	if (!*item || o->nr_devs >= RP_MAX_DEVS)
-		return -EINVAL;
-	o->devs[o->nr_devs] = strdup(strncmp(item, "/dev/", 5) ? item : item + 5);
-	return o->devs[o->nr_devs++] ? 0 : -ENOMEM;
-}
-
-/* -p and -d: comma lists (parse_each), like the daemon's. */
-static int opt_list(struct rp_opts *o, int c, const char *arg)
-{
-	if (!parse_each(arg, c == 'p' ? opt_pid : opt_dev, o))
-		return 0;
-	if (c == 'p')
-		return bad(c, "bad pid list '%s' (expected PID[,PID...], at most 64)", arg);
-	return bad(c, "bad device list '%s' (expected e.g. loop0, /dev/loop0, 7:0)", arg);
-}
-
-static int opt_file(struct rp_opts *o, const char *arg)
+/* -f: the file's inode, or the block device (a directory's files cannot be told apart). */
+static int rp_file(struct rp_opts *o)
 {
 	struct stat st;
 
-	if (stat(arg, &st))
-		return bad('f', "cannot access '%s'", arg);
+	if (!o->f.file_path)
+		return 0;
+	if (stat(o->f.file_path, &st) || S_ISDIR(st.st_mode)) {
+		it_err("report: --file: '%s' is a directory: a recording's requests carry inodes, "
+		       "not paths (name a file or a block device)",
+		       o->f.file_path);
+		return 2;
+	}
 	o->has_file = 1;
 	o->file_bdev = S_ISBLK(st.st_mode);
 	o->file_ino = st.st_ino;
@@ -192,74 +164,31 @@ static int opt_file(struct rp_opts *o, const char *arg)
 	return 0;
 }
 
-/*
- * --cgroup: kept as a hierarchy path, matched against the paths the recording
- * announced (it may come from another host): a cgroup2 directory of this host
- * is turned into its hierarchy path, anything else absolute is taken as one.
- */
-static int opt_cgroup(struct rp_opts *o, const char *arg)
-{
-	char mnt[CG_PATH_MAX], why[CG_PATH_MAX + 128];
-	char *dst;
-
-	if (o->nr_cgroups >= RP_MAX_CGROUPS)
-		return bad('g', "too many cgroups (at most %d)", RP_MAX_CGROUPS);
-	dst = o->cgroups[o->nr_cgroups];
-	if (cg_mount_point(NULL, NULL, mnt, sizeof(mnt)) ||
-	    cg_resolve(mnt, arg, dst, CG_PATH_MAX, why, sizeof(why))) {
-		if (arg[0] != '/' || strlen(arg) >= CG_PATH_MAX)
-			return bad('g', "bad cgroup '%s' (expected a hierarchy path such as "
-					"/system.slice, or a cgroup2 directory)", arg);
-		snprintf(dst, CG_PATH_MAX, "%s", arg);
-	}
-	o->nr_cgroups++;
-	return 0;
-}
-
 static int rp_one(void *ctx, int c, const char *arg)
 {
 	struct rp_opts *o = ctx;
+	struct cli_src src = { .err = stderr, .cmd = "report" };
 	uint64_t v;
 
 	switch (c) {
-	case 'p':
-	case 'd':
-		return opt_list(o, c, arg);
-	case 'c':
-		if (!*arg || strlen(arg) >= IT_COMM_LEN)
-			return bad(c, "bad comm '%s' (expected 1 to 15 characters)", arg);
-		o->comm = arg;
-		return 0;
-	case 'f':
-		return opt_file(o, arg);
-	case 'g':
-		return opt_cgroup(o, arg);
-	case 'm':
-		if (parse_duration(arg, &o->min_lat_ns))
-			return bad(c, "bad duration '%s' (expected e.g. 250us, 10ms, 2s)", arg);
-		return 0;
-	case 'S':
-		o->since = arg;
-		return 0;
-	case 'U':
-		o->until = arg;
-		return 0;
 	case 'n':
-		if (parse_u64(arg, 0, RP_MAX_TOP, &v))
-			return bad(c, "bad count '%s' (expected 0 to 10000)", arg);
+		if (parse_u64(arg, 0, RP_MAX_TOP, &v)) {
+			it_err("report: --top: bad count '%s' (expected 0 to 10000)", arg);
+			return 2;
+		}
 		o->top = (int)v;
 		return 0;
 	case 'j':
 		o->json_path = arg;
 		return 0;
-	case 'P':
+	case RP_OPT_PERFETTO:
 		o->perfetto_path = arg;
 		return 0;
-	case 'H':
+	case RP_OPT_HEATMAP:
 		o->heatmap_path = arg;
 		return 0;
 	}
-	return 2;
+	return cli_filter(c, arg, &o->f, &src) == CLI_RUN ? 0 : 2;
 }
 
 static int rp_parse(int argc, char **argv, struct rp_opts *o)
@@ -267,109 +196,20 @@ static int rp_parse(int argc, char **argv, struct rp_opts *o)
 	int ret;
 
 	o->top = 10;
-	ret = subopt_parse(argc, argv, ":p:c:d:f:m:n:j:", rp_longopts, rp_usage, rp_one, o);
+	cli_defaults(&o->f);
+	o->f.offline = 1;
+	rp_cmd_init();
+	ret = opts_parse(&rp_cmd, argc, argv, rp_one, o, NULL, NULL);
 	if (ret)
 		return ret;
 	o->paths = argv + optind;
 	o->nr_paths = argc - optind;
 	if (!o->nr_paths) {
-		it_err("report: no PATH given (try '" RP_PROG " --help')");
+		it_err("report: no PATH given");
+		fputs("Try '" RP_PROG " --help'.\n", stderr);
 		return 2;
 	}
-	return 0;
-}
-
-/*
- * A date and time ("2026-11-24T13:25:00Z", "...00.5+01:00", lower case t/z and
- * a space for T too; without a zone: local time) to CLOCK_REALTIME ns.
- */
-static int parse_rfc3339(const char *s, uint64_t *ns)
-{
-	struct tm tm = { 0 };
-	const char *p = strptime(s, "%Y-%m-%d", &tm);
-	uint64_t frac = 0, scale = 1000000000ull;
-	long off = 0;
-	time_t t;
-
-	if (!p || (*p != 'T' && *p != 't' && *p != ' '))
-		return -EINVAL;
-	p = strptime(p + 1, "%H:%M:%S", &tm);
-	if (!p)
-		return -EINVAL;
-	if (*p == '.') {
-		for (p++; *p >= '0' && *p <= '9'; p++)
-			if (scale > 1) {
-				scale /= 10;
-				frac += (uint64_t)(*p - '0') * scale;
-			}
-	}
-	if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':') {
-		off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 +
-		      ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
-		if (*p == '-')
-			off = -off;
-	} else if (!*p) {
-		tm.tm_isdst = -1; /* no zone: local time, DST as the date has it */
-		t = mktime(&tm);
-		if (t == (time_t)-1 || t < 0)
-			return -EINVAL;
-		*ns = (uint64_t)t * 1000000000ull + frac;
-		return 0;
-	} else if (strcmp(p, "Z") && strcmp(p, "z")) {
-		return -EINVAL;
-	}
-	t = timegm(&tm);
-	if (t == (time_t)-1 || t - off < 0)
-		return -EINVAL;
-	*ns = (uint64_t)(t - off) * 1000000000ull + frac;
-	return 0;
-}
-
-/* CLOCK_REALTIME now, in ns. */
-static uint64_t rp_now_real(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Seconds since the epoch ("1764000000", "1764000000.25"): digits, an optional fraction. */
-static int parse_epoch(const char *s, uint64_t *ns)
-{
-	const char *p = s;
-
-	while (*p >= '0' && *p <= '9')
-		p++;
-	if (p == s || (*p && *p != '.'))
-		return -EINVAL;
-	for (const char *f = *p ? p + 1 : p; *f; f++)
-		if (*f < '0' || *f > '9')
-			return -EINVAL;
-	return parse_duration(s, ns); /* a plain number: seconds, fraction and overflow checked */
-}
-
-/* --since/--until: seconds since the epoch, a duration before now, or a date and time. */
-static int resolve_time(int opt, const char *arg, uint64_t *real)
-{
-	uint64_t now = rp_now_real(), v;
-
-	if (!parse_epoch(arg, &v)) {
-		*real = v;
-		return 0;
-	}
-	if (!parse_duration(arg, &v)) {
-		*real = v < now ? now - v : 0;
-		return 0;
-	}
-	if (!parse_rfc3339(arg, &v)) {
-		*real = v;
-		return 0;
-	}
-	return bad(opt,
-		   "bad time '%s' (expected a duration before now like 10m, a date and time like "
-		   "2026-11-24T13:25:00Z or, local, 2026-11-24 14:25:00, or epoch seconds)",
-		   arg);
+	return rp_file(o);
 }
 
 /* ---- files ---- */
@@ -476,8 +316,8 @@ static int cgroup_matches(const struct report *rp, const struct it_task *t)
 {
 	const char *path = rr_cgroup_path(&rp->rr, t->cgroup_id);
 
-	for (int i = 0; path && i < rp->o.nr_cgroups; i++)
-		if (cg_under(path, rp->o.cgroups[i]))
+	for (int i = 0; path && i < rp->o.f.nr_cgroups; i++)
+		if (cg_under(path, rp->o.f.cgroups[i]))
 			return 1;
 	return 0;
 }
@@ -490,8 +330,9 @@ static int dev_matches(const struct report *rp, uint32_t dev)
 	if (!dev)
 		return 0;
 	parse_fmt_devno(dev, devno, sizeof(devno));
-	for (int i = 0; i < rp->o.nr_devs; i++)
-		if (!strcmp(rp->o.devs[i], devno) || (name && !strcmp(rp->o.devs[i], name)))
+	for (int i = 0; i < rp->o.f.nr_dev_names; i++)
+		if (!strcmp(rp->o.f.dev_names[i], devno) ||
+		    (name && !strcmp(rp->o.f.dev_names[i], name)))
 			return 1;
 	return 0;
 }
@@ -523,6 +364,7 @@ static int file_matches(const struct rp_opts *o, uint32_t dev, uint64_t ino)
 static int matches(const struct report *rp, const struct rp_req *q)
 {
 	const struct rp_opts *o = &rp->o;
+	const struct it_opts *f = &o->f;
 	const struct corr_req *r = q->r;
 	/* a JSON line's times are CLOCK_MONOTONIC: on this boot's wall clock for the filters */
 	int64_t off = q->real_off_ns ? q->real_off_ns : rp->boot_off_ns;
@@ -531,24 +373,25 @@ static int matches(const struct report *rp, const struct rp_req *q)
 	const struct it_task *t = req_task(r, &dev, &ino);
 	int ok;
 
-	if (o->min_lat_ns && (q->end_ns < q->start_ns || q->end_ns - q->start_ns < o->min_lat_ns))
+	if (f->min_lat_ns && (q->end_ns < q->start_ns || q->end_ns - q->start_ns < f->min_lat_ns))
 		return 0;
-	if (real < o->since_real || (o->until_real && real >= o->until_real))
+	if (real < f->since_real || (f->until_real && real >= f->until_real))
 		return 0;
-	if (o->comm && strncmp(t->comm, o->comm, IT_COMM_LEN))
+	if (f->has_comm && strncmp(t->comm, f->comm, IT_COMM_LEN))
 		return 0;
-	ok = !o->nr_pids;
-	for (int i = 0; !ok && i < o->nr_pids; i++)
-		ok = t->pid == o->pids[i];
+	ok = !f->nr_pids;
+	for (int i = 0; !ok && i < f->nr_pids; i++)
+		ok = t->pid == f->pids[i];
 	if (!ok)
 		return 0;
-	if (o->nr_cgroups && !cgroup_matches(rp, t))
+	if (f->nr_cgroups && !cgroup_matches(rp, t))
 		return 0;
-	if (o->nr_devs || o->has_file) {
-		ok = o->nr_devs ? dev_matches(rp, dev) : file_matches(o, dev, ino);
+	if (f->nr_dev_names || o->has_file) {
+		ok = f->nr_dev_names ? dev_matches(rp, dev) : file_matches(o, dev, ino);
 		for (int i = 0; !ok && i < r->nr_blocks; i++)
-			ok = o->nr_devs ? dev_matches(rp, r->blocks[i]->dev) :
-					  o->file_bdev && file_matches(o, r->blocks[i]->dev, 0);
+			ok = f->nr_dev_names ?
+				     dev_matches(rp, r->blocks[i]->dev) :
+				     o->file_bdev && file_matches(o, r->blocks[i]->dev, 0);
 		if (!ok)
 			return 0;
 	}
@@ -577,8 +420,8 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 	if (rp->jout)
 		out_request(&r, rp->jout);
 	uhists_request(&rp->kh, &r);
-	if (rp->top)
-		top_add(rp->top, &q);
+	if (rp->slowest)
+		slowest_add(rp->slowest, &q);
 	if (rp->pf)
 		pf_add(rp->pf, &q);
 	if (rp->hm) {
@@ -765,8 +608,8 @@ static int rp_start(struct report *rp)
 			return 1;
 	}
 	rp->out = out_new(&io, text, NULL, 0);
-	rp->top = top_new(rp->o.top);
-	if (!rp->out || !rp->top || (rp->o.json_path && !rp->jout)) {
+	rp->slowest = slowest_new(rp->o.top);
+	if (!rp->out || !rp->slowest || (rp->o.json_path && !rp->jout)) {
 		it_err("report: out of memory");
 		return 1;
 	}
@@ -784,7 +627,7 @@ static int rp_finish(struct report *rp)
 
 	print_reading(rp, text);
 	print_summary(rp);
-	top_print(rp->top, text, dev_name_of, rp);
+	slowest_print(rp->slowest, text, dev_name_of, rp);
 	if (rp->jout) {
 		out_flush(rp->jout);
 		if (out_error(rp->jout) || fflush(rp->jf)) {
@@ -819,14 +662,13 @@ static void rp_free(struct report *rp)
 	if (rp->hmf && rp->hmf != stdout)
 		fclose(rp->hmf);
 	hm_free(rp->hm);
-	top_free(rp->top);
+	slowest_free(rp->slowest);
 	uhists_free(&rp->kh);
 	rr_free(&rp->rr);
 	for (int i = 0; i < rp->nr_files; i++)
 		free(rp->files[i]);
 	free(rp->files);
-	for (int i = 0; i < rp->o.nr_devs; i++)
-		free(rp->o.devs[i]);
+	cli_free(&rp->o.f);
 }
 
 int report_main(int argc, char **argv)
@@ -836,16 +678,15 @@ int report_main(int argc, char **argv)
 
 	memset(&rp, 0, sizeof(rp));
 	ret = rp_parse(argc, argv, &rp.o);
-	if (ret)
+	if (ret) {
+		cli_free(&rp.o.f);
 		return ret == 1 ? 0 : ret;
+	}
 	ret = collect(&rp);
 	if (ret)
 		goto out;
 	find_start(&rp);
-	rp.boot_off_ns = (int64_t)(rp_now_real() - it_mono_ns());
-	if ((rp.o.since && (ret = resolve_time('S', rp.o.since, &rp.o.since_real))) ||
-	    (rp.o.until && (ret = resolve_time('U', rp.o.until, &rp.o.until_real))))
-		goto out;
+	rp.boot_off_ns = (int64_t)(rp_real_ns() - it_mono_ns());
 	ret = rp_start(&rp);
 	for (int i = 0; !ret && i < rp.nr_files; i++)
 		if (read_file(&rp, rp.files[i]))

@@ -23,11 +23,13 @@
 #include "core/cli.h"
 #include "core/loader.h"
 #include "core/output.h"
+#include "lib/abi.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/parse.h"
-#include "lib/subopt.h"
+#include "lib/opts.h"
 #include "top/top.h"
+#include "top/view.h"
 
 #define TOP_PROG "iotracer top"
 
@@ -55,42 +57,69 @@ static void on_signal(int sig)
 	top_stop = 1;
 }
 
-static const struct option top_longopts[] = {
-	{ "interval", required_argument, NULL, 'i' },
-	{ "batch", no_argument, NULL, 'b' },
-	{ "iterations", required_argument, NULL, 'n' },
-	{ "sort", required_argument, NULL, 's' },
-	{ "cgroups", no_argument, NULL, 'C' },
-	{ "rows", required_argument, NULL, 'r' },
-	{ "dev", required_argument, NULL, 'd' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "cgroup", required_argument, NULL, 'g' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+/* Long-only options of top's own (codes above every run option's). */
+enum { TOP_OPT_HELP = 1024 };
+
+/* top's own rows; the filters' are the run options' (top_rows). */
+static const struct opt_row top_own[] = {
+	{ .name = "interval", .key = 'i', .arg = "DUR", .help = "refresh every DUR (default 1s)" },
+	{ .name = "batch",
+	  .key = 'b',
+	  .help = "plain tables, one per interval, no terminal control; at\n"
+		  "the end a table of the totals since the start" },
+	{ .name = "iterations",
+	  .key = 'n',
+	  .arg = "N",
+	  .help = "stop after N intervals (default: until q or SIGINT)" },
+	{ .name = "sort",
+	  .key = 's',
+	  .arg = "KEY",
+	  .help = "iops (default), bytes, avg, p99, queue, device" },
+	{ .name = "cgroups", .key = 'C', .help = "rows per cgroup instead of per process" },
+	{ .name = "rows",
+	  .key = 'r',
+	  .arg = "N",
+	  .help = "at most N rows (default: what fits the terminal; -b: all)" },
+};
+static const struct opt_row top_help = { .name = "help",
+					 .key = TOP_OPT_HELP,
+					 .help = "print this help and exit" };
+/* The filters the kernel's aggregation can apply: the run options' rows. */
+static const char *const top_filters[] = { "dev", "pid", "cgroup" };
+#define TOP_NR_FILTERS (sizeof(top_filters) / sizeof(top_filters[0]))
+#define TOP_NR_OWN (sizeof(top_own) / sizeof(top_own[0]))
+
+static struct opt_row top_filter_rows[TOP_NR_FILTERS];
+static const struct opt_row *top_rows[TOP_NR_OWN + TOP_NR_FILTERS + 2];
+
+static const struct opt_cmd top_cmd = {
+	.prog = TOP_PROG,
+	.head = "Usage: " TOP_PROG
+		" [options]   live block IO per process and device (docs/top.md)\n"
+		"Every interval: IOPS, KB/s, average and p99 latency (queue to completion), the\n"
+		"time in the queue (queue to issue) and on the device (issue to completion), per\n"
+		"process (or cgroup) x device x op. Counted in the kernel: no per-request records.\n"
+		"\n",
+	.tail = "Keys: q quit; i b a p u d sort by iops, bytes, avg, p99, queue, device; s next\n"
+		"sort key; c toggle per-cgroup rows.\n"
+		"Exit status: 0 success, 1 runtime failure, 2 bad usage.\n",
+	.rows = top_rows,
 };
 
-static void top_usage(FILE *f)
+static void top_cmd_init(void)
 {
-	fputs("Usage: " TOP_PROG " [options]   live block IO per process and device (docs/top.md)\n"
-	      "Every interval: IOPS, KB/s, average and p99 latency (queue to completion), the\n"
-	      "time in the queue (queue to issue) and on the device (issue to completion), per\n"
-	      "process (or cgroup) x device x op. Counted in the kernel: no per-request records.\n"
-	      "\n"
-	      "  -i, --interval DUR     refresh every DUR (default 1s)\n"
-	      "  -b, --batch            plain tables, one per interval, no terminal control; at\n"
-	      "                         the end a table of the totals since the start\n"
-	      "  -n, --iterations N     stop after N intervals (default: until q or SIGINT)\n"
-	      "  -s, --sort KEY         iops (default), bytes, avg, p99, queue, device\n"
-	      "  -C, --cgroups          rows per cgroup instead of per process\n"
-	      "  -r, --rows N           at most N rows (default: what fits the terminal; -b: all)\n"
-	      "  -d, --dev DEV[,DEV...] only these block devices\n"
-	      "  -p, --pid PID[,PID...] only these processes\n"
-	      "      --cgroup PATH      only tasks in this cgroup v2 directory or below it\n"
-	      "      --help             print this help and exit\n"
-	      "Keys: q quit; i b a p u d sort by iops, bytes, avg, p99, queue, device; s next\n"
-	      "sort key; c toggle per-cgroup rows.\n"
-	      "Exit status: 0 success, 1 runtime failure, 2 bad usage.\n",
-	      f);
+	size_t n = 0;
+
+	if (top_rows[0])
+		return;
+	for (size_t i = 0; i < TOP_NR_OWN; i++)
+		top_rows[n++] = &top_own[i];
+	for (size_t i = 0; i < TOP_NR_FILTERS; i++) {
+		top_filter_rows[i] = *cli_row(top_filters[i]);
+		top_filter_rows[i].group = NULL;
+		top_rows[n++] = &top_filter_rows[i];
+	}
+	top_rows[n] = &top_help;
 }
 
 /* "iotracer: top: --OPT: MESSAGE"; the usage exit status. */
@@ -106,18 +135,10 @@ static IT_PRINTF(2, 3) int bad(const char *opt, const char *fmt, ...)
 	return 2;
 }
 
-/* -d, -p, --cgroup: the run options' own code (the same checks and messages). */
-static int filter_opt(struct top *t, const char *name, const char *arg)
-{
-	struct cli_src src = { .err = stderr };
-	const struct cli_option *r = cli_option_named(name);
-
-	return r && cli_apply(r->key, arg, &t->o, stdout, &src) == CLI_RUN ? 0 : 2;
-}
-
 static int top_one(void *ctx, int c, const char *arg)
 {
 	struct top *t = ctx;
+	struct cli_src src = { .err = stderr, .cmd = "top" };
 	uint64_t v;
 
 	switch (c) {
@@ -147,25 +168,14 @@ static int top_one(void *ctx, int c, const char *arg)
 			return bad("rows", "bad count '%s' (expected 1 to 100000)", arg);
 		t->rows = (int)v;
 		return 0;
-	case 'd':
-		return filter_opt(t, "dev", arg);
-	case 'p':
-		return filter_opt(t, "pid", arg);
 	}
-	return filter_opt(t, "cgroup", arg); /* 'g' */
+	return cli_filter(c, arg, &t->o, &src) == CLI_RUN ? 0 : 2;
 }
 
 static int top_parse(struct top *t, int argc, char **argv)
 {
-	int ret = subopt_parse(argc, argv, ":i:bn:s:Cr:d:p:", top_longopts, top_usage, top_one, t);
-
-	if (ret)
-		return ret;
-	if (optind < argc) {
-		it_err("top: unexpected argument '%s' (try '" TOP_PROG " --help')", argv[optind]);
-		return 2;
-	}
-	return 0;
+	top_cmd_init();
+	return opts_parse(&top_cmd, argc, argv, top_one, t, NULL, NULL);
 }
 
 /* ---- the terminal ---- */
@@ -325,7 +335,7 @@ static void totals(struct top *t)
 
 		printf("%u %s %s %s %s %llu %llu\n", rows[i].tgid,
 		       rows[i].comm[0] && !t->view.by_cgroup ? rows[i].comm : "-", cg ? cg : "-",
-		       dev_name(rows[i].dev, t), out_op_name(rows[i].op),
+		       dev_name(rows[i].dev, t), abi_op_name(rows[i].op),
 		       (unsigned long long)rows[i].ios, (unsigned long long)rows[i].bytes);
 	}
 	free(rows);

@@ -4,66 +4,13 @@
  * device × op, refreshed every interval, in the manner of biotop/iotop
  * (docs/top.md). No per-request records: the BPF side aggregates in the
  * kernel (bpf/agg.bpf.h, map "agg"), the driver (top.c) reads the map each
- * interval, and the view (view.c, pure) turns two snapshots into rates and
- * prints the table.
+ * interval, and the view (view.c, pure: view.h) turns two snapshots into rates
+ * and prints the table.
  */
 #ifndef IT_TOP_TOP_H
 #define IT_TOP_TOP_H
 
-#include <stdint.h>
-#include <stdio.h>
-
-#include "core/agg.h"
-
 /* `iotracer top ARGS...` (argv[0] is "top"); the exit status. */
 int top_main(int argc, char **argv);
-
-/* ---- view.c ---- */
-
-enum tview_sort { TV_IOPS = 0, TV_BYTES, TV_AVG, TV_P99, TV_QUEUE, TV_DEVICE, TV_SORT_MAX };
-
-/* One row of the table: a process (or cgroup) on a device, one op, over the last interval. */
-struct tview_row {
-	uint32_t tgid; /* 0 in cgroup rows */
-	uint64_t cgroup_id;
-	uint32_t dev;
-	uint8_t op;
-	char comm[16];
-	double iops, bps; /* per second over the interval */
-	uint64_t avg_ns, p99_ns, queue_ns, device_ns; /* of the interval's requests */
-	uint64_t ios, bytes; /* since the start */
-};
-
-struct tview_opts {
-	int by_cgroup; /* rows per cgroup, not per process */
-	enum tview_sort sort;
-	int max_rows; /* rows printed at most (0: all) */
-	int ansi; /* clear the screen first, invert the header */
-	const char *(*dev_name)(uint32_t dev, void *ctx);
-	const char *(*cgroup)(uint64_t id, void *ctx); /* NULL result: unknown */
-	void *ctx;
-};
-
-/* Sort a snapshot by key: tview_rows wants prev sorted. */
-void tview_sort_snapshot(struct agg_entry *e, int n);
-/*
- * Rows from two snapshots (map entries, summed over CPUs) dt_ns apart: each
- * key of now with its delta since prev (sorted by tview_sort_snapshot; a key
- * new in now counts whole; prev NULL: every key counts whole).
- * Only rows that did IO in the interval. by_cgroup folds the processes of a
- * cgroup. *rows malloc'd; returns the number or -ENOMEM.
- */
-int tview_rows(const struct agg_entry *now, int nr, const struct agg_entry *prev, int nr_prev,
-	       uint64_t dt_ns, int by_cgroup, struct tview_row **rows);
-/* Rows since the start (the totals of now; iops/bps over elapsed_ns); for -b's last table. */
-int tview_totals(const struct agg_entry *now, int nr, uint64_t elapsed_ns, int by_cgroup,
-		 struct tview_row **rows);
-void tview_sort(struct tview_row *rows, int n, enum tview_sort key);
-/* The header line and the table. title: the first line (time, interval, keys). */
-void tview_print(FILE *f, const char *title, const struct tview_row *rows, int n,
-		 const struct tview_opts *o);
-/* "iops", "bytes", ... and back; -1: unknown. */
-const char *tview_sort_name(enum tview_sort s);
-int tview_sort_of(const char *name);
 
 #endif /* IT_TOP_TOP_H */

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * top's view: two snapshots of the kernel's aggregation into rates, sorted,
- * printed as a table. Pure (unit-tested). See top.h.
+ * printed as a table. Pure (unit-tested). See view.h.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/output.h"
+#include "lib/abi.h"
 #include "lib/parse.h"
-#include "top/top.h"
+#include "top/view.h"
 
 static const char *const sort_names[TV_SORT_MAX] = { "iops", "bytes", "avg", "p99", "queue",
 						     "device" };
@@ -211,7 +212,7 @@ static void print_row(FILE *f, const struct tview_row *r, const struct tview_opt
 	if (!o->by_cgroup)
 		fprintf(f, "%7u %-15.15s ", r->tgid, r->comm[0] ? r->comm : "?");
 	fprintf(f, "%-8.8s %-5s %9.1f %10.1f %9s %9s %9s %9s %s\n", o->dev_name(r->dev, o->ctx),
-		out_op_name(r->op), r->iops, r->bps / 1024.0, avg, p99, q, d, cg ? cg : "-");
+		abi_op_name(r->op), r->iops, r->bps / 1024.0, avg, p99, q, d, cg ? cg : "-");
 }
 
 void tview_print(FILE *f, const char *title, const struct tview_row *rows, int n,

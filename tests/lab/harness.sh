@@ -180,3 +180,124 @@ unbundle() { # GUEST_OUT DIR
 	rm -f "$tmp/bundle.tgz"
 }
 
+
+# ------------------------------------------------------------ faults outside iotracer
+# A boot may fail for reasons that say nothing about iotracer (docs/lab.md "Faults
+# outside iotracer"): QEMU itself killed by a fault signal before the guest was ready,
+# a guest soft lockup or int3 oops at a half-patched jump label or in the kernel's text
+# patching (TCG's cross-modifying code) with no BPF program frame on the stack, or a
+# guest kernel that died before the lab script began. Such a boot is run once more,
+# with a `# retried: NAME: REASON` note; a run retries at most once per boot, and more
+# than one retry in a run is itself a FAIL (retries_verdict; tests/run.sh counts the
+# notes over the whole run too).
+retries=0
+
+# crash_block CONSOLE: the guest's soft lockup or int3 oops report, from its first
+# line to the end of the console (timestamps and CRs stripped); nothing if none.
+crash_block() {
+	tr -d '\r' <"$1" 2>/dev/null | sed 's/^\[ *[0-9.]*\] //' |
+		awk '/BUG: soft lockup|(^|Oops: )int3: [0-9a-f]+ \[#/ { on = 1 } on'
+}
+
+# patch_site BLOCK: status 0 when the first `Code:` line of the report shows the
+# faulting byte (<xx>) inside a 5-byte jump-label NOP (66 66 66 66 90, 0f 1f 44 00
+# 00) or right after / on an int3 byte (cc: a site being patched).
+patch_site() {
+	awk '/^Code: / && !done {
+		done = 1; n = 0; m = 0
+		for (i = 2; i <= NF; i++) {
+			b = $i
+			if (b ~ /^<..>$/) { b = substr(b, 2, 2); m = n + 1 }
+			by[++n] = b
+		}
+		if (!m) exit 1
+		if (by[m] == "cc" || by[m - 1] == "cc") exit 0
+		for (s = m - 4; s <= m; s++) {
+			w = by[s] " " by[s + 1] " " by[s + 2] " " by[s + 3] " " by[s + 4]
+			if (w == "66 66 66 66 90" || w == "0f 1f 44 00 00") exit 0
+		}
+		exit 1
+	} END { if (!done) exit 1 }' <<<"$1"
+}
+
+# boot_fault DIR: when boot.sh's outcome in DIR (result, console.log) is a fault
+# outside iotracer, print its one-line description and return 0; else return 1.
+boot_fault() {
+	local d=$1 rc qrc sig blk rip
+	rc=$(sed -n 's/^rc=//p' "$d/result" 2>/dev/null)
+	qrc=$(sed -n 's/^qemu_rc=//p' "$d/result" 2>/dev/null)
+	[[ $rc == 2 && $qrc =~ ^[0-9]+$ ]] || return 1
+	# QEMU killed by a fault signal (timeout(1) passes it on as 128 + N) before the
+	# guest's ready marker: QEMU's own crash (seen: SIGSEGV in memory_region_dispatch_write)
+	if ((qrc > 128)) && ! grep -q '===LAB-READY===' "$d/console.log" 2>/dev/null; then
+		sig=$(kill -l $((qrc - 128)) 2>/dev/null)
+		case $sig in
+		ILL | TRAP | ABRT | BUS | FPE | SEGV)
+			echo "QEMU killed by SIG$sig before the guest was ready (qemu rc $qrc)"
+			return 0
+			;;
+		esac
+	fi
+	blk=$(crash_block "$d/console.log")
+	# a BPF program (iotracer's) or trampoline on the stack: never retried
+	grep -qE 'bpf_prog_[0-9a-f]|bpf_trampoline_' <<<"$blk" && return 1
+	rip=$(grep -m1 -oE 'RIP: 0010:[^ ]+' <<<"$blk")
+	if [[ -n $blk ]] && { patch_site "$blk" ||
+		grep -qE '(text_poke|jump_label|poke_int3|static_key)[_a-z]*\+0x' <<<"$blk"; }; then
+		if grep -q 'BUG: soft lockup' <<<"$blk"; then
+			echo "guest soft lockup at a jump label or text patching site (${rip:-no RIP}; TCG cross-modifying code)"
+		else
+			echo "guest int3 oops of its own text patching (${rip:-no RIP}; TCG cross-modifying code)"
+		fi
+		return 0
+	fi
+	[[ -n $blk ]] && return 1
+	# any other guest kernel death before the lab script began (iotracer not yet started)
+	if ! grep -q '===LAB-BEGIN===' "$d/console.log" 2>/dev/null &&
+		grep -qE 'Kernel panic|BUG:|Oops' "$d/console.log" 2>/dev/null &&
+		! grep -qE 'bpf_prog_[0-9a-f]|bpf_trampoline_' "$d/console.log"; then
+		echo "guest kernel died before the lab script began ($(tr -d '\r' <"$d/console.log" |
+			grep -m1 -oE 'Kernel panic[^[]*|BUG: [^[]*|Oops: [^[]*' | head -c 80))"
+		return 0
+	fi
+	return 1
+}
+
+# boot_failure DIR: one line naming why boot.sh's boot in DIR failed (for FAIL lines).
+boot_failure() {
+	local d=$1 rc qrc why t
+	rc=$(sed -n 's/^rc=//p' "$d/result" 2>/dev/null)
+	qrc=$(sed -n 's/^qemu_rc=//p' "$d/result" 2>/dev/null)
+	if why=$(boot_fault "$d"); then
+		echo "$why"
+		return
+	fi
+	t=$(tr -d '\r' <"$d/console.log" 2>/dev/null | grep -m1 -oE 'Kernel panic[^[]*|BUG: [^[]*|Oops: [^[]*|int3: [0-9a-f]+ [^[]*' | head -c 100)
+	if [[ -z $rc ]]; then
+		why="boot.sh left no result"
+	elif [[ $qrc == 124 || $qrc == 137 ]]; then
+		why="guest timed out (qemu rc $qrc)"
+	elif [[ -n $qrc ]] && ((qrc > 128)); then
+		why="QEMU killed by SIG$(kill -l $((qrc - 128)) 2>/dev/null || echo $((qrc - 128)))"
+	else
+		why="guest ended without its end marker (qemu rc ${qrc:-?})"
+	fi
+	echo "$why${t:+: guest $t}; see $d/console.log"
+}
+
+# retry_boot NAME DIR ATTEMPT: status 0 when the boot in DIR failed for a fault outside
+# iotracer on its first ATTEMPT: notes `# retried: NAME: REASON` and counts it.
+retry_boot() {
+	local why
+	(($3 == 1)) || return 1
+	why=$(boot_fault "$2") || return 1
+	retries=$((retries + 1))
+	note "retried: $1: $why"
+	return 0
+}
+
+# retries_verdict NAME: at the end of a run, more than one retried boot FAILs NAME.
+retries_verdict() {
+	((retries > 1)) && fail "$1" "$retries boots retried for faults outside iotracer (at most 1 per run): the lab or this machine is not healthy"
+	note "boots retried: $retries"
+}

@@ -140,12 +140,10 @@ rm -rf "$out"
 mkdir -p "$out"
 brc=0
 step /dev/null "$out/boot.log" "$LAB_SRC/boot.sh" "$SERIES" "$LAB_SRC/guest-btt.sh" "$out" || brc=$?
-# A guest kernel that died before the script began, or on an int3 of its own
-# text patching (docs/lab.md), says nothing about either tracer: once more.
-if ((brc == 2)) && { ! grep -q '===LAB-BEGIN===' "$out/console.log" 2>/dev/null ||
-	grep -q 'Oops: int3' "$out/console.log" 2>/dev/null; }; then
-	note "$PFX: guest kernel died ($(grep -m1 -oE 'Oops: [^[]*|Kernel panic[^[]*' "$out/console.log" | head -c 80)); booting once more"
-	mv -f "$out/console.log" "$LAB_DIR/runs/btt-$SERIES.crash.log"
+# A boot that failed for a fault outside iotracer (harness.sh boot_fault) boots once
+# more, said in a `# retried:` note; any other failure, or a second one, fails.
+if ((brc == 2)) && retry_boot "$PFX" "$out" 1; then
+	mv -f "$out/console.log" "$LAB_DIR/runs/btt-$SERIES.retried-console.log"
 	brc=0
 	step /dev/null "$out/boot.log" "$LAB_SRC/boot.sh" "$SERIES" "$LAB_SRC/guest-btt.sh" "$out" || brc=$?
 fi
@@ -161,7 +159,7 @@ done
 note "$PFX: kernel $kver, ready $(sed -n 's/^ready_s=//p' "$out/result" 2>/dev/null)s, boot wall $(sed -n 's/^wall_s=//p' "$out/result" 2>/dev/null)s$loads"
 why=""
 if ((brc == 2)); then
-	why="guest did not reach its end marker ($(grep -m1 -E 'timed out|panic|Oops' "$out/boot.log" "$out/console.log" 2>/dev/null | head -c 200)); "
+	why="boot failed: $(boot_failure "$out"); "
 elif ! unbundle "$g" "$out"; then
 	why="$BUNDLE_WHY; "
 fi
@@ -369,4 +367,5 @@ for p in $PHASES; do
 done
 rest FAIL "not reported (bug in test_btt.sh)"
 note "$PFX: took $(lab_since "$t0")s; files in $out"
+retries_verdict "${PFX}_retries"
 exit "$failed"

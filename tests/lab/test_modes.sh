@@ -65,19 +65,25 @@ export LAB_G_COUNT=${LAB_MODES_COUNT:-150}
 [[ $# -eq 0 ]] && set -- serial tcp
 TRANSPORTS=("$@")
 
-all_names() {
-	local t c spec
-	for t in "${TRANSPORTS[@]}"; do
-		for c in $CHECKS; do echo "${PFX}_${t}_$c"; done
-	done
+# names_of T: the checks of transport T (the first one also carries vsock, metrics and
+# the disk matrix).
+names_of() {
+	local c spec
+	for c in $CHECKS; do echo "${PFX}_${1}_$c"; done
+	[[ $1 == "${TRANSPORTS[0]}" ]] || return 0
 	echo "${PFX}_vsock"
-	echo "${PFX}_${TRANSPORTS[0]}_metrics"
+	echo "${PFX}_${1}_metrics"
 	IFS=, read -r -a md_specs <<<"$(md_list)"
-	for spec in "${md_specs[@]}"; do echo "${PFX}_${TRANSPORTS[0]}_$(md_name "$spec")_join"; done
+	for spec in "${md_specs[@]}"; do echo "${PFX}_${1}_$(md_name "$spec")_join"; done
 }
-verdict_rest() { # VERDICT WHY
+all_names() {
+	local t
+	for t in "${TRANSPORTS[@]}"; do names_of "$t"; done
+}
+# verdict_rest VERDICT WHY [T]: every check not reported yet (of transport T only).
+verdict_rest() {
 	local n
-	for n in $(all_names); do
+	for n in $(if [[ -n ${3:-} ]]; then names_of "$3"; else all_names; fi); do
 		[[ -n ${done_names[$n]:-} ]] || report "$1" "$n" "$2"
 	done
 }
@@ -215,7 +221,7 @@ one() {
 	mkdir -p "$out"
 	# data-filled images: host reads really reach the host disk
 	head -c 64M /dev/zero >"$tmp/vblk.img" && head -c 64M /dev/zero >"$tmp/nvme.img" || {
-		verdict_rest FAIL "cannot create disk images in $tmp"
+		verdict_rest FAIL "cannot create disk images in $tmp" "$t"
 		return
 	}
 	export LAB_VBLK_IMG=$tmp/vblk.img LAB_NVME_IMG=$tmp/nvme.img LAB_DRIVE_OPTS=",cache=none"
@@ -226,7 +232,7 @@ one() {
 	[[ $t == "${TRANSPORTS[0]}" ]] && LAB_G_COST=1 MODES_COST=1 MODES_METRICS=$((20000 + RANDOM % 20000))
 	if [[ $t == "${TRANSPORTS[0]}" && -n $(md_list) ]]; then
 		if ! md_make "$tmp"; then
-			verdict_rest FAIL "$MD_WHY"
+			verdict_rest FAIL "$MD_WHY" "$t"
 			return
 		fi
 		LAB_QEMU_ARGS=$MD_ARGS
@@ -239,20 +245,16 @@ one() {
 		export MODES_HOST_LINK=serial LAB_G_LINK="serial:lab.0" # the hook knows the socket
 	fi
 	export LAB_HOST_HOOK="exec \"$LAB_SRC/host-modes-hook.sh\""
-	# The guest kernel can oops on an int3 of its own text patching (a static key
-	# flipped as tracepoints detach, e.g. at iotracer's SIGKILL, under QEMU's
-	# multi-threaded TCG; test_drivers.sh sees the same at boot). That says
-	# nothing about iotracer: say so and run the whole case once more. A second
-	# crash, or any other one, fails.
+	# A boot that failed for a fault outside iotracer (harness.sh boot_fault: QEMU's own
+	# crash, the guest's int3 oops or soft lockup at a half-patched jump label under
+	# TCG) runs the whole case once more, said in a `# retried:` note (its console kept
+	# as runs/modes-T.retried-console.log). A second crash, or any other one, fails.
 	for attempt in 1 2; do
 		brc=0
 		step /dev/null "$out/boot.log" "$LAB_SRC/boot.sh" "$SERIES" "$LAB_SRC/guest-modes.sh" "$out" || brc=$?
 		for ((i = 0; i < 100; i++)); do [[ -f $out/host.done ]] && break; sleep 0.2; done
-		if ((attempt == 2)) || [[ $brc != 2 ]] || ! grep -q 'Oops: int3' "$out/console.log" 2>/dev/null; then
-			break
-		fi
-		note "${PFX}_$t: guest kernel oops on a text-patching int3 ($(grep -m1 -oE 'RIP: 0010:[^ ]+' "$out/console.log")); running once more"
-		mv -f "$out/console.log" "$LAB_DIR/runs/$RUNS-$t.int3-crash.log"
+		((brc == 2)) && retry_boot "${PFX}_$t" "$out" "$attempt" || break
+		mv -f "$out/console.log" "$LAB_DIR/runs/$RUNS-$t.retried-console.log"
 		rm -rf "$out"
 		mkdir -p "$out"
 		head -c 64M /dev/zero >"$tmp/vblk.img" && head -c 64M /dev/zero >"$tmp/nvme.img"
@@ -262,12 +264,18 @@ one() {
 		verdict_rest SKIP "$(tail -n 1 "$out/boot.log" | sed 's/^\[lab\] //')"
 		return
 	fi
-	if [[ $brc == 2 ]] || ! unbundle "$g" "$out"; then
-		report FAIL "${PFX}_${t}_run" "guest rc $brc: ${BUNDLE_WHY:-no end marker}; see $out/console.log"
+	if [[ $brc == 2 ]]; then
+		verdict_rest FAIL "boot failed: $(boot_failure "$out")" "$t"
+		return
+	fi
+	if ! unbundle "$g" "$out"; then
+		report FAIL "${PFX}_${t}_run" "guest rc $brc: $BUNDLE_WHY; see $out/console.log"
+		verdict_rest FAIL "nothing to check: ${PFX}_${t}_run failed (guest rc $brc: $BUNDLE_WHY)" "$t"
 		return
 	fi
 	if [[ ! -s $out/host1.json || ! -s $out/host2.json ]]; then
 		report FAIL "${PFX}_${t}_run" "host daemon JSON missing: $(tail -c 300 "$out"/host1.err "$out"/host2.err 2>/dev/null | tr '\n' ' ')"
+		verdict_rest FAIL "nothing to check: ${PFX}_${t}_run failed (host daemon JSON missing)" "$t"
 		return
 	fi
 	report PASS "${PFX}_${t}_run"
@@ -369,4 +377,5 @@ for t in "${TRANSPORTS[@]}"; do
 	note "${PFX}_$t: took $(lab_since "$t0") s"
 done
 verdict_rest FAIL "not reported (bug in test_modes.sh)"
+retries_verdict "${PFX}_retries"
 exit "$failed"

@@ -268,12 +268,12 @@ static void test_config_every_option_has_a_section(void)
 		bool only = false;
 
 		for (size_t k = 0; k < sizeof(cmdline_only) / sizeof(cmdline_only[0]); k++)
-			only |= !strcmp(r->name, cmdline_only[k]);
-		if (!ASSERT_EQ(r->section != NULL, !only, r->name) ||
-		    !ASSERT_TRUE(cli_option_named(r->name) == r, r->name))
+			only |= !strcmp(r->row.name, cmdline_only[k]);
+		if (!ASSERT_EQ(r->section != NULL, !only, r->row.name) ||
+		    !ASSERT_TRUE(cli_option_named(r->row.name) == r, r->row.name))
 			return;
 		for (int j = 0; (q = cli_option(j)); j++)
-			if (!ASSERT_TRUE(q == r || q->key != r->key, r->name))
+			if (!ASSERT_TRUE(q == r || q->row.key != r->row.key, r->row.name))
 				return;
 	}
 }
@@ -350,7 +350,7 @@ static void test_config_shipped_example(void)
 		return;
 	/* and it documents every option that has a config key */
 	for (int i = 0; (opt = cli_option(i)); i++)
-		if (opt->section && !ASSERT_TRUE(example_shows(&sh, opt->name), opt->name))
+		if (opt->section && !ASSERT_TRUE(example_shows(&sh, opt->row.name), opt->row.name))
 			return;
 }
 

@@ -10,6 +10,7 @@
 
 #include "unit.h"
 #include "iotracer.h"
+#include "lib/abi.h"
 #include "lib/parse.h"
 
 #define NS_US 1000ull
@@ -216,16 +217,16 @@ static void test_parse_layers(void)
 	ASSERT_EQ(parse_layers(" fs", &m), -EINVAL, "space");
 	ASSERT_EQ(m, 99, "untouched");
 
-	ASSERT_STREQ(parse_layer_name(IT_L_SYSCALL), "syscall", "name syscall");
-	ASSERT_STREQ(parse_layer_name(IT_L_FS), "fs", "name fs");
-	ASSERT_STREQ(parse_layer_name(IT_L_SCHED), "sched", "name sched");
-	ASSERT_STREQ(parse_layer_name(IT_L_BLOCK), "block", "name block");
-	ASSERT_STREQ(parse_layer_name(IT_L_NVME), "nvme", "name nvme");
-	ASSERT_STREQ(parse_layer_name(IT_L_SCSI), "scsi", "name scsi");
-	ASSERT_STREQ(parse_layer_name(IT_L_VIRTIO), "virtio", "name virtio");
-	ASSERT_STREQ(parse_layer_name(IT_L_QEMU), "qemu", "name qemu");
-	ASSERT_STREQ(parse_layer_name(IT_L_MAX), "unknown", "name max");
-	ASSERT_STREQ(parse_layer_name(-1), "unknown", "name -1");
+	ASSERT_STREQ(abi_layer_name(IT_L_SYSCALL), "syscall", "name syscall");
+	ASSERT_STREQ(abi_layer_name(IT_L_FS), "fs", "name fs");
+	ASSERT_STREQ(abi_layer_name(IT_L_SCHED), "sched", "name sched");
+	ASSERT_STREQ(abi_layer_name(IT_L_BLOCK), "block", "name block");
+	ASSERT_STREQ(abi_layer_name(IT_L_NVME), "nvme", "name nvme");
+	ASSERT_STREQ(abi_layer_name(IT_L_SCSI), "scsi", "name scsi");
+	ASSERT_STREQ(abi_layer_name(IT_L_VIRTIO), "virtio", "name virtio");
+	ASSERT_STREQ(abi_layer_name(IT_L_QEMU), "qemu", "name qemu");
+	ASSERT_STREQ(abi_layer_name(IT_L_MAX), "unknown", "name max");
+	ASSERT_STREQ(abi_layer_name(-1), "unknown", "name -1");
 }
 
 /* --- fake sysfs -------------------------------------------------------- */
@@ -560,6 +561,54 @@ static void test_parse_dev_serial(void)
 		UNIT_LOG("cannot remove %s\n", root);
 }
 
+/*
+ * The serials read before attaching (parse_dev_serials_prefetch): every disk with one,
+ * then served from the cache without reading sysfs again, even after lookups of more
+ * devices without a serial than the cache holds.
+ */
+static void test_parse_dev_serials_prefetch(void)
+{
+	char root[] = "/tmp/it_serialpf_XXXXXX", path[PATH_MAX];
+	int i;
+
+	if (!ASSERT_TRUE(mkdtemp(root), "mkdtemp"))
+		return;
+	snprintf(path, sizeof(path), "%s/dev", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/dev/block", root);
+	mkdir(path, 0755);
+	for (i = 0; i < 80; i++) { /* loop devices: no serial */
+		snprintf(path, sizeof(path), "%s/dev/block/7:%d", root, i);
+		mkdir(path, 0755);
+	}
+	snprintf(path, sizeof(path), "%s/dev/block/253:0", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/dev/block/253:0/serial", root);
+	ASSERT_OK(unit_write(path, "pfvblk0\n", 8), "virtio-blk serial");
+	snprintf(path, sizeof(path), "%s/dev/block/253:16", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/dev/block/253:16/serial", root);
+	ASSERT_OK(unit_write(path, "pfvblk1\n", 8), "virtio-blk serial");
+	snprintf(path, sizeof(path), "%s/dev/block/not-a-dev", root);
+	mkdir(path, 0755);
+
+	ASSERT_EQ(parse_dev_serials_prefetch(root), 2, "two disks with a serial");
+	/* gone from sysfs: a read now would find nothing */
+	snprintf(path, sizeof(path), "%s/dev/block/253:0/serial", root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/dev/block/253:16/serial", root);
+	unlink(path);
+	for (i = 0; i < 80; i++)
+		ASSERT_TRUE(parse_dev_serial_cached(IT_MKDEV(7, 100 + i), root) == NULL, "no serial");
+	ASSERT_STREQ(parse_dev_serial_cached(IT_MKDEV(253, 0), root), "pfvblk0", "prefetched");
+	ASSERT_STREQ(parse_dev_serial_cached(IT_MKDEV(253, 16), root), "pfvblk1", "prefetched");
+	ASSERT_EQ(parse_dev_serials_prefetch("/nonexistent"), 0, "no sysfs");
+
+	snprintf(path, sizeof(path), "rm -rf '%s'", root);
+	if (system(path))
+		UNIT_LOG("cannot remove %s\n", root);
+}
+
 int main(void)
 {
 	RUN_TEST(test_parse_duration_good);
@@ -573,5 +622,6 @@ int main(void)
 	RUN_TEST(test_parse_fmt_duration);
 	RUN_TEST(test_parse_vpd_serial);
 	RUN_TEST(test_parse_dev_serial);
+	RUN_TEST(test_parse_dev_serials_prefetch);
 	return unit_result();
 }

@@ -372,7 +372,7 @@ out:
 /* Every part of the report, fed what a mutated segment decodes to. */
 struct mut_sinks {
 	struct it_out *out;
-	struct rp_top *top;
+	struct rp_slowest *top;
 	struct pf *pf;
 };
 
@@ -385,7 +385,7 @@ static void on_mut(void *ctx, const struct rr_reader *rr, const struct rf_req *r
 	rf_req_view(rq, &r);
 	rf_req_span(&r, &q.start_ns, &q.end_ns);
 	out_request(&r, m->out);
-	top_add(m->top, &q);
+	slowest_add(m->top, &q);
 	pf_add(m->pf, &q);
 }
 
@@ -422,7 +422,7 @@ static void test_mutations(void)
 	o.live = 0;
 	o.sysfs_root = "/nonexistent";
 	sinks.out = devnull ? out_new(&o, NULL, devnull, 0) : NULL;
-	sinks.top = top_new(5);
+	sinks.top = slowest_new(5);
 	sinks.pf = pf_new();
 	for (int round = 0; m && sinks.out && sinks.top && sinks.pf && round < 1000; round++) {
 		size_t n = len - (round % 5 == 0 ? rnd() % len : 0);
@@ -437,11 +437,11 @@ static void test_mutations(void)
 	}
 	ASSERT_TRUE(m && sinks.out && sinks.top && sinks.pf, "alloc");
 	if (sinks.top)
-		top_print(sinks.top, devnull, no_dev_name, NULL);
+		slowest_print(sinks.top, devnull, no_dev_name, NULL);
 	if (sinks.pf)
 		ASSERT_OK(pf_write(sinks.pf, devnull, no_dev_name, NULL), "pf_write");
 	out_free(sinks.out);
-	top_free(sinks.top);
+	slowest_free(sinks.top);
 	pf_free(sinks.pf);
 	if (devnull)
 		fclose(devnull);

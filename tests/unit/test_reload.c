@@ -24,8 +24,8 @@ static void test_reload_every_key_has_a_rule(void)
 		if (!r->section)
 			continue;
 		name = reload_rule(n++, &kind);
-		if (!ASSERT_TRUE(name && !strcmp(name, r->name), r->name) ||
-		    !ASSERT_EQ(kind, r->reload, r->name))
+		if (!ASSERT_TRUE(name && !strcmp(name, r->row.name), r->row.name) ||
+		    !ASSERT_EQ(kind, r->reload, r->row.name))
 			return;
 	}
 	ASSERT_TRUE(reload_rule(n, &kind) == NULL, "no other rule");

@@ -7,7 +7,7 @@
 
 #include "unit.h"
 #include "iotracer.h"
-#include "top/top.h"
+#include "top/view.h"
 
 static struct agg_entry ent(uint32_t tgid, uint64_t cg, uint8_t op, uint64_t n, uint64_t lat_ns)
 {

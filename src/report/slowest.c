@@ -1,41 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * top: the N slowest requests of a report, with where their time went.
+ * slowest: the N slowest requests of a report (its -n/--top table), with where their
+ * time went.
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/output.h"
 #include "core/recfmt.h"
+#include "lib/abi.h"
 #include "lib/parse.h"
 #include "report/internal.h"
 
-struct top_ent {
+struct slow_ent {
 	uint64_t lat, start_ns;
 	int64_t real_off_ns;
 	struct rf_req q;
 };
 
-struct rp_top {
+struct rp_slowest {
 	int n, cap;
-	struct top_ent *e;
+	struct slow_ent *e;
 };
 
-char *rp_fmt_bytes(uint64_t b, char *buf, size_t n)
+struct rp_slowest *slowest_new(int n)
 {
-	if (b && !(b % (1024 * 1024)))
-		snprintf(buf, n, "%lluMiB", (unsigned long long)(b >> 20));
-	else if (b && !(b % 1024))
-		snprintf(buf, n, "%lluKiB", (unsigned long long)(b >> 10));
-	else
-		snprintf(buf, n, "%lluB", (unsigned long long)b);
-	return buf;
-}
-
-struct rp_top *top_new(int n)
-{
-	struct rp_top *t = calloc(1, sizeof(*t));
+	struct rp_slowest *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
@@ -48,7 +38,7 @@ struct rp_top *top_new(int n)
 	return t;
 }
 
-void top_free(struct rp_top *t)
+void slowest_free(struct rp_slowest *t)
 {
 	if (!t)
 		return;
@@ -56,7 +46,7 @@ void top_free(struct rp_top *t)
 	free(t);
 }
 
-void top_add(struct rp_top *t, const struct rp_req *q)
+void slowest_add(struct rp_slowest *t, const struct rp_req *q)
 {
 	uint64_t lat = q->end_ns > q->start_ns ? q->end_ns - q->start_ns : 0;
 	int slot = t->n;
@@ -81,7 +71,7 @@ void top_add(struct rp_top *t, const struct rp_req *q)
 
 static int by_lat_desc(const void *a, const void *b)
 {
-	const struct top_ent *x = a, *y = b;
+	const struct slow_ent *x = a, *y = b;
 
 	return x->lat < y->lat ? 1 : x->lat > y->lat ? -1 : 0;
 }
@@ -96,7 +86,7 @@ static void stage(FILE *f, const char *name, uint64_t from, uint64_t to)
 }
 
 /* Where the time of one request went: fs, block (per request), driver, sched. */
-static void top_stages(FILE *f, const struct rf_req *q)
+static void slowest_stages(FILE *f, const struct rf_req *q)
 {
 	uint64_t first_q = 0, last_c = 0;
 	char b[16];
@@ -126,7 +116,7 @@ static void top_stages(FILE *f, const struct rf_req *q)
 			stage(f, "q2c", k->q_ns, k->c_ns);
 		}
 		if (k->drv_layer)
-			stage(f, parse_layer_name(k->drv_layer), k->drv_submit_ns, k->drv_done_ns);
+			stage(f, abi_layer_name(k->drv_layer), k->drv_submit_ns, k->drv_done_ns);
 		fputc(']', f);
 	}
 	if (q->nr_blocks > 4)
@@ -138,19 +128,8 @@ static void top_stages(FILE *f, const struct rf_req *q)
 	fputc('\n', f);
 }
 
-char *rp_fmt_real(uint64_t real, char *buf, size_t n)
-{
-	time_t s = (time_t)(real / 1000000000ull);
-	struct tm tm;
-	char t[32];
-
-	gmtime_r(&s, &tm);
-	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, n, "%s.%06lluZ", t, (unsigned long long)(real % 1000000000ull / 1000));
-	return buf;
-}
-
-void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx)
+void slowest_print(struct rp_slowest *t, FILE *f, const char *(*name)(void *ctx, uint32_t dev),
+		   void *ctx)
 {
 	char lat[16], when[48], dn[24], bytes[24];
 
@@ -161,7 +140,7 @@ void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_
 	fprintf(f, "%9s %-27s %-15s %-7s %-8s %-14s %-8s %12s %8s %s\n", "LAT", "TIME(UTC)", "COMM",
 		"TID", "KIND", "CALL", "DEV", "OFFSET", "BYTES", "ID");
 	for (int i = 0; i < t->n; i++) {
-		const struct top_ent *e = &t->e[i];
+		const struct slow_ent *e = &t->e[i];
 		struct corr_req r;
 		const struct it_task *task;
 		const char *call, *dname;
@@ -171,7 +150,8 @@ void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_
 		rf_req_view(&e->q, &r);
 		switch (r.kind) {
 		case CORR_SYSCALL:
-			task = &r.sys->task, call = out_sys_name(r.sys->sys), dev = r.sys->dev;
+			task = &r.sys->task, call = abi_name(&abi_syscalls, r.sys->sys),
+			dev = r.sys->dev;
 			off = r.sys->offset, len = r.sys->bytes;
 			break;
 		case CORR_URING:
@@ -184,7 +164,7 @@ void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_
 			off = r.aio.iocb.offset, len = r.aio.iocb.nbytes;
 			break;
 		default:
-			task = &r.blocks[0]->task, call = out_op_name(r.blocks[0]->op);
+			task = &r.blocks[0]->task, call = abi_op_name(r.blocks[0]->op);
 			dev = r.blocks[0]->dev, off = r.blocks[0]->sector * 512;
 			len = r.blocks[0]->bytes;
 			break;
@@ -202,6 +182,6 @@ void top_print(struct rp_top *t, FILE *f, const char *(*name)(void *ctx, uint32_
 						 "block",
 			call, dname, (unsigned long long)off,
 			rp_fmt_bytes(len, bytes, sizeof(bytes)), (unsigned long long)r.id);
-		top_stages(f, &e->q);
+		slowest_stages(f, &e->q);
 	}
 }

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * opts: a command line from a table of rows. See opts.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/log.h"
+#include "lib/opts.h"
+
+#define OPTS_MAX 80 /* rows of one command, at most */
+
+static int opts_count(const struct opt_cmd *c)
+{
+	int n = 0;
+
+	while (c->rows[n])
+		n++;
+	return n;
+}
+
+const struct opt_row *opts_row(const struct opt_cmd *c, int key)
+{
+	for (int i = 0; c->rows[i]; i++)
+		if (c->rows[i]->key == key)
+			return c->rows[i];
+	return NULL;
+}
+
+void opts_tables(const struct opt_cmd *c, struct option *lo, char *shortopts)
+{
+	char *s = shortopts;
+	int i;
+
+	*s++ = ':';
+	for (i = 0; c->rows[i]; i++) {
+		const struct opt_row *r = c->rows[i];
+
+		lo[i] = (struct option){ r->name, r->arg ? required_argument : no_argument, NULL,
+					 r->key };
+		if (r->key >= 256)
+			continue;
+		*s++ = (char)r->key;
+		if (r->arg)
+			*s++ = ':';
+	}
+	lo[i] = (struct option){ NULL, 0, NULL, 0 };
+	*s = '\0';
+}
+
+void opts_usage_row(FILE *f, const struct opt_row *r)
+{
+	const char *h = r->help ? r->help : "";
+	char left[64];
+	size_t len;
+
+	if (r->group)
+		fprintf(f, "\n%s\n", r->group);
+	if (r->key < 256)
+		snprintf(left, sizeof(left), "  -%c, --%s%s%s", r->key, r->name, r->arg ? " " : "",
+			 r->arg ? r->arg : "");
+	else
+		snprintf(left, sizeof(left), "      --%s%s%s", r->name, r->arg ? " " : "",
+			 r->arg ? r->arg : "");
+	for (int first = 1; *h || first; first = 0) {
+		len = strcspn(h, "\n");
+		fprintf(f, "%-24s %.*s\n", first ? left : "", (int)len, h);
+		h += len + (h[len] == '\n');
+	}
+}
+
+void opts_usage(const struct opt_cmd *c, FILE *f)
+{
+	if (c->head)
+		fputs(c->head, f);
+	for (int i = 0; c->rows[i]; i++)
+		opts_usage_row(f, c->rows[i]);
+	if (c->tail)
+		fputs(c->tail, f);
+}
+
+/* "report: " of "iotracer report" (the run options: ""), into pfx. */
+static const char *opts_pfx(const struct opt_cmd *c, char *pfx, size_t n)
+{
+	const char *sub = strchr(c->prog, ' ');
+
+	snprintf(pfx, n, "%s%s", sub ? sub + 1 : "", sub ? ": " : "");
+	return pfx;
+}
+
+int opts_getopt_error(const struct opt_cmd *c, int ch, int argc, char **argv, FILE *err)
+{
+	const char *tok = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+	const struct opt_row *r = optopt ? opts_row(c, optopt) : NULL;
+	char pfx[32];
+
+	opts_pfx(c, pfx, sizeof(pfx));
+	if (ch == ':') {
+		if (r)
+			it_err_to(err, "%soption '--%s' requires an argument", pfx, r->name);
+		else
+			it_err_to(err, "%soption '%s' requires an argument", pfx, tok);
+	} else if (r && !strncmp(tok, "--", 2)) {
+		/* a known long option that takes no argument, given one */
+		it_err_to(err, "%soption '--%s' doesn't allow an argument", pfx, r->name);
+	} else if (optopt) {
+		it_err_to(err, "%sunknown option '-%c'", pfx, optopt);
+	} else {
+		it_err_to(err, "%sunknown or ambiguous option '%s'", pfx, tok);
+	}
+	fprintf(err, "Try '%s --help'.\n", c->prog);
+	return 2;
+}
+
+int opts_unexpected(const struct opt_cmd *c, const char *arg, FILE *err)
+{
+	char pfx[32];
+
+	it_err_to(err, "%sunexpected argument '%s'", opts_pfx(c, pfx, sizeof(pfx)), arg);
+	fprintf(err, "Try '%s --help'.\n", c->prog);
+	return 2;
+}
+
+int opts_parse(const struct opt_cmd *c, int argc, char **argv,
+	       int (*one)(void *ctx, int key, const char *arg), void *ctx, FILE *out, FILE *err)
+{
+	struct option lo[OPTS_MAX + 1];
+	char shortopts[2 * OPTS_MAX + 2];
+	const struct opt_row *r;
+	int ch, ret;
+
+	if (opts_count(c) > OPTS_MAX)
+		abort(); /* a table this long is a programming error */
+	out = out ? out : stdout;
+	err = err ? err : stderr;
+	opts_tables(c, lo, shortopts);
+	optind = 0; /* full re-initialisation of glibc getopt */
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
+		if (ch == '?' || ch == ':')
+			return opts_getopt_error(c, ch, argc, argv, err);
+		r = opts_row(c, ch);
+		if (r && !strcmp(r->name, "help")) {
+			opts_usage(c, out);
+			return 1;
+		}
+		ret = one(ctx, ch, optarg);
+		if (ret)
+			return ret;
+	}
+	if (argc - optind > c->operands)
+		return opts_unexpected(c, argv[optind + c->operands], err);
+	return 0;
+}
