@@ -797,6 +797,18 @@ static int cli_check_host_thinning(const struct it_opts *o, FILE *err)
 	return CLI_USAGE;
 }
 
+/* The cgroup label of /metrics is nothing without the server. */
+static int cli_check_metrics(const struct it_opts *o, FILE *err)
+{
+	char who[PATH_MAX + 32];
+
+	if (o->metrics_addr || o->metrics_cg_depth < 0)
+		return CLI_RUN;
+	it_err_to(err, "%s needs --metrics",
+		  cli_where(o, "metrics-cgroup-depth", who, sizeof(who)));
+	return CLI_USAGE;
+}
+
 /* Options that only make sense in one mode. */
 static int cli_check_mode(const struct it_opts *o, FILE *err)
 {
@@ -815,7 +827,8 @@ static int cli_check_mode(const struct it_opts *o, FILE *err)
 	else if (o->record_max < o->record_size)
 		bad = "--record-max: must be at least --record-size";
 	if (!bad)
-		return cli_check_host_thinning(o, err) ?: cli_check_listen(o, err);
+		return cli_check_host_thinning(o, err) ?: cli_check_listen(o, err) ?:
+			cli_check_metrics(o, err);
 	it_err_to(err, "%s", bad);
 	return CLI_USAGE;
 }
