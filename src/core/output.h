@@ -80,6 +80,8 @@ void out_flush(struct it_out *out);
 const char *out_op_name(unsigned int op);
 const char *out_sys_name(unsigned int sys);
 const char *out_origin_name(unsigned int origin);
+/* A request's offset for the text tables: the number, "-" for none (CORR_NO_OFFSET). */
+const char *out_fmt_offset(uint64_t offset, char *buf, size_t n);
 
 /* -m and --sample as they are now (a reload changes them): the text summary says what
  * its stage table counts. */
