@@ -723,12 +723,24 @@ static void print_summary(struct report *rp)
 	out_summary(rp->out, &in);
 }
 
+/*
+ * An output file: 0600 like a recording and the daemon's -j (the pids, comms,
+ * files and offsets of every process are root's alone; docs/record.md).
+ */
 static FILE *open_out(const char *opt, const char *path)
 {
-	FILE *f = !strcmp(path, "-") ? stdout : fopen(path, "w");
+	int fd = -1;
+	FILE *f = NULL;
 
-	if (!f)
+	if (!strcmp(path, "-"))
+		return stdout;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
 		it_err("report: --%s: cannot open '%s': %s", opt, path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
 	return f;
 }
 
