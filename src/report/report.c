@@ -57,6 +57,17 @@ struct rp_opts {
 	int nr_paths;
 };
 
+/* The filters in the order matches() applies them (a request fails at the first it fails). */
+enum rp_filter {
+	RP_F_MINLAT,
+	RP_F_WINDOW,
+	RP_F_COMM,
+	RP_F_PID,
+	RP_F_CGROUP,
+	RP_F_DEV, /* -d, or -f */
+	RP_F_NR,
+};
+
 struct report {
 	struct rp_opts o;
 	struct rr_reader rr;
@@ -71,6 +82,7 @@ struct report {
 	char **files; /* segment files, in order */
 	int nr_files;
 	uint64_t first_ns, last_ns, matched;
+	uint64_t failed[RP_F_NR]; /* requests each filter turned away (the first one they failed) */
 	uint64_t rec_start_real; /* the oldest segment's open time */
 	int64_t boot_off_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC now (JSON lines' --since/--until) */
 	int oom;
@@ -520,7 +532,8 @@ static int file_matches(const struct rp_opts *o, uint32_t dev, uint64_t ino)
 	return o->file_bdev ? dev == o->file_dev : dev == o->file_dev && ino == o->file_ino;
 }
 
-static int matches(const struct report *rp, const struct rp_req *q)
+/* RP_F_NR when q passes every filter, else the first filter it fails. */
+static enum rp_filter matches(const struct report *rp, const struct rp_req *q)
 {
 	const struct rp_opts *o = &rp->o;
 	const struct corr_req *r = q->r;
@@ -532,27 +545,27 @@ static int matches(const struct report *rp, const struct rp_req *q)
 	int ok;
 
 	if (o->min_lat_ns && (q->end_ns < q->start_ns || q->end_ns - q->start_ns < o->min_lat_ns))
-		return 0;
+		return RP_F_MINLAT;
 	if (real < o->since_real || (o->until_real && real >= o->until_real))
-		return 0;
+		return RP_F_WINDOW;
 	if (o->comm && strncmp(t->comm, o->comm, IT_COMM_LEN))
-		return 0;
+		return RP_F_COMM;
 	ok = !o->nr_pids;
 	for (int i = 0; !ok && i < o->nr_pids; i++)
 		ok = t->pid == o->pids[i];
 	if (!ok)
-		return 0;
+		return RP_F_PID;
 	if (o->nr_cgroups && !cgroup_matches(rp, t))
-		return 0;
+		return RP_F_CGROUP;
 	if (o->nr_devs || o->has_file) {
 		ok = o->nr_devs ? dev_matches(rp, dev) : file_matches(o, dev, ino);
 		for (int i = 0; !ok && i < r->nr_blocks; i++)
 			ok = o->nr_devs ? dev_matches(rp, r->blocks[i]->dev) :
 					  o->file_bdev && file_matches(o, r->blocks[i]->dev, 0);
 		if (!ok)
-			return 0;
+			return RP_F_DEV;
 	}
-	return 1;
+	return RP_F_NR;
 }
 
 /* ---- every request ---- */
@@ -562,12 +575,16 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 {
 	struct corr_req r;
 	struct rp_req q = { .r = &r, .real_off_ns = real_off_ns };
+	enum rp_filter f;
 	uint64_t ino;
 
 	rf_req_view(rq, &r);
 	rf_req_span(&r, &q.start_ns, &q.end_ns);
-	if (!matches(rp, &q))
+	f = matches(rp, &q);
+	if (f != RP_F_NR) {
+		rp->failed[f]++;
 		return;
+	}
 	rp->matched++;
 	if (!rp->first_ns || q.start_ns < rp->first_ns)
 		rp->first_ns = q.start_ns;
@@ -644,9 +661,11 @@ static int read_file(struct report *rp, const char *path)
 		err = -errno;
 		goto out;
 	}
-	if (!st.st_size) {
+	if (!S_ISREG(st.st_mode) || !st.st_size) {
 		rp->rr.st.bad_segments++;
-		it_warn("report: %s: empty, not a segment", path);
+		it_warn("report: %s: %s, skipped", path,
+			S_ISREG(st.st_mode) ? "empty, not a segment" :
+					      "not a regular file: not a segment");
 		goto out;
 	}
 	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -679,6 +698,50 @@ out:
 
 /* ---- output ---- */
 
+/* Requests read: the segments' and the JSON lines'. */
+static uint64_t rp_read(const struct report *rp)
+{
+	return rp->rr.st.requests + rp->jl.requests;
+}
+
+/*
+ * Nothing matched: say why, the input holding no request or the filter that
+ * left none (the first, in matches() order, after which none was left).
+ */
+static void why_nothing(const struct report *rp)
+{
+	static const char *const names[RP_F_NR] = {
+		[RP_F_MINLAT] = "--min-latency", [RP_F_WINDOW] = "--since/--until",
+		[RP_F_COMM] = "--comm",		 [RP_F_PID] = "--pid",
+		[RP_F_CGROUP] = "--cgroup",	 [RP_F_DEV] = "--dev",
+	};
+	const struct rr_stats *s = &rp->rr.st;
+	uint64_t total = rp_read(rp), left = total;
+
+	if (rp->matched)
+		return;
+	if (!total) {
+		it_warn("report: no request in the input (%llu lines that do not decode, "
+			"%llu bad blocks, %llu files not read)",
+			(unsigned long long)rp->jl.bad_lines, (unsigned long long)s->bad_blocks,
+			(unsigned long long)s->bad_segments);
+		return;
+	}
+	for (int k = 0; k < RP_F_NR; k++) {
+		uint64_t before = left;
+
+		left -= rp->failed[k];
+		if (left || !rp->failed[k])
+			continue;
+		it_warn("report: none of the %llu requests read passed %s (%llu passed the filters "
+			"before it)",
+			(unsigned long long)total,
+			k == RP_F_DEV && !rp->o.nr_devs ? "--file" : names[k],
+			(unsigned long long)before);
+		return;
+	}
+}
+
 /* What was read, before the summary. */
 static void print_reading(struct report *rp, FILE *f)
 {
@@ -692,13 +755,16 @@ static void print_reading(struct report *rp, FILE *f)
 			"decode\n",
 			(unsigned long long)rp->jl.requests, (unsigned long long)rp->jl.paths,
 			(unsigned long long)rp->jl.bad_lines);
-	fprintf(f, "recording: %llu segments", (unsigned long long)s->segments);
-	if (s->segments)
-		fprintf(f, " from %s (kernel %s, boot %s), started %s", h->host, h->kernel,
-			h->boot_id, rp_fmt_real(rp->rec_start_real, when, sizeof(when)));
-	fprintf(f, "; %llu blocks, %llu requests, %llu matched the filters\n",
-		(unsigned long long)s->blocks, (unsigned long long)s->requests,
-		(unsigned long long)rp->matched);
+	if (s->segments || !rp->jl.requests) {
+		fprintf(f, "recording: %llu segments", (unsigned long long)s->segments);
+		if (s->segments)
+			fprintf(f, " from %s (kernel %s, boot %s), started %s", h->host, h->kernel,
+				h->boot_id, rp_fmt_real(rp->rec_start_real, when, sizeof(when)));
+		fprintf(f, "; %llu blocks, %llu requests\n", (unsigned long long)s->blocks,
+			(unsigned long long)s->requests);
+	}
+	fprintf(f, "requests: %llu read, %llu matched the filters\n",
+		(unsigned long long)rp_read(rp), (unsigned long long)rp->matched);
 	if (s->bad_segments || s->bad_blocks || s->torn)
 		fprintf(f,
 			"recording: skipped %llu bad blocks, %llu torn blocks at a segment's end "
@@ -795,6 +861,7 @@ static int rp_finish(struct report *rp)
 	int ret = 0;
 
 	print_reading(rp, text);
+	why_nothing(rp);
 	print_summary(rp);
 	top_print(rp->top, text, dev_name_of, rp);
 	if (rp->jout) {
@@ -858,6 +925,12 @@ int report_main(int argc, char **argv)
 	if ((rp.o.since && (ret = resolve_time('S', rp.o.since, &rp.o.since_real))) ||
 	    (rp.o.until && (ret = resolve_time('U', rp.o.until, &rp.o.until_real))))
 		goto out;
+	if (rp.o.since && rp.o.until && rp.o.since_real >= rp.o.until_real) {
+		it_err("report: --since %s is not before --until %s: no request can match",
+		       rp.o.since, rp.o.until);
+		ret = 2;
+		goto out;
+	}
 	ret = rp_start(&rp);
 	for (int i = 0; !ret && i < rp.nr_files; i++)
 		if (read_file(&rp, rp.files[i]))
