@@ -53,6 +53,7 @@ struct rp_opts {
 	uint64_t since_real, until_real; /* CLOCK_REALTIME ns; until 0: none */
 	int top;
 	const char *json_path, *perfetto_path, *heatmap_path;
+	int stage; /* --stage: enum hm_stage; -1 not given */
 	char **paths;
 	int nr_paths;
 };
@@ -101,6 +102,7 @@ static const struct option rp_longopts[] = {
 	{ "json", required_argument, NULL, 'j' },
 	{ "perfetto", required_argument, NULL, 'P' },
 	{ "heatmap", required_argument, NULL, 'H' },
+	{ "stage", required_argument, NULL, 'T' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -133,8 +135,10 @@ static void rp_usage(FILE *f)
 	      "                         ('-' = stdout, the text then goes to stderr)\n"
 	      "      --perfetto FILE    a Chrome trace-event JSON file for ui.perfetto.dev:\n"
 	      "                         a track per thread and device, stages, flow arrows\n"
-	      "      --heatmap FILE     an SVG latency heatmap per device: time in columns,\n"
-	      "                         log2 latency in rows, requests per cell as colour\n"
+	      "      --heatmap FILE     an SVG latency heatmap per device and op: time in\n"
+	      "                         columns, log2 latency in rows, requests per cell as colour\n"
+	      "      --stage STAGE      the heatmap's latency: total (the request's, default),\n"
+	      "                         or q2c, q2d, d2c of its block requests\n"
 	      "      --help             print this help and exit\n"
 	      "Exit status: 0 success, 1 unreadable input or output, 2 bad usage.\n",
 	      f);
@@ -270,6 +274,11 @@ static int rp_one(void *ctx, int c, const char *arg)
 	case 'H':
 		o->heatmap_path = arg;
 		return 0;
+	case 'T':
+		o->stage = hm_stage_of(arg);
+		if (o->stage < 0)
+			return bad(c, "bad stage '%s' (expected total, q2c, q2d or d2c)", arg);
+		return 0;
 	}
 	return 2;
 }
@@ -279,6 +288,7 @@ static int rp_parse(int argc, char **argv, struct rp_opts *o)
 	int ret;
 
 	o->top = 10;
+	o->stage = -1;
 	ret = subopt_parse(argc, argv, ":p:c:d:f:m:n:j:", rp_longopts, rp_usage, rp_one, o);
 	if (ret)
 		return ret;
@@ -286,6 +296,10 @@ static int rp_parse(int argc, char **argv, struct rp_opts *o)
 	o->nr_paths = argc - optind;
 	if (!o->nr_paths) {
 		it_err("report: no PATH given (try '" RP_PROG " --help')");
+		return 2;
+	}
+	if (o->stage >= 0 && !o->heatmap_path) {
+		it_err("report: --stage needs --heatmap");
 		return 2;
 	}
 	return 0;
@@ -838,7 +852,7 @@ static int rp_start(struct report *rp)
 	}
 	if (rp->o.heatmap_path) {
 		rp->hmf = open_out("heatmap", rp->o.heatmap_path);
-		rp->hm = rp->hmf ? hm_new() : NULL;
+		rp->hm = rp->hmf ? hm_new(rp->o.stage < 0 ? HM_TOTAL : rp->o.stage) : NULL;
 		if (!rp->hm)
 			return 1;
 	}
