@@ -811,6 +811,16 @@ static uint64_t sum_counts(const char *doc, const char *tag)
 	return sum;
 }
 
+/* r: a kind block request of the one block request b (zeroed). */
+static void block_req(struct corr_req *r, struct it_block_rec *b)
+{
+	memset(b, 0, sizeof(*b));
+	memset(r, 0, sizeof(*r));
+	r->kind = CORR_BLOCK;
+	r->blocks[0] = b;
+	r->nr_blocks = 1;
+}
+
 /*
  * The heatmap of known requests: 2 devices, latencies 1000 ns (row 512ns) and
  * 3 ms (row 2.1ms), 10 s apart, and 4 that never finished; reads and writes on
@@ -830,11 +840,7 @@ static void test_heatmap(void)
 
 	if (!ASSERT_TRUE(h && f, "hm_new"))
 		goto out;
-	memset(&b, 0, sizeof(b));
-	memset(&r, 0, sizeof(r));
-	r.kind = CORR_BLOCK;
-	r.blocks[0] = &b;
-	r.nr_blocks = 1;
+	block_req(&r, &b);
 	for (int i = 0; i < 1000; i++) {
 		struct rp_req q = { .r = &r, .start_ns = 5000000000ull + (uint64_t)i * 10000000,
 				    .real_off_ns = 1 };
@@ -887,11 +893,7 @@ static void test_heatmap_edges(void)
 
 	if (!ASSERT_TRUE(h && f, "hm_new"))
 		goto out;
-	memset(&b, 0, sizeof(b));
-	memset(&r, 0, sizeof(r));
-	r.kind = CORR_BLOCK;
-	r.blocks[0] = &b;
-	r.nr_blocks = 1;
+	block_req(&r, &b);
 	b.dev = IT_MKDEV(7, 0);
 	/* two requests in one cell, one alone: the busiest cell holds 2 */
 	for (int i = 0; i < 3; i++) {

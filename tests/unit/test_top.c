@@ -143,6 +143,21 @@ static bool lines_within(const char *text, int w, int *n)
 	return ok;
 }
 
+/* tview_print's text (malloc'd; NULL when out of memory). */
+static char *printed(const char *title, const struct tview_row *rows, int n,
+		     const struct tview_opts *o)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	tview_print(f, title, rows, n, o);
+	fclose(f);
+	return text;
+}
+
 /* A table for a terminal: no line wraps at 80 columns; all columns when it is wide. */
 static void test_top_width(void)
 {
@@ -150,8 +165,6 @@ static void test_top_width(void)
 	struct tview_opts o = { .dev_name = name, .cgroup = longcg, .width = 80 };
 	struct tview_row *rows = NULL;
 	char *text = NULL;
-	size_t len = 0;
-	FILE *f;
 	int n, nl;
 
 	for (int i = 0; i < 12; i++)
@@ -159,42 +172,35 @@ static void test_top_width(void)
 	n = tview_totals(now, 12, 1000000000ull, 0, &rows);
 	if (!ASSERT_EQ(n, 12, "rows"))
 		goto out;
-	f = open_memstream(&text, &len);
-	tview_print(f, "iotracer top - 10:00:00  interval 1s", rows, n, &o);
-	fclose(f);
+	text = printed("iotracer top - 10:00:00  interval 1s", rows, n, &o);
+	if (!ASSERT_TRUE(text != NULL, "memstream"))
+		goto out;
 	ASSERT_TRUE(lines_within(text, 79, &nl), "80 columns: no line wraps");
 	ASSERT_TRUE(strstr(text, "PID") && strstr(text, "IOPS") && strstr(text, "AVG") &&
 			    strstr(text, "P99"),
 		    "the main columns kept");
 	free(text);
-	text = NULL;
 	/* 100 columns: the device times go, the cgroup's tail stays */
 	o.width = 100;
-	f = open_memstream(&text, &len);
-	tview_print(f, "title", rows, n, &o);
-	fclose(f);
-	ASSERT_TRUE(lines_within(text, 99, &nl), "100 columns: no line wraps");
-	ASSERT_TRUE(strstr(text, "CGROUP\n") && strstr(text, " ...") &&
+	text = printed("title", rows, n, &o);
+	ASSERT_TRUE(text && lines_within(text, 99, &nl), "100 columns: no line wraps");
+	ASSERT_TRUE(text && strstr(text, "CGROUP\n") && strstr(text, " ...") &&
 			    strstr(text, "name.service\n"),
 		    "the cgroup's tail kept");
 	free(text);
-	text = NULL;
 	o.width = 160;
-	f = open_memstream(&text, &len);
-	tview_print(f, "title", rows, n, &o);
-	fclose(f);
-	ASSERT_TRUE(lines_within(text, 159, &nl), "160 columns");
-	ASSERT_TRUE(strstr(text, "QUEUE") && strstr(text, "DEVICE") && strstr(text, "P99"),
+	text = printed("title", rows, n, &o);
+	ASSERT_TRUE(text && lines_within(text, 159, &nl), "160 columns");
+	ASSERT_TRUE(text && strstr(text, "QUEUE") && strstr(text, "DEVICE") && strstr(text, "P99"),
 		    "every column at 160");
-	ASSERT_TRUE(strstr(text, " /demo.slice/db-with-a-long-name.service\n") != NULL,
+	ASSERT_TRUE(text && strstr(text, " /demo.slice/db-with-a-long-name.service\n"),
 		    "the whole cgroup at 160");
 	free(text);
-	text = NULL;
 	/* 8 lines of terminal: the title stays on screen with the cut line */
 	o.max_rows = tview_fit(8);
-	f = open_memstream(&text, &len);
-	tview_print(f, "title", rows, n, &o);
-	fclose(f);
+	text = printed("title", rows, n, &o);
+	if (!ASSERT_TRUE(text != NULL, "memstream"))
+		goto out;
 	lines_within(text, 159, &nl);
 	ASSERT_TRUE(nl <= 7, "8 rows of terminal: at most 7 lines and the cursor's");
 	ASSERT_TRUE(strstr(text, "title\n") == text, "the title first");
