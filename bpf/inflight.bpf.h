@@ -21,16 +21,16 @@
 #define IT_SLOT_PUT(map, key, val, layer) IT_SLOT_PUT_OLD(map, key, val, layer, IT_SLOT_NO_OLD)
 #define IT_SLOT_NO_OLD(p) ((void)(p))
 /* The same, old(p) told first of the entry about to be overwritten (live or dead). */
-#define IT_SLOT_PUT_OLD(map, key, val, layer, old)                       \
-	({                                                               \
-		typeof(val) *_p = bpf_map_lookup_elem(map, key);         \
-		(val).live = 1;                                          \
-		if (_p) {                                                \
-			old(_p);                                         \
-			*_p = (val);                                     \
+#define IT_SLOT_PUT_OLD(map, key, val, layer, old)                           \
+	({                                                                   \
+		typeof(val) *_p = bpf_map_lookup_elem(map, key);             \
+		(val).live = 1;                                              \
+		if (_p) {                                                    \
+			old(_p);                                             \
+			*_p = (val);                                         \
 		} else if (bpf_map_update_elem(map, key, &(val), BPF_ANY)) { \
-			it_drop(layer, IT_DROP_INFLIGHT);                \
-		}                                                        \
+			it_drop(layer, IT_DROP_INFLIGHT);                    \
+		}                                                            \
 	})
 
 /* The live entry of `key` (a u64 lvalue, 0: none) as a `type *`, or NULL. */

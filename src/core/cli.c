@@ -827,8 +827,7 @@ static int cli_check_mode(const struct it_opts *o, FILE *err)
 	else if (o->record_max < o->record_size)
 		bad = "--record-max: must be at least --record-size";
 	if (!bad)
-		return cli_check_host_thinning(o, err) ?: cli_check_listen(o, err) ?:
-			cli_check_metrics(o, err);
+		return cli_check_host_thinning(o, err) ?: cli_check_listen(o, err);
 	it_err_to(err, "%s", bad);
 	return CLI_USAGE;
 }
@@ -957,7 +956,7 @@ int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err)
 		fputs("Try '" CLI_PROG " --help'.\n", err);
 		ret = CLI_USAGE;
 	} else {
-		ret = cli_check_mode(o, err);
+		ret = cli_check_mode(o, err) ?: cli_check_metrics(o, err);
 	}
 out:
 	fflush(out);

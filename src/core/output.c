@@ -568,8 +568,7 @@ static void live_line(struct it_out *out, const struct corr_req *r, const struct
 		if (r->sys->flags & IT_F_SCHED_CNT)
 			parse_fmt_duration(r->sys->runq_ns, runq, sizeof(runq));
 	}
-	fprintf(out->text,
-		"%-12.6f %-15.15s %-7u %-8s %-5s %-8.8s %12s %7llu %9s %9s %9s %9s %9s",
+	fprintf(out->text, "%-12.6f %-15.15s %-7u %-8s %-5s %-8.8s %12s %7llu %9s %9s %9s %9s %9s",
 		rel / 1e9, v->task->comm, v->task->pid, v->kind, op_name(v->op),
 		dev_name(out, v->dev, &tmp), out_fmt_offset(v->offset, offs, sizeof(offs)),
 		(unsigned long long)v->bytes, lat, fs, queue, devt, runq);

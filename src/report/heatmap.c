@@ -38,9 +38,8 @@ static const char *const hm_palette[] = {
 };
 #define HM_LEVELS (int)(sizeof(hm_palette) / sizeof(hm_palette[0]))
 
-static const char *const hm_stage_names[HM_NR_STAGES] = {
-	[HM_TOTAL] = "total", [HM_Q2C] = "q2c", [HM_Q2D] = "q2d", [HM_D2C] = "d2c"
-};
+static const char *const hm_stage_names
+	[HM_NR_STAGES] = { [HM_TOTAL] = "total", [HM_Q2C] = "q2c", [HM_Q2D] = "q2d", [HM_D2C] = "d2c" };
 
 struct hm_ent {
 	uint64_t start_ns;
@@ -399,8 +398,7 @@ static char *hm_doc(const struct hm *h, const struct hm_grid *g,
 			     h->n, (unsigned long long)h->unfinished,
 			     h->stage == HM_TOTAL ? "" : " or without the stage", when, col);
 	else
-		n = snprintf(what, sizeof(what),
-			     "no finished request to draw (%llu unfinished%s)",
+		n = snprintf(what, sizeof(what), "no finished request to draw (%llu unfinished%s)",
 			     (unsigned long long)h->unfinished,
 			     h->stage == HM_TOTAL ? "" : " or without the stage");
 	/* the second title line at ~6.5 px a character (11 px sans-serif) must fit */
@@ -409,10 +407,11 @@ static char *hm_doc(const struct hm *h, const struct hm_grid *g,
 	if (w < 640)
 		w = 640;
 	svg_begin(&s, w, HM_TOP + (int)h->nr_devs * panel_h(g) + 10);
-	svg_printf(&s,
-		   "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">IO latency heatmap: "
-		   "%s latency%s</text>\n",
-		   stage, h->stage == HM_TOTAL ? "" : " of the block requests");
+	svg_printf(
+		&s,
+		"<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">IO latency heatmap: "
+		"%s latency%s</text>\n",
+		stage, h->stage == HM_TOTAL ? "" : " of the block requests");
 	svg_printf(&s, "<text x=\"10\" y=\"40\" font-size=\"11\">%s</text>\n", what);
 	if (h->n)
 		draw_legend(&s, g);
@@ -420,7 +419,8 @@ static char *hm_doc(const struct hm *h, const struct hm_grid *g,
 		const char *nm = name ? name(ctx, h->devs[d].dev) : NULL;
 
 		if (!nm)
-			nm = h->devs[d].dev ? parse_fmt_devno(h->devs[d].dev, lab, sizeof(lab)) : "-";
+			nm = h->devs[d].dev ? parse_fmt_devno(h->devs[d].dev, lab, sizeof(lab)) :
+					      "-";
 		draw_panel(&s, g, g->cnt + (size_t)d * g->nrows * g->ncols, nm,
 			   out_op_name(h->devs[d].op), y);
 		y += panel_h(g);

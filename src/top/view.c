@@ -193,9 +193,9 @@ static const struct {
 	const char *name;
 	int w; /* right-aligned but COMM, DEV, OP */
 } tv_cols[C_NR] = {
-	[C_PID] = { "PID", 7 },	    [C_COMM] = { "COMM", -15 }, [C_DEV] = { "DEV", -8 },
-	[C_OP] = { "OP", -5 },	    [C_IOPS] = { "IOPS", 9 },	[C_KBS] = { "KB/s", 10 },
-	[C_AVG] = { "AVG", 9 },	    [C_P99] = { "P99", 9 },	[C_QUEUE] = { "QUEUE", 9 },
+	[C_PID] = { "PID", 7 },	      [C_COMM] = { "COMM", -15 }, [C_DEV] = { "DEV", -8 },
+	[C_OP] = { "OP", -5 },	      [C_IOPS] = { "IOPS", 9 },	  [C_KBS] = { "KB/s", 10 },
+	[C_AVG] = { "AVG", 9 },	      [C_P99] = { "P99", 9 },	  [C_QUEUE] = { "QUEUE", 9 },
 	[C_DEVICE] = { "DEVICE", 9 },
 };
 
@@ -257,7 +257,8 @@ static void print_head(FILE *f, const struct tview_opts *o, const struct tv_layo
 
 	for (int c = 0; c < C_NR; c++)
 		if (l->w[c])
-			at += snprintf(line + at, sizeof(line) - at, "%*s ", l->w[c], tv_cols[c].name);
+			at += snprintf(line + at, sizeof(line) - at, "%*s ", l->w[c],
+				       tv_cols[c].name);
 	if (l->cg_w >= 0)
 		snprintf(line + at, sizeof(line) - at, "CGROUP");
 	else if (at)
@@ -366,8 +367,9 @@ static void totals_line(FILE *f, char v[T_NR][CG_PATH_MAX], const int *w, int fi
 
 void tview_print_totals(FILE *f, const struct tview_row *rows, int n, const struct tview_opts *o)
 {
-	static const char *const head[T_NR] = { "PID", "COMM", "CGROUP", "DEV", "OP", "IOS",
-						 "BYTES" };
+	static const char *const head[T_NR] = {
+		"PID", "COMM", "CGROUP", "DEV", "OP", "IOS", "BYTES"
+	};
 	static char v[T_NR][CG_PATH_MAX];
 	int w[T_NR], first = o->by_cgroup ? T_CGROUP : T_PID;
 

@@ -658,8 +658,8 @@ static void test_block_json_no_insert(void)
  */
 static void test_block_json_flush(void)
 {
-	struct it_block_rec b = mk_blk(70, 70, IT_ORIG_NONE, IT_OP_SYNC, UINT64_MAX, 0, 100, 0,
-				       0, 200, 900, IT_F_HAS_Q);
+	struct it_block_rec b = mk_blk(70, 70, IT_ORIG_NONE, IT_OP_SYNC, UINT64_MAX, 0, 100, 0, 0,
+				       200, 900, IT_F_HAS_Q);
 	struct corr_req r = mk_req(CORR_BLOCK, 7);
 	static const struct jqc want[] = {
 		{ ".op", S("sync") },

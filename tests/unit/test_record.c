@@ -842,7 +842,8 @@ static void test_heatmap(void)
 		goto out;
 	block_req(&r, &b);
 	for (int i = 0; i < 1000; i++) {
-		struct rp_req q = { .r = &r, .start_ns = 5000000000ull + (uint64_t)i * 10000000,
+		struct rp_req q = { .r = &r,
+				    .start_ns = 5000000000ull + (uint64_t)i * 10000000,
 				    .real_off_ns = 1 };
 		uint32_t dev = i % 3 ? IT_MKDEV(7, 0) : IT_MKDEV(8, 16);
 
@@ -864,7 +865,8 @@ static void test_heatmap(void)
 	ASSERT_TRUE(strstr(doc, "IO latency heatmap: total latency") != NULL, "stage named");
 	ASSERT_TRUE(strstr(doc, "data-device=\"loop0\" data-count=\"") != NULL, "named panel");
 	ASSERT_EQ(sum_counts(doc, "data-device=\"loop0\""), n0r + n0w, "loop0 panels");
-	snprintf(tag, sizeof(tag), "data-count=\"%llu\" data-op=\"write\"", (unsigned long long)n0w);
+	snprintf(tag, sizeof(tag), "data-count=\"%llu\" data-op=\"write\"",
+		 (unsigned long long)n0w);
 	ASSERT_TRUE(n0w && strstr(doc, tag) != NULL, "one write panel");
 	ASSERT_TRUE(strstr(doc, ">loop0 write: ") && strstr(doc, ">loop0 read: "), "panel names");
 	ASSERT_EQ(sum_counts(doc, "data-device=\"8:16\""), n1, "8:16 panel");
