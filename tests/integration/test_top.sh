@@ -43,7 +43,7 @@ err=$(cat "$IT_TMP/bad.err")
 check bad_sort "exit $rc (want 2), stderr: $err" \
 	test "$rc" = 2 -a "$(wc -l <"$IT_TMP/bad.err")" = 1 -a "${err#iotracer: top: --sort}" != "$err"
 
-"$IOTRACER" top -p 999999 >/dev/null 2>"$IT_TMP/badpid.err"
+timeout 10 "$IOTRACER" top -p 999999 >/dev/null 2>"$IT_TMP/badpid.err"
 rc=$?
 err=$(cat "$IT_TMP/badpid.err")
 check bad_pid "exit $rc (want 2), stderr: $err" \
