@@ -251,15 +251,17 @@ static void fmt_pow2(int k, char *buf, size_t n)
 	snprintf(buf, n, "%.*f%s", v < 10 && v != floor(v) ? 1 : 0, v, unit[u]);
 }
 
-/* The time axis's unit: seconds, ms or us, by the span it covers. */
+/* The time axis's unit: s, ms, us or ns, by the span it covers. */
 static void axis_unit(uint64_t span_ns, const char **unit, double *scale)
 {
 	if (span_ns >= 2000000000ull)
 		*unit = "s", *scale = 1e9;
 	else if (span_ns >= 2000000)
 		*unit = "ms", *scale = 1e6;
-	else
+	else if (span_ns >= 2000)
 		*unit = "us", *scale = 1e3;
+	else
+		*unit = "ns", *scale = 1;
 }
 
 /* A column's width: "100ms", "2s", "50us". */

@@ -141,13 +141,26 @@ fi
 t=$IT_TMP/texts.txt
 texts "$svg" "$t" || fail_all "chromium laid out no text of $svg: $(tail -c 200 "$IT_TMP/chromium.log")"
 note "title: $(head -2 "$t" | cut -d' ' -f4- | tr '\n' '|')"
-out=$(awk '$1 < 0 || $2 > $3' "$t")
+# and the narrowest picture: one request (one column, the 640 px minimum), its busiest cell 1
+"$IOTRACER" report -n 0 -p "$FIO_PID" -d "$name" --json "$IT_TMP/all.json" "$rec" >/dev/null 2>&1
+head -n 1 "$IT_TMP/all.json" >"$IT_TMP/one.json"
+"$IOTRACER" report -n 0 --heatmap "$IT_TMP/one.svg" "$IT_TMP/one.json" >/dev/null 2>&1
+t1=$IT_TMP/texts.one.txt
+texts "$IT_TMP/one.svg" "$t1" || fail_all "chromium laid out no text of one.svg"
+note "one request: $(head -2 "$t1" | cut -d' ' -f4- | tr '\n' '|')"
+out=$(awk '$1 < 0 || $2 > $3 { print FILENAME ": " $0 }' "$t" "$t1")
 check text_fit "outside the picture (x0 x1 width text): $(head -3 <<<"$out" | tr '\n' '|')" test -z "$out"
-leg=$(grep -o '^[0-9]* [0-9]* [0-9]* ≥[0-9]*$' "$t" | sed 's/.*≥//' | tr '\n' ' ')
-check legend "legend counts: $leg" \
-	awk -v l="$leg" 'BEGIN { n = split(l, a, " "); ok = n >= 1 && a[1] == 1
-		for (i = 2; i <= n; i++) ok = ok && a[i] + 0 > a[i - 1] + 0; exit !ok }'
-xt=$(grep -o 'time since the first request ([num]*s)$' "$t")
+legend_ok() { # FILE: the legend's counts rise strictly from 1
+	grep -o '^-*[0-9]* [0-9]* [0-9]* ≥[0-9]*$' "$1" | sed 's/.*≥//' |
+		awk 'NR == 1 { ok = $1 == 1 } NR > 1 { ok = ok && $1 + 0 > p } { p = $1 + 0 }
+			END { exit !(NR && ok) }'
+}
+leg=$(grep -o '≥[0-9]*$' "$t" | tr '\n' ' ')
+leg1=$(grep -o '≥[0-9]*$' "$t1" | tr '\n' ' ')
+lok=0
+legend_ok "$t" && legend_ok "$t1" && lok=1
+check legend "legend counts: $leg; one request: $leg1" test "$lok" = 1
+xt=$(grep -o 'time since the first request ([numn]*s)$' "$t")
 tick0=$(awk '$4 == "0" { print; exit }' "$t")
 check axes "x title '$xt', tick 0 '$tick0', y title $(grep -c ' latency' "$t"), panel $(grep -c " $name read:" "$t")" \
 	test -n "$xt" -a -n "$tick0" -a "$(grep -c ' latency' "$t")" -ge 1 -a "$(grep -c " $name read:" "$t")" = 1
