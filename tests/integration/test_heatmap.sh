@@ -20,7 +20,7 @@
 #   axes       an x axis title naming its unit, "time since the first request (UNIT)", its
 #              first tick "0"; a y axis title "latency"; the panel is named "loopN read"
 #   stage      --stage q2c: the title names q2c and the cells hold fio's IO count (one
-#              block request per read)
+#              block request per read), short only by the tracer's missed completions
 #   empty      a heatmap of nothing (-p of no recorded pid): says "no finished request",
 #              has no "per column" and no cell
 # shellcheck disable=SC2016 # awk/jq programs in single quotes
@@ -131,8 +131,14 @@ rc=$?
 qsum=$(grep -o '<rect class="cell"[^>]*data-count="[0-9]*"' "$IT_TMP/q2c.svg" 2>/dev/null |
 	grep -o '[0-9]*"$' | tr -d '"' | awk '{ s += $1 } END { print s + 0 }')
 qt=$(grep -o 'IO latency heatmap: [^<]*' "$IT_TMP/q2c.svg" 2>/dev/null)
-check stage "exit $rc, title '$qt', cells $qsum, fio $ios $(head -c 200 "$IT_TMP/q2c.err")" \
-	test "$rc" = 0 -a "$qsum" = "$ios" -a "${qt#*q2c}" != "$qt"
+# a block request whose completion no program saw has no record (docs/hooks.md): short of
+# fio's only by the tracer's missed completions (lib.sh accounted)
+missed=x
+tracer_summary && missed=$(jq -r '.drops.block.missed // 0' "$SUMMARY")
+acc=0
+accounted "$qsum" "$ios" "$missed" 0 && acc=1
+check stage "exit $rc, title '$qt', cells $qsum, fio $ios, missed $missed $(head -c 200 "$IT_TMP/q2c.err")" \
+	test "$rc" = 0 -a "$acc" = 1 -a "${qt#*q2c}" != "$qt"
 
 if [[ -z $browser ]]; then
 	skip_rest "chromium not installed (make test-deps)"
