@@ -48,6 +48,13 @@ const volatile __u8 empty_progs;
 const volatile __u8 insert_hooked; /* block_rq_insert attached (--block-insert) */
 const volatile __u8 nested_hooked; /* the second block_rq_complete program attached */
 const volatile __u8 sched_hooks; /* sched layer: sched_switch/wakeup attached (--sched-switch) */
+/*
+ * Tests only (IOTRACER_TEST_MISS_COMPLETION=N, docs/testing.md): the Nth
+ * completion of a followed block request is not seen, as if no program had
+ * run for it. 0 (always, outside tests): the verifier prunes the branch.
+ */
+const volatile __u32 test_miss_nth;
+__u32 test_completions; /* followed completions counted for test_miss_nth */
 /* The traced syscalls by number (IT_SYS_* + 1; 0: not traced): src/core/syscalls.c. */
 const volatile __u8 sys_of_nr[IT_SYSNR_MAX];
 

@@ -18,14 +18,19 @@
  * IRQ-saving spin locks (hash bucket, LRU list), only a lock-free lookup.
  * `val` is a struct with a u8 `live`; the macro sets it.
  */
-#define IT_SLOT_PUT(map, key, val, layer)                                \
-	({                                                               \
-		typeof(val) *_p = bpf_map_lookup_elem(map, key);         \
-		(val).live = 1;                                          \
-		if (_p)                                                  \
-			*_p = (val);                                     \
-		else if (bpf_map_update_elem(map, key, &(val), BPF_ANY)) \
-			it_drop(layer, IT_DROP_INFLIGHT);                \
+#define IT_SLOT_PUT(map, key, val, layer) IT_SLOT_PUT_OLD(map, key, val, layer, IT_SLOT_NO_OLD)
+#define IT_SLOT_NO_OLD(p) ((void)(p))
+/* The same, old(p) told first of the entry about to be overwritten (live or dead). */
+#define IT_SLOT_PUT_OLD(map, key, val, layer, old)                           \
+	({                                                                   \
+		typeof(val) *_p = bpf_map_lookup_elem(map, key);             \
+		(val).live = 1;                                              \
+		if (_p) {                                                    \
+			old(_p);                                             \
+			*_p = (val);                                         \
+		} else if (bpf_map_update_elem(map, key, &(val), BPF_ANY)) { \
+			it_drop(layer, IT_DROP_INFLIGHT);                    \
+		}                                                            \
 	})
 
 /* The live entry of `key` (a u64 lvalue, 0: none) as a `type *`, or NULL. */

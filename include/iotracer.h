@@ -122,6 +122,7 @@ enum it_counter {
 	IT_CNT_BLK_ISSUED = 0, /* followed block requests issued to the driver */
 	IT_CNT_BLK_COMPLETED, /* followed block requests seen completing */
 	IT_CNT_BLK_ADOPTED, /* requests first seen at issue (their bio queue was not) */
+	IT_CNT_BLK_RECYCLED, /* issued, never seen completing, their entry taken by a new bio */
 	IT_NR_COUNTERS,
 };
 

@@ -869,6 +869,18 @@ static int cli_check_host_thinning(const struct it_opts *o, FILE *err)
 	return CLI_USAGE;
 }
 
+/* The cgroup label of /metrics is nothing without the server. */
+static int cli_check_metrics(const struct it_opts *o, FILE *err)
+{
+	char who[PATH_MAX + 32];
+
+	if (o->metrics_addr || o->metrics_cg_depth < 0)
+		return CLI_RUN;
+	it_err_to(err, "%s needs --metrics",
+		  cli_where(o, "metrics-cgroup-depth", who, sizeof(who)));
+	return CLI_USAGE;
+}
+
 /* Options that only make sense in one mode. */
 static int cli_check_mode(const struct it_opts *o, FILE *err)
 {
@@ -991,7 +1003,7 @@ int cli_parse(int argc, char **argv, struct it_opts *o, FILE *out, FILE *err)
 	if (optind < argc) {
 		ret = opts_unexpected(&cli_cmd, argv[optind], err);
 	} else {
-		ret = cli_check_mode(o, err);
+		ret = cli_check_mode(o, err) ?: cli_check_metrics(o, err);
 	}
 out:
 	fflush(out);

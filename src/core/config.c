@@ -118,6 +118,9 @@ int config_read(const char *path, struct it_opts *o, FILE *err)
 	errno = 0;
 	c.f = fopen(path, "re");
 	line = c.f ? ini_parse_stream(config_gets, &c, config_key, &c) : -1;
+	/* a directory opens, then every read fails (EISDIR): not an empty file */
+	if (c.f && !line && ferror(c.f))
+		line = -1;
 	if (c.f)
 		fclose(c.f);
 	if (!line)

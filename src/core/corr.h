@@ -43,6 +43,17 @@ enum corr_kind {
 /* max_pending used when corr_new() is given 0. */
 #define CORR_DEF_MAX_PENDING 65536
 
+/*
+ * A block request's device offset in bytes; CORR_NO_OFFSET for one with no
+ * position: a flush carries the kernel's "no sector" (blk_rq_init sets
+ * (sector_t)-1), which shifted by 9 would wrap to 2^64 - 512.
+ */
+#define CORR_NO_OFFSET UINT64_MAX
+static inline uint64_t corr_blk_offset(const struct it_block_rec *b)
+{
+	return b->sector == UINT64_MAX ? CORR_NO_OFFSET : b->sector * 512;
+}
+
 /* One finished request. Pointers are valid only during the callback. */
 struct corr_req {
 	enum corr_kind kind;

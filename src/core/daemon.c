@@ -82,6 +82,7 @@ struct daemon {
 	uint64_t next_metrics_ns;
 	uint64_t next_sweep_ns; /* blk_sweep */
 	uint64_t blk_swept; /* requests the attached side's sweeps ended as missed */
+	uint64_t stale_ns, sweep_ns; /* blk_sweep: BLK_STALE_NS and SWEEP_NS, but in tests */
 	uint64_t aio_sampled; /* libaio requests seen by --sample (aio_kept) */
 	struct cg_cache *cg; /* cgroup id -> path (JSON, recordings, /metrics); NULL: none */
 	struct agg_labels *cg_labels; /* /metrics cgroup label values, kept across scrapes */
@@ -298,11 +299,38 @@ static void blk_inflight_missed(struct daemon *d, uint64_t *inflight, uint64_t *
 {
 	const int k = IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED;
 	uint64_t cur[IT_NR_DROPS] = { 0 };
+	uint64_t cnt[IT_NR_COUNTERS] = { 0 }, ended;
 
-	if (d->ld.skel)
+	if (d->ld.skel) {
 		read_drops(d, cur);
-	*inflight = cur[k] > d->blk_swept ? cur[k] - d->blk_swept : 0;
-	*missed = d->carried_drops[k] + d->blk_swept;
+		agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
+	}
+	/* ended unseen: found stale by a sweep, or their entry taken by a new bio */
+	ended = d->blk_swept + cnt[IT_CNT_BLK_RECYCLED];
+	*inflight = cur[k] > ended ? cur[k] - ended : 0;
+	*missed = d->carried_drops[k] + (cur[k] < ended ? cur[k] : ended);
+}
+
+/*
+ * The sweep's age and period: BLK_STALE_NS every SWEEP_NS, or for a test
+ * (docs/testing.md) the age IOTRACER_TEST_BLK_STALE says, looked for twice as often.
+ */
+static void stale_age(struct daemon *d)
+{
+	const char *env = getenv("IOTRACER_TEST_BLK_STALE");
+	uint64_t age;
+
+	d->stale_ns = BLK_STALE_NS;
+	d->sweep_ns = SWEEP_NS;
+	if (!env)
+		return;
+	if (parse_duration(env, &age) || age < 2 || age > BLK_STALE_NS) {
+		it_warn("IOTRACER_TEST_BLK_STALE: bad duration '%s' (expected up to 120s): ignored",
+			env);
+		return;
+	}
+	d->stale_ns = age;
+	d->sweep_ns = age / 2 < SWEEP_NS ? age / 2 : SWEEP_NS;
 }
 
 /*
@@ -316,8 +344,8 @@ static void blk_sweep(struct daemon *d)
 
 	if (!d->ld.skel || !(d->ld.layers_on & (1u << IT_L_BLOCK)) || d->now_ns < d->next_sweep_ns)
 		return;
-	d->next_sweep_ns = d->now_ns + SWEEP_NS;
-	n = blk_sweep_stale(bpf_map__fd(d->ld.skel->maps.bios), d->now_ns, BLK_STALE_NS,
+	d->next_sweep_ns = d->now_ns + d->sweep_ns;
+	n = blk_sweep_stale(bpf_map__fd(d->ld.skel->maps.bios), d->now_ns, d->stale_ns,
 			    2 * (long)bpf_map__max_entries(d->ld.skel->maps.bios));
 	if (n > 0)
 		d->blk_swept += n;
@@ -942,6 +970,7 @@ static int daemon_start(struct daemon *d)
 		return ret;
 	d->start_ns = d->now_ns = it_mono_ns();
 	d->next_summary_ns = d->start_ns + d->o->interval_ns;
+	stale_age(d);
 	ret = open_record(d);
 	if (ret)
 		return ret;

@@ -518,6 +518,27 @@ static void set_autoload(struct it_loader *ld, const struct it_opts *o)
  * slot buffers off (A/B measurements, docs/bench.md), and so does a kernel without
  * BPF xchg (the compat object, open_skel).
  */
+/*
+ * Tests only (docs/testing.md): IOTRACER_TEST_MISS_COMPLETION=N makes the
+ * kernel side miss the Nth completion of a followed block request.
+ */
+static uint32_t test_miss_nth(void)
+{
+	const char *env = getenv("IOTRACER_TEST_MISS_COMPLETION");
+	uint64_t n;
+
+	if (!env)
+		return 0;
+	if (parse_u64(env, 1, UINT32_MAX, &n)) {
+		it_warn("IOTRACER_TEST_MISS_COMPLETION: bad count '%s' (expected N >= 1): ignored",
+			env);
+		return 0;
+	}
+	it_warn("IOTRACER_TEST_MISS_COMPLETION=%llu: block completion %llu will not be seen (a test)",
+		(unsigned long long)n, (unsigned long long)n);
+	return (uint32_t)n;
+}
+
 #define SLOT_SHIFT_MIN 9
 #define SLOT_SHIFT_MAX 16
 
@@ -633,6 +654,7 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 	rd->uring_submit_req_arg = it_tp_arg_ptr(p, "btf_trace_io_uring_submit_sqe", 0) == 1;
 	rd->has_task_btf = p->task_btf;
 	rd->has_task_storage = p->task_storage;
+	rd->test_miss_nth = test_miss_nth();
 }
 
 /*

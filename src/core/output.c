@@ -79,6 +79,14 @@ struct it_out {
 	int live_cgroup; /* live lines end with the cgroup path (--cgroup given) */
 };
 
+const char *out_fmt_offset(uint64_t offset, char *buf, size_t n)
+{
+	if (offset == CORR_NO_OFFSET)
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, "%llu", (unsigned long long)offset);
+	return buf;
+}
 /* dev_get() of a device not in out->devs: look it up, and keep it if it has a name. */
 static __attribute__((noinline)) const struct out_dev *dev_lookup(struct it_out *out, uint32_t dev,
 								  struct out_dev *tmp)
@@ -369,7 +377,8 @@ static void json_block(struct it_out *out, const struct it_block_rec *b)
 	jw_obj_begin(w, NULL);
 	json_dev(out, b->dev);
 	jw_str(w, "op", abi_op_name(b->op));
-	jw_u64(w, "sector", b->sector);
+	if (corr_blk_offset(b) != CORR_NO_OFFSET)
+		jw_u64(w, "sector", b->sector);
 	jw_u64(w, "nr_sectors", b->bytes / 512);
 	jw_u64(w, "bytes", b->bytes);
 	jw_u64(w, "ino", b->ino);
@@ -414,7 +423,8 @@ static void json_request(struct it_out *out, const struct corr_req *r, const str
 	jw_str(w, "op", abi_op_name(v->op));
 	json_dev(out, v->dev);
 	jw_u64(w, "ino", v->ino);
-	jw_u64(w, "offset", v->offset);
+	if (v->offset != CORR_NO_OFFSET)
+		jw_u64(w, "offset", v->offset);
 	jw_u64(w, "bytes", v->bytes);
 	if (r->kind != CORR_AIO || r->aio.reaped)
 		jw_i64(w, "ret", v->ret);
@@ -425,7 +435,9 @@ static void json_request(struct it_out *out, const struct corr_req *r, const str
 
 		jw_obj_begin(w, "fs");
 		jw_bool(w, "dio", !!(s->flags & IT_F_DIO));
-		jw_u64(w, "cache_miss_pages", s->cache_miss_pages);
+		/* a write's new pages are no misses: the field is a read's (json.md) */
+		if (v->op == IT_OP_READ)
+			jw_u64(w, "cache_miss_pages", s->cache_miss_pages);
 		if (s->vfs_ns)
 			jw_u64(w, "vfs_ns", s->vfs_ns);
 		if (s->first_q_ns && s->first_q_ns >= s->enter_ns)
@@ -490,7 +502,7 @@ static void json_request(struct it_out *out, const struct corr_req *r, const str
 
 static void live_line(struct it_out *out, const struct corr_req *r, const struct req_view *v)
 {
-	char lat[16] = "-", queue[16] = "-", devt[16] = "-", fs[16] = "-", runq[16] = "-";
+	char lat[16] = "-", queue[16] = "-", devt[16] = "-", fs[16] = "-", runq[16] = "-", offs[24];
 	struct out_dev tmp;
 	const struct it_block_rec *b = r->nr_blocks ? r->blocks[0] : NULL;
 	uint64_t rel = v->start_ns > out->start_ns ? v->start_ns - out->start_ns : 0;
@@ -515,10 +527,9 @@ static void live_line(struct it_out *out, const struct corr_req *r, const struct
 		if (r->sys->flags & IT_F_SCHED_CNT)
 			parse_fmt_duration(r->sys->runq_ns, runq, sizeof(runq));
 	}
-	fprintf(out->text,
-		"%-12.6f %-15.15s %-7u %-8s %-5s %-8.8s %12llu %7llu %9s %9s %9s %9s %9s",
+	fprintf(out->text, "%-12.6f %-15.15s %-7u %-8s %-5s %-8.8s %12s %7llu %9s %9s %9s %9s %9s",
 		rel / 1e9, v->task->comm, v->task->pid, v->kind, abi_op_name(v->op),
-		dev_name(out, v->dev, &tmp), (unsigned long long)v->offset,
+		dev_name(out, v->dev, &tmp), out_fmt_offset(v->offset, offs, sizeof(offs)),
 		(unsigned long long)v->bytes, lat, fs, queue, devt, runq);
 	if (out->live_cgroup) {
 		const char *cg = cgroup_of(out, v->task->cgroup_id);

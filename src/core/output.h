@@ -77,6 +77,8 @@ void out_summary(struct it_out *out, const struct out_summary_in *in);
 /* Write JSON lines still held in the batch (the daemon calls it on its timer). */
 void out_flush(struct it_out *out);
 /* The names the JSON lines use: "read", "pread64", "syscall" ("other", "?", "none" when unknown). */
+/* A request's offset for the text tables: the number, "-" for none (CORR_NO_OFFSET). */
+const char *out_fmt_offset(uint64_t offset, char *buf, size_t n);
 
 /* -m and --sample as they are now (a reload changes them): the text summary says what
  * its stage table counts. */

@@ -172,7 +172,7 @@ void make_view(const struct corr_req *r, struct req_view *v)
 		v->ino = r->uring->ino;
 		v->ret = r->uring->res;
 		if (r->nr_blocks) {
-			v->offset = r->blocks[0]->sector * 512;
+			v->offset = corr_blk_offset(r->blocks[0]);
 			v->bytes = r->blocks[0]->bytes;
 		}
 		break;
@@ -195,7 +195,7 @@ void make_view(const struct corr_req *r, struct req_view *v)
 		v->end_ns = b->c_ns;
 		v->dev = b->dev;
 		v->op = b->op;
-		v->offset = b->sector * 512;
+		v->offset = corr_blk_offset(b);
 		v->bytes = b->bytes;
 		v->ino = b->ino;
 		v->ret = b->error;

@@ -59,8 +59,16 @@ void pf_free(struct pf *p);
 
 /* ---- heatmap: latency (log2 rows) x time per device, as SVG (heatmap.c) ---- */
 struct hm;
-struct hm *hm_new(void);
-/* A request on device dev (the one its summary line names); unfinished ones are counted. */
+/* What a cell's latency is: the request's own, or a stage of its block requests. */
+enum hm_stage { HM_TOTAL, HM_Q2C, HM_Q2D, HM_D2C, HM_NR_STAGES };
+/* --stage's NAME ("total", "q2c", "q2d", "d2c"): its enum hm_stage, or -1. */
+int hm_stage_of(const char *name);
+struct hm *hm_new(enum hm_stage stage);
+/*
+ * A request on device dev (the one its summary line names), in the panel of
+ * its device and op; under a block stage each of its block requests, on its
+ * own device and op. Unfinished ones (no such stage) are counted.
+ */
 void hm_add(struct hm *h, const struct rp_req *q, uint32_t dev);
 /* Write the SVG document; name(dev) names the panels. 0 or -errno. */
 int hm_write(struct hm *h, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx);

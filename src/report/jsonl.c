@@ -127,7 +127,8 @@ static void get_block(const struct json *v, struct it_block_rec *b, const struct
 	b->task.tid = (uint32_t)num(v, "tid");
 	b->dev = dev_of(v, devs);
 	b->op = (uint8_t)op_of(v);
-	b->sector = num(v, "sector");
+	/* a flush's line has none: the kernel's "no sector" again (core/corr.h) */
+	b->sector = has(v, "sector") ? num(v, "sector") : UINT64_MAX;
 	b->bytes = (uint32_t)num(v, "bytes");
 	b->ino = num(v, "ino");
 	b->q_ns = q;

@@ -122,7 +122,7 @@ static void add_block(struct pf *p, const struct it_block_rec *b, int32_t parent
 	i->tid = b->dev;
 	i->op = b->op;
 	i->bytes = b->bytes;
-	i->offset = b->sector * 512;
+	i->offset = corr_blk_offset(b);
 	i->parent = parent;
 	memcpy(i->comm, b->task.comm, sizeof(i->comm));
 }
@@ -323,6 +323,15 @@ static void emit_thread(FILE *f, const struct pf_item *i)
 }
 
 /* A block request: Q..C, queue Q..D, device D..C and the driver inside it. */
+/* The slice's args: its offset, none for a request with no position (a flush). */
+static void fargs_offset(FILE *f, uint64_t offset)
+{
+	if (offset == CORR_NO_OFFSET)
+		fputs(",\"args\":{}}", f);
+	else
+		fprintf(f, ",\"args\":{\"offset\":%llu}}", (unsigned long long)offset);
+}
+
 static void emit_dev(FILE *f, const struct pf_item *i)
 {
 	char name[64];
@@ -333,7 +342,7 @@ static void emit_dev(FILE *f, const struct pf_item *i)
 		PF_DEV_PID, tid, name);
 	fus(f, "ts", i->start);
 	fus(f, "dur", i->end - i->start);
-	fprintf(f, ",\"args\":{\"offset\":%llu}}", (unsigned long long)i->offset);
+	fargs_offset(f, i->offset);
 	if (!i->t1 || i->t1 < i->start || i->t1 > i->end)
 		return;
 	slice(f, PF_DEV_PID, tid, "queue", "stage", i->start, i->t1);
@@ -400,7 +409,7 @@ static void emit_path(FILE *f, const struct pf *p, const struct pf_item *i)
 		i->pid, i->lane_tid, name);
 	fus(f, "ts", i->start);
 	fus(f, "dur", i->end - i->start);
-	fprintf(f, ",\"args\":{\"offset\":%llu}}", (unsigned long long)i->offset);
+	fargs_offset(f, i->offset);
 	for (size_t k = 0; k < sizeof(st) / sizeof(st[0]); k++)
 		if (m[st[k].from] && m[st[k].to])
 			slice(f, i->pid, i->lane_tid, st[k].name, "stage", m[st[k].from],

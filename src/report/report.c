@@ -41,8 +41,20 @@ struct rp_opts {
 	uint32_t file_dev;
 	int top;
 	const char *json_path, *perfetto_path, *heatmap_path;
+	int stage; /* --stage: enum hm_stage; -1 not given */
 	char **paths;
 	int nr_paths;
+};
+
+/* The filters in the order matches() applies them (a request fails at the first it fails). */
+enum rp_filter {
+	RP_F_MINLAT,
+	RP_F_WINDOW,
+	RP_F_COMM,
+	RP_F_PID,
+	RP_F_CGROUP,
+	RP_F_DEV, /* -d, or -f */
+	RP_F_NR,
 };
 
 struct report {
@@ -59,13 +71,14 @@ struct report {
 	char **files; /* segment files, in order */
 	int nr_files;
 	uint64_t first_ns, last_ns, matched;
+	uint64_t failed[RP_F_NR]; /* requests each filter turned away (the first one they failed) */
 	uint64_t rec_start_real; /* the oldest segment's open time */
 	int64_t boot_off_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC now (JSON lines' --since/--until) */
 	int oom;
 };
 
 /* Long-only options of report's own (codes above every run option's). */
-enum { RP_OPT_PERFETTO = 1024, RP_OPT_HEATMAP, RP_OPT_HELP };
+enum { RP_OPT_PERFETTO = 1024, RP_OPT_HEATMAP, RP_OPT_STAGE, RP_OPT_HELP };
 
 /* report's own rows; the filters' are the run options' (rp_rows). */
 static const struct opt_row rp_own[] = {
@@ -87,8 +100,13 @@ static const struct opt_row rp_own[] = {
 	{ .name = "heatmap",
 	  .key = RP_OPT_HEATMAP,
 	  .arg = "FILE",
-	  .help = "an SVG latency heatmap per device: time in columns,\n"
-		  "log2 latency in rows, requests per cell as colour" },
+	  .help = "an SVG latency heatmap per device and op: time in\n"
+		  "columns, log2 latency in rows, requests per cell as colour" },
+	{ .name = "stage",
+	  .key = RP_OPT_STAGE,
+	  .arg = "STAGE",
+	  .help = "the heatmap's latency: total (the request's, default),\n"
+		  "or q2c, q2d, d2c of its block requests" },
 	{ .name = "help", .key = RP_OPT_HELP, .help = "print this help and exit" },
 };
 /* The filters, in --help order: the run options' rows (the group heading is report's). */
@@ -187,6 +205,13 @@ static int rp_one(void *ctx, int c, const char *arg)
 	case RP_OPT_HEATMAP:
 		o->heatmap_path = arg;
 		return 0;
+	case RP_OPT_STAGE:
+		o->stage = hm_stage_of(arg);
+		if (o->stage < 0) {
+			it_err("report: --stage: bad stage '%s' (expected total, q2c, q2d or d2c)", arg);
+			return 2;
+		}
+		return 0;
 	}
 	return cli_filter(c, arg, &o->f, &src) == CLI_RUN ? 0 : 2;
 }
@@ -196,6 +221,7 @@ static int rp_parse(int argc, char **argv, struct rp_opts *o)
 	int ret;
 
 	o->top = 10;
+	o->stage = -1;
 	cli_defaults(&o->f);
 	o->f.offline = 1;
 	rp_cmd_init();
@@ -207,6 +233,14 @@ static int rp_parse(int argc, char **argv, struct rp_opts *o)
 	if (!o->nr_paths) {
 		it_err("report: no PATH given");
 		fputs("Try '" RP_PROG " --help'.\n", stderr);
+		return 2;
+	}
+	if (o->stage >= 0 && !o->heatmap_path) {
+		it_err("report: --stage needs --heatmap");
+		return 2;
+	}
+	if (o->f.since_real && o->f.until_real && o->f.since_real >= o->f.until_real) {
+		it_err("report: --since is not before --until: no request can match");
 		return 2;
 	}
 	return rp_file(o);
@@ -361,7 +395,8 @@ static int file_matches(const struct rp_opts *o, uint32_t dev, uint64_t ino)
 	return o->file_bdev ? dev == o->file_dev : dev == o->file_dev && ino == o->file_ino;
 }
 
-static int matches(const struct report *rp, const struct rp_req *q)
+/* RP_F_NR when q passes every filter, else the first filter it fails. */
+static enum rp_filter matches(const struct report *rp, const struct rp_req *q)
 {
 	const struct rp_opts *o = &rp->o;
 	const struct it_opts *f = &o->f;
@@ -374,18 +409,18 @@ static int matches(const struct report *rp, const struct rp_req *q)
 	int ok;
 
 	if (f->min_lat_ns && (q->end_ns < q->start_ns || q->end_ns - q->start_ns < f->min_lat_ns))
-		return 0;
+		return RP_F_MINLAT;
 	if (real < f->since_real || (f->until_real && real >= f->until_real))
-		return 0;
+		return RP_F_WINDOW;
 	if (f->has_comm && strncmp(t->comm, f->comm, IT_COMM_LEN))
-		return 0;
+		return RP_F_COMM;
 	ok = !f->nr_pids;
 	for (int i = 0; !ok && i < f->nr_pids; i++)
 		ok = t->pid == f->pids[i];
 	if (!ok)
-		return 0;
+		return RP_F_PID;
 	if (f->nr_cgroups && !cgroup_matches(rp, t))
-		return 0;
+		return RP_F_CGROUP;
 	if (f->nr_dev_names || o->has_file) {
 		ok = f->nr_dev_names ? dev_matches(rp, dev) : file_matches(o, dev, ino);
 		for (int i = 0; !ok && i < r->nr_blocks; i++)
@@ -393,9 +428,9 @@ static int matches(const struct report *rp, const struct rp_req *q)
 				     dev_matches(rp, r->blocks[i]->dev) :
 				     o->file_bdev && file_matches(o, r->blocks[i]->dev, 0);
 		if (!ok)
-			return 0;
+			return RP_F_DEV;
 	}
-	return 1;
+	return RP_F_NR;
 }
 
 /* ---- every request ---- */
@@ -405,12 +440,16 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 {
 	struct corr_req r;
 	struct rp_req q = { .r = &r, .real_off_ns = real_off_ns };
+	enum rp_filter f;
 	uint64_t ino;
 
 	rf_req_view(rq, &r);
 	rf_req_span(&r, &q.start_ns, &q.end_ns);
-	if (!matches(rp, &q))
+	f = matches(rp, &q);
+	if (f != RP_F_NR) {
+		rp->failed[f]++;
 		return;
+	}
 	rp->matched++;
 	if (!rp->first_ns || q.start_ns < rp->first_ns)
 		rp->first_ns = q.start_ns;
@@ -487,9 +526,11 @@ static int read_file(struct report *rp, const char *path)
 		err = -errno;
 		goto out;
 	}
-	if (!st.st_size) {
+	if (!S_ISREG(st.st_mode) || !st.st_size) {
 		rp->rr.st.bad_segments++;
-		it_warn("report: %s: empty, not a segment", path);
+		it_warn("report: %s: %s, skipped", path,
+			S_ISREG(st.st_mode) ? "empty, not a segment" :
+					      "not a regular file: not a segment");
 		goto out;
 	}
 	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -523,6 +564,50 @@ out:
 /* ---- output ---- */
 
 /* What was read, before the summary. */
+/* Requests read: the segments' and the JSON lines'. */
+static uint64_t rp_read(const struct report *rp)
+{
+	return rp->rr.st.requests + rp->jl.requests;
+}
+
+/*
+ * Nothing matched: say why, the input holding no request or the filter that
+ * left none (the first, in matches() order, after which none was left).
+ */
+static void why_nothing(const struct report *rp)
+{
+	static const char *const names[RP_F_NR] = {
+		[RP_F_MINLAT] = "--min-latency", [RP_F_WINDOW] = "--since/--until",
+		[RP_F_COMM] = "--comm",		 [RP_F_PID] = "--pid",
+		[RP_F_CGROUP] = "--cgroup",	 [RP_F_DEV] = "--dev",
+	};
+	const struct rr_stats *s = &rp->rr.st;
+	uint64_t total = rp_read(rp), left = total;
+
+	if (rp->matched)
+		return;
+	if (!total) {
+		it_warn("report: no request in the input (%llu lines that do not decode, "
+			"%llu bad blocks, %llu files not read)",
+			(unsigned long long)rp->jl.bad_lines, (unsigned long long)s->bad_blocks,
+			(unsigned long long)s->bad_segments);
+		return;
+	}
+	for (int k = 0; k < RP_F_NR; k++) {
+		uint64_t before = left;
+
+		left -= rp->failed[k];
+		if (left || !rp->failed[k])
+			continue;
+		it_warn("report: none of the %llu requests read passed %s (%llu passed the filters "
+			"before it)",
+			(unsigned long long)total,
+			k == RP_F_DEV && !rp->o.f.nr_dev_names ? "--file" : names[k],
+			(unsigned long long)before);
+		return;
+	}
+}
+
 static void print_reading(struct report *rp, FILE *f)
 {
 	const struct rr_stats *s = &rp->rr.st;
@@ -535,13 +620,16 @@ static void print_reading(struct report *rp, FILE *f)
 			"decode\n",
 			(unsigned long long)rp->jl.requests, (unsigned long long)rp->jl.paths,
 			(unsigned long long)rp->jl.bad_lines);
-	fprintf(f, "recording: %llu segments", (unsigned long long)s->segments);
-	if (s->segments)
-		fprintf(f, " from %s (kernel %s, boot %s), started %s", h->host, h->kernel,
-			h->boot_id, rp_fmt_real(rp->rec_start_real, when, sizeof(when)));
-	fprintf(f, "; %llu blocks, %llu requests, %llu matched the filters\n",
-		(unsigned long long)s->blocks, (unsigned long long)s->requests,
-		(unsigned long long)rp->matched);
+	if (s->segments || !rp->jl.requests) {
+		fprintf(f, "recording: %llu segments", (unsigned long long)s->segments);
+		if (s->segments)
+			fprintf(f, " from %s (kernel %s, boot %s), started %s", h->host, h->kernel,
+				h->boot_id, rp_fmt_real(rp->rec_start_real, when, sizeof(when)));
+		fprintf(f, "; %llu blocks, %llu requests\n", (unsigned long long)s->blocks,
+			(unsigned long long)s->requests);
+	}
+	fprintf(f, "requests: %llu read, %llu matched the filters\n",
+		(unsigned long long)rp_read(rp), (unsigned long long)rp->matched);
 	if (s->bad_segments || s->bad_blocks || s->torn)
 		fprintf(f,
 			"recording: skipped %llu bad blocks, %llu torn blocks at a segment's end "
@@ -566,12 +654,24 @@ static void print_summary(struct report *rp)
 	out_summary(rp->out, &in);
 }
 
+/*
+ * An output file: 0600 like a recording and the daemon's -j (the pids, comms,
+ * files and offsets of every process are root's alone; docs/record.md).
+ */
 static FILE *open_out(const char *opt, const char *path)
 {
-	FILE *f = !strcmp(path, "-") ? stdout : fopen(path, "w");
+	int fd = -1;
+	FILE *f = NULL;
 
-	if (!f)
+	if (!strcmp(path, "-"))
+		return stdout;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
 		it_err("report: --%s: cannot open '%s': %s", opt, path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
 	return f;
 }
 
@@ -603,7 +703,7 @@ static int rp_start(struct report *rp)
 	}
 	if (rp->o.heatmap_path) {
 		rp->hmf = open_out("heatmap", rp->o.heatmap_path);
-		rp->hm = rp->hmf ? hm_new() : NULL;
+		rp->hm = rp->hmf ? hm_new(rp->o.stage < 0 ? HM_TOTAL : rp->o.stage) : NULL;
 		if (!rp->hm)
 			return 1;
 	}
@@ -626,6 +726,7 @@ static int rp_finish(struct report *rp)
 	int ret = 0;
 
 	print_reading(rp, text);
+	why_nothing(rp);
 	print_summary(rp);
 	slowest_print(rp->slowest, text, dev_name_of, rp);
 	if (rp->jout) {

@@ -131,7 +131,7 @@ static void slowest_stages(FILE *f, const struct rf_req *q)
 void slowest_print(struct rp_slowest *t, FILE *f, const char *(*name)(void *ctx, uint32_t dev),
 		   void *ctx)
 {
-	char lat[16], when[48], dn[24], bytes[24];
+	char lat[16], when[48], dn[24], bytes[24], offs[24];
 
 	if (!t->n)
 		return;
@@ -156,7 +156,7 @@ void slowest_print(struct rp_slowest *t, FILE *f, const char *(*name)(void *ctx,
 			break;
 		case CORR_URING:
 			task = &r.uring->task, call = "io_uring", dev = r.uring->dev;
-			off = r.nr_blocks ? r.blocks[0]->sector * 512 : 0,
+			off = r.nr_blocks ? corr_blk_offset(r.blocks[0]) : 0,
 			len = r.nr_blocks ? r.blocks[0]->bytes : 0;
 			break;
 		case CORR_AIO:
@@ -165,14 +165,14 @@ void slowest_print(struct rp_slowest *t, FILE *f, const char *(*name)(void *ctx,
 			break;
 		default:
 			task = &r.blocks[0]->task, call = abi_op_name(r.blocks[0]->op);
-			dev = r.blocks[0]->dev, off = r.blocks[0]->sector * 512;
+			dev = r.blocks[0]->dev, off = corr_blk_offset(r.blocks[0]);
 			len = r.blocks[0]->bytes;
 			break;
 		}
 		dname = dev ? name(ctx, dev) : "-";
 		if (!dname)
 			dname = parse_fmt_devno(dev, dn, sizeof(dn));
-		fprintf(f, "%9s %-27s %-15.15s %-7u %-8s %-14s %-8.8s %12llu %8s %llu\n",
+		fprintf(f, "%9s %-27s %-15.15s %-7u %-8s %-14s %-8.8s %12s %8s %llu\n",
 			parse_fmt_duration(e->lat, lat, sizeof(lat)),
 			rp_fmt_real(e->start_ns + (uint64_t)e->real_off_ns, when, sizeof(when)),
 			task->comm, task->tid,
@@ -180,7 +180,7 @@ void slowest_print(struct rp_slowest *t, FILE *f, const char *(*name)(void *ctx,
 			r.kind == CORR_URING   ? "io_uring" :
 			r.kind == CORR_AIO     ? "aio" :
 						 "block",
-			call, dname, (unsigned long long)off,
+			call, dname, out_fmt_offset(off, offs, sizeof(offs)),
 			rp_fmt_bytes(len, bytes, sizeof(bytes)), (unsigned long long)r.id);
 		slowest_stages(f, &e->q);
 	}

@@ -201,16 +201,20 @@ static void term_restore(struct top *t)
 	t->raw = 0;
 }
 
-/* Rows that fit the terminal under the two header lines (the -r value wins). */
-static int fit_rows(const struct top *t)
+/*
+ * The terminal's size now (followed on resize): the rows that fit under the
+ * title and header (the -r value wins), and its width for the columns.
+ */
+static void fit_term(struct top *t)
 {
 	struct winsize ws;
+	int ok = !t->batch && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_row && ws.ws_col;
 
+	t->view.width = ok ? ws.ws_col : 0;
 	if (t->rows || t->batch)
-		return t->rows;
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || ws.ws_row < 4)
-		return 20;
-	return ws.ws_row - 3;
+		t->view.max_rows = t->rows;
+	else
+		t->view.max_rows = ok ? tview_fit(ws.ws_row) : 20;
 }
 
 /* A key pressed: change the view; 1 to quit. */
@@ -300,7 +304,7 @@ static int tick(struct top *t)
 	}
 	tview_sort(rows, n, t->view.sort);
 	title(t, n, head, sizeof(head));
-	t->view.max_rows = fit_rows(t);
+	fit_term(t);
 	tview_print(stdout, head, rows, n, &t->view);
 	if (t->batch)
 		fputc('\n', stdout);
@@ -329,15 +333,7 @@ static void totals(struct top *t)
 	printf("TOTAL since the start, %d rows; block requests issued %llu, seen completing %llu\n",
 	       n, (unsigned long long)cnt[IT_CNT_BLK_ISSUED],
 	       (unsigned long long)cnt[IT_CNT_BLK_COMPLETED]);
-	printf("PID COMM CGROUP DEV OP IOS BYTES\n");
-	for (int i = 0; i < n; i++) {
-		const char *cg = cgroup_name(rows[i].cgroup_id, t);
-
-		printf("%u %s %s %s %s %llu %llu\n", rows[i].tgid,
-		       rows[i].comm[0] && !t->view.by_cgroup ? rows[i].comm : "-", cg ? cg : "-",
-		       dev_name(rows[i].dev, t), abi_op_name(rows[i].op),
-		       (unsigned long long)rows[i].ios, (unsigned long long)rows[i].bytes);
-	}
+	tview_print_totals(stdout, rows, n, &t->view);
 	free(rows);
 }
 
@@ -396,7 +392,16 @@ int top_main(int argc, char **argv)
 		cli_free(&t.o);
 		return ret == 1 ? 0 : ret;
 	}
+	/* a pipe or a file gets the batch tables: no escapes, no keys (like top -b) */
+	if (!isatty(STDOUT_FILENO))
+		t.batch = 1;
 	t.view.ansi = !t.batch;
+	/* a pid of no process is refused, as the daemon does */
+	ret = cli_check_start(&t.o, stderr);
+	if (ret) {
+		cli_free(&t.o);
+		return 2;
+	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	ret = top_start(&t);

@@ -4,9 +4,11 @@
  * printed as a table. Pure (unit-tested). See view.h.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cgroup.h"
 #include "core/output.h"
 #include "lib/abi.h"
 #include "lib/parse.h"
@@ -185,47 +187,206 @@ void tview_sort(struct tview_row *rows, int n, enum tview_sort key)
 	qsort(rows, n, sizeof(*rows), row_cmp);
 }
 
-static void print_head(FILE *f, const struct tview_opts *o)
+/* The live table's columns, in order (CGROUP, last, takes what is left). */
+enum tv_col { C_PID, C_COMM, C_DEV, C_OP, C_IOPS, C_KBS, C_AVG, C_P99, C_QUEUE, C_DEVICE, C_NR };
+
+static const struct {
+	const char *name;
+	int w; /* right-aligned but COMM, DEV, OP */
+} tv_cols[C_NR] = {
+	[C_PID] = { "PID", 7 },	      [C_COMM] = { "COMM", -15 }, [C_DEV] = { "DEV", -8 },
+	[C_OP] = { "OP", -5 },	      [C_IOPS] = { "IOPS", 9 },	  [C_KBS] = { "KB/s", 10 },
+	[C_AVG] = { "AVG", 9 },	      [C_P99] = { "P99", 9 },	  [C_QUEUE] = { "QUEUE", 9 },
+	[C_DEVICE] = { "DEVICE", 9 },
+};
+
+#define TV_COMM_NARROW 10
+#define TV_CG_MIN 10 /* a cgroup column narrower than this is left out */
+
+/* What fits: the columns shown, COMM's width, CGROUP's (-1: none, 0: no limit). */
+struct tv_layout {
+	int w[C_NR]; /* 0: not shown, else the printf width (negative: left-aligned) */
+	int cg_w;
+};
+
+static int fixed_width(const struct tv_layout *l)
 {
+	int sum = 0;
+
+	for (int c = 0; c < C_NR; c++)
+		sum += l->w[c] ? abs(l->w[c]) + 1 : 0;
+	return sum;
+}
+
+/*
+ * The widest layout whose lines fit o->width - 1 columns (the last column of a
+ * terminal wraps on some): QUEUE, DEVICE dropped, then COMM cut, each step only
+ * if the cgroup has no TV_CG_MIN columns yet; with none of them, no CGROUP.
+ */
+static void layout(const struct tview_opts *o, struct tv_layout *l)
+{
+	int avail = o->width - 1, step;
+
+	for (int c = 0; c < C_NR; c++)
+		l->w[c] = tv_cols[c].w;
+	if (o->by_cgroup)
+		l->w[C_PID] = l->w[C_COMM] = 0;
+	l->cg_w = 0;
+	if (o->width <= 0)
+		return;
+	for (step = 0;; step++) {
+		if (avail - fixed_width(l) >= TV_CG_MIN) {
+			l->cg_w = avail - fixed_width(l);
+			return;
+		}
+		if (step == 0)
+			l->w[C_QUEUE] = 0;
+		else if (step == 1)
+			l->w[C_DEVICE] = 0;
+		else if (step == 2 && l->w[C_COMM])
+			l->w[C_COMM] = -TV_COMM_NARROW;
+		else
+			break;
+	}
+	l->cg_w = -1;
+}
+
+static void print_head(FILE *f, const struct tview_opts *o, const struct tv_layout *l)
+{
+	char line[256];
+	int at = 0;
+
+	for (int c = 0; c < C_NR; c++)
+		if (l->w[c])
+			at += snprintf(line + at, sizeof(line) - at, "%*s ", l->w[c],
+				       tv_cols[c].name);
+	if (l->cg_w >= 0)
+		snprintf(line + at, sizeof(line) - at, "CGROUP");
+	else if (at)
+		line[at - 1] = '\0';
 	if (o->ansi)
 		fputs("\033[7m", f);
-	if (!o->by_cgroup)
-		fprintf(f, "%7s %-15s ", "PID", "COMM");
-	fprintf(f, "%-8s %-5s %9s %10s %9s %9s %9s %9s %s", "DEV", "OP", "IOPS", "KB/s", "AVG",
-		"P99", "QUEUE", "DEVICE", "CGROUP");
+	fputs(line, f);
 	if (o->ansi)
 		fputs("\033[0m", f);
 	fputc('\n', f);
 }
 
-static void print_row(FILE *f, const struct tview_row *r, const struct tview_opts *o)
+/* s in at most w columns: its tail after "..." when longer (0: whole). */
+static const char *tail_of(const char *s, int w)
 {
-	char avg[16], p99[16], q[16] = "-", d[16] = "-";
-	const char *cg = o->cgroup ? o->cgroup(r->cgroup_id, o->ctx) : NULL;
+	static char buf[256];
+	size_t n = strlen(s);
 
-	parse_fmt_duration(r->avg_ns, avg, sizeof(avg));
-	parse_fmt_duration(r->p99_ns, p99, sizeof(p99));
+	if (!w || n <= (size_t)w || w < 4)
+		return s;
+	snprintf(buf, sizeof(buf), "...%s", s + n - (w - 3));
+	return buf;
+}
+
+static void print_row(FILE *f, const struct tview_row *r, const struct tview_opts *o,
+		      const struct tv_layout *l)
+{
+	char v[C_NR][32], line[512];
+	const char *cg = o->cgroup ? o->cgroup(r->cgroup_id, o->ctx) : NULL;
+	int at = 0;
+
+	snprintf(v[C_PID], sizeof(v[0]), "%u", r->tgid);
+	snprintf(v[C_COMM], sizeof(v[0]), "%.*s", abs(l->w[C_COMM] ? l->w[C_COMM] : 15),
+		 r->comm[0] ? r->comm : "?");
+	snprintf(v[C_DEV], sizeof(v[0]), "%.8s", o->dev_name(r->dev, o->ctx));
+	snprintf(v[C_OP], sizeof(v[0]), "%s", abi_op_name(r->op));
+	snprintf(v[C_IOPS], sizeof(v[0]), "%.1f", r->iops);
+	snprintf(v[C_KBS], sizeof(v[0]), "%.1f", r->bps / 1024.0);
+	parse_fmt_duration(r->avg_ns, v[C_AVG], sizeof(v[0]));
+	parse_fmt_duration(r->p99_ns, v[C_P99], sizeof(v[0]));
+	strcpy(v[C_QUEUE], "-");
+	strcpy(v[C_DEVICE], "-");
 	if (r->queue_ns || r->device_ns) {
-		parse_fmt_duration(r->queue_ns, q, sizeof(q));
-		parse_fmt_duration(r->device_ns, d, sizeof(d));
+		parse_fmt_duration(r->queue_ns, v[C_QUEUE], sizeof(v[0]));
+		parse_fmt_duration(r->device_ns, v[C_DEVICE], sizeof(v[0]));
 	}
-	if (!o->by_cgroup)
-		fprintf(f, "%7u %-15.15s ", r->tgid, r->comm[0] ? r->comm : "?");
-	fprintf(f, "%-8.8s %-5s %9.1f %10.1f %9s %9s %9s %9s %s\n", o->dev_name(r->dev, o->ctx),
-		abi_op_name(r->op), r->iops, r->bps / 1024.0, avg, p99, q, d, cg ? cg : "-");
+	for (int c = 0; c < C_NR; c++)
+		if (l->w[c])
+			at += snprintf(line + at, sizeof(line) - at, "%*s ", l->w[c], v[c]);
+	if (l->cg_w >= 0)
+		snprintf(line + at, sizeof(line) - at, "%s", tail_of(cg ? cg : "-", l->cg_w));
+	else if (at)
+		line[at - 1] = '\0';
+	fprintf(f, "%s\n", line);
+}
+
+int tview_fit(int term_rows)
+{
+	/* title, header, "... N more rows", and the line the cursor ends on */
+	return term_rows > 5 ? term_rows - 4 : 1;
 }
 
 void tview_print(FILE *f, const char *title, const struct tview_row *rows, int n,
 		 const struct tview_opts *o)
 {
 	int shown = o->max_rows > 0 && o->max_rows < n ? o->max_rows : n;
+	struct tv_layout l;
 
+	layout(o, &l);
 	if (o->ansi)
 		fputs("\033[H\033[2J", f); /* home, clear: a plain redraw */
-	fprintf(f, "%s\n", title);
-	print_head(f, o);
+	/* cut, not wrapped: a wrapped title would push the table off the screen */
+	fprintf(f, "%.*s\n", o->width > 1 ? o->width - 1 : INT_MAX, title);
+	print_head(f, o, &l);
 	for (int i = 0; i < shown; i++)
-		print_row(f, &rows[i], o);
+		print_row(f, &rows[i], o, &l);
 	if (shown < n)
 		fprintf(f, "... %d more rows\n", n - shown);
+}
+
+/* ---- -b's totals ---- */
+
+enum { T_PID, T_COMM, T_CGROUP, T_DEV, T_OP, T_IOS, T_BYTES, T_NR };
+
+static void totals_cells(const struct tview_row *r, const struct tview_opts *o,
+			 char v[T_NR][CG_PATH_MAX])
+{
+	const char *cg = o->cgroup ? o->cgroup(r->cgroup_id, o->ctx) : NULL;
+
+	snprintf(v[T_PID], CG_PATH_MAX, "%u", r->tgid);
+	snprintf(v[T_COMM], CG_PATH_MAX, "%s", r->comm[0] ? r->comm : "-");
+	snprintf(v[T_CGROUP], CG_PATH_MAX, "%s", cg ? cg : "-");
+	snprintf(v[T_DEV], CG_PATH_MAX, "%s", o->dev_name(r->dev, o->ctx));
+	snprintf(v[T_OP], CG_PATH_MAX, "%s", abi_op_name(r->op));
+	snprintf(v[T_IOS], CG_PATH_MAX, "%llu", (unsigned long long)r->ios);
+	snprintf(v[T_BYTES], CG_PATH_MAX, "%llu", (unsigned long long)r->bytes);
+}
+
+/* One line of the totals: each cell left-aligned in its column, the last one unpadded. */
+static void totals_line(FILE *f, char v[T_NR][CG_PATH_MAX], const int *w, int first)
+{
+	for (int c = first; c + 1 < T_NR; c++)
+		fprintf(f, "%-*s ", w[c], v[c]);
+	fprintf(f, "%s\n", v[T_NR - 1]);
+}
+
+void tview_print_totals(FILE *f, const struct tview_row *rows, int n, const struct tview_opts *o)
+{
+	static const char *const head[T_NR] = {
+		"PID", "COMM", "CGROUP", "DEV", "OP", "IOS", "BYTES"
+	};
+	static char v[T_NR][CG_PATH_MAX];
+	int w[T_NR], first = o->by_cgroup ? T_CGROUP : T_PID;
+
+	for (int c = 0; c < T_NR; c++)
+		w[c] = (int)strlen(head[c]);
+	for (int i = 0; i < n; i++) {
+		totals_cells(&rows[i], o, v);
+		for (int c = 0; c < T_NR; c++)
+			if ((int)strlen(v[c]) > w[c])
+				w[c] = (int)strlen(v[c]);
+	}
+	for (int c = 0; c < T_NR; c++)
+		snprintf(v[c], CG_PATH_MAX, "%s", head[c]);
+	totals_line(f, v, w, first);
+	for (int i = 0; i < n; i++) {
+		totals_cells(&rows[i], o, v);
+		totals_line(f, v, w, first);
+	}
 }

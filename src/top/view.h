@@ -30,6 +30,7 @@ struct tview_opts {
 	int by_cgroup; /* rows per cgroup, not per process */
 	enum tview_sort sort;
 	int max_rows; /* rows printed at most (0: all) */
+	int width; /* terminal columns: columns dropped or cut so no line wraps (0: no limit) */
 	int ansi; /* clear the screen first, invert the header */
 	const char *(*dev_name)(uint32_t dev, void *ctx);
 	const char *(*cgroup)(uint64_t id, void *ctx); /* NULL result: unknown */
@@ -51,9 +52,17 @@ int tview_rows(const struct agg_entry *now, int nr, const struct agg_entry *prev
 int tview_totals(const struct agg_entry *now, int nr, uint64_t elapsed_ns, int by_cgroup,
 		 struct tview_row **rows);
 void tview_sort(struct tview_row *rows, int n, enum tview_sort key);
-/* The header line and the table. title: the first line (time, interval, keys). */
+/*
+ * The header line and the table. title: the first line (time, interval, keys).
+ * With o->width the columns narrow terminals need least go first (QUEUE, DEVICE,
+ * then COMM is cut to 10 and CGROUP, kept while 10 columns are left, to its tail).
+ */
 void tview_print(FILE *f, const char *title, const struct tview_row *rows, int n,
 		 const struct tview_opts *o);
+/* max_rows for a terminal of term_rows lines: the title, header and cut line stay on it. */
+int tview_fit(int term_rows);
+/* -b's totals table (IOS, BYTES since the start), columns aligned; per cgroup no PID, COMM. */
+void tview_print_totals(FILE *f, const struct tview_row *rows, int n, const struct tview_opts *o);
 /* "iops", "bytes", ... and back; -1: unknown. */
 const char *tview_sort_name(enum tview_sort s);
 int tview_sort_of(const char *name);

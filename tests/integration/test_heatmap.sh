@@ -13,12 +13,22 @@
 #              has the cell's colour, every empty grid position is white
 #              (tests/tools/heatmap_png.py)
 #   bad_out    --heatmap into a missing directory: exit 1, one line naming --heatmap
+# The SVG's text as chromium lays it out (the SVG inline in a page, margin 0, whose script
+# lists each <text>'s box and content, read back with --dump-dom):
+#   text_fit   every text lies inside the picture's width (the title was clipped at 640 px)
+#   legend     the legend's counts ("≥N") are all different and rise, the first ≥1
+#   axes       an x axis title naming its unit, "time since the first request (UNIT)", its
+#              first tick "0"; a y axis title "latency"; the panel is named "loopN read"
+#   stage      --stage q2c: the title names q2c and the cells hold fio's IO count (one
+#              block request per read), short only by the tracer's missed completions
+#   empty      a heatmap of nothing (-p of no recorded pid): says "no finished request",
+#              has no "per column" and no cell
 # shellcheck disable=SC2016 # awk/jq programs in single quotes
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin sum device median columns browser bad_out
+it_begin sum device median columns browser bad_out text_fit legend axes stage empty
 it_require_all python3
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -90,4 +100,81 @@ err=$(cat "$IT_TMP/bad.err")
 check bad_out "exit $rc, stderr: $err" \
 	test "$rc" = 1 -a "$(wc -l <"$IT_TMP/bad.err")" = 1 -a "${err#*--heatmap}" != "$err"
 
+
+# texts SVG OUT: "x0 x1 width text" per <text> of SVG, laid out by chromium (1 when none)
+texts() {
+	local html=$IT_TMP/texts.html
+	{
+		echo '<!DOCTYPE html><html><body style="margin:0">'
+		sed '1{/^<?xml/d}' "$1"
+		cat <<'JS'
+<pre id="out"></pre><script>
+const s = document.querySelector('svg'), w = +s.getAttribute('width');
+let o = '';
+for (const t of s.querySelectorAll('text')) {
+	const b = t.getBoundingClientRect(); /* after transforms (the rotated axis title) */
+	o += 'TE' + 'XT ' + Math.floor(b.left) + ' ' + Math.ceil(b.right) + ' ' + w + ' ' +
+		t.textContent + '\n';
+}
+document.getElementById('out').textContent = o;
+</script></body></html>
+JS
+	} >"$html"
+	timeout 60 "$browser" --headless --no-sandbox --disable-gpu --user-data-dir="$IT_TMP/chromium" \
+		--dump-dom "file://$html" 2>>"$IT_TMP/chromium.log" | grep -o 'TEXT .*' | cut -c6- >"$2"
+	[[ -s $2 ]]
+}
+
+"$IOTRACER" report -n 0 -p "$FIO_PID" -d "$name" --stage q2c --heatmap "$IT_TMP/q2c.svg" "$rec" \
+	>/dev/null 2>"$IT_TMP/q2c.err"
+rc=$?
+qsum=$(grep -o '<rect class="cell"[^>]*data-count="[0-9]*"' "$IT_TMP/q2c.svg" 2>/dev/null |
+	grep -o '[0-9]*"$' | tr -d '"' | awk '{ s += $1 } END { print s + 0 }')
+qt=$(grep -o 'IO latency heatmap: [^<]*' "$IT_TMP/q2c.svg" 2>/dev/null)
+# a block request whose completion no program saw has no record (docs/hooks.md): short of
+# fio's only by the tracer's missed completions (lib.sh accounted)
+missed=x
+tracer_summary && missed=$(jq -r '.drops.block.missed // 0' "$SUMMARY")
+acc=0
+accounted "$qsum" "$ios" "$missed" 0 && acc=1
+check stage "exit $rc, title '$qt', cells $qsum, fio $ios, missed $missed $(head -c 200 "$IT_TMP/q2c.err")" \
+	test "$rc" = 0 -a "$acc" = 1 -a "${qt#*q2c}" != "$qt"
+
+if [[ -z $browser ]]; then
+	skip_rest "chromium not installed (make test-deps)"
+	it_end
+fi
+t=$IT_TMP/texts.txt
+texts "$svg" "$t" || fail_all "chromium laid out no text of $svg: $(tail -c 200 "$IT_TMP/chromium.log")"
+note "title: $(head -2 "$t" | cut -d' ' -f4- | tr '\n' '|')"
+# and the narrowest picture: one request (one column, the 640 px minimum), its busiest cell 1
+"$IOTRACER" report -n 0 -p "$FIO_PID" -d "$name" --json "$IT_TMP/all.json" "$rec" >/dev/null 2>&1
+head -n 1 "$IT_TMP/all.json" >"$IT_TMP/one.json"
+"$IOTRACER" report -n 0 --heatmap "$IT_TMP/one.svg" "$IT_TMP/one.json" >/dev/null 2>&1
+t1=$IT_TMP/texts.one.txt
+texts "$IT_TMP/one.svg" "$t1" || fail_all "chromium laid out no text of one.svg"
+note "one request: $(head -2 "$t1" | cut -d' ' -f4- | tr '\n' '|')"
+out=$(awk '$1 < 0 || $2 > $3 { print FILENAME ": " $0 }' "$t" "$t1")
+check text_fit "outside the picture (x0 x1 width text): $(head -3 <<<"$out" | tr '\n' '|')" test -z "$out"
+legend_ok() { # FILE: the legend's counts rise strictly from 1
+	grep -o '^-*[0-9]* [0-9]* [0-9]* ≥[0-9]*$' "$1" | sed 's/.*≥//' |
+		awk 'NR == 1 { ok = $1 == 1 } NR > 1 { ok = ok && $1 + 0 > p } { p = $1 + 0 }
+			END { exit !(NR && ok) }'
+}
+leg=$(grep -o '≥[0-9]*$' "$t" | tr '\n' ' ')
+leg1=$(grep -o '≥[0-9]*$' "$t1" | tr '\n' ' ')
+lok=0
+legend_ok "$t" && legend_ok "$t1" && lok=1
+check legend "legend counts: $leg; one request: $leg1" test "$lok" = 1
+xt=$(grep -o 'time since the first request ([numn]*s)$' "$t")
+tick0=$(awk '$4 == "0" { print; exit }' "$t")
+check axes "x title '$xt', tick 0 '$tick0', y title $(grep -c ' latency' "$t"), panel $(grep -c " $name read:" "$t")" \
+	test -n "$xt" -a -n "$tick0" -a "$(grep -c ' latency' "$t")" -ge 1 -a "$(grep -c " $name read:" "$t")" = 1
+
+"$IOTRACER" report -n 0 -p 1 --heatmap "$IT_TMP/none.svg" "$rec" >/dev/null 2>&1
+rc=$?
+texts "$IT_TMP/none.svg" "$IT_TMP/none.txt"
+check empty "exit $rc: $(cut -d' ' -f4- "$IT_TMP/none.txt" | tr '\n' '|' | head -c 300)" \
+	test "$rc" = 0 -a "$(grep -c 'no finished request' "$IT_TMP/none.txt")" -ge 1 -a \
+	"$(grep -c 'per column' "$IT_TMP/none.txt")" = 0 -a "$(grep -c 'class="cell"' "$IT_TMP/none.svg")" = 0
 it_end

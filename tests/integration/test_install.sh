@@ -6,6 +6,7 @@
 #   unit_verify   systemd-analyze verify --man=no on the unit of a real PREFIX install:
 #                 exit 0 and not one line of output (it warns on stdout/stderr, exit 0)
 #   unit_caps     the unit grants exactly the capabilities docs/service.md explains
+#   unit_docs     the unit's Documentation= names exactly the installed man pages (man:NAME(8))
 #   man_render    groff -ww -z finds no warning in any page; man -l renders each
 #   man_opts      iotracer(8), iotracer-bench(8), iotracer-report(8) and iotracer-top(8)
 #                 list exactly the long options of `iotracer --help`, `bench --help`,
@@ -19,7 +20,7 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin install_tree unit_verify unit_caps man_render man_opts conf_ignored conf_where
+it_begin install_tree unit_verify unit_caps unit_docs man_render man_opts conf_ignored conf_where
 require_cmd make install systemd-analyze groff man
 require_iotracer
 
@@ -54,6 +55,12 @@ fi
 caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$dest/usr/lib/systemd/system/iotracer.service" | tr ' ' '\n' | sort | tr '\n' ' ')
 doc=$(grep -o '^| `CAP_[A-Z_]*' "$IT_ROOT/docs/service.md" 2>/dev/null | sed 's/^| `//' | sort -u | tr '\n' ' ')
 check unit_caps "unit: [$caps] docs/service.md: [$doc]" test -n "$caps" -a "$caps" = "$doc"
+
+docs=$(sed -n 's/^Documentation=//p' "$dest/usr/lib/systemd/system/iotracer.service" | tr ' ' '\n' |
+	grep . | sort | tr '\n' ' ')
+pages=$(cd "$dest/usr/share/man/man8" 2>/dev/null && for f in *.8; do echo "man:${f%.8}(8)"; done |
+	sort | tr '\n' ' ')
+check unit_docs "Documentation=[$docs] installed man8: [$pages]" test -n "$pages" -a "$docs" = "$pages"
 
 bad=""
 for p in "$IT_ROOT"/docs/man/*.8; do

@@ -5,6 +5,7 @@
 # and the Trace Event Format rules (tests/tools/perfetto_check.jq).
 #   modes      under umask 022: the recording's directory 0750, every segment 0600, the -j
 #              file 0600 (pids, comms, inodes and offsets of every process: root's alone)
+#   report_modes  under umask 022: report's --json and --perfetto files 0600, the same
 #   count      report -p FIO_PID: syscall read requests on loopN == fio's IO count
 #   summary    report's stage table (COUNT P50 P90 P99 MAX) == the live final summary's
 #   hists      report's log2 histograms == the live final summary's
@@ -29,7 +30,7 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin start modes count summary hists json filters jsonin size perfetto engine sigkill corrupt enospc
+it_begin start modes report_modes count summary hists json filters jsonin size perfetto engine sigkill corrupt enospc
 it_require_all
 
 NIOS=${RECORD_IOS:-6000}
@@ -60,6 +61,9 @@ check count "report -p $FIO_PID: $n syscall reads on $name, fio did $ios" test "
 # summary and hists: the report of the whole recording against the daemon's final summary
 "$IOTRACER" report --json "$IT_TMP/report.json" --perfetto "$IT_TMP/trace.json" "$rec" \
 	>"$IT_TMP/report.txt" 2>"$IT_TMP/report.err" || fail_all "report failed: $(head -c 300 "$IT_TMP/report.err")"
+modes=$(stat -c '%n %a' "$IT_TMP/report.json" "$IT_TMP/trace.json" | sed "s|$IT_TMP/||" | tr '\n' ' ')
+bad=$(stat -c '%a' "$IT_TMP/report.json" "$IT_TMP/trace.json" | grep -vc '^600$')
+check report_modes "umask $(umask): $modes (want 600)" test "$bad" -eq 0
 corrupt_ok() { grep -q 'skipped 1 bad blocks, 1 torn' <<<"$1" && (($2 > 0 && $2 < $3)); }
 rows() { grep -E '^(syscall|block|io_uring|aio) +[^ ]+ +[^ ]+ +[^ ]+ +[0-9]+ ' "$1" | sort; }
 hists() { sed -n '/(all requests)$/,/^$/p' "$1" | grep -v '^$'; }

@@ -13,12 +13,21 @@
 #                 fio's only by the completions the totals line reports unseen (lib.sh
 #                 accounted); bytes == 4096 x ios
 #   bad_sort      --sort nosuch: exit 2, one line naming --sort
+#   bad_pid       -p 999999 (no such process): exit 2, one line naming --pid, as the daemon
+#   title_kept    tmux 160x8, ten fio reader processes: the screen's first line is still the
+#                 title, and a "... N more rows" line says the cut
+#   width80       tmux 80x24, the same readers: every line of the screen is a whole row (a
+#                 pid first) or the title, header or cut line: nothing wrapped
+#   pipe          top -n 2 into a pipe, without -b: no escape byte, and the batch's totals
+#   cgroup_totals top -b -C: the totals table has no PID or COMM column
+#   batch_aligned the -b totals table's columns start where its header's do
 # shellcheck disable=SC2016,SC2119 # jq programs in single quotes; optional args
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin screen_rows screen_iops key_cgroup key_sort batch_totals bad_sort
+it_begin screen_rows screen_iops key_cgroup key_sort batch_totals bad_sort bad_pid title_kept \
+	width80 pipe cgroup_totals batch_aligned
 it_require_all tmux
 
 RATE_A=${TOP_RATE_A:-150}
@@ -33,6 +42,22 @@ rc=$?
 err=$(cat "$IT_TMP/bad.err")
 check bad_sort "exit $rc (want 2), stderr: $err" \
 	test "$rc" = 2 -a "$(wc -l <"$IT_TMP/bad.err")" = 1 -a "${err#iotracer: top: --sort}" != "$err"
+
+timeout 10 "$IOTRACER" top -p 999999 >/dev/null 2>"$IT_TMP/badpid.err"
+rc=$?
+err=$(cat "$IT_TMP/badpid.err")
+check bad_pid "exit $rc (want 2), stderr: $err" \
+	test "$rc" = 2 -a "$(wc -l <"$IT_TMP/badpid.err")" = 1 -a "${err#*--pid}" != "$err"
+
+"$IOTRACER" top -n 2 -i 200ms -d "$name" 2>"$IT_TMP/pipe.err" | cat >"$IT_TMP/pipe.out"
+rc=${PIPESTATUS[0]}
+esc=$(tr -cd '\033' <"$IT_TMP/pipe.out" | wc -c)
+check pipe "exit $rc, $esc escape bytes, totals $(grep -c '^TOTAL' "$IT_TMP/pipe.out"): $(head -c 200 "$IT_TMP/pipe.err")" \
+	test "$rc" = 0 -a "$esc" = 0 -a "$(grep -c '^TOTAL' "$IT_TMP/pipe.out")" = 1
+"$IOTRACER" top -b -C -n 1 -i 200ms -d "$name" >"$IT_TMP/cg.out" 2>&1
+rc=$?
+cghead=$(grep -A1 '^TOTAL' "$IT_TMP/cg.out" | tail -1)
+check cgroup_totals "exit $rc, header '$cghead'" test "$rc" = 0 -a "$cghead" = "CGROUP DEV OP IOS BYTES"
 
 # fio_job NAME RATE ARGS...: a rate-limited 4k direct reader of the device (own process)
 fio_job() {
@@ -98,6 +123,36 @@ check key_sort "after b: $(head -n 1 "$IT_TMP/screen.bytes.txt"); after q: $(cat
 	sh -c 'head -n 1 "$1" | grep -q "sort bytes" && grep -q "^exit=0$" "$2"' sh "$IT_TMP/screen.bytes.txt" "$IT_TMP/top.rc"
 tm kill-server 2>/dev/null
 
+# ---------------------------------------------------------------- small terminals
+# ten reader processes (fio forks its jobs without --thread): ten rows
+bg_start "fio.many" fio --output-format=json --output="$IT_TMP/fio.many.json" --name=many \
+	--numjobs=10 --filename="$dev" --ioengine=psync --direct=1 --rw=randread --bs=4k \
+	--rate_iops=20 --randrepeat=0 --runtime=6 --time_based
+MANY_PID=$BG_PID
+tm new-session -d -s small -x 160 -y 8 "$IOTRACER top -d $name -i 1s; sleep 30" ||
+	fail_all "tmux cannot start"
+_it_register pids "$(tm display -p -t small '#{pid}')"
+tm new-session -d -s narrow -x 80 -y 24 "$IOTRACER top -d $name -i 1s; sleep 30" ||
+	fail_all "tmux cannot start"
+_it_register pids "$(tm display -p -t narrow '#{pid}')"
+sleep 4.5
+tm capture-pane -p -t small >"$IT_TMP/screen.small.txt"
+tm capture-pane -p -t narrow >"$IT_TMP/screen.narrow.txt"
+tm send-keys -t small q
+tm send-keys -t narrow q
+sed 's/^/# 160x8: /' "$IT_TMP/screen.small.txt"
+sed 's/^/# 80x24: /' "$IT_TMP/screen.narrow.txt" | grep -v '^# 80x24: $'
+check title_kept "160x8: $(head -n 2 "$IT_TMP/screen.small.txt" | tr '\n' '|')" \
+	sh -c 'head -n 1 "$1" | grep -q "^iotracer top" && grep -q "^\.\.\. [0-9]* more rows" "$1"' \
+	sh "$IT_TMP/screen.small.txt"
+# after the title and the header: rows (a pid first) or the cut line
+bad=$(awk 'NR > 2 && NF && !/^ *[0-9]+ / && !/^\.\.\. [0-9]+ more rows$/' "$IT_TMP/screen.narrow.txt")
+nrows=$(awk 'NR > 2 && /^ *[0-9]+ /' "$IT_TMP/screen.narrow.txt" | wc -l)
+check width80 "$nrows rows; not a row: $(head -n 3 <<<"$bad" | tr '\n' '|')" \
+	test -z "$bad" -a "$nrows" -ge 10 -a "$(head -c 12 "$IT_TMP/screen.narrow.txt")" = "iotracer top"
+tm kill-server 2>/dev/null
+bg_wait "$MANY_PID" 60
+
 # ---------------------------------------------------------------- batch
 bg_start top.batch "$IOTRACER" top -b -i 500ms -d "$name"
 TOP_PID=$BG_PID
@@ -127,4 +182,11 @@ done
 # the device's sum: short of fio's only by the unseen completions, under 0.5 % (lib.sh)
 accounted "$got_all" "$want_all" "$missed" 0 || bad+="sum $got_all of $want_all; "
 check batch_totals "${bad}unseen completions $missed, exit $BG_RC" test -z "$bad" -a "$BG_RC" = 0
+# each column of a row starts where the header's column does (after a blank)
+bad=$(tail -n +2 <<<"$tot" | awk 'NR == 1 { for (i = 2; i <= length($0); i++)
+		if (substr($0, i - 1, 1) == " " && substr($0, i, 1) != " ") s[++n] = i; next }
+	{ for (k = 1; k <= n; k++) if (substr($0, s[k] - 1, 1) != " " || substr($0, s[k], 1) == " ") {
+		print; break } }')
+check batch_aligned "not aligned with '$(sed -n 2p <<<"$tot")': $(head -n 2 <<<"$bad" | tr '\n' '|')" \
+	test -z "$bad" -a "$(wc -l <<<"$tot")" -ge 3
 it_end

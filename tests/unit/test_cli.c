@@ -178,6 +178,15 @@ static void test_cli_metrics(void)
 		     "(e.g. 127.0.0.1:9477, [::1]:9477, :9477)\n",
 		     "message");
 	run_free(&r);
+	/* the cgroup label of a server that is not there: refused, not ignored */
+	RUN(&r, "--metrics-cgroup-depth", "1");
+	ASSERT_EQ(r.ret, CLI_USAGE, "depth without --metrics");
+	ASSERT_STREQ(r.err, "iotracer: --metrics-cgroup-depth needs --metrics\n", "message");
+	run_free(&r);
+	RUN(&r, "--metrics-cgroup-depth", "1", "--metrics", ":9477");
+	ASSERT_EQ(r.ret, CLI_RUN, "depth with --metrics");
+	ASSERT_EQ(r.o.metrics_cg_depth, 1, "depth");
+	run_free(&r);
 }
 
 static void test_cli_bad_values(void)

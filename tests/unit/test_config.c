@@ -131,6 +131,22 @@ static void test_config_cannot_read(void)
 	run_free(&r);
 }
 
+/*
+ * A directory opens for reading but every read fails (EISDIR): refused like a
+ * missing file, never taken for an empty config.
+ */
+static void test_config_directory(void)
+{
+	char want[PATH_MAX + 64];
+	struct run r;
+
+	snprintf(want, sizeof(want), "iotracer: %s: cannot read: Is a directory\n", tmpdir);
+	RUN(&r, "--config", tmpdir);
+	ASSERT_EQ(r.ret, CLI_USAGE, "ret");
+	ASSERT_STREQ(r.err, want, "message");
+	run_free(&r);
+}
+
 /* The command line wins; a list given there replaces the file's list. */
 static void test_config_cmdline_overrides(void)
 {
@@ -366,6 +382,7 @@ int main(void)
 	RUN_TEST(test_config_wrong_section);
 	RUN_TEST(test_config_bad_value);
 	RUN_TEST(test_config_cannot_read);
+	RUN_TEST(test_config_directory);
 	RUN_TEST(test_config_cmdline_overrides);
 	RUN_TEST(test_config_lists);
 	RUN_TEST(test_config_thinning);

@@ -652,6 +652,59 @@ static void test_block_json_no_insert(void)
 	check_request(&r, want, NWANT(want));
 }
 
+/*
+ * A flush carries the kernel's "no sector" (blk_rq_init: (sector_t)-1): no
+ * offset and no sector, not -1 shifted by 9 and wrapped.
+ */
+static void test_block_json_flush(void)
+{
+	struct it_block_rec b = mk_blk(70, 70, IT_ORIG_NONE, IT_OP_SYNC, UINT64_MAX, 0, 100, 0, 0,
+				       200, 900, IT_F_HAS_Q);
+	struct corr_req r = mk_req(CORR_BLOCK, 7);
+	static const struct jqc want[] = {
+		{ ".op", S("sync") },
+		{ "has(\"offset\")", "false" },
+		{ ".block[0] | has(\"sector\")", "false" },
+		{ ".block[0].nr_sectors", "0" },
+		{ ".bytes", "0" },
+		{ ".lat_ns", "800" },
+	};
+
+	r.blocks[0] = &b;
+	r.nr_blocks = 1;
+	check_request(&r, want, NWANT(want));
+}
+
+/*
+ * A buffered write adds the pages it writes to the cache: no misses. The
+ * field is a read's; a write has none.
+ */
+static void test_write_json_no_cache_miss(void)
+{
+	struct it_syscall_rec s = mk_pread();
+	struct corr_req r = mk_req(CORR_SYSCALL, 8);
+	static const struct jqc want[] = {
+		{ ".op", S("write") },
+		{ ".offset", "40960" },
+		{ ".fs | has(\"cache_miss_pages\")", "false" },
+	};
+	static const struct jqc want_read[] = {
+		{ ".op", S("read") },
+		{ ".fs.cache_miss_pages", "256" },
+	};
+
+	s.flags = IT_F_SAMPLED;
+	s.nr_bios = 0;
+	s.cache_miss_pages = 256;
+	s.sys = IT_SYS_PWRITE64;
+	s.op = IT_OP_WRITE;
+	r.sys = &s;
+	check_request(&r, want, NWANT(want));
+	s.sys = IT_SYS_PREAD64;
+	s.op = IT_OP_READ;
+	check_request(&r, want_read, NWANT(want_read));
+}
+
 static void test_uring_json(void)
 {
 	struct it_uring_rec u;
@@ -1880,6 +1933,8 @@ int main(void)
 	RUN_TEST(test_syscall_json_fields);
 	RUN_TEST(test_syscall_json_variants);
 	RUN_TEST(test_block_json_no_insert);
+	RUN_TEST(test_block_json_flush);
+	RUN_TEST(test_write_json_no_cache_miss);
 	RUN_TEST(test_uring_json);
 	RUN_TEST(test_aio_json);
 	RUN_TEST(test_block_json);

@@ -811,45 +811,126 @@ static uint64_t sum_counts(const char *doc, const char *tag)
 	return sum;
 }
 
+/* r: a kind block request of the one block request b (zeroed). */
+static void block_req(struct corr_req *r, struct it_block_rec *b)
+{
+	memset(b, 0, sizeof(*b));
+	memset(r, 0, sizeof(*r));
+	r->kind = CORR_BLOCK;
+	r->blocks[0] = b;
+	r->nr_blocks = 1;
+}
+
 /*
  * The heatmap of known requests: 2 devices, latencies 1000 ns (row 512ns) and
- * 3 ms (row 2.1ms), 10 s apart, and 3 that never finished. Every finished one
- * lands in one cell; the panels hold their device's share.
+ * 3 ms (row 2.1ms), 10 s apart, and 4 that never finished; reads and writes on
+ * loop0. Every finished one lands in one cell; the panels, one per device and
+ * op, hold their share.
  */
 static void test_heatmap(void)
 {
-	struct hm *h = hm_new();
+	struct hm *h = hm_new(HM_TOTAL);
 	char *doc = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&doc, &len);
-	uint64_t n0 = 0, n1 = 0;
+	uint64_t n0r = 0, n0w = 0, n1 = 0;
+	char tag[64];
+	struct it_block_rec b;
+	struct corr_req r;
 
 	if (!ASSERT_TRUE(h && f, "hm_new"))
 		goto out;
+	block_req(&r, &b);
 	for (int i = 0; i < 1000; i++) {
-		struct rp_req q = { .start_ns = 5000000000ull + (uint64_t)i * 10000000,
+		struct rp_req q = { .r = &r,
+				    .start_ns = 5000000000ull + (uint64_t)i * 10000000,
 				    .real_off_ns = 1 };
 		uint32_t dev = i % 3 ? IT_MKDEV(7, 0) : IT_MKDEV(8, 16);
 
+		b.dev = dev;
+		b.op = dev == IT_MKDEV(7, 0) && i % 4 == 1 ? IT_OP_WRITE : IT_OP_READ;
 		q.end_ns = q.start_ns + (i % 2 ? 1000 : 3000000);
 		if (i % 250 == 7)
 			q.end_ns = 0;
 		hm_add(h, &q, dev);
 		if (q.end_ns)
-			*(dev == IT_MKDEV(7, 0) ? &n0 : &n1) += 1;
+			*(dev != IT_MKDEV(7, 0) ? &n1 : b.op == IT_OP_WRITE ? &n0w : &n0r) += 1;
 	}
 	if (!ASSERT_OK(hm_write(h, f, no_name, NULL), "hm_write"))
 		goto out;
 	fclose(f);
 	f = NULL;
-	ASSERT_EQ(sum_counts(doc, "<rect class=\"cell\""), n0 + n1, "cells add up");
+	ASSERT_EQ(sum_counts(doc, "<rect class=\"cell\""), n0r + n0w + n1, "cells add up");
 	ASSERT_TRUE(strstr(doc, "996 requests (4 unfinished") != NULL, "title counts");
+	ASSERT_TRUE(strstr(doc, "IO latency heatmap: total latency") != NULL, "stage named");
 	ASSERT_TRUE(strstr(doc, "data-device=\"loop0\" data-count=\"") != NULL, "named panel");
-	ASSERT_EQ(sum_counts(doc, "data-device=\"loop0\""), n0, "loop0 panel");
+	ASSERT_EQ(sum_counts(doc, "data-device=\"loop0\""), n0r + n0w, "loop0 panels");
+	snprintf(tag, sizeof(tag), "data-count=\"%llu\" data-op=\"write\"",
+		 (unsigned long long)n0w);
+	ASSERT_TRUE(n0w && strstr(doc, tag) != NULL, "one write panel");
+	ASSERT_TRUE(strstr(doc, ">loop0 write: ") && strstr(doc, ">loop0 read: "), "panel names");
 	ASSERT_EQ(sum_counts(doc, "data-device=\"8:16\""), n1, "8:16 panel");
 	ASSERT_TRUE(strstr(doc, ">512ns<") && strstr(doc, ">2.1ms<"), "row labels");
-	/* 10 s in at most 120 columns: 100 ms each */
+	/* 10 s in at most 120 columns: 100 ms each; ticks in seconds from 0 */
 	ASSERT_TRUE(strstr(doc, "100ms per column") != NULL, "column width");
+	ASSERT_TRUE(strstr(doc, ">time since the first request (s)<") != NULL, "x axis");
+	ASSERT_TRUE(strstr(doc, ">0<") != NULL && !strstr(doc, "+0"), "first tick");
+out:
+	if (f)
+		fclose(f);
+	free(doc);
+	hm_free(h);
+}
+
+/* Legends and empty pictures: each count once, and nothing said of columns of nothing. */
+static void test_heatmap_edges(void)
+{
+	struct hm *h = hm_new(HM_Q2D);
+	char *doc = NULL, *p;
+	size_t len = 0;
+	FILE *f = open_memstream(&doc, &len);
+	struct it_block_rec b;
+	struct corr_req r;
+	int legends = 0;
+
+	if (!ASSERT_TRUE(h && f, "hm_new"))
+		goto out;
+	block_req(&r, &b);
+	b.dev = IT_MKDEV(7, 0);
+	/* two requests in one cell, one alone: the busiest cell holds 2 */
+	for (int i = 0; i < 3; i++) {
+		struct rp_req q = { .r = &r, .start_ns = 1000000000ull, .real_off_ns = 1 };
+
+		b.q_ns = q.start_ns;
+		b.d_ns = q.start_ns + 5000;
+		b.c_ns = q.start_ns + 9000;
+		q.end_ns = b.c_ns;
+		if (i == 2)
+			q.start_ns += 4000000000ull, b.q_ns += 4000000000ull, b.d_ns = 0;
+		hm_add(h, &q, b.dev);
+	}
+	if (!ASSERT_OK(hm_write(h, f, no_name, NULL), "hm_write"))
+		goto out;
+	fclose(f);
+	f = NULL;
+	for (p = strstr(doc, "class=\"legend\""); p; p = strstr(p + 1, "class=\"legend\""))
+		legends++;
+	ASSERT_EQ(legends, 2, "legend: 1 and 2, each once");
+	ASSERT_TRUE(strstr(doc, "IO latency heatmap: q2d") != NULL, "stage named");
+	/* the third has no issue stamp: no q2d */
+	ASSERT_TRUE(strstr(doc, "2 requests (1 unfinished") != NULL, "title counts");
+	ASSERT_EQ(sum_counts(doc, "<rect class=\"cell\""), 2, "cells");
+	hm_free(h);
+	free(doc);
+	doc = NULL;
+	h = hm_new(HM_TOTAL);
+	f = open_memstream(&doc, &len);
+	if (!ASSERT_TRUE(h && f, "hm_new") || !ASSERT_OK(hm_write(h, f, no_name, NULL), "empty"))
+		goto out;
+	fclose(f);
+	f = NULL;
+	ASSERT_TRUE(strstr(doc, "no finished request") != NULL, "empty said");
+	ASSERT_TRUE(!strstr(doc, "per column") && !strstr(doc, "class=\"cell\""), "no columns");
 out:
 	if (f)
 		fclose(f);
@@ -881,6 +962,7 @@ int main(void)
 	RUN_TEST(test_perfetto_host_paths);
 	RUN_TEST(test_perfetto_checker);
 	RUN_TEST(test_heatmap);
+	RUN_TEST(test_heatmap_edges);
 	nftw(g_tmp, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 	return unit_result();
 }

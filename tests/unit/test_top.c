@@ -118,9 +118,150 @@ out:
 	free(rows);
 }
 
+static const char *longcg(uint64_t id, void *ctx)
+{
+	return "/demo.slice/db-with-a-long-name.service";
+}
+
+/* The lines of text, each at most w columns (bytes: the table is ASCII); the count in *n. */
+static bool lines_within(const char *text, int w, int *n)
+{
+	bool ok = true;
+
+	*n = 0;
+	for (const char *p = text; *p;) {
+		const char *e = strchr(p, '\n');
+		int len = e ? (int)(e - p) : (int)strlen(p);
+
+		if (len > w) {
+			UNIT_LOG("line of %d > %d columns: %.*s", len, w, len, p);
+			ok = false;
+		}
+		(*n)++;
+		p += len + (e ? 1 : 0);
+	}
+	return ok;
+}
+
+/* tview_print's text (malloc'd; NULL when out of memory). */
+static char *printed(const char *title, const struct tview_row *rows, int n,
+		     const struct tview_opts *o)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	tview_print(f, title, rows, n, o);
+	fclose(f);
+	return text;
+}
+
+/* A table for a terminal: no line wraps at 80 columns; all columns when it is wide. */
+static void test_top_width(void)
+{
+	struct agg_entry now[12];
+	struct tview_opts o = { .dev_name = name, .cgroup = longcg, .width = 80 };
+	struct tview_row *rows = NULL;
+	char *text = NULL;
+	int n, nl;
+
+	for (int i = 0; i < 12; i++)
+		now[i] = ent(100 + i, 5, IT_OP_READ, 10 + i, 100000);
+	n = tview_totals(now, 12, 1000000000ull, 0, &rows);
+	if (!ASSERT_EQ(n, 12, "rows"))
+		goto out;
+	text = printed("iotracer top - 10:00:00  interval 1s", rows, n, &o);
+	if (!ASSERT_TRUE(text != NULL, "memstream"))
+		goto out;
+	ASSERT_TRUE(lines_within(text, 79, &nl), "80 columns: no line wraps");
+	ASSERT_TRUE(strstr(text, "PID") && strstr(text, "IOPS") && strstr(text, "AVG") &&
+			    strstr(text, "P99"),
+		    "the main columns kept");
+	free(text);
+	/* 100 columns: the device times go, the cgroup's tail stays */
+	o.width = 100;
+	text = printed("title", rows, n, &o);
+	ASSERT_TRUE(text && lines_within(text, 99, &nl), "100 columns: no line wraps");
+	ASSERT_TRUE(text && strstr(text, "CGROUP\n") && strstr(text, " ...") &&
+			    strstr(text, "name.service\n"),
+		    "the cgroup's tail kept");
+	free(text);
+	o.width = 160;
+	text = printed("title", rows, n, &o);
+	ASSERT_TRUE(text && lines_within(text, 159, &nl), "160 columns");
+	ASSERT_TRUE(text && strstr(text, "QUEUE") && strstr(text, "DEVICE") && strstr(text, "P99"),
+		    "every column at 160");
+	ASSERT_TRUE(text && strstr(text, " /demo.slice/db-with-a-long-name.service\n"),
+		    "the whole cgroup at 160");
+	free(text);
+	/* 8 lines of terminal: the title stays on screen with the cut line */
+	o.max_rows = tview_fit(8);
+	text = printed("title", rows, n, &o);
+	if (!ASSERT_TRUE(text != NULL, "memstream"))
+		goto out;
+	lines_within(text, 159, &nl);
+	ASSERT_TRUE(nl <= 7, "8 rows of terminal: at most 7 lines and the cursor's");
+	ASSERT_TRUE(strstr(text, "title\n") == text, "the title first");
+	ASSERT_TRUE(strstr(text, "more rows\n") != NULL, "the cut said");
+out:
+	free(text);
+	free(rows);
+}
+
+/* -b's totals: columns aligned; per cgroup, no PID or COMM column. */
+static void test_top_totals_table(void)
+{
+	struct agg_entry now[3] = { ent(7, 5, IT_OP_READ, 3, 1000),
+				    ent(123456, 6, IT_OP_WRITE, 1000000, 1000),
+				    ent(42, 5, IT_OP_READ, 20, 1000) };
+	struct tview_opts o = { .dev_name = name, .cgroup = cgname };
+	struct tview_row *rows = NULL;
+	char *text = NULL, *l[4];
+	size_t len = 0;
+	FILE *f;
+	int n;
+
+	n = tview_totals(now, 3, 1000000000ull, 0, &rows);
+	if (!ASSERT_EQ(n, 3, "rows"))
+		goto out;
+	f = open_memstream(&text, &len);
+	tview_print_totals(f, rows, n, &o);
+	fclose(f);
+	l[0] = text;
+	for (int i = 1; i < 4; i++)
+		l[i] = l[i - 1] ? strchr(l[i - 1], '\n') : NULL, l[i] = l[i] ? l[i] + 1 : NULL;
+	if (!ASSERT_TRUE(l[3] != NULL, "a header and 3 rows"))
+		goto out;
+	ASSERT_TRUE(!strncmp(text, "PID    COMM    CGROUP   DEV   OP    IOS     BYTES\n", 50),
+		    "the header, padded");
+	/* every column starts where the header's does */
+	for (int i = 1; i < 4; i++)
+		for (const char *h = strchr(l[0], ' '); h && h < l[1]; h = strchr(h + 1, ' '))
+			if (h[1] != ' ' && h[1] != '\n')
+				ASSERT_TRUE(l[i][h - l[0]] == ' ' && l[i][h - l[0] + 1] != ' ',
+					    "aligned with the header");
+	free(text);
+	text = NULL;
+	free(rows);
+	n = tview_totals(now, 3, 1000000000ull, 1, &rows);
+	o.by_cgroup = 1;
+	f = open_memstream(&text, &len);
+	tview_print_totals(f, rows, n, &o);
+	fclose(f);
+	ASSERT_TRUE(!strncmp(text, "CGROUP ", 7), "per cgroup: no PID or COMM column");
+	ASSERT_FALSE(strstr(text, "PID") || strstr(text, "COMM"), "none at all");
+out:
+	free(text);
+	free(rows);
+}
+
 int main(void)
 {
 	RUN_TEST(test_top_rates);
 	RUN_TEST(test_top_sort_print);
+	RUN_TEST(test_top_width);
+	RUN_TEST(test_top_totals_table);
 	return unit_result();
 }
