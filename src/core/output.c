@@ -86,7 +86,8 @@ static const char *const sys_names[IT_SYS_MAX] = {
 	"io_pgetevents", "io_uring_enter",
 };
 static const char *const origin_names[] = { "none", "syscall", "io_uring", "writeback" };
-static const char *const stage_names[IT_ST_MAX] = { "total", "offcpu", "q2c", "d2c", "q2d", "runq" };
+static const char *const stage_names[IT_ST_MAX] = { "total", "offcpu", "q2c", "d2c", "q2d", "runq",
+							"dirty_age" };
 static const char *const drop_names[IT_DROP_KINDS] = { "ringbuf", "inflight", "hist", "missed" };
 
 static const char *op_name(unsigned int op)
@@ -401,6 +402,68 @@ static void json_to_issue(struct jw *w, const struct it_block_rec *b, uint64_t g
 		jw_u64(w, "i2d_ns", b->d_ns - i);
 }
 
+/* Why a write's page-cache bytes have no dirtier (IT_WB_* bit i: name i). */
+static const char *const wb_why_names[] = { "not_noted", "redirtied", "many", "truncated" };
+
+const char *out_wb_why_name(unsigned int bit)
+{
+	return bit < sizeof(wb_why_names) / sizeof(wb_why_names[0]) ? wb_why_names[bit] : NULL;
+}
+
+/* The cgroup as "<key>_id" and "<key>" (its path, where known). */
+static void json_cgroup(struct it_out *out, const char *key, uint64_t id)
+{
+	const char *cg = cgroup_of(out, id);
+	char name[32];
+
+	snprintf(name, sizeof(name), "%s_id", key);
+	jw_u64(&out->w, name, id);
+	if (cg)
+		jw_str(&out->w, key, cg);
+}
+
+/*
+ * Who dirtied the pages a block write carries (docs/json.md: block[].dirty),
+ * and the cgroup the kernel charged it to.
+ */
+static void json_wb(struct it_out *out, const struct it_block_rec *b)
+{
+	const struct it_wb *wb = &b->wb;
+	struct jw *w = &out->w;
+	char devno[24];
+
+	if (wb->blkcg_id)
+		json_cgroup(out, "blkcg", wb->blkcg_id);
+	jw_obj_begin(w, "dirty");
+	if (wb->dirtier.pid) {
+		json_task(out, &wb->dirtier);
+		jw_u64(w, "bytes", wb->bytes);
+	}
+	if (wb->other_pid) {
+		jw_u64(w, "other_pid", wb->other_pid);
+		jw_u64(w, "other_bytes", wb->other_bytes);
+	}
+	jw_u64(w, "unknown_bytes", wb->unknown_bytes);
+	if (wb->unknown_why) {
+		jw_arr_begin(w, "unknown");
+		for (unsigned int i = 0; out_wb_why_name(i); i++)
+			if (wb->unknown_why & (1u << i))
+				jw_str(w, NULL, out_wb_why_name(i));
+		jw_arr_end(w);
+	}
+	if (wb->dirty_first_ns) {
+		jw_u64(w, "first_ns", wb->dirty_first_ns);
+		jw_u64(w, "last_ns", wb->dirty_last_ns);
+		if (wb->dirty_first_ns <= b->q_ns)
+			jw_u64(w, "age_ns", b->q_ns - wb->dirty_first_ns);
+		if (wb->dirty_last_ns && wb->dirty_last_ns <= b->q_ns)
+			jw_u64(w, "age_min_ns", b->q_ns - wb->dirty_last_ns);
+	}
+	snprintf(devno, sizeof(devno), "%u:%u", IT_MAJOR(wb->file_dev), IT_MINOR(wb->file_dev));
+	jw_str(w, "file_devno", devno);
+	jw_obj_end(w);
+}
+
 static void json_block(struct it_out *out, const struct it_block_rec *b)
 {
 	struct jw *w = &out->w;
@@ -428,6 +491,8 @@ static void json_block(struct it_out *out, const struct it_block_rec *b)
 	jw_str(w, "origin", out_origin_name(b->origin));
 	jw_u64(w, "pid", b->task.pid);
 	jw_u64(w, "tid", b->task.tid);
+	if (b->flags & IT_F_WB)
+		json_wb(out, b);
 	if (b->drv_layer)
 		json_driver(out, b);
 	jw_obj_end(w);

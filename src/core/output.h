@@ -96,6 +96,7 @@ uint64_t out_json_lost(const struct it_out *out);
 const char *out_op_name(unsigned int op); /* enum it_op; "other" when out of range */
 const char *out_stage_name(unsigned int stage); /* enum it_stage */
 const char *out_drop_name(unsigned int kind); /* enum it_drop_kind */
+const char *out_wb_why_name(unsigned int bit); /* bit i of IT_WB_*; NULL past the last */
 /* Layer of a histogram key: the layer's name, "io_uring" and "aio" for syscall-layer keys. */
 const char *out_khist_layer(const struct it_hist_key *k);
 

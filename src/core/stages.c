@@ -207,7 +207,8 @@ void make_view(const struct corr_req *r, struct req_view *v)
 		const struct it_block_rec *b = r->blocks[0];
 
 		v->kind = "block";
-		v->task = &b->task;
+		/* a write of page-cache pages counts for their dirtier, not the flusher */
+		v->task = (b->flags & IT_F_WB) && b->wb.dirtier.pid ? &b->wb.dirtier : &b->task;
 		v->start_ns = b->q_ns;
 		v->end_ns = b->c_ns;
 		v->dev = b->dev;
@@ -245,6 +246,9 @@ static void stats_block(struct stages *out, const struct it_block_rec *b)
 		stage_add(out, "block", b->dev, b->op, "d2c", b->c_ns - b->d_ns);
 		stage_add(out, "block", b->dev, b->op, "q2d", b->d_ns - b->q_ns);
 	}
+	/* page-cache age: the oldest page's dirtying -> the write queued */
+	if ((b->flags & IT_F_WB) && b->wb.dirty_first_ns && b->wb.dirty_first_ns <= b->q_ns)
+		stage_add(out, "block", b->dev, b->op, "dirty_age", b->q_ns - b->wb.dirty_first_ns);
 }
 
 /* A request's whole latency and its bytes: the "total" row of its kind. */
