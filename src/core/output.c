@@ -738,6 +738,14 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 	for (int l = 0; l < IT_L_MAX; l++)
 		jw_u64(w, parse_layer_name(l), in->skipped ? in->skipped[l] : 0);
 	jw_obj_end(w);
+	if (in->counters) {
+		/* page-cache pages: noted dirty, and looked up at writeback (docs/json.md) */
+		jw_obj_begin(w, "writeback");
+		jw_u64(w, "noted", in->counters[IT_CNT_WB_NOTED]);
+		jw_u64(w, "found", in->counters[IT_CNT_WB_FOUND]);
+		jw_u64(w, "unknown", in->counters[IT_CNT_WB_UNKNOWN]);
+		jw_obj_end(w);
+	}
 	jw_u64(w, "lost", in->lost_samples);
 	jw_arr_begin(w, "stages");
 	for (int i = 0; i < out->stages.nr; i++) {

@@ -32,6 +32,8 @@ struct out_summary_in {
 	const struct corr_stats *corr;
 	uint64_t lost_samples; /* ring buffer callback errors */
 	const uint64_t *skipped; /* IT_L_MAX: program runs skipped by the kernel (recursion) */
+	/* IT_NR_COUNTERS event counters (the writeback notes, IT_CNT_WB_*); NULL: none */
+	const uint64_t *counters;
 };
 
 /*
