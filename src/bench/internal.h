@@ -92,7 +92,7 @@ struct workload {
 	int asked_iops; /* the fio rate_iops of all jobs together; 0: as fast as it goes */
 };
 
-#define NR_WLS 7
+#define NR_WLS 8
 extern const struct workload bench_wls[NR_WLS];
 
 const char *preset_name(int p);
