@@ -16,7 +16,7 @@
 #   filter_pid  with -p A, A's writeback is traced (within 2 % of its write_bytes) and none
 #               of B's (the flusher's task fails -p: the dirtier passes it)
 #   drops       drops.total == 0
-# shellcheck disable=SC2016,SC2317 # jq programs in single quotes; checks run via check
+# shellcheck disable=SC2015,SC2016,SC2119,SC2154,SC2317 # a || b fail_all; jq programs in single quotes; fds set by writer_feed (printf -v); checks run via check
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"

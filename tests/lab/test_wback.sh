@@ -24,6 +24,7 @@
 # Files: $LAB_DIR/runs/wback-<k>/ (boot.sh's, the bundle).
 # Environment: LAB_WBACK_KERNEL (6.12), LAB_WBACK_TOL (2: percent), LAB_TIMEOUT
 # (180 s), and what boot.sh reads.
+# shellcheck disable=SC2016 # jq expressions in single quotes
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -40,33 +41,12 @@ CGS="wa wb wd"
 NAMES="${PFX}_run"
 for c in $CGS; do NAMES="$NAMES ${PFX}_blkcg_$c ${PFX}_dirtier_$c"; done
 
-rest() {
-	local n
-	for n in $NAMES; do [[ -n ${done_names[$n]:-} ]] || report "$1" "$n" "$2"; done
-}
-# shellcheck disable=SC2317 # invoked through the traps
-on_signal() {
-	trap '' INT TERM HUP
-	rest FAIL "interrupted by SIG$1 (timeout?)"
-	exit "$2"
-}
-install_traps cleanup
-new_tmp wback || {
-	rest FAIL "cannot make a temp dir in $LAB_DIR/tmp"
-	exit 1
-}
+lab_begin wback
 out=$LAB_DIR/runs/wback-$SERIES
 t0=$(lab_now)
 
 command -v mkfs.ext4 >/dev/null 2>&1 || { rest SKIP "no mkfs.ext4 here (the guest has none)"; exit 0; }
-step "$tmp/fetch.out" "$tmp/fetch.log" "$LAB_SRC/fetch.sh" "$SERIES"
-frc=$?
-if ((frc != 0)); then
-	why=$(grep -E 'unavailable:|error:' "$tmp/fetch.log" | tail -n 1 | sed 's/^\[lab\] //')
-	if ((frc == 3)); then rest SKIP "${why:-kernel $SERIES cannot be fetched here}"; else rest FAIL "fetch.sh $SERIES failed (rc $frc): $why"; fi
-	exit "$failed"
-fi
-kver=$(lab_resolve_kver "$SERIES")
+fetch_series "$SERIES"
 if ! build_static amd64; then
 	rest FAIL "$BUILD_WHY"
 	exit 1
@@ -83,15 +63,7 @@ if ! truncate -s 128M "$LAB_VBLK_IMG" ||
 	exit 1
 fi
 
-rm -rf "$out"
-mkdir -p "$out"
-brc=0
-step /dev/null "$out/boot.log" "$LAB_SRC/boot.sh" "$SERIES" "$LAB_SRC/guest-wback.sh" "$out" || brc=$?
-g=$out/guest.out
-if ((brc == 3)); then
-	rest SKIP "$(tail -n 1 "$out/boot.log" | sed 's/^\[lab\] //')"
-	exit 0
-fi
+boot_once_more "$SERIES" "$LAB_SRC/guest-wback.sh" "$out"
 note "$PFX: kernel $kver, ready $(sed -n 's/^ready_s=//p' "$out/result" 2>/dev/null)s, boot wall $(sed -n 's/^wall_s=//p' "$out/result" 2>/dev/null)s"
 why=""
 if ((brc == 2)); then
