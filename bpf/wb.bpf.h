@@ -264,6 +264,11 @@ static int it_wb_step(u32 i, void *ctx)
 	if (head != w->head) {
 		w->head = head;
 		w->cls = it_wb_classify(w, head);
+		/* direct IO: user pages from the first one on, nothing to walk */
+		if (w->cls == IT_WBC_NONE && !w->any) {
+			w->bio = 0;
+			return 1;
+		}
 	}
 	it_wb_add(w, n);
 	w->done += n;
