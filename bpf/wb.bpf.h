@@ -112,7 +112,8 @@ static __always_inline bool it_wb_owner_ok(struct bio *bio, const bool btf)
 /* The walk's state (bpf_loop context). */
 struct it_wb_walk {
 	struct it_wb wb;
-	u64 q_ns; /* the request's queue: a note after it is a later dirtying */
+	u64 q_ns; /* the request's queue */
+	u64 bio_q_ns; /* the current bio's: a note after it is a later dirtying */
 	u64 bio; /* current bio; 0: done */
 	u64 vec; /* its current bio_vec */
 	u64 head; /* folio of the previous page */
@@ -178,7 +179,7 @@ static __always_inline u8 it_wb_classify(struct it_wb_walk *w, u64 head)
 	d = bpf_map_lookup_elem(&dirtied, &k);
 	if (!d)
 		return it_wb_unknown(w, IT_WB_NOT_NOTED);
-	if (d->ns > w->q_ns)
+	if (d->ns > w->bio_q_ns)
 		return it_wb_unknown(w, IT_WB_REDIRTIED);
 	if (!w->wb.dirty_first_ns || d->ns < w->wb.dirty_first_ns)
 		w->wb.dirty_first_ns = d->ns;
@@ -215,14 +216,23 @@ static __always_inline void it_wb_add(struct it_wb_walk *w, u32 n)
 	}
 }
 
-/* Start walking bio b (0: the walk ends). */
+/*
+ * Start walking bio b (0: the walk ends). A bio merged into the request was
+ * queued after its first one, and its pages may have been dirtied in between
+ * (a writer streaming while the flusher writes): its own queue stamp (its
+ * entry in `bios`, dead since the merge, still holds it) bounds its notes.
+ */
 static __always_inline void it_wb_bio(struct it_wb_walk *w, struct bio *b)
 {
+	struct it_bio_info *bi;
+	u64 key = (u64)b;
 	u32 idx;
 
-	w->bio = (u64)b;
+	w->bio = key;
 	if (!b)
 		return;
+	bi = bpf_map_lookup_elem(&bios, &key);
+	w->bio_q_ns = bi && bi->q_ns > w->q_ns ? bi->q_ns : w->q_ns;
 	idx = BPF_CORE_READ(b, bi_iter.bi_idx);
 	w->left = BPF_CORE_READ(b, bi_iter.bi_size);
 	w->done = BPF_CORE_READ(b, bi_iter.bi_bvec_done);
