@@ -110,11 +110,14 @@ static const struct it_hook_def hook_defs[] = {
 	  .progs = { [IT_M_TP_BTF] = { "btf_iomap_dio_rw_begin" } } },
 	BTF_HOOK(IT_L_FS, writeback_single_inode_start, "writeback"),
 	BTF_HOOK(IT_L_FS, writeback_single_inode, "writeback"),
-	/* who dirtied a page (bpf/wb.bpf.h): writeback_dirty_page before 5.17, one event */
-	ALT_HOOK(IT_L_FS, "writeback_dirty_folio", "writeback", "dirty_note",
+	/*
+	 * Who dirtied a page (bpf/wb.bpf.h): writeback_dirty_page before 5.17, one
+	 * event. Block layer: they name the owner of block writes (`top` too).
+	 */
+	ALT_HOOK(IT_L_BLOCK, "writeback_dirty_folio", "writeback", "dirty_note",
 		 [IT_M_TP_BTF] = { "btf_writeback_dirty_folio" },
 		 [IT_M_RAW_TP] = { "raw_writeback_dirty_folio" }),
-	ALT_HOOK(IT_L_FS, "writeback_dirty_page", "writeback", "dirty_note",
+	ALT_HOOK(IT_L_BLOCK, "writeback_dirty_page", "writeback", "dirty_note",
 		 [IT_M_TP_BTF] = { "btf_writeback_dirty_page" },
 		 [IT_M_RAW_TP] = { "raw_writeback_dirty_page" }),
 	VFS_HOOK(vfs_read),
@@ -158,7 +161,7 @@ static const struct it_hook_def hook_defs[] = {
 	 * A write's pages per dirtier (bpf/wb.bpf.h), for the record program
 	 * below: attached before it, so it runs first (table order is attach order).
 	 */
-	{ .layer = IT_L_FS, .name = "block_rq_complete", .label = "block_rq_complete_wb",
+	{ .layer = IT_L_BLOCK, .name = "block_rq_complete", .label = "block_rq_complete_wb",
 	  .tp_group = "block", .needs = IT_NEED_LOOP,
 	  .progs = { [IT_M_TP_BTF] = { "btf_block_rq_complete_wb" },
 		     [IT_M_RAW_TP] = { "raw_block_rq_complete_wb" } } },

@@ -16,12 +16,15 @@
 #   filter_pid  with -p A, A's writeback is traced (within 2 % of its write_bytes) and none
 #               of B's (the flusher's task fails -p: the dirtier passes it)
 #   drops       drops.total == 0
+#   top_owner   `iotracer top -b` while a writer writes 16 MiB buffered, then syncfs: the
+#               TOTAL table's write row of the writer's pid (comm dd) has its write_bytes
+#               within 2 % (the kernel aggregation counts writeback for the dirtier)
 # shellcheck disable=SC2015,SC2016,SC2119,SC2154,SC2317 # a || b fail_all; jq programs in single quotes; fds set by writer_feed (printf -v); checks run via check
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin per_pid_a per_pid_b owner dirty_age hist_age filter_pid drops
+it_begin per_pid_a per_pid_b owner dirty_age hist_age filter_pid drops top_owner
 it_require_all mkfs.ext4 dd sync mkfifo
 
 have_tp writeback/writeback_dirty_folio || have_tp writeback/writeback_dirty_page ||
@@ -138,5 +141,28 @@ got=$(dirtied_bytes "$TRACER_JSON" "$dpid")
 other=$(dirtied_bytes "$TRACER_JSON" "$epid")
 check filter_pid "-p $dpid: its block writes $got bytes vs write_bytes $dwb; the other writer's: $other (want 0)" \
 	eval 'within_pct "$got" "$dwb" 2 && ((other == 0))'
+
+# --- phase 4: iotracer top, counted in the kernel per (process, device, op)
+writer_start wf "$mnt/f" && fpid=$W_PID || fail_all "cannot start writer f"
+bg_start top.batch "$IOTRACER" top -b -i 500ms -d "$name"
+top_pid=$BG_PID
+for ((i = 0; i < 100; i++)); do
+	grep -q '^iotracer top' "$IT_TMP/top.batch.out" 2>/dev/null && break
+	sleep 0.2
+done
+writer_feed wf "$fpid" 16 ffd || fail_all "writer f did not write 16 MiB"
+fwb=$(io_field "$fpid" write_bytes)
+exec {ffd}>&-
+bg_wait "$fpid" 30 || note "writer f exited $BG_RC"
+sync -f "$mnt/f"
+wait_quiet "$dev" 5
+sleep 1
+kill -INT "$top_pid"
+bg_wait "$top_pid" 20 || note "top exited $BG_RC"
+tot=$(grep -A 100 '^TOTAL' "$IT_TMP/top.batch.out")
+note "top totals: $(tr '\n' '|' <<<"$tot")"
+read -r _ comm _ _ _ _ tbytes < <(awk -v p="$fpid" '$1 == p && $5 == "write"' <<<"$tot")
+check top_owner "top's write row of writer $fpid: comm ${comm:-none}, ${tbytes:-no} bytes, write_bytes $fwb" \
+	eval '[[ ${comm:-} == dd ]] && within_pct "${tbytes:-0}" "$fwb" 2'
 
 it_end
