@@ -144,12 +144,7 @@ check filter_pid "-p $dpid: its block writes $got bytes vs write_bytes $dwb; the
 
 # --- phase 4: iotracer top, counted in the kernel per (process, device, op)
 writer_start wf "$mnt/f" && fpid=$W_PID || fail_all "cannot start writer f"
-bg_start top.batch "$IOTRACER" top -b -i 500ms -d "$name"
-top_pid=$BG_PID
-for ((i = 0; i < 100; i++)); do
-	grep -q '^iotracer top' "$IT_TMP/top.batch.out" 2>/dev/null && break
-	sleep 0.2
-done
+top_batch_start -i 500ms -d "$name"
 writer_feed wf "$fpid" 16 ffd || fail_all "writer f did not write 16 MiB"
 fwb=$(io_field "$fpid" write_bytes)
 exec {ffd}>&-
@@ -157,8 +152,8 @@ bg_wait "$fpid" 30 || note "writer f exited $BG_RC"
 sync -f "$mnt/f"
 wait_quiet "$dev" 5
 sleep 1
-kill -INT "$top_pid"
-bg_wait "$top_pid" 20 || note "top exited $BG_RC"
+kill -INT "$TOP_PID"
+bg_wait "$TOP_PID" 20 || note "top exited $BG_RC"
 tot=$(grep -A 100 '^TOTAL' "$IT_TMP/top.batch.out")
 note "top totals: $(tr '\n' '|' <<<"$tot")"
 read -r _ comm _ _ _ _ tbytes < <(awk -v p="$fpid" '$1 == p && $5 == "write"' <<<"$tot")
