@@ -207,8 +207,7 @@ void make_view(const struct corr_req *r, struct req_view *v)
 		const struct it_block_rec *b = r->blocks[0];
 
 		v->kind = "block";
-		/* a write of page-cache pages counts for their dirtier, not the flusher */
-		v->task = (b->flags & IT_F_WB) && b->wb.dirtier.pid ? &b->wb.dirtier : &b->task;
+		v->task = stages_block_owner(b);
 		v->start_ns = b->q_ns;
 		v->end_ns = b->c_ns;
 		v->dev = b->dev;
@@ -225,6 +224,12 @@ void make_view(const struct corr_req *r, struct req_view *v)
 uint64_t lat_of(const struct req_view *v)
 {
 	return v->end_ns > v->start_ns ? v->end_ns - v->start_ns : 0;
+}
+
+const struct it_task *stages_block_owner(const struct it_block_rec *b)
+{
+	/* a write of page-cache pages counts for their dirtier, not the flusher */
+	return (b->flags & IT_F_WB) && b->wb.dirtier.pid ? &b->wb.dirtier : &b->task;
 }
 
 /* ---- statistics per request ---- */

@@ -16,6 +16,8 @@
 #   filter_pid  with -p A, A's writeback is traced (within 2 % of its write_bytes) and none
 #               of B's (the flusher's task fails -p: the dirtier passes it)
 #   drops       drops.total == 0
+#   report_pid  phase 1 was also recorded (--record): `iotracer report -p A` of the recording
+#               gives writer a's writeback bytes, as the live JSON did
 #   top_owner   `iotracer top -b` while a writer writes 16 MiB buffered, then syncfs: the
 #               TOTAL table's write row of the writer's pid (comm dd) has its write_bytes
 #               within 2 % (the kernel aggregation counts writeback for the dirtier)
@@ -24,7 +26,7 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin per_pid_a per_pid_b owner dirty_age hist_age filter_pid drops top_owner
+it_begin per_pid_a per_pid_b owner dirty_age hist_age filter_pid drops report_pid top_owner
 it_require_all mkfs.ext4 dd sync mkfifo
 
 have_tp writeback/writeback_dirty_folio || have_tp writeback/writeback_dirty_page ||
@@ -74,7 +76,7 @@ name=$(devname "$dev")
 note "device $dev mounted on $mnt"
 
 # --- phase 1: two writers, then syncfs; phase 2: dirty, sleep 3 s, fsync
-start_tracer -d "$name" || fail_all "$TRACER_WHY"
+start_tracer -d "$name" --record "$IT_TMP/rec" || fail_all "$TRACER_WHY"
 writer_start wa "$mnt/a" && apid=$W_PID || fail_all "cannot start writer a"
 writer_start wb "$mnt/b" && bpid=$W_PID || fail_all "cannot start writer b"
 writer_feed wa "$apid" 48 afd || fail_all "writer a did not write 48 MiB"
@@ -123,6 +125,15 @@ check hist_age "block/$name/write dirty_age histogram count ${hage:-none}" test 
 
 d=$(real_drops "$SUMMARY")
 check drops "records lost (ringbuf+inflight+hist) $d" test "$d" = 0
+
+if "$IOTRACER" report -n 0 -p "$apid" -j "$IT_TMP/report.json" "$IT_TMP/rec" >/dev/null 2>"$IT_TMP/report.err"; then
+	rgot=$(dirtied_bytes "$IT_TMP/report.json" "$apid")
+	live=$(dirtied_bytes "$J" "$apid")
+	check report_pid "report -p $apid of the recording: $rgot bytes dirtied by it, the live JSON $live, write_bytes $awb" \
+		eval '((rgot == live)) && within_pct "$rgot" "$awb" 2'
+else
+	fail report_pid "iotracer report failed: $(head -c 300 "$IT_TMP/report.err" | tr '\n' ' ')"
+fi
 
 # --- phase 3: -p A: the dirtier passes the pid filter, the flusher does not
 writer_start wd "$mnt/d" && dpid=$W_PID || fail_all "cannot start writer d"
