@@ -37,15 +37,15 @@ static __always_inline u32 it_size_slot(u64 bytes)
 	return it_verifier_mask(k < IT_SIZE_SLOTS ? k : IT_SIZE_SLOTS - 1, IT_SIZE_SLOTS - 1);
 }
 
-static __always_inline struct it_agg_val *it_agg_get(const struct it_bio_info *bi, u32 dev, u8 op)
+static __always_inline struct it_agg_val *it_agg_get(const struct it_task *t, u32 dev, u8 op)
 {
 	struct it_agg_key key = { .dev = dev, .op = op };
 	struct it_agg_val *v;
 
 	if (agg_keys & IT_AGG_TGID)
-		key.tgid = bi->task.pid;
+		key.tgid = t->pid;
 	if (agg_keys & IT_AGG_CGROUP)
-		key.cgroup_id = bi->task.cgroup_id;
+		key.cgroup_id = t->cgroup_id;
 	v = bpf_map_lookup_elem(&agg, &key);
 	if (v)
 		return v;
@@ -56,16 +56,18 @@ static __always_inline struct it_agg_val *it_agg_get(const struct it_bio_info *b
 		return NULL;
 	}
 	if (agg_keys & IT_AGG_TGID)
-		__builtin_memcpy(v->comm, bi->task.comm, IT_COMM_LEN);
+		__builtin_memcpy(v->comm, t->comm, IT_COMM_LEN);
 	return v;
 }
 
 /*
- * A block request completed at now: bi its state, dev and op as its record
- * says. Nothing is read from rq unless the aggregation is on.
+ * A block request completed at now: bi its state, owner the task it counts
+ * for (the submitter, or for a write of page-cache pages their dirtier:
+ * wb.bpf.h), dev and op as its record says. Nothing is read from rq unless
+ * the aggregation is on.
  */
-static __always_inline void it_agg_block(const struct it_bio_info *bi, u32 dev, u8 op,
-					 struct request *rq, const bool btf, u64 now)
+static __always_inline void it_agg_block(const struct it_bio_info *bi, const struct it_task *owner,
+					 u32 dev, u8 op, struct request *rq, const bool btf, u64 now)
 {
 	struct it_agg_val *v;
 	u64 lat = now - bi->q_ns;
@@ -74,7 +76,7 @@ static __always_inline void it_agg_block(const struct it_bio_info *bi, u32 dev, 
 	if (!agg_keys)
 		return;
 	bytes = IT_RD(btf, rq, __data_len);
-	v = it_agg_get(bi, dev, op);
+	v = it_agg_get(owner, dev, op);
 	if (!v)
 		return;
 	v->count++;

@@ -25,6 +25,7 @@
 #include "progs.bpf.h"
 #include "request.bpf.h"
 #include "agg.bpf.h"
+#include "wb.bpf.h"
 
 /* Per CPU: the last bio-less request completed (see it_rq_complete). */
 struct {
@@ -175,10 +176,11 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 				bi.ino = st->wb_ino;
 		}
 		/*
-		 * The task filters apply to flusher writeback too: the kworker is
-		 * not the task that dirtied the pages (-f and -d still see it).
+		 * The task filters apply to flusher writeback too, on the task
+		 * that dirtied the pages, not the kworker (wb.bpf.h: a page is
+		 * noted only when its dirtier passed them).
 		 */
-		if (!it_task_ok())
+		if (!it_task_ok() && !it_wb_owner_ok(bio, btf))
 			return it_bio_forget(key);
 		if (filter_file) {
 			struct it_file_key k = { .ino = bi.ino, .dev = sdev };
@@ -276,6 +278,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	struct it_block_rec *r;
 	struct it_res res;
 	struct it_hist_val *h;
+	struct it_wb *wb;
 	u64 key, now, g;
 	u32 dev, opf;
 
@@ -336,6 +339,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	g = p ? IT_RD(btf, rq, start_time_ns) : 0;
 	if (g < bi.q_ns || g > now)
 		g = 0;
+	wb = p ? it_wb_take(rq) : NULL;
 	h = kern_hists ? it_hist_get(dev, IT_L_BLOCK, it_req_op(opf), IT_HK_PLAIN) : NULL;
 	if (h) {
 		it_hist_slot(&h->st[IT_ST_Q2C], now - bi.q_ns);
@@ -343,8 +347,11 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 			it_hist_slot(&h->st[IT_ST_D2C], now - bi.d_ns);
 			it_hist_slot(&h->st[IT_ST_Q2D], bi.d_ns - bi.q_ns);
 		}
+		if (wb && wb->dirty_first_ns && wb->dirty_first_ns <= bi.q_ns)
+			it_hist_slot(&h->st[IT_ST_DIRTY_AGE], bi.q_ns - wb->dirty_first_ns);
 	}
-	it_agg_block(&bi, dev, it_req_op(opf), rq, btf, now);
+	it_agg_block(&bi, wb && wb->dirtier.pid ? &wb->dirtier : &bi.task, dev, it_req_op(opf), rq,
+		     btf, now);
 	if (!it_keep(bi.flags, now - bi.q_ns))
 		return 0;
 	it_virtio_done(&bi, now);
@@ -365,7 +372,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	r->dev = dev;
 	r->bytes = IT_RD(btf, rq, __data_len);
 	r->flags = bi.flags | (g ? IT_F_HAS_G : 0) | it_req_flags(opf) | (error ? IT_F_ERROR : 0) |
-		   (insert_hooked ? 0 : IT_F_NO_I);
+		   (insert_hooked ? 0 : IT_F_NO_I) | (wb ? IT_F_WB : 0);
 	r->error = error;
 	r->nr_merged = 0;
 	r->op = it_req_op(opf);
@@ -380,6 +387,10 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	r->drv_opcode = bi.drv_opcode;
 	r->drv_status = bi.drv_status;
 	r->pad1 = 0;
+	if (wb)
+		r->wb = *wb;
+	else
+		__builtin_memset(&r->wb, 0, sizeof(r->wb));
 	it_submit(&res, r);
 	return 0;
 }

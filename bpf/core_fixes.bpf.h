@@ -439,6 +439,69 @@ static __always_inline u32 it_page_cache_pages(struct trace_event_raw_mm_filemap
 }
 
 /*
+ * Page-cache pages (bpf/wb.bpf.h). A page's folio: its compound head (bit 0
+ * of page->compound_head set on tail pages, since 4.x). The folio's mapping
+ * and index: struct folio (5.16, 7b230db3b8d3) overlays the head page, and
+ * 6.16 renamed page->index to __folio_index: read them through struct folio
+ * where it exists, else through the page's old field names.
+ */
+struct page___old {
+	struct address_space *mapping;
+	unsigned long index;
+} __attribute__((preserve_access_index));
+
+#if defined(__TARGET_ARCH_arm64)
+extern int CONFIG_ARM64_PAGE_SHIFT __kconfig __weak;
+#define IT_PAGE_SHIFT (CONFIG_ARM64_PAGE_SHIFT ? CONFIG_ARM64_PAGE_SHIFT : 12)
+#else
+#define IT_PAGE_SHIFT 12
+#endif
+
+static __always_inline u64 it_page_head(u64 page)
+{
+	u64 ch = 0;
+
+	bpf_core_read(&ch, sizeof(ch), &((struct page *)page)->compound_head);
+	return (ch & 1) ? ch - 1 : page;
+}
+
+/* The mapping (0 for anonymous, movable or KSM pages) and index of a folio. */
+static __always_inline u64 it_folio_mapping(u64 head, u64 *index)
+{
+	u64 m = 0;
+
+	if (bpf_core_type_exists(struct folio)) {
+		struct folio *f = (void *)head;
+
+		bpf_core_read(&m, sizeof(m), &f->mapping);
+		*index = BPF_CORE_READ(f, index);
+	} else {
+		struct page___old *pg = (void *)head;
+
+		bpf_core_read(&m, sizeof(m), &pg->mapping);
+		*index = BPF_CORE_READ(pg, index);
+	}
+	return (m & 3) ? 0 : m; /* PAGE_MAPPING_ANON / MOVABLE */
+}
+
+/*
+ * The cgroup v2 id of the blkcg a bio is charged to (CONFIG_BLK_CGROUP:
+ * bio->bi_blkg, 4.19+; kernfs_node.id a u64 since 5.5, 67c0496e87d1),
+ * 0 without one.
+ */
+static __always_inline u64 it_bio_blkcg_id(struct bio *bio)
+{
+	struct blkcg_gq *blkg;
+
+	if (!bpf_core_field_exists(bio->bi_blkg))
+		return 0;
+	blkg = BPF_CORE_READ(bio, bi_blkg);
+	if (!blkg)
+		return 0;
+	return BPF_CORE_READ(blkg, blkcg, css.cgroup, kn, id);
+}
+
+/*
  * BPF atomics with fetch (xchg) came with 5.12. Older
  * verifiers reject such an instruction anywhere in a program, dead code
  * too, so no branch can hide it: the object is built a second time with

@@ -16,7 +16,7 @@
 #include <linux/types.h>
 #endif
 
-#define IT_ABI_VERSION 2
+#define IT_ABI_VERSION 3
 #define IT_COMM_LEN 16
 #define IT_HIST_SLOTS 64 /* log2(ns): slot k holds [2^k, 2^(k+1)) ns; a power of two */
 #define IT_AIO_BATCH 32 /* iocbs carried by one aio record */
@@ -104,6 +104,7 @@ enum it_stage {
 	IT_ST_D2C, /* block: issue to driver..complete (device time) */
 	IT_ST_Q2D, /* block: queue..issue (time in the block layer) */
 	IT_ST_RUNQ, /* runnable, waiting for a CPU, inside a syscall */
+	IT_ST_DIRTY_AGE, /* block write of page-cache pages: oldest page dirtied..queue */
 	IT_ST_MAX,
 };
 
@@ -123,6 +124,9 @@ enum it_counter {
 	IT_CNT_BLK_COMPLETED, /* followed block requests seen completing */
 	IT_CNT_BLK_ADOPTED, /* requests first seen at issue (their bio queue was not) */
 	IT_CNT_BLK_RECYCLED, /* issued, never seen completing, their entry taken by a new bio */
+	IT_CNT_WB_NOTED, /* pages (folios) noted going clean -> dirty (map "dirtied") */
+	IT_CNT_WB_FOUND, /* page-cache write pages whose dirtier was found at completion */
+	IT_CNT_WB_UNKNOWN, /* ... whose dirtier was not (struct it_wb, unknown_why) */
 	IT_NR_COUNTERS,
 };
 
@@ -141,6 +145,7 @@ enum it_counter {
 #define IT_F_SCHED_CNT (1u << 11) /* syscall: nr_switches, nr_preempt, runq_ns measured */
 #define IT_F_SCHED_SW (1u << 12) /* syscall: offcpu_*, waker_* measured (sched_switch hooks) */
 #define IT_F_NO_I (1u << 13) /* block: insert not hooked (no --block-insert): g2d one stage */
+#define IT_F_WB (1u << 14) /* block: a write of page-cache pages, wb says who dirtied them */
 
 struct it_hdr {
 	__u16 type; /* enum it_rec_type */
@@ -185,6 +190,43 @@ struct it_bio_info {
 	__u64 drv_submit_ns;
 	__u64 drv_kick_ns;
 	__u64 drv_done_ns;
+};
+
+/*
+ * Who dirtied the page-cache pages a block write carries (bpf/wb.bpf.h):
+ * noted when each page went clean -> dirty, in the dirtying task, found
+ * again from the request's pages at completion. At most two dirtiers are
+ * named; bytes of pages whose dirtier is not known are counted, with why.
+ */
+#define IT_WB_NOT_NOTED 1 /* no note: dirtied before iotracer started, or evicted (map full) */
+#define IT_WB_REDIRTIED 2 /* dirtied again after the request was queued: the note is newer */
+#define IT_WB_MANY 4 /* a third dirtier (or more) in one request */
+#define IT_WB_TRUNC 8 /* more pages than one walk reads (IT_WB_MAX_VECS) */
+
+/* A noted dirtying: the value of map "dirtied", key struct it_dirty_key. */
+struct it_dirty_key {
+	__u64 mapping; /* struct address_space *: identity only */
+	__u64 index; /* page index of the folio in the file */
+};
+
+struct it_dirty {
+	struct it_task task; /* the dirtier */
+	__u64 ns; /* when the page went clean -> dirty */
+};
+
+struct it_wb {
+	struct it_task dirtier; /* whose pages are most of the first ones (pid 0: none known) */
+	__u64 dirty_first_ns; /* oldest page's dirtying (any dirtier); 0: none known */
+	__u64 dirty_last_ns; /* newest page's */
+	__u64 blkcg_id; /* cgroup v2 id the kernel charges the IO to (bio's blkcg); 0: none */
+	__u32 bytes; /* of the dirtier's pages */
+	__u32 other_bytes; /* of the second dirtier's pages */
+	__u32 unknown_bytes; /* of pages whose dirtier is not known (unknown_why) */
+	__u32 file_dev; /* kernel dev_t of the first page's file system (s_dev) */
+	__u32 other_pid; /* the second dirtier's tgid (0: none) */
+	__u8 unknown_why; /* IT_WB_* bits */
+	__u8 pad0;
+	__u16 pad1;
 };
 
 /*
@@ -264,6 +306,8 @@ struct it_block_rec {
 	__u8 drv_opcode; /* nvme opcode, scsi cdb[0], virtio: 0 */
 	__s32 drv_status; /* nvme status, scsi result */
 	__u32 pad1;
+	/* a write of page-cache pages (IT_F_WB): who dirtied them (pid 0 and no bytes: not one) */
+	struct it_wb wb;
 };
 
 struct it_uring_rec {

@@ -83,8 +83,8 @@ static const struct opt_row bench_own[] = {
 	  .key = B_WORKLOADS,
 	  .arg = "LIST",
 	  .help = "only these workloads (ref-rand,ref-seq,ref-buffered,\n"
-		  "ref-12r1w,max-psync,max-uring,layers-psync,tax-syscall,\n"
-		  "tax-pipe,tax-socket)" },
+		  "ref-bufwrite,ref-12r1w,max-psync,max-uring,layers-psync,\n"
+		  "tax-syscall,tax-pipe,tax-socket)" },
 	{ .name = "target",
 	  .key = B_TARGET,
 	  .arg = "DEV|FILE",

@@ -98,7 +98,7 @@ struct workload {
 	int tax; /* TAX_*: no fio; ops of this kind in a loop (tax.c) */
 };
 
-#define NR_WLS 10
+#define NR_WLS 11
 extern const struct workload bench_wls[NR_WLS];
 
 const char *preset_name(int p);

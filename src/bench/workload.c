@@ -30,6 +30,14 @@ const struct workload bench_wls[] = {
 	  REF_G "--direct=0 --name=randread --rw=randread --rate_iops=12000 "
 		"--name=randwrite --rw=randwrite --rate_iops=250",
 	   12250, TAX_NONE },
+	/*
+	 * Buffered writes reaching the disk inside the run: every write dirties a
+	 * page (random over the device, most are clean), every 64th is an fsync
+	 * that writes them out. What the writeback notes cost (bpf/wb.bpf.h).
+	 */
+	{ P_REFERENCE, "ref-bufwrite", "psync buffered 4k randwrite 4000 IOPS, fsync every 64", 0,
+	  M_CPU, REF_G "--direct=0 --name=randwrite --rw=randwrite --rate_iops=4000 --fsync=64",
+	  4000, TAX_NONE },
 	{ P_REFERENCE, "ref-12r1w", "psync direct 4k, 12 readers x 1000 + 1 writer x 250 IOPS", 0,
 	  M_CPU,
 	  REF_G "--direct=1 --name=readers --rw=randread --rate_iops=1000 --numjobs=12 "

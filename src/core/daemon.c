@@ -69,6 +69,7 @@ struct daemon {
 	struct uhists carried; /* the BPF histograms of earlier attaches (reload) */
 	struct uhists sum; /* a summary's: the BPF side's + uhists + carried */
 	uint64_t carried_drops[IT_NR_DROPS], carried_skipped[IT_L_MAX];
+	uint64_t carried_counters[IT_NR_COUNTERS]; /* of the sets a reload detached */
 	/* records that ended before hists_switch_ns went by kern_hists_before */
 	uint64_t hists_switch_ns;
 	int kern_hists_before;
@@ -234,7 +235,7 @@ static void current_hists(struct daemon *d)
 
 static void summary(struct daemon *d, int final)
 {
-	uint64_t drops[IT_NR_DROPS], skipped[IT_L_MAX];
+	uint64_t drops[IT_NR_DROPS], skipped[IT_L_MAX], cnt[IT_NR_COUNTERS];
 	struct out_summary_in in = {
 		.final = final,
 		.elapsed_ns = d->now_ns - d->start_ns,
@@ -242,11 +243,17 @@ static void summary(struct daemon *d, int final)
 		.corr = corr_get_stats(d->corr),
 		.lost_samples = d->lost,
 		.skipped = skipped,
+		.counters = cnt,
 	};
 
 	memset(skipped, 0, sizeof(skipped));
-	if (d->ld.skel)
+	memset(cnt, 0, sizeof(cnt));
+	if (d->ld.skel) {
 		it_loader_skipped(&d->ld, skipped);
+		agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
+	}
+	for (int i = 0; i < IT_NR_COUNTERS; i++)
+		cnt[i] += d->carried_counters[i];
 	for (int i = 0; i < IT_L_MAX; i++)
 		skipped[i] += d->carried_skipped[i];
 	all_drops(d, drops);
@@ -773,10 +780,13 @@ static int reload_filters(struct daemon *d, struct it_opts *n, const struct relo
 /* Keep the attached BPF side's histograms, drops and skipped runs for the summaries. */
 static void carry_counters(struct daemon *d)
 {
-	uint64_t drops[IT_NR_DROPS], skipped[IT_L_MAX];
+	uint64_t drops[IT_NR_DROPS], skipped[IT_L_MAX], cnt[IT_NR_COUNTERS];
 
 	read_drops(d, drops);
 	it_loader_skipped(&d->ld, skipped);
+	agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
+	for (int i = 0; i < IT_NR_COUNTERS; i++)
+		d->carried_counters[i] += cnt[i];
 	for (int i = 0; i < IT_NR_DROPS; i++)
 		d->carried_drops[i] += drops[i];
 	for (int i = 0; i < IT_L_MAX; i++)

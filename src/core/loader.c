@@ -62,7 +62,7 @@ enum { IT_SYSSET_RAW = 1, IT_SYSSET_PERCALL };
 #define IT_TSTATE_HASH_ENTRIES 16384
 
 /* BPF features a hook's programs need beyond what every supported kernel has. */
-#define IT_NEED_LOOP 1u /* bpf_loop() (5.17): the libaio exits walk the iocbs with it */
+#define IT_NEED_LOOP 1u /* bpf_loop() (5.17): the libaio exits and the writeback walk use it */
 
 #define HOOK(l, n, g, ...)                                                     \
 	{                                                                      \
@@ -146,6 +146,16 @@ static const struct it_hook_def hook_defs[] = {
 	  .progs = { [IT_M_TP_BTF] = { "btf_iomap_dio_rw_begin" } } },
 	BTF_HOOK(IT_L_FS, writeback_single_inode_start, "writeback"),
 	BTF_HOOK(IT_L_FS, writeback_single_inode, "writeback"),
+	/*
+	 * Who dirtied a page (bpf/wb.bpf.h): writeback_dirty_page before 5.17, one
+	 * event. Block layer: they name the owner of block writes (`top` too).
+	 */
+	ALT_HOOK(IT_L_BLOCK, "writeback_dirty_folio", "writeback", "dirty_note",
+		 [IT_M_TP_BTF] = { "btf_writeback_dirty_folio" },
+		 [IT_M_RAW_TP] = { "raw_writeback_dirty_folio" }),
+	ALT_HOOK(IT_L_BLOCK, "writeback_dirty_page", "writeback", "dirty_note",
+		 [IT_M_TP_BTF] = { "btf_writeback_dirty_page" },
+		 [IT_M_RAW_TP] = { "raw_writeback_dirty_page" }),
 	VFS_HOOK(vfs_read),
 	VFS_HOOK(vfs_write),
 	/* task storage, or a hash by thread id before 5.12 (core_fixes.bpf.h it_tstate_get) */
@@ -183,6 +193,14 @@ static const struct it_hook_def hook_defs[] = {
 	FN_HOOK(IT_L_VIRTIO, virtqueue_notify, "fentry_virtqueue_notify", NULL,
 		"kprobe_virtqueue_notify", NULL),
 	FN_HOOK(IT_L_VIRTIO, virtblk_done, "fentry_virtblk_done", NULL, "kprobe_virtblk_done", NULL),
+	/*
+	 * A write's pages per dirtier (bpf/wb.bpf.h), for the record program
+	 * below: attached before it, so it runs first (table order is attach order).
+	 */
+	{ .layer = IT_L_BLOCK, .name = "block_rq_complete", .label = "block_rq_complete_wb",
+	  .tp_group = "block", .needs = IT_NEED_LOOP,
+	  .progs = { [IT_M_TP_BTF] = { "btf_block_rq_complete_wb" },
+		     [IT_M_RAW_TP] = { "raw_block_rq_complete_wb" } } },
 	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_complete, "block"),
 	/*
 	 * A second program on the same tracepoint for the completions the first
@@ -363,7 +381,8 @@ static int choose_special(struct it_hook_state *h, const struct it_probe *p)
 		return 1;
 	}
 	if ((d->needs & IT_NEED_LOOP) && !p->loop) {
-		snprintf(h->reason, sizeof(h->reason), "needs bpf_loop (5.17): no libaio records");
+		snprintf(h->reason, sizeof(h->reason), "needs bpf_loop (5.17): %s",
+			 d->prog_array ? "no libaio records" : "writeback names no dirtier");
 		return 1;
 	}
 	return 0;

@@ -369,6 +369,68 @@ static void json_to_issue(struct jw *w, const struct it_block_rec *b, uint64_t g
 		jw_u64(w, "i2d_ns", b->d_ns - i);
 }
 
+/* Why a write's page-cache bytes have no dirtier (IT_WB_* bit i: name i). */
+static const char *const wb_why_names[] = { "not_noted", "redirtied", "many", "truncated" };
+
+const char *out_wb_why_name(unsigned int bit)
+{
+	return bit < sizeof(wb_why_names) / sizeof(wb_why_names[0]) ? wb_why_names[bit] : NULL;
+}
+
+/* The cgroup as "<key>_id" and "<key>" (its path, where known). */
+static void json_cgroup(struct it_out *out, const char *key, uint64_t id)
+{
+	const char *cg = cgroup_of(out, id);
+	char name[32];
+
+	snprintf(name, sizeof(name), "%s_id", key);
+	jw_u64(&out->w, name, id);
+	if (cg)
+		jw_str(&out->w, key, cg);
+}
+
+/*
+ * Who dirtied the pages a block write carries (docs/json.md: block[].dirty),
+ * and the cgroup the kernel charged it to.
+ */
+static void json_wb(struct it_out *out, const struct it_block_rec *b)
+{
+	const struct it_wb *wb = &b->wb;
+	struct jw *w = &out->w;
+	char devno[24];
+
+	if (wb->blkcg_id)
+		json_cgroup(out, "blkcg", wb->blkcg_id);
+	jw_obj_begin(w, "dirty");
+	if (wb->dirtier.pid) {
+		json_task(out, &wb->dirtier);
+		jw_u64(w, "bytes", wb->bytes);
+	}
+	if (wb->other_pid) {
+		jw_u64(w, "other_pid", wb->other_pid);
+		jw_u64(w, "other_bytes", wb->other_bytes);
+	}
+	jw_u64(w, "unknown_bytes", wb->unknown_bytes);
+	if (wb->unknown_why) {
+		jw_arr_begin(w, "unknown");
+		for (unsigned int i = 0; out_wb_why_name(i); i++)
+			if (wb->unknown_why & (1u << i))
+				jw_str(w, NULL, out_wb_why_name(i));
+		jw_arr_end(w);
+	}
+	if (wb->dirty_first_ns) {
+		jw_u64(w, "first_ns", wb->dirty_first_ns);
+		jw_u64(w, "last_ns", wb->dirty_last_ns);
+		if (wb->dirty_first_ns <= b->q_ns)
+			jw_u64(w, "age_ns", b->q_ns - wb->dirty_first_ns);
+		if (wb->dirty_last_ns && wb->dirty_last_ns <= b->q_ns)
+			jw_u64(w, "age_min_ns", b->q_ns - wb->dirty_last_ns);
+	}
+	snprintf(devno, sizeof(devno), "%u:%u", IT_MAJOR(wb->file_dev), IT_MINOR(wb->file_dev));
+	jw_str(w, "file_devno", devno);
+	jw_obj_end(w);
+}
+
 static void json_block(struct it_out *out, const struct it_block_rec *b)
 {
 	struct jw *w = &out->w;
@@ -397,6 +459,8 @@ static void json_block(struct it_out *out, const struct it_block_rec *b)
 	jw_str(w, "origin", abi_name(&abi_origins, b->origin));
 	jw_u64(w, "pid", b->task.pid);
 	jw_u64(w, "tid", b->task.tid);
+	if (b->flags & IT_F_WB)
+		json_wb(out, b);
 	if (b->drv_layer)
 		json_driver(out, b);
 	jw_obj_end(w);
@@ -644,6 +708,14 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 	for (int l = 0; l < IT_L_MAX; l++)
 		jw_u64(w, abi_layer_name(l), in->skipped ? in->skipped[l] : 0);
 	jw_obj_end(w);
+	if (in->counters) {
+		/* page-cache pages: noted dirty, and looked up at writeback (docs/json.md) */
+		jw_obj_begin(w, "writeback");
+		jw_u64(w, "noted", in->counters[IT_CNT_WB_NOTED]);
+		jw_u64(w, "found", in->counters[IT_CNT_WB_FOUND]);
+		jw_u64(w, "unknown", in->counters[IT_CNT_WB_UNKNOWN]);
+		jw_obj_end(w);
+	}
 	jw_u64(w, "lost", in->lost_samples);
 	jw_arr_begin(w, "stages");
 	for (int i = 0; i < out->stages.nr; i++) {

@@ -32,6 +32,8 @@ struct out_summary_in {
 	const struct corr_stats *corr;
 	uint64_t lost_samples; /* ring buffer callback errors */
 	const uint64_t *skipped; /* IT_L_MAX: program runs skipped by the kernel (recursion) */
+	/* IT_NR_COUNTERS event counters (the writeback notes, IT_CNT_WB_*); NULL: none */
+	const uint64_t *counters;
 };
 
 /*
@@ -92,6 +94,7 @@ int out_error(const struct it_out *out);
 uint64_t out_json_lost(const struct it_out *out);
 
 /* Names the summaries use (and /metrics, core/metrics.h): "read", "q2c", "ringbuf". */
+const char *out_wb_why_name(unsigned int bit); /* bit i of IT_WB_*; NULL past the last */
 /* Layer of a histogram key: the layer's name, "io_uring" and "aio" for syscall-layer keys. */
 const char *out_khist_layer(const struct it_hist_key *k);
 

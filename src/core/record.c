@@ -360,13 +360,19 @@ void rec_request(struct recorder *rc, const struct corr_req *r)
 
 	if (r->kind == CORR_BLOCK && !r->nr_blocks)
 		return; /* out_request() writes no line for it either */
-	if (rc->raw_len + RF_REQ_MAX + (size_t)(nb + 1) * (RF_DEV_MAX + RF_CG_MAX) > REC_RAW_CAP)
+	/* cgroups: the request's, and per block its submitter's, dirtier's and blkcg */
+	if (rc->raw_len + RF_REQ_MAX + (size_t)(nb + 1) * RF_DEV_MAX +
+		    (size_t)(3 * nb + 1) * RF_CG_MAX > REC_RAW_CAP)
 		flush_block(rc, rc->last_flush_ns, 1);
 	note_dev(rc, req_dev(r));
 	note_cgroup(rc, req_cgroup(r));
 	for (int i = 0; i < nb; i++) {
 		note_dev(rc, r->blocks[i]->dev);
 		note_cgroup(rc, r->blocks[i]->task.cgroup_id);
+		if (r->blocks[i]->flags & IT_F_WB) {
+			note_cgroup(rc, r->blocks[i]->wb.dirtier.cgroup_id);
+			note_cgroup(rc, r->blocks[i]->wb.blkcg_id);
+		}
 	}
 	rc->raw_len = (size_t)(rf_put_req(&rc->st, rc->raw + rc->raw_len, r) - rc->raw);
 	rc->nr_req++;

@@ -190,7 +190,7 @@ void make_view(const struct corr_req *r, struct req_view *v)
 	default: {
 		const struct it_block_rec *b = r->blocks[0];
 
-		v->task = &b->task;
+		v->task = stages_block_owner(b);
 		v->start_ns = b->q_ns;
 		v->end_ns = b->c_ns;
 		v->dev = b->dev;
@@ -207,6 +207,12 @@ void make_view(const struct corr_req *r, struct req_view *v)
 uint64_t lat_of(const struct req_view *v)
 {
 	return v->end_ns > v->start_ns ? v->end_ns - v->start_ns : 0;
+}
+
+const struct it_task *stages_block_owner(const struct it_block_rec *b)
+{
+	/* a write of page-cache pages counts for their dirtier, not the flusher */
+	return (b->flags & IT_F_WB) && b->wb.dirtier.pid ? &b->wb.dirtier : &b->task;
 }
 
 /* ---- statistics per request ---- */
@@ -228,6 +234,9 @@ static void stats_block(struct stages *out, const struct it_block_rec *b)
 		stage_add(out, "block", b->dev, b->op, "d2c", b->c_ns - b->d_ns);
 		stage_add(out, "block", b->dev, b->op, "q2d", b->d_ns - b->q_ns);
 	}
+	/* page-cache age: the oldest page's dirtying -> the write queued */
+	if ((b->flags & IT_F_WB) && b->wb.dirty_first_ns && b->wb.dirty_first_ns <= b->q_ns)
+		stage_add(out, "block", b->dev, b->op, "dirty_age", b->q_ns - b->wb.dirty_first_ns);
 }
 
 /* A request's whole latency and its bytes: the "total" row of its kind. */

@@ -63,6 +63,11 @@ struct req_view {
 };
 
 void make_view(const struct corr_req *r, struct req_view *v);
+/*
+ * The task a block request counts for: the dirtier of its page-cache pages
+ * where known (IT_F_WB, bpf/wb.bpf.h), else the one that queued it.
+ */
+const struct it_task *stages_block_owner(const struct it_block_rec *b);
 /* end - start, 0 when the request never ended. */
 uint64_t lat_of(const struct req_view *v);
 

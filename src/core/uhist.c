@@ -91,6 +91,8 @@ void uhists_record(struct uhists *h, const void *data, size_t size)
 			uhist_add(v, IT_ST_D2C, r->c_ns - r->d_ns);
 			uhist_add(v, IT_ST_Q2D, r->d_ns - r->q_ns);
 		}
+		if ((r->flags & IT_F_WB) && r->wb.dirty_first_ns && r->wb.dirty_first_ns <= r->q_ns)
+			uhist_add(v, IT_ST_DIRTY_AGE, r->q_ns - r->wb.dirty_first_ns);
 	}
 }
 

@@ -20,6 +20,7 @@ static const char *const layer_names[IT_L_MAX] = {
 static const char *const stage_names[IT_ST_MAX] = {
 	[IT_ST_TOTAL] = "total", [IT_ST_OFFCPU] = "offcpu", [IT_ST_Q2C] = "q2c",
 	[IT_ST_D2C] = "d2c",	 [IT_ST_Q2D] = "q2d",	    [IT_ST_RUNQ] = "runq",
+	[IT_ST_DIRTY_AGE] = "dirty_age",
 };
 static const char *const sys_names[IT_SYS_MAX] = {
 	[IT_SYS_READ] = "read",

@@ -114,6 +114,35 @@ static void get_driver(const struct json *d, struct it_block_rec *b)
 	b->drv_status = (int32_t)snum(d, "status");
 }
 
+/* block[].dirty and blkcg_id (docs/json.md): who dirtied a write's page-cache pages. */
+static void get_wb(const struct json *v, struct it_block_rec *b)
+{
+	const struct json *d = json_get(v, "dirty"), *u;
+	const char *devno;
+	unsigned int ma, mi, bit;
+
+	if (!d || d->t != JSON_OBJ)
+		return;
+	b->flags |= IT_F_WB;
+	b->wb.blkcg_id = num(v, "blkcg_id");
+	get_task(d, &b->wb.dirtier);
+	b->wb.bytes = (uint32_t)num(d, "bytes");
+	b->wb.other_pid = (uint32_t)num(d, "other_pid");
+	b->wb.other_bytes = (uint32_t)num(d, "other_bytes");
+	b->wb.unknown_bytes = (uint32_t)num(d, "unknown_bytes");
+	b->wb.dirty_first_ns = num(d, "first_ns");
+	b->wb.dirty_last_ns = num(d, "last_ns");
+	devno = str(d, "file_devno");
+	if (devno && sscanf(devno, "%u:%u", &ma, &mi) == 2)
+		b->wb.file_dev = IT_MKDEV(ma, mi);
+	u = json_get(d, "unknown");
+	for (u = u && u->t == JSON_ARR ? u->child : NULL; u; u = u->next) {
+		for (bit = 0; out_wb_why_name(bit); bit++)
+			if (u->t == JSON_STR && !strcmp(u->str, out_wb_why_name(bit)))
+				b->wb.unknown_why |= (uint8_t)(1u << bit);
+	}
+}
+
 /* One element of block[] (the btt stages back into timestamps). */
 static void get_block(const struct json *v, struct it_block_rec *b, const struct it_task *owner,
 		      struct jl_devs *devs)
@@ -151,6 +180,7 @@ static void get_block(const struct json *v, struct it_block_rec *b, const struct
 	b->origin = (uint8_t)value_of(v, "origin", &abi_origins, IT_ORIG_NONE);
 	if (has(v, "driver"))
 		get_driver(json_get(v, "driver"), b);
+	get_wb(v, b);
 }
 
 static void get_syscall(const struct json *v, struct rf_req *q, uint32_t dev)

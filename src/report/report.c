@@ -21,6 +21,7 @@
 #include "core/cli.h"
 #include "core/output.h"
 #include "core/recfmt.h"
+#include "core/stages.h"
 #include "core/uhist.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -386,7 +387,7 @@ static const struct it_task *req_task(const struct corr_req *r, uint32_t *dev, u
 		return &r->aio.task;
 	default:
 		*dev = r->blocks[0]->dev, *ino = r->blocks[0]->ino;
-		return &r->blocks[0]->task;
+		return stages_block_owner(r->blocks[0]);
 	}
 }
 

@@ -428,6 +428,18 @@ start_tracer() {
 	return 1
 }
 
+# top_batch_start ARGS...: `iotracer top -b ARGS` in the background (TOP_PID, its output in
+# $IT_TMP/top.batch.out), once it printed its first line (10 s at most).
+top_batch_start() {
+	local i
+	bg_start top.batch "$IOTRACER" top -b "$@"
+	TOP_PID=$BG_PID
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^iotracer top' "$IT_TMP/top.batch.out" 2>/dev/null && break
+		sleep 0.2
+	done
+}
+
 # stop_tracer [SIGNAL]: signal the tracer (TERM), wait up to 20 s, reap it.
 # Sets TRACER_RC and TRACER_WHY; returns 0 if it exited with status 0.
 stop_tracer() {

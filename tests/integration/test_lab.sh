@@ -21,6 +21,8 @@
 # instead: host and guest modes over virtio-serial and tcp, 2 boots of 6.12.
 # As test_lab_btt.sh (a symlink) it runs tests/lab/test_btt.sh: iotracer's Q2C and
 # D2C against blktrace + btt on the same requests, 1 boot of 6.12 (~50 s).
+# As test_lab_wback.sh (a symlink) it runs tests/lab/test_wback.sh: writeback bytes
+# per cgroup against the guest's io.stat (cgroup v2 with +io +memory), 1 boot of 6.12.
 #
 # LAB_FULL=1 adds the arm64 guest (Debian 12's 6.1 arm64 kernel, QEMU virt under
 # TCG: ~50 s to the driver test; on a machine without the arm64 toolchain
@@ -32,6 +34,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 case $(basename "$0") in
 test_lab_modes.sh) target=test_modes.sh name=lab_modes ;;
 test_lab_btt.sh) target=test_btt.sh name=lab_btt ;;
+test_lab_wback.sh) target=test_wback.sh name=lab_wback ;;
 *) target=test_drivers.sh name=lab_drivers ;;
 esac
 lab=$here/../lab

@@ -154,12 +154,7 @@ tm kill-server 2>/dev/null
 bg_wait "$MANY_PID" 60
 
 # ---------------------------------------------------------------- batch
-bg_start top.batch "$IOTRACER" top -b -i 500ms -d "$name"
-TOP_PID=$BG_PID
-for ((i = 0; i < 100; i++)); do
-	grep -q '^iotracer top' "$IT_TMP/top.batch.out" 2>/dev/null && break
-	sleep 0.2
-done
+top_batch_start -i 500ms -d "$name"
 fio_job c "$RATE_A" --number_ios=600 --size=16M
 fio_job d "$RATE_B" --number_ios=1200 --size=16M --offset=16M
 { fio_done c && fio_done d; } || fail_all "fio failed: $(tail -c 300 "$IT_TMP/fio.c.out" "$IT_TMP/fio.d.out" | tr '\n' ' ')"

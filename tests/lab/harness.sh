@@ -301,3 +301,62 @@ retries_verdict() {
 	((retries > 1)) && fail "$1" "$retries boots retried for faults outside iotracer (at most 1 per run): the lab or this machine is not healthy"
 	note "boots retried: $retries"
 }
+
+# ------------------------------------------------------------ one-boot lab tests
+# (test_btt.sh, test_wback.sh: their checks in NAMES, their prefix in PFX)
+
+# rest VERDICT WHY: every check of NAMES not reported yet
+rest() {
+	local n
+	for n in $NAMES; do [[ -n ${done_names[$n]:-} ]] || report "$1" "$n" "$2"; done
+}
+# shellcheck disable=SC2317 # invoked through the traps
+on_signal() {
+	trap '' INT TERM HUP
+	rest FAIL "interrupted by SIG$1 (timeout?)"
+	exit "$2"
+}
+# lab_begin NAME: the traps and a temp dir (tmp); exits with every check FAILed
+# when there is none
+lab_begin() {
+	install_traps cleanup
+	new_tmp "$1" || {
+		rest FAIL "cannot make a temp dir in $LAB_DIR/tmp"
+		exit 1
+	}
+}
+# fetch_series SERIES: the kernel fetched (kver set), else every check
+# reported (SKIP when it cannot be fetched here, else FAIL) and exit
+fetch_series() {
+	local frc=0 why
+	step "$tmp/fetch.out" "$tmp/fetch.log" "$LAB_SRC/fetch.sh" "$1" || frc=$?
+	if ((frc != 0)); then
+		why=$(grep -E 'unavailable:|error:' "$tmp/fetch.log" | tail -n 1 | sed 's/^\[lab\] //')
+		if ((frc == 3)); then rest SKIP "${why:-kernel $1 cannot be fetched here}"; else rest FAIL "fetch.sh $1 failed (rc $frc): $why"; fi
+		exit "$failed"
+	fi
+	# shellcheck disable=SC2034 # read by the calling script
+	kver=$(lab_resolve_kver "$1")
+}
+# boot_once_more SERIES GUEST_SCRIPT OUT: boot.sh into OUT (brc its status, g
+# its guest.out); a boot that failed for a fault outside iotracer (boot_fault
+# above) boots once more, said in a `# retried:` note; any other failure, or a
+# second one, is the caller's to report. Every check SKIPped (and exit) when it
+# cannot boot here.
+boot_once_more() {
+	local series=$1 script=$2 out=$3
+	rm -rf "$out"
+	mkdir -p "$out"
+	brc=0
+	step /dev/null "$out/boot.log" "$LAB_SRC/boot.sh" "$series" "$script" "$out" || brc=$?
+	if ((brc == 2)) && retry_boot "$PFX" "$out" 1; then
+		mv -f "$out/console.log" "$out.retried-console.log"
+		brc=0
+		step /dev/null "$out/boot.log" "$LAB_SRC/boot.sh" "$series" "$script" "$out" || brc=$?
+	fi
+	g=$out/guest.out
+	if ((brc == 3)); then
+		rest SKIP "$(tail -n 1 "$out/boot.log" | sed 's/^\[lab\] //')"
+		exit 0
+	fi
+}

@@ -72,22 +72,7 @@ PHASES="qd1 qd$LAB_G_BTT_QD"
 NAMES="${PFX}_run"
 for p in $PHASES; do NAMES="$NAMES ${PFX}_${p}_match ${PFX}_${p}_q2c ${PFX}_${p}_d2c ${PFX}_${p}_stamps"; done
 
-# rest VERDICT WHY: every check not reported yet
-rest() {
-	local n
-	for n in $NAMES; do [[ -n ${done_names[$n]:-} ]] || report "$1" "$n" "$2"; done
-}
-# shellcheck disable=SC2317 # invoked through the traps
-on_signal() {
-	trap '' INT TERM HUP
-	rest FAIL "interrupted by SIG$1 (timeout?)"
-	exit "$2"
-}
-install_traps cleanup
-new_tmp btt || {
-	rest FAIL "cannot make a temp dir in $LAB_DIR/tmp"
-	exit 1
-}
+lab_begin btt
 out=$LAB_DIR/runs/btt-$SERIES
 t0=$(lab_now)
 
@@ -113,14 +98,7 @@ done
 	rest SKIP "$SERIES: the guest runs this host's amd64 blktrace"
 	exit 0
 }
-step "$tmp/fetch.out" "$tmp/fetch.log" "$LAB_SRC/fetch.sh" "$SERIES"
-frc=$?
-if ((frc != 0)); then
-	why=$(grep -E 'unavailable:|error:' "$tmp/fetch.log" | tail -n 1 | sed 's/^\[lab\] //')
-	if ((frc == 3)); then rest SKIP "${why:-kernel $SERIES cannot be fetched here}"; else rest FAIL "fetch.sh $SERIES failed (rc $frc): $why"; fi
-	exit "$failed"
-fi
-kver=$(lab_resolve_kver "$SERIES")
+fetch_series "$SERIES"
 if ! grep -qx 'CONFIG_BLK_DEV_IO_TRACE=y' "$(lab_kdir "$kver")/root/boot/config-$kver" 2>/dev/null; then
 	rest SKIP "$kver: no CONFIG_BLK_DEV_IO_TRACE=y in its config (no blktrace in the guest)"
 	exit 0
@@ -136,22 +114,7 @@ if ! guest_extra "$LAB_EXTRA" || ! guest_blktrace "$LAB_EXTRA"; then
 fi
 
 # ------------------------------------------------------------ the boot
-rm -rf "$out"
-mkdir -p "$out"
-brc=0
-step /dev/null "$out/boot.log" "$LAB_SRC/boot.sh" "$SERIES" "$LAB_SRC/guest-btt.sh" "$out" || brc=$?
-# A boot that failed for a fault outside iotracer (harness.sh boot_fault) boots once
-# more, said in a `# retried:` note; any other failure, or a second one, fails.
-if ((brc == 2)) && retry_boot "$PFX" "$out" 1; then
-	mv -f "$out/console.log" "$LAB_DIR/runs/btt-$SERIES.retried-console.log"
-	brc=0
-	step /dev/null "$out/boot.log" "$LAB_SRC/boot.sh" "$SERIES" "$LAB_SRC/guest-btt.sh" "$out" || brc=$?
-fi
-g=$out/guest.out
-if ((brc == 3)); then
-	rest SKIP "$(tail -n 1 "$out/boot.log" | sed 's/^\[lab\] //')"
-	exit 0
-fi
+boot_once_more "$SERIES" "$LAB_SRC/guest-btt.sh" "$out"
 loads=""
 for p in $PHASES; do
 	loads="$loads, $p load $(awk -v p="$p" '$1 == "step" { t[$2] = $3 } END { printf "%.1fs", t[p "_load_end"] - t[p "_load_start"] }' "$g" 2>/dev/null)"

@@ -653,6 +653,51 @@ static void test_block_json_no_insert(void)
 }
 
 /*
+ * A flusher's write of page-cache pages (IT_F_WB): the request is the
+ * dirtier's, the flusher stays in block[].pid, and block[].dirty says whose
+ * bytes, why some are unknown, and how long they waited (age = q - first).
+ */
+static void test_block_json_writeback(void)
+{
+	struct it_block_rec b = mk_blk(88, 88, IT_ORIG_WRITEBACK, IT_OP_WRITE, 2048, 65536, 10000,
+				       0, 0, 10500, 30000, IT_F_HAS_Q | IT_F_NO_I | IT_F_WB);
+	struct corr_req r = mk_req(CORR_BLOCK, 7);
+	static const struct jqc want[] = {
+		{ ".kind", "\"block\"" },
+		{ ".pid", "1500" },
+		{ ".comm", "\"dd\"" },
+		{ ".cgroup_id", "77" },
+		{ ".block[0].pid", "88" },
+		{ ".block[0].blkcg_id", "78" },
+		{ ".block[0].dirty.pid", "1500" },
+		{ ".block[0].dirty.tid", "1501" },
+		{ ".block[0].dirty.bytes", "49152" },
+		{ ".block[0].dirty.other_pid", "1600" },
+		{ ".block[0].dirty.other_bytes", "8192" },
+		{ ".block[0].dirty.unknown_bytes", "8192" },
+		{ ".block[0].dirty.unknown", "[\"not_noted\",\"many\"]" },
+		{ ".block[0].dirty.age_ns", "9000" },
+		{ ".block[0].dirty.age_min_ns", "4000" },
+		{ ".block[0].dirty.file_devno", "\"7:0\"" },
+	};
+
+	b.wb.dirtier = mk_task(1500, 1501, "dd");
+	b.wb.dirtier.cgroup_id = 77;
+	b.wb.blkcg_id = 78;
+	b.wb.bytes = 49152;
+	b.wb.other_pid = 1600;
+	b.wb.other_bytes = 8192;
+	b.wb.unknown_bytes = 8192;
+	b.wb.unknown_why = IT_WB_NOT_NOTED | IT_WB_MANY;
+	b.wb.dirty_first_ns = 1000;
+	b.wb.dirty_last_ns = 6000;
+	b.wb.file_dev = DEV_LOOP0;
+	r.blocks[0] = &b;
+	r.nr_blocks = 1;
+	check_request(&r, want, NWANT(want));
+}
+
+/*
  * A flush carries the kernel's "no sector" (blk_rq_init: (sector_t)-1): no
  * offset and no sector, not -1 shifted by 9 and wrapped.
  */
@@ -1933,6 +1978,7 @@ int main(void)
 	RUN_TEST(test_syscall_json_fields);
 	RUN_TEST(test_syscall_json_variants);
 	RUN_TEST(test_block_json_no_insert);
+	RUN_TEST(test_block_json_writeback);
 	RUN_TEST(test_block_json_flush);
 	RUN_TEST(test_write_json_no_cache_miss);
 	RUN_TEST(test_uring_json);
