@@ -183,30 +183,24 @@ static __always_inline void it_buf1(struct it_bufs *b, u64 buf, u64 bytes)
 }
 
 /*
- * Enter of an fd-based syscall. pos < 0: the file position is used.
+ * Enter of an fd-based syscall on file f (checked: id), also from the file
+ * systems' hooks (fileio.bpf.h). pos < 0: the file position is used.
  * bytes == 0 for vectored IO: the record carries the bytes transferred.
  * buf: the user buffer, or (vlen > 0) the iovec array of vlen whose first two
  * buffers are kept (host mode joins a QEMU host IO to the guest request by them).
  */
-static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 bytes, u64 buf,
-				       u64 vlen)
+static __always_inline struct thread_state *it_file_begin(struct task_struct *task, struct file *f,
+							 const struct it_file_id *id, u32 sys,
+							 u32 op, s64 pos, u64 bytes, u64 buf,
+							 u64 vlen)
 {
-	struct task_struct *task = it_current_task();
-	struct thread_state *st;
-	struct it_file_id id;
-	struct file *f;
+	struct thread_state *st = it_sys_begin(task, sys, op);
 
-	if (!it_task_ok())
-		return it_untraced(task);
-	f = it_fd_file(task, fd, IT_TASK_BTF);
-	if (!f || !it_file_check(f, &id))
-		return it_untraced(task);
-	st = it_sys_begin(task, sys, op);
 	if (!st)
-		return 0;
-	st->dev = id.dev;
-	st->ino = id.ino;
-	st->flags |= id.flags;
+		return NULL;
+	st->dev = id->dev;
+	st->ino = id->ino;
+	st->flags |= id->flags;
 	st->offset = pos >= 0 ? (u64)pos : (u64)BPF_CORE_READ(f, f_pos);
 	st->bytes = bytes;
 	/* a vectored call's buffers are read from user memory only for host mode's join */
@@ -215,6 +209,22 @@ static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 byt
 	else
 		it_buf1(&st->bufs, vlen ? 0 : buf, bytes);
 	st->enter_ns = bpf_ktime_get_ns();
+	return st;
+}
+
+static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 bytes, u64 buf,
+				       u64 vlen)
+{
+	struct task_struct *task = it_current_task();
+	struct it_file_id id;
+	struct file *f;
+
+	if (!it_task_ok())
+		return it_untraced(task);
+	f = it_fd_file(task, fd, IT_TASK_BTF);
+	if (!f || !it_file_check(f, &id))
+		return it_untraced(task);
+	it_file_begin(task, f, &id, sys, op, pos, bytes, buf, vlen);
 	return 0;
 }
 
