@@ -50,7 +50,29 @@ struct it_hook_def {
 	int every_record; /* feeds only records: not attached when records are of slow requests only */
 	int nested_complete; /* the second completion program (rodata nested_hooked) */
 	unsigned int needs; /* IT_NEED_*: BPF features its programs use */
+	int path; /* IT_PATH_*: one of the syscall layer's two ways (0: both) */
+	int shows_path; /* of the other path, still reported (off, saying why) */
+	int target; /* its programs name no function: the loader binds them to `name` */
+	int sys_fn; /* `name` is a syscall: the function is IT_SYS_FN_PREFIX + name */
 };
+
+/*
+ * The syscall layer's two ways (docs/hooks.md "fileio"): the raw_syscalls
+ * pair, which every syscall of the system runs, or, where fentry or kprobes
+ * work and bpf_task_pt_regs reads the syscall's number, the file systems'
+ * and block devices' methods, which only file IO runs.
+ */
+#define IT_PATH_RAW 1
+#define IT_PATH_FILE 2
+
+/* The syscall functions of this architecture (one place: libaio, io_uring_enter). */
+#if defined(__x86_64__)
+#define IT_SYS_FN_PREFIX "__x64_sys_"
+#elif defined(__aarch64__)
+#define IT_SYS_FN_PREFIX "__arm64_sys_"
+#else
+#error "iotracer: the syscall functions' prefix of this architecture is not known"
+#endif
 
 /* Threads the per-thread state hash holds where there is no task storage. */
 #define IT_TSTATE_HASH_ENTRIES 16384
@@ -79,7 +101,28 @@ struct it_hook_def {
 /* A kernel function: fentry(+fexit) where allowed, else kprobe(+kretprobe). */
 #define FN_HOOK(l, n, fe, fx, kp, kr) \
 	HOOK(l, #n, NULL, [IT_M_FENTRY] = { fe, fx }, [IT_M_KPROBE] = { kp, kr })
-#define VFS_HOOK(n) FN_HOOK(IT_L_FS, n, "fentry_" #n, "fexit_" #n, "kprobe_" #n, "kretprobe_" #n)
+/* A file IO function of the syscall layer's file path, fixed in its programs' sections. */
+#define FIO_FN_HOOK(n)                                                                        \
+	{                                                                                     \
+		.layer = IT_L_SYSCALL, .name = #n, .path = IT_PATH_FILE,                      \
+		.progs = { [IT_M_FENTRY] = { "fentry_" #n, "fexit_" #n },                     \
+			   [IT_M_KPROBE] = { "kprobe_" #n, "kretprobe_" #n } }                \
+	}
+/* A ->read_iter / ->write_iter method bound to slot program n (bpf/fileio.bpf.h IT_FIO_SLOT). */
+#define FIO_SLOT(n, fn)                                                                       \
+	{                                                                                     \
+		.layer = IT_L_SYSCALL, .name = fn, .path = IT_PATH_FILE, .target = 1,         \
+		.progs = { [IT_M_FENTRY] = { "fentry_fio_" #n, "fexit_fio_" #n },             \
+			   [IT_M_KPROBE] = { "kprobe_fio_" #n, "kretprobe_fio_" #n } }        \
+	}
+/* libaio's syscall functions: entry and exit (bpf_loop walks the iocbs) */
+#define FIO_AIO(n)                                                                            \
+	{                                                                                     \
+		.layer = IT_L_SYSCALL, .name = #n, .path = IT_PATH_FILE, .target = 1,         \
+		.sys_fn = 1, .needs = IT_NEED_LOOP,                                           \
+		.progs = { [IT_M_FENTRY] = { "fentry_fio_" #n, "fexit_fio_" #n },             \
+			   [IT_M_KPROBE] = { "kprobe_fio_" #n, "kretprobe_fio_" #n } }        \
+	}
 
 static const struct it_hook_def hook_defs[] = {
 	/*
@@ -87,12 +130,12 @@ static const struct it_hook_def hook_defs[] = {
 	 * sys_enter and sys_exit, one pair for all (src/core/syscalls.c names them).
 	 */
 	{ .layer = IT_L_SYSCALL, .name = "sys_enter", .label = "sys_enter/sys_exit",
-	  .tp_group = "raw_syscalls",
+	  .tp_group = "raw_syscalls", .path = IT_PATH_RAW, .shows_path = 1,
 	  .progs = { [IT_M_TP_BTF] = { "btf_sys_enter", "btf_sys_exit" },
 		     [IT_M_RAW_TP] = { "raw_sys_enter", "raw_sys_exit" } } },
 	/* libaio's exits (bpf_loop): loaded where the kernel has it, reached by tail call */
 	{ .layer = IT_L_SYSCALL, .name = "sys_exit", .label = "libaio", .tp_group = "raw_syscalls",
-	  .prog_array = "aio_exit_prog", .needs = IT_NEED_LOOP,
+	  .prog_array = "aio_exit_prog", .needs = IT_NEED_LOOP, .path = IT_PATH_RAW,
 	  .progs = { [IT_M_TP_BTF] = { "btf_aio_exit" }, [IT_M_RAW_TP] = { "raw_aio_exit" } } },
 	/* renamed from io_uring_submit_sqe in 6.2: one event, two names */
 	ALT_HOOK(IT_L_SYSCALL, "io_uring_submit_req", "io_uring",
@@ -104,14 +147,48 @@ static const struct it_hook_def hook_defs[] = {
 	  .progs = { [IT_M_TP_BTF] = { "btf_io_uring_submit_sqe" },
 		     [IT_M_RAW_TP] = { "raw_io_uring_submit_sqe" } } },
 	BTF_RAW_HOOK(IT_L_SYSCALL, io_uring_complete, "io_uring"),
+	/*
+	 * The file path (bpf/fileio.bpf.h): the file systems' and block
+	 * devices' ->read_iter / ->write_iter (one slot program each, IT_FIO_SLOT),
+	 * then fsync, sync_file_range, libaio and io_uring_enter. A function this
+	 * kernel lacks (a module not loaded) is absent, the rest works. Which
+	 * ones and why: docs/hooks.md "fileio".
+	 */
+	FIO_SLOT(0, "ext4_file_read_iter"),
+	FIO_SLOT(1, "ext4_file_write_iter"),
+	FIO_SLOT(2, "xfs_file_read_iter"),
+	FIO_SLOT(3, "xfs_file_write_iter"),
+	FIO_SLOT(4, "btrfs_file_read_iter"),
+	FIO_SLOT(5, "btrfs_file_write_iter"),
+	FIO_SLOT(6, "blkdev_read_iter"),
+	FIO_SLOT(7, "blkdev_write_iter"),
+	FIO_SLOT(8, "shmem_file_read_iter"),
+	FIO_SLOT(9, "shmem_file_write_iter"),
+	FIO_SLOT(10, "generic_file_read_iter"),
+	FIO_SLOT(11, "generic_file_write_iter"),
+	FIO_SLOT(12, "ovl_read_iter"),
+	FIO_SLOT(13, "ovl_write_iter"),
+	FIO_SLOT(14, "fuse_file_read_iter"),
+	FIO_SLOT(15, "fuse_file_write_iter"),
+	FIO_SLOT(16, "nfs_file_read"),
+	FIO_SLOT(17, "nfs_file_write"),
+	FIO_SLOT(18, "f2fs_file_read_iter"),
+	FIO_SLOT(19, "f2fs_file_write_iter"),
+	FIO_FN_HOOK(vfs_fsync_range),
+	FIO_FN_HOOK(sync_file_range),
+	FIO_AIO(io_submit),
+	FIO_AIO(io_getevents),
+	FIO_AIO(io_pgetevents),
+	{ .layer = IT_L_SYSCALL, .name = "io_uring_enter", .path = IT_PATH_FILE, .target = 1,
+	  .sys_fn = 1,
+	  .progs = { [IT_M_FENTRY] = { "fexit_fio_io_uring_enter" },
+		     [IT_M_KPROBE] = { "kretprobe_fio_io_uring_enter" } } },
 	TP_HOOK(IT_L_FS, "mm_filemap_add_to_page_cache", "filemap", "fs_page_cache_add"),
 	/* fs.dio_count of records; the histograms need nothing of it (always-on: fd's O_DIRECT) */
 	{ .layer = IT_L_FS, .name = "iomap_dio_rw_begin", .tp_group = "iomap", .every_record = 1,
 	  .progs = { [IT_M_TP_BTF] = { "btf_iomap_dio_rw_begin" } } },
 	BTF_HOOK(IT_L_FS, writeback_single_inode_start, "writeback"),
 	BTF_HOOK(IT_L_FS, writeback_single_inode, "writeback"),
-	VFS_HOOK(vfs_read),
-	VFS_HOOK(vfs_write),
 	/* task storage, or a hash by thread id before 5.12 (core_fixes.bpf.h it_tstate_get) */
 	{ .layer = IT_L_SYSCALL, .name = "thread_state", .thread_state = 1 },
 	/* sched layer by default: the task's counters at syscall enter/exit (sched.bpf.h) */
@@ -219,11 +296,21 @@ const char *it_method_name(enum it_method m)
 	return m >= 0 && m < IT_M_MAX ? method_names[m] : "?";
 }
 
+/* The kernel function a fentry/kprobe hook attaches to. */
+static const char *hook_fn(const struct it_hook_def *d, char *buf, size_t n)
+{
+	if (!d->sys_fn)
+		return d->name;
+	snprintf(buf, n, IT_SYS_FN_PREFIX "%s", d->name);
+	return buf;
+}
+
 /* Can `method` implement hook `d` here? If not, say why in `why`. */
 static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum it_method m,
 			 char *why, size_t n)
 {
 	char name[64];
+	const char *fn = hook_fn(d, name, sizeof(name));
 
 	switch (m) {
 	case IT_M_TP_BTF:
@@ -253,12 +340,11 @@ static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum i
 			snprintf(why, n, "fentry not permitted (%s)", it_fentry_why(p));
 			return 0;
 		}
-		if (!it_func_exists(p, d->name)) {
-			if (it_ksym_exists(p, d->name))
-				snprintf(why, n, "fentry: no BTF for %s (a module without BTF)",
-					 d->name);
+		if (!it_func_exists(p, fn)) {
+			if (it_ksym_exists(p, fn))
+				snprintf(why, n, "fentry: no BTF for %s (a module without BTF)", fn);
 			else
-				snprintf(why, n, "no kernel function %s (module not loaded?)", d->name);
+				snprintf(why, n, "no kernel function %s (module not loaded?)", fn);
 			return 0;
 		}
 		if (d->arg0_struct && !it_func_arg0_struct_ptr(p, d->name)) {
@@ -284,8 +370,8 @@ static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum i
 			return 0;
 		}
 		/* kallsyms: a module's function is a kprobe target without module BTF too */
-		if (!it_func_exists(p, d->name) && !it_ksym_exists(p, d->name)) {
-			snprintf(why, n, "no kernel function %s (module not loaded?)", d->name);
+		if (!it_func_exists(p, fn) && !it_ksym_exists(p, fn)) {
+			snprintf(why, n, "no kernel function %s (module not loaded?)", fn);
 			return 0;
 		}
 		return 1;
@@ -372,6 +458,14 @@ static void choose_methods(struct it_loader *ld, struct it_probe *p, const struc
 			snprintf(h->reason, sizeof(h->reason), "layer not selected");
 			continue;
 		}
+		if (d->path && d->path != (ld->file_path ? IT_PATH_FILE : IT_PATH_RAW)) {
+			h->off = d->shows_path;
+			h->other_path = !d->shows_path;
+			snprintf(h->reason, sizeof(h->reason), "%s", ld->file_path ?
+				 "file IO is traced in the file systems (no program on every "
+				 "syscall): IOTRACER_SYSCALLS=raw turns it on" : "the raw_syscalls pair");
+			continue;
+		}
 		if (hook_gated(d, o, h->reason, sizeof(h->reason))) {
 			h->off = 1;
 			continue;
@@ -424,9 +518,17 @@ static void set_autoload(struct it_loader *ld, const struct it_opts *o)
 		if (h->method == IT_M_NONE)
 			continue;
 		for (int k = 0; k < IT_HOOK_PROGS; k++) {
+			char fn[64];
+
 			prog = prog_by_name(ld, h->def->progs[h->method][k]);
-			if (prog)
-				bpf_program__set_autoload(prog, true);
+			if (!prog)
+				continue;
+			bpf_program__set_autoload(prog, true);
+			/* a slot program: its function is the table's (kprobes: at attach) */
+			if (h->def->target && h->method == IT_M_FENTRY &&
+			    bpf_program__set_attach_target(prog, 0, hook_fn(h->def, fn, sizeof(fn))))
+				it_debug("%s: cannot set the attach target of %s", h->name,
+					 bpf_program__name(prog));
 		}
 	}
 	/* host mode: the QEMU uprobes (bpf/qemu.bpf.h), attached per process by host.c */
@@ -596,6 +698,18 @@ static int fill_prog_array(struct it_loader *ld, struct it_hook_state *h)
 	return 1;
 }
 
+/* A program bound by the loader to its hook's function is attached by name (kprobes). */
+static struct bpf_link *attach_prog(struct it_hook_state *h, struct bpf_program *prog)
+{
+	char fn[64];
+
+	if (!h->def->target || h->method != IT_M_KPROBE)
+		return bpf_program__attach(prog);
+	return bpf_program__attach_kprobe(prog,
+					  !strcmp(bpf_program__section_name(prog), "kretprobe"),
+					  hook_fn(h->def, fn, sizeof(fn)));
+}
+
 static void attach_hooks(struct it_loader *ld)
 {
 	ld->layers_on = 0;
@@ -614,7 +728,7 @@ static void attach_hooks(struct it_loader *ld)
 
 			if (!h->def->progs[h->method][k])
 				continue;
-			h->links[k] = prog ? bpf_program__attach(prog) : NULL;
+			h->links[k] = prog ? attach_prog(h, prog) : NULL;
 			if (!h->links[k]) {
 				snprintf(h->reason, sizeof(h->reason), "attach failed: %s",
 					 strerror(errno));
@@ -701,7 +815,8 @@ int it_loader_hook_hidden(const struct it_loader *ld, int i)
 {
 	const struct it_hook_state *h = &ld->hooks[i];
 
-	return !strcmp(h->reason, "layer not selected") || (!h->ok && alt_attached(ld, h));
+	return !strcmp(h->reason, "layer not selected") || h->other_path ||
+	       (!h->ok && alt_attached(ld, h));
 }
 
 /*
@@ -888,6 +1003,26 @@ static int load_object(struct it_loader *ld, const struct it_opts *o, struct it_
 	}
 }
 
+/*
+ * The syscall layer's way (IT_PATH_*): in the file systems where fentry or
+ * kprobes work and bpf_task_pt_regs (5.15) reads the syscall's number;
+ * IOTRACER_SYSCALLS=raw keeps the raw_syscalls pair (tests, A/B runs).
+ */
+static int choose_path(const struct it_probe *p)
+{
+	const char *env = getenv("IOTRACER_SYSCALLS");
+
+	if (env && !strcmp(env, "raw"))
+		return 0;
+	if ((p->fentry_err && !p->kprobe_ok) || !p->task_regs) {
+		it_debug("syscalls: the raw_syscalls pair (%s)",
+			 p->task_regs ? "no fentry, no kprobes" : "no bpf_task_pt_regs");
+		return 0;
+	}
+	it_debug("syscalls: traced in the file systems (%s)", p->fentry_err ? "kprobe" : "fentry");
+	return 1;
+}
+
 int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 {
 	uint32_t layers = o->layers ? o->layers : (1u << IT_L_MAX) - 1;
@@ -914,6 +1049,7 @@ int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 		prefer = IT_M_KPROBE;
 
 	it_probe_kernel(&p);
+	ld->file_path = choose_path(&p);
 	ld->nr_hooks = NR_HOOKS;
 	ld->hooks = calloc(NR_HOOKS, sizeof(*ld->hooks));
 	if (!ld->hooks) {
@@ -977,7 +1113,7 @@ void it_loader_report(const struct it_loader *ld, FILE *f)
 	for (int i = 0; i < ld->nr_hooks; i++) {
 		const struct it_hook_state *h = &ld->hooks[i];
 
-		if (!strcmp(h->reason, "layer not selected") || (!h->ok && alt_attached(ld, h)))
+		if (it_loader_hook_hidden(ld, i))
 			continue;
 		if (h->ok && h->reason[0]) /* what it gives up on this kernel */
 			fprintf(f, "%-8s %-30s %-7s ok (%s)\n", parse_layer_name(h->layer), h->name,

@@ -46,6 +46,7 @@ struct it_hook_state {
 	int off; /* not attached by choice (an option turns it on) */
 	int kernel_has; /* no method, but the kernel has the tracepoint (BTF): counts as tried */
 	int load_failed; /* its programs did not load and no other method could */
+	int other_path; /* the syscall layer's other path is in use (not reported) */
 	char reason[160]; /* why not; for an attached hook, what it gives up here (or "") */
 	struct bpf_link *links[IT_HOOK_PROGS];
 };
@@ -57,6 +58,7 @@ struct it_loader {
 	uint32_t layers_on; /* layers with at least one hook attached */
 	uint32_t layers_want; /* layers asked for (it_loader_load) */
 	uint32_t self_tgid;
+	int file_path; /* the fd syscalls traced in the file systems (fileio.bpf.h), not raw_syscalls */
 	int kern_hists; /* the BPF side keeps the histograms (else: build them from records) */
 	/* record buffers (size_buffers in loader.c) */
 	int ncpu; /* possible CPUs */
