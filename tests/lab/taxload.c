@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+// taxload: what every other syscall of a traced host pays, for the QEMU lab
+// guest (tests/lab/test_fileio.sh). One thread, one loop of N rounds:
+//
+//   taxload -m syscall -n N   getppid()                        1 call per round
+//   taxload -m pipe -n N      64-byte write + read on a pipe   2 calls per round
+//   taxload -m socket -n N    the same on a UNIX socketpair    2 calls per round
+//   taxload -m eventfd -n N   8-byte write + read on an eventfd 2 calls per round
+//   taxload -m file -n N -f PATH
+//                             64-byte pwrite + pread at offset 0 of PATH
+//                             (created, truncated): 2 calls per round
+//   taxload -r                the run counts of every BPF program loaded
+//                             (kernel.bpf_stats_enabled must be 1)
+//
+// A loop prints one JSON line:
+//   {"mode":"pipe","rounds":N,"calls":2N,"errors":0,"elapsed_ns":T,"ns_per_call":T/2N}
+// errors: calls that did not transfer their bytes (the loop stops at the
+// first). -r prints `prog ID NAME RUN_CNT` per program, then `progs N`.
+// Exit 0 when no call failed, 1 otherwise, 2 on usage or setup errors.
+//
+// Build: gcc -static -O2 -Wall -o taxload taxload.c
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: taxload -m syscall|pipe|socket|eventfd|file -n ROUNDS [-f PATH]\n"
+			"       taxload -r\n");
+	exit(2);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static long sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+/* Every loaded BPF program's name and run count. */
+static int run_counts(void)
+{
+	union bpf_attr a;
+	uint32_t id = 0;
+	int n = 0;
+
+	for (;;) {
+		struct bpf_prog_info info;
+		int fd;
+
+		memset(&a, 0, sizeof(a));
+		a.start_id = id;
+		if (sys_bpf(BPF_PROG_GET_NEXT_ID, &a))
+			break;
+		id = a.next_id;
+		memset(&a, 0, sizeof(a));
+		a.prog_id = id;
+		fd = sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
+		if (fd < 0)
+			continue; /* gone meanwhile */
+		memset(&info, 0, sizeof(info));
+		memset(&a, 0, sizeof(a));
+		a.info.bpf_fd = fd;
+		a.info.info_len = sizeof(info);
+		a.info.info = (uint64_t)(uintptr_t)&info;
+		if (!sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a)) {
+			printf("prog %u %s %llu\n", id, info.name, (unsigned long long)info.run_cnt);
+			n++;
+		}
+		close(fd);
+	}
+	if (errno != ENOENT) {
+		fprintf(stderr, "taxload: BPF_PROG_GET_NEXT_ID: %s\n", strerror(errno));
+		return 2;
+	}
+	printf("progs %d\n", n);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = NULL, *path = NULL;
+	long rounds = 0, errors = 0, per = 2;
+	int kind = 0; /* 0 pipe/socket, 1 eventfd, 2 file, 3 syscall */
+	char buf[64] = { 1 };
+	int fds[2], c;
+	uint64_t t0, t;
+
+	while ((c = getopt(argc, argv, "m:n:f:r")) != -1) {
+		switch (c) {
+		case 'm': mode = optarg; break;
+		case 'n': rounds = strtol(optarg, NULL, 0); break;
+		case 'f': path = optarg; break;
+		case 'r': return run_counts();
+		default: usage();
+		}
+	}
+	if (!mode || rounds <= 0)
+		usage();
+	if (!strcmp(mode, "pipe")) {
+		if (pipe(fds))
+			goto setup;
+	} else if (!strcmp(mode, "socket")) {
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds))
+			goto setup;
+	} else if (!strcmp(mode, "eventfd")) {
+		kind = 1;
+		fds[0] = fds[1] = eventfd(0, 0);
+		if (fds[0] < 0)
+			goto setup;
+	} else if (!strcmp(mode, "file")) {
+		if (!path)
+			usage();
+		kind = 2;
+		fds[0] = fds[1] = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		if (fds[0] < 0)
+			goto setup;
+	} else if (!strcmp(mode, "syscall")) {
+		per = 1;
+		kind = 3;
+	} else {
+		usage();
+	}
+	t0 = now_ns();
+	for (long i = 0; i < rounds && !errors; i++) {
+		if (kind == 3) {
+			syscall(SYS_getppid); /* not the C library's: always a syscall */
+		} else if (kind == 1) {
+			uint64_t v = 1;
+
+			errors += write(fds[1], &v, 8) != 8;
+			errors += read(fds[0], &v, 8) != 8;
+		} else if (kind == 2) {
+			errors += pwrite(fds[1], buf, sizeof(buf), 0) != sizeof(buf);
+			errors += pread(fds[0], buf, sizeof(buf), 0) != sizeof(buf);
+		} else {
+			errors += write(fds[1], buf, sizeof(buf)) != sizeof(buf);
+			errors += read(fds[0], buf, sizeof(buf)) != sizeof(buf);
+		}
+	}
+	t = now_ns() - t0;
+	printf("{\"mode\":\"%s\",\"rounds\":%ld,\"calls\":%ld,\"errors\":%ld,\"elapsed_ns\":%llu,"
+	       "\"ns_per_call\":%.1f}\n", mode, rounds, rounds * per, errors,
+	       (unsigned long long)t, (double)t / (rounds * per));
+	return errors ? 1 : 0;
+setup:
+	fprintf(stderr, "taxload: %s setup: %s\n", mode, strerror(errno));
+	return 2;
+}
