@@ -9,13 +9,16 @@
 //   taxload -m file -n N -f PATH
 //                             64-byte pwrite + pread at offset 0 of PATH
 //                             (created, truncated): 2 calls per round
-//   taxload -r                the run counts of every BPF program loaded
-//                             (kernel.bpf_stats_enabled must be 1)
+//   -c                        also the run counts of every BPF program loaded
+//                             (kernel.bpf_stats_enabled must be 1) right before
+//                             and after the loop, in this process (no exec, no
+//                             output in between)
 //
 // A loop prints one JSON line:
 //   {"mode":"pipe","rounds":N,"calls":2N,"errors":0,"elapsed_ns":T,"ns_per_call":T/2N}
 // errors: calls that did not transfer their bytes (the loop stops at the
-// first). -r prints `prog ID NAME RUN_CNT` per program, then `progs N`.
+// first). -c prints first, per program loaded before and after, `runs MODE ID
+// NAME RUNS_IN_THE_LOOP`, then `progs MODE N_BEFORE N_AFTER`.
 // Exit 0 when no call failed, 1 otherwise, 2 on usage or setup errors.
 //
 // Build: gcc -static -O2 -Wall -o taxload taxload.c
@@ -35,8 +38,7 @@
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: taxload -m syscall|pipe|socket|eventfd|file -n ROUNDS [-f PATH]\n"
-			"       taxload -r\n");
+	fprintf(stderr, "usage: taxload -m syscall|pipe|socket|eventfd|file -n ROUNDS [-f PATH] [-c]\n");
 	exit(2);
 }
 
@@ -53,14 +55,21 @@ static long sys_bpf(int cmd, union bpf_attr *attr)
 	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
 }
 
-/* Every loaded BPF program's name and run count. */
-static int run_counts(void)
+/* The loaded BPF programs' ids, names and run counts. */
+#define MAX_PROGS 1024
+struct prog_runs {
+	uint32_t id;
+	char name[BPF_OBJ_NAME_LEN];
+	uint64_t runs;
+};
+
+static int run_counts(struct prog_runs *p)
 {
 	union bpf_attr a;
 	uint32_t id = 0;
 	int n = 0;
 
-	for (;;) {
+	while (n < MAX_PROGS) {
 		struct bpf_prog_info info;
 		int fd;
 
@@ -80,18 +89,21 @@ static int run_counts(void)
 		a.info.info_len = sizeof(info);
 		a.info.info = (uint64_t)(uintptr_t)&info;
 		if (!sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a)) {
-			printf("prog %u %s %llu\n", id, info.name, (unsigned long long)info.run_cnt);
+			p[n].id = id;
+			memcpy(p[n].name, info.name, sizeof(p[n].name));
+			p[n].runs = info.run_cnt;
 			n++;
 		}
 		close(fd);
 	}
-	if (errno != ENOENT) {
+	if (n < MAX_PROGS && errno != ENOENT) {
 		fprintf(stderr, "taxload: BPF_PROG_GET_NEXT_ID: %s\n", strerror(errno));
-		return 2;
+		return -1;
 	}
-	printf("progs %d\n", n);
-	return 0;
+	return n;
 }
+
+static struct prog_runs before[MAX_PROGS], after[MAX_PROGS];
 
 int main(int argc, char **argv)
 {
@@ -102,12 +114,14 @@ int main(int argc, char **argv)
 	int fds[2], c;
 	uint64_t t0, t;
 
-	while ((c = getopt(argc, argv, "m:n:f:r")) != -1) {
+	int counts = 0, nb = 0, na = 0;
+
+	while ((c = getopt(argc, argv, "m:n:f:c")) != -1) {
 		switch (c) {
 		case 'm': mode = optarg; break;
 		case 'n': rounds = strtol(optarg, NULL, 0); break;
 		case 'f': path = optarg; break;
-		case 'r': return run_counts();
+		case 'c': counts = 1; break;
 		default: usage();
 		}
 	}
@@ -137,6 +151,8 @@ int main(int argc, char **argv)
 	} else {
 		usage();
 	}
+	if (counts && (nb = run_counts(before)) < 0)
+		return 2;
 	t0 = now_ns();
 	for (long i = 0; i < rounds && !errors; i++) {
 		if (kind == 3) {
@@ -155,6 +171,16 @@ int main(int argc, char **argv)
 		}
 	}
 	t = now_ns() - t0;
+	if (counts && (na = run_counts(after)) < 0)
+		return 2;
+	/* a program of both snapshots: its runs in the loop (output after both) */
+	for (int i = 0; i < na; i++)
+		for (int j = 0; j < nb; j++)
+			if (after[i].id == before[j].id)
+				printf("runs %s %u %s %llu\n", mode, after[i].id, after[i].name,
+				       (unsigned long long)(after[i].runs - before[j].runs));
+	if (counts)
+		printf("progs %s %d %d\n", mode, nb, na);
 	printf("{\"mode\":\"%s\",\"rounds\":%ld,\"calls\":%ld,\"errors\":%ld,\"elapsed_ns\":%llu,"
 	       "\"ns_per_call\":%.1f}\n", mode, rounds, rounds * per, errors,
 	       (unsigned long long)t, (double)t / (rounds * per));

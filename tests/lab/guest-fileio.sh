@@ -1,0 +1,109 @@
+# shellcheck shell=sh source-path=SCRIPTDIR
+# Guest side of the file path test (runs as /lab/run.sh under busybox sh; the
+# host side is tests/lab/test_fileio.sh). Needs /lab/guest-lib.sh,
+# /lab/iotracer (static) and /lab/taxload (tests/lab/taxload.c, static).
+#
+# 1. notax: kernel.bpf_stats_enabled=1; `iotracer -q --no-live -j out.json`
+#    (full records, every device); LAB_G_FIO_NOTAX rounds of getppid and of
+#    write+read on a pipe, a UNIX socketpair and an eventfd, each `taxload -c`:
+#    the run counts of every BPF program right before and after its loop, in
+#    the loop's process (no exec or file IO in between: its output is written
+#    at its exit); then LAB_G_FIO_FILE rounds of pwrite+pread of a file on a
+#    fresh tmpfs, as `taxfile` (a copy of taxload: its own comm) (runs.txt).
+#    Their output goes to pipes until all are done: no file IO of the test,
+#    nor records for iotracer to write, while they run.
+# 2. tax: LAB_G_FIO_ROUNDS rounds; in each, per tracer (none, always-on:
+#    `--profile always-on`, full: the default profile, raw: always-on with
+#    IOTRACER_SYSCALLS=raw, the raw_syscalls pair), taxload syscall, pipe and
+#    socket (LAB_G_FIO_TAX rounds each): `tax ROUND TRACER JSON` lines, and
+#    `taxcpu ROUND TRACER TICKS`, the tracer's own CPU time over the three.
+# Everything comes back as one bundle (guest-lib.sh send_bundle).
+# Exit 0 when every iotracer attached and exited 0 and no loop failed.
+set -u
+# shellcheck source=guest-lib.sh # /lab/guest-lib.sh in the guest
+. /lab/guest-lib.sh
+notax=${LAB_G_FIO_NOTAX:-20000}
+nfile=${LAB_G_FIO_FILE:-500}
+ntax=${LAB_G_FIO_TAX:-50000}
+rounds=${LAB_G_FIO_ROUNDS:-3}
+guest_init /tmp/fio
+# LAB_G_PREFER=kprobe: the kprobe variants of the file path
+export IOTRACER_PREFER="${LAB_G_PREFER:-}"
+
+mkdir -p /mnt/t && mount -t tmpfs tmpfs /mnt/t || rc=1
+echo 1 >/proc/sys/kernel/bpf_stats_enabled || rc=1
+cp /lab/taxload /tmp/taxfile
+
+# start_tracer OUT [ARGS...]: iotracer in the background (pid), waited for.
+start_tracer() {
+	_o=$1
+	shift
+	/lab/iotracer -q --no-live -j "$_o" "$@" >/dev/null 2>>"$W/iotracer.err" &
+	pid=$!
+	if ! wait_attached "$pid" "$_o"; then
+		echo "iotracer did not attach"
+		rc=1
+		return 1
+	fi
+	sleep 0.5
+}
+stop_tracer() {
+	stop_pid "$pid" iotracer
+	echo "iotracer_rc $stop_rc"
+	[ "$stop_rc" -eq 0 ] || rc=1
+}
+
+step start
+if start_tracer "$W/out.json"; then
+	step attached
+	sleep 1 # the records of the attach wait's own reads of out.json are written
+	# each loop's output goes to a pipe, kept here and written after the loops
+	runs=$(for m in syscall pipe socket eventfd; do
+		/lab/taxload -c -m $m -n "$notax" || echo "loop_failed $m"
+	done)
+	fruns=$(/tmp/taxfile -c -m file -n "$nfile" -f /mnt/t/f || echo "loop_failed file")
+	step notax_done
+	printf '%s\n%s\n' "$runs" "$fruns" >"$W/runs.txt"
+	grep loop_failed "$W/runs.txt" >>"$W/ioload.txt" && rc=1
+	echo "file_ino $(stat -c %i /mnt/t/f)" >>"$W/ioload.txt"
+	stop_tracer
+fi
+
+# cpu_ticks: the tracer's user + system CPU time so far (clock ticks; 0 without one)
+cpu_ticks() {
+	if [ -n "$pid" ]; then awk '{ print $14 + $15 }' "/proc/$pid/stat"; else echo 0; fi
+}
+
+# tax: paired rounds, every tracer once per round, the same loops
+taxout=""
+for r in $(seq 1 "$rounds"); do
+	for t in none always-on full raw; do
+		case $t in
+		none) pid="" ;;
+		always-on) start_tracer /tmp/tax.json --profile always-on || continue ;;
+		full) start_tracer /tmp/tax.json || continue ;;
+		raw)
+			export IOTRACER_SYSCALLS=raw
+			start_tracer /tmp/tax.json --profile always-on
+			t_ok=$?
+			unset IOTRACER_SYSCALLS
+			[ "$t_ok" -eq 0 ] || continue
+			;;
+		esac
+		c0=$(cpu_ticks)
+		for m in syscall pipe socket; do
+			out=$(/lab/taxload -m $m -n "$ntax") || rc=1
+			taxout="$taxout
+tax $r $t $out" # written at the end: no file IO between the loops
+		done
+		taxout="$taxout
+taxcpu $r $t $(($(cpu_ticks) - c0))"
+		[ -n "$pid" ] && stop_tracer
+		rm -f /tmp/tax.json
+	done
+done
+step stopped
+echo "$taxout" | grep '^tax' >"$W/tax.txt"
+cat "$W/tax.txt"
+send_bundle "$W" out.json iotracer.err ioload.txt steps.txt runs.txt tax.txt
+exit "$rc"
