@@ -15,7 +15,8 @@
 # 2. tax: LAB_G_FIO_ROUNDS rounds; in each, per tracer (none, always-on:
 #    `--profile always-on`, full: the default profile, raw: always-on with
 #    IOTRACER_SYSCALLS=raw, the raw_syscalls pair: first round only), taxload
-#    syscall, pipe and socket (LAB_G_FIO_TAX rounds each): `tax ROUND TRACER JSON` lines, and
+#    syscall, pipe and socket (LAB_G_FIO_TAX rounds each, after 2 s and a
+#    warm-up of a fifth of that each): `tax ROUND TRACER JSON` lines, and
 #    `taxcpu ROUND TRACER TICKS`, the tracer's own CPU time over the three.
 # Everything comes back as one bundle (guest-lib.sh send_bundle).
 # Exit 0 when every iotracer attached and exited 0 and no loop failed.
@@ -94,6 +95,12 @@ for r in $(seq 1 "$rounds"); do
 			[ "$t_ok" -eq 0 ] || continue
 			;;
 		esac
+		# settle: a detach or attach just before patched kernel text, which TCG
+		# translates again on the next run; a warm-up loop each takes that cost
+		sleep 2
+		for m in syscall pipe socket; do
+			/lab/taxload -m $m -n $((ntax / 5)) >/dev/null || rc=1
+		done
 		c0=$(cpu_ticks)
 		for m in syscall pipe socket; do
 			out=$(/lab/taxload -m $m -n "$ntax") || rc=1
