@@ -10,7 +10,8 @@
 #    the loop's process (no exec or file IO in between: its output is written
 #    at its exit); then LAB_G_FIO_FILE rounds of pwrite+pread of a file on a
 #    fresh tmpfs, as `taxfile` (a copy of taxload: its own comm) (runs.txt).
-#    Their output goes to pipes until all are done: no file IO of the test,
+#    Then LAB_G_FIO_EXT4 rounds of pwrite + fsync + pread on ext4 (mke2fs on
+#    vda). Their output goes to pipes until all are done: no file IO of the test,
 #    nor records for iotracer to write, while they run.
 # 2. tax: LAB_G_FIO_ROUNDS rounds; in each, per tracer (none, always-on:
 #    `--profile always-on`, full: the default profile, raw: always-on with
@@ -25,6 +26,7 @@ set -u
 . /lab/guest-lib.sh
 notax=${LAB_G_FIO_NOTAX:-20000}
 nfile=${LAB_G_FIO_FILE:-500}
+next4=${LAB_G_FIO_EXT4:-200}
 ntax=${LAB_G_FIO_TAX:-50000}
 rounds=${LAB_G_FIO_ROUNDS:-3}
 guest_init /tmp/fio
@@ -63,8 +65,18 @@ if start_tracer "$W/out.json"; then
 		/lab/taxload -c -m $m -n "$notax" || echo "loop_failed $m"
 	done)
 	fruns=$(/tmp/taxfile -c -m file -n "$nfile" -f /mnt/t/f || echo "loop_failed file")
+	# ext4 on vda: its own methods, generic_file_read_iter nested in its
+	# buffered read, fsync through vfs_fsync_range
+	eruns=""
+	if mke2fs -q -F -t ext4 /dev/vda >/dev/null 2>&1 && mkdir -p /mnt/e &&
+		mount -t ext4 /dev/vda /mnt/e; then
+		eruns=$(/tmp/taxfile -c -y -m file -n "$next4" -f /mnt/e/f || echo "loop_failed ext4")
+		echo "ext4_ino $(stat -c %i /mnt/e/f)" >>"$W/ioload.txt"
+	else
+		echo "ext4_unavailable" >>"$W/ioload.txt"
+	fi
 	step notax_done
-	printf '%s\n%s\n' "$runs" "$fruns" >"$W/runs.txt"
+	printf '%s\n%s\n%s\n' "$runs" "$fruns" "$eruns" >"$W/runs.txt"
 	grep loop_failed "$W/runs.txt" >>"$W/ioload.txt" && rc=1
 	echo "file_ino $(stat -c %i /mnt/t/f)" >>"$W/ioload.txt"
 	stop_tracer
