@@ -41,6 +41,7 @@ cp /lab/taxload /tmp/taxfile
 start_tracer() {
 	_o=$1
 	shift
+	_t0=$(cut -d' ' -f1 /proc/uptime)
 	/lab/iotracer -q --no-live -j "$_o" "$@" >/dev/null 2>>"$W/iotracer.err" &
 	pid=$!
 	if ! wait_attached "$pid" "$_o"; then
@@ -48,10 +49,14 @@ start_tracer() {
 		rc=1
 		return 1
 	fi
+	# start -> attach lines stable (wait_attached polls every 0.2 s, 0.4 s stable)
+	echo "attach_s ${t:-notax}: $(awk -v a="$_t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.1f", b - a }')"
 	sleep 0.5
 }
 stop_tracer() {
+	_t0=$(cut -d' ' -f1 /proc/uptime)
 	stop_pid "$pid" iotracer
+	echo "stop_s ${t:-notax}: $(awk -v a="$_t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.1f", b - a }')"
 	echo "iotracer_rc $stop_rc"
 	[ "$stop_rc" -eq 0 ] || rc=1
 }
