@@ -11,7 +11,8 @@
 #    at its exit); then LAB_G_FIO_FILE rounds of pwrite+pread of a file on a
 #    fresh tmpfs, as `taxfile` (a copy of taxload: its own comm) (runs.txt).
 #    Then LAB_G_FIO_EXT4 rounds of pwrite + fsync + pread on ext4 (mke2fs on
-#    vda). Their output goes to pipes until all are done: no file IO of the test,
+#    vda), and as many of io_submit + io_getevents of a pread there (taxload
+#    -m aio). Their output goes to pipes until all are done: no file IO of the test,
 #    nor records for iotracer to write, while they run.
 # 2. tax: LAB_G_FIO_ROUNDS rounds; in each, per tracer (none, always-on:
 #    `--profile always-on`, full: the default profile, raw: always-on with
@@ -73,15 +74,18 @@ if start_tracer "$W/out.json"; then
 	# ext4 on vda: its own methods, generic_file_read_iter nested in its
 	# buffered read, fsync through vfs_fsync_range
 	eruns=""
+	aruns=""
 	if mke2fs -q -F -t ext4 /dev/vda >/dev/null 2>&1 && mkdir -p /mnt/e &&
 		mount -t ext4 /dev/vda /mnt/e; then
 		eruns=$(/tmp/taxfile -c -y -m file -n "$next4" -f /mnt/e/f || echo "loop_failed ext4")
+		aruns=$(/tmp/taxfile -c -m aio -n "$next4" -f /mnt/e/a || echo "loop_failed aio")
 		echo "ext4_ino $(stat -c %i /mnt/e/f)" >>"$W/ioload.txt"
+		echo "aio_ino $(stat -c %i /mnt/e/a)" >>"$W/ioload.txt"
 	else
 		echo "ext4_unavailable" >>"$W/ioload.txt"
 	fi
 	step notax_done
-	printf '%s\n%s\n%s\n' "$runs" "$fruns" "$eruns" >"$W/runs.txt"
+	printf '%s\n%s\n%s\n%s\n' "$runs" "$fruns" "$eruns" "$aruns" >"$W/runs.txt"
 	grep loop_failed "$W/runs.txt" >>"$W/ioload.txt" && rc=1
 	echo "file_ino $(stat -c %i /mnt/t/f)" >>"$W/ioload.txt"
 	stop_tracer

@@ -10,6 +10,10 @@
 //                             64-byte pwrite + pread at offset 0 of PATH
 //                             (created, truncated): 2 calls per round;
 //                             with -y an fsync after the pwrite: 3 calls
+//   taxload -m aio -n N -f PATH
+//                             libaio without the library: io_submit of one
+//                             64-byte pread iocb at offset 0 of PATH (64 bytes
+//                             written first), then io_getevents for it: 2 calls
 //   -c                        also the run counts of every BPF program loaded
 //                             (kernel.bpf_stats_enabled must be 1) right before
 //                             and after the loop, in this process (no exec, no
@@ -29,6 +33,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <linux/bpf.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,7 +49,7 @@
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: taxload -m syscall|pipe|socket|eventfd|file -n ROUNDS [-f PATH] [-c] [-y]\n");
+	fprintf(stderr, "usage: taxload -m syscall|pipe|socket|eventfd|file|aio -n ROUNDS [-f PATH] [-c] [-y]\n");
 	exit(2);
 }
 
@@ -115,7 +120,10 @@ int main(int argc, char **argv)
 {
 	const char *mode = NULL, *path = NULL;
 	long rounds = 0, errors = 0, per = 2;
-	int kind = 0; /* 0 pipe/socket, 1 eventfd, 2 file, 3 syscall */
+	int kind = 0; /* 0 pipe/socket, 1 eventfd, 2 file, 3 syscall, 4 aio */
+	aio_context_t ctx = 0;
+	struct iocb cb, *cbs[1] = { &cb };
+	struct io_event ev;
 	char buf[64] = { 1 };
 	int fds[2], c;
 	uint64_t t0, t, tb, best = UINT64_MAX;
@@ -154,6 +162,19 @@ int main(int argc, char **argv)
 		fds[0] = fds[1] = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 		if (fds[0] < 0)
 			goto setup;
+	} else if (!strcmp(mode, "aio")) {
+		if (!path)
+			usage();
+		kind = 4;
+		fds[0] = open(path, O_RDWR | O_CREAT, 0600);
+		if (fds[0] < 0 || pwrite(fds[0], buf, sizeof(buf), 0) != sizeof(buf) ||
+		    syscall(SYS_io_setup, 1, &ctx))
+			goto setup;
+		memset(&cb, 0, sizeof(cb));
+		cb.aio_fildes = fds[0];
+		cb.aio_lio_opcode = IOCB_CMD_PREAD;
+		cb.aio_buf = (uint64_t)(uintptr_t)buf;
+		cb.aio_nbytes = sizeof(buf);
 	} else if (!strcmp(mode, "syscall")) {
 		per = 1;
 		kind = 3;
@@ -175,6 +196,10 @@ int main(int argc, char **argv)
 		}
 		if (kind == 3) {
 			syscall(SYS_getppid); /* not the C library's: always a syscall */
+		} else if (kind == 4) {
+			errors += syscall(SYS_io_submit, ctx, 1, cbs) != 1;
+			errors += syscall(SYS_io_getevents, ctx, 1, 1, &ev, NULL) != 1 ||
+				  ev.res != sizeof(buf);
 		} else if (kind == 1) {
 			uint64_t v = 1;
 

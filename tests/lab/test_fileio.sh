@@ -28,6 +28,10 @@
 #                        pread64 records on vda as rounds, with the file's ino
 #                        (ext4's buffered read nests in generic_file_read_iter:
 #                        one record), offset 0, bytes 64 / ret 64 (fsync ret 0)
+#   lab_fio_<k>_aio      LAB_FIO_EXT4 rounds of io_submit + io_getevents of one
+#                        64-byte pread iocb on ext4 (the libaio hooks on
+#                        __x64_sys_io_submit ...): one aio record per iocb,
+#                        with the file's ino, dev vda, res 64, offset 0
 #   lab_fio_<k>_tax_<w>  w = syscall, pipe, socket: ns per call of the loop's
 #                        fastest 50th (taxload's min_ns_per_call: the cost
 #                        without the interruptions of this shared host and
@@ -69,7 +73,7 @@ KERNELS=("$@")
 
 names_of() {
 	local w
-	echo "lab_fio_$1_run lab_fio_$1_path lab_fio_$1_noprog lab_fio_$1_norecord lab_fio_$1_file lab_fio_$1_ext4"
+	echo "lab_fio_$1_run lab_fio_$1_path lab_fio_$1_noprog lab_fio_$1_norecord lab_fio_$1_file lab_fio_$1_ext4 lab_fio_$1_aio"
 	for w in $WORKLOADS; do echo "lab_fio_$1_tax_$w"; done
 }
 # rest K VERDICT WHY: every check of K not reported yet
@@ -158,7 +162,7 @@ checks() { # K OUT
 		report SKIP "lab_fio_${k}_ext4" "mke2fs -t ext4 or mount of vda failed in the guest"
 	else
 		ino=$(sed -n 's/^ext4_ino //p' "$out/ioload.txt")
-		read -r nw nr ns bad < <(jq -r --argjson ino "${ino:-0}" 'select(.type == "request" and .comm == "taxfile" and .dev == "vda")
+		read -r nw nr ns bad < <(jq -r --argjson ino "${ino:-0}" 'select(.type == "request" and .comm == "taxfile" and .dev == "vda" and .kind == "syscall")
 			| [.syscall, ((.ino == $ino and .offset == 0 and ((.syscall == "fsync" and .ret == 0) or (.bytes == 64 and .ret == 64))) | tostring)] | @tsv' "$j" |
 			awk '$1 == "pwrite64" { w++ } $1 == "pread64" { r++ } $1 == "fsync" { s++ } $2 != "true" || ($1 != "pwrite64" && $1 != "pread64" && $1 != "fsync") { b++ }
 				END { printf "%d %d %d %d\n", w, r, s, b }')
@@ -167,6 +171,21 @@ checks() { # K OUT
 			report PASS "lab_fio_${k}_ext4"
 		else
 			report FAIL "lab_fio_${k}_ext4" "pwrite64 $nw, fsync $ns, pread64 $nr of $LAB_G_FIO_EXT4 each, $bad records other or wrong"
+		fi
+	fi
+	# aio: one record per iocb (io_submit's entry and exit, io_getevents' exit)
+	if grep -q '^ext4_unavailable' "$out/ioload.txt"; then
+		report SKIP "lab_fio_${k}_aio" "mke2fs -t ext4 or mount of vda failed in the guest"
+	else
+		ino=$(sed -n 's/^aio_ino //p' "$out/ioload.txt")
+		read -r n bad < <(jq -r --argjson ino "${ino:-0}" 'select(.type == "request" and .comm == "taxfile" and .kind == "aio")
+			| (.ino == $ino and .dev == "vda" and .ret == 64 and .offset == 0) | tostring' "$j" |
+			awk '{ n++ } $1 != "true" { b++ } END { printf "%d %d\n", n, b }')
+		note "lab_fio_$k: aio loop $LAB_G_FIO_EXT4 rounds: $n aio records, $bad wrong (ino $ino); runs: $(awk '$1 == "runs" && $2 == "aio" && $5 > 0 { printf "%s:%s ", $4, $5 }' "$out/runs.txt")"
+		if [[ $n == "$LAB_G_FIO_EXT4" && $bad == 0 ]]; then
+			report PASS "lab_fio_${k}_aio"
+		else
+			report FAIL "lab_fio_${k}_aio" "$n aio records of $LAB_G_FIO_EXT4 iocbs, $bad with another ino, dev, ret or offset"
 		fi
 	fi
 	# tax: `tax ROUND TRACER JSON`
