@@ -71,11 +71,12 @@ if start_tracer "$W/out.json"; then
 		/lab/taxload -c -m $m -n "$notax" || echo "loop_failed $m"
 	done)
 	fruns=$(/tmp/taxfile -c -m file -n "$nfile" -f /mnt/t/f || echo "loop_failed file")
-	# ext4 on vda: its own methods, generic_file_read_iter nested in its
-	# buffered read, fsync through vfs_fsync_range
+	# ext4 on vda (busybox's mke2fs makes ext2; the ext4 driver mounts it):
+	# its own methods, generic_file_read_iter nested in its buffered read,
+	# fsync through vfs_fsync_range
 	eruns=""
 	aruns=""
-	if mke2fs -q -F -t ext4 /dev/vda >/dev/null 2>&1 && mkdir -p /mnt/e &&
+	if mke2fs -F /dev/vda >/dev/null 2>&1 && mkdir -p /mnt/e &&
 		mount -t ext4 /dev/vda /mnt/e; then
 		eruns=$(/tmp/taxfile -c -y -m file -n "$next4" -f /mnt/e/f || echo "loop_failed ext4")
 		aruns=$(/tmp/taxfile -c -m aio -n "$next4" -f /mnt/e/a || echo "loop_failed aio")
