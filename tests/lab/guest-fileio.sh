@@ -81,7 +81,6 @@ if start_tracer "$W/out.json"; then
 		eruns=$(/tmp/taxfile -c -y -m file -n "$next4" -f /mnt/e/f || echo "loop_failed ext4")
 		aruns=$(/tmp/taxfile -c -m aio -n "$next4" -f /mnt/e/a || echo "loop_failed aio")
 		echo "ext4_ino $(stat -c %i /mnt/e/f)" >>"$W/ioload.txt"
-		echo "aio_ino $(stat -c %i /mnt/e/a)" >>"$W/ioload.txt"
 	else
 		echo "ext4_unavailable" >>"$W/ioload.txt"
 	fi
