@@ -14,7 +14,8 @@
 #    vda), and as many of io_submit + io_getevents of a pread there (taxload
 #    -m aio). Their output goes to pipes until all are done: no file IO of the test,
 #    nor records for iotracer to write, while they run.
-# 2. tax: LAB_G_FIO_ROUNDS rounds; in each, per tracer (none, always-on:
+# 2. tax: LAB_G_FIO_ROUNDS rounds; in each, per tracer (in an order that
+#    turns each round: none, always-on:
 #    `--profile always-on`, full: the default profile, raw: always-on with
 #    IOTRACER_SYSCALLS=raw, the raw_syscalls pair: first round only), taxload
 #    syscall, pipe and socket (LAB_G_FIO_TAX rounds each, after 2 s and a
@@ -99,7 +100,12 @@ cpu_ticks() {
 # tax: paired rounds, every tracer once per round, the same loops
 taxout=""
 for r in $(seq 1 "$rounds"); do
-	tracers="none always-on full"
+	# the order turns each round: none is not always the one right after a detach
+	case $((r % 3)) in
+	1) tracers="none always-on full" ;;
+	2) tracers="always-on full none" ;;
+	*) tracers="full none always-on" ;;
+	esac
 	# the raw pair in the first round only: its attach and detach flip the syscall
 	# tracepoints' static key, where QEMU's TCG sometimes oopses (docs/lab.md)
 	[ "$r" -eq 1 ] && tracers="$tracers raw"
