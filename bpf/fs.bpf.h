@@ -2,8 +2,8 @@
 /*
  * Fs layer: what the filesystem did for the syscall in flight — page-cache
  * misses (filemap), iomap direct IO, flusher writeback of an inode (so its
- * bios are attributed to the file), and time in vfs_read/vfs_write where the
- * kernel allows fentry (or, failing that, kprobes).
+ * bios are attributed to the file). Time in vfs_read/vfs_write (fentry) is no
+ * longer taken: those run for sockets and pipes too (docs/hooks.md "fileio").
  */
 #ifndef IT_FS_BPF_H
 #define IT_FS_BPF_H
@@ -56,35 +56,5 @@ int btf_writeback_single_inode(u64 *ctx)
 		st->wb_ino = 0;
 	return 0;
 }
-
-static __always_inline int it_vfs_enter(void)
-{
-	struct thread_state *st = it_state();
-
-	if (st && st->in_sys)
-		st->vfs_enter_ns = bpf_ktime_get_ns();
-	return 0;
-}
-
-static __always_inline int it_vfs_exit(void)
-{
-	struct thread_state *st = it_state();
-
-	if (st && st->in_sys && st->vfs_enter_ns) {
-		st->vfs_ns += bpf_ktime_get_ns() - st->vfs_enter_ns;
-		st->vfs_enter_ns = 0;
-	}
-	return 0;
-}
-
-/*
- * fentry/fexit where allowed, kprobe/kretprobe otherwise; the loader picks. Programs:
- * fentry_vfs_read, kprobe_vfs_read, fexit_vfs_read, kretprobe_vfs_read,
- * fentry_vfs_write, kprobe_vfs_write, fexit_vfs_write, kretprobe_vfs_write.
- */
-IT_FN_ENTRY(vfs_read, it_vfs_enter())
-IT_FN_EXIT(vfs_read, it_vfs_exit())
-IT_FN_ENTRY(vfs_write, it_vfs_enter())
-IT_FN_EXIT(vfs_write, it_vfs_exit())
 
 #endif /* IT_FS_BPF_H */

@@ -102,7 +102,7 @@ struct thread_state {
 	u64 ino;
 	u64 first_q_ns;
 	u64 vfs_ns;
-	u64 vfs_enter_ns;
+	u64 fio_key; /* fileio.bpf.h: what the exit of the file IO call that began it shows */
 	u64 offcpu_ns;
 	u64 offcpu_blocked_ns;
 	u64 switch_out_ns;

@@ -192,15 +192,41 @@ static __always_inline bool it_args_compat(const struct it_sysargs *x)
 }
 
 /*
- * Enter of an fd-based syscall. pos < 0: the file position is used.
+ * Begin an fd-based syscall on file f (checked: id), from the syscall hooks and
+ * from the file systems' (fileio.bpf.h). pos < 0: the file position is used.
  * bytes == 0 for vectored IO: the record carries the bytes transferred.
  * buf: the user buffer, or (vlen > 0) the iovec array of vlen whose first two
  * buffers are kept (host mode joins a QEMU host IO to the guest request by them).
- *
- * A pipe, socket, tty or eventfd leaves at the file check, before the 32-bit
- * check, the task filters and any map (docs/hooks.md, "The tax"): its exit
- * finds no syscall in flight with its fd. A traced syscall whose exit was
- * never seen is counted by the next one that begins (it_sys_clear).
+ */
+static __always_inline struct thread_state *it_file_begin(struct task_struct *task, struct file *f,
+							 const struct it_file_id *id, u32 sys,
+							 u32 op, s64 pos, u64 bytes, u64 buf,
+							 u64 vlen)
+{
+	struct thread_state *st = it_sys_begin(task, sys, op);
+
+	if (!st)
+		return NULL;
+	st->dev = id->dev;
+	st->ino = id->ino;
+	st->flags |= id->flags;
+	st->offset = pos >= 0 ? (u64)pos : (u64)BPF_CORE_READ(f, f_pos);
+	st->bytes = bytes;
+	/* a vectored call's buffers are read from user memory only for host mode's join */
+	if (vlen && want_iovecs)
+		it_iov_bufs(&st->bufs, buf, vlen);
+	else
+		it_buf1(&st->bufs, vlen ? 0 : buf, bytes);
+	st->enter_ns = bpf_ktime_get_ns();
+	return st;
+}
+
+/*
+ * Enter of an fd-based syscall (the syscall hooks). A pipe, socket, tty or
+ * eventfd leaves at the file check, before the 32-bit check, the task filters
+ * and any map (docs/hooks.md, "The tax"): its exit finds no syscall in flight
+ * with its fd. A traced syscall whose exit was never seen is counted by the
+ * next one that begins (it_sys_clear).
  */
 static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 bytes, u64 buf,
 				       u64 vlen, const struct it_sysargs *x)
@@ -215,21 +241,9 @@ static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 byt
 		return 0;
 	if (it_args_compat(x) || !it_task_ok())
 		return 0;
-	st = it_sys_begin(task, sys, op);
-	if (!st)
-		return 0;
-	st->fd = fd;
-	st->dev = id.dev;
-	st->ino = id.ino;
-	st->flags |= id.flags;
-	st->offset = pos >= 0 ? (u64)pos : (u64)BPF_CORE_READ(f, f_pos);
-	st->bytes = bytes;
-	/* a vectored call's buffers are read from user memory only for host mode's join */
-	if (vlen && want_iovecs)
-		it_iov_bufs(&st->bufs, buf, vlen);
-	else
-		it_buf1(&st->bufs, vlen ? 0 : buf, bytes);
-	st->enter_ns = bpf_ktime_get_ns();
+	st = it_file_begin(task, f, &id, sys, op, pos, bytes, buf, vlen);
+	if (st)
+		st->fd = fd;
 	return 0;
 }
 

@@ -261,10 +261,13 @@ static void probe_bpf_features(struct it_probe *p)
 			  libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
 						  BPF_FUNC_task_storage_get, NULL) > 0;
 	p->loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_loop, NULL) > 0;
+	p->task_regs = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_pt_regs,
+					       NULL) > 0;
 	p->xchg = probe_xchg();
 	it_debug("kernel BPF features: bpf_get_current_task_btf %s, task storage %s, bpf_loop %s, "
-		 "xchg %s", p->task_btf ? "yes" : "no", p->task_storage ? "yes" : "no",
-		 p->loop ? "yes" : "no", p->xchg ? "yes" : "no");
+		 "bpf_task_pt_regs %s, xchg %s", p->task_btf ? "yes" : "no",
+		 p->task_storage ? "yes" : "no", p->loop ? "yes" : "no",
+		 p->task_regs ? "yes" : "no", p->xchg ? "yes" : "no");
 }
 
 /* Why fentry cannot be used: the kernel's ENOTSUPP (524) has no strerror text. */

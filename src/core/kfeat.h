@@ -25,6 +25,7 @@ struct it_probe {
 	int task_btf; /* bpf_get_current_task_btf() (5.11) */
 	int task_storage; /* task local storage map and helper (tracing: 5.12) */
 	int loop; /* bpf_loop() (5.17) */
+	int task_regs; /* bpf_task_pt_regs() (5.15): the file IO hooks read the syscall's number */
 	int xchg; /* BPF atomics with fetch, xchg (5.12): else the compat object */
 	char **ksyms; /* text symbols of /proc/kallsyms, sorted; loaded on first need */
 	int nr_ksyms;

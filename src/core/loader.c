@@ -52,11 +52,31 @@ struct it_hook_def {
 	int every_record; /* feeds only records: not attached when records are of slow requests only */
 	int nested_complete; /* the second completion program (rodata nested_hooked) */
 	unsigned int needs; /* IT_NEED_*: BPF features its programs use */
-	int syscall_set; /* IT_SYSSET_*: one of the two ways to the syscall records */
+	int path; /* IT_PATH_*: one of the syscall layer's ways (0: every way) */
+	int shows_path; /* of the other path, still reported (off, saying why) */
+	int target; /* its programs name no function: the loader binds them to `name` */
+	int sys_fn; /* `name` is a syscall: the function is IT_SYS_FN_PREFIX + name */
 };
 
-/* The syscall layer's two sets of hooks on a kernel without fentry (--syscall-hooks). */
-enum { IT_SYSSET_RAW = 1, IT_SYSSET_PERCALL };
+/*
+ * The syscall layer's ways (docs/hooks.md "The tax", --syscall-hooks): where
+ * fentry or kprobes work and bpf_task_pt_regs reads the syscall's number, the
+ * file systems' and block devices' methods, which only file IO runs; else the
+ * raw_syscalls pair, which every syscall of the system runs, or the
+ * per-syscall tracepoints of the traced syscalls.
+ */
+#define IT_PATH_RAW 1
+#define IT_PATH_FILE 2
+#define IT_PATH_PERCALL 3
+
+/* The syscall functions of this architecture (one place: libaio, io_uring_enter). */
+#if defined(__x86_64__)
+#define IT_SYS_FN_PREFIX "__x64_sys_"
+#elif defined(__aarch64__)
+#define IT_SYS_FN_PREFIX "__arm64_sys_"
+#else
+#error "iotracer: the syscall functions' prefix of this architecture is not known"
+#endif
 
 /* Threads the per-thread state hash holds where there is no task storage. */
 #define IT_TSTATE_HASH_ENTRIES 16384
@@ -85,13 +105,34 @@ enum { IT_SYSSET_RAW = 1, IT_SYSSET_PERCALL };
 /* A kernel function: fentry(+fexit) where allowed, else kprobe(+kretprobe). */
 #define FN_HOOK(l, n, fe, fx, kp, kr) \
 	HOOK(l, #n, NULL, [IT_M_FENTRY] = { fe, fx }, [IT_M_KPROBE] = { kp, kr })
-#define VFS_HOOK(n) FN_HOOK(IT_L_FS, n, "fentry_" #n, "fexit_" #n, "kprobe_" #n, "kretprobe_" #n)
 /* A traced syscall's pair of per-syscall tracepoints (bpf/syscall.bpf.h IT_PERCALL). */
 #define PERCALL_HOOK(n, need)                                                          \
 	{                                                                              \
 		.layer = IT_L_SYSCALL, .name = "sys_enter_" #n, .label = "syscalls/" #n, \
-		.tp_group = "syscalls", .syscall_set = IT_SYSSET_PERCALL, .needs = need, \
+		.tp_group = "syscalls", .path = IT_PATH_PERCALL, .needs = need, \
 		.progs = { [IT_M_TP] = { "pc_enter_" #n, "pc_exit_" #n } }               \
+	}
+/* A file IO function of the syscall layer's file path, fixed in its programs' sections. */
+#define FIO_FN_HOOK(n)                                                                        \
+	{                                                                                     \
+		.layer = IT_L_SYSCALL, .name = #n, .path = IT_PATH_FILE,                      \
+		.progs = { [IT_M_FENTRY] = { "fentry_" #n, "fexit_" #n },                     \
+			   [IT_M_KPROBE] = { "kprobe_" #n, "kretprobe_" #n } }                \
+	}
+/* A ->read_iter / ->write_iter method bound to slot program n (bpf/fileio.bpf.h IT_FIO_SLOT). */
+#define FIO_SLOT(n, fn)                                                                       \
+	{                                                                                     \
+		.layer = IT_L_SYSCALL, .name = fn, .path = IT_PATH_FILE, .target = 1,         \
+		.progs = { [IT_M_FENTRY] = { "fentry_fio_" #n, "fexit_fio_" #n },             \
+			   [IT_M_KPROBE] = { "kprobe_fio_" #n, "kretprobe_fio_" #n } }        \
+	}
+/* libaio's syscall functions: entry and exit (bpf_loop walks the iocbs) */
+#define FIO_AIO(n)                                                                            \
+	{                                                                                     \
+		.layer = IT_L_SYSCALL, .name = #n, .path = IT_PATH_FILE, .target = 1,         \
+		.sys_fn = 1, .needs = IT_NEED_LOOP,                                           \
+		.progs = { [IT_M_FENTRY] = { "fentry_fio_" #n, "fexit_fio_" #n },             \
+			   [IT_M_KPROBE] = { "kprobe_fio_" #n, "kretprobe_fio_" #n } }        \
 	}
 
 static const struct it_hook_def hook_defs[] = {
@@ -100,12 +141,12 @@ static const struct it_hook_def hook_defs[] = {
 	 * sys_enter and sys_exit, one pair for all (src/core/syscalls.c names them).
 	 */
 	{ .layer = IT_L_SYSCALL, .name = "sys_enter", .label = "sys_enter/sys_exit",
-	  .tp_group = "raw_syscalls", .syscall_set = IT_SYSSET_RAW,
+	  .tp_group = "raw_syscalls", .path = IT_PATH_RAW, .shows_path = 1,
 	  .progs = { [IT_M_TP_BTF] = { "btf_sys_enter", "btf_sys_exit" },
 		     [IT_M_RAW_TP] = { "raw_sys_enter", "raw_sys_exit" } } },
 	/* libaio's exits (bpf_loop): loaded where the kernel has it, reached by tail call */
 	{ .layer = IT_L_SYSCALL, .name = "sys_exit", .label = "libaio", .tp_group = "raw_syscalls",
-	  .prog_array = "aio_exit_prog", .needs = IT_NEED_LOOP, .syscall_set = IT_SYSSET_RAW,
+	  .prog_array = "aio_exit_prog", .needs = IT_NEED_LOOP, .path = IT_PATH_RAW,
 	  .progs = { [IT_M_TP_BTF] = { "btf_aio_exit" }, [IT_M_RAW_TP] = { "raw_aio_exit" } } },
 	/*
 	 * Or the same syscalls on their own tracepoints (the set choose_syscall_set
@@ -128,7 +169,7 @@ static const struct it_hook_def hook_defs[] = {
 	PERCALL_HOOK(io_getevents, IT_NEED_LOOP),
 	PERCALL_HOOK(io_pgetevents, IT_NEED_LOOP),
 	{ .layer = IT_L_SYSCALL, .name = "sys_exit_io_uring_enter", .label = "syscalls/io_uring_enter",
-	  .tp_group = "syscalls", .syscall_set = IT_SYSSET_PERCALL,
+	  .tp_group = "syscalls", .path = IT_PATH_PERCALL,
 	  .progs = { [IT_M_TP] = { "pc_exit_io_uring_enter" } } },
 	/* renamed from io_uring_submit_sqe in 6.2: one event, two names */
 	ALT_HOOK(IT_L_SYSCALL, "io_uring_submit_req", "io_uring",
@@ -140,6 +181,42 @@ static const struct it_hook_def hook_defs[] = {
 	  .progs = { [IT_M_TP_BTF] = { "btf_io_uring_submit_sqe" },
 		     [IT_M_RAW_TP] = { "raw_io_uring_submit_sqe" } } },
 	BTF_RAW_HOOK(IT_L_SYSCALL, io_uring_complete, "io_uring"),
+	/*
+	 * The file path (bpf/fileio.bpf.h): the file systems' and block
+	 * devices' ->read_iter / ->write_iter (one slot program each, IT_FIO_SLOT),
+	 * then fsync, sync_file_range, libaio and io_uring_enter. A function this
+	 * kernel lacks (a module not loaded) is absent, the rest works. Which
+	 * ones and why: docs/hooks.md "fileio".
+	 */
+	FIO_SLOT(0, "ext4_file_read_iter"),
+	FIO_SLOT(1, "ext4_file_write_iter"),
+	FIO_SLOT(2, "xfs_file_read_iter"),
+	FIO_SLOT(3, "xfs_file_write_iter"),
+	FIO_SLOT(4, "btrfs_file_read_iter"),
+	FIO_SLOT(5, "btrfs_file_write_iter"),
+	FIO_SLOT(6, "blkdev_read_iter"),
+	FIO_SLOT(7, "blkdev_write_iter"),
+	FIO_SLOT(8, "shmem_file_read_iter"),
+	FIO_SLOT(9, "shmem_file_write_iter"),
+	FIO_SLOT(10, "generic_file_read_iter"),
+	FIO_SLOT(11, "generic_file_write_iter"),
+	FIO_SLOT(12, "ovl_read_iter"),
+	FIO_SLOT(13, "ovl_write_iter"),
+	FIO_SLOT(14, "fuse_file_read_iter"),
+	FIO_SLOT(15, "fuse_file_write_iter"),
+	FIO_SLOT(16, "nfs_file_read"),
+	FIO_SLOT(17, "nfs_file_write"),
+	FIO_SLOT(18, "f2fs_file_read_iter"),
+	FIO_SLOT(19, "f2fs_file_write_iter"),
+	FIO_FN_HOOK(vfs_fsync_range),
+	FIO_FN_HOOK(sync_file_range),
+	FIO_AIO(io_submit),
+	FIO_AIO(io_getevents),
+	FIO_AIO(io_pgetevents),
+	{ .layer = IT_L_SYSCALL, .name = "io_uring_enter", .path = IT_PATH_FILE, .target = 1,
+	  .sys_fn = 1,
+	  .progs = { [IT_M_FENTRY] = { "fexit_fio_io_uring_enter" },
+		     [IT_M_KPROBE] = { "kretprobe_fio_io_uring_enter" } } },
 	TP_HOOK(IT_L_FS, "mm_filemap_add_to_page_cache", "filemap", "fs_page_cache_add"),
 	/* fs.dio_count of records; the histograms need nothing of it (always-on: fd's O_DIRECT) */
 	{ .layer = IT_L_FS, .name = "iomap_dio_rw_begin", .tp_group = "iomap", .every_record = 1,
@@ -156,8 +233,6 @@ static const struct it_hook_def hook_defs[] = {
 	ALT_HOOK(IT_L_BLOCK, "writeback_dirty_page", "writeback", "dirty_note",
 		 [IT_M_TP_BTF] = { "btf_writeback_dirty_page" },
 		 [IT_M_RAW_TP] = { "raw_writeback_dirty_page" }),
-	VFS_HOOK(vfs_read),
-	VFS_HOOK(vfs_write),
 	/* task storage, or a hash by thread id before 5.12 (core_fixes.bpf.h it_tstate_get) */
 	{ .layer = IT_L_SYSCALL, .name = "thread_state", .thread_state = 1 },
 	/* sched layer by default: the task's counters at syscall enter/exit (sched.bpf.h) */
@@ -274,11 +349,21 @@ const char *it_method_name(enum it_method m)
 	return m >= 0 && m < IT_M_MAX ? method_names[m] : "?";
 }
 
+/* The kernel function a fentry/kprobe hook attaches to. */
+static const char *hook_fn(const struct it_hook_def *d, char *buf, size_t n)
+{
+	if (!d->sys_fn)
+		return d->name;
+	snprintf(buf, n, IT_SYS_FN_PREFIX "%s", d->name);
+	return buf;
+}
+
 /* Can `method` implement hook `d` here? If not, say why in `why`. */
 static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum it_method m,
 			 char *why, size_t n)
 {
 	char name[64];
+	const char *fn = hook_fn(d, name, sizeof(name));
 
 	switch (m) {
 	case IT_M_TP_BTF:
@@ -308,12 +393,11 @@ static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum i
 			snprintf(why, n, "fentry not permitted (%s)", it_fentry_why(p));
 			return 0;
 		}
-		if (!it_func_exists(p, d->name)) {
-			if (it_ksym_exists(p, d->name))
-				snprintf(why, n, "fentry: no BTF for %s (a module without BTF)",
-					 d->name);
+		if (!it_func_exists(p, fn)) {
+			if (it_ksym_exists(p, fn))
+				snprintf(why, n, "fentry: no BTF for %s (a module without BTF)", fn);
 			else
-				snprintf(why, n, "no kernel function %s (module not loaded?)", d->name);
+				snprintf(why, n, "no kernel function %s (module not loaded?)", fn);
 			return 0;
 		}
 		if (d->arg0_struct && !it_func_arg0_struct_ptr(p, d->name)) {
@@ -339,8 +423,8 @@ static int method_usable(struct it_probe *p, const struct it_hook_def *d, enum i
 			return 0;
 		}
 		/* kallsyms: a module's function is a kprobe target without module BTF too */
-		if (!it_func_exists(p, d->name) && !it_ksym_exists(p, d->name)) {
-			snprintf(why, n, "no kernel function %s (module not loaded?)", d->name);
+		if (!it_func_exists(p, fn) && !it_ksym_exists(p, fn)) {
+			snprintf(why, n, "no kernel function %s (module not loaded?)", fn);
 			return 0;
 		}
 		return 1;
@@ -428,6 +512,18 @@ static void choose_methods(struct it_loader *ld, struct it_probe *p, const struc
 			snprintf(h->reason, sizeof(h->reason), "layer not selected");
 			continue;
 		}
+		if (d->path && d->path != ld->path) {
+			/* the raw pair stays in the report where the file path replaced it */
+			h->off = d->shows_path && ld->path == IT_PATH_FILE;
+			h->other_path = !h->off;
+			snprintf(h->reason, sizeof(h->reason), "%s",
+				 ld->path == IT_PATH_FILE ?
+					 "file IO is traced in the file systems (no program on every "
+					 "syscall): --syscall-hooks raw turns it on" :
+				 ld->path == IT_PATH_PERCALL ? "--syscall-hooks percall" :
+							       "the raw_syscalls pair");
+			continue;
+		}
 		if (hook_gated(d, o, h->reason, sizeof(h->reason))) {
 			h->off = 1;
 			continue;
@@ -463,44 +559,6 @@ static void choose_methods(struct it_loader *ld, struct it_probe *p, const struc
 	}
 }
 
-/*
- * The syscall layer's set of hooks, where fentry does not take it: the
- * raw_syscalls pair (one program pair every syscall of the host runs, exact:
- * only a program's own recursion skips it), or with --syscall-hooks percall
- * the per-syscall tracepoints where tracefs has all of them (every other
- * syscall runs no program; their runs are skipped while another BPF program
- * or a map syscall holds the CPU's bpf_prog_active, counted in skipped_runs:
- * docs/hooks.md, "The tax"). The other set is off and out of the reports.
- */
-static void choose_syscall_set(struct it_loader *ld, const struct it_opts *o)
-{
-	int want = o->syscall_hooks && !strcmp(o->syscall_hooks, "percall");
-	int percall_ok = 1, any = 0, use;
-
-	for (int i = 0; i < ld->nr_hooks; i++) {
-		const struct it_hook_state *h = &ld->hooks[i];
-
-		if (h->def->syscall_set != IT_SYSSET_PERCALL || h->def->needs)
-			continue;
-		any |= strcmp(h->reason, "layer not selected") != 0;
-		percall_ok &= h->method == IT_M_TP;
-	}
-	if (!any)
-		return;
-	use = want && percall_ok ? IT_SYSSET_PERCALL : IT_SYSSET_RAW;
-	for (int i = 0; i < ld->nr_hooks; i++) {
-		struct it_hook_state *h = &ld->hooks[i];
-
-		if (!h->def->syscall_set || h->def->syscall_set == use)
-			continue;
-		h->method = IT_M_NONE;
-		h->off = h->other_set = 1;
-		snprintf(h->reason, sizeof(h->reason), "--syscall-hooks %s%s",
-			 want ? "percall" : "raw",
-			 want && !percall_ok ? ": no per-syscall tracepoints here" : "");
-	}
-}
-
 static struct bpf_program *prog_by_name(struct it_loader *ld, const char *name)
 {
 	return name ? bpf_object__find_program_by_name(ld->skel->obj, name) : NULL;
@@ -518,9 +576,17 @@ static void set_autoload(struct it_loader *ld, const struct it_opts *o)
 		if (h->method == IT_M_NONE)
 			continue;
 		for (int k = 0; k < IT_HOOK_PROGS; k++) {
+			char fn[64];
+
 			prog = prog_by_name(ld, h->def->progs[h->method][k]);
-			if (prog)
-				bpf_program__set_autoload(prog, true);
+			if (!prog)
+				continue;
+			bpf_program__set_autoload(prog, true);
+			/* a slot program: its function is the table's (kprobes: at attach) */
+			if (h->def->target && h->method == IT_M_FENTRY &&
+			    bpf_program__set_attach_target(prog, 0, hook_fn(h->def, fn, sizeof(fn))))
+				it_debug("%s: cannot set the attach target of %s", h->name,
+					 bpf_program__name(prog));
 		}
 	}
 	/* host mode: the QEMU uprobes (bpf/qemu.bpf.h), attached per process by host.c */
@@ -714,6 +780,18 @@ static int fill_prog_array(struct it_loader *ld, struct it_hook_state *h)
 	return 1;
 }
 
+/* A program bound by the loader to its hook's function is attached by name (kprobes). */
+static struct bpf_link *attach_prog(struct it_hook_state *h, struct bpf_program *prog)
+{
+	char fn[64];
+
+	if (!h->def->target || h->method != IT_M_KPROBE)
+		return bpf_program__attach(prog);
+	return bpf_program__attach_kprobe(prog,
+					  !strcmp(bpf_program__section_name(prog), "kretprobe"),
+					  hook_fn(h->def, fn, sizeof(fn)));
+}
+
 static void attach_hooks(struct it_loader *ld)
 {
 	ld->layers_on = 0;
@@ -732,7 +810,7 @@ static void attach_hooks(struct it_loader *ld)
 
 			if (!h->def->progs[h->method][k])
 				continue;
-			h->links[k] = prog ? bpf_program__attach(prog) : NULL;
+			h->links[k] = prog ? attach_prog(h, prog) : NULL;
 			if (!h->links[k]) {
 				snprintf(h->reason, sizeof(h->reason), "attach failed: %s",
 					 strerror(errno));
@@ -819,7 +897,7 @@ int it_loader_hook_hidden(const struct it_loader *ld, int i)
 {
 	const struct it_hook_state *h = &ld->hooks[i];
 
-	return !strcmp(h->reason, "layer not selected") || h->other_set ||
+	return !strcmp(h->reason, "layer not selected") || h->other_path ||
 	       (!h->ok && alt_attached(ld, h));
 }
 
@@ -1007,6 +1085,37 @@ static int load_object(struct it_loader *ld, const struct it_opts *o, struct it_
 	}
 }
 
+/*
+ * The syscall layer's way (IT_PATH_*, --syscall-hooks; docs/hooks.md "The
+ * tax"). auto: in the file systems where fentry or kprobes work and
+ * bpf_task_pt_regs (5.15) reads the syscall's number, else the raw_syscalls
+ * pair (exact; every syscall runs it). raw: that pair. percall: the traced
+ * syscalls' own tracepoints where tracefs has them (other syscalls run no
+ * program; their runs are skipped while the CPU's bpf_prog_active is held,
+ * counted in skipped_runs), else the pair.
+ */
+static int choose_path(struct it_probe *p, const struct it_opts *o)
+{
+	const char *want = o->syscall_hooks ? o->syscall_hooks : "auto";
+
+	if (!strcmp(want, "raw"))
+		return IT_PATH_RAW;
+	if (!strcmp(want, "percall")) {
+		if (it_tracefs_event_exists(p, "syscalls", "sys_enter_read"))
+			return IT_PATH_PERCALL;
+		it_warn("--syscall-hooks percall: no per-syscall tracepoints in tracefs here: "
+			"the raw_syscalls pair traces the syscalls");
+		return IT_PATH_RAW;
+	}
+	if ((p->fentry_err && !p->kprobe_ok) || !p->task_regs) {
+		it_debug("syscalls: the raw_syscalls pair (%s)",
+			 p->task_regs ? "no fentry, no kprobes" : "no bpf_task_pt_regs");
+		return IT_PATH_RAW;
+	}
+	it_debug("syscalls: traced in the file systems (%s)", p->fentry_err ? "kprobe" : "fentry");
+	return IT_PATH_FILE;
+}
+
 int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 {
 	uint32_t layers = o->layers ? o->layers : (1u << IT_L_MAX) - 1;
@@ -1033,6 +1142,7 @@ int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 		prefer = IT_M_KPROBE;
 
 	it_probe_kernel(&p);
+	ld->path = choose_path(&p, o);
 	ld->nr_hooks = NR_HOOKS;
 	ld->hooks = calloc(NR_HOOKS, sizeof(*ld->hooks));
 	if (!ld->hooks) {
@@ -1045,7 +1155,6 @@ int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 		ld->hooks[i].name = hook_defs[i].label ? hook_defs[i].label : hook_defs[i].name;
 	}
 	choose_methods(ld, &p, o, layers, prefer);
-	choose_syscall_set(ld, o);
 
 	ret = load_object(ld, o, &p, err);
 	if (ret)

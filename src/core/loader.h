@@ -46,7 +46,7 @@ struct it_hook_state {
 	int off; /* not attached by choice (an option turns it on) */
 	int kernel_has; /* no method, but the kernel has the tracepoint (BTF): counts as tried */
 	int load_failed; /* its programs did not load and no other method could */
-	int other_set; /* of the syscall hook set not in use (--syscall-hooks): not reported */
+	int other_path; /* of the syscall layer's ways, one not in use (not reported) */
 	char reason[160]; /* why not; for an attached hook, what it gives up here (or "") */
 	struct bpf_link *links[IT_HOOK_PROGS];
 };
@@ -58,6 +58,7 @@ struct it_loader {
 	uint32_t layers_on; /* layers with at least one hook attached */
 	uint32_t layers_want; /* layers asked for (it_loader_load) */
 	uint32_t self_tgid;
+	int path; /* the syscall layer's way (loader.c IT_PATH_*: file, raw pair, per-syscall) */
 	int kern_hists; /* the BPF side keeps the histograms (else: build them from records) */
 	/* record buffers (size_buffers in loader.c) */
 	int ncpu; /* possible CPUs */
