@@ -100,12 +100,13 @@ static const struct cli_option cli_opts[] = {
 		      "default: one g2d stage, one program run less per request)" },
 	{ .row.name = "syscall-hooks", .row.key = CLI_OPT_SYSCALL_HOOKS, .row.arg = "KIND",
 	  .section = "", .reload = RELOAD_REATTACH, .val = CLI_V_STR, F(syscall_hooks),
-	  .unset = "raw",
-	  .row.help = "syscall layer on a kernel without fentry: raw (default: one\n"
-		      "raw_syscalls pair every syscall runs, exact) or percall (a\n"
-		      "tracepoint pair per traced syscall: other syscalls run no\n"
-		      "program; runs the kernel skips are counted; docs/hooks.md,\n"
-		      "\"The tax\")" },
+	  .unset = "auto",
+	  .row.help = "the syscall layer's hooks: auto (default: the file systems'\n"
+		      "read/write paths where fentry or kprobes work, so other\n"
+		      "syscalls run no program; else raw), raw (one raw_syscalls\n"
+		      "pair every syscall runs, exact) or percall (a tracepoint\n"
+		      "pair per traced syscall; skipped runs counted;\n"
+		      "docs/hooks.md, \"The tax\")" },
 	{ .row.name = "min-latency", .row.key = 'm', .row.arg = "DUR", .section = "",
 	  .reload = RELOAD_FILTER, .val = CLI_V_DUR, F(min_lat_ns),
 	  .row.group = "Records and output:",
@@ -804,8 +805,9 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 		o->block_insert = 1;
 		return CLI_RUN;
 	case CLI_OPT_SYSCALL_HOOKS:
-		if (strcmp(arg, "percall") && strcmp(arg, "raw"))
-			return cli_bad(src, c, "bad syscall hooks '%s' (expected raw or percall)", arg);
+		if (strcmp(arg, "auto") && strcmp(arg, "percall") && strcmp(arg, "raw"))
+			return cli_bad(src, c, "bad syscall hooks '%s' (expected auto, raw or percall)",
+				       arg);
 		return cli_setstr(&o->syscall_hooks, arg) ? cli_bad(src, c, "out of memory") : CLI_RUN;
 	case CLI_OPT_METRICS:
 		return cli_metrics(src, c, arg, o);

@@ -62,7 +62,7 @@ struct it_opts {
 	uint64_t ring_size; /* bytes, power of two */
 	int sched_switch; /* --sched-switch: sched layer from the switch/wakeup hooks too */
 	int block_insert; /* --block-insert: block layer from the insert hook too (I stamp) */
-	char *syscall_hooks; /* --syscall-hooks: raw (NULL) or percall */
+	char *syscall_hooks; /* --syscall-hooks: auto (NULL), raw or percall */
 	const char *sysfs_root; /* "/sys"; tests point it to a fake tree */
 	/* host/guest modes (docs/modes.md) */
 	enum it_mode mode;
