@@ -5,7 +5,8 @@
  * histogram per (cgroup, process, device, op) (struct it_agg_key). What the
  * key holds besides device and op is the daemon's choice (agg_keys): /metrics
  * wants device × op (and the cgroup with --metrics-cgroup-depth), `iotracer
- * top` the process and cgroup. Off (agg_keys 0) unless one of them asked: no
+ * top` the process and cgroup: the submitter's, or for a write of page-cache
+ * pages their dirtier's (wb.bpf.h). Off (agg_keys 0) unless one of them asked: no
  * cost for the record-only daemon. Counts every request that passed the
  * filters, whatever --sample and --min-latency say.
  */

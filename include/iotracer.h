@@ -490,8 +490,8 @@ struct it_slot_pos {
  * daemon asked for them (agg_keys, IT_AGG_*).
  */
 #define IT_AGG_ON 1 /* aggregate at all */
-#define IT_AGG_TGID 2 /* key by the submitter's process */
-#define IT_AGG_CGROUP 4 /* key by the submitter's cgroup v2 id */
+#define IT_AGG_TGID 2 /* key by the owner's process (submitter, or dirtier: wb.bpf.h) */
+#define IT_AGG_CGROUP 4 /* key by the owner's cgroup v2 id */
 
 struct it_agg_key {
 	__u64 cgroup_id;
