@@ -607,6 +607,20 @@ static __always_inline int it_uring_enter_exit(void)
 	return 0;
 }
 
+/* libaio's calls, whose exits walk the iocbs (bpf_loop). */
+static __always_inline bool it_is_aio(u32 sys)
+{
+	return sys == IT_SYS_IO_SUBMIT || sys == IT_SYS_IO_GETEVENTS || sys == IT_SYS_IO_PGETEVENTS;
+}
+
+/* The exit of traced syscall sys (not libaio's) whose first argument was fd. */
+static __always_inline int it_sys_exit_of(u32 sys, u32 fd, s64 ret)
+{
+	if (sys == IT_SYS_IO_URING_ENTER)
+		return it_uring_enter_exit();
+	return it_fd_exit(sys, fd, ret);
+}
+
 static __always_inline int it_sys_exit(u64 *ctx, const bool btf)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx[0];
@@ -617,17 +631,11 @@ static __always_inline int it_sys_exit(u64 *ctx, const bool btf)
 	sys = it_traced_sys(IT_SYS_NR(btf, regs));
 	if (!sys--)
 		return 0;
-	switch (sys) {
-	case IT_SYS_IO_URING_ENTER:
-		return it_uring_enter_exit();
-	case IT_SYS_IO_SUBMIT:
-	case IT_SYS_IO_GETEVENTS:
-	case IT_SYS_IO_PGETEVENTS:
+	if (it_is_aio(sys)) {
 		bpf_tail_call(ctx, &aio_exit_prog, 0);
 		return 0; /* no libaio program: the table named no libaio call */
-	default:
-		return it_fd_exit(sys, IT_SYS_ARG0_AT_EXIT(btf, regs), ctx[1]);
 	}
+	return it_sys_exit_of(sys, IT_SYS_ARG0_AT_EXIT(btf, regs), ctx[1]);
 }
 
 /*
@@ -689,16 +697,9 @@ static __always_inline int it_percall_exit(u32 sys, struct trace_event_raw_sys_e
 {
 	if (empty_progs)
 		return 0;
-	switch (sys) {
-	case IT_SYS_IO_URING_ENTER:
-		return it_uring_enter_exit();
-	case IT_SYS_IO_SUBMIT:
-	case IT_SYS_IO_GETEVENTS:
-	case IT_SYS_IO_PGETEVENTS:
+	if (it_is_aio(sys))
 		return it_aio_exit(sys, ctx->ret);
-	default:
-		return it_fd_exit(sys, it_percall_exit_fd(), ctx->ret);
-	}
+	return it_sys_exit_of(sys, it_percall_exit_fd(), ctx->ret);
 }
 
 /* pc_enter_NAME, pc_exit_NAME */
