@@ -74,13 +74,14 @@ struct ct_names_stats {
 	uint64_t pods, containers; /* entries known after the last scans */
 	uint64_t miss_pod, miss_container; /* lookups of a UID / id no source names */
 	uint64_t bad; /* entries skipped: malformed names, vanished files, unparsable JSON */
+	uint64_t malformed; /* cgroup paths ct_describe found malformed (ct_decode's -EINVAL) */
 };
 
 struct ct_names *ct_names_new(const char *root);
 void ct_names_free(struct ct_names *n);
 /* Look at the sources again if due (at most once a second; force: now). */
 void ct_names_refresh(struct ct_names *n, int force);
-/* The pod's namespace and name; 0, or -ENOENT (counted in miss_pod). */
+/* The pod's namespace and name (valid until the next refresh); 0, or -ENOENT (counted in miss_pod). */
 int ct_names_pod(struct ct_names *n, const char *uid, const char **ns, const char **pod);
 /* A container's name; NULL when no source names it (counted in miss_container). */
 const char *ct_names_container(struct ct_names *n, const char *id);
@@ -88,7 +89,9 @@ void ct_names_stats(const struct ct_names *n, struct ct_names_stats *st);
 
 /*
  * Everything known of a cgroup path, for output: the decoded fields and the
- * names (n may be NULL: ids only). 0, or -EINVAL as ct_decode.
+ * names (n may be NULL: ids only; the names are valid until the next call).
+ * 0, or -EINVAL as ct_decode (counted in malformed). The last path's answer
+ * is kept while no source changed: requests come in runs from one cgroup.
  */
 struct ct_full {
 	struct ct_info ci;

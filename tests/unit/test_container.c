@@ -6,6 +6,7 @@
  * reported; and the node's name sources (container_names.c) from fixture
  * directories: the names written there, a vanished entry, a change seen.
  */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -165,9 +166,143 @@ static void test_container_decode_junk(void)
 	ASSERT_EQ(ci.runtime, CT_RT_NONE, "over-long component: nothing");
 }
 
+/* mkdir -p, then an empty file or one with text when text is given */
+static int put(const char *root, const char *rel, const char *text)
+{
+	char path[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	if (!text)
+		return mkdir(path, 0755);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+static void rm_rf(const char *root)
+{
+	char cmd[1200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd))
+		fprintf(stderr, "could not remove %s\n", root);
+}
+
+/* Advance a directory's mtime: a change within the same clock tick must still be seen. */
+static void touch_later(const char *root, const char *rel, int sec)
+{
+	char path[1024];
+	struct timespec ts[2] = { { .tv_sec = 0, .tv_nsec = UTIME_OMIT } };
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	if (stat(path, &st))
+		return;
+	ts[1].tv_sec = st.st_mtim.tv_sec + sec;
+	ts[1].tv_nsec = 0;
+	utimensat(AT_FDCWD, path, ts, 0);
+}
+
+#define KPOD "/var/log/pods/shop_cart-7d9f_" UID
+#define KLOG "/var/log/containers/cart-7d9f_shop_redis-" ID ".log"
+
+static void test_container_names(void)
+{
+	char root[] = "/tmp/it_test_ctnames.XXXXXX";
+	struct ct_names_stats st;
+	struct ct_names *n = NULL;
+	const char *ns = NULL, *pod = NULL;
+	struct ct_full f;
+	uint64_t scans;
+
+	if (!ASSERT_TRUE(mkdtemp(root) != NULL, "temp dir"))
+		return;
+	if (!ASSERT_OK(put(root, KPOD "/redis/0.log", ""), "pod dir") ||
+	    !ASSERT_OK(put(root, KLOG, ""), "container log") ||
+	    !ASSERT_OK(put(root, "/var/log/pods/bad-name-without-uid", NULL), "bad pod") ||
+	    !ASSERT_OK(put(root, "/var/log/containers/x_y_z-abc.log", ""), "bad log") ||
+	    !ASSERT_OK(put(root, "/var/lib/docker/containers/" ID2 "/config.v2.json",
+			   "{\"ID\":\"" ID2 "\",\"Name\":\"/web\",\"State\":{}}"),
+		       "docker") ||
+	    !ASSERT_OK(put(root, "/var/lib/containers/storage/vfs-containers/containers.json",
+			   "[{\"id\":\"" ID2 "\",\"names\":[\"pm1\"]},"
+			   "{\"id\":\"short\",\"names\":[\"x\"]}]"),
+		       "podman"))
+		goto out;
+	n = ct_names_new(root);
+	if (!ASSERT_TRUE(n != NULL, "new"))
+		goto out;
+	ASSERT_OK(ct_names_pod(n, UID, &ns, &pod), "pod known");
+	ASSERT_STREQ(ns ? ns : "", "shop", "namespace");
+	ASSERT_STREQ(pod ? pod : "", "cart-7d9f", "pod");
+	ASSERT_STREQ(ct_names_container(n, ID) ?: "", "redis", "kubelet's container name");
+	ASSERT_STREQ(ct_names_container(n, ID2) ?: "", "pm1", "podman before docker");
+	ASSERT_EQ(ct_names_pod(n, "00000000-0000-0000-0000-000000000000", &ns, &pod), -ENOENT,
+		  "unknown pod");
+	ASSERT_TRUE(ct_names_container(n, "nope") == NULL, "unknown container");
+	ct_names_stats(n, &st);
+	ASSERT_EQ(st.pods, 1, "pods");
+	ASSERT_EQ(st.containers, 3, "containers: kubelet, docker, podman");
+	ASSERT_EQ(st.bad, 3, "bad pod dir, bad log name, podman's short id");
+	ASSERT_EQ(st.miss_pod, 1, "a pod miss");
+	ASSERT_EQ(st.miss_container, 1, "a container miss");
+
+	/* the whole description of a kubepods container */
+	ASSERT_OK(ct_describe(n, "/kubepods/burstable/pod" UID "/" ID, &f), "describe");
+	ASSERT_STREQ(f.container ?: "", "redis", "described container");
+	ASSERT_STREQ(f.pod ?: "", "cart-7d9f", "described pod");
+	ASSERT_STREQ(f.pod_ns ?: "", "shop", "described namespace");
+	ASSERT_EQ(ct_describe(n, "/docker/abc", &f), -EINVAL, "malformed");
+	ASSERT_TRUE(f.container == NULL, "no name for a malformed id");
+
+	/* the pod vanishes; its directory's mtime moves: seen at the next refresh */
+	rm_rf(strcat(strcpy((char[1024]){ 0 }, root), KPOD));
+	touch_later(root, "/var/log/pods", 5);
+	ct_names_stats(n, &st);
+	scans = st.scans;
+	usleep(1100 * 1000); /* sources are looked at no more than once a second */
+	ASSERT_EQ(ct_names_pod(n, UID, &ns, &pod), -ENOENT, "vanished pod");
+	ct_names_stats(n, &st);
+	ASSERT_EQ(st.scans, scans + 1, "only the changed source read again");
+	ASSERT_OK(ct_describe(n, "/kubepods/burstable/pod" UID "/" ID, &f), "describe again");
+	ASSERT_TRUE(f.pod == NULL && f.pod_ns == NULL, "vanished pod: names left out");
+	ASSERT_STREQ(f.ci.pod_uid, UID, "the UID stays");
+	ct_names_stats(n, &st);
+	ASSERT_EQ(st.malformed, 1, "one malformed path");
+	ASSERT_EQ(st.pods, 0, "no pods");
+out:
+	ct_names_free(n);
+	rm_rf(root);
+}
+
+/* No sources at all (a host without runtimes): ids only, nothing fails. */
+static void test_container_names_empty(void)
+{
+	struct ct_names *n = ct_names_new("/nonexistent/root");
+	struct ct_full f;
+
+	if (!ASSERT_TRUE(n != NULL, "new"))
+		return;
+	ASSERT_OK(ct_describe(n, "/machine.slice/libpod-" ID ".scope", &f), "describe");
+	ASSERT_STREQ(f.ci.id, ID, "the id");
+	ASSERT_TRUE(f.container == NULL, "no name");
+	ASSERT_OK(ct_describe(NULL, "/docker/" ID, &f), "without names");
+	ct_names_free(n);
+}
+
 int main(void)
 {
 	RUN_TEST(test_container_decode);
 	RUN_TEST(test_container_decode_junk);
+	RUN_TEST(test_container_names);
+	RUN_TEST(test_container_names_empty);
 	return unit_result();
 }
