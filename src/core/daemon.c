@@ -33,6 +33,7 @@
 #include "core/agg.h"
 #include "core/blkstale.h"
 #include "core/cgroup.h"
+#include "core/container.h"
 #include "core/metrics.h"
 #include "core/metrics_http.h"
 #include "core/reload.h"
@@ -83,6 +84,7 @@ struct daemon {
 	uint64_t blk_swept; /* requests the attached side's sweeps ended as missed */
 	uint64_t aio_sampled; /* libaio requests seen by --sample (aio_kept) */
 	struct cg_cache *cg; /* cgroup id -> path (JSON, recordings, /metrics); NULL: none */
+	struct ct_names *names; /* container and pod names from the node's files (container.h) */
 	struct agg_labels *cg_labels; /* /metrics cgroup label values, kept across scrapes */
 };
 
@@ -903,8 +905,11 @@ static void open_cgroups(struct daemon *d)
 		return;
 	}
 	d->cg = cg_cache_new(mnt);
-	if (d->out)
+	d->names = ct_names_new(NULL);
+	if (d->out) {
 		out_set_cgroups(d->out, d->cg);
+		out_set_names(d->out, d->names);
+	}
 	if (d->rec)
 		rec_set_cgroups(d->rec, d->cg);
 }
@@ -1003,6 +1008,7 @@ static void daemon_free(struct daemon *d)
 	rec_close(d->rec);
 	out_free(d->out);
 	cg_cache_free(d->cg);
+	ct_names_free(d->names);
 	free(d->cg_labels);
 	uhists_free(&d->uhists);
 	uhists_free(&d->carried);
