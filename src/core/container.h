@@ -65,7 +65,8 @@ const char *ct_qos_name(enum ct_qos q);
  *   <root>/var/lib/containers/storage/<driver>-containers/containers.json
  *                                                       id -> names[0] (podman)
  * Each source is read again when its directory's or file's mtime changes,
- * looked at no more than once a second.
+ * looked at no more than once a second (ten times a second while a lookup
+ * misses: a container is named in its runtime's files just before it starts).
  */
 struct ct_names;
 
@@ -79,7 +80,7 @@ struct ct_names_stats {
 
 struct ct_names *ct_names_new(const char *root);
 void ct_names_free(struct ct_names *n);
-/* Look at the sources again if due (at most once a second; force: now). */
+/* Look at the sources again if due (see above; force: now). */
 void ct_names_refresh(struct ct_names *n, int force);
 /* The pod's namespace and name (valid until the next refresh); 0, or -ENOENT (counted in miss_pod). */
 int ct_names_pod(struct ct_names *n, const char *uid, const char **ns, const char **pod);

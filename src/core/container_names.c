@@ -17,7 +17,8 @@
 #include "lib/clock.h"
 #include "lib/json.h"
 
-#define NM_REFRESH_NS 1000000000ull /* sources looked at no more than once a second */
+#define NM_REFRESH_NS 1000000000ull /* sources looked at no more than once a second, */
+#define NM_MISS_NS 100000000ull /* or ten times a second while an id or UID finds no name */
 #define NM_FILE_MAX (16u << 20) /* a state file larger than this is skipped (counted) */
 
 /* key -> (a, b): pods: UID -> (namespace, pod); containers: id -> (name, "") */
@@ -36,7 +37,7 @@ struct ct_names {
 	char root[PATH_MAX];
 	struct nm_map map[NM_NR];
 	uint64_t sig[NM_NR]; /* the sources' mtimes at their last scan (0: absent) */
-	uint64_t next_ns;
+	uint64_t next_ns, last_ns; /* the next refresh due, the last one done */
 	struct ct_names_stats st;
 	/* ct_describe's memo: the last path and what it gave */
 	char last_path[512];
@@ -296,6 +297,7 @@ void ct_names_refresh(struct ct_names *n, int force)
 	if (!n || (!force && now < n->next_ns))
 		return;
 	n->next_ns = now + NM_REFRESH_NS;
+	n->last_ns = now;
 	for (int s = 0; s < NM_NR; s++) {
 		uint64_t sig = signature(n, s);
 
@@ -337,6 +339,13 @@ void ct_names_free(struct ct_names *n)
 	free(n);
 }
 
+/* A new container is named in its runtime's files just before it starts: look sooner. */
+static void missed(struct ct_names *n)
+{
+	if (n->next_ns > n->last_ns + NM_MISS_NS)
+		n->next_ns = n->last_ns + NM_MISS_NS;
+}
+
 int ct_names_pod(struct ct_names *n, const char *uid, const char **ns, const char **pod)
 {
 	const struct nm_ent *e;
@@ -345,6 +354,7 @@ int ct_names_pod(struct ct_names *n, const char *uid, const char **ns, const cha
 	e = map_find(&n->map[NM_PODS], uid);
 	if (!e) {
 		n->st.miss_pod++;
+		missed(n);
 		return -ENOENT;
 	}
 	*ns = e->a;
@@ -364,6 +374,7 @@ const char *ct_names_container(struct ct_names *n, const char *id)
 			return e->a;
 	}
 	n->st.miss_container++;
+	missed(n);
 	return NULL;
 }
 
