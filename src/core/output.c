@@ -671,6 +671,22 @@ static void json_tput(struct jw *w, const struct tput *t)
 	jw_u64(w, "bytes_per_sec", (uint64_t)tput_rate(t));
 }
 
+/* What the node's names gave and missed (docs/cgroups.md, "Names from the node"). */
+static void json_names(struct jw *w, const struct ct_names *names)
+{
+	struct ct_names_stats st;
+
+	ct_names_stats(names, &st);
+	jw_obj_begin(w, "container_names");
+	jw_u64(w, "pods", st.pods);
+	jw_u64(w, "containers", st.containers);
+	jw_u64(w, "miss_pod", st.miss_pod);
+	jw_u64(w, "miss_container", st.miss_container);
+	jw_u64(w, "bad_entries", st.bad);
+	jw_u64(w, "malformed_paths", st.malformed);
+	jw_obj_end(w);
+}
+
 static void json_summary(struct it_out *out, const struct out_summary_in *in)
 {
 	struct jw *w = &out->w;
@@ -694,6 +710,8 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 	jw_u64(w, "unjoined", in->corr->unjoined);
 	jw_u64(w, "output_lost", out->json_lost);
 	jw_u64(w, "malformed", in->corr->malformed);
+	if (out->names)
+		json_names(w, out->names);
 	jw_obj_begin(w, "drops");
 	for (int i = 0; i < IT_NR_DROPS; i++)
 		total += in->drops[i];
