@@ -379,6 +379,8 @@ static void metrics_tick(struct daemon *d, int force)
 	in.nr_agg = metrics_agg(d, &rows);
 	in.agg = rows;
 	in.agg_cgroups = d->o->metrics_cg_depth >= 0;
+	in.ct_labels = d->o->metrics_containers;
+	in.names = d->names;
 	f = open_memstream(&text, &len);
 	if (!f) {
 		free(rows);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/cgroup.h"
+#include "core/container.h"
 #include "core/cli.h"
 #include "core/output.h"
 #include "core/recfmt.h"
@@ -45,6 +46,7 @@ struct rp_opts {
 	int nr_devs;
 	char cgroups[RP_MAX_CGROUPS][CG_PATH_MAX]; /* hierarchy paths: the subtrees to keep */
 	int nr_cgroups;
+	const char *container, *pod; /* --container, --pod: an id (prefix) or UID, or a name */
 	int has_file, file_bdev;
 	uint64_t file_ino;
 	uint32_t file_dev;
@@ -60,6 +62,7 @@ struct rp_opts {
 struct report {
 	struct rp_opts o;
 	struct rr_reader rr;
+	struct ct_names *names; /* this host's container and pod names (docs/cgroups.md) */
 	struct jl_stats jl; /* JSON lines files */
 	struct out_devnames dn;
 	struct it_out *out, *jout;
@@ -234,6 +237,14 @@ static int rp_one(void *ctx, int c, const char *arg)
 		return opt_file(o, arg);
 	case 'g':
 		return opt_cgroup(o, arg);
+	case 'K':
+	case 'O':
+		if (!*arg || strlen(arg) >= CT_NAME_MAX)
+			return bad(c, "bad %s '%s' (expected an id, a UID or a name of 1 to %d "
+				      "characters)", c == 'K' ? "container" : "pod", arg,
+				   CT_NAME_MAX - 1);
+		*(c == 'K' ? &o->container : &o->pod) = arg;
+		return 0;
 	case 'm':
 		if (parse_duration(arg, &o->min_lat_ns))
 			return bad(c, "bad duration '%s' (expected e.g. 250us, 10ms, 2s)", arg);
@@ -482,6 +493,38 @@ static int cgroup_matches(const struct report *rp, const struct it_task *t)
 	return 0;
 }
 
+/*
+ * --container: the id (4 hex digits or more of its start), or the name (this
+ * host's, or the one the path holds); --pod: the UID, the name or namespace/name.
+ */
+static int container_matches(const struct report *rp, const struct it_task *t)
+{
+	const char *path = rr_cgroup_path(&rp->rr, t->cgroup_id), *c = rp->o.container;
+	const char *p = rp->o.pod;
+	char nsname[2 * CT_NAME_MAX];
+	struct ct_full f;
+	size_t n;
+
+	if (!path)
+		return 0;
+	ct_describe(rp->names, path, &f);
+	if (c) {
+		n = strlen(c);
+		if (!((f.ci.id[0] && n >= 4 && !strncmp(f.ci.id, c, n)) ||
+		      (f.container && !strcmp(f.container, c)) ||
+		      (f.ci.name[0] && !strcmp(f.ci.name, c))))
+			return 0;
+	}
+	if (p) {
+		snprintf(nsname, sizeof(nsname), "%s/%s", f.pod_ns ? f.pod_ns : "",
+			 f.pod ? f.pod : "");
+		if (!((f.ci.pod_uid[0] && !strcmp(f.ci.pod_uid, p)) ||
+		      (f.pod && (!strcmp(f.pod, p) || !strcmp(nsname, p)))))
+			return 0;
+	}
+	return 1;
+}
+
 static int dev_matches(const struct report *rp, uint32_t dev)
 {
 	const char *name = rr_dev_name(&rp->rr, dev);
@@ -543,6 +586,8 @@ static int matches(const struct report *rp, const struct rp_req *q)
 	if (!ok)
 		return 0;
 	if (o->nr_cgroups && !cgroup_matches(rp, t))
+		return 0;
+	if ((o->container || o->pod) && !container_matches(rp, t))
 		return 0;
 	if (o->nr_devs || o->has_file) {
 		ok = o->nr_devs ? dev_matches(rp, dev) : file_matches(o, dev, ino);
@@ -771,8 +816,11 @@ static int rp_start(struct report *rp)
 		return 1;
 	}
 	out_set_devnames(rp->out, &rp->dn);
-	if (rp->jout)
+	rp->names = ct_names_new(NULL);
+	if (rp->jout) {
 		out_set_devnames(rp->jout, &rp->dn);
+		out_set_names(rp->jout, rp->names);
+	}
 	return 0;
 }
 
@@ -822,6 +870,7 @@ static void rp_free(struct report *rp)
 	top_free(rp->top);
 	uhists_free(&rp->kh);
 	rr_free(&rp->rr);
+	ct_names_free(rp->names);
 	for (int i = 0; i < rp->nr_files; i++)
 		free(rp->files[i]);
 	free(rp->files);
