@@ -4,7 +4,8 @@
 # privileges alone traces a fio run on the host's loop device and serves /metrics.
 #   manifest      deploy/daemonset.yaml (parsed as YAML) against `podman-run.sh --print`:
 #                 the same added capabilities (and ALL dropped), host PID namespace, host
-#                 network, read-only root, the same host paths at the same places read-only,
+#                 network, no seccomp filter, read-only root, the same host paths at the
+#                 same places read-only (an option the comparison does not know fails it),
 #                 the same IOTRACER_HOST_ROOT; plus the Prometheus scrape annotations and
 #                 resource limits
 #   image_build   `podman build` of deploy/Containerfile with the .deb: needs a Debian 12
@@ -46,6 +47,13 @@ same("host PID", bool(spec.get("hostPID")), "--pid=host" in opts)
 same("host network", bool(spec.get("hostNetwork")), "--network=host" in opts)
 same("read-only root", bool(sc.get("readOnlyRootFilesystem")), "--read-only" in opts)
 same("privileged", bool(sc.get("privileged")), "--privileged" in opts)
+same("seccomp unconfined", (sc.get("seccompProfile") or {}).get("type") == "Unconfined",
+     "--security-opt=seccomp=unconfined" in opts)
+known = ("--cap-add=", "--cap-drop=", "--volume=", "--env=")
+left = [o for o in opts if not o.startswith(known) and o not in
+        ("--pid=host", "--network=host", "--read-only", "--privileged", "--security-opt=seccomp=unconfined")]
+if left:
+    bad.append(f"podman options the comparison does not know: {left}")
 vols = {v["name"]: v["hostPath"]["path"] for v in spec["volumes"]}
 mm = {(vols[m["name"]], m["mountPath"], "ro" if m.get("readOnly") else "rw") for m in c["volumeMounts"]}
 pm = {tuple(o.split("=", 1)[1].split(":")) for o in opts if o.startswith("--volume=")}
