@@ -153,6 +153,7 @@ done
 missed=$(awk '/^iotracer_lost_requests_total\{layer="block",reason="missed"\}/ ||
 	/^iotracer_inflight_requests\{layer="block"\}/ { s += $2 } END { print s + 0 }' "$IT_TMP/m1.txt")
 note "container $CN: block reads on $name ${got:-absent}, fio total_ios $IOS, missed ${missed:-0}; logs: $(podman logs "$CN" 2>&1 | head -n 3 | tr '\n' ' ')"
+[[ -n ${got:-} ]] || note "its /metrics ($(wc -l <"$IT_TMP/m1.txt" 2>/dev/null || echo no) lines): $(grep -E '^iotracer_(request_size_bytes_count|requests_total|hook_attached)' "$IT_TMP/m1.txt" 2>/dev/null | head -n 12 | tr '\n' ' ')"
 accounted "${got:-0}" "$IOS" "${missed:-0}" 0
 rc=$?
 check run_traces "/metrics block reads ${got:-absent}, fio $IOS, missed ${missed:-0}" test "$rc" = 0
