@@ -84,6 +84,8 @@ static const struct option rp_longopts[] = {
 	{ "comm", required_argument, NULL, 'c' },
 	{ "dev", required_argument, NULL, 'd' },
 	{ "cgroup", required_argument, NULL, 'g' },
+	{ "container", required_argument, NULL, 'K' },
+	{ "pod", required_argument, NULL, 'O' },
 	{ "file", required_argument, NULL, 'f' },
 	{ "min-latency", required_argument, NULL, 'm' },
 	{ "since", required_argument, NULL, 'S' },
@@ -110,6 +112,10 @@ static void rp_usage(FILE *f)
 	      "  -d, --dev DEV[,DEV...] only requests on these devices: loop0, /dev/loop0 or 7:0\n"
 	      "      --cgroup PATH      only tasks in this cgroup or below it: a hierarchy path\n"
 	      "                         (/system.slice) or a cgroup2 directory here; up to 8\n"
+	      "      --container X      only requests from the container whose id starts with X\n"
+	      "                         (4+ hex digits) or whose name is X (docs/cgroups.md)\n"
+	      "      --pod X            only requests from the pod whose UID, name or\n"
+	      "                         namespace/name is X\n"
 	      "  -f, --file PATH        only IO on this file (inode) or block device\n"
 	      "  -m, --min-latency DUR  only requests at least DUR long\n"
 	      "      --since TIME       only requests that started at or after TIME\n"
@@ -240,9 +246,9 @@ static int rp_one(void *ctx, int c, const char *arg)
 	case 'K':
 	case 'O':
 		if (!*arg || strlen(arg) >= CT_NAME_MAX)
-			return bad(c, "bad %s '%s' (expected an id, a UID or a name of 1 to %d "
-				      "characters)", c == 'K' ? "container" : "pod", arg,
-				   CT_NAME_MAX - 1);
+			return bad(c, "bad %s '%s' (expected %s of 1 to %d characters)",
+				   c == 'K' ? "container" : "pod", arg,
+				   c == 'K' ? "an id or a name" : "a UID or a name", CT_NAME_MAX - 1);
 		*(c == 'K' ? &o->container : &o->pod) = arg;
 		return 0;
 	case 'm':

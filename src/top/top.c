@@ -91,6 +91,7 @@ static const struct option top_longopts[] = {
 	{ "dev", required_argument, NULL, 'd' },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "cgroup", required_argument, NULL, 'g' },
+	{ "group", required_argument, NULL, 'G' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -112,9 +113,11 @@ static void top_usage(FILE *f)
 	      "  -d, --dev DEV[,DEV...] only these block devices\n"
 	      "  -p, --pid PID[,PID...] only these processes\n"
 	      "      --cgroup PATH      only tasks in this cgroup v2 directory or below it\n"
+	      "      --group KEY        rows per process (default), cgroup (-C), container or\n"
+	      "                         pod (docs/cgroups.md, \"Containers and pods\")\n"
 	      "      --help             print this help and exit\n"
 	      "Keys: q quit; i b a p u d sort by iops, bytes, avg, p99, queue, device; s next\n"
-	      "sort key; c toggle per-cgroup rows.\n"
+	      "sort key; c rows per cgroup, container, pod, process in turn.\n"
 	      "Exit status: 0 success, 1 runtime failure, 2 bad usage.\n",
 	      f);
 }
@@ -173,6 +176,13 @@ static int top_one(void *ctx, int c, const char *arg)
 			return bad("rows", "bad count '%s' (expected 1 to 100000)", arg);
 		t->rows = (int)v;
 		return 0;
+	case 'G':
+		for (int g = 0; g < TG_NR; g++)
+			if (!strcmp(arg, group_names[g])) {
+				set_group(t, g);
+				return 0;
+			}
+		return bad("group", "bad key '%s' (expected process, cgroup, container, pod)", arg);
 	case 'd':
 		return filter_opt(t, "dev", arg);
 	case 'p':
