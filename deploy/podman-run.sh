@@ -22,7 +22,7 @@ mounts="/sys/kernel/btf:/sys/kernel/btf:ro
 /var/log/pods:/host/var/log/pods:ro
 /var/log/containers:/host/var/log/containers:ro
 /var/lib/docker/containers:/host/var/lib/docker/containers:ro
-/var/lib/containers/storage:/host/var/lib/containers/storage:ro"
+/var/lib/containers/storage/overlay-containers:/host/var/lib/containers/storage/overlay-containers:ro"
 
 if [ "${1:-}" = --print ]; then
 	for o in $opts; do echo "$o"; done
