@@ -11,10 +11,10 @@ set -eu
 
 # the privileges: host PID namespace, four capabilities, no seccomp filter (the runtimes'
 # default profiles allow bpf() and perf_event_open() to CAP_SYS_ADMIN alone), the node's
-# network (/metrics)
+# network (/metrics), /sys/dev/block unmasked (podman masks it: device names)
 opts="--pid=host --network=host --cap-drop=all --cap-add=BPF --cap-add=PERFMON
 --cap-add=SYS_RESOURCE --cap-add=DAC_READ_SEARCH --security-opt=seccomp=unconfined --read-only
---env=IOTRACER_HOST_ROOT=/host"
+--security-opt=unmask=/sys/dev/block --env=IOTRACER_HOST_ROOT=/host"
 # the mounts: kernel BTF, tracefs, cgroup v2, and the name sources below /host (read-only)
 mounts="/sys/kernel/btf:/sys/kernel/btf:ro
 /sys/kernel/tracing:/sys/kernel/tracing:ro

@@ -50,8 +50,10 @@ same("privileged", bool(sc.get("privileged")), "--privileged" in opts)
 same("seccomp unconfined", (sc.get("seccompProfile") or {}).get("type") == "Unconfined",
      "--security-opt=seccomp=unconfined" in opts)
 known = ("--cap-add=", "--cap-drop=", "--volume=", "--env=")
-left = [o for o in opts if not o.startswith(known) and o not in
-        ("--pid=host", "--network=host", "--read-only", "--privileged", "--security-opt=seccomp=unconfined")]
+# podman alone masks /sys/dev/block (containerd and CRI-O do not): nothing to compare
+podman_only = ("--security-opt=unmask=/sys/dev/block",)
+left = [o for o in opts if not o.startswith(known) and o not in podman_only + (
+        "--pid=host", "--network=host", "--read-only", "--privileged", "--security-opt=seccomp=unconfined")]
 if left:
     bad.append(f"podman options the comparison does not know: {left}")
 vols = {v["name"]: v["hostPath"]["path"] for v in spec["volumes"]}
