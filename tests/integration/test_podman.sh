@@ -120,10 +120,10 @@ devB=$(mk_loop 64 fill) || fail_all "cannot create a loop device"
 nA=$(devname "$devA") nB=$(devname "$devB")
 wait_quiet "$devA" 5
 wait_quiet "$devB" 5
-for t in t1:"$devA":8 t2:"$devB":12; do # each reads for 2 s or more: alive at a tick
+for t in t1:"$devA":8 t2:"$devB":12; do # then 2 s alive: top names it at a tick
 	IFS=: read -r c d n <<<"$t"
 	podman "${RUNTIME[@]}" create "${RUN_OPTS[@]}" --name "it-pods-$c-$$" --device "$d:/dev/xvdt" "$IMAGE" \
-		sh -c "i=0; while [ \$i -lt $n ]; do dd if=/dev/xvdt of=/dev/null bs=4k count=1000 iflag=direct 2>/dev/null; i=\$((i + 1)); done" \
+		sh -c "i=0; while [ \$i -lt $n ]; do dd if=/dev/xvdt of=/dev/null bs=4k count=1000 iflag=direct 2>/dev/null; i=\$((i + 1)); done; sleep 2" \
 		>"$IT_TMP/create.$c" 2>&1 || fail_all "podman create $c: $(tail -n 1 "$IT_TMP/create.$c")"
 	_it_register podman "container it-pods-$c-$$"
 done
