@@ -44,6 +44,7 @@ enum {
 	CLI_OPT_SYSCALL_HOOKS,
 	CLI_OPT_METRICS,
 	CLI_OPT_METRICS_CG_DEPTH,
+	CLI_OPT_METRICS_CONTAINERS,
 	CLI_OPT_LINK_KEY,
 	CLI_OPT_RECORD,
 	CLI_OPT_RECORD_SIZE,
@@ -165,6 +166,10 @@ static const struct cli_option cli_opts[] = {
 	  .section = "metrics", .reload = RELOAD_START, .val = CLI_V_INT, F(metrics_cg_depth),
 	  .row.help = "/metrics: per-cgroup series, the cgroups taken N levels\n"
 		      "below the root (0: the root only; 0 to 16; docs/metrics.md)" },
+	{ .row.name = "metrics-containers", .row.key = CLI_OPT_METRICS_CONTAINERS,
+	  .section = "metrics", .reload = RELOAD_START, .val = CLI_V_FLAG, F(metrics_containers),
+	  .row.help = "/metrics: container, pod and namespace labels on the\n"
+		      "per-cgroup series (docs/metrics.md)" },
 	{ .row.name = "quiet", .row.key = 'q', .section = "", .reload = RELOAD_START,
 	  .val = CLI_V_FLAG, F(quiet),
 	  .row.help = "no attach report and no live lines: summaries only" },
@@ -809,6 +814,9 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 			return cli_bad(src, c, "bad syscall hooks '%s' (expected auto, raw or percall)",
 				       arg);
 		return cli_setstr(&o->syscall_hooks, arg) ? cli_bad(src, c, "out of memory") : CLI_RUN;
+	case CLI_OPT_METRICS_CONTAINERS:
+		o->metrics_containers = 1;
+		return CLI_RUN;
 	case CLI_OPT_METRICS:
 		return cli_metrics(src, c, arg, o);
 	case CLI_OPT_METRICS_CG_DEPTH:
@@ -900,6 +908,8 @@ static int cli_check_mode(const struct it_opts *o, FILE *err)
 		bad = "--link-key needs --mode guest or --mode host";
 	else if (o->record_max < o->record_size)
 		bad = "--record-max: must be at least --record-size";
+	else if (o->metrics_containers && o->metrics_cg_depth < 0)
+		bad = "--metrics-containers: labels the per-cgroup series: needs --metrics-cgroup-depth";
 	if (!bad)
 		return cli_check_host_thinning(o, err) ?: cli_check_listen(o, err);
 	it_err_to(err, "%s", bad);

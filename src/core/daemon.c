@@ -34,6 +34,7 @@
 #include "core/agg.h"
 #include "core/blkstale.h"
 #include "core/cgroup.h"
+#include "core/container.h"
 #include "core/metrics.h"
 #include "core/metrics_http.h"
 #include "core/reload.h"
@@ -86,6 +87,7 @@ struct daemon {
 	uint64_t stale_ns, sweep_ns; /* blk_sweep: BLK_STALE_NS and SWEEP_NS, but in tests */
 	uint64_t aio_sampled; /* libaio requests seen by --sample (aio_kept) */
 	struct cg_cache *cg; /* cgroup id -> path (JSON, recordings, /metrics); NULL: none */
+	struct ct_names *names; /* container and pod names from the node's files (container.h) */
 	struct agg_labels *cg_labels; /* /metrics cgroup label values, kept across scrapes */
 };
 
@@ -413,6 +415,8 @@ static void metrics_tick(struct daemon *d, int force)
 	in.nr_agg = metrics_agg(d, &rows);
 	in.agg = rows;
 	in.agg_cgroups = d->o->metrics_cg_depth >= 0;
+	in.ct_labels = d->o->metrics_containers;
+	in.names = d->names;
 	f = open_memstream(&text, &len);
 	if (!f) {
 		free(rows);
@@ -948,8 +952,11 @@ static void open_cgroups(struct daemon *d)
 		return;
 	}
 	d->cg = cg_cache_new(mnt);
-	if (d->out)
+	d->names = ct_names_new(NULL);
+	if (d->out) {
 		out_set_cgroups(d->out, d->cg);
+		out_set_names(d->out, d->names);
+	}
 	if (d->rec)
 		rec_set_cgroups(d->rec, d->cg);
 }
@@ -1049,6 +1056,7 @@ static void daemon_free(struct daemon *d)
 	rec_close(d->rec);
 	out_free(d->out);
 	cg_cache_free(d->cg);
+	ct_names_free(d->names);
 	free(d->cg_labels);
 	uhists_free(&d->uhists);
 	uhists_free(&d->carried);

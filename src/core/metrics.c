@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/container.h"
 #include "core/metrics.h"
 #include "lib/abi.h"
 #include "lib/parse.h"
@@ -228,6 +229,31 @@ static void write_bytes(FILE *f, const struct metrics_in *in)
 	}
 }
 
+/*
+ * --metrics-containers: the container, pod and namespace of a cgroup label's path
+ * (docs/metrics.md): names from the node, else the container id's first 12 digits and
+ * the pod's UID; "" where the path names none (and for "other").
+ */
+static void ct_labels(struct ct_names *names, const char *path, struct metrics_label *l,
+		      char buf[3][CT_NAME_MAX])
+{
+	struct ct_full ct;
+
+	buf[0][0] = buf[1][0] = buf[2][0] = '\0';
+	if (path) {
+		ct_describe(names, path, &ct);
+		if (ct.container || ct.ci.name[0])
+			snprintf(buf[0], CT_NAME_MAX, "%s", ct.container ? ct.container : ct.ci.name);
+		else
+			snprintf(buf[0], CT_NAME_MAX, "%.12s", ct.ci.id);
+		snprintf(buf[1], CT_NAME_MAX, "%s", ct.pod ? ct.pod : ct.ci.pod_uid);
+		snprintf(buf[2], CT_NAME_MAX, "%s", ct.pod_ns ? ct.pod_ns : "");
+	}
+	l[0] = (struct metrics_label){ "container", buf[0] };
+	l[1] = (struct metrics_label){ "pod", buf[1] };
+	l[2] = (struct metrics_label){ "namespace", buf[2] };
+}
+
 static void write_cgroups(FILE *f, const struct metrics_in *in)
 {
 	static const char *const names[2] = { "iotracer_cgroup_requests_total",
@@ -242,13 +268,17 @@ static void write_cgroups(FILE *f, const struct metrics_in *in)
 		metrics_family(f, names[n], "counter", helps[n]);
 		for (int i = 0; i < in->nr_agg; i++) {
 			const struct agg_row *r = &in->agg[i];
-			struct metrics_label l[3] = {
+			struct metrics_label l[6] = {
 				{ "cgroup", r->cgroup ? r->cgroup : "other" },
 				{ "device", in->dev_name(r->dev, in->dev_ctx) },
 				{ "op", abi_op_name(r->op) },
 			};
+			char buf[3][CT_NAME_MAX];
 
-			metrics_sample_u64(f, names[n], l, 3, n ? r->v.bytes : r->v.count);
+			if (in->ct_labels)
+				ct_labels(in->names, r->cgroup, l + 3, buf);
+			metrics_sample_u64(f, names[n], l, in->ct_labels ? 6 : 3,
+					   n ? r->v.bytes : r->v.count);
 		}
 	}
 }

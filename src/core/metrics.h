@@ -65,8 +65,12 @@ struct metrics_in {
 	const struct agg_row *agg;
 	int nr_agg;
 	int agg_cgroups; /* rows carry a cgroup label: write the iotracer_cgroup_* families */
+	/* --metrics-containers: container, pod, namespace labels of each cgroup label's path */
+	int ct_labels;
+	struct ct_names *names; /* the node's names (core/container.h); NULL: ids */
 };
 
+struct ct_names;
 /* Write every family of in to f. */
 void metrics_write(FILE *f, const struct metrics_in *in);
 

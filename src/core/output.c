@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/cgroup.h"
+#include "core/container.h"
 #include "core/cli.h"
 #include "core/hist.h"
 #include "lib/abi.h"
@@ -76,6 +77,7 @@ struct it_out {
 	unsigned int next_dev;
 	struct stages stages; /* per-stage statistics from the requests (stages.c) */
 	struct cg_cache *cg; /* cgroup paths (not owned); NULL: none */
+	struct ct_names *names; /* the node's container and pod names (not owned); NULL: ids only */
 	int live_cgroup; /* live lines end with the cgroup path (--cgroup given) */
 };
 
@@ -272,6 +274,11 @@ void out_set_cgroups(struct it_out *out, struct cg_cache *cg)
 	out->cg = cg;
 }
 
+void out_set_names(struct it_out *out, struct ct_names *names)
+{
+	out->names = names;
+}
+
 uint64_t out_requests(const struct it_out *out)
 {
 	return out->requests;
@@ -297,6 +304,33 @@ static const char *cgroup_of(const struct it_out *out, uint64_t id)
 	return cg_path(out->cg, id);
 }
 
+/* The container, pod or machine of a cgroup path (docs/json.md): only the fields known. */
+static void json_container(struct jw *w, struct ct_names *names, const char *cg)
+{
+	const char *rt, *qos;
+	struct ct_full f;
+
+	ct_describe(names, cg, &f);
+	rt = ct_runtime_name(f.ci.runtime);
+	qos = ct_qos_name(f.ci.qos);
+	if (rt)
+		jw_str(w, "runtime", rt);
+	if (f.ci.id[0])
+		jw_str(w, "container_id", f.ci.id);
+	if (f.container || f.ci.name[0])
+		jw_str(w, "container", f.container ? f.container : f.ci.name);
+	if (f.ci.ns[0])
+		jw_str(w, "containerd_namespace", f.ci.ns);
+	if (f.ci.pod_uid[0])
+		jw_str(w, "pod_uid", f.ci.pod_uid);
+	if (f.pod) {
+		jw_str(w, "pod", f.pod);
+		jw_str(w, "namespace", f.pod_ns);
+	}
+	if (qos)
+		jw_str(w, "qos", qos);
+}
+
 static void json_task(struct it_out *out, const struct it_task *t)
 {
 	struct jw *w = &out->w;
@@ -306,8 +340,10 @@ static void json_task(struct it_out *out, const struct it_task *t)
 	jw_u64(w, "tid", t->tid);
 	jw_strn(w, "comm", t->comm, sizeof(t->comm));
 	jw_u64(w, "cgroup_id", t->cgroup_id);
-	if (cg)
+	if (cg) {
 		jw_str(w, "cgroup", cg);
+		json_container(w, out->names, cg);
+	}
 }
 
 /* "dev" and "devno" (literal keys: the writer's fast path) */
@@ -670,6 +706,22 @@ static void json_tput(struct jw *w, const struct tput *t)
 	jw_u64(w, "bytes_per_sec", (uint64_t)tput_rate(t));
 }
 
+/* What the node's names gave and missed (docs/cgroups.md, "Names from the node"). */
+static void json_names(struct jw *w, const struct ct_names *names)
+{
+	struct ct_names_stats st;
+
+	ct_names_stats(names, &st);
+	jw_obj_begin(w, "container_names");
+	jw_u64(w, "pods", st.pods);
+	jw_u64(w, "containers", st.containers);
+	jw_u64(w, "miss_pod", st.miss_pod);
+	jw_u64(w, "miss_container", st.miss_container);
+	jw_u64(w, "bad_entries", st.bad);
+	jw_u64(w, "malformed_paths", st.malformed);
+	jw_obj_end(w);
+}
+
 static void json_summary(struct it_out *out, const struct out_summary_in *in)
 {
 	struct jw *w = &out->w;
@@ -693,6 +745,8 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 	jw_u64(w, "unjoined", in->corr->unjoined);
 	jw_u64(w, "output_lost", out->json_lost);
 	jw_u64(w, "malformed", in->corr->malformed);
+	if (out->names)
+		json_names(w, out->names);
 	jw_obj_begin(w, "drops");
 	for (int i = 0; i < IT_NR_DROPS; i++)
 		total += in->drops[i];

@@ -58,6 +58,9 @@ void out_set_devnames(struct it_out *out, const struct out_devnames *dn);
 /* Cgroup paths of the live system for the JSON "cgroup" field (core/cgroup.h). */
 struct cg_cache;
 void out_set_cgroups(struct it_out *out, struct cg_cache *cg);
+/* The node's container and pod names for the JSON lines (container.h); NULL: ids only. */
+struct ct_names;
+void out_set_names(struct it_out *out, struct ct_names *names);
 
 /* corr_emit_fn: one finished request. */
 void out_request(const struct corr_req *r, void *out);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/cgroup.h"
+#include "core/container.h"
 #include "core/cli.h"
 #include "core/output.h"
 #include "core/recfmt.h"
@@ -37,6 +38,7 @@
 
 struct rp_opts {
 	struct it_opts f; /* the filters (cli_filter, offline): the run options' */
+	const char *container, *pod; /* --container, --pod: an id (prefix) or UID, or a name */
 	int has_file, file_bdev; /* -f: its inode, or a block device */
 	uint64_t file_ino;
 	uint32_t file_dev;
@@ -54,6 +56,7 @@ enum rp_filter {
 	RP_F_COMM,
 	RP_F_PID,
 	RP_F_CGROUP,
+	RP_F_CONTAINER, /* --container, --pod */
 	RP_F_DEV, /* -d, or -f */
 	RP_F_NR,
 };
@@ -61,6 +64,7 @@ enum rp_filter {
 struct report {
 	struct rp_opts o;
 	struct rr_reader rr;
+	struct ct_names *names; /* this host's container and pod names (docs/cgroups.md) */
 	struct jl_stats jl; /* JSON lines files */
 	struct out_devnames dn;
 	struct it_out *out, *jout;
@@ -79,10 +83,20 @@ struct report {
 };
 
 /* Long-only options of report's own (codes above every run option's). */
-enum { RP_OPT_PERFETTO = 1024, RP_OPT_HEATMAP, RP_OPT_STAGE, RP_OPT_HELP };
+enum { RP_OPT_PERFETTO = 1024, RP_OPT_HEATMAP, RP_OPT_STAGE, RP_OPT_CONTAINER, RP_OPT_POD,
+       RP_OPT_HELP };
 
 /* report's own rows; the filters' are the run options' (rp_rows). */
 static const struct opt_row rp_own[] = {
+	{ .name = "container",
+	  .key = RP_OPT_CONTAINER,
+	  .arg = "X",
+	  .help = "only requests from the container whose id starts with X\n"
+		  "(4+ hex digits) or whose name is X (docs/cgroups.md)" },
+	{ .name = "pod",
+	  .key = RP_OPT_POD,
+	  .arg = "X",
+	  .help = "only requests from the pod whose UID, name or\nnamespace/name is X" },
 	{ .name = "top",
 	  .key = 'n',
 	  .arg = "N",
@@ -190,6 +204,18 @@ static int rp_one(void *ctx, int c, const char *arg)
 	uint64_t v;
 
 	switch (c) {
+	case RP_OPT_CONTAINER:
+	case RP_OPT_POD:
+		if (!*arg || strlen(arg) >= CT_NAME_MAX) {
+			it_err("report: --%s: bad %s '%s' (expected %s of 1 to %d characters)",
+			       c == RP_OPT_CONTAINER ? "container" : "pod",
+			       c == RP_OPT_CONTAINER ? "container" : "pod", arg,
+			       c == RP_OPT_CONTAINER ? "an id or a name" : "a UID or a name",
+			       CT_NAME_MAX - 1);
+			return 2;
+		}
+		*(c == RP_OPT_CONTAINER ? &o->container : &o->pod) = arg;
+		return 0;
 	case 'n':
 		if (parse_u64(arg, 0, RP_MAX_TOP, &v)) {
 			it_err("report: --top: bad count '%s' (expected 0 to 10000)", arg);
@@ -357,6 +383,38 @@ static int cgroup_matches(const struct report *rp, const struct it_task *t)
 	return 0;
 }
 
+/*
+ * --container: the id (4 hex digits or more of its start), or the name (this
+ * host's, or the one the path holds); --pod: the UID, the name or namespace/name.
+ */
+static int container_matches(const struct report *rp, const struct it_task *t)
+{
+	const char *path = rr_cgroup_path(&rp->rr, t->cgroup_id), *c = rp->o.container;
+	const char *p = rp->o.pod;
+	char nsname[2 * CT_NAME_MAX];
+	struct ct_full f;
+	size_t n;
+
+	if (!path)
+		return 0;
+	ct_describe(rp->names, path, &f);
+	if (c) {
+		n = strlen(c);
+		if (!((f.ci.id[0] && n >= 4 && !strncmp(f.ci.id, c, n)) ||
+		      (f.container && !strcmp(f.container, c)) ||
+		      (f.ci.name[0] && !strcmp(f.ci.name, c))))
+			return 0;
+	}
+	if (p) {
+		snprintf(nsname, sizeof(nsname), "%s/%s", f.pod_ns ? f.pod_ns : "",
+			 f.pod ? f.pod : "");
+		if (!((f.ci.pod_uid[0] && !strcmp(f.ci.pod_uid, p)) ||
+		      (f.pod && (!strcmp(f.pod, p) || !strcmp(nsname, p)))))
+			return 0;
+	}
+	return 1;
+}
+
 static int dev_matches(const struct report *rp, uint32_t dev)
 {
 	const char *name = rr_dev_name(&rp->rr, dev);
@@ -422,6 +480,8 @@ static enum rp_filter matches(const struct report *rp, const struct rp_req *q)
 		return RP_F_PID;
 	if (f->nr_cgroups && !cgroup_matches(rp, t))
 		return RP_F_CGROUP;
+	if ((o->container || o->pod) && !container_matches(rp, t))
+		return RP_F_CONTAINER;
 	if (f->nr_dev_names || o->has_file) {
 		ok = f->nr_dev_names ? dev_matches(rp, dev) : file_matches(o, dev, ino);
 		for (int i = 0; !ok && i < r->nr_blocks; i++)
@@ -580,7 +640,8 @@ static void why_nothing(const struct report *rp)
 	static const char *const names[RP_F_NR] = {
 		[RP_F_MINLAT] = "--min-latency", [RP_F_WINDOW] = "--since/--until",
 		[RP_F_COMM] = "--comm",		 [RP_F_PID] = "--pid",
-		[RP_F_CGROUP] = "--cgroup",	 [RP_F_DEV] = "--dev",
+		[RP_F_CGROUP] = "--cgroup",	 [RP_F_CONTAINER] = "--container/--pod",
+		[RP_F_DEV] = "--dev",
 	};
 	const struct rr_stats *s = &rp->rr.st;
 	uint64_t total = rp_read(rp), left = total;
@@ -715,8 +776,11 @@ static int rp_start(struct report *rp)
 		return 1;
 	}
 	out_set_devnames(rp->out, &rp->dn);
-	if (rp->jout)
+	rp->names = ct_names_new(NULL);
+	if (rp->jout) {
 		out_set_devnames(rp->jout, &rp->dn);
+		out_set_names(rp->jout, rp->names);
+	}
 	return 0;
 }
 
@@ -767,6 +831,7 @@ static void rp_free(struct report *rp)
 	slowest_free(rp->slowest);
 	uhists_free(&rp->kh);
 	rr_free(&rp->rr);
+	ct_names_free(rp->names);
 	for (int i = 0; i < rp->nr_files; i++)
 		free(rp->files[i]);
 	free(rp->files);

@@ -21,6 +21,7 @@
 #include "iotracer.skel.h"
 #include "core/cgroup.h"
 #include "core/cli.h"
+#include "core/container.h"
 #include "core/loader.h"
 #include "core/output.h"
 #include "lib/abi.h"
@@ -32,6 +33,17 @@
 #include "top/view.h"
 
 #define TOP_PROG "iotracer top"
+#define TOP_FOLD_MAX 4096 /* containers and pods told apart; past it, cgroups stay rows */
+
+enum top_group { TG_PROCESS, TG_CGROUP, TG_CONTAINER, TG_POD, TG_NR };
+
+static const char *const group_names[TG_NR] = { "process", "cgroup", "container", "pod" };
+
+/* A container or pod (key: its id, UID or machine name) and its first cgroup's id. */
+struct top_fold {
+	char key[CT_ID_LEN + 2 * CT_NAME_MAX + 16];
+	uint64_t id;
+};
 
 struct top {
 	struct it_opts o; /* the filters and the BPF side's settings */
@@ -42,6 +54,11 @@ struct top {
 	struct tview_opts view;
 	struct it_loader ld;
 	struct cg_cache *cg;
+	struct ct_names *names; /* container and pod names from the node (container.h) */
+	enum top_group group; /* rows per process, cgroup, container or pod */
+	struct top_fold *fold; /* container / pod -> the cgroup id that stands for it */
+	int nr_fold;
+	char label[CT_NAME_MAX * 2 + 16]; /* the last group label made (cgroup_name) */
 	struct agg_entry *prev;
 	int nr_prev;
 	uint64_t start_ns, prev_ns;
@@ -51,6 +68,15 @@ struct top {
 
 static volatile sig_atomic_t top_stop;
 
+static void set_group(struct top *t, enum top_group g)
+{
+	static const char *const cols[TG_NR] = { "CGROUP", "CGROUP", "CONTAINER", "POD" };
+
+	t->group = g;
+	t->view.by_cgroup = g != TG_PROCESS;
+	t->view.group_col = cols[g];
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -58,7 +84,7 @@ static void on_signal(int sig)
 }
 
 /* Long-only options of top's own (codes above every run option's). */
-enum { TOP_OPT_HELP = 1024 };
+enum { TOP_OPT_HELP = 1024, TOP_OPT_GROUP };
 
 /* top's own rows; the filters' are the run options' (top_rows). */
 static const struct opt_row top_own[] = {
@@ -76,6 +102,11 @@ static const struct opt_row top_own[] = {
 	  .arg = "KEY",
 	  .help = "iops (default), bytes, avg, p99, queue, device" },
 	{ .name = "cgroups", .key = 'C', .help = "rows per cgroup instead of per process" },
+	{ .name = "group",
+	  .key = TOP_OPT_GROUP,
+	  .arg = "KEY",
+	  .help = "rows per process (default), cgroup (-C), container or\n"
+		  "pod (docs/cgroups.md, \"Containers and pods\")" },
 	{ .name = "rows",
 	  .key = 'r',
 	  .arg = "N",
@@ -101,7 +132,7 @@ static const struct opt_cmd top_cmd = {
 		"process (or cgroup) x device x op. Counted in the kernel: no per-request records.\n"
 		"\n",
 	.tail = "Keys: q quit; i b a p u d sort by iops, bytes, avg, p99, queue, device; s next\n"
-		"sort key; c toggle per-cgroup rows.\n"
+		"sort key; c rows per cgroup, container, pod, process in turn.\n"
 		"Exit status: 0 success, 1 runtime failure, 2 bad usage.\n",
 	.rows = top_rows,
 };
@@ -161,13 +192,20 @@ static int top_one(void *ctx, int c, const char *arg)
 		t->view.sort = tview_sort_of(arg);
 		return 0;
 	case 'C':
-		t->view.by_cgroup = 1;
+		set_group(t, TG_CGROUP);
 		return 0;
 	case 'r':
 		if (parse_u64(arg, 1, 100000, &v))
 			return bad("rows", "bad count '%s' (expected 1 to 100000)", arg);
 		t->rows = (int)v;
 		return 0;
+	case TOP_OPT_GROUP:
+		for (int g = 0; g < TG_NR; g++)
+			if (!strcmp(arg, group_names[g])) {
+				set_group(t, g);
+				return 0;
+			}
+		return bad("group", "bad key '%s' (expected process, cgroup, container, pod)", arg);
 	}
 	return cli_filter(c, arg, &t->o, &src) == CLI_RUN ? 0 : 2;
 }
@@ -227,7 +265,7 @@ static int on_key(struct top *t, char k)
 	if (k == 's')
 		t->view.sort = (t->view.sort + 1) % TV_SORT_MAX;
 	else if (k == 'c')
-		t->view.by_cgroup = !t->view.by_cgroup;
+		set_group(t, (t->group + 1) % TG_NR);
 	for (int i = 0; i < TV_SORT_MAX; i++)
 		if (k == sort_keys[i])
 			t->view.sort = i;
@@ -264,10 +302,105 @@ static const char *dev_name(uint32_t dev, void *ctx)
 	return dev ? parse_dev_name_cached(dev, t->o.sysfs_root) : "-";
 }
 
+/* What a cgroup is for the grouping: its container's or pod's description; 0: neither. */
+static int describe(struct top *t, uint64_t id, struct ct_full *f)
+{
+	const char *path = cg_path(t->cg, id);
+
+	if (!path || t->group < TG_CONTAINER)
+		return 0;
+	ct_describe(t->names, path, f);
+	if (t->group == TG_POD)
+		return f->ci.pod_uid[0] != '\0';
+	return f->ci.id[0] || f->ci.name[0];
+}
+
+/* The row label: the cgroup's path, or its container ("runtime/name") or pod ("ns/pod"). */
 static const char *cgroup_name(uint64_t id, void *ctx)
 {
-	return cg_path(((struct top *)ctx)->cg, id);
+	struct top *t = ctx;
+	const char *name;
+	struct ct_full f;
+
+	if (!describe(t, id, &f))
+		return cg_path(t->cg, id);
+	if (t->group == TG_POD) {
+		if (f.pod)
+			snprintf(t->label, sizeof(t->label), "%s/%s", f.pod_ns, f.pod);
+		else
+			snprintf(t->label, sizeof(t->label), "pod/%s", f.ci.pod_uid);
+		return t->label;
+	}
+	name = f.container ? f.container : f.ci.name[0] ? f.ci.name : NULL;
+	if (name)
+		snprintf(t->label, sizeof(t->label), "%s/%s", ct_runtime_name(f.ci.runtime), name);
+	else
+		snprintf(t->label, sizeof(t->label), "%s/%.12s", ct_runtime_name(f.ci.runtime),
+			 f.ci.id);
+	return t->label;
 }
+
+/* tview_fold: a cgroup's id -> the id of the first cgroup seen of its container or pod. */
+static uint64_t fold_id(uint64_t id, void *ctx)
+{
+	struct top *t = ctx;
+	struct top_fold k;
+	struct ct_full f;
+
+	if (!describe(t, id, &f))
+		return id;
+	if (t->group == TG_POD)
+		snprintf(k.key, sizeof(k.key), "p %s", f.ci.pod_uid);
+	else /* the id, or a machine's name (no id) */
+		snprintf(k.key, sizeof(k.key), "c %d %s %s %s", f.ci.runtime, f.ci.id, f.ci.ns,
+			 f.ci.name);
+	for (int i = 0; i < t->nr_fold; i++)
+		if (!strcmp(t->fold[i].key, k.key))
+			return t->fold[i].id;
+	if (t->nr_fold == TOP_FOLD_MAX)
+		return id;
+	if (!t->nr_fold && !(t->fold = calloc(TOP_FOLD_MAX, sizeof(*t->fold))))
+		return id;
+	k.id = id;
+	t->fold[t->nr_fold++] = k;
+	return id;
+}
+
+/*
+ * Rows of the snapshots now and prev (raw, sorted), per container or pod when
+ * asked: folded copies (prev stays raw, so a change of grouping is no jump).
+ */
+static int group_rows(struct top *t, const struct agg_entry *now, int nr,
+		      const struct agg_entry *prev, int nr_prev, uint64_t dt_ns, int totals,
+		      struct tview_row **rows)
+{
+	struct agg_entry *fn, *fp = NULL;
+	int n;
+
+	if (t->group < TG_CONTAINER)
+		return totals ? tview_totals(now, nr, dt_ns, t->view.by_cgroup, rows)
+			      : tview_rows(now, nr, prev, nr_prev, dt_ns, t->view.by_cgroup, rows);
+	fn = malloc((nr ? nr : 1) * sizeof(*fn));
+	if (prev)
+		fp = malloc((nr_prev ? nr_prev : 1) * sizeof(*fp));
+	if (!fn || (prev && !fp)) {
+		n = -ENOMEM;
+		goto out;
+	}
+	memcpy(fn, now, nr * sizeof(*fn));
+	nr = tview_fold(fn, nr, fold_id, t);
+	if (prev) {
+		memcpy(fp, prev, nr_prev * sizeof(*fp));
+		nr_prev = tview_fold(fp, nr_prev, fold_id, t);
+	}
+	n = totals ? tview_totals(fn, nr, dt_ns, 1, rows)
+		   : tview_rows(fn, nr, fp, nr_prev, dt_ns, 1, rows);
+out:
+	free(fn);
+	free(fp);
+	return n;
+}
+
 
 /* ---- the loop ---- */
 
@@ -279,9 +412,9 @@ static void title(const struct top *t, int nrows, char *buf, size_t n)
 
 	parse_fmt_duration(t->interval_ns, iv, sizeof(iv));
 	strftime(tm, sizeof(tm), "%H:%M:%S", localtime_r(&now, &lt));
-	snprintf(buf, n, "%s - %s  interval %s  sort %s  %s  %d rows%s", TOP_PROG, tm, iv,
-		 tview_sort_name(t->view.sort), t->view.by_cgroup ? "per cgroup" : "per process",
-		 nrows, t->raw ? "  [q quit, s sort, c cgroups]" : "");
+	snprintf(buf, n, "%s - %s  interval %s  sort %s  per %s  %d rows%s", TOP_PROG, tm, iv,
+		 tview_sort_name(t->view.sort), group_names[t->group], nrows,
+		 t->raw ? "  [q quit, s sort, c grouping]" : "");
 }
 
 /* Read the map, print the interval's table; the snapshot becomes prev. 0 or -errno. */
@@ -297,7 +430,7 @@ static int tick(struct top *t)
 	if (ret)
 		return ret;
 	tview_sort_snapshot(now, nr);
-	n = tview_rows(now, nr, t->prev, t->nr_prev, ns - t->prev_ns, t->view.by_cgroup, &rows);
+	n = group_rows(t, now, nr, t->prev, t->nr_prev, ns - t->prev_ns, 0, &rows);
 	if (n < 0) {
 		free(now);
 		return n;
@@ -322,8 +455,7 @@ static void totals(struct top *t)
 {
 	struct tview_row *rows = NULL;
 	uint64_t cnt[IT_NR_COUNTERS];
-	int n = tview_totals(t->prev, t->nr_prev, t->prev_ns - t->start_ns, t->view.by_cgroup,
-			     &rows);
+	int n = group_rows(t, t->prev, t->nr_prev, NULL, 0, t->prev_ns - t->start_ns, 1, &rows);
 
 	if (n < 0)
 		return;
@@ -352,6 +484,7 @@ static int top_start(struct top *t)
 		return ret;
 	if (!cg_mount_point(NULL, NULL, mnt, sizeof(mnt)))
 		t->cg = cg_cache_new(mnt);
+	t->names = ct_names_new(NULL);
 	t->start_ns = t->prev_ns = it_mono_ns();
 	return 0;
 }
@@ -411,6 +544,8 @@ int top_main(int argc, char **argv)
 		it_err("top: %s", strerror(-ret));
 	it_loader_stop(&t.ld);
 	cg_cache_free(t.cg);
+	ct_names_free(t.names);
+	free(t.fold);
 	free(t.prev);
 	cli_free(&t.o);
 	return ret ? 1 : 0;

@@ -132,6 +132,23 @@ void tview_sort_snapshot(struct agg_entry *e, int n)
 	qsort(e, n, sizeof(*e), key_cmp);
 }
 
+int tview_fold(struct agg_entry *e, int n, uint64_t (*fold)(uint64_t id, void *ctx), void *ctx)
+{
+	int o = 0;
+
+	for (int i = 0; i < n; i++)
+		e[i].key.cgroup_id = fold(e[i].key.cgroup_id, ctx);
+	tview_sort_snapshot(e, n);
+	for (int i = 0; i < n; i++) {
+		if (o && !key_cmp(&e[o - 1], &e[i])) {
+			agg_add(&e[o - 1].v, &e[i].v); /* the first entry's comm stays */
+			continue;
+		}
+		e[o++] = e[i];
+	}
+	return o;
+}
+
 int tview_rows(const struct agg_entry *now, int nr, const struct agg_entry *prev, int nr_prev,
 	       uint64_t dt_ns, int by_cgroup, struct tview_row **rows)
 {
@@ -261,7 +278,7 @@ static void print_head(FILE *f, const struct tview_opts *o, const struct tv_layo
 			at += snprintf(line + at, sizeof(line) - at, "%*s ", l->w[c],
 				       tv_cols[c].name);
 	if (l->cg_w >= 0)
-		snprintf(line + at, sizeof(line) - at, "CGROUP");
+		snprintf(line + at, sizeof(line) - at, "%s", o->group_col ? o->group_col : "CGROUP");
 	else if (at)
 		line[at - 1] = '\0';
 	if (o->ansi)

@@ -35,7 +35,15 @@ struct tview_opts {
 	const char *(*dev_name)(uint32_t dev, void *ctx);
 	const char *(*cgroup)(uint64_t id, void *ctx); /* NULL result: unknown */
 	void *ctx;
+	const char *group_col; /* the last column's title; NULL: "CGROUP" */
 };
+
+/*
+ * Rows per container or pod: each entry's cgroup id becomes fold's (the id of
+ * one cgroup standing for all of its container's or pod's), entries that then
+ * share a key are summed; sorted as tview_sort_snapshot. Returns the new count.
+ */
+int tview_fold(struct agg_entry *e, int n, uint64_t (*fold)(uint64_t id, void *ctx), void *ctx);
 
 /* Sort a snapshot by key: tview_rows wants prev sorted. */
 void tview_sort_snapshot(struct agg_entry *e, int n);

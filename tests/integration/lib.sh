@@ -170,6 +170,16 @@ it_cleanup() {
 			[[ -n $p ]] && _it_kill "$p"
 		done < <(tac "$IT_TMP/.pids")
 	fi
+	# podman containers and images a test made (tests/integration/test_podman.sh): they
+	# hold loop devices and cgroups
+	if [[ -s $IT_TMP/.podman ]]; then
+		while read -r m; do
+			case $m in
+			container\ *) podman rm -f -t 0 "${m#container }" >/dev/null 2>&1 ;;
+			image\ *) podman rmi -f "${m#image }" >/dev/null 2>&1 ;;
+			esac || note "cleanup: cannot remove podman $m"
+		done < <(tac "$IT_TMP/.podman")
+	fi
 	if [[ -s $IT_TMP/.tracefs ]]; then
 		while read -r m; do
 			[[ -n $m && -d $m ]] || continue

@@ -418,6 +418,32 @@ static void test_metrics_sizes_cgroups(void)
 	free(got);
 }
 
+/* --metrics-containers: the labels of each cgroup label's path; ids where no names. */
+static void test_metrics_container_labels(void)
+{
+	struct agg_row rows[2];
+	struct metrics_in in = { .dev_name = test_dev, .agg = rows, .nr_agg = 2, .agg_cgroups = 1,
+				 .ct_labels = 1 };
+	char *got;
+
+	memset(rows, 0, sizeof(rows));
+	rows[0] = (struct agg_row){ .cgroup = "/kubepods/burstable/pod2b1f5e7c-9d3a-4c8b-a1e2-"
+					      "f3d4c5b6a798/4f3a9c1d2e5b6a7f8091a2b3c4d5e6f70819"
+					      "2a3b4c5d6e7f8091a2b3c4d5e6f7",
+				    .dev = IT_MKDEV(7, 0), .op = IT_OP_READ };
+	rows[0].v.count = 3;
+	rows[1] = (struct agg_row){ .cgroup = "other", .dev = IT_MKDEV(7, 0), .op = IT_OP_READ };
+	rows[1].v.count = 2;
+	got = render(&in);
+	ASSERT_TRUE(strstr(got, "device=\"loop0\",op=\"read\",container=\"4f3a9c1d2e5b\","
+				"pod=\"2b1f5e7c-9d3a-4c8b-a1e2-f3d4c5b6a798\",namespace=\"\"} 3\n"),
+		    "container id and pod UID");
+	ASSERT_TRUE(strstr(got, "iotracer_cgroup_requests_total{cgroup=\"other\",device=\"loop0\","
+				"op=\"read\",container=\"\",pod=\"\",namespace=\"\"} 2\n"),
+		    "other: empty labels");
+	free(got);
+}
+
 int main(void)
 {
 	RUN_TEST(test_metrics_seconds);
@@ -427,5 +453,6 @@ int main(void)
 	RUN_TEST(test_metrics_invariants);
 	RUN_TEST(test_metrics_proc);
 	RUN_TEST(test_metrics_sizes_cgroups);
+	RUN_TEST(test_metrics_container_labels);
 	return unit_result();
 }

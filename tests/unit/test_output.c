@@ -15,7 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/cgroup.h"
 #include "core/cli.h"
+#include "core/container.h"
 #include "core/corr.h"
 #include "core/output.h"
 #include "lib/parse.h"
@@ -1044,6 +1046,69 @@ static void test_json_escaping_and_unknown_dev(void)
 }
 
 /* output.h: out_error() reports JSON write errors. */
+/*
+ * A request from a kubepods container: the decoded fields from the path alone,
+ * then the pod's and container's names from a kubelet fixture (docs/json.md).
+ */
+static void test_container_json(void)
+{
+	static const char id[] = "4f3a9c1d2e5b6a7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7";
+	static const char uid[] = "2b1f5e7c-9d3a-4c8b-a1e2-f3d4c5b6a798";
+	char root[] = "/tmp/it_test_ctjson.XXXXXX", path[512], cmd[1024];
+	struct it_syscall_rec sc = mk_pread();
+	struct corr_req r = mk_req(CORR_SYSCALL, 42);
+	struct cg_cache *cg = cg_cache_new(NULL);
+	struct ct_names *names = NULL;
+	struct env e;
+	static const struct jqc ids[] = {
+		{ ".runtime", S("kubepods") },
+		{ ".container_id", S("4f3a9c1d2e5b6a7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7") },
+		{ ".pod_uid", S("2b1f5e7c-9d3a-4c8b-a1e2-f3d4c5b6a798") },
+		{ ".qos", S("burstable") },
+		{ "has(\"pod\") or has(\"container\") or has(\"namespace\")", "false" },
+	};
+	static const struct jqc named[] = {
+		{ ".container_id", S("4f3a9c1d2e5b6a7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7") },
+		{ ".container", S("redis") },
+		{ ".pod", S("cart-7d9f") },
+		{ ".namespace", S("shop") },
+	};
+
+	r.sys = &sc;
+	if (!need_jq() || !ASSERT_TRUE(cg && mkdtemp(root), "cache, temp dir"))
+		goto out;
+	snprintf(path, sizeof(path), "/kubepods/burstable/pod%s/%s", uid, id);
+	cg_cache_put(cg, 1234, path);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/var/log/pods/shop_cart-7d9f_%s/redis %s/var/log/containers && "
+		 "touch %s/var/log/containers/cart-7d9f_shop_redis-%s.log",
+		 root, uid, root, root, id);
+	if (!ASSERT_OK(system(cmd), "fixture"))
+		goto out;
+	for (int pass = 0; pass < 2; pass++) {
+		if (!env_init(&e, 0, 0, 1))
+			break;
+		if (pass)
+			names = ct_names_new(root);
+		out_set_cgroups(e.out, cg);
+		out_set_names(e.out, names);
+		out_request(&r, e.out);
+		if (json_lines_valid(sink_str(&e.json), 1)) {
+			if (pass)
+				check_line(sink_str(&e.json), 0, named, NWANT(named));
+			else
+				check_line(sink_str(&e.json), 0, ids, NWANT(ids));
+		}
+		env_done(&e);
+	}
+out:
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	if (system(cmd))
+		fprintf(stderr, "could not remove %s\n", root);
+	ct_names_free(names);
+	cg_cache_free(cg);
+}
+
 static void test_json_write_error(void)
 {
 	struct it_syscall_rec s = mk_pread();
@@ -1985,6 +2050,7 @@ int main(void)
 	RUN_TEST(test_aio_json);
 	RUN_TEST(test_block_json);
 	RUN_TEST(test_json_escaping_and_unknown_dev);
+	RUN_TEST(test_container_json);
 	RUN_TEST(test_json_write_error);
 	RUN_TEST(test_attach);
 	RUN_TEST(test_live_lines);

@@ -108,6 +108,7 @@ static void test_reload_keep_start_only(void)
 	a.record_max = 2ull << 30;
 	a.record_level = 1;
 	a.metrics_cg_depth = 2;
+	a.metrics_containers = 1;
 	a.live = 0;
 	a.quiet = 1;
 	a.verbose = 3;

@@ -257,11 +257,55 @@ out:
 	free(rows);
 }
 
+/* cgroups 5 and 6 are one container (7 stays alone): fold to the first one's id */
+static uint64_t fold(uint64_t id, void *ctx)
+{
+	(void)ctx;
+	return id == 6 ? 5 : id;
+}
+
+/* Per container: two cgroups' entries summed into one row, deltas still per interval. */
+static void test_top_fold(void)
+{
+	struct agg_entry prev[3] = { ent(10, 5, IT_OP_READ, 100, 1000),
+				     ent(20, 6, IT_OP_READ, 50, 1000),
+				     ent(30, 7, IT_OP_READ, 7, 1000) };
+	struct agg_entry now[3] = { ent(10, 5, IT_OP_READ, 400, 1000),
+				    ent(20, 6, IT_OP_READ, 150, 1000),
+				    ent(30, 7, IT_OP_READ, 17, 1000) };
+	struct tview_row *rows = NULL;
+	int np, nn, n;
+
+	np = tview_fold(prev, 3, fold, NULL);
+	nn = tview_fold(now, 3, fold, NULL);
+	ASSERT_EQ(np, 3, "processes stay apart (tgid in the key)");
+	ASSERT_EQ(nn, 3, "now too");
+	n = tview_rows(now, nn, prev, np, 1000000000ull, 1, &rows);
+	if (!ASSERT_EQ(n, 2, "two containers"))
+		goto out;
+	tview_sort(rows, n, TV_IOPS);
+	ASSERT_EQ(rows[0].cgroup_id, 5, "the folded container");
+	ASSERT_TRUE(rows[0].iops == 400.0, "300 + 100 IOPS");
+	ASSERT_EQ(rows[0].ios, 550, "400 + 150 since the start");
+	ASSERT_EQ(rows[1].cgroup_id, 7, "the other");
+	ASSERT_TRUE(rows[1].iops == 10.0, "10 IOPS");
+	free(rows);
+	rows = NULL;
+	/* one process in two cgroups of the container: the entries merge */
+	now[1].key.tgid = 10;
+	nn = tview_fold(now, 3, fold, NULL);
+	ASSERT_EQ(nn, 2, "merged entries");
+	ASSERT_EQ(now[0].v.count + now[1].v.count, 567, "nothing lost");
+out:
+	free(rows);
+}
+
 int main(void)
 {
 	RUN_TEST(test_top_rates);
 	RUN_TEST(test_top_sort_print);
 	RUN_TEST(test_top_width);
 	RUN_TEST(test_top_totals_table);
+	RUN_TEST(test_top_fold);
 	return unit_result();
 }
