@@ -47,8 +47,8 @@ struct hpeer *hostout_peer(struct hostout *s, const struct link_peer_info *pi)
 	return hp;
 }
 
-void hostout_note_peer(struct hostout *s, const struct link_peer_info *pi,
-		       int64_t host_minus_guest, uint64_t unc, uint32_t n)
+void hostout_note_peer(struct hostout *s, const struct link_peer_info *pi, int64_t host_minus_guest,
+		       uint64_t unc, uint32_t n)
 {
 	struct hpeer *hp = hostout_peer(s, pi);
 
@@ -131,13 +131,13 @@ void hostout_json_path(struct jw *w, const struct vj_path *p)
 	jw_obj_end(w);
 }
 
-
 void hostout_live_path(FILE *f, const struct vj_path *p)
 {
 	fprintf(f, "path %-8.20s %-5s %llu+%u %s guest_virtio %lld ns qemu %lld ns\n", p->g->serial,
 		abi_op_name(p->g->op), (unsigned long long)p->g->sector * 512,
 		p->g->nr_sectors * 512, p->joined ? "joined" : "UNJOINED",
-		(long long)(p->stage[VJ_GUEST_VIRTIO] == INT64_MIN ? -1 : p->stage[VJ_GUEST_VIRTIO]),
+		(long long)(p->stage[VJ_GUEST_VIRTIO] == INT64_MIN ? -1 :
+								     p->stage[VJ_GUEST_VIRTIO]),
 		(long long)(p->stage[VJ_QEMU_TOTAL] == INT64_MIN ? -1 : p->stage[VJ_QEMU_TOTAL]));
 }
 

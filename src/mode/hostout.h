@@ -58,8 +58,8 @@ void hostout_free(struct hostout *s);
 /* The entry of a guest session (by its hello's session id), NULL when the table is full. */
 struct hpeer *hostout_peer(struct hostout *s, const struct link_peer_info *pi);
 /* The clock and record count of a guest session after a batch of n records. */
-void hostout_note_peer(struct hostout *s, const struct link_peer_info *pi,
-		       int64_t host_minus_guest, uint64_t unc, uint32_t n);
+void hostout_note_peer(struct hostout *s, const struct link_peer_info *pi, int64_t host_minus_guest,
+		       uint64_t unc, uint32_t n);
 
 /* A guest record as received (a guest_vreq line: written before it is acknowledged). */
 void hostout_json_vreq(struct jw *w, uint64_t session, const struct link_vreq *v);

@@ -355,7 +355,8 @@ static void resolve_backing(struct qparse *qp, struct qnode *nd)
 
 	for (int hops = 0; hops <= QEMU_MAX_BACKING; hops++) {
 		if (cur->no_backing || *cur->inline_backing.path) {
-			qemu_add_backing(&nd->d, cur->inline_backing.path, cur->inline_backing.format);
+			qemu_add_backing(&nd->d, cur->inline_backing.path,
+					 cur->inline_backing.format);
 			nd->d.backing_fixed = 1;
 			return;
 		}
