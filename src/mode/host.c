@@ -23,22 +23,19 @@
 
 #include "iotracer.h"
 #include "iotracer.skel.h"
-#include "lib/abi.h"
 #include "lib/procfs.h"
 #include "core/cli.h"
 #include "core/corr.h"
-#include "core/hist.h"
 #include "lib/jsonw.h"
+#include "mode/hostout.h"
 #include "mode/link.h"
 #include "core/loader.h"
 #include "lib/clock.h"
 #include "mode/mode.h"
-#include "core/metrics.h"
 #include "core/output.h"
 #include "mode/qemu.h"
 #include "mode/scope.h"
 #include "mode/vjoin.h"
-#include "mode/vreq.h"
 #include "lib/log.h"
 
 #define HOST_MAX_DISKS 64
@@ -51,7 +48,6 @@ static const char *const uprobe_syms[] = { "blk_aio_preadv", "blk_aio_pwritev", 
 /* The BPF program of each symbol above, same order (bpf/qemu.bpf.h). */
 static const char *const uprobe_progs[NR_UPROBES] = { "qemu_aio_read", "qemu_aio_write",
 						      "qemu_notify", "qemu_notify_irqfd" };
-#define HOST_MAX_PEERS 16
 
 struct hdisk {
 	pid_t pid; /* its QEMU */
@@ -76,24 +72,12 @@ struct host {
 	struct qemu_vm vms[CLI_MAX_QEMU]; /* per QEMU: vsock CID, chardev sockets */
 	struct scope_disk sdisks[HOST_MAX_DISKS]; /* disks[] as scope.c sees them */
 	struct scope_host scope;
-	uint64_t records_malformed, filter_ignored;
-	uint64_t qemu_exited; /* traced QEMUs that exited (their uprobes detached) */
 	uint64_t next_qemu_check; /* once a second */
 	uint64_t next_filter_note; /* ignored serials: a note per second at most */
 	struct bpf_link *uprobes[CLI_MAX_QEMU][NR_UPROBES];
-	uint64_t qemu_ev[IT_QEV_MAX];
-	uint64_t vreq_rx, host_io;
-	struct lhist *stage[VJ_STAGES];
 	uint64_t start_ns, cpu_start_ns;
 	struct jw w;
-	struct hpeer {
-		uint64_t session;
-		char name[64];
-		int64_t off; /* host - guest */
-		uint64_t unc, samples, records;
-		uint64_t malformed, filter_ignored;
-	} peers[HOST_MAX_PEERS]; /* guest sessions seen, kept after they go */
-	int nr_peers;
+	struct hostout sum; /* counts, peers, stages (hostout.h) */
 };
 
 /* ---- setup ---- */
@@ -252,7 +236,12 @@ static uint64_t disks_wanted(struct host *h)
 	return scope_wanted(&h->scope, c, n);
 }
 
-static void json_line(struct host *h);
+static void json_line(struct host *h)
+{
+	fwrite(jw_data(&h->w), 1, jw_len(&h->w), h->env.json);
+	fputc('\n', h->env.json);
+	jw_reset(&h->w);
+}
 
 /* The filter in force, as a JSON line (tests count records after it). */
 static void json_filter(struct host *h)
@@ -362,22 +351,20 @@ static void host_on_down(void *ctx, struct link_peer *p, const char *why)
 		it_note("peer %d (%s) down: %s", pi->id, pi->addr, why);
 }
 
-static struct hpeer *hpeer_get(struct host *h, const struct link_peer_info *pi);
-
 /* A filter narrows its sender's disks only; serials outside them are counted. */
 static void host_on_filter(void *ctx, struct link_peer *p, const struct link_filter *f)
 {
 	struct host *h = ctx;
 	struct hconn *hc = link_peer_user(p);
 	const struct link_peer_info *pi = link_peer_info(p);
-	struct hpeer *hp = hpeer_get(h, pi);
+	struct hpeer *hp = hostout_peer(&h->sum, pi);
 	uint64_t now = it_mono_ns();
 	int ignored;
 
 	if (!hc)
 		return;
 	ignored = scope_filter(&h->scope, hc->scope, f, &hc->named);
-	h->filter_ignored += (uint64_t)ignored;
+	h->sum.filter_ignored += (uint64_t)ignored;
 	if (hp)
 		hp->filter_ignored += (uint64_t)ignored;
 	if (ignored && now >= h->next_filter_note) {
@@ -402,8 +389,8 @@ static const char *host_check_record(void *ctx, struct link_peer *p, const struc
 	why = hc ? scope_check_vreq(&h->scope, hc->scope, v, &disk) : "peer not admitted";
 	if (!why)
 		return NULL;
-	h->records_malformed++;
-	hp = hpeer_get(h, link_peer_info(p));
+	h->sum.records_malformed++;
+	hp = hostout_peer(&h->sum, link_peer_info(p));
 	if (hp)
 		hp->malformed++;
 	return why;
@@ -420,64 +407,6 @@ static int disk_of_vreq(const struct host *h, struct link_peer *p, const struct 
 	return disk;
 }
 
-static void json_line(struct host *h)
-{
-	fwrite(jw_data(&h->w), 1, jw_len(&h->w), h->env.json);
-	fputc('\n', h->env.json);
-	jw_reset(&h->w);
-}
-
-/* The guest record as received: written before it is acknowledged. */
-static void json_vreq(struct host *h, const struct link_peer_info *pi, const struct link_vreq *v)
-{
-	jw_obj_begin(&h->w, NULL);
-	jw_str(&h->w, "type", "guest_vreq");
-	jw_hex(&h->w, "session", pi->hello.session);
-	jw_u64(&h->w, "seq", v->seq);
-	jw_strn(&h->w, "serial", v->serial, LINK_SERIAL_LEN);
-	jw_str(&h->w, "bus", vreq_bus_name(v->drv_layer));
-	jw_u64(&h->w, "op", v->op);
-	jw_u64(&h->w, "sector", v->sector);
-	jw_u64(&h->w, "nr_sectors", v->nr_sectors);
-	jw_u64(&h->w, "kick_ns", v->kick_ns);
-	if (v->flags & LINK_VF_NO_KICK)
-		jw_bool(&h->w, "kick_suppressed", 1);
-	jw_u64(&h->w, "done_ns", v->done_ns);
-	jw_obj_end(&h->w);
-	json_line(h);
-}
-
-/* The summary entry of a guest session (kept after its link went down), or NULL. */
-static struct hpeer *hpeer_get(struct host *h, const struct link_peer_info *pi)
-{
-	struct hpeer *hp;
-
-	for (int i = 0; i < h->nr_peers; i++)
-		if (h->peers[i].session == pi->hello.session)
-			return &h->peers[i];
-	if (h->nr_peers >= HOST_MAX_PEERS)
-		return NULL;
-	hp = &h->peers[h->nr_peers++];
-	hp->session = pi->hello.session;
-	memcpy(hp->name, pi->hello.name, sizeof(hp->name));
-	hp->name[sizeof(hp->name) - 1] = 0;
-	return hp;
-}
-
-/* The clock and counts of a guest session. */
-static void note_peer(struct host *h, const struct link_peer_info *pi, int64_t host_minus_guest,
-		      uint64_t unc, uint32_t n)
-{
-	struct hpeer *hp = hpeer_get(h, pi);
-
-	if (!hp)
-		return;
-	hp->off = host_minus_guest;
-	hp->unc = unc;
-	hp->samples = pi->clock.samples;
-	hp->records += n;
-}
-
 static int host_on_records(void *ctx, struct link_peer *p, const struct link_vreq *v, uint32_t n)
 {
 	struct host *h = ctx;
@@ -486,98 +415,33 @@ static int host_on_records(void *ctx, struct link_peer *p, const struct link_vre
 	int64_t peer_minus_local = 0;
 
 	link_clock_get(&pi->clock, &peer_minus_local, &unc);
-	for (uint32_t i = 0; h->env.json && i < n; i++)
-		json_vreq(h, pi, &v[i]);
+	for (uint32_t i = 0; h->env.json && i < n; i++) {
+		hostout_json_vreq(&h->w, pi->hello.session, &v[i]);
+		json_line(h);
+	}
 	if (h->env.json && fflush(h->env.json))
 		return -errno; /* not durable: not acknowledged */
 	for (uint32_t i = 0; i < n; i++)
 		vjoin_add_guest(h->vj, pi->id, pi->hello.session, disk_of_vreq(h, p, &v[i]), &v[i],
 				-peer_minus_local, unc, now);
-	h->vreq_rx += n;
-	note_peer(h, pi, -peer_minus_local, unc, n);
+	h->sum.vreq_rx += n;
+	hostout_note_peer(&h->sum, pi, -peer_minus_local, unc, n);
 	return 0;
 }
 
 /* ---- joined paths ---- */
 
-static const char *host_kind_name(uint8_t k)
-{
-	return k == VJ_K_AIO ? "native" : k == VJ_K_URING ? "io_uring" : "threads";
-}
-
-static void json_path(struct host *h, const struct vj_path *p)
-{
-	struct jw *w = &h->w;
-
-	jw_obj_begin(w, NULL);
-	jw_str(w, "type", "path");
-	jw_u64(w, "peer", p->peer);
-	jw_hex(w, "session", p->session);
-	jw_u64(w, "seq", p->g->seq);
-	jw_strn(w, "serial", p->g->serial, LINK_SERIAL_LEN);
-	jw_str(w, "op", abi_op_name(p->g->op));
-	jw_u64(w, "offset", p->g->sector * 512);
-	jw_u64(w, "bytes", (uint64_t)p->g->nr_sectors * 512);
-	jw_bool(w, "joined", p->joined);
-	jw_i64(w, "clock_offset_ns", p->clock_off);
-	jw_u64(w, "clock_uncert_ns", p->clock_unc);
-	if (p->hva)
-		jw_hex(w, "hva", p->hva);
-	if (p->joined) {
-		jw_bool(w, "order_ok", p->order_ok);
-		if (!p->order_ok)
-			jw_str(w, "order_bad_at", vj_ts_name(p->bad_pair));
-		jw_u64(w, "host_tid", p->h.tid);
-		jw_u64(w, "host_dev", p->h.blk_dev);
-		jw_str(w, "host_aio", host_kind_name(p->h.kind));
-		jw_arr_begin(w, "host_io");
-		for (int i = 0; i < p->nr_h; i++) {
-			jw_obj_begin(w, NULL);
-			jw_u64(w, "ino", p->hp[i].ino);
-			jw_u64(w, "offset", p->hp[i].offset);
-			jw_u64(w, "bytes", p->hp[i].bytes);
-			jw_obj_end(w);
-		}
-		jw_arr_end(w);
-	} else {
-		jw_str(w, "unjoined_reason", vj_unjoin_name(p->unjoin));
-	}
-	jw_obj_begin(w, "t");
-	for (int k = 0; k < VJ_T_MAX; k++)
-		if (p->t[k])
-			jw_u64(w, vj_ts_name(k), p->t[k]);
-	jw_obj_end(w);
-	jw_obj_begin(w, "stages_ns");
-	for (int s = 0; s < VJ_STAGES; s++)
-		if (p->stage[s] != INT64_MIN)
-			jw_i64(w, vj_stage_name(s), p->stage[s]);
-	jw_obj_end(w);
-	jw_obj_end(w);
-	json_line(h);
-}
-
 static void host_on_path(const struct vj_path *p, void *ctx)
 {
 	struct host *h = ctx;
 
-	/*
-	 * A stage across the guest/host boundary is known to +- the clock
-	 * uncertainty and may come out negative: counted as 0 in the table (the
-	 * JSON keeps the signed value).
-	 */
-	for (int s = 0; p->joined && s < VJ_STAGES; s++)
-		if (p->stage[s] != INT64_MIN)
-			lhist_add(h->stage[s], p->stage[s] > 0 ? (uint64_t)p->stage[s] : 0);
-	if (h->env.json)
-		json_path(h, p);
+	hostout_add_path(&h->sum, p);
+	if (h->env.json) {
+		hostout_json_path(&h->w, p);
+		json_line(h);
+	}
 	if (h->env.o->live)
-		fprintf(h->env.text, "path %-8.20s %-5s %llu+%u %s guest_virtio %lld ns qemu %lld ns\n",
-			p->g->serial, abi_op_name(p->g->op), (unsigned long long)p->g->sector * 512,
-			p->g->nr_sectors * 512, p->joined ? "joined" : "UNJOINED",
-			(long long)(p->stage[VJ_GUEST_VIRTIO] == INT64_MIN ?
-					    -1 : p->stage[VJ_GUEST_VIRTIO]),
-			(long long)(p->stage[VJ_QEMU_TOTAL] == INT64_MIN ? -1 :
-									 p->stage[VJ_QEMU_TOTAL]));
+		hostout_live_path(h->env.text, p);
 }
 
 /* ---- daemon hooks ---- */
@@ -634,9 +498,8 @@ static void *host_start(const struct mode_env *env)
 	jw_init(&h->w);
 	h->start_ns = it_mono_ns();
 	h->cpu_start_ns = procfs_cpu_ns(getpid());
-	for (int s = 0; s < VJ_STAGES; s++)
-		if (!(h->stage[s] = lhist_new()))
-			goto fail;
+	if (hostout_init(&h->sum))
+		goto fail;
 	h->vj = vjoin_new(host_on_path, h, HOST_HOLD_NS, 0);
 	h->link = link_new(&lo, &cb);
 	if (!h->vj || !h->link)
@@ -671,7 +534,7 @@ static void host_add_io(struct host *h, struct vj_host_io *io, const struct it_b
 {
 	uint64_t now = it_mono_ns();
 
-	h->host_io++;
+	h->sum.host_io++;
 	io->view = 0;
 	io->buf = b->buf;
 	io->offset = io->io_offset;
@@ -739,7 +602,7 @@ static int host_record(void *m, const void *data, size_t size)
 	if (q->hdr.type != IT_REC_QEMU)
 		return 0;
 	if (q->ev < IT_QEV_MAX)
-		h->qemu_ev[q->ev]++;
+		h->sum.qemu_ev[q->ev]++;
 	ev = (struct vj_qemu_ev){ .ev = q->ev,
 				  .pid = q->pid,
 				  .ts_ns = q->ts_ns,
@@ -856,7 +719,7 @@ static void check_qemus(struct host *h, uint64_t now_ns)
 		}
 		it_note("qemu pid %d exited: its %d uprobes detached", h->qemu[q], n);
 		h->qemu[q] = 0;
-		h->qemu_exited++;
+		h->sum.qemu_exited++;
 	}
 }
 
@@ -869,176 +732,37 @@ static void host_run(void *m, uint64_t now_ns)
 	check_qemus(h, now_ns);
 }
 
-static void summary_text(struct host *h, const struct vj_stats *st, double hits, double cpu_pct,
-			 uint64_t bpf_ns)
-{
-	FILE *f = h->env.text;
-	struct link_stats ls;
-
-	link_get_stats(h->link, &ls);
-	fprintf(f, "host: guest virtio requests %llu, joined %llu (%.1f %%), unjoined %llu, "
-		   "order violations %llu; QEMU host IOs %llu (never joined %llu)\n",
-		(unsigned long long)st->guest, (unsigned long long)st->joined,
-		st->guest ? 100.0 * st->joined / st->guest : 0.0,
-		(unsigned long long)st->unjoined, (unsigned long long)st->order_bad,
-		(unsigned long long)h->host_io, (unsigned long long)st->host_unjoined);
-	fprintf(f, "host: unjoined by reason:");
-	for (int r = 0; r < VJ_UN_MAX; r++)
-		fprintf(f, " %s %llu", vj_unjoin_name(r), (unsigned long long)st->unjoin[r]);
-	fprintf(f, "; host IOs never joined:");
-	for (int r = 0; r < VJ_HU_MAX; r++)
-		fprintf(f, " %s %llu", vj_hunjoin_name(r), (unsigned long long)st->host_unjoin[r]);
-	fprintf(f, "; split over several host IOs %llu\n", (unsigned long long)st->split);
-	fprintf(f, "host: uprobe hits: blk_aio %llu + virtio_notify %llu = %.2f per QEMU block IO; "
-		   "daemon CPU %.3f %% of a core, BPF %.3f ms (%.3f %% of a core)\n",
-		(unsigned long long)(h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]),
-		(unsigned long long)h->qemu_ev[IT_QEV_NOTIFY], hits, cpu_pct, bpf_ns / 1e6,
-		100.0 * bpf_ns / (it_mono_ns() - h->start_ns));
-	for (int i = 0; i < h->nr_peers; i++)
-		fprintf(f, "host: guest '%s' session %016llx: clock host - guest = %+lld ns +- %llu ns "
-			   "(%llu samples), records %llu, malformed %llu, filter serials ignored %llu\n",
-			h->peers[i].name, (unsigned long long)h->peers[i].session,
-			(long long)h->peers[i].off, (unsigned long long)h->peers[i].unc,
-			(unsigned long long)h->peers[i].samples,
-			(unsigned long long)h->peers[i].records,
-			(unsigned long long)h->peers[i].malformed,
-			(unsigned long long)h->peers[i].filter_ignored);
-	fprintf(f, "host: link: peers refused %llu, records malformed %llu, filter serials "
-		   "ignored %llu\n", (unsigned long long)ls.refused,
-		(unsigned long long)h->records_malformed, (unsigned long long)h->filter_ignored);
-	fprintf(f, "%-16s %8s %12s %12s %12s\n", "STAGE", "COUNT", "P50", "P99", "MAX");
-	for (int s = 0; s < VJ_STAGES; s++)
-		fprintf(f, "%-16s %8llu %12llu %12llu %12llu\n", vj_stage_name(s),
-			(unsigned long long)lhist_count(h->stage[s]),
-			(unsigned long long)lhist_percentile(h->stage[s], 50),
-			(unsigned long long)lhist_percentile(h->stage[s], 99),
-			(unsigned long long)lhist_max(h->stage[s]));
-}
-
-static void summary_json(struct host *h, const struct vj_stats *st, int final, double hits,
-			 double cpu_pct, uint64_t bpf_ns)
-{
-	struct jw *w = &h->w;
-	struct link_stats ls;
-
-	link_get_stats(h->link, &ls);
-	jw_obj_begin(w, NULL);
-	jw_str(w, "type", "host_summary");
-	jw_bool(w, "final", final);
-	jw_u64(w, "guest_requests", st->guest);
-	jw_u64(w, "joined", st->joined);
-	jw_u64(w, "unjoined", st->unjoined);
-	jw_u64(w, "order_bad", st->order_bad);
-	jw_u64(w, "host_io", h->host_io);
-	jw_u64(w, "host_unjoined", st->host_unjoined);
-	jw_obj_begin(w, "unjoined_by_reason");
-	for (int r = 0; r < VJ_UN_MAX; r++)
-		jw_u64(w, vj_unjoin_name(r), st->unjoin[r]);
-	jw_obj_end(w);
-	jw_obj_begin(w, "host_unjoined_by_reason");
-	for (int r = 0; r < VJ_HU_MAX; r++)
-		jw_u64(w, vj_hunjoin_name(r), st->host_unjoin[r]);
-	jw_obj_end(w);
-	jw_u64(w, "joined_split", st->split);
-	jw_u64(w, "with_qemu_submit", st->with_submit);
-	jw_u64(w, "with_qemu_notify", st->with_notify);
-	jw_u64(w, "uprobe_aio", h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]);
-	jw_u64(w, "uprobe_notify", h->qemu_ev[IT_QEV_NOTIFY]);
-	jw_double(w, "uprobe_hits_per_qemu_io", hits);
-	jw_double(w, "uprobe_hits_per_guest_io",
-		  st->guest ? (double)(h->qemu_ev[0] + h->qemu_ev[1] + h->qemu_ev[2]) / st->guest :
-			      0);
-	jw_double(w, "daemon_cpu_pct", cpu_pct);
-	jw_u64(w, "bpf_ns", bpf_ns);
-	jw_u64(w, "elapsed_ns", it_mono_ns() - h->start_ns);
-	jw_u64(w, "records_rx", ls.records_rx);
-	jw_u64(w, "records_dup", ls.records_dup);
-	jw_u64(w, "malformed", ls.malformed);
-	jw_u64(w, "refused", ls.refused);
-	jw_u64(w, "records_malformed", h->records_malformed);
-	jw_u64(w, "filter_ignored", h->filter_ignored);
-	jw_u64(w, "qemu_exited", h->qemu_exited);
-	jw_arr_begin(w, "peers");
-	for (int i = 0; i < h->nr_peers; i++) {
-		jw_obj_begin(w, NULL);
-		jw_str(w, "name", h->peers[i].name);
-		jw_hex(w, "session", h->peers[i].session);
-		jw_i64(w, "clock_offset_ns", h->peers[i].off);
-		jw_u64(w, "clock_uncert_ns", h->peers[i].unc);
-		jw_u64(w, "clock_samples", h->peers[i].samples);
-		jw_u64(w, "records", h->peers[i].records);
-		jw_u64(w, "malformed", h->peers[i].malformed);
-		jw_u64(w, "filter_ignored", h->peers[i].filter_ignored);
-		jw_obj_end(w);
-	}
-	jw_arr_end(w);
-	jw_obj_begin(w, "stages");
-	for (int s = 0; s < VJ_STAGES; s++) {
-		jw_obj_begin(w, vj_stage_name(s));
-		jw_u64(w, "count", lhist_count(h->stage[s]));
-		jw_u64(w, "p50_ns", lhist_percentile(h->stage[s], 50));
-		jw_u64(w, "p99_ns", lhist_percentile(h->stage[s], 99));
-		jw_u64(w, "max_ns", lhist_max(h->stage[s]));
-		jw_obj_end(w);
-	}
-	jw_obj_end(w);
-	jw_obj_end(w);
-	json_line(h);
-	fflush(h->env.json);
-}
-
 static void host_summary(void *m, int final)
 {
 	struct host *h = m;
-	const struct vj_stats *st;
-	uint64_t el = it_mono_ns() - h->start_ns, bpf_ns = 0;
-	double hits, cpu_pct;
+	struct hostout_now n = { .elapsed_ns = it_mono_ns() - h->start_ns };
 
 	if (final)
 		vjoin_flush(h->vj);
-	st = vjoin_stats(h->vj);
-	hits = h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE] ?
-		       (double)(h->qemu_ev[0] + h->qemu_ev[1] + h->qemu_ev[2]) /
-			       (h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]) :
-		       0;
-	cpu_pct = el ? 100.0 * (procfs_cpu_ns(getpid()) - h->cpu_start_ns) / el : 0;
-	it_loader_run_totals(h->env.ld, NULL, &bpf_ns);
-	summary_text(h, st, hits, cpu_pct, bpf_ns);
-	if (h->env.json)
-		summary_json(h, st, final, hits, cpu_pct, bpf_ns);
+	n.st = vjoin_stats(h->vj);
+	link_get_stats(h->link, &n.ls);
+	n.cpu_pct = n.elapsed_ns ?
+			    100.0 * (procfs_cpu_ns(getpid()) - h->cpu_start_ns) / n.elapsed_ns :
+			    0;
+	it_loader_run_totals(h->env.ld, NULL, &n.bpf_ns);
+	hostout_text(h->env.text, &h->sum, &n);
+	if (!h->env.json)
+		return;
+	hostout_json(&h->w, &h->sum, &n, final);
+	json_line(h);
+	fflush(h->env.json);
 }
 
 /* --metrics: link state and join counts (docs/metrics.md). */
 static void host_metrics(void *m, FILE *f)
 {
 	struct host *h = m;
-	const struct vj_stats *st = vjoin_stats(h->vj);
 	struct link_peer *p = NULL;
 	uint64_t up = 0;
 
 	while ((p = link_next_peer(h->link, p)))
 		up += link_peer_info(p)->hello_done;
-	metrics_single(f, "iotracer_link_peers", "gauge",
-		       "Guests connected over the link (hello exchanged).", up);
-	metrics_single(f, "iotracer_guest_requests_total", "counter",
-		       "Guest virtio requests received from the guests.", st->guest);
-	metrics_single(f, "iotracer_joined_requests_total", "counter",
-		       "Guest requests joined with the host IO QEMU issued for them.", st->joined);
-	metrics_family(f, "iotracer_unjoined_requests_total", "counter",
-		       "Guest requests not joined to a host IO, by reason.");
-	for (int r = 0; r < VJ_UN_MAX; r++) {
-		struct metrics_label l = { "reason", vj_unjoin_name(r) };
-
-		metrics_sample_u64(f, "iotracer_unjoined_requests_total", &l, 1, st->unjoin[r]);
-	}
-	metrics_family(
-		f, "iotracer_host_unjoined_io_total", "counter",
-		"Host IOs of QEMU on a traced disk never joined to a guest request, by reason.");
-	for (int r = 0; r < VJ_HU_MAX; r++) {
-		struct metrics_label l = { "reason", vj_hunjoin_name(r) };
-
-		metrics_sample_u64(f, "iotracer_host_unjoined_io_total", &l, 1, st->host_unjoin[r]);
-	}
+	hostout_metrics(f, up, vjoin_stats(h->vj));
 }
 
 static void host_stop(void *m)
@@ -1055,8 +779,7 @@ static void host_stop(void *m)
 			bpf_link__destroy(h->uprobes[q][i]);
 	link_free(h->link);
 	vjoin_free(h->vj);
-	for (int s = 0; s < VJ_STAGES; s++)
-		lhist_free(h->stage[s]);
+	hostout_free(&h->sum);
 	jw_free(&h->w);
 	free(h);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fuzz_elf: the ELF symbol reader of host mode (qemu_sym_offsets, mode/qemu.c,
+ * fuzz_elf: the ELF symbol reader of host mode (qemu_sym_offsets, mode/qemusym.c,
  * libelf): the input is written to a memfd and read from its path, as host mode
  * reads /proc/PID/exe. The names looked up are those of seed_elf.c (QEMU's uprobe
  * targets), a data symbol and a name that is never there.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fuzz_qemu: a QEMU command line as host mode reads it from /proc/PID/cmdline
- * (qemu_parse_cmdline, mode/qemu.c: -drive/-blockdev/-device options, key=value
+ * (qemu_parse_cmdline, mode/qemuargs.c: -drive/-blockdev/-device options, key=value
  * lists with ",," escapes, JSON objects). The input is the cmdline bytes as they
  * are, NUL-separated arguments.
  *

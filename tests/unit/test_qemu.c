@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for src/mode/qemu.c. */
+/* Unit tests for src/mode/qemu.c, qemuargs.c and qemusym.c (qemu.h). */
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
