@@ -385,11 +385,12 @@ static void totals_line(FILE *f, char v[T_NR][CG_PATH_MAX], const int *w, int fi
 
 void tview_print_totals(FILE *f, const struct tview_row *rows, int n, const struct tview_opts *o)
 {
-	static const char *const head[T_NR] = {
-		"PID", "COMM", "CGROUP", "DEV", "OP", "IOS", "BYTES"
-	};
+	const char *head[T_NR] = { "PID", "COMM", "CGROUP", "DEV", "OP", "IOS", "BYTES" };
 	static char v[T_NR][CG_PATH_MAX];
 	int w[T_NR], first = o->by_cgroup ? T_CGROUP : T_PID;
+
+	if (o->group_col)
+		head[T_CGROUP] = o->group_col; /* CONTAINER, POD */
 
 	for (int c = 0; c < T_NR; c++)
 		w[c] = (int)strlen(head[c]);

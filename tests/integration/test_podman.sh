@@ -151,7 +151,9 @@ GOT=0 WANT=0
 for t in t1:"$nA":"$rA" t2:"$nB":"$rB"; do
 	IFS=: read -r c d want <<<"$t"
 	cn=$(podman inspect --format '{{.Name}}' "it-pods-$c-$$")
-	ios=$(awk -v l="podman/$cn" -v d="$d" '$3 == l && $4 == d && $5 == "read" { s += $6 } END { print s + 0 }' <<<"$tot")
+	# columns by the totals header's names (per container: no PID and COMM columns)
+	ios=$(awk -v l="podman/$cn" -v d="$d" '$0 ~ / DEV +OP +IOS / { for (i = 1; i <= NF; i++) h[$i] = i; g = 1; next }
+		g && $g == l && $h["DEV"] == d && $h["OP"] == "read" { s += $h["IOS"] } END { print s + 0 }' <<<"$tot")
 	got+="$c podman/$cn on $d: $ios (stat $want); "
 	GOT=$((GOT + ios)) WANT=$((WANT + want))
 	((ios <= want && want > 0)) || bad=1
