@@ -184,6 +184,7 @@ void make_view(const struct corr_req *r, struct req_view *v)
 		v->op = it_aio_op(r->aio.iocb.opcode);
 		v->offset = r->aio.iocb.offset;
 		v->bytes = r->aio.iocb.nbytes;
+		v->ino = r->aio.iocb.ino;
 		v->ret = r->aio.res;
 		break;
 	case CORR_BLOCK:

@@ -7,7 +7,8 @@
 #   uring_order  every block child: q_ns >= uring.submit_ns and its completion
 #                (c_ns, or q_ns + q2c_ns) <= uring.complete_ns
 #   uring_hist   hists block/loopN/read/q2c count == reads-completed delta
-#   aio_count, aio_block, aio_order, aio_hist: the same for kind=aio
+#   uring_ino    every one carries the inode of the device node fio opened (stat -L)
+#   aio_count, aio_block, aio_order, aio_hist, aio_ino: the same for kind=aio
 #                (aio.submit_ns / aio.reap_ns)
 # A missing fio engine or kernel tracepoint is a SKIP, never a PASS.
 # shellcheck disable=SC2016,SC2119 # jq programs in single quotes; optional args
@@ -15,7 +16,7 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin uring_count uring_block uring_order uring_hist aio_count aio_block aio_order aio_hist
+it_begin uring_count uring_block uring_order uring_hist uring_ino aio_count aio_block aio_order aio_hist aio_ino
 it_require_all
 
 RUNTIME=${ASYNC_RUNTIME:-4}
@@ -32,7 +33,7 @@ JQ_CEND='def cend: (.c_ns // (if .q_ns and .q2c_ns then .q_ns + .q2c_ns else nul
 # (OBJECT: the request's sub-object holding the times, "uring" or "aio")
 run_engine() {
 	local pfx=$1 kind=$2 engine=$3 depth=$4 obj=$5 sf=$6 ef=$7
-	local r0 r1 delta ios n nb bad tot h why
+	local r0 r1 delta ios n nb bad tot h why ino
 
 	if ! fio --enghelp="$engine" >/dev/null 2>&1; then
 		skip_engine "$pfx" "fio has no $engine engine"
@@ -100,17 +101,24 @@ run_engine() {
 			test "$bad" -eq 0
 	fi
 
+	# the file: the inode of the node fio opened (aio records carried 0 before)
+	ino=$(stat -L -c %i "$dev")
+	bad=$(jcount "$TRACER_JSON" '.kind == $k and .pid == $p and .ino != $i' \
+		--arg k "$kind" --argjson p "$FIO_PID" --argjson i "$ino")
+	check "${pfx}_ino" "$bad of $n $kind requests do not carry inode $ino of $dev" \
+		test "$bad" -eq 0 -a "$n" -gt 0
+
 	h=$(hist_count "$SUMMARY" block "$name" read q2c)
 	check "${pfx}_hist" "hists block/$name/read/q2c count ${h:-none}, /sys/block reads delta $delta (drops: $(jq -c '.drops.block' "$SUMMARY"))" \
 		accounted "${h:-x}" "$delta" "$(jq -r '.drops.block.missed // 0' "$SUMMARY")" 32
 }
 skip_engine() {
 	local c
-	for c in count block order hist; do skip "${1}_$c" "$2"; done
+	for c in count block order hist ino; do skip "${1}_$c" "$2"; done
 }
 fail_engine() {
 	local c
-	for c in count block order hist; do fail "${1}_$c" "$2"; done
+	for c in count block order hist ino; do fail "${1}_$c" "$2"; done
 }
 
 if ! have_tp io_uring/io_uring_submit_req && ! have_tp io_uring/io_uring_submit_sqe; then
