@@ -94,7 +94,8 @@ static __always_inline int it_fio_enter(struct file *f, u64 key, u32 kind, s64 p
 		else
 			vlen = IT_SYS_ARG(true, regs, 2);
 	}
-	st = it_file_begin(task, f, &id, sys, it_sys_op(sys), pos < 0 ? 0 : pos, nbytes, buf,
+	/* the state looked up above, if any: one task-storage lookup per traced call */
+	st = it_file_begin(task, st, f, &id, sys, it_sys_op(sys), pos < 0 ? 0 : pos, nbytes, buf,
 			   vlen);
 	if (st)
 		st->fio_key = key;

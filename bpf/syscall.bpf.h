@@ -115,11 +115,11 @@ static __always_inline void it_sched_read(struct task_struct *t, u64 *sw, u64 *p
 	*rq = bpf_core_field_exists(t->sched_info) ? IT_RD(IT_TASK_BTF, t, sched_info.run_delay) : 0;
 }
 
-static __always_inline struct thread_state *it_sys_begin(struct task_struct *task, u32 sys, u32 op)
+static __always_inline struct thread_state *it_sys_begin(struct task_struct *task,
+							 struct thread_state *st, u32 sys, u32 op)
 {
-	struct thread_state *st;
-
-	st = it_state_new(task);
+	if (!st) /* the caller's lookup found none (or it made none): create it */
+		st = it_state_new(task);
 	if (!st) {
 		it_drop(IT_L_SYSCALL, IT_DROP_INFLIGHT);
 		return NULL;
@@ -198,12 +198,13 @@ static __always_inline bool it_args_compat(const struct it_sysargs *x)
  * buf: the user buffer, or (vlen > 0) the iovec array of vlen whose first two
  * buffers are kept (host mode joins a QEMU host IO to the guest request by them).
  */
-static __always_inline struct thread_state *it_file_begin(struct task_struct *task, struct file *f,
+static __always_inline struct thread_state *it_file_begin(struct task_struct *task,
+							 struct thread_state *st, struct file *f,
 							 const struct it_file_id *id, u32 sys,
 							 u32 op, s64 pos, u64 bytes, u64 buf,
 							 u64 vlen)
 {
-	struct thread_state *st = it_sys_begin(task, sys, op);
+	st = it_sys_begin(task, st, sys, op);
 
 	if (!st)
 		return NULL;
@@ -241,7 +242,7 @@ static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 byt
 		return 0;
 	if (it_args_compat(x) || !it_task_ok())
 		return 0;
-	st = it_file_begin(task, f, &id, sys, op, pos, bytes, buf, vlen);
+	st = it_file_begin(task, NULL, f, &id, sys, op, pos, bytes, buf, vlen);
 	if (st)
 		st->fd = fd;
 	return 0;
@@ -350,7 +351,7 @@ static __always_inline int it_aio_enter(u32 sys, u64 user_ptr, const struct it_s
 
 	if (it_args_compat(x) || !it_task_ok())
 		return 0;
-	st = it_sys_begin(task, sys, IT_OP_OTHER);
+	st = it_sys_begin(task, NULL, sys, IT_OP_OTHER);
 	if (!st)
 		return 0;
 	st->user_ptr = user_ptr;
