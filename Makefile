@@ -35,7 +35,8 @@ SRCS        := $(wildcard src/*.c src/*/*.c)
 OBJS        := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(SRCS))
 # Pure user-space modules (no libbpf, no skeleton): unit-tested under ASan/UBSan and
 # linked into the tools. What talks to libbpf stays out.
-LIBBPF_SRCS := src/main.c src/core/loader.c src/core/kfeat.c src/core/daemon.c src/core/filters.c \
+LOADER_SRCS := src/core/loader.c src/core/hooktab.c src/core/methods.c src/core/hookreport.c
+LIBBPF_SRCS := src/main.c $(LOADER_SRCS) src/core/kfeat.c src/core/daemon.c src/core/filters.c \
 	       src/core/aggmap.c src/core/blkstale.c src/top/top.c \
 	       src/mode/host.c src/bench/cmd.c src/bench/run.c src/bench/bpfstats.c
 # Linked with libmicrohttpd (--metrics): out of the pure set too. The static build
@@ -219,7 +220,7 @@ $(OUTPUT)/unit/%: tests/unit/%.c $(SAN_OBJS) | $(OUTPUT)/unit $(OUTPUT)/version.
 # test_loader: the loader's hook table against the BPF objects, opened with libbpf and
 # never loaded (no root). It links the libbpf side the loader needs, and a copy of the
 # object with one program no hook names (tests/unit/stray.bpf.c).
-LOADER_SAN  := $(patsubst src/%.c,$(OUTPUT)/san/%.o,src/core/loader.c src/core/kfeat.c \
+LOADER_SAN  := $(patsubst src/%.c,$(OUTPUT)/san/%.o,$(LOADER_SRCS) src/core/kfeat.c \
 	       src/core/filters.c)
 $(LOADER_SAN): | $(SKELS)
 $(OUTPUT)/unit/stray.bpf.o: tests/unit/stray.bpf.c $(VMLINUX) | $(OUTPUT)/unit

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * loader: the BPF side up and down. Probe the kernel (kfeat), pick per hook
- * the cheapest method that works here (hook_defs[] in loader.c; docs/hooks.md),
+ * the cheapest method that works here (hook_defs[] in hooktab.c; docs/hooks.md),
  * autoload only those programs, set the rodata knobs and filters, load,
  * attach, and keep a per-hook report of what attached and why not. Also
  * the record buffers' sizes and mappings, and the programs' run statistics.
@@ -58,7 +58,7 @@ struct it_loader {
 	uint32_t layers_on; /* layers with at least one hook attached */
 	uint32_t layers_want; /* layers asked for (it_loader_load) */
 	uint32_t self_tgid;
-	int path; /* the syscall layer's way (loader.c IT_PATH_*: file, raw pair, per-syscall) */
+	int path; /* the syscall layer's way (loader_int.h IT_PATH_*: file, raw pair, per-syscall) */
 	int kern_hists; /* the BPF side keeps the histograms (else: build them from records) */
 	/* record buffers (size_buffers in loader.c) */
 	int ncpu; /* possible CPUs */

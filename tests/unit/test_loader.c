@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for src/core/loader.c's hook table against the BPF objects:
+ * Unit tests for src/core/hooktab.c's hook table against the BPF objects:
  * opened with libbpf, never loaded (no root, no bpf() calls).
  */
 #include <bpf/libbpf.h>
