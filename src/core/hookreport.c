@@ -91,8 +91,7 @@ static int check_layer(const struct it_loader *ld, const struct it_opts *o, int 
 	return 0;
 }
 
-int check_layers(const struct it_loader *ld, const struct it_opts *o, uint32_t layers,
-		 FILE *err)
+int check_layers(const struct it_loader *ld, const struct it_opts *o, uint32_t layers, FILE *err)
 {
 	int ret = 0;
 
