@@ -190,7 +190,7 @@ enum cli_val {
  */
 struct cli_option {
 	/* name (the long option, and the config key), key (its short letter, or a code
-	 * >= 256: cli.c's CLI_OPT_*), arg, and the --help group and text */
+	 * >= 256: cli_int.h's CLI_OPT_*), arg, and the --help group and text */
 	struct opt_row row;
 	const char *section; /* config section ("": the top); NULL: command line only */
 	enum reload_kind reload; /* when section is not NULL */
