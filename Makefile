@@ -36,7 +36,8 @@ OBJS        := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(SRCS))
 # Pure user-space modules (no libbpf, no skeleton): unit-tested under ASan/UBSan and
 # linked into the tools. What talks to libbpf stays out.
 LOADER_SRCS := src/core/loader.c src/core/hooktab.c src/core/methods.c src/core/hookreport.c
-LIBBPF_SRCS := src/main.c $(LOADER_SRCS) src/core/kfeat.c src/core/daemon.c src/core/filters.c \
+LIBBPF_SRCS := src/main.c $(LOADER_SRCS) src/core/kfeat.c src/core/daemon.c src/core/daemon_metrics.c \
+	       src/core/daemon_reload.c src/core/filters.c \
 	       src/core/aggmap.c src/core/blkstale.c src/top/top.c \
 	       src/mode/host.c src/bench/cmd.c src/bench/run.c src/bench/bpfstats.c
 # Linked with libmicrohttpd (--metrics): out of the pure set too. The static build

@@ -28,6 +28,7 @@
 #include "core/config.h"
 #include "core/corr.h"
 #include "core/daemon.h"
+#include "core/daemon_int.h"
 #include "core/loader.h"
 #include "core/output.h"
 #include "core/hist.h"
@@ -44,52 +45,6 @@
 #include "core/record.h"
 #include "core/uhist.h"
 #include "lib/log.h"
-
-#define DRAIN_NS (50ull * 1000 * 1000) /* timer period: drain the ring */
-#define HOLD_NS (2ull * 1000 * 1000 * 1000) /* how long a block waits for its parent */
-#define WATERMARK_NS (2ull * 1000 * 1000) /* records younger than this wait a drain */
-#define METRICS_NS (1000ull * 1000 * 1000) /* --metrics: rebuild the text this often */
-#define SWEEP_NS (30ull * 1000 * 1000 * 1000) /* look for missed block completions this often */
-
-struct daemon {
-	const struct it_opts *o; /* &cur */
-	struct it_opts cur; /* in force: the caller's at start, then each reload's */
-	int cur_owned; /* cur's strings are ours (after a reload) */
-	struct it_loader ld;
-	struct ring_buffer *rb;
-	struct recbuf recs; /* per-CPU buffers + ring buffer copies, merged */
-	struct corr *corr;
-	struct it_out *out;
-	struct recorder *rec; /* --record, or NULL */
-	FILE *json;
-	FILE *text; /* human output */
-	int epfd, sigfd, tfd;
-	uint64_t start_ns, now_ns, next_summary_ns;
-	uint64_t lost;
-	struct uhists uhists; /* built from records while the BPF side keeps none */
-	struct uhists carried; /* the BPF histograms of earlier attaches (reload) */
-	struct uhists sum; /* a summary's: the BPF side's + uhists + carried */
-	uint64_t carried_drops[IT_NR_DROPS], carried_skipped[IT_L_MAX];
-	uint64_t carried_counters[IT_NR_COUNTERS]; /* of the sets a reload detached */
-	/* records that ended before hists_switch_ns went by kern_hists_before */
-	uint64_t hists_switch_ns;
-	int kern_hists_before;
-	const struct mode_ops *const *modes; /* by enum it_mode (it_daemon_run) */
-	const struct mode_ops *mode; /* guest/host mode, NULL standalone */
-	void *m; /* its state */
-	int mode_fd;
-	struct metrics_http *http; /* --metrics server, NULL when off */
-	struct metrics_hook *mhooks; /* attach status, as reported at the last attach */
-	int nr_mhooks;
-	uint64_t next_metrics_ns;
-	uint64_t next_sweep_ns; /* blk_sweep */
-	uint64_t blk_swept; /* requests the attached side's sweeps ended as missed */
-	uint64_t stale_ns, sweep_ns; /* blk_sweep: BLK_STALE_NS and SWEEP_NS, but in tests */
-	uint64_t aio_sampled; /* libaio requests seen by --sample (aio_kept) */
-	struct cg_cache *cg; /* cgroup id -> path (JSON, recordings, /metrics); NULL: none */
-	struct ct_names *names; /* container and pod names from the node's files (container.h) */
-	struct agg_labels *cg_labels; /* /metrics cgroup label values, kept across scrapes */
-};
 
 /* recbuf_fn: one record, in end-time order. */
 static void on_record(void *ctx, void *data, size_t size)
@@ -160,7 +115,7 @@ static void mode_run(struct daemon *d)
  * ended in the last WATERMARK_NS: a record of another CPU that ended before
  * them may still be being written (recbuf.h). final: all of them.
  */
-static void drain(struct daemon *d, int final)
+void drain(struct daemon *d, int final)
 {
 	d->now_ns = it_mono_ns();
 	if (d->rb && ring_buffer__consume(d->rb) < 0)
@@ -171,7 +126,7 @@ static void drain(struct daemon *d, int final)
 }
 
 /* The drop counters of the attached BPF side (without what was carried). */
-static void read_drops(struct daemon *d, uint64_t *drops)
+void read_drops(struct daemon *d, uint64_t *drops)
 {
 	uint64_t cnt[IT_NR_COUNTERS];
 
@@ -193,7 +148,7 @@ static void sum_hist(struct it_hist_val *dst, const struct it_hist_val *percpu, 
 }
 
 /* Add the BPF side's histograms (the "hists" map) to dst. */
-static void read_khists(struct daemon *d, struct uhists *dst)
+void read_khists(struct daemon *d, struct uhists *dst)
 {
 	int fd = bpf_map__fd(d->ld.skel->maps.hists);
 	int ncpu = libbpf_num_possible_cpus();
@@ -216,7 +171,7 @@ static void read_khists(struct daemon *d, struct uhists *dst)
 }
 
 /* Drops so far: the attached BPF side's and those carried over re-attaches. */
-static void all_drops(struct daemon *d, uint64_t *drops)
+void all_drops(struct daemon *d, uint64_t *drops)
 {
 	memset(drops, 0, IT_NR_DROPS * sizeof(*drops));
 	if (d->ld.skel) /* NULL only after a failed re-attach */
@@ -226,7 +181,7 @@ static void all_drops(struct daemon *d, uint64_t *drops)
 }
 
 /* The histograms as of now into d->sum: the BPF side's, those built from records, carried. */
-static void current_hists(struct daemon *d)
+void current_hists(struct daemon *d)
 {
 	uhists_clear(&d->sum);
 	if (d->ld.skel)
@@ -235,7 +190,7 @@ static void current_hists(struct daemon *d)
 	uhists_merge(&d->sum, &d->carried);
 }
 
-static void summary(struct daemon *d, int final)
+void summary(struct daemon *d, int final)
 {
 	uint64_t drops[IT_NR_DROPS], skipped[IT_L_MAX], cnt[IT_NR_COUNTERS];
 	struct out_summary_in in = {
@@ -267,174 +222,8 @@ static void summary(struct daemon *d, int final)
 		d->mode->summary(d->m, final);
 }
 
-/* ---- --metrics (docs/metrics.md) ---- */
-
-static const char *metrics_dev(uint32_t dev, void *ctx)
-{
-	const struct daemon *d = ctx;
-
-	return dev ? parse_dev_name_cached(dev, d->o->sysfs_root) : "-";
-}
-
-/* The hooks of the attach report, for iotracer_hook_attached (again after a re-attach). */
-static int metrics_hooks(struct daemon *d)
-{
-	free(d->mhooks);
-	d->nr_mhooks = 0;
-	d->mhooks = calloc(d->ld.nr_hooks ? d->ld.nr_hooks : 1, sizeof(*d->mhooks));
-	if (!d->mhooks)
-		return -ENOMEM;
-	for (int i = 0; i < d->ld.nr_hooks; i++) {
-		const struct it_hook_state *h = &d->ld.hooks[i];
-
-		if (it_loader_hook_hidden(&d->ld, i))
-			continue;
-		d->mhooks[d->nr_mhooks++] = (struct metrics_hook){
-			.layer = abi_layer_name(h->layer),
-			.hook = h->name,
-			.method = it_method_name(h->method),
-			.ok = h->ok,
-			.state = it_hook_state_of(h),
-		};
-	}
-	return 0;
-}
-
-/*
- * The block requests the attached BPF side saw issued and not completing (in flight,
- * for the gauge), and those a detached side left (missed: no side will see them end).
- */
-static void blk_inflight_missed(struct daemon *d, uint64_t *inflight, uint64_t *missed)
-{
-	const int k = IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED;
-	uint64_t cur[IT_NR_DROPS] = { 0 };
-	uint64_t cnt[IT_NR_COUNTERS] = { 0 }, ended;
-
-	if (d->ld.skel) {
-		read_drops(d, cur);
-		agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
-	}
-	/* ended unseen: found stale by a sweep, or their entry taken by a new bio */
-	ended = d->blk_swept + cnt[IT_CNT_BLK_RECYCLED];
-	*inflight = cur[k] > ended ? cur[k] - ended : 0;
-	*missed = d->carried_drops[k] + (cur[k] < ended ? cur[k] : ended);
-}
-
-/*
- * The sweep's age and period: BLK_STALE_NS every SWEEP_NS, or for a test
- * (docs/testing.md) the age IOTRACER_TEST_BLK_STALE says, looked for twice as often.
- */
-static void stale_age(struct daemon *d)
-{
-	const char *env = getenv("IOTRACER_TEST_BLK_STALE");
-	uint64_t age;
-
-	d->stale_ns = BLK_STALE_NS;
-	d->sweep_ns = SWEEP_NS;
-	if (!env)
-		return;
-	if (parse_duration(env, &age) || age < 2 || age > BLK_STALE_NS) {
-		it_warn("IOTRACER_TEST_BLK_STALE: bad duration '%s' (expected up to 120s): ignored",
-			env);
-		return;
-	}
-	d->stale_ns = age;
-	d->sweep_ns = age / 2 < SWEEP_NS ? age / 2 : SWEEP_NS;
-}
-
-/*
- * Every SWEEP_NS: requests issued longer ago than any can be in flight whose
- * completion no program saw (a nested completion with one completion program,
- * docs/hooks.md) leave the in-flight gauge for the lost counter.
- */
-static void blk_sweep(struct daemon *d)
-{
-	long n;
-
-	if (!d->ld.skel || !(d->ld.layers_on & (1u << IT_L_BLOCK)) || d->now_ns < d->next_sweep_ns)
-		return;
-	d->next_sweep_ns = d->now_ns + d->sweep_ns;
-	n = blk_sweep_stale(bpf_map__fd(d->ld.skel->maps.bios), d->now_ns, d->stale_ns,
-			    2 * (long)bpf_map__max_entries(d->ld.skel->maps.bios));
-	if (n > 0)
-		d->blk_swept += n;
-}
-
-/*
- * The kernel's block aggregation folded into /metrics rows (*rows malloc'd);
- * 0 rows when it is off or unreadable. A re-attach starts it from zero.
- */
-static int metrics_agg(struct daemon *d, struct agg_row **rows)
-{
-	struct agg_entry *e = NULL;
-	int nr = 0, depth = d->o->metrics_cg_depth;
-
-	*rows = NULL;
-	if (!d->ld.skel || agg_read(bpf_map__fd(d->ld.skel->maps.agg), &e, &nr) || !nr)
-		goto out;
-	if (depth >= 0 && !d->cg_labels)
-		d->cg_labels = calloc(1, sizeof(*d->cg_labels));
-	*rows = calloc(nr, sizeof(**rows));
-	if (!*rows || (depth >= 0 && !d->cg_labels)) {
-		nr = 0;
-		goto out;
-	}
-	nr = agg_fold(e, nr, d->cg, depth, d->cg_labels, *rows);
-out:
-	free(e);
-	return nr;
-}
-
-/*
- * Build the /metrics text and hand it to the server thread, at most every
- * METRICS_NS (force: now). Runs on the event loop; the server only swaps a
- * pointer under its lock, so nothing here waits for a scrape.
- */
-static void metrics_tick(struct daemon *d, int force)
-{
-	uint64_t drops[IT_NR_DROPS];
-	struct metrics_proc proc;
-	struct agg_row *rows;
-	struct metrics_in in = { .drops = drops, .drop_layers = d->ld.layers_on,
-				 .lost = d->lost, .hooks = d->mhooks, .nr_hooks = d->nr_mhooks,
-				 .dev_name = metrics_dev, .dev_ctx = d };
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f;
-
-	if (!d->http || (!force && d->now_ns < d->next_metrics_ns))
-		return;
-	d->next_metrics_ns = d->now_ns + METRICS_NS;
-	all_drops(d, drops);
-	blk_inflight_missed(d, &in.blk_inflight, &in.blk_missed);
-	current_hists(d);
-	in.nr_khists = d->sum.nr;
-	in.khists = d->sum.v;
-	if (!metrics_proc_read("/proc", "self", &proc))
-		in.proc = &proc;
-	in.nr_agg = metrics_agg(d, &rows);
-	in.agg = rows;
-	in.agg_cgroups = d->o->metrics_cg_depth >= 0;
-	in.ct_labels = d->o->metrics_containers;
-	in.names = d->names;
-	f = open_memstream(&text, &len);
-	if (!f) {
-		free(rows);
-		return;
-	}
-	metrics_write(f, &in);
-	free(rows);
-	if (d->m && d->mode->metrics)
-		d->mode->metrics(d->m, f);
-	if (fclose(f)) {
-		free(text); /* keep serving the previous text */
-		return;
-	}
-	metrics_http_publish(d->http, text, len);
-}
-
 /* Add (EPOLL_CTL_ADD) or remove (EPOLL_CTL_DEL) the ring buffer's and the mode's fds. */
-static int watch_bpf(struct daemon *d, int op)
+int watch_bpf(struct daemon *d, int op)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 
@@ -512,8 +301,6 @@ static int on_timer(struct daemon *d)
 	}
 	return d->o->duration_ns && d->now_ns - d->start_ns >= d->o->duration_ns;
 }
-
-static int daemon_reload(struct daemon *d);
 
 /* The signalfd is readable. Returns 1 to stop (SIGINT, SIGTERM, a failed re-attach). */
 static int on_signal(struct daemon *d)
@@ -599,7 +386,7 @@ static const struct mode_ops *mode_of(const struct daemon *d, const struct it_op
 }
 
 /* The mode's adjustments to a copy of the options (host: the QEMU pids). 0 or -errno. */
-static int mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err)
+int mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err)
 {
 	const struct mode_ops *m = mode_of(d, o);
 
@@ -607,7 +394,7 @@ static int mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err)
 }
 
 /* The ring buffer and the per-CPU record buffers of the attached load. */
-static int bpf_buffers(struct daemon *d)
+int bpf_buffers(struct daemon *d)
 {
 	void *slots, *pos;
 	int ret;
@@ -639,7 +426,7 @@ static int bpf_up(struct daemon *d)
 }
 
 /* Report what attached, and start the guest or host mode on it. */
-static int bpf_connect(struct daemon *d)
+int bpf_connect(struct daemon *d)
 {
 	struct mode_env env = { .o = d->o, .ld = &d->ld, .out = d->out, .json = d->json,
 				.text = d->text };
@@ -662,7 +449,7 @@ static int bpf_connect(struct daemon *d)
 }
 
 /* Undo bpf_connect() and bpf_up() (safe on partial ones). */
-static void bpf_down(struct daemon *d)
+void bpf_down(struct daemon *d)
 {
 	if (d->m)
 		d->mode->stop(d->m);
@@ -700,229 +487,6 @@ static int open_json(struct daemon *d)
 		return -errno;
 	}
 	return 0;
-}
-
-/* ---- reload (SIGHUP; docs/config.md) ---- */
-
-/* The first line of a captured message, without the "iotracer: " prefix (fallback if none). */
-static void first_line(const char *msg, const char *fallback, char *buf, size_t n)
-{
-	const char *m = msg && *msg ? msg : fallback;
-
-	if (!strncmp(m, "iotracer: ", 10))
-		m += 10;
-	snprintf(buf, n, "%.*s", (int)strcspn(m, "\n"), m);
-}
-
-/*
- * The options again: defaults, the config file, the command line over it,
- * and the mode's prepare. 0, or -EINVAL with the first error line in why.
- */
-static int reload_read(struct daemon *d, struct it_opts *n, char *why, size_t len)
-{
-	char *msg = NULL;
-	size_t msg_len = 0;
-	FILE *err = open_memstream(&msg, &msg_len);
-	int ret = -ENOMEM;
-
-	cli_defaults(n);
-	n->sysfs_root = d->o->sysfs_root;
-	if (err) {
-		ret = config_parse(d->o->argc, d->o->argv, n, err, err) == CLI_RUN ? 0 : -EINVAL;
-		if (!ret && mode_prepare(d, n, err))
-			ret = -EINVAL;
-		fclose(err);
-	}
-	if (ret)
-		first_line(msg, strerror(-ret), why, len);
-	free(msg);
-	return ret;
-}
-
-/* *n becomes the options in force (d->cur stays put: the mode points to it). */
-static void reload_adopt(struct daemon *d, struct it_opts *n)
-{
-	if (d->cur_owned)
-		cli_free(&d->cur);
-	d->cur = *n;
-	d->cur_owned = 1;
-	memset(n, 0, sizeof(*n));
-	if (d->out)
-		out_set_thinning(d->out, d->cur.min_lat_ns, d->cur.sample);
-}
-
-/* Filters only: BPF globals and maps, in place, no link touched. 0: *n adopted. */
-static int reload_filters(struct daemon *d, struct it_opts *n, const struct reload_plan *p)
-{
-	int before = d->ld.kern_hists;
-	char *msg = NULL, line[512];
-	size_t len = 0;
-	FILE *err = open_memstream(&msg, &len);
-	int ret = err ? it_filters_apply(&d->ld, n, err) : -ENOMEM;
-
-	if (err)
-		fclose(err);
-	first_line(msg, strerror(-ret), line, sizeof(line));
-	if (ret) {
-		it_warn("reload: %s; the running configuration stays", line);
-	} else {
-		if (msg && *msg) /* a warning (--file: only the first N files) */
-			it_warn("reload: %s", line);
-		if (d->ld.kern_hists != before) {
-			d->hists_switch_ns = it_mono_ns();
-			d->kern_hists_before = before;
-		}
-		reload_adopt(d, n);
-		if (d->m && d->mode->reload)
-			d->mode->reload(d->m);
-		it_note("reload: changed in place: %s", p->what[RELOAD_FILTER]);
-	}
-	free(msg);
-	return ret;
-}
-
-/* Keep the attached BPF side's histograms, drops and skipped runs for the summaries. */
-static void carry_counters(struct daemon *d)
-{
-	uint64_t drops[IT_NR_DROPS], skipped[IT_L_MAX], cnt[IT_NR_COUNTERS];
-
-	read_drops(d, drops);
-	it_loader_skipped(&d->ld, skipped);
-	agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
-	for (int i = 0; i < IT_NR_COUNTERS; i++)
-		d->carried_counters[i] += cnt[i];
-	for (int i = 0; i < IT_NR_DROPS; i++)
-		d->carried_drops[i] += drops[i];
-	for (int i = 0; i < IT_L_MAX; i++)
-		d->carried_skipped[i] += skipped[i];
-	d->blk_swept = 0; /* in the carried issued - completed, as every missed one */
-	read_khists(d, &d->carried);
-}
-
-/*
- * Load d->cur's set while the old one still traces, then detach the old one,
- * read what its buffers hold, and attach the new one: tracing pauses for the
- * detach and attach only, not for the load. -EAGAIN: the load failed, the
- * old set is still attached (message in why). Other errors: nothing is.
- */
-static int reattach(struct daemon *d, char *why, size_t len)
-{
-	struct it_loader nld;
-	char *msg = NULL;
-	size_t msg_len = 0;
-	FILE *err = open_memstream(&msg, &msg_len);
-	int ret = err ? it_loader_load(&nld, d->o, err) : -ENOMEM;
-
-	if (err)
-		fclose(err);
-	if (ret) {
-		first_line(msg, strerror(-ret), why, len);
-		free(msg);
-		if (err)
-			it_loader_stop(&nld);
-		return -EAGAIN;
-	}
-	free(msg);
-	if (d->rb) {
-		it_loader_detach(&d->ld);
-		drain(d, 1);
-		watch_bpf(d, EPOLL_CTL_DEL);
-		carry_counters(d);
-	}
-	bpf_down(d);
-	d->ld = nld;
-	d->hists_switch_ns = 0;
-	ret = it_loader_attach(&d->ld, d->o, stderr);
-	if (!ret)
-		ret = bpf_buffers(d);
-	if (!ret)
-		ret = bpf_connect(d);
-	if (!ret)
-		ret = watch_bpf(d, EPOLL_CTL_ADD);
-	return ret;
-}
-
-/*
- * A change that needs new programs or buffers. 0: *n adopted; 1: it failed
- * and the previous configuration is attached (still, or again); -errno:
- * nothing is.
- */
-static int reload_reattach(struct daemon *d, struct it_opts *n, const struct reload_plan *p)
-{
-	struct it_opts old = d->cur;
-	int old_owned = d->cur_owned, ret;
-	char why[512];
-
-	d->cur = *n;
-	d->cur_owned = 1;
-	memset(n, 0, sizeof(*n));
-	ret = reattach(d, why, sizeof(why));
-	if (!ret) {
-		if (old_owned)
-			cli_free(&old);
-		it_note("reload: %s changed: re-attached (%s)%s%s", p->names[RELOAD_REATTACH],
-			p->what[RELOAD_REATTACH], p->nr[RELOAD_FILTER] ? "; also " : "",
-			p->what[RELOAD_FILTER]);
-		return 0;
-	}
-	cli_free(&d->cur);
-	d->cur = old;
-	d->cur_owned = old_owned;
-	if (ret == -EAGAIN) {
-		it_warn("reload: %s; the running configuration stays", why);
-		return 1;
-	}
-	it_err("reload: re-attach failed (%s): attaching the previous configuration again",
-	       strerror(-ret));
-	ret = reattach(d, why, sizeof(why));
-	if (ret)
-		it_err("reload: cannot attach the previous configuration either (%s): stopping",
-		       ret == -EAGAIN ? why : strerror(-ret));
-	return ret ? ret : 1;
-}
-
-/* SIGHUP. Returns -errno only when the daemon cannot go on (nothing attached). */
-static int daemon_reload(struct daemon *d)
-{
-	const char *file = d->o->config_path ? d->o->config_path : "(no config file)";
-	struct reload_plan p;
-	struct it_opts n;
-	char why[512];
-	int ret = 0, adopted = 0;
-
-	if (reload_read(d, &n, why, sizeof(why))) {
-		it_warn("reload: %s; the running configuration stays", why);
-		cli_free(&n);
-		return 0;
-	}
-	reload_plan(d->o, &n, &p);
-	if (p.nr[RELOAD_START])
-		it_warn("reload: %s: read at start only, unchanged until a restart",
-			p.names[RELOAD_START]);
-	if (reload_keep_start_only(d->o, &n)) {
-		it_warn("reload: out of memory; the running configuration stays");
-		cli_free(&n);
-		return 0;
-	}
-	if (p.nr[RELOAD_REATTACH]) {
-		ret = reload_reattach(d, &n, &p);
-		adopted = !ret;
-		ret = ret < 0 ? ret : 0;
-	} else if (p.nr[RELOAD_FILTER]) {
-		adopted = !reload_filters(d, &n, &p);
-	} else if (p.nr[RELOAD_TIMING]) {
-		reload_adopt(d, &n);
-		adopted = 1;
-	} else if (!p.nr[RELOAD_START]) {
-		it_note("reload: %s: nothing changed", file);
-	}
-	if (adopted && p.nr[RELOAD_TIMING]) {
-		/* the summary period starts again from now */
-		d->next_summary_ns = it_mono_ns() + d->o->interval_ns;
-		it_note("reload: %s", p.what[RELOAD_TIMING]);
-	}
-	cli_free(&n);
-	return ret;
 }
 
 /* --record: the rolling recording (docs/record.md). 0 or -EIO (message printed). */
