@@ -3,7 +3,7 @@
  * stages: what a summary's per-stage lines are computed from (see stages.h):
  * a request's derived numbers (its view), and its stage latencies added to
  * log-linear histograms (hist.c) keyed (layer, dev, op, stage), from which
- * output.c's summaries take the percentiles.
+ * output_summary.c's summaries take the percentiles.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * stages: the numbers behind a summary's per-stage lines (output.c writes
+ * stages: the numbers behind a summary's per-stage lines (output_summary.c writes
  * them): a request's view (kind, task, times, dev, op, ...) and the
  * per-(layer, dev, op, stage) latency histograms that give the percentiles.
  * Pure computation, no output.
