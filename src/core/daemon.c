@@ -39,7 +39,6 @@
 #include "core/metrics.h"
 #include "core/metrics_http.h"
 #include "core/reload.h"
-#include "core/filters.h"
 #include "lib/parse.h"
 #include "core/recbuf.h"
 #include "core/record.h"

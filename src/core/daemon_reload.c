@@ -15,7 +15,6 @@
 #include "core/config.h"
 #include "core/daemon.h"
 #include "core/daemon_int.h"
-#include "core/filters.h"
 #include "core/loader.h"
 #include "core/metrics.h"
 #include "core/output.h"
@@ -77,7 +76,7 @@ static int reload_filters(struct daemon *d, struct it_opts *n, const struct relo
 	char *msg = NULL, line[512];
 	size_t len = 0;
 	FILE *err = open_memstream(&msg, &len);
-	int ret = err ? it_filters_apply(&d->ld, n, err) : -ENOMEM;
+	int ret = err ? it_loader_filters(&d->ld, n, err) : -ENOMEM;
 
 	if (err)
 		fclose(err);

@@ -26,7 +26,6 @@
 #include "core/cgroup.h"
 #include "core/cli.h"
 #include "core/filters.h"
-#include "core/loader.h"
 #include "lib/log.h"
 
 /* What the checks resolved, before anything is written. */
@@ -144,10 +143,10 @@ static int add_tree_entry(const char *path, const struct stat *st, int type, str
 	return add_file(st) ? 1 : 0; /* stop once the map is full */
 }
 
-static int fill_files(struct it_loader *ld, const struct it_opts *o, const struct stat *st,
+static int fill_files(struct iotracer_bpf *skel, const struct it_opts *o, const struct stat *st,
 		      FILE *err)
 {
-	files_fd = bpf_map__fd(ld->skel->maps.files);
+	files_fd = bpf_map__fd(skel->maps.files);
 	files_added = 0;
 	if (!S_ISDIR(st->st_mode))
 		return add_file(st);
@@ -157,9 +156,9 @@ static int fill_files(struct it_loader *ld, const struct it_opts *o, const struc
 	return 0;
 }
 
-static int fill_pids(struct it_loader *ld, const struct it_opts *o)
+static int fill_pids(struct iotracer_bpf *skel, const struct it_opts *o)
 {
-	int fd = bpf_map__fd(ld->skel->maps.pids);
+	int fd = bpf_map__fd(skel->maps.pids);
 
 	for (int i = 0; i < o->nr_pids; i++)
 		if (bpf_map_update_elem(fd, &o->pids[i], &map_gen, BPF_ANY))
@@ -171,10 +170,10 @@ static int fill_pids(struct it_loader *ld, const struct it_opts *o)
  * The --cgroup directories into the idle half of map "cgroups", then switch
  * to it (the map takes its own reference on each cgroup).
  */
-static int set_cgroups(struct it_loader *ld, const struct it_opts *o, const struct filter_in *in)
+static int set_cgroups(struct iotracer_bpf *skel, const struct it_opts *o, const struct filter_in *in)
 {
-	struct iotracer_bpf__bss *b = ld->skel->bss;
-	int fd = bpf_map__fd(ld->skel->maps.cgroups);
+	struct iotracer_bpf__bss *b = skel->bss;
+	int fd = bpf_map__fd(skel->maps.cgroups);
 	uint32_t next = !(b->cg_cur & 1);
 
 	_Static_assert(CLI_MAX_CGROUPS <= IT_MAX_CGROUPS, "--cgroup list larger than the BPF side's");
@@ -212,9 +211,9 @@ static void set_devs(struct iotracer_bpf__bss *b, const struct it_opts *o)
 }
 
 /* The scalar knobs; each filter widens (flag off) before and narrows (flag on) after. */
-static void set_knobs(struct it_loader *ld, const struct it_opts *o)
+static void set_knobs(struct iotracer_bpf *skel, const struct it_opts *o)
 {
-	struct iotracer_bpf__bss *b = ld->skel->bss;
+	struct iotracer_bpf__bss *b = skel->bss;
 	/* host mode: the files map holds the guest disks' images (host.c) */
 	int on_pid = o->nr_pids > 0, on_dev = o->nr_devs > 0, on_comm = o->has_comm;
 	int on_file = o->file_path != NULL || o->mode == IT_MODE_HOST;
@@ -238,7 +237,6 @@ static void set_knobs(struct it_loader *ld, const struct it_opts *o)
 	b->sample_n = o->sample > 1 ? (uint32_t)o->sample : 1;
 	/* every request leaves a record: the daemon builds the histograms (daemon.c) */
 	b->kern_hists = o->sample > 1 || o->min_lat_ns > 0;
-	ld->kern_hists = b->kern_hists;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	b->filter_pid = on_pid;
 	b->filter_dev = on_dev;
@@ -247,7 +245,7 @@ static void set_knobs(struct it_loader *ld, const struct it_opts *o)
 	b->filter_cgroup = on_cg;
 }
 
-int it_filters_apply(struct it_loader *ld, const struct it_opts *o, FILE *err)
+int it_filters_apply(struct iotracer_bpf *skel, const struct it_opts *o, FILE *err)
 {
 	struct filter_in in;
 	int ret;
@@ -258,19 +256,19 @@ int it_filters_apply(struct it_loader *ld, const struct it_opts *o, FILE *err)
 		return ret;
 	}
 	map_gen++;
-	ret = fill_pids(ld, o);
+	ret = fill_pids(skel, o);
 	if (!ret && o->nr_cgroups) /* none: set_knobs turns the filter off, the list stays */
-		ret = set_cgroups(ld, o, &in);
+		ret = set_cgroups(skel, o, &in);
 	close_cgroups(&in);
 	if (!ret && o->file_path && o->mode != IT_MODE_HOST)
-		ret = fill_files(ld, o, &in.file_st, err);
+		ret = fill_files(skel, o, &in.file_st, err);
 	if (ret) {
 		it_err_to(err, "cannot set up filters: %s", strerror(-ret));
 		return ret;
 	}
-	set_knobs(ld, o);
-	drop_stale(bpf_map__fd(ld->skel->maps.pids), sizeof(uint32_t), map_gen);
+	set_knobs(skel, o);
+	drop_stale(bpf_map__fd(skel->maps.pids), sizeof(uint32_t), map_gen);
 	if (o->mode != IT_MODE_HOST)
-		drop_stale(bpf_map__fd(ld->skel->maps.files), sizeof(struct it_file_key), map_gen);
+		drop_stale(bpf_map__fd(skel->maps.files), sizeof(struct it_file_key), map_gen);
 	return 0;
 }

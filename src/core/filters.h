@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-struct it_loader;
+struct iotracer_bpf;
 struct it_opts;
 
 /*
@@ -19,8 +19,11 @@ struct it_opts;
  * changed. A filter that narrows is switched on after its data is in place,
  * one that widens is switched off first, and map entries that stay are never
  * removed, so a request that both the old and the new filters keep is never
- * dropped by the change. Sets ld->kern_hists. 0 or -errno (one line to err).
+ * dropped by the change. Sets the .bss's kern_hists (the kernel keeps the
+ * histograms). 0 or -errno (one line to err). The loader calls it
+ * (it_loader_filters): the filters own the filter maps and knobs, the loader
+ * the skeleton, and neither includes the other's caller.
  */
-int it_filters_apply(struct it_loader *ld, const struct it_opts *o, FILE *err);
+int it_filters_apply(struct iotracer_bpf *skel, const struct it_opts *o, FILE *err);
 
 #endif /* IT_FILTERS_H */

@@ -509,10 +509,19 @@ int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	ret = load_object(ld, o, &p, err);
 	if (ret)
 		goto out;
-	ret = it_filters_apply(ld, o, err);
+	ret = it_loader_filters(ld, o, err);
 	ld->layers_want = layers;
 out:
 	it_probe_free(&p);
+	return ret;
+}
+
+int it_loader_filters(struct it_loader *ld, const struct it_opts *o, FILE *err)
+{
+	int ret = it_filters_apply(ld->skel, o, err);
+
+	if (!ret)
+		ld->kern_hists = ld->skel->bss->kern_hists;
 	return ret;
 }
 

@@ -90,6 +90,12 @@ int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err);
  */
 int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err);
 int it_loader_attach(struct it_loader *ld, const struct it_opts *o, FILE *err);
+/*
+ * Set the filters of o on the loaded programs (filters.h it_filters_apply: at
+ * start and in place on reload) and note whether the kernel keeps the
+ * histograms (ld->kern_hists). 0 or -errno (one line to err).
+ */
+int it_loader_filters(struct it_loader *ld, const struct it_opts *o, FILE *err);
 /* Hook i is not worth reporting (layer off, or another name of it attached). */
 int it_loader_hook_hidden(const struct it_loader *ld, int i);
 /*
