@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/cli.h"
-#include "core/output.h"
-#include "core/uhist.h"
+#include "service/cli.h"
+#include "records/output.h"
+#include "records/uhist.h"
 #include "report/internal.h"
 #include "report/jsonl.h"
 #include "report/reader.h"

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/recfmt.h"
+#include "records/recfmt.h"
 #include "lib/log.h"
 #include "report/driver.h"
 #include "report/internal.h"

@@ -5,9 +5,9 @@
  */
 #include <string.h>
 
-#include "core/cgroup.h"
-#include "core/container.h"
-#include "core/stages.h"
+#include "records/cgroup.h"
+#include "records/container.h"
+#include "records/stages.h"
 #include "lib/parse.h"
 #include "report/driver.h"
 #include "report/internal.h"

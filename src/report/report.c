@@ -17,13 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/cgroup.h"
-#include "core/container.h"
-#include "core/cli.h"
-#include "core/output.h"
-#include "core/recfmt.h"
-#include "core/stages.h"
-#include "core/uhist.h"
+#include "records/cgroup.h"
+#include "records/container.h"
+#include "service/cli.h"
+#include "records/output.h"
+#include "records/recfmt.h"
+#include "records/stages.h"
+#include "records/uhist.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/parse.h"
