@@ -18,7 +18,7 @@ CFLAGS      += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=
 ifeq ($(DEBUG),1)
 CFLAGS      += -O0
 endif
-# libinih: the config file reader (src/core/config.c)
+# libinih: the config file reader (src/service/config.c)
 PURE_LIBS   := -linih -lelf -lsodium -lz -lm
 LDLIBS      := -lbpf $(PURE_LIBS) -lmicrohttpd -lpthread
 BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Iinclude -Ibpf \
@@ -35,13 +35,15 @@ SRCS        := $(wildcard src/*.c src/*/*.c)
 OBJS        := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(SRCS))
 # Pure user-space modules (no libbpf, no skeleton): unit-tested under ASan/UBSan and
 # linked into the tools. What talks to libbpf stays out.
-LIBBPF_SRCS := src/main.c src/core/loader.c src/core/kfeat.c src/core/daemon.c src/core/filters.c \
-	       src/core/aggmap.c src/core/blkstale.c src/top/top.c \
+LOADER_SRCS := src/load/loader.c src/load/hooktab.c src/load/methods.c src/load/hookreport.c
+LIBBPF_SRCS := src/main.c $(LOADER_SRCS) src/load/kfeat.c src/load/filters.c src/load/aggmap.c \
+	       src/load/blkstale.c src/service/daemon.c src/service/daemon_metrics.c \
+	       src/service/daemon_reload.c src/top/top.c \
 	       src/mode/host.c src/bench/cmd.c src/bench/run.c src/bench/bpfstats.c
 # Linked with libmicrohttpd (--metrics): out of the pure set too. The static build
 # (lab guests) compiles it with -DIT_NO_MHD, its own small HTTP server: GnuTLS's
 # p11-kit and libunistring have no static libs (docs/package.md).
-HTTP_SRCS   := src/core/metrics_http.c
+HTTP_SRCS   := src/service/metrics_http.c
 PURE_SRCS   := $(filter-out $(LIBBPF_SRCS) $(HTTP_SRCS),$(SRCS))
 STATIC_OBJS := $(filter-out $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(HTTP_SRCS)),$(OBJS)) \
 	       $(patsubst src/%.c,$(OUTPUT)/static/%.o,$(HTTP_SRCS))
@@ -219,8 +221,8 @@ $(OUTPUT)/unit/%: tests/unit/%.c $(SAN_OBJS) | $(OUTPUT)/unit $(OUTPUT)/version.
 # test_loader: the loader's hook table against the BPF objects, opened with libbpf and
 # never loaded (no root). It links the libbpf side the loader needs, and a copy of the
 # object with one program no hook names (tests/unit/stray.bpf.c).
-LOADER_SAN  := $(patsubst src/%.c,$(OUTPUT)/san/%.o,src/core/loader.c src/core/kfeat.c \
-	       src/core/filters.c)
+LOADER_SAN  := $(patsubst src/%.c,$(OUTPUT)/san/%.o,$(LOADER_SRCS) src/load/kfeat.c \
+	       src/load/filters.c)
 $(LOADER_SAN): | $(SKELS)
 $(OUTPUT)/unit/stray.bpf.o: tests/unit/stray.bpf.c $(VMLINUX) | $(OUTPUT)/unit
 	$(call msg,BPF,$@)
@@ -236,10 +238,10 @@ $(OUTPUT)/unit/test_loader: tests/unit/test_loader.c $(SAN_OBJS) $(LOADER_SAN) \
 
 # test_blkstale: the daemon's sweep of missed block completions on a real LRU hash
 # like the BPF side's `bios` (root: SKIP without it).
-$(OUTPUT)/unit/test_blkstale: tests/unit/test_blkstale.c $(SAN_OBJS) $(OUTPUT)/san/core/blkstale.o
+$(OUTPUT)/unit/test_blkstale: tests/unit/test_blkstale.c $(SAN_OBJS) $(OUTPUT)/san/load/blkstale.o
 	$(call msg,UNIT,$@)
 	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) -O1 $(SAN_FLAGS) -MMD -MP $< $(SAN_OBJS) \
-		$(OUTPUT)/san/core/blkstale.o -lbpf $(PURE_LIBS) -o $@
+		$(OUTPUT)/san/load/blkstale.o -lbpf $(PURE_LIBS) -o $@
 
 unit: $(UNIT_BINS)
 	@tests/run.sh --unit $(UNIT_BINS)

@@ -167,7 +167,7 @@ struct it_task {
 /*
  * A block request's state in flight: the value of map `bios` (bpf/request.bpf.h),
  * keyed by the request's first bio. User space reads it only to end entries
- * whose completion no program saw (src/core/blkstale.c).
+ * whose completion no program saw (src/load/blkstale.c).
  */
 struct it_bio_info {
 	struct it_task task;

@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "bench/bench.h"
-#include "core/cli.h"
-#include "core/config.h"
-#include "core/daemon.h"
+#include "service/cli.h"
+#include "service/config.h"
+#include "service/daemon.h"
 #include "mode/mode.h"
 #include "report/report.h"
 #include "top/top.h"

@@ -21,9 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/cli.h"
-#include "core/corr.h"
-#include "core/output.h"
+#include "service/cli.h"
+#include "records/corr.h"
+#include "records/output.h"
 #include "lib/parse.h"
 #include "../tests/unit/rng.h" /* unit_rng() */
 

@@ -10,7 +10,7 @@
  *   callgrind_annotate /tmp/replay.cg | head -40
  *
  * What the daemon does per record with `iotracer -q --no-live -j FILE -d 7:0`
- * (src/core/daemon.c): libbpf's ring callback on_record() -> corr_feed() -> the
+ * (src/service/daemon.c): libbpf's ring callback on_record() -> corr_feed() -> the
  * corr emit callback on_request() -> out_request() (statistics, JSON line into
  * the batch, fwrite of full batches), then on every 50 ms drain corr_tick()
  * and out_flush(). The options go through config_parse() and the JSON file is
@@ -46,12 +46,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/cli.h"
-#include "core/config.h"
-#include "core/corr.h"
+#include "service/cli.h"
+#include "service/config.h"
+#include "records/corr.h"
 #include "iotracer.h"
-#include "core/output.h"
-#include "core/record.h"
+#include "records/output.h"
+#include "records/record.h"
 #include "../tests/unit/rng.h" /* unit_rng() */
 
 #define DRAIN_NS (50ull * 1000 * 1000) /* daemon.c: timer period */

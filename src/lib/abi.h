@@ -25,7 +25,7 @@ extern const struct abi_names abi_syscalls; /* enum it_sys: read write pread64 .
 extern const struct abi_names abi_origins; /* enum it_origin: none syscall io_uring writeback */
 extern const struct abi_names abi_drops; /* enum it_drop_kind: ringbuf inflight hist missed */
 extern const struct abi_names
-	abi_kinds; /* enum corr_kind (core/corr.h): syscall io_uring aio block */
+	abi_kinds; /* enum corr_kind (records/corr.h): syscall io_uring aio block */
 extern const struct abi_names *const abi_all[]; /* the tables above, NULL-terminated */
 
 /* The name of value v (t->fallback when out of range); never NULL. */

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "iotracer.h"
-#include "core/cli.h"
-#include "core/corr.h"
+#include "service/cli.h"
+#include "records/corr.h"
 #include "lib/jsonw.h"
 #include "mode/link.h"
 #include "lib/clock.h"

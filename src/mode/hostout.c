@@ -7,8 +7,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core/hist.h"
-#include "core/metrics.h"
+#include "records/hist.h"
+#include "service/metrics.h"
 #include "lib/abi.h"
 #include "lib/jsonw.h"
 #include "mode/hostout.h"

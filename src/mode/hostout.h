@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/hist.h"
+#include "records/hist.h"
 #include "iotracer.h"
 #include "lib/addr.h"
 #include "lib/jsonw.h"

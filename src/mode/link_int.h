@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * link internals shared by link.c (peers, frames in and out, the link) and
- * linknet.c (listeners, dials, serial ports). Not for other modules: they use
- * link.h.
+ * link internals: one module in five files (link.c, the link: new, run, free,
+ * the outbox; linkout.c, a peer's output; linkin.c, a peer's input;
+ * linkframe.c, framing and the clock; linknet.c, listeners, dials, serial
+ * ports), which call one another through this header. Not for other
+ * modules: they use link.h.
  */
 #ifndef IT_LINK_INT_H
 #define IT_LINK_INT_H
@@ -133,6 +135,16 @@ struct link {
 	struct link_vreq *scratch; /* aligned copy of a RECORDS payload */
 };
 
+static inline int is_guest(const struct link *l)
+{
+	return l->o.role == LINK_ROLE_GUEST;
+}
+
+static inline const char *role_name(unsigned int role)
+{
+	return role == LINK_ROLE_GUEST ? "guest" : role == LINK_ROLE_HOST ? "host" : "?";
+}
+
 __attribute__((format(printf, 2, 3))) void lk_log(struct link *l, const char *fmt, ...);
 int lk_ep_ctl(struct link *l, struct ep *e, int op, uint32_t events);
 /* A dial's connection failed or ended: retry after its backoff (logged once per reason). */
@@ -141,6 +153,31 @@ void lk_dial_retry(struct link *l, struct dial *d, const char *why, int logged);
 struct link_peer *lk_peer_new(struct link *l, int fd, const char *addr, struct dial *d,
 			      int connecting, int serial, const struct sockaddr_storage *ss,
 			      enum addr_kind kind);
+
+/* A peer's input (linkin.c): epoll events on its socket. */
+void lk_peer_event(struct link_peer *p, uint32_t ev);
+
+/* A peer's output (linkout.c) */
+/* Close a peer (marked dead, freed at the end of link_run()), telling on_down. */
+void lk_peer_close(struct link_peer *p, const char *why);
+__attribute__((format(printf, 2, 3))) void lk_peer_closef(struct link_peer *p, const char *fmt,
+							  ...);
+/*
+ * One log line per log_every_ns at most; the count of lines left out since
+ * the last one goes at its end. Returns 1 when the line was written.
+ */
+__attribute__((format(printf, 3, 4))) int lk_limited(struct link *l, struct ratelog *r,
+						     const char *fmt, ...);
+/* Refuse a peer before it is up: counted, logged rate-limited, closed. */
+__attribute__((format(printf, 2, 3))) void lk_refuse(struct link_peer *p, const char *fmt, ...);
+void lk_tx_compact(struct link_peer *p);
+int lk_put_frame(struct link_peer *p, uint16_t type, const void *pl, uint32_t len);
+int lk_auth_required(const struct link_peer *p);
+int lk_peer_write(struct link_peer *p);
+/* Ask epoll for EPOLLOUT while the tx buffer holds bytes. */
+void lk_peer_arm(struct link_peer *p);
+/* Encode what is due into the tx buffer and write it while the socket takes it. */
+void lk_peer_flush(struct link_peer *p);
 
 /* linknet.c */
 void lk_accept(struct link *l, struct listener *ls);

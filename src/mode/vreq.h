@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "iotracer.h"
-#include "core/corr.h"
+#include "records/corr.h"
 #include "mode/link.h"
 
 /* Counts over the requests vreq_fill() was given (the guest's summary). */

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/output.h"
-#include "core/stages.h"
+#include "records/output.h"
+#include "records/stages.h"
 #include "lib/abi.h"
 #include "lib/parse.h"
 #include "lib/svg.h"

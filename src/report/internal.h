@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/corr.h"
+#include "records/corr.h"
 #include "mode/vjoin.h"
 
 /* A request as the parts see it: the corr_req and its place in time. */

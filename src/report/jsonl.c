@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/output.h"
+#include "records/output.h"
 #include "lib/abi.h"
 #include "lib/parse.h"
 #include "lib/json.h"
@@ -156,7 +156,7 @@ static void get_block(const struct json *v, struct it_block_rec *b, const struct
 	b->task.tid = (uint32_t)num(v, "tid");
 	b->dev = dev_of(v, devs);
 	b->op = (uint8_t)op_of(v);
-	/* a flush's line has none: the kernel's "no sector" again (core/corr.h) */
+	/* a flush's line has none: the kernel's "no sector" again (records/corr.h) */
 	b->sector = has(v, "sector") ? num(v, "sector") : UINT64_MAX;
 	b->bytes = (uint32_t)num(v, "bytes");
 	b->ino = num(v, "ino");

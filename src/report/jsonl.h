@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/recfmt.h"
+#include "records/recfmt.h"
 #include "report/internal.h"
 
 struct json;

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "core/cgroup.h"
+#include "records/cgroup.h"
 #include "report/reader.h"
 
 void rr_init(struct rr_reader *rr,

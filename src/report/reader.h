@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * reader: --record segments back into requests (format: core/recfmt.h,
+ * reader: --record segments back into requests (format: records/recfmt.h,
  * docs/record.md). Pure: a segment is decoded from memory, so that tests
  * and fuzzers feed it any bytes. Nothing read is trusted: a block whose
  * header or CRC does not check is skipped and counted, and the reader looks
@@ -13,9 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/recfmt.h"
+#include "records/recfmt.h"
 
-struct cg_cache; /* core/cgroup.h */
+struct cg_cache; /* records/cgroup.h */
 
 struct rr_stats {
 	uint64_t segments; /* segment headers read */

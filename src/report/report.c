@@ -17,13 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/cgroup.h"
-#include "core/container.h"
-#include "core/cli.h"
-#include "core/output.h"
-#include "core/recfmt.h"
-#include "core/stages.h"
-#include "core/uhist.h"
+#include "records/cgroup.h"
+#include "records/container.h"
+#include "service/cli.h"
+#include "records/output.h"
+#include "records/recfmt.h"
+#include "records/stages.h"
+#include "records/uhist.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/parse.h"
@@ -31,56 +31,11 @@
 #include "report/jsonl.h"
 #include "report/reader.h"
 #include "report/internal.h"
+#include "report/driver.h"
 #include "report/report.h"
 
 #define RP_MAX_TOP 10000
 #define RP_PROG "iotracer report"
-
-struct rp_opts {
-	struct it_opts f; /* the filters (cli_filter, offline): the run options' */
-	const char *container, *pod; /* --container, --pod: an id (prefix) or UID, or a name */
-	int has_file, file_bdev; /* -f: its inode, or a block device */
-	uint64_t file_ino;
-	uint32_t file_dev;
-	int top;
-	const char *json_path, *perfetto_path, *heatmap_path;
-	int stage; /* --stage: enum hm_stage; -1 not given */
-	char **paths;
-	int nr_paths;
-};
-
-/* The filters in the order matches() applies them (a request fails at the first it fails). */
-enum rp_filter {
-	RP_F_MINLAT,
-	RP_F_WINDOW,
-	RP_F_COMM,
-	RP_F_PID,
-	RP_F_CGROUP,
-	RP_F_CONTAINER, /* --container, --pod */
-	RP_F_DEV, /* -d, or -f */
-	RP_F_NR,
-};
-
-struct report {
-	struct rp_opts o;
-	struct rr_reader rr;
-	struct ct_names *names; /* this host's container and pod names (docs/cgroups.md) */
-	struct jl_stats jl; /* JSON lines files */
-	struct out_devnames dn;
-	struct it_out *out, *jout;
-	FILE *jf, *pff, *hmf;
-	struct uhists kh;
-	struct rp_slowest *slowest;
-	struct pf *pf;
-	struct hm *hm;
-	char **files; /* segment files, in order */
-	int nr_files;
-	uint64_t first_ns, last_ns, matched;
-	uint64_t failed[RP_F_NR]; /* requests each filter turned away (the first one they failed) */
-	uint64_t rec_start_real; /* the oldest segment's open time */
-	int64_t boot_off_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC now (JSON lines' --since/--until) */
-	int oom;
-};
 
 /* Long-only options of report's own (codes above every run option's). */
 enum { RP_OPT_PERFETTO = 1024, RP_OPT_HEATMAP, RP_OPT_STAGE, RP_OPT_CONTAINER, RP_OPT_POD,
@@ -273,355 +228,6 @@ static int rp_parse(int argc, char **argv, struct rp_opts *o)
 	return rp_file(o);
 }
 
-/* ---- files ---- */
-
-static int add_file(struct report *rp, const char *path)
-{
-	char **n = realloc(rp->files, (size_t)(rp->nr_files + 1) * sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	rp->files = n;
-	n[rp->nr_files] = strdup(path);
-	if (!n[rp->nr_files])
-		return -ENOMEM;
-	rp->nr_files++;
-	return 0;
-}
-
-static int seg_name(const struct dirent *e)
-{
-	size_t n = strlen(e->d_name), s = strlen(RF_SEG_SUFFIX);
-
-	return n > s && !strcmp(e->d_name + n - s, RF_SEG_SUFFIX);
-}
-
-/* A directory: its segment files, by name (by time). */
-static int add_dir(struct report *rp, const char *dir)
-{
-	struct dirent **ents;
-	int n = scandir(dir, &ents, seg_name, alphasort), err = 0;
-	char p[PATH_MAX];
-
-	if (n < 0)
-		return -errno;
-	for (int i = 0; i < n; i++) {
-		snprintf(p, sizeof(p), "%s/%s", dir, ents[i]->d_name);
-		if (!err)
-			err = add_file(rp, p);
-		free(ents[i]);
-	}
-	free(ents);
-	return err;
-}
-
-static int collect(struct report *rp)
-{
-	struct stat st;
-	int err;
-
-	for (int i = 0; i < rp->o.nr_paths; i++) {
-		const char *p = rp->o.paths[i];
-
-		if (stat(p, &st)) {
-			it_err("report: cannot access '%s': %s", p, strerror(errno));
-			return 2;
-		}
-		err = S_ISDIR(st.st_mode) ? add_dir(rp, p) : add_file(rp, p);
-		if (err) {
-			it_err("report: cannot read '%s': %s", p, strerror(-err));
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* The oldest open time among the segment headers (for relative --since/--until). */
-static void find_start(struct report *rp)
-{
-	uint8_t b[RF_SEG_HDR_LEN];
-	struct rf_seg_hdr h;
-
-	for (int i = 0; i < rp->nr_files; i++) {
-		int fd = open(rp->files[i], O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0)
-			continue;
-		if (read(fd, b, sizeof(b)) == (ssize_t)sizeof(b) &&
-		    !rf_seg_hdr_get(b, sizeof(b), &h) &&
-		    (!rp->rec_start_real || h.real_ns < rp->rec_start_real))
-			rp->rec_start_real = h.real_ns;
-		close(fd);
-	}
-}
-
-/* ---- filters ---- */
-
-static const char *dev_name_of(void *ctx, uint32_t dev)
-{
-	return rr_dev_name(&((struct report *)ctx)->rr, dev);
-}
-
-static const char *dev_serial_of(void *ctx, uint32_t dev)
-{
-	return rr_dev_serial(&((struct report *)ctx)->rr, dev);
-}
-
-static const char *cgroup_of(void *ctx, uint64_t id)
-{
-	return rr_cgroup_path(&((struct report *)ctx)->rr, id);
-}
-
-/* The task's cgroup, as the recording named it, is one of --cgroup or below one. */
-static int cgroup_matches(const struct report *rp, const struct it_task *t)
-{
-	const char *path = rr_cgroup_path(&rp->rr, t->cgroup_id);
-
-	for (int i = 0; path && i < rp->o.f.nr_cgroups; i++)
-		if (cg_under(path, rp->o.f.cgroups[i]))
-			return 1;
-	return 0;
-}
-
-/*
- * --container: the id (4 hex digits or more of its start), or the name (this
- * host's, or the one the path holds); --pod: the UID, the name or namespace/name.
- */
-static int container_matches(const struct report *rp, const struct it_task *t)
-{
-	const char *path = rr_cgroup_path(&rp->rr, t->cgroup_id), *c = rp->o.container;
-	const char *p = rp->o.pod;
-	char nsname[2 * CT_NAME_MAX];
-	struct ct_full f;
-	size_t n;
-
-	if (!path)
-		return 0;
-	ct_describe(rp->names, path, &f);
-	if (c) {
-		n = strlen(c);
-		if (!((f.ci.id[0] && n >= 4 && !strncmp(f.ci.id, c, n)) ||
-		      (f.container && !strcmp(f.container, c)) ||
-		      (f.ci.name[0] && !strcmp(f.ci.name, c))))
-			return 0;
-	}
-	if (p) {
-		snprintf(nsname, sizeof(nsname), "%s/%s", f.pod_ns ? f.pod_ns : "",
-			 f.pod ? f.pod : "");
-		if (!((f.ci.pod_uid[0] && !strcmp(f.ci.pod_uid, p)) ||
-		      (f.pod && (!strcmp(f.pod, p) || !strcmp(nsname, p)))))
-			return 0;
-	}
-	return 1;
-}
-
-static int dev_matches(const struct report *rp, uint32_t dev)
-{
-	const char *name = rr_dev_name(&rp->rr, dev);
-	char devno[24];
-
-	if (!dev)
-		return 0;
-	parse_fmt_devno(dev, devno, sizeof(devno));
-	for (int i = 0; i < rp->o.f.nr_dev_names; i++)
-		if (!strcmp(rp->o.f.dev_names[i], devno) ||
-		    (name && !strcmp(rp->o.f.dev_names[i], name)))
-			return 1;
-	return 0;
-}
-
-/* The task, device and inode of the request itself (not of its block requests). */
-static const struct it_task *req_task(const struct corr_req *r, uint32_t *dev, uint64_t *ino)
-{
-	switch (r->kind) {
-	case CORR_SYSCALL:
-		*dev = r->sys->dev, *ino = r->sys->ino;
-		return &r->sys->task;
-	case CORR_URING:
-		*dev = r->uring->dev, *ino = r->uring->ino;
-		return &r->uring->task;
-	case CORR_AIO:
-		*dev = r->aio.iocb.dev, *ino = 0;
-		return &r->aio.task;
-	default:
-		*dev = r->blocks[0]->dev, *ino = r->blocks[0]->ino;
-		return stages_block_owner(r->blocks[0]);
-	}
-}
-
-static int file_matches(const struct rp_opts *o, uint32_t dev, uint64_t ino)
-{
-	return o->file_bdev ? dev == o->file_dev : dev == o->file_dev && ino == o->file_ino;
-}
-
-/* RP_F_NR when q passes every filter, else the first filter it fails. */
-static enum rp_filter matches(const struct report *rp, const struct rp_req *q)
-{
-	const struct rp_opts *o = &rp->o;
-	const struct it_opts *f = &o->f;
-	const struct corr_req *r = q->r;
-	/* a JSON line's times are CLOCK_MONOTONIC: on this boot's wall clock for the filters */
-	int64_t off = q->real_off_ns ? q->real_off_ns : rp->boot_off_ns;
-	uint64_t real = q->start_ns + (uint64_t)off, ino;
-	uint32_t dev;
-	const struct it_task *t = req_task(r, &dev, &ino);
-	int ok;
-
-	if (f->min_lat_ns && (q->end_ns < q->start_ns || q->end_ns - q->start_ns < f->min_lat_ns))
-		return RP_F_MINLAT;
-	if (real < f->since_real || (f->until_real && real >= f->until_real))
-		return RP_F_WINDOW;
-	if (f->has_comm && strncmp(t->comm, f->comm, IT_COMM_LEN))
-		return RP_F_COMM;
-	ok = !f->nr_pids;
-	for (int i = 0; !ok && i < f->nr_pids; i++)
-		ok = t->pid == f->pids[i];
-	if (!ok)
-		return RP_F_PID;
-	if (f->nr_cgroups && !cgroup_matches(rp, t))
-		return RP_F_CGROUP;
-	if ((o->container || o->pod) && !container_matches(rp, t))
-		return RP_F_CONTAINER;
-	if (f->nr_dev_names || o->has_file) {
-		ok = f->nr_dev_names ? dev_matches(rp, dev) : file_matches(o, dev, ino);
-		for (int i = 0; !ok && i < r->nr_blocks; i++)
-			ok = f->nr_dev_names ?
-				     dev_matches(rp, r->blocks[i]->dev) :
-				     o->file_bdev && file_matches(o, r->blocks[i]->dev, 0);
-		if (!ok)
-			return RP_F_DEV;
-	}
-	return RP_F_NR;
-}
-
-/* ---- every request ---- */
-
-/* One request read back; real_off_ns: its clocks' CLOCK_REALTIME - CLOCK_MONOTONIC. */
-static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_off_ns)
-{
-	struct corr_req r;
-	struct rp_req q = { .r = &r, .real_off_ns = real_off_ns };
-	enum rp_filter f;
-	uint64_t ino;
-
-	rf_req_view(rq, &r);
-	rf_req_span(&r, &q.start_ns, &q.end_ns);
-	f = matches(rp, &q);
-	if (f != RP_F_NR) {
-		rp->failed[f]++;
-		return;
-	}
-	rp->matched++;
-	if (!rp->first_ns || q.start_ns < rp->first_ns)
-		rp->first_ns = q.start_ns;
-	if (q.end_ns > rp->last_ns)
-		rp->last_ns = q.end_ns;
-	out_request(&r, rp->out);
-	if (rp->jout)
-		out_request(&r, rp->jout);
-	uhists_request(&rp->kh, &r);
-	if (rp->slowest)
-		slowest_add(rp->slowest, &q);
-	if (rp->pf)
-		pf_add(rp->pf, &q);
-	if (rp->hm) {
-		uint32_t dev;
-
-		req_task(&r, &dev, &ino);
-		hm_add(rp->hm, &q, dev);
-	}
-}
-
-static void on_req(void *ctx, const struct rr_reader *rr, const struct rf_req *rq)
-{
-	report_req(ctx, rq, (int64_t)(rr->seg.real_ns - rr->seg.mono_ns));
-}
-
-/* A JSON line has no wall clock: its times stay CLOCK_MONOTONIC (--since from boot). */
-static void on_json_req(void *ctx, const struct rf_req *rq)
-{
-	report_req(ctx, rq, 0);
-}
-
-/* A joined host-mode path: drawn in the Perfetto view only. */
-static void on_json_path(void *ctx, const struct rp_path *g)
-{
-	struct report *rp = ctx;
-
-	if (rp->pf)
-		pf_add_path(rp->pf, g);
-}
-
-static void jl_dev(void *ctx, uint32_t dev, const char *name, const char *serial)
-{
-	struct rf_dev d = { .dev = dev };
-
-	snprintf(d.name, sizeof(d.name), "%s", name);
-	snprintf(d.serial, sizeof(d.serial), "%s", serial ? serial : "");
-	rr_note_dev(&((struct report *)ctx)->rr, &d);
-}
-
-static void jl_cgroup(void *ctx, uint64_t id, const char *path)
-{
-	rr_note_cgroup(&((struct report *)ctx)->rr, id, path);
-}
-
-/* A file written by -j: its first non-blank byte opens a JSON object. */
-static int is_json_lines(const char *b, size_t n)
-{
-	size_t i = 0;
-
-	while (i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r'))
-		i++;
-	return i < n && b[i] == '{';
-}
-
-/* Read one segment or JSON lines file (mapped). */
-static int read_file(struct report *rp, const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
-	struct stat st;
-	void *m;
-
-	if (fd < 0 || fstat(fd, &st)) {
-		err = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode) || !st.st_size) {
-		rp->rr.st.bad_segments++;
-		it_warn("report: %s: %s, skipped", path,
-			S_ISREG(st.st_mode) ? "empty, not a segment" :
-					      "not a regular file: not a segment");
-		goto out;
-	}
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (m == MAP_FAILED) {
-		err = -errno;
-		goto out;
-	}
-	if (is_json_lines(m, (size_t)st.st_size)) {
-		struct jl_devs devs = { .fn = jl_dev, .path = on_json_path, .cgroup = jl_cgroup, .ctx = rp };
-
-		err = jl_read(m, (size_t)st.st_size, &devs, on_json_req, rp, &rp->jl);
-	} else {
-		err = rr_segment(&rp->rr, m, (size_t)st.st_size);
-	}
-	munmap(m, (size_t)st.st_size);
-	if (err == -EBADMSG || err == -EPROTO) {
-		it_warn("report: %s: %s, skipped", path,
-			err == -EBADMSG ?
-				"not an iotracer recording segment" :
-				"recorded by an iotracer of another format or ABI version");
-		err = 0;
-	}
-out:
-	if (fd >= 0)
-		close(fd);
-	if (err)
-		it_err("report: cannot read '%s': %s", path, strerror(-err));
-	return err;
-}
-
 /* ---- output ---- */
 
 /* What was read, before the summary. */
@@ -633,7 +239,7 @@ static uint64_t rp_read(const struct report *rp)
 
 /*
  * Nothing matched: say why, the input holding no request or the filter that
- * left none (the first, in matches() order, after which none was left).
+ * left none (the first, in rp_matches() order, after which none was left).
  */
 static void why_nothing(const struct report *rp)
 {
@@ -745,9 +351,9 @@ static int rp_start(struct report *rp)
 
 	cli_defaults(&io);
 	io.live = 0;
-	rr_init(&rp->rr, on_req, rp);
+	rr_init(&rp->rr, rp_on_req, rp);
 	rp->dn = (struct out_devnames){
-		.name = dev_name_of, .serial = dev_serial_of, .cgroup = cgroup_of, .ctx = rp
+		.name = rp_dev_name_of, .serial = rp_dev_serial_of, .cgroup = rp_cgroup_of, .ctx = rp
 	};
 	if (rp->o.json_path) {
 		rp->jf = open_out("json", rp->o.json_path);
@@ -793,7 +399,7 @@ static int rp_finish(struct report *rp)
 	print_reading(rp, text);
 	why_nothing(rp);
 	print_summary(rp);
-	slowest_print(rp->slowest, text, dev_name_of, rp);
+	slowest_print(rp->slowest, text, rp_dev_name_of, rp);
 	if (rp->jout) {
 		out_flush(rp->jout);
 		if (out_error(rp->jout) || fflush(rp->jf)) {
@@ -803,13 +409,13 @@ static int rp_finish(struct report *rp)
 	}
 	if (rp->pf)
 		pf_clock(rp->pf, rp->boot_off_ns);
-	if (rp->pf && pf_write(rp->pf, rp->pff, dev_name_of, rp)) {
+	if (rp->pf && pf_write(rp->pf, rp->pff, rp_dev_name_of, rp)) {
 		it_err("report: --perfetto: cannot write '%s'", rp->o.perfetto_path);
 		ret = 1;
 	}
 	if (rp->pff && fflush(rp->pff))
 		ret = 1;
-	if (rp->hm && (hm_write(rp->hm, rp->hmf, dev_name_of, rp) || fflush(rp->hmf))) {
+	if (rp->hm && (hm_write(rp->hm, rp->hmf, rp_dev_name_of, rp) || fflush(rp->hmf))) {
 		it_err("report: --heatmap: cannot write '%s'", rp->o.heatmap_path);
 		ret = 1;
 	}
@@ -849,14 +455,14 @@ int report_main(int argc, char **argv)
 		cli_free(&rp.o.f);
 		return ret == 1 ? 0 : ret;
 	}
-	ret = collect(&rp);
+	ret = rp_collect(&rp);
 	if (ret)
 		goto out;
-	find_start(&rp);
+	rp_find_start(&rp);
 	rp.boot_off_ns = (int64_t)(rp_real_ns() - it_mono_ns());
 	ret = rp_start(&rp);
 	for (int i = 0; !ret && i < rp.nr_files; i++)
-		if (read_file(&rp, rp.files[i]))
+		if (rp_read_file(&rp, rp.files[i]))
 			ret = 1;
 	if (!ret)
 		ret = rp_finish(&rp);

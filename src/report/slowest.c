@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/output.h"
-#include "core/recfmt.h"
+#include "records/output.h"
+#include "records/recfmt.h"
 #include "lib/abi.h"
 #include "lib/parse.h"
 #include "report/internal.h"

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cgroup.h"
-#include "core/output.h"
+#include "records/cgroup.h"
+#include "records/output.h"
 #include "lib/abi.h"
 #include "lib/parse.h"
 #include "top/view.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * top's view (view.c, pure, unit-tested): two snapshots of the kernel's aggregation
- * (core/agg.h) into rates per process (or cgroup) x device x op, sorted, printed as
+ * (records/agg.h) into rates per process (or cgroup) x device x op, sorted, printed as
  * the table. The driver (top.c) reads the map and the terminal.
  */
 #ifndef IT_TOP_VIEW_H
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/agg.h"
+#include "records/agg.h"
 
 enum tview_sort { TV_IOPS = 0, TV_BYTES, TV_AVG, TV_P99, TV_QUEUE, TV_DEVICE, TV_SORT_MAX };
 

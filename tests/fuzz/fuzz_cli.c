@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fuzz_cli: the run options (config_parse, core/config.c: the command line of
- * core/cli.c). The input is split into arguments at newlines and NUL bytes,
+ * fuzz_cli: the run options (config_parse, service/config.c: the command line of
+ * service/cli.c). The input is split into arguments at newlines and NUL bytes,
  * after argv[0] "iotracer". --dev names are
  * resolved in the real /sys (read only), --file/--cgroup paths are stat()ed.
  *
@@ -12,8 +12,8 @@
 #include <stdio.h>
 
 #include "fuzz.h"
-#include "core/cli.h"
-#include "core/config.h"
+#include "service/cli.h"
+#include "service/config.h"
 
 #define MAX_ARGS 64
 

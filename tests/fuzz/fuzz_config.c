@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fuzz_config: the config file reader (config_read, core/config.c, libinih under
+ * fuzz_config: the config file reader (config_read, service/config.c, libinih under
  * it, every value through cli_apply). The input is the file (a memfd by path).
  *
  * Checked besides memory safety: config_read() returns 0 or a usage error; a
@@ -10,8 +10,8 @@
 #include <stdio.h>
 
 #include "fuzz.h"
-#include "core/cli.h"
-#include "core/config.h"
+#include "service/cli.h"
+#include "service/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -10,8 +10,8 @@
  * made (a request counted is a request handed on, a path line likewise).
  */
 #include "fuzz.h"
-#include "core/corr.h"
-#include "core/recfmt.h"
+#include "records/corr.h"
+#include "records/recfmt.h"
 #include "report/jsonl.h"
 
 struct seen {

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/record.h"
-#include "core/recfmt.h"
+#include "records/record.h"
+#include "records/recfmt.h"
 
 static void make(struct rf_req *q, int i)
 {

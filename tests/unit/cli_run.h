@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 
 #include "unit.h"
-#include "core/cli.h"
-#include "core/config.h"
+#include "service/cli.h"
+#include "service/config.h"
 
 #define MAX_ARGS 160
 

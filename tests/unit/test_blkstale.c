@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of core/blkstale.h's test: which in-flight block entries the
+ * Unit tests of load/blkstale.h's test: which in-flight block entries the
  * daemon ends as missed, on synthetic entries around the age bound.
  */
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <bpf/bpf.h>
 
 #include "iotracer.h"
-#include "core/blkstale.h"
+#include "load/blkstale.h"
 #include "unit.h"
 
 #define S 1000000000ull

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for src/core/cgroup.c (paths, the mount lookup, the id cache) and
- * src/core/agg.c (folding the kernel's block aggregation into /metrics rows):
+ * Unit tests for src/records/cgroup.c (paths, the mount lookup, the id cache) and
+ * src/records/agg.c (folding the kernel's block aggregation into /metrics rows):
  * known synthetic inputs, exact answers.
  */
 #include <stdlib.h>
@@ -9,8 +9,8 @@
 
 #include "unit.h"
 #include "iotracer.h"
-#include "core/agg.h"
-#include "core/cgroup.h"
+#include "records/agg.h"
+#include "records/cgroup.h"
 
 static void test_cgroup_truncate(void)
 {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for src/core/cli.c. */
+/* Unit tests for src/service/cli.c. */
 #include "unit.h"
 #include "iotracer.h"
-#include "core/cli.h"
+#include "service/cli.h"
 #include "cli_run.h"
 #include "lib/keyfile.h"
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for src/core/config.c: synthetic INI files in a temp dir, read
+ * Unit tests for src/service/config.c: synthetic INI files in a temp dir, read
  * through config_parse() as the daemon does (file first, command line over it),
  * and the shipped example configs/iotracer.conf.
  */
 #include "unit.h"
 #include "iotracer.h"
-#include "core/cli.h"
-#include "core/config.h"
+#include "service/cli.h"
+#include "service/config.h"
 #include "cli_run.h"
 
 /* Write tmpdir/name with text; returns its path (in path). */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for src/core/container.c: every cgroup path pattern of
+ * Unit tests for src/records/container.c: every cgroup path pattern of
  * docs/cgroups.md ("Containers and pods") decoded to the fields the runtimes
  * name them by, malformed names and ids of the wrong length left out and
  * reported; and the node's name sources (container_names.c) from fixture
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "core/container.h"
+#include "records/container.h"
 
 /* the case table names only the fields a pattern sets */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"

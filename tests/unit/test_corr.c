@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of src/core/corr.c: synthetic ring buffer records in, requests out.
+ * Unit tests of src/records/corr.c: synthetic ring buffer records in, requests out.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
 
-#include "core/corr.h"
+#include "records/corr.h"
 #include "unit.h"
 
 #define SEC 1000000000ULL

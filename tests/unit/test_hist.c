@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for src/core/hist.c. */
+/* Unit tests for src/records/hist.c. */
 #include <math.h>
 #include <stdlib.h>
 
 #include "unit.h"
 #include "iotracer.h"
-#include "core/hist.h"
+#include "records/hist.h"
 
 #define NVALS 100000
 

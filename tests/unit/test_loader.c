@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for src/core/loader.c's hook table against the BPF objects:
+ * Unit tests for src/load/hooktab.c's hook table against the BPF objects:
  * opened with libbpf, never loaded (no root, no bpf() calls).
  */
 #include <bpf/libbpf.h>
@@ -8,7 +8,7 @@
 #include "unit.h"
 #include "iotracer.skel.h"
 #include "iotracer_compat.skel.h"
-#include "core/loader.h"
+#include "load/loader.h"
 
 /* The object in the skeleton's bytes, opened only. */
 static void check_bytes(const void *bytes, size_t len, const char *what)

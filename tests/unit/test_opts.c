@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "core/cli.h"
+#include "service/cli.h"
 #include "lib/opts.h"
 #include "report/report.h"
 

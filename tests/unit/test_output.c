@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of src/core/output.c and stages.c: synthetic corr_req requests
+ * Unit tests of src/records/output.c and stages.c: synthetic corr_req requests
  * in, JSON lines (checked against docs/json.md with jq), live text lines and
  * summaries out.
  *
@@ -15,11 +15,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/cgroup.h"
-#include "core/cli.h"
-#include "core/container.h"
-#include "core/corr.h"
-#include "core/output.h"
+#include "records/cgroup.h"
+#include "service/cli.h"
+#include "records/container.h"
+#include "records/corr.h"
+#include "records/output.h"
 #include "lib/parse.h"
 #include "unit.h"
 

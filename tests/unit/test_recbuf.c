@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "unit.h"
-#include "core/recbuf.h"
+#include "records/recbuf.h"
 
 #define NCPU 2
 #define SHIFT 2 /* 4 slots per CPU */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of --record (core/recfmt.c, core/record.c) and its reader
+ * Unit tests of --record (records/recfmt.c, records/record.c) and its reader
  * (report/reader.c): synthetic requests written by the recorder into a
  * temporary directory come back field for field; corrupt, torn and
  * mutated segments are skipped and counted, never a crash (ASan/UBSan);
@@ -18,10 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/cli.h"
-#include "core/output.h"
-#include "core/recfmt.h"
-#include "core/record.h"
+#include "service/cli.h"
+#include "records/output.h"
+#include "records/recfmt.h"
+#include "records/record.h"
 #include "report/jsonl.h"
 #include "report/reader.h"
 #include "report/internal.h"

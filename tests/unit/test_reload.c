@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for src/core/reload.c (what a SIGHUP changes, and how) and
- * src/core/uhist.c as a set (the histograms the daemon keeps across a reload).
+ * Unit tests for src/service/reload.c (what a SIGHUP changes, and how) and
+ * src/records/uhist.c as a set (the histograms the daemon keeps across a reload).
  */
 #include <stdlib.h>
 
 #include "unit.h"
 #include "iotracer.h"
-#include "core/cli.h"
-#include "core/config.h"
-#include "core/uhist.h"
-#include "core/reload.h"
+#include "service/cli.h"
+#include "service/config.h"
+#include "records/uhist.h"
+#include "service/reload.h"
 
 /* The reload rules are the options that can be in a config file, in table order. */
 static void test_reload_every_key_has_a_rule(void)

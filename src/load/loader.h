@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * loader: the BPF side up and down. Probe the kernel (kfeat), pick per hook
+ * the cheapest method that works here (hook_defs[] in hooktab.c; docs/hooks.md),
+ * autoload only those programs, set the rodata knobs and filters, load,
+ * attach, and keep a per-hook report of what attached and why not. Also
+ * the record buffers' sizes and mappings, and the programs' run statistics.
+ */
+#ifndef IT_LOADER_H
+#define IT_LOADER_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "service/cli.h"
+#include "records/output.h"
+#include "iotracer.h"
+
+struct iotracer_bpf;
+struct bpf_link;
+struct bpf_object;
+
+/*
+ * Attach methods, cheapest first: a hook takes the first that works here, so
+ * the tracer attaches only what the chosen layers need, each the cheapest way.
+ */
+enum it_method {
+	IT_M_NONE = 0,
+	IT_M_TP_BTF,
+	IT_M_RAW_TP,
+	IT_M_TP,
+	IT_M_FENTRY,
+	IT_M_KPROBE,
+	IT_M_TASK, /* no program: task_struct counters read by the syscall hooks */
+	IT_M_HASH, /* no program: per-thread state in a hash by thread id (no task storage) */
+	IT_M_MAX,
+};
+
+#define IT_HOOK_PROGS 2 /* entry + exit (fentry/fexit, kprobe/kretprobe, enter/exit) */
+
+struct it_hook_state {
+	const struct it_hook_def *def;
+	int layer; /* enum it_layer */
+	const char *name; /* hook name for reports */
+	enum it_method method; /* chosen; IT_M_NONE when not attachable */
+	int ok; /* attached */
+	int off; /* not attached by choice (an option turns it on) */
+	int kernel_has; /* no method, but the kernel has the tracepoint (BTF): counts as tried */
+	int load_failed; /* its programs did not load and no other method could */
+	int other_path; /* of the syscall layer's ways, one not in use (not reported) */
+	char reason[160]; /* why not; for an attached hook, what it gives up here (or "") */
+	struct bpf_link *links[IT_HOOK_PROGS];
+};
+
+struct it_loader {
+	struct iotracer_bpf *skel;
+	struct it_hook_state *hooks;
+	int nr_hooks;
+	uint32_t layers_on; /* layers with at least one hook attached */
+	uint32_t layers_want; /* layers asked for (it_loader_load) */
+	uint32_t self_tgid;
+	int path; /* the syscall layer's way (loader_int.h IT_PATH_*: file, raw pair, per-syscall) */
+	int kern_hists; /* the BPF side keeps the histograms (else: build them from records) */
+	/* record buffers (size_buffers in loader.c) */
+	int ncpu; /* possible CPUs */
+	uint32_t slot_shift; /* log2(slots per CPU); 0: ring buffer only */
+	uint64_t ring_bytes; /* the shared ring buffer */
+	void *slots_mem, *pos_mem; /* mmap'd by it_loader_map_slots() */
+	size_t slots_len, pos_len;
+};
+
+const char *it_method_name(enum it_method m);
+
+/* A hook's state (enum out_hook_st, records/output.h). */
+enum out_hook_st it_hook_state_of(const struct it_hook_state *h);
+
+/*
+ * The hook table against an opened (not loaded) BPF object: every program it
+ * names is in obj, and every program of obj but the QEMU uprobes is named by
+ * exactly one hook. 0, or -EINVAL with what is wrong in why (a build defect:
+ * a misspelt name would otherwise never be autoloaded, silently).
+ */
+int it_loader_check_hooks(const struct bpf_object *obj, char *why, size_t n);
+
+/* Open, probe, configure, load, attach. Returns 0 or -errno (message printed). */
+int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err);
+/*
+ * The two halves of it_loader_start: everything up to and with the filters
+ * (programs loaded, nothing attached), then the attach. A re-attach loads the
+ * new set while the old one still traces. 0 or -errno (message printed).
+ */
+int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err);
+int it_loader_attach(struct it_loader *ld, const struct it_opts *o, FILE *err);
+/*
+ * Set the filters of o on the loaded programs (filters.h it_filters_apply: at
+ * start and in place on reload) and note whether the kernel keeps the
+ * histograms (ld->kern_hists). 0 or -errno (one line to err).
+ */
+int it_loader_filters(struct it_loader *ld, const struct it_opts *o, FILE *err);
+/* Hook i is not worth reporting (layer off, or another name of it attached). */
+int it_loader_hook_hidden(const struct it_loader *ld, int i);
+/*
+ * mmap the per-CPU record buffers (struct it_slot_pos, include/iotracer.h);
+ * both NULL when they are off. Unmapped by it_loader_stop(). 0 or -errno.
+ */
+int it_loader_map_slots(struct it_loader *ld, void **slots, void **pos);
+/*
+ * Detach every hook, in parallel (a tracepoint detach waits for a grace
+ * period); maps and programs stay until it_loader_stop(). Idempotent.
+ */
+void it_loader_detach(struct it_loader *ld);
+/* Print the attach report (text). */
+void it_loader_report(const struct it_loader *ld, FILE *f);
+/*
+ * Program runs the kernel skipped because the program was already running
+ * on that CPU (bpf_prog_info.recursion_misses), summed per layer.
+ */
+void it_loader_skipped(const struct it_loader *ld, uint64_t skipped[IT_L_MAX]);
+/* Per-program run counts and times (kernel.bpf_stats_enabled=1), recursion misses. */
+void it_loader_prog_stats(const struct it_loader *ld, FILE *f);
+/* Sum of run_cnt / run_time_ns over the loaded programs (bpf_stats_enabled). */
+void it_loader_run_totals(const struct it_loader *ld, uint64_t *runs, uint64_t *ns);
+/* Destroy links and the skeleton; safe on a partly started loader. */
+void it_loader_stop(struct it_loader *ld);
+
+#endif /* IT_LOADER_H */

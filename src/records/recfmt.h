@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * recfmt: the byte layout of a --record segment (docs/record.md), shared by
+ * the writer (records/record.c) and the reader (report/reader.c). Pure user
+ * space: libc and zlib's crc32 only.
+ *
+ *   segment := header(RF_SEG_HDR_LEN) block*
+ *   block   := block header(RF_BLK_HDR_LEN) zlib stream(clen bytes)
+ *   payload := entry*   (the zlib stream inflated: rlen bytes)
+ *   entry   := RF_E_DEV dev name serial | RF_E_REQ request | RF_E_CGROUP id path
+ *
+ * Every integer in the headers is little-endian. In a payload, integers are
+ * LEB128 varints; the records of a request (struct it_syscall_rec,
+ * it_block_rec, it_uring_rec and the aio part) are coded word by word as the
+ * difference to the previous record of the same type in the same block (a
+ * bit mask of the changed 64-bit words, then their zigzag varint deltas).
+ * Each block starts from zero state, so it decodes without the others.
+ */
+#ifndef IT_CORE_RECFMT_H
+#define IT_CORE_RECFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "iotracer.h"
+#include "records/corr.h"
+
+#define RF_SEG_MAGIC "ITRECSEG"
+#define RF_FORMAT 1
+#define RF_SEG_HDR_LEN 256
+#define RF_BLK_MAGIC 0x4b425449u /* "ITBK" little-endian */
+#define RF_BLK_HDR_LEN 40
+#define RF_MAX_CLEN (4u << 20) /* a block's zlib stream, at most */
+#define RF_MAX_RLEN (4u << 20) /* a block's payload, at most */
+#define RF_NAME_LEN 64 /* device name or serial, with its NUL */
+#define RF_SEG_SUFFIX ".itrec"
+
+enum rf_entry_tag {
+	RF_E_DEV =
+		1, /* a device's name and serial, before the first request of the block using it */
+	RF_E_REQ = 2, /* one request (struct corr_req) */
+	/* a cgroup id's path, before the first request of the block from a task in it */
+	RF_E_CGROUP = 3,
+};
+
+#define RF_CG_LEN 512 /* a cgroup path, with its NUL (records/cgroup.h CG_PATH_MAX) */
+
+struct rf_cgroup {
+	uint64_t id;
+	char path[RF_CG_LEN];
+};
+
+/* The segment header, decoded. */
+struct rf_seg_hdr {
+	uint16_t format;
+	uint32_t abi;
+	uint64_t real_ns; /* CLOCK_REALTIME at open */
+	uint64_t mono_ns; /* CLOCK_MONOTONIC at open: real = mono + (real_ns - mono_ns) */
+	uint64_t seq; /* segment number within the run, from 0 */
+	uint64_t run_mono_ns; /* daemon start, CLOCK_MONOTONIC: with pid and boot_id, the run */
+	uint32_t pid;
+	char host[64];
+	char kernel[64];
+	char boot_id[40];
+};
+
+struct rf_blk_hdr {
+	uint32_t clen; /* zlib stream bytes after the header */
+	uint32_t rlen; /* payload bytes once inflated */
+	uint32_t nr_req; /* RF_E_REQ entries */
+	uint64_t first_ns,
+		last_ns; /* earliest start, latest end of its requests (CLOCK_MONOTONIC) */
+	uint32_t crc; /* crc32 of the zlib stream */
+};
+
+/* The aio part of a request, as 64-bit words (no padding holes). */
+struct rf_aio {
+	struct it_task task;
+	uint64_t seq;
+	struct it_aio_iocb iocb;
+	uint64_t submit_ns, reap_ns;
+	int64_t res;
+	uint64_t reaped;
+};
+
+/* One request as decoded: the storage a struct corr_req points into. */
+struct rf_req {
+	enum corr_kind kind;
+	uint64_t id;
+	int nr_blocks, nr_blocks_dropped;
+	int parent_valid;
+	uint64_t parent_id, parent_seq;
+	uint32_t parent_tid;
+	struct it_syscall_rec sys;
+	struct it_uring_rec uring;
+	struct rf_aio aio;
+	struct it_block_rec blocks[CORR_MAX_BLOCKS];
+};
+
+struct rf_dev {
+	uint32_t dev;
+	char name[RF_NAME_LEN];
+	char serial[RF_NAME_LEN]; /* "" when none */
+};
+
+/* Coder state of one block: the previous record of each type, and the last id. */
+struct rf_state {
+	uint64_t sys[sizeof(struct it_syscall_rec) / 8];
+	uint64_t blk[sizeof(struct it_block_rec) / 8];
+	uint64_t uring[sizeof(struct it_uring_rec) / 8];
+	uint64_t aio[sizeof(struct rf_aio) / 8];
+	uint64_t mask[4]; /* the last word mask of each type (sys, blk, uring, aio) */
+	uint64_t id;
+};
+
+/* The most an encoded request can take (all words changed, 10-byte varints). */
+#define RF_REQ_MAX                                          \
+	(64 + 11 * (sizeof(struct it_syscall_rec) / 8 + 2 + \
+		    (CORR_MAX_BLOCKS) * (sizeof(struct it_block_rec) / 8 + 1)))
+#define RF_DEV_MAX (1 + 10 + 2 * (10 + RF_NAME_LEN))
+#define RF_CG_MAX (1 + 10 + 10 + RF_CG_LEN)
+
+/* Little-endian header helpers. */
+void rf_seg_hdr_put(uint8_t *b, const struct rf_seg_hdr *h);
+/* 0, or -EBADMSG (magic, header crc) / -EPROTO (format this build does not read). */
+int rf_seg_hdr_get(const uint8_t *b, size_t n, struct rf_seg_hdr *h);
+void rf_blk_hdr_put(uint8_t *b, const struct rf_blk_hdr *h);
+/* 0, or -EBADMSG: no block header at b (magic, header crc or lengths out of bounds). */
+int rf_blk_hdr_get(const uint8_t *b, size_t n, struct rf_blk_hdr *h);
+
+/* Encoders: append to p (room for RF_REQ_MAX / RF_DEV_MAX), return the new end. */
+uint8_t *rf_put_req(struct rf_state *s, uint8_t *p, const struct corr_req *r);
+uint8_t *rf_put_dev(uint8_t *p, uint32_t dev, const char *name, const char *serial);
+uint8_t *rf_put_cgroup(uint8_t *p, uint64_t id, const char *path); /* room: RF_CG_MAX */
+
+/*
+ * Decode the entry at *pp (before end): *tag says which of req/dev/cg was
+ * filled. Returns 0 and moves *pp past it, or -EBADMSG for anything that is
+ * not a well-formed entry (nothing read past end, whatever it says).
+ */
+int rf_get_entry(struct rf_state *s, const uint8_t **pp, const uint8_t *end, int *tag,
+		 struct rf_req *req, struct rf_dev *dev, struct rf_cgroup *cg);
+
+/* A corr_req that points into q (valid while q is). */
+void rf_req_view(const struct rf_req *q, struct corr_req *r);
+
+/* Copy r into q (the inverse of rf_req_view()). */
+void rf_req_copy(struct rf_req *q, const struct corr_req *r);
+
+/* Start and end (CLOCK_MONOTONIC ns) of a request, as the JSON line's ts_ns and ts_ns + lat_ns. */
+void rf_req_span(const struct corr_req *r, uint64_t *start_ns, uint64_t *end_ns);
+
+#endif /* IT_CORE_RECFMT_H */

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * stages: the numbers behind a summary's per-stage lines (output_summary.c writes
+ * them): a request's view (kind, task, times, dev, op, ...) and the
+ * per-(layer, dev, op, stage) latency histograms that give the percentiles.
+ * Pure computation, no output.
+ */
+#ifndef IT_STAGES_H
+#define IT_STAGES_H
+
+#include <stdint.h>
+
+#include "iotracer.h"
+#include "records/corr.h"
+
+struct lhist;
+
+/*
+ * Bytes moved by the requests of a stage row and the span they cover (first
+ * start .. last end): throughput = bytes / span, a figure of the requests
+ * alone (the same from a recording as live, whatever the run's length).
+ */
+struct tput {
+	uint64_t bytes, first_ns, last_ns;
+};
+
+/*
+ * Stage statistics from records, keyed (layer name, dev, op, stage). A value
+ * goes into ival only; each summary adds ival to total and empties it (the
+ * final one first, so that total is complete when it is reported).
+ */
+struct stage_stat {
+	const char *layer; /* static string */
+	const char *stage; /* static string */
+	uint32_t dev;
+	uint8_t op;
+	struct lhist *ival; /* since the last summary */
+	struct lhist *total; /* up to the last summary */
+	struct tput tp_ival, tp_total; /* the request's whole stage (total, q2c) only */
+};
+
+/* Lookup cache of the stage lookup: a request adds to ~5 stages in turn. */
+#define STAGES_CACHE 32 /* a power of two */
+
+/* All stages of one output (zeroed: empty). */
+struct stages {
+	struct stage_stat *st;
+	int nr, cap;
+	int cache[STAGES_CACHE]; /* index + 1 in st, 0: none */
+	int error; /* -ENOMEM once a value could not be kept */
+};
+
+/* A request's derived numbers, whatever its kind. */
+struct req_view {
+	const char *kind;
+	const struct it_task *task;
+	uint64_t start_ns, end_ns;
+	uint32_t dev;
+	unsigned int op;
+	uint64_t offset, bytes, ino;
+	int64_t ret;
+	uint64_t first_q, last_c; /* over the block children */
+};
+
+void make_view(const struct corr_req *r, struct req_view *v);
+/*
+ * The task a block request counts for: the dirtier of its page-cache pages
+ * where known (IT_F_WB, bpf/wb.bpf.h), else the one that queued it.
+ */
+const struct it_task *stages_block_owner(const struct it_block_rec *b);
+/* end - start, 0 when the request never ended. */
+uint64_t lat_of(const struct req_view *v);
+
+/* Add the stage latencies of request r (its view v, its block requests). */
+void stages_request(struct stages *s, const struct corr_req *r, const struct req_view *v);
+/* total += ival, and ival starts again (each summary, the final one first). */
+void stages_fold(struct stages *s);
+void stages_free(struct stages *s);
+/* Bytes per second over the span; 0 without a span. */
+double tput_rate(const struct tput *t);
+
+#endif /* IT_STAGES_H */

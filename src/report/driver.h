@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The report driver's own header, shared by its three files: report.c
+ * (options, outputs, start and finish), files.c (the files to read, and
+ * every request through the filters to the parts) and filter.c (the
+ * filters). The parts never include it (they share internal.h).
+ */
+#ifndef IT_REPORT_DRIVER_H
+#define IT_REPORT_DRIVER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "service/cli.h"
+#include "records/output.h"
+#include "records/uhist.h"
+#include "report/internal.h"
+#include "report/jsonl.h"
+#include "report/reader.h"
+
+struct ct_names;
+struct it_task;
+struct corr_req;
+
+struct rp_opts {
+	struct it_opts f; /* the filters (cli_filter, offline): the run options' */
+	const char *container, *pod; /* --container, --pod: an id (prefix) or UID, or a name */
+	int has_file, file_bdev; /* -f: its inode, or a block device */
+	uint64_t file_ino;
+	uint32_t file_dev;
+	int top;
+	const char *json_path, *perfetto_path, *heatmap_path;
+	int stage; /* --stage: enum hm_stage; -1 not given */
+	char **paths;
+	int nr_paths;
+};
+
+/* The filters in the order rp_matches() applies them (a request fails at the first it fails). */
+enum rp_filter {
+	RP_F_MINLAT,
+	RP_F_WINDOW,
+	RP_F_COMM,
+	RP_F_PID,
+	RP_F_CGROUP,
+	RP_F_CONTAINER, /* --container, --pod */
+	RP_F_DEV, /* -d, or -f */
+	RP_F_NR,
+};
+
+struct report {
+	struct rp_opts o;
+	struct rr_reader rr;
+	struct ct_names *names; /* this host's container and pod names (docs/cgroups.md) */
+	struct jl_stats jl; /* JSON lines files */
+	struct out_devnames dn;
+	struct it_out *out, *jout;
+	FILE *jf, *pff, *hmf;
+	struct uhists kh;
+	struct rp_slowest *slowest;
+	struct pf *pf;
+	struct hm *hm;
+	char **files; /* segment files, in order */
+	int nr_files;
+	uint64_t first_ns, last_ns, matched;
+	uint64_t failed[RP_F_NR]; /* requests each filter turned away (the first one they failed) */
+	uint64_t rec_start_real; /* the oldest segment's open time */
+	int64_t boot_off_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC now (JSON lines' --since/--until) */
+	int oom;
+};
+
+/* files.c */
+int rp_collect(struct report *rp);
+void rp_find_start(struct report *rp);
+void rp_on_req(void *ctx, const struct rr_reader *rr, const struct rf_req *rq);
+int rp_read_file(struct report *rp, const char *path);
+
+/* filter.c */
+const char *rp_dev_name_of(void *ctx, uint32_t dev);
+const char *rp_dev_serial_of(void *ctx, uint32_t dev);
+const char *rp_cgroup_of(void *ctx, uint64_t id);
+const struct it_task *rp_req_task(const struct corr_req *r, uint32_t *dev, uint64_t *ino);
+enum rp_filter rp_matches(const struct report *rp, const struct rp_req *q);
+
+#endif /* IT_REPORT_DRIVER_H */

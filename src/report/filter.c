@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * report: the filters (the run options' meanings: cli_filter) applied to a
+ * recorded request, and the names a recording gives its devices and cgroups.
+ */
+#include <string.h>
+
+#include "records/cgroup.h"
+#include "records/container.h"
+#include "records/stages.h"
+#include "lib/parse.h"
+#include "report/driver.h"
+#include "report/internal.h"
+#include "report/jsonl.h"
+#include "report/reader.h"
+
+const char *rp_dev_name_of(void *ctx, uint32_t dev)
+{
+	return rr_dev_name(&((struct report *)ctx)->rr, dev);
+}
+
+const char *rp_dev_serial_of(void *ctx, uint32_t dev)
+{
+	return rr_dev_serial(&((struct report *)ctx)->rr, dev);
+}
+
+const char *rp_cgroup_of(void *ctx, uint64_t id)
+{
+	return rr_cgroup_path(&((struct report *)ctx)->rr, id);
+}
+
+/* The task's cgroup, as the recording named it, is one of --cgroup or below one. */
+static int cgroup_matches(const struct report *rp, const struct it_task *t)
+{
+	const char *path = rr_cgroup_path(&rp->rr, t->cgroup_id);
+
+	for (int i = 0; path && i < rp->o.f.nr_cgroups; i++)
+		if (cg_under(path, rp->o.f.cgroups[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * --container: the id (4 hex digits or more of its start), or the name (this
+ * host's, or the one the path holds); --pod: the UID, the name or namespace/name.
+ */
+static int container_matches(const struct report *rp, const struct it_task *t)
+{
+	const char *path = rr_cgroup_path(&rp->rr, t->cgroup_id), *c = rp->o.container;
+	const char *p = rp->o.pod;
+	char nsname[2 * CT_NAME_MAX];
+	struct ct_full f;
+	size_t n;
+
+	if (!path)
+		return 0;
+	ct_describe(rp->names, path, &f);
+	if (c) {
+		n = strlen(c);
+		if (!((f.ci.id[0] && n >= 4 && !strncmp(f.ci.id, c, n)) ||
+		      (f.container && !strcmp(f.container, c)) ||
+		      (f.ci.name[0] && !strcmp(f.ci.name, c))))
+			return 0;
+	}
+	if (p) {
+		snprintf(nsname, sizeof(nsname), "%s/%s", f.pod_ns ? f.pod_ns : "",
+			 f.pod ? f.pod : "");
+		if (!((f.ci.pod_uid[0] && !strcmp(f.ci.pod_uid, p)) ||
+		      (f.pod && (!strcmp(f.pod, p) || !strcmp(nsname, p)))))
+			return 0;
+	}
+	return 1;
+}
+
+static int dev_matches(const struct report *rp, uint32_t dev)
+{
+	const char *name = rr_dev_name(&rp->rr, dev);
+	char devno[24];
+
+	if (!dev)
+		return 0;
+	parse_fmt_devno(dev, devno, sizeof(devno));
+	for (int i = 0; i < rp->o.f.nr_dev_names; i++)
+		if (!strcmp(rp->o.f.dev_names[i], devno) ||
+		    (name && !strcmp(rp->o.f.dev_names[i], name)))
+			return 1;
+	return 0;
+}
+
+/* The task, device and inode of the request itself (not of its block requests). */
+const struct it_task *rp_req_task(const struct corr_req *r, uint32_t *dev, uint64_t *ino)
+{
+	switch (r->kind) {
+	case CORR_SYSCALL:
+		*dev = r->sys->dev, *ino = r->sys->ino;
+		return &r->sys->task;
+	case CORR_URING:
+		*dev = r->uring->dev, *ino = r->uring->ino;
+		return &r->uring->task;
+	case CORR_AIO:
+		*dev = r->aio.iocb.dev, *ino = 0;
+		return &r->aio.task;
+	default:
+		*dev = r->blocks[0]->dev, *ino = r->blocks[0]->ino;
+		return stages_block_owner(r->blocks[0]);
+	}
+}
+
+static int file_matches(const struct rp_opts *o, uint32_t dev, uint64_t ino)
+{
+	return o->file_bdev ? dev == o->file_dev : dev == o->file_dev && ino == o->file_ino;
+}
+
+/* RP_F_NR when q passes every filter, else the first filter it fails. */
+enum rp_filter rp_matches(const struct report *rp, const struct rp_req *q)
+{
+	const struct rp_opts *o = &rp->o;
+	const struct it_opts *f = &o->f;
+	const struct corr_req *r = q->r;
+	/* a JSON line's times are CLOCK_MONOTONIC: on this boot's wall clock for the filters */
+	int64_t off = q->real_off_ns ? q->real_off_ns : rp->boot_off_ns;
+	uint64_t real = q->start_ns + (uint64_t)off, ino;
+	uint32_t dev;
+	const struct it_task *t = rp_req_task(r, &dev, &ino);
+	int ok;
+
+	if (f->min_lat_ns && (q->end_ns < q->start_ns || q->end_ns - q->start_ns < f->min_lat_ns))
+		return RP_F_MINLAT;
+	if (real < f->since_real || (f->until_real && real >= f->until_real))
+		return RP_F_WINDOW;
+	if (f->has_comm && strncmp(t->comm, f->comm, IT_COMM_LEN))
+		return RP_F_COMM;
+	ok = !f->nr_pids;
+	for (int i = 0; !ok && i < f->nr_pids; i++)
+		ok = t->pid == f->pids[i];
+	if (!ok)
+		return RP_F_PID;
+	if (f->nr_cgroups && !cgroup_matches(rp, t))
+		return RP_F_CGROUP;
+	if ((o->container || o->pod) && !container_matches(rp, t))
+		return RP_F_CONTAINER;
+	if (f->nr_dev_names || o->has_file) {
+		ok = f->nr_dev_names ? dev_matches(rp, dev) : file_matches(o, dev, ino);
+		for (int i = 0; !ok && i < r->nr_blocks; i++)
+			ok = f->nr_dev_names ?
+				     dev_matches(rp, r->blocks[i]->dev) :
+				     o->file_bdev && file_matches(o, r->blocks[i]->dev, 0);
+		if (!ok)
+			return RP_F_DEV;
+	}
+	return RP_F_NR;
+}

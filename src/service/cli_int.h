@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cli internals shared by cli.c (the table, getopt, the checks) and
+ * cliapply.c (one option's value into struct it_opts). Not for other
+ * modules: they use cli.h.
+ */
+#ifndef IT_CLI_INT_H
+#define IT_CLI_INT_H
+
+#include "service/cli.h"
+
+#define CLI_PROG "iotracer"
+#define CLI_DUR_HINT "(expected e.g. 250us, 10ms, 2s)"
+
+enum {
+	CLI_OPT_CGROUP = 256,
+	CLI_OPT_SAMPLE,
+	CLI_OPT_NO_LIVE,
+	CLI_OPT_PROFILE,
+	CLI_OPT_RING_SIZE,
+	CLI_OPT_HELP,
+	CLI_OPT_VERSION,
+	CLI_OPT_MODE,
+	CLI_OPT_LINK,
+	CLI_OPT_LISTEN,
+	CLI_OPT_QEMU_PID,
+	CLI_OPT_NAME,
+	CLI_OPT_SCHED_SWITCH,
+	CLI_OPT_BLOCK_INSERT,
+	CLI_OPT_SYSCALL_HOOKS,
+	CLI_OPT_METRICS,
+	CLI_OPT_METRICS_CG_DEPTH,
+	CLI_OPT_METRICS_CONTAINERS,
+	CLI_OPT_LINK_KEY,
+	CLI_OPT_RECORD,
+	CLI_OPT_RECORD_SIZE,
+	CLI_OPT_RECORD_AGE,
+	CLI_OPT_RECORD_MAX,
+	CLI_OPT_RECORD_LEVEL,
+	CLI_OPT_CONFIG,
+	CLI_OPT_NO_CONFIG,
+	CLI_OPT_SINCE, /* report's, not run options: cli_time_opts */
+	CLI_OPT_UNTIL,
+};
+
+/* The row of option code `key`, or NULL. */
+const struct cli_option *cli_option_of(int key);
+/* Replace *slot by a copy of s. */
+int cli_setstr(char **slot, const char *s);
+
+#endif /* IT_CLI_INT_H */

@@ -1,0 +1,656 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The standalone daemon: load and attach, then one epoll loop over the ring
+ * buffer, a signalfd and a timerfd. Records are drained on the timer (the
+ * BPF side submits without wakeup) or early when the ring fills; each goes
+ * through the correlator to the output sinks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "lib/abi.h"
+#include "lib/clock.h"
+#include "iotracer.h"
+#include "iotracer.skel.h"
+#include "service/cli.h"
+#include "service/config.h"
+#include "records/corr.h"
+#include "service/daemon.h"
+#include "service/daemon_int.h"
+#include "load/loader.h"
+#include "records/output.h"
+#include "records/hist.h"
+#include "records/agg.h"
+#include "load/blkstale.h"
+#include "records/cgroup.h"
+#include "records/container.h"
+#include "service/metrics.h"
+#include "service/metrics_http.h"
+#include "service/reload.h"
+#include "lib/parse.h"
+#include "records/recbuf.h"
+#include "records/record.h"
+#include "records/uhist.h"
+#include "lib/log.h"
+
+/* recbuf_fn: one record, in end-time order. */
+static void on_record(void *ctx, void *data, size_t size)
+{
+	struct daemon *d = ctx;
+	int kern = d->ld.kern_hists;
+
+	/* a reload switched the histograms: this record may be from before */
+	if (d->hists_switch_ns && recbuf_end_ns(data, size) < d->hists_switch_ns)
+		kern = d->kern_hists_before;
+	if (!kern)
+		uhists_record(&d->uhists, data, size);
+	if (d->m && d->mode->record && d->mode->record(d->m, data, size))
+		return;
+	if (corr_feed(d->corr, data, size, d->now_ns))
+		d->lost++;
+}
+
+/* ring buffer callback: records that did not go to a per-CPU buffer */
+static int on_ring_record(void *ctx, void *data, size_t size)
+{
+	struct daemon *d = ctx;
+
+	if (size >= sizeof(struct it_hdr) && ((struct it_hdr *)data)->type == IT_REC_WAKE)
+		return 0;
+	if (recbuf_spill(&d->recs, data, size))
+		d->lost++;
+	return 0;
+}
+
+/*
+ * -m and --sample for a libaio request, which the BPF side cannot apply: its latency is
+ * known only once corr joined its io_submit and io_getevents. One never reaped is
+ * kept when sampled (how long it took is unknown, and it is worth seeing).
+ */
+static int aio_kept(struct daemon *d, const struct corr_req *r)
+{
+	if (d->o->sample > 1 && d->aio_sampled++ % d->o->sample)
+		return 0;
+	return !r->aio.reaped || r->aio.reap_ns - r->aio.submit_ns >= d->o->min_lat_ns;
+}
+
+/* corr_emit_fn: every sink of a finished request. */
+static void on_request(const struct corr_req *r, void *ctx)
+{
+	struct daemon *d = ctx;
+
+	if (r->kind == CORR_AIO) {
+		uhists_aio(&d->uhists, r);
+		if (!aio_kept(d, r))
+			return;
+	}
+	out_request(r, d->out);
+	if (d->rec)
+		rec_request(d->rec, r);
+	if (d->m && d->mode->request)
+		d->mode->request(d->m, r);
+}
+
+static void mode_run(struct daemon *d)
+{
+	if (d->m && d->mode->run)
+		d->mode->run(d->m, it_mono_ns());
+}
+
+/*
+ * Read every record published so far, in end-time order, but those that
+ * ended in the last WATERMARK_NS: a record of another CPU that ended before
+ * them may still be being written (recbuf.h). final: all of them.
+ */
+void drain(struct daemon *d, int final)
+{
+	d->now_ns = it_mono_ns();
+	if (d->rb && ring_buffer__consume(d->rb) < 0)
+		d->lost++;
+	recbuf_drain(&d->recs, final ? UINT64_MAX : d->now_ns - WATERMARK_NS, on_record, d);
+	corr_tick(d->corr, d->now_ns);
+	mode_run(d);
+}
+
+/* The drop counters of the attached BPF side (without what was carried). */
+void read_drops(struct daemon *d, uint64_t *drops)
+{
+	uint64_t cnt[IT_NR_COUNTERS];
+
+	agg_percpu_u64(d->ld.skel->maps.drops, drops, IT_NR_DROPS);
+	/* Issued but never seen completing (and still in flight, mid-run). */
+	agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
+	if (cnt[IT_CNT_BLK_ISSUED] > cnt[IT_CNT_BLK_COMPLETED])
+		drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED] =
+			cnt[IT_CNT_BLK_ISSUED] - cnt[IT_CNT_BLK_COMPLETED];
+}
+
+/* The per-CPU histogram values of one key, summed. */
+static void sum_hist(struct it_hist_val *dst, const struct it_hist_val *percpu, int ncpu)
+{
+	memset(dst, 0, sizeof(*dst));
+	for (int c = 0; c < ncpu; c++)
+		for (int s = 0; s < IT_ST_MAX; s++)
+			log2h_add(&dst->st[s], &percpu[c].st[s]);
+}
+
+/* Add the BPF side's histograms (the "hists" map) to dst. */
+void read_khists(struct daemon *d, struct uhists *dst)
+{
+	int fd = bpf_map__fd(d->ld.skel->maps.hists);
+	int ncpu = libbpf_num_possible_cpus();
+	struct it_hist_key key, prev;
+	struct it_hist_val *vals, one;
+	int have_prev = 0;
+
+	if (ncpu <= 0)
+		return;
+	vals = calloc(ncpu, sizeof(*vals));
+	while (vals && !bpf_map_get_next_key(fd, have_prev ? &prev : NULL, &key)) {
+		if (!bpf_map_lookup_elem(fd, &key, vals)) {
+			sum_hist(&one, vals, ncpu);
+			uhists_add(dst, &key, &one);
+		}
+		prev = key;
+		have_prev = 1;
+	}
+	free(vals);
+}
+
+/* Drops so far: the attached BPF side's and those carried over re-attaches. */
+void all_drops(struct daemon *d, uint64_t *drops)
+{
+	memset(drops, 0, IT_NR_DROPS * sizeof(*drops));
+	if (d->ld.skel) /* NULL only after a failed re-attach */
+		read_drops(d, drops);
+	for (int i = 0; i < IT_NR_DROPS; i++)
+		drops[i] += d->carried_drops[i];
+}
+
+/* The histograms as of now into d->sum: the BPF side's, those built from records, carried. */
+void current_hists(struct daemon *d)
+{
+	uhists_clear(&d->sum);
+	if (d->ld.skel)
+		read_khists(d, &d->sum);
+	uhists_merge(&d->sum, &d->uhists);
+	uhists_merge(&d->sum, &d->carried);
+}
+
+void summary(struct daemon *d, int final)
+{
+	uint64_t drops[IT_NR_DROPS], skipped[IT_L_MAX], cnt[IT_NR_COUNTERS];
+	struct out_summary_in in = {
+		.final = final,
+		.elapsed_ns = d->now_ns - d->start_ns,
+		.drops = drops,
+		.corr = corr_get_stats(d->corr),
+		.lost_samples = d->lost,
+		.skipped = skipped,
+		.counters = cnt,
+	};
+
+	memset(skipped, 0, sizeof(skipped));
+	memset(cnt, 0, sizeof(cnt));
+	if (d->ld.skel) {
+		it_loader_skipped(&d->ld, skipped);
+		agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
+	}
+	for (int i = 0; i < IT_NR_COUNTERS; i++)
+		cnt[i] += d->carried_counters[i];
+	for (int i = 0; i < IT_L_MAX; i++)
+		skipped[i] += d->carried_skipped[i];
+	all_drops(d, drops);
+	current_hists(d);
+	in.khists = d->sum.v;
+	in.nr_khists = d->sum.nr;
+	out_summary(d->out, &in);
+	if (d->m && d->mode->summary)
+		d->mode->summary(d->m, final);
+}
+
+/* Add (EPOLL_CTL_ADD) or remove (EPOLL_CTL_DEL) the ring buffer's and the mode's fds. */
+int watch_bpf(struct daemon *d, int op)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	ev.data.fd = ring_buffer__epoll_fd(d->rb);
+	if (epoll_ctl(d->epfd, op, ev.data.fd, &ev) && op == EPOLL_CTL_ADD)
+		return -errno;
+	if (op == EPOLL_CTL_ADD)
+		d->mode_fd = d->m && d->mode->epoll_fd ? d->mode->epoll_fd(d->m) : -1;
+	ev.data.fd = d->mode_fd;
+	if (d->mode_fd >= 0 && epoll_ctl(d->epfd, op, d->mode_fd, &ev) && op == EPOLL_CTL_ADD)
+		return -errno;
+	if (op == EPOLL_CTL_DEL)
+		d->mode_fd = -1;
+	return 0;
+}
+
+/*
+ * A SIGHUP during the load (systemctl reload right after start) would kill
+ * the daemon (its default action): hold it until the signalfd reads it.
+ */
+static void block_hup(void)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+}
+
+static int setup_fds(struct daemon *d)
+{
+	struct itimerspec its = { .it_interval = { 0, DRAIN_NS }, .it_value = { 0, DRAIN_NS } };
+	struct epoll_event ev = { .events = EPOLLIN };
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL))
+		return -errno;
+	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->sigfd < 0 || d->tfd < 0 || d->epfd < 0)
+		return -errno;
+	if (timerfd_settime(d->tfd, 0, &its, NULL))
+		return -errno;
+	ev.data.fd = d->sigfd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->sigfd, &ev))
+		return -errno;
+	ev.data.fd = d->tfd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->tfd, &ev))
+		return -errno;
+	return watch_bpf(d, EPOLL_CTL_ADD);
+}
+
+/* Returns 1 to stop. */
+static int on_timer(struct daemon *d)
+{
+	uint64_t ticks;
+
+	if (read(d->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		return 1;
+	drain(d, 0);
+	blk_sweep(d);
+	metrics_tick(d, 0);
+	/* bound what a crash could lose to one timer period (--record: to a second) */
+	out_flush(d->out);
+	if (d->rec)
+		rec_tick(d->rec, d->now_ns);
+	if (d->o->interval_ns && d->now_ns >= d->next_summary_ns) {
+		summary(d, 0);
+		d->next_summary_ns += d->o->interval_ns;
+	}
+	return d->o->duration_ns && d->now_ns - d->start_ns >= d->o->duration_ns;
+}
+
+/* The signalfd is readable. Returns 1 to stop (SIGINT, SIGTERM, a failed re-attach). */
+static int on_signal(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	if (read(d->sigfd, &si, sizeof(si)) != sizeof(si))
+		return 0;
+	if (si.ssi_signo == SIGHUP)
+		return daemon_reload(d) < 0;
+	return 1;
+}
+
+static int loop(struct daemon *d)
+{
+	struct epoll_event evs[4];
+	int stop = 0;
+
+	while (!stop) {
+		int n = epoll_wait(d->epfd, evs, 4, -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (int i = 0; i < n && !stop; i++) {
+			if (evs[i].data.fd == d->sigfd)
+				stop = on_signal(d);
+			else if (evs[i].data.fd == d->tfd)
+				stop |= on_timer(d);
+			else if (evs[i].data.fd == d->mode_fd)
+				mode_run(d);
+			else
+				drain(d, 0); /* woken early: the ring is filling up */
+		}
+	}
+	return 0;
+}
+
+/*
+ * The start line, even under -q: what a service's journal must show once (version,
+ * layers attached, metrics address, recording directory).
+ */
+static void start_line(struct daemon *d)
+{
+	char layers[128] = "";
+	size_t n = 0;
+	int hooks = 0;
+
+	for (int l = 0; l < IT_L_MAX; l++)
+		if (d->ld.layers_on & (1u << l))
+			n += (size_t)snprintf(layers + n,
+					      n < sizeof(layers) ? sizeof(layers) - n : 0, "%s%s",
+					      n ? "," : "", abi_layer_name(l));
+	for (int i = 0; i < d->ld.nr_hooks; i++)
+		hooks += d->ld.hooks[i].ok;
+	it_note_always("%s started: layers %s (%d hooks attached); metrics %s%s%s; recording %s",
+		       IT_VERSION, layers[0] ? layers : "none", hooks,
+		       d->o->metrics_addr ? "http://" : "off", d->o->metrics_addr ? d->o->metrics_addr : "",
+		       d->o->metrics_addr ? "/metrics" : "", d->o->record_dir ? d->o->record_dir : "off");
+}
+
+static void report_attach(struct daemon *d)
+{
+	for (int i = 0; i < d->ld.nr_hooks; i++) {
+		const struct it_hook_state *h = &d->ld.hooks[i];
+
+		if (it_loader_hook_hidden(&d->ld, i))
+			continue;
+		out_attach(d->out, abi_layer_name(h->layer), h->name, it_method_name(h->method),
+			   it_hook_state_of(h), h->reason);
+	}
+	if (!d->o->quiet)
+		it_loader_report(&d->ld, stderr);
+	if (d->json)
+		fflush(d->json);
+}
+
+static const struct mode_ops *mode_of(const struct daemon *d, const struct it_opts *o)
+{
+	return o->mode <= IT_MODE_HOST ? d->modes[o->mode] : NULL;
+}
+
+/* The mode's adjustments to a copy of the options (host: the QEMU pids). 0 or -errno. */
+int mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err)
+{
+	const struct mode_ops *m = mode_of(d, o);
+
+	return m && m->prepare ? m->prepare(o, err) : 0;
+}
+
+/* The ring buffer and the per-CPU record buffers of the attached load. */
+int bpf_buffers(struct daemon *d)
+{
+	void *slots, *pos;
+	int ret;
+
+	d->rb = ring_buffer__new(bpf_map__fd(d->ld.skel->maps.events), on_ring_record, d, NULL);
+	if (!d->rb) {
+		ret = -errno;
+		it_err("cannot set up the ring buffer: %s", strerror(errno));
+		return ret;
+	}
+	ret = it_loader_map_slots(&d->ld, &slots, &pos);
+	if (ret) {
+		it_err("cannot map the record buffers: %s", strerror(-ret));
+		return ret;
+	}
+	recbuf_init(&d->recs, d->ld.ncpu, d->ld.slot_shift, slots, pos);
+	return 0;
+}
+
+/*
+ * Load and attach, and map the record buffers. The disks' serials are read
+ * first: a virtio-blk serial read is a GET_ID request to the disk, which would
+ * otherwise be traced as iotracer's own.
+ */
+static int bpf_up(struct daemon *d)
+{
+	parse_dev_serials_prefetch(d->o->sysfs_root);
+	return it_loader_start(&d->ld, d->o, stderr) ?: bpf_buffers(d);
+}
+
+/* Report what attached, and start the guest or host mode on it. */
+int bpf_connect(struct daemon *d)
+{
+	struct mode_env env = { .o = d->o, .ld = &d->ld, .out = d->out, .json = d->json,
+				.text = d->text };
+
+	report_attach(d);
+	d->mode = mode_of(d, d->o);
+	if (d->mode) {
+		d->m = d->mode->start(&env);
+		if (!d->m)
+			return -EINVAL;
+	}
+	if (d->http && metrics_hooks(d)) {
+		it_err("--metrics: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	metrics_tick(d, 1);
+	/* Loading parsed the kernel's BTF (MBs, freed since): give the heap back. */
+	malloc_trim(0);
+	return 0;
+}
+
+/* Undo bpf_connect() and bpf_up() (safe on partial ones). */
+void bpf_down(struct daemon *d)
+{
+	if (d->m)
+		d->mode->stop(d->m);
+	d->m = NULL;
+	ring_buffer__free(d->rb);
+	d->rb = NULL;
+	recbuf_free(&d->recs);
+	memset(&d->recs, 0, sizeof(d->recs)); /* its buffers are unmapped below */
+	it_loader_stop(&d->ld);
+}
+
+static int open_json(struct daemon *d)
+{
+	const char *path = d->o->json_path;
+	int fd;
+
+	d->text = stdout;
+	if (!path)
+		return 0;
+	if (!strcmp(path, "-")) {
+		d->json = stdout;
+		d->text = stderr;
+		return 0;
+	}
+	/* the requests of every process: the owner's alone, like a recording (record.md) */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	d->json = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!d->json) {
+		if (fd >= 0)
+			close(fd);
+		char who[PATH_MAX + 32];
+
+		it_err("%s: cannot open '%s': %s", cli_where(d->o, "json", who, sizeof(who)), path,
+		       strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* --record: the rolling recording (docs/record.md). 0 or -EIO (message printed). */
+static int open_record(struct daemon *d)
+{
+	const struct it_opts *o = d->o;
+	char who[PATH_MAX + 32];
+	struct rec_opts ro = { .dir = o->record_dir, .seg_size = o->record_size,
+			       .seg_age_ns = o->record_age_ns, .max_bytes = o->record_max,
+			       .level = o->record_level, .sysfs_root = o->sysfs_root,
+			       .who = cli_where(o, "record", who, sizeof(who)) };
+
+	if (!o->record_dir)
+		return 0;
+	d->rec = rec_open(&ro, d->start_ns);
+	return d->rec ? 0 : -EIO;
+}
+
+/* Cgroup paths for the records (none without a cgroup2 hierarchy: ids only). */
+static void open_cgroups(struct daemon *d)
+{
+	char mnt[CG_PATH_MAX];
+	int ret = cg_mount_point(NULL, NULL, mnt, sizeof(mnt));
+
+	if (ret) {
+		it_warn("no cgroup2 hierarchy (%s): records carry cgroup ids only", strerror(-ret));
+		return;
+	}
+	d->cg = cg_cache_new(mnt);
+	d->names = ct_names_new(NULL);
+	if (d->out) {
+		out_set_cgroups(d->out, d->cg);
+		out_set_names(d->out, d->names);
+	}
+	if (d->rec)
+		rec_set_cgroups(d->rec, d->cg);
+}
+
+/* Everything up to the event loop: outputs, BPF, the fds. 0 or -errno (said). */
+static int daemon_start(struct daemon *d)
+{
+	char who[PATH_MAX + 32];
+	int ret;
+
+	/*
+	 * Loading parses the kernel's BTF (several MB, freed after load). A fixed
+	 * mmap threshold keeps such blocks out of the heap, so they go back to
+	 * the kernel instead of staying resident in a fragmented heap.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	if (d->o->metrics_addr) {
+		/* before the (slow) load: a port in use fails at once */
+		d->http = metrics_http_start(d->o->metrics_addr,
+					     cli_where(d->o, "metrics", who, sizeof(who)));
+		if (!d->http)
+			return -EADDRINUSE;
+	}
+	ret = bpf_up(d);
+	if (!ret)
+		ret = open_json(d);
+	if (ret)
+		return ret;
+	d->start_ns = d->now_ns = it_mono_ns();
+	d->next_summary_ns = d->start_ns + d->o->interval_ns;
+	stale_age(d);
+	ret = open_record(d);
+	if (ret)
+		return ret;
+	d->out = out_new(d->o, d->text, d->json, d->start_ns);
+	open_cgroups(d);
+	d->corr = d->out ? corr_new(on_request, d, HOLD_NS, 0) : NULL;
+	if (!d->out || !d->corr) {
+		it_err("cannot set up the event loop: %s", strerror(errno));
+		return -ENOMEM;
+	}
+	ret = bpf_connect(d);
+	if (ret)
+		return ret;
+	ret = setup_fds(d);
+	if (ret)
+		it_err("cannot set up the event loop: %s", strerror(-ret));
+	else
+		start_line(d);
+	return ret;
+}
+
+/*
+ * After the loop: detach first, so that no record is written after the last
+ * drain; then everything still in the buffers, then everything still held,
+ * the final summary, and what output was lost. Returns ret, or the loss.
+ */
+static int daemon_finish(struct daemon *d, int ret)
+{
+	uint64_t stop_ns = it_mono_ns();
+
+	it_loader_detach(&d->ld);
+	drain(d, 1);
+	corr_flush(d->corr);
+	d->now_ns = stop_ns; /* the run traced until the stop, not until the detach ended */
+	summary(d, 1);
+	if (d->m)
+		d->mode->stop(d->m);
+	d->m = NULL;
+	if (d->o->verbose && d->ld.skel)
+		it_loader_prog_stats(&d->ld, stderr);
+	if (out_error(d->out) && !ret) {
+		ret = out_error(d->out);
+		it_err("output lost: %llu JSON lines (%s)",
+		       (unsigned long long)out_json_lost(d->out), strerror(-ret));
+	}
+	if (d->rec) {
+		uint64_t lost = rec_close(d->rec);
+
+		d->rec = NULL;
+		if (lost) {
+			it_err("--record: %llu requests were not recorded (write errors)",
+			       (unsigned long long)lost);
+			if (!ret)
+				ret = -EIO;
+		}
+	}
+	return ret;
+}
+
+static void daemon_free(struct daemon *d)
+{
+	metrics_http_stop(d->http); /* first: its thread reads nothing of d, but stop serving */
+	free(d->mhooks);
+	bpf_down(d);
+	corr_free(d->corr);
+	rec_close(d->rec);
+	out_free(d->out);
+	cg_cache_free(d->cg);
+	ct_names_free(d->names);
+	free(d->cg_labels);
+	uhists_free(&d->uhists);
+	uhists_free(&d->carried);
+	uhists_free(&d->sum);
+	if (d->json && d->json != stdout)
+		fclose(d->json);
+	if (d->epfd >= 0)
+		close(d->epfd);
+	if (d->sigfd >= 0)
+		close(d->sigfd);
+	if (d->tfd >= 0)
+		close(d->tfd);
+	if (d->cur_owned)
+		cli_free(&d->cur);
+}
+
+int it_daemon_run(const struct it_opts *uo, const struct mode_ops *const modes[])
+{
+	struct daemon d = { .epfd = -1, .sigfd = -1, .tfd = -1, .mode_fd = -1, .modes = modes };
+	int ret;
+
+	d.cur = *uo; /* shallow: the strings stay uo's until a reload */
+	d.o = &d.cur;
+	block_hup();
+	log_set_level(d.o->verbose, 0);
+	ret = mode_prepare(&d, &d.cur, stderr);
+	if (ret)
+		return ret == -EINVAL ? 2 : 1; /* bad input: usage exit status */
+	ret = daemon_start(&d);
+	if (!ret)
+		ret = daemon_finish(&d, loop(&d));
+	daemon_free(&d);
+	return ret ? 1 : 0;
+}

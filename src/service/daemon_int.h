@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * daemon internals shared by daemon.c (start, the epoll loop, summaries,
+ * stop), daemon_metrics.c (the /metrics glue and the block sweep) and
+ * daemon_reload.c (SIGHUP: apply a reload plan). Not for other modules:
+ * they use daemon.h.
+ */
+#ifndef IT_DAEMON_INT_H
+#define IT_DAEMON_INT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "iotracer.h"
+#include "service/cli.h"
+#include "load/loader.h"
+#include "records/recbuf.h"
+#include "records/uhist.h"
+
+#define DRAIN_NS (50ull * 1000 * 1000) /* timer period: drain the ring */
+#define HOLD_NS (2ull * 1000 * 1000 * 1000) /* how long a block waits for its parent */
+#define WATERMARK_NS (2ull * 1000 * 1000) /* records younger than this wait a drain */
+#define METRICS_NS (1000ull * 1000 * 1000) /* --metrics: rebuild the text this often */
+#define SWEEP_NS (30ull * 1000 * 1000 * 1000) /* look for missed block completions this often */
+
+struct daemon {
+	const struct it_opts *o; /* &cur */
+	struct it_opts cur; /* in force: the caller's at start, then each reload's */
+	int cur_owned; /* cur's strings are ours (after a reload) */
+	struct it_loader ld;
+	struct ring_buffer *rb;
+	struct recbuf recs; /* per-CPU buffers + ring buffer copies, merged */
+	struct corr *corr;
+	struct it_out *out;
+	struct recorder *rec; /* --record, or NULL */
+	FILE *json;
+	FILE *text; /* human output */
+	int epfd, sigfd, tfd;
+	uint64_t start_ns, now_ns, next_summary_ns;
+	uint64_t lost;
+	struct uhists uhists; /* built from records while the BPF side keeps none */
+	struct uhists carried; /* the BPF histograms of earlier attaches (reload) */
+	struct uhists sum; /* a summary's: the BPF side's + uhists + carried */
+	uint64_t carried_drops[IT_NR_DROPS], carried_skipped[IT_L_MAX];
+	uint64_t carried_counters[IT_NR_COUNTERS]; /* of the sets a reload detached */
+	/* records that ended before hists_switch_ns went by kern_hists_before */
+	uint64_t hists_switch_ns;
+	int kern_hists_before;
+	const struct mode_ops *const *modes; /* by enum it_mode (it_daemon_run) */
+	const struct mode_ops *mode; /* guest/host mode, NULL standalone */
+	void *m; /* its state */
+	int mode_fd;
+	struct metrics_http *http; /* --metrics server, NULL when off */
+	struct metrics_hook *mhooks; /* attach status, as reported at the last attach */
+	int nr_mhooks;
+	uint64_t next_metrics_ns;
+	uint64_t next_sweep_ns; /* blk_sweep */
+	uint64_t blk_swept; /* requests the attached side's sweeps ended as missed */
+	uint64_t stale_ns, sweep_ns; /* blk_sweep: BLK_STALE_NS and SWEEP_NS, but in tests */
+	uint64_t aio_sampled; /* libaio requests seen by --sample (aio_kept) */
+	struct cg_cache *cg; /* cgroup id -> path (JSON, recordings, /metrics); NULL: none */
+	struct ct_names *names; /* container and pod names from the node's files (container.h) */
+	struct agg_labels *cg_labels; /* /metrics cgroup label values, kept across scrapes */
+};
+
+/* daemon.c */
+void drain(struct daemon *d, int final);
+void read_drops(struct daemon *d, uint64_t *drops);
+void read_khists(struct daemon *d, struct uhists *dst);
+void all_drops(struct daemon *d, uint64_t *drops);
+void current_hists(struct daemon *d);
+void summary(struct daemon *d, int final);
+int watch_bpf(struct daemon *d, int op);
+int mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err);
+int bpf_buffers(struct daemon *d);
+int bpf_connect(struct daemon *d);
+void bpf_down(struct daemon *d);
+
+/* daemon_metrics.c */
+int metrics_hooks(struct daemon *d);
+void stale_age(struct daemon *d);
+void blk_sweep(struct daemon *d);
+void metrics_tick(struct daemon *d, int force);
+
+/* daemon_reload.c */
+int daemon_reload(struct daemon *d);
+
+#endif /* IT_DAEMON_INT_H */

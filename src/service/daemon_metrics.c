@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The daemon's /metrics glue (docs/metrics.md): the attach status, the
+ * kernel's aggregation and the counters handed to metrics.c once a second;
+ * and the sweep of block requests whose completion no program saw, which
+ * feeds its in-flight gauge.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+
+#include "iotracer.h"
+#include "iotracer.skel.h"
+#include "records/agg.h"
+#include "load/blkstale.h"
+#include "service/daemon.h"
+#include "service/daemon_int.h"
+#include "load/loader.h"
+#include "service/metrics.h"
+#include "service/metrics_http.h"
+#include "lib/abi.h"
+#include "lib/parse.h"
+#include "lib/log.h"
+
+static const char *metrics_dev(uint32_t dev, void *ctx)
+{
+	const struct daemon *d = ctx;
+
+	return dev ? parse_dev_name_cached(dev, d->o->sysfs_root) : "-";
+}
+
+/* The hooks of the attach report, for iotracer_hook_attached (again after a re-attach). */
+int metrics_hooks(struct daemon *d)
+{
+	free(d->mhooks);
+	d->nr_mhooks = 0;
+	d->mhooks = calloc(d->ld.nr_hooks ? d->ld.nr_hooks : 1, sizeof(*d->mhooks));
+	if (!d->mhooks)
+		return -ENOMEM;
+	for (int i = 0; i < d->ld.nr_hooks; i++) {
+		const struct it_hook_state *h = &d->ld.hooks[i];
+
+		if (it_loader_hook_hidden(&d->ld, i))
+			continue;
+		d->mhooks[d->nr_mhooks++] = (struct metrics_hook){
+			.layer = abi_layer_name(h->layer),
+			.hook = h->name,
+			.method = it_method_name(h->method),
+			.ok = h->ok,
+			.state = it_hook_state_of(h),
+		};
+	}
+	return 0;
+}
+
+/*
+ * The block requests the attached BPF side saw issued and not completing (in flight,
+ * for the gauge), and those a detached side left (missed: no side will see them end).
+ */
+static void blk_inflight_missed(struct daemon *d, uint64_t *inflight, uint64_t *missed)
+{
+	const int k = IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED;
+	uint64_t cur[IT_NR_DROPS] = { 0 };
+	uint64_t cnt[IT_NR_COUNTERS] = { 0 }, ended;
+
+	if (d->ld.skel) {
+		read_drops(d, cur);
+		agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
+	}
+	/* ended unseen: found stale by a sweep, or their entry taken by a new bio */
+	ended = d->blk_swept + cnt[IT_CNT_BLK_RECYCLED];
+	*inflight = cur[k] > ended ? cur[k] - ended : 0;
+	*missed = d->carried_drops[k] + (cur[k] < ended ? cur[k] : ended);
+}
+
+/*
+ * The sweep's age and period: BLK_STALE_NS every SWEEP_NS, or for a test
+ * (docs/testing.md) the age IOTRACER_TEST_BLK_STALE says, looked for twice as often.
+ */
+void stale_age(struct daemon *d)
+{
+	const char *env = getenv("IOTRACER_TEST_BLK_STALE");
+	uint64_t age;
+
+	d->stale_ns = BLK_STALE_NS;
+	d->sweep_ns = SWEEP_NS;
+	if (!env)
+		return;
+	if (parse_duration(env, &age) || age < 2 || age > BLK_STALE_NS) {
+		it_warn("IOTRACER_TEST_BLK_STALE: bad duration '%s' (expected up to 120s): ignored",
+			env);
+		return;
+	}
+	d->stale_ns = age;
+	d->sweep_ns = age / 2 < SWEEP_NS ? age / 2 : SWEEP_NS;
+}
+
+/*
+ * Every SWEEP_NS: requests issued longer ago than any can be in flight whose
+ * completion no program saw (a nested completion with one completion program,
+ * docs/hooks.md) leave the in-flight gauge for the lost counter.
+ */
+void blk_sweep(struct daemon *d)
+{
+	long n;
+
+	if (!d->ld.skel || !(d->ld.layers_on & (1u << IT_L_BLOCK)) || d->now_ns < d->next_sweep_ns)
+		return;
+	d->next_sweep_ns = d->now_ns + d->sweep_ns;
+	n = blk_sweep_stale(bpf_map__fd(d->ld.skel->maps.bios), d->now_ns, d->stale_ns,
+			    2 * (long)bpf_map__max_entries(d->ld.skel->maps.bios));
+	if (n > 0)
+		d->blk_swept += n;
+}
+
+/*
+ * The kernel's block aggregation folded into /metrics rows (*rows malloc'd);
+ * 0 rows when it is off or unreadable. A re-attach starts it from zero.
+ */
+static int metrics_agg(struct daemon *d, struct agg_row **rows)
+{
+	struct agg_entry *e = NULL;
+	int nr = 0, depth = d->o->metrics_cg_depth;
+
+	*rows = NULL;
+	if (!d->ld.skel || agg_read(bpf_map__fd(d->ld.skel->maps.agg), &e, &nr) || !nr)
+		goto out;
+	if (depth >= 0 && !d->cg_labels)
+		d->cg_labels = calloc(1, sizeof(*d->cg_labels));
+	*rows = calloc(nr, sizeof(**rows));
+	if (!*rows || (depth >= 0 && !d->cg_labels)) {
+		nr = 0;
+		goto out;
+	}
+	nr = agg_fold(e, nr, d->cg, depth, d->cg_labels, *rows);
+out:
+	free(e);
+	return nr;
+}
+
+/*
+ * Build the /metrics text and hand it to the server thread, at most every
+ * METRICS_NS (force: now). Runs on the event loop; the server only swaps a
+ * pointer under its lock, so nothing here waits for a scrape.
+ */
+void metrics_tick(struct daemon *d, int force)
+{
+	uint64_t drops[IT_NR_DROPS];
+	struct metrics_proc proc;
+	struct agg_row *rows;
+	struct metrics_in in = { .drops = drops, .drop_layers = d->ld.layers_on,
+				 .lost = d->lost, .hooks = d->mhooks, .nr_hooks = d->nr_mhooks,
+				 .dev_name = metrics_dev, .dev_ctx = d };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!d->http || (!force && d->now_ns < d->next_metrics_ns))
+		return;
+	d->next_metrics_ns = d->now_ns + METRICS_NS;
+	all_drops(d, drops);
+	blk_inflight_missed(d, &in.blk_inflight, &in.blk_missed);
+	current_hists(d);
+	in.nr_khists = d->sum.nr;
+	in.khists = d->sum.v;
+	if (!metrics_proc_read("/proc", "self", &proc))
+		in.proc = &proc;
+	in.nr_agg = metrics_agg(d, &rows);
+	in.agg = rows;
+	in.agg_cgroups = d->o->metrics_cg_depth >= 0;
+	in.ct_labels = d->o->metrics_containers;
+	in.names = d->names;
+	f = open_memstream(&text, &len);
+	if (!f) {
+		free(rows);
+		return;
+	}
+	metrics_write(f, &in);
+	free(rows);
+	if (d->m && d->mode->metrics)
+		d->mode->metrics(d->m, f);
+	if (fclose(f)) {
+		free(text); /* keep serving the previous text */
+		return;
+	}
+	metrics_http_publish(d->http, text, len);
+}
