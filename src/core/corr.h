@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "iotracer.h"
+#include "core/wbsync.h"
 
 enum corr_kind {
 	CORR_SYSCALL = 1,
@@ -78,6 +79,13 @@ struct corr_req {
 		uint64_t seq; /* 0 for an io_uring parent */
 		int valid;
 	} parent; /* CORR_BLOCK with a known parent */
+	/*
+	 * CORR_SYSCALL fsync, fdatasync, sync_file_range of a file: the write
+	 * requests of that file emitted before it and in flight when it began
+	 * (not its children: the flusher's, another task's), wbsync.h.
+	 */
+	struct wbsync_waited waited;
+	int has_waited;
 };
 
 typedef void (*corr_emit_fn)(const struct corr_req *req, void *ctx);
