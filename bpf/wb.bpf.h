@@ -120,7 +120,9 @@ struct it_wb_walk {
 	u32 left; /* bytes of the bio still to walk */
 	u32 done; /* bytes of the bio_vec walked */
 	u32 found, unknown; /* folios looked up, by outcome */
+	u32 unk_bytes[3]; /* unknown bytes by reason: not noted, redirtied, many */
 	u8 cls; /* where the previous page's bytes went: enum it_wb_cls */
+	u8 why; /* the previous page's reason when cls is IT_WBC_UNKNOWN: 0, 1, 2 */
 	u8 any; /* a page-cache page was seen */
 };
 
@@ -154,9 +156,11 @@ enum it_wb_cls {
 	IT_WBC_UNKNOWN, /* not known: wb.unknown_why says why */
 };
 
+/* why: an IT_WB_* bit of the first three (the counters follow their order) */
 static __always_inline u8 it_wb_unknown(struct it_wb_walk *w, u8 why)
 {
 	w->wb.unknown_why |= why;
+	w->why = why >> 1; /* 1, 2, 4 -> 0, 1, 2 */
 	w->unknown++;
 	return IT_WBC_UNKNOWN;
 }
@@ -210,6 +214,8 @@ static __always_inline void it_wb_add(struct it_wb_walk *w, u32 n)
 		break;
 	case IT_WBC_UNKNOWN:
 		w->wb.unknown_bytes += n;
+		if (w->why < 3)
+			w->unk_bytes[w->why] += n;
 		break;
 	default:
 		break;
@@ -288,9 +294,12 @@ static int it_wb_step(u32 i, void *ctx)
 
 static __always_inline void it_count_n(u32 idx, u64 n)
 {
-	u64 *v = bpf_map_lookup_elem(&counters, &idx);
+	u64 *v;
 
-	if (v && n)
+	if (!n)
+		return;
+	v = bpf_map_lookup_elem(&counters, &idx);
+	if (v)
 		__sync_fetch_and_add(v, n);
 }
 
@@ -327,13 +336,20 @@ static __always_inline int it_wb_complete(struct request *rq, const bool btf)
 	if (!w->any)
 		return 0;
 	if (w->bio) { /* steps ran out: the rest is not known */
+		u32 rest = IT_RD(btf, rq, __data_len) - w->wb.bytes - w->wb.other_bytes -
+			   w->wb.unknown_bytes;
+
 		w->wb.unknown_why |= IT_WB_TRUNC;
-		w->wb.unknown_bytes =
-			IT_RD(btf, rq, __data_len) - w->wb.bytes - w->wb.other_bytes;
+		w->wb.unknown_bytes += rest;
+		it_count_n(IT_CNT_WB_UNK_TRUNC_BYTES, rest);
 	}
 	w->wb.blkcg_id = it_bio_blkcg_id(bio);
 	it_count_n(IT_CNT_WB_FOUND, w->found);
 	it_count_n(IT_CNT_WB_UNKNOWN, w->unknown);
+	it_count_n(IT_CNT_WB_FOUND_BYTES, w->wb.bytes + w->wb.other_bytes);
+	it_count_n(IT_CNT_WB_UNK_NOT_NOTED_BYTES, w->unk_bytes[0]);
+	it_count_n(IT_CNT_WB_UNK_REDIRTIED_BYTES, w->unk_bytes[1]);
+	it_count_n(IT_CNT_WB_UNK_MANY_BYTES, w->unk_bytes[2]);
 	s->rq = (u64)rq;
 	return 0;
 }

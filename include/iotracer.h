@@ -127,6 +127,13 @@ enum it_counter {
 	IT_CNT_WB_NOTED, /* pages (folios) noted going clean -> dirty (map "dirtied") */
 	IT_CNT_WB_FOUND, /* page-cache write pages whose dirtier was found at completion */
 	IT_CNT_WB_UNKNOWN, /* ... whose dirtier was not (struct it_wb, unknown_why) */
+	/* bytes of page-cache block writes (wb.bpf.h), as the records' block[].dirty sums */
+	IT_CNT_WB_FOUND_BYTES, /* of pages whose dirtier was found (wb.bytes + other_bytes) */
+	IT_CNT_WB_UNK_BYTES, /* unknown_bytes, per reason from here (IT_WB_* bit order): */
+	IT_CNT_WB_UNK_NOT_NOTED_BYTES = IT_CNT_WB_UNK_BYTES, /* IT_WB_NOT_NOTED */
+	IT_CNT_WB_UNK_REDIRTIED_BYTES, /* IT_WB_REDIRTIED */
+	IT_CNT_WB_UNK_MANY_BYTES, /* IT_WB_MANY */
+	IT_CNT_WB_UNK_TRUNC_BYTES, /* IT_WB_TRUNC: the rest of a request the walk did not reach */
 	IT_NR_COUNTERS,
 };
 

@@ -235,6 +235,16 @@ static void current_hists(struct daemon *d)
 	uhists_merge(&d->sum, &d->carried);
 }
 
+/* The event counters of the run: the attached side's and those a reload detached. */
+static void all_counters(struct daemon *d, uint64_t *cnt)
+{
+	memset(cnt, 0, IT_NR_COUNTERS * sizeof(*cnt));
+	if (d->ld.skel)
+		agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
+	for (int i = 0; i < IT_NR_COUNTERS; i++)
+		cnt[i] += d->carried_counters[i];
+}
+
 static void summary(struct daemon *d, int final)
 {
 	uint64_t drops[IT_NR_DROPS], skipped[IT_L_MAX], cnt[IT_NR_COUNTERS];
@@ -249,13 +259,9 @@ static void summary(struct daemon *d, int final)
 	};
 
 	memset(skipped, 0, sizeof(skipped));
-	memset(cnt, 0, sizeof(cnt));
-	if (d->ld.skel) {
+	if (d->ld.skel)
 		it_loader_skipped(&d->ld, skipped);
-		agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
-	}
-	for (int i = 0; i < IT_NR_COUNTERS; i++)
-		cnt[i] += d->carried_counters[i];
+	all_counters(d, cnt);
 	for (int i = 0; i < IT_L_MAX; i++)
 		skipped[i] += d->carried_skipped[i];
 	all_drops(d, drops);
@@ -392,10 +398,10 @@ out:
  */
 static void metrics_tick(struct daemon *d, int force)
 {
-	uint64_t drops[IT_NR_DROPS];
+	uint64_t drops[IT_NR_DROPS], cnt[IT_NR_COUNTERS];
 	struct metrics_proc proc;
 	struct agg_row *rows;
-	struct metrics_in in = { .drops = drops, .drop_layers = d->ld.layers_on,
+	struct metrics_in in = { .drops = drops, .drop_layers = d->ld.layers_on, .counters = cnt,
 				 .lost = d->lost, .hooks = d->mhooks, .nr_hooks = d->nr_mhooks,
 				 .dev_name = metrics_dev, .dev_ctx = d };
 	char *text = NULL;
@@ -406,6 +412,7 @@ static void metrics_tick(struct daemon *d, int force)
 		return;
 	d->next_metrics_ns = d->now_ns + METRICS_NS;
 	all_drops(d, drops);
+	all_counters(d, cnt);
 	blk_inflight_missed(d, &in.blk_inflight, &in.blk_missed);
 	current_hists(d);
 	in.nr_khists = d->sum.nr;

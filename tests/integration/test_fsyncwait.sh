@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# An fsync names the writeback it waited for without issuing it (issue 26, item 4;
+# src/core/wbsync.c): the write requests of its file that another task (here `sync`, as
+# the flusher would) had in flight when the fsync began, in the fsync's "waited" field.
+# A dd writes 128 MiB buffered into a file on ext4 on a loop device; `sync -f` starts
+# writing it out; once the disk has writes in flight (/sys/block/loopN/inflight), dd's
+# input ends and dd fsyncs (conv=fsync).
+# Oracles: the kernel's in-flight count at the fsync's start, /sys/block/loopN/stat (every
+# write request of the device is in the records), and the block records themselves joined
+# by jq: the write requests of the file (ino from stat) that are not the fsync's children,
+# queued before its enter and completed after it.
+#   inflight    the kernel had write requests in flight on the device when dd's input ended
+#   complete    write requests in the JSON == the /sys/block writes delta (none missing
+#               from the join below)
+#   waited_n    the fsync's waited.n > 0 and == the requests of that window
+#   waited_b    its waited.bytes == their bytes, and waited.ids are theirs
+#   drops       drops.total == 0
+# shellcheck disable=SC2016,SC2154 # jq programs in single quotes; fds set by writer_feed
+set -u
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+it_begin inflight complete waited_n waited_b drops
+it_require_all mkfs.ext4 dd sync mkfifo stat
+
+read -r dev mnt < <(mk_loop_fs 512) || true
+if [[ -z ${mnt:-} ]] || ! mountpoint -q "$mnt"; then
+	fail_all "cannot create/mount ext4 on a loop device"
+fi
+name=$(devname "$dev")
+wait_quiet "$dev" 5
+
+start_tracer -d "$name" || fail_all "$TRACER_WHY"
+w0=$(blk_writes "$dev")
+writer_start wf "$mnt/f" conv=fsync && fpid=$W_PID || fail_all "cannot start the writer"
+writer_feed wf "$fpid" 128 ffd || fail_all "the writer did not write 128 MiB"
+ino=$(stat -c %i "$mnt/f")
+bg_start sync sync -f "$mnt/f"
+spid=$BG_PID
+inflight=0
+for ((i = 0; i < 200; i++)); do
+	read -r _ inflight <"/sys/block/$name/inflight"
+	((inflight > 0)) && break
+	sleep 0.005
+done
+exec {ffd}>&- # EOF: dd fsyncs while sync's requests are in flight
+bg_wait "$fpid" 60 || note "the writer exited $BG_RC"
+bg_wait "$spid" 60 || note "sync exited $BG_RC"
+wait_quiet "$dev" 5
+w1=$(blk_writes "$dev")
+stop_tracer || note "${TRACER_WHY:-}"
+tracer_summary || fail_all "no final summary in the JSON output"
+J=$TRACER_JSON
+check inflight "write requests in flight on $name when the fsync began: $inflight" test "$inflight" -gt 0
+
+nw=$(jblocks "$J" 'true' '.op == "write" and .dev == $d' --arg d "$name")
+check complete "$nw write requests in the JSON, /sys/block/$name/stat says $((w1 - w0))" \
+	test "$nw" = "$((w1 - w0))"
+
+# the fsync (dd's, of the file), and the window join over the other requests
+fs=$(jq -c --argjson p "$fpid" --argjson i "$ino" 'select(.type == "request" and .kind == "syscall"
+	and .pid == $p and .syscall == "fsync" and .ino == $i)' "$J" | tail -n 1)
+[[ -n $fs ]] || fail_all "no fsync of dd ($fpid) on inode $ino in the JSON"
+read -r enter fid wn wb wids < <(jq -r '[.ts_ns, .id, .waited.n // -1, .waited.bytes // -1,
+	(.waited.ids // [] | sort | map(tostring) | join(","))] | @tsv' <<<"$fs")
+read -r jn jb jids < <(jq -rn --argjson e "$enter" --argjson i "$ino" --argjson f "$fid" \
+	--arg d "$name" "$JQ_BLOCKS"'[inputs | select(.type == "request" and .id != $f) | .id as $id
+	| blocks | select(.op == "write" and .dev == $d and .ino == $i and .q_ns < $e and .c_ns >= $e)
+	| {id: $id, b: .bytes}] | [length, (map(.b) | add // 0),
+	(map(.id) | sort | .[:16] | map(tostring) | join(","))] | @tsv' "$J")
+note "fsync $fid enter $enter: waited n=$wn bytes=$wb ids=[$wids]; the window: $jn requests, $jb bytes"
+check waited_n "the fsync's waited.n $wn, requests of its file in flight at its enter $jn" \
+	eval '((jn > 0 && wn == jn))'
+# waited.ids holds the newest 16: when more, the oldest ones of the window are left out
+jids_new=$(jq -rn --argjson e "$enter" --argjson i "$ino" --argjson f "$fid" --arg d "$name" \
+	"$JQ_BLOCKS"'[inputs | select(.type == "request" and .id != $f) | .id as $id | blocks
+	| select(.op == "write" and .dev == $d and .ino == $i and .q_ns < $e and .c_ns >= $e) | $id]
+	| sort | .[-16:] | map(tostring) | join(",")' "$J")
+check waited_b "waited.bytes $wb vs $jb; ids [$wids] vs [$jids_new]" \
+	eval '((wb == jb)) && [[ $wids == "$jids_new" ]]'
+note "(the window's first ids: $jids)"
+d=$(real_drops "$SUMMARY")
+check drops "records lost (ringbuf+inflight+hist) $d" test "$d" = 0
+
+it_end
