@@ -18,6 +18,10 @@
 #   drops       drops.total == 0
 #   report_pid  phase 1 was also recorded (--record): `iotracer report -p A` of the recording
 #               gives writer a's writeback bytes, as the live JSON did
+#   perfetto_wb `iotracer report --perfetto` of that recording: well formed
+#               (tests/tools/perfetto_check.jq: "dirtied" flows from write syscalls to block
+#               writes), and every block write dirtied by writer a is the end of a "dirtied"
+#               flow from one of writer a's write syscalls
 #   metrics_wb  phase 1 also serves --metrics: once two scrapes 1.2 s apart agree (no
 #               writeback between them), iotracer_writeback_found_bytes_total equals the sum
 #               of the records' block[].dirty bytes + other_bytes completed before the first
@@ -30,8 +34,8 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin per_pid_a per_pid_b owner dirty_age hist_age filter_pid drops report_pid metrics_wb \
-	top_owner
+it_begin per_pid_a per_pid_b owner dirty_age hist_age filter_pid drops report_pid perfetto_wb \
+	metrics_wb top_owner
 it_require_all mkfs.ext4 dd sync mkfifo curl python3
 
 have_tp writeback/writeback_dirty_folio || have_tp writeback/writeback_dirty_page ||
@@ -117,6 +121,20 @@ check hist_age "block/$name/write dirty_age histogram count ${hage:-none}" test 
 
 d=$(real_drops "$SUMMARY")
 check drops "records lost (ringbuf+inflight+hist) $d" test "$d" = 0
+
+if "$IOTRACER" report -n 0 --perfetto "$IT_TMP/trace.pf.json" "$IT_TMP/rec" >/dev/null 2>"$IT_TMP/pf.err"; then
+	problems=$(jq -r -f "$(dirname "$0")/../tools/perfetto_check.jq" "$IT_TMP/trace.pf.json" 2>&1 | head -3)
+	# block writes dirtied by a (the records) vs the ends of flows from a's writes
+	nwa=$(jblocks "$J" 'true' '.op == "write" and .dirty.tid == $p' --argjson p "$apid")
+	nfa=$(jq --argjson p "$apid" '.traceEvents as $e | ($e | map(select(.ph == "s" and .name == "dirtied"
+		and .pid == $p) | .id)) as $ids | [$e[] | select(.ph == "f" and .name == "dirtied"
+		and (.id | IN($ids[]))) | "\(.tid) \(.ts)"] | unique | length' "$IT_TMP/trace.pf.json")
+	note "perfetto: $nfa block slices with a dirtied flow from writer a, $nwa block writes dirtied by it"
+	check perfetto_wb "${problems:-$nfa block slices reached from writer a's writes, $nwa block writes dirtied by it}" \
+		eval '[[ -z $problems ]] && ((nwa > 0 && nfa == nwa))'
+else
+	fail perfetto_wb "iotracer report --perfetto failed: $(head -c 300 "$IT_TMP/pf.err" | tr '\n' ' ')"
+fi
 
 # metric VALUE-SELECTOR: the value of one writeback series of the agreed scrape (empty: none)
 metric() { awk -v s="$1" '$1 == s { print $2 }' "$IT_TMP/m.a.wb"; }
