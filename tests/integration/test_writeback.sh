@@ -130,7 +130,7 @@ if "$IOTRACER" report -n 0 --perfetto "$IT_TMP/trace.pf.json" "$IT_TMP/rec" >/de
 		and .pid == $p) | .id)) as $ids | [$e[] | select(.ph == "f" and .name == "dirtied"
 		and (.id | IN($ids[]))) | "\(.tid) \(.ts)"] | unique | length' "$IT_TMP/trace.pf.json")
 	note "perfetto: $nfa block slices with a dirtied flow from writer a, $nwa block writes dirtied by it"
-	check perfetto_wb "${problems:-$nfa block slices reached from writer a's writes, $nwa block writes dirtied by it}" \
+	check perfetto_wb "${problems:-$nfa block slices reached from the writes of writer a, $nwa block writes dirtied by it}" \
 		eval '[[ -z $problems ]] && ((nwa > 0 && nfa == nwa))'
 else
 	fail perfetto_wb "iotracer report --perfetto failed: $(head -c 300 "$IT_TMP/pf.err" | tr '\n' ' ')"
