@@ -260,8 +260,10 @@ static void emit(struct corr *c, struct corr_req *r)
 	c->in_emit = 1;
 	c->fn(r, c->ctx);
 	c->in_emit = 0;
-	for (int i = 0; i < r->nr_blocks; i++)
-		wbsync_add(&c->wbs, r->blocks[i], r->id);
+	/* writes of no traced request: emitted as fed, in completion order (wbsync.h) */
+	if (r->kind == CORR_BLOCK && (r->blocks[0]->origin == IT_ORIG_NONE ||
+				      r->blocks[0]->origin == IT_ORIG_WRITEBACK))
+		wbsync_add(&c->wbs, r->blocks[0], r->id);
 }
 
 /* ---- recently emitted parents ---- */

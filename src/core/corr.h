@@ -81,8 +81,8 @@ struct corr_req {
 	} parent; /* CORR_BLOCK with a known parent */
 	/*
 	 * CORR_SYSCALL fsync, fdatasync, sync_file_range of a file: the write
-	 * requests of that file emitted before it and in flight when it began
-	 * (not its children: the flusher's, another task's), wbsync.h.
+	 * requests of that file that no traced request issued (the flusher's,
+	 * sync(1)'s) in flight when it began, wbsync.h.
 	 */
 	struct wbsync_waited waited;
 	int has_waited;

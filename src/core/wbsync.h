@@ -6,9 +6,12 @@
  * same file when it began (the flusher's, another task's sync) are not, and
  * the sync waits for them all the same (the kernel's filemap_fdatawait).
  *
- * The correlator remembers every write block request it emitted, in
- * emission order (which is completion order: records are read in end-time
- * order, recbuf.h), in a ring of WBSYNC_RING entries. At a sync's emission
+ * The correlator remembers the write block requests of no traced request
+ * (origin none or writeback: the flusher's, sync(1)'s, reclaim's) it emitted.
+ * They are emitted as they are fed, so in completion order (records are read
+ * in end-time order, recbuf.h), into a ring of WBSYNC_RING entries; a
+ * syscall's children, emitted with it at its end, are not in that order and
+ * are left out. At a sync's emission
  * the ring is walked back from the newest entry while entries completed
  * after the sync began: those of the same file (file system dev + inode)
  * queued before it began were in flight then. Pure user space: libc only.
@@ -40,7 +43,7 @@ struct wbsync {
 
 /* What a sync waited for. */
 struct wbsync_waited {
-	uint32_t n; /* write requests of its file in flight when it began, not its own */
+	uint32_t n; /* write requests of no traced request in flight for its file when it began */
 	uint32_t nr_ids; /* ids[] filled (<= WBSYNC_MAX_IDS) */
 	uint64_t bytes;
 	uint64_t ids[WBSYNC_MAX_IDS]; /* their request ids, newest first */
