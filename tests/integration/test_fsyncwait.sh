@@ -71,6 +71,11 @@ read -r jn jb jids < <(jq -rn --argjson e "$enter" --argjson i "$ino" --arg d "$
 		and .q_ns < $e and .c_ns >= $e) | {id: $id, b: .bytes}]
 	| [length, (map(.b) | add // 0), (map(.id) | sort | .[-16:] | map(tostring) | join(","))] | @tsv' "$J")
 note "fsync $fid enter $enter: waited n=$wn bytes=$wb ids=[$wids]; the window: $jn requests, $jb bytes"
+note "writes of inode $ino by kind/origin, queue and completion (ms from the fsync's enter): $(jq -rn \
+	--argjson e "$enter" --argjson i "$ino" "$JQ_BLOCKS"'[inputs | select(.type == "request") | .kind as $k
+	| blocks | select(.op == "write" and .ino == $i) | {k: "\($k)/\(.origin)", q: .q_ns, c: .c_ns}]
+	| group_by(.k) | map("\(.[0].k)=\(length) [\((map(.q) | min) - $e | ./1e6 | floor), \((map(.c) | max) - $e
+	| ./1e6 | floor)]") | join(" ")' "$J")"
 check waited_n "the fsync's waited.n $wn, requests of its file in flight at its enter $jn" \
 	eval '((jn > 0 && wn == jn))'
 check waited_b "waited.bytes $wb vs $jb; ids [$wids] vs [$jids]" \

@@ -117,12 +117,12 @@ note "$(wc -l <"$IT_TMP/pids") cluster pids, $(wc -l <"$IT_TMP/inodes") data-dir
 pids=$(jq -Rn '[inputs | tonumber]' "$IT_TMP/pids")
 inos=$(jq -Rn '[inputs | {key: ., value: true}] | from_entries' "$IT_TMP/inodes")
 jq -c --arg d "$name" --argjson pids "$pids" --argjson inos "$inos" "$JQ_BLOCKS"'
-	select(.type == "request") | blocks
+	select(.type == "request") | . as $r | blocks
 	| select(.op == "write" and .dev == $d and $inos[(.ino // 0) | tostring])
 	| (.dirty.pid // null) as $dp
-	| {sub: .pid, subcomm: .comm, bytes, dp: $dp, op: (.dirty.other_pid // null),
+	| {sub: .pid, bytes, dp: $dp, op: (.dirty.other_pid // null), kind: $r.kind,
 	   unk: (.dirty.unknown_bytes // 0), why: (.dirty.unknown // null),
-	   owner: ($dp // .pid), owncomm: (if $dp then .dirty.comm else .comm end)}
+	   owner: ($dp // .pid), owncomm: (.dirty.comm // $r.comm)}
 	| .pg = ((.owner | IN($pids[])) and (.op == null or (.op | IN($pids[]))))' "$J" >"$IT_TMP/writes"
 read -r n bad kw flush flushnamed bytes unk < <(jq -rs --argjson pids "$pids" '[length,
 	(map(select(.pg | not)) | length), (map(select(.owncomm | startswith("kworker"))) | length),
@@ -131,7 +131,10 @@ read -r n bad kw flush flushnamed bytes unk < <(jq -rs --argjson pids "$pids" '[
 	(map(.bytes) | add // 0), (map(.unk) | add // 0)] | @tsv' "$IT_TMP/writes")
 note "$n block writes of data-directory files ($bytes bytes): $flush submitted outside the cluster ($flushnamed with a dirtier), $unk bytes of unknown dirtier"
 note "owners: $(jq -rs 'group_by(.owncomm) | map("\(.[0].owncomm)=\(length)") | join(" ")' "$IT_TMP/writes")"
-note "submitters: $(jq -rs 'group_by(.subcomm) | map("\(.[0].subcomm)=\(length)") | join(" ")' "$IT_TMP/writes")"
+note "by kind and whether the submitter is the cluster's: $(jq -rs --argjson pids "$pids" 'group_by([.kind,
+	(.sub | IN($pids[]))]) | map("\(.[0].kind)/\(if .[0].sub | IN($pids[]) then "cluster" else "other" end)=\(length)")
+	| join(" ")' "$IT_TMP/writes")"
+note "unknown reasons: $(jq -rs 'map(select(.unk > 0)) | group_by(.why) | map("\(.[0].why | tojson)=\(length)") | join(" ")' "$IT_TMP/writes")"
 ((bad > 0)) && note "not a cluster process's: $(jq -rcs 'map(select(.pg | not)) | .[:5]' "$IT_TMP/writes")"
 [[ ${n:-0} -gt 0 ]] || fail_all "no block write of a data-directory file was recorded"
 
