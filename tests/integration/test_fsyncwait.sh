@@ -2,9 +2,12 @@
 # An fsync names the writeback it waited for without issuing it (issue 26, item 4;
 # src/core/wbsync.c): the write requests of its file that another task (here `sync`, as
 # the flusher would) had in flight when the fsync began, in the fsync's "waited" field.
-# A dd writes 128 MiB buffered into a file on ext4 on a loop device; `sync -f` starts
-# writing it out; once the disk has writes in flight (/sys/block/loopN/inflight), dd's
-# input ends and dd fsyncs (conv=fsync).
+# A dd writes 64 MiB buffered into a file on ext4 on a loop device (loopY, traced) whose
+# backing device is another loop device (loopX) throttled to 32 MiB/s for writes (cgroup
+# v1 blkio at the root: loopY's requests stay in flight while loopX's IO waits; SKIP
+# without it); `sync -f` starts writing the file out; 0.3 s after loopY has writes in
+# flight (/sys/block/loopY/inflight), dd's input ends and dd fsyncs (conv=fsync) while
+# sync's requests are in flight.
 # Oracles: the kernel's in-flight count at the fsync's start, /sys/block/loopN/stat (every
 # write request of the device is in the records), and the block records themselves joined
 # by jq: the write requests of the file (ino from stat) of no traced request (kind block:
@@ -23,17 +26,25 @@ set -u
 it_begin inflight complete waited_n waited_b drops
 it_require_all mkfs.ext4 dd sync mkfifo stat
 
-read -r dev mnt < <(mk_loop_fs 512) || true
-if [[ -z ${mnt:-} ]] || ! mountpoint -q "$mnt"; then
-	fail_all "cannot create/mount ext4 on a loop device"
-fi
+THROTTLE=/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device
+[[ -w $THROTTLE ]] || skip_all "no cgroup v1 blkio throttle ($THROTTLE): no way to keep writes in flight"
+low=$(mk_loop 512) || fail_all "cannot create a loop device"
+dev=$(losetup -f --show --direct-io=on "$low") || fail_all "cannot stack a loop device on $low"
+_it_register loops "$dev"
+mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$dev" >/dev/null 2>&1 || fail_all "mkfs.ext4 $dev failed"
+mnt=$(mktemp -d "$IT_TMP/mnt.XXXXXX") && _it_register mounts "$mnt" &&
+	mount -t ext4 -o noatime "$dev" "$mnt" || fail_all "cannot mount $dev"
 name=$(devname "$dev")
+lowno=$(devno_of "$low")
+# the throttle off again before the exit trap's umount and detach
+trap 'rc=$?; echo "$lowno 0" >"$THROTTLE" 2>/dev/null; (exit $rc); _it_on_exit' EXIT
+echo "$lowno $((32 << 20))" >"$THROTTLE" || fail_all "cannot throttle $low ($lowno)"
 wait_quiet "$dev" 5
 
 start_tracer -d "$name" || fail_all "$TRACER_WHY"
 w0=$(blk_writes "$dev")
 writer_start wf "$mnt/f" conv=fsync && fpid=$W_PID || fail_all "cannot start the writer"
-writer_feed wf "$fpid" 128 ffd || fail_all "the writer did not write 128 MiB"
+writer_feed wf "$fpid" 64 ffd || fail_all "the writer did not write 64 MiB"
 ino=$(stat -c %i "$mnt/f")
 bg_start sync sync -f "$mnt/f"
 spid=$BG_PID
@@ -43,6 +54,8 @@ for ((i = 0; i < 200; i++)); do
 	((inflight > 0)) && break
 	sleep 0.005
 done
+sleep 0.3
+read -r _ inflight <"/sys/block/$name/inflight"
 exec {ffd}>&- # EOF: dd fsyncs while sync's requests are in flight
 bg_wait "$fpid" 60 || note "the writer exited $BG_RC"
 bg_wait "$spid" 60 || note "sync exited $BG_RC"
