@@ -17,7 +17,10 @@
 #               or a writeback worker writing the checkpointer's pages)
 #   dirtied     the writes submitted by another task than a cluster process (the flusher,
 #               jbd2, sync) exist and all carry a dirtier: the case this oracle is about
-#   unknown     the bytes of data-file writes whose dirtier is not known are under 2 %
+#   unknown     the bytes of data-file writes whose dirtier was not noted (dirtied before
+#               the trace, or the note evicted: reason not_noted or redirtied) are under 1 %
+#               (a third dirtier in one request, reason many, is a postgres process too:
+#               the record names two; counted in the notes)
 #   drops       drops.total == 0
 # shellcheck disable=SC2015,SC2016,SC2154 # jq programs in single quotes
 set -u
@@ -122,14 +125,15 @@ jq -c --arg d "$name" --argjson pids "$pids" --argjson inos "$inos" "$JQ_BLOCKS"
 	| (.dirty.pid // null) as $dp
 	| {sub: .pid, bytes, dp: $dp, op: (.dirty.other_pid // null), kind: $r.kind,
 	   unk: (.dirty.unknown_bytes // 0), why: (.dirty.unknown // null),
+	   lost: (if ((.dirty.unknown // []) - ["many"]) == [] then 0 else (.dirty.unknown_bytes // 0) end),
 	   owner: ($dp // .pid), owncomm: (.dirty.comm // $r.comm)}
 	| .pg = ((.owner | IN($pids[])) and (.op == null or (.op | IN($pids[]))))' "$J" >"$IT_TMP/writes"
-read -r n bad kw flush flushnamed bytes unk < <(jq -rs --argjson pids "$pids" '[length,
+read -r n bad kw flush flushnamed bytes unk lost < <(jq -rs --argjson pids "$pids" '[length,
 	(map(select(.pg | not)) | length), (map(select(.owncomm | startswith("kworker"))) | length),
 	(map(select(.sub | IN($pids[]) | not)) | length),
 	(map(select((.sub | IN($pids[]) | not) and .dp != null)) | length),
-	(map(.bytes) | add // 0), (map(.unk) | add // 0)] | @tsv' "$IT_TMP/writes")
-note "$n block writes of data-directory files ($bytes bytes): $flush submitted outside the cluster ($flushnamed with a dirtier), $unk bytes of unknown dirtier"
+	(map(.bytes) | add // 0), (map(.unk) | add // 0), (map(.lost) | add // 0)] | @tsv' "$IT_TMP/writes")
+note "$n block writes of data-directory files ($bytes bytes): $flush submitted outside the cluster ($flushnamed with a dirtier), $unk bytes of unknown dirtier, $lost of them not noted"
 note "owners: $(jq -rs 'group_by(.owncomm) | map("\(.[0].owncomm)=\(length)") | join(" ")' "$IT_TMP/writes")"
 note "by kind and whether the submitter is the cluster's: $(jq -rs --argjson pids "$pids" 'group_by([.kind,
 	(.sub | IN($pids[]))]) | map("\(.[0].kind)/\(if .[0].sub | IN($pids[]) then "cluster" else "other" end)=\(length)")
@@ -142,8 +146,8 @@ check named_pg "$bad of $n data-file block writes not owned by a cluster process
 check no_kworker "$kw of $n data-file block writes owned by a kworker" test "$kw" = 0
 check dirtied "$flush data-file block writes submitted outside the cluster, $flushnamed of them with a dirtier" \
 	eval '((flush > 0 && flushnamed == flush))'
-check unknown "$unk of $bytes bytes with an unknown dirtier (want < 2 %)" \
-	eval '((unk * 50 < bytes))'
+check unknown "$lost of $bytes bytes with a dirtier not noted (want < 1 %)" \
+	eval '((lost * 100 < bytes))'
 d=$(real_drops "$SUMMARY")
 check drops "records lost (ringbuf+inflight+hist) $d" test "$d" = 0
 
