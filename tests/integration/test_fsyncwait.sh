@@ -46,8 +46,10 @@ w0=$(blk_writes "$dev")
 writer_start wf "$mnt/f" conv=fsync && fpid=$W_PID || fail_all "cannot start the writer"
 writer_feed wf "$fpid" 64 ffd || fail_all "the writer did not write 64 MiB"
 ino=$(stat -c %i "$mnt/f")
-bg_start sync sync -f "$mnt/f"
-spid=$BG_PID
+# without the fifo's write end (an fd of this shell): dd's EOF must not wait for sync's exit
+sync -f "$mnt/f" {ffd}>&- >"$IT_TMP/sync.out" 2>&1 &
+spid=$!
+_it_register pids "$spid"
 inflight=0
 for ((i = 0; i < 200; i++)); do
 	read -r _ inflight <"/sys/block/$name/inflight"
