@@ -68,6 +68,7 @@ others() { jq -n --argjson p "$1" --argjson i "$2" "$JQ_BLOCKS"'reduce (inputs |
 	| blocks | select(.op == "read" and .ino == $i and .pid != $p)) as $b (0; . + 1)' "$J"; }
 
 got=$(named "$rpid")
+note "block reads naming reader $rpid: $got bytes"
 check ra_bytes "block reads naming reader $rpid: $got bytes, its read_bytes $rbytes" within_pct "$got" "$rbytes" 2
 read -r nlate nlate_ok < <(jq -rn --argjson p "$rpid" '[inputs | select(.type == "request"
 	and .kind == "block" and .parent != null and .op == "read" and .ino == $i)
@@ -84,6 +85,7 @@ n=$(others "$rpid" "$ino_f")
 check ra_only "$n block reads of inode $ino_f name another task than reader $rpid" test "$n" = 0
 
 got=$(named "$mpid")
+note "block reads naming mmap reader $mpid: $got bytes"
 check mmap_bytes "block reads naming mmap reader $mpid: $got bytes, its read_bytes $mbytes" \
 	within_pct "$got" "$mbytes" 2
 n=$(others "$mpid" "$ino_m")
