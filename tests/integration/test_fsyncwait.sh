@@ -11,7 +11,8 @@
 # Oracles: the kernel's in-flight count at the fsync's start, /sys/block/loopN/stat (every
 # write request of the device is in the records), and the block records themselves joined
 # by jq: the write requests of the file (ino from stat) of no traced request (kind block:
-# sync's), queued before the fsync's enter and completed after it.
+# sync's), queued before the fsync's enter and completed after it (and before its exit:
+# it waits for them).
 #   inflight    the kernel had write requests in flight on the device when dd's input ended
 #   complete    write requests in the JSON == the /sys/block writes delta (none missing
 #               from the join below)
@@ -76,14 +77,14 @@ check complete "$nw write requests in the JSON, /sys/block/$name/stat says $((w1
 fs=$(jq -c --argjson p "$fpid" --argjson i "$ino" 'select(.type == "request" and .kind == "syscall"
 	and .pid == $p and .syscall == "fsync" and .ino == $i)' "$J" | tail -n 1)
 [[ -n $fs ]] || fail_all "no fsync of dd ($fpid) on inode $ino in the JSON"
-read -r enter fid wn wb wids < <(jq -r '[.ts_ns, .id, .waited.n // -1, .waited.bytes // -1,
+read -r enter leave fid wn wb wids < <(jq -r '[.ts_ns, .ts_ns + .lat_ns, .id, .waited.n // -1, .waited.bytes // -1,
 	(.waited.ids // [] | sort | map(tostring) | join(","))] | @tsv' <<<"$fs")
 # the window: ids of the requests holding them; waited.ids holds the 16 newest (by id:
 # ids are given in emission order, which for these is completion order)
-read -r jn jb jids < <(jq -rn --argjson e "$enter" --argjson i "$ino" --arg d "$name" "$JQ_BLOCKS"'
+read -r jn jb jids < <(jq -rn --argjson e "$enter" --argjson x "$leave" --argjson i "$ino" --arg d "$name" "$JQ_BLOCKS"'
 	[inputs | select(.type == "request" and .kind == "block") | .id as $id | blocks
 	| select(.op == "write" and .dev == $d and .ino == $i and (.origin == "writeback" or .origin == "none")
-		and .q_ns < $e and .c_ns >= $e) | {id: $id, b: .bytes}]
+		and .q_ns < $e and .c_ns >= $e and .c_ns <= $x) | {id: $id, b: .bytes}]
 	| [length, (map(.b) | add // 0), (map(.id) | sort | .[-16:] | map(tostring) | join(","))] | @tsv' "$J")
 note "fsync $fid enter $enter: waited n=$wn bytes=$wb ids=[$wids]; the window: $jn requests, $jb bytes"
 note "writes of inode $ino by kind/origin, queue and completion (ms from the fsync's enter): $(jq -rn \
