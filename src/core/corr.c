@@ -261,8 +261,8 @@ static void emit(struct corr *c, struct corr_req *r)
 	c->fn(r, c->ctx);
 	c->in_emit = 0;
 	/* writes of no traced request: emitted as fed, in completion order (wbsync.h) */
-	if (r->kind == CORR_BLOCK && (r->blocks[0]->origin == IT_ORIG_NONE ||
-				      r->blocks[0]->origin == IT_ORIG_WRITEBACK))
+	if (r->kind == CORR_BLOCK &&
+	    (r->blocks[0]->origin == IT_ORIG_NONE || r->blocks[0]->origin == IT_ORIG_WRITEBACK))
 		wbsync_add(&c->wbs, r->blocks[0], r->id);
 }
 

@@ -344,8 +344,7 @@ static void write_writeback(FILE *f, const uint64_t *cnt)
 		       "and looked up in a block write: dirtier found (found) or not (unknown).");
 	for (size_t i = 0; i < sizeof(folios) / sizeof(folios[0]); i++) {
 		l.value = folios[i].event;
-		metrics_sample_u64(f, "iotracer_writeback_folios_total", &l, 1,
-				   cnt[folios[i].idx]);
+		metrics_sample_u64(f, "iotracer_writeback_folios_total", &l, 1, cnt[folios[i].idx]);
 	}
 	metrics_single(f, "iotracer_writeback_found_bytes_total", "counter",
 		       "Bytes of page-cache block writes whose dirtier is known (block[].dirty "
