@@ -68,7 +68,7 @@ DEPS_BUILD  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev p
 DEPS_RUN    := libbpf1 libelf1 zlib1g libsodium23 libmicrohttpd12 libinih1
 DEPS_TEST   := fio jq util-linux e2fsprogs procps libaio-dev liburing-dev bpftrace systemd \
 	       groff-base man-db prometheus curl qemu-system-x86 libclang-rt-dev lintian \
-	       chromium python3 tmux libbpf-tools nodejs blktrace podman runc busybox-static
+	       chromium python3 tmux libbpf-tools nodejs blktrace podman runc busybox-static postgresql
 
 .PHONY: all deps deps-test deb deps-arm64 static-arm64 run test unit integration fuzz fuzz-build fuzz-bins lab \
 	vmlinux format clean tools replay-bench static install uninstall
@@ -91,7 +91,8 @@ deps:
 # the test tools: fio, Prometheus, QEMU for the lab, lintian, a browser (~400 MB), node,
 # blktrace (blkparse and btt here, blktrace itself in the lab guest: tests/lab/test_btt.sh),
 # podman, runc (crun refuses hybrid cgroup hosts) and busybox-static (a local image from a
-# rootfs tarball: tests/integration/test_podman.sh).
+# rootfs tarball: tests/integration/test_podman.sh), postgresql (its server and pgbench:
+# tests/integration/test_postgres.sh).
 # npm (to fetch Chrome DevTools' trace engine for test_record) only when no npm is there:
 # a nodejs that ships its own npm (NodeSource's) conflicts with Debian's npm package.
 deps-test:

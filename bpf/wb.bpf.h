@@ -19,9 +19,10 @@
  *   Pages whose dirtier is not known are counted with why, never guessed.
  *
  * Notes are not deleted at writeback: every clean -> dirty transition
- * replaces its page's note, so a note is never older than the dirtying of
- * the data a request carries; the LRU drops the notes of pages written long
- * ago first.
+ * replaces its page's note and keeps the one it replaces beside it (a page
+ * dirtied again while a request carries it, under PG_writeback, is that
+ * request's by the dirtying before: PostgreSQL re-dirties its pages during
+ * writeback). The LRU drops the notes of pages written long ago first.
  */
 #ifndef IT_WB_BPF_H
 #define IT_WB_BPF_H
@@ -34,7 +35,7 @@
 #include "progs.bpf.h"
 #include "request.bpf.h"
 
-/* 64 Ki dirty folios: 256 MiB of 4 KiB pages, ~7 MiB of kernel memory. */
+/* 64 Ki dirty folios: 256 MiB of 4 KiB pages, ~10 MiB of kernel memory (two dirtyings each). */
 #define IT_WB_NOTES 65536
 /* Steps of one walk: a page, or a move to the next bio_vec or bio. */
 #define IT_WB_MAX_STEPS 1024
@@ -50,12 +51,20 @@ struct {
 static __always_inline int it_dirty_note(struct address_space *mapping, u64 index)
 {
 	struct it_dirty_key k = { .mapping = (u64)mapping, .index = index };
-	struct it_dirty d;
+	struct it_dirty d, *old;
 
 	if (!mapping || !it_task_ok())
 		return 0;
 	it_fill_task(&d.task);
 	d.ns = bpf_ktime_get_ns();
+	/* the note it replaces stays one dirtying more: a request in flight may carry it */
+	old = bpf_map_lookup_elem(&dirtied, &k);
+	if (old) {
+		d.prev_task = old->task;
+		d.prev_ns = old->ns;
+	} else {
+		d.prev_ns = 0;
+	}
 	bpf_map_update_elem(&dirtied, &k, &d, BPF_ANY);
 	it_count(IT_CNT_WB_NOTED);
 	return 0;
@@ -120,7 +129,9 @@ struct it_wb_walk {
 	u32 left; /* bytes of the bio still to walk */
 	u32 done; /* bytes of the bio_vec walked */
 	u32 found, unknown; /* folios looked up, by outcome */
+	u32 unk_bytes[3]; /* unknown bytes by reason: not noted, redirtied, many */
 	u8 cls; /* where the previous page's bytes went: enum it_wb_cls */
+	u8 why; /* the previous page's reason when cls is IT_WBC_UNKNOWN: 0, 1, 2 */
 	u8 any; /* a page-cache page was seen */
 };
 
@@ -154,11 +165,34 @@ enum it_wb_cls {
 	IT_WBC_UNKNOWN, /* not known: wb.unknown_why says why */
 };
 
+/* why: an IT_WB_* bit of the first three (the counters follow their order) */
 static __always_inline u8 it_wb_unknown(struct it_wb_walk *w, u8 why)
 {
 	w->wb.unknown_why |= why;
+	w->why = why >> 1; /* 1, 2, 4 -> 0, 1, 2 */
 	w->unknown++;
 	return IT_WBC_UNKNOWN;
+}
+
+/* A folio dirtied at ns by task t: the first dirtier's, the second's, or a third's. */
+static __always_inline u8 it_wb_found(struct it_wb_walk *w, struct it_task *t, u64 ns)
+{
+	if (!w->wb.dirty_first_ns || ns < w->wb.dirty_first_ns)
+		w->wb.dirty_first_ns = ns;
+	if (ns > w->wb.dirty_last_ns)
+		w->wb.dirty_last_ns = ns;
+	w->found++;
+	if (!w->wb.dirtier.pid) {
+		w->wb.dirtier = *t;
+		return IT_WBC_FIRST;
+	}
+	if (t->pid == w->wb.dirtier.pid)
+		return IT_WBC_FIRST;
+	if (!w->wb.other_pid)
+		w->wb.other_pid = t->pid;
+	if (t->pid == w->wb.other_pid)
+		return IT_WBC_OTHER;
+	return it_wb_unknown(w, IT_WB_MANY);
 }
 
 /* Whose is folio `head`? Also notes its file system for the first one. */
@@ -179,24 +213,13 @@ static __always_inline u8 it_wb_classify(struct it_wb_walk *w, u64 head)
 	d = bpf_map_lookup_elem(&dirtied, &k);
 	if (!d)
 		return it_wb_unknown(w, IT_WB_NOT_NOTED);
-	if (d->ns > w->bio_q_ns)
-		return it_wb_unknown(w, IT_WB_REDIRTIED);
-	if (!w->wb.dirty_first_ns || d->ns < w->wb.dirty_first_ns)
-		w->wb.dirty_first_ns = d->ns;
-	if (d->ns > w->wb.dirty_last_ns)
-		w->wb.dirty_last_ns = d->ns;
-	w->found++;
-	if (!w->wb.dirtier.pid) {
-		w->wb.dirtier = d->task;
-		return IT_WBC_FIRST;
+	/* dirtied again since the request was queued: its data is the dirtying before */
+	if (d->ns > w->bio_q_ns) {
+		if (!d->prev_ns || d->prev_ns > w->bio_q_ns)
+			return it_wb_unknown(w, IT_WB_REDIRTIED);
+		return it_wb_found(w, &d->prev_task, d->prev_ns);
 	}
-	if (d->task.pid == w->wb.dirtier.pid)
-		return IT_WBC_FIRST;
-	if (!w->wb.other_pid)
-		w->wb.other_pid = d->task.pid;
-	if (d->task.pid == w->wb.other_pid)
-		return IT_WBC_OTHER;
-	return it_wb_unknown(w, IT_WB_MANY);
+	return it_wb_found(w, &d->task, d->ns);
 }
 
 static __always_inline void it_wb_add(struct it_wb_walk *w, u32 n)
@@ -210,6 +233,8 @@ static __always_inline void it_wb_add(struct it_wb_walk *w, u32 n)
 		break;
 	case IT_WBC_UNKNOWN:
 		w->wb.unknown_bytes += n;
+		if (w->why < 3)
+			w->unk_bytes[w->why] += n;
 		break;
 	default:
 		break;
@@ -288,9 +313,12 @@ static int it_wb_step(u32 i, void *ctx)
 
 static __always_inline void it_count_n(u32 idx, u64 n)
 {
-	u64 *v = bpf_map_lookup_elem(&counters, &idx);
+	u64 *v;
 
-	if (v && n)
+	if (!n)
+		return;
+	v = bpf_map_lookup_elem(&counters, &idx);
+	if (v)
 		__sync_fetch_and_add(v, n);
 }
 
@@ -327,13 +355,20 @@ static __always_inline int it_wb_complete(struct request *rq, const bool btf)
 	if (!w->any)
 		return 0;
 	if (w->bio) { /* steps ran out: the rest is not known */
+		u32 rest = IT_RD(btf, rq, __data_len) - w->wb.bytes - w->wb.other_bytes -
+			   w->wb.unknown_bytes;
+
 		w->wb.unknown_why |= IT_WB_TRUNC;
-		w->wb.unknown_bytes =
-			IT_RD(btf, rq, __data_len) - w->wb.bytes - w->wb.other_bytes;
+		w->wb.unknown_bytes += rest;
+		it_count_n(IT_CNT_WB_UNK_TRUNC_BYTES, rest);
 	}
 	w->wb.blkcg_id = it_bio_blkcg_id(bio);
 	it_count_n(IT_CNT_WB_FOUND, w->found);
 	it_count_n(IT_CNT_WB_UNKNOWN, w->unknown);
+	it_count_n(IT_CNT_WB_FOUND_BYTES, w->wb.bytes + w->wb.other_bytes);
+	it_count_n(IT_CNT_WB_UNK_NOT_NOTED_BYTES, w->unk_bytes[0]);
+	it_count_n(IT_CNT_WB_UNK_REDIRTIED_BYTES, w->unk_bytes[1]);
+	it_count_n(IT_CNT_WB_UNK_MANY_BYTES, w->unk_bytes[2]);
 	s->rq = (u64)rq;
 	return 0;
 }

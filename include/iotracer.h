@@ -127,6 +127,13 @@ enum it_counter {
 	IT_CNT_WB_NOTED, /* pages (folios) noted going clean -> dirty (map "dirtied") */
 	IT_CNT_WB_FOUND, /* page-cache write pages whose dirtier was found at completion */
 	IT_CNT_WB_UNKNOWN, /* ... whose dirtier was not (struct it_wb, unknown_why) */
+	/* bytes of page-cache block writes (wb.bpf.h), as the records' block[].dirty sums */
+	IT_CNT_WB_FOUND_BYTES, /* of pages whose dirtier was found (wb.bytes + other_bytes) */
+	IT_CNT_WB_UNK_BYTES, /* unknown_bytes, per reason from here (IT_WB_* bit order): */
+	IT_CNT_WB_UNK_NOT_NOTED_BYTES = IT_CNT_WB_UNK_BYTES, /* IT_WB_NOT_NOTED */
+	IT_CNT_WB_UNK_REDIRTIED_BYTES, /* IT_WB_REDIRTIED */
+	IT_CNT_WB_UNK_MANY_BYTES, /* IT_WB_MANY */
+	IT_CNT_WB_UNK_TRUNC_BYTES, /* IT_WB_TRUNC: the rest of a request the walk did not reach */
 	IT_NR_COUNTERS,
 };
 
@@ -199,7 +206,7 @@ struct it_bio_info {
  * named; bytes of pages whose dirtier is not known are counted, with why.
  */
 #define IT_WB_NOT_NOTED 1 /* no note: dirtied before iotracer started, or evicted (map full) */
-#define IT_WB_REDIRTIED 2 /* dirtied again after the request was queued: the note is newer */
+#define IT_WB_REDIRTIED 2 /* dirtied again after the request was queued, twice: both notes newer */
 #define IT_WB_MANY 4 /* a third dirtier (or more) in one request */
 #define IT_WB_TRUNC 8 /* more pages than one walk reads (IT_WB_MAX_VECS) */
 
@@ -212,6 +219,12 @@ struct it_dirty_key {
 struct it_dirty {
 	struct it_task task; /* the dirtier */
 	__u64 ns; /* when the page went clean -> dirty */
+	/*
+	 * The dirtying before (prev_ns 0: none noted): a page dirtied again while
+	 * a request carries it (PG_writeback) is that request's by the older one.
+	 */
+	struct it_task prev_task;
+	__u64 prev_ns;
 };
 
 struct it_wb {

@@ -161,6 +161,7 @@ struct corr {
 	struct chunk *chunks;
 	struct recent *recent;
 	size_t recent_next;
+	struct wbsync wbs; /* write requests emitted, for the syncs that waited for them */
 };
 
 static inline uint64_t hash2(uint64_t a, uint64_t b)
@@ -252,9 +253,17 @@ static void emit(struct corr *c, struct corr_req *r)
 	r->id = ++c->next_id;
 	c->st.requests++;
 	c->st.blocks_dropped += (uint64_t)r->nr_blocks_dropped;
+	if (r->kind == CORR_SYSCALL && r->sys->ino && wbsync_is_sync(r->sys)) {
+		wbsync_match(&c->wbs, r->sys, &r->waited);
+		r->has_waited = 1;
+	}
 	c->in_emit = 1;
 	c->fn(r, c->ctx);
 	c->in_emit = 0;
+	/* writes of no traced request: emitted as fed, in completion order (wbsync.h) */
+	if (r->kind == CORR_BLOCK &&
+	    (r->blocks[0]->origin == IT_ORIG_NONE || r->blocks[0]->origin == IT_ORIG_WRITEBACK))
+		wbsync_add(&c->wbs, r->blocks[0], r->id);
 }
 
 /* ---- recently emitted parents ---- */
@@ -633,7 +642,7 @@ struct corr *corr_new(corr_emit_fn fn, void *ctx, uint64_t hold_ns, size_t max_p
 	c->recent = calloc(CORR_RECENT, sizeof(*c->recent));
 	if (!c->recent || htab_init(&c->wait, c->max_pending) ||
 	    htab_init(&c->by_iocb, c->max_pending) || htab_init(&c->by_sub, c->max_pending) ||
-	    htab_init(&c->recent_h, 2 * CORR_RECENT)) {
+	    htab_init(&c->recent_h, 2 * CORR_RECENT) || wbsync_init(&c->wbs)) {
 		corr_free(c);
 		errno = ENOMEM;
 		return NULL;
@@ -782,5 +791,6 @@ void corr_free(struct corr *c)
 	free(c->by_sub.b);
 	free(c->recent_h.b);
 	free(c->recent);
+	wbsync_free(&c->wbs);
 	free(c);
 }

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "iotracer.h"
+#include "records/wbsync.h"
 
 enum corr_kind {
 	CORR_SYSCALL = 1,
@@ -78,6 +79,13 @@ struct corr_req {
 		uint64_t seq; /* 0 for an io_uring parent */
 		int valid;
 	} parent; /* CORR_BLOCK with a known parent */
+	/*
+	 * CORR_SYSCALL fsync, fdatasync, sync_file_range of a file: the write
+	 * requests of that file that no traced request issued (the flusher's,
+	 * sync(1)'s) in flight when it began, wbsync.h.
+	 */
+	struct wbsync_waited waited;
+	int has_waited;
 };
 
 typedef void (*corr_emit_fn)(const struct corr_req *req, void *ctx);

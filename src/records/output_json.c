@@ -284,6 +284,8 @@ void json_request(struct it_out *out, const struct corr_req *r, const struct req
 			jw_obj_end(w);
 		}
 		jw_u64(w, "nr_bios", s->nr_bios);
+		if (r->has_waited)
+			wbsync_json(w, &r->waited);
 	} else if (r->kind == CORR_URING) {
 		jw_obj_begin(w, "uring");
 		jw_u64(w, "user_data", r->uring->user_data);

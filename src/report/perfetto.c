@@ -13,6 +13,11 @@
  *   requests. A flow event binds to the slice on its pid/tid that encloses its ts (the
  *   format) and that starts at its ts with its cat (Chrome DevTools' engine): so it sits
  *   at its slice's start, and flows and the slices they bind share the cat "io".
+ * - A flow "dirtied" from a buffered write syscall to the writeback block request that
+ *   carries its pages (issue 26): the write syscalls of the request's dirtier thread on
+ *   the same file (dev + inode) that ran while the request's noted pages went dirty
+ *   (block[].dirty first_ns..last_ns), where both were recorded; PF_MAX_DIRTY_FLOWS at
+ *   most per request, the newest.
  * - A wall-clock anchor: the top-level "metadata" holds startTime (the first slice's
  *   CLOCK_REALTIME, ISO 8601 UTC, as DevTools' saved traces have it) and
  *   realtime_offset_us (realtime = ts + it).
@@ -43,6 +48,7 @@
 #define PF_VM_PID 4194306u /* host mode: the guests' requests */
 #define PF_MAX_SERIALS 64
 #define PF_LANE_TID0 4194305u /* synthetic tids of extra lanes start here */
+#define PF_MAX_DIRTY_FLOWS 8 /* flows from dirtying writes into one block request */
 
 struct pf_item {
 	uint64_t start, end;
@@ -56,6 +62,11 @@ struct pf_item {
 	uint32_t tid2; /* PF_PATH: QEMU's thread that did the host IO */
 	uint8_t is_dev, op, drv_layer; /* is_dev: PF_THREAD, PF_DEV or PF_PATH */
 	char comm[IT_COMM_LEN];
+	/* the file: a write syscall's; a page-cache block write's (dev: of its file system) */
+	uint64_t ino;
+	uint32_t fdev;
+	uint32_t dirty_tid; /* dev: the dirtier's thread (0: none known) */
+	uint64_t d_first, d_last; /* dev: its noted pages' dirtying, oldest and newest */
 };
 
 enum { PF_THREAD = 0, PF_DEV = 1, PF_PATH = 2 };
@@ -125,6 +136,13 @@ static void add_block(struct pf *p, const struct it_block_rec *b, int32_t parent
 	i->offset = corr_blk_offset(b);
 	i->parent = parent;
 	memcpy(i->comm, b->task.comm, sizeof(i->comm));
+	if ((b->flags & IT_F_WB) && b->wb.dirtier.tid && b->wb.dirty_first_ns) {
+		i->dirty_tid = b->wb.dirtier.tid;
+		i->d_first = b->wb.dirty_first_ns;
+		i->d_last = b->wb.dirty_last_ns > i->d_first ? b->wb.dirty_last_ns : i->d_first;
+		i->ino = b->ino;
+		i->fdev = b->wb.file_dev;
+	}
 }
 
 void pf_add(struct pf *p, const struct rp_req *q)
@@ -156,6 +174,10 @@ void pf_add(struct pf *p, const struct rp_req *q)
 		i->op = r->kind == CORR_SYSCALL ? r->sys->op :
 			r->kind == CORR_URING	? r->uring->op :
 						  0;
+		if (r->kind == CORR_SYSCALL) {
+			i->ino = r->sys->ino;
+			i->fdev = r->sys->dev;
+		}
 		i->bytes = r->kind == CORR_SYSCALL ? r->sys->bytes :
 			   r->kind == CORR_AIO	   ? r->aio.iocb.nbytes :
 						     0;
@@ -429,35 +451,38 @@ static int by_tid_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* The first of the n thread items ix[] (by tid, start) not before (tid, start). */
+static size_t tid_lower(const struct pf *p, const size_t *ix, size_t n, uint32_t tid,
+			uint64_t start)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct pf_item *x = &p->it[ix[mid]];
+
+		if (x->tid < tid || (x->tid == tid && x->start < start))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /*
  * A flow from each joined guest request (from its slice's start: the slice of cat "io" a
  * flow event binds to) to QEMU's host syscall, when that was traced.
  */
-static void emit_path_flows(FILE *f, const struct pf *p, size_t first_id)
+static void emit_path_flows(FILE *f, const struct pf *p, const size_t *ix, size_t n,
+			    size_t first_id)
 {
-	size_t n = 0, *ix = malloc((p->nr ? p->nr : 1) * sizeof(*ix));
-
-	for (size_t k = 0; ix && k < p->nr; k++)
-		if (p->it[k].is_dev == PF_THREAD)
-			ix[n++] = k;
-	g_find_items = p->it;
-	if (ix)
-		qsort(ix, n, sizeof(*ix), by_tid_start);
-	for (size_t k = 0; ix && k < p->nr; k++) {
+	for (size_t k = 0; k < p->nr; k++) {
 		const struct pf_item *g = &p->it[k], *h;
-		size_t lo = 0, hi = n;
+		size_t lo;
 
 		if (g->is_dev != PF_PATH || !g->t1)
 			continue;
-		while (lo < hi) { /* the first thread item not before (tid2, t1) */
-			size_t mid = (lo + hi) / 2;
-			const struct pf_item *x = &p->it[ix[mid]];
-
-			if (x->tid < g->tid2 || (x->tid == g->tid2 && x->start < g->t1))
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		lo = tid_lower(p, ix, n, g->tid2, g->t1);
 		if (lo == n)
 			continue;
 		h = &p->it[ix[lo]];
@@ -466,6 +491,53 @@ static void emit_path_flows(FILE *f, const struct pf *p, size_t first_id)
 		flow_pair(f, "host_io", first_id + k, g->pid, g->lane_tid, g->start, h->pid,
 			  h->lane_tid, h->start);
 	}
+}
+
+/*
+ * Flows "dirtied" into each page-cache block write from the write syscalls that dirtied
+ * its pages: those of its dirtier thread on its file running in d_first..d_last (a
+ * thread's syscalls do not overlap: walked back from the last one starting by d_last
+ * until one ended before d_first). Ids from *id on.
+ */
+static void emit_dirty_flows(FILE *f, const struct pf *p, const size_t *ix, size_t n, size_t *id)
+{
+	for (size_t k = 0; k < p->nr; k++) {
+		const struct pf_item *b = &p->it[k];
+		size_t j;
+		int nf = 0;
+
+		if (b->is_dev != PF_DEV || !b->dirty_tid)
+			continue;
+		j = tid_lower(p, ix, n, b->dirty_tid, b->d_last + 1);
+		while (j-- > 0 && nf < PF_MAX_DIRTY_FLOWS) {
+			const struct pf_item *w = &p->it[ix[j]];
+
+			if (w->tid != b->dirty_tid || w->end < b->d_first)
+				break;
+			if (w->call >= IT_SYS_MAX || w->op != IT_OP_WRITE || w->ino != b->ino ||
+			    w->fdev != b->fdev)
+				continue;
+			flow_pair(f, "dirtied", (*id)++, w->pid, w->lane_tid, w->start, PF_DEV_PID,
+				  b->lane_tid, b->start);
+			nf++;
+		}
+	}
+}
+
+/* Flows between items of different tracks found by thread: host IO and dirtying writes. */
+static void emit_thread_flows(FILE *f, const struct pf *p)
+{
+	size_t n = 0, id = 2 * p->nr + 1, *ix = malloc((p->nr ? p->nr : 1) * sizeof(*ix));
+
+	if (!ix)
+		return;
+	for (size_t k = 0; k < p->nr; k++)
+		if (p->it[k].is_dev == PF_THREAD)
+			ix[n++] = k;
+	g_find_items = p->it;
+	qsort(ix, n, sizeof(*ix), by_tid_start);
+	emit_path_flows(f, p, ix, n, p->nr + 1);
+	emit_dirty_flows(f, p, ix, n, &id);
 	free(ix);
 }
 
@@ -598,7 +670,7 @@ int pf_write(struct pf *p, FILE *f, const char *(*name)(void *ctx, uint32_t dev)
 	for (size_t k = 0; k < p->nr; k++)
 		if (p->it[k].is_dev == PF_DEV && p->it[k].parent >= 0)
 			emit_flow(f, &p->it[p->it[k].parent], &p->it[k], k + 1);
-	emit_path_flows(f, p, p->nr + 1);
+	emit_thread_flows(f, p);
 	fputc('\n', f);
 	emit_clock(f, p);
 	free(ix);

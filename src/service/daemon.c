@@ -189,6 +189,16 @@ void current_hists(struct daemon *d)
 	uhists_merge(&d->sum, &d->carried);
 }
 
+/* The event counters of the run: the attached side's and those a reload detached. */
+void all_counters(struct daemon *d, uint64_t *cnt)
+{
+	memset(cnt, 0, IT_NR_COUNTERS * sizeof(*cnt));
+	if (d->ld.skel)
+		agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
+	for (int i = 0; i < IT_NR_COUNTERS; i++)
+		cnt[i] += d->carried_counters[i];
+}
+
 void summary(struct daemon *d, int final)
 {
 	uint64_t drops[IT_NR_DROPS], skipped[IT_L_MAX], cnt[IT_NR_COUNTERS];
@@ -203,13 +213,9 @@ void summary(struct daemon *d, int final)
 	};
 
 	memset(skipped, 0, sizeof(skipped));
-	memset(cnt, 0, sizeof(cnt));
-	if (d->ld.skel) {
+	if (d->ld.skel)
 		it_loader_skipped(&d->ld, skipped);
-		agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
-	}
-	for (int i = 0; i < IT_NR_COUNTERS; i++)
-		cnt[i] += d->carried_counters[i];
+	all_counters(d, cnt);
 	for (int i = 0; i < IT_L_MAX; i++)
 		skipped[i] += d->carried_skipped[i];
 	all_drops(d, drops);

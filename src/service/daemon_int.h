@@ -68,6 +68,7 @@ void drain(struct daemon *d, int final);
 void read_drops(struct daemon *d, uint64_t *drops);
 void read_khists(struct daemon *d, struct uhists *dst);
 void all_drops(struct daemon *d, uint64_t *drops);
+void all_counters(struct daemon *d, uint64_t *cnt);
 void current_hists(struct daemon *d);
 void summary(struct daemon *d, int final);
 int watch_bpf(struct daemon *d, int op);

@@ -148,10 +148,10 @@ out:
  */
 void metrics_tick(struct daemon *d, int force)
 {
-	uint64_t drops[IT_NR_DROPS];
+	uint64_t drops[IT_NR_DROPS], cnt[IT_NR_COUNTERS];
 	struct metrics_proc proc;
 	struct agg_row *rows;
-	struct metrics_in in = { .drops = drops, .drop_layers = d->ld.layers_on,
+	struct metrics_in in = { .drops = drops, .drop_layers = d->ld.layers_on, .counters = cnt,
 				 .lost = d->lost, .hooks = d->mhooks, .nr_hooks = d->nr_mhooks,
 				 .dev_name = metrics_dev, .dev_ctx = d };
 	char *text = NULL;
@@ -162,6 +162,7 @@ void metrics_tick(struct daemon *d, int force)
 		return;
 	d->next_metrics_ns = d->now_ns + METRICS_NS;
 	all_drops(d, drops);
+	all_counters(d, cnt);
 	blk_inflight_missed(d, &in.blk_inflight, &in.blk_missed);
 	current_hists(d);
 	in.nr_khists = d->sum.nr;

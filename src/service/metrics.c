@@ -324,6 +324,47 @@ static void write_drops(FILE *f, const struct metrics_in *in)
 	metrics_sample_u64(f, "iotracer_inflight_requests", l, 1, in->blk_inflight);
 }
 
+/*
+ * Page-cache writeback followed to its dirtier (bpf/wb.bpf.h, docs/metrics.md): the
+ * folios noted and looked up, and the bytes of block writes by whether their dirtier
+ * is known, the unknown ones by reason (the records' block[].dirty sums).
+ */
+static void write_writeback(FILE *f, const uint64_t *cnt)
+{
+	static const struct {
+		const char *event;
+		int idx;
+	} folios[] = { { "noted", IT_CNT_WB_NOTED },
+		       { "found", IT_CNT_WB_FOUND },
+		       { "unknown", IT_CNT_WB_UNKNOWN } };
+	struct metrics_label l = { "event", NULL };
+
+	metrics_family(f, "iotracer_writeback_folios_total", "counter",
+		       "Page-cache folios: noted going clean to dirty in a traced task (noted), "
+		       "and looked up in a block write: dirtier found (found) or not (unknown).");
+	for (size_t i = 0; i < sizeof(folios) / sizeof(folios[0]); i++) {
+		l.value = folios[i].event;
+		metrics_sample_u64(f, "iotracer_writeback_folios_total", &l, 1, cnt[folios[i].idx]);
+	}
+	metrics_single(f, "iotracer_writeback_found_bytes_total", "counter",
+		       "Bytes of page-cache block writes whose dirtier is known (block[].dirty "
+		       "bytes + other_bytes).",
+		       cnt[IT_CNT_WB_FOUND_BYTES]);
+	metrics_family(f, "iotracer_writeback_unknown_bytes_total", "counter",
+		       "Bytes of page-cache block writes whose dirtier is not known, by reason: "
+		       "not_noted (dirtied before the trace, by a filtered task, or the note "
+		       "evicted), redirtied, many (a third dirtier in one request), truncated "
+		       "(past the pages one walk reads).");
+	l.name = "reason";
+	/* one counter per IT_WB_* bit, in bit order */
+	for (unsigned int i = 0; out_wb_why_name(i) && IT_CNT_WB_UNK_BYTES + i < IT_NR_COUNTERS;
+	     i++) {
+		l.value = out_wb_why_name(i);
+		metrics_sample_u64(f, "iotracer_writeback_unknown_bytes_total", &l, 1,
+				   cnt[IT_CNT_WB_UNK_BYTES + i]);
+	}
+}
+
 static void write_hooks(FILE *f, const struct metrics_in *in)
 {
 	if (!in->nr_hooks)
@@ -386,6 +427,8 @@ void metrics_write(FILE *f, const struct metrics_in *in)
 		write_cgroups(f, in);
 	if (in->drops)
 		write_drops(f, in);
+	if (in->counters)
+		write_writeback(f, in->counters);
 	write_hooks(f, in);
 	if (in->proc)
 		write_proc(f, in->proc);

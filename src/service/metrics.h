@@ -56,6 +56,7 @@ struct metrics_in {
 	uint64_t blk_inflight; /* issued by the attached BPF side, not seen completing yet */
 	uint64_t blk_missed; /* issued by a BPF side since detached (reload), never seen done */
 	uint64_t lost; /* records lost in user space */
+	const uint64_t *counters; /* IT_NR_COUNTERS: the writeback families; NULL: none */
 	const struct metrics_hook *hooks;
 	int nr_hooks;
 	const struct metrics_proc *proc; /* NULL: no process_* lines */

@@ -368,6 +368,35 @@ bg_wait() {
 	return "$BG_RC"
 }
 
+# ---------------------------------------------------------------- buffered writers
+
+# writer_start NAME FILE [DD-FLAGS...]: a dd writing FILE from a fifo, started (pid in
+# W_PID) before any byte flows, so that /proc/PID/io can be read after its writes.
+writer_start() {
+	local name=$1 file=$2
+	shift 2
+	mkfifo "$IT_TMP/$name.fifo" || return 1
+	bg_start "$name" dd if="$IT_TMP/$name.fifo" of="$file" bs=1M iflag=fullblock status=none "$@"
+	W_PID=$BG_PID
+}
+
+# writer_feed NAME PID MB FD-VAR: write MB MiB into the fifo through a new fd kept open
+# (its number in FD-VAR), and wait until dd has written them all (wchar).
+writer_feed() {
+	local name=$1 pid=$2 mb=$3 i
+	exec {WFD}>"$IT_TMP/$name.fifo" || return 1
+	printf -v "$4" '%s' "$WFD"
+	head -c "$((mb << 20))" /dev/zero >&"$WFD" || return 1
+	for ((i = 0; i < 300; i++)); do
+		(($(io_field "$pid" wchar) >= mb << 20)) && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# io_field PID FIELD: a field of /proc/PID/io (0 when gone)
+io_field() { awk -v f="$2:" '$1 == f { print $2; found = 1 } END { if (!found) print 0 }' "/proc/$1/io" 2>/dev/null || echo 0; }
+
 # ---------------------------------------------------------------- the tracer
 
 # bpf_fd_ids PID: the BPF links ("l<link id>") and programs ("p<prog id>") that PID

@@ -18,6 +18,14 @@
 #   drops       drops.total == 0
 #   report_pid  phase 1 was also recorded (--record): `iotracer report -p A` of the recording
 #               gives writer a's writeback bytes, as the live JSON did
+#   perfetto_wb `iotracer report --perfetto` of that recording: well formed
+#               (tests/tools/perfetto_check.jq: "dirtied" flows from write syscalls to block
+#               writes), and every block write dirtied by writer a is the end of a "dirtied"
+#               flow from one of writer a's write syscalls
+#   metrics_wb  phase 1 also serves --metrics: once two scrapes 1.2 s apart agree (no
+#               writeback between them), iotracer_writeback_found_bytes_total equals the sum
+#               of the records' block[].dirty bytes + other_bytes completed before the first
+#               scrape, and the unknown_bytes reasons sum to their unknown_bytes
 #   top_owner   `iotracer top -b` while a writer writes 16 MiB buffered, then syncfs: the
 #               TOTAL table's write row of the writer's pid (comm dd) has its write_bytes
 #               within 2 % (the kernel aggregation counts writeback for the dirtier)
@@ -26,38 +34,12 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin per_pid_a per_pid_b owner dirty_age hist_age filter_pid drops report_pid top_owner
-it_require_all mkfs.ext4 dd sync mkfifo
+it_begin per_pid_a per_pid_b owner dirty_age hist_age filter_pid drops report_pid perfetto_wb \
+	metrics_wb top_owner
+it_require_all mkfs.ext4 dd sync mkfifo curl python3
 
 have_tp writeback/writeback_dirty_folio || have_tp writeback/writeback_dirty_page ||
 	skip_all "no writeback_dirty_folio/page tracepoint: no dirtier to note"
-
-# writer_start NAME FILE [DD-FLAGS...]: a dd writing FILE from a fifo, started (pid in
-# W_PID) before any byte flows, so that /proc/PID/io can be read after its writes.
-writer_start() {
-	local name=$1 file=$2
-	shift 2
-	mkfifo "$IT_TMP/$name.fifo" || return 1
-	bg_start "$name" dd if="$IT_TMP/$name.fifo" of="$file" bs=1M iflag=fullblock status=none "$@"
-	W_PID=$BG_PID
-}
-
-# writer_feed NAME PID MB FD-VAR: write MB MiB into the fifo through a new fd kept open
-# (its number in FD-VAR), and wait until dd has written them all (wchar).
-writer_feed() {
-	local name=$1 pid=$2 mb=$3 i
-	exec {WFD}>"$IT_TMP/$name.fifo" || return 1
-	printf -v "$4" '%s' "$WFD"
-	head -c "$((mb << 20))" /dev/zero >&"$WFD" || return 1
-	for ((i = 0; i < 300; i++)); do
-		(($(io_field "$pid" wchar) >= mb << 20)) && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-# io_field PID FIELD: a field of /proc/PID/io (0 when gone)
-io_field() { awk -v f="$2:" '$1 == f { print $2; found = 1 } END { if (!found) print 0 }' "/proc/$1/io" 2>/dev/null || echo 0; }
 
 # dirtied_bytes JSON PID: bytes of the device's block writes whose pages PID dirtied
 dirtied_bytes() {
@@ -76,7 +58,8 @@ name=$(devname "$dev")
 note "device $dev mounted on $mnt"
 
 # --- phase 1: two writers, then syncfs; phase 2: dirty, sleep 3 s, fsync
-start_tracer -d "$name" --record "$IT_TMP/rec" || fail_all "$TRACER_WHY"
+PORT=$(free_port) || fail_all "no free port"
+start_tracer -d "$name" --record "$IT_TMP/rec" --metrics "127.0.0.1:$PORT" || fail_all "$TRACER_WHY"
 writer_start wa "$mnt/a" && apid=$W_PID || fail_all "cannot start writer a"
 writer_start wb "$mnt/b" && bpid=$W_PID || fail_all "cannot start writer b"
 writer_feed wa "$apid" 48 afd || fail_all "writer a did not write 48 MiB"
@@ -95,6 +78,19 @@ sleep 3
 exec {cfd}>&- # EOF: dd fsyncs its file, 3 s after its last write returned
 bg_wait "$cpid" 30 || note "writer c exited $BG_RC"
 wait_quiet "$dev" 5
+# wb_scrape N: /metrics into $IT_TMP/m.N, its writeback lines only into $IT_TMP/m.N.wb
+wb_scrape() {
+	curl -s --max-time 5 -o "$IT_TMP/m.$1" "http://127.0.0.1:$PORT/metrics" &&
+		grep '^iotracer_writeback_' "$IT_TMP/m.$1" >"$IT_TMP/m.$1.wb"
+}
+for ((i = 0; i < 5; i++)); do
+	wb_scrape a || break
+	# after the scrape: text a was made before it, text b after it (1 s at most)
+	t_scrape=$(python3 -c 'import time; print(time.monotonic_ns())')
+	sleep 1.2
+	wb_scrape b || break
+	cmp -s "$IT_TMP/m.a.wb" "$IT_TMP/m.b.wb" && [[ -s $IT_TMP/m.a.wb ]] && break
+done
 stop_tracer || note "${TRACER_WHY:-}"
 tracer_summary || fail_all "no final summary in the JSON output"
 J=$TRACER_JSON
@@ -125,6 +121,35 @@ check hist_age "block/$name/write dirty_age histogram count ${hage:-none}" test 
 
 d=$(real_drops "$SUMMARY")
 check drops "records lost (ringbuf+inflight+hist) $d" test "$d" = 0
+
+if "$IOTRACER" report -n 0 --perfetto "$IT_TMP/trace.pf.json" "$IT_TMP/rec" >/dev/null 2>"$IT_TMP/pf.err"; then
+	problems=$(jq -r -f "$(dirname "$0")/../tools/perfetto_check.jq" "$IT_TMP/trace.pf.json" 2>&1 | head -3)
+	# block writes dirtied by a (the records) vs the ends of flows from a's writes
+	nwa=$(jblocks "$J" 'true' '.op == "write" and .dirty.tid == $p' --argjson p "$apid")
+	nfa=$(jq --argjson p "$apid" '.traceEvents as $e | ($e | map(select(.ph == "s" and .name == "dirtied"
+		and .pid == $p) | .id)) as $ids | [$e[] | select(.ph == "f" and .name == "dirtied"
+		and (.id | IN($ids[]))) | "\(.tid) \(.ts)"] | unique | length' "$IT_TMP/trace.pf.json")
+	note "perfetto: $nfa block slices with a dirtied flow from writer a, $nwa block writes dirtied by it"
+	check perfetto_wb "${problems:-$nfa block slices reached from the writes of writer a, $nwa block writes dirtied by it}" \
+		eval '[[ -z $problems ]] && ((nwa > 0 && nfa == nwa))'
+else
+	fail perfetto_wb "iotracer report --perfetto failed: $(head -c 300 "$IT_TMP/pf.err" | tr '\n' ' ')"
+fi
+
+# metric VALUE-SELECTOR: the value of one writeback series of the agreed scrape (empty: none)
+metric() { awk -v s="$1" '$1 == s { print $2 }' "$IT_TMP/m.a.wb"; }
+mfound=$(metric iotracer_writeback_found_bytes_total)
+munk=0
+for why in not_noted redirtied many truncated; do
+	v=$(metric "iotracer_writeback_unknown_bytes_total{reason=\"$why\"}")
+	munk=$((munk + ${v:-0}))
+done
+read -r rfound runk < <(jq -rn --argjson t "$t_scrape" "$JQ_BLOCKS"'[inputs | select(.type == "request")
+	| blocks | select(.dirty != null and .c_ns < $t) | .dirty]
+	| [(map((.bytes // 0) + (.other_bytes // 0)) | add // 0), (map(.unknown_bytes) | add // 0)] | @tsv' "$J")
+note "metrics: found ${mfound:-none}, unknown $munk bytes; records before the scrape: found $rfound, unknown $runk"
+check metrics_wb "iotracer_writeback_found_bytes_total ${mfound:-absent} vs the records' $rfound; unknown by reason $munk vs $runk" \
+	eval '[[ -n $mfound ]] && ((mfound == rfound && munk == runk && rfound > 0))'
 
 if "$IOTRACER" report -n 0 -p "$apid" -j "$IT_TMP/report.json" "$IT_TMP/rec" >/dev/null 2>"$IT_TMP/report.err"; then
 	rgot=$(dirtied_bytes "$IT_TMP/report.json" "$apid")

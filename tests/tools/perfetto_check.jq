@@ -13,6 +13,9 @@
 #   - every flow event (s and f) has a slice (X) on its pid and tid that starts at
 #     its ts with its cat (Chrome DevTools' engine binds a flow event to the slice
 #     of the same ts, pid, tid and cat; the format, to the one enclosing its ts)
+#   - a flow named "dirtied" (a buffered write -> the writeback request carrying its pages)
+#     starts at a write syscall's slice (write, pwrite64, writev, pwritev, pwritev2) and
+#     ends at a block write's slice on the "block devices" process
 #   - the wall-clock anchor: metadata.startTime is an ISO 8601 UTC time
 #   - every pid with X events has a process_name metadata event (ph "M"),
 #     every (pid, tid) with X events a thread_name, each with args.name
@@ -65,6 +68,17 @@ else
        | $ev[] | select((.ph == "s" or .ph == "f") and (.ts | type) == "number")
        | select($starts["\(.pid) \(.tid) \(.ts | ns) \(.cat)"] == null)
        | "flow \(.ph) id \(.id) binds to no slice of its cat starting at its ts: \(tojson)"),
+      ((reduce ($x[] | select(.cat == "io")) as $e ({};
+          .["\($e.pid) \($e.tid) \($e.ts | ns)"] = $e.name)) as $io
+       | ($ev | map(select(.ph == "M" and .name == "process_name"
+                           and .args.name == "block devices") | .pid) | first) as $devpid
+       | $ev[] | select((.ph == "s" or .ph == "f") and .name == "dirtied"
+                        and (.ts | type) == "number")
+       | ($io["\(.pid) \(.tid) \(.ts | ns)"] // "") as $at
+       | select(if .ph == "s" then ($at | test("^(write|pwrite64|writev|pwritev|pwritev2) ") | not)
+                else (.pid != $devpid or ($at | test("^write ") | not)) end)
+       | "dirtied flow \(.ph) id \(.id) at \"\($at)\", not a "
+         + (if .ph == "s" then "write syscall" else "block write" end) + ": \(tojson)"),
       (.metadata.startTime | select(type != "string"
                                     or (test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$") | not))
        | "no wall-clock anchor: metadata.startTime is \(tojson)"),

@@ -237,6 +237,39 @@ static void test_metrics_counters_exact(void)
 	free(got);
 }
 
+/* The writeback families: each counter where its name and label say. */
+static void test_metrics_writeback(void)
+{
+	uint64_t cnt[IT_NR_COUNTERS] = { 0 };
+	struct metrics_in in = { .counters = cnt, .dev_name = test_dev };
+	char *got;
+
+	cnt[IT_CNT_WB_NOTED] = 11;
+	cnt[IT_CNT_WB_FOUND] = 12;
+	cnt[IT_CNT_WB_UNKNOWN] = 13;
+	cnt[IT_CNT_WB_FOUND_BYTES] = 4096000;
+	cnt[IT_CNT_WB_UNK_NOT_NOTED_BYTES] = 21;
+	cnt[IT_CNT_WB_UNK_REDIRTIED_BYTES] = 22;
+	cnt[IT_CNT_WB_UNK_MANY_BYTES] = 23;
+	cnt[IT_CNT_WB_UNK_TRUNC_BYTES] = 24;
+	cnt[IT_CNT_BLK_ISSUED] = 99; /* not a writeback counter */
+	got = render(&in);
+	ASSERT_TRUE(strstr(got, "# TYPE iotracer_writeback_folios_total counter\n"
+				"iotracer_writeback_folios_total{event=\"noted\"} 11\n"
+				"iotracer_writeback_folios_total{event=\"found\"} 12\n"
+				"iotracer_writeback_folios_total{event=\"unknown\"} 13\n"),
+		    "folios");
+	ASSERT_TRUE(strstr(got, "\niotracer_writeback_found_bytes_total 4096000\n"), "found bytes");
+	ASSERT_TRUE(strstr(got, "# TYPE iotracer_writeback_unknown_bytes_total counter\n"
+				"iotracer_writeback_unknown_bytes_total{reason=\"not_noted\"} 21\n"
+				"iotracer_writeback_unknown_bytes_total{reason=\"redirtied\"} 22\n"
+				"iotracer_writeback_unknown_bytes_total{reason=\"many\"} 23\n"
+				"iotracer_writeback_unknown_bytes_total{reason=\"truncated\"} 24\n"),
+		    "unknown bytes by reason");
+	ASSERT_TRUE(!strstr(got, " 99\n"), "no other counter");
+	free(got);
+}
+
 /* Scattered counts for slot k of series (i, s): about one slot in four used, 0..999. */
 static uint64_t test_count(int i, int s, int k)
 {
@@ -450,6 +483,7 @@ int main(void)
 	RUN_TEST(test_metrics_hist_exact);
 	RUN_TEST(test_metrics_escape);
 	RUN_TEST(test_metrics_counters_exact);
+	RUN_TEST(test_metrics_writeback);
 	RUN_TEST(test_metrics_invariants);
 	RUN_TEST(test_metrics_proc);
 	RUN_TEST(test_metrics_sizes_cgroups);

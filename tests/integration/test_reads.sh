@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Reads keep their reader (issue 26, item 6): readahead that completes after the read
+# syscall returned, and the reads of memory-mapped page faults, are the reader's, not a
+# kworker's or nobody's. ext4 on a loop device, caches dropped; two python3 readers print
+# their own /proc/self/io after reading.
+# Oracles: each reader's pid and its /proc/PID/io read_bytes (the bytes the kernel counted
+# as read from storage for the task, at submission), the files' inodes (stat).
+#   ra_bytes    a reader read(2)s a 64 MiB file in 16 KiB calls: the block reads naming it
+#               (block[].pid) hold its read_bytes within 2 %
+#   ra_late     some of its block reads completed after their syscall had returned (kind
+#               block with a parent: the readahead the call started and did not wait
+#               for), each names the reader and its parent syscall is the reader's
+#   ra_only     every block read of that file's inode names the reader
+#   mmap_bytes  a reader mmaps a 32 MiB file and touches a byte of each page (page faults,
+#               no read syscall): the block reads naming it hold its read_bytes within 2 %
+#   mmap_only   every block read of that file's inode names the mmap reader
+#   drops       drops.total == 0
+# shellcheck disable=SC2016 # jq and python programs in single quotes
+set -u
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+it_begin ra_bytes ra_late ra_only mmap_bytes mmap_only drops
+it_require_all mkfs.ext4 dd python3 stat
+
+read -r dev mnt < <(mk_loop_fs 256) || true
+if [[ -z ${mnt:-} ]] || ! mountpoint -q "$mnt"; then
+	fail_all "cannot create/mount ext4 on a loop device"
+fi
+name=$(devname "$dev")
+dd if=/dev/urandom of="$mnt/f" bs=1M count=64 status=none || fail_all "cannot write $mnt/f"
+dd if=/dev/urandom of="$mnt/m" bs=1M count=32 status=none || fail_all "cannot write $mnt/m"
+ino_f=$(stat -c %i "$mnt/f") ino_m=$(stat -c %i "$mnt/m")
+drop_caches
+# python's own files back in the cache: its read_bytes are then the test files' only
+python3 -c 'import mmap, os, sys' || fail_all "python3 does not run"
+wait_quiet "$dev" 5
+
+# python3 readers: print "pid read_bytes" of themselves when done
+READ_PY='import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+while os.read(fd, 16384):
+    pass
+io = dict(l.split(": ") for l in open("/proc/self/io").read().splitlines())
+print(os.getpid(), io["read_bytes"])'
+MMAP_PY='import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+m = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+s = 0
+for off in range(0, len(m), 4096):
+    s += m[off]
+io = dict(l.split(": ") for l in open("/proc/self/io").read().splitlines())
+print(os.getpid(), io["read_bytes"])'
+
+start_tracer -d "$name" || fail_all "$TRACER_WHY"
+read -r rpid rbytes < <(python3 -c "$READ_PY" "$mnt/f") || fail_all "the read(2) reader failed"
+read -r mpid mbytes < <(python3 -c "$MMAP_PY" "$mnt/m") || fail_all "the mmap reader failed"
+wait_quiet "$dev" 5
+stop_tracer || note "${TRACER_WHY:-}"
+tracer_summary || fail_all "no final summary in the JSON output"
+J=$TRACER_JSON
+note "reader $rpid read_bytes $rbytes; mmap reader $mpid read_bytes $mbytes"
+
+# block reads: bytes naming PID (block[].pid); reads of inode INO not naming PID
+named() { jq -n --argjson p "$1" "$JQ_BLOCKS"'reduce (inputs | select(.type == "request") | blocks
+	| select(.op == "read" and .pid == $p)) as $b (0; . + $b.bytes)' "$J"; }
+others() { jq -n --argjson p "$1" --argjson i "$2" "$JQ_BLOCKS"'reduce (inputs | select(.type == "request")
+	| blocks | select(.op == "read" and .ino == $i and .pid != $p)) as $b (0; . + 1)' "$J"; }
+
+got=$(named "$rpid")
+note "block reads naming reader $rpid: $got bytes"
+check ra_bytes "block reads naming reader $rpid: $got bytes, its read_bytes $rbytes" within_pct "$got" "$rbytes" 2
+read -r nlate nlate_ok < <(jq -rn --argjson p "$rpid" '[inputs | select(.type == "request"
+	and .kind == "block" and .parent != null and .op == "read" and .ino == $i)
+	| (.pid == $p and .block[0].pid == $p and .parent.tid == $p)] | [length, map(select(.)) | length] | @tsv' \
+	--argjson i "$ino_f" "$J")
+note "reader: $nlate block reads completed after their syscall returned, $nlate_ok naming it and its syscall"
+if ((nlate == 0)); then
+	skip ra_late "no readahead of the reader completed after its syscall returned in this run"
+else
+	check ra_late "$nlate_ok of $nlate late readahead requests name reader $rpid and its syscall" \
+		test "$nlate_ok" = "$nlate"
+fi
+n=$(others "$rpid" "$ino_f")
+check ra_only "$n block reads of inode $ino_f name another task than reader $rpid" test "$n" = 0
+
+got=$(named "$mpid")
+note "block reads naming mmap reader $mpid: $got bytes"
+check mmap_bytes "block reads naming mmap reader $mpid: $got bytes, its read_bytes $mbytes" \
+	within_pct "$got" "$mbytes" 2
+n=$(others "$mpid" "$ino_m")
+check mmap_only "$n block reads of inode $ino_m name another task than mmap reader $mpid" test "$n" = 0
+
+d=$(real_drops "$SUMMARY")
+check drops "records lost (ringbuf+inflight+hist) $d" test "$d" = 0
+
+it_end
