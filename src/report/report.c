@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/blame.h"
 #include "core/cgroup.h"
 #include "core/container.h"
 #include "core/cli.h"
@@ -45,6 +46,7 @@ struct rp_opts {
 	int top;
 	const char *json_path, *perfetto_path, *heatmap_path;
 	int stage; /* --stage: enum hm_stage; -1 not given */
+	int blame, by; /* --blame, --by: enum blame_by; -1 not given */
 	char **paths;
 	int nr_paths;
 };
@@ -73,6 +75,7 @@ struct report {
 	struct rp_slowest *slowest;
 	struct pf *pf;
 	struct hm *hm;
+	struct rp_blame *blame;
 	char **files; /* segment files, in order */
 	int nr_files;
 	uint64_t first_ns, last_ns, matched;
@@ -84,7 +87,7 @@ struct report {
 
 /* Long-only options of report's own (codes above every run option's). */
 enum { RP_OPT_PERFETTO = 1024, RP_OPT_HEATMAP, RP_OPT_STAGE, RP_OPT_CONTAINER, RP_OPT_POD,
-       RP_OPT_HELP };
+       RP_OPT_BLAME, RP_OPT_BY, RP_OPT_HELP };
 
 /* report's own rows; the filters' are the run options' (rp_rows). */
 static const struct opt_row rp_own[] = {
@@ -122,6 +125,15 @@ static const struct opt_row rp_own[] = {
 	  .arg = "STAGE",
 	  .help = "the heatmap's latency: total (the request's, default),\n"
 		  "or q2c, q2d, d2c of its block requests" },
+	{ .name = "blame",
+	  .key = RP_OPT_BLAME,
+	  .help = "who slowed whom: each matching block request's wait split\n"
+		  "over the requests holding its device (docs/blame.md);\n"
+		  "with -j also as \"blame\" JSON lines" },
+	{ .name = "by",
+	  .key = RP_OPT_BY,
+	  .arg = "KEY",
+	  .help = "--blame's victims and culprits: cgroup (default), pid, comm" },
 	{ .name = "help", .key = RP_OPT_HELP, .help = "print this help and exit" },
 };
 /* The filters, in --help order: the run options' rows (the group heading is report's). */
@@ -226,6 +238,16 @@ static int rp_one(void *ctx, int c, const char *arg)
 	case 'j':
 		o->json_path = arg;
 		return 0;
+	case RP_OPT_BLAME:
+		o->blame = 1;
+		return 0;
+	case RP_OPT_BY:
+		o->by = blame_by_of(arg);
+		if (o->by < 0) {
+			it_err("report: --by: bad key '%s' (expected cgroup, pid or comm)", arg);
+			return 2;
+		}
+		return 0;
 	case RP_OPT_PERFETTO:
 		o->perfetto_path = arg;
 		return 0;
@@ -249,6 +271,7 @@ static int rp_parse(int argc, char **argv, struct rp_opts *o)
 
 	o->top = 10;
 	o->stage = -1;
+	o->by = -1;
 	cli_defaults(&o->f);
 	o->f.offline = 1;
 	rp_cmd_init();
@@ -260,6 +283,10 @@ static int rp_parse(int argc, char **argv, struct rp_opts *o)
 	if (!o->nr_paths) {
 		it_err("report: no PATH given");
 		fputs("Try '" RP_PROG " --help'.\n", stderr);
+		return 2;
+	}
+	if (o->by >= 0 && !o->blame) {
+		it_err("report: --by needs --blame");
 		return 2;
 	}
 	if (o->stage >= 0 && !o->heatmap_path) {
@@ -496,6 +523,14 @@ static enum rp_filter matches(const struct report *rp, const struct rp_req *q)
 
 /* ---- every request ---- */
 
+/* --blame: a matching request's block request on dev is a victim when -d names dev. */
+static int victim_dev(void *ctx, uint32_t dev)
+{
+	const struct report *rp = ctx;
+
+	return !rp->o.f.nr_dev_names || dev_matches(rp, dev);
+}
+
 /* One request read back; real_off_ns: its clocks' CLOCK_REALTIME - CLOCK_MONOTONIC. */
 static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_off_ns)
 {
@@ -507,6 +542,8 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 	rf_req_view(rq, &r);
 	rf_req_span(&r, &q.start_ns, &q.end_ns);
 	f = matches(rp, &q);
+	if (rp->blame)
+		rb_add(rp->blame, &r, f == RP_F_NR ? victim_dev : NULL, rp);
 	if (f != RP_F_NR) {
 		rp->failed[f]++;
 		return;
@@ -769,6 +806,11 @@ static int rp_start(struct report *rp)
 		if (!rp->hm)
 			return 1;
 	}
+	if (rp->o.blame) {
+		rp->blame = rb_new(rp->o.by < 0 ? BLAME_BY_CGROUP : rp->o.by);
+		if (!rp->blame)
+			return 1;
+	}
 	rp->out = out_new(&io, text, NULL, 0);
 	rp->slowest = slowest_new(rp->o.top);
 	if (!rp->out || !rp->slowest || (rp->o.json_path && !rp->jout)) {
@@ -801,6 +843,16 @@ static int rp_finish(struct report *rp)
 			ret = 1;
 		}
 	}
+	if (rp->blame) {
+		struct rp_names nm = { .dev = dev_name_of, .cgroup = cgroup_of, .ctx = rp };
+
+		if (rb_print(rp->blame, text, rp->jout && !ret ? rp->jf : NULL, &nm) ||
+		    (rp->jf && fflush(rp->jf))) {
+			it_err("report: --blame: cannot write its JSON lines to '%s'",
+			       rp->o.json_path);
+			ret = 1;
+		}
+	}
 	if (rp->pf)
 		pf_clock(rp->pf, rp->boot_off_ns);
 	if (rp->pf && pf_write(rp->pf, rp->pff, dev_name_of, rp)) {
@@ -828,6 +880,7 @@ static void rp_free(struct report *rp)
 	if (rp->hmf && rp->hmf != stdout)
 		fclose(rp->hmf);
 	hm_free(rp->hm);
+	rb_free(rp->blame);
 	slowest_free(rp->slowest);
 	uhists_free(&rp->kh);
 	rr_free(&rp->rr);
