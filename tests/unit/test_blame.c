@@ -50,6 +50,31 @@ static struct blame_in mk(uint64_t tag, uint32_t dev, uint64_t cg, uint32_t pid,
 	return in;
 }
 
+/* A blame fed in[0..n) and flushed (NULL: the allocation failed, reported). */
+static struct blame *feed(enum blame_by by, uint64_t horizon, const struct blame_in *in, int n,
+			  struct got *g)
+{
+	struct blame *b = blame_new(by, horizon, 0, on_res, g);
+
+	if (!ASSERT_TRUE(b, "new"))
+		return NULL;
+	for (int i = 0; i < n; i++)
+		ASSERT_OK(blame_add(b, &in[i]), "add");
+	blame_flush(b);
+	return b;
+}
+
+/* The one split g holds: own, unattributed, self, others. */
+static void parts(const struct got *g, double own, double unattr, double self, double others)
+{
+	if (!ASSERT_EQ(g->n, 1, "one split"))
+		return;
+	ASSERT_NEAR(g->r[0].own, own, 1e-9, "own");
+	ASSERT_NEAR(g->r[0].unattr, unattr, 1e-9, "unattr");
+	ASSERT_NEAR(g->r[0].self, self, 1e-9, "self");
+	ASSERT_NEAR(g->r[0].others, others, 1e-9, "others");
+}
+
 static int find(const struct got *g, uint64_t tag)
 {
 	for (int i = 0; i < g->n; i++)
@@ -70,16 +95,11 @@ static void test_queue_and_service(void)
 	struct blame_in in[] = { mk(1, 8, 2, 10, 0, 1, 101, 1), mk(2, 8, 2, 11, 0, 50, 150, 1),
 				 mk(3, 8, 1, 1, 20, 120, 200, 1) };
 	struct got g = { 0 };
-	struct blame *b;
-	int v;
+	struct blame *b = feed(BLAME_BY_PID, 1000, in, 3, &g);
+	int v = find(&g, 3);
 
-	b = blame_new(BLAME_BY_PID, 1000, 0, on_res, &g);
-	if (!ASSERT_TRUE(b, "new"))
+	if (!b)
 		return;
-	for (int i = 0; i < 3; i++)
-		ASSERT_OK(blame_add(b, &in[i]), "add");
-	blame_flush(b);
-	v = find(&g, 3);
 	if (!ASSERT_TRUE(v >= 0, "victim resolved"))
 		goto out;
 	ASSERT_NEAR(g.r[v].own, 65, 1e-9, "own");
@@ -101,14 +121,9 @@ static void test_by_cgroup_merges(void)
 	struct blame_in in[] = { mk(1, 8, 2, 10, 0, 1, 101, 0), mk(2, 8, 2, 11, 0, 50, 150, 0),
 				 mk(3, 8, 1, 1, 20, 120, 200, 1) };
 	struct got g = { 0 };
-	struct blame *b = blame_new(BLAME_BY_CGROUP, 1000, 0, on_res, &g);
+	struct blame *b = feed(BLAME_BY_CGROUP, 1000, in, 3, &g);
 
-	if (!ASSERT_TRUE(b, "new"))
-		return;
-	for (int i = 0; i < 3; i++)
-		blame_add(b, &in[i]);
-	blame_flush(b);
-	ASSERT_EQ(g.n, 1, "only the victim is split");
+	parts(&g, 65, 0, 0, 115);
 	ASSERT_EQ(g.r[0].nr, 1, "one culprit");
 	ASSERT_EQ(g.r[0].sh[0].who.cgroup_id, 2, "cgroup 2");
 	ASSERT_NEAR(g.r[0].sh[0].ns, 115, 1e-9, "115");
@@ -122,20 +137,11 @@ static void test_by_cgroup_merges(void)
  */
 static void test_unattributed(void)
 {
-	struct blame_in v = mk(1, 8, 1, 1, 0, 40, 50, 1), o = mk(2, 8, 2, 2, 5, 10, 20, 0);
+	struct blame_in in[] = { mk(2, 8, 2, 2, 5, 10, 20, 0), mk(1, 8, 1, 1, 0, 40, 50, 1) };
 	struct got g = { 0 };
-	struct blame *b = blame_new(BLAME_BY_CGROUP, 1000, 0, on_res, &g);
 
-	if (!ASSERT_TRUE(b, "new"))
-		return;
-	blame_add(b, &o);
-	blame_add(b, &v);
-	blame_flush(b);
-	ASSERT_EQ(g.n, 1, "one");
-	ASSERT_NEAR(g.r[0].unattr, 30, 1e-9, "unattr");
-	ASSERT_NEAR(g.r[0].others, 10, 1e-9, "others");
-	ASSERT_NEAR(g.r[0].own, 10, 1e-9, "own");
-	blame_free(b);
+	blame_free(feed(BLAME_BY_CGROUP, 1000, in, 2, &g));
+	parts(&g, 10, 30, 0, 10);
 }
 
 /*
@@ -145,42 +151,24 @@ static void test_unattributed(void)
  */
 static void test_self(void)
 {
-	struct blame_in v = mk(1, 8, 1, 1, 0, 10, 20, 1), s = mk(2, 8, 1, 2, 1, 1, 15, 0);
+	struct blame_in in[] = { mk(1, 8, 1, 1, 0, 10, 20, 1), mk(2, 8, 1, 2, 1, 1, 15, 0) };
 
 	for (int by = BLAME_BY_CGROUP; by <= BLAME_BY_PID; by++) {
 		struct got g = { 0 };
-		struct blame *b = blame_new(by, 1000, 0, on_res, &g);
 
-		if (!ASSERT_TRUE(b, "new"))
-			return;
-		blame_add(b, &v);
-		blame_add(b, &s);
-		blame_flush(b);
-		ASSERT_EQ(g.n, 1, "one");
-		ASSERT_NEAR(g.r[0].own, 7.5, 1e-9, "own");
-		ASSERT_NEAR(g.r[0].unattr, 1, 1e-9, "unattr");
-		ASSERT_NEAR(g.r[0].self, by == BLAME_BY_CGROUP ? 11.5 : 0, 1e-9, "self");
-		ASSERT_NEAR(g.r[0].others, by == BLAME_BY_CGROUP ? 0 : 11.5, 1e-9, "others");
-		blame_free(b);
+		blame_free(feed(by, 1000, in, 2, &g));
+		parts(&g, 7.5, 1, by == BLAME_BY_CGROUP ? 11.5 : 0, by == BLAME_BY_CGROUP ? 0 : 11.5);
 	}
 }
 
 /* Another device's requests are no culprits. */
 static void test_devices_apart(void)
 {
-	struct blame_in v = mk(1, 8, 1, 1, 0, 10, 20, 1), o = mk(2, 9, 2, 2, 0, 1, 20, 0);
+	struct blame_in in[] = { mk(2, 9, 2, 2, 0, 1, 20, 0), mk(1, 8, 1, 1, 0, 10, 20, 1) };
 	struct got g = { 0 };
-	struct blame *b = blame_new(BLAME_BY_CGROUP, 1000, 0, on_res, &g);
 
-	if (!ASSERT_TRUE(b, "new"))
-		return;
-	blame_add(b, &o);
-	blame_add(b, &v);
-	blame_flush(b);
-	ASSERT_EQ(g.n, 1, "one");
-	ASSERT_NEAR(g.r[0].unattr, 10, 1e-9, "unattr");
-	ASSERT_NEAR(g.r[0].others, 0, 1e-9, "others");
-	blame_free(b);
+	blame_free(feed(BLAME_BY_CGROUP, 1000, in, 2, &g));
+	parts(&g, 10, 10, 0, 0);
 }
 
 /*
@@ -202,10 +190,7 @@ static void test_horizon_late(void)
 	blame_add(b, &o);
 	ASSERT_EQ(g.n, 0, "not before the horizon");
 	blame_flush(b);
-	ASSERT_EQ(g.n, 1, "flushed");
-	ASSERT_NEAR(g.r[0].unattr, 5, 1e-9, "unattr");
-	ASSERT_NEAR(g.r[0].others, 10, 1e-9, "others");
-	ASSERT_NEAR(g.r[0].own, 5, 1e-9, "own");
+	parts(&g, 5, 5, 0, 10);
 	ASSERT_EQ(blame_get_stats(b)->late, 0, "none late");
 	blame_free(b);
 
@@ -218,8 +203,7 @@ static void test_horizon_late(void)
 	ASSERT_EQ(g.n, 1, "resolved once the stream passed C + horizon");
 	blame_add(b, &o2);
 	blame_flush(b);
-	ASSERT_NEAR(g.r[0].unattr, 10, 1e-9, "unattr without the late one");
-	ASSERT_NEAR(g.r[0].own, 10, 1e-9, "own");
+	parts(&g, 10, 10, 0, 0); /* without the late one */
 	ASSERT_EQ(blame_get_stats(b)->late, 1, "late");
 	blame_free(b);
 }
