@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "core/blame.h"
+#include "report/internal.h"
 #include "unit.h"
 
 #define MAXRES 64
@@ -359,6 +360,91 @@ static void test_random_vs_brute(void)
 	}
 }
 
+/* ---- report --blame (src/report/culprits.c): owners and the matrix ---- */
+
+static const char *t_dev(void *ctx, uint32_t dev)
+{
+	(void)ctx;
+	return dev == 8 ? "sda" : "?";
+}
+
+static const char *t_cg(void *ctx, uint64_t id)
+{
+	(void)ctx;
+	return id == 1 ? "/v" : id == 2 ? "/a" : id == 3 ? "/" : NULL;
+}
+
+static int t_all(void *ctx, uint32_t dev)
+{
+	(void)ctx;
+	(void)dev;
+	return 1;
+}
+
+static struct it_block_rec mk_rec(uint64_t cg, uint32_t pid, uint64_t q, uint64_t d, uint64_t c)
+{
+	struct it_block_rec b;
+
+	memset(&b, 0, sizeof(b));
+	b.dev = 8;
+	b.task.pid = pid;
+	b.task.cgroup_id = cg;
+	b.q_ns = q;
+	b.d_ns = d;
+	b.c_ns = c;
+	return b;
+}
+
+/*
+ * A flusher (pid 99, cgroup /) writes pages that /a's pid 20 dirtied, in service [1,101);
+ * V (/v) queued 50, dispatched 101, done 151: its queue [50,101), 51, is blamed on /a (the
+ * dirtier), not on /, and its service [101,151), 50, is its own. The JSON line says so.
+ */
+static void test_report_dirtier(void)
+{
+	struct it_block_rec wb = mk_rec(3, 99, 0, 1, 101), v = mk_rec(1, 10, 50, 101, 151);
+	struct corr_req rw = { .kind = CORR_BLOCK, .nr_blocks = 1 }, rv = rw;
+	struct rp_names nm = { .dev = t_dev, .cgroup = t_cg };
+	struct rp_blame *rb = rb_new(BLAME_BY_CGROUP);
+	char *txt = NULL, *js = NULL;
+	size_t nt = 0, nj = 0;
+	FILE *ft = open_memstream(&txt, &nt), *fj = open_memstream(&js, &nj);
+
+	if (!ASSERT_TRUE(rb && ft && fj, "new"))
+		goto out;
+	wb.flags = IT_F_WB;
+	wb.wb.dirtier.pid = 20;
+	wb.wb.dirtier.cgroup_id = 2;
+	rw.blocks[0] = &wb;
+	rv.blocks[0] = &v;
+	rb_add(rb, &rw, NULL, NULL); /* a culprit only */
+	rb_add(rb, &rv, t_all, NULL);
+	ASSERT_OK(rb_print(rb, ft, fj, &nm), "print");
+	fclose(ft);
+	fclose(fj);
+	ft = fj = NULL;
+	ASSERT_TRUE(strstr(js, "\"victim\":{\"cgroup_id\":1,\"cgroup\":\"/v\"},\"requests\":1,"
+			       "\"wait_ns\":101,\"own_ns\":50,\"unattributed_ns\":0,\"self_ns\":0,"
+			       "\"others_ns\":51,\"culprits\":[{\"who\":{\"cgroup_id\":2,"
+			       "\"cgroup\":\"/a\"},\"ns\":51}]}"),
+		    "the dirtier is the culprit");
+	ASSERT_TRUE(strstr(js, "{\"type\":\"blame_stats\",\"by\":\"cgroup\",\"requests\":2,"
+			       "\"split\":1,"),
+		    "stats");
+	ASSERT_TRUE(strstr(txt, "\nsda /v: 1 requests, wait 0.1us: own service 0.1us, "
+				"unattributed 0.0us, self 0.0us, others 0.1us\n"),
+		    "text row");
+	ASSERT_TRUE(strstr(txt, "\n    /a ") && !strstr(txt, "\n    / "), "text culprit /a, not /");
+out:
+	if (ft)
+		fclose(ft);
+	if (fj)
+		fclose(fj);
+	free(txt);
+	free(js);
+	rb_free(rb);
+}
+
 int main(void)
 {
 	RUN_TEST(test_queue_and_service);
@@ -371,5 +457,6 @@ int main(void)
 	RUN_TEST(test_cap);
 	RUN_TEST(test_bad_input);
 	RUN_TEST(test_random_vs_brute);
+	RUN_TEST(test_report_dirtier);
 	return unit_result();
 }
