@@ -396,6 +396,13 @@ int blame_add(struct blame *b, const struct blame_in *in)
 	return 0;
 }
 
+void blame_tick(struct blame *b, uint64_t now)
+{
+	b->now = max_u64(b->now, now);
+	for (int i = 0; i < b->nr_devs; i++)
+		advance(b, &b->devs[i]);
+}
+
 void blame_flush(struct blame *b)
 {
 	for (int i = 0; i < b->nr_devs; i++) {

@@ -98,6 +98,11 @@ struct blame *blame_new(enum blame_by by, uint64_t horizon_ns, size_t cap, blame
 			void *ctx);
 /* One completed request; the callback may run for earlier ones. 0 or -ENOMEM. */
 int blame_add(struct blame *b, const struct blame_in *in);
+/*
+ * The stream's time is at least now (the records' clock): a live source calls it
+ * while idle, so that the last requests are split once the horizon has passed.
+ */
+void blame_tick(struct blame *b, uint64_t now);
 /* The stream ended: resolve every request still waiting, with what arrived. */
 void blame_flush(struct blame *b);
 const struct blame_stats *blame_get_stats(const struct blame *b);

@@ -28,6 +28,7 @@
 #include "core/config.h"
 #include "core/corr.h"
 #include "core/daemon.h"
+#include "core/dblame.h"
 #include "core/loader.h"
 #include "core/output.h"
 #include "core/hist.h"
@@ -89,6 +90,7 @@ struct daemon {
 	struct cg_cache *cg; /* cgroup id -> path (JSON, recordings, /metrics); NULL: none */
 	struct ct_names *names; /* container and pod names from the node's files (container.h) */
 	struct agg_labels *cg_labels; /* /metrics cgroup label values, kept across scrapes */
+	struct dblame *blame; /* --blame: who held the device (docs/blame.md) */
 };
 
 /* recbuf_fn: one record, in end-time order. */
@@ -143,6 +145,8 @@ static void on_request(const struct corr_req *r, void *ctx)
 			return;
 	}
 	out_request(r, d->out);
+	if (d->blame)
+		dblame_request(d->blame, r);
 	if (d->rec)
 		rec_request(d->rec, r);
 	if (d->m && d->mode->request)
@@ -426,6 +430,8 @@ static void metrics_tick(struct daemon *d, int force)
 	free(rows);
 	if (d->m && d->mode->metrics)
 		d->mode->metrics(d->m, f);
+	if (d->blame)
+		dblame_metrics(d->blame, f, it_mono_ns(), metrics_dev, d);
 	if (fclose(f)) {
 		free(text); /* keep serving the previous text */
 		return;
@@ -994,7 +1000,8 @@ static int daemon_start(struct daemon *d)
 	d->out = out_new(d->o, d->text, d->json, d->start_ns);
 	open_cgroups(d);
 	d->corr = d->out ? corr_new(on_request, d, HOLD_NS, 0) : NULL;
-	if (!d->out || !d->corr) {
+	d->blame = d->o->blame ? dblame_new(d->cg, d->o->metrics_cg_depth) : NULL;
+	if (!d->out || !d->corr || (d->o->blame && !d->blame)) {
 		it_err("cannot set up the event loop: %s", strerror(errno));
 		return -ENOMEM;
 	}
@@ -1055,6 +1062,7 @@ static void daemon_free(struct daemon *d)
 	corr_free(d->corr);
 	rec_close(d->rec);
 	out_free(d->out);
+	dblame_free(d->blame);
 	cg_cache_free(d->cg);
 	ct_names_free(d->names);
 	free(d->cg_labels);

@@ -21,6 +21,11 @@
 #   buffered_on, buffered_off, buffered_split: the same with A and B writing buffered
 #   buffered_flusher  run 2: V's blame on A includes requests the flusher submitted (their
 #                  block[].pid is not A's fio), so the charge came through block[].dirty
+#   metrics_blame  run 1's tracer also runs --metrics --metrics-cgroup-depth 1 --blame: at
+#                  the end, iotracer_blame_seconds_total of victim V names A and B for
+#                  >= 80 % of V's blamed wait (iotracer_blame_wait_seconds_total self +
+#                  others), A's within 3 % of the report's figure for the run; promtool
+#                  check metrics passes (when promtool is there)
 #   report_json    each run's report: "blame" lines parse, own + unattributed + self + others
 #                  == wait (within 0.1 %) for every victim
 # shellcheck disable=SC2016 # jq programs in single quotes
@@ -29,8 +34,8 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 it_begin direct_on direct_off direct_split buffered_on buffered_off buffered_split \
-	buffered_flusher report_json
-it_require_all fio jq findmnt mkfs.ext4 fallocate
+	buffered_flusher report_json metrics_blame
+it_require_all fio jq findmnt mkfs.ext4 fallocate curl ss
 
 CG_ROOT=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
 [[ -n $CG_ROOT ]] || skip_all "no cgroup2 mount on this machine"
@@ -86,12 +91,39 @@ devtime() {
 		 select(.devno == $d) | .d2c_ns // 0] | add // 0' "$1"
 }
 
+# metric NAME LABELS: the value of the sample with exactly these labels in the scrape
+metric() { awk -v k="$1{$2}" '$1 == k { print $2 }' "$IT_TMP/scrape.txt"; }
+
+# metrics_check: the live --blame of run 1 against fio's schedule and the report
+metrics_check() {
+	local lv="device=\"$name\",victim=\"${REL[V]}\"" ma mb ms mo ra share agree why
+	ma=$(metric iotracer_blame_seconds_total "$lv,culprit=\"${REL[A]}\"")
+	mb=$(metric iotracer_blame_seconds_total "$lv,culprit=\"${REL[B]}\"")
+	ms=$(metric iotracer_blame_wait_seconds_total "$lv,part=\"self\"")
+	mo=$(metric iotracer_blame_wait_seconds_total "$lv,part=\"others\"")
+	read -r _ _ _ ra _ < <(victim_figures "$IT_TMP/direct.all.json")
+	share=$(awk -v a="${ma:-0}" -v b="${mb:-0}" -v s="${ms:-0}" -v o="${mo:-0}" \
+		'BEGIN { printf "%.3f", (s + o) ? (a + b) / (s + o) : 0 }')
+	agree=$(awk -v m="${ma:-0}" -v r="${ra:-0}" 'BEGIN { printf "%.4f", r ? m * 1e9 / r : 0 }')
+	note "blame metrics (live, whole run): V blamed on A ${ma:-none} s, B ${mb:-none} s, self ${ms:-none} s, others ${mo:-none} s: A+B share $share; A live / A report $agree"
+	why="A+B share $share (want >= 0.8), live A / report A $agree (want 0.97 to 1.03)"
+	if command -v promtool >/dev/null; then
+		promtool check metrics <"$IT_TMP/scrape.txt" >"$IT_TMP/promtool.out" 2>&1 ||
+			why+=", promtool: $(head -c 300 "$IT_TMP/promtool.out")"
+	fi
+	check metrics_blame "$why" awk -v s="$share" -v a="$agree" -v w="$why" \
+		'BEGIN { exit !(s >= 0.8 && a >= 0.97 && a <= 1.03 && w !~ /promtool/) }'
+}
+
 # run_blame RUN MODE: the 40 s schedule, the tracer, the windows, the checks
 run_blame() {
 	local run=$1 mode=$2 j v0 v1 a10 a11 a20 a21 b0 b1
 	local -a aargs bargs
 	TRACE=$IT_TMP/$run.trace.json
-	TRACER_JSON_PATH=$TRACE start_tracer -d "$name" || fail_all "$run: $TRACER_WHY"
+	local -a targs=(-d "$name")
+	# run 1 also serves the live side: /metrics with --blame
+	[[ $mode == direct ]] && targs+=(--metrics "127.0.0.1:$PORT" --metrics-cgroup-depth 1 --blame)
+	TRACER_JSON_PATH=$TRACE start_tracer "${targs[@]}" || fail_all "$run: $TRACER_WHY"
 	if [[ $mode == direct ]]; then
 		aargs=(--filename="$mnt/a.dat" --direct=1 --ioengine=libaio --iodepth=32 \
 			--rw=write --bs=1M --size=256M --time_based)
@@ -120,6 +152,11 @@ run_blame() {
 		_it_unregister pids "$SYNCER"
 	fi
 	sleep 1.5 # the last completions through the tracer's hold time
+	if [[ $mode == direct ]]; then
+		sleep 1.5 # past the live blame's 1 s horizon, and one more /metrics rebuild
+		curl -s --max-time 5 -o "$IT_TMP/scrape.txt" "http://127.0.0.1:$PORT/metrics" ||
+			note "cannot scrape /metrics"
+	fi
 	stop_tracer TERM || fail_all "$run: tracer: $TRACER_WHY"
 	read -r v0 v1 < <(fio_window "$IT_TMP/$run.v.json")
 	read -r a10 a11 < <(fio_window "$IT_TMP/$run.a1.json")
@@ -177,6 +214,9 @@ run_blame() {
 	note "blame $run A-off windows: $offs"
 	check "${mode}_off" "$offs(want <= 0.05 each)" test "$ok" = 1
 
+	if [[ $mode == direct ]]; then
+		metrics_check
+	fi
 	if [[ $mode == buffered ]]; then
 		local apids nfl
 		apids="${FPID[a1]},${FPID[a2]}"
@@ -194,6 +234,7 @@ run_blame() {
 }
 
 REPORT_BAD=""
+PORT=$(free_port) || fail_all "no free TCP port"
 read -r dev mnt < <(mk_loop_fs 768) || true
 [[ -n ${mnt:-} ]] || fail_all "cannot create the loop device and its ext4"
 name=$(devname "$dev")

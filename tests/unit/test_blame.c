@@ -207,6 +207,18 @@ static void test_horizon_late(void)
 	parts(&g, 10, 10, 0, 0); /* without the late one */
 	ASSERT_EQ(blame_get_stats(b)->late, 1, "late");
 	blame_free(b);
+
+	/* idle: the stream's time moved by blame_tick() alone */
+	memset(&g, 0, sizeof(g));
+	b = blame_new(BLAME_BY_CGROUP, 100, 0, on_res, &g);
+	if (!ASSERT_TRUE(b, "new"))
+		return;
+	blame_add(b, &v);
+	blame_tick(b, 119);
+	ASSERT_EQ(g.n, 0, "not before C + horizon");
+	blame_tick(b, 120);
+	ASSERT_EQ(g.n, 1, "split by the tick");
+	blame_free(b);
 }
 
 /*
