@@ -7,6 +7,8 @@
 #include <stdlib.h>
 
 #include "core/blame.h"
+#include "core/cgroup.h"
+#include "core/dblame.h"
 #include "report/internal.h"
 #include "unit.h"
 
@@ -457,6 +459,83 @@ out:
 	rb_free(rb);
 }
 
+/* ---- the daemon's --blame (src/core/dblame.c): /metrics ---- */
+
+static const char *t_mdev(uint32_t dev, void *ctx)
+{
+	return t_dev(ctx, dev);
+}
+
+/*
+ * The same two requests in the daemon, cgroups /v/x (1) and /a/y (2) cut to depth 1:
+ * victim /v held 51 ns by /a, own 50 ns; the flusher's request (its cgroup / at depth 1,
+ * dirtier /a) is a victim too, held by nothing: own 100 ns. Past 5 culprits: "other".
+ */
+static void test_daemon_metrics(void)
+{
+	struct it_block_rec wb = mk_rec(3, 99, 0, 1, 101), v = mk_rec(1, 10, 50, 101, 151);
+	struct corr_req rw = { .kind = CORR_BLOCK, .nr_blocks = 1 }, rv = rw;
+	struct cg_cache *cg = cg_cache_new("/nonexistent");
+	struct dblame *d = NULL;
+	char *txt = NULL;
+	size_t n = 0;
+	FILE *f = NULL;
+	int named = 0;
+
+	if (!ASSERT_TRUE(cg, "cache"))
+		return;
+	cg_cache_put(cg, 1, "/v/x");
+	cg_cache_put(cg, 2, "/a/y");
+	cg_cache_put(cg, 3, "/");
+	d = dblame_new(cg, 1);
+	f = open_memstream(&txt, &n);
+	if (!ASSERT_TRUE(d && f, "new"))
+		goto out;
+	wb.flags = IT_F_WB;
+	wb.wb.dirtier.pid = 20;
+	wb.wb.dirtier.cgroup_id = 2;
+	rw.blocks[0] = &wb;
+	rv.blocks[0] = &v;
+	dblame_request(d, &rw);
+	dblame_request(d, &rv);
+	/* six other culprits of one more victim request of /v: five named, one "other" */
+	for (uint64_t i = 0; i < 6; i++) {
+		char path[16];
+		static struct it_block_rec o[6];
+		struct corr_req ro = { .kind = CORR_BLOCK, .nr_blocks = 1, .blocks = { &o[i] } };
+
+		snprintf(path, sizeof(path), "/c%llu", (unsigned long long)i);
+		cg_cache_put(cg, 10 + i, path);
+		o[i] = mk_rec(10 + i, 30, 1000, 1000 + i, 1010 + i);
+		dblame_request(d, &ro);
+	}
+	v = mk_rec(1, 10, 1000, 1100, 1110);
+	dblame_request(d, &rv);
+	dblame_metrics(d, f, 10000000000ULL, t_mdev, NULL); /* past the 1 s horizon */
+	fclose(f);
+	f = NULL;
+	ASSERT_TRUE(strstr(txt, "\niotracer_blame_seconds_total{device=\"sda\",victim=\"/v\","
+				"culprit=\"/a\"} 0.000000051\n"),
+		    "v held by /a");
+	ASSERT_TRUE(strstr(txt, "\niotracer_blame_wait_seconds_total{device=\"sda\",victim=\"/a\","
+				"part=\"own\"} 0.0000001\n"),
+		    "the dirtier's request is /a's");
+	for (const char *p = txt; (p = strstr(p, "\niotracer_blame_seconds_total{device=\"sda\","
+					      "victim=\"/v\",culprit=\"")); p++)
+		named += !!strncmp(p + 64, "other\"", 6);
+	ASSERT_EQ(named, 5, "five named (/a and four of the six)");
+	ASSERT_TRUE(strstr(txt, "\niotracer_blame_seconds_total{device=\"sda\",victim=\"/v\","
+				"culprit=\"other\"} "),
+		    "then other");
+	ASSERT_TRUE(strstr(txt, "\niotracer_blame_late_total 0\n"), "late");
+out:
+	if (f)
+		fclose(f);
+	free(txt);
+	dblame_free(d);
+	cg_cache_free(cg);
+}
+
 int main(void)
 {
 	RUN_TEST(test_queue_and_service);
@@ -470,5 +549,6 @@ int main(void)
 	RUN_TEST(test_bad_input);
 	RUN_TEST(test_random_vs_brute);
 	RUN_TEST(test_report_dirtier);
+	RUN_TEST(test_daemon_metrics);
 	return unit_result();
 }
