@@ -86,6 +86,23 @@ const char *blame_by_name(enum blame_by by)
 	return by_names[by];
 }
 
+int blame_grow(void **p, int *alloc, int need, size_t size)
+{
+	int a = *alloc ? *alloc : 16;
+	void *n;
+
+	if (need <= *alloc)
+		return 0;
+	while (a < need)
+		a *= 2;
+	n = realloc(*p, (size_t)a * size);
+	if (!n)
+		return -ENOMEM;
+	*p = n;
+	*alloc = a;
+	return 0;
+}
+
 struct blame *blame_new(enum blame_by by, uint64_t horizon_ns, size_t cap, blame_fn fn,
 			void *ctx)
 {

@@ -108,6 +108,12 @@ void blame_flush(struct blame *b);
 const struct blame_stats *blame_get_stats(const struct blame *b);
 void blame_free(struct blame *b);
 
+/*
+ * *p (an array of *alloc elements of size bytes) grown to hold need (doubling,
+ * from 16). 0 or -ENOMEM (*p kept).
+ */
+int blame_grow(void **p, int *alloc, int need, size_t size);
+
 /* Same owner under b's key. */
 int blame_same(enum blame_by by, const struct blame_owner *a, const struct blame_owner *o);
 /* --by NAME ("cgroup", "pid", "comm"): its enum blame_by, or -1. */

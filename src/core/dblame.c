@@ -62,15 +62,8 @@ static struct dbl_vic *vic_of(struct dblame *d, uint32_t dev, int victim)
 	for (int i = 0; i < d->nr_v; i++)
 		if (d->v[i].dev == dev && d->v[i].victim == victim)
 			return &d->v[i];
-	if (d->nr_v == d->alloc_v) {
-		int a = d->alloc_v ? 2 * d->alloc_v : 16;
-
-		n = realloc(d->v, (size_t)a * sizeof(*n));
-		if (!n)
-			return NULL;
-		d->v = n;
-		d->alloc_v = a;
-	}
+	if (blame_grow((void **)&d->v, &d->alloc_v, d->nr_v + 1, sizeof(*d->v)))
+		return NULL;
 	n = &d->v[d->nr_v++];
 	memset(n, 0, sizeof(*n));
 	n->dev = dev;
@@ -124,22 +117,27 @@ struct dblame *dblame_new(struct cg_cache *cg, int depth)
 	return d;
 }
 
+void dblame_in(struct blame_in *in, const struct it_block_rec *b, int victim)
+{
+	const struct it_task *t = stages_block_owner(b);
+
+	memset(in, 0, sizeof(*in));
+	in->dev = b->dev;
+	in->victim = victim;
+	in->q_ns = b->q_ns ? b->q_ns : b->i_ns ? b->i_ns : b->d_ns;
+	in->d_ns = b->d_ns;
+	in->c_ns = b->c_ns;
+	in->owner.cgroup_id = t->cgroup_id;
+	in->owner.pid = t->pid;
+	memcpy(in->owner.comm, t->comm, sizeof(in->owner.comm));
+}
+
 void dblame_request(struct dblame *d, const struct corr_req *r)
 {
-	for (int i = 0; i < r->nr_blocks; i++) {
-		const struct it_block_rec *b = r->blocks[i];
-		const struct it_task *t = stages_block_owner(b);
-		struct blame_in in = {
-			.dev = b->dev,
-			.victim = 1,
-			.q_ns = b->q_ns ? b->q_ns : b->i_ns ? b->i_ns : b->d_ns,
-			.d_ns = b->d_ns,
-			.c_ns = b->c_ns,
-		};
+	struct blame_in in;
 
-		in.owner.cgroup_id = t->cgroup_id;
-		in.owner.pid = t->pid;
-		memcpy(in.owner.comm, t->comm, sizeof(in.owner.comm));
+	for (int i = 0; i < r->nr_blocks; i++) {
+		dblame_in(&in, r->blocks[i], 1);
 		blame_add(d->b, &in);
 	}
 }

@@ -13,6 +13,7 @@
 
 #include <stdio.h>
 
+#include "core/blame.h"
 #include "core/corr.h"
 #include "core/metrics.h"
 
@@ -25,6 +26,8 @@ struct dblame;
 /* cg: the daemon's id -> path cache; depth: --metrics-cgroup-depth. NULL: no memory. */
 struct dblame *dblame_new(struct cg_cache *cg, int depth);
 void dblame_request(struct dblame *b, const struct corr_req *r);
+/* A block record as the engine's input: its stamps, device, owner (the dirtier first). */
+void dblame_in(struct blame_in *in, const struct it_block_rec *b, int victim);
 /* The iotracer_blame_* families, after splitting what the horizon passed by now (CLOCK_MONOTONIC). */
 void dblame_metrics(struct dblame *b, FILE *f, uint64_t now, metrics_dev_fn dev_name, void *ctx);
 void dblame_free(struct dblame *b);

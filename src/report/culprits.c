@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/blame.h"
-#include "core/stages.h"
+#include "core/dblame.h"
 #include "lib/jsonw.h"
 #include "lib/parse.h"
 #include "report/internal.h"
@@ -55,15 +55,8 @@ static struct rb_victim *victim_of(struct rp_blame *rb, uint32_t dev, const stru
 			rb->last = i;
 			return &rb->v[i];
 		}
-	if (rb->nr_v == rb->alloc_v) {
-		int a = rb->alloc_v ? 2 * rb->alloc_v : 16;
-
-		n = realloc(rb->v, (size_t)a * sizeof(*n));
-		if (!n)
-			return NULL;
-		rb->v = n;
-		rb->alloc_v = a;
-	}
+	if (blame_grow((void **)&rb->v, &rb->alloc_v, rb->nr_v + 1, sizeof(*rb->v)))
+		return NULL;
 	n = &rb->v[rb->nr_v];
 	memset(n, 0, sizeof(*n));
 	n->dev = dev;
@@ -79,15 +72,8 @@ static int add_culprit(struct rp_blame *rb, struct rb_victim *v, const struct bl
 			v->cul[i].ns += s->ns;
 			return 0;
 		}
-	if (v->nr_cul == v->alloc) {
-		int a = v->alloc ? 2 * v->alloc : 4;
-		struct rb_cul *n = realloc(v->cul, (size_t)a * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		v->cul = n;
-		v->alloc = a;
-	}
+	if (blame_grow((void **)&v->cul, &v->alloc, v->nr_cul + 1, sizeof(*v->cul)))
+		return -ENOMEM;
 	v->cul[v->nr_cul].who = s->who;
 	v->cul[v->nr_cul++].ns = s->ns;
 	return 0;
@@ -131,20 +117,10 @@ struct rp_blame *rb_new(int by)
 void rb_add(struct rp_blame *rb, const struct corr_req *r, int (*victim)(void *ctx, uint32_t dev),
 	    void *ctx)
 {
-	for (int i = 0; i < r->nr_blocks; i++) {
-		const struct it_block_rec *b = r->blocks[i];
-		const struct it_task *t = stages_block_owner(b);
-		struct blame_in in = {
-			.dev = b->dev,
-			.victim = victim && victim(ctx, b->dev),
-			.q_ns = b->q_ns ? b->q_ns : b->i_ns ? b->i_ns : b->d_ns,
-			.d_ns = b->d_ns,
-			.c_ns = b->c_ns,
-		};
+	struct blame_in in;
 
-		in.owner.cgroup_id = t->cgroup_id;
-		in.owner.pid = t->pid;
-		memcpy(in.owner.comm, t->comm, sizeof(in.owner.comm));
+	for (int i = 0; i < r->nr_blocks; i++) {
+		dblame_in(&in, r->blocks[i], victim && victim(ctx, r->blocks[i]->dev));
 		if (blame_add(rb->b, &in))
 			rb->oom = 1;
 	}

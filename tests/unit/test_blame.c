@@ -409,6 +409,24 @@ static struct it_block_rec mk_rec(uint64_t cg, uint32_t pid, uint64_t q, uint64_
 	return b;
 }
 
+/* A flusher's write of /a's (cgroup 2) dirty pages [1,101), and V's read (cgroup 1). */
+struct pair {
+	struct it_block_rec wb, v;
+	struct corr_req rw, rv;
+};
+
+static void mk_pair(struct pair *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->wb = mk_rec(3, 99, 0, 1, 101);
+	p->v = mk_rec(1, 10, 50, 101, 151);
+	p->wb.flags = IT_F_WB;
+	p->wb.wb.dirtier.pid = 20;
+	p->wb.wb.dirtier.cgroup_id = 2;
+	p->rw = (struct corr_req){ .kind = CORR_BLOCK, .nr_blocks = 1, .blocks = { &p->wb } };
+	p->rv = (struct corr_req){ .kind = CORR_BLOCK, .nr_blocks = 1, .blocks = { &p->v } };
+}
+
 /*
  * A flusher (pid 99, cgroup /) writes pages that /a's pid 20 dirtied, in service [1,101);
  * V (/v) queued 50, dispatched 101, done 151: its queue [50,101), 51, is blamed on /a (the
@@ -416,8 +434,7 @@ static struct it_block_rec mk_rec(uint64_t cg, uint32_t pid, uint64_t q, uint64_
  */
 static void test_report_dirtier(void)
 {
-	struct it_block_rec wb = mk_rec(3, 99, 0, 1, 101), v = mk_rec(1, 10, 50, 101, 151);
-	struct corr_req rw = { .kind = CORR_BLOCK, .nr_blocks = 1 }, rv = rw;
+	struct pair p;
 	struct rp_names nm = { .dev = t_dev, .cgroup = t_cg };
 	struct rp_blame *rb = rb_new(BLAME_BY_CGROUP);
 	char *txt = NULL, *js = NULL;
@@ -426,13 +443,9 @@ static void test_report_dirtier(void)
 
 	if (!ASSERT_TRUE(rb && ft && fj, "new"))
 		goto out;
-	wb.flags = IT_F_WB;
-	wb.wb.dirtier.pid = 20;
-	wb.wb.dirtier.cgroup_id = 2;
-	rw.blocks[0] = &wb;
-	rv.blocks[0] = &v;
-	rb_add(rb, &rw, NULL, NULL); /* a culprit only */
-	rb_add(rb, &rv, t_all, NULL);
+	mk_pair(&p);
+	rb_add(rb, &p.rw, NULL, NULL); /* a culprit only */
+	rb_add(rb, &p.rv, t_all, NULL);
 	ASSERT_OK(rb_print(rb, ft, fj, &nm), "print");
 	fclose(ft);
 	fclose(fj);
@@ -473,8 +486,7 @@ static const char *t_mdev(uint32_t dev, void *ctx)
  */
 static void test_daemon_metrics(void)
 {
-	struct it_block_rec wb = mk_rec(3, 99, 0, 1, 101), v = mk_rec(1, 10, 50, 101, 151);
-	struct corr_req rw = { .kind = CORR_BLOCK, .nr_blocks = 1 }, rv = rw;
+	struct pair p;
 	struct cg_cache *cg = cg_cache_new("/nonexistent");
 	struct dblame *d = NULL;
 	char *txt = NULL;
@@ -491,13 +503,9 @@ static void test_daemon_metrics(void)
 	f = open_memstream(&txt, &n);
 	if (!ASSERT_TRUE(d && f, "new"))
 		goto out;
-	wb.flags = IT_F_WB;
-	wb.wb.dirtier.pid = 20;
-	wb.wb.dirtier.cgroup_id = 2;
-	rw.blocks[0] = &wb;
-	rv.blocks[0] = &v;
-	dblame_request(d, &rw);
-	dblame_request(d, &rv);
+	mk_pair(&p);
+	dblame_request(d, &p.rw);
+	dblame_request(d, &p.rv);
 	/* six other culprits of one more victim request of /v: five named, one "other" */
 	for (uint64_t i = 0; i < 6; i++) {
 		char path[16];
@@ -509,8 +517,8 @@ static void test_daemon_metrics(void)
 		o[i] = mk_rec(10 + i, 30, 1000, 1000 + i, 1010 + i);
 		dblame_request(d, &ro);
 	}
-	v = mk_rec(1, 10, 1000, 1100, 1110);
-	dblame_request(d, &rv);
+	p.v = mk_rec(1, 10, 1000, 1100, 1110);
+	dblame_request(d, &p.rv);
 	dblame_metrics(d, f, 10000000000ULL, t_mdev, NULL); /* past the 1 s horizon */
 	fclose(f);
 	f = NULL;
@@ -520,9 +528,9 @@ static void test_daemon_metrics(void)
 	ASSERT_TRUE(strstr(txt, "\niotracer_blame_wait_seconds_total{device=\"sda\",victim=\"/a\","
 				"part=\"own\"} 0.0000001\n"),
 		    "the dirtier's request is /a's");
-	for (const char *p = txt; (p = strstr(p, "\niotracer_blame_seconds_total{device=\"sda\","
-					      "victim=\"/v\",culprit=\"")); p++)
-		named += !!strncmp(p + 64, "other\"", 6);
+	for (const char *at = txt; (at = strstr(at, "\niotracer_blame_seconds_total{device=\"sda\","
+					       "victim=\"/v\",culprit=\"")); at++)
+		named += !!strncmp(at + 64, "other\"", 6);
 	ASSERT_EQ(named, 5, "five named (/a and four of the six)");
 	ASSERT_TRUE(strstr(txt, "\niotracer_blame_seconds_total{device=\"sda\",victim=\"/v\","
 				"culprit=\"other\"} "),
