@@ -86,16 +86,16 @@ const char *blame_by_name(enum blame_by by)
 	return by_names[by];
 }
 
-int blame_grow(void **p, int *alloc, int need, size_t size)
+int blame_grow(void **p, size_t *alloc, size_t need, size_t size)
 {
-	int a = *alloc ? *alloc : 16;
+	size_t a = *alloc ? *alloc : 16;
 	void *n;
 
 	if (need <= *alloc)
 		return 0;
 	while (a < need)
 		a *= 2;
-	n = realloc(*p, (size_t)a * size);
+	n = realloc(*p, a * size);
 	if (!n)
 		return -ENOMEM;
 	*p = n;
@@ -133,23 +133,6 @@ static struct bl_dev *dev_of(struct blame *b, uint32_t dev)
 	memset(n, 0, sizeof(*n));
 	n->dev = dev;
 	return n;
-}
-
-static int grow(void **p, size_t *alloc, size_t need, size_t size)
-{
-	size_t a = *alloc ? *alloc : 64;
-	void *n;
-
-	if (need <= *alloc)
-		return 0;
-	while (a < need)
-		a *= 2;
-	n = realloc(*p, a * size);
-	if (!n)
-		return -ENOMEM;
-	*p = n;
-	*alloc = a;
-	return 0;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -222,7 +205,7 @@ static int charge(struct blame *b, struct blame_res *res, int *nr, const struct 
 			b->sh[i].ns += ns;
 			return 0;
 		}
-	if (grow((void **)&b->sh, &b->sh_alloc, (size_t)*nr + 1, sizeof(*b->sh)))
+	if (blame_grow((void **)&b->sh, &b->sh_alloc, (size_t)*nr + 1, sizeof(*b->sh)))
 		return -ENOMEM;
 	b->sh[*nr].who = *o;
 	b->sh[(*nr)++].ns = ns;
@@ -277,7 +260,7 @@ static void split(struct blame *b, struct bl_dev *d, size_t i)
 			break;
 		if (o == r || !o->in.d_ns || o->in.c_ns <= q)
 			continue;
-		if (grow((void **)&b->cand, &b->cand_alloc, nc + 1, sizeof(*b->cand)))
+		if (blame_grow((void **)&b->cand, &b->cand_alloc, nc + 1, sizeof(*b->cand)))
 			goto oom;
 		b->cand[nc++] = o;
 	}
@@ -390,7 +373,7 @@ int blame_add(struct blame *b, const struct blame_in *in)
 		return 0;
 	}
 	d = dev_of(b, in->dev);
-	if (!d || grow((void **)&d->e, &d->alloc, d->n + 1, sizeof(*d->e)))
+	if (!d || blame_grow((void **)&d->e, &d->alloc, d->n + 1, sizeof(*d->e)))
 		return -ENOMEM;
 	b->st.added++;
 	e.key = in->d_ns ? in->d_ns : in->c_ns;

@@ -112,7 +112,7 @@ void blame_free(struct blame *b);
  * *p (an array of *alloc elements of size bytes) grown to hold need (doubling,
  * from 16). 0 or -ENOMEM (*p kept).
  */
-int blame_grow(void **p, int *alloc, int need, size_t size);
+int blame_grow(void **p, size_t *alloc, size_t need, size_t size);
 
 /* Same owner under b's key. */
 int blame_same(enum blame_by by, const struct blame_owner *a, const struct blame_owner *o);

@@ -34,7 +34,8 @@ struct dblame {
 	char *labels[DBL_MAX_LABELS];
 	int nr_labels;
 	struct dbl_vic *v;
-	int nr_v, alloc_v;
+	int nr_v;
+	size_t alloc_v;
 };
 
 /* The label of a cgroup id: its path cut to depth, interned; DBL_OTHER past the cap. */
@@ -62,7 +63,7 @@ static struct dbl_vic *vic_of(struct dblame *d, uint32_t dev, int victim)
 	for (int i = 0; i < d->nr_v; i++)
 		if (d->v[i].dev == dev && d->v[i].victim == victim)
 			return &d->v[i];
-	if (blame_grow((void **)&d->v, &d->alloc_v, d->nr_v + 1, sizeof(*d->v)))
+	if (blame_grow((void **)&d->v, &d->alloc_v, (size_t)d->nr_v + 1, sizeof(*d->v)))
 		return NULL;
 	n = &d->v[d->nr_v++];
 	memset(n, 0, sizeof(*n));

@@ -32,14 +32,16 @@ struct rb_victim {
 	uint64_t reqs;
 	double wait, own, unattr, self, others;
 	struct rb_cul *cul;
-	int nr_cul, alloc;
+	int nr_cul;
+	size_t alloc;
 };
 
 struct rp_blame {
 	enum blame_by by;
 	struct blame *b;
 	struct rb_victim *v;
-	int nr_v, alloc_v, last;
+	int nr_v, last;
+	size_t alloc_v;
 	int oom;
 };
 
@@ -55,7 +57,7 @@ static struct rb_victim *victim_of(struct rp_blame *rb, uint32_t dev, const stru
 			rb->last = i;
 			return &rb->v[i];
 		}
-	if (blame_grow((void **)&rb->v, &rb->alloc_v, rb->nr_v + 1, sizeof(*rb->v)))
+	if (blame_grow((void **)&rb->v, &rb->alloc_v, (size_t)rb->nr_v + 1, sizeof(*rb->v)))
 		return NULL;
 	n = &rb->v[rb->nr_v];
 	memset(n, 0, sizeof(*n));
@@ -72,7 +74,7 @@ static int add_culprit(struct rp_blame *rb, struct rb_victim *v, const struct bl
 			v->cul[i].ns += s->ns;
 			return 0;
 		}
-	if (blame_grow((void **)&v->cul, &v->alloc, v->nr_cul + 1, sizeof(*v->cul)))
+	if (blame_grow((void **)&v->cul, &v->alloc, (size_t)v->nr_cul + 1, sizeof(*v->cul)))
 		return -ENOMEM;
 	v->cul[v->nr_cul].who = s->who;
 	v->cul[v->nr_cul++].ns = s->ns;
