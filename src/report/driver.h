@@ -31,6 +31,7 @@ struct rp_opts {
 	int top;
 	const char *json_path, *perfetto_path, *heatmap_path;
 	int stage; /* --stage: enum hm_stage; -1 not given */
+	int blame, by; /* --blame, --by: enum blame_by; -1 not given */
 	char **paths;
 	int nr_paths;
 };
@@ -59,6 +60,7 @@ struct report {
 	struct rp_slowest *slowest;
 	struct pf *pf;
 	struct hm *hm;
+	struct rp_blame *blame;
 	char **files; /* segment files, in order */
 	int nr_files;
 	uint64_t first_ns, last_ns, matched;
@@ -80,5 +82,6 @@ const char *rp_dev_serial_of(void *ctx, uint32_t dev);
 const char *rp_cgroup_of(void *ctx, uint64_t id);
 const struct it_task *rp_req_task(const struct corr_req *r, uint32_t *dev, uint64_t *ino);
 enum rp_filter rp_matches(const struct report *rp, const struct rp_req *q);
+int rp_victim_dev(void *ctx, uint32_t dev);
 
 #endif /* IT_REPORT_DRIVER_H */

@@ -110,6 +110,8 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 	rf_req_view(rq, &r);
 	rf_req_span(&r, &q.start_ns, &q.end_ns);
 	f = rp_matches(rp, &q);
+	if (rp->blame)
+		rb_add(rp->blame, &r, f == RP_F_NR ? rp_victim_dev : NULL, rp);
 	if (f != RP_F_NR) {
 		rp->failed[f]++;
 		return;

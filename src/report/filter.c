@@ -87,6 +87,14 @@ static int dev_matches(const struct report *rp, uint32_t dev)
 	return 0;
 }
 
+/* --blame: a matching request's block request on dev is a victim when -d names dev. */
+int rp_victim_dev(void *ctx, uint32_t dev)
+{
+	const struct report *rp = ctx;
+
+	return !rp->o.f.nr_dev_names || dev_matches(rp, dev);
+}
+
 /* The task, device and inode of the request itself (not of its block requests). */
 const struct it_task *rp_req_task(const struct corr_req *r, uint32_t *dev, uint64_t *ino)
 {

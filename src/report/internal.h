@@ -10,6 +10,7 @@
  *   fmt.c       the size and time formats the parts share
  *   perfetto.c  a Chrome trace-event JSON file
  *   heatmap.c   an SVG latency heatmap per device
+ *   culprits.c  --blame: the victim x culprit matrix (core/blame.h, docs/blame.md)
  */
 #ifndef IT_REPORT_INTERNAL_H
 #define IT_REPORT_INTERNAL_H
@@ -73,6 +74,25 @@ void hm_add(struct hm *h, const struct rp_req *q, uint32_t dev);
 /* Write the SVG document; name(dev) names the panels. 0 or -errno. */
 int hm_write(struct hm *h, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx);
 void hm_free(struct hm *h);
+
+/* ---- culprits: --blame, who held the device while each victim waited (culprits.c) ---- */
+struct rp_blame;
+/* The recording's names of devices and cgroups. */
+struct rp_names {
+	const char *(*dev)(void *ctx, uint32_t dev);
+	const char *(*cgroup)(void *ctx, uint64_t id); /* NULL: unknown */
+	void *ctx;
+};
+struct rp_blame *rb_new(int by); /* enum blame_by; NULL: out of memory */
+/*
+ * Every block request of every request read (culprits are never filtered);
+ * victim(dev): whether r's block request on dev is a victim (NULL: none is).
+ */
+void rb_add(struct rp_blame *rb, const struct corr_req *r, int (*victim)(void *ctx, uint32_t dev),
+	    void *ctx);
+/* The matrix as text, and as "blame" JSON lines when json; 0 or -errno (json). */
+int rb_print(struct rp_blame *rb, FILE *text, FILE *json, const struct rp_names *nm);
+void rb_free(struct rp_blame *rb);
 
 /* ---- formats the parts share (fmt.c) ---- */
 /* A human size ("4KiB"). */

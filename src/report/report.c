@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "records/blame.h"
 #include "records/cgroup.h"
 #include "records/container.h"
 #include "service/cli.h"
@@ -39,7 +40,7 @@
 
 /* Long-only options of report's own (codes above every run option's). */
 enum { RP_OPT_PERFETTO = 1024, RP_OPT_HEATMAP, RP_OPT_STAGE, RP_OPT_CONTAINER, RP_OPT_POD,
-       RP_OPT_HELP };
+       RP_OPT_BLAME, RP_OPT_BY, RP_OPT_HELP };
 
 /* report's own rows; the filters' are the run options' (rp_rows). */
 static const struct opt_row rp_own[] = {
@@ -77,6 +78,15 @@ static const struct opt_row rp_own[] = {
 	  .arg = "STAGE",
 	  .help = "the heatmap's latency: total (the request's, default),\n"
 		  "or q2c, q2d, d2c of its block requests" },
+	{ .name = "blame",
+	  .key = RP_OPT_BLAME,
+	  .help = "who slowed whom: each matching block request's wait split\n"
+		  "over the requests holding its device (docs/blame.md);\n"
+		  "with -j also as \"blame\" JSON lines" },
+	{ .name = "by",
+	  .key = RP_OPT_BY,
+	  .arg = "KEY",
+	  .help = "--blame's victims and culprits: cgroup (default), pid, comm" },
 	{ .name = "help", .key = RP_OPT_HELP, .help = "print this help and exit" },
 };
 /* The filters, in --help order: the run options' rows (the group heading is report's). */
@@ -181,6 +191,16 @@ static int rp_one(void *ctx, int c, const char *arg)
 	case 'j':
 		o->json_path = arg;
 		return 0;
+	case RP_OPT_BLAME:
+		o->blame = 1;
+		return 0;
+	case RP_OPT_BY:
+		o->by = blame_by_of(arg);
+		if (o->by < 0) {
+			it_err("report: --by: bad key '%s' (expected cgroup, pid or comm)", arg);
+			return 2;
+		}
+		return 0;
 	case RP_OPT_PERFETTO:
 		o->perfetto_path = arg;
 		return 0;
@@ -204,6 +224,7 @@ static int rp_parse(int argc, char **argv, struct rp_opts *o)
 
 	o->top = 10;
 	o->stage = -1;
+	o->by = -1;
 	cli_defaults(&o->f);
 	o->f.offline = 1;
 	rp_cmd_init();
@@ -215,6 +236,10 @@ static int rp_parse(int argc, char **argv, struct rp_opts *o)
 	if (!o->nr_paths) {
 		it_err("report: no PATH given");
 		fputs("Try '" RP_PROG " --help'.\n", stderr);
+		return 2;
+	}
+	if (o->by >= 0 && !o->blame) {
+		it_err("report: --by needs --blame");
 		return 2;
 	}
 	if (o->stage >= 0 && !o->heatmap_path) {
@@ -375,6 +400,11 @@ static int rp_start(struct report *rp)
 		if (!rp->hm)
 			return 1;
 	}
+	if (rp->o.blame) {
+		rp->blame = rb_new(rp->o.by < 0 ? BLAME_BY_CGROUP : rp->o.by);
+		if (!rp->blame)
+			return 1;
+	}
 	rp->out = out_new(&io, text, NULL, 0);
 	rp->slowest = slowest_new(rp->o.top);
 	if (!rp->out || !rp->slowest || (rp->o.json_path && !rp->jout)) {
@@ -407,6 +437,16 @@ static int rp_finish(struct report *rp)
 			ret = 1;
 		}
 	}
+	if (rp->blame) {
+		struct rp_names nm = { .dev = rp_dev_name_of, .cgroup = rp_cgroup_of, .ctx = rp };
+
+		if (rb_print(rp->blame, text, rp->jout && !ret ? rp->jf : NULL, &nm) ||
+		    (rp->jf && fflush(rp->jf))) {
+			it_err("report: --blame: cannot write its JSON lines to '%s'",
+			       rp->o.json_path);
+			ret = 1;
+		}
+	}
 	if (rp->pf)
 		pf_clock(rp->pf, rp->boot_off_ns);
 	if (rp->pf && pf_write(rp->pf, rp->pff, rp_dev_name_of, rp)) {
@@ -434,6 +474,7 @@ static void rp_free(struct report *rp)
 	if (rp->hmf && rp->hmf != stdout)
 		fclose(rp->hmf);
 	hm_free(rp->hm);
+	rb_free(rp->blame);
 	slowest_free(rp->slowest);
 	uhists_free(&rp->kh);
 	rr_free(&rp->rr);

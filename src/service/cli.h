@@ -77,6 +77,7 @@ struct it_opts {
 	char *metrics_addr; /* --metrics: serve Prometheus /metrics here (malloc'd), NULL = off */
 	int metrics_cg_depth; /* --metrics-cgroup-depth: cgroup label this deep; -1 = no label */
 	int metrics_containers; /* --metrics-containers: container, pod, namespace labels too */
+	int blame; /* --blame: /metrics blamed seconds per (device, victim, culprit) */
 	int top; /* set by `iotracer top` (no option): aggregate per process and cgroup */
 	/*
 	 * `iotracer report` (cli_filter with offline set): the filters name what a recording

@@ -494,6 +494,9 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 	case CLI_OPT_METRICS_CONTAINERS:
 		o->metrics_containers = 1;
 		return CLI_RUN;
+	case CLI_OPT_BLAME:
+		o->blame = 1;
+		return CLI_RUN;
 	case CLI_OPT_METRICS:
 		return cli_metrics(src, c, arg, o);
 	case CLI_OPT_METRICS_CG_DEPTH:

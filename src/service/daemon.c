@@ -29,6 +29,7 @@
 #include "records/corr.h"
 #include "service/daemon.h"
 #include "service/daemon_int.h"
+#include "service/dblame.h"
 #include "load/loader.h"
 #include "records/output.h"
 #include "records/hist.h"
@@ -97,6 +98,8 @@ static void on_request(const struct corr_req *r, void *ctx)
 			return;
 	}
 	out_request(r, d->out);
+	if (d->blame)
+		dblame_request(d->blame, r);
 	if (d->rec)
 		rec_request(d->rec, r);
 	if (d->m && d->mode->request)
@@ -563,7 +566,8 @@ static int daemon_start(struct daemon *d)
 	d->out = out_new(d->o, d->text, d->json, d->start_ns);
 	open_cgroups(d);
 	d->corr = d->out ? corr_new(on_request, d, HOLD_NS, 0) : NULL;
-	if (!d->out || !d->corr) {
+	d->blame = d->o->blame ? dblame_new(d->cg, d->o->metrics_cg_depth) : NULL;
+	if (!d->out || !d->corr || (d->o->blame && !d->blame)) {
 		it_err("cannot set up the event loop: %s", strerror(errno));
 		return -ENOMEM;
 	}
@@ -624,6 +628,7 @@ static void daemon_free(struct daemon *d)
 	corr_free(d->corr);
 	rec_close(d->rec);
 	out_free(d->out);
+	dblame_free(d->blame);
 	cg_cache_free(d->cg);
 	ct_names_free(d->names);
 	free(d->cg_labels);

@@ -61,6 +61,7 @@ struct daemon {
 	struct cg_cache *cg; /* cgroup id -> path (JSON, recordings, /metrics); NULL: none */
 	struct ct_names *names; /* container and pod names from the node's files (container.h) */
 	struct agg_labels *cg_labels; /* /metrics cgroup label values, kept across scrapes */
+	struct dblame *blame; /* --blame: who held the device (docs/blame.md) */
 };
 
 /* daemon.c */

@@ -18,10 +18,12 @@
 #include "load/blkstale.h"
 #include "service/daemon.h"
 #include "service/daemon_int.h"
+#include "service/dblame.h"
 #include "load/loader.h"
 #include "service/metrics.h"
 #include "service/metrics_http.h"
 #include "lib/abi.h"
+#include "lib/clock.h"
 #include "lib/parse.h"
 #include "lib/log.h"
 
@@ -183,6 +185,8 @@ void metrics_tick(struct daemon *d, int force)
 	free(rows);
 	if (d->m && d->mode->metrics)
 		d->mode->metrics(d->m, f);
+	if (d->blame)
+		dblame_metrics(d->blame, f, it_mono_ns(), metrics_dev, d);
 	if (fclose(f)) {
 		free(text); /* keep serving the previous text */
 		return;

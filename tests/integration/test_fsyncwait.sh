@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # An fsync names the writeback it waited for without issuing it (issue 26, item 4;
-# src/core/wbsync.c): the write requests of its file that another task (here `sync`, as
+# src/records/wbsync.c): the write requests of its file that another task (here `sync`, as
 # the flusher would) had in flight when the fsync began, in the fsync's "waited" field.
 # A dd writes 64 MiB buffered into a file on ext4 on a loop device (loopY, traced) whose
 # backing device is another loop device (loopX) throttled to 32 MiB/s for writes (cgroup

@@ -3,7 +3,9 @@
 # on a loop device. Two tracers watch the same device: "rec" (default: every request
 # leaves a record, the daemon builds the histograms from them) and "kern" (-m 10s: no
 # records, the BPF side keeps the histograms; and --metrics-cgroup-depth 1, so that the
-# dashboard's cgroup panels have series), so /metrics is checked in both modes; a
+# dashboard's cgroup panels have series; the "rec" tracer has --metrics-cgroup-depth 1
+# --blame, and a paced writer in a cgroup of its own writes beside fio, so that the "who
+# slows whom" panel has series), so /metrics is checked in both modes; a
 # third, "static", is the static build (its own HTTP server instead of libmicrohttpd).
 # Oracles: fio's JSON (total_ios, clat p99), promtool, Prometheus's HTTP API.
 #   promtool    the exposition of the three tracers passes `promtool check metrics`
@@ -22,6 +24,8 @@
 #               returns data when the series it selects exist in the scrape (each selector
 #               queried alone: a panel with data under it must show some); every label
 #               it groups by or names in a legend is one /metrics has
+#   blame_panel the "who slows whom" panel's query (rec tracer: --blame) returns a series
+#               whose culprit is the writer's cgroup on loopN
 #   rules       configs/iotracer-rules.yml loaded by this Prometheus: every rule evaluates
 #               without error, the recorded p99 and request rate exist for loopN, and every
 #               metric and label the rules name is in the tracers' /metrics text
@@ -36,7 +40,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 it_begin promtool port_in_use bad_addr scrape count_rec count_kern count_static p99_rec p99_kern \
-	p99_static hook_alert grafana rules exit
+	p99_static hook_alert grafana blame_panel rules exit
 it_require_all curl prometheus promtool ss
 
 NR_IOS=${METRICS_IOS:-8192} # 4k reads: one pass over a 32 MiB region
@@ -59,7 +63,8 @@ note "device $dev"
 wait_quiet "$dev" 5
 
 PORT_REC=$(free_port) || fail_all "no free TCP port"
-start_tracer -d "$name" -l syscall,block --metrics "127.0.0.1:$PORT_REC" ||
+start_tracer -d "$name" -l syscall,block --metrics "127.0.0.1:$PORT_REC" \
+	--metrics-cgroup-depth 1 --blame ||
 	fail_all "rec tracer: $TRACER_WHY"
 PID_REC=$TRACER_PID
 PORT_KERN=$(free_port) || fail_all "no free TCP port"
@@ -126,8 +131,17 @@ done
 ((i < 150)) || fail_all "prometheus not ready within 30 s"
 note "prometheus pid $PROM_PID on 127.0.0.1:$PROM_PORT"
 
+# a paced writer in a cgroup of its own, on the last 16 MiB while fio reads: the culprit
+# of the rec tracer's --blame series (the dashboard's "who slows whom" panel)
+mk_cgroup || fail_all "cannot create the writer's cgroup"
+bg_start writer sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CGROUP_DIR" \
+	fio --name=writer --filename="$dev" --ioengine=psync --direct=1 --rw=write --bs=64k \
+	--offset=48M --size=16M --rate=20m --time_based --runtime=120
+WRITER_PID=$BG_PID
 fio_run "$IT_TMP/fio.json" --name=metrics --filename="$dev" --ioengine=psync --direct=1 \
 	--rw=randread --bs=4k --size=$((NR_IOS * 4))k --randrepeat=0
+_it_kill "$WRITER_PID"
+_it_unregister pids "$WRITER_PID"
 ((FIO_RC == 0)) || fail_all "fio failed (status $FIO_RC): $(tail -c 300 "$FIO_LOG" | tr '\n' ' ')"
 t_end=$(date +%s.%N)
 ios=$(fio_read_ios "$IT_TMP/fio.json")
@@ -240,6 +254,18 @@ while IFS= read -r expr; do
 done < <(jq -r '.panels[].targets[].expr' "$IT_ROOT/configs/grafana-iotracer.json")
 note "grafana: $nq queries, no data (none of their series scraped here, or a filter):${nodata:- none}"
 check grafana "${bad:-no queries in the dashboard}" test -z "$bad" -a "$nq" -gt 0
+
+# the "who slows whom" panel answers: fio's reads slowed by the writer's cgroup
+wcg=${CGROUP_DIR#"$(findmnt -n -t cgroup2 -o TARGET | head -n 1)"}
+expr=$(jq -r '.panels[] | select(.title | startswith("Who slows whom")) | .targets[0].expr' \
+	"$IT_ROOT/configs/grafana-iotracer.json")
+expr=${expr//\$__rate_interval/1m}
+expr=$(sed -E 's/\$[a-z]+/.*/g' <<<"$expr")
+got=$(curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$expr" |
+	jq -r --arg w "$wcg" '[.data.result[]? | select(.metric.culprit == $w and .metric.device == "'"$name"'")] | length')
+note "blame panel: $(prom_count "$expr") series, $got with culprit $wcg on $name"
+check blame_panel "the panel's query has no series with culprit $wcg (the writer's cgroup) on $name" \
+	test "${got:-0}" -gt 0
 
 # the rules in this Prometheus, and their names in the tracers' text. A recorded rate needs
 # two samples of its input and then an evaluation: the scrapes at ts_* (>= 2.2 s after fio

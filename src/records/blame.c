@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * blame: split each block request's wait over the requests that held its
+ * device meanwhile (blame.h, docs/blame.md).
+ *
+ * Per device the requests are kept sorted by the start of their service (D;
+ * a request never dispatched by its completion, it has no service), so the
+ * requests overlapping a window [Q, C) are found by a binary search for the
+ * last D before C and a walk back while D + the longest service seen > Q.
+ * One request is split by a sweep over the ends of the overlapping services
+ * clipped to its window: between two consecutive ends the number in service
+ * n is constant; the prefix sum P of dt / n over the sweep gives each
+ * overlapping request its share as P(its end) - P(its start).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "records/blame.h"
+
+struct bl_ent {
+	struct blame_in in;
+	uint64_t key; /* d_ns, or c_ns when never dispatched */
+	int resolved; /* split already, or no victim */
+};
+
+struct bl_dev {
+	uint32_t dev;
+	struct bl_ent *e; /* sorted by key */
+	size_t n, alloc;
+	size_t cur; /* every entry before it is resolved */
+	uint64_t max_svc; /* longest C - D seen */
+	uint64_t resolved_upto; /* largest C of a resolved victim */
+	uint64_t floor; /* largest C of an entry let go: history starts there */
+};
+
+struct blame {
+	enum blame_by by;
+	uint64_t horizon;
+	size_t cap;
+	blame_fn fn;
+	void *ctx;
+	uint64_t now; /* the stream's time: the largest C fed */
+	struct bl_dev *devs;
+	int nr_devs;
+	struct blame_stats st;
+	/* scratch of one split */
+	uint64_t *t;
+	int *delta;
+	double *p;
+	size_t scratch;
+	const struct bl_ent **cand;
+	size_t cand_alloc;
+	struct blame_share *sh;
+	size_t sh_alloc;
+};
+
+int blame_same(enum blame_by by, const struct blame_owner *a, const struct blame_owner *o)
+{
+	switch (by) {
+	case BLAME_BY_PID:
+		return a->pid == o->pid;
+	case BLAME_BY_COMM:
+		return !strncmp(a->comm, o->comm, IT_COMM_LEN);
+	default:
+		return a->cgroup_id == o->cgroup_id;
+	}
+}
+
+static const char *const by_names[] = {
+	[BLAME_BY_CGROUP] = "cgroup",
+	[BLAME_BY_PID] = "pid",
+	[BLAME_BY_COMM] = "comm",
+};
+
+int blame_by_of(const char *name)
+{
+	for (size_t i = 0; i < sizeof(by_names) / sizeof(by_names[0]); i++)
+		if (!strcmp(name, by_names[i]))
+			return (int)i;
+	return -1;
+}
+
+const char *blame_by_name(enum blame_by by)
+{
+	return by_names[by];
+}
+
+int blame_grow(void **p, size_t *alloc, size_t need, size_t size)
+{
+	size_t a = *alloc ? *alloc : 16;
+	void *n;
+
+	if (need <= *alloc)
+		return 0;
+	while (a < need)
+		a *= 2;
+	n = realloc(*p, a * size);
+	if (!n)
+		return -ENOMEM;
+	*p = n;
+	*alloc = a;
+	return 0;
+}
+
+struct blame *blame_new(enum blame_by by, uint64_t horizon_ns, size_t cap, blame_fn fn,
+			void *ctx)
+{
+	struct blame *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->by = by;
+	b->horizon = horizon_ns;
+	b->cap = cap ? cap : BLAME_DEF_CAP;
+	b->fn = fn;
+	b->ctx = ctx;
+	return b;
+}
+
+static struct bl_dev *dev_of(struct blame *b, uint32_t dev)
+{
+	struct bl_dev *n;
+
+	for (int i = 0; i < b->nr_devs; i++)
+		if (b->devs[i].dev == dev)
+			return &b->devs[i];
+	n = realloc(b->devs, (size_t)(b->nr_devs + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	b->devs = n;
+	n = &b->devs[b->nr_devs++];
+	memset(n, 0, sizeof(*n));
+	n->dev = dev;
+	return n;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_share(const void *a, const void *b)
+{
+	double x = ((const struct blame_share *)a)->ns, y = ((const struct blame_share *)b)->ns;
+
+	return x > y ? -1 : x < y;
+}
+
+/* Index of t in the sorted, unique times T[0..m). */
+static size_t t_index(const uint64_t *T, size_t m, uint64_t t)
+{
+	size_t lo = 0, hi = m;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (T[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* First entry whose key is >= k. */
+static size_t key_bound(const struct bl_dev *d, uint64_t k)
+{
+	size_t lo = 0, hi = d->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->e[mid].key < k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Add ns to o's culprit (or self); 0 or -ENOMEM. */
+static int charge(struct blame *b, struct blame_res *res, int *nr, const struct blame_owner *o,
+		  double ns)
+{
+	if (blame_same(b->by, &res->r->owner, o)) {
+		res->self_ns += ns;
+		return 0;
+	}
+	res->others_ns += ns;
+	for (int i = 0; i < *nr; i++)
+		if (blame_same(b->by, &b->sh[i].who, o)) {
+			b->sh[i].ns += ns;
+			return 0;
+		}
+	if (blame_grow((void **)&b->sh, &b->sh_alloc, (size_t)*nr + 1, sizeof(*b->sh)))
+		return -ENOMEM;
+	b->sh[*nr].who = *o;
+	b->sh[(*nr)++].ns = ns;
+	return 0;
+}
+
+/* The sweep's arrays for m times; 0 or -ENOMEM. */
+static int scratch(struct blame *b, size_t m)
+{
+	size_t a = b->scratch ? b->scratch : 64;
+	void *t, *dl, *p;
+
+	if (m <= b->scratch)
+		return 0;
+	while (a < m)
+		a *= 2;
+	t = realloc(b->t, a * sizeof(*b->t));
+	if (t)
+		b->t = t;
+	dl = realloc(b->delta, a * sizeof(*b->delta));
+	if (dl)
+		b->delta = dl;
+	p = realloc(b->p, a * sizeof(*b->p));
+	if (p)
+		b->p = p;
+	if (!t || !dl || !p)
+		return -ENOMEM;
+	b->scratch = a;
+	return 0;
+}
+
+/* Split the wait of d->e[i] and hand it over. */
+static void split(struct blame *b, struct bl_dev *d, size_t i)
+{
+	const struct bl_ent *r = &d->e[i];
+	uint64_t q = r->in.q_ns, dd = r->in.d_ns, c = r->in.c_ns;
+	struct blame_res res = { .r = &r->in };
+	size_t nc = 0, m = 0, u, j;
+	int nr = 0, cnt = 0;
+
+	b->st.resolved++;
+	if (q < d->floor) {
+		b->st.truncated++;
+		b->st.resolved--;
+		return;
+	}
+	/* the services overlapping [q, c): keys below c, back while key + max_svc > q */
+	for (j = key_bound(d, c); j-- > 0;) {
+		const struct bl_ent *o = &d->e[j];
+
+		if (o->key + d->max_svc <= q)
+			break;
+		if (o == r || !o->in.d_ns || o->in.c_ns <= q)
+			continue;
+		if (blame_grow((void **)&b->cand, &b->cand_alloc, nc + 1, sizeof(*b->cand)))
+			goto oom;
+		b->cand[nc++] = o;
+	}
+	if (scratch(b, 2 * nc + 3))
+		goto oom;
+	b->t[m++] = q;
+	b->t[m++] = c;
+	if (dd)
+		b->t[m++] = dd;
+	for (j = 0; j < nc; j++) {
+		b->t[m++] = max_u64(b->cand[j]->in.d_ns, q);
+		b->t[m++] = min_u64(b->cand[j]->in.c_ns, c);
+	}
+	qsort(b->t, m, sizeof(*b->t), cmp_u64);
+	for (j = 1, u = 1; j < m; j++)
+		if (b->t[j] != b->t[u - 1])
+			b->t[u++] = b->t[j];
+	m = u;
+	memset(b->delta, 0, m * sizeof(*b->delta));
+	for (j = 0; j < nc; j++) {
+		b->delta[t_index(b->t, m, max_u64(b->cand[j]->in.d_ns, q))]++;
+		b->delta[t_index(b->t, m, min_u64(b->cand[j]->in.c_ns, c))]--;
+	}
+	b->p[0] = 0;
+	for (j = 0; j + 1 < m; j++) {
+		int in_svc = dd && b->t[j] >= dd;
+		double dt = (double)(b->t[j + 1] - b->t[j]), w;
+		int n;
+
+		cnt += b->delta[j];
+		n = cnt + in_svc;
+		w = n ? dt / n : 0;
+		if (!n)
+			res.unattr_ns += dt;
+		if (in_svc)
+			res.own_ns += w;
+		b->p[j + 1] = b->p[j] + w;
+	}
+	for (j = 0; j < nc; j++) {
+		const struct bl_ent *o = b->cand[j];
+		double s = b->p[t_index(b->t, m, min_u64(o->in.c_ns, c))] -
+			   b->p[t_index(b->t, m, max_u64(o->in.d_ns, q))];
+
+		if (charge(b, &res, &nr, &o->in.owner, s))
+			goto oom;
+	}
+	if (nr > 1)
+		qsort(b->sh, (size_t)nr, sizeof(*b->sh), cmp_share);
+	res.culprits = b->sh;
+	res.nr_culprits = nr;
+	d->resolved_upto = max_u64(d->resolved_upto, c);
+	b->fn(&res, b->ctx);
+	return;
+oom:
+	/* not split: counted as truncated (nothing guessed) */
+	b->st.resolved--;
+	b->st.truncated++;
+}
+
+static void resolve(struct blame *b, struct bl_dev *d, size_t i, int forced)
+{
+	struct bl_ent *e = &d->e[i];
+
+	if (e->resolved)
+		return;
+	e->resolved = 1;
+	if (forced)
+		b->st.forced++;
+	split(b, d, i);
+}
+
+/* Let go of the first k entries (resolved, or resolved now). */
+static void drop_front(struct blame *b, struct bl_dev *d, size_t k)
+{
+	for (size_t i = 0; i < k; i++) {
+		resolve(b, d, i, 1);
+		d->floor = max_u64(d->floor, d->e[i].in.c_ns);
+	}
+	memmove(d->e, d->e + k, (d->n - k) * sizeof(*d->e));
+	d->n -= k;
+	d->cur = d->cur > k ? d->cur - k : 0;
+}
+
+/* Resolve what the horizon has passed; let go of history older than two horizons. */
+static void advance(struct blame *b, struct bl_dev *d)
+{
+	uint64_t h = b->horizon, now = b->now;
+	size_t k = 0;
+
+	for (size_t i = d->cur; i < d->n && d->e[i].key + h <= now; i++)
+		if (!d->e[i].resolved && d->e[i].in.c_ns + h <= now)
+			resolve(b, d, i, 0);
+	while (d->cur < d->n && d->e[d->cur].resolved)
+		d->cur++;
+	while (k < d->cur && d->e[k].in.c_ns + 2 * h < now)
+		k++;
+	if (k >= 64 || (k && k * 4 >= d->n))
+		drop_front(b, d, k);
+}
+
+int blame_add(struct blame *b, const struct blame_in *in)
+{
+	struct bl_dev *d;
+	struct bl_ent e = { .in = *in };
+	size_t pos;
+
+	if (!in->c_ns || in->c_ns < in->q_ns || (in->d_ns && (in->d_ns < in->q_ns ||
+							     in->d_ns > in->c_ns))) {
+		b->st.bad++;
+		return 0;
+	}
+	d = dev_of(b, in->dev);
+	if (!d || blame_grow((void **)&d->e, &d->alloc, d->n + 1, sizeof(*d->e)))
+		return -ENOMEM;
+	b->st.added++;
+	e.key = in->d_ns ? in->d_ns : in->c_ns;
+	e.resolved = !in->victim;
+	if (in->d_ns && in->d_ns < d->resolved_upto)
+		b->st.late++;
+	if (in->d_ns)
+		d->max_svc = max_u64(d->max_svc, in->c_ns - in->d_ns);
+	pos = key_bound(d, e.key + 1);
+	memmove(d->e + pos + 1, d->e + pos, (d->n - pos) * sizeof(*d->e));
+	d->e[pos] = e;
+	d->n++;
+	if (pos < d->cur)
+		d->cur = pos;
+	if (d->n > b->cap)
+		drop_front(b, d, d->n - b->cap);
+	b->now = max_u64(b->now, in->c_ns);
+	for (int i = 0; i < b->nr_devs; i++)
+		advance(b, &b->devs[i]);
+	return 0;
+}
+
+void blame_tick(struct blame *b, uint64_t now)
+{
+	b->now = max_u64(b->now, now);
+	for (int i = 0; i < b->nr_devs; i++)
+		advance(b, &b->devs[i]);
+}
+
+void blame_flush(struct blame *b)
+{
+	for (int i = 0; i < b->nr_devs; i++) {
+		struct bl_dev *d = &b->devs[i];
+
+		for (size_t j = d->cur; j < d->n; j++)
+			resolve(b, d, j, 0);
+		d->cur = d->n;
+	}
+}
+
+const struct blame_stats *blame_get_stats(const struct blame *b)
+{
+	return &b->st;
+}
+
+void blame_free(struct blame *b)
+{
+	if (!b)
+		return;
+	for (int i = 0; i < b->nr_devs; i++)
+		free(b->devs[i].e);
+	free(b->devs);
+	free(b->t);
+	free(b->delta);
+	free(b->p);
+	free(b->cand);
+	free(b->sh);
+	free(b);
+}

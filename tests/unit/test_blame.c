@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of src/records/blame.c: synthetic intervals whose splits are worked
+ * out by hand (the comments show the sums), and random ones against a
+ * brute-force split that walks every nanosecond.
+ */
+#include <stdlib.h>
+
+#include "records/blame.h"
+#include "records/cgroup.h"
+#include "service/dblame.h"
+#include "report/internal.h"
+#include "unit.h"
+
+#define MAXRES 64
+
+struct got {
+	int n;
+	struct {
+		uint64_t tag;
+		double own, unattr, self, others;
+		int nr;
+		struct blame_share sh[8];
+	} r[MAXRES];
+};
+
+static void on_res(const struct blame_res *res, void *ctx)
+{
+	struct got *g = ctx;
+
+	if (g->n >= MAXRES)
+		return;
+	g->r[g->n].tag = res->r->tag;
+	g->r[g->n].own = res->own_ns;
+	g->r[g->n].unattr = res->unattr_ns;
+	g->r[g->n].self = res->self_ns;
+	g->r[g->n].others = res->others_ns;
+	g->r[g->n].nr = res->nr_culprits;
+	for (int i = 0; i < res->nr_culprits && i < 8; i++)
+		g->r[g->n].sh[i] = res->culprits[i];
+	g->n++;
+}
+
+static struct blame_in mk(uint64_t tag, uint32_t dev, uint64_t cg, uint32_t pid, uint64_t q,
+			  uint64_t d, uint64_t c, int victim)
+{
+	struct blame_in in = { .dev = dev, .victim = victim, .q_ns = q, .d_ns = d, .c_ns = c,
+			       .tag = tag };
+
+	in.owner.cgroup_id = cg;
+	in.owner.pid = pid;
+	snprintf(in.owner.comm, sizeof(in.owner.comm), "p%u", pid);
+	return in;
+}
+
+/* A blame fed in[0..n) and flushed (NULL: the allocation failed, reported). */
+static struct blame *feed(enum blame_by by, uint64_t horizon, const struct blame_in *in, int n,
+			  struct got *g)
+{
+	struct blame *b = blame_new(by, horizon, 0, on_res, g);
+
+	if (!ASSERT_TRUE(b, "new"))
+		return NULL;
+	for (int i = 0; i < n; i++)
+		ASSERT_OK(blame_add(b, &in[i]), "add");
+	blame_flush(b);
+	return b;
+}
+
+/* The one split g holds: own, unattributed, self, others. */
+static void parts(const struct got *g, double own, double unattr, double self, double others)
+{
+	if (!ASSERT_EQ(g->n, 1, "one split"))
+		return;
+	ASSERT_NEAR(g->r[0].own, own, 1e-9, "own");
+	ASSERT_NEAR(g->r[0].unattr, unattr, 1e-9, "unattr");
+	ASSERT_NEAR(g->r[0].self, self, 1e-9, "self");
+	ASSERT_NEAR(g->r[0].others, others, 1e-9, "others");
+}
+
+static int find(const struct got *g, uint64_t tag)
+{
+	for (int i = 0; i < g->n; i++)
+		if (g->r[i].tag == tag)
+			return i;
+	return -1;
+}
+
+/*
+ * A [1,101) and B [50,150) in service (cgroup 2, pids 10, 11); V (cgroup 1)
+ * queued 20, dispatched 120, done 200.
+ * Queue [20,120): [20,50) A alone 30; [50,101) A+B 25.5 each; [101,120) B 19.
+ * Service [120,200): [120,150) V+B: own 15, B 15; [150,200) own 50.
+ * A 55.5, B 59.5; own 65; 55.5 + 59.5 + 65 = 180 = C - Q.
+ */
+static void test_queue_and_service(void)
+{
+	struct blame_in in[] = { mk(1, 8, 2, 10, 0, 1, 101, 1), mk(2, 8, 2, 11, 0, 50, 150, 1),
+				 mk(3, 8, 1, 1, 20, 120, 200, 1) };
+	struct got g = { 0 };
+	struct blame *b = feed(BLAME_BY_PID, 1000, in, 3, &g);
+	int v = find(&g, 3);
+
+	if (!b)
+		return;
+	if (!ASSERT_TRUE(v >= 0, "victim resolved"))
+		goto out;
+	ASSERT_NEAR(g.r[v].own, 65, 1e-9, "own");
+	ASSERT_NEAR(g.r[v].unattr, 0, 1e-9, "unattr");
+	ASSERT_NEAR(g.r[v].self, 0, 1e-9, "self");
+	ASSERT_NEAR(g.r[v].others, 115, 1e-9, "others");
+	ASSERT_EQ(g.r[v].nr, 2, "two culprits");
+	ASSERT_EQ(g.r[v].sh[0].who.pid, 11, "B first");
+	ASSERT_NEAR(g.r[v].sh[0].ns, 59.5, 1e-9, "B");
+	ASSERT_EQ(g.r[v].sh[1].who.pid, 10, "A second");
+	ASSERT_NEAR(g.r[v].sh[1].ns, 55.5, 1e-9, "A");
+out:
+	blame_free(b);
+}
+
+/* The same by cgroup: A and B are one culprit, cgroup 2, 115. */
+static void test_by_cgroup_merges(void)
+{
+	struct blame_in in[] = { mk(1, 8, 2, 10, 0, 1, 101, 0), mk(2, 8, 2, 11, 0, 50, 150, 0),
+				 mk(3, 8, 1, 1, 20, 120, 200, 1) };
+	struct got g = { 0 };
+	struct blame *b = feed(BLAME_BY_CGROUP, 1000, in, 3, &g);
+
+	parts(&g, 65, 0, 0, 115);
+	ASSERT_EQ(g.r[0].nr, 1, "one culprit");
+	ASSERT_EQ(g.r[0].sh[0].who.cgroup_id, 2, "cgroup 2");
+	ASSERT_NEAR(g.r[0].sh[0].ns, 115, 1e-9, "115");
+	blame_free(b);
+}
+
+/*
+ * V queued 0, dispatched 40, done 50; O in service [10,20).
+ * Queue: [0,10) nothing 10, [10,20) O 10, [20,40) nothing 20: unattributed 30.
+ * Service [40,50): own 10.
+ */
+static void test_unattributed(void)
+{
+	struct blame_in in[] = { mk(2, 8, 2, 2, 5, 10, 20, 0), mk(1, 8, 1, 1, 0, 40, 50, 1) };
+	struct got g = { 0 };
+
+	blame_free(feed(BLAME_BY_CGROUP, 1000, in, 2, &g));
+	parts(&g, 10, 30, 0, 10);
+}
+
+/*
+ * Same cgroup, other pid: V [0: 10, 20), S in service [1,10) and [10,15) beside V.
+ * Queue [0,1) nothing 1; [1,10) S 9. Service [10,15) S+V 2.5 each; [15,20) own 5.
+ * By cgroup: self 11.5; by pid: culprit pid 2, 11.5.
+ */
+static void test_self(void)
+{
+	struct blame_in in[] = { mk(1, 8, 1, 1, 0, 10, 20, 1), mk(2, 8, 1, 2, 1, 1, 15, 0) };
+
+	for (int by = BLAME_BY_CGROUP; by <= BLAME_BY_PID; by++) {
+		struct got g = { 0 };
+
+		blame_free(feed(by, 1000, in, 2, &g));
+		parts(&g, 7.5, 1, by == BLAME_BY_CGROUP ? 11.5 : 0, by == BLAME_BY_CGROUP ? 0 : 11.5);
+	}
+}
+
+/* Another device's requests are no culprits. */
+static void test_devices_apart(void)
+{
+	struct blame_in in[] = { mk(2, 9, 2, 2, 0, 1, 20, 0), mk(1, 8, 1, 1, 0, 10, 20, 1) };
+	struct got g = { 0 };
+
+	blame_free(feed(BLAME_BY_CGROUP, 1000, in, 2, &g));
+	parts(&g, 10, 10, 0, 0);
+}
+
+/*
+ * Horizon 100. V [0: 10, 20). Within the horizon O [5, 90) arrives: at flush
+ * V has queue [0,5) unattr 5, [5,10) O 5, service [10,20) own 5 + O 5.
+ * Past it (X [125,130) moved the stream to 130 first), O is late: V was split
+ * without it (unattr 10, own 10) and O is counted, not guessed.
+ */
+static void test_horizon_late(void)
+{
+	struct blame_in v = mk(1, 8, 1, 1, 0, 10, 20, 1), o = mk(2, 8, 2, 2, 5, 5, 90, 0);
+	struct blame_in x = mk(3, 8, 3, 3, 125, 125, 130, 0), o2 = mk(4, 8, 2, 2, 5, 5, 300, 0);
+	struct got g = { 0 };
+	struct blame *b = blame_new(BLAME_BY_CGROUP, 100, 0, on_res, &g);
+
+	if (!ASSERT_TRUE(b, "new"))
+		return;
+	blame_add(b, &v);
+	blame_add(b, &o);
+	ASSERT_EQ(g.n, 0, "not before the horizon");
+	blame_flush(b);
+	parts(&g, 5, 5, 0, 10);
+	ASSERT_EQ(blame_get_stats(b)->late, 0, "none late");
+	blame_free(b);
+
+	memset(&g, 0, sizeof(g));
+	b = blame_new(BLAME_BY_CGROUP, 100, 0, on_res, &g);
+	if (!ASSERT_TRUE(b, "new"))
+		return;
+	blame_add(b, &v);
+	blame_add(b, &x);
+	ASSERT_EQ(g.n, 1, "resolved once the stream passed C + horizon");
+	blame_add(b, &o2);
+	blame_flush(b);
+	parts(&g, 10, 10, 0, 0); /* without the late one */
+	ASSERT_EQ(blame_get_stats(b)->late, 1, "late");
+	blame_free(b);
+
+	/* idle: the stream's time moved by blame_tick() alone */
+	memset(&g, 0, sizeof(g));
+	b = blame_new(BLAME_BY_CGROUP, 100, 0, on_res, &g);
+	if (!ASSERT_TRUE(b, "new"))
+		return;
+	blame_add(b, &v);
+	blame_tick(b, 119);
+	ASSERT_EQ(g.n, 0, "not before C + horizon");
+	blame_tick(b, 120);
+	ASSERT_EQ(g.n, 1, "split by the tick");
+	blame_free(b);
+}
+
+/*
+ * Horizon 10. A [0,5) is resolved and let go once the stream is past 5 + 2 x 10;
+ * V queued at 2 (before the history kept) is not split: truncated.
+ */
+static void test_truncated(void)
+{
+	struct blame_in a = mk(1, 8, 1, 1, 0, 1, 5, 1), bb = mk(2, 8, 2, 2, 100, 100, 105, 1);
+	struct blame_in v = mk(3, 8, 3, 3, 2, 104, 106, 1);
+	struct got g = { 0 };
+	struct blame *b = blame_new(BLAME_BY_CGROUP, 10, 0, on_res, &g);
+	const struct blame_stats *st;
+
+	if (!ASSERT_TRUE(b, "new"))
+		return;
+	blame_add(b, &a);
+	blame_add(b, &bb);
+	blame_add(b, &v);
+	blame_flush(b);
+	st = blame_get_stats(b);
+	ASSERT_EQ(st->resolved, 2, "resolved");
+	ASSERT_EQ(st->truncated, 1, "truncated");
+	ASSERT_EQ(find(&g, 3), -1, "V not split");
+	blame_free(b);
+}
+
+/* Cap 2: the third request forces the first's split before its horizon. */
+static void test_cap(void)
+{
+	struct got g = { 0 };
+	struct blame *b = blame_new(BLAME_BY_CGROUP, 1000000, 2, on_res, &g);
+
+	if (!ASSERT_TRUE(b, "new"))
+		return;
+	for (uint64_t i = 0; i < 3; i++) {
+		struct blame_in in = mk(i + 1, 8, i + 1, 1, i * 10, i * 10 + 1, i * 10 + 5, 1);
+
+		blame_add(b, &in);
+	}
+	ASSERT_EQ(blame_get_stats(b)->forced, 1, "forced");
+	ASSERT_EQ(g.n, 1, "split early");
+	blame_flush(b);
+	ASSERT_EQ(g.n, 3, "all");
+	blame_free(b);
+}
+
+static void test_bad_input(void)
+{
+	struct got g = { 0 };
+	struct blame *b = blame_new(BLAME_BY_CGROUP, 10, 0, on_res, &g);
+	struct blame_in x = mk(1, 8, 1, 1, 50, 40, 60, 1), y = mk(2, 8, 1, 1, 50, 0, 40, 1);
+
+	if (!ASSERT_TRUE(b, "new"))
+		return;
+	blame_add(b, &x);
+	blame_add(b, &y);
+	blame_flush(b);
+	ASSERT_EQ(blame_get_stats(b)->bad, 2, "bad");
+	ASSERT_EQ(g.n, 0, "none");
+	ASSERT_EQ(blame_by_of("comm"), BLAME_BY_COMM, "comm");
+	ASSERT_EQ(blame_by_of("vm"), -1, "unknown");
+	blame_free(b);
+}
+
+/* ---- random intervals against a split that walks every nanosecond ---- */
+
+#define NR_RAND 40
+#define T_MAX 400
+
+static void brute(const struct blame_in *in, int n, int r, double *own, double *unattr,
+		  double by_pid[8])
+{
+	const struct blame_in *v = &in[r];
+
+	*own = *unattr = 0;
+	memset(by_pid, 0, 8 * sizeof(*by_pid));
+	for (uint64_t t = v->q_ns; t < v->c_ns; t++) {
+		int k = 0, me = v->d_ns && t >= v->d_ns;
+
+		for (int i = 0; i < n; i++)
+			k += i != r && in[i].dev == v->dev && in[i].d_ns && in[i].d_ns <= t &&
+			     t < in[i].c_ns;
+		if (!k && !me) {
+			*unattr += 1;
+			continue;
+		}
+		if (me)
+			*own += 1.0 / (k + me);
+		for (int i = 0; i < n; i++)
+			if (i != r && in[i].dev == v->dev && in[i].d_ns && in[i].d_ns <= t &&
+			    t < in[i].c_ns)
+				by_pid[in[i].owner.pid] += 1.0 / (k + me);
+	}
+}
+
+static int by_c(const void *a, const void *b)
+{
+	uint64_t x = ((const struct blame_in *)a)->c_ns, y = ((const struct blame_in *)b)->c_ns;
+
+	return x < y ? -1 : x > y;
+}
+
+static void test_random_vs_brute(void)
+{
+	struct blame_in in[NR_RAND];
+	uint64_t seed = 42;
+	int bad = 0;
+
+	for (int round = 0; round < 50 && !bad; round++) {
+		struct got g = { 0 };
+		struct blame *b = blame_new(BLAME_BY_PID, T_MAX, 0, on_res, &g);
+
+		if (!ASSERT_TRUE(b, "new"))
+			return;
+		for (int i = 0; i < NR_RAND; i++) {
+			uint64_t q = unit_rng(&seed) % T_MAX, d = q + unit_rng(&seed) % 50;
+			uint64_t c = d + 1 + unit_rng(&seed) % 60;
+			int never = !(unit_rng(&seed) % 10);
+
+			in[i] = mk((uint64_t)i + 1, 8 + (uint32_t)(unit_rng(&seed) % 2), 1,
+				   (uint32_t)(unit_rng(&seed) % 8), q, never ? 0 : d, c, 1);
+		}
+		qsort(in, NR_RAND, sizeof(in[0]), by_c);
+		for (int i = 0; i < NR_RAND; i++)
+			blame_add(b, &in[i]);
+		blame_flush(b);
+		ASSERT_EQ(g.n, NR_RAND, "all split");
+		for (int i = 0; i < NR_RAND && !bad; i++) {
+			int k = find(&g, in[i].tag);
+			double own, un, pid[8], self = 0, others = 0;
+
+			if (!ASSERT_TRUE(k >= 0, "found")) {
+				bad = 1;
+				break;
+			}
+			brute(in, NR_RAND, i, &own, &un, pid);
+			for (int p = 0; p < 8; p++)
+				*(p == (int)in[i].owner.pid ? &self : &others) += pid[p];
+			bad |= !ASSERT_NEAR(g.r[k].own, own, 1e-6, "own");
+			bad |= !ASSERT_NEAR(g.r[k].unattr, un, 1e-6, "unattr");
+			bad |= !ASSERT_NEAR(g.r[k].self, self, 1e-6, "self");
+			bad |= !ASSERT_NEAR(g.r[k].others, others, 1e-6, "others");
+			bad |= !ASSERT_NEAR(own + un + self + others,
+					    (double)(in[i].c_ns - in[i].q_ns), 1e-6, "sum");
+			for (int s = 0; s < g.r[k].nr && s < 8; s++)
+				bad |= !ASSERT_NEAR(g.r[k].sh[s].ns, pid[g.r[k].sh[s].who.pid],
+						    1e-6, "culprit");
+		}
+		blame_free(b);
+	}
+}
+
+/* ---- report --blame (src/report/culprits.c): owners and the matrix ---- */
+
+static const char *t_dev(void *ctx, uint32_t dev)
+{
+	(void)ctx;
+	return dev == 8 ? "sda" : "?";
+}
+
+static const char *t_cg(void *ctx, uint64_t id)
+{
+	(void)ctx;
+	return id == 1 ? "/v" : id == 2 ? "/a" : id == 3 ? "/" : NULL;
+}
+
+static int t_all(void *ctx, uint32_t dev)
+{
+	(void)ctx;
+	(void)dev;
+	return 1;
+}
+
+static struct it_block_rec mk_rec(uint64_t cg, uint32_t pid, uint64_t q, uint64_t d, uint64_t c)
+{
+	struct it_block_rec b;
+
+	memset(&b, 0, sizeof(b));
+	b.dev = 8;
+	b.task.pid = pid;
+	b.task.cgroup_id = cg;
+	b.q_ns = q;
+	b.d_ns = d;
+	b.c_ns = c;
+	return b;
+}
+
+/* A flusher's write of /a's (cgroup 2) dirty pages [1,101), and V's read (cgroup 1). */
+struct pair {
+	struct it_block_rec wb, v;
+	struct corr_req rw, rv;
+};
+
+static void mk_pair(struct pair *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->wb = mk_rec(3, 99, 0, 1, 101);
+	p->v = mk_rec(1, 10, 50, 101, 151);
+	p->wb.flags = IT_F_WB;
+	p->wb.wb.dirtier.pid = 20;
+	p->wb.wb.dirtier.cgroup_id = 2;
+	p->rw = (struct corr_req){ .kind = CORR_BLOCK, .nr_blocks = 1, .blocks = { &p->wb } };
+	p->rv = (struct corr_req){ .kind = CORR_BLOCK, .nr_blocks = 1, .blocks = { &p->v } };
+}
+
+/*
+ * A flusher (pid 99, cgroup /) writes pages that /a's pid 20 dirtied, in service [1,101);
+ * V (/v) queued 50, dispatched 101, done 151: its queue [50,101), 51, is blamed on /a (the
+ * dirtier), not on /, and its service [101,151), 50, is its own. The JSON line says so.
+ */
+static void test_report_dirtier(void)
+{
+	struct pair p;
+	struct rp_names nm = { .dev = t_dev, .cgroup = t_cg };
+	struct rp_blame *rb = rb_new(BLAME_BY_CGROUP);
+	char *txt = NULL, *js = NULL;
+	size_t nt = 0, nj = 0;
+	FILE *ft = open_memstream(&txt, &nt), *fj = open_memstream(&js, &nj);
+
+	if (!ASSERT_TRUE(rb && ft && fj, "new"))
+		goto out;
+	mk_pair(&p);
+	rb_add(rb, &p.rw, NULL, NULL); /* a culprit only */
+	rb_add(rb, &p.rv, t_all, NULL);
+	ASSERT_OK(rb_print(rb, ft, fj, &nm), "print");
+	fclose(ft);
+	fclose(fj);
+	ft = fj = NULL;
+	ASSERT_TRUE(strstr(js, "\"victim\":{\"cgroup_id\":1,\"cgroup\":\"/v\"},\"requests\":1,"
+			       "\"wait_ns\":101,\"own_ns\":50,\"unattributed_ns\":0,\"self_ns\":0,"
+			       "\"others_ns\":51,\"culprits\":[{\"who\":{\"cgroup_id\":2,"
+			       "\"cgroup\":\"/a\"},\"ns\":51}]}"),
+		    "the dirtier is the culprit");
+	ASSERT_TRUE(strstr(js, "{\"type\":\"blame_stats\",\"by\":\"cgroup\",\"requests\":2,"
+			       "\"split\":1,"),
+		    "stats");
+	ASSERT_TRUE(strstr(txt, "\nsda /v: 1 requests, wait 0.1us: own service 0.1us, "
+				"unattributed 0.0us, self 0.0us, others 0.1us\n"),
+		    "text row");
+	ASSERT_TRUE(strstr(txt, "\n    /a ") && !strstr(txt, "\n    / "), "text culprit /a, not /");
+out:
+	if (ft)
+		fclose(ft);
+	if (fj)
+		fclose(fj);
+	free(txt);
+	free(js);
+	rb_free(rb);
+}
+
+/* ---- the daemon's --blame (src/service/dblame.c): /metrics ---- */
+
+static const char *t_mdev(uint32_t dev, void *ctx)
+{
+	return t_dev(ctx, dev);
+}
+
+/*
+ * The same two requests in the daemon, cgroups /v/x (1) and /a/y (2) cut to depth 1:
+ * victim /v held 51 ns by /a, own 50 ns; the flusher's request (its cgroup / at depth 1,
+ * dirtier /a) is a victim too, held by nothing: own 100 ns. Past 5 culprits: "other".
+ */
+static void test_daemon_metrics(void)
+{
+	struct pair p;
+	struct cg_cache *cg = cg_cache_new("/nonexistent");
+	struct dblame *d = NULL;
+	char *txt = NULL;
+	size_t n = 0;
+	FILE *f = NULL;
+	int named = 0;
+
+	if (!ASSERT_TRUE(cg, "cache"))
+		return;
+	cg_cache_put(cg, 1, "/v/x");
+	cg_cache_put(cg, 2, "/a/y");
+	cg_cache_put(cg, 3, "/");
+	d = dblame_new(cg, 1);
+	f = open_memstream(&txt, &n);
+	if (!ASSERT_TRUE(d && f, "new"))
+		goto out;
+	mk_pair(&p);
+	dblame_request(d, &p.rw);
+	dblame_request(d, &p.rv);
+	/* six other culprits of one more victim request of /v: five named, one "other" */
+	for (uint64_t i = 0; i < 6; i++) {
+		char path[16];
+		static struct it_block_rec o[6];
+		struct corr_req ro = { .kind = CORR_BLOCK, .nr_blocks = 1, .blocks = { &o[i] } };
+
+		snprintf(path, sizeof(path), "/c%llu", (unsigned long long)i);
+		cg_cache_put(cg, 10 + i, path);
+		o[i] = mk_rec(10 + i, 30, 1000, 1000 + i, 1010 + i);
+		dblame_request(d, &ro);
+	}
+	p.v = mk_rec(1, 10, 1000, 1100, 1110);
+	dblame_request(d, &p.rv);
+	dblame_metrics(d, f, 10000000000ULL, t_mdev, NULL); /* past the 1 s horizon */
+	fclose(f);
+	f = NULL;
+	ASSERT_TRUE(strstr(txt, "\niotracer_blame_seconds_total{device=\"sda\",victim=\"/v\","
+				"culprit=\"/a\"} 0.000000051\n"),
+		    "v held by /a");
+	ASSERT_TRUE(strstr(txt, "\niotracer_blame_wait_seconds_total{device=\"sda\",victim=\"/a\","
+				"part=\"own\"} 0.0000001\n"),
+		    "the dirtier's request is /a's");
+	for (const char *at = txt; (at = strstr(at, "\niotracer_blame_seconds_total{device=\"sda\","
+					       "victim=\"/v\",culprit=\"")); at++)
+		named += !!strncmp(at + 64, "other\"", 6);
+	ASSERT_EQ(named, 5, "five named (/a and four of the six)");
+	ASSERT_TRUE(strstr(txt, "\niotracer_blame_seconds_total{device=\"sda\",victim=\"/v\","
+				"culprit=\"other\"} "),
+		    "then other");
+	ASSERT_TRUE(strstr(txt, "\niotracer_blame_late_total 0\n"), "late");
+out:
+	if (f)
+		fclose(f);
+	free(txt);
+	dblame_free(d);
+	cg_cache_free(cg);
+}
+
+int main(void)
+{
+	RUN_TEST(test_queue_and_service);
+	RUN_TEST(test_by_cgroup_merges);
+	RUN_TEST(test_unattributed);
+	RUN_TEST(test_self);
+	RUN_TEST(test_devices_apart);
+	RUN_TEST(test_horizon_late);
+	RUN_TEST(test_truncated);
+	RUN_TEST(test_cap);
+	RUN_TEST(test_bad_input);
+	RUN_TEST(test_random_vs_brute);
+	RUN_TEST(test_report_dirtier);
+	RUN_TEST(test_daemon_metrics);
+	return unit_result();
+}
