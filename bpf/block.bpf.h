@@ -111,7 +111,7 @@ static __always_inline u64 it_bio_ino(struct bio *bio, u32 *sdev, const bool btf
  * issued, its request ended unseen, since a bio is freed only after its
  * request completed (a completion no program ran for: docs/hooks.md). Counted,
  * so that it leaves the in-flight gauge for the missed ones at once: the
- * daemon's sweep of stale entries (src/core/blkstale.c) never finds it again.
+ * daemon's sweep of stale entries (src/load/blkstale.c) never finds it again.
  */
 static __always_inline void it_bio_recycled(const struct it_bio_info *old)
 {
@@ -417,7 +417,7 @@ IT_TP_BOTH(block_rq_requeue, it_rq_requeue(IT_BLK_ARG(ctx, 0)))
  * the request done: at once through first_rq (it_rq_complete_seen), else by
  * its dead entry. A completion neither saw is reported (issued - completed).
  * The second program is attached only when every request's record is wanted
- * (hook block_rq_complete_nested, src/core/loader.c): without it a nested
+ * (hook block_rq_complete_nested, src/load/hooktab.c): without it a nested
  * completion is such a counted miss.
  */
 #define IT_RQ_COMPLETE(ctx, second) it_rq_complete((void *)(ctx)[0], (s32)(ctx)[1], it_btf, second)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Configuration: the rodata knobs the loader (src/core/loader.c) sets before
+ * Configuration: the rodata knobs the loader (src/load/loader.c) sets before
  * load — self, the record buffers' geometry and wake thresholds, the sched
  * layer's variant, the tracepoint signatures it read from BTF —, the filters
  * (task, device, file, sampling, latency threshold), which are writable
@@ -55,7 +55,7 @@ const volatile __u8 sched_hooks; /* sched layer: sched_switch/wakeup attached (-
  */
 const volatile __u32 test_miss_nth;
 __u32 test_completions; /* followed completions counted for test_miss_nth */
-/* The traced syscalls by number (IT_SYS_* + 1; 0: not traced): src/core/syscalls.c. */
+/* The traced syscalls by number (IT_SYS_* + 1; 0: not traced): src/load/syscalls.c. */
 const volatile __u8 sys_of_nr[IT_SYSNR_MAX];
 
 /* Per-CPU record buffers (struct it_slot_pos in iotracer.h); sized by the loader. */
@@ -65,7 +65,7 @@ const volatile __u64 slot_wake; /* records held by one CPU that wake user space 
 
 /*
  * The filters, which a reload (SIGHUP) changes in place under attached
- * programs: writable globals (.bss), set by src/core/filters.c after load. A
+ * programs: writable globals (.bss), set by src/load/filters.c after load. A
  * global is read like rodata (one load from a map value the verifier knows,
  * no lookup call), only without the verifier's dead-code pruning of an
  * unused filter: a load and a branch, measured in docs/config.md.

@@ -62,7 +62,7 @@ struct {
 } counters SEC(".maps");
 
 /*
- * -p pids; the value is the generation that added them (src/core/filters.c):
+ * -p pids; the value is the generation that added them (src/load/filters.c):
  * during a reload the old and the new set (64 each) are both in.
  */
 struct {

@@ -3,9 +3,9 @@
  * Program-generating macros: one hook written once becomes the pair of
  * programs that attach it two ways, the preferred BTF-typed one and its
  * fallback (tp_btf / raw_tp, fentry / kprobe, fexit / kretprobe). The
- * loader autoloads one program of each pair (src/core/loader.c). Each use
+ * loader autoloads one program of each pair (src/load/methods.c). Each use
  * says in a comment the program names it makes, so that grep finds the
- * names src/core/loader.c's hook table spells out; the loader checks at
+ * names src/load/hooktab.c's hook table spells out; the loader checks at
  * open that the two agree (it_loader_check_hooks, test_loader).
  */
 #ifndef IT_PROGS_BPF_H

@@ -589,7 +589,7 @@ static __always_inline int it_sys_enter(struct pt_regs *regs, long id, const boo
  * The libaio exits walk the iocbs with bpf_loop (5.17): a program of their
  * own, loaded only where the kernel has it and reached by tail call from
  * sys_exit through this array; elsewhere the table does not name the libaio
- * calls (src/core/syscalls.c).
+ * calls (src/load/syscalls.c).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
