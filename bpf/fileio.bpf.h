@@ -18,7 +18,7 @@
  *
  * fentry programs bind one function each at load: the ->read_iter /
  * ->write_iter methods (one signature: struct kiocb *, struct iov_iter *)
- * share one body in IT_FIO_SLOTS slot programs whose targets the loader sets
+ * share one body in slot programs (IT_FIO_SLOT) whose targets the loader sets
  * from its table (src/load/hooktab.c; src/load/methods.c, bpf_program__set_attach_target); the
  * kprobe variants are attached to their function by name.
  */
@@ -143,7 +143,7 @@ static __always_inline int it_fio_exit(u64 key, s64 ret)
 		return it_fio_exit(n + 1, ret);                                            \
 	}
 
-/* IT_FIO_SLOTS in src/load/hooktab.c: the ->read_iter / ->write_iter rows of its table */
+/* The slots' methods: the FIO_SLOT rows of src/load/hooktab.c's hook table */
 IT_FIO_SLOT(0)
 IT_FIO_SLOT(1)
 IT_FIO_SLOT(2)
