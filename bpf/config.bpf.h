@@ -25,6 +25,7 @@
 #endif
 
 const volatile __u32 self_tgid; /* never trace ourselves */
+const volatile __u8 page_shift = 12; /* log2 of the kernel's page size (arm64: 12, 14 or 16) */
 /*
  * A thread's first syscall sequence number under this load: the loads of one
  * daemon << 40, so that a re-attach (SIGHUP) never hands out a (tid, seq) the

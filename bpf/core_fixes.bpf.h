@@ -450,12 +450,13 @@ struct page___old {
 	unsigned long index;
 } __attribute__((preserve_access_index));
 
-#if defined(__TARGET_ARCH_arm64)
-extern int CONFIG_ARM64_PAGE_SHIFT __kconfig __weak;
-#define IT_PAGE_SHIFT (CONFIG_ARM64_PAGE_SHIFT ? CONFIG_ARM64_PAGE_SHIFT : 12)
-#else
-#define IT_PAGE_SHIFT 12
-#endif
+/*
+ * The page size is the rodata page_shift the loader sets from user space's
+ * page size (the kernel's): a __kconfig extern would make libbpf need the
+ * kernel's config file, which kernels without /proc/config.gz or /boot/config-*
+ * (the lab's arm64 guest) lack: the whole object then fails to load.
+ */
+#define IT_PAGE_SHIFT page_shift
 
 static __always_inline u64 it_page_head(u64 page)
 {

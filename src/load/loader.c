@@ -131,19 +131,30 @@ static int aio_loaded(const struct it_loader *ld)
 /* Loads by this process: a re-attach starts the syscall sequence numbers higher. */
 static uint64_t loads;
 
+/* log2 of the page size: user space's is the kernel's (arm64 kernels run 4, 16 or 64 KiB) */
+static uint8_t page_shift(void)
+{
+	long sz = sysconf(_SC_PAGESIZE);
+
+	return sz > 0 && !(sz & (sz - 1)) ? (uint8_t)__builtin_ctzl((unsigned long)sz) : 12;
+}
+
 static void set_rodata(struct it_loader *ld, const struct it_opts *o, const struct it_probe *p)
 {
 	struct iotracer_bpf__rodata *rd = ld->skel->rodata;
+	const char *env;
 	int n;
 
 	rd->self_tgid = ld->self_tgid;
+	rd->page_shift = page_shift();
 	rd->seq_base = (uint64_t)loads++ << 40;
 	it_syscalls_table((uint8_t *)rd->sys_of_nr, aio_loaded(ld));
 	/* the filters are writable globals, set after load by it_filters_apply() */
 	rd->wake_bytes = ld->ring_bytes / 2;
 	rd->want_iovecs = o->mode == IT_MODE_HOST;
 	/* the bench's dispatch floor (docs/bench.md, "Tax"): the syscall hooks, nothing run */
-	rd->empty_progs = getenv("IOTRACER_EMPTY_PROGS") && !strcmp(getenv("IOTRACER_EMPTY_PROGS"), "1");
+	env = getenv("IOTRACER_EMPTY_PROGS");
+	rd->empty_progs = env && !strcmp(env, "1");
 	rd->slot_shift = ld->slot_shift;
 	rd->slot_mask = ld->slot_shift ? (1u << ld->slot_shift) - 1 : 0;
 	rd->slot_wake = ld->slot_shift ? 1ull << (ld->slot_shift - 1) : 0;
