@@ -61,21 +61,19 @@ int metrics_hooks(struct daemon *d)
 /*
  * The block requests the attached BPF side saw issued and not completing (in flight,
  * for the gauge), and those a detached side left (missed: no side will see them end).
+ * drops and cnt are the run's (all_drops, all_counters): the attached side's are
+ * those less what earlier attaches carried, so the maps are read once a tick.
  */
-static void blk_inflight_missed(struct daemon *d, uint64_t *inflight, uint64_t *missed)
+static void blk_inflight_missed(const struct daemon *d, const uint64_t *drops,
+				const uint64_t *cnt, uint64_t *inflight, uint64_t *missed)
 {
 	const int k = IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED;
-	uint64_t cur[IT_NR_DROPS] = { 0 };
-	uint64_t cnt[IT_NR_COUNTERS] = { 0 }, ended;
+	uint64_t cur = drops[k] - d->carried_drops[k], ended;
 
-	if (d->ld.skel) {
-		read_drops(d, cur);
-		agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
-	}
 	/* ended unseen: found stale by a sweep, or their entry taken by a new bio */
-	ended = d->blk_swept + cnt[IT_CNT_BLK_RECYCLED];
-	*inflight = cur[k] > ended ? cur[k] - ended : 0;
-	*missed = d->carried_drops[k] + (cur[k] < ended ? cur[k] : ended);
+	ended = d->blk_swept + cnt[IT_CNT_BLK_RECYCLED] - d->carried_counters[IT_CNT_BLK_RECYCLED];
+	*inflight = cur > ended ? cur - ended : 0;
+	*missed = d->carried_drops[k] + (cur < ended ? cur : ended);
 }
 
 /*
@@ -165,7 +163,7 @@ void metrics_tick(struct daemon *d, int force)
 	d->next_metrics_ns = d->now_ns + METRICS_NS;
 	all_drops(d, drops);
 	all_counters(d, cnt);
-	blk_inflight_missed(d, &in.blk_inflight, &in.blk_missed);
+	blk_inflight_missed(d, drops, cnt, &in.blk_inflight, &in.blk_missed);
 	current_hists(d);
 	in.nr_khists = d->sum.nr;
 	in.khists = d->sum.v;
