@@ -330,7 +330,13 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	dev = it_rq_devt(rq, btf);
 	if (!p && !it_dev_ok(dev))
 		return 0;
-	now = bpf_ktime_get_ns();
+	/* C: the walk's clock read when it ran first (bpf/wb.bpf.h), else now */
+	if (p) {
+		wb = it_wb_take(rq, bi.q_ns, &now);
+	} else {
+		wb = NULL;
+		now = bpf_ktime_get_ns();
+	}
 	opf = IT_RD(btf, rq, cmd_flags);
 	/*
 	 * G: the request's allocation time. It may come from the plug's cached
@@ -339,7 +345,6 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	g = p ? IT_RD(btf, rq, start_time_ns) : 0;
 	if (g < bi.q_ns || g > now)
 		g = 0;
-	wb = p ? it_wb_take(rq) : NULL;
 	h = kern_hists ? it_hist_get(dev, IT_L_BLOCK, it_req_op(opf), IT_HK_PLAIN) : NULL;
 	if (h) {
 		it_hist_slot(&h->st[IT_ST_Q2C], now - bi.q_ns);
