@@ -17,12 +17,17 @@
 # The last line is `N passed, N failed, N skipped, N retried`; exit status 1 if anything
 # failed.
 #
-# Environment: UNIT_TIMEOUT (default 60), IT_TIMEOUT (per integration script, 300).
+# Environment: UNIT_TIMEOUT (default 60), IT_TIMEOUT (per integration script, 300;
+# 900 with LAB_FULL=1: test_lab_modes then boots 5.10 and the arm64 guest too).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 UNIT_TIMEOUT=${UNIT_TIMEOUT:-60}
-IT_TIMEOUT=${IT_TIMEOUT:-300}
+if [[ ${LAB_FULL:-0} == 1 ]]; then
+	IT_TIMEOUT=${IT_TIMEOUT:-900}
+else
+	IT_TIMEOUT=${IT_TIMEOUT:-300}
+fi
 npass=0
 nfail=0
 nskip=0

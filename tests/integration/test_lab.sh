@@ -30,8 +30,9 @@
 # LAB_FULL=1 adds the arm64 guest (Debian 12's 6.1 arm64 kernel, QEMU virt under
 # TCG: ~50 s to the driver test; on a machine without the arm64 toolchain
 # fetch.sh runs `make deps-arm64`, which adds the arm64 dpkg architecture) and
-# runs the modes test on 5.10 (~65 s) and on arm64 (~130 s) too. Give the runner
-# IT_TIMEOUT=600 then.
+# runs the modes test on 5.10 (~65 s) and on arm64 (~130 s) too: tests/run.sh then
+# gives each script 900 s, not 300 (the 2026-11-29 run hit 300 s in test_lab_modes
+# before the arm64 guest had booted).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 case $(basename "$0") in
