@@ -127,10 +127,11 @@ static const struct opt_row top_own[] = {
 	  .help = "at most N rows (default: what fits the terminal; -b: all)" },
 	{ .name = "blame",
 	  .key = TOP_OPT_BLAME,
-	  .help = "columns BLAMED% and CULPRIT: each row's top culprit (who held\n"
-		  "the device while its requests waited) and its share of the row's\n"
-		  "blamed wait; reads every block request's record (docs/blame.md),\n"
-		  "1 s late; not with -p or --cgroup" },
+	  .help = "columns BLAMED% and CULPRIT: each row's top culprit\n"
+		  "(whose requests held the device while the row's waited)\n"
+		  "and its share of the row's blamed wait, 1 s late; reads\n"
+		  "a record of every block request (docs/blame.md); not\n"
+		  "with -p or --cgroup" },
 };
 static const struct opt_row top_help = { .name = "help",
 					 .key = TOP_OPT_HELP,
