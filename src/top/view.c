@@ -353,8 +353,10 @@ static void blame_cells(const struct tview_row *r, int totals, const struct tvie
 static void print_row(FILE *f, const struct tview_row *r, const struct tview_opts *o,
 		      const struct tv_layout *l)
 {
-	char v[C_NR][32], line[512];
+	/* every cell but CULPRIT fits 32; CULPRIT and CGROUP are cut to CG_PATH_MAX */
+	char v[C_NR][32], culprit[CG_PATH_MAX], line[C_NR * 32 + 2 * CG_PATH_MAX];
 	const char *cg = o->cgroup ? o->cgroup(r->cgroup_id, o->ctx) : NULL;
+	const char *cell[C_NR];
 	int at = 0;
 
 	snprintf(v[C_PID], sizeof(v[0]), "%u", r->tgid);
@@ -372,12 +374,16 @@ static void print_row(FILE *f, const struct tview_row *r, const struct tview_opt
 		parse_fmt_duration(r->queue_ns, v[C_QUEUE], sizeof(v[0]));
 		parse_fmt_duration(r->device_ns, v[C_DEVICE], sizeof(v[0]));
 	}
+	for (int c = 0; c < C_NR; c++)
+		cell[c] = v[c];
+	cell[C_CULPRIT] = culprit;
+	/* a terminal's CULPRIT is cut to its column; -b's is whole (it pushes CGROUP right) */
 	if (o->blame)
-		blame_cells(r, 0, o, v[C_BLAMED], v[C_CULPRIT], sizeof(v[0]),
-			    abs(l->w[C_CULPRIT]));
+		blame_cells(r, 0, o, v[C_BLAMED], culprit, sizeof(culprit),
+			    o->width > 0 ? abs(l->w[C_CULPRIT]) : 0);
 	for (int c = 0; c < C_NR; c++)
 		if (l->w[c])
-			at += snprintf(line + at, sizeof(line) - at, "%*s ", l->w[c], v[c]);
+			at += snprintf(line + at, sizeof(line) - at, "%*s ", l->w[c], cell[c]);
 	if (l->cg_w >= 0)
 		snprintf(line + at, sizeof(line) - at, "%s", tail_of(cg ? cg : "-", l->cg_w));
 	else if (at)

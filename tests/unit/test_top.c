@@ -331,9 +331,14 @@ static void test_top_blame_columns(void)
 	if (!ASSERT_TRUE(text != NULL, "memstream"))
 		goto out;
 	ASSERT_TRUE(strstr(text, "    DEVICE BLAMED% CULPRIT              CGROUP\n"), "the header");
-	ASSERT_TRUE(strstr(text, "   87.2 ...a-long-name.scope /a.slice\n"),
-		    "the victim's culprit, its tail in 20 columns");
+	ASSERT_TRUE(strstr(text, "   87.2 /aggressor.slice/a-long-name.scope /a.slice\n"),
+		    "no width (-b): the victim's culprit whole");
 	ASSERT_TRUE(strstr(text, "       - -                    -\n"), "no culprit: -");
+	free(text);
+	o.width = 200;
+	text = printed("title", rows, n, &o);
+	ASSERT_TRUE(text && strstr(text, "   87.2 ...a-long-name.scope /a.slice\n"),
+		    "a terminal: its tail in 20 columns");
 	free(text);
 	o.width = 80;
 	text = printed("title", rows, n, &o);
