@@ -299,28 +299,13 @@ static void drain(struct top *t, int final)
 		tblame_tick(t->blame, mark);
 }
 
-/* The record path the daemon uses (daemon.c bpf_buffers), and the blame sums. 0 or -errno. */
+/* The record path the daemon uses (it_loader_records), and the blame sums. 0 or -errno. */
 static int blame_start(struct top *t)
 {
-	void *slots, *pos;
-	int ret;
-
 	t->blame = tblame_new();
 	if (!t->blame)
 		return -ENOMEM;
-	t->rb = ring_buffer__new(bpf_map__fd(t->ld.skel->maps.events), on_ring_record, t, NULL);
-	if (!t->rb) {
-		ret = -errno;
-		it_err("top: cannot set up the ring buffer: %s", strerror(errno));
-		return ret;
-	}
-	ret = it_loader_map_slots(&t->ld, &slots, &pos);
-	if (ret) {
-		it_err("top: cannot map the record buffers: %s", strerror(-ret));
-		return ret;
-	}
-	recbuf_init(&t->recs, t->ld.ncpu, t->ld.slot_shift, slots, pos);
-	return 0;
+	return it_loader_records(&t->ld, on_ring_record, t, &t->rb, &t->recs);
 }
 
 static void blame_stop(struct top *t)
