@@ -104,11 +104,16 @@ awk -v v="${REL[V]}" -v v0="$v0" -v v1="$v1" -v a0="$a0" -v a1="$a1" '
 		else if (lo >= v0 + 0.5 && hi <= v1 && (hi <= a0 - 0.2 || lo >= a1 + 0.3))
 			cls = "off"
 		printf "%.2f %s %s %s\n", t - v0, cls, pct, cul
+		if (cls == "on" && !shown++)
+			printf "%s", table >screen
 	}
-	/^@/ { out(); t = substr($0, 2); pct = "none"; cul = "none"; next }
+	/^@/ { out(); t = substr($0, 2); pct = "none"; cul = "none"; table = ""; next }
 	/^TOTAL/ { out(); t = ""; exit }
+	NF { table = table $0 "\n" }
 	$2 == "read" && $NF == v { pct = $9; cul = $10 }
-	END { out() }' "$IT_TMP/top.blame.out" >"$IT_TMP/tables.txt"
+	END { out() }' screen="$IT_TMP/screen.txt" "$IT_TMP/top.blame.out" >"$IT_TMP/tables.txt"
+note "top --blame screen, the first table with A on:"
+sed "s/^/# $IT_NAME:   /" "$IT_TMP/screen.txt" 2>/dev/null
 note "tables (s after V's start, class, V's BLAMED% and CULPRIT): $(tr '\n' ';' <"$IT_TMP/tables.txt")"
 
 non=$(awk '$2 == "on"' "$IT_TMP/tables.txt" | wc -l)
