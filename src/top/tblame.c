@@ -162,8 +162,7 @@ void tblame_next(struct tblame *t)
 }
 
 /* Add ns to the culprit group key (first owner seen names it). 0 or -ENOMEM. */
-static int sum_add(struct tblame *t, int *n, uint64_t key, const struct blame_owner *who,
-		   double ns)
+static int sum_add(struct tblame *t, int *n, uint64_t key, const struct blame_owner *who, double ns)
 {
 	for (int i = 0; i < *n; i++)
 		if (t->sum[i].key == key) {

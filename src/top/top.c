@@ -283,7 +283,10 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Feed the blame every record published (final: even the youngest), split what the horizon passed. */
+/*
+ * Feed the blame every record published (final: the youngest too), and split
+ * what the horizon passed.
+ */
 static void drain(struct top *t, int final)
 {
 	uint64_t mark = it_mono_ns() - TOP_WATERMARK_NS;

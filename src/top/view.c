@@ -225,10 +225,12 @@ static const struct {
 	const char *name;
 	int w; /* right-aligned but COMM, DEV, OP */
 } tv_cols[C_NR] = {
-	[C_PID] = { "PID", 7 },	      [C_COMM] = { "COMM", -15 }, [C_DEV] = { "DEV", -8 },
-	[C_OP] = { "OP", -5 },	      [C_IOPS] = { "IOPS", 9 },	  [C_KBS] = { "KB/s", 10 },
-	[C_AVG] = { "AVG", 9 },	      [C_P99] = { "P99", 9 },	  [C_QUEUE] = { "QUEUE", 9 },
-	[C_DEVICE] = { "DEVICE", 9 }, [C_BLAMED] = { "BLAMED%", 7 }, [C_CULPRIT] = { "CULPRIT", -20 },
+	[C_PID] = { "PID", 7 },	       [C_COMM] = { "COMM", -15 },
+	[C_DEV] = { "DEV", -8 },       [C_OP] = { "OP", -5 },
+	[C_IOPS] = { "IOPS", 9 },      [C_KBS] = { "KB/s", 10 },
+	[C_AVG] = { "AVG", 9 },	       [C_P99] = { "P99", 9 },
+	[C_QUEUE] = { "QUEUE", 9 },    [C_DEVICE] = { "DEVICE", 9 },
+	[C_BLAMED] = { "BLAMED%", 7 }, [C_CULPRIT] = { "CULPRIT", -20 },
 };
 
 #define TV_COMM_NARROW 10
@@ -445,8 +447,8 @@ static void totals_line(FILE *f, char v[T_NR][CG_PATH_MAX], const int *w, int fi
 
 void tview_print_totals(FILE *f, const struct tview_row *rows, int n, const struct tview_opts *o)
 {
-	const char *head[T_NR] = { "PID",	"COMM", "CGROUP",  "DEV",	"OP",
-				   "IOS",	"BYTES", "BLAMED%", "CULPRIT" };
+	const char *head[T_NR] = { "PID", "COMM",  "CGROUP",  "DEV",	"OP",
+				   "IOS", "BYTES", "BLAMED%", "CULPRIT" };
 	static char v[T_NR][CG_PATH_MAX];
 	int w[T_NR], first = o->by_cgroup ? T_CGROUP : T_PID, end = o->blame ? T_NR : T_BLAMED;
 

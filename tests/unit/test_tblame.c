@@ -13,8 +13,8 @@
 #define T0 5000000000ull /* the records' clock at the start */
 #define DEV IT_MKDEV(7, 0)
 
-static struct it_block_rec blk(uint32_t pid, uint64_t cg, uint8_t op, uint64_t q_us,
-			       uint64_t d_us, uint64_t c_us)
+static struct it_block_rec blk(uint32_t pid, uint64_t cg, uint8_t op, uint64_t q_us, uint64_t d_us,
+			       uint64_t c_us)
 {
 	struct it_block_rec b;
 
