@@ -26,6 +26,7 @@
 #include "load/loader.h"
 #include "load/loader_int.h"
 #include "load/syscalls.h"
+#include "records/recbuf.h"
 #include "lib/abi.h"
 #include "lib/clock.h"
 #include "lib/parse.h"
@@ -115,6 +116,27 @@ int it_loader_map_slots(struct it_loader *ld, void **slots, void **pos)
 		return -errno;
 	*slots = ld->slots_mem;
 	*pos = ld->pos_mem;
+	return 0;
+}
+
+int it_loader_records(struct it_loader *ld, int (*fn)(void *ctx, void *data, size_t size),
+		      void *ctx, struct ring_buffer **rb, struct recbuf *recs)
+{
+	void *slots, *pos;
+	int ret;
+
+	*rb = ring_buffer__new(bpf_map__fd(ld->skel->maps.events), fn, ctx, NULL);
+	if (!*rb) {
+		ret = -errno;
+		it_err("cannot set up the ring buffer: %s", strerror(errno));
+		return ret;
+	}
+	ret = it_loader_map_slots(ld, &slots, &pos);
+	if (ret) {
+		it_err("cannot map the record buffers: %s", strerror(-ret));
+		return ret;
+	}
+	recbuf_init(recs, ld->ncpu, ld->slot_shift, slots, pos);
 	return 0;
 }
 

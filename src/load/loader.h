@@ -18,6 +18,8 @@
 struct iotracer_bpf;
 struct bpf_link;
 struct bpf_object;
+struct ring_buffer;
+struct recbuf;
 
 /*
  * Attach methods, cheapest first: a hook takes the first that works here, so
@@ -103,6 +105,13 @@ int it_loader_hook_hidden(const struct it_loader *ld, int i);
  * both NULL when they are off. Unmapped by it_loader_stop(). 0 or -errno.
  */
 int it_loader_map_slots(struct it_loader *ld, void **slots, void **pos);
+/*
+ * The record path: the ring buffer (records to fn, a libbpf ring_buffer_sample_fn)
+ * and the per-CPU buffers mapped into recs (recbuf.h), for the daemon and `top
+ * --blame`. 0 or -errno (one line said); *rb freed by the caller.
+ */
+int it_loader_records(struct it_loader *ld, int (*fn)(void *ctx, void *data, size_t size),
+		      void *ctx, struct ring_buffer **rb, struct recbuf *recs);
 /*
  * Detach every hook, in parallel (a tracepoint detach waits for a grace
  * period); maps and programs stay until it_loader_stop(). Idempotent.

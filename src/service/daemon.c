@@ -404,22 +404,7 @@ int mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err)
 /* The ring buffer and the per-CPU record buffers of the attached load. */
 int bpf_buffers(struct daemon *d)
 {
-	void *slots, *pos;
-	int ret;
-
-	d->rb = ring_buffer__new(bpf_map__fd(d->ld.skel->maps.events), on_ring_record, d, NULL);
-	if (!d->rb) {
-		ret = -errno;
-		it_err("cannot set up the ring buffer: %s", strerror(errno));
-		return ret;
-	}
-	ret = it_loader_map_slots(&d->ld, &slots, &pos);
-	if (ret) {
-		it_err("cannot map the record buffers: %s", strerror(-ret));
-		return ret;
-	}
-	recbuf_init(&d->recs, d->ld.ncpu, d->ld.slot_shift, slots, pos);
-	return 0;
+	return it_loader_records(&d->ld, on_ring_record, d, &d->rb, &d->recs);
 }
 
 /*

@@ -3,7 +3,9 @@
  * top: the driver of `iotracer top` — options, the BPF side (block layer
  * only, no per-request records, the kernel's aggregation keyed by process,
  * cgroup, device and op), the terminal (plain ANSI redraw, keys read raw) or
- * batch tables, and the loop. See top.h and docs/top.md.
+ * batch tables, and the loop. See top.h and docs/top.md. With --blame also
+ * the block records (the daemon's record path: ring buffer, per-CPU buffers,
+ * recbuf) into the blame sums (tblame.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,16 +26,22 @@
 #include "records/container.h"
 #include "load/loader.h"
 #include "records/output.h"
+#include "records/agg.h"
+#include "records/recbuf.h"
 #include "lib/abi.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/parse.h"
 #include "lib/opts.h"
+#include "top/tblame.h"
 #include "top/top.h"
 #include "top/view.h"
 
 #define TOP_PROG "iotracer top"
 #define TOP_FOLD_MAX 4096 /* containers and pods told apart; past it, cgroups stay rows */
+/* --blame: records drained this often, all but those younger than the watermark (recbuf.h) */
+#define TOP_DRAIN_NS (50ull * 1000 * 1000)
+#define TOP_WATERMARK_NS (2ull * 1000 * 1000)
 
 enum top_group { TG_PROCESS, TG_CGROUP, TG_CONTAINER, TG_POD, TG_NR };
 
@@ -64,6 +72,12 @@ struct top {
 	uint64_t start_ns, prev_ns;
 	struct termios saved;
 	int raw; /* the terminal is in raw mode (restored at exit) */
+	/* --blame */
+	int blame_on;
+	struct tblame *blame;
+	struct ring_buffer *rb;
+	struct recbuf recs;
+	uint64_t rec_lost; /* records not kept (no memory): counted on the TOTAL's blame line */
 };
 
 static volatile sig_atomic_t top_stop;
@@ -84,7 +98,7 @@ static void on_signal(int sig)
 }
 
 /* Long-only options of top's own (codes above every run option's). */
-enum { TOP_OPT_HELP = 1024, TOP_OPT_GROUP };
+enum { TOP_OPT_HELP = 1024, TOP_OPT_GROUP, TOP_OPT_BLAME };
 
 /* top's own rows; the filters' are the run options' (top_rows). */
 static const struct opt_row top_own[] = {
@@ -111,6 +125,13 @@ static const struct opt_row top_own[] = {
 	  .key = 'r',
 	  .arg = "N",
 	  .help = "at most N rows (default: what fits the terminal; -b: all)" },
+	{ .name = "blame",
+	  .key = TOP_OPT_BLAME,
+	  .help = "columns BLAMED% and CULPRIT: each row's top culprit\n"
+		  "(whose requests held the device while the row's waited)\n"
+		  "and its share of the row's blamed wait, 1 s late; reads\n"
+		  "a record of every block request (docs/blame.md); not\n"
+		  "with -p or --cgroup" },
 };
 static const struct opt_row top_help = { .name = "help",
 					 .key = TOP_OPT_HELP,
@@ -206,14 +227,95 @@ static int top_one(void *ctx, int c, const char *arg)
 				return 0;
 			}
 		return bad("group", "bad key '%s' (expected process, cgroup, container, pod)", arg);
+	case TOP_OPT_BLAME:
+		t->blame_on = 1;
+		return 0;
 	}
 	return cli_filter(c, arg, &t->o, &src) == CLI_RUN ? 0 : 2;
+}
+
+/*
+ * --blame splits a request's wait over every request that held the device: the
+ * task filters, applied in the kernel to the records too, would hide culprits.
+ */
+static int check_blame(const struct top *t)
+{
+	if (!t->blame_on)
+		return 0;
+	if (t->o.nr_pids)
+		return bad("blame", "needs every block request of the devices as a culprit: "
+				    "not with -p/--pid (-d DEV is fine)");
+	if (t->o.nr_cgroups)
+		return bad("blame", "needs every block request of the devices as a culprit: "
+				    "not with --cgroup (-d DEV is fine)");
+	return 0;
 }
 
 static int top_parse(struct top *t, int argc, char **argv)
 {
 	top_cmd_init();
-	return opts_parse(&top_cmd, argc, argv, top_one, t, NULL, NULL);
+	return opts_parse(&top_cmd, argc, argv, top_one, t, NULL, NULL) ?: check_blame(t);
+}
+
+/* ---- --blame: the block records ---- */
+
+/* recbuf_fn: one record, in completion order. */
+static void on_record(void *ctx, void *data, size_t size)
+{
+	struct top *t = ctx;
+	const struct it_hdr *h = data;
+
+	if (size < sizeof(struct it_block_rec) || h->type != IT_REC_BLOCK)
+		return; /* the block layer's programs write no other kind */
+	if (tblame_block(t->blame, data))
+		t->rec_lost++;
+}
+
+/* ring buffer callback: records that did not go to a per-CPU buffer */
+static int on_ring_record(void *ctx, void *data, size_t size)
+{
+	struct top *t = ctx;
+
+	if (size >= sizeof(struct it_hdr) && ((struct it_hdr *)data)->type == IT_REC_WAKE)
+		return 0;
+	if (recbuf_spill(&t->recs, data, size))
+		t->rec_lost++;
+	return 0;
+}
+
+/*
+ * Feed the blame every record published (final: the youngest too), and split
+ * what the horizon passed.
+ */
+static void drain(struct top *t, int final)
+{
+	uint64_t mark = it_mono_ns() - TOP_WATERMARK_NS;
+
+	if (!t->blame)
+		return;
+	if (ring_buffer__consume(t->rb) < 0)
+		t->rec_lost++;
+	recbuf_drain(&t->recs, final ? UINT64_MAX : mark, on_record, t);
+	if (final)
+		tblame_flush(t->blame);
+	else
+		tblame_tick(t->blame, mark);
+}
+
+/* The record path the daemon uses (it_loader_records), and the blame sums. 0 or -errno. */
+static int blame_start(struct top *t)
+{
+	t->blame = tblame_new();
+	if (!t->blame)
+		return -ENOMEM;
+	return it_loader_records(&t->ld, on_ring_record, t, &t->rb, &t->recs);
+}
+
+static void blame_stop(struct top *t)
+{
+	ring_buffer__free(t->rb);
+	recbuf_free(&t->recs);
+	tblame_free(t->blame);
 }
 
 /* ---- the terminal ---- */
@@ -276,7 +378,7 @@ static int on_key(struct top *t, char k)
 static int wait_tick(struct top *t, uint64_t deadline)
 {
 	for (;;) {
-		uint64_t now = it_mono_ns();
+		uint64_t now = it_mono_ns(), wait;
 		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
 		char k;
 
@@ -284,7 +386,11 @@ static int wait_tick(struct top *t, uint64_t deadline)
 			return 1;
 		if (now >= deadline)
 			return 0;
-		if (poll(&p, t->raw ? 1 : 0, (int)((deadline - now) / 1000000 + 1)) <= 0)
+		wait = deadline - now;
+		if (t->blame && wait > TOP_DRAIN_NS)
+			wait = TOP_DRAIN_NS; /* the records' buffers are read while waiting */
+		drain(t, 0);
+		if (poll(&p, t->raw ? 1 : 0, (int)(wait / 1000000 + 1)) <= 0)
 			continue;
 		if (read(STDIN_FILENO, &k, 1) == 1 && on_key(t, k))
 			return 1;
@@ -366,6 +472,41 @@ static uint64_t fold_id(uint64_t id, void *ctx)
 	return id;
 }
 
+/* tblame_group_fn: an owner's row key under the grouping of the moment (the rows' fold). */
+static uint64_t blame_group(const struct blame_owner *o, void *ctx)
+{
+	struct top *t = ctx;
+
+	if (t->group == TG_PROCESS)
+		return o->pid;
+	return t->group == TG_CGROUP ? o->cgroup_id : fold_id(o->cgroup_id, t);
+}
+
+/* tview_opts.blame: the row's top culprit, "comm[pid]" or its group's label. */
+static int row_blame(const struct tview_row *r, int totals, char *name, size_t n, double *pct,
+		     void *ctx)
+{
+	struct top *t = ctx;
+	uint64_t key = t->group == TG_PROCESS ? r->tgid : r->cgroup_id;
+	struct tblame_top top;
+	const char *label;
+
+	if (tblame_row(t->blame, totals, key, r->dev, r->op, blame_group, t, &top) ||
+	    !top.found || top.blamed_ns <= 0)
+		return 0;
+	*pct = 100.0 * top.ns / top.blamed_ns;
+	if (t->group == TG_PROCESS) {
+		snprintf(name, n, "%s[%u]", top.who.comm[0] ? top.who.comm : "?", top.who.pid);
+		return 1;
+	}
+	label = cgroup_name(blame_group(&top.who, t), t);
+	if (label)
+		snprintf(name, n, "%s", label);
+	else
+		snprintf(name, n, "cgroup-id %llu", (unsigned long long)top.who.cgroup_id);
+	return 1;
+}
+
 /*
  * Rows of the snapshots now and prev (raw, sorted), per container or pod when
  * asked: folded copies (prev stays raw, so a change of grouping is no jump).
@@ -412,9 +553,9 @@ static void title(const struct top *t, int nrows, char *buf, size_t n)
 
 	parse_fmt_duration(t->interval_ns, iv, sizeof(iv));
 	strftime(tm, sizeof(tm), "%H:%M:%S", localtime_r(&now, &lt));
-	snprintf(buf, n, "%s - %s  interval %s  sort %s  per %s  %d rows%s", TOP_PROG, tm, iv,
+	snprintf(buf, n, "%s - %s  interval %s  sort %s  per %s  %d rows%s%s", TOP_PROG, tm, iv,
 		 tview_sort_name(t->view.sort), group_names[t->group], nrows,
-		 t->raw ? "  [q quit, s sort, c grouping]" : "");
+		 t->blame ? "  blame 1s late" : "", t->raw ? "  [q quit, s sort, c grouping]" : "");
 }
 
 /* Read the map, print the interval's table; the snapshot becomes prev. 0 or -errno. */
@@ -426,6 +567,7 @@ static int tick(struct top *t)
 	char head[160];
 	int nr = 0, n, ret;
 
+	drain(t, 0);
 	ret = agg_read(bpf_map__fd(t->ld.skel->maps.agg), &now, &nr);
 	if (ret)
 		return ret;
@@ -443,6 +585,8 @@ static int tick(struct top *t)
 		fputc('\n', stdout);
 	fflush(stdout);
 	free(rows);
+	if (t->blame)
+		tblame_next(t->blame);
 	free(t->prev);
 	t->prev = now;
 	t->nr_prev = nr;
@@ -451,12 +595,30 @@ static int tick(struct top *t)
 }
 
 /* -b: the totals since the start, the last table. */
+/* --blame's counts for the TOTAL: what the sums could not hold is said, never guessed. */
+static void blame_totals(struct top *t)
+{
+	const struct blame_stats *st = tblame_stats(t->blame);
+	uint64_t drops[IT_NR_DROPS];
+
+	agg_percpu_u64(t->ld.skel->maps.drops, drops, IT_NR_DROPS);
+	printf("blame (docs/blame.md): %llu block requests split, %llu late, %llu not split "
+	       "(history gone), %llu split early (cap), %llu records lost (ring full), "
+	       "%llu not kept (no memory)\n",
+	       (unsigned long long)st->resolved, (unsigned long long)st->late,
+	       (unsigned long long)st->truncated, (unsigned long long)st->forced,
+	       (unsigned long long)drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_RINGBUF],
+	       (unsigned long long)(t->rec_lost + tblame_lost(t->blame)));
+}
+
 static void totals(struct top *t)
 {
 	struct tview_row *rows = NULL;
 	uint64_t cnt[IT_NR_COUNTERS];
-	int n = group_rows(t, t->prev, t->nr_prev, NULL, 0, t->prev_ns - t->start_ns, 1, &rows);
+	int n;
 
+	drain(t, 1); /* every request left is split: the blame of the whole run */
+	n = group_rows(t, t->prev, t->nr_prev, NULL, 0, t->prev_ns - t->start_ns, 1, &rows);
 	if (n < 0)
 		return;
 	tview_sort(rows, n, t->view.sort);
@@ -465,6 +627,8 @@ static void totals(struct top *t)
 	printf("TOTAL since the start, %d rows; block requests issued %llu, seen completing %llu\n",
 	       n, (unsigned long long)cnt[IT_CNT_BLK_ISSUED],
 	       (unsigned long long)cnt[IT_CNT_BLK_COMPLETED]);
+	if (t->blame)
+		blame_totals(t);
 	tview_print_totals(stdout, rows, n, &t->view);
 	free(rows);
 }
@@ -476,10 +640,15 @@ static int top_start(struct top *t)
 
 	t->o.layers = 1u << IT_L_BLOCK;
 	t->o.top = 1; /* filters.c: the aggregation keyed by process and cgroup */
-	t->o.min_lat_ns = UINT64_MAX; /* no per-request records */
+	/* no per-request records; --blame: a record of every block request */
+	t->o.min_lat_ns = t->blame_on ? 0 : UINT64_MAX;
 	t->o.live = 0;
 	t->o.quiet = 1;
 	ret = it_loader_start(&t->ld, &t->o, stderr);
+	if (!ret && t->blame_on) {
+		ret = blame_start(t);
+		t->view.blame = row_blame;
+	}
 	if (ret)
 		return ret;
 	if (!cg_mount_point(NULL, NULL, mnt, sizeof(mnt)))
@@ -542,6 +711,7 @@ int top_main(int argc, char **argv)
 		ret = top_loop(&t);
 	if (ret)
 		it_err("top: %s", strerror(-ret));
+	blame_stop(&t);
 	it_loader_stop(&t.ld);
 	cg_cache_free(t.cg);
 	ct_names_free(t.names);

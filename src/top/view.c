@@ -205,20 +205,37 @@ void tview_sort(struct tview_row *rows, int n, enum tview_sort key)
 }
 
 /* The live table's columns, in order (CGROUP, last, takes what is left). */
-enum tv_col { C_PID, C_COMM, C_DEV, C_OP, C_IOPS, C_KBS, C_AVG, C_P99, C_QUEUE, C_DEVICE, C_NR };
+enum tv_col {
+	C_PID,
+	C_COMM,
+	C_DEV,
+	C_OP,
+	C_IOPS,
+	C_KBS,
+	C_AVG,
+	C_P99,
+	C_QUEUE,
+	C_DEVICE,
+	C_BLAMED,
+	C_CULPRIT,
+	C_NR
+};
 
 static const struct {
 	const char *name;
 	int w; /* right-aligned but COMM, DEV, OP */
 } tv_cols[C_NR] = {
-	[C_PID] = { "PID", 7 },	      [C_COMM] = { "COMM", -15 }, [C_DEV] = { "DEV", -8 },
-	[C_OP] = { "OP", -5 },	      [C_IOPS] = { "IOPS", 9 },	  [C_KBS] = { "KB/s", 10 },
-	[C_AVG] = { "AVG", 9 },	      [C_P99] = { "P99", 9 },	  [C_QUEUE] = { "QUEUE", 9 },
-	[C_DEVICE] = { "DEVICE", 9 },
+	[C_PID] = { "PID", 7 },	       [C_COMM] = { "COMM", -15 },
+	[C_DEV] = { "DEV", -8 },       [C_OP] = { "OP", -5 },
+	[C_IOPS] = { "IOPS", 9 },      [C_KBS] = { "KB/s", 10 },
+	[C_AVG] = { "AVG", 9 },	       [C_P99] = { "P99", 9 },
+	[C_QUEUE] = { "QUEUE", 9 },    [C_DEVICE] = { "DEVICE", 9 },
+	[C_BLAMED] = { "BLAMED%", 7 }, [C_CULPRIT] = { "CULPRIT", -20 },
 };
 
 #define TV_COMM_NARROW 10
 #define TV_CG_MIN 10 /* a cgroup column narrower than this is left out */
+#define TV_CULPRIT_NARROW 12
 
 /* What fits: the columns shown, COMM's width, CGROUP's (-1: none, 0: no limit). */
 struct tv_layout {
@@ -236,6 +253,20 @@ static int fixed_width(const struct tv_layout *l)
 }
 
 /*
+ * --blame's columns with no CGROUP still too wide: P99, then AVG dropped, then
+ * CULPRIT cut (what is left is what blame is asked for).
+ */
+static void shed_blame(struct tv_layout *l, int avail)
+{
+	if (fixed_width(l) > avail)
+		l->w[C_P99] = 0;
+	if (fixed_width(l) > avail)
+		l->w[C_AVG] = 0;
+	if (fixed_width(l) > avail)
+		l->w[C_CULPRIT] = -TV_CULPRIT_NARROW;
+}
+
+/*
  * The widest layout whose lines fit o->width - 1 columns (the last column of a
  * terminal wraps on some): QUEUE, DEVICE dropped, then COMM cut, each step only
  * if the cgroup has no TV_CG_MIN columns yet; with none of them, no CGROUP.
@@ -248,6 +279,8 @@ static void layout(const struct tview_opts *o, struct tv_layout *l)
 		l->w[c] = tv_cols[c].w;
 	if (o->by_cgroup)
 		l->w[C_PID] = l->w[C_COMM] = 0;
+	if (!o->blame)
+		l->w[C_BLAMED] = l->w[C_CULPRIT] = 0;
 	l->cg_w = 0;
 	if (o->width <= 0)
 		return;
@@ -266,6 +299,8 @@ static void layout(const struct tview_opts *o, struct tv_layout *l)
 			break;
 	}
 	l->cg_w = -1;
+	if (o->blame)
+		shed_blame(l, avail);
 }
 
 static void print_head(FILE *f, const struct tview_opts *o, const struct tv_layout *l)
@@ -301,11 +336,29 @@ static const char *tail_of(const char *s, int w)
 	return buf;
 }
 
+/* The BLAMED% and CULPRIT cells of a row ("-" without a culprit); the name cut to w (0: whole). */
+static void blame_cells(const struct tview_row *r, int totals, const struct tview_opts *o,
+			char *pct_s, char *name_s, size_t n, int w)
+{
+	char name[CG_PATH_MAX];
+	double pct = 0;
+
+	if (!o->blame(r, totals, name, sizeof(name), &pct, o->ctx)) {
+		snprintf(pct_s, n, "-");
+		snprintf(name_s, n, "-");
+		return;
+	}
+	snprintf(pct_s, n, "%.1f", pct);
+	snprintf(name_s, n, "%s", tail_of(name, w));
+}
+
 static void print_row(FILE *f, const struct tview_row *r, const struct tview_opts *o,
 		      const struct tv_layout *l)
 {
-	char v[C_NR][32], line[512];
+	/* every cell but CULPRIT fits 32; CULPRIT and CGROUP are cut to CG_PATH_MAX */
+	char v[C_NR][32], culprit[CG_PATH_MAX], line[C_NR * 32 + 2 * CG_PATH_MAX];
 	const char *cg = o->cgroup ? o->cgroup(r->cgroup_id, o->ctx) : NULL;
+	const char *cell[C_NR];
 	int at = 0;
 
 	snprintf(v[C_PID], sizeof(v[0]), "%u", r->tgid);
@@ -324,8 +377,15 @@ static void print_row(FILE *f, const struct tview_row *r, const struct tview_opt
 		parse_fmt_duration(r->device_ns, v[C_DEVICE], sizeof(v[0]));
 	}
 	for (int c = 0; c < C_NR; c++)
+		cell[c] = v[c];
+	cell[C_CULPRIT] = culprit;
+	/* a terminal's CULPRIT is cut to its column; -b's is whole (it pushes CGROUP right) */
+	if (o->blame)
+		blame_cells(r, 0, o, v[C_BLAMED], culprit, sizeof(culprit),
+			    o->width > 0 ? abs(l->w[C_CULPRIT]) : 0);
+	for (int c = 0; c < C_NR; c++)
 		if (l->w[c])
-			at += snprintf(line + at, sizeof(line) - at, "%*s ", l->w[c], v[c]);
+			at += snprintf(line + at, sizeof(line) - at, "%*s ", l->w[c], cell[c]);
 	if (l->cg_w >= 0)
 		snprintf(line + at, sizeof(line) - at, "%s", tail_of(cg ? cg : "-", l->cg_w));
 	else if (at)
@@ -359,7 +419,7 @@ void tview_print(FILE *f, const char *title, const struct tview_row *rows, int n
 
 /* ---- -b's totals ---- */
 
-enum { T_PID, T_COMM, T_CGROUP, T_DEV, T_OP, T_IOS, T_BYTES, T_NR };
+enum { T_PID, T_COMM, T_CGROUP, T_DEV, T_OP, T_IOS, T_BYTES, T_BLAMED, T_CULPRIT, T_NR };
 
 static void totals_cells(const struct tview_row *r, const struct tview_opts *o,
 			 char v[T_NR][CG_PATH_MAX])
@@ -373,21 +433,24 @@ static void totals_cells(const struct tview_row *r, const struct tview_opts *o,
 	snprintf(v[T_OP], CG_PATH_MAX, "%s", abi_op_name(r->op));
 	snprintf(v[T_IOS], CG_PATH_MAX, "%llu", (unsigned long long)r->ios);
 	snprintf(v[T_BYTES], CG_PATH_MAX, "%llu", (unsigned long long)r->bytes);
+	if (o->blame)
+		blame_cells(r, 1, o, v[T_BLAMED], v[T_CULPRIT], CG_PATH_MAX, 0);
 }
 
-/* One line of the totals: each cell left-aligned in its column, the last one unpadded. */
-static void totals_line(FILE *f, char v[T_NR][CG_PATH_MAX], const int *w, int first)
+/* One line of the totals: cells [first, end) left-aligned in their columns, the last unpadded. */
+static void totals_line(FILE *f, char v[T_NR][CG_PATH_MAX], const int *w, int first, int end)
 {
-	for (int c = first; c + 1 < T_NR; c++)
+	for (int c = first; c + 1 < end; c++)
 		fprintf(f, "%-*s ", w[c], v[c]);
-	fprintf(f, "%s\n", v[T_NR - 1]);
+	fprintf(f, "%s\n", v[end - 1]);
 }
 
 void tview_print_totals(FILE *f, const struct tview_row *rows, int n, const struct tview_opts *o)
 {
-	const char *head[T_NR] = { "PID", "COMM", "CGROUP", "DEV", "OP", "IOS", "BYTES" };
+	const char *head[T_NR] = { "PID", "COMM",  "CGROUP",  "DEV",	"OP",
+				   "IOS", "BYTES", "BLAMED%", "CULPRIT" };
 	static char v[T_NR][CG_PATH_MAX];
-	int w[T_NR], first = o->by_cgroup ? T_CGROUP : T_PID;
+	int w[T_NR], first = o->by_cgroup ? T_CGROUP : T_PID, end = o->blame ? T_NR : T_BLAMED;
 
 	if (o->group_col)
 		head[T_CGROUP] = o->group_col; /* CONTAINER, POD */
@@ -402,9 +465,9 @@ void tview_print_totals(FILE *f, const struct tview_row *rows, int n, const stru
 	}
 	for (int c = 0; c < T_NR; c++)
 		snprintf(v[c], CG_PATH_MAX, "%s", head[c]);
-	totals_line(f, v, w, first);
+	totals_line(f, v, w, first, end);
 	for (int i = 0; i < n; i++) {
 		totals_cells(&rows[i], o, v);
-		totals_line(f, v, w, first);
+		totals_line(f, v, w, first, end);
 	}
 }

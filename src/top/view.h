@@ -7,6 +7,7 @@
 #ifndef IT_TOP_VIEW_H
 #define IT_TOP_VIEW_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -36,6 +37,13 @@ struct tview_opts {
 	const char *(*cgroup)(uint64_t id, void *ctx); /* NULL result: unknown */
 	void *ctx;
 	const char *group_col; /* the last column's title; NULL: "CGROUP" */
+	/*
+	 * --blame: the row's top culprit's name (into name) and its share of the
+	 * row's blamed wait in % (docs/top.md "Blame"); over the interval, or the run
+	 * (totals). 0: no culprit ("-"). NULL: no BLAMED% and CULPRIT columns.
+	 */
+	int (*blame)(const struct tview_row *r, int totals, char *name, size_t n, double *pct,
+		     void *ctx);
 };
 
 /*
@@ -63,7 +71,8 @@ void tview_sort(struct tview_row *rows, int n, enum tview_sort key);
 /*
  * The header line and the table. title: the first line (time, interval, keys).
  * With o->width the columns narrow terminals need least go first (QUEUE, DEVICE,
- * then COMM is cut to 10 and CGROUP, kept while 10 columns are left, to its tail).
+ * then COMM is cut to 10 and CGROUP, kept while 10 columns are left, to its tail;
+ * with --blame's columns still too wide, P99, AVG, then CULPRIT is cut to 12).
  */
 void tview_print(FILE *f, const char *title, const struct tview_row *rows, int n,
 		 const struct tview_opts *o);

@@ -300,9 +300,72 @@ out:
 	free(rows);
 }
 
+/* --blame: the row's culprit and share as the callback says; "-" without one */
+static int blame_cb(const struct tview_row *r, int totals, char *nm, size_t n, double *pct,
+		    void *ctx)
+{
+	if (r->tgid != 10)
+		return 0;
+	snprintf(nm, n, "%s", totals ? "/aggressor.slice/total" : "/aggressor.slice/a-long-name.scope");
+	*pct = 87.25;
+	return 1;
+}
+
+/* The BLAMED% and CULPRIT columns: live (the name's tail), at 80 columns, and in the totals. */
+static void test_top_blame_columns(void)
+{
+	struct agg_entry now[2] = { ent(10, 5, IT_OP_READ, 10, 100000),
+				    ent(20, 6, IT_OP_WRITE, 100, 1000) };
+	struct tview_opts o = { .dev_name = name, .cgroup = cgname, .blame = blame_cb };
+	struct tview_row *rows = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int n, nl;
+
+	n = tview_totals(now, 2, 1000000000ull, 0, &rows);
+	if (!ASSERT_EQ(n, 2, "rows"))
+		goto out;
+	tview_sort(rows, n, TV_AVG);
+	text = printed("title", rows, n, &o);
+	if (!ASSERT_TRUE(text != NULL, "memstream"))
+		goto out;
+	ASSERT_TRUE(strstr(text, "    DEVICE BLAMED% CULPRIT              CGROUP\n"), "the header");
+	ASSERT_TRUE(strstr(text, "   87.2 /aggressor.slice/a-long-name.scope /a.slice\n"),
+		    "no width (-b): the victim's culprit whole");
+	ASSERT_TRUE(strstr(text, "       - -                    -\n"), "no culprit: -");
+	free(text);
+	o.width = 200;
+	text = printed("title", rows, n, &o);
+	ASSERT_TRUE(text && strstr(text, "   87.2 ...a-long-name.scope /a.slice\n"),
+		    "a terminal: its tail in 20 columns");
+	free(text);
+	o.width = 80;
+	text = printed("title", rows, n, &o);
+	ASSERT_TRUE(text && lines_within(text, 79, &nl), "80 columns: no line wraps");
+	ASSERT_TRUE(text && strstr(text, "BLAMED% CULPRIT") && strstr(text, "IOPS") &&
+			    !strstr(text, "P99"),
+		    "80 columns: P99 gone, the blame kept");
+	free(text);
+	text = NULL;
+	f = open_memstream(&text, &len);
+	if (!ASSERT_TRUE(f != NULL, "memstream"))
+		goto out;
+	tview_print_totals(f, rows, n, &o);
+	fclose(f);
+	ASSERT_TRUE(strstr(text, " BYTES  BLAMED% CULPRIT\n"), "the totals' header");
+	ASSERT_TRUE(strstr(text, " 40960  87.2    /aggressor.slice/total\n"),
+		    "the run's culprit, whole");
+	ASSERT_TRUE(strstr(text, " 409600 -       -\n"), "none: -");
+out:
+	free(text);
+	free(rows);
+}
+
 int main(void)
 {
 	RUN_TEST(test_top_rates);
+	RUN_TEST(test_top_blame_columns);
 	RUN_TEST(test_top_sort_print);
 	RUN_TEST(test_top_width);
 	RUN_TEST(test_top_totals_table);
