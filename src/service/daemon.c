@@ -124,6 +124,9 @@ void drain(struct daemon *d, int final)
 		d->lost++;
 	recbuf_drain(&d->recs, final ? UINT64_MAX : d->now_ns - WATERMARK_NS, on_record, d);
 	corr_tick(d->corr, d->now_ns);
+	/* records up to the watermark are in: split what their horizon passed (docs/blame.md) */
+	if (d->blame && !final)
+		dblame_tick(d->blame, d->now_ns - WATERMARK_NS);
 	mode_run(d);
 }
 
@@ -566,7 +569,8 @@ static int daemon_start(struct daemon *d)
 	d->out = out_new(d->o, d->text, d->json, d->start_ns);
 	open_cgroups(d);
 	d->corr = d->out ? corr_new(on_request, d, HOLD_NS, 0) : NULL;
-	d->blame = d->o->blame ? dblame_new(d->cg, d->o->metrics_cg_depth) : NULL;
+	d->blame = d->o->blame ?
+		dblame_new(d->cg, d->o->metrics_cg_depth, d->json ? d->out : NULL) : NULL;
 	if (!d->out || !d->corr || (d->o->blame && !d->blame)) {
 		it_err("cannot set up the event loop: %s", strerror(errno));
 		return -ENOMEM;
@@ -594,6 +598,8 @@ static int daemon_finish(struct daemon *d, int ret)
 	it_loader_detach(&d->ld);
 	drain(d, 1);
 	corr_flush(d->corr);
+	if (d->blame)
+		dblame_finish(d->blame);
 	d->now_ns = stop_ns; /* the run traced until the stop, not until the detach ended */
 	summary(d, 1);
 	if (d->m)
