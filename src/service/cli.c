@@ -389,9 +389,8 @@ static int cli_check_mode(const struct it_opts *o, FILE *err)
 		bad = "--metrics-containers: labels the per-cgroup series: needs --metrics-cgroup-depth";
 	else if (o->blame && o->metrics_cg_depth < 0)
 		bad = "--blame: its series are per cgroup: needs --metrics-cgroup-depth";
-	else if (o->blame && (o->min_lat_ns || o->sample > 1))
-		bad = "--blame needs a record of every block request: not with --min-latency, "
-		      "--sample or --profile always-on";
+	else if (o->blame && o->sample > 1)
+		bad = "--blame needs a record of every block request: not with --sample";
 	if (!bad)
 		return cli_check_host_thinning(o, err) ?: cli_check_listen(o, err);
 	it_err_to(err, "%s", bad);

@@ -46,6 +46,22 @@
 #include "records/uhist.h"
 #include "lib/log.h"
 
+/*
+ * --blame under -m: the BPF side keeps every block request's record (rodata
+ * keep_all_blocks); one that -m would have thinned there (its Q2C below it, the
+ * kernel's own test) feeds blame as a culprit and goes no further. 1: taken.
+ */
+static int blame_thinned(struct daemon *d, const void *data, size_t size)
+{
+	const struct it_block_rec *b = data;
+
+	if (!d->blame || !d->o->min_lat_ns || size < sizeof(*b) || b->hdr.type != IT_REC_BLOCK ||
+	    b->c_ns - b->q_ns >= d->o->min_lat_ns)
+		return 0;
+	dblame_block(d->blame, b);
+	return 1;
+}
+
 /* recbuf_fn: one record, in end-time order. */
 static void on_record(void *ctx, void *data, size_t size)
 {
@@ -57,6 +73,8 @@ static void on_record(void *ctx, void *data, size_t size)
 		kern = d->kern_hists_before;
 	if (!kern)
 		uhists_record(&d->uhists, data, size);
+	if (blame_thinned(d, data, size))
+		return;
 	if (d->m && d->mode->record && d->mode->record(d->m, data, size))
 		return;
 	if (corr_feed(d->corr, data, size, d->now_ns))
