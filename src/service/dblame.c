@@ -18,6 +18,7 @@
 #include "records/blame_json.h"
 #include "records/cgroup.h"
 #include "records/output.h"
+#include "lib/log.h"
 #include "service/dblame.h"
 #include "records/stages.h"
 
@@ -362,6 +363,10 @@ void dblame_finish(struct dblame *d)
 	rec_expire(d, UINT64_MAX);
 	if (!d->out)
 		return;
+	if (d->unsplit)
+		it_warn("--blame: %llu written requests got no blame line: a block request of "
+			"theirs was never split (blame_stats.records_unsplit, docs/blame.md)",
+			(unsigned long long)d->unsplit);
 	j = out_json_begin(d->out, &mark);
 	if (!j)
 		return;
