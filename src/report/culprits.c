@@ -275,7 +275,8 @@ static int print_json(struct rp_blame *rb, FILE *f, const struct rp_names *nm)
 		for (int k = 0; k < v->nr_cul && k < RB_TOP; k++) {
 			rest -= v->cul[k].ns;
 			blame_json_culprit(&j, rb->by, &v->cul[k].who,
-					   nm->cgroup(nm->ctx, v->cul[k].who.cgroup_id), v->cul[k].ns);
+					   nm->cgroup(nm->ctx, v->cul[k].who.cgroup_id),
+					   v->cul[k].ns);
 		}
 		if (v->nr_cul > RB_TOP)
 			blame_json_culprit(&j, rb->by, NULL, NULL, rest);

@@ -588,7 +588,8 @@ static int daemon_start(struct daemon *d)
 	open_cgroups(d);
 	d->corr = d->out ? corr_new(on_request, d, HOLD_NS, 0) : NULL;
 	d->blame = d->o->blame ?
-		dblame_new(d->cg, d->o->metrics_cg_depth, d->json ? d->out : NULL) : NULL;
+			   dblame_new(d->cg, d->o->metrics_cg_depth, d->json ? d->out : NULL) :
+			   NULL;
 	if (!d->out || !d->corr || (d->o->blame && !d->blame)) {
 		it_err("cannot set up the event loop: %s", strerror(errno));
 		return -ENOMEM;

@@ -163,8 +163,8 @@ static void rec_write(struct dblame *d, struct dbl_rec *e)
 	jw_arr_begin(j, "culprits");
 	for (int i = 0; i < e->nr && i < DBL_REC_TOP; i++) {
 		rest -= e->ns[i];
-		blame_json_culprit(j, BLAME_BY_CGROUP, &e->who[i], cg_path(d->cg, e->who[i].cgroup_id),
-				   e->ns[i]);
+		blame_json_culprit(j, BLAME_BY_CGROUP, &e->who[i],
+				   cg_path(d->cg, e->who[i].cgroup_id), e->ns[i]);
 	}
 	if (rest >= 0.5)
 		blame_json_culprit(j, BLAME_BY_CGROUP, NULL, NULL, rest);

@@ -608,7 +608,8 @@ static void test_daemon_records(void)
 	dblame_request(d, &p.rw);
 	dblame_request(d, &p.rv);
 	dblame_tick(d, 1000000000ULL); /* 151 + 1 s not passed */
-	ASSERT_TRUE(!strstr(json_now(out, fj, &js), "\"type\":\"blame\""), "not before the horizon");
+	ASSERT_TRUE(!strstr(json_now(out, fj, &js), "\"type\":\"blame\""),
+		    "not before the horizon");
 	c[0] = mk_rec(10, 30, 1000, 1000, 1040);
 	c[1] = mk_rec(11, 31, 1000, 1040, 1071);
 	c[2] = mk_rec(12, 32, 1000, 1071, 1100);
