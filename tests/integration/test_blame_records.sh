@@ -15,9 +15,9 @@
 #                  and user space's few us more than the kernel's), 1 % either way
 #   rec_all_fed    blame_stats.requests (block requests fed to the split) within 1 % of the
 #                  block requests the device completed meanwhile; those fed but not written
-#                  are V's fast reads: between fio's count of V's reads under 1.9 ms and under
-#                  2.1 ms, 1 % either way (the BPF side kept every block record: rodata
-#                  keep_all_blocks; A's writes are all slower than 2 ms)
+#                  at least fio's count of V's reads under 1.9 ms (99 %; A's writes under
+#                  2 ms, some runs a few hundred, add to them): the BPF side kept every
+#                  block record (rodata keep_all_blocks)
 #   rec_blame      every written request with block requests has one `blame` line (by id),
 #                  its parts add up to its wait, none unsplit; each of V's slow requests in
 #                  A's window names A's cgroup as its top culprit with >= 80 % of its blamed
@@ -96,12 +96,10 @@ check rec_exact "V written $vw, fio's reads >= 2.1 ms $lo, >= 1.9 ms $hi (want w
 stats=$(jq -c 'select(.type == "blame_stats")' "$TRACE" | tail -n 1)
 fed=$(jq -r '.requests // 0' <<<"${stats:-{\}}")
 note "blame_stats $stats; the device completed $completed block requests ($((r1 - r0)) reads, $((w1 - w0)) writes, $((f1 - f0)) flushes), $nblk written"
-fast_lo=$((total - hi))
-fast_hi=$((total - lo))
-check rec_all_fed "fed $fed, device $completed; fed but not written $((fed - nblk)), V's reads under 1.9 ms $fast_lo, under 2.1 ms $fast_hi (want fed within 1 % of the device, not written within those, 1 %)" \
-	awk -v f="$fed" -v c="$completed" -v n="$nblk" -v lo="$fast_lo" -v hi="$fast_hi" 'BEGIN {
-		t = f - n
-		exit !(c > 0 && f >= c * 0.99 && f <= c * 1.01 && lo > 0 && t >= lo * 0.99 && t <= hi * 1.01 + 1) }'
+fast=$((total - hi))
+check rec_all_fed "fed $fed, device $completed; fed but not written $((fed - nblk)), V's reads under 1.9 ms $fast (want fed within 1 % of the device, not written >= 99 % of those)" \
+	awk -v f="$fed" -v c="$completed" -v n="$nblk" -v fast="$fast" 'BEGIN {
+		exit !(c > 0 && f >= c * 0.99 && f <= c * 1.01 && fast > 0 && f - n >= fast * 0.99) }'
 
 # rec_blame: A's window from its own records
 read -r a0 a1 < <(jq -sr --arg a "${REL[A]}" '[.[] | select(.type == "request" and .cgroup == $a) | .block[]?] |
