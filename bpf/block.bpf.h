@@ -357,7 +357,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	}
 	it_agg_block(&bi, wb && wb->dirtier.pid ? &wb->dirtier : &bi.task, dev, it_req_op(opf), rq,
 		     btf, now);
-	if (!it_keep(bi.flags, now - bi.q_ns))
+	if (!it_keep_block(bi.flags, now - bi.q_ns))
 		return 0;
 	it_virtio_done(&bi, now);
 	r = it_reserve(&res, sizeof(*r), IT_L_BLOCK);

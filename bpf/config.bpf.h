@@ -50,6 +50,11 @@ const volatile __u8 insert_hooked; /* block_rq_insert attached (--block-insert) 
 const volatile __u8 nested_hooked; /* the second block_rq_complete program attached */
 const volatile __u8 sched_hooks; /* sched layer: sched_switch/wakeup attached (--sched-switch) */
 /*
+ * --blame: every block request leaves a record, whatever -m says (it_keep_block):
+ * blame needs the fast ones as culprits; the daemon thins what it writes.
+ */
+const volatile __u8 keep_all_blocks;
+/*
  * Tests only (IOTRACER_TEST_MISS_COMPLETION=N, docs/testing.md): the Nth
  * completion of a followed block request is not seen, as if no program had
  * run for it. 0 (always, outside tests): the verifier prunes the branch.

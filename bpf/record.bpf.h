@@ -144,6 +144,15 @@ static __always_inline bool it_keep(u32 flags, u64 lat)
 	return (flags & IT_F_SAMPLED) && lat >= min_lat_ns;
 }
 
+/*
+ * A block request's record: under --blame (keep_all_blocks) -m is the daemon's
+ * to apply (src/service/daemon.c, blame_thinned), sampling still the kernel's.
+ */
+static __always_inline bool it_keep_block(u32 flags, u64 lat)
+{
+	return keep_all_blocks ? !!(flags & IT_F_SAMPLED) : it_keep(flags, lat);
+}
+
 /* Sampling decision, taken once per request at its start. */
 static __always_inline u32 it_sample_flag(void)
 {

@@ -174,6 +174,7 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 	/* the filters are writable globals, set after load by it_filters_apply() */
 	rd->wake_bytes = ld->ring_bytes / 2;
 	rd->want_iovecs = o->mode == IT_MODE_HOST;
+	rd->keep_all_blocks = !!o->blame; /* -m thinned by the daemon (docs/blame.md) */
 	/* the bench's dispatch floor (docs/bench.md, "Tax"): the syscall hooks, nothing run */
 	env = getenv("IOTRACER_EMPTY_PROGS");
 	rd->empty_progs = env && !strcmp(env, "1");

@@ -419,6 +419,11 @@ const struct blame_stats *blame_get_stats(const struct blame *b)
 	return &b->st;
 }
 
+uint64_t blame_now(const struct blame *b)
+{
+	return b->now;
+}
+
 void blame_free(struct blame *b)
 {
 	if (!b)

@@ -106,6 +106,11 @@ void blame_tick(struct blame *b, uint64_t now);
 /* The stream ended: resolve every request still waiting, with what arrived. */
 void blame_flush(struct blame *b);
 const struct blame_stats *blame_get_stats(const struct blame *b);
+/*
+ * The stream's time: every request fed with c_ns + horizon <= it has been
+ * split (or counted truncated) by now.
+ */
+uint64_t blame_now(const struct blame *b);
 void blame_free(struct blame *b);
 
 /*

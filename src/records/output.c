@@ -170,6 +170,19 @@ void json_fflush(struct it_out *out)
 		json_lost(out, 0, 1);
 }
 
+struct jw *out_json_begin(struct it_out *out, size_t *mark)
+{
+	if (!out->json)
+		return NULL;
+	*mark = jw_len(&out->w);
+	return &out->w;
+}
+
+void out_json_end(struct it_out *out, size_t mark)
+{
+	json_line_done(out, mark, 0);
+}
+
 void out_flush(struct it_out *out)
 {
 	if (out->json && jw_len(&out->w)) {

@@ -79,6 +79,13 @@ const char *out_hook_st_name(unsigned int s); /* "attached", "off", "absent", "f
 void out_attach(struct it_out *out, const char *layer, const char *hook, const char *method,
 		unsigned int state, const char *reason);
 void out_summary(struct it_out *out, const struct out_summary_in *in);
+/*
+ * A JSON line of another module (dblame's `blame` lines): build one object in the
+ * returned writer, then hand it back with out_json_end(out, mark). NULL: no JSON
+ * output. The line is batched with the requests'.
+ */
+struct jw *out_json_begin(struct it_out *out, size_t *mark);
+void out_json_end(struct it_out *out, size_t mark);
 /* Write JSON lines still held in the batch (the daemon calls it on its timer). */
 void out_flush(struct it_out *out);
 /* The names the JSON lines use: "read", "pread64", "syscall" ("other", "?", "none" when unknown). */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "records/blame.h"
+#include "records/blame_json.h"
 #include "service/dblame.h"
 #include "lib/jsonw.h"
 #include "lib/parse.h"
@@ -243,17 +244,7 @@ static void print_text(struct rp_blame *rb, FILE *f, const struct rp_names *nm)
 static void json_who(const struct rp_blame *rb, struct jw *j, const char *key,
 		     const struct blame_owner *o, const struct rp_names *nm)
 {
-	jw_obj_begin(j, key);
-	if (rb->by == BLAME_BY_CGROUP) {
-		jw_u64(j, "cgroup_id", o->cgroup_id);
-		if (nm->cgroup(nm->ctx, o->cgroup_id))
-			jw_str(j, "cgroup", nm->cgroup(nm->ctx, o->cgroup_id));
-	} else {
-		if (rb->by == BLAME_BY_PID)
-			jw_u64(j, "pid", o->pid);
-		jw_strn(j, "comm", o->comm, IT_COMM_LEN);
-	}
-	jw_obj_end(j);
+	blame_json_owner(j, key, rb->by, o, nm->cgroup(nm->ctx, o->cgroup_id));
 }
 
 /* One "blame" JSON line per (device, victim); 0 or -errno. */
@@ -267,6 +258,7 @@ static int print_json(struct rp_blame *rb, FILE *f, const struct rp_names *nm)
 	jw_init(&j);
 	for (int i = 0; i < rb->nr_v && !err; i++) {
 		const struct rb_victim *v = &rb->v[i];
+		struct blame_parts parts = { v->wait, v->own, v->unattr, v->self, v->others };
 		double rest = v->others;
 
 		jw_reset(&j);
@@ -278,25 +270,16 @@ static int print_json(struct rp_blame *rb, FILE *f, const struct rp_names *nm)
 		jw_str(&j, "devno", devno);
 		json_who(rb, &j, "victim", &v->who, nm);
 		jw_u64(&j, "requests", v->reqs);
-		jw_u64(&j, "wait_ns", (uint64_t)(v->wait + 0.5));
-		jw_u64(&j, "own_ns", (uint64_t)(v->own + 0.5));
-		jw_u64(&j, "unattributed_ns", (uint64_t)(v->unattr + 0.5));
-		jw_u64(&j, "self_ns", (uint64_t)(v->self + 0.5));
-		jw_u64(&j, "others_ns", (uint64_t)(v->others + 0.5));
+		blame_json_parts(&j, &parts);
 		jw_arr_begin(&j, "culprits");
 		for (int k = 0; k < v->nr_cul && k < RB_TOP; k++) {
 			rest -= v->cul[k].ns;
-			jw_obj_begin(&j, NULL);
-			json_who(rb, &j, "who", &v->cul[k].who, nm);
-			jw_u64(&j, "ns", (uint64_t)(v->cul[k].ns + 0.5));
-			jw_obj_end(&j);
+			blame_json_culprit(&j, rb->by, &v->cul[k].who,
+					   nm->cgroup(nm->ctx, v->cul[k].who.cgroup_id),
+					   v->cul[k].ns);
 		}
-		if (v->nr_cul > RB_TOP) {
-			jw_obj_begin(&j, NULL);
-			jw_bool(&j, "other", 1);
-			jw_u64(&j, "ns", rest > 0 ? (uint64_t)(rest + 0.5) : 0);
-			jw_obj_end(&j);
-		}
+		if (v->nr_cul > RB_TOP)
+			blame_json_culprit(&j, rb->by, NULL, NULL, rest);
 		jw_arr_end(&j);
 		jw_obj_end(&j);
 		if (jw_error(&j) || fprintf(f, "%s\n", jw_data(&j)) < 0)
@@ -305,13 +288,7 @@ static int print_json(struct rp_blame *rb, FILE *f, const struct rp_names *nm)
 	jw_reset(&j);
 	jw_obj_begin(&j, NULL);
 	jw_str(&j, "type", "blame_stats");
-	jw_str(&j, "by", blame_by_name(rb->by));
-	jw_u64(&j, "requests", st->added);
-	jw_u64(&j, "split", st->resolved);
-	jw_u64(&j, "late", st->late);
-	jw_u64(&j, "truncated", st->truncated);
-	jw_u64(&j, "forced", st->forced);
-	jw_bool(&j, "partial", rb->oom);
+	blame_json_stats(&j, rb->by, st, rb->oom);
 	jw_obj_end(&j);
 	if (!err && (jw_error(&j) || fprintf(f, "%s\n", jw_data(&j)) < 0))
 		err = -EIO;

@@ -138,7 +138,8 @@ static const struct cli_option cli_opts[] = {
 	{ .row.name = "blame", .row.key = CLI_OPT_BLAME, .section = "metrics",
 	  .reload = RELOAD_START, .val = CLI_V_FLAG, F(blame),
 	  .row.help = "/metrics: who slowed whom, blamed seconds per device,\n"
-		      "victim and culprit cgroup (docs/blame.md)" },
+		      "victim and culprit cgroup; with -j a blame line per\n"
+		      "written request (docs/blame.md). Not with --sample" },
 	{ .row.name = "quiet", .row.key = 'q', .section = "", .reload = RELOAD_START,
 	  .val = CLI_V_FLAG, F(quiet),
 	  .row.help = "no attach report and no live lines: summaries only" },
@@ -389,9 +390,8 @@ static int cli_check_mode(const struct it_opts *o, FILE *err)
 		bad = "--metrics-containers: labels the per-cgroup series: needs --metrics-cgroup-depth";
 	else if (o->blame && o->metrics_cg_depth < 0)
 		bad = "--blame: its series are per cgroup: needs --metrics-cgroup-depth";
-	else if (o->blame && (o->min_lat_ns || o->sample > 1))
-		bad = "--blame needs a record of every block request: not with --min-latency, "
-		      "--sample or --profile always-on";
+	else if (o->blame && o->sample > 1)
+		bad = "--blame needs a record of every block request: not with --sample";
 	if (!bad)
 		return cli_check_host_thinning(o, err) ?: cli_check_listen(o, err);
 	it_err_to(err, "%s", bad);

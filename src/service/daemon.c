@@ -46,6 +46,22 @@
 #include "records/uhist.h"
 #include "lib/log.h"
 
+/*
+ * --blame under -m: the BPF side keeps every block request's record (rodata
+ * keep_all_blocks); one that -m would have thinned there (its Q2C below it, the
+ * kernel's own test) feeds blame as a culprit and goes no further. 1: taken.
+ */
+static int blame_thinned(struct daemon *d, const void *data, size_t size)
+{
+	const struct it_block_rec *b = data;
+
+	if (!d->blame || !d->o->min_lat_ns || size < sizeof(*b) || b->hdr.type != IT_REC_BLOCK ||
+	    b->c_ns - b->q_ns >= d->o->min_lat_ns)
+		return 0;
+	dblame_block(d->blame, b);
+	return 1;
+}
+
 /* recbuf_fn: one record, in end-time order. */
 static void on_record(void *ctx, void *data, size_t size)
 {
@@ -57,6 +73,8 @@ static void on_record(void *ctx, void *data, size_t size)
 		kern = d->kern_hists_before;
 	if (!kern)
 		uhists_record(&d->uhists, data, size);
+	if (blame_thinned(d, data, size))
+		return;
 	if (d->m && d->mode->record && d->mode->record(d->m, data, size))
 		return;
 	if (corr_feed(d->corr, data, size, d->now_ns))
@@ -124,6 +142,9 @@ void drain(struct daemon *d, int final)
 		d->lost++;
 	recbuf_drain(&d->recs, final ? UINT64_MAX : d->now_ns - WATERMARK_NS, on_record, d);
 	corr_tick(d->corr, d->now_ns);
+	/* records up to the watermark are in: split what their horizon passed (docs/blame.md) */
+	if (d->blame && !final)
+		dblame_tick(d->blame, d->now_ns - WATERMARK_NS);
 	mode_run(d);
 }
 
@@ -551,7 +572,9 @@ static int daemon_start(struct daemon *d)
 	d->out = out_new(d->o, d->text, d->json, d->start_ns);
 	open_cgroups(d);
 	d->corr = d->out ? corr_new(on_request, d, HOLD_NS, 0) : NULL;
-	d->blame = d->o->blame ? dblame_new(d->cg, d->o->metrics_cg_depth) : NULL;
+	d->blame = d->o->blame ?
+			   dblame_new(d->cg, d->o->metrics_cg_depth, d->json ? d->out : NULL) :
+			   NULL;
 	if (!d->out || !d->corr || (d->o->blame && !d->blame)) {
 		it_err("cannot set up the event loop: %s", strerror(errno));
 		return -ENOMEM;
@@ -579,6 +602,8 @@ static int daemon_finish(struct daemon *d, int ret)
 	it_loader_detach(&d->ld);
 	drain(d, 1);
 	corr_flush(d->corr);
+	if (d->blame)
+		dblame_finish(d->blame);
 	d->now_ns = stop_ns; /* the run traced until the stop, not until the detach ended */
 	summary(d, 1);
 	if (d->m)

@@ -1,12 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dblame: --blame in the daemon, for /metrics (dblame.h, docs/blame.md).
+ * dblame: --blame in the daemon, for /metrics and the records' `blame` lines
+ * (dblame.h, docs/blame.md).
+ *
+ * A written request's block requests go to the engine tagged with the request's
+ * place in a queue (struct dbl_rec, tag = its sequence number + 1): each split
+ * adds to its entry, and the last one writes the line. The queue is in feed
+ * order; its front leaves once written, or once the engine's time has passed
+ * the latest completion of its block requests + the horizon with a split still
+ * missing (a block request too late for the history kept, or a bad one): then
+ * it is counted unsplit, never written half.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "records/blame.h"
+#include "records/blame_json.h"
 #include "records/cgroup.h"
+#include "records/output.h"
+#include "lib/log.h"
 #include "service/dblame.h"
 #include "records/stages.h"
 
@@ -27,6 +39,19 @@ struct dbl_vic {
 	double other_ns; /* culprits past the first DBL_TOP */
 };
 
+/* A written request waiting for its block requests' splits. */
+struct dbl_rec {
+	uint64_t id; /* the request's (its JSON line's "id") */
+	uint64_t c_max; /* the latest completion of its block requests */
+	int blocks, left; /* its block requests; those not split yet */
+	int lost; /* one will never be split: no line */
+	int done; /* written or counted */
+	struct blame_parts p;
+	struct blame_owner who[DBL_REC_KEEP];
+	double ns[DBL_REC_KEEP];
+	int nr;
+};
+
 struct dblame {
 	struct blame *b;
 	struct cg_cache *cg;
@@ -36,6 +61,12 @@ struct dblame {
 	struct dbl_vic *v;
 	int nr_v;
 	size_t alloc_v;
+	int oom; /* a split missed the metrics' sums */
+	struct it_out *out; /* the records' JSON lines; NULL: none */
+	struct dbl_rec *rq; /* ring of alloc_rq (a power of 2) entries */
+	size_t alloc_rq, head, n;
+	uint64_t head_seq; /* sequence number of rq[head] */
+	uint64_t written, unsplit;
 };
 
 /* The label of a cgroup id: its path cut to depth, interned; DBL_OTHER past the cap. */
@@ -87,13 +118,157 @@ static void add_culprit(struct dbl_vic *v, int label, double ns)
 	v->cul_ns[v->nr_cul++] = ns;
 }
 
+/* The entry of a tag; NULL: none (no line wanted, or left the queue). */
+static struct dbl_rec *rec_of(struct dblame *d, uint64_t tag)
+{
+	uint64_t i = tag - 1 - d->head_seq;
+
+	if (!tag || tag - 1 < d->head_seq || i >= d->n)
+		return NULL;
+	return &d->rq[(d->head + i) & (d->alloc_rq - 1)];
+}
+
+static int cmp_ns_desc(double x, double y)
+{
+	return x > y ? -1 : x < y;
+}
+
+/* e's line: its parts and its first DBL_REC_TOP culprits, the rest as other. */
+static void rec_write(struct dblame *d, struct dbl_rec *e)
+{
+	double rest = e->p.others;
+	struct jw *j;
+	size_t mark;
+
+	/* a few entries: insertion sort, largest first */
+	for (int i = 1; i < e->nr; i++)
+		for (int k = i; k > 0 && cmp_ns_desc(e->ns[k], e->ns[k - 1]) < 0; k--) {
+			struct blame_owner w = e->who[k];
+			double ns = e->ns[k];
+
+			e->who[k] = e->who[k - 1];
+			e->ns[k] = e->ns[k - 1];
+			e->who[k - 1] = w;
+			e->ns[k - 1] = ns;
+		}
+	j = out_json_begin(d->out, &mark);
+	if (!j)
+		return;
+	jw_obj_begin(j, NULL);
+	jw_str(j, "type", "blame");
+	jw_u64(j, "id", e->id);
+	jw_str(j, "by", blame_by_name(BLAME_BY_CGROUP));
+	jw_u64(j, "requests", (uint64_t)e->blocks);
+	blame_json_parts(j, &e->p);
+	jw_arr_begin(j, "culprits");
+	for (int i = 0; i < e->nr && i < DBL_REC_TOP; i++) {
+		rest -= e->ns[i];
+		blame_json_culprit(j, BLAME_BY_CGROUP, &e->who[i],
+				   cg_path(d->cg, e->who[i].cgroup_id), e->ns[i]);
+	}
+	if (rest >= 0.5)
+		blame_json_culprit(j, BLAME_BY_CGROUP, NULL, NULL, rest);
+	jw_arr_end(j);
+	jw_obj_end(j);
+	out_json_end(d->out, mark);
+}
+
+/* Every split of e is in (or one never will be): its line, or counted. */
+static void rec_done(struct dblame *d, struct dbl_rec *e)
+{
+	e->done = 1;
+	if (e->lost) {
+		d->unsplit++;
+		return;
+	}
+	rec_write(d, e);
+	d->written++;
+}
+
+static void rec_split(struct dblame *d, struct dbl_rec *e, const struct blame_res *res)
+{
+	const struct blame_share *c = res->culprits;
+	int k;
+
+	e->p.wait += (double)(res->r->c_ns - res->r->q_ns);
+	e->p.own += res->own_ns;
+	e->p.unattr += res->unattr_ns;
+	e->p.self += res->self_ns;
+	e->p.others += res->others_ns;
+	/* culprits past the first DBL_REC_KEEP owners stay in others_ns: the line's "other" */
+	for (int i = 0; i < res->nr_culprits; i++) {
+		for (k = 0; k < e->nr; k++)
+			if (blame_same(BLAME_BY_CGROUP, &e->who[k], &c[i].who))
+				break;
+		if (k == e->nr && e->nr == DBL_REC_KEEP)
+			continue;
+		if (k == e->nr) {
+			e->who[e->nr] = c[i].who;
+			e->ns[e->nr++] = 0;
+		}
+		e->ns[k] += c[i].ns;
+	}
+	if (!--e->left)
+		rec_done(d, e);
+}
+
+/* Let the front go while written, or past its horizon with a split missing. */
+static void rec_expire(struct dblame *d, uint64_t now)
+{
+	while (d->n) {
+		struct dbl_rec *e = &d->rq[d->head];
+
+		if (!e->done) {
+			if (e->c_max + DBL_HORIZON_NS > now)
+				break;
+			e->lost = 1;
+			rec_done(d, e);
+		}
+		d->head = (d->head + 1) & (d->alloc_rq - 1);
+		d->head_seq++;
+		d->n--;
+	}
+}
+
+/* A new entry at the queue's end for r; its tag, or 0 (no memory: counted unsplit). */
+static uint64_t rec_push(struct dblame *d, const struct corr_req *r)
+{
+	struct dbl_rec *e;
+
+	if (d->n == d->alloc_rq) {
+		size_t a = d->alloc_rq ? 2 * d->alloc_rq : 64;
+		struct dbl_rec *n = malloc(a * sizeof(*n));
+
+		if (!n) {
+			d->unsplit++;
+			return 0;
+		}
+		for (size_t i = 0; i < d->n; i++)
+			n[i] = d->rq[(d->head + i) & (d->alloc_rq - 1)];
+		free(d->rq);
+		d->rq = n;
+		d->alloc_rq = a;
+		d->head = 0;
+	}
+	e = &d->rq[(d->head + d->n) & (d->alloc_rq - 1)];
+	memset(e, 0, sizeof(*e));
+	e->id = r->id;
+	e->blocks = e->left = r->nr_blocks;
+	return d->head_seq + d->n++ + 1;
+}
+
 static void on_split(const struct blame_res *res, void *ctx)
 {
 	struct dblame *d = ctx;
 	struct dbl_vic *v = vic_of(d, res->r->dev, label_of(d, res->r->owner.cgroup_id));
+	struct dbl_rec *e = rec_of(d, res->r->tag);
 
-	if (!v)
+	if (e)
+		rec_split(d, e, res);
+	if (!v) {
+		d->oom = 1;
 		return;
+	}
 	v->part[DBL_OWN] += res->own_ns;
 	v->part[DBL_UNATTR] += res->unattr_ns;
 	v->part[DBL_SELF] += res->self_ns;
@@ -102,7 +277,7 @@ static void on_split(const struct blame_res *res, void *ctx)
 		add_culprit(v, label_of(d, res->culprits[i].who.cgroup_id), res->culprits[i].ns);
 }
 
-struct dblame *dblame_new(struct cg_cache *cg, int depth)
+struct dblame *dblame_new(struct cg_cache *cg, int depth, struct it_out *out)
 {
 	struct dblame *d = calloc(1, sizeof(*d));
 
@@ -110,6 +285,7 @@ struct dblame *dblame_new(struct cg_cache *cg, int depth)
 		return NULL;
 	d->cg = cg;
 	d->depth = depth;
+	d->out = out;
 	d->b = blame_new(BLAME_BY_CGROUP, DBL_HORIZON_NS, 0, on_split, d);
 	if (!d->b) {
 		free(d);
@@ -135,12 +311,72 @@ void dblame_in(struct blame_in *in, const struct it_block_rec *b, int victim)
 
 void dblame_request(struct dblame *d, const struct corr_req *r)
 {
+	const struct blame_stats *st = blame_get_stats(d->b);
+	uint64_t tag = d->out && r->nr_blocks ? rec_push(d, r) : 0;
 	struct blame_in in;
+	struct dbl_rec *e;
 
 	for (int i = 0; i < r->nr_blocks; i++) {
+		uint64_t bad = st->bad;
+
 		dblame_in(&in, r->blocks[i], 1);
-		blame_add(d->b, &in);
+		in.tag = tag;
+		e = rec_of(d, tag);
+		if (e && in.c_ns > e->c_max)
+			e->c_max = in.c_ns;
+		if (blame_add(d->b, &in) || st->bad != bad) {
+			d->oom |= st->bad == bad;
+			/* never split: the request's line will not be written */
+			e = rec_of(d, tag);
+			if (e) {
+				e->lost = 1;
+				if (!--e->left)
+					rec_done(d, e);
+			}
+		}
 	}
+	rec_expire(d, blame_now(d->b));
+}
+
+void dblame_block(struct dblame *d, const struct it_block_rec *b)
+{
+	struct blame_in in;
+
+	dblame_in(&in, b, 1);
+	if (blame_add(d->b, &in))
+		d->oom = 1;
+	rec_expire(d, blame_now(d->b));
+}
+
+void dblame_tick(struct dblame *d, uint64_t now)
+{
+	blame_tick(d->b, now);
+	rec_expire(d, blame_now(d->b));
+}
+
+void dblame_finish(struct dblame *d)
+{
+	struct jw *j;
+	size_t mark;
+
+	blame_flush(d->b);
+	rec_expire(d, UINT64_MAX);
+	if (!d->out)
+		return;
+	if (d->unsplit)
+		it_warn("--blame: %llu written requests got no blame line: a block request of "
+			"theirs was never split (blame_stats.records_unsplit, docs/blame.md)",
+			(unsigned long long)d->unsplit);
+	j = out_json_begin(d->out, &mark);
+	if (!j)
+		return;
+	jw_obj_begin(j, NULL);
+	jw_str(j, "type", "blame_stats");
+	blame_json_stats(j, BLAME_BY_CGROUP, blame_get_stats(d->b), d->oom);
+	jw_u64(j, "records", d->written);
+	jw_u64(j, "records_unsplit", d->unsplit);
+	jw_obj_end(j);
+	out_json_end(d->out, mark);
 }
 
 static const char *label_name(const struct dblame *d, int label)
@@ -160,7 +396,7 @@ void dblame_metrics(struct dblame *d, FILE *f, uint64_t now, metrics_dev_fn dev_
 	const struct blame_stats *st = blame_get_stats(d->b);
 	struct metrics_label l[4];
 
-	blame_tick(d->b, now);
+	dblame_tick(d, now);
 	metrics_family(f, "iotracer_blame_seconds_total", "counter",
 		       "Block request wait of the victim cgroup held by the culprit cgroup's requests "
 		       "(--blame, docs/blame.md): the first 5 culprits per device and victim, "
@@ -209,5 +445,6 @@ void dblame_free(struct dblame *d)
 	for (int i = 0; i < d->nr_labels; i++)
 		free(d->labels[i]);
 	free(d->v);
+	free(d->rq);
 	free(d);
 }

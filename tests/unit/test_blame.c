@@ -8,6 +8,8 @@
 
 #include "records/blame.h"
 #include "records/cgroup.h"
+#include "records/output.h"
+#include "service/cli.h"
 #include "service/dblame.h"
 #include "report/internal.h"
 #include "unit.h"
@@ -499,7 +501,7 @@ static void test_daemon_metrics(void)
 	cg_cache_put(cg, 1, "/v/x");
 	cg_cache_put(cg, 2, "/a/y");
 	cg_cache_put(cg, 3, "/");
-	d = dblame_new(cg, 1);
+	d = dblame_new(cg, 1, NULL);
 	f = open_memstream(&txt, &n);
 	if (!ASSERT_TRUE(d && f, "new"))
 		goto out;
@@ -544,6 +546,124 @@ out:
 	cg_cache_free(cg);
 }
 
+/* ---- the daemon's --blame with -j: a `blame` line per written request ---- */
+
+static void feed_req(struct dblame *d, uint64_t id, struct it_block_rec *b, int n)
+{
+	struct corr_req r = { .kind = CORR_BLOCK, .id = id, .nr_blocks = n };
+
+	for (int i = 0; i < n; i++)
+		r.blocks[i] = &b[i];
+	dblame_request(d, &r);
+}
+
+/* The JSON written so far (out flushed). */
+static const char *json_now(struct it_out *out, FILE *f, char **buf)
+{
+	out_flush(out);
+	fflush(f);
+	return *buf ? *buf : "";
+}
+
+/*
+ * Request 2 (/v/x): the flusher's write of /a/y's pages held its queue 51 ns, own 50 ns
+ * (test_report_dirtier). Request 3 (/v/x) has two block requests whose queues are held by
+ * five cgroups one at a time: c10 40+20, c11 31, c12 29, c13 25, c14 55; its line names
+ * c10 60, c14 55, c11 31, then other 54 (c12 + c13); own
+ * 10 + 10. Request 4's block request is bad (C < Q): no line, counted. Request 5's queue
+ * is held by a block record -m kept out of the records (dblame_block): /a/y, 100 ns.
+ */
+static void test_daemon_records(void)
+{
+	struct pair p;
+	struct cg_cache *cg = cg_cache_new("/nonexistent");
+	struct it_opts o;
+	struct it_out *out = NULL;
+	struct dblame *d = NULL;
+	char *js = NULL;
+	size_t nj = 0;
+	FILE *fj = open_memstream(&js, &nj);
+	struct it_block_rec v3[2], c[6], bad, v5, fast;
+
+	cli_defaults(&o);
+	o.live = 0;
+	if (!ASSERT_TRUE(cg && fj, "cache"))
+		goto out;
+	out = out_new(&o, NULL, fj, 0);
+	d = out ? dblame_new(cg, 1, out) : NULL;
+	if (!ASSERT_TRUE(d, "new"))
+		goto out;
+	cg_cache_put(cg, 1, "/v/x");
+	cg_cache_put(cg, 2, "/a/y");
+	cg_cache_put(cg, 3, "/");
+	for (uint64_t i = 10; i <= 14; i++) {
+		char path[16];
+
+		snprintf(path, sizeof(path), "/c%llu", (unsigned long long)i);
+		cg_cache_put(cg, i, path);
+	}
+	mk_pair(&p);
+	p.rw.id = 1;
+	p.rv.id = 2;
+	dblame_request(d, &p.rw);
+	dblame_request(d, &p.rv);
+	dblame_tick(d, 1000000000ULL); /* 151 + 1 s not passed */
+	ASSERT_TRUE(!strstr(json_now(out, fj, &js), "\"type\":\"blame\""),
+		    "not before the horizon");
+	c[0] = mk_rec(10, 30, 1000, 1000, 1040);
+	c[1] = mk_rec(11, 31, 1000, 1040, 1071);
+	c[2] = mk_rec(12, 32, 1000, 1071, 1100);
+	c[3] = mk_rec(10, 30, 2000, 2000, 2020);
+	c[4] = mk_rec(13, 33, 2000, 2020, 2045);
+	c[5] = mk_rec(14, 34, 2000, 2045, 2100);
+	for (int i = 0; i < 6; i++)
+		feed_req(d, 10 + (uint64_t)i, &c[i], 1);
+	v3[0] = mk_rec(1, 10, 1000, 1100, 1110);
+	v3[1] = mk_rec(1, 10, 2000, 2100, 2110);
+	feed_req(d, 3, v3, 2);
+	bad = mk_rec(1, 10, 3000, 0, 2999);
+	feed_req(d, 4, &bad, 1);
+	fast = mk_rec(2, 20, 3000, 3000, 3100);
+	dblame_block(d, &fast);
+	v5 = mk_rec(1, 10, 3000, 3100, 3110);
+	feed_req(d, 5, &v5, 1);
+	dblame_tick(d, 1000000152ULL); /* request 2's horizon only */
+	json_now(out, fj, &js);
+	ASSERT_TRUE(strstr(js, "{\"type\":\"blame\",\"id\":2,\"by\":\"cgroup\",\"requests\":1,"
+			       "\"wait_ns\":101,\"own_ns\":50,\"unattributed_ns\":0,\"self_ns\":0,"
+			       "\"others_ns\":51,\"culprits\":[{\"who\":{\"cgroup_id\":2,"
+			       "\"cgroup\":\"/a/y\"},\"ns\":51}]}\n"),
+		    "request 2: the dirtier");
+	ASSERT_TRUE(!strstr(js, "\"id\":3,"), "request 3 waits for its horizon");
+	dblame_finish(d);
+	json_now(out, fj, &js);
+	ASSERT_TRUE(strstr(js, "{\"type\":\"blame\",\"id\":3,\"by\":\"cgroup\",\"requests\":2,"
+			       "\"wait_ns\":220,\"own_ns\":20,\"unattributed_ns\":0,\"self_ns\":0,"
+			       "\"others_ns\":200,\"culprits\":[{\"who\":{\"cgroup_id\":10,"
+			       "\"cgroup\":\"/c10\"},\"ns\":60},{\"who\":{\"cgroup_id\":14,"
+			       "\"cgroup\":\"/c14\"},\"ns\":55},{\"who\":{\"cgroup_id\":11,"
+			       "\"cgroup\":\"/c11\"},\"ns\":31},{\"other\":true,\"ns\":54}]}\n"),
+		    "request 3: two block requests, top 3 and other");
+	ASSERT_TRUE(!strstr(js, "\"id\":4,"), "request 4: bad, no line");
+	ASSERT_TRUE(strstr(js, "{\"type\":\"blame\",\"id\":5,\"by\":\"cgroup\",\"requests\":1,"
+			       "\"wait_ns\":110,\"own_ns\":10,\"unattributed_ns\":0,\"self_ns\":0,"
+			       "\"others_ns\":100,\"culprits\":[{\"who\":{\"cgroup_id\":2,"
+			       "\"cgroup\":\"/a/y\"},\"ns\":100}]}\n"),
+		    "request 5: a thinned block record is a culprit");
+	/* lines: 1, 2, the six culprits', 3 and 5; 4 not. Fed: 12 block requests and the bad one */
+	ASSERT_TRUE(strstr(js, "{\"type\":\"blame_stats\",\"by\":\"cgroup\",\"requests\":12,"
+			       "\"split\":12,\"late\":0,\"truncated\":0,\"forced\":0,"
+			       "\"partial\":false,\"records\":10,\"records_unsplit\":1}\n"),
+		    "stats: one request unsplit");
+out:
+	dblame_free(d);
+	out_free(out);
+	if (fj)
+		fclose(fj);
+	free(js);
+	cg_cache_free(cg);
+}
+
 int main(void)
 {
 	RUN_TEST(test_queue_and_service);
@@ -558,5 +678,6 @@ int main(void)
 	RUN_TEST(test_random_vs_brute);
 	RUN_TEST(test_report_dirtier);
 	RUN_TEST(test_daemon_metrics);
+	RUN_TEST(test_daemon_records);
 	return unit_result();
 }

@@ -187,6 +187,21 @@ static void test_cli_metrics(void)
 	ASSERT_EQ(r.ret, CLI_RUN, "depth with --metrics");
 	ASSERT_EQ(r.o.metrics_cg_depth, 1, "depth");
 	run_free(&r);
+	/* --blame: -m and always-on thin what is written, not its input; --sample would */
+	RUN(&r, "--metrics", ":9477", "--metrics-cgroup-depth", "1", "--blame", "-m", "2ms");
+	ASSERT_EQ(r.ret, CLI_RUN, "--blame with -m");
+	ASSERT_EQ(r.o.min_lat_ns, 2000000, "-m kept");
+	run_free(&r);
+	RUN(&r, "--metrics", ":9477", "--metrics-cgroup-depth", "1", "--profile", "always-on",
+	    "--blame");
+	ASSERT_EQ(r.ret, CLI_RUN, "--blame with always-on");
+	run_free(&r);
+	RUN(&r, "--metrics", ":9477", "--metrics-cgroup-depth", "1", "--blame", "--sample", "10");
+	ASSERT_EQ(r.ret, CLI_USAGE, "--blame with --sample");
+	ASSERT_STREQ(r.err,
+		     "iotracer: --blame needs a record of every block request: not with --sample\n",
+		     "message");
+	run_free(&r);
 }
 
 static void test_cli_bad_values(void)

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * blame_json: the fields of the blame JSON lines (docs/json.md, "blame"), one
+ * writer for report --blame's matrix lines and the daemon's per-request lines.
+ */
+#ifndef IT_BLAME_JSON_H
+#define IT_BLAME_JSON_H
+
+#include "records/blame.h"
+#include "lib/jsonw.h"
+
+/* A wait and its parts (ns), as the lines carry them. */
+struct blame_parts {
+	double wait, own, unattr, self, others;
+};
+
+/* key: the owner under by: {"cgroup_id","cgroup"} (no "cgroup" when NULL), {"pid","comm"}, {"comm"}. */
+void blame_json_owner(struct jw *j, const char *key, enum blame_by by, const struct blame_owner *o,
+		      const char *cgroup);
+/* "wait_ns", "own_ns", "unattributed_ns", "self_ns", "others_ns" */
+void blame_json_parts(struct jw *j, const struct blame_parts *p);
+/* One element of "culprits": {"who":{...},"ns"}; who NULL: {"other":true,"ns"}. */
+void blame_json_culprit(struct jw *j, enum blame_by by, const struct blame_owner *who,
+			const char *cgroup, double ns);
+/* The blame_stats line's counters: "by", "requests", "split", "late", "truncated", "forced", "partial". */
+void blame_json_stats(struct jw *j, enum blame_by by, const struct blame_stats *st, int partial);
+
+#endif /* IT_BLAME_JSON_H */
