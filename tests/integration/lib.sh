@@ -811,6 +811,21 @@ mk_cgroup() {
 	_it_register cgroups "$CGROUP_DIR"
 }
 
+# mk_cgroups NAME...: a cgroup (mk_cgroup) per NAME: CG[NAME] its directory, REL[NAME]
+# its path in the hierarchy, CG_ROOT the cgroup2 mount. Skips the script when there is
+# no cgroup2 mount; fails it when a cgroup cannot be made.
+mk_cgroups() {
+	local c
+	CG_ROOT=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
+	[[ -n $CG_ROOT ]] || skip_all "no cgroup2 mount on this machine"
+	declare -gA CG REL
+	for c in "$@"; do
+		mk_cgroup || fail_all "cannot create cgroup $c"
+		CG[$c]=$CGROUP_DIR
+		REL[$c]=${CGROUP_DIR#"$CG_ROOT"}
+	done
+}
+
 # record_paced_reads JOB NIOS RATE: a filled 128 MiB loop device, a tracer recording it
 # (-d loopN --record $IT_TMP/rec) while fio job JOB does NIOS direct 4k random reads at
 # RATE IOPS into $IT_TMP/fio.json; the tracer is stopped after fio. Sets dev, name, rec

@@ -37,14 +37,7 @@ it_begin direct_on direct_off direct_split buffered_on buffered_off buffered_spl
 	buffered_flusher report_json metrics_blame
 it_require_all fio jq findmnt mkfs.ext4 fallocate curl ss
 
-CG_ROOT=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
-[[ -n $CG_ROOT ]] || skip_all "no cgroup2 mount on this machine"
-declare -A CG REL
-for c in V A B; do
-	mk_cgroup || fail_all "cannot create cgroup $c"
-	CG[$c]=$CGROUP_DIR
-	REL[$c]=${CGROUP_DIR#"$CG_ROOT"}
-done
+mk_cgroups V A B
 note "cgroups: V ${REL[V]}, A ${REL[A]}, B ${REL[B]}"
 VIOPS=${BLAME_VIOPS:-500}
 

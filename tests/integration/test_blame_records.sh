@@ -30,14 +30,7 @@ set -u
 it_begin rec_thinned rec_exact rec_all_fed rec_blame
 it_require_all fio jq findmnt
 
-CG_ROOT=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
-[[ -n $CG_ROOT ]] || skip_all "no cgroup2 mount on this machine"
-declare -A CG REL
-for c in V A; do
-	mk_cgroup || fail_all "cannot create cgroup $c"
-	CG[$c]=$CGROUP_DIR
-	REL[$c]=${CGROUP_DIR#"$CG_ROOT"}
-done
+mk_cgroups V A
 
 # fio_in CGROUP NAME OUT FIO-ARGS...: a fio process that joins CGROUP before it execs
 declare -A FPID

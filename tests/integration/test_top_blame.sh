@@ -34,14 +34,7 @@ err=$(cat "$IT_TMP/bad.err")
 check bad_blame_pid "exit $rc (want 2), stderr: $err" \
 	test "$rc" = 2 -a "$(wc -l <"$IT_TMP/bad.err")" = 1 -a "${err#iotracer: top: --blame:}" != "$err"
 
-CG_ROOT=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
-[[ -n $CG_ROOT ]] || skip_all "no cgroup2 mount on this machine"
-declare -A CG REL
-for c in V A; do
-	mk_cgroup || fail_all "cannot create cgroup $c"
-	CG[$c]=$CGROUP_DIR
-	REL[$c]=${CGROUP_DIR#"$CG_ROOT"}
-done
+mk_cgroups V A
 note "cgroups: V ${REL[V]}, A ${REL[A]}"
 
 dev=$(mk_loop 256 fill) || fail_all "cannot create a loop device"
