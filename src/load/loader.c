@@ -119,13 +119,12 @@ int it_loader_map_slots(struct it_loader *ld, void **slots, void **pos)
 	return 0;
 }
 
-int it_loader_records(struct it_loader *ld, int (*fn)(void *ctx, void *data, size_t size),
-		      void *ctx, struct ring_buffer **rb, struct recbuf *recs)
+int it_loader_records(struct it_loader *ld, struct ring_buffer **rb, struct recbuf *recs)
 {
 	void *slots, *pos;
 	int ret;
 
-	*rb = ring_buffer__new(bpf_map__fd(ld->skel->maps.events), fn, ctx, NULL);
+	*rb = ring_buffer__new(bpf_map__fd(ld->skel->maps.events), recbuf_ring_record, recs, NULL);
 	if (!*rb) {
 		ret = -errno;
 		it_err("cannot set up the ring buffer: %s", strerror(errno));

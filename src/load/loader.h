@@ -106,12 +106,11 @@ int it_loader_hook_hidden(const struct it_loader *ld, int i);
  */
 int it_loader_map_slots(struct it_loader *ld, void **slots, void **pos);
 /*
- * The record path: the ring buffer (records to fn, a libbpf ring_buffer_sample_fn)
- * and the per-CPU buffers mapped into recs (recbuf.h), for the daemon and `top
+ * The record path: the ring buffer (its records copied into recs:
+ * recbuf_ring_record) and the per-CPU buffers mapped into recs (recbuf.h), for the daemon and `top
  * --blame`. 0 or -errno (one line said); *rb freed by the caller.
  */
-int it_loader_records(struct it_loader *ld, int (*fn)(void *ctx, void *data, size_t size),
-		      void *ctx, struct ring_buffer **rb, struct recbuf *recs);
+int it_loader_records(struct it_loader *ld, struct ring_buffer **rb, struct recbuf *recs);
 /*
  * Detach every hook, in parallel (a tracepoint detach waits for a grace
  * period); maps and programs stay until it_loader_stop(). Idempotent.

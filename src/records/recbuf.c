@@ -40,6 +40,17 @@ static size_t spill_rec_len(size_t len)
 	return (SPILL_HDR + len + SPILL_ALIGN - 1) & ~(size_t)(SPILL_ALIGN - 1);
 }
 
+int recbuf_ring_record(void *ctx, void *data, size_t size)
+{
+	struct recbuf *b = ctx;
+
+	if (size >= sizeof(struct it_hdr) && ((struct it_hdr *)data)->type == IT_REC_WAKE)
+		return 0;
+	if (recbuf_spill(b, data, size))
+		b->spill_lost++;
+	return 0;
+}
+
 int recbuf_spill(struct recbuf *b, const void *data, size_t len)
 {
 	size_t need = spill_rec_len(len);

@@ -33,6 +33,7 @@ struct recbuf {
 	uint8_t *spill;
 	size_t spill_off, spill_len, spill_cap;
 	uint64_t bad; /* slot records with an impossible size (fed clamped) */
+	uint64_t spill_lost; /* ring buffer records not kept (no memory) */
 };
 
 typedef void (*recbuf_fn)(void *ctx, void *data, size_t len);
@@ -43,6 +44,11 @@ void recbuf_free(struct recbuf *b); /* the spill copies; not the buffers */
 
 /* Keep a copy of a ring buffer record until recbuf_drain() feeds it. -ENOMEM. */
 int recbuf_spill(struct recbuf *b, const void *data, size_t len);
+/*
+ * libbpf's ring_buffer_sample_fn, ctx the recbuf: a copy of every record but
+ * the wake-up pokes (IT_REC_WAKE); one that cannot be kept counts in spill_lost.
+ */
+int recbuf_ring_record(void *ctx, void *data, size_t size);
 
 /*
  * Feed fn every unread record that ended at or before watermark (ns, the BPF

@@ -81,18 +81,6 @@ static void on_record(void *ctx, void *data, size_t size)
 		d->lost++;
 }
 
-/* ring buffer callback: records that did not go to a per-CPU buffer */
-static int on_ring_record(void *ctx, void *data, size_t size)
-{
-	struct daemon *d = ctx;
-
-	if (size >= sizeof(struct it_hdr) && ((struct it_hdr *)data)->type == IT_REC_WAKE)
-		return 0;
-	if (recbuf_spill(&d->recs, data, size))
-		d->lost++;
-	return 0;
-}
-
 /*
  * -m and --sample for a libaio request, which the BPF side cannot apply: its latency is
  * known only once corr joined its io_submit and io_getevents. One never reaped is
@@ -231,7 +219,7 @@ void summary(struct daemon *d, int final)
 		.elapsed_ns = d->now_ns - d->start_ns,
 		.drops = drops,
 		.corr = corr_get_stats(d->corr),
-		.lost_samples = d->lost,
+		.lost_samples = d->lost + d->recs.spill_lost,
 		.skipped = skipped,
 		.counters = cnt,
 	};
@@ -425,7 +413,7 @@ int mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err)
 /* The ring buffer and the per-CPU record buffers of the attached load. */
 int bpf_buffers(struct daemon *d)
 {
-	return it_loader_records(&d->ld, on_ring_record, d, &d->rb, &d->recs);
+	return it_loader_records(&d->ld, &d->rb, &d->recs);
 }
 
 /*

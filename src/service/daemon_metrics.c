@@ -152,7 +152,7 @@ void metrics_tick(struct daemon *d, int force)
 	struct metrics_proc proc;
 	struct agg_row *rows;
 	struct metrics_in in = { .drops = drops, .drop_layers = d->ld.layers_on, .counters = cnt,
-				 .lost = d->lost, .hooks = d->mhooks, .nr_hooks = d->nr_mhooks,
+				 .lost = d->lost + d->recs.spill_lost, .hooks = d->mhooks, .nr_hooks = d->nr_mhooks,
 				 .dev_name = metrics_dev, .dev_ctx = d };
 	char *text = NULL;
 	size_t len = 0;

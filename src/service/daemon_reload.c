@@ -148,6 +148,7 @@ static int reattach(struct daemon *d, char *why, size_t len)
 		carry_counters(d);
 	}
 	bpf_down(d);
+	d->lost += d->recs.spill_lost; /* the new load's recbuf counts from 0 */
 	d->ld = nld;
 	d->hists_switch_ns = 0;
 	ret = it_loader_attach(&d->ld, d->o, stderr);

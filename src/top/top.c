@@ -271,18 +271,6 @@ static void on_record(void *ctx, void *data, size_t size)
 		t->rec_lost++;
 }
 
-/* ring buffer callback: records that did not go to a per-CPU buffer */
-static int on_ring_record(void *ctx, void *data, size_t size)
-{
-	struct top *t = ctx;
-
-	if (size >= sizeof(struct it_hdr) && ((struct it_hdr *)data)->type == IT_REC_WAKE)
-		return 0;
-	if (recbuf_spill(&t->recs, data, size))
-		t->rec_lost++;
-	return 0;
-}
-
 /*
  * Feed the blame every record published (final: the youngest too), and split
  * what the horizon passed.
@@ -308,7 +296,7 @@ static int blame_start(struct top *t)
 	t->blame = tblame_new();
 	if (!t->blame)
 		return -ENOMEM;
-	return it_loader_records(&t->ld, on_ring_record, t, &t->rb, &t->recs);
+	return it_loader_records(&t->ld, &t->rb, &t->recs);
 }
 
 static void blame_stop(struct top *t)
@@ -608,7 +596,7 @@ static void blame_totals(struct top *t)
 	       (unsigned long long)st->resolved, (unsigned long long)st->late,
 	       (unsigned long long)st->truncated, (unsigned long long)st->forced,
 	       (unsigned long long)drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_RINGBUF],
-	       (unsigned long long)(t->rec_lost + tblame_lost(t->blame)));
+	       (unsigned long long)(t->rec_lost + t->recs.spill_lost + tblame_lost(t->blame)));
 }
 
 static void totals(struct top *t)
