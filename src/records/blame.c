@@ -29,7 +29,8 @@ struct bl_dev {
 	struct bl_ent *e; /* sorted by key */
 	size_t n, alloc;
 	size_t cur; /* every entry before it is resolved */
-	uint64_t max_svc; /* longest C - D seen */
+	size_t old; /* every entry before it is past two horizons (<= cur) */
+	uint64_t max_svc; /* longest C - D of the entries kept */
 	uint64_t resolved_upto; /* largest C of a resolved victim */
 	uint64_t floor; /* largest C of an entry let go: history starts there */
 };
@@ -49,6 +50,8 @@ struct blame {
 	int *delta;
 	double *p;
 	size_t scratch;
+	size_t *ord, *si, *ei; /* candidates by end; their start's and end's index in t */
+	size_t idx_alloc;
 	const struct bl_ent **cand;
 	size_t cand_alloc;
 	struct blame_share *sh;
@@ -135,34 +138,11 @@ static struct bl_dev *dev_of(struct blame *b, uint32_t dev)
 	return n;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int cmp_share(const void *a, const void *b)
 {
 	double x = ((const struct blame_share *)a)->ns, y = ((const struct blame_share *)b)->ns;
 
 	return x > y ? -1 : x < y;
-}
-
-/* Index of t in the sorted, unique times T[0..m). */
-static size_t t_index(const uint64_t *T, size_t m, uint64_t t)
-{
-	size_t lo = 0, hi = m;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (T[mid] < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 /* First entry whose key is >= k. */
@@ -237,13 +217,80 @@ static int scratch(struct blame *b, size_t m)
 	return 0;
 }
 
+/* The candidates' index arrays for nc candidates; 0 or -ENOMEM. */
+static int scratch_idx(struct blame *b, size_t nc)
+{
+	size_t a = b->idx_alloc;
+
+	if (blame_grow((void **)&b->ord, &a, nc, sizeof(*b->ord)))
+		return -ENOMEM;
+	a = b->idx_alloc;
+	if (blame_grow((void **)&b->si, &a, nc, sizeof(*b->si)))
+		return -ENOMEM;
+	a = b->idx_alloc;
+	if (blame_grow((void **)&b->ei, &a, nc, sizeof(*b->ei)))
+		return -ENOMEM;
+	b->idx_alloc = a;
+	return 0;
+}
+
+static uint64_t cand_start(const struct blame *b, size_t j, uint64_t q)
+{
+	return max_u64(b->cand[j]->in.d_ns, q);
+}
+
+static uint64_t cand_end(const struct blame *b, size_t j, uint64_t c)
+{
+	return min_u64(b->cand[j]->in.c_ns, c);
+}
+
+/*
+ * The sweep's times: q, dd (when dispatched), c and the candidates' clipped
+ * starts and ends, merged in order without repeats into b->t; each
+ * candidate's start and end index in b->si / b->ei. The candidates come by
+ * start already (by D); their ends are nearly in order too (a device mostly
+ * completes in dispatch order), so an insertion sort puts them in order.
+ * Returns the number of times.
+ */
+static size_t sweep_times(struct blame *b, size_t nc, uint64_t q, uint64_t dd, uint64_t c)
+{
+	uint64_t pts[3] = { q, dd ? dd : q, c };
+	size_t m = 0, is = 0, ie = 0, ip = 0, j;
+
+	for (j = 0; j < nc; j++) {
+		size_t x = j, o = j;
+
+		while (x > 0 && cand_end(b, b->ord[x - 1], c) > cand_end(b, o, c)) {
+			b->ord[x] = b->ord[x - 1];
+			x--;
+		}
+		b->ord[x] = o;
+	}
+	while (is < nc || ie < nc || ip < 3) {
+		uint64_t ts = is < nc ? cand_start(b, is, q) : UINT64_MAX;
+		uint64_t te = ie < nc ? cand_end(b, b->ord[ie], c) : UINT64_MAX;
+		uint64_t tp = ip < 3 ? pts[ip] : UINT64_MAX;
+		uint64_t t = min_u64(ts, min_u64(te, tp));
+
+		if (!m || b->t[m - 1] != t)
+			b->t[m++] = t;
+		if (t == tp)
+			ip++;
+		else if (t == ts)
+			b->si[is++] = m - 1;
+		else
+			b->ei[b->ord[ie++]] = m - 1;
+	}
+	return m;
+}
+
 /* Split the wait of d->e[i] and hand it over. */
 static void split(struct blame *b, struct bl_dev *d, size_t i)
 {
 	const struct bl_ent *r = &d->e[i];
 	uint64_t q = r->in.q_ns, dd = r->in.d_ns, c = r->in.c_ns;
 	struct blame_res res = { .r = &r->in };
-	size_t nc = 0, m = 0, u, j;
+	size_t nc = 0, m, j;
 	int nr = 0, cnt = 0;
 
 	b->st.resolved++;
@@ -264,25 +311,20 @@ static void split(struct blame *b, struct bl_dev *d, size_t i)
 			goto oom;
 		b->cand[nc++] = o;
 	}
-	if (scratch(b, 2 * nc + 3))
-		goto oom;
-	b->t[m++] = q;
-	b->t[m++] = c;
-	if (dd)
-		b->t[m++] = dd;
-	for (j = 0; j < nc; j++) {
-		b->t[m++] = max_u64(b->cand[j]->in.d_ns, q);
-		b->t[m++] = min_u64(b->cand[j]->in.c_ns, c);
+	/* by D, as the sweep takes them */
+	for (j = 0; j < nc / 2; j++) {
+		const struct bl_ent *x = b->cand[j];
+
+		b->cand[j] = b->cand[nc - 1 - j];
+		b->cand[nc - 1 - j] = x;
 	}
-	qsort(b->t, m, sizeof(*b->t), cmp_u64);
-	for (j = 1, u = 1; j < m; j++)
-		if (b->t[j] != b->t[u - 1])
-			b->t[u++] = b->t[j];
-	m = u;
+	if (scratch(b, 2 * nc + 3) || scratch_idx(b, nc))
+		goto oom;
+	m = sweep_times(b, nc, q, dd, c);
 	memset(b->delta, 0, m * sizeof(*b->delta));
 	for (j = 0; j < nc; j++) {
-		b->delta[t_index(b->t, m, max_u64(b->cand[j]->in.d_ns, q))]++;
-		b->delta[t_index(b->t, m, min_u64(b->cand[j]->in.c_ns, c))]--;
+		b->delta[b->si[j]]++;
+		b->delta[b->ei[j]]--;
 	}
 	b->p[0] = 0;
 	for (j = 0; j + 1 < m; j++) {
@@ -300,11 +342,9 @@ static void split(struct blame *b, struct bl_dev *d, size_t i)
 		b->p[j + 1] = b->p[j] + w;
 	}
 	for (j = 0; j < nc; j++) {
-		const struct bl_ent *o = b->cand[j];
-		double s = b->p[t_index(b->t, m, min_u64(o->in.c_ns, c))] -
-			   b->p[t_index(b->t, m, max_u64(o->in.d_ns, q))];
+		double s = b->p[b->ei[j]] - b->p[b->si[j]];
 
-		if (charge(b, &res, &nr, &o->in.owner, s))
+		if (charge(b, &res, &nr, &b->cand[j]->in.owner, s))
 			goto oom;
 	}
 	if (nr > 1)
@@ -332,32 +372,57 @@ static void resolve(struct blame *b, struct bl_dev *d, size_t i, int forced)
 	split(b, d, i);
 }
 
-/* Let go of the first k entries (resolved, or resolved now). */
+static uint64_t svc_of(const struct bl_ent *e)
+{
+	return e->in.d_ns ? e->in.c_ns - e->in.d_ns : 0;
+}
+
+/*
+ * Let go of the first k entries (resolved, or resolved now: each split still
+ * sees the whole batch, so the floor moves after it). When the longest service
+ * left with them, the walk's bound is the longest of those kept.
+ */
 static void drop_front(struct blame *b, struct bl_dev *d, size_t k)
 {
-	for (size_t i = 0; i < k; i++) {
+	uint64_t floor = d->floor;
+	int max_gone = 0;
+	size_t i;
+
+	for (i = 0; i < k; i++)
 		resolve(b, d, i, 1);
-		d->floor = max_u64(d->floor, d->e[i].in.c_ns);
+	for (i = 0; i < k; i++) {
+		floor = max_u64(floor, d->e[i].in.c_ns);
+		max_gone |= svc_of(&d->e[i]) == d->max_svc;
 	}
+	d->floor = floor;
 	memmove(d->e, d->e + k, (d->n - k) * sizeof(*d->e));
 	d->n -= k;
 	d->cur = d->cur > k ? d->cur - k : 0;
+	d->old = d->old > k ? d->old - k : 0;
+	if (!max_gone)
+		return;
+	d->max_svc = 0;
+	for (i = 0; i < d->n; i++)
+		d->max_svc = max_u64(d->max_svc, svc_of(&d->e[i]));
 }
 
 /* Resolve what the horizon has passed; let go of history older than two horizons. */
 static void advance(struct blame *b, struct bl_dev *d)
 {
 	uint64_t h = b->horizon, now = b->now;
-	size_t k = 0;
+	size_t k;
 
 	for (size_t i = d->cur; i < d->n && d->e[i].key + h <= now; i++)
 		if (!d->e[i].resolved && d->e[i].in.c_ns + h <= now)
 			resolve(b, d, i, 0);
 	while (d->cur < d->n && d->e[d->cur].resolved)
 		d->cur++;
-	while (k < d->cur && d->e[k].in.c_ns + 2 * h < now)
-		k++;
-	if (k >= 64 || (k && k * 4 >= d->n))
+	/* the stream's time only grows: the scan goes on from where it stopped */
+	for (k = min_u64(d->old, d->cur); k < d->cur && d->e[k].in.c_ns + 2 * h < now; k++)
+		;
+	d->old = k;
+	/* in batches of a quarter: each entry is moved O(1) times */
+	if (k && k * 4 >= d->n)
 		drop_front(b, d, k);
 }
 
@@ -388,8 +453,10 @@ int blame_add(struct blame *b, const struct blame_in *in)
 	d->n++;
 	if (pos < d->cur)
 		d->cur = pos;
+	if (pos < d->old)
+		d->old = pos;
 	if (d->n > b->cap)
-		drop_front(b, d, d->n - b->cap);
+		drop_front(b, d, d->n - (b->cap - b->cap / 4));
 	b->now = max_u64(b->now, in->c_ns);
 	for (int i = 0; i < b->nr_devs; i++)
 		advance(b, &b->devs[i]);
@@ -435,6 +502,9 @@ void blame_free(struct blame *b)
 	free(b->delta);
 	free(b->p);
 	free(b->cand);
+	free(b->ord);
+	free(b->si);
+	free(b->ei);
 	free(b->sh);
 	free(b);
 }
