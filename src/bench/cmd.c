@@ -84,7 +84,8 @@ static const struct opt_row bench_own[] = {
 	  .arg = "LIST",
 	  .help = "only these workloads (ref-rand,ref-seq,ref-buffered,\n"
 		  "ref-bufwrite,ref-12r1w,max-psync,max-uring,layers-psync,\n"
-		  "tax-syscall,tax-pipe,tax-socket)" },
+		  "tax-syscall,tax-pipe,tax-socket); without --preset, their\n"
+		  "presets are chosen; with it, each must be in one" },
 	{ .name = "target",
 	  .key = B_TARGET,
 	  .arg = "DEV|FILE",
@@ -140,7 +141,7 @@ static int usage_err(const char *opt, const char *val, const char *why)
 
 /* Options that say what was set, for --quick's defaults. */
 struct opts_set {
-	int runtime, size, pairs;
+	int runtime, size, pairs, presets;
 };
 
 struct bench_parse {
@@ -172,6 +173,7 @@ static int parse_opt(void *ctx, int c, const char *arg)
 		if (parse_presets(arg, &b->o.presets))
 			return usage_err("--preset", arg,
 					 "expected reference, maxrate, layers, tax or all, got");
+		p->set.presets = 1;
 		break;
 	case B_RUNTIME:
 		if (parse_duration(arg, &v) || v < 1000000000ull || v > 3600ull * 1000000000)
@@ -218,6 +220,39 @@ static int parse_opt(void *ctx, int c, const char *arg)
 	return 0;
 }
 
+/*
+ * --workloads: each name known; without --preset, their presets are the
+ * chosen ones; with it, each must be in one of them. 0 or exit status 2.
+ */
+static int check_workloads(struct bench *b, int presets_set)
+{
+	char buf[256], *save = NULL;
+	unsigned int want = 0;
+
+	if (!b->o.workloads)
+		return 0;
+	if (strlen(b->o.workloads) >= sizeof(buf))
+		return usage_err("--workloads", b->o.workloads, "list too long");
+	snprintf(buf, sizeof(buf), "%s", b->o.workloads);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int wl = 0;
+
+		while (wl < NR_WLS && strcmp(t, bench_wls[wl].name))
+			wl++;
+		if (wl == NR_WLS)
+			return usage_err("--workloads", t, "expected workload names (see --help), got");
+		if (presets_set && !(b->o.presets & bench_wls[wl].preset)) {
+			it_err("bench: --workloads: '%s' is in the %s preset, which --preset leaves out",
+			       t, preset_name(bench_wls[wl].preset));
+			return 2;
+		}
+		want |= bench_wls[wl].preset;
+	}
+	if (!presets_set)
+		b->o.presets = want;
+	return 0;
+}
+
 /* The command line into b->o. 0, -1 (--help: done) or exit status 2. */
 static int parse_options(struct bench *b, int argc, char **argv)
 {
@@ -230,6 +265,9 @@ static int parse_options(struct bench *b, int argc, char **argv)
 	ret = opts_parse(&bench_cmd, argc, argv, parse_opt, &p, NULL, NULL);
 	if (ret)
 		return ret == 1 ? -1 : ret;
+	ret = check_workloads(b, p.set.presets);
+	if (ret)
+		return ret;
 	if (b->o.quick) {
 		if (!p.set.pairs)
 			b->o.pairs = 1;

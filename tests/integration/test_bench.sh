@@ -198,10 +198,16 @@ rc=0
 out=$("$IOTRACER" bench --pairs 0 2>&1) || rc=$?
 rc2=0
 "$IOTRACER" bench --tracers none,perf >/dev/null 2>&1 || rc2=$?
-if ((rc == 2 && rc2 == 2)) && grep -q -- '--pairs' <<<"$out"; then
+# a workload named outside --preset, or no such workload: refused, named (not left out)
+rc3=0
+out3=$("$IOTRACER" bench --preset reference --workloads ref-12r1w,max-uring 2>&1) || rc3=$?
+rc4=0
+out4=$("$IOTRACER" bench --workloads ref-12r1w,max-urin 2>&1) || rc4=$?
+if ((rc == 2 && rc2 == 2 && rc3 == 2 && rc4 == 2)) && grep -q -- '--pairs' <<<"$out" &&
+	grep -q "'max-uring' is in the maxrate preset" <<<"$out3" && grep -q "'max-urin'" <<<"$out4"; then
 	pass bad_usage
 else
-	fail bad_usage "--pairs 0: status $rc ($out); unknown tracer: status $rc2"
+	fail bad_usage "--pairs 0: status $rc ($out); unknown tracer: status $rc2; max-uring outside --preset: status $rc3 ($out3); unknown workload: status $rc4 ($out4)"
 fi
 
 it_end
