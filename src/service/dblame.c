@@ -11,6 +11,7 @@
  * missing (a block request too late for the history kept, or a bad one): then
  * it is counted unsplit, never written half.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -284,7 +285,7 @@ struct dblame *dblame_new(struct cg_cache *cg, int depth, struct it_out *out)
 	if (!d)
 		return NULL;
 	d->cg = cg;
-	d->depth = depth;
+	d->depth = depth < 0 ? INT_MAX : depth; /* no /metrics: whole paths */
 	d->out = out;
 	d->b = blame_new(BLAME_BY_CGROUP, DBL_HORIZON_NS, 0, on_split, d);
 	if (!d->b) {

@@ -28,8 +28,9 @@ struct dblame;
 struct it_out;
 
 /*
- * cg: the daemon's id -> path cache; depth: --metrics-cgroup-depth; out: where
- * each request's `blame` JSON line goes (NULL: no lines). NULL: no memory.
+ * cg: the daemon's id -> path cache; depth: --metrics-cgroup-depth (< 0: whole
+ * paths, no /metrics); out: where each request's `blame` JSON line goes (NULL:
+ * no lines). NULL: no memory.
  */
 struct dblame *dblame_new(struct cg_cache *cg, int depth, struct it_out *out);
 /* A written request: its block requests are victims, and its `blame` line follows once split. */

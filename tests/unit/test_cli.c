@@ -202,6 +202,21 @@ static void test_cli_metrics(void)
 		     "iotracer: --blame needs a record of every block request: not with --sample\n",
 		     "message");
 	run_free(&r);
+	/* the records alone: no /metrics, so no depth needed; nowhere to show it: exit 2 */
+	RUN(&r, "--blame", "-j", "/tmp/x.json");
+	ASSERT_EQ(r.ret, CLI_RUN, "--blame with -j alone");
+	run_free(&r);
+	RUN(&r, "--blame", "--metrics", ":9477");
+	ASSERT_EQ(r.ret, CLI_USAGE, "--blame --metrics without a depth");
+	ASSERT_STREQ(r.err, "iotracer: --blame: its series are per cgroup: needs --metrics-cgroup-depth\n",
+		     "message");
+	run_free(&r);
+	RUN(&r, "--blame");
+	ASSERT_EQ(r.ret, CLI_USAGE, "--blame alone");
+	ASSERT_STREQ(r.err,
+		     "iotracer: --blame: shows in /metrics or the records: needs --metrics, -j or --record\n",
+		     "message");
+	run_free(&r);
 }
 
 static void test_cli_bad_values(void)
