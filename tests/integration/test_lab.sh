@@ -26,7 +26,7 @@
 # per cgroup against the guest's io.stat (cgroup v2 with +io +memory), 1 boot of 6.12.
 # As test_lab_fileio.sh (a symlink) it runs tests/lab/test_fileio.sh on 6.12 (fentry;
 # LAB_FIO_KERNELS): the syscall layer's file path, no program for non-file calls, and
-# the tax with and without iotracer (`# tax` notes), 1 boot (~85 s under TCG).
+# the tax with and without iotracer (`# tax` notes), 1 boot (~55 s under TCG).
 #
 # LAB_FULL=1 adds the arm64 guest (Debian 12's 6.1 arm64 kernel, QEMU virt under
 # TCG: ~50 s to the driver test; on a machine without the arm64 toolchain

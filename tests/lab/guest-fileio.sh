@@ -14,15 +14,16 @@
 #    vda), and as many of io_submit + io_getevents of a pread there (taxload
 #    -m aio). Their output goes to pipes until all are done: no file IO of the test,
 #    nor records for iotracer to write, while they run.
-# 2. tax: per tracer (none, always-on: `--profile always-on`, full: the
-#    default profile, raw: always-on with --syscall-hooks raw, the
-#    raw_syscalls pair), one attach, 2 s and a warm-up of a fifth of
+# 2. tax: per tracer (full: the default profile, step 1's iotracer still
+#    attached, none, always-on: `--profile always-on`, raw: always-on with
+#    --syscall-hooks raw, the raw_syscalls pair), one attach, 2 s and a warm-up of a fifth of
 #    LAB_G_FIO_TAX rounds each, then LAB_G_FIO_ROUNDS rounds (raw: one) of
 #    taxload syscall, pipe and socket (LAB_G_FIO_TAX rounds each): `tax ROUND
 #    TRACER JSON` lines, and `taxcpu ROUND TRACER TICKS`, the tracer's own CPU
 #    time over the round's three. An attach and a detach cost ~12 s under TCG
 #    and a round's loops under 1 s: the rounds share the tracer's attach (a
-#    round a tracer, 7 attaches, took 113 s; this 3 and 56 s).
+#    round a tracer, 7 attaches, took 113 s; an attach each 56 s; with
+#    step 1's iotracer as the full one, 2 attaches, 35 s).
 # Everything comes back as one bundle (guest-lib.sh send_bundle).
 # Exit 0 when every iotracer attached and exited 0 and no loop failed.
 set -u
@@ -91,7 +92,8 @@ if start_tracer "$W/out.json"; then
 	printf '%s\n%s\n%s\n%s\n' "$runs" "$fruns" "$eruns" "$aruns" >"$W/runs.txt"
 	grep loop_failed "$W/runs.txt" >>"$W/ioload.txt" && rc=1
 	echo "file_ino $(stat -c %i /mnt/t/f)" >>"$W/ioload.txt"
-	stop_tracer
+	# kept attached: it is the tax's full tracer (the default profile)
+	notax_pid=$pid
 fi
 
 # cpu_ticks: the tracer's user + system CPU time so far (clock ticks; 0 without one)
@@ -101,13 +103,17 @@ cpu_ticks() {
 
 # tax: every tracer attached once, its rounds of the same loops back to back
 taxout=""
-# the raw pair last and for one round: its attach and detach flip the syscall
-# tracepoints' static key, where QEMU's TCG sometimes oopses (docs/lab.md)
-for t in none always-on full raw; do
+# full first: the tracer of step 1, still attached; the raw pair last and for one
+# round: its attach and detach flip the syscall tracepoints' static key, where
+# QEMU's TCG sometimes oopses (docs/lab.md)
+for t in full none always-on raw; do
 	case $t in
 	none) pid="" ;;
 	always-on) start_tracer /tmp/tax.json --profile always-on || continue ;;
-	full) start_tracer /tmp/tax.json || continue ;;
+	full)
+		pid=${notax_pid:-}
+		[ -n "$pid" ] || continue
+		;;
 	raw) start_tracer /tmp/tax.json --profile always-on --syscall-hooks raw || continue ;;
 	esac
 	# settle: a detach or attach just before patched kernel text, which TCG

@@ -36,7 +36,8 @@
 #   lab_fio_<k>_tax_<w>  w = syscall, pipe, socket: ns per call of the fastest
 #                        50th of each loop (taxload's min_ns_per_call), the
 #                        best of LAB_FIO_ROUNDS rounds, run back to back under
-#                        one attach of each tracer (a tracer cannot make a
+#                        one attach of each tracer (full: the noprog step's,
+#                        kept attached) (a tracer cannot make a
 #                        call faster; this shared host and TCG make whole
 #                        rounds slower: loop means spread +-30 %, and the
 #                        first loops after a detach run slow: a warm-up), with
