@@ -8,7 +8,7 @@
 # that cannot be fetched is SKIPped by test_drivers.sh.
 #
 # Takes 80-125 s warm for the four boots (5.10, 6.1, 6.12+guest, 6.12+kprobe: 16-33 s
-# each, 6.12+guest up to ~55 s with its host daemon, plus the host column), 91 s in
+# each, 6.12+guest up to ~55 s with its host daemon, plus the host column), 91-106 s in
 # an empty LAB_DIR with the download cache full (tests/lab/fetch.sh: a fresh clone on
 # a machine that fetched before), ~170 s with both empty (downloads); boots
 # that hang cost LAB_TIMEOUT (90 s) each, and the runner's IT_TIMEOUT (300 s)
