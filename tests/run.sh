@@ -14,6 +14,7 @@
 # A lab boot retried for a fault outside iotracer prints a `# retried: NAME: REASON`
 # note (tests/lab/harness.sh); the runner counts them, and more than one in a run is
 # itself a failure (FAIL run.sh.retries).
+# Before the totals, `# slowest: NAME N s, ...` (the five longest programs) and `# took N s`.
 # The last line is `N passed, N failed, N skipped, N retried`; exit status 1 if anything
 # failed.
 #
@@ -32,6 +33,7 @@ npass=0
 nfail=0
 nskip=0
 nretried=0
+times=()
 interrupted=0
 cur_pid=""
 trap on_signal INT TERM
@@ -78,6 +80,7 @@ run_prog() {
 	nretried=$((nretried + $(grep -cE '^# retried: ' "$out")))
 	rm -f "$out"
 	echo "# $name took $((SECONDS - t0)) s"
+	times+=("$((SECONDS - t0)) $name")
 	npass=$((npass + p))
 	nfail=$((nfail + f))
 	nskip=$((nskip + s))
@@ -161,6 +164,8 @@ if ((nretried > 1)); then
 	echo "FAIL run.sh.retries: $nretried lab boots retried for faults outside iotracer (at most 1 per run; see the '# retried:' lines)"
 	nfail=$((nfail + 1))
 fi
+((${#times[@]})) && printf '%s\n' "${times[@]}" | sort -rn | head -n 5 |
+	awk '{ s = s (NR > 1 ? ", " : "") $2 " " $1 " s" } END { print "# slowest: " s }'
 echo "# took $(($(date +%s) - start)) s"
 echo "$npass passed, $nfail failed, $nskip skipped, $nretried retried"
 ((nfail == 0))

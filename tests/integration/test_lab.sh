@@ -8,8 +8,9 @@
 # that cannot be fetched is SKIPped by test_drivers.sh.
 #
 # Takes 80-125 s warm for the four boots (5.10, 6.1, 6.12+guest, 6.12+kprobe: 16-33 s
-# each, 6.12+guest up to ~55 s with its host daemon, plus the host column), ~170 s
-# with an empty cache (downloads); boots
+# each, 6.12+guest up to ~55 s with its host daemon, plus the host column), 91-106 s in
+# an empty LAB_DIR with the download cache full (tests/lab/fetch.sh: a fresh clone on
+# a machine that fetched before), ~170 s with both empty (downloads); boots
 # that hang cost LAB_TIMEOUT (90 s) each, and the runner's IT_TIMEOUT (300 s)
 # ends a run where more than two hang (every check not reported then FAILs).
 #
@@ -25,7 +26,7 @@
 # per cgroup against the guest's io.stat (cgroup v2 with +io +memory), 1 boot of 6.12.
 # As test_lab_fileio.sh (a symlink) it runs tests/lab/test_fileio.sh on 6.12 (fentry;
 # LAB_FIO_KERNELS): the syscall layer's file path, no program for non-file calls, and
-# the tax with and without iotracer (`# tax` notes), 1 boot (~150 s under TCG).
+# the tax with and without iotracer (`# tax` notes), 1 boot (~55 s under TCG).
 #
 # LAB_FULL=1 adds the arm64 guest (Debian 12's 6.1 arm64 kernel, QEMU virt under
 # TCG: ~50 s to the driver test; on a machine without the arm64 toolchain

@@ -11,7 +11,7 @@
 # SERIES is 6.1 (-> linux-image-6.1.0-N-amd64-unsigned, highest ABI N apt knows),
 # 6.12 (-> linux-image-6.12.N+debV-amd64-unsigned) or 5.10 (Debian 11's
 # linux-image-5.10.0-N-amd64-unsigned, from the bullseye suite, read through a
-# private apt configuration in $LAB_DIR/apt-bullseye: sources.list, lists/,
+# private apt configuration in $LAB_CACHE/apt-bullseye: sources.list, lists/,
 # cache/; `apt-get update` there when its lists are missing or a day old); a
 # full release such as 6.1.0-56-amd64 pins one. Prints "SERIES KVER" per
 # kernel on stdout.
@@ -19,15 +19,21 @@
 # Exit codes: 0 ok; 3 = cannot be had here (no apt, no package, no network):
 # callers turn that into SKIP.
 #
-# Cache ($LAB_DIR):
-#   debs/                    downloaded .deb files
+# Download cache ($LAB_CACHE, lib.sh: /var/cache/iotracer-lab for root, the
+# way apt keeps /var/cache/apt, so a fresh clone downloads nothing; else
+# $LAB_DIR), shared by every clone, written under its flock (.lock):
+#   debs/                    downloaded .deb files (a series' older ABIs are
+#                            removed when a newer one is downloaded)
 #   apt-SUITE/               private apt configuration of a series the
 #                            machine's sources lack (lab_suite_of in lib.sh)
-#   busybox/bin/busybox      from busybox-static
-#   kernels/SERIES.kver      full release chosen for SERIES
 #   kernels/KVER/root/       dpkg -x of the kernel package (+ depmod output)
 #   kernels/KVER/vmlinux     uncompressed kernel (absent if extraction failed)
 #   kernels/KVER/boot        path of the image to boot (vmlinux or vmlinuz)
+# Cache ($LAB_DIR, the clone's build/lab):
+#   busybox/bin/busybox      from busybox-static
+#   kernels/SERIES.kver      full release chosen for SERIES
+#   kernels/KVER             a symbolic link to $LAB_CACHE/kernels/KVER (or,
+#                            as a clone's cache kept it before, that directory)
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -74,7 +80,7 @@ apt_setup() {
 	arch=$(lab_arch_of "$1")
 	[[ -n $suite ]] || return 0
 	[[ -r $LAB_APT_KEYRING ]] || lab_unavail "no $LAB_APT_KEYRING (debian-archive-keyring) to check $suite"
-	dir=$LAB_DIR/apt-$suite
+	dir=$LAB_CACHE/apt-$suite
 	[[ $arch == amd64 ]] || dir=$dir-$arch
 	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
 	printf 'deb [signed-by=%s] %s %s main\n' "$LAB_APT_KEYRING" "$LAB_APT_MIRROR" "$suite" \
@@ -90,12 +96,18 @@ apt_setup() {
 	fi
 }
 
+# The package names of SERIES's kernel images (a regular expression).
+pkg_re() {
+	local series=${1%-arm64} arch
+	arch=$(lab_arch_of "$1")
+	printf '%s\n' "^linux-image-${series//./\\.}(\\.0-[0-9]+|\\.[0-9]+\\+deb[0-9]+)-$arch-unsigned\$"
+}
+
 # Package name of the newest installable kernel image of SERIES (empty if none).
 pick_pkg() {
-	local series=$1 re p cand arch
-	arch=$(lab_arch_of "$series")
+	local series=$1 re p cand
+	re=$(pkg_re "$series")
 	series=${series%-arm64}
-	re="^linux-image-${series//./\\.}(\\.0-[0-9]+|\\.[0-9]+\\+deb[0-9]+)-$arch-unsigned\$"
 	command -v apt-cache >/dev/null 2>&1 || return 0
 	while read -r p; do
 		cand=$(apt-cache "${APT_OPTS[@]}" policy "$p" 2>/dev/null | awk '/Candidate:/ { print $2 }')
@@ -106,18 +118,50 @@ pick_pkg() {
 	done < <(apt-cache "${APT_OPTS[@]}" pkgnames "linux-image-$series" 2>/dev/null | grep -E "$re" | sort -Vr)
 }
 
-# apt-get download PKG (of ARCH, default amd64) into debs/ unless a .deb of it is
-# already there; prints its path.
+# The download cache is shared by every clone on the machine: one fetch.sh at a
+# time uses it (apt-get update of a private suite, downloads, pruning), from
+# main's call to the exit (the lock of a cached fetch is held for well under a
+# second).
+cache_lock() {
+	local fd
+	if [[ -z ${LAB_CACHE:-} ]]; then
+		LAB_CACHE=$LAB_DIR
+		[[ $(id -u) -eq 0 ]] && mkdir -p "$LAB_CACHE_SYSTEM" 2>/dev/null && LAB_CACHE=$LAB_CACHE_SYSTEM
+	fi
+	mkdir -p "$LAB_CACHE" || lab_die "cannot create the download cache $LAB_CACHE (LAB_CACHE)"
+	exec {fd}>>"$LAB_CACHE/.lock" || lab_die "cannot open $LAB_CACHE/.lock"
+	flock "$fd" || lab_die "cannot lock $LAB_CACHE/.lock"
+}
+
+# The newest .deb of PKG (of ARCH) in DIR, if any.
+find_deb() { find "$3" -maxdepth 1 -name "${1}_*_$2.deb" -print 2>/dev/null | sort -V | tail -n 1; }
+
+# apt-get download PKG (of ARCH, default amd64) into $LAB_CACHE/debs unless a
+# .deb of it is already there (or in $LAB_DIR/debs, where a clone's cache kept
+# them before); prints its path. With RE, other .debs whose package name
+# matches RE (the series' older ABIs) are removed after a download.
 download() {
-	local pkg=$1 arch=${2:-amd64} deb
-	mkdir -p "$LAB_DIR/debs"
-	deb=$(find "$LAB_DIR/debs" -maxdepth 1 -name "${pkg}_*_$arch.deb" -print | sort -V | tail -n 1)
+	local pkg=$1 arch=${2:-amd64} re=${3:-} deb d old
+	mkdir -p "$LAB_CACHE/debs"
+	deb=$(find_deb "$pkg" "$arch" "$LAB_CACHE/debs")
+	[[ -n $deb ]] || deb=$(find_deb "$pkg" "$arch" "$LAB_DIR/debs")
 	if [[ -z $deb ]]; then
-		lab_log "apt-get download $pkg ($arch)"
-		(cd "$LAB_DIR/debs" && apt-get "${APT_OPTS[@]}" download -qq -o APT::Sandbox::User=root "$pkg" >&2) ||
+		lab_log "apt-get download $pkg ($arch) into $LAB_CACHE/debs"
+		(cd "$LAB_CACHE/debs" && apt-get "${APT_OPTS[@]}" download -qq -o APT::Sandbox::User=root "$pkg" >&2) ||
 			lab_unavail "apt-get download $pkg failed"
-		deb=$(find "$LAB_DIR/debs" -maxdepth 1 -name "${pkg}_*_$arch.deb" -print | sort -V | tail -n 1)
+		deb=$(find_deb "$pkg" "$arch" "$LAB_CACHE/debs")
 		[[ -n $deb ]] || lab_unavail "apt-get download $pkg left no .deb"
+		if [[ -n $re ]]; then
+			for d in "$LAB_CACHE"/debs/*_"$arch".deb; do
+				old=$(basename "$d")
+				old=${old%%_*}
+				[[ $d != "$deb" && $old != "$pkg" && $old =~ $re ]] || continue
+				lab_log "removing $(basename "$d") and its extraction from the download cache (superseded by $pkg)"
+				rm -f "$d"
+				old=${old#linux-image-}
+				rm -rf "${LAB_CACHE:?}/kernels/${old%-unsigned}"
+			done
+		fi
 	fi
 	printf '%s\n' "$deb"
 }
@@ -148,7 +192,7 @@ use_cached() {
 }
 
 fetch_kernel() {
-	local series=$1 pkg kver kdir deb tmp vmlinuz arch
+	local series=$1 pkg kver kdir ckdir deb tmp vmlinuz arch re=""
 	arch=$(lab_arch_of "$series")
 	apt_setup "$(lab_series_of "$series")"
 	if [[ $arch == arm64 ]]; then
@@ -167,19 +211,26 @@ fetch_kernel() {
 		fi
 		kver=${pkg#linux-image-}
 		kver=${kver%-unsigned}
+		re=$(pkg_re "$series")
 	fi
 	kdir=$(lab_kdir "$kver")
-	if [[ ! -f $kdir/.done ]]; then
+	# extracted once per machine into the download cache; the clone's kernels/KVER
+	# is a symbolic link to it (the same directory when LAB_CACHE is LAB_DIR)
+	ckdir=$LAB_CACHE/kernels/$kver
+	if [[ ! -f $kdir/.done && -f $ckdir/.done ]]; then
+		lab_log "kernel $kver from the download cache $LAB_CACHE"
+		link_kernel "$ckdir" "$kdir"
+	elif [[ ! -f $kdir/.done ]]; then
 		local t0
 		t0=$(lab_now)
-		if ! deb=$(download "$pkg" "$arch"); then
+		if ! deb=$(download "$pkg" "$arch" "$re"); then
 			# e.g. offline with a newer ABI in the apt lists: keep using the cached kernel.
 			use_cached "$series" || lab_unavail "cannot download $pkg"
 			return 0
 		fi
-		rm -rf "$kdir"
-		mkdir -p "$LAB_DIR/kernels"
-		tmp=$(mktemp -d "$LAB_DIR/kernels/.x.XXXXXX")
+		rm -rf "$ckdir"
+		mkdir -p "$LAB_CACHE/kernels"
+		tmp=$(mktemp -d "$LAB_CACHE/kernels/.x.XXXXXX")
 		tmpdirs+=("$tmp")
 		lab_log "dpkg -x $(basename "$deb")"
 		dpkg -x "$deb" "$tmp/root"
@@ -203,11 +254,20 @@ fetch_kernel() {
 			echo "root/boot/vmlinuz-$kver" >"$tmp/boot"
 		fi
 		touch "$tmp/.done"
-		mv "$tmp" "$kdir"
+		mv "$tmp" "$ckdir"
+		link_kernel "$ckdir" "$kdir"
 		lab_log "kernel $kver ready in $(lab_since "$t0") s"
 	fi
 	printf '%s\n' "$kver" >"$LAB_DIR/kernels/$series.kver"
 	printf '%s %s\n' "$series" "$kver"
+}
+
+# link_kernel CACHED KDIR: the clone's kernels/KVER points at the cache's
+link_kernel() {
+	[[ $1 == "$2" ]] && return 0
+	mkdir -p "$(dirname "$2")"
+	rm -rf "$2"
+	ln -s "$1" "$2"
 }
 
 # Partial extractions are removed on any exit.
@@ -225,6 +285,7 @@ main() {
 	local t0 s
 	t0=$(lab_now)
 	ensure_tools
+	cache_lock
 	APT_OPTS=()
 	fetch_busybox
 	# shellcheck disable=SC2086 # the default list is space separated

@@ -14,13 +14,16 @@
 #    vda), and as many of io_submit + io_getevents of a pread there (taxload
 #    -m aio). Their output goes to pipes until all are done: no file IO of the test,
 #    nor records for iotracer to write, while they run.
-# 2. tax: LAB_G_FIO_ROUNDS rounds; in each, per tracer (in an order that
-#    turns each round: none, always-on:
-#    `--profile always-on`, full: the default profile, raw: always-on with
-#    --syscall-hooks raw, the raw_syscalls pair: first round only), taxload
-#    syscall, pipe and socket (LAB_G_FIO_TAX rounds each, after 2 s and a
-#    warm-up of a fifth of that each): `tax ROUND TRACER JSON` lines, and
-#    `taxcpu ROUND TRACER TICKS`, the tracer's own CPU time over the three.
+# 2. tax: per tracer (full: the default profile, step 1's iotracer still
+#    attached, none, always-on: `--profile always-on`, raw: always-on with
+#    --syscall-hooks raw, the raw_syscalls pair), one attach, 2 s and a warm-up of a fifth of
+#    LAB_G_FIO_TAX rounds each, then LAB_G_FIO_ROUNDS rounds (raw: one) of
+#    taxload syscall, pipe and socket (LAB_G_FIO_TAX rounds each): `tax ROUND
+#    TRACER JSON` lines, and `taxcpu ROUND TRACER TICKS`, the tracer's own CPU
+#    time over the round's three. An attach and a detach cost ~12 s under TCG
+#    and a round's loops under 1 s: the rounds share the tracer's attach (a
+#    round a tracer, 7 attaches, took 113 s; an attach each 56 s; with
+#    step 1's iotracer as the full one, 2 attaches, 35 s).
 # Everything comes back as one bundle (guest-lib.sh send_bundle).
 # Exit 0 when every iotracer attached and exited 0 and no loop failed.
 set -u
@@ -89,7 +92,8 @@ if start_tracer "$W/out.json"; then
 	printf '%s\n%s\n%s\n%s\n' "$runs" "$fruns" "$eruns" "$aruns" >"$W/runs.txt"
 	grep loop_failed "$W/runs.txt" >>"$W/ioload.txt" && rc=1
 	echo "file_ino $(stat -c %i /mnt/t/f)" >>"$W/ioload.txt"
-	stop_tracer
+	# kept attached: it is the tax's full tracer (the default profile)
+	notax_pid=$pid
 fi
 
 # cpu_ticks: the tracer's user + system CPU time so far (clock ticks; 0 without one)
@@ -97,31 +101,30 @@ cpu_ticks() {
 	if [ -n "$pid" ]; then awk '{ print $14 + $15 }' "/proc/$pid/stat"; else echo 0; fi
 }
 
-# tax: paired rounds, every tracer once per round, the same loops
+# tax: every tracer attached once, its rounds of the same loops back to back
 taxout=""
-for r in $(seq 1 "$rounds"); do
-	# the order turns each round: none is not always the one right after a detach
-	case $((r % 3)) in
-	1) tracers="none always-on full" ;;
-	2) tracers="always-on full none" ;;
-	*) tracers="full none always-on" ;;
+# full first: the tracer of step 1, still attached; the raw pair last and for one
+# round: its attach and detach flip the syscall tracepoints' static key, where
+# QEMU's TCG sometimes oopses (docs/lab.md)
+for t in full none always-on raw; do
+	case $t in
+	none) pid="" ;;
+	always-on) start_tracer /tmp/tax.json --profile always-on || continue ;;
+	full)
+		pid=${notax_pid:-}
+		[ -n "$pid" ] || continue
+		;;
+	raw) start_tracer /tmp/tax.json --profile always-on --syscall-hooks raw || continue ;;
 	esac
-	# the raw pair in the first round only: its attach and detach flip the syscall
-	# tracepoints' static key, where QEMU's TCG sometimes oopses (docs/lab.md)
-	[ "$r" -eq 1 ] && tracers="$tracers raw"
-	for t in $tracers; do
-		case $t in
-		none) pid="" ;;
-		always-on) start_tracer /tmp/tax.json --profile always-on || continue ;;
-		full) start_tracer /tmp/tax.json || continue ;;
-		raw) start_tracer /tmp/tax.json --profile always-on --syscall-hooks raw || continue ;;
-		esac
-		# settle: a detach or attach just before patched kernel text, which TCG
-		# translates again on the next run; a warm-up loop each takes that cost
-		sleep 2
-		for m in syscall pipe socket; do
-			/lab/taxload -m $m -n $((ntax / 5)) >/dev/null || rc=1
-		done
+	# settle: a detach or attach just before patched kernel text, which TCG
+	# translates again on the next run; a warm-up loop each takes that cost
+	sleep 2
+	for m in syscall pipe socket; do
+		/lab/taxload -m $m -n $((ntax / 5)) >/dev/null || rc=1
+	done
+	n=$rounds
+	[ "$t" = raw ] && n=1
+	for r in $(seq 1 "$n"); do
 		c0=$(cpu_ticks)
 		for m in syscall pipe socket; do
 			out=$(/lab/taxload -m $m -n "$ntax") || rc=1
@@ -130,9 +133,9 @@ tax $r $t $out" # written at the end: no file IO between the loops
 		done
 		taxout="$taxout
 taxcpu $r $t $(($(cpu_ticks) - c0))"
-		[ -n "$pid" ] && stop_tracer
-		rm -f /tmp/tax.json
 	done
+	[ -n "$pid" ] && stop_tracer
+	rm -f /tmp/tax.json
 done
 step stopped
 echo "$taxout" | grep '^tax' >"$W/tax.txt"

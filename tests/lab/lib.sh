@@ -3,6 +3,8 @@
 #
 # Environment:
 #   LAB_DIR      cache directory (default: <repo>/build/lab)
+#   LAB_CACHE    download cache of fetch.sh, shared by clones (default: $LAB_CACHE_SYSTEM
+#                when root, else LAB_DIR)
 #   LAB_VERBOSE  1 = echo more progress to stderr
 
 LAB_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -11,6 +13,8 @@ LAB_DIR=${LAB_DIR:-$LAB_REPO/build/lab}
 mkdir -p "$LAB_DIR"
 LAB_DIR=$(cd "$LAB_DIR" && pwd)
 export LAB_DIR
+# shellcheck disable=SC2034 # read by fetch.sh
+LAB_CACHE_SYSTEM=/var/cache/iotracer-lab
 
 # Default guest kernel series, in the order the lab runs them.
 # shellcheck disable=SC2034 # used by the scripts that source this file

@@ -35,15 +35,17 @@
 #                        record carries no ino: stages.c leaves it 0)
 #   lab_fio_<k>_tax_<w>  w = syscall, pipe, socket: ns per call of the fastest
 #                        50th of each loop (taxload's min_ns_per_call), the
-#                        best of LAB_FIO_ROUNDS paired rounds (a tracer cannot
-#                        make a call faster; this shared host and TCG make
-#                        whole rounds slower: loop means spread +-30 %, and a
-#                        round's first loops after a detach run slow), with
+#                        best of LAB_FIO_ROUNDS rounds, run back to back under
+#                        one attach of each tracer (full: the noprog step's,
+#                        kept attached) (a tracer cannot make a
+#                        call faster; this shared host and TCG make whole
+#                        rounds slower: loop means spread +-30 %, and the
+#                        first loops after a detach run slow: a warm-up), with
 #                        always-on and full records each within
 #                        LAB_FIO_TAX_TOL (5) % of no tracer
 # and notes `# tax <workload> <tracer> ns/call none→traced (ratio)` (and the
 # medians of the loop means, for comparison) for
-# always-on, full and raw (always-on on the raw_syscalls pair, first round only, forced with
+# always-on, full and raw (always-on on the raw_syscalls pair, one round, last, forced with
 # --syscall-hooks raw: what these kernels paid before).
 # The guest runs under TCG: its syscalls cost several times a native one's, so
 # a ratio here is smaller than the same program's natively.
