@@ -156,12 +156,23 @@ run_blame() {
 	read -r a20 a21 < <(fio_window "$IT_TMP/$run.a2.json")
 	read -r b0 b1 < <(fio_window "$IT_TMP/$run.b.json")
 	note "$run: fio windows (s after V's start): A $(((a10 - v0) / 1000000))-$(((a11 - v0) / 1000000)) ms and $(((a20 - v0) / 1000000))-$(((a21 - v0) / 1000000)) ms, B $(((b0 - v0) / 1000000))-$(((b1 - v0) / 1000000)) ms, V 0-$(((v1 - v0) / 1000000)) ms"
-	local S=1000000000
-	blame_window "$run" off1 $((v0 + S)) $((a10 - S)) || fail_all "$run: report failed: $(head -c 300 "$IT_TMP/$run.off1.txt")"
-	blame_window "$run" on_a $((a10 + S)) $((a11 - S)) || fail_all "$run: report failed"
-	blame_window "$run" off2 $((a11 + S)) $((a20 - S)) || fail_all "$run: report failed"
-	blame_window "$run" both $((a20 + S)) $((a21 - S)) || fail_all "$run: report failed"
-	blame_window "$run" all "$v0" "$v1" || fail_all "$run: report failed"
+	local S=1000000000 tag
+	local -A rpid=()
+	# the five reports read the same file, the tracer is stopped: side by side on the cores
+	blame_window "$run" off1 $((v0 + S)) $((a10 - S)) &
+	rpid[off1]=$!
+	blame_window "$run" on_a $((a10 + S)) $((a11 - S)) &
+	rpid[on_a]=$!
+	blame_window "$run" off2 $((a11 + S)) $((a20 - S)) &
+	rpid[off2]=$!
+	blame_window "$run" both $((a20 + S)) $((a21 - S)) &
+	rpid[both]=$!
+	blame_window "$run" all "$v0" "$v1" &
+	rpid[all]=$!
+	for tag in "${!rpid[@]}"; do
+		wait "${rpid[$tag]}" ||
+			fail_all "$run: report $tag failed: $(head -c 300 "$IT_TMP/$run.$tag.txt")"
+	done
 
 	local bad="" w
 	for w in off1 on_a off2 both all; do
