@@ -334,16 +334,16 @@ static int print_json(struct rp_blame *rb, FILE *f, const struct rp_names *nm)
 	jw_reset(&j);
 	jw_obj_begin(&j, NULL);
 	jw_str(&j, "type", "blame_stats");
-	jw_str(&j, "source", rb->stored ? "stored" : "re-split");
 	if (rb->stored) {
 		jw_str(&j, "by", blame_by_name(rb->by));
 		jw_u64(&j, "requests", rb->blocks);
+		jw_bool(&j, "partial", rb->oom);
 		jw_u64(&j, "records", rb->lines);
 		jw_u64(&j, "records_missing", rb->missing);
-		jw_bool(&j, "partial", rb->oom);
 	} else {
 		blame_json_stats(&j, rb->by, st, rb->oom);
 	}
+	jw_str(&j, "source", rb->stored ? "stored" : "re-split");
 	jw_obj_end(&j);
 	if (!err && (jw_error(&j) || fprintf(f, "%s\n", jw_data(&j)) < 0))
 		err = -EIO;
