@@ -62,7 +62,8 @@ static const struct opt_row rp_own[] = {
 	  .key = 'j',
 	  .arg = "FILE",
 	  .help = "the requests as JSON lines, as `iotracer -j` wrote them\n"
-		  "('-' = stdout, the text then goes to stderr)" },
+		  "(with a recording's stored blame lines; '-' = stdout,\n"
+		  "the text then goes to stderr)" },
 	{ .name = "perfetto",
 	  .key = RP_OPT_PERFETTO,
 	  .arg = "FILE",
@@ -82,6 +83,7 @@ static const struct opt_row rp_own[] = {
 	  .key = RP_OPT_BLAME,
 	  .help = "who slowed whom: each matching block request's wait split\n"
 		  "over the requests holding its device (docs/blame.md);\n"
+		  "a recording made with --blame: its stored lines;\n"
 		  "with -j also as \"blame\" JSON lines" },
 	{ .name = "by",
 	  .key = RP_OPT_BY,
