@@ -615,13 +615,14 @@ static int daemon_finish(struct daemon *d, int ret)
 		lost_blame = rec_blame_lost(d->rec);
 		lost = rec_close(d->rec);
 		d->rec = NULL;
-		if (lost || lost_blame) {
-			it_err("--record: %llu requests and %llu blame lines were not recorded "
-			       "(write errors)",
-			       (unsigned long long)lost, (unsigned long long)lost_blame);
-			if (!ret)
-				ret = -EIO;
-		}
+		if (lost)
+			it_err("--record: %llu requests were not recorded (write errors)",
+			       (unsigned long long)lost);
+		if (lost_blame)
+			it_err("--record: %llu blame lines were not recorded (write errors)",
+			       (unsigned long long)lost_blame);
+		if ((lost || lost_blame) && !ret)
+			ret = -EIO;
 	}
 	return ret;
 }
