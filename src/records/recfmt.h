@@ -131,7 +131,7 @@ struct rf_state {
 		    (CORR_MAX_BLOCKS) * (sizeof(struct it_block_rec) / 8 + 1)))
 #define RF_DEV_MAX (1 + 10 + 2 * (10 + RF_NAME_LEN))
 #define RF_CG_MAX (1 + 10 + 10 + RF_CG_LEN)
-#define RF_BLAME_BODY_MAX (10 * 8 + 1 + (BLAME_LINE_TOP) * 20)
+#define RF_BLAME_BODY_MAX (10 * 8 + 1 + (BLAME_LINE_TOP)*20)
 #define RF_BLAME_MAX (1 + 10 + RF_BLAME_BODY_MAX)
 
 /* Little-endian header helpers. */

@@ -105,8 +105,7 @@ static void on_split(const struct blame_res *res, void *ctx)
 			rb->oom = 1;
 }
 
-void rb_add_line(struct rp_blame *rb, uint32_t dev, uint64_t cgroup_id,
-		 const struct blame_line *l)
+void rb_add_line(struct rp_blame *rb, uint32_t dev, uint64_t cgroup_id, const struct blame_line *l)
 {
 	struct blame_owner o = { .cgroup_id = cgroup_id };
 	struct blame_share s = { .who = { 0 } };

@@ -91,8 +91,7 @@ struct rp_names {
 struct blame_line;
 struct rp_blame *rb_new(int by, int stored);
 /* A matched request's stored line: victim the owner (cgroup) of its block requests on dev. */
-void rb_add_line(struct rp_blame *rb, uint32_t dev, uint64_t cgroup_id,
-		 const struct blame_line *l);
+void rb_add_line(struct rp_blame *rb, uint32_t dev, uint64_t cgroup_id, const struct blame_line *l);
 /* Stored lines: matched requests with block requests whose line never came (rb_print's). */
 void rb_set_missing(struct rp_blame *rb, uint64_t n);
 /*

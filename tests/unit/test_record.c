@@ -1071,8 +1071,11 @@ static void test_blame_record(void)
 {
 	struct rf_req *reqs = make_reqs(NBL);
 	struct blame_line *lines = calloc(NBL, sizeof(*lines));
-	struct rec_opts o = { .seg_size = REC_DEF_SIZE, .seg_age_ns = REC_DEF_AGE_NS,
-			      .max_bytes = REC_DEF_MAX, .sysfs_root = "/nonexistent", .blame = 1 };
+	struct rec_opts o = { .seg_size = REC_DEF_SIZE,
+			      .seg_age_ns = REC_DEF_AGE_NS,
+			      .max_bytes = REC_DEF_MAX,
+			      .sysfs_root = "/nonexistent",
+			      .blame = 1 };
 	struct bl_readback b = { .want = lines, .max = NBL };
 	char dir[128], segs[2][320];
 	uint64_t now = 1000000000ull;
@@ -1234,9 +1237,16 @@ out:
 /* The line's bytes: the daemon's -j and report -j write them from the same struct. */
 static void test_blame_line_json(void)
 {
-	struct blame_line l = { .id = 8812, .requests = 1, .wait_ns = 7912004, .own_ns = 151220,
-				.others_ns = 7760784, .nr = 2, .cgroup_id = { 4322, 4323 },
-				.ns = { 7000000, 760784 }, .named = 1, .other_ns = 3 };
+	struct blame_line l = { .id = 8812,
+				.requests = 1,
+				.wait_ns = 7912004,
+				.own_ns = 151220,
+				.others_ns = 7760784,
+				.nr = 2,
+				.cgroup_id = { 4322, 4323 },
+				.ns = { 7000000, 760784 },
+				.named = 1,
+				.other_ns = 3 };
 	const char *path[BLAME_LINE_TOP] = { "/aggA", NULL, NULL };
 	struct jw j;
 
@@ -1276,8 +1286,8 @@ static void test_stored_table(void)
 		} else {
 			int got = st_take(s, id, &dev, &cg, &victim);
 
-			if (got != in[id] ||
-			    (got && (dev != (uint32_t)id * 3 || cg != id * 7 || victim != (int)(id & 1))))
+			if (got != in[id] || (got && (dev != (uint32_t)id * 3 || cg != id * 7 ||
+						      victim != (int)(id & 1))))
 				bad = 1;
 			count -= in[id];
 			in[id] = 0;
