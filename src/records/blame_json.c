@@ -2,12 +2,16 @@
 /*
  * blame_json: the fields of the blame JSON lines (blame_json.h).
  */
+#include <string.h>
+
 #include "records/blame_json.h"
 
-static uint64_t ns_of(double ns)
+uint64_t blame_json_ns(double ns)
 {
 	return ns > 0 ? (uint64_t)(ns + 0.5) : 0;
 }
+
+#define ns_of blame_json_ns
 
 void blame_json_owner(struct jw *j, const char *key, enum blame_by by, const struct blame_owner *o,
 		      const char *cgroup)
@@ -55,4 +59,28 @@ void blame_json_stats(struct jw *j, enum blame_by by, const struct blame_stats *
 	jw_u64(j, "truncated", st->truncated);
 	jw_u64(j, "forced", st->forced);
 	jw_bool(j, "partial", partial);
+}
+
+void blame_json_line(struct jw *j, const struct blame_line *l, const char *const path[])
+{
+	struct blame_parts p = { (double)l->wait_ns, (double)l->own_ns, (double)l->unattr_ns,
+				 (double)l->self_ns, (double)l->others_ns };
+	struct blame_owner who;
+
+	memset(&who, 0, sizeof(who));
+	jw_obj_begin(j, NULL);
+	jw_str(j, "type", "blame");
+	jw_u64(j, "id", l->id);
+	jw_str(j, "by", blame_by_name(BLAME_BY_CGROUP));
+	jw_u64(j, "requests", l->requests);
+	blame_json_parts(j, &p);
+	jw_arr_begin(j, "culprits");
+	for (int i = 0; i < l->nr && i < BLAME_LINE_TOP; i++) {
+		who.cgroup_id = l->cgroup_id[i];
+		blame_json_culprit(j, BLAME_BY_CGROUP, &who, path[i], (double)l->ns[i]);
+	}
+	if (l->other_ns)
+		blame_json_culprit(j, BLAME_BY_CGROUP, NULL, NULL, (double)l->other_ns);
+	jw_arr_end(j);
+	jw_obj_end(j);
 }

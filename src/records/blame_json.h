@@ -22,6 +22,27 @@ void blame_json_parts(struct jw *j, const struct blame_parts *p);
 /* One element of "culprits": {"who":{...},"ns"}; who NULL: {"other":true,"ns"}. */
 void blame_json_culprit(struct jw *j, enum blame_by by, const struct blame_owner *who,
 			const char *cgroup, double ns);
+/*
+ * A request's `blame` line (the daemon's --blame -j, and a recording's
+ * RF_E_BLAME entry): its block requests' parts and first BLAME_LINE_TOP
+ * culprit cgroups, as the integers the line carries, so that the line read
+ * back from a recording is the bytes the daemon wrote.
+ */
+#define BLAME_LINE_TOP 3
+struct blame_line {
+	uint64_t id; /* the request's */
+	uint64_t requests; /* its block requests */
+	uint64_t wait_ns, own_ns, unattr_ns, self_ns, others_ns;
+	int nr; /* culprits named, at most BLAME_LINE_TOP, the largest first */
+	uint64_t cgroup_id[BLAME_LINE_TOP];
+	uint64_t ns[BLAME_LINE_TOP];
+	unsigned int named; /* bit i: the writer knew culprit i's cgroup path */
+	uint64_t other_ns; /* the culprits after them; 0: no "other" element */
+};
+/* The line; path[i]: culprit i's cgroup path (NULL: none written). */
+void blame_json_line(struct jw *j, const struct blame_line *l, const char *const path[]);
+/* The integer a line carries for ns. */
+uint64_t blame_json_ns(double ns);
 /* The blame_stats line's counters: "by", "requests", "split", "late", "truncated", "forced", "partial". */
 void blame_json_stats(struct jw *j, enum blame_by by, const struct blame_stats *st, int partial);
 

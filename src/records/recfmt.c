@@ -52,8 +52,8 @@ static void get_text(char *dst, const uint8_t *b, size_t n)
 
 /*
  * Segment header: magic(8) format(2) hdr_len(2) abi(4) real_ns(8) mono_ns(8)
- * seq(8) run_mono_ns(8) pid(4) reserved(4) host(64) kernel(64) boot_id(40)
- * reserved(28) crc32(4) of the 252 bytes before it. The fields after the
+ * seq(8) run_mono_ns(8) pid(4) flags(4) host(64) kernel(64) boot_id(40)
+ * reserved(28) crc32(4) of the 252 bytes before it (flags: format 2; 0 in 1). The fields after the
  * format, as (offset, bytes, where in struct rf_seg_hdr): integers of 4 or 8
  * bytes, text of more.
  */
@@ -67,6 +67,7 @@ static const struct {
 	{ 32, 8, offsetof(struct rf_seg_hdr, seq) },
 	{ 40, 8, offsetof(struct rf_seg_hdr, run_mono_ns) },
 	{ 48, 4, offsetof(struct rf_seg_hdr, pid) },
+	{ 52, 4, offsetof(struct rf_seg_hdr, flags) },
 	{ 56, 64, offsetof(struct rf_seg_hdr, host) },
 	{ 120, 64, offsetof(struct rf_seg_hdr, kernel) },
 	{ 184, 40, offsetof(struct rf_seg_hdr, boot_id) },
@@ -105,7 +106,8 @@ int rf_seg_hdr_get(const uint8_t *b, size_t n, struct rf_seg_hdr *h)
 		return -EBADMSG;
 	memset(h, 0, sizeof(*h));
 	h->format = (uint16_t)get_le(b + 8, 2);
-	if (h->format != RF_FORMAT || get_le(b + 10, 2) != RF_SEG_HDR_LEN)
+	if (h->format < RF_FORMAT_MIN || h->format > RF_FORMAT ||
+	    get_le(b + 10, 2) != RF_SEG_HDR_LEN)
 		return -EPROTO;
 	for (size_t i = 0; i < NR_SEG_FIELDS; i++) {
 		char *f = (char *)h + seg_fields[i].field;
@@ -418,6 +420,72 @@ uint8_t *rf_put_cgroup(uint8_t *p, uint64_t id, const char *path)
 	return put_strn(p, path, RF_CG_LEN);
 }
 
+/*
+ * Blame: tag len, then id - the block's last request id (zigzag), requests,
+ * wait, own, unattributed, self, others, nr | named << 2, per culprit its
+ * cgroup id and ns, other.
+ */
+uint8_t *rf_put_blame(const struct rf_state *s, uint8_t *p, const struct blame_line *b)
+{
+	uint8_t body[RF_BLAME_BODY_MAX], *q = body;
+	int nr = b->nr < BLAME_LINE_TOP ? b->nr : BLAME_LINE_TOP;
+
+	q = put_var(q, zigzag(b->id - s->id));
+	q = put_var(q, b->requests);
+	q = put_var(q, b->wait_ns);
+	q = put_var(q, b->own_ns);
+	q = put_var(q, b->unattr_ns);
+	q = put_var(q, b->self_ns);
+	q = put_var(q, b->others_ns);
+	q = put_var(q, (uint64_t)nr | (uint64_t)(b->named & ((1u << nr) - 1)) << 2);
+	for (int i = 0; i < nr; i++) {
+		q = put_var(q, b->cgroup_id[i]);
+		q = put_var(q, b->ns[i]);
+	}
+	q = put_var(q, b->other_ns);
+	*p++ = RF_E_BLAME;
+	p = put_var(p, (uint64_t)(q - body));
+	memcpy(p, body, (size_t)(q - body));
+	return p + (q - body);
+}
+
+static int get_blame(const struct rf_state *s, const uint8_t **pp, const uint8_t *end,
+		     struct blame_line *b)
+{
+	uint64_t d, f;
+
+	memset(b, 0, sizeof(*b));
+	if (get_var(pp, end, &d) || get_var(pp, end, &b->requests) ||
+	    get_var(pp, end, &b->wait_ns) || get_var(pp, end, &b->own_ns) ||
+	    get_var(pp, end, &b->unattr_ns) || get_var(pp, end, &b->self_ns) ||
+	    get_var(pp, end, &b->others_ns) || get_var_max(pp, end, 0x1f, &f) ||
+	    (f & 3) > BLAME_LINE_TOP || (f >> 2) >> (f & 3))
+		return -EBADMSG;
+	b->id = s->id + unzigzag(d);
+	b->nr = (int)(f & 3);
+	b->named = (unsigned int)(f >> 2);
+	for (int i = 0; i < b->nr; i++)
+		if (get_var(pp, end, &b->cgroup_id[i]) || get_var(pp, end, &b->ns[i]))
+			return -EBADMSG;
+	return get_var(pp, end, &b->other_ns) || *pp != end ? -EBADMSG : 0;
+}
+
+/* A sized entry (its tag read): RF_E_BLAME decoded, any other tag skipped. */
+static int get_sized(const struct rf_state *s, const uint8_t **pp, const uint8_t *end, int tag,
+		     struct blame_line *bl)
+{
+	const uint8_t *body;
+	uint64_t n;
+
+	if (get_var(pp, end, &n) || (uint64_t)(end - *pp) < n)
+		return -EBADMSG;
+	body = *pp;
+	*pp += n;
+	if (tag != RF_E_BLAME)
+		return 0;
+	return get_blame(s, &body, *pp, bl);
+}
+
 static int get_strn(const uint8_t **pp, const uint8_t *end, char *dst, size_t max)
 {
 	uint64_t n;
@@ -508,7 +576,8 @@ static int get_req(struct rf_state *s, const uint8_t **pp, const uint8_t *end, s
 }
 
 int rf_get_entry(struct rf_state *s, const uint8_t **pp, const uint8_t *end, int *tag,
-		 struct rf_req *req, struct rf_dev *dev, struct rf_cgroup *cg)
+		 struct rf_req *req, struct rf_dev *dev, struct rf_cgroup *cg,
+		 struct blame_line *bl)
 {
 	const uint8_t *p = *pp;
 	int err;
@@ -522,6 +591,8 @@ int rf_get_entry(struct rf_state *s, const uint8_t **pp, const uint8_t *end, int
 		err = get_dev(&p, end, dev);
 	else if (*tag == RF_E_CGROUP)
 		err = get_cgroup(&p, end, cg);
+	else if (*tag >= RF_E_SIZED)
+		err = get_sized(s, &p, end, *tag, bl);
 	else
 		err = -EBADMSG;
 	if (!err)

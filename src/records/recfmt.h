@@ -8,6 +8,7 @@
  *   block   := block header(RF_BLK_HDR_LEN) zlib stream(clen bytes)
  *   payload := entry*   (the zlib stream inflated: rlen bytes)
  *   entry   := RF_E_DEV dev name serial | RF_E_REQ request | RF_E_CGROUP id path
+ *            | tag(>= RF_E_SIZED) len(varint) body(len bytes)   (format 2)
  *
  * Every integer in the headers is little-endian. In a payload, integers are
  * LEB128 varints; the records of a request (struct it_syscall_rec,
@@ -23,10 +24,17 @@
 #include <stdint.h>
 
 #include "iotracer.h"
+#include "records/blame_json.h"
 #include "records/corr.h"
 
 #define RF_SEG_MAGIC "ITRECSEG"
-#define RF_FORMAT 1
+/*
+ * 2: sized entries (tags from RF_E_SIZED on: a reader skips those it does not
+ * know, counted) and the segment header's flags. A reader of 2 reads 1.
+ */
+#define RF_FORMAT 2
+#define RF_FORMAT_MIN 1
+#define RF_SEG_F_BLAME 1u /* the run recorded each request's blame (RF_E_BLAME) */
 #define RF_SEG_HDR_LEN 256
 #define RF_BLK_MAGIC 0x4b425449u /* "ITBK" little-endian */
 #define RF_BLK_HDR_LEN 40
@@ -41,6 +49,9 @@ enum rf_entry_tag {
 	RF_E_REQ = 2, /* one request (struct corr_req) */
 	/* a cgroup id's path, before the first request of the block from a task in it */
 	RF_E_CGROUP = 3,
+	/* from here on: tag, length (varint), that many bytes; unknown ones are skipped */
+	RF_E_SIZED = 4,
+	RF_E_BLAME = 4, /* a request's blame (struct blame_line), after the request */
 };
 
 #define RF_CG_LEN 512 /* a cgroup path, with its NUL (records/cgroup.h CG_PATH_MAX) */
@@ -59,6 +70,7 @@ struct rf_seg_hdr {
 	uint64_t seq; /* segment number within the run, from 0 */
 	uint64_t run_mono_ns; /* daemon start, CLOCK_MONOTONIC: with pid and boot_id, the run */
 	uint32_t pid;
+	uint32_t flags; /* RF_SEG_F_* (format 1: 0) */
 	char host[64];
 	char kernel[64];
 	char boot_id[40];
@@ -119,6 +131,8 @@ struct rf_state {
 		    (CORR_MAX_BLOCKS) * (sizeof(struct it_block_rec) / 8 + 1)))
 #define RF_DEV_MAX (1 + 10 + 2 * (10 + RF_NAME_LEN))
 #define RF_CG_MAX (1 + 10 + 10 + RF_CG_LEN)
+#define RF_BLAME_BODY_MAX (10 * 8 + 1 + (BLAME_LINE_TOP)*20)
+#define RF_BLAME_MAX (1 + 10 + RF_BLAME_BODY_MAX)
 
 /* Little-endian header helpers. */
 void rf_seg_hdr_put(uint8_t *b, const struct rf_seg_hdr *h);
@@ -132,14 +146,19 @@ int rf_blk_hdr_get(const uint8_t *b, size_t n, struct rf_blk_hdr *h);
 uint8_t *rf_put_req(struct rf_state *s, uint8_t *p, const struct corr_req *r);
 uint8_t *rf_put_dev(uint8_t *p, uint32_t dev, const char *name, const char *serial);
 uint8_t *rf_put_cgroup(uint8_t *p, uint64_t id, const char *path); /* room: RF_CG_MAX */
+/* A request's blame line (its id: a request of this block or an earlier one); room: RF_BLAME_MAX. */
+uint8_t *rf_put_blame(const struct rf_state *s, uint8_t *p, const struct blame_line *b);
 
 /*
- * Decode the entry at *pp (before end): *tag says which of req/dev/cg was
- * filled. Returns 0 and moves *pp past it, or -EBADMSG for anything that is
- * not a well-formed entry (nothing read past end, whatever it says).
+ * Decode the entry at *pp (before end): *tag says which of req/dev/cg/bl was
+ * filled; a sized entry of a tag this build does not know is skipped (*tag
+ * is its tag, nothing filled). Returns 0 and moves *pp past it, or -EBADMSG
+ * for anything that is not a well-formed entry (nothing read past end,
+ * whatever it says).
  */
 int rf_get_entry(struct rf_state *s, const uint8_t **pp, const uint8_t *end, int *tag,
-		 struct rf_req *req, struct rf_dev *dev, struct rf_cgroup *cg);
+		 struct rf_req *req, struct rf_dev *dev, struct rf_cgroup *cg,
+		 struct blame_line *bl);
 
 /* A corr_req that points into q (valid while q is). */
 void rf_req_view(const struct rf_req *q, struct corr_req *r);

@@ -39,7 +39,7 @@ struct recorder {
 	/* the block being built */
 	uint8_t *raw, *cbuf;
 	size_t raw_len, cbuf_cap;
-	uint32_t nr_req;
+	uint32_t nr_req, nr_blame; /* RF_E_REQ and RF_E_BLAME entries */
 	uint64_t first_ns, last_ns;
 	uint64_t last_flush_ns;
 	struct rf_state st;
@@ -52,6 +52,7 @@ struct recorder {
 	int zs_ok;
 	/* counters */
 	uint64_t lost, written, bytes;
+	uint64_t lost_blame, blame_written;
 	int warned;
 };
 
@@ -190,6 +191,7 @@ static void seg_close(struct recorder *rc)
 static void lost_block(struct recorder *rc, int err)
 {
 	rc->lost += rc->nr_req;
+	rc->lost_blame += rc->nr_blame;
 	if (!rc->warned)
 		it_warn("--record: cannot write to %s: %s; requests are lost until it works "
 			"again (counted)",
@@ -218,7 +220,7 @@ static size_t compress_block(struct recorder *rc)
 {
 	struct rf_blk_hdr h = { .rlen = (uint32_t)rc->raw_len,
 				.nr_req = rc->nr_req,
-				.first_ns = rc->first_ns,
+				.first_ns = rc->nr_req ? rc->first_ns : 0,
 				.last_ns = rc->last_ns };
 
 	if (deflateReset(&rc->zs) != Z_OK)
@@ -239,6 +241,7 @@ static void block_reset(struct recorder *rc, uint64_t now_ns)
 {
 	rc->raw_len = 0;
 	rc->nr_req = 0;
+	rc->nr_blame = 0;
 	rc->first_ns = UINT64_MAX;
 	rc->last_ns = 0;
 	rc->nr_devs = 0;
@@ -253,7 +256,7 @@ static void flush_block(struct recorder *rc, uint64_t now_ns, int rotate)
 	size_t n;
 	int err = 0;
 
-	if (rc->nr_req) {
+	if (rc->nr_req || rc->nr_blame) {
 		if (rc->fd < 0)
 			err = seg_open(rc, now_ns);
 		n = err ? 0 : compress_block(rc);
@@ -271,6 +274,7 @@ static void flush_block(struct recorder *rc, uint64_t now_ns, int rotate)
 			rc->bytes += n;
 			rc->seg_blocks++;
 			rc->written += rc->nr_req;
+			rc->blame_written += rc->nr_blame;
 		}
 	}
 	block_reset(rc, now_ns);
@@ -383,11 +387,28 @@ void rec_request(struct recorder *rc, const struct corr_req *r)
 		rc->last_ns = end;
 }
 
+/*
+ * A request's blame, once the daemon's split of it is done (service/dblame.c):
+ * its culprits' cgroup paths announced first, as for a request.
+ */
+void rec_blame(struct recorder *rc, const struct blame_line *b)
+{
+	if (rc->raw_len + RF_BLAME_MAX + BLAME_LINE_TOP * RF_CG_MAX > REC_RAW_CAP)
+		flush_block(rc, rc->last_flush_ns, 1);
+	for (int i = 0; i < b->nr && i < BLAME_LINE_TOP; i++)
+		if (b->named & (1u << i))
+			note_cgroup(rc, b->cgroup_id[i]);
+	rc->raw_len = (size_t)(rf_put_blame(&rc->st, rc->raw + rc->raw_len, b) - rc->raw);
+	rc->nr_blame++;
+}
+
 void rec_tick(struct recorder *rc, uint64_t now_ns)
 {
-	if (rc->nr_req && now_ns - rc->last_flush_ns >= REC_FLUSH_DUE_NS) {
+	int pending = rc->nr_req || rc->nr_blame;
+
+	if (pending && now_ns - rc->last_flush_ns >= REC_FLUSH_DUE_NS) {
 		flush_block(rc, now_ns, 1);
-	} else if (!rc->nr_req) {
+	} else if (!pending) {
 		rc->last_flush_ns = now_ns;
 	}
 	if (rc->fd >= 0 && rc->seg_blocks && now_ns - rc->seg_open_ns >= rc->o.seg_age_ns) {
@@ -417,6 +438,7 @@ struct recorder *rec_open(const struct rec_opts *o, uint64_t now_ns)
 	rc->zs_ok = 1;
 	host_identity(&rc->hdr);
 	rc->hdr.run_mono_ns = now_ns;
+	rc->hdr.flags = o->blame ? RF_SEG_F_BLAME : 0;
 	if (mkdir(o->dir, 0750) && errno != EEXIST) {
 		it_err("%s: cannot create directory '%s': %s", who, o->dir, strerror(errno));
 		goto fail;
@@ -434,14 +456,19 @@ fail:
 	return NULL;
 }
 
+void rec_flush(struct recorder *rc)
+{
+	if (rc && rc->raw && (rc->nr_req || rc->nr_blame))
+		flush_block(rc, rc->last_flush_ns, 0);
+}
+
 uint64_t rec_close(struct recorder *rc)
 {
 	uint64_t lost;
 
 	if (!rc)
 		return 0;
-	if (rc->raw && rc->nr_req)
-		flush_block(rc, rc->last_flush_ns, 0);
+	rec_flush(rc);
 	seg_close(rc);
 	if (rc->zs_ok)
 		deflateEnd(&rc->zs);
@@ -461,6 +488,16 @@ uint64_t rec_lost(const struct recorder *rc)
 uint64_t rec_written(const struct recorder *rc)
 {
 	return rc ? rc->written : 0;
+}
+
+uint64_t rec_blame_lost(const struct recorder *rc)
+{
+	return rc ? rc->lost_blame : 0;
+}
+
+uint64_t rec_blame_written(const struct recorder *rc)
+{
+	return rc ? rc->blame_written : 0;
 }
 
 uint64_t rec_bytes(const struct recorder *rc)

@@ -43,6 +43,7 @@ struct rec_opts {
 	const char *sysfs_root; /* device names and serials */
 	int level; /* zlib level of the blocks: 0 (stored: the delta coding alone) to 9 */
 	const char *who; /* how errors name the option: "--record" or "FILE:LINE: record" */
+	int blame; /* rec_blame() will follow the requests: said in the segment headers */
 };
 
 struct recorder;
@@ -55,6 +56,9 @@ struct recorder *rec_open(const struct rec_opts *o, uint64_t now_ns);
 
 /* corr_emit_fn style: one finished request. */
 void rec_request(struct recorder *rc, const struct corr_req *r);
+/* A request's blame (records/blame_json.h), after the request (--blame). */
+struct blame_line;
+void rec_blame(struct recorder *rc, const struct blame_line *b);
 /* Cgroup paths to announce in the blocks (records/cgroup.h; not owned); NULL: ids only. */
 struct cg_cache;
 void rec_set_cgroups(struct recorder *rc, struct cg_cache *cg);
@@ -62,11 +66,17 @@ void rec_set_cgroups(struct recorder *rc, struct cg_cache *cg);
 /* Write the pending block if it is due; rotate on age. Call every drain. */
 void rec_tick(struct recorder *rc, uint64_t now_ns);
 
+/* Write the block being built, if any (rec_close() does it too). */
+void rec_flush(struct recorder *rc);
 /* Write what is pending, close the segment, free. NULL is ok. Returns rec_lost() at the end. */
 uint64_t rec_close(struct recorder *rc);
 
 /* Requests lost to write errors so far. */
 uint64_t rec_lost(const struct recorder *rc);
+
+/* Blame lines lost to write errors, and written, so far. */
+uint64_t rec_blame_lost(const struct recorder *rc);
+uint64_t rec_blame_written(const struct recorder *rc);
 
 /* Requests and bytes written (segment headers and blocks) so far. */
 uint64_t rec_written(const struct recorder *rc);

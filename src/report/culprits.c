@@ -35,6 +35,7 @@ struct rb_victim {
 	struct rb_cul *cul;
 	int nr_cul;
 	size_t alloc;
+	int other; /* stored lines: some of others is in their "other" elements */
 };
 
 struct rp_blame {
@@ -44,6 +45,8 @@ struct rp_blame {
 	int nr_v, last;
 	size_t alloc_v;
 	int oom;
+	int stored; /* the recording's stored lines, not a split of its own */
+	uint64_t lines, blocks, missing; /* stored: lines used, their block requests, missing */
 };
 
 static struct rb_victim *victim_of(struct rp_blame *rb, uint32_t dev, const struct blame_owner *o)
@@ -102,13 +105,46 @@ static void on_split(const struct blame_res *res, void *ctx)
 			rb->oom = 1;
 }
 
-struct rp_blame *rb_new(int by)
+void rb_add_line(struct rp_blame *rb, uint32_t dev, uint64_t cgroup_id, const struct blame_line *l)
+{
+	struct blame_owner o = { .cgroup_id = cgroup_id };
+	struct blame_share s = { .who = { 0 } };
+	struct rb_victim *v = victim_of(rb, dev, &o);
+
+	if (!v) {
+		rb->oom = 1;
+		return;
+	}
+	rb->lines++;
+	rb->blocks += l->requests;
+	v->reqs += l->requests;
+	v->wait += (double)l->wait_ns;
+	v->own += (double)l->own_ns;
+	v->unattr += (double)l->unattr_ns;
+	v->self += (double)l->self_ns;
+	v->others += (double)l->others_ns;
+	for (int i = 0; i < l->nr && i < BLAME_LINE_TOP; i++) {
+		s.who.cgroup_id = l->cgroup_id[i];
+		s.ns = (double)l->ns[i];
+		if (add_culprit(rb, v, &s))
+			rb->oom = 1;
+	}
+	v->other |= l->other_ns > 0;
+}
+
+void rb_set_missing(struct rp_blame *rb, uint64_t n)
+{
+	rb->missing = n;
+}
+
+struct rp_blame *rb_new(int by, int stored)
 {
 	struct rp_blame *rb = calloc(1, sizeof(*rb));
 
 	if (!rb)
 		return NULL;
 	rb->by = (enum blame_by)by;
+	rb->stored = stored;
 	rb->b = blame_new(rb->by, RB_HORIZON_NS, RB_CAP, on_split, rb);
 	if (!rb->b) {
 		free(rb);
@@ -122,7 +158,7 @@ void rb_add(struct rp_blame *rb, const struct corr_req *r, int (*victim)(void *c
 {
 	struct blame_in in;
 
-	for (int i = 0; i < r->nr_blocks; i++) {
+	for (int i = 0; !rb->stored && i < r->nr_blocks; i++) {
 		dblame_in(&in, r->blocks[i], victim && victim(ctx, r->blocks[i]->dev));
 		if (blame_add(rb->b, &in))
 			rb->oom = 1;
@@ -204,14 +240,23 @@ static void print_text(struct rp_blame *rb, FILE *f, const struct rp_names *nm)
 
 	fprintf(f,
 		"\nblame by %s (docs/blame.md): each victim's block wait Q->C, split over the "
-		"requests holding the device\n",
-		blame_by_name(rb->by));
-	fprintf(f,
-		"blame: %llu block requests, %llu victims split, %llu late, %llu not split "
-		"(history gone), %llu split early (cap)\n",
-		(unsigned long long)st->added, (unsigned long long)st->resolved,
-		(unsigned long long)st->late, (unsigned long long)st->truncated,
-		(unsigned long long)st->forced);
+		"requests holding the device; source: %s\n",
+		blame_by_name(rb->by), rb->stored ? "stored" : "re-split");
+	if (rb->stored)
+		fprintf(f,
+			"blame: the recording's stored blame (the daemon's split, --record --blame): "
+			"%llu requests' lines, %llu block requests; %llu matched requests had none "
+			"(unsplit, or lost with the daemon's last second); culprits: each line's "
+			"first %d\n",
+			(unsigned long long)rb->lines, (unsigned long long)rb->blocks,
+			(unsigned long long)rb->missing, BLAME_LINE_TOP);
+	else
+		fprintf(f,
+			"blame: %llu block requests, %llu victims split, %llu late, %llu not split "
+			"(history gone), %llu split early (cap)\n",
+			(unsigned long long)st->added, (unsigned long long)st->resolved,
+			(unsigned long long)st->late, (unsigned long long)st->truncated,
+			(unsigned long long)st->forced);
 	if (rb->oom)
 		fputs("blame: out of memory: the matrix below is partial\n", f);
 	for (int i = 0; i < rb->nr_v; i++) {
@@ -235,7 +280,7 @@ static void print_text(struct rp_blame *rb, FILE *f, const struct rp_names *nm)
 				dur(v->cul[k].ns, d1, sizeof(d1)), pct(v->cul[k].ns, v->wait),
 				pct(v->cul[k].ns, blamed));
 		}
-		if (v->nr_cul > RB_TOP)
+		if (v->nr_cul > RB_TOP || v->other)
 			fprintf(f, "    %-40s %10s %6.1f%% %7.1f%%\n", "(other)",
 				dur(rest, d1, sizeof(d1)), pct(rest, v->wait), pct(rest, blamed));
 	}
@@ -278,7 +323,7 @@ static int print_json(struct rp_blame *rb, FILE *f, const struct rp_names *nm)
 					   nm->cgroup(nm->ctx, v->cul[k].who.cgroup_id),
 					   v->cul[k].ns);
 		}
-		if (v->nr_cul > RB_TOP)
+		if (v->nr_cul > RB_TOP || v->other)
 			blame_json_culprit(&j, rb->by, NULL, NULL, rest);
 		jw_arr_end(&j);
 		jw_obj_end(&j);
@@ -288,7 +333,16 @@ static int print_json(struct rp_blame *rb, FILE *f, const struct rp_names *nm)
 	jw_reset(&j);
 	jw_obj_begin(&j, NULL);
 	jw_str(&j, "type", "blame_stats");
-	blame_json_stats(&j, rb->by, st, rb->oom);
+	if (rb->stored) {
+		jw_str(&j, "by", blame_by_name(rb->by));
+		jw_u64(&j, "requests", rb->blocks);
+		jw_bool(&j, "partial", rb->oom);
+		jw_u64(&j, "records", rb->lines);
+		jw_u64(&j, "records_missing", rb->missing);
+	} else {
+		blame_json_stats(&j, rb->by, st, rb->oom);
+	}
+	jw_str(&j, "source", rb->stored ? "stored" : "re-split");
 	jw_obj_end(&j);
 	if (!err && (jw_error(&j) || fprintf(f, "%s\n", jw_data(&j)) < 0))
 		err = -EIO;

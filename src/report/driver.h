@@ -61,6 +61,13 @@ struct report {
 	struct pf *pf;
 	struct hm *hm;
 	struct rp_blame *blame;
+	/* the recording's stored blame (docs/record.md): matched requests waiting for their line */
+	struct rp_stored *stored;
+	int blame_segs; /* segments whose run recorded blame (RF_SEG_F_BLAME) */
+	int blame_stored; /* --blame sums the stored lines: every file is such a segment, --by cgroup */
+	uint64_t stored_missing; /* requests of earlier runs whose line never came */
+	uint64_t run_mono_ns; /* the run of the segment being read (its ids) */
+	uint32_t run_pid;
 	char **files; /* segment files, in order */
 	int nr_files;
 	uint64_t first_ns, last_ns, matched;
@@ -74,6 +81,7 @@ struct report {
 int rp_collect(struct report *rp);
 void rp_find_start(struct report *rp);
 void rp_on_req(void *ctx, const struct rr_reader *rr, const struct rf_req *rq);
+void rp_on_blame(void *ctx, const struct rr_reader *rr, const struct blame_line *l);
 int rp_read_file(struct report *rp, const char *path);
 
 /* filter.c */

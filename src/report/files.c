@@ -6,13 +6,19 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "records/blame.h"
+#include "records/blame_json.h"
+#include "records/cgroup.h"
+#include "records/output.h"
 #include "records/recfmt.h"
+#include "records/stages.h"
 #include "lib/log.h"
 #include "report/driver.h"
 #include "report/internal.h"
@@ -92,15 +98,82 @@ void rp_find_start(struct report *rp)
 		if (fd < 0)
 			continue;
 		if (read(fd, b, sizeof(b)) == (ssize_t)sizeof(b) &&
-		    !rf_seg_hdr_get(b, sizeof(b), &h) &&
-		    (!rp->rec_start_real || h.real_ns < rp->rec_start_real))
-			rp->rec_start_real = h.real_ns;
+		    !rf_seg_hdr_get(b, sizeof(b), &h)) {
+			if (!rp->rec_start_real || h.real_ns < rp->rec_start_real)
+				rp->rec_start_real = h.real_ns;
+			rp->blame_segs += !!(h.flags & RF_SEG_F_BLAME);
+		}
 		close(fd);
 	}
+	/* every file a segment of a run that recorded its blame: --blame by cgroup uses it */
+	rp->blame_stored = rp->nr_files && rp->blame_segs == rp->nr_files &&
+			   rp->o.by <= BLAME_BY_CGROUP;
 }
 
-/* One request read back; real_off_ns: its clocks' CLOCK_REALTIME - CLOCK_MONOTONIC. */
-static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_off_ns)
+/*
+ * A matched request of a segment whose run recorded blame: it waits for its
+ * line, under its first block request on a --blame victim device (-d).
+ */
+static void wait_blame(struct report *rp, const struct rr_reader *rr, const struct corr_req *r)
+{
+	const struct it_block_rec *b = r->blocks[0];
+	int victim = 0;
+
+	if (rr->seg.run_mono_ns != rp->run_mono_ns || rr->seg.pid != rp->run_pid) {
+		/* another run: its ids start again */
+		rp->stored_missing += st_count(rp->stored);
+		st_free(rp->stored);
+		rp->stored = st_new();
+		rp->run_mono_ns = rr->seg.run_mono_ns;
+		rp->run_pid = rr->seg.pid;
+	}
+	for (int i = 0; !victim && i < r->nr_blocks; i++)
+		if (rp_victim_dev(rp, r->blocks[i]->dev)) {
+			b = r->blocks[i];
+			victim = 1;
+		}
+	if (!rp->stored ||
+	    st_put(rp->stored, r->id, b->dev, stages_block_owner(b)->cgroup_id, victim))
+		rp->oom = 1;
+}
+
+void rp_on_blame(void *ctx, const struct rr_reader *rr, const struct blame_line *l)
+{
+	struct report *rp = ctx;
+	const char *path[BLAME_LINE_TOP] = { NULL };
+	char keep[BLAME_LINE_TOP][CG_PATH_MAX];
+	uint64_t cgroup_id;
+	uint32_t dev;
+	struct jw *j;
+	size_t mark;
+	int victim;
+
+	(void)rr;
+	if (!rp->stored || !st_take(rp->stored, l->id, &dev, &cgroup_id, &victim))
+		return; /* its request did not match, or was not read */
+	if (rp->blame && rp->blame_stored && victim)
+		rb_add_line(rp->blame, dev, cgroup_id, l);
+	j = rp->jout ? out_json_begin(rp->jout, &mark) : NULL;
+	if (!j)
+		return;
+	for (int i = 0; i < l->nr && i < BLAME_LINE_TOP; i++) {
+		const char *p = l->named & (1u << i) ? rp_cgroup_of(rp, l->cgroup_id[i]) : NULL;
+
+		if (p) {
+			snprintf(keep[i], sizeof(keep[i]), "%s", p);
+			path[i] = keep[i];
+		}
+	}
+	blame_json_line(j, l, path);
+	out_json_end(rp->jout, mark);
+}
+
+/*
+ * One request read back; real_off_ns: its clocks' CLOCK_REALTIME - CLOCK_MONOTONIC;
+ * rr: its segment's reader (NULL: a JSON line).
+ */
+static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_off_ns,
+		       const struct rr_reader *rr)
 {
 	struct corr_req r;
 	struct rp_req q = { .r = &r, .real_off_ns = real_off_ns };
@@ -124,6 +197,9 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 	out_request(&r, rp->out);
 	if (rp->jout)
 		out_request(&r, rp->jout);
+	if (rr && (rr->seg.flags & RF_SEG_F_BLAME) && r.nr_blocks &&
+	    (rp->jout || (rp->blame && rp->blame_stored)))
+		wait_blame(rp, rr, &r);
 	uhists_request(&rp->kh, &r);
 	if (rp->slowest)
 		slowest_add(rp->slowest, &q);
@@ -139,13 +215,13 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 
 void rp_on_req(void *ctx, const struct rr_reader *rr, const struct rf_req *rq)
 {
-	report_req(ctx, rq, (int64_t)(rr->seg.real_ns - rr->seg.mono_ns));
+	report_req(ctx, rq, (int64_t)(rr->seg.real_ns - rr->seg.mono_ns), rr);
 }
 
 /* A JSON line has no wall clock: its times stay CLOCK_MONOTONIC (--since from boot). */
 static void on_json_req(void *ctx, const struct rf_req *rq)
 {
-	report_req(ctx, rq, 0);
+	report_req(ctx, rq, 0, NULL);
 }
 
 /* A joined host-mode path: drawn in the Perfetto view only. */

@@ -83,7 +83,17 @@ struct rp_names {
 	const char *(*cgroup)(void *ctx, uint64_t id); /* NULL: unknown */
 	void *ctx;
 };
-struct rp_blame *rb_new(int by); /* enum blame_by; NULL: out of memory */
+/*
+ * by: enum blame_by. stored: the matrix sums the recording's stored lines
+ * (rb_add_line(); rb_add() then does nothing), not a split of its own.
+ * NULL: out of memory.
+ */
+struct blame_line;
+struct rp_blame *rb_new(int by, int stored);
+/* A matched request's stored line: victim the owner (cgroup) of its block requests on dev. */
+void rb_add_line(struct rp_blame *rb, uint32_t dev, uint64_t cgroup_id, const struct blame_line *l);
+/* Stored lines: matched requests with block requests whose line never came (rb_print's). */
+void rb_set_missing(struct rp_blame *rb, uint64_t n);
 /*
  * Every block request of every request read (culprits are never filtered);
  * victim(dev): whether r's block request on dev is a victim (NULL: none is).
@@ -93,6 +103,16 @@ void rb_add(struct rp_blame *rb, const struct corr_req *r, int (*victim)(void *c
 /* The matrix as text, and as "blame" JSON lines when json; 0 or -errno (json). */
 int rb_print(struct rp_blame *rb, FILE *text, FILE *json, const struct rp_names *nm);
 void rb_free(struct rp_blame *rb);
+
+/* ---- stored: matched requests waiting for their stored blame line, by id (stored.c) ---- */
+struct rp_stored;
+struct rp_stored *st_new(void);
+/* 0 or -ENOMEM. */
+int st_put(struct rp_stored *s, uint64_t id, uint32_t dev, uint64_t cgroup_id, int victim);
+/* 1 and id's entry, removed; 0: none. */
+int st_take(struct rp_stored *s, uint64_t id, uint32_t *dev, uint64_t *cgroup_id, int *victim);
+uint64_t st_count(const struct rp_stored *s);
+void st_free(struct rp_stored *s);
 
 /* ---- formats the parts share (fmt.c) ---- */
 /* A human size ("4KiB"). */

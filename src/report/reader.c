@@ -106,13 +106,24 @@ static int decode_payload(struct rr_reader *rr, size_t len, uint32_t nr_req)
 	struct rf_state st;
 	struct rf_dev dev;
 	struct rf_cgroup cg;
+	struct blame_line bl;
 	uint32_t n = 0;
 	int tag;
 
 	memset(&st, 0, sizeof(st));
 	while (p < end) {
-		if (rf_get_entry(&st, &p, end, &tag, &rr->req, &dev, &cg))
+		if (rf_get_entry(&st, &p, end, &tag, &rr->req, &dev, &cg, &bl))
 			return -EBADMSG;
+		if (tag == RF_E_BLAME) {
+			rr->st.blames++;
+			if (rr->blame_fn)
+				rr->blame_fn(rr->ctx, rr, &bl);
+			continue;
+		}
+		if (tag >= RF_E_SIZED) {
+			rr->st.unknown++;
+			continue;
+		}
 		if (tag == RF_E_DEV) {
 			rr_note_dev(rr, &dev);
 			continue;

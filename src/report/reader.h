@@ -25,6 +25,8 @@ struct rr_stats {
 	uint64_t torn; /* blocks cut short at the end of a segment */
 	uint64_t skipped_bytes; /* bytes of bad or torn blocks and garbage between blocks */
 	uint64_t requests; /* requests decoded */
+	uint64_t blames; /* requests' blame entries decoded (RF_E_BLAME) */
+	uint64_t unknown; /* entries of a kind this build does not know: skipped */
 };
 
 #define RR_MAX_DEVS 256
@@ -39,6 +41,8 @@ struct rr_reader {
 	/* one request at a time: the callback gets it */
 	void (*fn)(void *ctx, const struct rr_reader *rr, const struct rf_req *q);
 	void *ctx;
+	/* a request's blame entry (after the request); NULL: not wanted. Same ctx. */
+	void (*blame_fn)(void *ctx, const struct rr_reader *rr, const struct blame_line *b);
 	/* scratch */
 	uint8_t *raw;
 	size_t raw_cap;

@@ -62,7 +62,8 @@ static const struct opt_row rp_own[] = {
 	  .key = 'j',
 	  .arg = "FILE",
 	  .help = "the requests as JSON lines, as `iotracer -j` wrote them\n"
-		  "('-' = stdout, the text then goes to stderr)" },
+		  "(with a recording's stored blame lines; '-' = stdout,\n"
+		  "the text then goes to stderr)" },
 	{ .name = "perfetto",
 	  .key = RP_OPT_PERFETTO,
 	  .arg = "FILE",
@@ -82,6 +83,7 @@ static const struct opt_row rp_own[] = {
 	  .key = RP_OPT_BLAME,
 	  .help = "who slowed whom: each matching block request's wait split\n"
 		  "over the requests holding its device (docs/blame.md);\n"
+		  "a recording made with --blame: its stored lines;\n"
 		  "with -j also as \"blame\" JSON lines" },
 	{ .name = "by",
 	  .key = RP_OPT_BY,
@@ -321,6 +323,11 @@ static void print_reading(struct report *rp, FILE *f)
 		fprintf(f, "; %llu blocks, %llu requests\n", (unsigned long long)s->blocks,
 			(unsigned long long)s->requests);
 	}
+	if (s->blames || s->unknown)
+		fprintf(f,
+			"recording: %llu requests' blame lines (--blame), %llu entries of kinds "
+			"this build does not know (skipped)\n",
+			(unsigned long long)s->blames, (unsigned long long)s->unknown);
 	fprintf(f, "requests: %llu read, %llu matched the filters\n",
 		(unsigned long long)rp_read(rp), (unsigned long long)rp->matched);
 	if (s->bad_segments || s->bad_blocks || s->torn)
@@ -377,6 +384,7 @@ static int rp_start(struct report *rp)
 	cli_defaults(&io);
 	io.live = 0;
 	rr_init(&rp->rr, rp_on_req, rp);
+	rp->rr.blame_fn = rp_on_blame;
 	rp->dn = (struct out_devnames){
 		.name = rp_dev_name_of, .serial = rp_dev_serial_of, .cgroup = rp_cgroup_of, .ctx = rp
 	};
@@ -401,9 +409,16 @@ static int rp_start(struct report *rp)
 			return 1;
 	}
 	if (rp->o.blame) {
-		rp->blame = rb_new(rp->o.by < 0 ? BLAME_BY_CGROUP : rp->o.by);
+		rp->blame = rb_new(rp->o.by < 0 ? BLAME_BY_CGROUP : rp->o.by, rp->blame_stored);
 		if (!rp->blame)
 			return 1;
+	}
+	if (rp->blame_segs && (rp->jout || rp->blame_stored)) {
+		rp->stored = st_new();
+		if (!rp->stored) {
+			it_err("report: out of memory");
+			return 1;
+		}
 	}
 	rp->out = out_new(&io, text, NULL, 0);
 	rp->slowest = slowest_new(rp->o.top);
@@ -428,6 +443,8 @@ static int rp_finish(struct report *rp)
 
 	print_reading(rp, text);
 	why_nothing(rp);
+	if (rp->oom)
+		it_warn("report: out of memory: some requests' stored blame lines were left out");
 	print_summary(rp);
 	slowest_print(rp->slowest, text, rp_dev_name_of, rp);
 	if (rp->jout) {
@@ -440,6 +457,7 @@ static int rp_finish(struct report *rp)
 	if (rp->blame) {
 		struct rp_names nm = { .dev = rp_dev_name_of, .cgroup = rp_cgroup_of, .ctx = rp };
 
+		rb_set_missing(rp->blame, rp->stored_missing + st_count(rp->stored));
 		if (rb_print(rp->blame, text, rp->jout && !ret ? rp->jf : NULL, &nm) ||
 		    (rp->jf && fflush(rp->jf))) {
 			it_err("report: --blame: cannot write its JSON lines to '%s'",
@@ -475,6 +493,7 @@ static void rp_free(struct report *rp)
 		fclose(rp->hmf);
 	hm_free(rp->hm);
 	rb_free(rp->blame);
+	st_free(rp->stored);
 	slowest_free(rp->slowest);
 	uhists_free(&rp->kh);
 	rr_free(&rp->rr);

@@ -139,7 +139,8 @@ static const struct cli_option cli_opts[] = {
 	  .reload = RELOAD_START, .val = CLI_V_FLAG, F(blame),
 	  .row.help = "/metrics: who slowed whom, blamed seconds per device,\n"
 		      "victim and culprit cgroup; with -j a blame line per\n"
-		      "written request (docs/blame.md). Not with --sample" },
+		      "written request, with --record the same in the\n"
+		      "recording (docs/blame.md). Not with --sample" },
 	{ .row.name = "quiet", .row.key = 'q', .section = "", .reload = RELOAD_START,
 	  .val = CLI_V_FLAG, F(quiet),
 	  .row.help = "no attach report and no live lines: summaries only" },

@@ -104,10 +104,11 @@ static void on_request(const struct corr_req *r, void *ctx)
 			return;
 	}
 	out_request(r, d->out);
-	if (d->blame)
-		dblame_request(d->blame, r);
+	/* recorded before its split can write its blame to the recording */
 	if (d->rec)
 		rec_request(d->rec, r);
+	if (d->blame)
+		dblame_request(d->blame, r);
 	if (d->m && d->mode->request)
 		d->mode->request(d->m, r);
 }
@@ -499,6 +500,7 @@ static int open_record(struct daemon *d)
 	struct rec_opts ro = { .dir = o->record_dir, .seg_size = o->record_size,
 			       .seg_age_ns = o->record_age_ns, .max_bytes = o->record_max,
 			       .level = o->record_level, .sysfs_root = o->sysfs_root,
+			       .blame = o->blame,
 			       .who = cli_where(o, "record", who, sizeof(who)) };
 
 	if (!o->record_dir)
@@ -563,6 +565,8 @@ static int daemon_start(struct daemon *d)
 	d->blame = d->o->blame ?
 			   dblame_new(d->cg, d->o->metrics_cg_depth, d->json ? d->out : NULL) :
 			   NULL;
+	if (d->blame)
+		dblame_set_recorder(d->blame, d->rec);
 	if (!d->out || !d->corr || (d->o->blame && !d->blame)) {
 		it_err("cannot set up the event loop: %s", strerror(errno));
 		return -ENOMEM;
@@ -605,15 +609,20 @@ static int daemon_finish(struct daemon *d, int ret)
 		       (unsigned long long)out_json_lost(d->out), strerror(-ret));
 	}
 	if (d->rec) {
-		uint64_t lost = rec_close(d->rec);
+		uint64_t lost_blame, lost;
 
+		rec_flush(d->rec); /* its losses counted before the close */
+		lost_blame = rec_blame_lost(d->rec);
+		lost = rec_close(d->rec);
 		d->rec = NULL;
-		if (lost) {
+		if (lost)
 			it_err("--record: %llu requests were not recorded (write errors)",
 			       (unsigned long long)lost);
-			if (!ret)
-				ret = -EIO;
-		}
+		if (lost_blame)
+			it_err("--record: %llu blame lines were not recorded (write errors)",
+			       (unsigned long long)lost_blame);
+		if ((lost || lost_blame) && !ret)
+			ret = -EIO;
 	}
 	return ret;
 }

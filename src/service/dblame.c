@@ -19,6 +19,7 @@
 #include "records/blame_json.h"
 #include "records/cgroup.h"
 #include "records/output.h"
+#include "records/record.h"
 #include "lib/log.h"
 #include "service/dblame.h"
 #include "records/stages.h"
@@ -64,6 +65,7 @@ struct dblame {
 	size_t alloc_v;
 	int oom; /* a split missed the metrics' sums */
 	struct it_out *out; /* the records' JSON lines; NULL: none */
+	struct recorder *rec; /* --record: the lines go to the recording too; NULL: not */
 	struct dbl_rec *rq; /* ring of alloc_rq (a power of 2) entries */
 	size_t alloc_rq, head, n;
 	uint64_t head_seq; /* sequence number of rq[head] */
@@ -138,9 +140,13 @@ static int cmp_ns_desc(double x, double y)
 static void rec_write(struct dblame *d, struct dbl_rec *e)
 {
 	double rest = e->p.others;
+	const char *path[BLAME_LINE_TOP] = { NULL };
+	char keep[BLAME_LINE_TOP][CG_PATH_MAX];
+	struct blame_line l = { .id = e->id, .requests = (uint64_t)e->blocks };
 	struct jw *j;
 	size_t mark;
 
+	_Static_assert(DBL_REC_TOP == BLAME_LINE_TOP, "a record's culprits");
 	/* a few entries: insertion sort, largest first */
 	for (int i = 1; i < e->nr; i++)
 		for (int k = i; k > 0 && cmp_ns_desc(e->ns[k], e->ns[k - 1]) < 0; k--) {
@@ -152,25 +158,32 @@ static void rec_write(struct dblame *d, struct dbl_rec *e)
 			e->who[k - 1] = w;
 			e->ns[k - 1] = ns;
 		}
-	j = out_json_begin(d->out, &mark);
+	l.wait_ns = blame_json_ns(e->p.wait);
+	l.own_ns = blame_json_ns(e->p.own);
+	l.unattr_ns = blame_json_ns(e->p.unattr);
+	l.self_ns = blame_json_ns(e->p.self);
+	l.others_ns = blame_json_ns(e->p.others);
+	for (int i = 0; i < e->nr && i < DBL_REC_TOP; i++) {
+		const char *p = cg_path(d->cg, e->who[i].cgroup_id);
+
+		rest -= e->ns[i];
+		l.cgroup_id[i] = e->who[i].cgroup_id;
+		l.ns[i] = blame_json_ns(e->ns[i]);
+		if (p) {
+			/* cg_path()'s buffer is valid until its next call */
+			snprintf(keep[i], sizeof(keep[i]), "%s", p);
+			path[i] = keep[i];
+			l.named |= 1u << i;
+		}
+		l.nr++;
+	}
+	l.other_ns = rest >= 0.5 ? blame_json_ns(rest) : 0;
+	if (d->rec)
+		rec_blame(d->rec, &l);
+	j = d->out ? out_json_begin(d->out, &mark) : NULL;
 	if (!j)
 		return;
-	jw_obj_begin(j, NULL);
-	jw_str(j, "type", "blame");
-	jw_u64(j, "id", e->id);
-	jw_str(j, "by", blame_by_name(BLAME_BY_CGROUP));
-	jw_u64(j, "requests", (uint64_t)e->blocks);
-	blame_json_parts(j, &e->p);
-	jw_arr_begin(j, "culprits");
-	for (int i = 0; i < e->nr && i < DBL_REC_TOP; i++) {
-		rest -= e->ns[i];
-		blame_json_culprit(j, BLAME_BY_CGROUP, &e->who[i],
-				   cg_path(d->cg, e->who[i].cgroup_id), e->ns[i]);
-	}
-	if (rest >= 0.5)
-		blame_json_culprit(j, BLAME_BY_CGROUP, NULL, NULL, rest);
-	jw_arr_end(j);
-	jw_obj_end(j);
+	blame_json_line(j, &l, path);
 	out_json_end(d->out, mark);
 }
 
@@ -295,6 +308,11 @@ struct dblame *dblame_new(struct cg_cache *cg, int depth, struct it_out *out)
 	return d;
 }
 
+void dblame_set_recorder(struct dblame *d, struct recorder *rc)
+{
+	d->rec = rc;
+}
+
 void dblame_in(struct blame_in *in, const struct it_block_rec *b, int victim)
 {
 	const struct it_task *t = stages_block_owner(b);
@@ -313,7 +331,7 @@ void dblame_in(struct blame_in *in, const struct it_block_rec *b, int victim)
 void dblame_request(struct dblame *d, const struct corr_req *r)
 {
 	const struct blame_stats *st = blame_get_stats(d->b);
-	uint64_t tag = d->out && r->nr_blocks ? rec_push(d, r) : 0;
+	uint64_t tag = (d->out || d->rec) && r->nr_blocks ? rec_push(d, r) : 0;
 	struct blame_in in;
 	struct dbl_rec *e;
 
@@ -362,12 +380,12 @@ void dblame_finish(struct dblame *d)
 
 	blame_flush(d->b);
 	rec_expire(d, UINT64_MAX);
-	if (!d->out)
-		return;
-	if (d->unsplit)
+	if (d->unsplit && (d->out || d->rec))
 		it_warn("--blame: %llu written requests got no blame line: a block request of "
 			"theirs was never split (blame_stats.records_unsplit, docs/blame.md)",
 			(unsigned long long)d->unsplit);
+	if (!d->out)
+		return;
 	j = out_json_begin(d->out, &mark);
 	if (!j)
 		return;

@@ -33,6 +33,9 @@ struct it_out;
  * no lines). NULL: no memory.
  */
 struct dblame *dblame_new(struct cg_cache *cg, int depth, struct it_out *out);
+/* --record: each request's blame also goes to the recording (rec_blame()). */
+struct recorder;
+void dblame_set_recorder(struct dblame *d, struct recorder *rc);
 /* A written request: its block requests are victims, and its `blame` line follows once split. */
 void dblame_request(struct dblame *b, const struct corr_req *r);
 /* A block record -m keeps out of the records: a victim and culprit, no line. */

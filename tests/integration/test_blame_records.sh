@@ -22,12 +22,21 @@
 #                  its parts add up to its wait, none unsplit; each of V's slow requests in
 #                  A's window names A's cgroup as its top culprit with >= 80 % of its blamed
 #                  wait (self + others)
+# The same run also records (--record DIR, docs/record.md "Blame entries"); read back:
+#   rec_stored_same    `report -j` of the recording: its `blame` lines are the bytes of the
+#                      live -j file's (diff empty, > 0 lines)
+#   rec_stored_v       the rec_blame check on `report -j`'s lines (the recording alone)
+#   rec_stored_report  `report --blame` of the recording uses the stored lines (header and
+#                      blame_stats: source stored) and names A as V's top culprit (text and
+#                      JSON), with >= 80 % of V's blamed wait in A's window... of all V's
+#                      slow requests' (the matrix is over the run: A's share >= 50 %)
 # shellcheck disable=SC2016 # jq programs in single quotes
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin rec_thinned rec_exact rec_all_fed rec_blame
+it_begin rec_thinned rec_exact rec_all_fed rec_blame rec_stored_same rec_stored_v \
+	rec_stored_report
 it_require_all fio jq findmnt
 
 mk_cgroups V A
@@ -49,8 +58,9 @@ dd if=/dev/urandom of="$dev" bs=1M count=64 oflag=direct status=none ||
 PORT=$(free_port) || fail_all "no free TCP port"
 wait_quiet "$dev" 5
 TRACE=$IT_TMP/trace.json
+REC=$IT_TMP/rec
 TRACER_JSON_PATH=$TRACE start_tracer -d "$name" -m 2ms --metrics "127.0.0.1:$PORT" \
-	--metrics-cgroup-depth 1 --blame || fail_all "$TRACER_WHY"
+	--metrics-cgroup-depth 1 --blame --record "$REC" || fail_all "$TRACER_WHY"
 read -r r0 w0 f0 < <(blk_rwf "$dev")
 fio_in "${CG[V]}" v "$IT_TMP/v.json" --output-format=json+ --direct=1 --readonly \
 	--ioengine=psync --rw=randread --bs=4k --size=64M --rate_iops=500 --time_based \
@@ -97,7 +107,10 @@ check rec_all_fed "fed $fed, device $completed; fed but not written $((fed - nbl
 # rec_blame: A's window from its own records
 read -r a0 a1 < <(jq -sr --arg a "${REL[A]}" '[.[] | select(.type == "request" and .cgroup == $a) | .block[]?] |
 	"\(map(.q_ns) | min // 0) \(map(.c_ns) | max // 0)"' "$TRACE")
-read -r nb nmiss nbad unsplit nv nvok worst < <(jq -sr --arg v "${REL[V]}" --arg a "${REL[A]}" \
+# blame_of FILE: lines, requests without one, lines not adding up, unsplit (-1: no stats),
+# V's slow requests in A's window, those naming A first with >= 80 %, the lowest share
+blame_of() {
+	jq -sr --arg v "${REL[V]}" --arg a "${REL[A]}" \
 	--argjson a0 "$((a0 + 500000000))" --argjson a1 "$((a1 - 500000000))" '
 	(map(select(.type == "blame")) | map({key: (.id | tostring), value: .}) | from_entries) as $bl |
 	[.[] | select(.type == "request" and ((.block // []) | length) > 0)] as $r |
@@ -107,7 +120,9 @@ read -r nb nmiss nbad unsplit nv nvok worst < <(jq -sr --arg v "${REL[V]}" --arg
 	 (.self_ns + .others_ns) as $blamed |
 	 (if $blamed > 0 and (.culprits[0].who.cgroup // "") == $a then .culprits[0].ns / $blamed else 0 end)] as $sh |
 	(map(select(.type == "blame_stats")) | last | .records_unsplit // -1) as $u |
-	"\($bl | length) \($miss | length) \($bad | length) \($u) \($sh | length) \([$sh[] | select(. >= 0.8)] | length) \($sh | min // 0)"' "$TRACE")
+	"\($bl | length) \($miss | length) \($bad | length) \($u) \($sh | length) \([$sh[] | select(. >= 0.8)] | length) \($sh | min // 0)"' "$1"
+}
+read -r nb nmiss nbad unsplit nv nvok worst < <(blame_of "$TRACE")
 note "blame lines $nb, requests with blocks but no line $nmiss, parts not adding up $nbad, unsplit $unsplit; V's slow requests in A's window $nv, top culprit A with >= 80 %: $nvok (lowest share $worst)"
 jq -c --arg v "${REL[V]}" 'select(.type == "request" and .cgroup == $v) | .id' "$TRACE" | head -n 1 |
 	while read -r id; do
@@ -117,4 +132,43 @@ jq -c --arg v "${REL[V]}" 'select(.type == "request" and .cgroup == $v) | .id' "
 	done
 check rec_blame "lines $nb, missing $nmiss, bad $nbad, unsplit $unsplit, V in A's window $nvok of $nv with A >= 80 % (want all, > 0)" \
 	test "$nmiss" = 0 -a "$nbad" = 0 -a "$unsplit" = 0 -a "$nv" -gt 0 -a "$nvok" = "$nv"
+
+# rec_stored_same: the recording's lines, read back, against the live file's
+REP=$IT_TMP/rep.json
+"$IOTRACER" report -n 0 -j "$REP" "$REC" >"$IT_TMP/rep.txt" 2>&1 ||
+	note "report -j exited $?: $(tail -c 300 "$IT_TMP/rep.txt" | tr '\n' ' ')"
+grep '^{"type":"blame",' "$TRACE" >"$IT_TMP/live.blame"
+grep '^{"type":"blame",' "$REP" >"$IT_TMP/rep.blame"
+nlive=$(wc -l <"$IT_TMP/live.blame")
+ndiff=$(diff "$IT_TMP/live.blame" "$IT_TMP/rep.blame" | grep -c '^[<>]')
+note "recording: $(du -sb "$REC" | cut -f1) bytes; $(grep '^recording' "$IT_TMP/rep.txt" | tr '\n' ' ')"
+note "blame lines: live $nlive, report -j of the recording $(wc -l <"$IT_TMP/rep.blame"), lines that differ $ndiff"
+check rec_stored_same "$ndiff of the lines differ ($nlive live; want 0 of > 0)" \
+	test "$ndiff" = 0 -a "$nlive" -gt 0
+
+# rec_stored_v
+read -r snb snmiss snbad _ snv snvok sworst < <(blame_of "$REP")
+note "from the recording: lines $snb, requests with blocks but no line $snmiss, not adding up $snbad; V's slow requests in A's window $snv, A first with >= 80 %: $snvok (lowest share $sworst)"
+check rec_stored_v "lines $snb, missing $snmiss, bad $snbad, V in A's window $snvok of $snv with A >= 80 % (want all, > 0)" \
+	test "$snmiss" = 0 -a "$snbad" = 0 -a "$snv" -gt 0 -a "$snvok" = "$snv"
+
+# rec_stored_report: the matrix of the recording (stored) and, for the note, of the -j
+# file (re-split: under -m only the slow block requests are culprits)
+"$IOTRACER" report --blame -n 0 -d "$name" -j "$IT_TMP/mx.json" "$REC" >"$IT_TMP/mx.txt" 2>&1 ||
+	note "report --blame exited $?: $(tail -c 300 "$IT_TMP/mx.txt" | tr '\n' ' ')"
+"$IOTRACER" report --blame -n 0 -d "$name" -j "$IT_TMP/mxj.json" "$TRACE" >/dev/null 2>&1 || true
+read -r src top share < <(jq -sr --arg v "${REL[V]}" '
+	(map(select(.type == "blame_stats")) | last | .source // "none") as $s |
+	[.[] | select(.type == "blame" and .victim.cgroup == $v)][0] // {} |
+	"\($s) \(.culprits[0].who.cgroup // "none") \(if (.self_ns // 0) + (.others_ns // 0) > 0 then .culprits[0].ns / (.self_ns + .others_ns) else 0 end)"' "$IT_TMP/mx.json")
+read -r rsrc rtop rshare < <(jq -sr --arg v "${REL[V]}" '
+	(map(select(.type == "blame_stats")) | last | .source // "none") as $s |
+	[.[] | select(.type == "blame" and .victim.cgroup == $v)][0] // {} |
+	"\($s) \(.culprits[0].who.cgroup // "none") \(if (.self_ns // 0) + (.others_ns // 0) > 0 then .culprits[0].ns / (.self_ns + .others_ns) else 0 end)"' "$IT_TMP/mxj.json")
+note "report --blame of the recording: source $src, V's top culprit $top ($share of its blamed wait); of the -j file: source $rsrc, top $rtop ($rshare)"
+sed -n '/^blame by/,$p' "$IT_TMP/mx.txt" | head -n 8 | sed "s/^/# $IT_NAME:   /"
+txt_top=$(sed -n '/^blame by/,$p' "$IT_TMP/mx.txt" | grep -A2 " ${REL[V]}: " | sed -n 3p | awk '{print $1}')
+check rec_stored_report "source $src, V's top culprit $top with $share (text: $txt_top; want stored, ${REL[A]} in both, >= 0.5)" \
+	awk -v s="$src" -v t="$top" -v tt="$txt_top" -v a="${REL[A]}" -v x="$share" \
+	'BEGIN { exit !(s == "stored" && t == a && tt == a && x >= 0.5) }'
 it_end

@@ -4,11 +4,17 @@
  * out by hand (the comments show the sums), and random ones against a
  * brute-force split that walks every nanosecond.
  */
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "lib/jsonw.h"
 #include "records/blame.h"
+#include "records/blame_json.h"
 #include "records/cgroup.h"
 #include "records/output.h"
+#include "records/record.h"
+#include "report/reader.h"
 #include "service/cli.h"
 #include "service/dblame.h"
 #include "report/internal.h"
@@ -438,7 +444,7 @@ static void test_report_dirtier(void)
 {
 	struct pair p;
 	struct rp_names nm = { .dev = t_dev, .cgroup = t_cg };
-	struct rp_blame *rb = rb_new(BLAME_BY_CGROUP);
+	struct rp_blame *rb = rb_new(BLAME_BY_CGROUP, 0);
 	char *txt = NULL, *js = NULL;
 	size_t nt = 0, nj = 0;
 	FILE *ft = open_memstream(&txt, &nt), *fj = open_memstream(&js, &nj);
@@ -565,6 +571,98 @@ static const char *json_now(struct it_out *out, FILE *f, char **buf)
 	return *buf ? *buf : "";
 }
 
+/* The "type":"blame" lines of a -j text, each with its newline. */
+static char *blame_lines_of(const char *js)
+{
+	char *o = calloc(1, strlen(js) + 1), *q = o;
+
+	for (const char *l = js; o && *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t n = nl ? (size_t)(nl - l) + 1 : strlen(l);
+
+		if (!strncmp(l, "{\"type\":\"blame\",", 16)) {
+			memcpy(q, l, n);
+			q += n;
+		}
+		l += n;
+	}
+	return o;
+}
+
+struct lines_back {
+	struct jw j;
+	char *o;
+	size_t n;
+	FILE *f;
+};
+
+static void back_req(void *ctx, const struct rr_reader *rr, const struct rf_req *q)
+{
+	(void)ctx, (void)rr, (void)q;
+}
+
+/* A stored line as report -j writes it (paths from the recording's cgroup entries). */
+static void back_blame(void *ctx, const struct rr_reader *rr, const struct blame_line *l)
+{
+	struct lines_back *b = ctx;
+	const char *path[BLAME_LINE_TOP] = { NULL };
+	char keep[BLAME_LINE_TOP][CG_PATH_MAX];
+
+	for (int i = 0; i < l->nr; i++) {
+		const char *p = l->named & (1u << i) ? rr_cgroup_path(rr, l->cgroup_id[i]) : NULL;
+
+		if (p) {
+			snprintf(keep[i], sizeof(keep[i]), "%s", p);
+			path[i] = keep[i];
+		}
+	}
+	jw_reset(&b->j);
+	blame_json_line(&b->j, l, path);
+	fprintf(b->f, "%s\n", jw_data(&b->j));
+}
+
+/* Every blame entry of the one segment in dir, as JSON lines. */
+static char *read_back_lines(const char *dir)
+{
+	struct lines_back b = { .o = NULL };
+	struct rr_reader rr;
+	struct dirent *e;
+	DIR *dh = opendir(dir);
+	char path[512];
+	uint8_t *buf = NULL;
+	long n = 0;
+	FILE *f = NULL;
+
+	while (dh && !f && (e = readdir(dh))) {
+		if (!strstr(e->d_name, ".itrec"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		f = fopen(path, "r");
+	}
+	if (dh)
+		closedir(dh);
+	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) ||
+	    !(buf = malloc((size_t)n)) || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		if (f)
+			fclose(f);
+		free(buf);
+		return NULL;
+	}
+	fclose(f);
+	b.f = open_memstream(&b.o, &b.n);
+	jw_init(&b.j);
+	rr_init(&rr, back_req, &b);
+	rr.blame_fn = back_blame;
+	if (b.f && rr_segment(&rr, buf, (size_t)n))
+		UNIT_LOG("rr_segment failed\n");
+	if (b.f)
+		fclose(b.f);
+	rr_free(&rr);
+	jw_free(&b.j);
+	free(buf);
+	return b.o;
+}
+
 /*
  * Request 2 (/v/x): the flusher's write of /a/y's pages held its queue 51 ns, own 50 ns
  * (test_report_dirtier). Request 3 (/v/x) has two block requests whose queues are held by
@@ -584,6 +682,10 @@ static void test_daemon_records(void)
 	size_t nj = 0;
 	FILE *fj = open_memstream(&js, &nj);
 	struct it_block_rec v3[2], c[6], bad, v5, fast;
+	struct rec_opts ro = { .seg_size = 1 << 20, .seg_age_ns = 3600000000000ull,
+			       .max_bytes = 1 << 24, .sysfs_root = "/nonexistent", .blame = 1 };
+	struct recorder *rc = NULL;
+	char dir[64], *back = NULL, *want = NULL;
 
 	cli_defaults(&o);
 	o.live = 0;
@@ -593,6 +695,13 @@ static void test_daemon_records(void)
 	d = out ? dblame_new(cg, 1, out) : NULL;
 	if (!ASSERT_TRUE(d, "new"))
 		goto out;
+	snprintf(dir, sizeof(dir), "/tmp/it_test_blame.XXXXXX");
+	ro.dir = mkdtemp(dir);
+	rc = ro.dir ? rec_open(&ro, 1) : NULL;
+	if (!ASSERT_TRUE(rc, "recorder"))
+		goto out;
+	rec_set_cgroups(rc, cg);
+	dblame_set_recorder(d, rc);
 	cg_cache_put(cg, 1, "/v/x");
 	cg_cache_put(cg, 2, "/a/y");
 	cg_cache_put(cg, 3, "/");
@@ -655,7 +764,24 @@ static void test_daemon_records(void)
 			       "\"split\":12,\"late\":0,\"truncated\":0,\"forced\":0,"
 			       "\"partial\":false,\"records\":10,\"records_unsplit\":1}\n"),
 		    "stats: one request unsplit");
+	/* the recording's lines, read back, are the bytes of the JSON lines */
+	rec_close(rc);
+	rc = NULL;
+	back = read_back_lines(dir);
+	want = blame_lines_of(js);
+	ASSERT_TRUE(back && want && strstr(want, "\"id\":3,"), "lines");
+	ASSERT_STREQ(back ? back : "", want ? want : "-", "recording == -j");
 out:
+	rec_close(rc);
+	if (ro.dir) {
+		char cmd[96];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd))
+			UNIT_LOG("cannot remove %s\n", dir);
+	}
+	free(back);
+	free(want);
 	dblame_free(d);
 	out_free(out);
 	if (fj)

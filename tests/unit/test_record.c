@@ -17,7 +17,10 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include "lib/jsonw.h"
+#include "records/blame_json.h"
 #include "service/cli.h"
 #include "records/output.h"
 #include "records/recfmt.h"
@@ -126,6 +129,17 @@ static void make_req(struct rf_req *q, int i, uint64_t t)
 }
 
 /* ---- reading back ---- */
+
+struct bl_readback {
+	const struct blame_line *want;
+	int n, max, ok;
+};
+
+static void put32le(uint8_t *b, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+}
 
 struct readback {
 	struct rf_req *want;
@@ -297,13 +311,13 @@ static void test_cgroup_entry(void)
 	memset(&st, 0, sizeof(st));
 	if (!ASSERT_TRUE(q != NULL, "alloc"))
 		return;
-	ASSERT_OK(rf_get_entry(&st, &p, end, &tag, q, &dev, &cg), "decode");
+	ASSERT_OK(rf_get_entry(&st, &p, end, &tag, q, &dev, &cg, NULL), "decode");
 	ASSERT_EQ(tag, RF_E_CGROUP, "tag");
 	ASSERT_EQ(cg.id, 123456789012ull, "id");
 	ASSERT_STREQ(cg.path, "/system.slice/db.service", "path");
 	ASSERT_TRUE(p == end, "consumed");
 	p = buf;
-	ASSERT_EQ(rf_get_entry(&st, &p, end - 1, &tag, q, &dev, &cg), -EBADMSG, "cut short");
+	ASSERT_EQ(rf_get_entry(&st, &p, end - 1, &tag, q, &dev, &cg, NULL), -EBADMSG, "cut short");
 	free(q);
 }
 
@@ -938,6 +952,356 @@ out:
 	hm_free(h);
 }
 
+/* ---- the blame entry (RF_E_BLAME) and sized entries ---- */
+
+static void mk_line(struct blame_line *l, uint64_t id, int nr)
+{
+	memset(l, 0, sizeof(*l));
+	l->id = id;
+	l->requests = 1 + id % 3;
+	l->own_ns = 150000 + id;
+	l->unattr_ns = id % 7;
+	l->self_ns = id % 2 ? 0 : 4000;
+	l->others_ns = 7000000 + 13 * id;
+	l->wait_ns = l->own_ns + l->unattr_ns + l->self_ns + l->others_ns;
+	l->nr = nr;
+	for (int i = 0; i < nr; i++) {
+		l->cgroup_id[i] = 4000 + (uint64_t)i + id % 2;
+		l->ns[i] = l->others_ns / (uint64_t)(2 << i);
+		l->named |= (unsigned int)(id + (uint64_t)i) % 2 << i;
+	}
+	l->other_ns = nr == BLAME_LINE_TOP ? 1 + id % 1000 : 0;
+}
+
+/* A blame entry decodes to what was written (its id against the block's last request id). */
+static void test_blame_entry(void)
+{
+	uint8_t buf[RF_BLAME_MAX + 16], *end;
+	struct rf_state st;
+	struct rf_req *q = calloc(1, sizeof(*q));
+	struct rf_dev dev;
+	struct rf_cgroup cg;
+	struct blame_line in, out;
+	const uint8_t *p;
+	int tag = 0;
+
+	if (!ASSERT_TRUE(q != NULL, "alloc"))
+		return;
+	memset(&st, 0, sizeof(st));
+	for (int nr = 0; nr <= BLAME_LINE_TOP; nr++) {
+		st.id = 5000 + (uint64_t)nr;
+		mk_line(&in, 4990 + (uint64_t)nr * 9, nr);
+		end = rf_put_blame(&st, buf, &in);
+		ASSERT_TRUE(end - buf <= RF_BLAME_MAX, "within RF_BLAME_MAX");
+		p = buf;
+		ASSERT_OK(rf_get_entry(&st, &p, end, &tag, q, &dev, &cg, &out), "decode");
+		ASSERT_EQ(tag, RF_E_BLAME, "tag");
+		ASSERT_TRUE(p == end, "consumed");
+		ASSERT_TRUE(!memcmp(&in, &out, sizeof(in)), "decoded == written");
+		/* every cut is refused, never read past */
+		for (const uint8_t *cut = buf; cut < end; cut++) {
+			p = buf;
+			if (!ASSERT_EQ(rf_get_entry(&st, &p, cut, &tag, q, &dev, &cg, &out),
+				       -EBADMSG, "cut short"))
+				break;
+		}
+	}
+	/* a named bit past the culprits, and a body longer than its fields: refused */
+	{
+		uint8_t b2[RF_BLAME_MAX];
+		size_t k = 0;
+
+		/* the flags byte: where the encodings of named 0 and 1 differ */
+		mk_line(&in, 1, 1);
+		in.named = 0;
+		end = rf_put_blame(&st, buf, &in);
+		in.named = 1;
+		rf_put_blame(&st, b2, &in);
+		while (buf + k < end && buf[k] == b2[k])
+			k++;
+		ASSERT_EQ(buf[k], 1, "nr 1, named 0");
+		buf[k] = 1 | 4 << 2; /* nr 1, named bit 2 */
+		p = buf;
+		ASSERT_EQ(rf_get_entry(&st, &p, end, &tag, q, &dev, &cg, &out), -EBADMSG,
+			  "named past nr");
+		buf[k] = 1 | 1 << 2;
+		p = buf;
+		ASSERT_OK(rf_get_entry(&st, &p, end, &tag, q, &dev, &cg, &out), "named 1 again");
+	}
+	/* a sized entry of a kind this build does not know: skipped whole, its tag said */
+	{
+		const uint8_t unk[] = { 9, 3, 0xff, 0xff, 0xff, RF_E_CGROUP };
+
+		p = unk;
+		ASSERT_OK(rf_get_entry(&st, &p, unk + sizeof(unk), &tag, q, &dev, &cg, &out),
+			  "unknown kind");
+		ASSERT_EQ(tag, 9, "its tag");
+		ASSERT_TRUE(p == unk + 5, "skipped its length");
+		p = unk;
+		ASSERT_EQ(rf_get_entry(&st, &p, unk + 4, &tag, q, &dev, &cg, &out), -EBADMSG,
+			  "unknown kind cut short");
+	}
+	free(q);
+}
+
+static void on_blame(void *ctx, const struct rr_reader *rr, const struct blame_line *l)
+{
+	struct bl_readback *b = ctx;
+
+	(void)rr;
+	if (b->n < b->max && !memcmp(&b->want[b->n], l, sizeof(*l)))
+		b->ok++;
+	b->n++;
+}
+
+static void on_req_count(void *ctx, const struct rr_reader *rr, const struct rf_req *q)
+{
+	(void)ctx;
+	(void)rr;
+	(void)q;
+}
+
+#define NBL 400
+
+/*
+ * The recorder with --blame: every line comes back after its request, the
+ * segment says it records blame, the last block holds lines only.
+ */
+static void test_blame_record(void)
+{
+	struct rf_req *reqs = make_reqs(NBL);
+	struct blame_line *lines = calloc(NBL, sizeof(*lines));
+	struct rec_opts o = { .seg_size = REC_DEF_SIZE,
+			      .seg_age_ns = REC_DEF_AGE_NS,
+			      .max_bytes = REC_DEF_MAX,
+			      .sysfs_root = "/nonexistent",
+			      .blame = 1 };
+	struct bl_readback b = { .want = lines, .max = NBL };
+	char dir[128], segs[2][320];
+	uint64_t now = 1000000000ull;
+	struct recorder *rc;
+	struct rr_reader rr;
+	struct corr_req r;
+	int nl = 0;
+	size_t len = 0;
+	uint8_t *buf = NULL;
+
+	if (!ASSERT_TRUE(reqs && lines, "alloc"))
+		goto out;
+	mkdir_clean(dir, sizeof(dir), "blame");
+	o.dir = dir;
+	rc = rec_open(&o, now);
+	if (!ASSERT_TRUE(rc != NULL, "rec_open"))
+		goto out;
+	for (int i = 0; i < NBL; i++) {
+		rf_req_view(&reqs[i], &r);
+		rec_request(rc, &r);
+		/* the line of the request 5 back (the daemon's horizon) */
+		if (i >= 5) {
+			mk_line(&lines[nl], reqs[i - 5].id, (i % 4));
+			rec_blame(rc, &lines[nl++]);
+		}
+		if (i % 97 == 96)
+			rec_tick(rc, now += RF_FLUSH_NS);
+	}
+	rec_tick(rc, now += RF_FLUSH_NS);
+	for (int i = NBL - 5; i < NBL; i++) {
+		mk_line(&lines[nl], reqs[i].id, BLAME_LINE_TOP);
+		rec_blame(rc, &lines[nl++]);
+	}
+	ASSERT_EQ(rec_close(rc), 0, "lost");
+	if (!ASSERT_EQ(list_segments(dir, segs, 2), 1, "one segment"))
+		goto out;
+	buf = slurp(segs[0], &len);
+	rr_init(&rr, on_req_count, &b);
+	rr.blame_fn = on_blame;
+	ASSERT_OK(rr_segment(&rr, buf, len), "rr_segment");
+	ASSERT_EQ(rr.seg.format, RF_FORMAT, "format");
+	ASSERT_TRUE(rr.seg.flags & RF_SEG_F_BLAME, "the segment says it records blame");
+	ASSERT_EQ(rr.st.requests, NBL, "requests");
+	ASSERT_EQ(rr.st.blames, NBL, "lines");
+	ASSERT_EQ(b.ok, NBL, "lines decoded == written, in order");
+	ASSERT_EQ(rr.st.bad_blocks + rr.st.torn + rr.st.unknown, 0, "nothing skipped");
+	/* the file cut inside its last block (lines only): torn, the rest read */
+	rr_free(&rr);
+	memset(&b, 0, sizeof(b));
+	b.want = lines;
+	b.max = NBL;
+	{
+		size_t off[64];
+		int nb = block_offsets(buf, len, off, 64);
+
+		rr_init(&rr, on_req_count, &b);
+		rr.blame_fn = on_blame;
+		ASSERT_OK(rr_segment(&rr, buf, off[nb - 1] + RF_BLK_HDR_LEN + 3), "cut");
+		ASSERT_EQ(rr.st.torn, 1, "the cut block torn");
+		ASSERT_EQ(rr.st.requests, NBL, "every request before it");
+		ASSERT_EQ(rr.st.blames, NBL - 5, "the lines before it");
+		ASSERT_EQ(b.ok, NBL - 5, "right");
+		rr_free(&rr);
+	}
+out:
+	free(buf);
+	free(lines);
+	free(reqs);
+}
+
+/* seg := a header of format fmt, flags, and one block of payload raw. Its length. */
+static size_t mk_segment(uint8_t *seg, size_t cap, int fmt, uint32_t flags, const uint8_t *raw,
+			 size_t rlen, uint32_t nr_req)
+{
+	struct rf_seg_hdr h = { .abi = IT_ABI_VERSION, .flags = flags };
+	struct rf_blk_hdr bh = { .rlen = (uint32_t)rlen, .nr_req = nr_req };
+	uLongf cl = cap - RF_SEG_HDR_LEN - RF_BLK_HDR_LEN;
+	uint8_t *z = seg + RF_SEG_HDR_LEN + RF_BLK_HDR_LEN;
+
+	rf_seg_hdr_put(seg, &h);
+	seg[8] = (uint8_t)fmt;
+	seg[9] = 0;
+	put32le(seg + 252, (uint32_t)crc32(0, seg, 252));
+	if (compress2(z, &cl, raw, rlen, 0) != Z_OK)
+		return 0;
+	bh.clen = (uint32_t)cl;
+	bh.crc = (uint32_t)crc32(0, z, bh.clen);
+	rf_blk_hdr_put(seg + RF_SEG_HDR_LEN, &bh);
+	return RF_SEG_HDR_LEN + RF_BLK_HDR_LEN + cl;
+}
+
+/*
+ * A reader meets an entry kind it does not know: skipped, counted, the block
+ * still read; format 1 (before sized entries) still reads; a newer one is refused;
+ * a blame entry longer than its block is a bad block.
+ */
+static void test_blame_unknown_and_formats(void)
+{
+	struct rf_req *reqs = make_reqs(2);
+	uint8_t *raw = malloc(4096), *seg = malloc(8192), *p;
+	struct bl_readback b = { 0 };
+	struct blame_line l;
+	struct rf_state st;
+	struct corr_req r;
+	struct rr_reader rr;
+	size_t n;
+
+	if (!ASSERT_TRUE(reqs && raw && seg, "alloc"))
+		goto out;
+	memset(&st, 0, sizeof(st));
+	rf_req_view(&reqs[0], &r);
+	p = rf_put_req(&st, raw, &r);
+	*p++ = 0x42; /* a kind from a later build: 5 bytes of it */
+	*p++ = 5;
+	memset(p, 0x80, 5);
+	p += 5;
+	mk_line(&l, reqs[0].id, 2);
+	b.want = &l;
+	b.max = 1;
+	p = rf_put_blame(&st, p, &l);
+	rf_req_view(&reqs[1], &r);
+	p = rf_put_req(&st, p, &r);
+	n = mk_segment(seg, 8192, RF_FORMAT, RF_SEG_F_BLAME, raw, (size_t)(p - raw), 2);
+	rr_init(&rr, on_req_count, &b);
+	rr.blame_fn = on_blame;
+	ASSERT_OK(rr_segment(&rr, seg, n), "rr_segment");
+	ASSERT_EQ(rr.st.unknown, 1, "the unknown entry counted");
+	ASSERT_EQ(rr.st.requests, 2, "both requests");
+	ASSERT_EQ(b.ok, 1, "the blame line after it");
+	ASSERT_EQ(rr.st.bad_blocks, 0, "no bad block");
+	rr_free(&rr);
+	/* format 1: read (no flags) */
+	n = mk_segment(seg, 8192, 1, 0, raw, (size_t)(p - raw), 2);
+	rr_init(&rr, on_req_count, &b);
+	ASSERT_OK(rr_segment(&rr, seg, n), "format 1");
+	ASSERT_EQ(rr.st.requests, 2, "format 1's requests");
+	ASSERT_EQ(rr.seg.flags, 0, "format 1: no flags");
+	/* a format from a later build: refused, counted */
+	n = mk_segment(seg, 8192, RF_FORMAT + 1, 0, raw, (size_t)(p - raw), 2);
+	ASSERT_EQ(rr_segment(&rr, seg, n), -EPROTO, "a later format");
+	ASSERT_EQ(rr.st.bad_segments, 1, "counted");
+	rr_free(&rr);
+	/* a blame entry whose length runs past the payload: the block is bad */
+	memset(&st, 0, sizeof(st));
+	p = rf_put_blame(&st, raw, &l);
+	raw[1] += 40;
+	n = mk_segment(seg, 8192, RF_FORMAT, RF_SEG_F_BLAME, raw, (size_t)(p - raw), 0);
+	rr_init(&rr, on_req_count, &b);
+	ASSERT_OK(rr_segment(&rr, seg, n), "rr_segment");
+	ASSERT_EQ(rr.st.bad_blocks + rr.st.torn, 1, "the block skipped");
+	ASSERT_EQ(rr.st.blames, 0, "no line from it");
+	rr_free(&rr);
+out:
+	free(seg);
+	free(raw);
+	free(reqs);
+}
+
+/* The line's bytes: the daemon's -j and report -j write them from the same struct. */
+static void test_blame_line_json(void)
+{
+	struct blame_line l = { .id = 8812,
+				.requests = 1,
+				.wait_ns = 7912004,
+				.own_ns = 151220,
+				.others_ns = 7760784,
+				.nr = 2,
+				.cgroup_id = { 4322, 4323 },
+				.ns = { 7000000, 760784 },
+				.named = 1,
+				.other_ns = 3 };
+	const char *path[BLAME_LINE_TOP] = { "/aggA", NULL, NULL };
+	struct jw j;
+
+	jw_init(&j);
+	blame_json_line(&j, &l, path);
+	ASSERT_STREQ(jw_data(&j),
+		     "{\"type\":\"blame\",\"id\":8812,\"by\":\"cgroup\",\"requests\":1,"
+		     "\"wait_ns\":7912004,\"own_ns\":151220,\"unattributed_ns\":0,\"self_ns\":0,"
+		     "\"others_ns\":7760784,\"culprits\":[{\"who\":{\"cgroup_id\":4322,"
+		     "\"cgroup\":\"/aggA\"},\"ns\":7000000},{\"who\":{\"cgroup_id\":4323},"
+		     "\"ns\":760784},{\"other\":true,\"ns\":3}]}",
+		     "the line");
+	jw_free(&j);
+}
+
+/* The report's table of requests waiting for their line, against a plain array. */
+static void test_stored_table(void)
+{
+	enum { N = 5000 };
+	struct rp_stored *s = st_new();
+	static uint8_t in[N];
+	uint64_t cg, count = 0;
+	uint32_t dev;
+	int victim, bad = 0;
+
+	if (!ASSERT_TRUE(s != NULL, "alloc"))
+		return;
+	memset(in, 0, sizeof(in));
+	for (int k = 0; k < 200000 && !bad; k++) {
+		uint64_t id = rnd() % N;
+
+		if (rnd() % 3) {
+			if (st_put(s, id, (uint32_t)id * 3, id * 7, (int)(id & 1)))
+				bad = 1;
+			count += !in[id];
+			in[id] = 1;
+		} else {
+			int got = st_take(s, id, &dev, &cg, &victim);
+
+			if (got != in[id] || (got && (dev != (uint32_t)id * 3 || cg != id * 7 ||
+						      victim != (int)(id & 1))))
+				bad = 1;
+			count -= in[id];
+			in[id] = 0;
+		}
+		if (st_count(s) != count)
+			bad = 1;
+	}
+	ASSERT_EQ(bad, 0, "the table agrees with the array");
+	for (uint64_t id = 0; id < N; id++)
+		ASSERT_EQ(st_take(s, id, &dev, &cg, &victim), in[id], "the rest");
+	ASSERT_EQ(st_count(s), 0, "empty");
+	st_free(s);
+}
+
 int main(void)
 {
 	snprintf(g_tmp, sizeof(g_tmp), "/tmp/it_test_record.XXXXXX");
@@ -954,6 +1318,11 @@ int main(void)
 	RUN_TEST(test_roundtrip);
 	RUN_TEST(test_corrupt_and_torn);
 	RUN_TEST(test_cgroup_entry);
+	RUN_TEST(test_blame_entry);
+	RUN_TEST(test_blame_record);
+	RUN_TEST(test_blame_unknown_and_formats);
+	RUN_TEST(test_blame_line_json);
+	RUN_TEST(test_stored_table);
 	RUN_TEST(test_mutations);
 	RUN_TEST(test_rotation_budget);
 	RUN_TEST(test_write_error);
