@@ -124,7 +124,8 @@ blame_of() {
 }
 read -r nb nmiss nbad unsplit nv nvok worst < <(blame_of "$TRACE")
 note "blame lines $nb, requests with blocks but no line $nmiss, parts not adding up $nbad, unsplit $unsplit; V's slow requests in A's window $nv, top culprit A with >= 80 %: $nvok (lowest share $worst)"
-jq -c --arg v "${REL[V]}" 'select(.type == "request" and .cgroup == $v) | .id' "$TRACE" | head -n 1 |
+jq -c --arg v "${REL[V]}" 'select(.type == "request" and .cgroup == $v and (.block | length) > 0) | .id' \
+	"$TRACE" | head -n 1 |
 	while read -r id; do
 		note "a record of V and its blame line:"
 		jq -c --argjson i "$id" 'select(.id == $i) | if .type == "request" then {type, id, lat_ns, cgroup, block: [.block[] | {q2c_ns, d2c_ns}]} else . end' "$TRACE" |
