@@ -44,6 +44,16 @@ struct blame_owner {
 	char comm[IT_COMM_LEN];
 };
 
+/*
+ * No task known: a block request the kernel issued on its own (the flush
+ * machinery's requests without bios carry no submitter), named "(no task)".
+ */
+#define BLAME_NO_TASK "(no task)"
+static inline int blame_owner_none(const struct blame_owner *o)
+{
+	return !o->pid && !o->cgroup_id && !o->comm[0];
+}
+
 /* One completed block request. */
 struct blame_in {
 	uint32_t dev;

@@ -199,6 +199,10 @@ static const char *who_name(const struct rp_blame *rb, const struct blame_owner 
 {
 	const char *cg;
 
+	if (blame_owner_none(o)) {
+		snprintf(buf, n, "%s", BLAME_NO_TASK);
+		return buf;
+	}
 	switch (rb->by) {
 	case BLAME_BY_PID:
 		snprintf(buf, n, "%u (%.*s)", o->pid, IT_COMM_LEN, o->comm);

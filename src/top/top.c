@@ -483,6 +483,10 @@ static int row_blame(const struct tview_row *r, int totals, char *name, size_t n
 	    !top.found || top.blamed_ns <= 0)
 		return 0;
 	*pct = 100.0 * top.ns / top.blamed_ns;
+	if (blame_owner_none(&top.who)) {
+		snprintf(name, n, "%s", BLAME_NO_TASK);
+		return 1;
+	}
 	if (t->group == TG_PROCESS) {
 		snprintf(name, n, "%s[%u]", top.who.comm[0] ? top.who.comm : "?", top.who.pid);
 		return 1;

@@ -480,6 +480,42 @@ out:
 	rb_free(rb);
 }
 
+/*
+ * A cache flush without bios (the kernel's own request: no task, cgroup 0) in service
+ * [1,101) holds V's queue [50,101): by cgroup, pid and comm alike it is "(no task)",
+ * not "cgroup-id 0", "0 ()" or an empty name.
+ */
+static void test_report_no_task(void)
+{
+	static const enum blame_by bys[] = { BLAME_BY_CGROUP, BLAME_BY_PID, BLAME_BY_COMM };
+	struct rp_names nm = { .dev = t_dev, .cgroup = t_cg };
+
+	for (size_t i = 0; i < sizeof(bys) / sizeof(bys[0]); i++) {
+		struct it_block_rec fl = mk_rec(0, 0, 0, 1, 101), v = mk_rec(1, 10, 50, 101, 151);
+		struct corr_req rf = { .kind = CORR_BLOCK, .nr_blocks = 1, .blocks = { &fl } };
+		struct corr_req rv = { .kind = CORR_BLOCK, .nr_blocks = 1, .blocks = { &v } };
+		struct rp_blame *rb = rb_new(bys[i], 0);
+		char *txt = NULL;
+		size_t nt = 0;
+		FILE *ft = open_memstream(&txt, &nt);
+
+		strcpy(v.task.comm, "fio");
+		if (ASSERT_TRUE(rb && ft, "new")) {
+			rb_add(rb, &rf, NULL, NULL);
+			rb_add(rb, &rv, t_all, NULL);
+			ASSERT_OK(rb_print(rb, ft, NULL, &nm), "print");
+			fclose(ft);
+			ft = NULL;
+			ASSERT_TRUE(strstr(txt, "\n    (no task) "), "the flush named (no task)");
+			ASSERT_TRUE(!strstr(txt, "cgroup-id 0"), "not by its id");
+		}
+		if (ft)
+			fclose(ft);
+		free(txt);
+		rb_free(rb);
+	}
+}
+
 /* ---- the daemon's --blame (src/service/dblame.c): /metrics ---- */
 
 static const char *t_mdev(uint32_t dev, void *ctx)
@@ -803,6 +839,7 @@ int main(void)
 	RUN_TEST(test_bad_input);
 	RUN_TEST(test_random_vs_brute);
 	RUN_TEST(test_report_dirtier);
+	RUN_TEST(test_report_no_task);
 	RUN_TEST(test_daemon_metrics);
 	RUN_TEST(test_daemon_records);
 	return unit_result();
