@@ -388,7 +388,7 @@ static int cli_check_mode(const struct it_opts *o, FILE *err)
 		bad = "--record-max: must be at least --record-size";
 	else if (o->metrics_containers && o->metrics_cg_depth < 0)
 		bad = "--metrics-containers: labels the per-cgroup series: needs --metrics-cgroup-depth";
-	else if (o->blame && o->metrics_cg_depth < 0)
+	else if (o->blame && o->metrics_cg_depth < 0 && o->mode != IT_MODE_HOST)
 		bad = "--blame: its series are per cgroup: needs --metrics-cgroup-depth";
 	else if (o->blame && o->sample > 1)
 		bad = "--blame needs a record of every block request: not with --sample";

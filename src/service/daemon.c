@@ -439,6 +439,10 @@ int bpf_connect(struct daemon *d)
 		d->m = d->mode->start(&env);
 		if (!d->m)
 			return -EINVAL;
+		if (d->blame && d->mode->blame && d->mode->blame(d->m, d->blame)) {
+			it_err("--blame: cannot set up %s mode's owners", d->mode->name);
+			return -ENOMEM;
+		}
 	}
 	if (d->http && metrics_hooks(d)) {
 		it_err("--metrics: %s", strerror(ENOMEM));

@@ -202,6 +202,17 @@ static void test_cli_metrics(void)
 		     "iotracer: --blame needs a record of every block request: not with --sample\n",
 		     "message");
 	run_free(&r);
+	/* owners are cgroups: a depth; in host mode VMs (docs/blame.md): none needed */
+	RUN(&r, "--blame");
+	ASSERT_EQ(r.ret, CLI_USAGE, "--blame without a depth");
+	ASSERT_STREQ(r.err,
+		     "iotracer: --blame: its series are per cgroup: needs --metrics-cgroup-depth\n",
+		     "message");
+	run_free(&r);
+	RUN(&r, "--mode", "host", "--blame", "-j", "/dev/null");
+	ASSERT_EQ(r.ret, CLI_RUN, "--blame in host mode");
+	ASSERT_EQ(r.o.metrics_cg_depth, -1, "no depth");
+	run_free(&r);
 }
 
 static void test_cli_bad_values(void)
