@@ -15,19 +15,14 @@
 #include "service/dblame.h"
 #include "unit.h"
 
+/* A block request on device 8; stamps from 10 us (a Q of 0 would be "no Q"). */
 static struct it_block_rec mk_rec(uint64_t cg, uint32_t pid, uint64_t q, uint64_t d, uint64_t c)
 {
-	struct it_block_rec b;
-
-	memset(&b, 0, sizeof(b));
-	b.dev = 8;
-	b.task.pid = pid;
-	b.task.cgroup_id = cg;
-	/* stamps from 10 us: a Q of 0 would be "no Q" */
-	b.q_ns = 10000 + q;
-	b.d_ns = 10000 + d;
-	b.c_ns = 10000 + c;
-	return b;
+	return (struct it_block_rec){ .dev = 8,
+				      .task = { .pid = pid, .cgroup_id = cg },
+				      .q_ns = 10000 + q,
+				      .d_ns = 10000 + d,
+				      .c_ns = 10000 + c };
 }
 
 static void feed(struct dblame *d, uint64_t id, struct it_block_rec *b)
