@@ -138,8 +138,10 @@ static const struct cli_option cli_opts[] = {
 	{ .row.name = "blame", .row.key = CLI_OPT_BLAME, .section = "metrics",
 	  .reload = RELOAD_START, .val = CLI_V_FLAG, F(blame),
 	  .row.help = "/metrics: who slowed whom, blamed seconds per device,\n"
-		      "victim and culprit cgroup; with -j a blame line per\n"
-		      "written request (docs/blame.md). Not with --sample" },
+		      "victim and culprit cgroup (--mode host: VM); with -j a\n"
+		      "blame line per written request, and in host mode on\n"
+		      "each joined guest request (docs/blame.md). Not with\n"
+		      "--sample" },
 	{ .row.name = "quiet", .row.key = 'q', .section = "", .reload = RELOAD_START,
 	  .val = CLI_V_FLAG, F(quiet),
 	  .row.help = "no attach report and no live lines: summaries only" },
