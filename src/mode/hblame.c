@@ -111,17 +111,30 @@ int hblame_attach(struct hblame *hb, struct dblame *b)
 	return ret;
 }
 
-static struct dblame_rec *slot_of(const struct hblame *hb, uint64_t id)
+/* The first of id's two slots (an even one). */
+static struct dblame_rec *set_of(const struct hblame *hb, uint64_t id)
 {
-	return &hb->cache[(id * 0x9E3779B97F4A7C15ull) >> 52 & (HB_CACHE - 1)];
+	return &hb->cache[((id * 0x9E3779B97F4A7C15ull) >> 32) & (HB_CACHE - 2)];
+}
+
+/* id's split; an entry of another id when it is not in. */
+static const struct dblame_rec *slot_of(const struct hblame *hb, uint64_t id)
+{
+	const struct dblame_rec *s = set_of(hb, id);
+
+	return s[0].id == id ? &s[0] : &s[1];
 }
 
 void hblame_on_rec(void *ctx, const struct dblame_rec *e)
 {
 	struct hblame *hb = ctx;
+	struct dblame_rec *s;
 
-	if (hb->cache && e->id)
-		*slot_of(hb, e->id) = *e;
+	if (!hb->cache || !e->id)
+		return;
+	/* the empty slot, else the older split (ids grow with time) */
+	s = set_of(hb, e->id);
+	s[s[1].id < s[0].id] = *e;
 }
 
 static void hold(struct hblame *hb, const struct vj_path *p, const uint64_t *ids, int nr,

@@ -19,8 +19,11 @@
 #define HB_NAME_LEN 64
 /* A held path is written without its blame this long after it was joined. */
 #define HB_WAIT_NS (3ull * 1000 * 1000 * 1000)
-/* Splits kept for paths not held yet (a direct-mapped cache: a collision loses the older). */
-#define HB_CACHE 4096
+/*
+ * Splits kept for paths not held yet (their guest record came after the split):
+ * a 2-way cache by request id, a new split replaces the older of its two.
+ */
+#define HB_CACHE 16384
 
 /*
  * A path to write: blame NULL when it has none to carry (not joined, or an

@@ -47,7 +47,7 @@ struct dblame_rec {
  * the VM whose QEMU is pid, NULL when pid is no traced QEMU (the pointer is
  * read at once, not kept). on_rec (may be NULL): each request of dblame_request()
  * once its block requests are split (lost: one never will be), whether or not
- * -j writes a line for it.
+ * -j writes a line for it; one without block requests at once (blocks 0).
  */
 struct dblame_host {
 	const char *(*vm_name)(void *ctx, uint32_t pid);

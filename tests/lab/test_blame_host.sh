@@ -30,8 +30,8 @@
 # SKIP (never PASS) when the kernel cannot be fetched or booted, or without
 # losetup / mkfs.ext4. Files: $LAB_DIR/runs/blame-host/ (V's boot, host.json) and
 # runs/blame-host/aggr (A's boot).
-# Environment: LAB_BLAME_KERNEL (6.12), LAB_BH_DUR (24 s), LAB_BH_PRE_S (7 s),
-# LAB_BH_AGG_S (7 s), LAB_TIMEOUT (per boot, 120 s), and what boot.sh reads.
+# Environment: LAB_BLAME_KERNEL (6.12), LAB_BH_DUR (20 s), LAB_BH_PRE_S (6 s),
+# LAB_BH_AGG_S (6 s), LAB_TIMEOUT (per boot, 120 s), and what boot.sh reads.
 # shellcheck disable=SC2016 # jq expressions in single quotes
 set -uo pipefail
 # shellcheck source=lib.sh
@@ -96,14 +96,14 @@ mkdir -p "$out/aggr"
 
 # A: its own boot beside V's, no host hook, no network, named by -name.
 env -u LAB_EXTRA -u LAB_HOST_HOOK LAB_VBLK_IMG="$mnt/a.img" LAB_DRIVE_OPTS=",cache=none" LAB_NET=0 \
-	LAB_QEMU_ARGS="-name guest=$AGG_NAME" LAB_G_AGG_S="${LAB_BH_AGG_S:-7}" LAB_G_QD=8 \
+	LAB_QEMU_ARGS="-name guest=$AGG_NAME" LAB_G_AGG_S="${LAB_BH_AGG_S:-6}" LAB_G_QD=8 \
 	LAB_G_WAIT=$((LAB_TIMEOUT - 10)) \
 	"$LAB_SRC/boot.sh" "$SERIES" "$LAB_SRC/guest-blame-aggr.sh" "$out/aggr" >/dev/null 2>"$out/aggr-boot.log" &
 abpid=$!
 
 # V: the lab's QEMU with the host daemon as its hook.
 export LAB_VBLK_IMG=$mnt/v.img LAB_DRIVE_OPTS=",cache=none" IOTRACER \
-	LAB_G_DUR=${LAB_BH_DUR:-24} BH_A_IMG=$mnt/a.img BH_PRE_S=${LAB_BH_PRE_S:-7}
+	LAB_G_DUR=${LAB_BH_DUR:-20} BH_A_IMG=$mnt/a.img BH_PRE_S=${LAB_BH_PRE_S:-6}
 export LAB_HOST_HOOK="exec \"$LAB_SRC/host-blame-hook.sh\""
 brc=0
 step /dev/null "$out/boot.log" "$LAB_SRC/boot.sh" "$SERIES" "$LAB_SRC/guest-blame-host.sh" "$out" || brc=$?

@@ -263,10 +263,56 @@ out:
 	cg_cache_free(cg);
 }
 
+/*
+ * A host IO with no block request (its record lost, or served without one): nothing
+ * to wait for, its path is written at the next tick with requests 0. A split that came
+ * before its path was held (a late guest record) is found in the cache.
+ */
+static void test_no_block_and_early(void)
+{
+	struct emitted em = { 0 };
+	struct cg_cache *cg = cg_cache_new("/nonexistent");
+	struct dblame *d = cg ? dblame_new(cg, -1, NULL) : NULL;
+	struct hblame *hb = hblame_new(on_emit, &em);
+	struct corr_req none = { .kind = CORR_SYSCALL, .id = 5 };
+	struct it_block_rec v = mk_rec(1, 100, 0, 0, 100);
+	struct link_vreq g[2];
+	struct vj_path p[2];
+
+	if (!ASSERT_TRUE(d && hb && !hblame_attach(hb, d), "new"))
+		goto out;
+	t_engine = d;
+	hblame_set_vm(hb, 0, 100, "v");
+	dblame_request(d, &none);
+	feed(d, 6, &v);
+	dblame_tick(d, 2000000000ULL); /* 6 is split before its path comes */
+	mk_path(&p[0], &g[0], 1, 1, 5, 0);
+	mk_path(&p[1], &g[1], 2, 1, 6, 0);
+	hblame_path(hb, &p[0], 2000000000ULL);
+	hblame_path(hb, &p[1], 2000000000ULL);
+	hblame_tick(hb, 2000000001ULL);
+	if (!ASSERT_EQ(em.n, 2, "both at once"))
+		goto out;
+	ASSERT_STREQ(em.json[0],
+		     "{\"by\":\"vm\",\"requests\":0,\"wait_ns\":0,\"own_ns\":0,"
+		     "\"unattributed_ns\":0,\"self_ns\":0,\"others_ns\":0,\"culprits\":[]}",
+		     "no block request: requests 0");
+	ASSERT_STREQ(em.json[1],
+		     "{\"by\":\"vm\",\"requests\":1,\"wait_ns\":100,\"own_ns\":100,"
+		     "\"unattributed_ns\":0,\"self_ns\":0,\"others_ns\":0,\"culprits\":[]}",
+		     "split before the path: from the cache");
+	ASSERT_EQ(hblame_stats(hb)->missing, 0u, "none missing");
+out:
+	hblame_free(hb);
+	dblame_free(d);
+	cg_cache_free(cg);
+}
+
 int main(void)
 {
 	RUN_TEST(test_vm_owners);
 	RUN_TEST(test_off);
 	RUN_TEST(test_flush_order);
+	RUN_TEST(test_no_block_and_early);
 	return unit_result();
 }
