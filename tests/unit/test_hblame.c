@@ -235,32 +235,51 @@ static void test_off(void)
 	hblame_free(hb);
 }
 
+/* An engine without cgroup names, and hblame attached to it, writing into em. */
+struct fix {
+	struct emitted em;
+	struct cg_cache *cg;
+	struct dblame *d;
+	struct hblame *hb;
+};
+
+static int fix_new(struct fix *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->cg = cg_cache_new("/nonexistent");
+	f->d = f->cg ? dblame_new(f->cg, -1, NULL) : NULL;
+	f->hb = hblame_new(on_emit, &f->em);
+	t_engine = f->d;
+	return ASSERT_TRUE(f->d && f->hb && !hblame_attach(f->hb, f->d), "new");
+}
+
+static void fix_free(struct fix *f)
+{
+	hblame_free(f->hb);
+	dblame_free(f->d);
+	cg_cache_free(f->cg);
+}
+
 /* Many paths held at once (the ring grows), then flushed: order kept, none lost. */
 static void test_flush_order(void)
 {
-	struct emitted em = { 0 };
-	struct cg_cache *cg = cg_cache_new("/nonexistent");
-	struct dblame *d = cg ? dblame_new(cg, -1, NULL) : NULL;
-	struct hblame *hb = hblame_new(on_emit, &em);
+	struct fix f;
 	struct link_vreq g;
 	struct vj_path p;
 
-	if (!ASSERT_TRUE(d && hb && !hblame_attach(hb, d), "new"))
+	if (!fix_new(&f))
 		goto out;
-	t_engine = d;
 	for (uint64_t i = 1; i <= 200; i++) {
 		mk_path(&p, &g, i, 1, 1000 + i, 0);
-		hblame_path(hb, &p, i);
+		hblame_path(f.hb, &p, i);
 	}
-	ASSERT_EQ(em.n, 0, "all held");
-	hblame_flush(hb);
-	ASSERT_EQ(hblame_stats(hb)->missing, 200u, "all written, counted missing (never fed)");
-	ASSERT_EQ(em.seq[0], 1u, "first first");
-	ASSERT_EQ(em.seq[7], 8u, "in order");
+	ASSERT_EQ(f.em.n, 0, "all held");
+	hblame_flush(f.hb);
+	ASSERT_EQ(hblame_stats(f.hb)->missing, 200u, "all written, counted missing (never fed)");
+	ASSERT_EQ(f.em.seq[0], 1u, "first first");
+	ASSERT_EQ(f.em.seq[7], 8u, "in order");
 out:
-	hblame_free(hb);
-	dblame_free(d);
-	cg_cache_free(cg);
+	fix_free(&f);
 }
 
 /*
@@ -270,42 +289,36 @@ out:
  */
 static void test_no_block_and_early(void)
 {
-	struct emitted em = { 0 };
-	struct cg_cache *cg = cg_cache_new("/nonexistent");
-	struct dblame *d = cg ? dblame_new(cg, -1, NULL) : NULL;
-	struct hblame *hb = hblame_new(on_emit, &em);
+	struct fix f;
 	struct corr_req none = { .kind = CORR_SYSCALL, .id = 5 };
 	struct it_block_rec v = mk_rec(1, 100, 0, 0, 100);
 	struct link_vreq g[2];
 	struct vj_path p[2];
 
-	if (!ASSERT_TRUE(d && hb && !hblame_attach(hb, d), "new"))
+	if (!fix_new(&f))
 		goto out;
-	t_engine = d;
-	hblame_set_vm(hb, 0, 100, "v");
-	dblame_request(d, &none);
-	feed(d, 6, &v);
-	dblame_tick(d, 2000000000ULL); /* 6 is split before its path comes */
+	hblame_set_vm(f.hb, 0, 100, "v");
+	dblame_request(f.d, &none);
+	feed(f.d, 6, &v);
+	dblame_tick(f.d, 2000000000ULL); /* 6 is split before its path comes */
 	mk_path(&p[0], &g[0], 1, 1, 5, 0);
 	mk_path(&p[1], &g[1], 2, 1, 6, 0);
-	hblame_path(hb, &p[0], 2000000000ULL);
-	hblame_path(hb, &p[1], 2000000000ULL);
-	hblame_tick(hb, 2000000001ULL);
-	if (!ASSERT_EQ(em.n, 2, "both at once"))
+	hblame_path(f.hb, &p[0], 2000000000ULL);
+	hblame_path(f.hb, &p[1], 2000000000ULL);
+	hblame_tick(f.hb, 2000000001ULL);
+	if (!ASSERT_EQ(f.em.n, 2, "both at once"))
 		goto out;
-	ASSERT_STREQ(em.json[0],
+	ASSERT_STREQ(f.em.json[0],
 		     "{\"by\":\"vm\",\"requests\":0,\"wait_ns\":0,\"own_ns\":0,"
 		     "\"unattributed_ns\":0,\"self_ns\":0,\"others_ns\":0,\"culprits\":[]}",
 		     "no block request: requests 0");
-	ASSERT_STREQ(em.json[1],
+	ASSERT_STREQ(f.em.json[1],
 		     "{\"by\":\"vm\",\"requests\":1,\"wait_ns\":100,\"own_ns\":100,"
 		     "\"unattributed_ns\":0,\"self_ns\":0,\"others_ns\":0,\"culprits\":[]}",
 		     "split before the path: from the cache");
-	ASSERT_EQ(hblame_stats(hb)->missing, 0u, "none missing");
+	ASSERT_EQ(hblame_stats(f.hb)->missing, 0u, "none missing");
 out:
-	hblame_free(hb);
-	dblame_free(d);
-	cg_cache_free(cg);
+	fix_free(&f);
 }
 
 int main(void)
