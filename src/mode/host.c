@@ -27,6 +27,7 @@
 #include "service/cli.h"
 #include "records/corr.h"
 #include "lib/jsonw.h"
+#include "mode/hblame.h"
 #include "mode/hostout.h"
 #include "mode/link.h"
 #include "load/loader.h"
@@ -78,6 +79,9 @@ struct host {
 	uint64_t start_ns, cpu_start_ns;
 	struct jw w;
 	struct hostout sum; /* counts, peers, stages (hostout.h) */
+	struct hblame *hb; /* --blame: VM names, paths held for their host blame */
+	int blame; /* --blame is on */
+	struct dblame *env_blame; /* the daemon's engine (--blame) */
 };
 
 /* ---- setup ---- */
@@ -336,6 +340,12 @@ static int host_on_admit(void *ctx, struct link_peer *p, char *why, size_t whyle
 	}
 	hc->scope = mask;
 	link_peer_set_user(p, hc);
+	/* its VM is named by its hello when its QEMU has no -name (docs/blame.md) */
+	for (int i = 0; i < h->nr_disks; i++)
+		if (mask & (1ull << i)) {
+			hblame_set_guest(h->hb, h->sdisks[i].vm, pi->hello.name);
+			break;
+		}
 	return 0;
 }
 
@@ -431,15 +441,32 @@ static int host_on_records(void *ctx, struct link_peer *p, const struct link_vre
 
 /* ---- joined paths ---- */
 
+/* A path's line, with the split of its host IOs' block requests under --blame (hblame.h). */
+static void host_path_line(void *ctx, const struct vj_path *p, const struct dblame_rec *blame,
+			   int missing)
+{
+	struct host *h = ctx;
+
+	jw_obj_begin(&h->w, NULL);
+	hostout_json_path_fields(&h->w, p);
+	if (blame) {
+		jw_obj_begin(&h->w, "host_blame");
+		dblame_json_rec(h->env_blame, &h->w, blame);
+		jw_obj_end(&h->w);
+	} else if (missing) {
+		jw_bool(&h->w, "host_blame_missing", 1);
+	}
+	jw_obj_end(&h->w);
+	json_line(h);
+}
+
 static void host_on_path(const struct vj_path *p, void *ctx)
 {
 	struct host *h = ctx;
 
 	hostout_add_path(&h->sum, p);
-	if (h->env.json) {
-		hostout_json_path(&h->w, p);
-		json_line(h);
-	}
+	if (h->env.json)
+		hblame_path(h->hb, p, it_mono_ns());
 	if (h->env.o->live)
 		hostout_live_path(h->env.text, p);
 }
@@ -498,7 +525,7 @@ static void *host_start(const struct mode_env *env)
 	jw_init(&h->w);
 	h->start_ns = it_mono_ns();
 	h->cpu_start_ns = procfs_cpu_ns(getpid());
-	if (hostout_init(&h->sum))
+	if (hostout_init(&h->sum) || !(h->hb = hblame_new(host_path_line, h)))
 		goto fail;
 	h->vj = vjoin_new(host_on_path, h, HOST_HOLD_NS, 0);
 	h->link = link_new(&lo, &cb);
@@ -507,6 +534,7 @@ static void *host_start(const struct mode_env *env)
 	for (int i = 0; i < env->o->nr_qemu_pids; i++) {
 		h->qemu[h->nr_qemu] = env->o->qemu_pids[i];
 		add_disks(h, h->nr_qemu);
+		hblame_set_vm(h->hb, h->nr_qemu, h->qemu[h->nr_qemu], h->vms[h->nr_qemu].name);
 		attach_qemu(h, h->nr_qemu++);
 	}
 	h->scope = (struct scope_host){ .disks = h->sdisks, .nr_disks = h->nr_disks,
@@ -664,6 +692,7 @@ static int host_io_of(const struct host *h, const struct corr_req *r, struct vj_
 					   .exit_ns = s->exit_ns,
 					   .ret = s->ret };
 		io->disk = disk_of_file(h, s->dev, s->ino);
+		io->req = r->id;
 		*b = &s->bufs;
 	} else if (r->kind == CORR_URING && u && is_qemu(h, u->task.pid) && u->res >= 0) {
 		*io = (struct vj_host_io){ .kind = VJ_K_URING,
@@ -677,6 +706,7 @@ static int host_io_of(const struct host *h, const struct corr_req *r, struct vj_
 					   .exit_ns = u->complete_ns,
 					   .ret = u->res };
 		io->disk = disk_of_file(h, u->dev, u->ino);
+		io->req = r->id;
 		*b = &u->bufs;
 	} else {
 		return 0;
@@ -729,6 +759,7 @@ static void host_run(void *m, uint64_t now_ns)
 
 	link_run(h->link, now_ns);
 	vjoin_tick(h->vj, now_ns);
+	hblame_tick(h->hb, now_ns);
 	check_qemus(h, now_ns);
 }
 
@@ -737,9 +768,13 @@ static void host_summary(void *m, int final)
 	struct host *h = m;
 	struct hostout_now n = { .elapsed_ns = it_mono_ns() - h->start_ns };
 
-	if (final)
+	if (final) {
 		vjoin_flush(h->vj);
+		/* the daemon split every block request before the final summary */
+		hblame_flush(h->hb);
+	}
 	n.st = vjoin_stats(h->vj);
+	n.blame = h->blame ? hblame_stats(h->hb) : NULL;
 	link_get_stats(h->link, &n.ls);
 	n.cpu_pct = n.elapsed_ns ?
 			    100.0 * (procfs_cpu_ns(getpid()) - h->cpu_start_ns) / n.elapsed_ns :
@@ -765,6 +800,17 @@ static void host_metrics(void *m, FILE *f)
 	hostout_metrics(f, up, vjoin_stats(h->vj));
 }
 
+/* --blame: VMs are the owners, named by hblame (docs/blame.md, "Host mode"). */
+static int host_blame(void *m, struct dblame *b)
+{
+	struct host *h = m;
+	int ret = hblame_attach(h->hb, b);
+
+	h->blame = !ret;
+	h->env_blame = b;
+	return ret;
+}
+
 static void host_stop(void *m)
 {
 	struct host *h = m;
@@ -779,6 +825,7 @@ static void host_stop(void *m)
 			bpf_link__destroy(h->uprobes[q][i]);
 	link_free(h->link);
 	vjoin_free(h->vj);
+	hblame_free(h->hb);
 	hostout_free(&h->sum);
 	jw_free(&h->w);
 	free(h);
@@ -790,6 +837,7 @@ const struct mode_ops host_mode_ops = {
 	.start = host_start,
 	.epoll_fd = host_epoll_fd,
 	.record = host_record,
+	.blame = host_blame,
 	.request = host_request,
 	.run = host_run,
 	.summary = host_summary,

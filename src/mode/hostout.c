@@ -86,6 +86,12 @@ static const char *host_kind_name(uint8_t k)
 void hostout_json_path(struct jw *w, const struct vj_path *p)
 {
 	jw_obj_begin(w, NULL);
+	hostout_json_path_fields(w, p);
+	jw_obj_end(w);
+}
+
+void hostout_json_path_fields(struct jw *w, const struct vj_path *p)
+{
 	jw_str(w, "type", "path");
 	jw_u64(w, "peer", p->peer);
 	jw_hex(w, "session", p->session);
@@ -127,7 +133,6 @@ void hostout_json_path(struct jw *w, const struct vj_path *p)
 	for (int s = 0; s < VJ_STAGES; s++)
 		if (p->stage[s] != INT64_MIN)
 			jw_i64(w, vj_stage_name(s), p->stage[s]);
-	jw_obj_end(w);
 	jw_obj_end(w);
 }
 
@@ -243,6 +248,13 @@ void hostout_json(struct jw *w, const struct hostout *h, const struct hostout_no
 	jw_u64(w, "records_malformed", h->records_malformed);
 	jw_u64(w, "filter_ignored", h->filter_ignored);
 	jw_u64(w, "qemu_exited", h->qemu_exited);
+	if (n->blame) {
+		jw_obj_begin(w, "host_blame");
+		jw_u64(w, "held", n->blame->held);
+		jw_u64(w, "with_blame", n->blame->with_blame);
+		jw_u64(w, "missing", n->blame->missing);
+		jw_obj_end(w);
+	}
 	jw_arr_begin(w, "peers");
 	for (int i = 0; i < h->nr_peers; i++) {
 		jw_obj_begin(w, NULL);

@@ -18,6 +18,7 @@
 #include "iotracer.h"
 #include "lib/addr.h"
 #include "lib/jsonw.h"
+#include "mode/hblame.h"
 #include "mode/link.h"
 #include "mode/vjoin.h"
 
@@ -49,6 +50,7 @@ struct hostout_now {
 	uint64_t elapsed_ns; /* since host mode started */
 	uint64_t bpf_ns; /* BPF run time of the loaded programs */
 	double cpu_pct; /* the daemon's CPU, % of a core */
+	const struct hb_stats *blame; /* --blame: joined paths and their host blame; NULL: off */
 };
 
 /* The stage histograms. 0 or -ENOMEM (hostout_free() then). */
@@ -65,6 +67,8 @@ void hostout_note_peer(struct hostout *s, const struct link_peer_info *pi, int64
 void hostout_json_vreq(struct jw *w, uint64_t session, const struct link_vreq *v);
 /* A joined (or given up) path: a path line; the --live text line. */
 void hostout_json_path(struct jw *w, const struct vj_path *p);
+/* The path line's fields (the caller opens and closes the object: --blame adds "host_blame"). */
+void hostout_json_path_fields(struct jw *w, const struct vj_path *p);
 void hostout_live_path(FILE *f, const struct vj_path *p);
 
 /* A joined path's stages into the histograms (an unjoined path adds nothing). */

@@ -133,11 +133,14 @@ int qemu_disks(const char *proc_root, pid_t pid, struct qemu_disk *disks, int ma
  * What names a QEMU's guest on the link (host mode's entitlement, scope.h):
  * its vsock CID (-device vhost-vsock-pci,guest-cid=N; also vhost-vsock-device,
  * -ccw) and its unix socket chardevs (-chardev socket,path=P: the host end of
- * a virtio-serial port the host may dial).
+ * a virtio-serial port the host may dial); and its name (-name NAME or
+ * -name guest=NAME,...: what --blame calls the VM in host mode, docs/blame.md).
  */
 #define QEMU_MAX_SOCKS 4
+#define QEMU_NAME_LEN 64
 struct qemu_vm {
 	uint32_t cid; /* 0: no vsock device (CIDs 0..2 are never a guest's) */
+	char name[QEMU_NAME_LEN]; /* "": no -name (a longer one is cut) */
 	int nr_socks;
 	char socks[QEMU_MAX_SOCKS][108];
 };

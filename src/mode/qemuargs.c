@@ -288,6 +288,12 @@ static void take_chardev(struct qparse *qp, const struct opt *o)
 	qp->vm.nr_socks++;
 }
 
+/* -name NAME or -name guest=NAME,process=..,debug-threads=..: the VM's name. */
+static void take_name(struct qparse *qp, const struct opt *o)
+{
+	COPY(qp->vm.name, opt_get(o, "guest"));
+}
+
 static void take_device(struct qparse *qp, const struct opt *o)
 {
 	const char *drv = opt_get(o, "driver");
@@ -433,6 +439,7 @@ static int take_option(struct qparse *qp, const char *name, const char *val)
 		{ "blockdev", NULL, take_blockdev },
 		{ "device", "driver", take_device },
 		{ "chardev", "backend", take_chardev },
+		{ "name", "guest", take_name },
 	};
 	size_t i;
 	int err;

@@ -58,6 +58,7 @@ struct vj_host_io {
 	uint64_t blk_q_ns, blk_d_ns, blk_c_ns; /* its first host block request; 0 if none */
 	uint32_t blk_dev;
 	int64_t ret;
+	uint64_t req; /* the daemon's request id of the host IO (its JSON line's "id"); 0: none */
 };
 
 /* A QEMU uprobe event (bpf/qemu.bpf.h), host clock. */

@@ -65,6 +65,8 @@ int blame_same(enum blame_by by, const struct blame_owner *a, const struct blame
 		return a->pid == o->pid;
 	case BLAME_BY_COMM:
 		return !strncmp(a->comm, o->comm, IT_COMM_LEN);
+	case BLAME_BY_VM:
+		return a->pid == o->pid && (a->pid || a->cgroup_id == o->cgroup_id);
 	default:
 		return a->cgroup_id == o->cgroup_id;
 	}
@@ -74,11 +76,13 @@ static const char *const by_names[] = {
 	[BLAME_BY_CGROUP] = "cgroup",
 	[BLAME_BY_PID] = "pid",
 	[BLAME_BY_COMM] = "comm",
+	[BLAME_BY_VM] = "vm",
 };
 
 int blame_by_of(const char *name)
 {
-	for (size_t i = 0; i < sizeof(by_names) / sizeof(by_names[0]); i++)
+	/* not "vm": only host mode knows which pids are VMs */
+	for (size_t i = 0; i < BLAME_BY_VM; i++)
 		if (!strcmp(name, by_names[i]))
 			return (int)i;
 	return -1;

@@ -35,6 +35,12 @@ enum blame_by {
 	BLAME_BY_CGROUP,
 	BLAME_BY_PID,
 	BLAME_BY_COMM,
+	/*
+	 * host mode (the daemon's --blame, docs/blame.md): owner.pid is the QEMU
+	 * of a VM's requests, one owner per VM; 0 for any other request, owned
+	 * by its cgroup as under BLAME_BY_CGROUP
+	 */
+	BLAME_BY_VM,
 };
 
 /* Who a request is charged to: the dirtier of page-cache writes, else the submitter. */
@@ -131,7 +137,7 @@ int blame_grow(void **p, size_t *alloc, size_t need, size_t size);
 
 /* Same owner under b's key. */
 int blame_same(enum blame_by by, const struct blame_owner *a, const struct blame_owner *o);
-/* --by NAME ("cgroup", "pid", "comm"): its enum blame_by, or -1. */
+/* --by NAME ("cgroup", "pid", "comm"; not "vm"): its enum blame_by, or -1. */
 int blame_by_of(const char *name);
 const char *blame_by_name(enum blame_by by);
 

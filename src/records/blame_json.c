@@ -17,7 +17,11 @@ void blame_json_owner(struct jw *j, const char *key, enum blame_by by, const str
 		      const char *cgroup)
 {
 	jw_obj_begin(j, key);
-	if (by == BLAME_BY_CGROUP) {
+	if (by == BLAME_BY_VM && o->pid) {
+		/* cgroup: the VM's name here */
+		jw_str(j, "vm", cgroup ? cgroup : "");
+		jw_u64(j, "pid", o->pid);
+	} else if (by == BLAME_BY_CGROUP || by == BLAME_BY_VM) {
 		jw_u64(j, "cgroup_id", o->cgroup_id);
 		if (cgroup)
 			jw_str(j, "cgroup", cgroup);

@@ -14,7 +14,10 @@ struct blame_parts {
 	double wait, own, unattr, self, others;
 };
 
-/* key: the owner under by: {"cgroup_id","cgroup"} (no "cgroup" when NULL), {"pid","comm"}, {"comm"}. */
+/*
+ * key: the owner under by: {"cgroup_id","cgroup"} (no "cgroup" when NULL), {"pid","comm"},
+ * {"comm"}; BLAME_BY_VM: a VM's {"vm","pid"} (cgroup: its name), else as by cgroup.
+ */
 void blame_json_owner(struct jw *j, const char *key, enum blame_by by, const struct blame_owner *o,
 		      const char *cgroup);
 /* "wait_ns", "own_ns", "unattributed_ns", "self_ns", "others_ns" */

@@ -138,8 +138,9 @@ static const struct cli_option cli_opts[] = {
 	{ .row.name = "blame", .row.key = CLI_OPT_BLAME, .section = "metrics",
 	  .reload = RELOAD_START, .val = CLI_V_FLAG, F(blame),
 	  .row.help = "/metrics: who slowed whom, blamed seconds per device,\n"
-		      "victim and culprit cgroup; with -j a blame line per\n"
-		      "written request, with --record the same in the\n"
+		      "victim and culprit cgroup (--mode host: VM); with -j a\n"
+		      "blame line per written request (host mode: on each\n"
+		      "joined guest request), with --record the same in the\n"
 		      "recording (docs/blame.md). Not with --sample" },
 	{ .row.name = "quiet", .row.key = 'q', .section = "", .reload = RELOAD_START,
 	  .val = CLI_V_FLAG, F(quiet),
@@ -389,7 +390,7 @@ static int cli_check_mode(const struct it_opts *o, FILE *err)
 		bad = "--record-max: must be at least --record-size";
 	else if (o->metrics_containers && o->metrics_cg_depth < 0)
 		bad = "--metrics-containers: labels the per-cgroup series: needs --metrics-cgroup-depth";
-	else if (o->blame && o->metrics_addr && o->metrics_cg_depth < 0)
+	else if (o->blame && o->metrics_addr && o->metrics_cg_depth < 0 && o->mode != IT_MODE_HOST)
 		bad = "--blame: its series are per cgroup: needs --metrics-cgroup-depth";
 	else if (o->blame && !o->metrics_addr && !o->json_path && !o->record_dir)
 		bad = "--blame: shows in /metrics or the records: needs --metrics, -j or --record";

@@ -440,6 +440,10 @@ int bpf_connect(struct daemon *d)
 		d->m = d->mode->start(&env);
 		if (!d->m)
 			return -EINVAL;
+		if (d->blame && d->mode->blame && d->mode->blame(d->m, d->blame)) {
+			it_err("--blame: cannot set up %s mode's owners", d->mode->name);
+			return -ENOMEM;
+		}
 	}
 	if (d->http && metrics_hooks(d)) {
 		it_err("--metrics: %s", strerror(ENOMEM));
@@ -500,7 +504,8 @@ static int open_record(struct daemon *d)
 	struct rec_opts ro = { .dir = o->record_dir, .seg_size = o->record_size,
 			       .seg_age_ns = o->record_age_ns, .max_bytes = o->record_max,
 			       .level = o->record_level, .sysfs_root = o->sysfs_root,
-			       .blame = o->blame,
+			       /* host mode's blame is by VM: not kept in a recording */
+			       .blame = o->blame && o->mode != IT_MODE_HOST,
 			       .who = cli_where(o, "record", who, sizeof(who)) };
 
 	if (!o->record_dir)

@@ -18,6 +18,7 @@ struct it_opts;
 struct it_loader;
 struct it_out;
 struct corr_req;
+struct dblame;
 
 struct mode_env {
 	const struct it_opts *o;
@@ -38,6 +39,8 @@ struct mode_ops {
 	int (*epoll_fd)(void *m);
 	/* a ring buffer record corr does not know; 1 if consumed */
 	int (*record)(void *m, const void *data, size_t size);
+	/* --blame: the daemon's engine, after start (host: owners are VMs); 0 or -errno */
+	int (*blame)(void *m, struct dblame *b);
 	/* a finished request (after out_request) */
 	void (*request)(void *m, const struct corr_req *r);
 	/* the epoll fd was readable, or the drain timer fired (now: CLOCK_MONOTONIC) */

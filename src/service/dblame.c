@@ -4,14 +4,16 @@
  * (dblame.h, docs/blame.md).
  *
  * A written request's block requests go to the engine tagged with the request's
- * place in a queue (struct dbl_rec, tag = its sequence number + 1): each split
+ * place in a queue (struct dblame_rec, tag = its sequence number + 1): each split
  * adds to its entry, and the last one writes the line. The queue is in feed
  * order; its front leaves once written, or once the engine's time has passed
  * the latest completion of its block requests + the horizon with a split still
  * missing (a block request too late for the history kept, or a bad one): then
  * it is counted unsplit, never written half.
  */
+#include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,19 +43,6 @@ struct dbl_vic {
 	double other_ns; /* culprits past the first DBL_TOP */
 };
 
-/* A written request waiting for its block requests' splits. */
-struct dbl_rec {
-	uint64_t id; /* the request's (its JSON line's "id") */
-	uint64_t c_max; /* the latest completion of its block requests */
-	int blocks, left; /* its block requests; those not split yet */
-	int lost; /* one will never be split: no line */
-	int done; /* written or counted */
-	struct blame_parts p;
-	struct blame_owner who[DBL_REC_KEEP];
-	double ns[DBL_REC_KEEP];
-	int nr;
-};
-
 struct dblame {
 	struct blame *b;
 	struct cg_cache *cg;
@@ -65,22 +54,46 @@ struct dblame {
 	size_t alloc_v;
 	int oom; /* a split missed the metrics' sums */
 	struct it_out *out; /* the records' JSON lines; NULL: none */
+	enum blame_by by; /* BLAME_BY_CGROUP, or BLAME_BY_VM (host mode) */
+	const struct dblame_host *host; /* host mode's hooks; NULL: none */
 	struct recorder *rec; /* --record: the lines go to the recording too; NULL: not */
-	struct dbl_rec *rq; /* ring of alloc_rq (a power of 2) entries */
+	struct dblame_rec *rq; /* ring of alloc_rq (a power of 2) entries */
 	size_t alloc_rq, head, n;
 	uint64_t head_seq; /* sequence number of rq[head] */
 	uint64_t written, unsplit;
 };
 
-/* The label of a cgroup id: its path cut to depth, interned; DBL_OTHER past the cap. */
-static int label_of(struct dblame *d, uint64_t id)
+/* A VM's name (host mode: owner.pid is its QEMU's); NULL: not a VM. */
+static const char *vm_name(const struct dblame *d, const struct blame_owner *o)
 {
-	const char *path = cg_path(d->cg, id);
+	return d->by == BLAME_BY_VM && o->pid && d->host ? d->host->vm_name(d->host->ctx, o->pid) :
+							   NULL;
+}
+
+const char *dblame_owner_name(const struct dblame *d, const struct blame_owner *o)
+{
+	const char *vm = vm_name(d, o);
+
+	return vm ? vm : cg_path(d->cg, o->cgroup_id);
+}
+
+/*
+ * The label of an owner: a VM's name, or its cgroup's path cut to depth (the
+ * whole path without a depth), interned; DBL_OTHER past the cap.
+ */
+static int label_of(struct dblame *d, const struct blame_owner *o)
+{
+	const char *path = vm_name(d, o);
 	char cut[4096];
 
-	if (!path)
+	if (path)
+		snprintf(cut, sizeof(cut), "%s", path);
+	else if (!(path = cg_path(d->cg, o->cgroup_id)))
 		return DBL_OTHER;
-	cg_truncate(path, d->depth, cut, sizeof(cut));
+	else if (d->depth >= 0)
+		cg_truncate(path, d->depth, cut, sizeof(cut));
+	else
+		snprintf(cut, sizeof(cut), "%s", path);
 	for (int i = 0; i < d->nr_labels; i++)
 		if (!strcmp(d->labels[i], cut))
 			return i;
@@ -122,7 +135,7 @@ static void add_culprit(struct dbl_vic *v, int label, double ns)
 }
 
 /* The entry of a tag; NULL: none (no line wanted, or left the queue). */
-static struct dbl_rec *rec_of(struct dblame *d, uint64_t tag)
+static struct dblame_rec *rec_of(struct dblame *d, uint64_t tag)
 {
 	uint64_t i = tag - 1 - d->head_seq;
 
@@ -136,18 +149,9 @@ static int cmp_ns_desc(double x, double y)
 	return x > y ? -1 : x < y;
 }
 
-/* e's line: its parts and its first DBL_REC_TOP culprits, the rest as other. */
-static void rec_write(struct dblame *d, struct dbl_rec *e)
+/* a few entries: insertion sort, largest first */
+static void rec_sort(struct dblame_rec *e)
 {
-	double rest = e->p.others;
-	const char *path[BLAME_LINE_TOP] = { NULL };
-	char keep[BLAME_LINE_TOP][CG_PATH_MAX];
-	struct blame_line l = { .id = e->id, .requests = (uint64_t)e->blocks };
-	struct jw *j;
-	size_t mark;
-
-	_Static_assert(DBL_REC_TOP == BLAME_LINE_TOP, "a record's culprits");
-	/* a few entries: insertion sort, largest first */
 	for (int i = 1; i < e->nr; i++)
 		for (int k = i; k > 0 && cmp_ns_desc(e->ns[k], e->ns[k - 1]) < 0; k--) {
 			struct blame_owner w = e->who[k];
@@ -158,6 +162,41 @@ static void rec_write(struct dblame *d, struct dbl_rec *e)
 			e->who[k - 1] = w;
 			e->ns[k - 1] = ns;
 		}
+}
+
+void dblame_json_rec(const struct dblame *d, struct jw *j, const struct dblame_rec *e)
+{
+	double rest = e->p.others;
+
+	jw_str(j, "by", blame_by_name(d->by));
+	jw_u64(j, "requests", (uint64_t)e->blocks);
+	blame_json_parts(j, &e->p);
+	jw_arr_begin(j, "culprits");
+	for (int i = 0; i < e->nr && i < DBL_REC_TOP; i++) {
+		rest -= e->ns[i];
+		blame_json_culprit(j, d->by, &e->who[i], dblame_owner_name(d, &e->who[i]),
+				   e->ns[i]);
+	}
+	if (rest >= 0.5)
+		blame_json_culprit(j, d->by, NULL, NULL, rest);
+	jw_arr_end(j);
+}
+
+/*
+ * Under BLAME_BY_CGROUP, e's line as the integers a recording keeps (struct
+ * blame_line): the same bytes from the daemon and from report reading the
+ * recording back.
+ */
+static void rec_line_cgroup(struct dblame *d, const struct dblame_rec *e)
+{
+	double rest = e->p.others;
+	const char *path[BLAME_LINE_TOP] = { NULL };
+	char keep[BLAME_LINE_TOP][CG_PATH_MAX];
+	struct blame_line l = { .id = e->id, .requests = (uint64_t)e->blocks };
+	struct jw *j;
+	size_t mark;
+
+	_Static_assert(DBL_REC_TOP == BLAME_LINE_TOP, "a record's culprits");
 	l.wait_ns = blame_json_ns(e->p.wait);
 	l.own_ns = blame_json_ns(e->p.own);
 	l.unattr_ns = blame_json_ns(e->p.unattr);
@@ -187,32 +226,56 @@ static void rec_write(struct dblame *d, struct dbl_rec *e)
 	out_json_end(d->out, mark);
 }
 
+/*
+ * e's line: its parts and its first DBL_REC_TOP culprits, the rest as other.
+ * Host mode's (VMs) go to -j only: a recording keeps cgroup owners.
+ */
+static void rec_write(struct dblame *d, const struct dblame_rec *e)
+{
+	struct jw *j;
+	size_t mark;
+
+	if (d->by == BLAME_BY_CGROUP) {
+		rec_line_cgroup(d, e);
+		return;
+	}
+	j = d->out ? out_json_begin(d->out, &mark) : NULL;
+	if (!j)
+		return;
+	jw_obj_begin(j, NULL);
+	jw_str(j, "type", "blame");
+	jw_u64(j, "id", e->id);
+	dblame_json_rec(d, j, e);
+	jw_obj_end(j);
+	out_json_end(d->out, mark);
+}
+
 /* Every split of e is in (or one never will be): its line, or counted. */
-static void rec_done(struct dblame *d, struct dbl_rec *e)
+static void rec_done(struct dblame *d, struct dblame_rec *e)
 {
 	e->done = 1;
+	if (!e->lost)
+		rec_sort(e);
+	if (d->host && d->host->on_rec)
+		d->host->on_rec(d->host->ctx, e);
 	if (e->lost) {
 		d->unsplit++;
 		return;
 	}
+	if (!d->out && !(d->rec && d->by == BLAME_BY_CGROUP))
+		return;
 	rec_write(d, e);
 	d->written++;
 }
 
-static void rec_split(struct dblame *d, struct dbl_rec *e, const struct blame_res *res)
+/* n culprits' shares added to e's by owner: the first DBL_REC_KEEP owners, the rest stay in others */
+static void rec_add(const struct dblame *d, struct dblame_rec *e, const struct blame_share *c, int n)
 {
-	const struct blame_share *c = res->culprits;
 	int k;
 
-	e->p.wait += (double)(res->r->c_ns - res->r->q_ns);
-	e->p.own += res->own_ns;
-	e->p.unattr += res->unattr_ns;
-	e->p.self += res->self_ns;
-	e->p.others += res->others_ns;
-	/* culprits past the first DBL_REC_KEEP owners stay in others_ns: the line's "other" */
-	for (int i = 0; i < res->nr_culprits; i++) {
+	for (int i = 0; i < n; i++) {
 		for (k = 0; k < e->nr; k++)
-			if (blame_same(BLAME_BY_CGROUP, &e->who[k], &c[i].who))
+			if (blame_same(d->by, &e->who[k], &c[i].who))
 				break;
 		if (k == e->nr && e->nr == DBL_REC_KEEP)
 			continue;
@@ -222,15 +285,42 @@ static void rec_split(struct dblame *d, struct dbl_rec *e, const struct blame_re
 		}
 		e->ns[k] += c[i].ns;
 	}
+}
+
+static void rec_split(struct dblame *d, struct dblame_rec *e, const struct blame_res *res)
+{
+	e->p.wait += (double)(res->r->c_ns - res->r->q_ns);
+	e->p.own += res->own_ns;
+	e->p.unattr += res->unattr_ns;
+	e->p.self += res->self_ns;
+	e->p.others += res->others_ns;
+	rec_add(d, e, res->culprits, res->nr_culprits);
 	if (!--e->left)
 		rec_done(d, e);
+}
+
+void dblame_rec_merge(const struct dblame *d, struct dblame_rec *dst, const struct dblame_rec *src)
+{
+	struct blame_share sh[DBL_REC_KEEP];
+
+	dst->blocks += src->blocks;
+	dst->lost |= src->lost;
+	dst->p.wait += src->p.wait;
+	dst->p.own += src->p.own;
+	dst->p.unattr += src->p.unattr;
+	dst->p.self += src->p.self;
+	dst->p.others += src->p.others;
+	for (int i = 0; i < src->nr; i++)
+		sh[i] = (struct blame_share){ .who = src->who[i], .ns = src->ns[i] };
+	rec_add(d, dst, sh, src->nr);
+	rec_sort(dst);
 }
 
 /* Let the front go while written, or past its horizon with a split missing. */
 static void rec_expire(struct dblame *d, uint64_t now)
 {
 	while (d->n) {
-		struct dbl_rec *e = &d->rq[d->head];
+		struct dblame_rec *e = &d->rq[d->head];
 
 		if (!e->done) {
 			if (e->c_max + DBL_HORIZON_NS > now)
@@ -247,11 +337,11 @@ static void rec_expire(struct dblame *d, uint64_t now)
 /* A new entry at the queue's end for r; its tag, or 0 (no memory: counted unsplit). */
 static uint64_t rec_push(struct dblame *d, const struct corr_req *r)
 {
-	struct dbl_rec *e;
+	struct dblame_rec *e;
 
 	if (d->n == d->alloc_rq) {
 		size_t a = d->alloc_rq ? 2 * d->alloc_rq : 64;
-		struct dbl_rec *n = malloc(a * sizeof(*n));
+		struct dblame_rec *n = malloc(a * sizeof(*n));
 
 		if (!n) {
 			d->unsplit++;
@@ -274,8 +364,8 @@ static uint64_t rec_push(struct dblame *d, const struct corr_req *r)
 static void on_split(const struct blame_res *res, void *ctx)
 {
 	struct dblame *d = ctx;
-	struct dbl_vic *v = vic_of(d, res->r->dev, label_of(d, res->r->owner.cgroup_id));
-	struct dbl_rec *e = rec_of(d, res->r->tag);
+	struct dbl_vic *v = vic_of(d, res->r->dev, label_of(d, &res->r->owner));
+	struct dblame_rec *e = rec_of(d, res->r->tag);
 
 	if (e)
 		rec_split(d, e, res);
@@ -288,7 +378,7 @@ static void on_split(const struct blame_res *res, void *ctx)
 	v->part[DBL_SELF] += res->self_ns;
 	v->part[DBL_OTHERS] += res->others_ns;
 	for (int i = 0; i < res->nr_culprits; i++)
-		add_culprit(v, label_of(d, res->culprits[i].who.cgroup_id), res->culprits[i].ns);
+		add_culprit(v, label_of(d, &res->culprits[i].who), res->culprits[i].ns);
 }
 
 struct dblame *dblame_new(struct cg_cache *cg, int depth, struct it_out *out)
@@ -300,7 +390,8 @@ struct dblame *dblame_new(struct cg_cache *cg, int depth, struct it_out *out)
 	d->cg = cg;
 	d->depth = depth < 0 ? INT_MAX : depth; /* no /metrics: whole paths */
 	d->out = out;
-	d->b = blame_new(BLAME_BY_CGROUP, DBL_HORIZON_NS, 0, on_split, d);
+	d->by = BLAME_BY_CGROUP;
+	d->b = blame_new(d->by, DBL_HORIZON_NS, 0, on_split, d);
 	if (!d->b) {
 		free(d);
 		return NULL;
@@ -311,6 +402,34 @@ struct dblame *dblame_new(struct cg_cache *cg, int depth, struct it_out *out)
 void dblame_set_recorder(struct dblame *d, struct recorder *rc)
 {
 	d->rec = rc;
+}
+
+int dblame_set_host(struct dblame *d, const struct dblame_host *host)
+{
+	struct blame *b;
+
+	if (d->by == BLAME_BY_VM || !host) {
+		/* host mode started again (a reload), or stopped */
+		d->host = host;
+		return 0;
+	}
+	if (blame_get_stats(d->b)->added)
+		return -EBUSY;
+	b = blame_new(BLAME_BY_VM, DBL_HORIZON_NS, 0, on_split, d);
+	if (!b)
+		return -ENOMEM;
+	blame_free(d->b);
+	d->b = b;
+	d->by = BLAME_BY_VM;
+	d->host = host;
+	return 0;
+}
+
+/* Host mode: a request of no VM is owned by its cgroup (blame.h, BLAME_BY_VM). */
+static void vm_owner(const struct dblame *d, struct blame_in *in)
+{
+	if (d->by == BLAME_BY_VM && !vm_name(d, &in->owner))
+		in->owner.pid = 0;
 }
 
 void dblame_in(struct blame_in *in, const struct it_block_rec *b, int victim)
@@ -331,14 +450,22 @@ void dblame_in(struct blame_in *in, const struct it_block_rec *b, int victim)
 void dblame_request(struct dblame *d, const struct corr_req *r)
 {
 	const struct blame_stats *st = blame_get_stats(d->b);
-	uint64_t tag = (d->out || d->rec) && r->nr_blocks ? rec_push(d, r) : 0;
+	int lines = d->out || d->rec || (d->host && d->host->on_rec);
+	uint64_t tag = lines && r->nr_blocks ? rec_push(d, r) : 0;
 	struct blame_in in;
-	struct dbl_rec *e;
+	struct dblame_rec *e;
 
+	if (!r->nr_blocks && d->host && d->host->on_rec) {
+		/* no block request: nothing to wait for (host mode's path says requests 0) */
+		struct dblame_rec none = { .id = r->id, .done = 1 };
+
+		d->host->on_rec(d->host->ctx, &none);
+	}
 	for (int i = 0; i < r->nr_blocks; i++) {
 		uint64_t bad = st->bad;
 
 		dblame_in(&in, r->blocks[i], 1);
+		vm_owner(d, &in);
 		in.tag = tag;
 		e = rec_of(d, tag);
 		if (e && in.c_ns > e->c_max)
@@ -362,6 +489,7 @@ void dblame_block(struct dblame *d, const struct it_block_rec *b)
 	struct blame_in in;
 
 	dblame_in(&in, b, 1);
+	vm_owner(d, &in);
 	if (blame_add(d->b, &in))
 		d->oom = 1;
 	rec_expire(d, blame_now(d->b));
@@ -391,7 +519,7 @@ void dblame_finish(struct dblame *d)
 		return;
 	jw_obj_begin(j, NULL);
 	jw_str(j, "type", "blame_stats");
-	blame_json_stats(j, BLAME_BY_CGROUP, blame_get_stats(d->b), d->oom);
+	blame_json_stats(j, d->by, blame_get_stats(d->b), d->oom);
 	jw_u64(j, "records", d->written);
 	jw_u64(j, "records_unsplit", d->unsplit);
 	jw_obj_end(j);
@@ -418,8 +546,8 @@ void dblame_metrics(struct dblame *d, FILE *f, uint64_t now, metrics_dev_fn dev_
 	dblame_tick(d, now);
 	metrics_family(f, "iotracer_blame_seconds_total", "counter",
 		       "Block request wait of the victim cgroup held by the culprit cgroup's requests "
-		       "(--blame, docs/blame.md): the first 5 culprits per device and victim, "
-		       "the rest as other");
+		       "(host mode: VMs by name; --blame, docs/blame.md): the first 5 culprits per "
+		       "device and victim, the rest as other");
 	for (int i = 0; i < d->nr_v; i++) {
 		const struct dbl_vic *v = &d->v[i];
 
@@ -436,8 +564,8 @@ void dblame_metrics(struct dblame *d, FILE *f, uint64_t now, metrics_dev_fn dev_
 		}
 	}
 	metrics_family(f, "iotracer_blame_wait_seconds_total", "counter",
-		       "Block request wait of the victim cgroup by part: own (its own service), "
-		       "unattributed, self (its own cgroup's requests), others (--blame)");
+		       "Block request wait of the victim cgroup (host mode: VM) by part: own (its own "
+		       "service), unattributed, self (its own requests), others (--blame)");
 	for (int i = 0; i < d->nr_v; i++) {
 		l[0] = (struct metrics_label){ "device", dev_name(d->v[i].dev, ctx) };
 		l[1] = (struct metrics_label){ "victim", label_name(d, d->v[i].victim) };

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "records/blame.h"
+#include "records/blame_json.h"
 #include "records/corr.h"
 #include "service/metrics.h"
 
@@ -26,6 +27,33 @@
 struct cg_cache;
 struct dblame;
 struct it_out;
+struct jw;
+
+/* A written request's block requests, split and summed (its `blame` line). */
+struct dblame_rec {
+	uint64_t id; /* the request's (its JSON line's "id") */
+	uint64_t c_max; /* the latest completion of its block requests */
+	int blocks, left; /* its block requests; those not split yet */
+	int lost; /* one will never be split: no line */
+	int done; /* written or counted */
+	struct blame_parts p;
+	struct blame_owner who[DBL_REC_KEEP]; /* culprits, largest first once done */
+	double ns[DBL_REC_KEEP];
+	int nr;
+};
+
+/*
+ * Host mode (docs/blame.md, "Host mode"): owners are VMs. vm_name: the name of
+ * the VM whose QEMU is pid, NULL when pid is no traced QEMU (the pointer is
+ * read at once, not kept). on_rec (may be NULL): each request of dblame_request()
+ * once its block requests are split (lost: one never will be), whether or not
+ * -j writes a line for it; one without block requests at once (blocks 0).
+ */
+struct dblame_host {
+	const char *(*vm_name)(void *ctx, uint32_t pid);
+	void (*on_rec)(void *ctx, const struct dblame_rec *e);
+	void *ctx;
+};
 
 /*
  * cg: the daemon's id -> path cache; depth: --metrics-cgroup-depth (< 0: whole
@@ -36,6 +64,22 @@ struct dblame *dblame_new(struct cg_cache *cg, int depth, struct it_out *out);
 /* --record: each request's blame also goes to the recording (rec_blame()). */
 struct recorder;
 void dblame_set_recorder(struct dblame *d, struct recorder *rc);
+/*
+ * Owners are VMs from now on (blame.h: BLAME_BY_VM): before anything is fed.
+ * host is kept until the next call (NULL: host mode stopped; VMs unnamed until
+ * it is set again). 0, -EBUSY (requests were fed by cgroup) or -ENOMEM.
+ */
+int dblame_set_host(struct dblame *b, const struct dblame_host *host);
+/* A VM's name or a cgroup's whole path (NULL: unknown), as the JSON lines name owners. */
+const char *dblame_owner_name(const struct dblame *b, const struct blame_owner *o);
+/* e's fields of a `blame` line: "by", "requests", the parts, "culprits" (the first DBL_REC_TOP). */
+void dblame_json_rec(const struct dblame *b, struct jw *j, const struct dblame_rec *e);
+/*
+ * src's block requests, parts and culprits added to dst's (several host IOs of
+ * one guest request), culprits by owner (the first DBL_REC_KEEP; the rest stay
+ * in others), largest first.
+ */
+void dblame_rec_merge(const struct dblame *b, struct dblame_rec *dst, const struct dblame_rec *src);
 /* A written request: its block requests are victims, and its `blame` line follows once split. */
 void dblame_request(struct dblame *b, const struct corr_req *r);
 /* A block record -m keeps out of the records: a victim and culprit, no line. */

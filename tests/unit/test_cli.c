@@ -217,6 +217,14 @@ static void test_cli_metrics(void)
 		     "iotracer: --blame: shows in /metrics or the records: needs --metrics, -j or --record\n",
 		     "message");
 	run_free(&r);
+	/* in host mode owners are VMs (docs/blame.md): no depth needed, even with /metrics */
+	RUN(&r, "--mode", "host", "--blame", "--metrics", ":9477");
+	ASSERT_EQ(r.ret, CLI_RUN, "--blame --metrics in host mode");
+	run_free(&r);
+	RUN(&r, "--mode", "host", "--blame", "-j", "/dev/null");
+	ASSERT_EQ(r.ret, CLI_RUN, "--blame in host mode");
+	ASSERT_EQ(r.o.metrics_cg_depth, -1, "no depth");
+	run_free(&r);
 }
 
 static void test_cli_bad_values(void)

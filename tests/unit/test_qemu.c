@@ -971,6 +971,18 @@ static void test_cmdline_vm(void)
 				   "vhost-user-vsock-pci,guest-cid=5",
 				   "virtio-blk-pci,guest-cid=5" };
 	const char *one[] = { QEMU_BIN, "-device", NULL, NULL };
+	/* -name: the plain form, guest= (libvirt's), none, the last one wins, cut at 63 */
+	const char *names[][2] = {
+		{ "lab-6.12", "lab-6.12" },
+		{ "guest=web1,debug-threads=on", "web1" },
+		{ "process=qemu-x,debug-threads=on", "" },
+		{ "guest=a,,b", "a,b" },
+		{ "{\"guest\":\"db\",\"debug-threads\":true}", "db" },
+		{ "0123456789012345678901234567890123456789012345678901234567890123456789",
+		  "012345678901234567890123456789012345678901234567890123456789012" },
+	};
+	const char *two_names[] = { QEMU_BIN, "-name", "first", "-name", "second", NULL };
+	const char *name[] = { QEMU_BIN, "-name", NULL, NULL };
 	struct qemu_vm vm;
 
 	ASSERT_OK(parse_vm(lab, &vm), "lab");
@@ -984,6 +996,14 @@ static void test_cmdline_vm(void)
 		ASSERT_OK(parse_vm(one, &vm), bad_cids[i]);
 		ASSERT_EQ(vm.cid, 0u, bad_cids[i]);
 	}
+	ASSERT_STREQ(vm.name, "", "no -name");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		name[2] = names[i][0];
+		ASSERT_OK(parse_vm(name, &vm), names[i][0]);
+		ASSERT_STREQ(vm.name, names[i][1], names[i][0]);
+	}
+	ASSERT_OK(parse_vm(two_names, &vm), "two -name");
+	ASSERT_STREQ(vm.name, "second", "the last -name");
 }
 
 int main(void)
