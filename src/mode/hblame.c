@@ -3,7 +3,7 @@
  * hblame: host mode's --blame (hblame.h). The splits of the daemon's requests
  * arrive about 1 s after their completion, a joined guest request's path
  * usually well before (its guest record follows its host IO by the guest's
- * drain period): paths wait in a FIFO, splits in a direct-mapped cache by
+ * drain period): paths wait in a FIFO, splits in a 2-way cache by
  * request id, and each tick writes the paths at the head whose splits are
  * all in, or whose wait (HB_WAIT_NS) is over, without them then (counted).
  */
