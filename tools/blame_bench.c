@@ -2,7 +2,7 @@
 /*
  * blame_bench: the split engine's user-space cost per block request
  * (src/records/blame.c), fed a synthetic stream (not part of the iotracer
- * binary; docs/blame.md "Cost").
+ * binary; docs/blame.md, "The horizon, late and truncated requests").
  *
  *   make build/blame_bench
  *   build/blame_bench [-r IOPS] [-n REQUESTS] [-q DEPTH]
