@@ -75,6 +75,8 @@ DEPS_TEST   := fio jq util-linux e2fsprogs procps libaio-dev liburing-dev bpftra
 
 all: iotracer
 
+NPROC       := $(shell nproc 2>/dev/null || echo 1)
+
 # apt_install NAME, PACKAGES, APT-OPTIONS: install the PACKAGES not installed yet (idempotent).
 define apt_install
 	@missing=$$(for p in $(2); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
@@ -250,7 +252,10 @@ unit: $(UNIT_BINS)
 integration: iotracer $(OUTPUT)/link_peer
 	@tests/run.sh --integration
 
-test: deps deps-test iotracer $(UNIT_BINS) tools fuzz-build
+# The dependencies first (apt-get, one at a time), then the builds on every CPU (a fresh
+# clone's build took 129 s serially, 79 s with -j2 on the 2-core dev VM), then the tests.
+test: deps deps-test
+	@$(MAKE) --no-print-directory -j$(NPROC) iotracer $(UNIT_BINS) tools fuzz-build
 	@FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) SOAK_SECONDS=$(SOAK_TEST_SECONDS) tests/run.sh --all $(UNIT_BINS)
 
 # Fuzzing (docs/testing.md, "Fuzzing"). A target is tests/fuzz/fuzz_<name>.c (one
@@ -286,7 +291,7 @@ FUZZ_BINS   := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_SEEDS  := $(FUZZ_DIR)/seeds/link.done $(FUZZ_DIR)/seeds/elf.done \
 	       $(FUZZ_DIR)/seeds/record.done
 
-$(FUZZ_DIR)/obj/%.o: src/%.c
+$(FUZZ_DIR)/obj/%.o: src/%.c | $(OUTPUT)/version.h
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
