@@ -65,26 +65,32 @@ void blame_json_stats(struct jw *j, enum blame_by by, const struct blame_stats *
 	jw_bool(j, "partial", partial);
 }
 
-void blame_json_line(struct jw *j, const struct blame_line *l, const char *const path[])
+void blame_json_line_fields(struct jw *j, const struct blame_line *l, const char *const name[])
 {
 	struct blame_parts p = { (double)l->wait_ns, (double)l->own_ns, (double)l->unattr_ns,
 				 (double)l->self_ns, (double)l->others_ns };
 	struct blame_owner who;
 
 	memset(&who, 0, sizeof(who));
-	jw_obj_begin(j, NULL);
-	jw_str(j, "type", "blame");
-	jw_u64(j, "id", l->id);
-	jw_str(j, "by", blame_by_name(BLAME_BY_CGROUP));
+	jw_str(j, "by", blame_by_name(l->by));
 	jw_u64(j, "requests", l->requests);
 	blame_json_parts(j, &p);
 	jw_arr_begin(j, "culprits");
 	for (int i = 0; i < l->nr && i < BLAME_LINE_TOP; i++) {
 		who.cgroup_id = l->cgroup_id[i];
-		blame_json_culprit(j, BLAME_BY_CGROUP, &who, path[i], (double)l->ns[i]);
+		who.pid = l->pid[i];
+		blame_json_culprit(j, l->by, &who, name[i], (double)l->ns[i]);
 	}
 	if (l->other_ns)
-		blame_json_culprit(j, BLAME_BY_CGROUP, NULL, NULL, (double)l->other_ns);
+		blame_json_culprit(j, l->by, NULL, NULL, (double)l->other_ns);
 	jw_arr_end(j);
+}
+
+void blame_json_line(struct jw *j, const struct blame_line *l, const char *const name[])
+{
+	jw_obj_begin(j, NULL);
+	jw_str(j, "type", "blame");
+	jw_u64(j, "id", l->id);
+	blame_json_line_fields(j, l, name);
 	jw_obj_end(j);
 }

@@ -164,89 +164,74 @@ static void rec_sort(struct dblame_rec *e)
 		}
 }
 
-void dblame_json_rec(const struct dblame *d, struct jw *j, const struct dblame_rec *e)
+/* A line's culprit names, kept past the next cg_path() call. */
+struct rec_names {
+	const char *name[BLAME_LINE_TOP];
+	char keep[BLAME_LINE_TOP][CG_PATH_MAX];
+};
+
+/* e as the integers its line carries, and its culprits' names (VM or cgroup path). */
+static void rec_line(const struct dblame *d, const struct dblame_rec *e, struct blame_line *l,
+		     struct rec_names *nm)
 {
 	double rest = e->p.others;
 
-	jw_str(j, "by", blame_by_name(d->by));
-	jw_u64(j, "requests", (uint64_t)e->blocks);
-	blame_json_parts(j, &e->p);
-	jw_arr_begin(j, "culprits");
+	_Static_assert(DBL_REC_TOP == BLAME_LINE_TOP, "a record's culprits");
+	memset(l, 0, sizeof(*l));
+	l->id = e->id;
+	l->by = d->by;
+	l->requests = (uint64_t)e->blocks;
+	l->wait_ns = blame_json_ns(e->p.wait);
+	l->own_ns = blame_json_ns(e->p.own);
+	l->unattr_ns = blame_json_ns(e->p.unattr);
+	l->self_ns = blame_json_ns(e->p.self);
+	l->others_ns = blame_json_ns(e->p.others);
 	for (int i = 0; i < e->nr && i < DBL_REC_TOP; i++) {
+		const char *n = dblame_owner_name(d, &e->who[i]);
+
 		rest -= e->ns[i];
-		blame_json_culprit(j, d->by, &e->who[i], dblame_owner_name(d, &e->who[i]),
-				   e->ns[i]);
+		l->cgroup_id[i] = e->who[i].cgroup_id;
+		l->pid[i] = d->by == BLAME_BY_VM ? e->who[i].pid : 0;
+		l->ns[i] = blame_json_ns(e->ns[i]);
+		nm->name[i] = NULL;
+		if (n) {
+			snprintf(nm->keep[i], sizeof(nm->keep[i]), "%s", n);
+			nm->name[i] = nm->keep[i];
+			l->named |= 1u << i;
+		}
+		l->nr++;
 	}
-	if (rest >= 0.5)
-		blame_json_culprit(j, d->by, NULL, NULL, rest);
-	jw_arr_end(j);
+	l->other_ns = rest >= 0.5 ? blame_json_ns(rest) : 0;
+}
+
+void dblame_json_rec(const struct dblame *d, struct jw *j, const struct dblame_rec *e)
+{
+	struct blame_line l;
+	struct rec_names nm;
+
+	rec_line(d, e, &l, &nm);
+	blame_json_line_fields(j, &l, nm.name);
 }
 
 /*
- * Under BLAME_BY_CGROUP, e's line as the integers a recording keeps (struct
- * blame_line): the same bytes from the daemon and from report reading the
- * recording back.
+ * e's line: its parts and its first DBL_REC_TOP culprits, the rest as other; to
+ * -j, and to the recording under BLAME_BY_CGROUP (a recording keeps cgroup
+ * owners, so the line read back is the bytes written here).
  */
-static void rec_line_cgroup(struct dblame *d, const struct dblame_rec *e)
+static void rec_write(struct dblame *d, const struct dblame_rec *e)
 {
-	double rest = e->p.others;
-	const char *path[BLAME_LINE_TOP] = { NULL };
-	char keep[BLAME_LINE_TOP][CG_PATH_MAX];
-	struct blame_line l = { .id = e->id, .requests = (uint64_t)e->blocks };
+	struct blame_line l;
+	struct rec_names nm;
 	struct jw *j;
 	size_t mark;
 
-	_Static_assert(DBL_REC_TOP == BLAME_LINE_TOP, "a record's culprits");
-	l.wait_ns = blame_json_ns(e->p.wait);
-	l.own_ns = blame_json_ns(e->p.own);
-	l.unattr_ns = blame_json_ns(e->p.unattr);
-	l.self_ns = blame_json_ns(e->p.self);
-	l.others_ns = blame_json_ns(e->p.others);
-	for (int i = 0; i < e->nr && i < DBL_REC_TOP; i++) {
-		const char *p = cg_path(d->cg, e->who[i].cgroup_id);
-
-		rest -= e->ns[i];
-		l.cgroup_id[i] = e->who[i].cgroup_id;
-		l.ns[i] = blame_json_ns(e->ns[i]);
-		if (p) {
-			/* cg_path()'s buffer is valid until its next call */
-			snprintf(keep[i], sizeof(keep[i]), "%s", p);
-			path[i] = keep[i];
-			l.named |= 1u << i;
-		}
-		l.nr++;
-	}
-	l.other_ns = rest >= 0.5 ? blame_json_ns(rest) : 0;
-	if (d->rec)
+	rec_line(d, e, &l, &nm);
+	if (d->rec && d->by == BLAME_BY_CGROUP)
 		rec_blame(d->rec, &l);
 	j = d->out ? out_json_begin(d->out, &mark) : NULL;
 	if (!j)
 		return;
-	blame_json_line(j, &l, path);
-	out_json_end(d->out, mark);
-}
-
-/*
- * e's line: its parts and its first DBL_REC_TOP culprits, the rest as other.
- * Host mode's (VMs) go to -j only: a recording keeps cgroup owners.
- */
-static void rec_write(struct dblame *d, const struct dblame_rec *e)
-{
-	struct jw *j;
-	size_t mark;
-
-	if (d->by == BLAME_BY_CGROUP) {
-		rec_line_cgroup(d, e);
-		return;
-	}
-	j = d->out ? out_json_begin(d->out, &mark) : NULL;
-	if (!j)
-		return;
-	jw_obj_begin(j, NULL);
-	jw_str(j, "type", "blame");
-	jw_u64(j, "id", e->id);
-	dblame_json_rec(d, j, e);
-	jw_obj_end(j);
+	blame_json_line(j, &l, nm.name);
 	out_json_end(d->out, mark);
 }
 
