@@ -12,7 +12,6 @@
  * it is counted unsplit, never written half.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,7 +372,7 @@ struct dblame *dblame_new(struct cg_cache *cg, int depth, struct it_out *out)
 	if (!d)
 		return NULL;
 	d->cg = cg;
-	d->depth = depth < 0 ? INT_MAX : depth; /* no /metrics: whole paths */
+	d->depth = depth; /* < 0: whole paths (label_of) */
 	d->out = out;
 	d->by = BLAME_BY_CGROUP;
 	d->b = blame_new(d->by, DBL_HORIZON_NS, 0, on_split, d);
