@@ -83,13 +83,6 @@ static const char *host_kind_name(uint8_t k)
 	return k == VJ_K_AIO ? "native" : k == VJ_K_URING ? "io_uring" : "threads";
 }
 
-void hostout_json_path(struct jw *w, const struct vj_path *p)
-{
-	jw_obj_begin(w, NULL);
-	hostout_json_path_fields(w, p);
-	jw_obj_end(w);
-}
-
 void hostout_json_path_fields(struct jw *w, const struct vj_path *p)
 {
 	jw_str(w, "type", "path");

@@ -65,9 +65,10 @@ void hostout_note_peer(struct hostout *s, const struct link_peer_info *pi, int64
 
 /* A guest record as received (a guest_vreq line: written before it is acknowledged). */
 void hostout_json_vreq(struct jw *w, uint64_t session, const struct link_vreq *v);
-/* A joined (or given up) path: a path line; the --live text line. */
-void hostout_json_path(struct jw *w, const struct vj_path *p);
-/* The path line's fields (the caller opens and closes the object: --blame adds "host_blame"). */
+/*
+ * A joined (or given up) path: its line's fields (the caller opens and closes the
+ * object: --blame adds "host_blame", host.c); the --live text line.
+ */
 void hostout_json_path_fields(struct jw *w, const struct vj_path *p);
 void hostout_live_path(FILE *f, const struct vj_path *p);
 

@@ -235,7 +235,9 @@ static void test_hostout_records(void)
 	jw_reset(&w);
 	p.unjoin = VJ_UN_NO_SUBMIT;
 	p.stage[VJ_GUEST_VIRTIO] = 800;
-	hostout_json_path(&w, &p);
+	jw_obj_begin(&w, NULL);
+	hostout_json_path_fields(&w, &p);
+	jw_obj_end(&w);
 	v = json_parse(jw_data(&w), jw_len(&w));
 	if (ASSERT_TRUE(v != NULL, "path parses")) {
 		ASSERT_STREQ(str_at(v, "op"), "write", "op");
