@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The tree as git holds it: what a clone gets.
+# Oracles: git's own index (ls-files) and file(1)'s reading of each tracked file.
+#   no_binaries   no tracked file is an ELF object, executable or archive (build output
+#                 belongs in build/, never in git; two debug binaries were once committed).
+#                 The fuzzers' regression inputs (tests/fuzz/regress/) are inputs, kept.
+#   ignored       .gitignore keeps the build's outputs out: the binaries, objects and
+#                 build/ are all ignored by git check-ignore
+# SKIP when the repo is not a git checkout (an unpacked tarball has no index to check).
+set -u
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+it_begin no_binaries ignored
+require_cmd git file
+
+cd "$IT_ROOT" || fail_all "cannot cd to $IT_ROOT"
+git rev-parse --is-inside-work-tree >/dev/null 2>&1 ||
+	skip_all "$IT_ROOT is not a git checkout"
+
+bins=$(git ls-files -z -- . ':!tests/fuzz/regress' | xargs -0 -r file -N --mime-type -- 2>/dev/null |
+	awk -F': ' '$2 ~ /application\/(x-(executable|sharedlib|pie-executable|object|archive)|x-elf)/ { print $1 }')
+if [[ -z $bins ]]; then
+	pass no_binaries
+else
+	fail no_binaries "tracked build outputs: $(tr '\n' ' ' <<<"$bins")"
+fi
+
+missing=""
+for p in iotracer iotracer-static build/obj/main.o src/main.o iotracer-s99; do
+	git check-ignore -q --no-index "$p" || missing+="$p "
+done
+if [[ -z $missing ]]; then
+	pass ignored
+else
+	fail ignored "not ignored by .gitignore: $missing"
+fi
+it_end
