@@ -66,7 +66,7 @@ VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 DEPS_BUILD  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev pkg-config make \
 	       gcc libmicrohttpd-dev libsodium-dev libinih-dev dpkg-dev
 DEPS_RUN    := libbpf1 libelf1 zlib1g libsodium23 libmicrohttpd12 libinih1
-DEPS_TEST   := fio jq util-linux e2fsprogs procps libaio-dev liburing-dev bpftrace systemd \
+DEPS_TEST   := clang-format fio jq util-linux e2fsprogs procps libaio-dev liburing-dev bpftrace systemd \
 	       groff-base man-db prometheus curl qemu-system-x86 libclang-rt-dev lintian \
 	       chromium python3 tmux libbpf-tools nodejs blktrace podman runc busybox-static postgresql
 
@@ -444,8 +444,9 @@ run: deps iotracer
 lab:
 	@tests/lab/run.sh
 
+# every tracked C file but the generated vmlinux.h; test_tree.sh checks the same set
 format:
-	clang-format -i src/*.c src/*/*.[ch] include/*.h tools/*.c bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h
+	git ls-files -z -- '*.c' '*.h' ':!vmlinux' | xargs -0 clang-format -i
 
 clean:
 	rm -rf $(OUTPUT) iotracer

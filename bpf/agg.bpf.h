@@ -68,7 +68,8 @@ static __always_inline struct it_agg_val *it_agg_get(const struct it_task *t, u3
  * the aggregation is on.
  */
 static __always_inline void it_agg_block(const struct it_bio_info *bi, const struct it_task *owner,
-					 u32 dev, u8 op, struct request *rq, const bool btf, u64 now)
+					 u32 dev, u8 op, struct request *rq, const bool btf,
+					 u64 now)
 {
 	struct it_agg_val *v;
 	u64 lat = now - bi->q_ns;

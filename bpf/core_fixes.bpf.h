@@ -86,7 +86,7 @@ struct {
 
 /* tid < 0: the current thread's (asked of the kernel only where the hash needs it) */
 static __always_inline struct thread_state *it_tstate_get(struct task_struct *t, s64 tid,
-							   bool create)
+							  bool create)
 {
 	struct thread_state *st, *zero;
 	u32 k = 0, key;
@@ -113,10 +113,13 @@ static __always_inline struct thread_state *it_tstate_get(struct task_struct *t,
  * the AArch32 state bit of the saved PSTATE (PSR_MODE32_BIT).
  */
 #if defined(__TARGET_ARCH_x86)
-#define IT_SYS_ARG(btf, regs, n)                                                            \
-	((n) == 0 ? IT_RD(btf, regs, di) : (n) == 1 ? IT_RD(btf, regs, si) :                \
-	 (n) == 2 ? IT_RD(btf, regs, dx) : (n) == 3 ? IT_RD(btf, regs, r10) :               \
-	 (n) == 4 ? IT_RD(btf, regs, r8) : IT_RD(btf, regs, r9))
+#define IT_SYS_ARG(btf, regs, n)            \
+	((n) == 0 ? IT_RD(btf, regs, di) :  \
+	 (n) == 1 ? IT_RD(btf, regs, si) :  \
+	 (n) == 2 ? IT_RD(btf, regs, dx) :  \
+	 (n) == 3 ? IT_RD(btf, regs, r10) : \
+	 (n) == 4 ? IT_RD(btf, regs, r8) :  \
+		    IT_RD(btf, regs, r9))
 #define IT_SYS_NR(btf, regs) ((u64)IT_RD(btf, regs, orig_ax))
 /* the first argument once the syscall returned (x86 keeps di; arm64's x0 holds the return) */
 #define IT_SYS_ARG0_AT_EXIT(btf, regs) IT_RD(btf, regs, di)
@@ -382,7 +385,7 @@ static __always_inline s32 it_uring_complete_res(u64 *ctx, const bool btf)
 }
 
 /* Key of an io_uring request in uring_inflight (and the bios' origin id). */
-#define IT_URING_KEY(ring, user_data) ((u64)(ring) ^ ((user_data) * 0x9e3779b97f4a7c15ull))
+#define IT_URING_KEY(ring, user_data) ((u64)(ring) ^ ((user_data)*0x9e3779b97f4a7c15ull))
 
 /* At submission. The ring is read as a plain value (no arithmetic on BTF pointers). */
 static __always_inline u64 it_uring_submit_key(struct io_kiocb *req, u64 user_data)

@@ -298,8 +298,7 @@ static __always_inline int it_virtscsi_queue(struct scsi_cmnd___it *sc)
  * kretprobe_virtscsi_queuecommand, fentry_virtqueue_notify, kprobe_virtqueue_notify,
  * fentry_virtblk_done, kprobe_virtblk_done
  */
-IT_FN_ENTRY(virtscsi_queuecommand, it_virtscsi_queue(sc), void *shost,
-	    struct scsi_cmnd___it *sc)
+IT_FN_ENTRY(virtscsi_queuecommand, it_virtscsi_queue(sc), void *shost, struct scsi_cmnd___it *sc)
 IT_FN_EXIT(virtscsi_queuecommand, it_virtio_queue_exit())
 IT_FN_ENTRY(virtqueue_notify, it_virtio_kick())
 IT_FN_ENTRY(virtblk_done, it_virtio_irq(vq), struct virtqueue *vq)

@@ -119,28 +119,27 @@ static __always_inline int it_fio_exit(u64 key, s64 ret)
  * arguments, so a method nested in itself ends the record at its inner
  * return: overlayfs over overlayfs on a kprobe-only kernel).
  */
-#define IT_FIO_SLOT(n)                                                                     \
-	SEC("fentry")                                                                      \
-	int BPF_PROG(fentry_fio_##n, struct kiocb *iocb)                                   \
-	{                                                                                  \
-		return it_fio_enter(iocb->ki_filp, (u64)iocb, IT_FIO_ITER, iocb->ki_pos, 0, \
-				    true);                                                 \
-	}                                                                                  \
-	SEC("fexit")                                                                       \
-	int BPF_PROG(fexit_fio_##n, struct kiocb *iocb, struct iov_iter *it, long ret)     \
-	{                                                                                  \
-		return it_fio_exit((u64)iocb, ret);                                        \
-	}                                                                                  \
-	SEC("kprobe")                                                                      \
-	int BPF_KPROBE(kprobe_fio_##n, struct kiocb *iocb)                                 \
-	{                                                                                  \
-		return it_fio_enter(BPF_CORE_READ(iocb, ki_filp), n + 1, IT_FIO_ITER,      \
-				    BPF_CORE_READ(iocb, ki_pos), 0, false);                \
-	}                                                                                  \
-	SEC("kretprobe")                                                                   \
-	int BPF_KRETPROBE(kretprobe_fio_##n, long ret)                                     \
-	{                                                                                  \
-		return it_fio_exit(n + 1, ret);                                            \
+#define IT_FIO_SLOT(n)                                                                             \
+	SEC("fentry")                                                                              \
+	int BPF_PROG(fentry_fio_##n, struct kiocb *iocb)                                           \
+	{                                                                                          \
+		return it_fio_enter(iocb->ki_filp, (u64)iocb, IT_FIO_ITER, iocb->ki_pos, 0, true); \
+	}                                                                                          \
+	SEC("fexit")                                                                               \
+	int BPF_PROG(fexit_fio_##n, struct kiocb *iocb, struct iov_iter *it, long ret)             \
+	{                                                                                          \
+		return it_fio_exit((u64)iocb, ret);                                                \
+	}                                                                                          \
+	SEC("kprobe")                                                                              \
+	int BPF_KPROBE(kprobe_fio_##n, struct kiocb *iocb)                                         \
+	{                                                                                          \
+		return it_fio_enter(BPF_CORE_READ(iocb, ki_filp), n + 1, IT_FIO_ITER,              \
+				    BPF_CORE_READ(iocb, ki_pos), 0, false);                        \
+	}                                                                                          \
+	SEC("kretprobe")                                                                           \
+	int BPF_KRETPROBE(kretprobe_fio_##n, long ret)                                             \
+	{                                                                                          \
+		return it_fio_exit(n + 1, ret);                                                    \
 	}
 
 /* The slots' methods: the FIO_SLOT rows of src/load/hooktab.c's hook table */
@@ -250,26 +249,26 @@ static __always_inline int it_fio_aio_enter(u32 sys, int arg)
 }
 
 /* fentry_fio_<sys>, fexit_fio_<sys>, kprobe_fio_<sys>, kretprobe_fio_<sys> */
-#define IT_FIO_AIO(name, sys, arg)                     \
-	SEC("fentry")                                  \
-	int BPF_PROG(fentry_fio_##name)                \
-	{                                              \
-		return it_fio_aio_enter(sys, arg);     \
-	}                                              \
-	SEC("fexit")                                   \
+#define IT_FIO_AIO(name, sys, arg)                           \
+	SEC("fentry")                                        \
+	int BPF_PROG(fentry_fio_##name)                      \
+	{                                                    \
+		return it_fio_aio_enter(sys, arg);           \
+	}                                                    \
+	SEC("fexit")                                         \
 	int BPF_PROG(fexit_fio_##name, void *regs, long ret) \
-	{                                              \
-		return it_aio_exit(sys, ret);          \
-	}                                              \
-	SEC("kprobe")                                  \
-	int BPF_KPROBE(kprobe_fio_##name)              \
-	{                                              \
-		return it_fio_aio_enter(sys, arg);     \
-	}                                              \
-	SEC("kretprobe")                               \
-	int BPF_KRETPROBE(kretprobe_fio_##name, long ret) \
-	{                                              \
-		return it_aio_exit(sys, ret);          \
+	{                                                    \
+		return it_aio_exit(sys, ret);                \
+	}                                                    \
+	SEC("kprobe")                                        \
+	int BPF_KPROBE(kprobe_fio_##name)                    \
+	{                                                    \
+		return it_fio_aio_enter(sys, arg);           \
+	}                                                    \
+	SEC("kretprobe")                                     \
+	int BPF_KRETPROBE(kretprobe_fio_##name, long ret)    \
+	{                                                    \
+		return it_aio_exit(sys, ret);                \
 	}
 
 /* io_submit(ctx, nr, iocbpp); io_getevents(ctx, min_nr, nr, events, timeout); io_pgetevents */

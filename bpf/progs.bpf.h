@@ -43,27 +43,27 @@
  * fentry_<fn> / kprobe_<fn>, or for its return fexit_<fn> / kretprobe_<fn>.
  * Arguments as in BPF_PROG / BPF_KPROBE.
  */
-#define IT_FN_ENTRY(fn, call, args...)        \
-	SEC("fentry/" #fn)                    \
-	int BPF_PROG(fentry_##fn, ##args)     \
-	{                                     \
-		return call;                  \
-	}                                     \
-	SEC("kprobe/" #fn)                    \
-	int BPF_KPROBE(kprobe_##fn, ##args)   \
-	{                                     \
-		return call;                  \
+#define IT_FN_ENTRY(fn, call, args...)      \
+	SEC("fentry/" #fn)                  \
+	int BPF_PROG(fentry_##fn, ##args)   \
+	{                                   \
+		return call;                \
+	}                                   \
+	SEC("kprobe/" #fn)                  \
+	int BPF_KPROBE(kprobe_##fn, ##args) \
+	{                                   \
+		return call;                \
 	}
-#define IT_FN_EXIT(fn, call)                  \
-	SEC("fexit/" #fn)                     \
-	int BPF_PROG(fexit_##fn)              \
-	{                                     \
-		return call;                  \
-	}                                     \
-	SEC("kretprobe/" #fn)                 \
-	int BPF_KRETPROBE(kretprobe_##fn)     \
-	{                                     \
-		return call;                  \
+#define IT_FN_EXIT(fn, call)              \
+	SEC("fexit/" #fn)                 \
+	int BPF_PROG(fexit_##fn)          \
+	{                                 \
+		return call;              \
+	}                                 \
+	SEC("kretprobe/" #fn)             \
+	int BPF_KRETPROBE(kretprobe_##fn) \
+	{                                 \
+		return call;              \
 	}
 
 #endif /* IT_PROGS_BPF_H */

@@ -39,8 +39,7 @@ struct it_file_id {
 	u32 flags; /* IT_F_BDEV, IT_F_DIO */
 };
 
-static __always_inline bool it_file_check_in(struct file *f, struct it_file_id *id,
-					     const bool btf)
+static __always_inline bool it_file_check_in(struct file *f, struct it_file_id *id, const bool btf)
 {
 	struct inode *inode = IT_RD(btf, f, f_inode);
 	u32 mode = IT_RD(btf, inode, i_mode) & S_IFMT;
@@ -112,7 +111,8 @@ static __always_inline void it_sched_read(struct task_struct *t, u64 *sw, u64 *p
 {
 	*pre = IT_RD(IT_TASK_BTF, t, nivcsw);
 	*sw = IT_RD(IT_TASK_BTF, t, nvcsw) + *pre;
-	*rq = bpf_core_field_exists(t->sched_info) ? IT_RD(IT_TASK_BTF, t, sched_info.run_delay) : 0;
+	*rq = bpf_core_field_exists(t->sched_info) ? IT_RD(IT_TASK_BTF, t, sched_info.run_delay) :
+						     0;
 }
 
 static __always_inline struct thread_state *it_sys_begin(struct task_struct *task,
@@ -198,11 +198,9 @@ static __always_inline bool it_args_compat(const struct it_sysargs *x)
  * buf: the user buffer, or (vlen > 0) the iovec array of vlen whose first two
  * buffers are kept (host mode joins a QEMU host IO to the guest request by them).
  */
-static __always_inline struct thread_state *it_file_begin(struct task_struct *task,
-							 struct thread_state *st, struct file *f,
-							 const struct it_file_id *id, u32 sys,
-							 u32 op, s64 pos, u64 bytes, u64 buf,
-							 u64 vlen)
+static __always_inline struct thread_state *
+it_file_begin(struct task_struct *task, struct thread_state *st, struct file *f,
+	      const struct it_file_id *id, u32 sys, u32 op, s64 pos, u64 bytes, u64 buf, u64 vlen)
 {
 	st = it_sys_begin(task, st, sys, op);
 
@@ -704,16 +702,16 @@ static __always_inline int it_percall_exit(u32 sys, struct trace_event_raw_sys_e
 }
 
 /* pc_enter_NAME, pc_exit_NAME */
-#define IT_PERCALL(name, sys)                                                     \
-	SEC("tp/syscalls/sys_enter_" #name)                                       \
-	int pc_enter_##name(struct trace_event_raw_sys_enter *ctx)                \
-	{                                                                         \
-		return it_percall_enter(sys, ctx);                                \
-	}                                                                         \
-	SEC("tp/syscalls/sys_exit_" #name)                                        \
-	int pc_exit_##name(struct trace_event_raw_sys_exit *ctx)                  \
-	{                                                                         \
-		return it_percall_exit(sys, ctx);                                 \
+#define IT_PERCALL(name, sys)                                      \
+	SEC("tp/syscalls/sys_enter_" #name)                        \
+	int pc_enter_##name(struct trace_event_raw_sys_enter *ctx) \
+	{                                                          \
+		return it_percall_enter(sys, ctx);                 \
+	}                                                          \
+	SEC("tp/syscalls/sys_exit_" #name)                         \
+	int pc_exit_##name(struct trace_event_raw_sys_exit *ctx)   \
+	{                                                          \
+		return it_percall_exit(sys, ctx);                  \
 	}
 
 IT_PERCALL(read, IT_SYS_READ)

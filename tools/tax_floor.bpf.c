@@ -22,11 +22,17 @@ int raw_exit(u64 *ctx)
 	return 0;
 }
 
-#define PERCALL(n)                                   \
-	SEC("tp/syscalls/sys_enter_" #n)             \
-	int percall_enter_##n(void *ctx) { return 0; } \
-	SEC("tp/syscalls/sys_exit_" #n)              \
-	int percall_exit_##n(void *ctx) { return 0; }
+#define PERCALL(n)                       \
+	SEC("tp/syscalls/sys_enter_" #n) \
+	int percall_enter_##n(void *ctx) \
+	{                                \
+		return 0;                \
+	}                                \
+	SEC("tp/syscalls/sys_exit_" #n)  \
+	int percall_exit_##n(void *ctx)  \
+	{                                \
+		return 0;                \
+	}
 
 PERCALL(read)
 PERCALL(write)

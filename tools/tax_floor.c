@@ -39,7 +39,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tax_floor: cannot load the programs\n");
 		return 1;
 	}
-	bpf_object__for_each_program(p, skel->obj) {
+	bpf_object__for_each_program(p, skel->obj)
+	{
 		if (!bpf_program__autoload(p))
 			continue;
 		if (!bpf_program__attach(p)) {

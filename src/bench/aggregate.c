@@ -232,7 +232,7 @@ void run_unreported(const struct bench *b, const struct run *r, int64_t *blk, in
 		*blk = *blk > 0 ? *blk : 0;
 	}
 	if (by_requests && (hists ? s->hist_req >= 0 :
-			    s->rec_syscall >= 0 && s->rec_uring >= 0 && s->rec_aio >= 0)) {
+				    s->rec_syscall >= 0 && s->rec_uring >= 0 && s->rec_aio >= 0)) {
 		*req = (int64_t)r->fio.ios - nreq;
 		*req = *req > 0 ? *req : 0;
 	}

@@ -240,7 +240,8 @@ static int check_workloads(struct bench *b, int presets_set)
 		while (wl < NR_WLS && strcmp(t, bench_wls[wl].name))
 			wl++;
 		if (wl == NR_WLS)
-			return usage_err("--workloads", t, "expected workload names (see --help), got");
+			return usage_err("--workloads", t,
+					 "expected workload names (see --help), got");
 		if (presets_set && !(b->o.presets & bench_wls[wl].preset)) {
 			it_err("bench: --workloads: '%s' is in the %s preset, which --preset leaves out",
 			       t, preset_name(bench_wls[wl].preset));

@@ -235,8 +235,7 @@ void tracers_check_tools(struct bench *b);
  * the tax workloads). Returns argc or -EINVAL.
  */
 int tracer_argv(const struct bench *b, const struct tracer *tr, const struct target *t,
-		const char *json, int port, int all_devs, char **argv,
-		char store[][PATH_MAX + 64]);
+		const char *json, int port, int all_devs, char **argv, char store[][PATH_MAX + 64]);
 /* iotracer-alwayson and iotracer-empty: --profile always-on, scraped. */
 int tracer_alwayson(const struct tracer *t);
 /* Environment a tracer needs on top of the bench's ("NAME=VALUE", NULL: none). */

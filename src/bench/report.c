@@ -171,9 +171,10 @@ static void print_tax_row(const struct bench *b, int wl, int tr, FILE *f)
 	else
 		snprintf(ratio, sizeof(ratio), "%.3f [%.3f..%.3f]", a.tax_ratio.med,
 			 a.tax_ratio.min, a.tax_ratio.max);
-	fprintf(f, "%-22s %8.1f %-15s %-22s %9s %8s %9s\n", b->tr[tr].name, a.tax_ns.med, mm,
-		ratio, tr == b->none ? "-" : fmt_num((a.tax_ratio.med - 1) * 100, 1, 1, s[0], 48),
-		fmt_num(a.bpf_runs_io.med, 2, 0, s[1], 48), fmt_num(a.bpf_ns_io.med, 0, 0, s[2], 48));
+	fprintf(f, "%-22s %8.1f %-15s %-22s %9s %8s %9s\n", b->tr[tr].name, a.tax_ns.med, mm, ratio,
+		tr == b->none ? "-" : fmt_num((a.tax_ratio.med - 1) * 100, 1, 1, s[0], 48),
+		fmt_num(a.bpf_runs_io.med, 2, 0, s[1], 48),
+		fmt_num(a.bpf_ns_io.med, 0, 0, s[2], 48));
 }
 
 /*
@@ -184,8 +185,9 @@ static void print_tax(const struct bench *b, int wl, FILE *f)
 {
 	struct agg none;
 
-	fprintf(f, "   %d round(s) x %.1f s in the bench's process; iotracer without -d; ratio = ns/op "
-		   "traced / none of the same round\n",
+	fprintf(f,
+		"   %d round(s) x %.1f s in the bench's process; iotracer without -d; ratio = ns/op "
+		"traced / none of the same round\n",
 		b->o.pairs, b->o.runtime_ns / 1e9);
 	fprintf(f, "%-22s %8s %-15s %-22s %9s %8s %9s\n", "tracer", "ns/op", "[min-max]",
 		"ratio [min..max]", "added %", "runs/op", "BPF ns/op");
@@ -194,8 +196,9 @@ static void print_tax(const struct bench *b, int wl, FILE *f)
 			print_tax_row(b, wl, tr, f);
 	aggregate(b, wl, b->none, &none);
 	if (none.pairs > 1 && (none.tax_ns.max - none.tax_ns.min) > 0.1 * none.tax_ns.med)
-		fprintf(f, "   note: the runs without a tracer spread %.0f %% (> 10 %%): the machine was "
-			   "not quiet, the ratios are that uncertain\n",
+		fprintf(f,
+			"   note: the runs without a tracer spread %.0f %% (> 10 %%): the machine was "
+			"not quiet, the ratios are that uncertain\n",
 			100 * (none.tax_ns.max - none.tax_ns.min) / none.tax_ns.med);
 	for (int tr = 0; tr < b->ntr; tr++)
 		if (b->wl_tr[wl][tr] && tr != b->none && b->tr[tr].avail)

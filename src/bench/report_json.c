@@ -88,7 +88,10 @@ static void json_setup(struct jw *w, const struct bench *b)
 		jw_str(w, "name", x->name);
 		jw_str(w, "preset", preset_name(x->preset));
 		jw_str(w, "desc", x->desc);
-		jw_str(w, "metric", x->metric == M_CPU ? "cpu" : x->metric == M_TAX ? "ns_per_op" : "iops");
+		jw_str(w, "metric",
+		       x->metric == M_CPU ? "cpu" :
+		       x->metric == M_TAX ? "ns_per_op" :
+					    "iops");
 		jw_bool(w, "ram", x->ram);
 		jw_str(w, "fio_args", x->args);
 		jw_obj_end(w);

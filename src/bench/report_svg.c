@@ -48,12 +48,11 @@ int write_svg(const struct bench *b, const char *path)
 			snprintf(lab, 48, "%s", b->tr[tr].name);
 			if (bench_wls[wl].metric == M_TAX) {
 				x = &bars[3][nb[3]++];
-				*x = (struct svg_bar){ bench_wls[wl].name,
-						       lab,
-						       100 * (a.tax_ratio.med - 1),
-						       100 * (a.tax_ratio.min - 1),
-						       100 * (a.tax_ratio.max - 1),
-						       tr };
+				*x = (struct svg_bar){
+					bench_wls[wl].name,	     lab,
+					100 * (a.tax_ratio.med - 1), 100 * (a.tax_ratio.min - 1),
+					100 * (a.tax_ratio.max - 1), tr
+				};
 				continue;
 			}
 			if (bench_wls[wl].metric == M_CPU) {
@@ -91,7 +90,8 @@ int write_svg(const struct bench *b, const char *path)
 			pan[np].limit_label = "target 1500 ns (all layers)";
 		} else {
 			pan[np].limit = 20;
-			pan[np].limit_label = "always-on targets: +35 % getppid, +60 % pipe, +20 % socket";
+			pan[np].limit_label =
+				"always-on targets: +35 % getppid, +60 % pipe, +20 % socket";
 		}
 		np++;
 	}

@@ -387,8 +387,7 @@ static int run_measure(struct run_ctx *c)
 		run_fail(c->r, "cannot enable BPF run-time statistics (BPF_ENABLE_STATS)");
 		return -1;
 	}
-	if ((c->w->tax ? run_tax(c) : run_fio(c)) || (c->tpid && tracer_stop(c)) ||
-	    run_results(c))
+	if ((c->w->tax ? run_tax(c) : run_fio(c)) || (c->tpid && tracer_stop(c)) || run_results(c))
 		return -1;
 	if (c->r->stats)
 		prog_deltas(c);

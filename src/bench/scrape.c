@@ -37,7 +37,8 @@ int scrape_free_port(void)
 static int scrape_once(int port)
 {
 	static const char req[] = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	char buf[16384];
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ret = 0;

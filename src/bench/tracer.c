@@ -215,8 +215,9 @@ void tracers_check_tools(struct bench *b)
 		}
 		if (t->k == T_BIOLAT && !b->biolatency[0]) {
 			t->avail = 0;
-			snprintf(t->why, sizeof(t->why),
-				 "not installed (biolatency not in PATH: apt-get install libbpf-tools)");
+			snprintf(
+				t->why, sizeof(t->why),
+				"not installed (biolatency not in PATH: apt-get install libbpf-tools)");
 		}
 		if (t->k != T_BT_HIST && t->k != T_BT_PRINT)
 			continue;
@@ -232,8 +233,7 @@ void tracers_check_tools(struct bench *b)
 }
 
 int tracer_argv(const struct bench *b, const struct tracer *tr, const struct target *t,
-		const char *json, int port, int all_devs, char **argv,
-		char store[][PATH_MAX + 64])
+		const char *json, int port, int all_devs, char **argv, char store[][PATH_MAX + 64])
 {
 	int n = 0, s = 0;
 

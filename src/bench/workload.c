@@ -19,17 +19,17 @@ const struct workload bench_wls[] = {
 	  "psync direct 4k randread 12000 + randwrite 250 IOPS (2 fio processes)", 0, M_CPU,
 	  REF_G "--direct=1 --name=randread --rw=randread --rate_iops=12000 "
 		"--name=randwrite --rw=randwrite --rate_iops=250",
-	   12250, TAX_NONE },
+	  12250, TAX_NONE },
 	{ P_REFERENCE, "ref-seq", "psync direct 4k read 12000 + write 250 IOPS, sequential", 0,
 	  M_CPU,
 	  REF_G "--direct=1 --name=read --rw=read --rate_iops=12000 "
 		"--name=write --rw=write --rate_iops=250",
-	   12250, TAX_NONE },
+	  12250, TAX_NONE },
 	{ P_REFERENCE, "ref-buffered", "psync buffered 4k randread 12000 + randwrite 250 IOPS", 0,
 	  M_CPU,
 	  REF_G "--direct=0 --name=randread --rw=randread --rate_iops=12000 "
 		"--name=randwrite --rw=randwrite --rate_iops=250",
-	   12250, TAX_NONE },
+	  12250, TAX_NONE },
 	/*
 	 * Buffered writes reaching the disk inside the run: every write dirties a
 	 * page (random over the device, most are clean), every 64th is an fsync
@@ -42,11 +42,12 @@ const struct workload bench_wls[] = {
 	  M_CPU,
 	  REF_G "--direct=1 --name=readers --rw=randread --rate_iops=1000 --numjobs=12 "
 		"--name=writer --rw=randwrite --rate_iops=250",
-	   12250, TAX_NONE },
+	  12250, TAX_NONE },
 	{ P_MAXRATE, "max-psync", "psync QD1 4k randread direct, RAM-backed loop", 1, M_IOPS,
 	  "--ioengine=psync --bs=4k --direct=1 --name=randread --rw=randread", 0, TAX_NONE },
 	{ P_MAXRATE, "max-uring", "io_uring QD32 4k randread direct, RAM-backed loop", 1, M_IOPS,
-	  "--ioengine=io_uring --iodepth=32 --bs=4k --direct=1 --name=randread --rw=randread", 0, TAX_NONE },
+	  "--ioengine=io_uring --iodepth=32 --bs=4k --direct=1 --name=randread --rw=randread", 0,
+	  TAX_NONE },
 	{ P_LAYERS, "layers-psync",
 	  "psync QD1 4k randread direct, RAM-backed loop: one layer at a time", 1, M_IOPS,
 	  "--ioengine=psync --bs=4k --direct=1 --name=randread --rw=randread", 0, TAX_NONE },
@@ -55,8 +56,9 @@ const struct workload bench_wls[] = {
 	  0, TAX_SYSCALL },
 	{ P_TAX, "tax-pipe", "64-byte write + read on a pipe, one thread (ns per pair)", 1, M_TAX,
 	  NULL, 0, TAX_PIPE },
-	{ P_TAX, "tax-socket", "64-byte write + read on a UNIX socket pair, one thread (ns per pair)",
-	  1, M_TAX, NULL, 0, TAX_SOCKET },
+	{ P_TAX, "tax-socket",
+	  "64-byte write + read on a UNIX socket pair, one thread (ns per pair)", 1, M_TAX, NULL, 0,
+	  TAX_SOCKET },
 };
 
 const char *preset_name(int p)

@@ -18,8 +18,12 @@ static const char *const layer_names[IT_L_MAX] = {
 	[IT_L_VIRTIO] = "virtio",   [IT_L_QEMU] = "qemu",
 };
 static const char *const stage_names[IT_ST_MAX] = {
-	[IT_ST_TOTAL] = "total", [IT_ST_OFFCPU] = "offcpu", [IT_ST_Q2C] = "q2c",
-	[IT_ST_D2C] = "d2c",	 [IT_ST_Q2D] = "q2d",	    [IT_ST_RUNQ] = "runq",
+	[IT_ST_TOTAL] = "total",
+	[IT_ST_OFFCPU] = "offcpu",
+	[IT_ST_Q2C] = "q2c",
+	[IT_ST_D2C] = "d2c",
+	[IT_ST_Q2D] = "q2d",
+	[IT_ST_RUNQ] = "runq",
 	[IT_ST_DIRTY_AGE] = "dirty_age",
 };
 static const char *const sys_names[IT_SYS_MAX] = {

@@ -180,7 +180,7 @@ int addr_format(const struct net_addr *a, char *buf, size_t len)
 
 /* sockaddr of a (vsock without CID: any for a listener, the host for a dialer). */
 int addr_sockaddr(const struct net_addr *a, int listening, struct sockaddr_storage *ss,
-			 socklen_t *len)
+		  socklen_t *len)
 {
 	struct sockaddr_vm *vm = (struct sockaddr_vm *)ss;
 	struct sockaddr_un *un = (struct sockaddr_un *)ss;
@@ -228,8 +228,7 @@ int addr_sockaddr(const struct net_addr *a, int listening, struct sockaddr_stora
 	return -EINVAL;
 }
 
-void addr_sockname(const struct sockaddr_storage *ss, const char *fallback, char *out,
-			  size_t n)
+void addr_sockname(const struct sockaddr_storage *ss, const char *fallback, char *out, size_t n)
 {
 	const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
 	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
@@ -245,7 +244,6 @@ void addr_sockname(const struct sockaddr_storage *ss, const char *fallback, char
 	else
 		snprintf(out, n, "%s", fallback);
 }
-
 
 /* 127.0.0.0/8, ::1 and ::ffff:127.x.y.z: only this host can reach it. */
 static int ip_is_loopback(const struct sockaddr_storage *ss)

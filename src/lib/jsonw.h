@@ -133,8 +133,8 @@ static inline __attribute__((always_inline)) void jw_lit_commit(struct jw *w, ch
 }
 
 /* Open an object ('{', JW_F_OBJ) or array ('[', JW_F_ARR) under a literal key. */
-static inline __attribute__((always_inline)) void jw_open_lit(struct jw *w, const char *key,
-							      size_t klen, char open, unsigned char kind)
+static inline __attribute__((always_inline)) void
+jw_open_lit(struct jw *w, const char *key, size_t klen, char open, unsigned char kind)
 {
 	char *p = w->depth < JW_MAX_DEPTH ? jw_lit_pre(w, key, klen, 1) : NULL;
 

@@ -52,8 +52,8 @@ static int open_cgroups(const struct it_opts *o, struct filter_in *in, FILE *err
 	int ret = o->nr_cgroups ? cg_mount_point(NULL, NULL, mnt, sizeof(mnt)) : 0;
 
 	if (ret) {
-		it_err_to(err, "%s: no cgroup2 hierarchy: %s", cli_where(o, "cgroup", who, sizeof(who)),
-			  strerror(-ret));
+		it_err_to(err, "%s: no cgroup2 hierarchy: %s",
+			  cli_where(o, "cgroup", who, sizeof(who)), strerror(-ret));
 		return ret;
 	}
 	cli_where(o, "cgroup", who, sizeof(who));
@@ -170,13 +170,15 @@ static int fill_pids(struct iotracer_bpf *skel, const struct it_opts *o)
  * The --cgroup directories into the idle half of map "cgroups", then switch
  * to it (the map takes its own reference on each cgroup).
  */
-static int set_cgroups(struct iotracer_bpf *skel, const struct it_opts *o, const struct filter_in *in)
+static int set_cgroups(struct iotracer_bpf *skel, const struct it_opts *o,
+		       const struct filter_in *in)
 {
 	struct iotracer_bpf__bss *b = skel->bss;
 	int fd = bpf_map__fd(skel->maps.cgroups);
 	uint32_t next = !(b->cg_cur & 1);
 
-	_Static_assert(CLI_MAX_CGROUPS <= IT_MAX_CGROUPS, "--cgroup list larger than the BPF side's");
+	_Static_assert(CLI_MAX_CGROUPS <= IT_MAX_CGROUPS,
+		       "--cgroup list larger than the BPF side's");
 	for (int i = 0; i < o->nr_cgroups; i++) {
 		uint32_t idx = next * IT_MAX_CGROUPS + i;
 

@@ -171,7 +171,8 @@ void it_loader_run_totals(const struct it_loader *ld, uint64_t *runs, uint64_t *
 	struct bpf_program *prog;
 	uint64_t r = 0, t = 0;
 
-	bpf_object__for_each_program(prog, ld->skel->obj) {
+	bpf_object__for_each_program(prog, ld->skel->obj)
+	{
 		struct bpf_prog_info info;
 
 		if (prog_info(prog, &info))
@@ -190,7 +191,8 @@ void it_loader_prog_stats(const struct it_loader *ld, FILE *f)
 	struct bpf_program *prog;
 
 	fprintf(f, "%-34s %12s %12s %10s %10s\n", "PROGRAM", "RUNS", "NS", "NS/RUN", "SKIPPED");
-	bpf_object__for_each_program(prog, ld->skel->obj) {
+	bpf_object__for_each_program(prog, ld->skel->obj)
+	{
 		struct bpf_prog_info info;
 
 		if (prog_info(prog, &info))

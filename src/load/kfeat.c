@@ -220,8 +220,10 @@ static void tracefs_ensure(struct it_probe *p)
 		it_debug("mounted debugfs on /sys/kernel/debug (for tracing/)");
 		return;
 	}
-	snprintf(p->tracefs_why, sizeof(p->tracefs_why), "tracefs not mounted, and mounting it "
-		 "on /sys/kernel/tracing failed: %s", strerror(err));
+	snprintf(p->tracefs_why, sizeof(p->tracefs_why),
+		 "tracefs not mounted, and mounting it "
+		 "on /sys/kernel/tracing failed: %s",
+		 strerror(err));
 	it_debug("%s", p->tracefs_why);
 }
 
@@ -237,10 +239,16 @@ static int probe_xchg(void)
 {
 	struct bpf_insn insns[] = {
 		{ .code = 0xb7 /* BPF_ALU64 | BPF_MOV | BPF_K */, .dst_reg = 1, .imm = 0 },
-		{ .code = 0x7b /* BPF_STX | BPF_MEM | BPF_DW */, .dst_reg = 10, .src_reg = 1, .off = -8 },
+		{ .code = 0x7b /* BPF_STX | BPF_MEM | BPF_DW */,
+		  .dst_reg = 10,
+		  .src_reg = 1,
+		  .off = -8 },
 		{ .code = 0xb7, .dst_reg = 2, .imm = 1 },
-		{ .code = 0xdb /* BPF_STX | BPF_ATOMIC | BPF_DW */, .dst_reg = 10, .src_reg = 2,
-		  .off = -8, .imm = 0xe1 /* BPF_XCHG */ },
+		{ .code = 0xdb /* BPF_STX | BPF_ATOMIC | BPF_DW */,
+		  .dst_reg = 10,
+		  .src_reg = 2,
+		  .off = -8,
+		  .imm = 0xe1 /* BPF_XCHG */ },
 		{ .code = 0xb7, .dst_reg = 0, .imm = 0 },
 		{ .code = 0x95 /* BPF_JMP | BPF_EXIT */ },
 	};
@@ -261,12 +269,12 @@ static void probe_bpf_features(struct it_probe *p)
 			  libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
 						  BPF_FUNC_task_storage_get, NULL) > 0;
 	p->loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_loop, NULL) > 0;
-	p->task_regs = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_pt_regs,
-					       NULL) > 0;
+	p->task_regs = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_pt_regs, NULL) >
+		       0;
 	p->xchg = probe_xchg();
 	it_debug("kernel BPF features: bpf_get_current_task_btf %s, task storage %s, bpf_loop %s, "
-		 "bpf_task_pt_regs %s, xchg %s", p->task_btf ? "yes" : "no",
-		 p->task_storage ? "yes" : "no", p->loop ? "yes" : "no",
+		 "bpf_task_pt_regs %s, xchg %s",
+		 p->task_btf ? "yes" : "no", p->task_storage ? "yes" : "no", p->loop ? "yes" : "no",
 		 p->task_regs ? "yes" : "no", p->xchg ? "yes" : "no");
 }
 

@@ -242,7 +242,9 @@ static int fill_prog_array(struct it_loader *ld, struct it_hook_state *h)
 	if (fd < 0 || !map ||
 	    bpf_map__update_elem(map, &zero, sizeof(zero), &fd, sizeof(fd), BPF_ANY)) {
 		snprintf(h->reason, sizeof(h->reason), "tail call not set: %s",
-			 strerror(fd < 0 ? -fd : !map ? ENOENT : errno));
+			 strerror(fd < 0 ? -fd :
+				  !map	 ? ENOENT :
+					   errno));
 		return 0;
 	}
 	return 1;
@@ -307,8 +309,9 @@ static void note_verdict(const char *log, const char *end)
 		const char *nl = memchr(log, '\n', end - log);
 		size_t len = (nl ? nl : end) - log;
 
-		if (len && strncmp(log, "processed ", 10) && strncmp(log, "verification time", 17) &&
-		    strncmp(log, "stack depth", 11) && strncmp(log, "-- END", 6))
+		if (len && strncmp(log, "processed ", 10) &&
+		    strncmp(log, "verification time", 17) && strncmp(log, "stack depth", 11) &&
+		    strncmp(log, "-- END", 6))
 			snprintf(load_log.why, sizeof(load_log.why), "%.*s", (int)len, log);
 		log += len + 1;
 	}
@@ -349,7 +352,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-
 /*
  * The object to load: without BPF xchg (before 5.12) the compat build
  * (bpf/core_fixes.bpf.h it_slot_busy_claim), opened in the main skeleton's
@@ -369,7 +371,8 @@ static struct iotracer_bpf *open_skel(const struct it_probe *p)
 	}
 	err = iotracer_bpf__create_skeleton(obj);
 	if (!err) {
-		obj->skeleton->data = (void *)iotracer_compat_bpf__elf_bytes(&obj->skeleton->data_sz);
+		obj->skeleton->data =
+			(void *)iotracer_compat_bpf__elf_bytes(&obj->skeleton->data_sz);
 		err = bpf_object__open_skeleton(obj->skeleton, NULL);
 	}
 	if (err) {
@@ -402,7 +405,8 @@ static int drop_failed_hook(struct it_loader *ld, struct it_probe *p)
 			for (int m = h->method + 1; m < IT_M_MAX; m++) {
 				char why[160];
 
-				if (h->def->progs[m][0] && method_usable(p, h->def, m, why, sizeof(why))) {
+				if (h->def->progs[m][0] &&
+				    method_usable(p, h->def, m, why, sizeof(why))) {
 					it_debug("%s: trying %s", h->name, it_method_name(m));
 					h->method = m;
 					h->reason[0] = 0;
@@ -425,8 +429,7 @@ static int drop_failed_hook(struct it_loader *ld, struct it_probe *p)
  */
 #define LOAD_RETRIES 8
 
-static int load_object(struct it_loader *ld, const struct it_opts *o, struct it_probe *p,
-		       FILE *err)
+static int load_object(struct it_loader *ld, const struct it_opts *o, struct it_probe *p, FILE *err)
 {
 	char why[160];
 	int ret;
@@ -576,7 +579,6 @@ int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	return it_loader_load(ld, o, err) ?: it_loader_attach(ld, o, err);
 }
 
-
 /*
  * Detaching a classic tracepoint waits for an RCU grace period (tens of ms
  * here, more in a VM): one after the other, the 34 syscall tracepoint links
@@ -620,7 +622,9 @@ void it_loader_detach(struct it_loader *ld)
 			ld->hooks[i].links[k] = NULL;
 		}
 	for (int t = 0; t < DETACH_THREADS; t++) {
-		jobs[t] = (struct detach_job){ .links = links + t, .n = n - t, .step = DETACH_THREADS };
+		jobs[t] = (struct detach_job){ .links = links + t,
+					       .n = n - t,
+					       .step = DETACH_THREADS };
 		if (jobs[t].n > 0)
 			started[t] = !pthread_create(&tids[t], NULL, detach_some, &jobs[t]);
 	}

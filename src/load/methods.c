@@ -18,8 +18,8 @@
 #include "lib/log.h"
 
 /* Can `method` implement hook `d` here? If not, say why in `why`. */
-int method_usable(struct it_probe *p, const struct it_hook_def *d, enum it_method m,
-		  char *why, size_t n)
+int method_usable(struct it_probe *p, const struct it_hook_def *d, enum it_method m, char *why,
+		  size_t n)
 {
 	char name[64];
 	const char *fn = hook_fn(d, name, sizeof(name));
@@ -42,8 +42,8 @@ int method_usable(struct it_probe *p, const struct it_hook_def *d, enum it_metho
 			if (!p->tracefs[0])
 				snprintf(why, n, "%s", p->tracefs_why);
 			else
-				snprintf(why, n, "no tracepoint %s/%s", d->tp_group ? d->tp_group : "?",
-					 d->name);
+				snprintf(why, n, "no tracepoint %s/%s",
+					 d->tp_group ? d->tp_group : "?", d->name);
 			return 0;
 		}
 		return 1;
@@ -54,7 +54,8 @@ int method_usable(struct it_probe *p, const struct it_hook_def *d, enum it_metho
 		}
 		if (!it_func_exists(p, fn)) {
 			if (it_ksym_exists(p, fn))
-				snprintf(why, n, "fentry: no BTF for %s (a module without BTF)", fn);
+				snprintf(why, n, "fentry: no BTF for %s (a module without BTF)",
+					 fn);
 			else
 				snprintf(why, n, "no kernel function %s (module not loaded?)", fn);
 			return 0;
@@ -119,8 +120,10 @@ static int choose_special(struct it_hook_state *h, const struct it_probe *p)
 	if (d->thread_state) {
 		h->method = p->task_storage ? IT_M_TASK : IT_M_HASH;
 		if (!p->task_storage)
-			snprintf(h->reason, sizeof(h->reason), "no task storage for tracing programs "
-				 "(5.12): an LRU hash of %d threads", IT_TSTATE_HASH_ENTRIES);
+			snprintf(h->reason, sizeof(h->reason),
+				 "no task storage for tracing programs "
+				 "(5.12): an LRU hash of %d threads",
+				 IT_TSTATE_HASH_ENTRIES);
 		return 1;
 	}
 	if ((d->needs & IT_NEED_LOOP) && !p->loop) {
@@ -138,8 +141,10 @@ static void note_unread_types(struct it_hook_state *h, struct it_probe *p)
 
 	if (h->method == IT_M_NONE || !ty || it_btf_type_exists(p, ty))
 		return;
-	snprintf(h->reason, sizeof(h->reason), "no BTF for struct %s (module BTF: 5.11): "
-		 "opcode and status not read, stamps are", ty);
+	snprintf(h->reason, sizeof(h->reason),
+		 "no BTF for struct %s (module BTF: 5.11): "
+		 "opcode and status not read, stamps are",
+		 ty);
 }
 
 /* A hook the options leave off (its reason in why), or false. */
@@ -175,12 +180,13 @@ void choose_methods(struct it_loader *ld, struct it_probe *p, const struct it_op
 			/* the raw pair stays in the report where the file path replaced it */
 			h->off = d->shows_path && ld->path == IT_PATH_FILE;
 			h->other_path = !h->off;
-			snprintf(h->reason, sizeof(h->reason), "%s",
-				 ld->path == IT_PATH_FILE ?
-					 "file IO is traced in the file systems (no program on every "
-					 "syscall): --syscall-hooks raw turns it on" :
-				 ld->path == IT_PATH_PERCALL ? "--syscall-hooks percall" :
-							       "the raw_syscalls pair");
+			snprintf(
+				h->reason, sizeof(h->reason), "%s",
+				ld->path == IT_PATH_FILE ?
+					"file IO is traced in the file systems (no program on every "
+					"syscall): --syscall-hooks raw turns it on" :
+				ld->path == IT_PATH_PERCALL ? "--syscall-hooks percall" :
+							      "the raw_syscalls pair");
 			continue;
 		}
 		if (hook_gated(d, o, h->reason, sizeof(h->reason))) {
@@ -243,13 +249,15 @@ void set_autoload(struct it_loader *ld, const struct it_opts *o)
 			bpf_program__set_autoload(prog, true);
 			/* a slot program: its function is the table's (kprobes: at attach) */
 			if (h->def->target && h->method == IT_M_FENTRY &&
-			    bpf_program__set_attach_target(prog, 0, hook_fn(h->def, fn, sizeof(fn))))
+			    bpf_program__set_attach_target(prog, 0,
+							   hook_fn(h->def, fn, sizeof(fn))))
 				it_debug("%s: cannot set the attach target of %s", h->name,
 					 bpf_program__name(prog));
 		}
 	}
 	/* host mode: the QEMU uprobes (bpf/qemu.bpf.h), attached per process by host.c */
-	bpf_object__for_each_program(prog, ld->skel->obj) {
+	bpf_object__for_each_program(prog, ld->skel->obj)
+	{
 		if (o->mode == IT_MODE_HOST && is_uprobe(prog))
 			bpf_program__set_autoload(prog, true);
 	}

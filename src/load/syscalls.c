@@ -47,7 +47,8 @@ int it_syscalls_table(uint8_t *tab, int aio)
 
 	memset(tab, 0, IT_SYSNR_MAX);
 	for (size_t i = 0; i < sizeof(traced) / sizeof(traced[0]); i++) {
-		if (traced[i].nr < 0 || traced[i].nr >= IT_SYSNR_MAX || (is_aio(traced[i].sys) && !aio))
+		if (traced[i].nr < 0 || traced[i].nr >= IT_SYSNR_MAX ||
+		    (is_aio(traced[i].sys) && !aio))
 			continue;
 		tab[traced[i].nr] = (uint8_t)(traced[i].sys + 1);
 		n++;

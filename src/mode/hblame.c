@@ -51,7 +51,8 @@ struct hblame *hblame_new(hb_emit_fn emit, void *ctx)
 		return NULL;
 	hb->emit = emit;
 	hb->ctx = ctx;
-	hb->host = (struct dblame_host){ .vm_name = hblame_vm_name, .on_rec = hblame_on_rec,
+	hb->host = (struct dblame_host){ .vm_name = hblame_vm_name,
+					 .on_rec = hblame_on_rec,
 					 .ctx = hb };
 	return hb;
 }

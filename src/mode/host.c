@@ -98,7 +98,7 @@ static int host_prepare(struct it_opts *o, FILE *err)
 	}
 	if (!o->nr_qemu_pids) {
 		it_err_to(err, "--mode host: no qemu-system-* process found "
-			     "(start the VM first, or give --qemu-pid)");
+			       "(start the VM first, or give --qemu-pid)");
 		return -ENOENT;
 	}
 	for (int i = 0; i < o->nr_qemu_pids; i++) {
@@ -115,7 +115,7 @@ static int host_prepare(struct it_opts *o, FILE *err)
 		exe[len > 0 ? len : 0] = 0;
 		if (!strstr(exe, "qemu-system-"))
 			it_warn_to(err, "pid %u is not a qemu-system-* process (%s)",
-				o->qemu_pids[i], len > 0 ? exe : strerror(errno));
+				   o->qemu_pids[i], len > 0 ? exe : strerror(errno));
 	}
 	/*
 	 * The join needs QEMU's host syscalls: keep that layer on whatever -l
@@ -137,8 +137,8 @@ static void host_attach_line(struct host *h, const char *hook, int ok, const cha
 {
 	out_attach(h->env.out, "qemu", hook, "uprobe", ok ? OUT_HS_ATTACHED : OUT_HS_FAILED, why);
 	if (!h->env.o->quiet)
-		fprintf(stderr, "qemu     %-30s uprobe  %s%s%s\n", hook, ok ? "ok" : "failed:",
-			ok ? "" : " ", ok ? "" : why);
+		fprintf(stderr, "qemu     %-30s uprobe  %s%s%s\n", hook,
+			ok ? "ok" : "failed:", ok ? "" : " ", ok ? "" : why);
 }
 
 /* Uprobes of one QEMU at the .dynsym offsets of /proc/PID/exe. */
@@ -180,8 +180,7 @@ static void add_disks(struct host *h, int qi)
 	int n = qemu_disks("/proc", pid, d, QEMU_MAX_DISKS);
 
 	if (n < 0)
-		it_err("qemu pid %d: cannot read its disks: %s", pid,
-			strerror(-n));
+		it_err("qemu pid %d: cannot read its disks: %s", pid, strerror(-n));
 	if (qemu_vm_info("/proc", pid, &h->vms[qi]) == 0 && h->vms[qi].cid && !h->env.o->quiet)
 		it_note("qemu pid %d: vsock guest-cid %u", pid, h->vms[qi].cid);
 	for (int i = 0; i < n && h->nr_disks < HOST_MAX_DISKS; i++) {
@@ -200,8 +199,8 @@ static void add_disks(struct host *h, int qi)
 				d[i].id, d[i].serial[0] ? d[i].serial : "-", d[i].file,
 				d[i].stat_ok ? "" : " (cannot stat: not traced)");
 		for (int j = 0; j < d[i].nr_backing && !h->env.o->quiet; j++)
-			fprintf(stderr, "qemu     pid %d disk %-8s backing %d: %s%s\n", pid, d[i].id,
-				j + 1, d[i].backing[j].path,
+			fprintf(stderr, "qemu     pid %d disk %-8s backing %d: %s%s\n", pid,
+				d[i].id, j + 1, d[i].backing[j].path,
 				d[i].backing[j].stat_ok ? "" : " (cannot stat: not traced)");
 	}
 }
@@ -211,7 +210,8 @@ static int file_keys(const struct hdisk *hd, struct it_file_key *k, int max)
 {
 	uint32_t devs[1 + QEMU_MAX_BACKING];
 	uint64_t inos[1 + QEMU_MAX_BACKING];
-	int n = qemu_disk_file_keys(&hd->d, devs, inos, max < 1 + QEMU_MAX_BACKING ? max : 1 + QEMU_MAX_BACKING);
+	int n = qemu_disk_file_keys(&hd->d, devs, inos,
+				    max < 1 + QEMU_MAX_BACKING ? max : 1 + QEMU_MAX_BACKING);
 
 	memset(k, 0, max * sizeof(*k));
 	for (int i = 0; i < n; i++) {
@@ -290,8 +290,7 @@ static void update_files(struct host *h)
 		hd->wanted = want;
 		changed = 1;
 		if (!h->env.o->quiet)
-			it_note("host filter: %s disk %s (%s)",
-				want ? "tracing" : "not tracing",
+			it_note("host filter: %s disk %s (%s)", want ? "tracing" : "not tracing",
 				hd->d.serial[0] ? hd->d.serial : hd->d.id, hd->d.file);
 	}
 	if (changed && h->env.json)
@@ -311,8 +310,7 @@ static void host_on_up(void *ctx, struct link_peer *p)
 	const struct link_peer_info *pi = link_peer_info(p);
 
 	if (!h->env.o->quiet)
-		it_note("guest '%.64s' up on %s (peer %d)", pi->hello.name,
-			pi->addr, pi->id);
+		it_note("guest '%.64s' up on %s (peer %d)", pi->hello.name, pi->addr, pi->id);
 }
 
 /*
@@ -487,8 +485,7 @@ static int host_listen_default(struct host *h)
 				h->env.o->listens[i]);
 		ret = link_listen(h->link, &a);
 		if (ret) {
-			it_err("--listen %s: %s", h->env.o->listens[i],
-				strerror(-ret));
+			it_err("--listen %s: %s", h->env.o->listens[i], strerror(-ret));
 			return ret;
 		}
 	}
@@ -503,19 +500,22 @@ static int host_listen_default(struct host *h)
 	addr_parse("vsock:7767", &a, why, sizeof(why));
 	ret = link_listen(h->link, &a);
 	if (ret)
-		it_err("cannot listen on vsock:7767: %s (give --listen or --link)",
-			strerror(-ret));
+		it_err("cannot listen on vsock:7767: %s (give --listen or --link)", strerror(-ret));
 	return ret;
 }
 
 static void *host_start(const struct mode_env *env)
 {
-	struct link_opts lo = { .role = LINK_ROLE_HOST, .name = env->o->name,
+	struct link_opts lo = { .role = LINK_ROLE_HOST,
+				.name = env->o->name,
 				.key = env->o->link_key };
 	struct host *h = calloc(1, sizeof(*h));
-	struct link_cb cb = { .on_up = host_on_up, .on_down = host_on_down,
-			      .on_filter = host_on_filter, .on_records = host_on_records,
-			      .on_admit = host_on_admit, .check_record = host_check_record,
+	struct link_cb cb = { .on_up = host_on_up,
+			      .on_down = host_on_down,
+			      .on_filter = host_on_filter,
+			      .on_records = host_on_records,
+			      .on_admit = host_on_admit,
+			      .check_record = host_check_record,
 			      .log = host_log };
 
 	if (!h)
@@ -537,8 +537,9 @@ static void *host_start(const struct mode_env *env)
 		hblame_set_vm(h->hb, h->nr_qemu, h->qemu[h->nr_qemu], h->vms[h->nr_qemu].name);
 		attach_qemu(h, h->nr_qemu++);
 	}
-	h->scope = (struct scope_host){ .disks = h->sdisks, .nr_disks = h->nr_disks,
-					.vms = h->vms, .nr_vms = h->nr_qemu };
+	h->scope = (struct scope_host){
+		.disks = h->sdisks, .nr_disks = h->nr_disks, .vms = h->vms, .nr_vms = h->nr_qemu
+	};
 	update_files(h);
 	if (host_listen_default(h))
 		goto fail;

@@ -162,12 +162,13 @@ void hostout_text(FILE *f, const struct hostout *h, const struct hostout_now *n)
 {
 	const struct vj_stats *st = n->st;
 
-	fprintf(f, "host: guest virtio requests %llu, joined %llu (%.1f %%), unjoined %llu, "
-		   "order violations %llu; QEMU host IOs %llu (never joined %llu)\n",
+	fprintf(f,
+		"host: guest virtio requests %llu, joined %llu (%.1f %%), unjoined %llu, "
+		"order violations %llu; QEMU host IOs %llu (never joined %llu)\n",
 		(unsigned long long)st->guest, (unsigned long long)st->joined,
-		st->guest ? 100.0 * st->joined / st->guest : 0.0,
-		(unsigned long long)st->unjoined, (unsigned long long)st->order_bad,
-		(unsigned long long)h->host_io, (unsigned long long)st->host_unjoined);
+		st->guest ? 100.0 * st->joined / st->guest : 0.0, (unsigned long long)st->unjoined,
+		(unsigned long long)st->order_bad, (unsigned long long)h->host_io,
+		(unsigned long long)st->host_unjoined);
 	fprintf(f, "host: unjoined by reason:");
 	for (int r = 0; r < VJ_UN_MAX; r++)
 		fprintf(f, " %s %llu", vj_unjoin_name(r), (unsigned long long)st->unjoin[r]);
@@ -175,23 +176,27 @@ void hostout_text(FILE *f, const struct hostout *h, const struct hostout_now *n)
 	for (int r = 0; r < VJ_HU_MAX; r++)
 		fprintf(f, " %s %llu", vj_hunjoin_name(r), (unsigned long long)st->host_unjoin[r]);
 	fprintf(f, "; split over several host IOs %llu\n", (unsigned long long)st->split);
-	fprintf(f, "host: uprobe hits: blk_aio %llu + virtio_notify %llu = %.2f per QEMU block IO; "
-		   "daemon CPU %.3f %% of a core, BPF %.3f ms (%.3f %% of a core)\n",
+	fprintf(f,
+		"host: uprobe hits: blk_aio %llu + virtio_notify %llu = %.2f per QEMU block IO; "
+		"daemon CPU %.3f %% of a core, BPF %.3f ms (%.3f %% of a core)\n",
 		(unsigned long long)(h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]),
 		(unsigned long long)h->qemu_ev[IT_QEV_NOTIFY], hostout_hits(h), n->cpu_pct,
 		n->bpf_ns / 1e6, 100.0 * n->bpf_ns / n->elapsed_ns);
 	for (int i = 0; i < h->nr_peers; i++)
-		fprintf(f, "host: guest '%s' session %016llx: clock host - guest = %+lld ns +- %llu ns "
-			   "(%llu samples), records %llu, malformed %llu, filter serials ignored %llu\n",
+		fprintf(f,
+			"host: guest '%s' session %016llx: clock host - guest = %+lld ns +- %llu ns "
+			"(%llu samples), records %llu, malformed %llu, filter serials ignored %llu\n",
 			h->peers[i].name, (unsigned long long)h->peers[i].session,
 			(long long)h->peers[i].off, (unsigned long long)h->peers[i].unc,
 			(unsigned long long)h->peers[i].samples,
 			(unsigned long long)h->peers[i].records,
 			(unsigned long long)h->peers[i].malformed,
 			(unsigned long long)h->peers[i].filter_ignored);
-	fprintf(f, "host: link: peers refused %llu, records malformed %llu, filter serials "
-		   "ignored %llu\n", (unsigned long long)n->ls.refused,
-		(unsigned long long)h->records_malformed, (unsigned long long)h->filter_ignored);
+	fprintf(f,
+		"host: link: peers refused %llu, records malformed %llu, filter serials "
+		"ignored %llu\n",
+		(unsigned long long)n->ls.refused, (unsigned long long)h->records_malformed,
+		(unsigned long long)h->filter_ignored);
 	fprintf(f, "%-16s %8s %12s %12s %12s\n", "STAGE", "COUNT", "P50", "P99", "MAX");
 	for (int s = 0; s < VJ_STAGES; s++)
 		fprintf(f, "%-16s %8llu %12llu %12llu %12llu\n", vj_stage_name(s),

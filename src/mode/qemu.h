@@ -26,8 +26,8 @@
  * is not found. Returns the number found, or -errno (not an ELF file, ...)
  * with a one-line reason in why.
  */
-int qemu_sym_offsets(const char *path, const char *const *names, int n, uint64_t *offs,
-		     char *why, size_t whylen);
+int qemu_sym_offsets(const char *path, const char *const *names, int n, uint64_t *offs, char *why,
+		     size_t whylen);
 
 /* Up to max pids of running qemu-system-* processes (by /proc/PID/exe basename). */
 int qemu_discover(const char *proc_root, pid_t *pids, int max);

@@ -435,10 +435,8 @@ static int take_option(struct qparse *qp, const char *name, const char *val)
 		const char *name, *implied;
 		void (*take)(struct qparse *, const struct opt *);
 	} opts[] = {
-		{ "drive", NULL, take_drive },
-		{ "blockdev", NULL, take_blockdev },
-		{ "device", "driver", take_device },
-		{ "chardev", "backend", take_chardev },
+		{ "drive", NULL, take_drive },	     { "blockdev", NULL, take_blockdev },
+		{ "device", "driver", take_device }, { "chardev", "backend", take_chardev },
 		{ "name", "guest", take_name },
 	};
 	size_t i;

@@ -87,12 +87,18 @@ static const char *const stage_names[VJ_STAGES] = {
 };
 
 static const char *const ts_names[VJ_T_MAX] = {
-	[VJ_T_G_SYS_ENTER] = "guest_sys_enter", [VJ_T_G_Q] = "guest_block_q",
-	[VJ_T_G_D] = "guest_block_d",		[VJ_T_G_KICK] = "guest_kick",
-	[VJ_T_Q_SUBMIT] = "qemu_submit",	[VJ_T_H_ENTER] = "host_sys_enter",
-	[VJ_T_H_BLK_Q] = "host_block_q",	[VJ_T_H_BLK_C] = "host_block_c",
-	[VJ_T_H_EXIT] = "host_sys_exit",	[VJ_T_Q_NOTIFY] = "qemu_notify",
-	[VJ_T_G_IRQ] = "guest_irq",		[VJ_T_G_C] = "guest_block_c",
+	[VJ_T_G_SYS_ENTER] = "guest_sys_enter",
+	[VJ_T_G_Q] = "guest_block_q",
+	[VJ_T_G_D] = "guest_block_d",
+	[VJ_T_G_KICK] = "guest_kick",
+	[VJ_T_Q_SUBMIT] = "qemu_submit",
+	[VJ_T_H_ENTER] = "host_sys_enter",
+	[VJ_T_H_BLK_Q] = "host_block_q",
+	[VJ_T_H_BLK_C] = "host_block_c",
+	[VJ_T_H_EXIT] = "host_sys_exit",
+	[VJ_T_Q_NOTIFY] = "qemu_notify",
+	[VJ_T_G_IRQ] = "guest_irq",
+	[VJ_T_G_C] = "guest_block_c",
 	[VJ_T_G_SYS_EXIT] = "guest_sys_exit",
 };
 
@@ -663,10 +669,15 @@ static int try_join(struct vjoin *j, const struct vj_wait *w, int force)
 	return 1;
 }
 
-void vjoin_add_guest(struct vjoin *j, int peer, uint64_t session, int disk, const struct link_vreq *g, int64_t off,
-		     uint64_t unc, uint64_t now_ns)
+void vjoin_add_guest(struct vjoin *j, int peer, uint64_t session, int disk,
+		     const struct link_vreq *g, int64_t off, uint64_t unc, uint64_t now_ns)
 {
-	struct vj_wait w = { .g = *g, .peer = peer, .session = session, .disk = disk, .off = off, .unc = unc,
+	struct vj_wait w = { .g = *g,
+			     .peer = peer,
+			     .session = session,
+			     .disk = disk,
+			     .off = off,
+			     .unc = unc,
 			     .arrive_ns = now_ns };
 
 	j->st.guest++;
@@ -706,9 +717,8 @@ static void retry_waiting(struct vjoin *j, uint64_t now_ns, int force_all)
 void vjoin_tick(struct vjoin *j, uint64_t now_ns)
 {
 	retry_waiting(j, now_ns, 0);
-	while (j->htail < j->hhead &&
-	       (int64_t)(now_ns - j->h[j->htail & j->hmask].arrive_ns) >=
-		       (int64_t)(VJ_HOST_KEEP * j->hold_ns))
+	while (j->htail < j->hhead && (int64_t)(now_ns - j->h[j->htail & j->hmask].arrive_ns) >=
+					      (int64_t)(VJ_HOST_KEEP * j->hold_ns))
 		host_expire_one(j);
 }
 

@@ -186,8 +186,8 @@ void vjoin_add_qemu(struct vjoin *j, const struct vj_qemu_ev *e);
  * A guest request of disk `disk` (-1: its serial names no traced disk: emitted
  * unjoined at once), with the peer's clock: host = guest + off, +- unc.
  */
-void vjoin_add_guest(struct vjoin *j, int peer, uint64_t session, int disk, const struct link_vreq *g, int64_t off,
-		     uint64_t unc, uint64_t now_ns);
+void vjoin_add_guest(struct vjoin *j, int peer, uint64_t session, int disk,
+		     const struct link_vreq *g, int64_t off, uint64_t unc, uint64_t now_ns);
 /* Give up on what waited hold_ns; emit those guest requests unjoined. */
 void vjoin_tick(struct vjoin *j, uint64_t now_ns);
 /* Emit every waiting guest request (shutdown). */

@@ -110,8 +110,7 @@ int blame_grow(void **p, size_t *alloc, size_t need, size_t size)
 	return 0;
 }
 
-struct blame *blame_new(enum blame_by by, uint64_t horizon_ns, size_t cap, blame_fn fn,
-			void *ctx)
+struct blame *blame_new(enum blame_by by, uint64_t horizon_ns, size_t cap, blame_fn fn, void *ctx)
 {
 	struct blame *b = calloc(1, sizeof(*b));
 
@@ -436,8 +435,8 @@ int blame_add(struct blame *b, const struct blame_in *in)
 	struct bl_ent e = { .in = *in };
 	size_t pos;
 
-	if (!in->c_ns || in->c_ns < in->q_ns || (in->d_ns && (in->d_ns < in->q_ns ||
-							     in->d_ns > in->c_ns))) {
+	if (!in->c_ns || in->c_ns < in->q_ns ||
+	    (in->d_ns && (in->d_ns < in->q_ns || in->d_ns > in->c_ns))) {
 		b->st.bad++;
 		return 0;
 	}

@@ -110,8 +110,7 @@ struct blame;
  * that overlapped it to arrive. cap: requests kept per device (0: default).
  * NULL on allocation failure.
  */
-struct blame *blame_new(enum blame_by by, uint64_t horizon_ns, size_t cap, blame_fn fn,
-			void *ctx);
+struct blame *blame_new(enum blame_by by, uint64_t horizon_ns, size_t cap, blame_fn fn, void *ctx);
 /* One completed request; the callback may run for earlier ones. 0 or -ENOMEM. */
 int blame_add(struct blame *b, const struct blame_in *in);
 /*

@@ -264,7 +264,8 @@ static int child_comp(const struct comp *parent, int depth, const struct comp *c
 		if (!is_ident(c->s, c->len))
 			*err = -EINVAL;
 		else
-			snprintf(ci->name, sizeof(ci->name), "%.*s", CT_NAME_MAX - 1, c->s); /* ≤ 76 */
+			snprintf(ci->name, sizeof(ci->name), "%.*s", CT_NAME_MAX - 1,
+				 c->s); /* ≤ 76 */
 		return 1;
 	}
 	return 0;
@@ -340,7 +341,8 @@ int ct_decode(const char *path, struct ct_info *ci)
 
 	memset(ci, 0, sizeof(*ci));
 	/* e: the last component's verdict; err: the first malformed one's, kept */
-	for (const char *p = path ? path : ""; next_comp(&p, &c); prev = c, depth++, err = err ?: e) {
+	for (const char *p = path ? path : ""; next_comp(&p, &c);
+	     prev = c, depth++, err = err ?: e) {
 		if (!c.len) { /* too long for any pattern */
 			if (have_pod)
 				break;

@@ -222,8 +222,8 @@ static void scan_docker(struct ct_names *n, const char *dir, const char *d)
 	name = json_get(j, "Name");
 	if (name && name->t == JSON_STR && name->str[0] == '/' &&
 	    good_name(name->str + 1, strlen(name->str + 1)))
-		map_add(&n->map[NM_DOCKER], d, CT_ID_LEN, name->str + 1, strlen(name->str + 1),
-			"", 0);
+		map_add(&n->map[NM_DOCKER], d, CT_ID_LEN, name->str + 1, strlen(name->str + 1), "",
+			0);
 	else
 		n->st.bad++; /* vanished since readdir, or not docker's format */
 	json_free(j);

@@ -100,7 +100,8 @@ void json_lost(struct it_out *out, uint32_t lines, int torn)
 
 	if (!out->error)
 		it_warn("--json: write failed: %s: tracing goes on, lost lines are counted "
-			"(summary: output_lost)", strerror(err));
+			"(summary: output_lost)",
+			strerror(err));
 	out->error = -err;
 	out->json_lost += lines;
 	out->torn |= torn;
@@ -246,7 +247,8 @@ static void live_line(struct it_out *out, const struct corr_req *r, const struct
 	uint64_t rel = v->start_ns > out->start_ns ? v->start_ns - out->start_ns : 0;
 
 	if (!out->header_done) {
-		fprintf(out->text, "%-12s %-15s %-7s %-8s %-5s %-8s %12s %7s %9s %9s %9s %9s %9s%s\n",
+		fprintf(out->text,
+			"%-12s %-15s %-7s %-8s %-5s %-8s %12s %7s %9s %9s %9s %9s %9s%s\n",
 			"TIME(s)", "COMM", "PID", "KIND", "OP", "DEV", "OFFSET", "BYTES", "LAT",
 			"FS", "QUEUE", "DEVICE", "RUNQ", out->live_cgroup ? " CGROUP" : "");
 		out->header_done = 1;

@@ -198,7 +198,8 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 
 	for (int i = 0; i < IT_NR_DROPS; i++)
 		drops += in->drops[i];
-	fprintf(f, "\n=== %s summary after %.1fs: %llu %srequests, %llu unjoined, %llu dropped ===\n",
+	fprintf(f,
+		"\n=== %s summary after %.1fs: %llu %srequests, %llu unjoined, %llu dropped ===\n",
 		in->final ? "final" : "interval", in->elapsed_ns / 1e9,
 		(unsigned long long)out->requests,
 		out->min_lat_ns || out->sample > 1 ? "recorded " : "",

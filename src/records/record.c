@@ -366,7 +366,8 @@ void rec_request(struct recorder *rc, const struct corr_req *r)
 		return; /* out_request() writes no line for it either */
 	/* cgroups: the request's, and per block its submitter's, dirtier's and blkcg */
 	if (rc->raw_len + RF_REQ_MAX + (size_t)(nb + 1) * RF_DEV_MAX +
-		    (size_t)(3 * nb + 1) * RF_CG_MAX > REC_RAW_CAP)
+		    (size_t)(3 * nb + 1) * RF_CG_MAX >
+	    REC_RAW_CAP)
 		flush_block(rc, rc->last_flush_ns, 1);
 	note_dev(rc, req_dev(r));
 	note_cgroup(rc, req_cgroup(r));

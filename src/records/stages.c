@@ -108,8 +108,9 @@ static void stage_bytes(struct stage_stat *s, uint64_t bytes, uint64_t start, ui
 
 double tput_rate(const struct tput *t)
 {
-	return t->last_ns > t->first_ns ? (double)t->bytes * 1e9 / (double)(t->last_ns - t->first_ns) :
-					  0.0;
+	return t->last_ns > t->first_ns ?
+		       (double)t->bytes * 1e9 / (double)(t->last_ns - t->first_ns) :
+		       0.0;
 }
 
 void stages_fold(struct stages *out)
@@ -122,7 +123,7 @@ void stages_fold(struct stages *out)
 		lhist_reset(s->ival);
 		if (s->tp_ival.first_ns)
 			tput_add(&s->tp_total, s->tp_ival.bytes, s->tp_ival.first_ns,
-				  s->tp_ival.last_ns);
+				 s->tp_ival.last_ns);
 		memset(&s->tp_ival, 0, sizeof(s->tp_ival));
 	}
 }
@@ -243,8 +244,8 @@ static void stats_block(struct stages *out, const struct it_block_rec *b)
 /* A request's whole latency and its bytes: the "total" row of its kind. */
 static void stage_total(struct stages *out, const char *layer, const struct req_view *v)
 {
-	stage_bytes(stage_add(out, layer, v->dev, v->op, "total", lat_of(v)), v->bytes,
-		    v->start_ns, v->end_ns);
+	stage_bytes(stage_add(out, layer, v->dev, v->op, "total", lat_of(v)), v->bytes, v->start_ns,
+		    v->end_ns);
 }
 
 void stages_request(struct stages *out, const struct corr_req *r, const struct req_view *v)

@@ -281,7 +281,9 @@ int rp_read_file(struct report *rp, const char *path)
 		goto out;
 	}
 	if (is_json_lines(m, (size_t)st.st_size)) {
-		struct jl_devs devs = { .fn = jl_dev, .path = on_json_path, .cgroup = jl_cgroup, .ctx = rp };
+		struct jl_devs devs = {
+			.fn = jl_dev, .path = on_json_path, .cgroup = jl_cgroup, .ctx = rp
+		};
 
 		err = jl_read(m, (size_t)st.st_size, &devs, on_json_req, rp, &rp->jl);
 	} else {

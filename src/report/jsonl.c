@@ -200,7 +200,8 @@ static void get_syscall(const struct json *v, struct rf_req *q, uint32_t dev)
 	s->sys = (uint16_t)value_of(v, "syscall", &abi_syscalls, IT_SYS_MAX);
 	s->op = (uint8_t)op_of(v);
 	s->nr_bios = (uint32_t)num(v, "nr_bios");
-	if (json_path(v, "fs.dio") && json_path(v, "fs.dio")->t == JSON_BOOL && json_path(v, "fs.dio")->num)
+	if (json_path(v, "fs.dio") && json_path(v, "fs.dio")->t == JSON_BOOL &&
+	    json_path(v, "fs.dio")->num)
 		s->flags |= IT_F_DIO;
 	s->cache_miss_pages = (uint32_t)num(v, "fs.cache_miss_pages");
 	s->vfs_ns = num(v, "fs.vfs_ns");

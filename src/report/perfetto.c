@@ -332,8 +332,8 @@ static void emit_thread(FILE *f, const struct pf_item *i)
 	uint32_t pid = i->pid, tid = i->lane_tid;
 
 	item_name(i, name, sizeof(name));
-	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"io\"",
-		pid, tid, name);
+	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"io\"", pid,
+		tid, name);
 	fus(f, "ts", i->start);
 	fus(f, "dur", i->end - i->start);
 	fprintf(f, ",\"args\":{\"id\":%llu,\"tid\":%u}}", (unsigned long long)i->id, i->tid);
@@ -383,7 +383,8 @@ static void emit_dev(FILE *f, const struct pf_item *i)
 static void flow_pair(FILE *f, const char *name, size_t id, uint32_t spid, uint32_t stid,
 		      uint64_t sts, uint32_t fpid, uint32_t ftid, uint64_t fts)
 {
-	fprintf(f, ",\n{\"ph\":\"s\",\"id\":%zu,\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"io\"",
+	fprintf(f,
+		",\n{\"ph\":\"s\",\"id\":%zu,\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"io\"",
 		id, spid, stid, name);
 	fus(f, "ts", sts);
 	fprintf(f,
@@ -427,8 +428,8 @@ static void emit_path(FILE *f, const struct pf *p, const struct pf_item *i)
 	char name[64];
 
 	item_name(i, name, sizeof(name));
-	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"io\"",
-		i->pid, i->lane_tid, name);
+	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"io\"", i->pid,
+		i->lane_tid, name);
 	fus(f, "ts", i->start);
 	fus(f, "dur", i->end - i->start);
 	fargs_offset(f, i->offset);
@@ -619,7 +620,8 @@ static void emit_clock(FILE *f, const struct pf *p)
 			first = p->it[k].start;
 	if (first == UINT64_MAX)
 		first = 0;
-	fprintf(f, "],\n\"metadata\":{\"startTime\":\"%s\",\"realtime_offset_us\":%s%llu.%03llu}}\n",
+	fprintf(f,
+		"],\n\"metadata\":{\"startTime\":\"%s\",\"realtime_offset_us\":%s%llu.%03llu}}\n",
 		rp_fmt_real(first + (uint64_t)off, when, sizeof(when)), off < 0 ? "-" : "",
 		(unsigned long long)((off < 0 ? -off : off) / 1000),
 		(unsigned long long)((off < 0 ? -off : off) % 1000));

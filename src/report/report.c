@@ -39,8 +39,16 @@
 #define RP_PROG "iotracer report"
 
 /* Long-only options of report's own (codes above every run option's). */
-enum { RP_OPT_PERFETTO = 1024, RP_OPT_HEATMAP, RP_OPT_STAGE, RP_OPT_CONTAINER, RP_OPT_POD,
-       RP_OPT_BLAME, RP_OPT_BY, RP_OPT_HELP };
+enum {
+	RP_OPT_PERFETTO = 1024,
+	RP_OPT_HEATMAP,
+	RP_OPT_STAGE,
+	RP_OPT_CONTAINER,
+	RP_OPT_POD,
+	RP_OPT_BLAME,
+	RP_OPT_BY,
+	RP_OPT_HELP
+};
 
 /* report's own rows; the filters' are the run options' (rp_rows). */
 static const struct opt_row rp_own[] = {
@@ -212,7 +220,8 @@ static int rp_one(void *ctx, int c, const char *arg)
 	case RP_OPT_STAGE:
 		o->stage = hm_stage_of(arg);
 		if (o->stage < 0) {
-			it_err("report: --stage: bad stage '%s' (expected total, q2c, q2d or d2c)", arg);
+			it_err("report: --stage: bad stage '%s' (expected total, q2c, q2d or d2c)",
+			       arg);
 			return 2;
 		}
 		return 0;
@@ -271,9 +280,12 @@ static uint64_t rp_read(const struct report *rp)
 static void why_nothing(const struct report *rp)
 {
 	static const char *const names[RP_F_NR] = {
-		[RP_F_MINLAT] = "--min-latency", [RP_F_WINDOW] = "--since/--until",
-		[RP_F_COMM] = "--comm",		 [RP_F_PID] = "--pid",
-		[RP_F_CGROUP] = "--cgroup",	 [RP_F_CONTAINER] = "--container/--pod",
+		[RP_F_MINLAT] = "--min-latency",
+		[RP_F_WINDOW] = "--since/--until",
+		[RP_F_COMM] = "--comm",
+		[RP_F_PID] = "--pid",
+		[RP_F_CGROUP] = "--cgroup",
+		[RP_F_CONTAINER] = "--container/--pod",
 		[RP_F_DEV] = "--dev",
 	};
 	const struct rr_stats *s = &rp->rr.st;
@@ -385,9 +397,10 @@ static int rp_start(struct report *rp)
 	io.live = 0;
 	rr_init(&rp->rr, rp_on_req, rp);
 	rp->rr.blame_fn = rp_on_blame;
-	rp->dn = (struct out_devnames){
-		.name = rp_dev_name_of, .serial = rp_dev_serial_of, .cgroup = rp_cgroup_of, .ctx = rp
-	};
+	rp->dn = (struct out_devnames){ .name = rp_dev_name_of,
+					.serial = rp_dev_serial_of,
+					.cgroup = rp_cgroup_of,
+					.ctx = rp };
 	if (rp->o.json_path) {
 		rp->jf = open_out("json", rp->o.json_path);
 		if (!rp->jf)

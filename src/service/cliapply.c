@@ -195,8 +195,8 @@ static int cli_metrics(const struct cli_src *src, int opt, const char *arg, stru
 
 	if (addr_parse_hostport(arg, &a, why, sizeof(why)))
 		return cli_bad(src, opt,
-			       "bad address '%s': %s (e.g. 127.0.0.1:9477, [::1]:9477, :9477)",
-			       arg, why);
+			       "bad address '%s': %s (e.g. 127.0.0.1:9477, [::1]:9477, :9477)", arg,
+			       why);
 	if (cli_setstr(&o->metrics_addr, arg))
 		return cli_bad(src, opt, "out of memory");
 	return CLI_RUN;
@@ -345,8 +345,8 @@ static int cli_record(const struct cli_src *src, int c, const char *arg, struct 
 	case CLI_OPT_RECORD_SIZE:
 	case CLI_OPT_RECORD_MAX:
 		if (parse_size(arg, &v) || v < REC_MIN_SIZE)
-			return cli_bad(src, c, "bad size '%s' (expected at least 64K, e.g. 64M, 1G)",
-				       arg);
+			return cli_bad(src, c,
+				       "bad size '%s' (expected at least 64K, e.g. 64M, 1G)", arg);
 		*(c == CLI_OPT_RECORD_SIZE ? &o->record_size : &o->record_max) = v;
 		return CLI_RUN;
 	case CLI_OPT_RECORD_LEVEL:
@@ -446,11 +446,18 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 	case 'f':
 	case 'm':
 		return cli_filter(c, arg, o, src);
-	case CLI_OPT_RECORD: case CLI_OPT_RECORD_SIZE: case CLI_OPT_RECORD_MAX:
-	case CLI_OPT_RECORD_LEVEL: case CLI_OPT_RECORD_AGE:
+	case CLI_OPT_RECORD:
+	case CLI_OPT_RECORD_SIZE:
+	case CLI_OPT_RECORD_MAX:
+	case CLI_OPT_RECORD_LEVEL:
+	case CLI_OPT_RECORD_AGE:
 		return cli_record(src, c, arg, o);
-	case CLI_OPT_MODE: case CLI_OPT_LINK: case CLI_OPT_LISTEN: case CLI_OPT_QEMU_PID:
-	case CLI_OPT_LINK_KEY: case CLI_OPT_NAME:
+	case CLI_OPT_MODE:
+	case CLI_OPT_LINK:
+	case CLI_OPT_LISTEN:
+	case CLI_OPT_QEMU_PID:
+	case CLI_OPT_LINK_KEY:
+	case CLI_OPT_NAME:
 		return cli_modes(src, c, arg, o);
 	case CLI_OPT_SAMPLE:
 		if (parse_u64(arg, 1, UINT64_MAX, &v))
@@ -488,9 +495,11 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 		return CLI_RUN;
 	case CLI_OPT_SYSCALL_HOOKS:
 		if (strcmp(arg, "auto") && strcmp(arg, "percall") && strcmp(arg, "raw"))
-			return cli_bad(src, c, "bad syscall hooks '%s' (expected auto, raw or percall)",
+			return cli_bad(src, c,
+				       "bad syscall hooks '%s' (expected auto, raw or percall)",
 				       arg);
-		return cli_setstr(&o->syscall_hooks, arg) ? cli_bad(src, c, "out of memory") : CLI_RUN;
+		return cli_setstr(&o->syscall_hooks, arg) ? cli_bad(src, c, "out of memory") :
+							    CLI_RUN;
 	case CLI_OPT_METRICS_CONTAINERS:
 		o->metrics_containers = 1;
 		return CLI_RUN;

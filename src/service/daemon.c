@@ -378,8 +378,10 @@ static void start_line(struct daemon *d)
 		hooks += d->ld.hooks[i].ok;
 	it_note_always("%s started: layers %s (%d hooks attached); metrics %s%s%s; recording %s",
 		       IT_VERSION, layers[0] ? layers : "none", hooks,
-		       d->o->metrics_addr ? "http://" : "off", d->o->metrics_addr ? d->o->metrics_addr : "",
-		       d->o->metrics_addr ? "/metrics" : "", d->o->record_dir ? d->o->record_dir : "off");
+		       d->o->metrics_addr ? "http://" : "off",
+		       d->o->metrics_addr ? d->o->metrics_addr : "",
+		       d->o->metrics_addr ? "/metrics" : "",
+		       d->o->record_dir ? d->o->record_dir : "off");
 }
 
 static void report_attach(struct daemon *d)
@@ -431,8 +433,9 @@ static int bpf_up(struct daemon *d)
 /* Report what attached, and start the guest or host mode on it. */
 int bpf_connect(struct daemon *d)
 {
-	struct mode_env env = { .o = d->o, .ld = &d->ld, .out = d->out, .json = d->json,
-				.text = d->text };
+	struct mode_env env = {
+		.o = d->o, .ld = &d->ld, .out = d->out, .json = d->json, .text = d->text
+	};
 
 	report_attach(d);
 	d->mode = mode_of(d, d->o);
@@ -501,9 +504,12 @@ static int open_record(struct daemon *d)
 {
 	const struct it_opts *o = d->o;
 	char who[PATH_MAX + 32];
-	struct rec_opts ro = { .dir = o->record_dir, .seg_size = o->record_size,
-			       .seg_age_ns = o->record_age_ns, .max_bytes = o->record_max,
-			       .level = o->record_level, .sysfs_root = o->sysfs_root,
+	struct rec_opts ro = { .dir = o->record_dir,
+			       .seg_size = o->record_size,
+			       .seg_age_ns = o->record_age_ns,
+			       .max_bytes = o->record_max,
+			       .level = o->record_level,
+			       .sysfs_root = o->sysfs_root,
 			       /* host mode's blame is by VM: not kept in a recording */
 			       .blame = o->blame && o->mode != IT_MODE_HOST,
 			       .who = cli_where(o, "record", who, sizeof(who)) };

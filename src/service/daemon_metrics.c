@@ -64,8 +64,8 @@ int metrics_hooks(struct daemon *d)
  * drops and cnt are the run's (all_drops, all_counters): the attached side's are
  * those less what earlier attaches carried, so the maps are read once a tick.
  */
-static void blk_inflight_missed(const struct daemon *d, const uint64_t *drops,
-				const uint64_t *cnt, uint64_t *inflight, uint64_t *missed)
+static void blk_inflight_missed(const struct daemon *d, const uint64_t *drops, const uint64_t *cnt,
+				uint64_t *inflight, uint64_t *missed)
 {
 	const int k = IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED;
 	uint64_t cur = drops[k] - d->carried_drops[k], ended;
@@ -151,9 +151,14 @@ void metrics_tick(struct daemon *d, int force)
 	uint64_t drops[IT_NR_DROPS], cnt[IT_NR_COUNTERS];
 	struct metrics_proc proc;
 	struct agg_row *rows;
-	struct metrics_in in = { .drops = drops, .drop_layers = d->ld.layers_on, .counters = cnt,
-				 .lost = d->lost + d->recs.spill_lost, .hooks = d->mhooks, .nr_hooks = d->nr_mhooks,
-				 .dev_name = metrics_dev, .dev_ctx = d };
+	struct metrics_in in = { .drops = drops,
+				 .drop_layers = d->ld.layers_on,
+				 .counters = cnt,
+				 .lost = d->lost + d->recs.spill_lost,
+				 .hooks = d->mhooks,
+				 .nr_hooks = d->nr_mhooks,
+				 .dev_name = metrics_dev,
+				 .dev_ctx = d };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f;

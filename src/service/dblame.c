@@ -253,7 +253,8 @@ static void rec_done(struct dblame *d, struct dblame_rec *e)
 }
 
 /* n culprits' shares added to e's by owner: the first DBL_REC_KEEP owners, the rest stay in others */
-static void rec_add(const struct dblame *d, struct dblame_rec *e, const struct blame_share *c, int n)
+static void rec_add(const struct dblame *d, struct dblame_rec *e, const struct blame_share *c,
+		    int n)
 {
 	int k;
 
@@ -528,10 +529,11 @@ void dblame_metrics(struct dblame *d, FILE *f, uint64_t now, metrics_dev_fn dev_
 	struct metrics_label l[4];
 
 	dblame_tick(d, now);
-	metrics_family(f, "iotracer_blame_seconds_total", "counter",
-		       "Block request wait of the victim cgroup held by the culprit cgroup's requests "
-		       "(host mode: VMs by name; --blame, docs/blame.md): the first 5 culprits per "
-		       "device and victim, the rest as other");
+	metrics_family(
+		f, "iotracer_blame_seconds_total", "counter",
+		"Block request wait of the victim cgroup held by the culprit cgroup's requests "
+		"(host mode: VMs by name; --blame, docs/blame.md): the first 5 culprits per "
+		"device and victim, the rest as other");
 	for (int i = 0; i < d->nr_v; i++) {
 		const struct dbl_vic *v = &d->v[i];
 
@@ -547,9 +549,10 @@ void dblame_metrics(struct dblame *d, FILE *f, uint64_t now, metrics_dev_fn dev_
 			sample_ns(f, "iotracer_blame_seconds_total", l, 3, v->other_ns);
 		}
 	}
-	metrics_family(f, "iotracer_blame_wait_seconds_total", "counter",
-		       "Block request wait of the victim cgroup (host mode: VM) by part: own (its own "
-		       "service), unattributed, self (its own requests), others (--blame)");
+	metrics_family(
+		f, "iotracer_blame_wait_seconds_total", "counter",
+		"Block request wait of the victim cgroup (host mode: VM) by part: own (its own "
+		"service), unattributed, self (its own requests), others (--blame)");
 	for (int i = 0; i < d->nr_v; i++) {
 		l[0] = (struct metrics_label){ "device", dev_name(d->v[i].dev, ctx) };
 		l[1] = (struct metrics_label){ "victim", label_name(d, d->v[i].victim) };
@@ -563,9 +566,10 @@ void dblame_metrics(struct dblame *d, FILE *f, uint64_t now, metrics_dev_fn dev_
 		       "Block requests that completed after a request they overlapped was split "
 		       "(their share of its wait is missing; --blame)",
 		       st->late);
-	metrics_single(f, "iotracer_blame_unsplit_total", "counter",
-		       "Block requests whose wait began before the history kept: not split (--blame)",
-		       st->truncated);
+	metrics_single(
+		f, "iotracer_blame_unsplit_total", "counter",
+		"Block requests whose wait began before the history kept: not split (--blame)",
+		st->truncated);
 }
 
 void dblame_free(struct dblame *d)

@@ -243,7 +243,8 @@ static void ct_labels(struct ct_names *names, const char *path, struct metrics_l
 	if (path) {
 		ct_describe(names, path, &ct);
 		if (ct.container || ct.ci.name[0])
-			snprintf(buf[0], CT_NAME_MAX, "%s", ct.container ? ct.container : ct.ci.name);
+			snprintf(buf[0], CT_NAME_MAX, "%s",
+				 ct.container ? ct.container : ct.ci.name);
 		else
 			snprintf(buf[0], CT_NAME_MAX, "%.12s", ct.ci.id);
 		snprintf(buf[1], CT_NAME_MAX, "%s", ct.pod ? ct.pod : ct.ci.pod_uid);
@@ -307,7 +308,8 @@ static void write_drops(FILE *f, const struct metrics_in *in)
 			if (k == IT_DROP_MISSED)
 				continue;
 			l[1].value = abi_name(&abi_drops, k);
-			metrics_sample_u64(f, LOST_NAME, l, 2, in->drops[layer * IT_DROP_KINDS + k]);
+			metrics_sample_u64(f, LOST_NAME, l, 2,
+					   in->drops[layer * IT_DROP_KINDS + k]);
 		}
 	}
 	l[0].value = "block";

@@ -208,8 +208,10 @@ static int top_one(void *ctx, int c, const char *arg)
 		return 0;
 	case 's':
 		if (tview_sort_of(arg) < 0)
-			return bad("sort", "bad key '%s' (expected iops, bytes, avg, p99, queue, "
-					   "device)", arg);
+			return bad("sort",
+				   "bad key '%s' (expected iops, bytes, avg, p99, queue, "
+				   "device)",
+				   arg);
 		t->view.sort = tview_sort_of(arg);
 		return 0;
 	case 'C':
@@ -479,8 +481,8 @@ static int row_blame(const struct tview_row *r, int totals, char *name, size_t n
 	struct tblame_top top;
 	const char *label;
 
-	if (tblame_row(t->blame, totals, key, r->dev, r->op, blame_group, t, &top) ||
-	    !top.found || top.blamed_ns <= 0)
+	if (tblame_row(t->blame, totals, key, r->dev, r->op, blame_group, t, &top) || !top.found ||
+	    top.blamed_ns <= 0)
 		return 0;
 	*pct = 100.0 * top.ns / top.blamed_ns;
 	if (blame_owner_none(&top.who)) {
@@ -511,8 +513,8 @@ static int group_rows(struct top *t, const struct agg_entry *now, int nr,
 	int n;
 
 	if (t->group < TG_CONTAINER)
-		return totals ? tview_totals(now, nr, dt_ns, t->view.by_cgroup, rows)
-			      : tview_rows(now, nr, prev, nr_prev, dt_ns, t->view.by_cgroup, rows);
+		return totals ? tview_totals(now, nr, dt_ns, t->view.by_cgroup, rows) :
+				tview_rows(now, nr, prev, nr_prev, dt_ns, t->view.by_cgroup, rows);
 	fn = malloc((nr ? nr : 1) * sizeof(*fn));
 	if (prev)
 		fp = malloc((nr_prev ? nr_prev : 1) * sizeof(*fp));
@@ -526,14 +528,13 @@ static int group_rows(struct top *t, const struct agg_entry *now, int nr,
 		memcpy(fp, prev, nr_prev * sizeof(*fp));
 		nr_prev = tview_fold(fp, nr_prev, fold_id, t);
 	}
-	n = totals ? tview_totals(fn, nr, dt_ns, 1, rows)
-		   : tview_rows(fn, nr, fp, nr_prev, dt_ns, 1, rows);
+	n = totals ? tview_totals(fn, nr, dt_ns, 1, rows) :
+		     tview_rows(fn, nr, fp, nr_prev, dt_ns, 1, rows);
 out:
 	free(fn);
 	free(fp);
 	return n;
 }
-
 
 /* ---- the loop ---- */
 

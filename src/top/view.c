@@ -14,8 +14,8 @@
 #include "lib/parse.h"
 #include "top/view.h"
 
-static const char *const sort_names[TV_SORT_MAX] = { "iops", "bytes", "avg", "p99", "queue",
-						     "device" };
+static const char *const sort_names[TV_SORT_MAX] = { "iops", "bytes", "avg",
+						     "p99",  "queue", "device" };
 
 const char *tview_sort_name(enum tview_sort s)
 {
@@ -96,8 +96,8 @@ static void fill_row(struct tview_row *r, const struct group *g, uint64_t dt_ns)
 }
 
 /* Group the entries (deltas against prev, sorted by key; prev NULL: whole) and make rows. */
-static int make_rows(const struct agg_entry *now, int nr, const struct agg_entry *prev,
-		     int nr_prev, uint64_t dt_ns, int by_cgroup, struct tview_row **rows)
+static int make_rows(const struct agg_entry *now, int nr, const struct agg_entry *prev, int nr_prev,
+		     uint64_t dt_ns, int by_cgroup, struct tview_row **rows)
 {
 	struct group *g = calloc(nr ? nr : 1, sizeof(*g));
 	struct it_agg_val zero, d;
@@ -313,7 +313,8 @@ static void print_head(FILE *f, const struct tview_opts *o, const struct tv_layo
 			at += snprintf(line + at, sizeof(line) - at, "%*s ", l->w[c],
 				       tv_cols[c].name);
 	if (l->cg_w >= 0)
-		snprintf(line + at, sizeof(line) - at, "%s", o->group_col ? o->group_col : "CGROUP");
+		snprintf(line + at, sizeof(line) - at, "%s",
+			 o->group_col ? o->group_col : "CGROUP");
 	else if (at)
 		line[at - 1] = '\0';
 	if (o->ansi)

@@ -20,24 +20,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 /* A promise of the code under test that the input broke: report and crash. */
-#define FUZZ_CHECK(cond, ...)                                                   \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			fprintf(stderr, "fuzz: %s:%d: check failed: %s: ", __FILE__, \
-				__LINE__, #cond);                               \
-			fprintf(stderr, __VA_ARGS__);                           \
-			fputc('\n', stderr);                                    \
-			abort();                                                \
-		}                                                               \
+#define FUZZ_CHECK(cond, ...)                                                                  \
+	do {                                                                                   \
+		if (!(cond)) {                                                                 \
+			fprintf(stderr, "fuzz: %s:%d: check failed: %s: ", __FILE__, __LINE__, \
+				#cond);                                                        \
+			fprintf(stderr, __VA_ARGS__);                                          \
+			fputc('\n', stderr);                                                   \
+			abort();                                                               \
+		}                                                                              \
 	} while (0)
 
 /* The harness itself cannot run (no memory, no fd): not a finding, stop. */
-#define FUZZ_SETUP(cond, what)                                              \
-	do {                                                                \
-		if (!(cond)) {                                              \
-			perror("fuzz: setup: " what);                       \
-			exit(1);                                            \
-		}                                                           \
+#define FUZZ_SETUP(cond, what)                        \
+	do {                                          \
+		if (!(cond)) {                        \
+			perror("fuzz: setup: " what); \
+			exit(1);                      \
+		}                                     \
 	} while (0)
 
 /*

@@ -31,8 +31,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		FUZZ_CHECK(len && !strncmp(err, "iotracer: ", 10), "refusal without a line: '%.*s'",
 			   (int)(len < 200 ? len : 200), err ? err : "");
-		FUZZ_CHECK(nl && (size_t)(nl - err) == len - 1, "refusal of more than one line: %.*s",
-			   (int)(len < 300 ? len : 300), err);
+		FUZZ_CHECK(nl && (size_t)(nl - err) == len - 1,
+			   "refusal of more than one line: %.*s", (int)(len < 300 ? len : 300),
+			   err);
 		FUZZ_CHECK(strstr(err, path) != NULL, "the file is not named: %s", err);
 	} else {
 		FUZZ_CHECK(len == 0, "accepted, and said: %.*s", (int)(len < 200 ? len : 200), err);

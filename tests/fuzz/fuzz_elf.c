@@ -14,7 +14,11 @@
 #include "mode/qemu.h"
 
 static const char *const names[] = {
-	"virtio_blk_handle_vq", "virtqueue_pop", "blk_aio_preadv", "qemu_main", "qemu_obj",
+	"virtio_blk_handle_vq",
+	"virtqueue_pop",
+	"blk_aio_preadv",
+	"qemu_main",
+	"qemu_obj",
 	"not_there",
 };
 #define NR_NAMES ((int)(sizeof(names) / sizeof(names[0])))

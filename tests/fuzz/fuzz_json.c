@@ -22,8 +22,8 @@ static void walk(const struct json *v, int depth, int in_obj)
 			   v->key ? v->key : "(none)");
 		FUZZ_CHECK((v->t == JSON_STR) == (v->str != NULL), "type %d with str %p", v->t,
 			   (void *)v->str);
-		FUZZ_CHECK(!v->child || v->t == JSON_ARR || v->t == JSON_OBJ, "type %d with children",
-			   v->t);
+		FUZZ_CHECK(!v->child || v->t == JSON_ARR || v->t == JSON_OBJ,
+			   "type %d with children", v->t);
 		if (v->str)
 			(void)strlen(v->str);
 		walk(v->child, depth + 1, v->t == JSON_OBJ);

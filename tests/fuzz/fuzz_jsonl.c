@@ -45,8 +45,7 @@ static void on_req(void *ctx, const struct rf_req *q)
 	uint64_t start, end;
 
 	FUZZ_CHECK(q->kind >= CORR_SYSCALL && q->kind <= CORR_BLOCK, "kind %d", (int)q->kind);
-	FUZZ_CHECK(q->nr_blocks >= 0 && q->nr_blocks <= CORR_MAX_BLOCKS, "%d blocks",
-		   q->nr_blocks);
+	FUZZ_CHECK(q->nr_blocks >= 0 && q->nr_blocks <= CORR_MAX_BLOCKS, "%d blocks", q->nr_blocks);
 	rf_req_view(q, &r);
 	rf_req_span(&r, &start, &end);
 	s->requests++;

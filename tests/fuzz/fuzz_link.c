@@ -159,13 +159,17 @@ static void fix_frames(uint8_t *s, size_t n)
 
 static struct link *scene_link(struct scene *sc)
 {
-	static const struct link_filter filter = {
-		.nr_serials = 1, .serials = { "fuzzdisk" }, .sector_hi = { 1 << 20 }
-	};
-	struct link_cb cb = { .ctx = sc, .on_up = on_up, .on_down = on_down,
-			      .on_records = on_records, .log = on_log };
+	static const struct link_filter filter = { .nr_serials = 1,
+						   .serials = { "fuzzdisk" },
+						   .sector_hi = { 1 << 20 } };
+	struct link_cb cb = { .ctx = sc,
+			      .on_up = on_up,
+			      .on_down = on_down,
+			      .on_records = on_records,
+			      .log = on_log };
 	struct link_opts o = { .role = sc->guest ? LINK_ROLE_GUEST : LINK_ROLE_HOST,
-			       .name = "fuzz", .outbox = OUTBOX };
+			       .name = "fuzz",
+			       .outbox = OUTBOX };
 	struct link_vreq v[200];
 	struct link *l = link_new(&o, &cb);
 	int i;

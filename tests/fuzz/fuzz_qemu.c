@@ -44,7 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(d->nr_backing >= 0 && d->nr_backing <= QEMU_MAX_BACKING,
 			   "disk %d has %d backing files", i, d->nr_backing);
 		for (int k = 0; k < d->nr_backing; k++)
-			FUZZ_CHECK(FIELD_OK(&d->backing[k], path) && FIELD_OK(&d->backing[k], format) &&
+			FUZZ_CHECK(FIELD_OK(&d->backing[k], path) &&
+					   FIELD_OK(&d->backing[k], format) &&
 					   d->backing[k].path[0],
 				   "disk %d backing %d unterminated or empty", i, k);
 	}

@@ -45,9 +45,11 @@ static void frame(uint16_t type, const void *pl, uint32_t n)
 
 static void hello(int role, uint64_t session, uint64_t next_seq)
 {
-	struct link_hello h = { .version = LINK_VERSION, .role = (uint8_t)role,
+	struct link_hello h = { .version = LINK_VERSION,
+				.role = (uint8_t)role,
 				.caps = LINK_CAP_VREQ | LINK_CAP_FILTER | LINK_CAP_ACK,
-				.session = session, .next_seq = next_seq };
+				.session = session,
+				.next_seq = next_seq };
 
 	snprintf(h.name, sizeof(h.name), "%s", role == LINK_ROLE_GUEST ? "vm1" : "host");
 	frame(LINK_HELLO, &h, sizeof(h));
@@ -81,7 +83,9 @@ static void records(uint64_t first, uint32_t n)
 
 static void ping(uint16_t type, uint64_t id)
 {
-	struct link_ping p = { .id = id, .t1 = 1000, .t2 = type == LINK_PONG ? 1500 : 0,
+	struct link_ping p = { .id = id,
+			       .t1 = 1000,
+			       .t2 = type == LINK_PONG ? 1500 : 0,
 			       .t3 = type == LINK_PONG ? 1600 : 0 };
 
 	frame(type, &p, sizeof(p));

@@ -51,8 +51,11 @@ int main(int argc, char **argv)
 	if (argc != 2 || !mkdtemp(tmp))
 		return 2;
 	for (int level = 0; level <= 1; level++) {
-		struct rec_opts o = { .dir = tmp, .seg_size = 64ull << 20, .seg_age_ns = 3600e9,
-				      .max_bytes = 1ull << 30, .sysfs_root = "/nonexistent",
+		struct rec_opts o = { .dir = tmp,
+				      .seg_size = 64ull << 20,
+				      .seg_age_ns = 3600e9,
+				      .max_bytes = 1ull << 30,
+				      .sysfs_root = "/nonexistent",
 				      .level = level };
 		struct recorder *rc = rec_open(&o, 1000000000ull);
 		struct corr_req r;
@@ -68,8 +71,9 @@ int main(int argc, char **argv)
 				rec_tick(rc, 1000000000ull + (uint64_t)(i + 1) * RF_FLUSH_NS);
 		}
 		rec_close(rc);
-		snprintf(cmd, sizeof(cmd), "for f in %s/*; do mv \"$f\" %s/level%d-$(basename \"$f\"); done",
-			 tmp, argv[1], level);
+		snprintf(cmd, sizeof(cmd),
+			 "for f in %s/*; do mv \"$f\" %s/level%d-$(basename \"$f\"); done", tmp,
+			 argv[1], level);
 		if (system(cmd))
 			return 1;
 	}

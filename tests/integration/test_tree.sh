@@ -6,13 +6,15 @@
 #                 The fuzzers' regression inputs (tests/fuzz/regress/) are inputs, kept.
 #   ignored       .gitignore keeps the build's outputs out: the binaries, objects and
 #                 build/ are all ignored by git check-ignore
+#   format        every tracked C source and header (but vmlinux/, generated) is as
+#                 clang-format leaves it under the repo's .clang-format (`make format`)
 # SKIP when the repo is not a git checkout (an unpacked tarball has no index to check).
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin no_binaries ignored
-require_cmd git file
+it_begin no_binaries ignored format
+require_cmd git file clang-format
 
 cd "$IT_ROOT" || fail_all "cannot cd to $IT_ROOT"
 git rev-parse --is-inside-work-tree >/dev/null 2>&1 ||
@@ -34,5 +36,15 @@ if [[ -z $missing ]]; then
 	pass ignored
 else
 	fail ignored "not ignored by .gitignore: $missing"
+fi
+
+unclean=""
+while IFS= read -r -d '' f; do
+	clang-format --style=file "$f" | cmp -s - "$f" || unclean+="$f "
+done < <(git ls-files -z -- '*.c' '*.h' ':!vmlinux')
+if [[ -z $unclean ]]; then
+	pass format
+else
+	fail format "not clang-format clean (make format): $unclean"
 fi
 it_end

@@ -35,10 +35,9 @@ static const char *const mode_names[] = { "read", "write", "randread", "randwrit
 
 static void usage(void)
 {
-	fprintf(stderr,
-		"usage: ioload -d DEV -n COUNT [-b BS] [-m read|write|randread|randwrite]\n"
-		"              [-s SEED] [-o OFFSET] [-S SPAN] [-r OPS_PER_SEC]\n"
-		"  sizes take k/m/g suffixes (powers of 1024)\n");
+	fprintf(stderr, "usage: ioload -d DEV -n COUNT [-b BS] [-m read|write|randread|randwrite]\n"
+			"              [-s SEED] [-o OFFSET] [-S SPAN] [-r OPS_PER_SEC]\n"
+			"  sizes take k/m/g suffixes (powers of 1024)\n");
 	exit(2);
 }
 
@@ -50,10 +49,23 @@ static uint64_t parse_size(const char *s, const char *what)
 	if (errno || end == s || *s == '-')
 		goto bad;
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
+	case 'k':
+	case 'K':
+		v <<= 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		v <<= 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		v <<= 30;
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (*end)
 		goto bad;
@@ -91,13 +103,28 @@ int main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "d:n:b:m:s:o:S:r:h")) != -1) {
 		switch (c) {
-		case 'd': dev = optarg; break;
-		case 'n': count = parse_size(optarg, "count"); have_count = 1; break;
-		case 'b': bs = parse_size(optarg, "block size"); break;
-		case 's': seed = parse_size(optarg, "seed"); break;
-		case 'o': off0 = parse_size(optarg, "offset"); break;
-		case 'S': span = parse_size(optarg, "span"); break;
-		case 'r': rate = parse_size(optarg, "rate"); break;
+		case 'd':
+			dev = optarg;
+			break;
+		case 'n':
+			count = parse_size(optarg, "count");
+			have_count = 1;
+			break;
+		case 'b':
+			bs = parse_size(optarg, "block size");
+			break;
+		case 's':
+			seed = parse_size(optarg, "seed");
+			break;
+		case 'o':
+			off0 = parse_size(optarg, "offset");
+			break;
+		case 'S':
+			span = parse_size(optarg, "span");
+			break;
+		case 'r':
+			rate = parse_size(optarg, "rate");
+			break;
 		case 'm': {
 			int i, found = 0;
 			for (i = 0; i < 4; i++)
@@ -111,7 +138,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
-		default: usage();
+		default:
+			usage();
 		}
 	}
 	if (!dev || !have_count || optind != argc)
@@ -145,7 +173,9 @@ int main(int argc, char **argv)
 		}
 		int lbs = 512;
 		if (ioctl(fd, BLKSSZGET, &lbs) == 0 && lbs > 0 && bs % (uint64_t)lbs) {
-			fprintf(stderr, "ioload: block size %" PRIu64 " is not a multiple of %s's logical block size %d\n",
+			fprintf(stderr,
+				"ioload: block size %" PRIu64
+				" is not a multiple of %s's logical block size %d\n",
 				bs, dev, lbs);
 			return 2;
 		}
@@ -153,7 +183,9 @@ int main(int argc, char **argv)
 		size = (uint64_t)st.st_size;
 	}
 	if (off0 >= size) {
-		fprintf(stderr, "ioload: offset %" PRIu64 " beyond the end of %s (%" PRIu64 " bytes)\n", off0, dev, size);
+		fprintf(stderr,
+			"ioload: offset %" PRIu64 " beyond the end of %s (%" PRIu64 " bytes)\n",
+			off0, dev, size);
 		return 2;
 	}
 	if (span == 0 || span > size - off0)
@@ -188,7 +220,8 @@ int main(int argc, char **argv)
 			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 				;
 		}
-		uint64_t blk = (mode == M_RANDREAD || mode == M_RANDWRITE) ? rng() % nblocks : i % nblocks;
+		uint64_t blk = (mode == M_RANDREAD || mode == M_RANDWRITE) ? rng() % nblocks :
+									     i % nblocks;
 		off_t off = (off_t)(off0 + blk * bs);
 		if (writing)
 			memcpy(buf, &off, sizeof(off)); // stamp the offset into the data
@@ -217,8 +250,9 @@ int main(int argc, char **argv)
 	uint64_t elapsed = now_ns() - start;
 	close(fd);
 
-	printf("{\"dev\":\"%s\",\"mode\":\"%s\",\"bs\":%" PRIu64 ",\"count\":%" PRIu64 ",\"ops\":%" PRIu64
-	       ",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"short\":%" PRIu64 ",\"first_errno\":%d"
+	printf("{\"dev\":\"%s\",\"mode\":\"%s\",\"bs\":%" PRIu64 ",\"count\":%" PRIu64
+	       ",\"ops\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64
+	       ",\"short\":%" PRIu64 ",\"first_errno\":%d"
 	       ",\"elapsed_ns\":%" PRIu64 ",\"lat_min_ns\":%" PRIu64 ",\"lat_max_ns\":%" PRIu64
 	       ",\"lat_avg_ns\":%" PRIu64 "}\n",
 	       dev, mode_names[mode], bs, count, ops, bytes, errors, shorts, first_errno, elapsed,

@@ -49,7 +49,8 @@
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: taxload -m syscall|pipe|socket|eventfd|file|aio -n ROUNDS [-f PATH] [-c] [-y]\n");
+	fprintf(stderr,
+		"usage: taxload -m syscall|pipe|socket|eventfd|file|aio -n ROUNDS [-f PATH] [-c] [-y]\n");
 	exit(2);
 }
 
@@ -133,12 +134,23 @@ int main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "m:n:f:cy")) != -1) {
 		switch (c) {
-		case 'm': mode = optarg; break;
-		case 'n': rounds = strtol(optarg, NULL, 0); break;
-		case 'f': path = optarg; break;
-		case 'c': counts = 1; break;
-		case 'y': sync = 1; break;
-		default: usage();
+		case 'm':
+			mode = optarg;
+			break;
+		case 'n':
+			rounds = strtol(optarg, NULL, 0);
+			break;
+		case 'f':
+			path = optarg;
+			break;
+		case 'c':
+			counts = 1;
+			break;
+		case 'y':
+			sync = 1;
+			break;
+		default:
+			usage();
 		}
 	}
 	if (!mode || rounds <= 0)
@@ -229,8 +241,9 @@ int main(int argc, char **argv)
 	if (counts)
 		printf("progs %s %d %d\n", mode, nb, na);
 	printf("{\"mode\":\"%s\",\"rounds\":%ld,\"calls\":%ld,\"errors\":%ld,\"elapsed_ns\":%llu,"
-	       "\"ns_per_call\":%.1f,\"min_ns_per_call\":%.1f}\n", mode, rounds, rounds * per, errors,
-	       (unsigned long long)t, (double)t / (rounds * per), (double)best / (batch * per));
+	       "\"ns_per_call\":%.1f,\"min_ns_per_call\":%.1f}\n",
+	       mode, rounds, rounds * per, errors, (unsigned long long)t,
+	       (double)t / (rounds * per), (double)best / (batch * per));
 	return errors ? 1 : 0;
 setup:
 	fprintf(stderr, "taxload: %s setup: %s\n", mode, strerror(errno));

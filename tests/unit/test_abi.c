@@ -43,7 +43,8 @@ static void test_abi_names(void)
 	static const char *const ops[] = { "read", "write", "sync", "discard", "other" };
 	static const char *const layers[] = { "syscall", "fs",	 "sched",  "block",
 					      "nvme",	 "scsi", "virtio", "qemu" };
-	static const char *const stages[] = { "total", "offcpu", "q2c", "d2c", "q2d", "runq", "dirty_age" };
+	static const char *const stages[] = { "total", "offcpu", "q2c",	     "d2c",
+					      "q2d",   "runq",	 "dirty_age" };
 	unsigned int i;
 
 	ASSERT_EQ(abi_ops.n, IT_OP_MAX, "ops");

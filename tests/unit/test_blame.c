@@ -52,8 +52,9 @@ static void on_res(const struct blame_res *res, void *ctx)
 static struct blame_in mk(uint64_t tag, uint32_t dev, uint64_t cg, uint32_t pid, uint64_t q,
 			  uint64_t d, uint64_t c, int victim)
 {
-	struct blame_in in = { .dev = dev, .victim = victim, .q_ns = q, .d_ns = d, .c_ns = c,
-			       .tag = tag };
+	struct blame_in in = {
+		.dev = dev, .victim = victim, .q_ns = q, .d_ns = d, .c_ns = c, .tag = tag
+	};
 
 	in.owner.cgroup_id = cg;
 	in.owner.pid = pid;
@@ -168,7 +169,8 @@ static void test_self(void)
 		struct got g = { 0 };
 
 		blame_free(feed(by, 1000, in, 2, &g));
-		parts(&g, 7.5, 1, by == BLAME_BY_CGROUP ? 11.5 : 0, by == BLAME_BY_CGROUP ? 0 : 11.5);
+		parts(&g, 7.5, 1, by == BLAME_BY_CGROUP ? 11.5 : 0,
+		      by == BLAME_BY_CGROUP ? 0 : 11.5);
 	}
 }
 
@@ -573,7 +575,8 @@ static void test_daemon_metrics(void)
 				"part=\"own\"} 0.0000001\n"),
 		    "the dirtier's request is /a's");
 	for (const char *at = txt; (at = strstr(at, "\niotracer_blame_seconds_total{device=\"sda\","
-					       "victim=\"/v\",culprit=\"")); at++)
+						    "victim=\"/v\",culprit=\""));
+	     at++)
 		named += !!strncmp(at + 64, "other\"", 6);
 	ASSERT_EQ(named, 5, "five named (/a and four of the six)");
 	ASSERT_TRUE(strstr(txt, "\niotracer_blame_seconds_total{device=\"sda\",victim=\"/v\","
@@ -718,8 +721,11 @@ static void test_daemon_records(void)
 	size_t nj = 0;
 	FILE *fj = open_memstream(&js, &nj);
 	struct it_block_rec v3[2], c[6], bad, v5, fast;
-	struct rec_opts ro = { .seg_size = 1 << 20, .seg_age_ns = 3600000000000ull,
-			       .max_bytes = 1 << 24, .sysfs_root = "/nonexistent", .blame = 1 };
+	struct rec_opts ro = { .seg_size = 1 << 20,
+			       .seg_age_ns = 3600000000000ull,
+			       .max_bytes = 1 << 24,
+			       .sysfs_root = "/nonexistent",
+			       .blame = 1 };
 	struct recorder *rc = NULL;
 	char dir[64], *back = NULL, *want = NULL;
 

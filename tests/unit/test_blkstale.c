@@ -44,7 +44,11 @@ static void test_blk_sweep_map(void)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_NO_COMMON_LRU);
 	const uint64_t now = 1000 * S;
-	const struct { uint64_t key, d_ns; uint8_t live; int stale; } e[] = {
+	const struct {
+		uint64_t key, d_ns;
+		uint8_t live;
+		int stale;
+	} e[] = {
 		{ 0x1000, now - BLK_STALE_NS - S, 1, 1 }, /* missed */
 		{ 0x2000, now - BLK_STALE_NS - 50 * S, 1, 1 }, /* missed long ago */
 		{ 0x3000, now - S, 1, 0 }, /* in flight */

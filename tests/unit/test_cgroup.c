@@ -19,8 +19,12 @@ static void test_cgroup_truncate(void)
 		int depth;
 		const char *want;
 	} cases[] = {
-		{ "/a/b/c", 0, "/" },	  { "/a/b/c", 1, "/a" },   { "/a/b/c", 2, "/a/b" },
-		{ "/a/b/c", 3, "/a/b/c" }, { "/a/b/c", 9, "/a/b/c" }, { "/", 2, "/" },
+		{ "/a/b/c", 0, "/" },
+		{ "/a/b/c", 1, "/a" },
+		{ "/a/b/c", 2, "/a/b" },
+		{ "/a/b/c", 3, "/a/b/c" },
+		{ "/a/b/c", 9, "/a/b/c" },
+		{ "/", 2, "/" },
 		{ "/system.slice/x.service", 1, "/system.slice" },
 	};
 	char buf[64];
@@ -106,7 +110,7 @@ static struct agg_entry entry(uint64_t cg, uint32_t dev, uint8_t op, uint64_t co
 static void test_agg_fold(void)
 {
 	struct agg_entry e[5] = {
-		entry(10, 1, IT_OP_READ, 5), entry(11, 1, IT_OP_READ, 7),
+		entry(10, 1, IT_OP_READ, 5),  entry(11, 1, IT_OP_READ, 7),
 		entry(11, 1, IT_OP_WRITE, 2), entry(12, 1, IT_OP_READ, 3),
 		entry(99, 1, IT_OP_READ, 1), /* never named */
 	};

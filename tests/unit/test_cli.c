@@ -208,14 +208,16 @@ static void test_cli_metrics(void)
 	run_free(&r);
 	RUN(&r, "--blame", "--metrics", ":9477");
 	ASSERT_EQ(r.ret, CLI_USAGE, "--blame --metrics without a depth");
-	ASSERT_STREQ(r.err, "iotracer: --blame: its series are per cgroup: needs --metrics-cgroup-depth\n",
+	ASSERT_STREQ(r.err,
+		     "iotracer: --blame: its series are per cgroup: needs --metrics-cgroup-depth\n",
 		     "message");
 	run_free(&r);
 	RUN(&r, "--blame");
 	ASSERT_EQ(r.ret, CLI_USAGE, "--blame alone");
-	ASSERT_STREQ(r.err,
-		     "iotracer: --blame: shows in /metrics or the records: needs --metrics, -j or --record\n",
-		     "message");
+	ASSERT_STREQ(
+		r.err,
+		"iotracer: --blame: shows in /metrics or the records: needs --metrics, -j or --record\n",
+		"message");
 	run_free(&r);
 	/* in host mode owners are VMs (docs/blame.md): no depth needed, even with /metrics */
 	RUN(&r, "--mode", "host", "--blame", "--metrics", ":9477");
@@ -333,8 +335,8 @@ static void test_cli_modes(void)
 {
 	struct run r;
 
-	RUN(&r, "--mode", "host", "--qemu-pid", "12,34", "--listen", "tcp:127.0.0.1:7767",
-	    "--link", "unix:/run/x.sock", "--name", "h1");
+	RUN(&r, "--mode", "host", "--qemu-pid", "12,34", "--listen", "tcp:127.0.0.1:7767", "--link",
+	    "unix:/run/x.sock", "--name", "h1");
 	if (ASSERT_EQ(r.ret, CLI_RUN, "host ret")) {
 		ASSERT_EQ(r.o.mode, IT_MODE_HOST, "mode");
 		ASSERT_EQ(r.o.nr_qemu_pids, 2, "qemu pids");

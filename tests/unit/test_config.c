@@ -258,8 +258,7 @@ static void test_config_only_given(void)
 		ASSERT_STREQ(cli_where(&r.o, "metrics", where, sizeof(where)), want,
 			     "a file's value says FILE:LINE");
 		snprintf(want, sizeof(want), "%s:2: min-latency", path);
-		ASSERT_STREQ(cli_where(&r.o, "min-latency", where, sizeof(where)), want,
-			     "line 2");
+		ASSERT_STREQ(cli_where(&r.o, "min-latency", where, sizeof(where)), want, "line 2");
 		ASSERT_STREQ(cli_where(&r.o, "json", where, sizeof(where)), "--json",
 			     "an option not given");
 	}

@@ -45,8 +45,8 @@ static const struct dcase dcases[] = {
 	{ "/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID ".scope", 0,
 	  "podman", NULL, ID },
 	{ "/libpod_parent/libpod-" ID, 0, "podman", NULL, ID },
-	{ "/machine.slice/machine-libpod_pod_" ID2 ".slice/libpod-" ID ".scope", 0, "podman",
-	  NULL, ID },
+	{ "/machine.slice/machine-libpod_pod_" ID2 ".slice/libpod-" ID ".scope", 0, "podman", NULL,
+	  ID },
 	{ "/machine.slice/libpod-conmon-" ID ".scope", 0 },
 	{ "/libpod_parent/conmon", 0 },
 	/* containerd: k8s systemd driver, ctr's namespace/id */
@@ -60,20 +60,20 @@ static const struct dcase dcases[] = {
 	{ "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_
 	  ".slice/cri-containerd-" ID ".scope",
 	  0, "containerd", "burstable", ID, UID },
-	{ "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UID_
-	  ".slice/crio-" ID ".scope",
+	{ "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UID_ ".slice/crio-" ID
+	  ".scope",
 	  0, "cri-o", "besteffort", ID, UID },
 	{ "/kubepods.slice/kubepods-pod" UID_ ".slice/docker-" ID ".scope", 0, "docker",
 	  "guaranteed", ID, UID },
-	{ "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_ ".slice", 0,
-	  NULL, "burstable", NULL, UID },
+	{ "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_ ".slice", 0, NULL,
+	  "burstable", NULL, UID },
 	{ "/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice", 0 },
 	/* Kubernetes, cgroupfs driver: '-' in the UID, the bare id; CRI-O's crio-<id> */
 	{ "/kubepods/burstable/pod" UID "/" ID, 0, "kubepods", "burstable", ID, UID },
 	{ "/kubepods/besteffort/pod" UID "/crio-" ID, 0, "cri-o", "besteffort", ID, UID },
 	{ "/kubepods/pod" UID "/" ID, 0, "kubepods", "guaranteed", ID, UID },
-	{ "/kubepods/burstable/pod0123456789abcdef0123456789abcdef/" ID, 0, "kubepods",
-	  "burstable", ID, "0123456789abcdef0123456789abcdef" },
+	{ "/kubepods/burstable/pod0123456789abcdef0123456789abcdef/" ID, 0, "kubepods", "burstable",
+	  ID, "0123456789abcdef0123456789abcdef" },
 	/* systemd-nspawn, LXC/LXD, libvirt */
 	{ "/machine.slice/systemd-nspawn@deb12.service", 0, "systemd-nspawn", NULL, NULL, NULL,
 	  "deb12" },
@@ -83,8 +83,8 @@ static const struct dcase dcases[] = {
 	{ "/lxc.payload/web1", 0, "lxc", NULL, NULL, NULL, "web1" },
 	{ "/lxc/web1/init.scope", 0, "lxc", NULL, NULL, NULL, "web1" },
 	{ "/lxc.monitor.web1", 0 },
-	{ "/machine.slice/machine-qemu\\x2d1\\x2dmy\\x2dvm.scope/libvirt/vcpu0", 0, "libvirt",
-	  NULL, NULL, NULL, "my-vm" },
+	{ "/machine.slice/machine-qemu\\x2d1\\x2dmy\\x2dvm.scope/libvirt/vcpu0", 0, "libvirt", NULL,
+	  NULL, NULL, "my-vm" },
 	{ "/machine.slice/machine-qemu\\x2dold.scope", 0, "libvirt", NULL, NULL, NULL, "old" },
 	{ "/machine.slice/machine-lxc\\x2d4242\\x2dbox.scope", 0, "libvirt", NULL, NULL, NULL,
 	  "box" },
@@ -93,7 +93,8 @@ static const struct dcase dcases[] = {
 	/* malformed: the field left out, -EINVAL; what was valid stays */
 	{ "/system.slice/docker-4f3a.scope", -EINVAL, "docker" },
 	{ "/system.slice/docker-" ID "0.scope", -EINVAL, "docker" },
-	{ "/machine.slice/libpod-" "4F3A9C1D2E5B6A7F8091A2B3C4D5E6F708192A3B4C5D6E7F8091A2B3C4D5E6F7"
+	{ "/machine.slice/libpod-"
+	  "4F3A9C1D2E5B6A7F8091A2B3C4D5E6F708192A3B4C5D6E7F8091A2B3C4D5E6F7"
 	  ".scope",
 	  -EINVAL, "podman" },
 	{ "/docker/buildkit", -EINVAL, "docker" },
@@ -144,7 +145,8 @@ static void test_container_decode_junk(void)
 		for (size_t k = 0; k <= n; k++) {
 			snprintf(buf, sizeof(buf), "%.*s", (int)k, dcases[i].path);
 			ct_decode(buf, &ci);
-			if (!ASSERT_TRUE(strlen(ci.id) <= CT_ID_LEN && strlen(ci.name) < CT_NAME_MAX,
+			if (!ASSERT_TRUE(strlen(ci.id) <= CT_ID_LEN &&
+						 strlen(ci.name) < CT_NAME_MAX,
 					 buf))
 				return;
 		}
@@ -154,8 +156,8 @@ static void test_container_decode_junk(void)
 		static const char alpha[] = "/-_.\\x2dabcdef0123456789kubepodslice";
 
 		for (size_t k = 0; k < n; k++)
-			buf[k] = r & 1 ? alpha[unit_rng(&seed) % (sizeof(alpha) - 1)]
-				       : (char)(1 + unit_rng(&seed) % 255);
+			buf[k] = r & 1 ? alpha[unit_rng(&seed) % (sizeof(alpha) - 1)] :
+					 (char)(1 + unit_rng(&seed) % 255);
 		buf[n] = '\0';
 		ct_decode(buf, &ci);
 	}

@@ -48,8 +48,7 @@ struct emitted {
 
 static struct dblame *t_engine;
 
-static void on_emit(void *ctx, const struct vj_path *p, const struct dblame_rec *blame,
-		    int missing)
+static void on_emit(void *ctx, const struct vj_path *p, const struct dblame_rec *blame, int missing)
 {
 	struct emitted *e = ctx;
 	struct jw w;
@@ -70,8 +69,8 @@ static void on_emit(void *ctx, const struct vj_path *p, const struct dblame_rec 
 	e->n++;
 }
 
-static void mk_path(struct vj_path *p, struct link_vreq *g, uint64_t seq, int joined,
-		    uint64_t req0, uint64_t req1)
+static void mk_path(struct vj_path *p, struct link_vreq *g, uint64_t seq, int joined, uint64_t req0,
+		    uint64_t req1)
 {
 	memset(p, 0, sizeof(*p));
 	memset(g, 0, sizeof(*g));
@@ -203,8 +202,9 @@ static void test_vm_owners(void)
 	ASSERT_TRUE(strstr(txt, "\niotracer_blame_seconds_total{device=\"sda\","
 				"victim=\"/system.slice\",culprit=\"aggr\"} 0.00000002\n"),
 		    "the host process, a victim of aggr");
-	ASSERT_TRUE(strstr(txt, "\niotracer_blame_wait_seconds_total{device=\"sda\",victim=\"victim\","
-				"part=\"self\"} 0.00000005\n"),
+	ASSERT_TRUE(strstr(txt,
+			   "\niotracer_blame_wait_seconds_total{device=\"sda\",victim=\"victim\","
+			   "part=\"self\"} 0.00000005\n"),
 		    "one VM in two cgroups: self");
 	ASSERT_TRUE(!strstr(txt, "/machine"), "no VM named by its cgroup");
 out:

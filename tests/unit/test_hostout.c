@@ -124,8 +124,13 @@ static void fill(struct hostout *s, struct vj_stats *st, struct hostout_now *n)
 {
 	struct link_peer_info a = peer_info(0x1122, "vm1", 4);
 
-	*st = (struct vj_stats){ .guest = 3, .joined = 2, .unjoined = 1, .host_unjoined = 4,
-				 .split = 1, .with_submit = 2, .with_notify = 2 };
+	*st = (struct vj_stats){ .guest = 3,
+				 .joined = 2,
+				 .unjoined = 1,
+				 .host_unjoined = 4,
+				 .split = 1,
+				 .with_submit = 2,
+				 .with_notify = 2 };
 	st->unjoin[VJ_UN_MERGED] = 1;
 	st->host_unjoin[VJ_HU_UNCLAIMED] = 4;
 	s->qemu_ev[IT_QEV_AIO_READ] = 2;
@@ -136,8 +141,9 @@ static void fill(struct hostout *s, struct vj_stats *st, struct hostout_now *n)
 	s->filter_ignored = 2;
 	hostout_note_peer(s, &a, -25, 7, 3);
 	hostout_peer(s, &a)->malformed = 1;
-	*n = (struct hostout_now){ .st = st, .elapsed_ns = 2000000000ull, .bpf_ns = 4000000,
-				   .cpu_pct = 1.25 };
+	*n = (struct hostout_now){
+		.st = st, .elapsed_ns = 2000000000ull, .bpf_ns = 4000000, .cpu_pct = 1.25
+	};
 	n->ls.refused = 5;
 	n->ls.records_rx = 3;
 }
@@ -206,7 +212,8 @@ static void test_hostout_json(void)
 		ASSERT_EQ(json_num(v, "filter_ignored", -1), 2, "filter");
 		ASSERT_EQ(json_num(v, "stages.guest_virtio.count", -1), 0, "stages");
 		ASSERT_TRUE(json_path(v, "peers")->child != NULL, "peers");
-		ASSERT_NEAR(json_num(json_path(v, "peers")->child, "clock_offset_ns", 0), -25, 0, "off");
+		ASSERT_NEAR(json_num(json_path(v, "peers")->child, "clock_offset_ns", 0), -25, 0,
+			    "off");
 	}
 	json_free(v);
 	jw_free(&w);
@@ -215,8 +222,13 @@ static void test_hostout_json(void)
 
 static void test_hostout_records(void)
 {
-	struct link_vreq g = { .seq = 9, .sector = 8, .nr_sectors = 16, .op = IT_OP_WRITE,
-			       .drv_layer = IT_L_VIRTIO, .serial = "disk1", .kick_ns = 100,
+	struct link_vreq g = { .seq = 9,
+			       .sector = 8,
+			       .nr_sectors = 16,
+			       .op = IT_OP_WRITE,
+			       .drv_layer = IT_L_VIRTIO,
+			       .serial = "disk1",
+			       .kick_ns = 100,
 			       .done_ns = 900 };
 	struct vj_path p = path_of(&g, 0);
 	struct json *v;

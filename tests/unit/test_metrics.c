@@ -260,11 +260,12 @@ static void test_metrics_writeback(void)
 				"iotracer_writeback_folios_total{event=\"unknown\"} 13\n"),
 		    "folios");
 	ASSERT_TRUE(strstr(got, "\niotracer_writeback_found_bytes_total 4096000\n"), "found bytes");
-	ASSERT_TRUE(strstr(got, "# TYPE iotracer_writeback_unknown_bytes_total counter\n"
-				"iotracer_writeback_unknown_bytes_total{reason=\"not_noted\"} 21\n"
-				"iotracer_writeback_unknown_bytes_total{reason=\"redirtied\"} 22\n"
-				"iotracer_writeback_unknown_bytes_total{reason=\"many\"} 23\n"
-				"iotracer_writeback_unknown_bytes_total{reason=\"truncated\"} 24\n"),
+	ASSERT_TRUE(strstr(got,
+			   "# TYPE iotracer_writeback_unknown_bytes_total counter\n"
+			   "iotracer_writeback_unknown_bytes_total{reason=\"not_noted\"} 21\n"
+			   "iotracer_writeback_unknown_bytes_total{reason=\"redirtied\"} 22\n"
+			   "iotracer_writeback_unknown_bytes_total{reason=\"many\"} 23\n"
+			   "iotracer_writeback_unknown_bytes_total{reason=\"truncated\"} 24\n"),
 		    "unknown bytes by reason");
 	ASSERT_TRUE(!strstr(got, " 99\n"), "no other counter");
 	free(got);
@@ -422,24 +423,27 @@ static void test_metrics_sizes_cgroups(void)
 	ASSERT_TRUE(strstr(got, "iotracer_request_bytes_total{layer=\"block\",device=\"loop0\","
 				"op=\"read\"} 1061376\n"),
 		    "bytes summed over cgroups");
-	ASSERT_TRUE(strstr(got, "iotracer_request_size_bytes_bucket{layer=\"block\",device=\"loop0\","
-				"op=\"read\",le=\"512\"} 1\n"
-				"iotracer_request_size_bytes_bucket{layer=\"block\",device=\"loop0\","
-				"op=\"read\",le=\"1024\"} 1\n"),
+	ASSERT_TRUE(strstr(got,
+			   "iotracer_request_size_bytes_bucket{layer=\"block\",device=\"loop0\","
+			   "op=\"read\",le=\"512\"} 1\n"
+			   "iotracer_request_size_bytes_bucket{layer=\"block\",device=\"loop0\","
+			   "op=\"read\",le=\"1024\"} 1\n"),
 		    "first buckets");
 	ASSERT_TRUE(strstr(got, "le=\"4096\"} 4\n"), "4096 holds 4 KiB requests");
 	ASSERT_TRUE(strstr(got, "le=\"524288\"} 4\n"), "below 1 MiB");
 	ASSERT_TRUE(strstr(got, "le=\"1048576\"} 5\n"), "1 MiB in le=1048576");
-	ASSERT_TRUE(strstr(got, "le=\"+Inf\"} 5\n"
-				"iotracer_request_size_bytes_sum{layer=\"block\",device=\"loop0\","
-				"op=\"read\"} 1061376\n"
-				"iotracer_request_size_bytes_count{layer=\"block\",device=\"loop0\","
-				"op=\"read\"} 5\n"),
+	ASSERT_TRUE(strstr(got,
+			   "le=\"+Inf\"} 5\n"
+			   "iotracer_request_size_bytes_sum{layer=\"block\",device=\"loop0\","
+			   "op=\"read\"} 1061376\n"
+			   "iotracer_request_size_bytes_count{layer=\"block\",device=\"loop0\","
+			   "op=\"read\"} 5\n"),
 		    "+Inf, sum, count");
-	ASSERT_TRUE(strstr(got, "iotracer_cgroup_requests_total{cgroup=\"/a.slice\",device=\"loop0\","
-				"op=\"read\"} 3\n"
-				"iotracer_cgroup_requests_total{cgroup=\"other\",device=\"loop0\","
-				"op=\"read\"} 2\n"),
+	ASSERT_TRUE(strstr(got,
+			   "iotracer_cgroup_requests_total{cgroup=\"/a.slice\",device=\"loop0\","
+			   "op=\"read\"} 3\n"
+			   "iotracer_cgroup_requests_total{cgroup=\"other\",device=\"loop0\","
+			   "op=\"read\"} 2\n"),
 		    "per cgroup");
 	ASSERT_TRUE(strstr(got, "iotracer_cgroup_bytes_total{cgroup=\"/a.slice\",device=\"loop0\","
 				"op=\"read\"} 12288\n"),
@@ -455,15 +459,17 @@ static void test_metrics_sizes_cgroups(void)
 static void test_metrics_container_labels(void)
 {
 	struct agg_row rows[2];
-	struct metrics_in in = { .dev_name = test_dev, .agg = rows, .nr_agg = 2, .agg_cgroups = 1,
-				 .ct_labels = 1 };
+	struct metrics_in in = {
+		.dev_name = test_dev, .agg = rows, .nr_agg = 2, .agg_cgroups = 1, .ct_labels = 1
+	};
 	char *got;
 
 	memset(rows, 0, sizeof(rows));
 	rows[0] = (struct agg_row){ .cgroup = "/kubepods/burstable/pod2b1f5e7c-9d3a-4c8b-a1e2-"
 					      "f3d4c5b6a798/4f3a9c1d2e5b6a7f8091a2b3c4d5e6f70819"
 					      "2a3b4c5d6e7f8091a2b3c4d5e6f7",
-				    .dev = IT_MKDEV(7, 0), .op = IT_OP_READ };
+				    .dev = IT_MKDEV(7, 0),
+				    .op = IT_OP_READ };
 	rows[0].v.count = 3;
 	rows[1] = (struct agg_row){ .cgroup = "other", .dev = IT_MKDEV(7, 0), .op = IT_OP_READ };
 	rows[1].v.count = 2;

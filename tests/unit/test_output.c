@@ -631,8 +631,8 @@ static void test_block_json_no_insert(void)
 	struct it_syscall_rec s = mk_pread();
 	struct it_block_rec b1 = mk_blk(1200, 1201, IT_ORIG_SYSCALL, IT_OP_READ, 80, 4096, 2500,
 					2600, 0, 4000, 58000, IT_F_HAS_Q | IT_F_HAS_G | IT_F_NO_I);
-	struct it_block_rec b2 = mk_blk(1200, 1201, IT_ORIG_SYSCALL, IT_OP_READ, 200, 4096, 2700,
-					0, 0, 2900, 50000, IT_F_HAS_Q | IT_F_NO_I);
+	struct it_block_rec b2 = mk_blk(1200, 1201, IT_ORIG_SYSCALL, IT_OP_READ, 200, 4096, 2700, 0,
+					0, 2900, 50000, IT_F_HAS_Q | IT_F_NO_I);
 	struct corr_req r = mk_req(CORR_SYSCALL, 1);
 	static const struct jqc want[] = {
 		{ ".block | length", "2" },
@@ -1062,13 +1062,15 @@ static void test_container_json(void)
 	struct env e;
 	static const struct jqc ids[] = {
 		{ ".runtime", S("kubepods") },
-		{ ".container_id", S("4f3a9c1d2e5b6a7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7") },
+		{ ".container_id",
+		  S("4f3a9c1d2e5b6a7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7") },
 		{ ".pod_uid", S("2b1f5e7c-9d3a-4c8b-a1e2-f3d4c5b6a798") },
 		{ ".qos", S("burstable") },
 		{ "has(\"pod\") or has(\"container\") or has(\"namespace\")", "false" },
 	};
 	static const struct jqc named[] = {
-		{ ".container_id", S("4f3a9c1d2e5b6a7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7") },
+		{ ".container_id",
+		  S("4f3a9c1d2e5b6a7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7") },
 		{ ".container", S("redis") },
 		{ ".pod", S("cart-7d9f") },
 		{ ".namespace", S("shop") },
@@ -1545,17 +1547,20 @@ static void test_summary(void)
 	{
 		/* -m 10ms, --sample 4: the header and a line say what the stage table counts */
 		uint64_t no_drops[IT_NR_DROPS] = { 0 };
-		struct out_summary_in fin = { .final = 1, .elapsed_ns = 1000000000ull,
-					      .drops = no_drops, .corr = &cs };
+		struct out_summary_in fin = {
+			.final = 1, .elapsed_ns = 1000000000ull, .drops = no_drops, .corr = &cs
+		};
 		size_t mark = strlen(sink_str(&e.text));
 
 		out_set_thinning(e.out, 10000000, 4);
 		out_summary(e.out, &fin);
 		text = sink_str(&e.text) + mark;
-		ASSERT_TRUE(strstr(text, "103 recorded requests") != NULL, "recorded in the header");
-		ASSERT_TRUE(strstr(text, "  the stage table counts the recorded requests only: those "
-					 "at least 10.0ms long (-m), 1 in 4 (--sample); the "
-					 "histograms below count every request\n") != NULL,
+		ASSERT_TRUE(strstr(text, "103 recorded requests") != NULL,
+			    "recorded in the header");
+		ASSERT_TRUE(strstr(text,
+				   "  the stage table counts the recorded requests only: those "
+				   "at least 10.0ms long (-m), 1 in 4 (--sample); the "
+				   "histograms below count every request\n") != NULL,
 			    "what the stage table counts");
 	}
 out:

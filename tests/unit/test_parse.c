@@ -500,8 +500,10 @@ static void test_parse_vpd_serial(void)
 		int ret;
 		const char *out, *name;
 	} cases[] = {
-		{ VPD(0, 0x80, 0, 8, 'l', 'a', 'b', 's', 'c', 's', 'i', '0'), 64, 1, "labscsi0", "qemu" },
-		{ VPD(0, 0x80, 0, 6, 'A', 'B', ' ', 'C', ' ', ' '), 64, 1, "AB C", "trailing blanks" },
+		{ VPD(0, 0x80, 0, 8, 'l', 'a', 'b', 's', 'c', 's', 'i', '0'), 64, 1, "labscsi0",
+		  "qemu" },
+		{ VPD(0, 0x80, 0, 6, 'A', 'B', ' ', 'C', ' ', ' '), 64, 1, "AB C",
+		  "trailing blanks" },
 		{ VPD(0, 0x80, 0, 3, ' ', ' ', ' '), 64, 0, "", "blank is none" },
 		{ VPD(0, 0x83, 0, 2, 'x', 'y'), 64, 0, "", "page 0x83" },
 		{ VPD(0, 0x80, 0), 64, 0, "", "short header" },
@@ -509,7 +511,8 @@ static void test_parse_vpd_serial(void)
 		{ VPD(0, 0x80, 1, 0, 's', 'n', '1'), 64, 1, "sn1", "length past the end" },
 		{ VPD(0, 0x80, 0, 4, 's', 0, 'z', 'z'), 64, 1, "s", "cut at NUL" },
 		{ VPD(0, 0x80, 0, 3, 'a', '\n', 'b'), 64, 1, "a?b", "control bytes replaced" },
-		{ VPD(0, 0x80, 0, 8, 'l', 'a', 'b', 's', 'c', 's', 'i', '0'), 4, 1, "lab", "small out" },
+		{ VPD(0, 0x80, 0, 8, 'l', 'a', 'b', 's', 'c', 's', 'i', '0'), 4, 1, "lab",
+		  "small out" },
 	};
 #undef VPD
 	char out[64];
@@ -524,11 +527,17 @@ static void test_parse_vpd_serial(void)
 /* Serials of the three buses QEMU emulates, from a fake sysfs. */
 static void test_parse_dev_serial(void)
 {
-	static const uint8_t vpd[] = { 0x00, 0x80, 0x00, 0x08, 'l', 'a', 'b', 's', 'c', 's', 'i', '0' };
-	static const char *const dirs[] = { "dev", "dev/block", "dev/block/252:16",
-					    "dev/block/259:16", "dev/block/259:16/device",
-					    "dev/block/8:16", "dev/block/8:16/device",
-					    "dev/block/8:32", "dev/block/8:32/device" };
+	static const uint8_t vpd[] = { 0x00, 0x80, 0x00, 0x08, 'l', 'a',
+				       'b',  's',  'c',	 's',  'i', '0' };
+	static const char *const dirs[] = { "dev",
+					    "dev/block",
+					    "dev/block/252:16",
+					    "dev/block/259:16",
+					    "dev/block/259:16/device",
+					    "dev/block/8:16",
+					    "dev/block/8:16/device",
+					    "dev/block/8:32",
+					    "dev/block/8:32/device" };
 	char root[] = "/tmp/it_serial_XXXXXX", path[PATH_MAX];
 	size_t i;
 
@@ -599,7 +608,8 @@ static void test_parse_dev_serials_prefetch(void)
 	snprintf(path, sizeof(path), "%s/dev/block/253:16/serial", root);
 	unlink(path);
 	for (i = 0; i < 80; i++)
-		ASSERT_TRUE(parse_dev_serial_cached(IT_MKDEV(7, 100 + i), root) == NULL, "no serial");
+		ASSERT_TRUE(parse_dev_serial_cached(IT_MKDEV(7, 100 + i), root) == NULL,
+			    "no serial");
 	ASSERT_STREQ(parse_dev_serial_cached(IT_MKDEV(253, 0), root), "pfvblk0", "prefetched");
 	ASSERT_STREQ(parse_dev_serial_cached(IT_MKDEV(253, 16), root), "pfvblk1", "prefetched");
 	ASSERT_EQ(parse_dev_serials_prefetch("/nonexistent"), 0, "no sysfs");

@@ -154,8 +154,9 @@ static void test_sym_segment_past_eof(void)
 		return;
 	snprintf(path, sizeof(path), "%s/lying.elf", tmpdir);
 	fd = write_synthetic_elf(path, ET_DYN, 0) ? open(path, O_WRONLY) : -1;
-	if (ASSERT_TRUE(fd >= 0 && pwrite(fd, &lie, sizeof(lie), sizeof(Elf64_Ehdr) +
-						offsetof(Elf64_Phdr, p_offset)) == sizeof(lie),
+	if (ASSERT_TRUE(fd >= 0 && pwrite(fd, &lie, sizeof(lie),
+					  sizeof(Elf64_Ehdr) + offsetof(Elf64_Phdr, p_offset)) ==
+					   sizeof(lie),
 			"patch p_offset")) {
 		ASSERT_EQ(qemu_sym_offsets(path, names, 2, offs, why, sizeof(why)), 0, why);
 		ASSERT_EQ(offs[0] + offs[1], 0ull, "no offset past the end of the file");
@@ -599,8 +600,8 @@ static void test_disks(void)
 	snprintf(absopt, sizeof(absopt), "file=%s,if=none,id=a0,format=raw", abs);
 	snprintf(rel, sizeof(rel), "%s/rel.img", tmpdir);
 	snprintf(proc, sizeof(proc), "%s/proc", tmpdir);
-	if (!ASSERT_TRUE(!mkdir(proc, 0755) && !unit_write(abs, "a", 1) && !unit_write(rel, "r", 1) &&
-				 fake_qemu(argv),
+	if (!ASSERT_TRUE(!mkdir(proc, 0755) && !unit_write(abs, "a", 1) &&
+				 !unit_write(rel, "r", 1) && fake_qemu(argv),
 			 "fake proc"))
 		goto out;
 	if (!ASSERT_EQ(qemu_disks(proc, 700, d, 4), 3, "disks"))
@@ -627,8 +628,7 @@ out:
 static void test_cmdline_libvirt_chain(void)
 {
 	static const char *const argv[] = {
-		"qemu-system-x86_64",
-		"-blockdev",
+		"qemu-system-x86_64", "-blockdev",
 		"{\"driver\":\"file\",\"filename\":\"/var/lib/nova/base/abc\","
 		"\"node-name\":\"libvirt-2-storage\",\"auto-read-only\":true,\"discard\":\"unmap\"}",
 		"-blockdev",
@@ -640,30 +640,21 @@ static void test_cmdline_libvirt_chain(void)
 		"-blockdev",
 		"{\"node-name\":\"libvirt-1-format\",\"read-only\":false,\"driver\":\"qcow2\","
 		"\"file\":\"libvirt-1-storage\",\"backing\":\"libvirt-2-format\"}",
-		"-object",
-		"{\"qom-type\":\"iothread\",\"id\":\"iothread1\"}",
-		"-device",
+		"-object", "{\"qom-type\":\"iothread\",\"id\":\"iothread1\"}", "-device",
 		"{\"driver\":\"virtio-blk-pci\",\"iothread\":\"iothread1\",\"num-queues\":2,"
 		"\"drive\":\"libvirt-1-format\",\"id\":\"virtio-disk0\",\"serial\":\"nova-i1\"}",
 		/* a layer that says nothing of its backing: its header will */
-		"-blockdev",
-		"driver=file,filename=/img/top.qcow2,node-name=s3",
-		"-blockdev",
-		"driver=qcow2,file=s3,node-name=f3",
-		"-device",
+		"-blockdev", "driver=file,filename=/img/top.qcow2,node-name=s3", "-blockdev",
+		"driver=qcow2,file=s3,node-name=f3", "-device",
 		"virtio-blk-pci,drive=f3,serial=hdr",
 		/* backing= "" and an inline backing node */
 		"-blockdev",
 		"driver=qcow2,file.driver=file,file.filename=/img/solo.qcow2,node-name=f4,backing=",
-		"-device",
-		"scsi-hd,drive=f4,serial=solo",
-		"-blockdev",
+		"-device", "scsi-hd,drive=f4,serial=solo", "-blockdev",
 		"{\"driver\":\"qcow2\",\"node-name\":\"f5\",\"file\":{\"driver\":\"file\","
 		"\"filename\":\"/img/o5.qcow2\"},\"backing\":{\"driver\":\"raw\",\"file\":"
 		"{\"driver\":\"file\",\"filename\":\"/img/b5.raw\"}}}",
-		"-device",
-		"nvme,drive=f5,serial=inl",
-		NULL
+		"-device", "nvme,drive=f5,serial=inl", NULL
 	};
 	struct qemu_disk d[8];
 
@@ -765,8 +756,7 @@ static void put64(uint8_t *p, uint64_t v)
  * format `fmt` ("" = no format extension), as qemu-img create -b writes it.
  * Returns its length.
  */
-static size_t qcow2_hdr(uint8_t *buf, size_t cap, uint64_t size, const char *name,
-			const char *fmt)
+static size_t qcow2_hdr(uint8_t *buf, size_t cap, uint64_t size, const char *name, const char *fmt)
 {
 	size_t off = 104, n = strlen(name), fl = strlen(fmt);
 
@@ -850,10 +840,23 @@ static void test_disks_backing_chain(void)
 {
 	char ov[PATH_MAX + 64], mid[PATH_MAX + 64], base[PATH_MAX + 64], proc[PATH_MAX + 16];
 	char o1[PATH_MAX + 128], o2[PATH_MAX + 128], o3[PATH_MAX + 256], o4[PATH_MAX + 128];
-	const char *argv[] = { QEMU_BIN, "-drive", o1, "-device", "virtio-blk-pci,drive=d1,serial=ov",
-			       "-drive", o2, "-device", "nvme,drive=d2,serial=probed",
-			       "-blockdev", o3, "-device", "scsi-hd,drive=d3,serial=nohdr",
-			       "-drive", o4, "-device", "virtio-blk-pci,drive=d4,serial=asraw",
+	const char *argv[] = { QEMU_BIN,
+			       "-drive",
+			       o1,
+			       "-device",
+			       "virtio-blk-pci,drive=d1,serial=ov",
+			       "-drive",
+			       o2,
+			       "-device",
+			       "nvme,drive=d2,serial=probed",
+			       "-blockdev",
+			       o3,
+			       "-device",
+			       "scsi-hd,drive=d3,serial=nohdr",
+			       "-drive",
+			       o4,
+			       "-device",
+			       "virtio-blk-pci,drive=d4,serial=asraw",
 			       NULL };
 	uint8_t hdr[1024];
 	struct qemu_disk d[4];
@@ -871,7 +874,8 @@ static void test_disks_backing_chain(void)
 	snprintf(o2, sizeof(o2), "file=%s,if=none,id=d2", mid);
 	snprintf(o3, sizeof(o3),
 		 "{\"driver\":\"qcow2\",\"node-name\":\"d3\",\"file\":{\"driver\":\"file\","
-		 "\"filename\":\"%s\"},\"backing\":null}", ov);
+		 "\"filename\":\"%s\"},\"backing\":null}",
+		 ov);
 	snprintf(o4, sizeof(o4), "file=%s,if=none,id=d4,format=raw", ov);
 	if (!ASSERT_TRUE(!mkdir(proc, 0755), "proc"))
 		goto out;
@@ -911,8 +915,8 @@ static void test_disks_backing_chain(void)
 	ASSERT_EQ(d[2].nr_backing, 0, "backing null: no header read");
 	ASSERT_EQ(d[2].size, 10ull << 30, "backing null: size still read");
 	ASSERT_EQ(d[3].nr_backing, 0, "format=raw: the file is the disk");
-	ASSERT_EQ(d[3].size, (uint64_t)(n = qcow2_hdr(hdr, sizeof(hdr), 10ull << 30, "mid.qcow2",
-						      "qcow2")),
+	ASSERT_EQ(d[3].size,
+		  (uint64_t)(n = qcow2_hdr(hdr, sizeof(hdr), 10ull << 30, "mid.qcow2", "qcow2")),
 		  "format=raw: the file's size");
 out:
 	rm_tmpdir();

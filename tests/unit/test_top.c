@@ -306,7 +306,8 @@ static int blame_cb(const struct tview_row *r, int totals, char *nm, size_t n, d
 {
 	if (r->tgid != 10)
 		return 0;
-	snprintf(nm, n, "%s", totals ? "/aggressor.slice/total" : "/aggressor.slice/a-long-name.scope");
+	snprintf(nm, n, "%s",
+		 totals ? "/aggressor.slice/total" : "/aggressor.slice/a-long-name.scope");
 	*pct = 87.25;
 	return 1;
 }

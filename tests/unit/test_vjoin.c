@@ -169,7 +169,6 @@ out:
 	vjoin_free(j);
 }
 
-
 /* Same offset twice, 100 ms apart: each guest request gets its own host IO. */
 static void test_join_by_time_window(void)
 {
