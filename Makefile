@@ -1,6 +1,6 @@
 # iotracer build. `make deps` once (apt-get, idempotent), then `make`.
 # Targets: all deps deps-test deb deps-arm64 static-arm64 run test unit integration fuzz fuzz-build lab
-#          vmlinux format clean tools replay-bench static install uninstall
+#          vmlinux format githooks clean tools replay-bench static install uninstall
 #          (install: PREFIX, DESTDIR, SYSCONFDIR)
 # Variables: V=1 for full command lines; DEBUG=1 for -O0 -g.
 
@@ -71,7 +71,7 @@ DEPS_TEST   := clang-format fio jq util-linux e2fsprogs procps libaio-dev liburi
 	       chromium python3 tmux libbpf-tools nodejs blktrace podman runc busybox-static postgresql
 
 .PHONY: all deps deps-test deb deps-arm64 static-arm64 run test unit integration fuzz fuzz-build fuzz-bins lab \
-	vmlinux format clean tools replay-bench static install uninstall
+	vmlinux format githooks clean tools replay-bench static install uninstall
 
 all: iotracer
 
@@ -443,6 +443,11 @@ run: deps iotracer
 
 lab:
 	@tests/lab/run.sh
+
+# the repo's git hooks (tools/git-hooks: commit-msg checks subjects <= 72 characters)
+githooks:
+	git config core.hooksPath tools/git-hooks
+	@echo "githooks: core.hooksPath = tools/git-hooks"
 
 # every tracked C file but the generated vmlinux.h; test_tree.sh checks the same set
 format:

@@ -8,12 +8,14 @@
 #                 build/ are all ignored by git check-ignore
 #   format        every tracked C source and header (but vmlinux/, generated) is as
 #                 clang-format leaves it under the repo's .clang-format (`make format`)
+#   commit_msg    tools/git-hooks/commit-msg refuses a 73-character subject and a body
+#                 glued to its subject, and takes a 72-character one with a body
 # SKIP when the repo is not a git checkout (an unpacked tarball has no index to check).
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin no_binaries ignored format
+it_begin no_binaries ignored format commit_msg
 require_cmd git file clang-format
 
 cd "$IT_ROOT" || fail_all "cannot cd to $IT_ROOT"
@@ -47,4 +49,15 @@ if [[ -z $unclean ]]; then
 else
 	fail format "not clang-format clean (make format): $unclean"
 fi
+
+hook=$IT_ROOT/tools/git-hooks/commit-msg
+s72=$(printf 'x%.0s' {1..72})
+printf '%s\n\nbody\n' "$s72" >"$IT_TMP/ok"
+printf '%sy\n' "$s72" >"$IT_TMP/long"
+printf 'subject\nbody glued\n' >"$IT_TMP/glued"
+why=""
+sh "$hook" "$IT_TMP/ok" 2>/dev/null || why+="refused a 72-character subject; "
+sh "$hook" "$IT_TMP/long" 2>/dev/null && why+="took a 73-character subject; "
+sh "$hook" "$IT_TMP/glued" 2>/dev/null && why+="took a body without the blank line; "
+if [[ -z $why ]]; then pass commit_msg; else fail commit_msg "$why"; fi
 it_end
