@@ -514,6 +514,18 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 				       CLI_MAX_CG_DEPTH);
 		o->metrics_cg_depth = (int)v;
 		return CLI_RUN;
+	case CLI_OPT_FILE_NAMES:
+		if (parse_u64(arg, 0, CLI_FILE_NAMES_MAX, &v) || (v && v < CLI_FILE_NAMES_MIN))
+			return cli_bad(src, c, "bad count '%s' (expected 0, or %d to %d)", arg,
+				       CLI_FILE_NAMES_MIN, CLI_FILE_NAMES_MAX);
+		o->file_names = (int)v;
+		return CLI_RUN;
+	case CLI_OPT_METRICS_FILES:
+		if (parse_u64(arg, 0, CLI_METRICS_FILES_MAX, &v))
+			return cli_bad(src, c, "bad count '%s' (expected 0 to %d)", arg,
+				       CLI_METRICS_FILES_MAX);
+		o->metrics_files = (int)v;
+		return CLI_RUN;
 	case CLI_OPT_CONFIG:
 	case CLI_OPT_NO_CONFIG:
 		return CLI_RUN; /* read before the other options (cli_config_file) */
