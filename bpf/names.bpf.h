@@ -176,8 +176,8 @@ __noinline int it_name_emit(u64 dentry, u64 mnt, u64 inode, u64 ino, u64 dev_key
 	if (!b)
 		return 0;
 	r = &b->r;
-	r->flags = (k.bdev ? IT_NM_BDEV : 0) | (old ? IT_NM_AGAIN : 0) |
-		   (mnt ? 0 : IT_NM_INODE) | (s.unlinked ? IT_NM_DELETED : 0);
+	r->flags = (k.bdev ? IT_NM_BDEV : 0) | (old ? IT_NM_AGAIN : 0) | (mnt ? 0 : IT_NM_INODE) |
+		   (s.unlinked ? IT_NM_DELETED : 0);
 	if (bpf_map_update_elem(&named, &k, &s, BPF_ANY)) {
 		it_count(IT_CNT_NAME_FULL);
 		return 0;
@@ -190,6 +190,7 @@ __noinline int it_name_emit(u64 dentry, u64 mnt, u64 inode, u64 ino, u64 dev_key
 	r->mnt_ns = mnt ? BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum) : 0;
 	r->pid = bpf_get_current_pid_tgid() >> 32;
 	r->nr = 0;
+	it_sb_type(dentry, r->fstype);
 	it_name_walk(r, dentry);
 	size = IT_NAME_SIZE(r->len > IT_NAME_MAX ? IT_NAME_MAX : r->len);
 	it_hdr_init(&r->hdr, IT_REC_NAME, size);
@@ -208,8 +209,8 @@ __noinline int it_name_emit(u64 dentry, u64 mnt, u64 inode, u64 ino, u64 dev_key
  * last file, its name checked within IT_NAME_RECHECK calls, and no name
  * forgotten since (name_gen).
  */
-static __always_inline void it_name_file(struct thread_state *st, struct file *f, u64 ino,
-					 u32 dev, u32 flags)
+static __always_inline void it_name_file(struct thread_state *st, struct file *f, u64 ino, u32 dev,
+					 u32 flags)
 {
 	u32 gen = name_gen, bdev = flags & IT_F_BDEV ? 1 : 0;
 	u64 dentry, mnt;

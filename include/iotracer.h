@@ -442,6 +442,7 @@ struct it_qemu_rec {
 #define IT_NAME_MAX 4096 /* bytes of names a record carries (a longer path is cut: IT_NM_CUT) */
 #define IT_NAME_COMP 256 /* a component's bytes at most, its NUL included (NAME_MAX 255) */
 #define IT_NAME_DEPTH 256 /* components at most */
+#define IT_FSTYPE_LEN 16
 
 #define IT_NM_BDEV 1 /* the key: a block device node (dev its i_rdev) */
 #define IT_NM_DELETED 2 /* unlinked (d_unlinked): open, no name left in its directory */
@@ -461,6 +462,7 @@ struct it_name_rec {
 	__u32 pid; /* the task (tgid) that reached it: its /proc/PID/mountinfo */
 	__u16 nr; /* components in names */
 	__u16 len; /* bytes of names used */
+	char fstype[IT_FSTYPE_LEN]; /* its file system's type (s_type->name), NUL-padded */
 	char names[IT_NAME_MAX];
 };
 

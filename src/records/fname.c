@@ -265,6 +265,10 @@ const struct fn_entry *fn_get(struct fn_cache *c, const struct fn_key *k)
 
 	if (c->last != FN_NIL && key_eq(&c->e[c->last].key, k)) {
 		c->st.hits++;
+		if (c->head != c->last) {
+			lru_unlink(c, c->last);
+			lru_front(c, c->last);
+		}
 		return &c->e[c->last];
 	}
 	i = find(c, k);

@@ -115,10 +115,19 @@ int fnres_rel(const void *rec, size_t len, char *buf, size_t n)
 	if (nr->flags & IT_NM_CUT)
 		w += (size_t)snprintf(buf + w, n - w, "/%s", FR_CUT);
 	for (int i = k - 1; i >= 0 && w < n; i--) {
-		/* a pseudo file's own name heads it; a disconnected dentry is "/" */
+		/*
+		 * a pseudo file's own name heads it (memfd_create's "memfd:NAME"), one
+		 * without a name its file system's type ("[pidfs]"); a disconnected
+		 * dentry is "/"
+		 */
 		if (i == k - 1 && (nr->flags & IT_NM_PSEUDO) && !(nr->flags & IT_NM_CUT)) {
-			w += (size_t)snprintf(buf + w, n - w, "%s",
-					      strcmp(comp[i], "/") ? comp[i] : "[disconnected]");
+			if (!strcmp(comp[i], "/"))
+				w += (size_t)snprintf(buf + w, n - w, "[disconnected]");
+			else if (!comp[i][0])
+				w += (size_t)snprintf(buf + w, n - w, "[%.*s]", IT_FSTYPE_LEN,
+						      nr->fstype[0] ? nr->fstype : "unnamed");
+			else
+				w += (size_t)snprintf(buf + w, n - w, "%s", comp[i]);
 			continue;
 		}
 		w += (size_t)snprintf(buf + w, n - w, "/%s", comp[i]);
@@ -146,8 +155,8 @@ static void reread(struct fnres *r, struct fr_ns *ns, const char *who, int miss)
 	uint64_t now = mono_ns();
 	char p[300];
 
-	if (ns->t.m && !(miss && (now - ns->read_ns >= FR_REREAD_NS ||
-				  (ns == &r->self && self_changed(r)))))
+	if (ns->t.m &&
+	    !(miss && (now - ns->read_ns >= FR_REREAD_NS || (ns == &r->self && self_changed(r)))))
 		return;
 	/* a poll that saw the change consumed it: this read is the table after it */
 	snprintf(p, sizeof(p), "%s/%s/mountinfo", r->proc, who);
@@ -303,6 +312,8 @@ int fnres_name(struct fnres *r, const void *rec, size_t len, struct fn_key *k, c
 		host_path(r, n, rel, file);
 		container_path(r, n, rel, file, cfile);
 	}
+	if (!file[0]) /* nothing to show: never written empty */
+		snprintf(file, FR_PATH_MAX, "[unnamed]");
 	if (n->flags & IT_NM_DELETED) {
 		deleted(file);
 		if (cfile[0])

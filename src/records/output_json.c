@@ -189,16 +189,17 @@ static void json_wb(struct it_out *out, const struct it_block_rec *b)
 	jw_obj_end(w);
 }
 
-/* "file" and "container_file" (docs/json.md): the names of k, where known. */
-static void json_file(struct it_out *out, const struct fn_key *k)
+/* "file" and "container_file" (docs/json.md): the names of k, where known. 1: written. */
+static int json_file(struct it_out *out, const struct fn_key *k)
 {
 	const struct fn_entry *e = out->fn ? fn_get(out->fn, k) : NULL;
 
 	if (!e)
-		return;
+		return 0;
 	jw_str(&out->w, "file", e->file);
 	if (e->cfile)
 		jw_str(&out->w, "container_file", e->cfile);
+	return 1;
 }
 
 /* A block request of a request whose file is rk (NULL: none). */
@@ -216,8 +217,14 @@ static void json_block(struct it_out *out, const struct it_block_rec *b, const s
 	jw_u64(w, "nr_sectors", b->bytes / 512);
 	jw_u64(w, "bytes", b->bytes);
 	jw_u64(w, "ino", b->ino);
-	if (fn_blk_key(b, rk, &k))
-		json_file(out, &k);
+	/* the file's own file system, for a reader of the line (report: its name's key) */
+	if (fn_blk_key(b, rk, &k) && json_file(out, &k) && b->file_dev) {
+		char devno[24];
+
+		snprintf(devno, sizeof(devno), "%u:%u", IT_MAJOR(b->file_dev),
+			 IT_MINOR(b->file_dev));
+		jw_str(w, "file_devno", devno);
+	}
 	jw_u64(w, "q_ns", b->q_ns);
 	if (b->flags & IT_F_HAS_G)
 		jw_u64(w, "q2g_ns", b->g_ns - b->q_ns);

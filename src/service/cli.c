@@ -82,8 +82,9 @@ static const struct cli_option cli_opts[] = {
 	  .reload = RELOAD_FILTER,
 	  .val = CLI_V_STR,
 	  F(file_path),
-	  .row.help = "only IO on this file or block device, or (not report) on\n"
-		      "the files below this directory" },
+	  .row.help = "only IO on this file or block device, or on the files\n"
+		      "below this directory (report: or whose recorded name\n"
+		      "matches PATH as a pattern: *, ?, [...])" },
 	{ .row.name = "sched-switch",
 	  .row.key = CLI_OPT_SCHED_SWITCH,
 	  .section = "",

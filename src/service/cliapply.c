@@ -428,6 +428,11 @@ int cli_filter(int c, const char *arg, struct it_opts *o, const struct cli_src *
 	case 'd':
 		return cli_list(c, arg, o, src, cli_dev_item);
 	case 'f':
+		/* report: a recording's names, maybe of another host: a pattern, not a path here */
+		if (o->offline)
+			return !*arg ? cli_bad(src, c, "bad path '' (empty)") :
+			       cli_setstr(&o->file_path, arg) ? cli_bad(src, c, "out of memory") :
+								CLI_RUN;
 		return cli_path(src, c, arg, 0, &o->file_path);
 	}
 	return cli_bad(src, c, "internal error: option %d is not a filter", c);
