@@ -90,6 +90,9 @@ static int size_record_buffers(struct it_loader *ld, const struct it_opts *o)
 	if (!ret)
 		ret = bpf_map__set_max_entries(ld->skel->maps.named,
 					       o->file_names > 0 ? (uint32_t)o->file_names : 1);
+	/* keyed by file too (top, --metrics-files): room for a row per file and owner */
+	if (!ret && (o->top || o->metrics_files > 0))
+		ret = bpf_map__set_max_entries(ld->skel->maps.agg, IT_AGG_FILE_ENTRIES);
 
 	if (!ret && ld->slot_shift)
 		ret = bpf_map__set_max_entries(ld->skel->maps.slots,

@@ -356,3 +356,78 @@ int fn_req_key(const struct corr_req *r, struct fn_key *k)
 		return r->nr_blocks ? fn_blk_key(r->blocks[0], NULL, k) : 0;
 	}
 }
+
+/* ---- fn_index ---- */
+
+struct fn_index {
+	struct fn_key *k;
+	size_t nr, cap;
+	uint32_t *slot; /* number + 1 per slot; 0: empty (open addressing) */
+	size_t nb;
+};
+
+struct fn_index *fn_index_new(void)
+{
+	return calloc(1, sizeof(struct fn_index));
+}
+
+void fn_index_free(struct fn_index *x)
+{
+	if (!x)
+		return;
+	free(x->k);
+	free(x->slot);
+	free(x);
+}
+
+static int index_rehash(struct fn_index *x, size_t nb)
+{
+	uint32_t *s = calloc(nb, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < x->nr; i++) {
+		size_t h = key_hash(&x->k[i], nb);
+
+		while (s[h])
+			h = (h + 1) & (nb - 1);
+		s[h] = (uint32_t)i + 1;
+	}
+	free(x->slot);
+	x->slot = s;
+	x->nb = nb;
+	return 0;
+}
+
+long fn_index_of(struct fn_index *x, const struct fn_key *k)
+{
+	size_t h;
+
+	if ((x->nr + 1) * 2 > x->nb && index_rehash(x, x->nb ? x->nb * 2 : 256))
+		return -1;
+	for (h = key_hash(k, x->nb); x->slot[h]; h = (h + 1) & (x->nb - 1))
+		if (key_eq(&x->k[x->slot[h] - 1], k))
+			return (long)x->slot[h] - 1;
+	if (x->nr == x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 64;
+		struct fn_key *n = realloc(x->k, cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		x->k = n;
+		x->cap = cap;
+	}
+	x->k[x->nr] = *k;
+	x->slot[h] = (uint32_t)++x->nr;
+	return (long)x->nr - 1;
+}
+
+const struct fn_key *fn_index_key(const struct fn_index *x, size_t i)
+{
+	return &x->k[i];
+}
+
+size_t fn_index_count(const struct fn_index *x)
+{
+	return x->nr;
+}

@@ -76,4 +76,18 @@ size_t fn_count(const struct fn_cache *c);
 size_t fn_max(const struct fn_cache *c);
 void fn_stats(const struct fn_cache *c, struct fn_stats *st);
 
+/*
+ * fn_index: files numbered in the order they are first seen (0, 1, ...), for
+ * tables kept per file (report --by file, top's file rows). Unbounded: its
+ * users count what they read.
+ */
+struct fn_index;
+struct fn_index *fn_index_new(void);
+void fn_index_free(struct fn_index *x);
+/* k's number, given on its first sight; -1: out of memory. */
+long fn_index_of(struct fn_index *x, const struct fn_key *k);
+/* The key of number i (< fn_index_count). */
+const struct fn_key *fn_index_key(const struct fn_index *x, size_t i);
+size_t fn_index_count(const struct fn_index *x);
+
 #endif /* IT_RECORDS_FNAME_H */

@@ -33,72 +33,38 @@ struct bf_file {
 };
 
 struct rp_byfile {
+	struct fn_index *ix; /* the files, numbered: f[i] is file i's row */
 	struct bf_file *f;
-	size_t nr, cap;
-	uint32_t *hash; /* index + 1 per slot; 0: empty */
-	size_t nb;
+	size_t cap;
 	uint64_t no_file; /* matching requests that name no file */
 	struct blame *b; /* --blame; NULL: not asked */
 	int oom;
 };
 
-static size_t slot_of(const struct fn_key *k, size_t nb)
-{
-	uint64_t h = k->ino * 0x9e3779b97f4a7c15ull ^ ((uint64_t)k->dev << 1 | k->bdev);
-
-	return (size_t)((h ^ h >> 31) & (nb - 1));
-}
-
-static int rehash(struct rp_byfile *b, size_t nb)
-{
-	uint32_t *h = calloc(nb, sizeof(*h));
-
-	if (!h)
-		return -ENOMEM;
-	for (size_t i = 0; i < b->nr; i++) {
-		size_t s = slot_of(&b->f[i].key, nb);
-
-		while (h[s])
-			s = (s + 1) & (nb - 1);
-		h[s] = (uint32_t)i + 1;
-	}
-	free(b->hash);
-	b->hash = h;
-	b->nb = nb;
-	return 0;
-}
-
 /* The row of file k, made on its first request; NULL: out of memory. */
 static struct bf_file *file_of(struct rp_byfile *b, const struct fn_key *k)
 {
+	long i = fn_index_of(b->ix, k);
 	struct bf_file *n;
-	size_t s;
 
-	if ((b->nr + 1) * 2 > b->nb && rehash(b, b->nb ? b->nb * 2 : 256))
+	if (i < 0)
 		return NULL;
-	for (s = slot_of(k, b->nb); b->hash[s]; s = (s + 1) & (b->nb - 1)) {
-		struct bf_file *f = &b->f[b->hash[s] - 1];
-
-		if (f->key.ino == k->ino && f->key.dev == k->dev && f->key.bdev == k->bdev)
-			return f;
-	}
-	if (b->nr == b->cap) {
+	while ((size_t)i >= b->cap) { /* numbered in order: a new file is the next row */
 		size_t cap = b->cap ? b->cap * 2 : 64;
 
 		n = realloc(b->f, cap * sizeof(*n));
 		if (!n)
 			return NULL;
+		memset(n + b->cap, 0, (cap - b->cap) * sizeof(*n));
 		b->f = n;
 		b->cap = cap;
 	}
-	n = &b->f[b->nr];
-	memset(n, 0, sizeof(*n));
-	n->key = *k;
-	n->lat = lhist_new();
-	if (!n->lat)
-		return NULL;
-	b->hash[s] = (uint32_t)++b->nr;
-	return n;
+	n = &b->f[i];
+	if (!n->lat) {
+		n->key = *k;
+		n->lat = lhist_new();
+	}
+	return n->lat ? n : NULL;
 }
 
 static void on_split(const struct blame_res *res, void *ctx)
@@ -106,7 +72,7 @@ static void on_split(const struct blame_res *res, void *ctx)
 	struct rp_byfile *b = ctx;
 	struct bf_file *f;
 
-	if (!res->r->tag || res->r->tag > b->nr)
+	if (!res->r->tag || res->r->tag > fn_index_count(b->ix))
 		return;
 	f = &b->f[res->r->tag - 1];
 	f->blamed += res->others_ns;
@@ -129,8 +95,10 @@ struct rp_byfile *bf_new(int blame)
 
 	if (!b)
 		return NULL;
-	if (blame && !(b->b = blame_new(BLAME_BY_CGROUP, BF_HORIZON_NS, BF_CAP, on_split, b))) {
-		free(b);
+	b->ix = fn_index_new();
+	if (!b->ix ||
+	    (blame && !(b->b = blame_new(BLAME_BY_CGROUP, BF_HORIZON_NS, BF_CAP, on_split, b)))) {
+		bf_free(b);
 		return NULL;
 	}
 	return b;
@@ -140,10 +108,10 @@ void bf_free(struct rp_byfile *b)
 {
 	if (!b)
 		return;
-	for (size_t i = 0; i < b->nr; i++)
+	for (size_t i = 0; i < b->cap; i++)
 		lhist_free(b->f[i].lat);
 	free(b->f);
-	free(b->hash);
+	fn_index_free(b->ix);
 	blame_free(b->b);
 	free(b);
 }
@@ -272,16 +240,18 @@ int bf_print(struct rp_byfile *b, FILE *out, int top, const struct fn_cache *nam
 	     const struct rp_names *nm)
 {
 	static const char *const what[] = { "bytes", "p99 latency", "blamed wait" };
-	size_t *ix, nr = b->nr;
+	size_t *ix, nr = fn_index_count(b->ix);
 
 	if (b->b)
 		blame_flush(b->b);
 	ix = malloc((nr ? nr : 1) * sizeof(*ix));
 	if (!ix)
 		return -ENOMEM;
-	fprintf(out, "\nfiles (--by file): %zu files of the matching requests, %llu requests of "
-		     "no file%s\n",
-		nr, (unsigned long long)b->no_file, b->oom ? " (out of memory: some left out)" : "");
+	fprintf(out,
+		"\nfiles (--by file): %zu files of the matching requests, %llu requests of "
+		"no file%s\n",
+		nr, (unsigned long long)b->no_file,
+		b->oom ? " (out of memory: some left out)" : "");
 	for (int by = 0; by < (b->b ? 3 : 2); by++) {
 		size_t n = 0;
 

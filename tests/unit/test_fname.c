@@ -220,7 +220,8 @@ static int mk_proc(char *dir, uint64_t *self_ns, uint64_t *ct_ns)
 static void rm_proc(const char *dir)
 {
 	static const char *const files[] = { "self/mountinfo", "self/ns/mnt", "4242/mountinfo",
-					     "4242/ns/mnt", "self/ns", "4242/ns", "self", "4242" };
+					     "4242/ns/mnt",    "self/ns",     "4242/ns",
+					     "self",	       "4242" };
 	char p[512];
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -328,8 +329,7 @@ static void test_entries(void)
 	end = w;
 	ASSERT_OK(rf_get_entry(&st, &p, end, &tag, q, &dev, &cg, &bl, more), "fname");
 	ASSERT_EQ(tag, RF_E_FNAME, "tag");
-	ASSERT_TRUE(more->fname.ino == 12 && more->fname.dev == IT_MKDEV(7, 3) &&
-			    !more->fname.bdev,
+	ASSERT_TRUE(more->fname.ino == 12 && more->fname.dev == IT_MKDEV(7, 3) && !more->fname.bdev,
 		    "key");
 	ASSERT_STREQ(more->fname.file, "/mnt/t/a b", "file");
 	ASSERT_STREQ(more->fname.cfile, "/data/a b", "cfile");
@@ -374,8 +374,7 @@ static void test_ct_added(void)
 	snprintf(path, sizeof(path), "/machine.slice/libpod-%s.scope", id);
 	ct_describe(n, path, &f);
 	ASSERT_TRUE(f.container && !strcmp(f.container, "db2"), "described with it");
-	ASSERT_OK(ct_names_add(n, 1, "0d7e3b1c-1111-2222-3333-444455556666", "web", "prod"),
-		  "pod");
+	ASSERT_OK(ct_names_add(n, 1, "0d7e3b1c-1111-2222-3333-444455556666", "web", "prod"), "pod");
 	ASSERT_OK(ct_names_pod(n, "0d7e3b1c-1111-2222-3333-444455556666", &ns, &pod), "pod found");
 	ASSERT_TRUE(ns && pod && !strcmp(ns, "prod") && !strcmp(pod, "web"), "namespace, name");
 	ct_names_free(n);
