@@ -31,6 +31,7 @@
 #include "service/daemon_int.h"
 #include "service/dblame.h"
 #include "service/dnames.h"
+#include "service/mfiles.h"
 #include "load/loader.h"
 #include "records/output.h"
 #include "records/hist.h"
@@ -607,6 +608,10 @@ static int daemon_start(struct daemon *d)
 		it_err("cannot set up the file names: %s", strerror(errno));
 		return -ENOMEM;
 	}
+	if (d->o->metrics_files > 0 && !(d->mfiles = mfiles_new(d->o->metrics_files))) {
+		it_err("cannot set up --metrics-files: %s", strerror(errno));
+		return -ENOMEM;
+	}
 	if (d->fnames) {
 		dnames_attach(d->fnames, d->ld.skel);
 		if (d->out)
@@ -690,6 +695,7 @@ static void daemon_free(struct daemon *d)
 	out_free(d->out);
 	dblame_free(d->blame);
 	dnames_free(d->fnames);
+	mfiles_free(d->mfiles);
 	cg_cache_free(d->cg);
 	ct_names_free(d->names);
 	free(d->cg_labels);
