@@ -4,6 +4,7 @@
  * fnres.h): the record's components joined, then placed under a mount of
  * the namespace that is to see them (mountinfo.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -33,6 +34,7 @@ struct fnres {
 	struct fr_ns self;
 	int self_fd; /* /proc/self/mountinfo, polled for changes */
 	struct fr_ns other[FR_NS_TABLES];
+	uint64_t scan_ino, scan_ns; /* the last namespace looked for in /proc, and when */
 	struct fnres_stats st;
 };
 
@@ -46,17 +48,18 @@ static uint64_t mono_ns(void)
 
 static uint64_t ns_inode(const char *proc, const char *who)
 {
-	char p[300];
+	char p[600];
 	struct stat st;
 
-	snprintf(p, sizeof(p), "%s/%s/ns/mnt", proc, who);
+	if (snprintf(p, sizeof(p), "%s/%s/ns/mnt", proc, who) >= (int)sizeof(p))
+		return 0;
 	return stat(p, &st) ? 0 : (uint64_t)st.st_ino;
 }
 
 struct fnres *fnres_new(const char *proc)
 {
 	struct fnres *r = calloc(1, sizeof(*r));
-	char p[300];
+	char p[600];
 
 	if (!r)
 		return NULL;
@@ -191,11 +194,46 @@ static const struct mi_mount *self_by_dev(struct fnres *r, uint32_t dev, const c
 	return m;
 }
 
+/*
+ * A process in mount namespace ino into who: the task itself when it still is
+ * (pid), else the first one found in /proc (a short-lived task, dd in a
+ * container, is gone by the time its name is read; its container's other
+ * processes are not). Looked for at most every FR_REREAD_NS per namespace.
+ */
+static int ns_task(struct fnres *r, uint64_t ino, uint32_t pid, char *who, size_t n)
+{
+	struct dirent *e;
+	uint64_t now = mono_ns();
+	DIR *d;
+
+	snprintf(who, n, "%u", pid);
+	if (pid && ns_inode(r->proc, who) == ino)
+		return 0;
+	if (r->scan_ino == ino && now - r->scan_ns < FR_REREAD_NS)
+		return -ENOENT;
+	r->scan_ino = ino;
+	r->scan_ns = now;
+	r->st.scans++;
+	d = opendir(r->proc);
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		if (strlen(e->d_name) < n && ns_inode(r->proc, e->d_name) == ino) {
+			memcpy(who, e->d_name, strlen(e->d_name) + 1);
+			closedir(d);
+			return 0;
+		}
+	}
+	if (d)
+		closedir(d);
+	return -ENOENT;
+}
+
 /* The table of namespace ino as process pid sees it; NULL when it cannot be read. */
 static struct fr_ns *other_ns(struct fnres *r, uint64_t ino, uint32_t pid, uint32_t id)
 {
 	struct fr_ns *ns = NULL, *lru = &r->other[0];
-	char who[16];
+	char who[32];
 
 	for (int i = 0; i < FR_NS_TABLES; i++) {
 		if (r->other[i].ino == ino)
@@ -203,11 +241,10 @@ static struct fr_ns *other_ns(struct fnres *r, uint64_t ino, uint32_t pid, uint3
 		if (r->other[i].used_ns < lru->used_ns)
 			lru = &r->other[i];
 	}
-	snprintf(who, sizeof(who), "%u", pid);
 	if (ns && mi_by_id(&ns->t, id))
 		goto found;
-	/* the task must still be in that namespace for its table to be that one */
-	if (!pid || ns_inode(r->proc, who) != ino)
+	/* a task of that namespace: its table is the namespace's */
+	if (ns_task(r, ino, pid, who, sizeof(who)))
 		return ns;
 	if (!ns) {
 		ns = lru;

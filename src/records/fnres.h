@@ -10,7 +10,8 @@
  *     named from its inode, or reached through a mount of another namespace);
  *   - a container's, when the task that reached the file is in another mount
  *     namespace: the same through that namespace's mounts (/proc/PID/mountinfo
- *     of that task), when it differs from the host's.
+ *     of that task, or of another task of that namespace when it is gone),
+ *     when it differs from the host's.
  *
  * Markers: " (deleted)" after a file unlinked while open; "/[...]" where a
  * path too long or too deep for the record was cut (the part near the root is
@@ -38,6 +39,7 @@ struct fnres_stats {
 	uint64_t container; /* with a container's path */
 	uint64_t container_gone; /* another namespace's, whose task was gone (no container path) */
 	uint64_t reads; /* mountinfo files read */
+	uint64_t scans; /* /proc looked through for a task of a namespace (its own one gone) */
 };
 
 struct fnres;

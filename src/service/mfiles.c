@@ -85,13 +85,12 @@ static void set_name(struct mf_label *l, struct fn_cache *names)
 		return;
 	}
 	n = strlen(e->file);
-	snprintf(l->name, sizeof(l->name), "%s", n < sizeof(l->name) ? e->file :
-				 e->file + n - (sizeof(l->name) - 1));
+	snprintf(l->name, sizeof(l->name), "%s",
+		 n < sizeof(l->name) ? e->file : e->file + n - (sizeof(l->name) - 1));
 }
 
 /* Free places go to the files without a label that did the most bytes. */
-static void give_labels(struct mfiles *m, const struct agg_entry *e, int nr,
-			struct fn_cache *names)
+static void give_labels(struct mfiles *m, const struct agg_entry *e, int nr, struct fn_cache *names)
 {
 	struct fn_index *ix;
 	uint64_t *bytes, total = 0;
@@ -138,8 +137,8 @@ static void give_labels(struct mfiles *m, const struct agg_entry *e, int nr,
 static void write_family(FILE *f, const struct mfiles *m, const struct mf_val *other, int which)
 {
 	static const char *const names[3] = { "iotracer_file_requests_total",
-					       "iotracer_file_bytes_total",
-					       "iotracer_file_latency_seconds_total" };
+					      "iotracer_file_bytes_total",
+					      "iotracer_file_latency_seconds_total" };
 	static const char *const helps[3] = {
 		"Finished block requests per file (--metrics-files: the K files given a label, "
 		"the rest 'other') and op; a file's counter starts at its label.",
@@ -152,10 +151,14 @@ static void write_family(FILE *f, const struct mfiles *m, const struct mf_val *o
 		for (int op = 0; op < IT_OP_MAX; op++) {
 			const struct mf_val *v = i < m->nr ? &m->l[i].now[op] : &other[op];
 			const struct mf_val *b = i < m->nr ? &m->l[i].base[op] : NULL;
-			struct metrics_label l[2] = { { "file", i < m->nr ? m->l[i].name : "other" },
+			struct metrics_label l[2] = { { "file",
+							i < m->nr ? m->l[i].name : "other" },
 						      { "op", abi_op_name(op) } };
 			uint64_t x = which == 0 ? v->count : which == 1 ? v->bytes : v->q2c_ns;
-			uint64_t y = !b ? 0 : which == 0 ? b->count : which == 1 ? b->bytes : b->q2c_ns;
+			uint64_t y = !b		? 0 :
+				     which == 0 ? b->count :
+				     which == 1 ? b->bytes :
+						  b->q2c_ns;
 			char s[32];
 
 			if (!v->count && (i < m->nr || !other[op].count))
