@@ -107,8 +107,8 @@ static void test_json_file(void)
 	if (ASSERT_TRUE(v != NULL, "a JSON line")) {
 		ASSERT_STREQ(json_path(v, "file")->str, "/var/lib/x/b.dat", "file");
 		ASSERT_STREQ(json_path(v, "container_file")->str, "/data/b.dat", "container_file");
-		ASSERT_STREQ(json_get(json_get(v, "block")->child, "file")->str,
-			     "/var/lib/x/b.dat", "the block request's");
+		ASSERT_STREQ(json_get(json_get(v, "block")->child, "file")->str, "/var/lib/x/b.dat",
+			     "the block request's");
 		ASSERT_STREQ(json_get(json_get(v, "block")->child, "file_devno")->str, "7:3",
 			     "its file system");
 		json_free(v);
@@ -224,7 +224,8 @@ static void test_byfile(void)
 	if (!ASSERT_TRUE(b && c && f, "setup"))
 		goto out;
 	for (int i = 0; i < 4; i++) {
-		mk(&q, (uint64_t)i + 1, i < 3 ? 11 : 12, 1000000ull * (i + 1), i < 3 ? 2000000 : 10000000);
+		mk(&q, (uint64_t)i + 1, i < 3 ? 11 : 12, 1000000ull * (i + 1),
+		   i < 3 ? 2000000 : 10000000);
 		rq.r = &q.r;
 		bf_add(b, &rq);
 	}
@@ -243,7 +244,8 @@ static void test_byfile(void)
 			    "a first by bytes");
 		ASSERT_TRUE(strstr(by_p99, "/var/lib/x/b.dat") < strstr(by_p99, "/mnt/t/a"),
 			    "b first by p99");
-		ASSERT_TRUE(strstr(by_bytes, "       3        12288") != NULL, "a's requests, bytes");
+		ASSERT_TRUE(strstr(by_bytes, "       3        12288") != NULL,
+			    "a's requests, bytes");
 		ASSERT_TRUE(strstr(buf, "/var/lib/x/b.dat (/data/b.dat)") != NULL,
 			    "the container's path beside");
 	}
@@ -255,8 +257,7 @@ out:
 	fn_free(c);
 }
 
-static struct agg_entry ent(uint32_t tgid, uint64_t ino, uint8_t op, uint64_t count,
-			    uint64_t bytes)
+static struct agg_entry ent(uint32_t tgid, uint64_t ino, uint8_t op, uint64_t count, uint64_t bytes)
 {
 	struct agg_entry e;
 
@@ -316,7 +317,8 @@ static void test_mfiles(void)
 {
 	struct mfiles *m = mfiles_new(1);
 	struct fn_cache *c = names();
-	struct agg_entry e[2] = { ent(100, 11, IT_OP_READ, 6, 6000), ent(100, 12, IT_OP_READ, 4, 4000) };
+	struct agg_entry e[2] = { ent(100, 11, IT_OP_READ, 6, 6000),
+				  ent(100, 12, IT_OP_READ, 4, 4000) };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
@@ -326,10 +328,13 @@ static void test_mfiles(void)
 	f = open_memstream(&buf, &len);
 	mfiles_write(m, f, e, 2, c);
 	fclose(f);
-	ASSERT_TRUE(strstr(buf, "iotracer_file_bytes_total{file=\"/mnt/t/a \\\"q\\\".dat\",op=\"read\"} 0") !=
+	ASSERT_TRUE(
+		strstr(buf,
+		       "iotracer_file_bytes_total{file=\"/mnt/t/a \\\"q\\\".dat\",op=\"read\"} 0") !=
+			NULL,
+		"a labelled, from 0, its label escaped");
+	ASSERT_TRUE(strstr(buf, "iotracer_file_bytes_total{file=\"other\",op=\"read\"} 10000") !=
 			    NULL,
-		    "a labelled, from 0, its label escaped");
-	ASSERT_TRUE(strstr(buf, "iotracer_file_bytes_total{file=\"other\",op=\"read\"} 10000") != NULL,
 		    "other: b and a's before its label");
 	free(buf);
 	buf = NULL;
@@ -338,10 +343,13 @@ static void test_mfiles(void)
 	f = open_memstream(&buf, &len);
 	mfiles_write(m, f, e, 2, c);
 	fclose(f);
-	ASSERT_TRUE(strstr(buf, "iotracer_file_bytes_total{file=\"/mnt/t/a \\\"q\\\".dat\",op=\"read\"} 3000") !=
+	ASSERT_TRUE(
+		strstr(buf,
+		       "iotracer_file_bytes_total{file=\"/mnt/t/a \\\"q\\\".dat\",op=\"read\"} 3000") !=
+			NULL,
+		"a's since its label");
+	ASSERT_TRUE(strstr(buf, "iotracer_file_bytes_total{file=\"other\",op=\"read\"} 11000") !=
 			    NULL,
-		    "a's since its label");
-	ASSERT_TRUE(strstr(buf, "iotracer_file_bytes_total{file=\"other\",op=\"read\"} 11000") != NULL,
 		    "other only grows");
 	ASSERT_TRUE(strstr(buf, "/var/lib/x/b.dat") == NULL, "b never labelled: K = 1");
 out:
