@@ -21,6 +21,7 @@
 #   blocks    every block request of these files carries the file
 #   top_files `top -b --group file` totals per file equal fio's total_ios per job
 #   names     the summary: files named, no lookup missed, nothing lost; drops.total == 0
+# shellcheck disable=SC2015,SC2016,SC2119 # A && B || fail; jq programs in single quotes; optional args
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -110,17 +111,16 @@ only() { # only INO NAME: records of INO exist and all name NAME
 check nested "$(files_of "$I_NESTED" | tr '\n' ' ')" only "$I_NESTED" "$NESTED"
 check bind "$(files_of "$I_BFILE" | tr '\n' ' ')" only "$I_BFILE" "$BFILE"
 
-ren=$(jq -s --argjson i "$I_OLD" --arg o "$OLD" --arg n "$NEW" 'map(select(.ino == $i)) | sort_by(.ts) |
-	[length, (map(select(.file != $o and .file != $n)) | length), (map(select(.file == $n)) | length),
-	 (.[-1].file == $n)] | @tsv' -r "$IT_TMP/files")
-read -r rn rbad rnew rlast <<<"$ren"
+# then_names INO A B: the records of INO by time: count, of neither name, of B, the last is B
+then_names() {
+	jq -s -r --argjson i "$1" --arg a "$2" --arg b "$3" 'map(select(.ino == $i)) | sort_by(.ts) |
+		[length, (map(select(.file != $a and .file != $b)) | length),
+		 (map(select(.file == $b)) | length), (.[-1].file == $b)] | @tsv' "$IT_TMP/files"
+}
+read -r rn rbad rnew rlast < <(then_names "$I_OLD" "$OLD" "$NEW")
 check renamed "$rn records: $rbad of neither name, $rnew of the new one, the last the new one: $rlast ($(files_of "$I_OLD" | tr '\n' ' '))" \
 	eval '((rn > 0 && rbad == 0 && rnew > 0)) && [[ $rlast == true ]]'
-
-del=$(jq -s --argjson i "$I_DEL" --arg o "$DEL" --arg d "$DEL (deleted)" 'map(select(.ino == $i)) | sort_by(.ts) |
-	[length, (map(select(.file != $o and .file != $d)) | length), (map(select(.file == $d)) | length),
-	 (.[-1].file == $d)] | @tsv' -r "$IT_TMP/files")
-read -r dn dbad ddel dlast <<<"$del"
+read -r dn dbad ddel dlast < <(then_names "$I_DEL" "$DEL" "$DEL (deleted)")
 check deleted "$dn records: $dbad of neither name, $ddel marked (deleted), the last marked: $dlast ($(files_of "$I_DEL" | tr '\n' ' '))" \
 	eval '((dn > 0 && dbad == 0 && ddel > 0)) && [[ $dlast == true ]]'
 
