@@ -21,7 +21,7 @@
 #   blocks    every block request of these files carries the file
 #   top_files `top -b --group file` totals per file equal fio's total_ios per job
 #   names     the summary: files named, no lookup missed, nothing lost; drops.total == 0
-# shellcheck disable=SC2015,SC2016,SC2119 # A && B || fail; jq programs in single quotes; optional args
+# shellcheck disable=SC2015,SC2016,SC2119,SC2317 # A && B || fail; jq programs in single quotes; optional args; checks run via check
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
