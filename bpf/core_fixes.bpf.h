@@ -529,10 +529,10 @@ static __always_inline void it_dentry_name(u64 d, struct qstr *q)
 	bpf_core_read(q, sizeof(*q), &((struct dentry *)d)->d_name);
 }
 
-/* The type of the dentry's file system ("ext4", "tmpfs", "pidfs"), NUL-padded. */
-static __always_inline void it_sb_type(u64 d, char *buf)
+/* The type of a super block's file system ("ext4", "tmpfs", "pidfs"), NUL-padded. */
+static __always_inline void it_sb_type(u64 sb, char *buf)
 {
-	const char *name = BPF_CORE_READ((struct dentry *)d, d_sb, s_type, name);
+	const char *name = BPF_CORE_READ((struct super_block *)sb, s_type, name);
 
 	__builtin_memset(buf, 0, IT_FSTYPE_LEN);
 	bpf_probe_read_kernel_str(buf, IT_FSTYPE_LEN, name);

@@ -211,10 +211,14 @@ __noinline int it_name_emit(u64 dentry, u64 mnt, u64 inode, u64 ino, u64 dev_key
 	if (!dentry && inode)
 		dentry = it_inode_alias(inode);
 	b = bpf_map_lookup_elem(&name_buf, &zero);
-	if (!dentry || !b)
+	if ((!dentry && !inode) || !b)
 		return 0;
 	s = &b->seen;
-	it_name_state(dentry, s);
+	/* an inode of no dentry (a block device's own page cache): named by its type alone */
+	if (dentry)
+		it_name_state(dentry, s);
+	else
+		__builtin_memset(s, 0, sizeof(*s));
 	old = bpf_map_lookup_elem(&named, &k);
 	if (old && old->dentry == s->dentry && old->parent == s->parent &&
 	    old->hash_len == s->hash_len && old->unlinked == s->unlinked)
@@ -234,8 +238,14 @@ __noinline int it_name_emit(u64 dentry, u64 mnt, u64 inode, u64 ino, u64 dev_key
 	r->mnt_ns = mnt ? BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum) : 0;
 	r->pid = bpf_get_current_pid_tgid() >> 32;
 	r->nr = 0;
-	it_sb_type(dentry, r->fstype);
-	it_name_walk(b, dentry);
+	r->len = 0;
+	it_sb_type(dentry ? (u64)BPF_CORE_READ((struct dentry *)dentry, d_sb) :
+			    (u64)BPF_CORE_READ((struct inode *)inode, i_sb),
+		   r->fstype);
+	if (dentry)
+		it_name_walk(b, dentry);
+	else
+		r->flags |= IT_NM_PSEUDO;
 	size = IT_NAME_SIZE(r->len > IT_NAME_MAX ? IT_NAME_MAX : r->len);
 	it_hdr_init(&r->hdr, IT_REC_NAME, size);
 	if (bpf_ringbuf_output(&events, r, size, it_wake_flags())) {

@@ -447,7 +447,9 @@ struct it_qemu_rec {
 #define IT_NM_BDEV 1 /* the key: a block device node (dev its i_rdev) */
 #define IT_NM_DELETED 2 /* unlinked (d_unlinked): open, no name left in its directory */
 #define IT_NM_CUT 4 /* the walk stopped before the root: names holds the leaf side */
-#define IT_NM_PSEUDO 8 /* no directory holds it (memfd, pseudo files): its own name only */
+/* no directory holds it (memfd, pseudo files): its own name only; an inode of no dentry
+ * (a block device's own page cache): no name, its file system's type alone */
+#define IT_NM_PSEUDO 8
 #define IT_NM_AGAIN 16 /* named before in this run: the name changed since */
 #define IT_NM_INODE 32 /* named from the inode (page cache, writeback): its first alias */
 

@@ -135,7 +135,10 @@ int fnres_rel(const void *rec, size_t len, char *buf, size_t n)
 		}
 		w += (size_t)snprintf(buf + w, n - w, "/%s", comp[i]);
 	}
-	if (!k && w < n)
+	if (!k && (nr->flags & IT_NM_PSEUDO)) /* an inode of no dentry: its file system's type */
+		w += (size_t)snprintf(buf + w, n - w, "[%.*s]", IT_FSTYPE_LEN,
+				      nr->fstype[0] ? nr->fstype : "unnamed");
+	else if (!k && w < n)
 		w += (size_t)snprintf(buf + w, n - w, "/");
 	if (w >= n)
 		return -EINVAL;

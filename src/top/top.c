@@ -584,7 +584,8 @@ static void title(const struct top *t, int nrows, char *buf, size_t n)
 	strftime(tm, sizeof(tm), "%H:%M:%S", localtime_r(&now, &lt));
 	snprintf(buf, n, "%s - %s  interval %s  sort %s  per %s  %d rows%s%s", TOP_PROG, tm, iv,
 		 tview_sort_name(t->view.sort), group_names[t->group], nrows,
-		 t->blame ? "  blame 1s late" : "", t->raw ? "  [q quit, s sort, c grouping, f files]" : "");
+		 t->blame ? "  blame 1s late" : "",
+		 t->raw ? "  [q quit, s sort, c grouping, f files]" : "");
 }
 
 /* Read the map, print the interval's table; the snapshot becomes prev. 0 or -errno. */

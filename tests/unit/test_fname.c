@@ -167,6 +167,10 @@ static void test_rel(void)
 	n = mk_rec(r, IT_NM_PSEUDO, disc, 2);
 	ASSERT_OK(fnres_rel(r, n, buf, sizeof(buf)), "disconnected");
 	ASSERT_STREQ(buf, "[disconnected]/f", "a disconnected dentry");
+	n = mk_rec(r, IT_NM_PSEUDO | IT_NM_INODE, NULL, 0);
+	memcpy(r->fstype, "bdev", 5);
+	ASSERT_OK(fnres_rel(r, n, buf, sizeof(buf)), "no dentry");
+	ASSERT_STREQ(buf, "[bdev]", "an inode of no dentry: its file system's type");
 	/* malformed: counts that disagree, a missing NUL, a short buffer */
 	n = mk_rec(r, 0, path, 3);
 	r->nr = 2;
