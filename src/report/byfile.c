@@ -22,6 +22,7 @@
 #define BF_HORIZON_NS (10ULL * 1000000000ULL) /* as culprits.c: offline, every record at hand */
 #define BF_CAP (1u << 18)
 #define BF_CULPRITS 8 /* culprit cgroups kept per file; the rest are summed unnamed */
+#define BF_CUL_COL 20 /* the CULPRIT column: a longer path shows its tail */
 
 struct bf_file {
 	struct fn_key key;
@@ -206,8 +207,12 @@ static const char *culprit(const struct bf_file *f, const struct rp_names *nm, c
 			top = k;
 	if (top < 0)
 		return "-";
+	if (!f->cul_id[top])
+		return BLAME_NO_TASK; /* a request of no task (the kernel's own) */
 	cg = nm && nm->cgroup ? nm->cgroup(nm->ctx, f->cul_id[top]) : NULL;
-	if (cg)
+	if (cg && strlen(cg) > BF_CUL_COL) /* its tail, as top cuts a cgroup */
+		snprintf(buf, n, "...%s", cg + strlen(cg) - (BF_CUL_COL - 3));
+	else if (cg)
 		snprintf(buf, n, "%s", cg);
 	else
 		snprintf(buf, n, "cgroup-id %llu", (unsigned long long)f->cul_id[top]);
@@ -229,8 +234,8 @@ static void print_table(const struct rp_byfile *b, FILE *out, const size_t *ix, 
 		fprintf(out, "%8llu %12llu %9s %9s", (unsigned long long)f->reqs,
 			(unsigned long long)f->bytes, f->reqs ? avg : "-", f->reqs ? p99 : "-");
 		if (b->b)
-			fprintf(out, " %9s %-20s",
-				parse_fmt_duration((uint64_t)f->blamed, bl, sizeof(bl)),
+			fprintf(out, " %9s %-*s",
+				parse_fmt_duration((uint64_t)f->blamed, bl, sizeof(bl)), BF_CUL_COL,
 				culprit(f, nm, cul, sizeof(cul)));
 		fprintf(out, " %s\n", file_name(&f->key, names, name, sizeof(name)));
 	}
