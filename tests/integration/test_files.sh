@@ -21,12 +21,14 @@
 #   blocks    every block request of these files carries the file
 #   top_files `top -b --group file` totals per file equal fio's total_ios per job
 #   names     the summary: files named, no lookup missed, nothing lost; drops.total == 0
+#   memfd     a memfd_create("itbuf") file written and read: its records name "memfd:itbuf"
+#             (no directory holds it; a tracer of its own, by comm)
 # shellcheck disable=SC2015,SC2016,SC2119,SC2317 # A && B || fail; jq programs in single quotes; optional args; checks run via check
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin nested bind renamed deleted long mmap writeback blocks top_files names
+it_begin nested bind renamed deleted long mmap writeback blocks names memfd top_files
 it_require_all mkfs.ext4 fio jq dd python3 stat
 
 read -r dev mnt < <(mk_loop_fs 256) || true
@@ -149,6 +151,18 @@ check blocks "$bnone of $bn block requests of the test's files without a file" \
 s=$(jq -c '.file_names' "$SUMMARY")
 d=$(real_drops "$SUMMARY")
 check names "file_names $s, drops $d" eval '[[ $(jq -r ".named > 0 and .misses == 0 and .lost == 0" <<<"$s") == true ]] && ((d == 0))'
+
+# a file no directory holds: memfd_create's, by the comm the writer gives itself
+start_tracer -l syscall -c itmemfd || fail_all "$TRACER_WHY"
+python3 -c 'import ctypes, os
+ctypes.CDLL(None).prctl(15, b"itmemfd", 0, 0, 0)
+fd = os.memfd_create("itbuf")
+os.write(fd, b"x" * 4096)
+os.pread(fd, 4096, 0)' || fail_all "the memfd writer failed"
+stop_tracer || note "${TRACER_WHY:-}"
+mf=$(jq -r 'select(.type == "request" and (.syscall == "write" or .syscall == "pread64")) |
+	"\(.syscall) \(.file)"' "$TRACER_JSON" | sort | uniq -c | tr '\n' ' ')
+check memfd "records: $mf" test "$mf" = "$(printf '%7d %s %7d %s ' 1 'pread64 memfd:itbuf' 1 'write memfd:itbuf')"
 
 # top: two fio jobs, one file each, counted per file against fio's own counts
 top_batch_start -i 1s --group file -d "$name"
