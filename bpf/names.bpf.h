@@ -150,7 +150,7 @@ static long it_name_step(u32 i, void *data)
  * The names from dentry d up to its file system's root, leaf first, in
  * IT_NAME_DEPTH steps at most. With bpf_loop (5.17) the verifier checks a
  * step once; the bounded loop (the compat object's 5.10, kernels before
- * 5.17) makes it check every step of every program that names files (~90 k
+ * 5.17) makes it check every step of every program that names files (~55 k
  * instructions each, measured on 6.18: over a minute's load in the lab's
  * TCG guests with the file path's 20 programs).
  */
