@@ -140,8 +140,8 @@ static void write_family(FILE *f, const struct mfiles *m, const struct mf_val *o
 					      "iotracer_file_bytes_total",
 					      "iotracer_file_latency_seconds_total" };
 	static const char *const helps[3] = {
-		"Finished block requests per file (--metrics-files: the K files given a label, "
-		"the rest 'other') and op; a file's counter starts at its label.",
+		("Finished block requests per file (--metrics-files: the K files given a label, "
+		 "the rest 'other') and op; a file's counter starts at its label."),
 		"Bytes of finished block requests per file and op.",
 		"Queue-to-completion time of the block requests per file and op, summed.",
 	};
