@@ -330,6 +330,11 @@ static int set_key(struct fn_key *k, uint32_t dev, uint64_t ino, uint32_t flags)
 
 int fn_blk_key(const struct it_block_rec *b, const struct fn_key *req, struct fn_key *k)
 {
+	/* issued inside the request's own call with no inode of its own: an aio iocb's */
+	if (!b->ino && req && b->origin == IT_ORIG_SYSCALL) {
+		*k = *req;
+		return 1;
+	}
 	if (!b->ino)
 		return 0;
 	if (b->file_dev)

@@ -49,7 +49,9 @@ int fn_req_key(const struct corr_req *r, struct fn_key *k);
 /*
  * The file of a block request: its own file_dev and inode, for a write of
  * page-cache pages the first page's file system, else (records of builds
- * before issue 38) the request's file when the inode is the same. 1, or 0.
+ * before issue 38) the request's file when the inode is the same; one
+ * issued inside the request's call with no inode (an aio iocb's: io_submit
+ * queues the bios) has the request's file. 1, or 0.
  */
 int fn_blk_key(const struct it_block_rec *b, const struct fn_key *req, struct fn_key *k);
 
