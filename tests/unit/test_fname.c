@@ -384,6 +384,31 @@ static void test_ct_added(void)
 	ct_names_free(n);
 }
 
+/* A block request's file: its own, a page-cache write's, the request's by inode or (aio) none. */
+static void test_blk_key(void)
+{
+	struct fn_key req = { .ino = 12, .dev = IT_MKDEV(7, 3) }, k;
+	struct it_block_rec b;
+
+	memset(&b, 0, sizeof(b));
+	b.ino = 12;
+	b.file_dev = IT_MKDEV(7, 3);
+	b.flags = IT_F_BDEV;
+	ASSERT_TRUE(fn_blk_key(&b, NULL, &k) && k.ino == 12 && k.bdev == 1, "its own");
+	b.file_dev = 0;
+	b.flags = IT_F_WB;
+	b.wb.file_dev = IT_MKDEV(7, 4);
+	ASSERT_TRUE(fn_blk_key(&b, NULL, &k) && k.dev == IT_MKDEV(7, 4), "a page-cache write's");
+	b.flags = 0;
+	ASSERT_TRUE(fn_blk_key(&b, &req, &k) && k.dev == IT_MKDEV(7, 3), "the request's inode");
+	ASSERT_FALSE(fn_blk_key(&b, NULL, &k), "no file system known");
+	b.ino = 0;
+	b.origin = IT_ORIG_SYSCALL;
+	ASSERT_TRUE(fn_blk_key(&b, &req, &k) && k.ino == 12, "an aio iocb's: the request's");
+	b.origin = IT_ORIG_NONE;
+	ASSERT_FALSE(fn_blk_key(&b, &req, &k), "no inode, not the request's");
+}
+
 int main(void)
 {
 	RUN_TEST(test_mountinfo);
@@ -392,5 +417,6 @@ int main(void)
 	RUN_TEST(test_resolve);
 	RUN_TEST(test_entries);
 	RUN_TEST(test_ct_added);
+	RUN_TEST(test_blk_key);
 	return unit_result();
 }
