@@ -13,7 +13,7 @@
 #   json       block write requests in the JSON (listed or apart) == the writes delta
 #   apart      summary block_apart == the sum of N - 16 over the fsyncs; drops.total 0
 #   report     `iotracer report` of the recording: the same block write count and bytes
-# shellcheck disable=SC2016 # jq programs in single quotes
+# shellcheck disable=SC2016,SC2119 # jq programs in single quotes; optional args
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
