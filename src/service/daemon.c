@@ -416,7 +416,11 @@ int mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err)
 /* The ring buffer and the per-CPU record buffers of the attached load. */
 int bpf_buffers(struct daemon *d)
 {
-	return it_loader_records(&d->ld, &d->rb, &d->recs);
+	int ret = it_loader_records(&d->ld, &d->rb, &d->recs);
+
+	d->recs.note = daemon_cg_note;
+	d->recs.note_ctx = d;
+	return ret;
 }
 
 /*

@@ -83,6 +83,8 @@ int metrics_hooks(struct daemon *d);
 void stale_age(struct daemon *d);
 void blk_sweep(struct daemon *d);
 void metrics_tick(struct daemon *d, int force);
+/* recbuf's note (IT_REC_CGROUP): a cgroup's first block request, its /metrics label now. */
+void daemon_cg_note(void *ctx, void *data, size_t size);
 
 /* daemon_reload.c */
 int daemon_reload(struct daemon *d);
