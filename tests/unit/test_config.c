@@ -100,7 +100,9 @@ static void test_config_control_bytes(void)
 {
 	bad_file("bin1.conf", "a\x01\x1b[31mb = 1\n", ":1: unknown key 'a\\x01\\x1b[31mb'");
 	bad_file("bin2.conf", "dev = \x1b[2Jloop0\n", ":1: dev: no block device '\\x1b[2Jloop0'");
-	bad_file("bin3.conf", "\x7f" "ELF\x02\x01 = \x7f\n",
+	bad_file("bin3.conf",
+		 "\x7f"
+		 "ELF\x02\x01 = \x7f\n",
 		 ":1: unknown key '\\x7fELF\\x02\\x01'");
 }
 
