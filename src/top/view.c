@@ -5,9 +5,11 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "records/blame.h"
 #include "records/cgroup.h"
 #include "records/output.h"
 #include "lib/abi.h"
@@ -380,18 +382,38 @@ static void blame_cells(const struct tview_row *r, int totals, const struct tvie
 	snprintf(name_s, n, "%s", tail_of(name, w));
 }
 
+/*
+ * A row of no task: the block requests the kernel issues on its own (the flush
+ * machinery's requests without bios), which have no submitter, pid or cgroup.
+ * Named BLAME_NO_TASK, as blame names them (docs/top.md).
+ */
+static bool no_task(const struct tview_row *r)
+{
+	return !r->tgid && !r->cgroup_id;
+}
+
+/* The row's cgroup (or container, pod) label; NULL: unknown. */
+static const char *row_cgroup(const struct tview_row *r, const struct tview_opts *o)
+{
+	if (no_task(r))
+		return BLAME_NO_TASK;
+	return o->cgroup ? o->cgroup(r->cgroup_id, o->ctx) : NULL;
+}
+
 static void print_row(FILE *f, const struct tview_row *r, const struct tview_opts *o,
 		      const struct tv_layout *l)
 {
 	/* every cell but CULPRIT fits 32; CULPRIT and CGROUP are cut to CG_PATH_MAX */
 	char v[C_NR][32], culprit[CG_PATH_MAX], line[C_NR * 32 + 2 * CG_PATH_MAX];
-	const char *cg = o->cgroup ? o->cgroup(r->cgroup_id, o->ctx) : NULL;
+	const char *cg = row_cgroup(r, o);
 	const char *cell[C_NR];
 	int at = 0;
 
-	snprintf(v[C_PID], sizeof(v[0]), "%u", r->tgid);
+	snprintf(v[C_PID], sizeof(v[0]), no_task(r) ? "-" : "%u", r->tgid);
 	snprintf(v[C_COMM], sizeof(v[0]), "%.*s", abs(l->w[C_COMM] ? l->w[C_COMM] : 15),
-		 r->comm[0] ? r->comm : "?");
+		 no_task(r) ? BLAME_NO_TASK :
+		 r->comm[0] ? r->comm :
+			      "?");
 	snprintf(v[C_DEV], sizeof(v[0]), "%.8s", o->dev_name(r->dev, o->ctx));
 	snprintf(v[C_OP], sizeof(v[0]), "%s", abi_op_name(r->op));
 	snprintf(v[C_IOPS], sizeof(v[0]), "%.1f", r->iops);
@@ -470,10 +492,13 @@ enum { T_PID, T_COMM, T_CGROUP, T_DEV, T_OP, T_IOS, T_BYTES, T_BLAMED, T_CULPRIT
 static void totals_cells(const struct tview_row *r, const struct tview_opts *o,
 			 char v[T_NR][CG_PATH_MAX])
 {
-	const char *cg = o->cgroup ? o->cgroup(r->cgroup_id, o->ctx) : NULL;
+	const char *cg = row_cgroup(r, o);
 
-	snprintf(v[T_PID], CG_PATH_MAX, "%u", r->tgid);
-	snprintf(v[T_COMM], CG_PATH_MAX, "%s", r->comm[0] ? r->comm : "-");
+	snprintf(v[T_PID], CG_PATH_MAX, no_task(r) ? "-" : "%u", r->tgid);
+	snprintf(v[T_COMM], CG_PATH_MAX, "%s",
+		 no_task(r) ? BLAME_NO_TASK :
+		 r->comm[0] ? r->comm :
+			      "-");
 	snprintf(v[T_CGROUP], CG_PATH_MAX, "%s", cg ? cg : "-");
 	snprintf(v[T_DEV], CG_PATH_MAX, "%s", o->dev_name(r->dev, o->ctx));
 	snprintf(v[T_OP], CG_PATH_MAX, "%s", abi_op_name(r->op));

@@ -422,11 +422,57 @@ out:
 	free(rows);
 }
 
+/*
+ * The kernel's own requests (cache flushes: no submitter, pid 0, cgroup 0) are one row
+ * named "(no task)", as blame names them, not "0 ?" (issue 37).
+ */
+static void test_top_no_task(void)
+{
+	struct agg_entry now[2] = { ent(10, 5, IT_OP_READ, 10, 100000),
+				    ent(0, 0, IT_OP_SYNC, 3, 50000) };
+	struct tview_opts o = { .dev_name = name, .cgroup = cgname };
+	struct tview_row *rows = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int n;
+
+	now[1].v.comm[0] = '\0';
+	n = tview_totals(now, 2, 1000000000ull, 0, &rows);
+	if (!ASSERT_EQ(n, 2, "rows"))
+		goto out;
+	text = printed("title", rows, n, &o);
+	ASSERT_TRUE(text && strstr(text, "      - (no task)       loop0    sync "),
+		    "live: PID -, COMM (no task)");
+	ASSERT_TRUE(text && strstr(text, " (no task)\n"), "live: CGROUP (no task)");
+	ASSERT_TRUE(text && !strstr(text, " ? "), "no '?'");
+	free(text);
+	text = NULL;
+	f = open_memstream(&text, &len);
+	if (!ASSERT_TRUE(f != NULL, "memstream"))
+		goto out;
+	tview_print_totals(f, rows, n, &o);
+	fclose(f);
+	ASSERT_TRUE(strstr(text, "\n-   (no task) (no task) loop0 sync "), "totals: the same name");
+	free(rows);
+	rows = NULL;
+	free(text);
+	text = NULL;
+	o.by_cgroup = 1;
+	n = tview_totals(now, 2, 1000000000ull, 1, &rows);
+	text = printed("title", rows, n, &o);
+	ASSERT_TRUE(text && strstr(text, " (no task)\n"), "per cgroup: its key (no task)");
+out:
+	free(text);
+	free(rows);
+}
+
 int main(void)
 {
 	RUN_TEST(test_top_rates);
 	RUN_TEST(test_top_blame_columns);
 	RUN_TEST(test_top_blame_cgroup80);
+	RUN_TEST(test_top_no_task);
 	RUN_TEST(test_top_sort_print);
 	RUN_TEST(test_top_width);
 	RUN_TEST(test_top_totals_table);
