@@ -62,6 +62,8 @@ struct daemon {
 	struct ct_names *names; /* container and pod names from the node's files (container.h) */
 	struct agg_labels *cg_labels; /* /metrics cgroup label values, kept across scrapes */
 	struct dblame *blame; /* --blame: who held the device (docs/blame.md) */
+	/* reload: the start-only changes last said (reload_plan's what), said once */
+	char start_said[1024];
 };
 
 /* daemon.c */
