@@ -52,6 +52,23 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+struct synth_req {
+	uint64_t q, d, c, cg;
+};
+
+/* Request i of the stream, arriving at t: its Q, D, C and owner (see the top). */
+static struct synth_req synth(long i, uint64_t t, uint64_t gap, int qd)
+{
+	uint64_t svc = gap * (uint64_t)qd / 2 + (uint64_t)rand() % (gap * (uint64_t)qd);
+	struct synth_req s = { .q = t, .d = t + 2000 };
+
+	if (i == 1000)
+		svc = 50000000;
+	s.c = s.d + svc;
+	s.cg = 1 + (uint64_t)(rand() % 3);
+	return s;
+}
+
 static int feed(struct blame *b, long iops, long n, int qd)
 {
 	uint64_t gap = 1000000000ULL / (uint64_t)iops, t = 1000000000ULL;
@@ -59,14 +76,13 @@ static int feed(struct blame *b, long iops, long n, int qd)
 	srand(1);
 	for (long i = 0; i < n; i++, t += gap) {
 		struct blame_in in = { .dev = 7, .victim = 1 };
-		uint64_t svc = gap * (uint64_t)qd / 2 + (uint64_t)rand() % (gap * (uint64_t)qd);
 
-		if (i == 1000)
-			svc = 50000000;
-		in.q_ns = t;
-		in.d_ns = t + 2000;
-		in.c_ns = in.d_ns + svc;
-		in.owner.cgroup_id = 1 + (uint64_t)(rand() % 3);
+		struct synth_req sr = synth(i, t, gap, qd);
+
+		in.q_ns = sr.q;
+		in.d_ns = sr.d;
+		in.c_ns = sr.c;
+		in.owner.cgroup_id = sr.cg;
 		if (blame_add(b, &in))
 			return -1;
 	}
@@ -120,15 +136,13 @@ static int feed_lines(long iops, long n, int qd)
 	blk.dev = 7;
 	t0 = now_s();
 	for (long i = 0; i < n; i++, t += gap) {
-		uint64_t svc = gap * (uint64_t)qd / 2 + (uint64_t)rand() % (gap * (uint64_t)qd);
+		struct synth_req sr = synth(i, t, gap, qd);
 
-		if (i == 1000)
-			svc = 50000000;
-		blk.q_ns = t;
-		blk.d_ns = t + 2000;
-		blk.c_ns = blk.d_ns + svc;
-		blk.task.cgroup_id = 1 + (uint64_t)(rand() % 3);
-		blk.task.pid = (uint32_t)blk.task.cgroup_id;
+		blk.q_ns = sr.q;
+		blk.d_ns = sr.d;
+		blk.c_ns = sr.c;
+		blk.task.cgroup_id = sr.cg;
+		blk.task.pid = (uint32_t)sr.cg;
 		r.id = (uint64_t)i + 1;
 		dblame_request(d, &r);
 		if (t >= next_tick) {
