@@ -12,8 +12,12 @@
 #   stages     the summary's block write q2c count and bytes == the stat deltas
 #   json       block write requests in the JSON (listed or apart) == the writes delta
 #   apart      summary block_apart == the sum of N - 16 over the fsyncs; drops.total 0
-#   report     `iotracer report` of the recording: the same block write count and bytes
-# shellcheck disable=SC2016,SC2119 # jq programs in single quotes; optional args
+#   report     `iotracer report` of the recording: the summary's block write count and
+#              bytes
+# Where a completion ran where no BPF program does (docs/hooks.md, "Completions no program
+# sees"; counted in drops.block.missed), each count may be short by those and the bytes by
+# 4 KiB each, never more.
+# shellcheck disable=SC2016,SC2119,SC2317 # jq programs in single quotes; optional args; short via eval
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -32,8 +36,12 @@ mnt=$(mktemp -d "$IT_TMP/mnt.XXXXXX") || fail_all "mktemp failed"
 _it_register mounts "$mnt"
 mount -t ext4 -o noatime "$dev" "$mnt" || fail_all "cannot mount $dev"
 name=$(devname "$dev")
-echo 4 >"/sys/block/$name/queue/max_sectors_kb" ||
-	skip_all "cannot set /sys/block/$name/queue/max_sectors_kb to 4"
+# the limit outlives the binding (a loop device stays, and the next test or helper that
+# binds it would get 4 KiB requests): put it back before the exit trap detaches it
+MSK=/sys/block/$name/queue/max_sectors_kb
+msk0=$(cat "$MSK")
+trap 'rc=$?; echo "$msk0" >"$MSK" 2>/dev/null; (exit $rc); _it_on_exit' EXIT
+echo 4 >"$MSK" || skip_all "cannot set $MSK to 4"
 wait_quiet "$dev" 5 >/dev/null
 
 rec=$IT_TMP/rec
@@ -49,7 +57,11 @@ stop_tracer || note "${TRACER_WHY:-}"
 tracer_summary || fail_all "no final summary in the JSON output"
 J=$TRACER_JSON
 dw=$((w1 - w0)) db=$(((s1 - s0) * 512))
-note "/sys/block/$name/stat: $dw writes, $db bytes"
+# completions no program saw (docs/hooks.md): counted, and each request is 4 KiB at most
+m=$(jq -r '.drops.block.missed // 0' "$SUMMARY")
+note "/sys/block/$name/stat: $dw writes, $db bytes; completions missed (counted): $m"
+# short COUNT WANT SLACK: COUNT <= WANT and short of it by SLACK at most
+short() { (($1 <= $2 && $2 - $1 <= $3)); }
 
 apart_sum=0
 for n in "${SIZES[@]}"; do
@@ -63,27 +75,27 @@ for n in "${SIZES[@]}"; do
 	fi
 	kids=$(jcount "$J" '.kind == "block" and .parent.id == $p' --argjson p "$id")
 	apart_sum=$((apart_sum + (n > 16 ? n - 16 : 0)))
-	check "fsync_$n" "fsync $id: nr_bios $bios, $listed listed + block_apart $apart, $kids records with it as parent (N $n)" \
-		eval '((bios == n && listed + apart == n && listed <= 16 && kids == apart))'
+	check "fsync_$n" "fsync $id: nr_bios $bios, $listed listed + block_apart $apart, $kids records with it as parent (N $n, missed $m)" \
+		eval '((bios == n && listed <= 16 && kids == apart)) && short $((listed + apart)) "$n" "$m"'
 done
 
 sw=$(stage_val "$SUMMARY" block "$name" write q2c count)
 sb=$(stage_val "$SUMMARY" block "$name" write q2c bytes)
-check stages "summary: block write q2c count ${sw:-none}, bytes ${sb:-none}" \
-	eval '[[ ${sw:-x} == "$dw" && ${sb:-x} == "$db" ]]'
+check stages "summary: block write q2c count ${sw:-none}, bytes ${sb:-none} (missed $m)" \
+	eval 'short "${sw:-0}" "$dw" "$m" && short "${sb:-0}" "$db" $((m * 4096))'
 jw=$(jblocks "$J" 'true' '.op == "write" and .dev == $d' --arg d "$name")
-check json "$jw block write requests in the JSON" test "$jw" = "$dw"
+check json "$jw block write requests in the JSON (missed $m)" short "$jw" "$dw" "$m"
 sa=$(jq -r '.block_apart // "none"' "$SUMMARY")
 d=$(real_drops "$SUMMARY")
-check apart "summary block_apart $sa (the fsyncs: $apart_sum), drops $d" \
-	eval '[[ $sa == "$apart_sum" && $d == 0 ]]'
+check apart "summary block_apart $sa (the fsyncs: $apart_sum, missed $m), drops $d" \
+	eval '[[ $d == 0 ]] && short "${sa//none/-1}" "$apart_sum" "$m"'
 
 # the text summary's row: LAYER DEV OP STAGE COUNT P50 P90 P99 MAX BYTES MB/s
 "$IOTRACER" report "$rec" >"$IT_TMP/report.out" 2>&1 ||
 	note "report exited $?: $(tail -c 300 "$IT_TMP/report.out")"
 read -r rw rb < <(awk -v d="$name" '$1 == "block" && $2 == d && $3 == "write" && $4 == "q2c" {
 	print $5, $10 }' "$IT_TMP/report.out")
-check report "report of the recording: block write q2c count ${rw:-none}, bytes ${rb:-none}" \
-	eval '[[ ${rw:-x} == "$dw" && ${rb:-x} == "$db" ]]'
+check report "report of the recording: block write q2c count ${rw:-none}, bytes ${rb:-none} (missed $m)" \
+	eval '[[ $rw == "$sw" && $rb == "$sb" ]] && short "${rw:-0}" "$dw" "$m"'
 
 it_end
