@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "records/corr.h"
+#include "records/corr_link.h"
 
 #define CHUNK_NODES 256
 #define MIN_BUCKETS 64
@@ -52,39 +53,6 @@
  * items; sizing for max_pending (64 Ki) kept 3 MB resident for nothing.
  */
 #define MAX_BUCKETS (1u << 12)
-
-/* Intrusive circular doubly linked list. */
-struct corr_link {
-	struct corr_link *next, *prev;
-};
-
-#define link_entry(ptr, type, member) ((type *)((char *)ptr - offsetof(type, member)))
-
-static inline void link_init(struct corr_link *h)
-{
-	h->next = h;
-	h->prev = h;
-}
-
-static inline bool link_empty(const struct corr_link *h)
-{
-	return h->next == h;
-}
-
-static inline void link_add_tail(struct corr_link *h, struct corr_link *n)
-{
-	n->prev = h->prev;
-	n->next = h;
-	h->prev->next = n;
-	h->prev = n;
-}
-
-static inline void link_del(struct corr_link *n)
-{
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	link_init(n);
-}
 
 enum key_class {
 	KEY_SYS = 0, /* (tid, seq) of a syscall or an io_submit */
@@ -329,8 +297,8 @@ static void recent_put(struct corr *c, uint8_t cls, uint64_t k1, uint64_t k2, ui
 
 /* ---- block records ---- */
 
-static void emit_block_of(struct corr *c, const struct it_block_rec *rec, uint64_t id, uint32_t tid,
-			  uint64_t seq)
+static void emit_lone_block(struct corr *c, const struct it_block_rec *rec,
+			    const struct recent *parent)
 {
 	struct corr_req r;
 
@@ -338,33 +306,26 @@ static void emit_block_of(struct corr *c, const struct it_block_rec *rec, uint64
 	r.kind = CORR_BLOCK;
 	r.blocks[0] = rec;
 	r.nr_blocks = 1;
-	if (id) {
-		r.parent.id = id;
-		r.parent.tid = tid;
-		r.parent.seq = seq;
+	if (parent) {
+		r.parent.id = parent->id;
+		r.parent.tid = parent->tid;
+		r.parent.seq = parent->seq;
 		r.parent.valid = 1;
 	}
 	emit(c, &r);
-}
-
-static void emit_lone_block(struct corr *c, const struct it_block_rec *rec,
-			    const struct recent *parent)
-{
-	if (parent)
-		emit_block_of(c, rec, parent->id, parent->tid, parent->seq);
-	else
-		emit_block_of(c, rec, 0, 0, 0);
 }
 
 /* After request r: its blocks fill_blocks did not list, each with r as parent. */
 static void emit_apart(struct corr *c, struct corr_link *list, const struct corr_req *r,
 		       uint32_t tid, uint64_t seq)
 {
+	const struct recent p = { .id = r->id, .tid = tid, .seq = seq };
+
 	for (struct corr_link *l = list->next; r->nr_blocks_apart && l != list; l = l->next) {
 		const struct blk_node *bn = link_entry(l, struct blk_node, hl);
 
 		if (!bn->listed)
-			emit_block_of(c, &bn->rec, r->id, tid, seq);
+			emit_lone_block(c, &bn->rec, &p);
 	}
 }
 
