@@ -47,6 +47,7 @@ enum it_rec_type {
 	IT_REC_QEMU = 5, /* host mode: one uprobe hit in a traced QEMU */
 	IT_REC_WAKE = 6, /* no data: a per-CPU record buffer is filling up, drain now */
 	IT_REC_NAME = 7, /* a file's path, once per file (bpf/names.bpf.h) */
+	IT_REC_CGROUP = 8, /* a cgroup's first block request in the aggregation (IT_AGG_NOTE) */
 };
 
 enum it_op {
@@ -470,6 +471,19 @@ struct it_name_rec {
 
 #define IT_NAME_SIZE(len) (sizeof(struct it_name_rec) - IT_NAME_MAX + (len))
 
+/*
+ * A cgroup's first block request in the aggregation: a new key of map "agg"
+ * with its cgroup (agg_keys IT_AGG_NOTE, the daemon's --metrics-cgroup-depth).
+ * The daemon names the cgroup and its container from it while they exist: a
+ * container that did its IO and exited between two /metrics rebuilds would be
+ * gone by the next one (docs/cgroups.md). One per new (cgroup, device, op).
+ */
+struct it_cgroup_rec {
+	struct it_hdr hdr;
+	__u64 cgroup_id;
+	__u64 ts_ns; /* the request's completion */
+};
+
 #ifndef __bpf__
 /*
  * User space reads each record type's size and end stamp here, and only
@@ -494,6 +508,8 @@ static inline __u32 it_rec_size(__u32 type)
 		return sizeof(struct it_qemu_rec);
 	case IT_REC_NAME:
 		return IT_NAME_SIZE(0);
+	case IT_REC_CGROUP:
+		return sizeof(struct it_cgroup_rec);
 	default:
 		return 0;
 	}
@@ -516,6 +532,8 @@ static inline __u64 it_rec_end_ns(const void *data, __u64 len)
 		return ((const struct it_aio_rec *)data)->exit_ns;
 	case IT_REC_NAME:
 		return ((const struct it_name_rec *)data)->ts_ns;
+	case IT_REC_CGROUP:
+		return ((const struct it_cgroup_rec *)data)->ts_ns;
 	default: /* IT_REC_QEMU */
 		return ((const struct it_qemu_rec *)data)->ts_ns;
 	}
@@ -557,6 +575,7 @@ struct it_slot_pos {
 #define IT_AGG_TGID 2 /* key by the owner's process (submitter, or dirtier: wb.bpf.h) */
 #define IT_AGG_CGROUP 4 /* key by the owner's cgroup v2 id */
 #define IT_AGG_FILE 8 /* key by the request's file (ino, file_dev, file_bdev; 0: none known) */
+#define IT_AGG_NOTE 16 /* a new key's cgroup in an IT_REC_CGROUP record */
 
 struct it_agg_key {
 	__u64 cgroup_id;

@@ -65,6 +65,7 @@ struct it_out {
 	int header_done;
 	int error;
 	uint64_t requests;
+	uint64_t blocks_apart; /* block requests past a request's list, written apart */
 	struct jw w; /* JSON lines not written yet (whole lines, no trailing newline) */
 	uint64_t json_lost; /* JSON lines a failed write lost */
 	uint32_t batch_lines; /* JSON lines in out->w */

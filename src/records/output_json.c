@@ -343,8 +343,8 @@ void json_request(struct it_out *out, const struct corr_req *r, const struct req
 	for (int i = 0; i < r->nr_blocks; i++)
 		json_block(out, r->blocks[i], has_rk ? &rk : NULL);
 	jw_arr_end(w);
-	if (r->nr_blocks_dropped)
-		jw_u64(w, "block_dropped", r->nr_blocks_dropped);
+	if (r->nr_blocks_apart)
+		jw_u64(w, "block_apart", r->nr_blocks_apart);
 	jw_obj_end(w);
 	json_line_done(out, mark, (int64_t)(ts - out->batch_ts) >= (int64_t)OUT_BATCH_AGE_NS);
 }

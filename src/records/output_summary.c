@@ -94,6 +94,7 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 	jw_u64(w, "min_latency_ns", out->min_lat_ns);
 	jw_u64(w, "sample", out->sample > 1 ? out->sample : 1);
 	jw_u64(w, "unjoined", in->corr->unjoined);
+	jw_u64(w, "block_apart", out->blocks_apart);
 	jw_u64(w, "output_lost", out->json_lost);
 	jw_u64(w, "malformed", in->corr->malformed);
 	if (out->names)
@@ -230,6 +231,11 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 		out->min_lat_ns || out->sample > 1 ? "recorded " : "",
 		(unsigned long long)in->corr->unjoined, (unsigned long long)drops);
 	text_thinning(out, f);
+	if (out->blocks_apart)
+		fprintf(f,
+			"  %llu block requests written apart: past the %d a request lists, each "
+			"is a block request whose parent is that request (block_apart)\n",
+			(unsigned long long)out->blocks_apart, CORR_MAX_BLOCKS);
 	if (out->json_lost)
 		fprintf(f, "  output lost: %llu JSON lines (write failed)\n",
 			(unsigned long long)out->json_lost);

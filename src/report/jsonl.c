@@ -305,7 +305,7 @@ int jl_decode(const struct json *v, struct rf_req *q, struct jl_devs *devs)
 	for (b = blocks && blocks->t == JSON_ARR ? blocks->child : NULL;
 	     b && q->nr_blocks < CORR_MAX_BLOCKS; b = b->next)
 		get_block(b, &q->blocks[q->nr_blocks++], &owner, devs);
-	q->nr_blocks_dropped = (int)num(v, "block_dropped");
+	q->nr_blocks_apart = (int)num(v, "block_apart");
 	if (q->kind == CORR_SYSCALL)
 		get_syscall(v, q, dev);
 	else if (q->kind == CORR_URING)

@@ -583,10 +583,10 @@ static void title(const struct top *t, int nrows, char *buf, size_t n)
 
 	parse_fmt_duration(t->interval_ns, iv, sizeof(iv));
 	strftime(tm, sizeof(tm), "%H:%M:%S", localtime_r(&now, &lt));
-	snprintf(buf, n, "%s - %s  interval %s  sort %s  per %s%s  %d rows%s%s", TOP_PROG, tm, iv,
+	snprintf(buf, n, "%s - %s  interval %s  sort %s  per %s%s  %d row%s%s%s", TOP_PROG, tm, iv,
 		 tview_sort_name(t->view.sort), group_names[t->group],
 		 t->group == TG_FILE && !t->direct_files ? " (page cache)" : "", nrows,
-		 t->blame ? "  blame 1s late" : "",
+		 nrows == 1 ? "" : "s", t->blame ? "  blame 1s late" : "",
 		 t->raw ? "  [q quit, s sort, c grouping, f files]" : "");
 }
 
