@@ -26,6 +26,7 @@
 #include "request.bpf.h"
 #include "agg.bpf.h"
 #include "wb.bpf.h"
+#include "stack.bpf.h"
 
 /* Per CPU: the last bio-less request completed (see it_rq_complete). */
 struct {
@@ -69,23 +70,6 @@ static __always_inline bool it_rq_complete_seen(struct request *rq, bool second)
 		return false;
 	*first = 0; /* consumed: a later request at this address is not skipped */
 	return true;
-}
-
-static __always_inline u8 it_req_op(u32 opf)
-{
-	switch (opf & IT_REQ_OP_MASK) {
-	case 0: /* REQ_OP_READ */
-		return IT_OP_READ;
-	case 1: /* REQ_OP_WRITE */
-		return IT_OP_WRITE;
-	case 2: /* REQ_OP_FLUSH */
-		return IT_OP_SYNC;
-	case 3: /* REQ_OP_DISCARD */
-	case 5: /* REQ_OP_SECURE_ERASE */
-		return IT_OP_DISCARD;
-	default:
-		return IT_OP_OTHER;
-	}
 }
 
 /* Inode of a page-cache bio (0 for anonymous or user pages: direct IO). */
@@ -138,23 +122,33 @@ static __always_inline int it_bio_forget(u64 key)
 	return 0;
 }
 
-/* A bio enters the block layer (also used for the front part of a split). */
+/*
+ * A bio enters the block layer (also used for the front part of a split).
+ * A piece of an upper bio (a remap said so: stack.bpf.h) is that bio's, not
+ * the carrying thread's, and passes -d when its upper device is listed; an
+ * upper bio is followed for its pieces even when -d lists only them.
+ */
 static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 {
 	struct thread_state *st;
 	struct it_bio_info bi = {};
+	struct it_stk_link ln;
 	u64 key = (u64)bio;
-	u32 sdev = 0;
+	bool linked = it_stk_take(key, &ln), upper = it_stk_bio_based(bio, btf), own = false;
+	u32 sdev = 0, unlisted = 0;
 
 	/* before the task storage lookup: with -d most bios may be another device's */
-	if (filter_dev) {
-		if (!it_dev_listed(it_bio_part_devt(bio, btf)) &&
-		    !it_dev_listed(it_bio_disk_devt(bio, btf)))
+	if (filter_dev && !it_dev_listed(it_bio_part_devt(bio, btf)) &&
+	    !it_dev_listed(it_bio_disk_devt(bio, btf)) && !(linked && it_dev_listed(ln.up_dev))) {
+		if (!linked && !upper)
 			return it_bio_forget(key);
+		unlisted = IT_F_UNLISTED;
 	}
 	st = it_state();
 	bi.q_ns = bpf_ktime_get_ns();
-	if (st && st->in_sys) {
+	if (linked && it_stk_member(&bi, &ln, &unlisted)) {
+		own = true; /* the upper bio's owner, which passed the filters */
+	} else if (st && st->in_sys) {
 		/* Inside a traced syscall: it passed every filter already. */
 		bi.origin = IT_ORIG_SYSCALL;
 		bi.seq = st->seq;
@@ -190,10 +184,21 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 		}
 		bi.flags = it_sample_flag();
 	}
-	bi.flags |= IT_F_HAS_Q;
-	it_fill_task(&bi.task);
+	if (unlisted && !upper)
+		return it_bio_forget(key);
+	bi.flags |= IT_F_HAS_Q | unlisted;
+	if (!own)
+		it_fill_task(&bi.task);
+	if (upper)
+		it_stk_upper(bio, &bi, btf);
 	IT_SLOT_PUT_OLD(&bios, &key, bi, IT_L_BLOCK, it_bio_recycled);
 	return 0;
+}
+
+/* A split: its front part is queued as a new bio, unless it is a stack's (stack.bpf.h). */
+static __always_inline int it_bio_split(struct bio *bio, const bool btf)
+{
+	return it_stk_split(bio, btf) ? it_bio_queue(bio, btf) : 0;
 }
 
 /* A bio merged behind another one never heads a request: forget it. */
@@ -211,12 +216,6 @@ static __always_inline int it_rq_insert(struct request *rq, const bool btf)
 		bi->flags |= IT_F_HAS_I;
 	}
 	return 0;
-}
-
-/* A task filter is set: a request whose queue was not seen may be filtered out. */
-static __always_inline bool it_task_filtered(void)
-{
-	return filter_pid || filter_comm || filter_cgroup || filter_file;
 }
 
 /*
@@ -345,7 +344,9 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	g = p ? IT_RD(btf, rq, start_time_ns) : 0;
 	if (g < bi.q_ns || g > now)
 		g = 0;
-	h = kern_hists ? it_hist_get(dev, IT_L_BLOCK, it_req_op(opf), IT_HK_PLAIN) : NULL;
+	h = kern_hists ? it_hist_get(dev, IT_L_BLOCK, it_req_op(opf),
+				     bi.stk_up_dev ? IT_HK_MEMBER : IT_HK_PLAIN) :
+			 NULL;
 	if (h) {
 		it_hist_slot(&h->st[IT_ST_Q2C], now - bi.q_ns);
 		if (bi.d_ns) {
@@ -357,6 +358,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	}
 	it_agg_block(&bi, wb && wb->dirtier.pid ? &wb->dirtier : &bi.task, dev, it_req_op(opf), rq,
 		     btf, now);
+	it_stk_member_done(&bi, it_req_op(opf), now, now - bi.q_ns);
 	if (!it_keep_block(bi.flags, now - bi.q_ns))
 		return 0;
 	it_virtio_done(&bi, now);
@@ -382,7 +384,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	r->nr_merged = 0;
 	r->op = it_req_op(opf);
 	r->origin = bi.origin;
-	r->pad0 = 0;
+	r->up_dev = bi.stk_up_dev;
 	r->drv_submit_ns = bi.drv_submit_ns;
 	r->drv_kick_ns = bi.drv_kick_ns;
 	r->drv_done_ns = bi.drv_done_ns;
@@ -391,7 +393,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	r->drv_layer = bi.drv_layer;
 	r->drv_opcode = bi.drv_opcode;
 	r->drv_status = bi.drv_status;
-	r->pad1 = 0;
+	r->up_off = bi.stk_up_off;
 	if (wb)
 		r->wb = *wb;
 	else
@@ -408,7 +410,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
  * btf_block_rq_requeue, raw_block_rq_requeue.
  */
 IT_TP_BOTH(block_bio_queue, it_bio_queue(IT_BLK_BIO_ARG(ctx, 0), it_btf))
-IT_TP_BOTH(block_split, it_bio_queue(IT_BLK_BIO_ARG(ctx, 0), it_btf))
+IT_TP_BOTH(block_split, it_bio_split(IT_BLK_BIO_ARG(ctx, 0), it_btf))
 IT_TP_BOTH(block_bio_backmerge, it_bio_merged(IT_BLK_MERGE_BIO(ctx)))
 IT_TP_BOTH(block_rq_insert, it_rq_insert(IT_BLK_ARG(ctx, 0), it_btf))
 IT_TP_BOTH(block_rq_issue, it_rq_issue(IT_BLK_ARG(ctx, 0), it_btf))

@@ -85,4 +85,10 @@ static __always_inline bool it_dev_ok(u32 dev)
 	return !filter_dev || it_dev_listed(dev);
 }
 
+/* A task filter is set: a request whose queue was not seen may be filtered out. */
+static __always_inline bool it_task_filtered(void)
+{
+	return filter_pid || filter_comm || filter_cgroup || filter_file;
+}
+
 #endif /* IT_FILTER_BPF_H */

@@ -35,6 +35,7 @@ enum it_layer {
 	IT_L_SCSI,
 	IT_L_VIRTIO,
 	IT_L_QEMU,
+	IT_L_STACK, /* bio-based devices (dm, md) and partitions above the disks: bpf/stack.bpf.h */
 	IT_L_MAX,
 };
 
@@ -105,6 +106,8 @@ enum it_stage {
 	IT_ST_Q2D, /* block: queue..issue (time in the block layer) */
 	IT_ST_RUNQ, /* runnable, waiting for a CPU, inside a syscall */
 	IT_ST_DIRTY_AGE, /* block write of page-cache pages: oldest page dirtied..queue */
+	IT_ST_Q2R, /* stack: an upper bio queued..its first remap to a member device */
+	IT_ST_M2C, /* stack: the last member's completion..the upper bio's completion */
 	IT_ST_MAX,
 };
 
@@ -134,6 +137,12 @@ enum it_counter {
 	IT_CNT_WB_UNK_REDIRTIED_BYTES, /* IT_WB_REDIRTIED */
 	IT_CNT_WB_UNK_MANY_BYTES, /* IT_WB_MANY */
 	IT_CNT_WB_UNK_TRUNC_BYTES, /* IT_WB_TRUNC: the rest of a request the walk did not reach */
+	/* the stack layer (bpf/stack.bpf.h) */
+	IT_CNT_STK_UPPER, /* upper bios followed (queued on a bio-based device) */
+	IT_CNT_STK_UPPER_DONE, /* ... seen completing (block_bio_complete) */
+	IT_CNT_STK_REMAP, /* remaps matched to their upper bio */
+	IT_CNT_STK_NO_UPPER, /* remaps from a followed device whose upper bio was not found */
+	IT_CNT_STK_SPLIT, /* upper bios a stacked driver split and accounts as two IOs (dm) */
 	IT_NR_COUNTERS,
 };
 
@@ -153,6 +162,10 @@ enum it_counter {
 #define IT_F_SCHED_SW (1u << 12) /* syscall: offcpu_*, waker_* measured (sched_switch hooks) */
 #define IT_F_NO_I (1u << 13) /* block: insert not hooked (no --block-insert): g2d one stage */
 #define IT_F_WB (1u << 14) /* block: a write of page-cache pages, wb says who dirtied them */
+#define IT_F_UPPER (1u << 15) /* block: a bio of a bio-based device (dm, md): stk_* stamps */
+#define IT_F_STK_LOST (1u << 16) /* block: remapped from up_dev, its upper bio not found */
+#define IT_F_UNLISTED \
+	(1u << 17) /* in flight: an upper bio -d does not list, kept for its members */
 
 struct it_hdr {
 	__u16 type; /* enum it_rec_type */
@@ -191,13 +204,36 @@ struct it_bio_info {
 	/* driver layer (driver.bpf.h) */
 	__u8 drv_layer;
 	__u8 drv_opcode;
-	__u16 drv_qid;
-	__u32 drv_tag;
+	union {
+		__u16 drv_qid;
+		__u16 stk_pieces; /* IT_F_UPPER: remaps of it seen */
+	};
+	union {
+		__u32 drv_tag;
+		__u32 stk_bytes; /* IT_F_UPPER: the bio's bytes at queue (the rest after a split) */
+	};
 	__s32 drv_status;
-	__u64 drv_submit_ns;
-	__u64 drv_kick_ns;
-	__u64 drv_done_ns;
+	/* an upper bio (IT_F_UPPER, stack.bpf.h) has no driver: its stack stamps */
+	union {
+		__u64 drv_submit_ns;
+		__u64 stk_r_ns; /* IT_F_UPPER: its first remap */
+	};
+	union {
+		__u64 drv_kick_ns;
+		__u64 stk_sector; /* IT_F_UPPER: its start sector (keyed in map stk_sect) */
+	};
+	union {
+		__u64 drv_done_ns;
+		__u64 stk_m_ns; /* IT_F_UPPER: its last member's completion */
+	};
+	/* a member of a stack: the upper bio it was remapped from (stack.bpf.h) */
+	__u64 stk_up; /* the upper bio's key in `bios` (0: not found or a partition) */
+	__u32 stk_up_dev; /* the upper device's dev_t (0: not a member) */
+	__u32 stk_up_off; /* sectors from the upper bio's start (IT_STK_PART: a partition) */
 };
+
+/* stk_up_off of a partition's request: the partition's sector is sector - its start. */
+#define IT_STK_PART 0xffffffffu
 
 /*
  * Who dirtied the page-cache pages a block write carries (bpf/wb.bpf.h):
@@ -305,20 +341,37 @@ struct it_block_rec {
 	__u32 bytes;
 	__u32 flags; /* IT_F_* */
 	__s32 error;
-	__u16 nr_merged; /* bios merged into this request */
+	__u16 nr_merged; /* bios merged into this request; IT_F_UPPER: remaps seen (pieces) */
 	__u8 op; /* enum it_op */
 	__u8 origin; /* enum it_origin */
-	__u32 pad0;
-	/* driver layer (nvme, scsi, virtio): zero when no driver hook saw it */
-	__u64 drv_submit_ns; /* nvme_setup_cmd / scsi_dispatch_cmd_start / virtio_queue_rq */
+	/*
+	 * The stack (bpf/stack.bpf.h): the device this request's bio was
+	 * remapped from (0: none) and its sector there as an offset from that
+	 * upper bio's start (IT_STK_PART: a partition, whose sector is this
+	 * one minus the partition's start). An upper bio that is itself a
+	 * member (LVM on dm-crypt) names its own upper here.
+	 */
+	__u32 up_dev;
+	/*
+	 * driver layer (nvme, scsi, virtio): zero when no driver hook saw it.
+	 * An upper bio (IT_F_UPPER) has no driver: drv_layer is 0 and the
+	 * stamps are the stack's.
+	 */
+	union {
+		__u64 drv_submit_ns; /* nvme_setup_cmd / scsi_dispatch_cmd_start / virtio_queue_rq */
+		__u64 stk_r_ns; /* IT_F_UPPER: its first remap to a member (0: none seen) */
+	};
 	__u64 drv_kick_ns; /* virtio: virtqueue_notify (exit to the hypervisor) */
-	__u64 drv_done_ns; /* nvme_complete_rq / scsi_dispatch_cmd_done / virtblk done */
+	union {
+		__u64 drv_done_ns; /* nvme_complete_rq / scsi_dispatch_cmd_done / virtblk done */
+		__u64 stk_m_ns; /* IT_F_UPPER: its last member's completion (0: none seen) */
+	};
 	__u32 drv_tag; /* nvme command id, scsi tag, virtio: 0 */
 	__u16 drv_qid; /* nvme queue id, hw queue */
 	__u8 drv_layer; /* IT_L_NVME, IT_L_SCSI, IT_L_VIRTIO; 0 = none */
 	__u8 drv_opcode; /* nvme opcode, scsi cdb[0], virtio: 0 */
 	__s32 drv_status; /* nvme status, scsi result */
-	__u32 pad1;
+	__u32 up_off; /* see up_dev */
 	/* a write of page-cache pages (IT_F_WB): who dirtied them (pid 0 and no bytes: not one) */
 	struct it_wb wb;
 };
@@ -391,6 +444,7 @@ enum it_hist_kind {
 	IT_HK_PLAIN = 0, /* sync syscalls; block requests */
 	IT_HK_URING = 1, /* io_uring requests (syscall layer) */
 	IT_HK_AIO = 2, /* libaio requests, io_submit..io_getevents (built in user space) */
+	IT_HK_MEMBER = 3, /* block requests remapped from an upper device (role "member") */
 };
 
 struct it_hist {

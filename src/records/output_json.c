@@ -188,8 +188,9 @@ static void json_wb(struct it_out *out, const struct it_block_rec *b)
 	jw_obj_end(w);
 }
 
-static void json_block(struct it_out *out, const struct it_block_rec *b)
+static void json_block(struct it_out *out, const struct corr_req *r, int i)
 {
+	const struct it_block_rec *b = r->blocks[i];
 	struct jw *w = &out->w;
 	uint64_t g = b->g_ns ? b->g_ns : b->q_ns;
 
@@ -220,6 +221,7 @@ static void json_block(struct it_out *out, const struct it_block_rec *b)
 		json_wb(out, b);
 	if (b->drv_layer)
 		json_driver(out, b);
+	json_stack(out, r, i);
 	jw_obj_end(w);
 }
 
@@ -313,7 +315,7 @@ void json_request(struct it_out *out, const struct corr_req *r, const struct req
 	}
 	jw_arr_begin(w, "block");
 	for (int i = 0; i < r->nr_blocks; i++)
-		json_block(out, r->blocks[i]);
+		json_block(out, r, i);
 	jw_arr_end(w);
 	if (r->nr_blocks_dropped)
 		jw_u64(w, "block_dropped", r->nr_blocks_dropped);
