@@ -186,7 +186,7 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 	}
 	if (unlisted && !upper)
 		return it_bio_forget(key);
-	bi.flags |= IT_F_HAS_Q | unlisted;
+	bi.flags |= IT_F_HAS_Q | unlisted | (linked ? ln.flags & IT_F_STK_LOST : 0);
 	if (!own)
 		it_fill_task(&bi.task);
 	if (upper)

@@ -268,6 +268,34 @@ struct scsi_cmnd___old {
 } __attribute__((preserve_access_index));
 
 /*
+ * md raid5 (raid456's types, through md-mod's struct mddev): a member bio of
+ * a stripe is &sh->dev[i].req (or .rreq), its bi_private the stripe_head,
+ * and each page's upper bios wait on dev[i].toread / towrite, then written
+ * (stack.bpf.h). Module types: relocated against raid456's BTF when it is
+ * loaded at start, else the branches reading them are dead code.
+ */
+struct r5dev___it {
+	struct bio *toread;
+	struct bio *read;
+	struct bio *towrite;
+	struct bio *written;
+} __attribute__((preserve_access_index));
+
+struct mddev___it {
+	struct gendisk *gendisk;
+} __attribute__((preserve_access_index));
+
+struct r5conf___it {
+	struct mddev___it *mddev;
+} __attribute__((preserve_access_index));
+
+struct stripe_head___it {
+	struct r5conf___it *raid_conf;
+	int disks;
+	struct r5dev___it dev[];
+} __attribute__((preserve_access_index));
+
+/*
  * Without module BTF (before 5.11, or a kernel built without
  * CONFIG_DEBUG_INFO_BTF_MODULES) the driver types cannot be relocated: their
  * fields are not read (the bpf_core_type_exists branches are dead code then),

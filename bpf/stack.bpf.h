@@ -116,7 +116,6 @@ static __always_inline bool it_stk_member(struct it_bio_info *bi, const struct i
 
 	bi->stk_up_dev = l->up_dev;
 	bi->stk_up_off = l->up_off;
-	bi->flags |= l->flags & IT_F_STK_LOST;
 	if (!up)
 		return false;
 	bi->stk_up = l->up;
@@ -145,10 +144,59 @@ static __always_inline void it_stk_upper(struct bio *bio, struct it_bio_info *bi
 	it_count(IT_CNT_STK_UPPER);
 }
 
+/* A piece of upper bio up: its first remap, and one more piece. */
+static __always_inline void it_stk_piece(struct it_bio_info *up)
+{
+	if (!up->stk_r_ns)
+		up->stk_r_ns = bpf_ktime_get_ns();
+	up->stk_pieces++;
+	it_count(IT_CNT_STK_REMAP);
+}
+
+#define IT_STK_STRIPE_DISKS 16
+
+/*
+ * A raid5 stripe's IO (its parity, or a page read to compute it) starts at
+ * no upper bio's sector: its bio is a page of the stripe (bi_private), whose
+ * pages hold the upper bios waiting on them. The first followed one is the
+ * owner (a stripe shared by several upper bios serves them all). 0: not a
+ * stripe of md device dev, or none followed.
+ */
+static __always_inline u64 it_stk_stripe(struct bio *bio, u32 dev, const bool btf)
+{
+	u64 base, esz, p, offs[3];
+	struct stripe_head___it *sh;
+	struct it_bio_info *up;
+	int disks;
+
+	if (!bpf_core_type_exists(struct stripe_head___it))
+		return 0;
+	sh = (void *)IT_RD(btf, bio, bi_private);
+	if (!sh || it_disk_devt(BPF_CORE_READ(sh, raid_conf, mddev, gendisk), false) != dev)
+		return 0;
+	disks = BPF_CORE_READ(sh, disks);
+	base = (u64)sh + bpf_core_field_offset(struct stripe_head___it, dev);
+	esz = bpf_core_type_size(struct r5dev___it);
+	offs[0] = bpf_core_field_offset(struct r5dev___it, towrite);
+	offs[1] = bpf_core_field_offset(struct r5dev___it, written);
+	offs[2] = bpf_core_field_offset(struct r5dev___it, toread);
+	for (int i = 0; i < IT_STK_STRIPE_DISKS && i < disks; i++) {
+		for (int f = 0; f < 3; f++) {
+			p = 0;
+			bpf_probe_read_kernel(&p, sizeof(p), (void *)(base + i * esz + offs[f]));
+			up = IT_SLOT_GET(&bios, p, struct it_bio_info);
+			if (up && (up->flags & IT_F_UPPER))
+				return p;
+		}
+	}
+	return 0;
+}
+
 /*
  * block_bio_remap(bio, dev, from): bio, about to be submitted below, comes
  * from sector `from` of device `dev`. An upper bio found there makes it a
- * piece of that bio; the bio's own partition makes it a partition's request.
+ * piece of that bio; the bio's own partition makes it a partition's request,
+ * a raid5 stripe's page the piece of an upper bio waiting on the stripe.
  */
 static __always_inline int it_stk_remap(struct bio *bio, u32 dev, u64 from, const bool btf)
 {
@@ -165,15 +213,17 @@ static __always_inline int it_stk_remap(struct bio *bio, u32 dev, u64 from, cons
 	    from < up->stk_sector + (up->stk_bytes >> 9) + !up->stk_bytes) {
 		l.up = *u;
 		l.up_off = from - up->stk_sector;
-		if (!up->stk_r_ns)
-			up->stk_r_ns = bpf_ktime_get_ns();
-		up->stk_pieces++;
-		it_count(IT_CNT_STK_REMAP);
+		it_stk_piece(up);
 	} else if (it_bio_part_devt(bio, btf) == dev) {
 		/* a device mapper piece on a partition: the mapper's link stays */
 		if (stk_links && bpf_map_lookup_elem(&stk_link, &key))
 			return 0;
 		l.up_off = IT_STK_PART;
+	} else if ((l.up = it_stk_stripe(bio, dev, btf))) {
+		l.up_off = IT_STK_STRIPE;
+		up = IT_SLOT_GET(&bios, l.up, struct it_bio_info);
+		if (up)
+			it_stk_piece(up);
 	} else {
 		/* filtered at its queue on purpose, or never seen: the owner is not known */
 		if (it_task_filtered())
@@ -267,8 +317,8 @@ static __always_inline void it_stk_hist(const struct it_bio_info *bi, u32 dev, u
 		it_hist_slot(&h->st[IT_ST_M2C], now - bi->stk_m_ns);
 }
 
-static __always_inline void it_stk_record(const struct it_bio_info *bi, u32 dev, u32 opf,
-					  s32 error, u64 now)
+static __always_inline void it_stk_record(const struct it_bio_info *bi, u32 dev, u32 opf, s32 error,
+					  u64 now)
 {
 	struct it_block_rec *r;
 	struct it_res res;

@@ -234,6 +234,8 @@ struct it_bio_info {
 
 /* stk_up_off of a partition's request: the partition's sector is sector - its start. */
 #define IT_STK_PART 0xffffffffu
+/* stk_up_off of a raid5 stripe's IO for an upper bio (parity, reads for the parity): no offset */
+#define IT_STK_STRIPE 0xfffffffeu
 
 /*
  * Who dirtied the page-cache pages a block write carries (bpf/wb.bpf.h):
@@ -348,7 +350,8 @@ struct it_block_rec {
 	 * The stack (bpf/stack.bpf.h): the device this request's bio was
 	 * remapped from (0: none) and its sector there as an offset from that
 	 * upper bio's start (IT_STK_PART: a partition, whose sector is this
-	 * one minus the partition's start). An upper bio that is itself a
+	 * one minus the partition's start; IT_STK_STRIPE: a raid5 stripe's IO
+	 * for the upper bio, parity or a read for it). An upper bio that is itself a
 	 * member (LVM on dm-crypt) names its own upper here.
 	 */
 	__u32 up_dev;

@@ -75,7 +75,7 @@ void json_stack(struct it_out *out, const struct corr_req *r, int i)
 								 UINT64_MAX);
 		if (sec != UINT64_MAX)
 			jw_u64(w, "upper_sector", sec);
-		if (si.how != STK_PARTITION && si.how != STK_LOST)
+		if (si.how != STK_PARTITION && si.how != STK_LOST && si.how != STK_STRIPE)
 			jw_u64(w, "upper_offset", (uint64_t)b->up_off * 512);
 	}
 	if (stk_is_upper(b)) {

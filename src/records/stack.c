@@ -5,8 +5,9 @@
 #include "records/stack.h"
 
 static const char *const how_names[] = {
-	[STK_NONE] = "none",	     [STK_REMAP] = "remap",	    [STK_SPLIT] = "split",
-	[STK_MIRROR] = "mirror", [STK_PARTITION] = "partition", [STK_LOST] = "lost",
+	[STK_NONE] = "none",	 [STK_REMAP] = "remap",		[STK_SPLIT] = "split",
+	[STK_MIRROR] = "mirror", [STK_PARTITION] = "partition", [STK_STRIPE] = "stripe",
+	[STK_LOST] = "lost",
 };
 
 const char *stk_how_name(enum stk_how how)
@@ -28,7 +29,7 @@ static int stk_find_upper(const struct corr_req *r, const struct it_block_rec *b
 			continue;
 		if (u->q_ns > b->q_ns || u->c_ns < b->c_ns)
 			continue;
-		if ((uint64_t)b->up_off * 512 >= u->bytes && u->bytes)
+		if (b->up_off != IT_STK_STRIPE && (uint64_t)b->up_off * 512 >= u->bytes && u->bytes)
 			continue;
 		return j;
 	}
@@ -60,6 +61,8 @@ static enum stk_how stk_how_of(const struct corr_req *r, int i, int upper)
 		return STK_LOST;
 	if (b->up_off == IT_STK_PART)
 		return STK_PARTITION;
+	if (b->up_off == IT_STK_STRIPE)
+		return STK_STRIPE;
 	if (upper >= 0 && stk_mirrored(r, i, upper))
 		return STK_MIRROR;
 	return b->up_off ? STK_SPLIT : STK_REMAP;
@@ -92,10 +95,11 @@ uint64_t stk_upper_sector(const struct corr_req *r, int i, const struct stk_info
 	const struct it_block_rec *b = r->blocks[i];
 
 	if (si->how == STK_PARTITION)
-		return part_start != UINT64_MAX && b->sector >= part_start && b->sector != UINT64_MAX ?
+		return part_start != UINT64_MAX && b->sector >= part_start &&
+				       b->sector != UINT64_MAX ?
 			       b->sector - part_start :
 			       UINT64_MAX;
-	if (si->upper < 0 || si->how == STK_LOST)
+	if (si->upper < 0 || si->how == STK_LOST || si->how == STK_STRIPE)
 		return UINT64_MAX;
 	return r->blocks[si->upper]->sector + b->up_off;
 }
