@@ -137,6 +137,9 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 	bool linked = it_stk_take(key, &ln), upper = it_stk_bio_based(bio, btf), own = false;
 	u32 sdev = 0, unlisted = 0;
 
+	if (!linked && !upper)
+		linked = it_stk_part(bio, &ln, btf);
+
 	/* before the task storage lookup: with -d most bios may be another device's */
 	if (filter_dev && !it_dev_listed(it_bio_part_devt(bio, btf)) &&
 	    !it_dev_listed(it_bio_disk_devt(bio, btf)) && !(linked && it_dev_listed(ln.up_dev))) {

@@ -105,6 +105,25 @@ static __always_inline bool it_stk_take(u64 key, struct it_stk_link *out)
 }
 
 /*
+ * A bio queued on a partition without a remap event: an empty one (a
+ * flush: blk_partition_remap traces only bios with sectors). Since 5.12 the
+ * bio keeps the partition's block_device (bi_bdev); before, bi_partno is
+ * cleared by then and such a bio is the disk's.
+ */
+static __always_inline bool it_stk_part(struct bio *bio, struct it_stk_link *l, const bool btf)
+{
+	u32 part = it_bio_part_devt(bio, btf);
+
+	if (part == it_bio_disk_devt(bio, btf))
+		return false;
+	l->up = 0;
+	l->up_dev = part;
+	l->up_off = IT_STK_PART;
+	l->flags = 0;
+	return true;
+}
+
+/*
  * A member's queue: the upper bio's owner replaces the carrier (bi holds
  * what the queue found so far). Returns whether the owner was taken; the
  * entry is unlisted (-d) only when the upper was too.

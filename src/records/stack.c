@@ -6,7 +6,8 @@
 
 static const char *const how_names[] = {
 	[STK_NONE] = "none",	 [STK_REMAP] = "remap",		[STK_SPLIT] = "split",
-	[STK_MIRROR] = "mirror", [STK_PARTITION] = "partition", [STK_STRIPE] = "stripe",
+	[STK_MIRROR] = "mirror", [STK_PARTITION] = "partition", [STK_FLUSH] = "flush",
+	[STK_STRIPE] = "stripe",
 	[STK_LOST] = "lost",
 };
 
@@ -63,6 +64,8 @@ static enum stk_how stk_how_of(const struct corr_req *r, int i, int upper)
 		return STK_PARTITION;
 	if (b->up_off == IT_STK_STRIPE)
 		return STK_STRIPE;
+	if (!b->bytes)
+		return STK_FLUSH;
 	if (upper >= 0 && stk_mirrored(r, i, upper))
 		return STK_MIRROR;
 	return b->up_off ? STK_SPLIT : STK_REMAP;

@@ -23,6 +23,7 @@ enum stk_how {
 	STK_SPLIT, /* a piece from further into the upper bio */
 	STK_MIRROR, /* the same piece as another member's, on another device (raid1 write) */
 	STK_PARTITION, /* a partition's request on its disk */
+	STK_FLUSH, /* an empty flush, sent to every device below the upper one */
 	STK_STRIPE, /* a raid5 stripe's IO for the upper bio: parity, or a read to compute it */
 	STK_LOST, /* remapped from up_dev, whose bio iotracer had not followed: owner unknown */
 };

@@ -18,7 +18,7 @@
 #
 # Then `iotracer -q --no-live -j out.json` (every device), and per setup, between
 # `step S_start` and `step S_end`, fio on its top device: direct randread
-# and randwrite (LAB_G_STK_IOS 4 KiB ops each), buffered write (32 KiB in 4 KiB,
+# and randwrite (LAB_G_STK_IOS 4 KiB ops each), buffered write (8 KiB in 4 KiB,
 # end_fsync) and buffered read (32 KiB, the cache dropped first): small, so that
 # no request holds more block requests than a record lists (16).
 # Each device's /sys/block stat before and after each setup's runs goes to
@@ -141,7 +141,7 @@ if wait_attached "$pid" "$W/out.json"; then
 		step "${s}_start"
 		fio_run "$s" dr --direct=1 --rw=randread --bs=4k --size=8M --number_ios="$ios"
 		fio_run "$s" dw --direct=1 --rw=randwrite --bs=4k --size=8M --number_ios="$ios"
-		fio_run "$s" bw --rw=write --bs=4k --size=32k --end_fsync=1
+		fio_run "$s" bw --rw=write --bs=4k --size=8k --end_fsync=1
 		echo 3 >/proc/sys/vm/drop_caches
 		fio_run "$s" br --rw=read --bs=4k --size=32k --invalidate=1
 		sleep 0.3

@@ -145,15 +145,29 @@ check_setup() { # K S
 	check_stat "$k" "$s" "$a" "$b"
 }
 
-# the devices of setup S: its top and everything below it (by the records' stack chains)
+# Per device moved in setup S's window: the kernel's count (/sys/block stat:
+# reads + writes completed; flushes, field 16, apart) against iotracer's
+# requests completed in the window. Disks: their read and write requests,
+# and the flush machinery's own requests (op sync, no bio) against the
+# flushes. dm and md: their upper bios (the kernel counts bios there); md
+# does not count an empty flush bio (md_flush_request takes it before
+# md_account_bio), dm does (as a write). Partitions: the disk's requests
+# that name the partition.
 check_stat() { # K S A B
-	local pfx=lab_stk_$1_$2 s=$2 a=$3 b=$4 dev bad="" rows=""
-	# iotracer's per device: upper records by their dev, partition requests by the partition, others by dev
+	local pfx=lab_stk_$1_$2 s=$2 a=$3 b=$4 dev want got bad="" rows=""
 	jq -rn --argjson a "$a" --argjson b "$b" '
-		inputs | select(.type == "request") | .block[]? | select(.c_ns >= $a and .c_ns <= $b and (.op == "read" or .op == "write" or .op == "sync"))
-		| .dev, (select(.stack.how == "partition") | .stack.upper)' "$out/out.json" | sort | uniq -c >"$out/iot-$s.txt"
-	awk -v s="$s" '$1 == s { k = $3; v = $5 + $9; if ($2 == "before") b[k] = v; else d[k] = v - b[k] }
-		END { for (k in d) if (d[k]) print k, d[k] }' "$out/stat.txt" | sort >"$out/stat-$s.txt"
+		inputs | select(.type == "request") | .block[]? | select(.c_ns >= $a and .c_ns <= $b)
+		| if .stack.role == "upper" then
+			select(.op == "read" or .op == "write")
+			| select((.dev | startswith("md") | not) or .bytes > 0) | .dev
+		  elif .op == "sync" and .bytes == 0 then "\(.dev):flush"
+		  else select(.op == "read" or .op == "write")
+			| .dev, (select(.stack.how == "partition") | .stack.upper) end' "$out/out.json" |
+		sort | uniq -c >"$out/iot-$s.txt"
+	awk -v s="$s" '$1 == s { k = $3; v = $5 + $9; f = $20
+			if ($2 == "before") { b[k] = v; bf[k] = f } else { d[k] = v - b[k]; df[k] = f - bf[k] } }
+		END { for (k in d) { if (d[k]) print k, d[k]; if (df[k]) print k ":flush", df[k] } }' \
+		"$out/stat.txt" | sort >"$out/stat-$s.txt"
 	while read -r dev want; do
 		got=$(awk -v d="$dev" '$2 == d { print $1 }' "$out/iot-$s.txt")
 		rows="$rows $dev:$want/${got:-0}"
