@@ -289,6 +289,33 @@ struct r5conf___it {
 	struct mddev___it *mddev;
 } __attribute__((preserve_access_index));
 
+/*
+ * md accounts a bio through a clone of it (md_account_bio) that the
+ * personality then handles: what raid5's pages hold. The clone is
+ * embedded in md_io_acct (5.14) / md_io_clone (6.5), beside the original.
+ */
+struct md_io_acct___it {
+	struct bio *orig_bio;
+} __attribute__((preserve_access_index));
+
+struct md_io_clone___it {
+	struct bio *orig_bio;
+} __attribute__((preserve_access_index));
+
+/* The bio md cloned bio from (0: not an md clone known here). */
+static __always_inline u64 it_md_orig_bio(u64 bio)
+{
+	u64 priv = (u64)BPF_CORE_READ((struct bio *)bio, bi_private);
+
+	if (!priv)
+		return 0;
+	if (bpf_core_type_exists(struct md_io_clone___it))
+		return (u64)BPF_CORE_READ((struct md_io_clone___it *)priv, orig_bio);
+	if (bpf_core_type_exists(struct md_io_acct___it))
+		return (u64)BPF_CORE_READ((struct md_io_acct___it *)priv, orig_bio);
+	return 0;
+}
+
 struct stripe_head___it {
 	struct r5conf___it *raid_conf;
 	int disks;

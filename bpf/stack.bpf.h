@@ -177,7 +177,8 @@ static __always_inline void it_stk_piece(struct it_bio_info *up)
 /*
  * A raid5 stripe's IO (its parity, or a page read to compute it) starts at
  * no upper bio's sector: its bio is a page of the stripe (bi_private), whose
- * pages hold the upper bios waiting on them. The first followed one is the
+ * pages hold the upper bios waiting on them (md's accounting clones of
+ * them: the originals are one pointer away). The first followed one is the
  * owner (a stripe shared by several upper bios serves them all). 0: not a
  * stripe of md device dev, or none followed.
  */
@@ -203,7 +204,14 @@ static __always_inline u64 it_stk_stripe(struct bio *bio, u32 dev, const bool bt
 		for (int f = 0; f < 3; f++) {
 			p = 0;
 			bpf_probe_read_kernel(&p, sizeof(p), (void *)(base + i * esz + offs[f]));
+			if (!p)
+				continue;
+			/* md's accounting clone of the upper bio, or the bio itself */
 			up = IT_SLOT_GET(&bios, p, struct it_bio_info);
+			if (!up) {
+				p = it_md_orig_bio(p);
+				up = IT_SLOT_GET(&bios, p, struct it_bio_info);
+			}
 			if (up && (up->flags & IT_F_UPPER))
 				return p;
 		}

@@ -7,8 +7,7 @@
 static const char *const how_names[] = {
 	[STK_NONE] = "none",	 [STK_REMAP] = "remap",		[STK_SPLIT] = "split",
 	[STK_MIRROR] = "mirror", [STK_PARTITION] = "partition", [STK_FLUSH] = "flush",
-	[STK_STRIPE] = "stripe",
-	[STK_LOST] = "lost",
+	[STK_STRIPE] = "stripe", [STK_LOST] = "lost",
 };
 
 const char *stk_how_name(enum stk_how how)

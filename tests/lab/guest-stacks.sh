@@ -13,7 +13,9 @@
 #   crypt   dm-crypt aes-xts-plain64 (a test key) over sda [16M, 48M)
 #   lvc     dm-linear over dm-crypt (crypt2) over vda [16M, 48M): LVM on dm-crypt
 #   r1      md raid1 over labstk1 + labstk2 (--assume-clean, no bitmap)
-#   r5      md raid5 over labstk3..labstk5, 64 KiB chunks (--assume-clean)
+#   r5      md raid5 over labstk3..labstk5, 512 KiB chunks (mdadm's default;
+#           --assume-clean): the runs' reads cross no chunk (6.1's raid5
+#           splits such a read without a block_split event)
 # LAB_G_STK_SETUPS (all of them) chooses.
 #
 # Then `iotracer -q --no-live -j out.json` (every device), and per setup, between
@@ -25,6 +27,9 @@
 # stat.txt (`S before|after NAME MAJ:MIN fields...`). The bundle: out.json,
 # iotracer.err, fio-S-RUN.json, stat.txt, devs.txt (`NAME MAJ:MIN`),
 # steps.txt.
+# Then the cost (BPF stats on, bpftool's sums of every program's runs and run
+# time): fio's direct randread on bare sda (past the stacks' ranges) and on
+# dm-linear over it, twice each, in cost.txt (`cost NAME IOS RUNS0 NS0 RUNS1 NS1`).
 # Exit status 0 when every stack was made and every run went, 1 otherwise.
 set -u
 # shellcheck source=guest-lib.sh # /lab/guest-lib.sh in the guest
@@ -83,7 +88,7 @@ make_stack() { # SETUP: its top device in $top; status 1 when it could not be ma
 		top=/dev/md1
 		;;
 	r5)
-		run mdadm --create /dev/md5 --run --level=5 --raid-devices=3 --chunk=64 \
+		run mdadm --create /dev/md5 --run --level=5 --raid-devices=3 --chunk=512 \
 			--assume-clean --bitmap=none --metadata=1.2 "/dev/$(by_serial labstk3)" \
 			"/dev/$(by_serial labstk4)" "/dev/$(by_serial labstk5)" || return 1
 		top=/dev/md5
@@ -116,7 +121,23 @@ fio_run() { # SETUP RUN ARGS...
 	fi
 }
 
+# cost_sum: the run count and run time of every BPF program (bpftool, stats on)
+cost_sum() {
+	run bpftool prog show -j 2>/dev/null | tr ',{}' '\n\n\n' |
+		awk -F: '$1 ~ /"run_cnt"/ { r += $2 } $1 ~ /"run_time_ns"/ { t += $2 } END { print r + 0, t + 0 }'
+}
+
+# cost_run NAME DEV OFFSET: BPF runs and ns over fio's direct randread on DEV
+cost_run() {
+	_c0=$(cost_sum)
+	fio --name="cost-$1" --filename="$2" --ioengine=psync --direct=1 --rw=randread --bs=4k \
+		--offset="$3" --size=8M --number_ios="$ios" --output-format=json \
+		--output="$W/fio-cost-$1.json" >>"$W/fio.err" 2>&1 || rc=1
+	echo "cost $1 $ios $_c0 $(cost_sum)" | tee -a "$W/cost.txt"
+}
+
 step start
+: >"$W/cost.txt"
 : >"$W/stat.txt"
 : >"$W/devs.txt"
 : >"$W/fio.err"
@@ -130,7 +151,7 @@ for d in /sys/block/* /sys/block/*/*[0-9]; do
 	echo "dev $(basename "$d") $(cat "$d/dev") $(cat "$d/dm/name" 2>/dev/null)" >>"$W/devs.txt"
 done
 pid=""
-/lab/iotracer -q --no-live -j "$W/out.json" >"$W/iotracer.out" 2>"$W/iotracer.err" &
+/lab/iotracer -q --no-live -l syscall,fs,sched,block,stack -j "$W/out.json" >"$W/iotracer.out" 2>"$W/iotracer.err" &
 pid=$!
 if wait_attached "$pid" "$W/out.json"; then
 	step attached
@@ -148,6 +169,16 @@ if wait_attached "$pid" "$W/out.json"; then
 		step "${s}_end"
 		stats "$s" after
 	done
+	# the cost: bare sda (past the stacks' ranges) against dm-linear on it, twice each
+	if [ -n "${LAB_G_STK_COST:-1}" ] && echo 1 >/proc/sys/kernel/bpf_stats_enabled &&
+		[ -b /dev/mapper/lin ]; then
+		for r in 1 2; do
+			cost_run "bare$r" /dev/sda 48M
+			cost_run "lin$r" /dev/mapper/lin 0
+		done
+		echo 0 >/proc/sys/kernel/bpf_stats_enabled
+		step cost_end
+	fi
 else
 	echo "iotracer did not attach"
 	rc=1
@@ -160,6 +191,6 @@ fi
 step stopped
 [ -s "$W/iotracer.err" ] && grep -iE 'error|fail|warn|abort|assert|stack' "$W/iotracer.err" | head -n 12
 # shellcheck disable=SC2046 # one word per file name
-send_bundle "$W" out.json iotracer.err stat.txt devs.txt steps.txt fio.err \
+send_bundle "$W" out.json iotracer.err stat.txt devs.txt steps.txt fio.err cost.txt \
 	$(cd "$W" && ls fio-*.json 2>/dev/null)
 exit "$rc"

@@ -88,8 +88,9 @@ if ! build_static amd64; then
 fi
 export LAB_EXTRA=$tmp/extra
 if ! guest_extra "$LAB_EXTRA" || ! guest_tool "$LAB_EXTRA" dmsetup ||
-	! guest_tool "$LAB_EXTRA" mdadm || ! guest_tool "$LAB_EXTRA" fio; then
-	rest FAIL "cannot put iotracer, dmsetup, mdadm, fio and their libraries in $LAB_EXTRA"
+	! guest_tool "$LAB_EXTRA" mdadm || ! guest_tool "$LAB_EXTRA" fio ||
+	! guest_tool "$LAB_EXTRA" bpftool; then
+	rest FAIL "cannot put iotracer, dmsetup, mdadm, fio, bpftool and their libraries in $LAB_EXTRA"
 	exit 1
 fi
 export LAB_NVME_IMG=$tmp/nvme.img
@@ -178,6 +179,17 @@ check_stat() { # K S A B
 		report FAIL "${pfx}_stat" "requests per device differ from /sys/block stat:${bad:- no device moved}"; fi
 }
 
+# the cost notes: runs and BPF ns per IO, bare sda against dm-linear (same boot)
+cost_notes() { # K
+	awk -v k="$1" '$1 == "cost" { n = $2; r = $5 - $3; t = $6 - $4; c = $2 ~ /^lin/ ? "lin" : "bare"
+			if (n > 0) { runs[c] += r / n; ns[c] += t / n; cnt[c]++ } }
+		END { if (!cnt["bare"] || !cnt["lin"]) exit
+			rb = runs["bare"] / cnt["bare"]; rl = runs["lin"] / cnt["lin"]
+			nb = ns["bare"] / cnt["bare"]; nl = ns["lin"] / cnt["lin"]
+			printf "# stack lin (%s) runs/IO bare->stacked %.2f -> %.2f (%+.2f), BPF ns/IO %.0f -> %.0f (%+.1f %%)\n",
+				k, rb, rl, rl - rb, nb, nl, nb ? (nl - nb) * 100 / nb : 0 }' "$out/cost.txt"
+}
+
 # ------------------------------------------------------------ the boots
 for k in $KERNELS; do
 	PFX=lab_stk_$k
@@ -203,6 +215,7 @@ for k in $KERNELS; do
 	fi
 	report PASS "${PFX}_run"
 	for s in $SETUPS; do check_setup "$k" "$s"; done
+	cost_notes "$k"
 	note "$PFX: took $(lab_since "$kt0")s; files in $out"
 done
 rest FAIL "not reported (bug in test_stacks.sh)"
