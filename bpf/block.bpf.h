@@ -123,35 +123,66 @@ static __always_inline int it_bio_forget(u64 key)
 }
 
 /*
- * A bio enters the block layer (also used for the front part of a split).
- * A piece of an upper bio (a remap said so: stack.bpf.h) is that bio's, not
- * the carrying thread's, and passes -d when its upper device is listed; an
- * upper bio is followed for its pieces even when -d lists only them.
+ * A piece of an upper bio (a remap said so: stack.bpf.h), queued below: the
+ * upper bio's, not the carrying thread's (kcryptd, dmcrypt_write, raid5d). It
+ * passes -d when its upper bio did or its own device is listed, and the task
+ * filters with the upper bio. It may be an upper bio itself (a dm device on a
+ * dm device).
  */
-static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
+static __always_inline int it_bio_piece(struct bio *bio, const struct it_stk_link *l,
+					const struct it_bio_info *up, const bool btf)
+{
+	struct it_bio_info bi = {};
+	u32 unlisted = up->flags & IT_F_UNLISTED;
+	bool upper = it_stk_bio_based(bio, btf);
+	u64 key = (u64)bio;
+
+	if (unlisted && (it_dev_listed(it_bio_part_devt(bio, btf)) ||
+			 it_dev_listed(it_bio_disk_devt(bio, btf))))
+		unlisted = 0;
+	if (unlisted && !upper)
+		return it_bio_forget(key);
+	bi.q_ns = bpf_ktime_get_ns();
+	bi.task = up->task;
+	bi.seq = up->seq;
+	bi.origin = up->origin;
+	bi.origin_id = up->origin_id;
+	bi.ino = up->ino;
+	bi.flags = (up->flags & IT_F_SAMPLED) | IT_F_HAS_Q | unlisted;
+	bi.stk_up = l->up;
+	bi.stk_up_dev = l->up_dev;
+	bi.stk_up_off = l->up_off;
+	if (upper)
+		it_stk_upper(bio, &bi, btf);
+	IT_SLOT_PUT_OLD(&bios, &key, bi, IT_L_BLOCK, it_bio_recycled);
+	return 0;
+}
+
+/*
+ * A bio of its own thread's (the front part of a split too). l: a partition's
+ * request, or a piece whose upper bio was not found (lost), else zero. An
+ * upper bio (dm, md) is followed for its pieces even when -d lists only them.
+ */
+static __always_inline int it_bio_own(struct bio *bio, const struct it_stk_link *l, const bool btf)
 {
 	struct thread_state *st;
 	struct it_bio_info bi = {};
-	struct it_stk_link ln;
 	u64 key = (u64)bio;
-	bool linked = it_stk_take(key, &ln), upper = it_stk_bio_based(bio, btf), own = false;
 	u32 sdev = 0, unlisted = 0;
-
-	if (!linked && !upper)
-		linked = it_stk_part(bio, &ln, btf);
 
 	/* before the task storage lookup: with -d most bios may be another device's */
 	if (filter_dev && !it_dev_listed(it_bio_part_devt(bio, btf)) &&
-	    !it_dev_listed(it_bio_disk_devt(bio, btf)) && !(linked && it_dev_listed(ln.up_dev))) {
-		if (!linked && !upper)
+	    !it_dev_listed(it_bio_disk_devt(bio, btf)) &&
+	    !(l->up_dev && it_dev_listed(l->up_dev))) {
+		if (!it_stk_bio_based(bio, btf))
 			return it_bio_forget(key);
 		unlisted = IT_F_UNLISTED;
 	}
 	st = it_state();
 	bi.q_ns = bpf_ktime_get_ns();
-	if (linked && it_stk_member(&bi, &ln, &unlisted)) {
-		own = true; /* the upper bio's owner, which passed the filters */
-	} else if (st && st->in_sys) {
+	bi.stk_up_dev = l->up_dev;
+	bi.stk_up_off = l->up_off;
+	if (st && st->in_sys) {
 		/* Inside a traced syscall: it passed every filter already. */
 		bi.origin = IT_ORIG_SYSCALL;
 		bi.seq = st->seq;
@@ -187,15 +218,27 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 		}
 		bi.flags = it_sample_flag();
 	}
-	if (unlisted && !upper)
-		return it_bio_forget(key);
-	bi.flags |= IT_F_HAS_Q | unlisted | (linked ? ln.flags & IT_F_STK_LOST : 0);
-	if (!own)
-		it_fill_task(&bi.task);
-	if (upper)
+	bi.flags |= IT_F_HAS_Q | unlisted | (l->flags & IT_F_STK_LOST);
+	it_fill_task(&bi.task);
+	if (unlisted || it_stk_bio_based(bio, btf))
 		it_stk_upper(bio, &bi, btf);
 	IT_SLOT_PUT_OLD(&bios, &key, bi, IT_L_BLOCK, it_bio_recycled);
 	return 0;
+}
+
+/* A bio enters the block layer: a piece of an upper bio whose owner is known, or its own. */
+static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
+{
+	struct it_stk_link ln = {};
+	struct it_bio_info *up = NULL;
+
+	if (it_stk_take((u64)bio, &ln))
+		up = IT_SLOT_GET(&bios, ln.up, struct it_bio_info);
+	else
+		it_stk_part(bio, &ln, btf);
+	if (up)
+		return it_bio_piece(bio, &ln, up, btf);
+	return it_bio_own(bio, &ln, btf);
 }
 
 /* A split: its front part is queued as a new bio, unless it is a stack's (stack.bpf.h). */

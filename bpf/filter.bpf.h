@@ -67,17 +67,28 @@ static __always_inline bool it_task_ok(void)
 	return true;
 }
 
-static __always_inline bool it_dev_listed(u32 dev)
+/*
+ * A global function, verified once per program: inlined, its 64-step loop was
+ * verified at each of its call sites (five in the block queue programs since
+ * the stack layer, which tripled their verification time: 0.08 -> 0.30 s here,
+ * and many times that under TCG).
+ */
+__noinline int it_dev_in_list(u32 dev)
 {
 	u32 c = dev_cur & 1, n = nr_dev_list[c];
 
 	for (u32 i = 0; i < IT_MAX_DEVS; i++) {
 		if (i >= n)
-			return false;
+			return 0;
 		if (dev_list[c][i] == dev)
-			return true;
+			return 1;
 	}
-	return false;
+	return 0;
+}
+
+static __always_inline bool it_dev_listed(u32 dev)
+{
+	return it_dev_in_list(dev);
 }
 
 static __always_inline bool it_dev_ok(u32 dev)

@@ -123,32 +123,6 @@ static __always_inline bool it_stk_part(struct bio *bio, struct it_stk_link *l, 
 	return true;
 }
 
-/*
- * A member's queue: the upper bio's owner replaces the carrier (bi holds
- * what the queue found so far). Returns whether the owner was taken; the
- * entry is unlisted (-d) only when the upper was too.
- */
-static __always_inline bool it_stk_member(struct it_bio_info *bi, const struct it_stk_link *l,
-					  u32 *unlisted)
-{
-	struct it_bio_info *up = IT_SLOT_GET(&bios, l->up, struct it_bio_info);
-
-	bi->stk_up_dev = l->up_dev;
-	bi->stk_up_off = l->up_off;
-	if (!up)
-		return false;
-	bi->stk_up = l->up;
-	bi->task = up->task;
-	bi->seq = up->seq;
-	bi->origin = up->origin;
-	bi->origin_id = up->origin_id;
-	bi->ino = up->ino;
-	bi->flags |= up->flags & IT_F_SAMPLED;
-	if (!(up->flags & IT_F_UNLISTED))
-		*unlisted = 0;
-	return true;
-}
-
 /* An upper bio queued: key its start, so that its pieces find it. */
 static __always_inline void it_stk_upper(struct bio *bio, struct it_bio_info *bi, const bool btf)
 {

@@ -22,8 +22,8 @@
 static struct it_block_rec recs[8];
 static struct corr_req req;
 
-static struct it_block_rec *upper(int i, uint32_t dev, uint64_t sector, uint32_t bytes,
-				  uint64_t q, uint64_t c)
+static struct it_block_rec *upper(int i, uint32_t dev, uint64_t sector, uint32_t bytes, uint64_t q,
+				  uint64_t c)
 {
 	struct it_block_rec *b = &recs[i];
 
