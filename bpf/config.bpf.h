@@ -49,6 +49,8 @@ const volatile __u8 empty_progs;
 const volatile __u8 insert_hooked; /* block_rq_insert attached (--block-insert) */
 const volatile __u8 nested_hooked; /* the second block_rq_complete program attached */
 const volatile __u8 sched_hooks; /* sched layer: sched_switch/wakeup attached (--sched-switch) */
+/* the stack layer's block_bio_complete attached: upper bios are followed (stack.bpf.h) */
+const volatile __u8 stk_hooked;
 /*
  * --blame: every block request leaves a record, whatever -m says (it_keep_block):
  * blame needs the fast ones as culprits; the daemon thins what it writes.

@@ -75,11 +75,16 @@ struct {
  */
 __u64 stk_links;
 
-/* Is the bio's disk bio-based (dm, md, ...: its own ->submit_bio)? */
+/*
+ * Is the bio's disk bio-based (dm, md, ...: its own ->submit_bio), and does
+ * the stack layer end such bios (stk_hooked: else nothing would)?
+ */
 static __always_inline bool it_stk_bio_based(struct bio *bio, const bool btf)
 {
 	struct gendisk *disk;
 
+	if (!stk_hooked)
+		return false;
 	if (bpf_core_field_exists(struct bio___old, bi_disk)) {
 		disk = BPF_CORE_READ((struct bio___old *)bio, bi_disk);
 		return !!BPF_CORE_READ(disk, fops, submit_bio);
@@ -112,8 +117,11 @@ static __always_inline bool it_stk_take(u64 key, struct it_stk_link *out)
  */
 static __always_inline bool it_stk_part(struct bio *bio, struct it_stk_link *l, const bool btf)
 {
-	u32 part = it_bio_part_devt(bio, btf);
+	u32 part;
 
+	if (!stk_hooked)
+		return false;
+	part = it_bio_part_devt(bio, btf);
 	if (part == it_bio_disk_devt(bio, btf))
 		return false;
 	l->up = 0;

@@ -423,7 +423,8 @@ void dblame_in(struct blame_in *in, const struct it_block_rec *b, int victim)
 
 	memset(in, 0, sizeof(*in));
 	in->dev = b->dev;
-	in->victim = victim;
+	/* an upper bio (dm, md) waits on its members, which are split on their own devices */
+	in->victim = victim && !(b->flags & IT_F_UPPER);
 	in->q_ns = b->q_ns ? b->q_ns : b->i_ns ? b->i_ns : b->d_ns;
 	in->d_ns = b->d_ns;
 	in->c_ns = b->c_ns;

@@ -631,7 +631,8 @@ static int top_start(struct top *t)
 	char mnt[CG_PATH_MAX];
 	int ret;
 
-	t->o.layers = 1u << IT_L_BLOCK;
+	/* the stack layer too: a dm/md device's rows, its disks' requests named after their owner */
+	t->o.layers = 1u << IT_L_BLOCK | 1u << IT_L_STACK;
 	t->o.top = 1; /* filters.c: the aggregation keyed by process and cgroup */
 	/* no per-request records; --blame: a record of every block request */
 	t->o.min_lat_ns = t->blame_on ? 0 : UINT64_MAX;

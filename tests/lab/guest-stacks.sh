@@ -18,14 +18,16 @@
 #           splits such a read without a block_split event)
 # LAB_G_STK_SETUPS (all of them) chooses.
 #
-# Then `iotracer -q --no-live -j out.json` (every device), and per setup, between
-# `step S_start` and `step S_end`, fio on its top device: direct randread
-# and randwrite (LAB_G_STK_IOS 4 KiB ops each), buffered write (8 KiB in 4 KiB,
-# end_fsync) and buffered read (32 KiB, the cache dropped first): small, so that
-# no request holds more block requests than a record lists (16).
+# Then `iotracer -q --no-live -l syscall,fs,sched,block,stack -j out.json` (every
+# device; no driver layer: their hooks only slow the attach under TCG), and per
+# setup, between `step S_start` and `step S_end`, one fio with four jobs on its
+# top device: direct randread and randwrite (LAB_G_STK_IOS 4 KiB ops each),
+# buffered write (8 KiB in 4 KiB, end_fsync) and buffered read (32 KiB, the
+# cache invalidated first): small, so that no request holds more block requests
+# than a record lists (16).
 # Each device's /sys/block stat before and after each setup's runs goes to
 # stat.txt (`S before|after NAME MAJ:MIN fields...`). The bundle: out.json,
-# iotracer.err, fio-S-RUN.json, stat.txt, devs.txt (`NAME MAJ:MIN`),
+# iotracer.err, fio-S.json, stat.txt, devs.txt (`NAME MAJ:MIN`),
 # steps.txt.
 # Then the cost (BPF stats on, bpftool's sums of every program's runs and run
 # time): fio's direct randread on bare sda (past the stacks' ranges) and on
@@ -110,13 +112,16 @@ stats() {
 	done
 }
 
-fio_run() { # SETUP RUN ARGS...
-	_s=$1
-	_r=$2
-	shift 2
-	if ! fio --name="$_s-$_r" --filename="$top" --ioengine=psync --output-format=json \
-		--output="$W/fio-$_s-$_r.json" "$@" >>"$W/fio.err" 2>&1; then
-		echo "fio $_s $_r failed: $(tail -n 2 "$W/fio.err")"
+# fio_setup SETUP: fio's four jobs on $top, one after the other (stonewall),
+# one JSON (jobs[] in that order: dr, dw, bw, br)
+fio_setup() {
+	if ! fio --output-format=json --output="$W/fio-$1.json" --filename="$top" \
+		--ioengine=psync --bs=4k --size=8M \
+		--name=dr --direct=1 --rw=randread --number_ios="$ios" \
+		--name=dw --stonewall --direct=1 --rw=randwrite --number_ios="$ios" \
+		--name=bw --stonewall --rw=write --size=8k --end_fsync=1 \
+		--name=br --stonewall --rw=read --size=32k --invalidate=1 >>"$W/fio.err" 2>&1; then
+		echo "fio $1 failed: $(tail -n 2 "$W/fio.err")"
 		rc=1
 	fi
 }
@@ -136,7 +141,100 @@ cost_run() {
 	echo "cost $1 $ios $_c0 $(cost_sum)" | tee -a "$W/cost.txt"
 }
 
+# blktrace over setup S's runs (lin, crypt: the btt oracle of the stack stages):
+# the top device and the disks below it, per-CPU binary files in bt-S/
+bpid=""
+bt_start() { # SETUP DEV...
+	_s=$1
+	shift
+	mkdir -p "$W/bt-$_s"
+	/lab/ld-linux-x86-64.so.2 --library-path /lab /lab/blktrace -D "$W/bt-$_s" \
+		$(for _d in "$@"; do printf -- '-d %s ' "$_d"; done) >"$W/blktrace-$_s.out" 2>&1 &
+	bpid=$!
+	# started once every per-CPU thread holds its relay file open (guest-btt.sh)
+	_want=$(($# * $(grep -c '^processor' /proc/cpuinfo)))
+	_i=0
+	while [ "$(ls -l /proc/"$bpid"/fd 2>/dev/null | grep -c '/trace[0-9]')" -lt "$_want" ]; do
+		if ! kill -0 "$bpid" 2>/dev/null || [ "$_i" -ge 150 ]; then
+			echo "blktrace did not start: $(head -c 300 "$W/blktrace-$_s.out")"
+			bpid=""
+			rc=1
+			return 1
+		fi
+		sleep 0.2
+		_i=$((_i + 1))
+	done
+	sleep 0.2
+}
+bt_stop() {
+	[ -n "$bpid" ] || return 0
+	stop_pid "$bpid" blktrace
+	echo "blktrace_rc $stop_rc"
+	[ "$stop_rc" -eq 0 ] || rc=1
+	bpid=""
+}
+
+# LAB_G_STK_SHOW=1 (the closing note's screens, not in make test): `iotracer top -b`
+# over the raid5 run, and a recording of the whole run for `iotracer report`
+tpid=""
+top_start() {
+	[ "${LAB_G_STK_SHOW:-0}" = 1 ] || return 0
+	/lab/iotracer top -b -i 3s -d md5,vdd,vde,vdf >"$W/top.txt" 2>&1 &
+	tpid=$!
+	_i=0
+	while ! grep -q '^iotracer top' "$W/top.txt" && [ "$_i" -lt 300 ]; do
+		sleep 0.2
+		_i=$((_i + 1))
+	done
+}
+top_stop() {
+	[ -n "$tpid" ] || return 0
+	sleep 3
+	kill -INT "$tpid"
+	wait "$tpid"
+}
+
+# the cgroups phase (on the dm-crypt setup): a writer in /cg/wr and a reader in
+# /cg/rd on /dev/mapper/crypt at once; each cgroup's io.stat before and after
+# (iostat.txt: `before|after NAME io.stat-line`), their ids (cg.txt)
+CG=/cg
+cg_setup() {
+	mkdir -p "$CG" && mount -t cgroup2 none "$CG" &&
+		echo "+io +memory" >"$CG/cgroup.subtree_control" && mkdir "$CG/rd" "$CG/wr" || return 1
+	for n in rd wr; do echo "cg $n $(stat -c %i "$CG/$n")" >>"$W/cg.txt"; done
+}
+cg_iostat() {
+	for n in rd wr; do sed "s|^|$1 $n |" "$CG/$n/io.stat" >>"$W/iostat.txt"; done
+}
+# cg_fio CG NAME ARGS...: fio in cgroup CG (its shell moves itself, then execs)
+cg_fio() {
+	_g=$1
+	_n=$2
+	shift 2
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG/$_g" /tmp/fiobin/fio \
+		--library-path /lab /lab/fio --name="$_n" --filename=/dev/mapper/crypt \
+		--ioengine=psync --direct=1 --bs=4k --size=8M --output-format=json \
+		--output="$W/fio-cg-$_n.json" "$@" >>"$W/fio.err" 2>&1
+}
+cg_run() {
+	[ -b /dev/mapper/crypt ] || return 0
+	cg_setup || { echo "cannot make the cgroups"; rc=1; return 1; }
+	sync
+	cg_iostat before
+	step cg_start
+	cg_fio wr wr --rw=randwrite --numjobs=2 --offset=8M --number_ios=$((ios * 2)) &
+	_w=$!
+	cg_fio rd rd --rw=randread --number_ios="$ios" || rc=1
+	wait "$_w" || rc=1
+	sleep 0.3
+	step cg_end
+	cg_iostat after
+}
+
 step start
+: >"$W/cg.txt"
+: >"$W/iostat.txt"
+: >"$W/top.txt"
 : >"$W/cost.txt"
 : >"$W/stat.txt"
 : >"$W/devs.txt"
@@ -151,24 +249,32 @@ for d in /sys/block/* /sys/block/*/*[0-9]; do
 	echo "dev $(basename "$d") $(cat "$d/dev") $(cat "$d/dm/name" 2>/dev/null)" >>"$W/devs.txt"
 done
 pid=""
-/lab/iotracer -q --no-live -l syscall,fs,sched,block,stack -j "$W/out.json" >"$W/iotracer.out" 2>"$W/iotracer.err" &
+rec=""
+[ "${LAB_G_STK_SHOW:-0}" = 1 ] && mkdir -p "$W/rec" && rec="--record $W/rec"
+# shellcheck disable=SC2086 # $rec: empty, or the option and its directory
+/lab/iotracer -q --no-live -l syscall,fs,sched,block,stack --blame -j "$W/out.json" $rec \
+	>"$W/iotracer.out" 2>"$W/iotracer.err" &
 pid=$!
 if wait_attached "$pid" "$W/out.json"; then
 	step attached
 	for s in $made; do
 		top=$(awk -v s="$s" '$1 == "stack" && $2 == s { print $3 }' "$W/devs.txt")
 		sync
+		[ "$s" = r5 ] && top_start
+		case $s in
+		lin) bt_start lin "$top" /dev/sda /dev/vda ;;
+		crypt) bt_start crypt "$top" /dev/sda ;;
+		esac
 		stats "$s" before
 		step "${s}_start"
-		fio_run "$s" dr --direct=1 --rw=randread --bs=4k --size=8M --number_ios="$ios"
-		fio_run "$s" dw --direct=1 --rw=randwrite --bs=4k --size=8M --number_ios="$ios"
-		fio_run "$s" bw --rw=write --bs=4k --size=8k --end_fsync=1
-		echo 3 >/proc/sys/vm/drop_caches
-		fio_run "$s" br --rw=read --bs=4k --size=32k --invalidate=1
+		fio_setup "$s"
 		sleep 0.3
 		step "${s}_end"
 		stats "$s" after
+		bt_stop
+		[ "$s" = r5 ] && top_stop
 	done
+	case " $made " in *" crypt "*) cg_run ;; esac
 	# the cost: bare sda (past the stacks' ranges) against dm-linear on it, twice each
 	if [ -n "${LAB_G_STK_COST:-1}" ] && echo 1 >/proc/sys/kernel/bpf_stats_enabled &&
 		[ -b /dev/mapper/lin ]; then
@@ -191,6 +297,9 @@ fi
 step stopped
 [ -s "$W/iotracer.err" ] && grep -iE 'error|fail|warn|abort|assert|stack' "$W/iotracer.err" | head -n 12
 # shellcheck disable=SC2046 # one word per file name
-send_bundle "$W" out.json iotracer.err stat.txt devs.txt steps.txt fio.err cost.txt \
+send_bundle "$W" out.json iotracer.err stat.txt devs.txt steps.txt fio.err cost.txt top.txt \
+	cg.txt iostat.txt blktrace-lin.out blktrace-crypt.out \
+	$(cd "$W" && ls bt-*/* 2>/dev/null) \
+	$(cd "$W" && ls rec/* 2>/dev/null) \
 	$(cd "$W" && ls fio-*.json 2>/dev/null)
 exit "$rc"

@@ -15,6 +15,12 @@
 #                       request on a disk below it (a member: block[].stack)
 #   lab_stk_K_S_owner   0 member requests of S's runs owned by anything but fio
 #                       (no kcryptd, dmcrypt_write, raid5d, md or kworker)
+#   lab_stk_K_iostat, lab_stk_K_blame   the cgroups phase on dm-crypt (check_cgroups)
+#   lab_stk_K_S_q2r, lab_stk_K_S_d2c    S = lin, crypt: blktrace on the stack's devices
+#                       during S's runs; per request paired by (op, sector,
+#                       occurrence), the means of the upper bios' queue -> remap
+#                       and of their members' D2C within LAB_STK_TOL (3) % of
+#                       blktrace's (check_btt)
 #   lab_stk_K_S_stat    per device of the stack (the top, each level between,
 #                       each disk and partition): iotracer's read and write
 #                       requests (upper bios for dm/md: the kernel counts its
@@ -41,12 +47,15 @@ export LAB_G_STK_SETUPS=$SETUPS
 export LAB_G_STK_IOS=${LAB_STK_IOS:-100}
 export LAB_TIMEOUT=${LAB_TIMEOUT:-240}
 export LAB_DISK_MB=64
+STK_TOL=${LAB_STK_TOL:-3}
 export LAB_MODULES_EXTRA="dm-mod dm-crypt xts ecb aes_generic raid1 raid456"
 unset LAB_HOST_HOOK
 STATIC=$LAB_DIR/iotracer-static
 NAMES=""
 for k in $KERNELS; do
 	NAMES="$NAMES lab_stk_${k}_run"
+	[[ " $SETUPS " == *" crypt "* ]] && NAMES="$NAMES lab_stk_${k}_iostat lab_stk_${k}_blame"
+	for s in lin crypt; do [[ " $SETUPS " == *" $s "* ]] && NAMES="$NAMES lab_stk_${k}_${s}_q2r lab_stk_${k}_${s}_d2c"; done
 	for s in $SETUPS; do NAMES="$NAMES lab_stk_${k}_${s}_fio lab_stk_${k}_${s}_owner lab_stk_${k}_${s}_stat"; done
 done
 
@@ -76,7 +85,7 @@ mbr_image() { # FILE
 		printf '\x55\xaa' | dd of="$1" bs=1 seek=510 conv=notrunc status=none
 }
 
-for t in dmsetup mdadm fio; do
+for t in dmsetup mdadm fio blktrace blkparse; do
 	command -v "$t" >/dev/null 2>&1 || [[ -x /usr/sbin/$t ]] || {
 		rest SKIP "$t not installed here (make deps-test)"
 		exit 0
@@ -89,7 +98,7 @@ fi
 export LAB_EXTRA=$tmp/extra
 if ! guest_extra "$LAB_EXTRA" || ! guest_tool "$LAB_EXTRA" dmsetup ||
 	! guest_tool "$LAB_EXTRA" mdadm || ! guest_tool "$LAB_EXTRA" fio ||
-	! guest_tool "$LAB_EXTRA" bpftool; then
+	! guest_tool "$LAB_EXTRA" bpftool || ! guest_tool "$LAB_EXTRA" blktrace; then
 	rest FAIL "cannot put iotracer, dmsetup, mdadm, fio, bpftool and their libraries in $LAB_EXTRA"
 	exit 1
 fi
@@ -114,24 +123,39 @@ window() {
 		END { printf "%.0f %.0f\n", a * 1e9, b * 1e9 }' "$out/steps.txt"
 }
 
+# not_followed S: why this kernel's stacks do not tell setup S's owners (the
+# remap hook's attach reason, docs/hooks.md "The stack layer"), or nothing
+not_followed() {
+	local why
+	why=$(jq -r 'select(.type == "attach" and .hook == "block_bio_remap") | .note // .reason // empty' "$out/out.json" | head -n 1)
+	case $1 in
+	crypt | lvc) [[ $why == *dm-crypt* ]] && echo "$why" ;;
+	r5) [[ $why == *raid5* ]] && echo "$why" ;;
+	esac
+}
+
 check_setup() { # K S
-	local k=$1 s=$2 pfx=lab_stk_$1_$2 top a b want got bad line
+	local k=$1 s=$2 pfx=lab_stk_$1_$2 top a b want got bad line nf
 	top=$(awk -v s="$s" '$1 == "stack" && $2 == s { print $3 }' "$out/devs.txt")
 	top=${top##*/}
 	# dm devices: /dev/mapper/NAME is dm-N
 	top=$(awk -v n="$top" '$1 == "dev" && ($2 == n || $4 == n) { print $2; exit }' "$out/devs.txt")
 	read -r a b < <(window "$s")
 	# fio: direct ops of dr and dw
-	want=0
-	for r in dr dw; do
-		want=$((want + $(jq '[.jobs[0].read.total_ios, .jobs[0].write.total_ios] | add' "$out/fio-$s-$r.json" 2>/dev/null || echo 0)))
-	done
+	want=$(jq '[.jobs[] | select(.jobname == "dr" or .jobname == "dw") | .read.total_ios, .write.total_ios] | add' "$out/fio-$s.json" 2>/dev/null || echo 0)
 	read -r got bad < <(jq -rn --arg top "$top" --argjson a "$a" --argjson b "$b" '
 		[inputs | select(.type == "request" and .kind == "syscall" and .dev == $top and .comm == "fio"
 			and (.syscall == "pread64" or .syscall == "pwrite64") and .ts_ns >= $a and .ts_ns <= $b and .fs.dio)]
 		| [length, ([.[] | select([.block[]? | select(.stack.role == "member")] | length == 0)] | length)]
 		| "\(.[0]) \(.[1])"' "$out/out.json")
 	note "$pfx: fio direct ops $want, iotracer's $got on $top, $bad of them without a member request"
+	nf=$(not_followed "$s")
+	if [[ -n $nf ]]; then
+		report SKIP "${pfx}_fio" "$kver: $nf"
+		report SKIP "${pfx}_owner" "$kver: $nf"
+		check_stat "$k" "$s" "$a" "$b"
+		return
+	fi
 	if ((want > 0 && got == want && bad == 0)); then report PASS "${pfx}_fio"; else
 		report FAIL "${pfx}_fio" "fio did $want direct ops on $top, iotracer has $got syscall records, $bad without a member request"; fi
 	# owners of the member requests in the window
@@ -179,9 +203,133 @@ check_stat() { # K S A B
 		report FAIL "${pfx}_stat" "requests per device differ from /sys/block stat:${bad:- no device moved}"; fi
 }
 
+# The cgroups phase on dm-crypt (guest-stacks.sh cg_run): a writer in /cg/wr, a reader in
+# /cg/rd. iostat: per cgroup, the bytes of iotracer's upper bios on the dm-crypt device
+# (dm-N) owned by it == its io.stat rbytes + wbytes delta there (the kernel charges the
+# upper bio to its submitter's cgroup), and its member requests on sda carry the same
+# bytes in its name (none in the root's: no kthread). blame: the reader's requests'
+# culprits (the daemon's blame lines, by cgroup) are the writer's cgroup, >= 90 % of
+# what others held, and the root cgroup (dmcrypt_write, kcryptd) <= 5 %.
+check_cgroups() { # K
+	local pfx=lab_stk_$1 a b dm devno id want got mem line bad=""
+	grep -q '^cg wr ' "$out/cg.txt" 2>/dev/null || {
+		report FAIL "${pfx}_iostat" "no cgroups phase (see $out/console.log)"
+		report FAIL "${pfx}_blame" "no cgroups phase"
+		return
+	}
+	read -r a b < <(window cg)
+	dm=$(awk '$1 == "dev" && $4 == "crypt" { print $2 }' "$out/devs.txt")
+	devno=$(awk '$1 == "dev" && $4 == "crypt" { print $3 }' "$out/devs.txt")
+	for c in rd wr; do
+		id=$(awk -v c="$c" '$1 == "cg" && $2 == c { print $3 }' "$out/cg.txt")
+		want=$(awk -v c="$c" -v d="$devno" '$2 == c && $3 == d { for (i = 4; i <= NF; i++) {
+				split($i, kv, "="); if (kv[1] == "rbytes" || kv[1] == "wbytes") v[$1] += kv[2] } }
+			END { print v["after"] - v["before"] }' "$out/iostat.txt")
+		read -r got mem < <(jq -rn --arg dm "$dm" --argjson id "$id" --argjson a "$a" --argjson b "$b" '
+			[inputs | select(.type == "request" and .cgroup_id == $id) | .block[]?
+				| select(.c_ns >= $a and .c_ns <= $b)]
+			| [([.[] | select(.dev == $dm and .stack.role == "upper") | .bytes] | add // 0),
+			   ([.[] | select(.stack.role == "member" and .stack.upper == $dm) | .bytes] | add // 0)]
+			| "\(.[0]) \(.[1])"' "$out/out.json")
+		note "$pfx cgroup $c (id $id): io.stat +$want bytes on $dm ($devno); iotracer's upper bios $got, their members on the disk $mem"
+		[[ $want -gt 0 && $got == "$want" && $mem == "$want" ]] || bad="$bad $c: io.stat $want, upper $got, members $mem;"
+	done
+	if [[ -z $bad ]]; then report PASS "${pfx}_iostat"; else report FAIL "${pfx}_iostat" "${bad%;}"; fi
+	id=$(awk '$1 == "cg" && $2 == "rd" { print $3 }' "$out/cg.txt")
+	local wid
+	wid=$(awk '$1 == "cg" && $2 == "wr" { print $3 }' "$out/cg.txt")
+	line=$(jq -rn --argjson id "$id" --argjson w "$wid" --argjson a "$a" --argjson b "$b" '
+		reduce inputs as $x ({req: {}, o: 0, w: 0, root: 0, n: 0};
+			if $x.type == "request" and $x.cgroup_id == $id and $x.ts_ns >= $a and $x.ts_ns <= $b
+			then .req[($x.id | tostring)] = 1
+			elif $x.type == "blame" and $x.id != null and .req[($x.id | tostring)] then
+				.n += 1 | .o += $x.others_ns
+				| .w += ([$x.culprits[]? | select(.who.cgroup_id == $w) | .ns] | add // 0)
+				| .root += ([$x.culprits[]? | select(.who.cgroup == "/") | .ns] | add // 0)
+			else . end) | "\(.n) \(.o) \(.w) \(.root)"' "$out/out.json")
+	read -r n o w root <<<"$line"
+	note "$pfx blame: $n of the reader's requests, others held them ${o}ns, the writer's cgroup ${w}ns, the root cgroup ${root}ns"
+	if ((n > 0 && o > 0 && w * 10 >= o * 9 && root * 20 <= o)); then report PASS "${pfx}_blame"; else
+		report FAIL "${pfx}_blame" "the reader's waits: others ${o}ns, the writer's cgroup ${w}ns (< 90 %?), the root cgroup (kthreads) ${root}ns (> 5 %?)"; fi
+}
+
+# blkparse's default lines of setup S -> "q2r OP SECTOR NS" per remap of an upper bio of
+# the top device TOPNO (maj,min) to a member (Q on the top device .. the member's A
+# naming it, the first A of that queue), "d2c DEV OP SECTOR NS" per member request
+# (D .. C on a member device, maj,min as blkparse writes them).
+# shellcheck disable=SC2016 # awk program
+BT_STAGES='
+function ns(t) { return t * 1e9 }
+function opn(r) { r = substr(r, 1, 1); return r == "R" ? "read" : r == "W" ? "write" : "" }
+$6 == "Q" && $1 == top && opn($7) != "" { k = opn($7) " " $8; q[k, ++nq[k]] = ns($4); next }
+$6 == "A" && $12 == "(" top ")" && opn($7) != "" {
+	k = opn($7) " " $13
+	if (na[k] < nq[k]) { na[k]++; printf "q2r %s %.0f\n", k, ns($4) - q[k, na[k]] }
+	next
+}
+$1 != top && $6 == "D" && opn($7) != "" { d[$1 " " opn($7) " " $8] = ns($4); next }
+$1 != top && $6 == "C" && opn($7) != "" {
+	k = $1 " " opn($7) " " $8
+	if (k in d) { printf "d2c %s %.0f\n", k, ns($4) - d[k]; delete d[k] }
+}'
+
+# pair_means STAGE_FILE IOT_FILE: pairs by key and n-th occurrence (both in queue order):
+# "pairs mean_btt mean_iotracer unpaired_btt unpaired_iotracer"
+# shellcheck disable=SC2016 # awk program
+pair_means() {
+	awk 'FNR == 1 { f++ }
+		{ k = $1; for (i = 2; i < NF; i++) k = k " " $i }
+		f == 1 { b[k, ++nb[k]] = $NF; next }
+		{ i[k, ++ni[k]] = $NF }
+		END {
+			for (k in ni) for (j = 1; j <= ni[k]; j++)
+				if (j <= nb[k]) { n++; sb += b[k, j]; si += i[k, j] } else ui++
+			for (k in nb) if (nb[k] > ni[k] + 0) ub += nb[k] - ni[k]
+			printf "%d %.0f %.0f %d %d\n", n, n ? sb / n : 0, n ? si / n : 0, ub, ui
+		}' "$1" "$2"
+}
+
+# check_btt K S: iotracer's q2r of the upper bios and d2c of their member requests
+# against blktrace's events of the same run (blktrace on the stack's devices during
+# S's runs), per request paired by (op, sector, occurrence): the means within STK_TOL %
+check_btt() { # K S
+	local pfx=lab_stk_$1_$2 s=$2 top topno why="" n mb mi ub ui line
+	top=$(awk -v s="$s" '$1 == "stack" && $2 == s { print $3 }' "$out/devs.txt")
+	top=$(awk -v n="${top##*/}" '$1 == "dev" && ($2 == n || $4 == n) { print $2; exit }' "$out/devs.txt")
+	topno=$(awk -v n="$top" '$1 == "dev" && $2 == n { sub(":", ",", $3); print $3; exit }' "$out/devs.txt")
+	if ! blkparse -q -D "$out/bt-$s" $(cd "$out/bt-$s" 2>/dev/null && ls | sed 's/\.blktrace\..*//' | sort -u | sed 's/^/-i /') \
+		-o "$out/bt-$s.txt" >"$tmp/blkparse-$s.log" 2>&1; then
+		why="blkparse failed: $(tail -n 2 "$tmp/blkparse-$s.log" | tr '\n' ' ')"
+		report FAIL "${pfx}_q2r" "$why"
+		report FAIL "${pfx}_d2c" "$why"
+		return
+	fi
+	awk -v top="$topno" "$BT_STAGES" "$out/bt-$s.txt" >"$out/bt-$s.stages"
+	# iotracer's, in queue order: q2r of the upper bios, d2c of the members below
+	jq -rn --arg top "$top" 'inputs | select(.type == "request") | .block[]?
+		| select(.op == "read" or .op == "write") | select(.nr_sectors > 0)
+		| if .dev == $top and .stack.role == "upper" and .stack.q2r_ns != null then
+			"\(.q_ns) q2r \(.op) \(.sector) \(.stack.q2r_ns)"
+		  elif .stack.upper == $top and .d2c_ns != null then "\(.q_ns) d2c \(.devno) \(.op) \(.sector) \(.d2c_ns)"
+		  else empty end' "$out/out.json" | sort -n | cut -d' ' -f2- |
+		awk '$1 == "d2c" { split($2, m, ":"); $2 = m[1] "," m[2] } { print }' >"$out/iot-$s.stages"
+	for st in q2r d2c; do
+		grep "^$st " "$out/bt-$s.stages" | cut -d' ' -f2- >"$tmp/bt.$st"
+		grep "^$st " "$out/iot-$s.stages" | cut -d' ' -f2- >"$tmp/it.$st"
+		read -r n mb mi ub ui < <(pair_means "$tmp/bt.$st" "$tmp/it.$st")
+		line="$n pairs (unpaired: blktrace $ub, iotracer $ui), mean blktrace $((mb / 1000))us, iotracer $((mi / 1000))us"
+		note "$pfx $st: $line"
+		if ((n >= 100)) && awk -v a="$mi" -v b="$mb" -v t="$STK_TOL" 'BEGIN { exit !(b > 0 && (a - b) / b <= t / 100 && (a - b) / b >= -t / 100) }'; then
+			report PASS "${pfx}_$st"
+		else
+			report FAIL "${pfx}_$st" "$line (allowed ±$STK_TOL %, at least 100 pairs)"
+		fi
+	done
+}
+
 # the cost notes: runs and BPF ns per IO, bare sda against dm-linear (same boot)
 cost_notes() { # K
-	awk -v k="$1" '$1 == "cost" { n = $2; r = $5 - $3; t = $6 - $4; c = $2 ~ /^lin/ ? "lin" : "bare"
+	awk -v k="$1" '$1 == "cost" { n = $3; r = $6 - $4; t = $7 - $5; c = $2 ~ /^lin/ ? "lin" : "bare"
 			if (n > 0) { runs[c] += r / n; ns[c] += t / n; cnt[c]++ } }
 		END { if (!cnt["bare"] || !cnt["lin"]) exit
 			rb = runs["bare"] / cnt["bare"]; rl = runs["lin"] / cnt["lin"]
@@ -215,6 +363,8 @@ for k in $KERNELS; do
 	fi
 	report PASS "${PFX}_run"
 	for s in $SETUPS; do check_setup "$k" "$s"; done
+	[[ " $SETUPS " == *" crypt "* ]] && check_cgroups "$k"
+	for s in lin crypt; do [[ " $SETUPS " == *" $s "* ]] && check_btt "$k" "$s"; done
 	cost_notes "$k"
 	note "$PFX: took $(lab_since "$kt0")s; files in $out"
 done
