@@ -42,6 +42,7 @@ const volatile __u8 uring_submit_req_arg; /* io_uring_submit_sqe(ctx, req, ...) 
 /* Kernel features the loader probed (core_fixes.bpf.h says what replaces them). */
 const volatile __u8 has_task_btf = 1; /* bpf_get_current_task_btf() (5.11) */
 const volatile __u8 has_task_storage = 1; /* task storage in tracing programs (5.12) */
+const volatile __u8 has_loop = 1; /* bpf_loop() (5.17) */
 const volatile __u8 sched_counters; /* sched layer: task counters at syscall enter/exit */
 const volatile __u8 want_iovecs; /* host mode: vectored syscalls' first buffers (join key) */
 /* IOTRACER_EMPTY_PROGS (bench's iotracer-empty): the syscall hooks' programs return at once */

@@ -154,51 +154,72 @@ static __always_inline void it_stk_piece(struct it_bio_info *up)
 	it_count(IT_CNT_STK_REMAP);
 }
 
-#define IT_STK_STRIPE_DISKS 16
+#define IT_STK_STRIPE_DISKS 32
+
+/* bpf_loop's context over a stripe's pages (it_stk_stripe). */
+struct it_stk_stripe_ctx {
+	u64 base, esz, up;
+	u64 offs[3];
+};
+
+/*
+ * One page of the stripe: the first followed upper bio waiting on it
+ * (towrite, then written, then toread), or md's accounting clone of one (the
+ * original is one pointer away). A bpf_loop callback: verified once, not
+ * once per page.
+ */
+static long it_stk_stripe_one(u32 i, struct it_stk_stripe_ctx *c)
+{
+	struct it_bio_info *up;
+	u64 p;
+
+	for (int f = 0; f < 3; f++) {
+		p = 0;
+		bpf_probe_read_kernel(&p, sizeof(p), (void *)(c->base + i * c->esz + c->offs[f]));
+		if (!p)
+			continue;
+		up = IT_SLOT_GET(&bios, p, struct it_bio_info);
+		if (!up) {
+			p = it_md_orig_bio(p);
+			up = IT_SLOT_GET(&bios, p, struct it_bio_info);
+		}
+		if (up && (up->flags & IT_F_UPPER)) {
+			c->up = p;
+			return 1;
+		}
+	}
+	return 0;
+}
 
 /*
  * A raid5 stripe's IO (its parity, or a page read to compute it) starts at
  * no upper bio's sector: its bio is a page of the stripe (bi_private), whose
- * pages hold the upper bios waiting on them (md's accounting clones of
- * them: the originals are one pointer away). The first followed one is the
+ * pages hold the upper bios waiting on them. The first followed one is the
  * owner (a stripe shared by several upper bios serves them all). 0: not a
- * stripe of md device dev, or none followed.
+ * stripe of md device dev, none followed, or no raid456 BTF or bpf_loop
+ * (5.17) here.
  */
 static __always_inline u64 it_stk_stripe(struct bio *bio, u32 dev, const bool btf)
 {
-	u64 base, esz, p, offs[3];
+	struct it_stk_stripe_ctx c = {};
 	struct stripe_head___it *sh;
-	struct it_bio_info *up;
 	int disks;
 
-	if (!bpf_core_type_exists(struct stripe_head___it))
+	if (!has_loop || !bpf_core_type_exists(struct stripe_head___it))
 		return 0;
 	sh = (void *)IT_RD(btf, bio, bi_private);
 	if (!sh || it_disk_devt(BPF_CORE_READ(sh, raid_conf, mddev, gendisk), false) != dev)
 		return 0;
 	disks = BPF_CORE_READ(sh, disks);
-	base = (u64)sh + bpf_core_field_offset(struct stripe_head___it, dev);
-	esz = bpf_core_type_size(struct r5dev___it);
-	offs[0] = bpf_core_field_offset(struct r5dev___it, towrite);
-	offs[1] = bpf_core_field_offset(struct r5dev___it, written);
-	offs[2] = bpf_core_field_offset(struct r5dev___it, toread);
-	for (int i = 0; i < IT_STK_STRIPE_DISKS && i < disks; i++) {
-		for (int f = 0; f < 3; f++) {
-			p = 0;
-			bpf_probe_read_kernel(&p, sizeof(p), (void *)(base + i * esz + offs[f]));
-			if (!p)
-				continue;
-			/* md's accounting clone of the upper bio, or the bio itself */
-			up = IT_SLOT_GET(&bios, p, struct it_bio_info);
-			if (!up) {
-				p = it_md_orig_bio(p);
-				up = IT_SLOT_GET(&bios, p, struct it_bio_info);
-			}
-			if (up && (up->flags & IT_F_UPPER))
-				return p;
-		}
-	}
-	return 0;
+	c.base = (u64)sh + bpf_core_field_offset(struct stripe_head___it, dev);
+	c.esz = bpf_core_type_size(struct r5dev___it);
+	c.offs[0] = bpf_core_field_offset(struct r5dev___it, towrite);
+	c.offs[1] = bpf_core_field_offset(struct r5dev___it, written);
+	c.offs[2] = bpf_core_field_offset(struct r5dev___it, toread);
+	if (disks > 0)
+		bpf_loop(disks < IT_STK_STRIPE_DISKS ? disks : IT_STK_STRIPE_DISKS,
+			 it_stk_stripe_one, &c, 0);
+	return c.up;
 }
 
 /*

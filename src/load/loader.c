@@ -210,6 +210,7 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 	rd->uring_submit_req_arg = it_tp_arg_ptr(p, "btf_trace_io_uring_submit_sqe", 0) == 1;
 	rd->has_task_btf = p->task_btf;
 	rd->has_task_storage = p->task_storage;
+	rd->has_loop = p->loop;
 	rd->test_miss_nth = test_miss_nth();
 }
 

@@ -343,6 +343,9 @@ static uint64_t rec_push(struct dblame *d, const struct corr_req *r)
 	memset(e, 0, sizeof(*e));
 	e->id = r->id;
 	e->blocks = e->left = r->nr_blocks;
+	/* an upper bio (dm, md) is no victim (dblame_in): it is never split */
+	for (int i = 0; i < r->nr_blocks; i++)
+		e->left -= !!(r->blocks[i]->flags & IT_F_UPPER);
 	return d->head_seq + d->n++ + 1;
 }
 
@@ -450,6 +453,8 @@ void dblame_request(struct dblame *d, const struct corr_req *r)
 	for (int i = 0; i < r->nr_blocks; i++) {
 		uint64_t bad = st->bad;
 
+		if (r->blocks[i]->flags & IT_F_UPPER)
+			continue; /* never in service, its members are split on their devices */
 		dblame_in(&in, r->blocks[i], 1);
 		vm_owner(d, &in);
 		in.tag = tag;
@@ -467,6 +472,10 @@ void dblame_request(struct dblame *d, const struct corr_req *r)
 			}
 		}
 	}
+	/* a request of upper bios alone (its members not recorded) waits for no split */
+	e = rec_of(d, tag);
+	if (e && !e->left && !e->done)
+		rec_done(d, e);
 	rec_expire(d, blame_now(d->b));
 }
 

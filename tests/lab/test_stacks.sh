@@ -278,12 +278,12 @@ $1 != top && $6 == "C" && opn($7) != "" {
 # shellcheck disable=SC2016 # awk program
 pair_means() {
 	awk 'FNR == 1 { f++ }
-		{ k = $1; for (i = 2; i < NF; i++) k = k " " $i }
-		f == 1 { b[k, ++nb[k]] = $NF; next }
-		{ i[k, ++ni[k]] = $NF }
+		{ k = $1; for (x = 2; x < NF; x++) k = k " " $x }
+		f == 1 { bv[k, ++nb[k]] = $NF; next }
+		{ iv[k, ++ni[k]] = $NF }
 		END {
 			for (k in ni) for (j = 1; j <= ni[k]; j++)
-				if (j <= nb[k]) { n++; sb += b[k, j]; si += i[k, j] } else ui++
+				if (j <= nb[k]) { n++; sb += bv[k, j]; si += iv[k, j] } else ui++
 			for (k in nb) if (nb[k] > ni[k] + 0) ub += nb[k] - ni[k]
 			printf "%d %.0f %.0f %d %d\n", n, n ? sb / n : 0, n ? si / n : 0, ub, ui
 		}' "$1" "$2"
