@@ -141,8 +141,8 @@ cost_run() {
 	echo "cost $1 $ios $_c0 $(cost_sum)" | tee -a "$W/cost.txt"
 }
 
-# blktrace over setup S's runs (lin, crypt: the btt oracle of the stack stages):
-# the top device and the disks below it, per-CPU binary files in bt-S/
+# blktrace (the btt oracle of the stack stages) on lin's and crypt's devices, from
+# before iotracer's start to the end of crypt's runs: per-CPU binary files in bt-bt/
 bpid=""
 bt_start() { # SETUP DEV...
 	_s=$1
@@ -249,6 +249,9 @@ for d in /sys/block/* /sys/block/*/*[0-9]; do
 	echo "dev $(basename "$d") $(cat "$d/dev") $(cat "$d/dm/name" 2>/dev/null)" >>"$W/devs.txt"
 done
 pid=""
+# blktrace first, so that its probes run before iotracer's on each tracepoint (as
+# guest-btt.sh): on lin's and crypt's devices, until crypt's runs are over
+case " $made " in *" lin "*" crypt "*) bt_start bt /dev/mapper/lin /dev/mapper/crypt /dev/sda /dev/vda && step bt_started ;; esac
 rec=""
 [ "${LAB_G_STK_SHOW:-0}" = 1 ] && mkdir -p "$W/rec" && rec="--record $W/rec"
 # shellcheck disable=SC2086 # $rec: empty, or the option and its directory
@@ -261,17 +264,13 @@ if wait_attached "$pid" "$W/out.json"; then
 		top=$(awk -v s="$s" '$1 == "stack" && $2 == s { print $3 }' "$W/devs.txt")
 		sync
 		[ "$s" = r5 ] && top_start
-		case $s in
-		lin) bt_start lin "$top" /dev/sda /dev/vda ;;
-		crypt) bt_start crypt "$top" /dev/sda ;;
-		esac
 		stats "$s" before
 		step "${s}_start"
 		fio_setup "$s"
 		sleep 0.3
 		step "${s}_end"
 		stats "$s" after
-		bt_stop
+		[ "$s" = crypt ] && bt_stop
 		[ "$s" = r5 ] && top_stop
 	done
 	case " $made " in *" crypt "*) cg_run ;; esac
@@ -298,7 +297,7 @@ step stopped
 [ -s "$W/iotracer.err" ] && grep -iE 'error|fail|warn|abort|assert|stack' "$W/iotracer.err" | head -n 12
 # shellcheck disable=SC2046 # one word per file name
 send_bundle "$W" out.json iotracer.err stat.txt devs.txt steps.txt fio.err cost.txt top.txt \
-	cg.txt iostat.txt blktrace-lin.out blktrace-crypt.out \
+	cg.txt iostat.txt blktrace-bt.out \
 	$(cd "$W" && ls bt-*/* 2>/dev/null) \
 	$(cd "$W" && ls rec/* 2>/dev/null) \
 	$(cd "$W" && ls fio-*.json 2>/dev/null)
