@@ -31,7 +31,7 @@
 # steps.txt.
 # Then the cost (BPF stats on, bpftool's sums of every program's runs and run
 # time): fio's direct randread on bare sda (past the stacks' ranges) and on
-# dm-linear over it, twice each, in cost.txt (`cost NAME IOS RUNS0 NS0 RUNS1 NS1`).
+# dm-linear over it, in cost.txt (`cost NAME IOS RUNS0 NS0 RUNS1 NS1`).
 # Exit status 0 when every stack was made and every run went, 1 otherwise.
 set -u
 # shellcheck source=guest-lib.sh # /lab/guest-lib.sh in the guest
@@ -251,7 +251,9 @@ done
 pid=""
 # blktrace first, so that its probes run before iotracer's on each tracepoint (as
 # guest-btt.sh): on lin's and crypt's devices, until crypt's runs are over
-case " $made " in *" lin "*" crypt "*) bt_start bt /dev/mapper/lin /dev/mapper/crypt /dev/sda /dev/vda && step bt_started ;; esac
+if [ -b /dev/mapper/lin ] && [ -b /dev/mapper/crypt ]; then
+	bt_start bt /dev/mapper/lin /dev/mapper/crypt /dev/sda /dev/vda && step bt_started
+fi
 rec=""
 [ "${LAB_G_STK_SHOW:-0}" = 1 ] && mkdir -p "$W/rec" && rec="--record $W/rec"
 # shellcheck disable=SC2086 # $rec: empty, or the option and its directory
@@ -277,10 +279,8 @@ if wait_attached "$pid" "$W/out.json"; then
 	# the cost: bare sda (past the stacks' ranges) against dm-linear on it, twice each
 	if [ -n "${LAB_G_STK_COST:-1}" ] && echo 1 >/proc/sys/kernel/bpf_stats_enabled &&
 		[ -b /dev/mapper/lin ]; then
-		for r in 1 2; do
-			cost_run "bare$r" /dev/sda 48M
-			cost_run "lin$r" /dev/mapper/lin 0
-		done
+		cost_run bare /dev/sda 48M
+		cost_run lin /dev/mapper/lin 0
 		echo 0 >/proc/sys/kernel/bpf_stats_enabled
 		step cost_end
 	fi
@@ -288,12 +288,7 @@ else
 	echo "iotracer did not attach"
 	rc=1
 fi
-if [ -n "$pid" ]; then
-	stop_pid "$pid" iotracer
-	echo "iotracer_rc $stop_rc"
-	[ "$stop_rc" -eq 0 ] || rc=1
-fi
-step stopped
+stop_iotracer "$pid"
 [ -s "$W/iotracer.err" ] && grep -iE 'error|fail|warn|abort|assert|stack' "$W/iotracer.err" | head -n 12
 # shellcheck disable=SC2046 # one word per file name
 send_bundle "$W" out.json iotracer.err stat.txt devs.txt steps.txt fio.err cost.txt top.txt \

@@ -354,14 +354,7 @@ for k in $KERNELS; do
 	fetch_series "$k"
 	boot_once_more "$k" "$LAB_SRC/guest-stacks.sh" "$out"
 	note "$PFX: kernel $kver, ready $(sed -n 's/^ready_s=//p' "$out/result" 2>/dev/null)s, boot wall $(sed -n 's/^wall_s=//p' "$out/result" 2>/dev/null)s"
-	why=""
-	if ((brc == 2)); then
-		why="boot failed: $(boot_failure "$out"); "
-	elif ! unbundle "$g" "$out"; then
-		why="$BUNDLE_WHY; "
-	fi
-	grep -q '^iotracer did not attach' "$g" && why="${why}iotracer did not attach: $(head -c 300 "$out/iotracer.err" 2>/dev/null | tr '\n' ' '); "
-	grep -q '^iotracer_rc 0$' "$g" || why="${why}iotracer exited with status $(sed -n 's/^iotracer_rc //p' "$g"); "
+	boot_why
 	for m in 'cannot make' 'fio .* failed'; do
 		grep -qE "^$m" "$g" && why="${why}$(grep -m1 -E "^$m" "$g"); "
 	done
