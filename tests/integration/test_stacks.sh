@@ -12,7 +12,7 @@
 #             block) read + write + sync q2c + missed == its delta (reads, writes,
 #             flushes); its histograms of the partition's requests say role member
 #   filter    -d loopNp1 alone: the same fio ops have their requests on loopN
-# shellcheck disable=SC2016 # jq programs in single quotes
+# shellcheck disable=SC2016,SC2119 # jq programs in single quotes; optional args
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"

@@ -18,8 +18,10 @@
 #           splits such a read without a block_split event)
 # LAB_G_STK_SETUPS (all of them) chooses.
 #
-# Then `iotracer -q --no-live -l syscall,fs,sched,block,stack -j out.json` (every
-# device; no driver layer: their hooks only slow the attach under TCG), and per
+# Then `iotracer -q --no-live -l syscall,fs,sched,block,stack --syscall-hooks raw
+# --blame -j out.json` (every device; no driver layer and the raw syscall pair: the
+# driver hooks and the file path's probing (kallsyms) only slow the attach under
+# TCG), blktrace started before it on lin's and crypt's devices, and per
 # setup, between `step S_start` and `step S_end`, one fio with four jobs on its
 # top device: direct randread and randwrite (LAB_G_STK_IOS 4 KiB ops each),
 # buffered write (8 KiB in 4 KiB, end_fsync) and buffered read (32 KiB, the
@@ -42,7 +44,11 @@ setups=${LAB_G_STK_SETUPS:-part lin crypt lvc r1 r5}
 KEY=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 export DM_DISABLE_UDEV=1
 
-run() { /lab/ld-linux-x86-64.so.2 --library-path /lab "/lab/$@"; }
+run() {
+	_p=$1
+	shift
+	/lab/ld-linux-x86-64.so.2 --library-path /lab "/lab/$_p" "$@"
+}
 # fio through a copy of the loader named fio: its threads' comm is fio
 mkdir -p /tmp/fiobin && cp /lab/ld-linux-x86-64.so.2 /tmp/fiobin/fio
 fio() { /tmp/fiobin/fio --library-path /lab /lab/fio "$@"; }
@@ -54,14 +60,6 @@ by_serial() {
 		[ "$(cat "$_s" 2>/dev/null)" = "$1" ] && basename "$(dirname "$_s")" && return 0
 	done
 	return 1
-}
-
-# mknodes: device nodes for dm/md devices (no udev): /dev/mapper/NAME and /dev/mdN exist?
-dev_of() { # NAME -> /dev node of a dm NAME or mdN
-	case $1 in
-	md*) echo "/dev/$1" ;;
-	*) echo "/dev/mapper/$1" ;;
-	esac
 }
 
 make_stack() { # SETUP: its top device in $top; status 1 when it could not be made
@@ -128,7 +126,7 @@ fio_setup() {
 
 # cost_sum: the run count and run time of every BPF program (bpftool, stats on)
 cost_sum() {
-	run bpftool prog show -j 2>/dev/null | tr ',{}' '\n\n\n' |
+	run bpftool prog show -j 2>/dev/null | tr ',{}' '\n' |
 		awk -F: '$1 ~ /"run_cnt"/ { r += $2 } $1 ~ /"run_time_ns"/ { t += $2 } END { print r + 0, t + 0 }'
 }
 
@@ -144,17 +142,28 @@ cost_run() {
 # blktrace (the btt oracle of the stack stages) on lin's and crypt's devices, from
 # before iotracer's start to the end of crypt's runs: per-CPU binary files in bt-bt/
 bpid=""
+# relays_open PID: blktrace's relay files (/sys/kernel/debug/block/DEV/traceN) PID holds open
+relays_open() {
+	_c=0
+	for _f in /proc/"$1"/fd/*; do
+		case $(readlink "$_f" 2>/dev/null) in */trace[0-9]*) _c=$((_c + 1)) ;; esac
+	done
+	echo "$_c"
+}
 bt_start() { # SETUP DEV...
 	_s=$1
 	shift
 	mkdir -p "$W/bt-$_s"
-	/lab/ld-linux-x86-64.so.2 --library-path /lab /lab/blktrace -D "$W/bt-$_s" \
-		$(for _d in "$@"; do printf -- '-d %s ' "$_d"; done) >"$W/blktrace-$_s.out" 2>&1 &
+	_args=""
+	for _d in "$@"; do _args="$_args -d $_d"; done
+	# shellcheck disable=SC2086 # one word per option and device (no spaces in them)
+	/lab/ld-linux-x86-64.so.2 --library-path /lab /lab/blktrace -D "$W/bt-$_s" $_args \
+		>"$W/blktrace-$_s.out" 2>&1 &
 	bpid=$!
 	# started once every per-CPU thread holds its relay file open (guest-btt.sh)
 	_want=$(($# * $(grep -c '^processor' /proc/cpuinfo)))
 	_i=0
-	while [ "$(ls -l /proc/"$bpid"/fd 2>/dev/null | grep -c '/trace[0-9]')" -lt "$_want" ]; do
+	while [ "$(relays_open "$bpid")" -lt "$_want" ]; do
 		if ! kill -0 "$bpid" 2>/dev/null || [ "$_i" -ge 150 ]; then
 			echo "blktrace did not start: $(head -c 300 "$W/blktrace-$_s.out")"
 			bpid=""
@@ -257,7 +266,8 @@ fi
 rec=""
 [ "${LAB_G_STK_SHOW:-0}" = 1 ] && mkdir -p "$W/rec" && rec="--record $W/rec"
 # shellcheck disable=SC2086 # $rec: empty, or the option and its directory
-/lab/iotracer -q --no-live -l syscall,fs,sched,block,stack --blame -j "$W/out.json" $rec \
+/lab/iotracer -q --no-live -l syscall,fs,sched,block,stack --syscall-hooks raw --blame \
+	-j "$W/out.json" $rec \
 	>"$W/iotracer.out" 2>"$W/iotracer.err" &
 pid=$!
 if wait_attached "$pid" "$W/out.json"; then

@@ -115,7 +115,31 @@ done
 export LAB_QEMU_ARGS="${LAB_QEMU_ARGS:-}$qargs"
 
 # ------------------------------------------------------------ the checks of one boot
-# (helpers over $out/out.json: requests and their block entries)
+# One pass of jq over out.json (it is read once: a pass costs ~0.5 s under load) into
+# $out/t.tsv, tab separated:
+#   R id kind syscall comm cgroup_id dev ts_ns dio members   a request (members: its
+#                                                         block requests from a stack)
+#   B id comm cgroup_id dev devno op sector nr_sectors bytes q_ns c_ns d2c_ns role how
+#     upper q2r_ns                                        one of its block requests
+#   L id others_ns culprits (cgroup_id:ns,...) root_ns    the daemon's blame line
+#   A note                                                the remap hook's attach note
+# (- or -1: absent)
+extract() {
+	jq -rn 'inputs
+		| if .type == "request" then . as $r
+			| ([.block[]? | select(.stack.role == "member")] | length) as $m
+			| ([ "R", .id, .kind, (.syscall // "-"), .comm, .cgroup_id, (.dev // "-"), .ts_ns,
+			     (if .fs.dio then 1 else 0 end), $m ] | map(tostring) | join("\t")),
+			  (.block[]? | [ "B", $r.id, $r.comm, $r.cgroup_id, .dev, .devno, .op, (.sector // -1),
+			     .nr_sectors, .bytes, .q_ns, .c_ns, (.d2c_ns // -1), (.stack.role // "-"),
+			     (.stack.how // "-"), (.stack.upper // "-"), (.stack.q2r_ns // -1) ]
+			     | map(tostring) | join("\t"))
+		  elif .type == "blame" and .id != null then
+			[ "L", .id, .others_ns, ([.culprits[]? | "\(.who.cgroup_id // 0):\(.ns)"] | join(",")),
+			  ([.culprits[]? | select(.who.cgroup == "/") | .ns] | add // 0) ] | map(tostring) | join("\t")
+		  elif .type == "attach" and .hook == "block_bio_remap" then "A\t\(.note // .reason // "")"
+		  else empty end' "$out/out.json" >"$out/t.tsv"
+}
 
 # window S: "start end" of setup S's runs in ns (guest uptime = CLOCK_MONOTONIC)
 window() {
@@ -123,11 +147,18 @@ window() {
 		END { printf "%.0f %.0f\n", a * 1e9, b * 1e9 }' "$out/steps.txt"
 }
 
+# top_of S: the name of setup S's top device (dm-N for /dev/mapper/NAME)
+top_of() {
+	local top
+	top=$(awk -v s="$1" '$1 == "stack" && $2 == s { print $3 }' "$out/devs.txt")
+	awk -v n="${top##*/}" '$1 == "dev" && ($2 == n || $4 == n) { print $2; exit }' "$out/devs.txt"
+}
+
 # not_followed S: why this kernel's stacks do not tell setup S's owners (the
-# remap hook's attach reason, docs/hooks.md "The stack layer"), or nothing
+# remap hook's attach note, docs/hooks.md "The stack layer"), or nothing
 not_followed() {
 	local why
-	why=$(jq -r 'select(.type == "attach" and .hook == "block_bio_remap") | .note // .reason // empty' "$out/out.json" | head -n 1)
+	why=$(awk -F'\t' '$1 == "A" { print $2; exit }' "$out/t.tsv")
 	case $1 in
 	crypt | lvc) [[ $why == *dm-crypt* ]] && echo "$why" ;;
 	r5) [[ $why == *raid5* ]] && echo "$why" ;;
@@ -135,19 +166,14 @@ not_followed() {
 }
 
 check_setup() { # K S
-	local k=$1 s=$2 pfx=lab_stk_$1_$2 top a b want got bad line nf
-	top=$(awk -v s="$s" '$1 == "stack" && $2 == s { print $3 }' "$out/devs.txt")
-	top=${top##*/}
-	# dm devices: /dev/mapper/NAME is dm-N
-	top=$(awk -v n="$top" '$1 == "dev" && ($2 == n || $4 == n) { print $2; exit }' "$out/devs.txt")
+	local k=$1 s=$2 pfx=lab_stk_$1_$2 top a b want got bad line nf names
+	top=$(top_of "$s")
 	read -r a b < <(window "$s")
 	# fio: direct ops of dr and dw
 	want=$(jq '[.jobs[] | select(.jobname == "dr" or .jobname == "dw") | .read.total_ios, .write.total_ios] | add' "$out/fio-$s.json" 2>/dev/null || echo 0)
-	read -r got bad < <(jq -rn --arg top "$top" --argjson a "$a" --argjson b "$b" '
-		[inputs | select(.type == "request" and .kind == "syscall" and .dev == $top and .comm == "fio"
-			and (.syscall == "pread64" or .syscall == "pwrite64") and .ts_ns >= $a and .ts_ns <= $b and .fs.dio)]
-		| [length, ([.[] | select([.block[]? | select(.stack.role == "member")] | length == 0)] | length)]
-		| "\(.[0]) \(.[1])"' "$out/out.json")
+	read -r got bad < <(awk -F'\t' -v top="$top" -v a="$a" -v b="$b" '$1 == "R" && $3 == "syscall" &&
+		$7 == top && $5 == "fio" && ($4 == "pread64" || $4 == "pwrite64") && $8 >= a && $8 <= b && $9 == 1 {
+			n++; if (!$10) x++ } END { print n + 0, x + 0 }' "$out/t.tsv")
 	note "$pfx: fio direct ops $want, iotracer's $got on $top, $bad of them without a member request"
 	nf=$(not_followed "$s")
 	if [[ -n $nf ]]; then
@@ -158,11 +184,10 @@ check_setup() { # K S
 	fi
 	if ((want > 0 && got == want && bad == 0)); then report PASS "${pfx}_fio"; else
 		report FAIL "${pfx}_fio" "fio did $want direct ops on $top, iotracer has $got syscall records, $bad without a member request"; fi
-	# owners of the member requests in the window
-	line=$(jq -rn --argjson a "$a" --argjson b "$b" '
-		[inputs | select(.type == "request") as $r | .block[]? | select(.stack.role == "member" and .c_ns >= $a and .c_ns <= $b)
-			| {comm: $r.comm, dev, pid}] | [length, ([.[] | select(.comm != "fio")] | length),
-			([.[] | select(.comm != "fio") | .comm] | unique | join(","))] | "\(.[0]) \(.[1]) \(.[2])"' "$out/out.json")
+	# owners of the member requests in the window: the requests holding them
+	line=$(awk -F'\t' -v a="$a" -v b="$b" '$1 == "B" && $14 == "member" && $12 >= a && $12 <= b {
+			n++; if ($3 != "fio") { x++; c[$3] = 1 } }
+		END { s = ""; for (k in c) s = s (s ? "," : "") k; print n + 0, x + 0, s }' "$out/t.tsv")
 	read -r got bad names <<<"$line"
 	note "$pfx: $got member requests, $bad owned by others than fio ${names:-}"
 	if ((got > 0 && bad == 0)); then report PASS "${pfx}_owner"; else
@@ -180,15 +205,12 @@ check_setup() { # K S
 # that name the partition.
 check_stat() { # K S A B
 	local pfx=lab_stk_$1_$2 s=$2 a=$3 b=$4 dev want got bad="" rows=""
-	jq -rn --argjson a "$a" --argjson b "$b" '
-		inputs | select(.type == "request") | .block[]? | select(.c_ns >= $a and .c_ns <= $b)
-		| if .stack.role == "upper" then
-			select(.op == "read" or .op == "write")
-			| select((.dev | startswith("md") | not) or .bytes > 0) | .dev
-		  elif .op == "sync" and .bytes == 0 then "\(.dev):flush"
-		  else select(.op == "read" or .op == "write")
-			| .dev, (select(.stack.how == "partition") | .stack.upper) end' "$out/out.json" |
-		sort | uniq -c >"$out/iot-$s.txt"
+	awk -F'\t' -v a="$a" -v b="$b" '$1 == "B" && $12 >= a && $12 <= b {
+			rw = $7 == "read" || $7 == "write"
+			if ($14 == "upper") { if (rw && ($5 !~ /^md/ || $10 > 0)) n[$5]++ }
+			else if ($7 == "sync" && $10 == 0) n[$5 ":flush"]++
+			else if (rw) { n[$5]++; if ($15 == "partition") n[$16]++ }
+		} END { for (k in n) print n[k], k }' "$out/t.tsv" | sort -k2 >"$out/iot-$s.txt"
 	awk -v s="$s" '$1 == s { k = $3; v = $5 + $9; f = $20
 			if ($2 == "before") { b[k] = v; bf[k] = f } else { d[k] = v - b[k]; df[k] = f - bf[k] } }
 		END { for (k in d) { if (d[k]) print k, d[k]; if (df[k]) print k ":flush", df[k] } }' \
@@ -211,7 +233,7 @@ check_stat() { # K S A B
 # culprits (the daemon's blame lines, by cgroup) are the writer's cgroup, >= 90 % of
 # what others held, and the root cgroup (dmcrypt_write, kcryptd) <= 5 %.
 check_cgroups() { # K
-	local pfx=lab_stk_$1 a b dm devno id want got mem line bad=""
+	local pfx=lab_stk_$1 a b dm devno id wid want got mem line bad="" n o w root
 	grep -q '^cg wr ' "$out/cg.txt" 2>/dev/null || {
 		report FAIL "${pfx}_iostat" "no cgroups phase (see $out/console.log)"
 		report FAIL "${pfx}_blame" "no cgroups phase"
@@ -225,28 +247,21 @@ check_cgroups() { # K
 		want=$(awk -v c="$c" -v d="$devno" '$2 == c && $3 == d { for (i = 4; i <= NF; i++) {
 				split($i, kv, "="); if (kv[1] == "rbytes" || kv[1] == "wbytes") v[$1] += kv[2] } }
 			END { print v["after"] - v["before"] }' "$out/iostat.txt")
-		read -r got mem < <(jq -rn --arg dm "$dm" --argjson id "$id" --argjson a "$a" --argjson b "$b" '
-			[inputs | select(.type == "request" and .cgroup_id == $id) | .block[]?
-				| select(.c_ns >= $a and .c_ns <= $b)]
-			| [([.[] | select(.dev == $dm and .stack.role == "upper") | .bytes] | add // 0),
-			   ([.[] | select(.stack.role == "member" and .stack.upper == $dm) | .bytes] | add // 0)]
-			| "\(.[0]) \(.[1])"' "$out/out.json")
+		read -r got mem < <(awk -F'\t' -v dm="$dm" -v id="$id" -v a="$a" -v b="$b" '$1 == "B" &&
+				$4 == id && $12 >= a && $12 <= b {
+				if ($5 == dm && $14 == "upper") u += $10
+				if ($14 == "member" && $16 == dm) m += $10 } END { print u + 0, m + 0 }' "$out/t.tsv")
 		note "$pfx cgroup $c (id $id): io.stat +$want bytes on $dm ($devno); iotracer's upper bios $got, their members on the disk $mem"
 		[[ $want -gt 0 && $got == "$want" && $mem == "$want" ]] || bad="$bad $c: io.stat $want, upper $got, members $mem;"
 	done
 	if [[ -z $bad ]]; then report PASS "${pfx}_iostat"; else report FAIL "${pfx}_iostat" "${bad%;}"; fi
 	id=$(awk '$1 == "cg" && $2 == "rd" { print $3 }' "$out/cg.txt")
-	local wid
 	wid=$(awk '$1 == "cg" && $2 == "wr" { print $3 }' "$out/cg.txt")
-	line=$(jq -rn --argjson id "$id" --argjson w "$wid" --argjson a "$a" --argjson b "$b" '
-		reduce inputs as $x ({req: {}, o: 0, w: 0, root: 0, n: 0};
-			if $x.type == "request" and $x.cgroup_id == $id and $x.ts_ns >= $a and $x.ts_ns <= $b
-			then .req[($x.id | tostring)] = 1
-			elif $x.type == "blame" and $x.id != null and .req[($x.id | tostring)] then
-				.n += 1 | .o += $x.others_ns
-				| .w += ([$x.culprits[]? | select(.who.cgroup_id == $w) | .ns] | add // 0)
-				| .root += ([$x.culprits[]? | select(.who.cgroup == "/") | .ns] | add // 0)
-			else . end) | "\(.n) \(.o) \(.w) \(.root)"' "$out/out.json")
+	line=$(awk -F'\t' -v id="$id" -v w="$wid" -v a="$a" -v b="$b" '
+		$1 == "R" && $6 == id && $8 >= a && $8 <= b { r[$2] = 1 }
+		$1 == "L" && ($2 in r) { n++; o += $3; root += $5
+			k = split($4, cs, ","); for (i = 1; i <= k; i++) { split(cs[i], p, ":"); if (p[1] == w) wr += p[2] } }
+		END { printf "%d %.0f %.0f %.0f\n", n, o, wr, root }' "$out/t.tsv")
 	read -r n o w root <<<"$line"
 	note "$pfx blame: $n of the reader's requests, others held them ${o}ns, the writer's cgroup ${w}ns, the root cgroup ${root}ns"
 	if ((n > 0 && o > 0 && w * 10 >= o * 9 && root * 20 <= o)); then report PASS "${pfx}_blame"; else
@@ -298,8 +313,9 @@ check_btt() { # K S
 	top=$(awk -v s="$s" '$1 == "stack" && $2 == s { print $3 }' "$out/devs.txt")
 	top=$(awk -v n="${top##*/}" '$1 == "dev" && ($2 == n || $4 == n) { print $2; exit }' "$out/devs.txt")
 	topno=$(awk -v n="$top" '$1 == "dev" && $2 == n { sub(":", ",", $3); print $3; exit }' "$out/devs.txt")
-	if [[ ! -s $out/bt.txt ]] && ! blkparse -q -D "$out/bt-bt" \
-		$(cd "$out/bt-bt" 2>/dev/null && ls | sed 's/\.blktrace\..*//' | sort -u | sed 's/^/-i /') \
+	local ins=() f
+	for f in "$out"/bt-bt/*.blktrace.0; do [[ -f $f ]] && ins+=(-i "$(basename "${f%.blktrace.0}")"); done
+	if [[ ! -s $out/bt.txt ]] && ! blkparse -q -D "$out/bt-bt" "${ins[@]}" \
 		-o "$out/bt.txt" >"$tmp/blkparse.log" 2>&1; then
 		why="blkparse failed: $(tail -n 2 "$tmp/blkparse.log" | tr '\n' ' ')"
 		report FAIL "${pfx}_q2r" "$why"
@@ -313,13 +329,11 @@ check_btt() { # K S
 	awk -v t0="$t0" -v a="$a" -v b="$b" '{ t = ($4 + t0) * 1e9 } t >= a - 3e8 && t <= b + 3e8' "$out/bt.txt" |
 		awk -v top="$topno" "$BT_STAGES" >"$out/bt-$s.stages"
 	# iotracer's, in queue order: q2r of the upper bios, d2c of the members below
-	jq -rn --arg top "$top" --argjson a "$a" --argjson b "$b" 'inputs | select(.type == "request") | .block[]?
-		| select(.op == "read" or .op == "write") | select(.nr_sectors > 0 and .q_ns >= $a - 3e8 and .q_ns <= $b + 3e8)
-		| if .dev == $top and .stack.role == "upper" and .stack.q2r_ns != null then
-			"\(.q_ns) q2r \(.op) \(.sector) \(.stack.q2r_ns)"
-		  elif .stack.upper == $top and .d2c_ns != null then "\(.q_ns) d2c \(.devno) \(.op) \(.sector) \(.d2c_ns)"
-		  else empty end' "$out/out.json" | sort -n | cut -d' ' -f2- |
-		awk '$1 == "d2c" { split($2, m, ":"); $2 = m[1] "," m[2] } { print }' >"$out/iot-$s.stages"
+	awk -F'\t' -v top="$top" -v a="$a" -v b="$b" '$1 == "B" && ($7 == "read" || $7 == "write") &&
+			$9 > 0 && $11 >= a - 3e8 && $11 <= b + 3e8 {
+			if ($5 == top && $14 == "upper" && $17 != -1) print $11, "q2r", $7, $8, $17
+			else if ($16 == top && $13 != -1) { sub(":", ",", $6); print $11, "d2c", $6, $7, $8, $13 } }' \
+		"$out/t.tsv" | sort -n | cut -d' ' -f2- >"$out/iot-$s.stages"
 	for st in q2r d2c; do
 		grep "^$st " "$out/bt-$s.stages" | cut -d' ' -f2- >"$tmp/bt.$st"
 		grep "^$st " "$out/iot-$s.stages" | cut -d' ' -f2- >"$tmp/it.$st"
@@ -363,6 +377,7 @@ for k in $KERNELS; do
 		continue
 	fi
 	report PASS "${PFX}_run"
+	extract
 	for s in $SETUPS; do check_setup "$k" "$s"; done
 	[[ " $SETUPS " == *" crypt "* ]] && check_cgroups "$k"
 	for s in lin crypt; do [[ " $SETUPS " == *" $s "* ]] && check_btt "$k" "$s"; done
