@@ -232,10 +232,16 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 	struct it_stk_link ln = {};
 	struct it_bio_info *up = NULL;
 
-	if (it_stk_take((u64)bio, &ln))
+	if (it_stk_take((u64)bio, &ln)) {
 		up = IT_SLOT_GET(&bios, ln.up, struct it_bio_info);
-	else
+		/* its upper bio ended before its piece was queued: the owner is not known */
+		if (ln.up && !up && !it_task_filtered()) {
+			ln.flags |= IT_F_STK_LOST;
+			it_count(IT_CNT_STK_NO_UPPER);
+		}
+	} else {
 		it_stk_part(bio, &ln, btf);
+	}
 	if (up)
 		return it_bio_piece(bio, &ln, up, btf);
 	return it_bio_own(bio, &ln, btf);

@@ -124,10 +124,16 @@ fio_setup() {
 	fi
 }
 
-# cost_sum: the run count and run time of every BPF program (bpftool, stats on)
+# cost_sum: the run count and run time of the block and stack layers' BPF programs
+# (bpftool, stats on; names cut to 15 characters: btf_block_bio_q, btf_block_rq_co...).
+# The syscall layer's runs are the same for both devices (and with the raw pair, every
+# syscall of the guest's: fio's start, bpftool's own), so they stay out.
 cost_sum() {
-	run bpftool prog show -j 2>/dev/null | tr ',{}' '\n' |
-		awk -F: '$1 ~ /"run_cnt"/ { r += $2 } $1 ~ /"run_time_ns"/ { t += $2 } END { print r + 0, t + 0 }'
+	run bpftool prog show -j 2>/dev/null | tr ',{}' '\n' | awk -F: '
+		$1 ~ /"name"/ { cur = $2 }
+		cur ~ /block|bio/ && $1 ~ /"run_cnt"/ { r += $2 }
+		cur ~ /block|bio/ && $1 ~ /"run_time_ns"/ { t += $2 }
+		END { print r + 0, t + 0 }'
 }
 
 # cost_run NAME DEV OFFSET: BPF runs and ns over fio's direct randread on DEV
