@@ -212,7 +212,7 @@ static void json_block(struct it_out *out, const struct corr_req *r, int i)
 	}
 	jw_u64(w, "q2c_ns", b->c_ns - b->q_ns);
 	jw_u64(w, "c_ns", b->c_ns);
-	jw_u64(w, "merged", b->nr_merged);
+	jw_u64(w, "merged", b->flags & IT_F_UPPER ? 0 : b->nr_merged); /* upper: its pieces */
 	jw_i64(w, "error", b->error);
 	jw_str(w, "origin", abi_name(&abi_origins, b->origin));
 	jw_u64(w, "pid", b->task.pid);

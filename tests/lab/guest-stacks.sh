@@ -237,8 +237,14 @@ cg_run() {
 	sync
 	cg_iostat before
 	step cg_start
-	cg_fio wr wr --rw=randwrite --numjobs=2 --offset=8M --number_ios=$((ios * 2)) &
+	# the writer runs 4 s; the reader starts once the writer's IO shows in its io.stat
+	cg_fio wr wr --rw=randwrite --numjobs=2 --offset=8M --time_based --runtime=4s &
 	_w=$!
+	_i=0
+	while ! grep -q 'wbytes=[1-9]' "$CG/wr/io.stat" && [ "$_i" -lt 100 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
 	cg_fio rd rd --rw=randread --number_ios="$ios" || rc=1
 	wait "$_w" || rc=1
 	sleep 0.3
@@ -266,9 +272,11 @@ done
 pid=""
 # blktrace first, so that its probes run before iotracer's on each tracepoint (as
 # guest-btt.sh): on lin's and crypt's devices, until crypt's runs are over
-if [ -b /dev/mapper/lin ] && [ -b /dev/mapper/crypt ]; then
-	bt_start bt /dev/mapper/lin /dev/mapper/crypt /dev/sda /dev/vda && step bt_started
-fi
+btdevs=""
+[ -b /dev/mapper/lin ] && btdevs="/dev/mapper/lin /dev/vda"
+[ -b /dev/mapper/crypt ] && btdevs="$btdevs /dev/mapper/crypt"
+# shellcheck disable=SC2086 # one word per device
+[ -n "$btdevs" ] && bt_start bt $btdevs /dev/sda && step bt_started
 rec=""
 [ "${LAB_G_STK_SHOW:-0}" = 1 ] && mkdir -p "$W/rec" && rec="--record $W/rec"
 # shellcheck disable=SC2086 # $rec: empty, or the option and its directory
@@ -288,7 +296,10 @@ if wait_attached "$pid" "$W/out.json"; then
 		sleep 0.3
 		step "${s}_end"
 		stats "$s" after
-		[ "$s" = crypt ] && bt_stop
+		# blktrace ends with crypt's runs, or lin's without crypt
+		if [ "$s" = crypt ] || { [ "$s" = lin ] && [ ! -b /dev/mapper/crypt ]; }; then
+			bt_stop
+		fi
 		[ "$s" = r5 ] && top_stop
 	done
 	case " $made " in *" crypt "*) cg_run ;; esac

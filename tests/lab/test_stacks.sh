@@ -17,7 +17,8 @@
 #                       (no kcryptd, dmcrypt_write, raid5d, md or kworker)
 #   lab_stk_K_iostat, lab_stk_K_blame   the cgroups phase on dm-crypt (check_cgroups)
 #   lab_stk_K_S_q2r, lab_stk_K_S_d2c    S = lin, crypt: blktrace on the stacks'
-#                       devices, started before iotracer; in S's window, per request
+#                       devices, started before iotracer; in S's window (blktrace's clock
+#                       set to iotracer's by the first queue on the top device), per request
 #                       paired by (op, sector, occurrence), none unpaired, the means of
 #                       the upper bios' queue -> remap and of their members' D2C
 #                       within LAB_STK_TOL (3) % of blktrace's (check_btt)
@@ -233,7 +234,13 @@ check_stat() { # K S A B
 # culprits (the daemon's blame lines, by cgroup) are the writer's cgroup, >= 90 % of
 # what others held, and the root cgroup (dmcrypt_write, kcryptd) <= 5 %.
 check_cgroups() { # K
-	local pfx=lab_stk_$1 a b dm devno id wid want got mem line bad="" n o w root
+	local pfx=lab_stk_$1 a b dm devno id wid want got mem line bad="" n o w root nf
+	nf=$(not_followed crypt)
+	if [[ -n $nf ]]; then
+		report SKIP "${pfx}_iostat" "$kver: $nf"
+		report SKIP "${pfx}_blame" "$kver: $nf"
+		return
+	fi
 	grep -q '^cg wr ' "$out/cg.txt" 2>/dev/null || {
 		report FAIL "${pfx}_iostat" "no cgroups phase (see $out/console.log)"
 		report FAIL "${pfx}_blame" "no cgroups phase"
@@ -309,7 +316,13 @@ pair_means() {
 # and crypt's devices: its probes run first), in S's window, per request paired by (op,
 # sector, occurrence): the means within STK_TOL %
 check_btt() { # K S
-	local pfx=lab_stk_$1_$2 s=$2 top topno why="" n mb mi ub ui line t0 a b
+	local pfx=lab_stk_$1_$2 s=$2 top topno why="" n mb mi ub ui line t0 a b nf
+	nf=$(not_followed "$s")
+	if [[ -n $nf ]]; then
+		report SKIP "${pfx}_q2r" "$kver: $nf"
+		report SKIP "${pfx}_d2c" "$kver: $nf"
+		return
+	fi
 	top=$(awk -v s="$s" '$1 == "stack" && $2 == s { print $3 }' "$out/devs.txt")
 	top=$(awk -v n="${top##*/}" '$1 == "dev" && ($2 == n || $4 == n) { print $2; exit }' "$out/devs.txt")
 	topno=$(awk -v n="$top" '$1 == "dev" && $2 == n { sub(":", ",", $3); print $3; exit }' "$out/devs.txt")
@@ -322,11 +335,14 @@ check_btt() { # K S
 		report FAIL "${pfx}_d2c" "$why"
 		return
 	fi
-	# the window in blktrace's time (from its start, `step bt_started` less the 0.2 s it
-	# waits) and in iotracer's, 0.3 s wide on each side
-	t0=$(awk '$1 == "step" && $2 == "bt_started" { print $3 - 0.2 }' "$out/steps.txt")
+	# blkparse's times count from the trace's first event: the offset to iotracer's clock
+	# from the first queue on the top device, which both saw (no IO there before S's)
 	read -r a b < <(window "$s")
-	awk -v t0="$t0" -v a="$a" -v b="$b" '{ t = ($4 + t0) * 1e9 } t >= a - 3e8 && t <= b + 3e8' "$out/bt.txt" |
+	t0=$(awk -v top="$topno" '$1 == top && $6 == "Q" { printf "%s %s\n", $8, $4; exit }' "$out/bt.txt" |
+		{ read -r sec t || exit; awk -F'\t' -v top="$top" -v sec="$sec" -v t="$t" \
+			'$1 == "B" && $5 == top && $14 == "upper" && $8 == sec { printf "%.0f\n", $11 - t * 1e9; exit }' "$out/t.tsv"; })
+	[[ -n $t0 ]] || t0=0
+	awk -v t0="$t0" -v a="$a" -v b="$b" '{ t = $4 * 1e9 + t0 } t >= a - 3e8 && t <= b + 3e8' "$out/bt.txt" |
 		awk -v top="$topno" "$BT_STAGES" >"$out/bt-$s.stages"
 	# iotracer's, in queue order: q2r of the upper bios, d2c of the members below
 	awk -F'\t' -v top="$top" -v a="$a" -v b="$b" '$1 == "B" && ($7 == "read" || $7 == "write") &&
