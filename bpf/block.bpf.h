@@ -137,6 +137,7 @@ static __always_inline int it_bio_piece(struct bio *bio, const struct it_stk_lin
 	bool upper = it_stk_bio_based(bio, btf);
 	u64 key = (u64)bio;
 
+	/* -d of the disk or partition below takes its pieces of an unlisted upper bio */
 	if (unlisted && (it_dev_listed(it_bio_part_devt(bio, btf)) ||
 			 it_dev_listed(it_bio_disk_devt(bio, btf))))
 		unlisted = 0;

@@ -578,6 +578,19 @@ static __always_inline bool it_slot_busy_claim(u64 *busy)
 }
 
 /*
+ * A BPF subprogram (a global function) in a tp_btf program whose BTF-pointer
+ * load faults crashes 5.10 (Debian's 5.10.223, lab 2026-12-07: a NULL
+ * dereference in search_bpf_extables() under the program, at an md flush
+ * bio's NULL bi_io_vec): the compat object, which such kernels load, inlines
+ * what the other has as a subprogram.
+ */
+#ifdef IT_BPF_COMPAT
+#define IT_DEV_LISTED_FN static __always_inline
+#else
+#define IT_DEV_LISTED_FN __noinline
+#endif
+
+/*
  * v & mask, bounded for the verifier. The 6.1 verifier cannot bound
  * it_log2()'s OR chain, and clang folds a plain mask into it: hide the
  * value from the optimizer, then mask.
