@@ -586,8 +586,16 @@ static __always_inline bool it_slot_busy_claim(u64 *busy)
  */
 #ifdef IT_BPF_COMPAT
 #define IT_DEV_LISTED_FN static __always_inline
+/*
+ * No bpf_loop callbacks either: a callback is a subprogram referenced by
+ * BPF_PSEUDO_FUNC (5.13), which older kernels do not count, so they refuse
+ * the program even where the call is dead code ("number of funcs in
+ * func_info doesn't match number of subprogs", 5.10); bpf_loop itself came
+ * with 5.17.
+ */
 #else
 #define IT_DEV_LISTED_FN __noinline
+#define IT_HAS_CALLBACKS 1
 #endif
 
 /*

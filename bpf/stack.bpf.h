@@ -156,6 +156,7 @@ static __always_inline void it_stk_piece(struct it_bio_info *up)
 
 #define IT_STK_STRIPE_DISKS 32
 
+#ifdef IT_HAS_CALLBACKS
 /* bpf_loop's context over a stripe's pages (it_stk_stripe). */
 struct it_stk_stripe_ctx {
 	u64 base, esz, up;
@@ -221,6 +222,13 @@ static __always_inline u64 it_stk_stripe(struct bio *bio, u32 dev, const bool bt
 			 it_stk_stripe_one, &c, 0);
 	return c.up;
 }
+#else
+/* the compat object: no bpf_loop callbacks (core_fixes.bpf.h), no raid5 stripe walk */
+static __always_inline u64 it_stk_stripe(struct bio *bio, u32 dev, const bool btf)
+{
+	return 0;
+}
+#endif
 
 /*
  * block_bio_remap(bio, dev, from): bio, about to be submitted below, comes
