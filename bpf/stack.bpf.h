@@ -145,11 +145,11 @@ static __always_inline void it_stk_upper(struct bio *bio, struct it_bio_info *bi
 	it_count(IT_CNT_STK_UPPER);
 }
 
-/* A piece of upper bio up: its first remap, and one more piece. */
-static __always_inline void it_stk_piece(struct it_bio_info *up)
+/* A piece of upper bio up, remapped at now: its first remap, and one more piece. */
+static __always_inline void it_stk_piece(struct it_bio_info *up, u64 now)
 {
 	if (!up->stk_r_ns)
-		up->stk_r_ns = bpf_ktime_get_ns();
+		up->stk_r_ns = now;
 	up->stk_pieces++;
 	it_count(IT_CNT_STK_REMAP);
 }
@@ -241,7 +241,7 @@ static __always_inline int it_stk_remap(struct bio *bio, u32 dev, u64 from, cons
 	struct it_stk_key k = { .sector = from, .dev = dev };
 	struct it_stk_link l = { .up_dev = dev };
 	struct it_bio_info *up = NULL;
-	u64 key = (u64)bio, *u;
+	u64 key = (u64)bio, *u, now = bpf_ktime_get_ns(); /* the remap: before the lookups */
 
 	u = bpf_map_lookup_elem(&stk_sect, &k);
 	if (u)
@@ -251,7 +251,7 @@ static __always_inline int it_stk_remap(struct bio *bio, u32 dev, u64 from, cons
 	    from < up->stk_sector + (up->stk_bytes >> 9) + !up->stk_bytes) {
 		l.up = *u;
 		l.up_off = from - up->stk_sector;
-		it_stk_piece(up);
+		it_stk_piece(up, now);
 	} else if (it_bio_part_devt(bio, btf) == dev) {
 		/* a device mapper piece on a partition: the mapper's link stays */
 		if (stk_links && bpf_map_lookup_elem(&stk_link, &key))
@@ -261,7 +261,7 @@ static __always_inline int it_stk_remap(struct bio *bio, u32 dev, u64 from, cons
 		l.up_off = IT_STK_STRIPE;
 		up = IT_SLOT_GET(&bios, l.up, struct it_bio_info);
 		if (up)
-			it_stk_piece(up);
+			it_stk_piece(up, now);
 	} else {
 		/* filtered at its queue on purpose, or never seen: the owner is not known */
 		if (it_task_filtered())
