@@ -26,6 +26,7 @@
 #include "request.bpf.h"
 #include "agg.bpf.h"
 #include "wb.bpf.h"
+#include "names.bpf.h"
 #include "stack.bpf.h"
 
 /* Per CPU: the last bio-less request completed (see it_rq_complete). */
@@ -72,8 +73,11 @@ static __always_inline bool it_rq_complete_seen(struct request *rq, bool second)
 	return true;
 }
 
-/* Inode of a page-cache bio (0 for anonymous or user pages: direct IO). */
-static __always_inline u64 it_bio_ino(struct bio *bio, u32 *sdev, const bool btf)
+/*
+ * Inode number of a page-cache bio (0 for anonymous or user pages: direct
+ * IO), its file system's dev in *sdev and the inode itself in *inode.
+ */
+static __always_inline u64 it_bio_ino(struct bio *bio, u32 *sdev, u64 *inode, const bool btf)
 {
 	struct page *page = IT_RD(btf, bio, bi_io_vec, bv_page);
 	struct address_space *mapping;
@@ -86,6 +90,7 @@ static __always_inline u64 it_bio_ino(struct bio *bio, u32 *sdev, const bool btf
 		return 0;
 	mapping = (void *)m;
 	host = BPF_CORE_READ(mapping, host);
+	*inode = (u64)host;
 	*sdev = BPF_CORE_READ(host, i_sb, s_dev);
 	return BPF_CORE_READ(host, i_ino);
 }
@@ -149,7 +154,8 @@ static __always_inline int it_bio_piece(struct bio *bio, const struct it_stk_lin
 	bi.origin = up->origin;
 	bi.origin_id = up->origin_id;
 	bi.ino = up->ino;
-	bi.flags = (up->flags & IT_F_SAMPLED) | IT_F_HAS_Q | unlisted;
+	bi.file_dev = up->file_dev;
+	bi.flags = (up->flags & (IT_F_SAMPLED | IT_F_BDEV)) | IT_F_HAS_Q | unlisted;
 	bi.stk_up = l->up;
 	bi.stk_up_dev = l->up_dev;
 	bi.stk_up_off = l->up_off;
@@ -168,7 +174,7 @@ static __always_inline int it_bio_own(struct bio *bio, const struct it_stk_link 
 {
 	struct thread_state *st;
 	struct it_bio_info bi = {};
-	u64 key = (u64)bio;
+	u64 key = (u64)bio, inode = 0;
 	u32 sdev = 0, unlisted = 0;
 
 	/* before the task storage lookup: with -d most bios may be another device's */
@@ -188,16 +194,20 @@ static __always_inline int it_bio_own(struct bio *bio, const struct it_stk_link 
 		bi.origin = IT_ORIG_SYSCALL;
 		bi.seq = st->seq;
 		bi.ino = st->ino;
-		bi.flags = st->flags & IT_F_SAMPLED;
+		bi.file_dev = st->dev;
+		bi.flags = st->flags & (IT_F_SAMPLED | IT_F_BDEV);
 		st->nr_bios++;
 		if (!st->first_q_ns)
 			st->first_q_ns = bi.q_ns;
 	} else if (st && st->uring_req) {
 		bi.origin = IT_ORIG_URING;
 		bi.origin_id = st->uring_req;
-		bi.flags = st->flags & IT_F_SAMPLED;
+		bi.ino = st->ino; /* the request's file (it_uring_submit) */
+		bi.file_dev = st->dev;
+		bi.flags = st->flags & (IT_F_SAMPLED | IT_F_BDEV);
 	} else {
-		bi.ino = it_bio_ino(bio, &sdev, btf);
+		bi.ino = it_bio_ino(bio, &sdev, &inode, btf);
+		bi.file_dev = sdev;
 		if (st && st->wb_ino) {
 			bi.origin = IT_ORIG_WRITEBACK;
 			bi.origin_id = st->wb_ino;
@@ -218,6 +228,7 @@ static __always_inline int it_bio_own(struct bio *bio, const struct it_stk_link 
 				return it_bio_forget(key);
 		}
 		bi.flags = it_sample_flag();
+		it_name_inode(inode, bi.ino, sdev);
 	}
 	bi.flags |= IT_F_HAS_Q | unlisted | (l->flags & IT_F_STK_LOST);
 	it_fill_task(&bi.task);
@@ -437,6 +448,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	r->nr_merged = 0;
 	r->op = it_req_op(opf);
 	r->origin = bi.origin;
+	r->file_dev = bi.file_dev;
 	r->up_dev = bi.stk_up_dev;
 	r->drv_submit_ns = bi.drv_submit_ns;
 	r->drv_kick_ns = bi.drv_kick_ns;
@@ -446,7 +458,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	r->drv_layer = bi.drv_layer;
 	r->drv_opcode = bi.drv_opcode;
 	r->drv_status = bi.drv_status;
-	r->up_off = bi.stk_up_off;
+	r->up_off = (u16)bi.stk_up_off; /* < IT_STK_FAR, or one of the IT_STK_* */
 	if (wb)
 		r->wb = *wb;
 	else

@@ -250,7 +250,7 @@ static __always_inline int it_stk_remap(struct bio *bio, u32 dev, u64 from, cons
 	if (up && (up->flags & IT_F_UPPER) && from >= up->stk_sector &&
 	    from < up->stk_sector + (up->stk_bytes >> 9) + !up->stk_bytes) {
 		l.up = *u;
-		l.up_off = from - up->stk_sector;
+		l.up_off = from - up->stk_sector < IT_STK_FAR ? from - up->stk_sector : IT_STK_FAR;
 		it_stk_piece(up, now);
 	} else if (it_bio_part_devt(bio, btf) == dev) {
 		/* a device mapper piece on a partition: the mapper's link stays */
@@ -378,7 +378,8 @@ static __always_inline void it_stk_record(const struct it_bio_info *bi, u32 dev,
 	r->flags = (bi->flags & (IT_F_SAMPLED | IT_F_HAS_Q | IT_F_UPPER | IT_F_STK_LOST)) |
 		   it_req_flags(opf) | (error ? IT_F_ERROR : 0);
 	r->error = error;
-	r->nr_merged = bi->stk_pieces;
+	r->stk_pieces = bi->stk_pieces;
+	r->file_dev = bi->file_dev;
 	r->op = it_req_op(opf);
 	r->origin = bi->origin;
 	r->up_dev = bi->stk_up_dev;

@@ -75,11 +75,11 @@ void json_stack(struct it_out *out, const struct corr_req *r, int i)
 								 UINT64_MAX);
 		if (sec != UINT64_MAX)
 			jw_u64(w, "upper_sector", sec);
-		if (si.how != STK_PARTITION && si.how != STK_LOST && si.how != STK_STRIPE)
+		if (b->up_off < IT_STK_FAR && si.how != STK_PARTITION && si.how != STK_LOST)
 			jw_u64(w, "upper_offset", (uint64_t)b->up_off * 512);
 	}
 	if (stk_is_upper(b)) {
-		jw_u64(w, "pieces", b->nr_merged);
+		jw_u64(w, "pieces", b->stk_pieces);
 		if (b->stk_r_ns >= b->q_ns)
 			jw_u64(w, "q2r_ns", b->stk_r_ns - b->q_ns);
 		if (b->stk_m_ns && b->stk_m_ns <= b->c_ns)

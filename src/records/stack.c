@@ -29,7 +29,7 @@ static int stk_find_upper(const struct corr_req *r, const struct it_block_rec *b
 			continue;
 		if (u->q_ns > b->q_ns || u->c_ns < b->c_ns)
 			continue;
-		if (b->up_off != IT_STK_STRIPE && (uint64_t)b->up_off * 512 >= u->bytes && u->bytes)
+		if (b->up_off < IT_STK_FAR && (uint64_t)b->up_off * 512 >= u->bytes && u->bytes)
 			continue;
 		return j;
 	}
@@ -63,6 +63,8 @@ static enum stk_how stk_how_of(const struct corr_req *r, int i, int upper)
 		return STK_PARTITION;
 	if (b->up_off == IT_STK_STRIPE)
 		return STK_STRIPE;
+	if (b->up_off == IT_STK_FAR)
+		return STK_SPLIT; /* further in than the record says: no sector */
 	if (!b->bytes)
 		return STK_FLUSH;
 	if (upper >= 0 && stk_mirrored(r, i, upper))
@@ -101,7 +103,8 @@ uint64_t stk_upper_sector(const struct corr_req *r, int i, const struct stk_info
 				       b->sector != UINT64_MAX ?
 			       b->sector - part_start :
 			       UINT64_MAX;
-	if (si->upper < 0 || si->how == STK_LOST || si->how == STK_STRIPE)
+	if (si->upper < 0 || si->how == STK_LOST || si->how == STK_STRIPE ||
+	    b->up_off == IT_STK_FAR)
 		return UINT64_MAX;
 	return r->blocks[si->upper]->sector + b->up_off;
 }

@@ -40,10 +40,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "records/fname.h"
 #include "records/output.h"
 #include "records/recfmt.h"
 #include "records/stack.h"
 #include "lib/abi.h"
+#include "lib/jsonw.h"
 #include "lib/parse.h"
 #include "report/internal.h"
 
@@ -71,6 +73,8 @@ struct pf_item {
 	uint32_t fdev;
 	uint32_t dirty_tid; /* dev: the dirtier's thread (0: none known) */
 	uint64_t d_first, d_last; /* dev: its noted pages' dirtying, oldest and newest */
+	struct fn_key file; /* the file it names (its slice name carries it) */
+	int has_file;
 };
 
 enum { PF_THREAD = 0, PF_DEV = 1, PF_PATH = 2 };
@@ -84,6 +88,8 @@ struct pf {
 	int nr_serials;
 	int64_t real_off_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC of the first request, or 0 */
 	int err;
+	const struct fn_cache *names; /* the files' names (not owned); NULL: none */
+	struct jw jw; /* a slice's name, escaped */
 };
 
 #define PF_CALL_URING 0xffff
@@ -91,13 +97,23 @@ struct pf {
 
 struct pf *pf_new(void)
 {
-	return calloc(1, sizeof(struct pf));
+	struct pf *p = calloc(1, sizeof(struct pf));
+
+	if (p)
+		jw_init(&p->jw);
+	return p;
+}
+
+void pf_set_names(struct pf *p, const struct fn_cache *names)
+{
+	p->names = names;
 }
 
 void pf_free(struct pf *p)
 {
 	if (!p)
 		return;
+	jw_free(&p->jw);
 	free(p->it);
 	free(p->paths);
 	free(p);
@@ -120,12 +136,14 @@ static struct pf_item *pf_item_new(struct pf *p)
 	return &p->it[p->nr++];
 }
 
-static void add_block(struct pf *p, const struct it_block_rec *b, int32_t parent)
+static void add_block(struct pf *p, const struct it_block_rec *b, int32_t parent,
+		      const struct fn_key *rk)
 {
 	struct pf_item *i = pf_item_new(p);
 
 	if (!i)
 		return;
+	i->has_file = fn_blk_key(b, rk, &i->file);
 	i->is_dev = PF_DEV;
 	i->pid = PF_DEV_PID;
 	i->start = b->q_ns;
@@ -154,14 +172,15 @@ static void add_block(struct pf *p, const struct it_block_rec *b, int32_t parent
  * The request's block requests; in a storage stack a member's flow comes from its upper
  * bio's slice (thread -> dm-1 -> dm-0 -> sda), the top one's from the request.
  */
-static void stk_parents(struct pf *p, const struct corr_req *r, int32_t parent)
+static void stk_parents(struct pf *p, const struct corr_req *r, int32_t parent,
+			const struct fn_key *rk)
 {
 	size_t base = p->nr;
 	struct stk_info si;
 
 	for (int k = 0; k < r->nr_blocks; k++) {
 		stk_describe(r, k, &si);
-		add_block(p, r->blocks[k], si.upper >= 0 ? (int32_t)(base + si.upper) : parent);
+		add_block(p, r->blocks[k], si.upper >= 0 ? (int32_t)(base + si.upper) : parent, rk);
 	}
 	if (p->nr != base + (size_t)r->nr_blocks) /* an allocation failed: no stack flows */
 		for (size_t k = base; k < p->nr; k++)
@@ -174,6 +193,8 @@ void pf_add(struct pf *p, const struct rp_req *q)
 	const struct it_task *task = NULL;
 	struct pf_item *i;
 	int32_t parent = -1;
+	struct fn_key rk;
+	int has_rk = fn_req_key(r, &rk);
 
 	if (r->kind == CORR_SYSCALL)
 		task = &r->sys->task;
@@ -188,6 +209,8 @@ void pf_add(struct pf *p, const struct rp_req *q)
 		i->start = q->start_ns;
 		i->end = q->end_ns > q->start_ns ? q->end_ns : q->start_ns;
 		i->id = r->id;
+		i->file = rk;
+		i->has_file = has_rk;
 		i->pid = task->pid;
 		i->tid = task->tid;
 		memcpy(i->comm, task->comm, sizeof(i->comm));
@@ -211,7 +234,7 @@ void pf_add(struct pf *p, const struct rp_req *q)
 				i->t2 = r->blocks[k]->c_ns;
 		}
 	}
-	stk_parents(p, r, parent);
+	stk_parents(p, r, parent, has_rk ? &rk : NULL);
 }
 
 /* The track of a guest disk serial (the last one when there are too many). */
@@ -311,6 +334,35 @@ static void item_name(const struct pf_item *i, char *buf, size_t n)
 		snprintf(buf, n, "%s %s", abi_name(&abi_syscalls, i->call), b);
 }
 
+/*
+ * A request's or block request's slice name as a JSON string (quoted): its call
+ * and size, then the file it names where the input named it
+ * ("pread64 4KiB /var/lib/db/t.dat"). Valid until the next call.
+ */
+static const char *name_json(struct pf *p, const struct pf_item *i)
+{
+	const struct fn_entry *e = i->has_file && p->names ? fn_peek(p->names, &i->file) : NULL;
+	char base[64], *full;
+	size_t n;
+
+	item_name(i, base, sizeof(base));
+	jw_reset(&p->jw);
+	if (!e) {
+		jw_str(&p->jw, NULL, base);
+		return jw_data(&p->jw);
+	}
+	n = strlen(base) + strlen(e->file) + 2;
+	full = malloc(n);
+	if (!full) {
+		jw_str(&p->jw, NULL, base);
+		return jw_data(&p->jw);
+	}
+	snprintf(full, n, "%s %s", base, e->file);
+	jw_str(&p->jw, NULL, full);
+	free(full);
+	return jw_data(&p->jw);
+}
+
 /* Text as a JSON string's content (up to n - 1 bytes): printable ASCII, no quote or backslash. */
 static void safe_text(const char *src, char *out, size_t n)
 {
@@ -348,14 +400,12 @@ static void meta(FILE *f, const char *what, uint32_t pid, uint32_t tid, const ch
 }
 
 /* A request and its stages, on its thread's lane. */
-static void emit_thread(FILE *f, const struct pf_item *i)
+static void emit_thread(FILE *f, struct pf *p, const struct pf_item *i)
 {
-	char name[64];
 	uint32_t pid = i->pid, tid = i->lane_tid;
 
-	item_name(i, name, sizeof(name));
-	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"io\"", pid,
-		tid, name);
+	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":%s,\"cat\":\"io\"", pid, tid,
+		name_json(p, i));
 	fus(f, "ts", i->start);
 	fus(f, "dur", i->end - i->start);
 	fprintf(f, ",\"args\":{\"id\":%llu,\"tid\":%u}}", (unsigned long long)i->id, i->tid);
@@ -394,14 +444,12 @@ static void emit_upper(FILE *f, const struct pf_item *i, uint32_t tid)
 		slice(f, PF_DEV_PID, tid, "m2c", "stage", m, i->end);
 }
 
-static void emit_dev(FILE *f, const struct pf_item *i)
+static void emit_dev(FILE *f, struct pf *p, const struct pf_item *i)
 {
-	char name[64];
 	uint32_t tid = i->lane_tid;
 
-	item_name(i, name, sizeof(name));
-	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"io\"",
-		PF_DEV_PID, tid, name);
+	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":%s,\"cat\":\"io\"", PF_DEV_PID,
+		tid, name_json(p, i));
 	fus(f, "ts", i->start);
 	fus(f, "dur", i->end - i->start);
 	fargs_offset(f, i->offset);
@@ -709,9 +757,9 @@ int pf_write(struct pf *p, FILE *f, const char *(*name)(void *ctx, uint32_t dev)
 		if (i->is_dev == PF_PATH)
 			emit_path(f, p, i);
 		else if (i->is_dev)
-			emit_dev(f, i);
+			emit_dev(f, p, i);
 		else
-			emit_thread(f, i);
+			emit_thread(f, p, i);
 	}
 	for (size_t k = 0; k < p->nr; k++)
 		if (p->it[k].is_dev == PF_DEV && p->it[k].parent >= 0)
