@@ -185,8 +185,8 @@ static __always_inline int it_bio_own(struct bio *bio, const struct it_stk_link 
 			return it_bio_forget(key);
 		unlisted = IT_F_UNLISTED;
 	}
-	bi.q_ns = bpf_ktime_get_ns(); /* before the thread's state: a hash lookup before 5.12 */
 	st = it_state();
+	bi.q_ns = bpf_ktime_get_ns();
 	bi.stk_up_dev = l->up_dev;
 	bi.stk_up_off = l->up_off;
 	if (st && st->in_sys) {

@@ -241,11 +241,12 @@ static __always_inline int it_stk_remap(struct bio *bio, u32 dev, u64 from, cons
 	struct it_stk_key k = { .sector = from, .dev = dev };
 	struct it_stk_link l = { .up_dev = dev };
 	struct it_bio_info *up = NULL;
-	u64 key = (u64)bio, *u, now = bpf_ktime_get_ns(); /* the remap: before the lookups */
+	u64 key = (u64)bio, *u, now;
 
 	u = bpf_map_lookup_elem(&stk_sect, &k);
 	if (u)
 		up = IT_SLOT_GET(&bios, *u, struct it_bio_info);
+	now = bpf_ktime_get_ns();
 	/* a key left by an upper bio that ended unseen: its range must hold `from` */
 	if (up && (up->flags & IT_F_UPPER) && from >= up->stk_sector &&
 	    from < up->stk_sector + (up->stk_bytes >> 9) + !up->stk_bytes) {
