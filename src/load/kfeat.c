@@ -286,6 +286,17 @@ const char *it_fentry_why(const struct it_probe *p)
 	return strerror(-p->fentry_err);
 }
 
+/* Can this process list BTF objects by id (libbpf's way to module BTFs)? */
+static int probe_btf_ids(void)
+{
+	__u32 id = 0;
+
+	if (!bpf_btf_get_next_id(0, &id) || errno == ENOENT)
+		return 1;
+	it_debug("BTF ids not listable (%s): CO-RE against vmlinux only", strerror(errno));
+	return 0;
+}
+
 void it_probe_kernel(struct it_probe *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -296,6 +307,7 @@ void it_probe_kernel(struct it_probe *p)
 	it_debug("fentry %s, kprobes %s", p->fentry_err ? it_fentry_why(p) : "ok",
 		 p->kprobe_ok ? "ok" : "no");
 	probe_bpf_features(p);
+	p->btf_ids = probe_btf_ids();
 }
 
 /* Argument i of a tracepoint's prototype: see kfeat.h. */

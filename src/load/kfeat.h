@@ -27,6 +27,12 @@ struct it_probe {
 	int loop; /* bpf_loop() (5.17) */
 	int task_regs; /* bpf_task_pt_regs() (5.15): the file IO hooks read the syscall's number */
 	int xchg; /* BPF atomics with fetch, xchg (5.12): else the compat object */
+	/*
+	 * BTF objects can be listed by id (CAP_SYS_ADMIN): libbpf's CO-RE then
+	 * reaches module types. Without it (a DaemonSet's CAP_BPF+CAP_PERFMON),
+	 * relocations are against vmlinux alone and module types read as absent.
+	 */
+	int btf_ids;
 	char **ksyms; /* text symbols of /proc/kallsyms, sorted; loaded on first need */
 	int nr_ksyms;
 	int ksyms_loaded;

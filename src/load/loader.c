@@ -368,15 +368,21 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 /*
  * The object to load: without BPF xchg (before 5.12) the compat build
  * (bpf/core_fixes.bpf.h it_slot_busy_claim), opened in the main skeleton's
- * layout: same sources, so the same maps, programs and globals.
+ * layout: same sources, so the same maps, programs and globals. Where BTF
+ * ids cannot be listed, libbpf would fail every module-type relocation
+ * (md's, raid5's): CO-RE is then told to use vmlinux's BTF alone, and the
+ * module types read as absent (their guards turn the code off).
  */
 static struct iotracer_bpf *open_skel(const struct it_probe *p)
 {
+	LIBBPF_OPTS(bpf_object_open_opts, opts);
 	struct iotracer_bpf *obj;
 	int err;
 
+	if (!p->btf_ids)
+		opts.btf_custom_path = "/sys/kernel/btf/vmlinux";
 	if (p->xchg)
-		return iotracer_bpf__open();
+		return iotracer_bpf__open_opts(&opts);
 	obj = calloc(1, sizeof(*obj));
 	if (!obj) {
 		errno = ENOMEM;
@@ -386,7 +392,7 @@ static struct iotracer_bpf *open_skel(const struct it_probe *p)
 	if (!err) {
 		obj->skeleton->data =
 			(void *)iotracer_compat_bpf__elf_bytes(&obj->skeleton->data_sz);
-		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+		err = bpf_object__open_skeleton(obj->skeleton, &opts);
 	}
 	if (err) {
 		iotracer_bpf__destroy(obj);

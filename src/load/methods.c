@@ -173,6 +173,8 @@ static void note_stack(struct it_hook_state *h, struct it_probe *p)
 	}
 	if (!access("/sys/module/raid456", F_OK) && !it_btf_type_exists(p, "stripe_head"))
 		r5 = "raid5 parity IO lost (no raid456 BTF: 5.11); ";
+	else if (!access("/sys/module/raid456", F_OK) && !p->btf_ids)
+		r5 = "raid5 parity IO lost (module BTF needs CAP_SYS_ADMIN); ";
 	snprintf(h->reason, sizeof(h->reason), "%s%s", dm, r5);
 	if (h->reason[0])
 		h->reason[strlen(h->reason) - 2] = 0;
