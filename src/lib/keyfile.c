@@ -10,7 +10,7 @@
 
 #include "lib/keyfile.h"
 
-int keyfile_check(const struct stat *st, uid_t want_owner, char *why, size_t whylen)
+int keyfile_check_mode(const struct stat *st, uid_t want_owner, char *why, size_t whylen)
 {
 	if (!S_ISREG(st->st_mode)) {
 		snprintf(why, whylen, "not a regular file");
@@ -22,9 +22,19 @@ int keyfile_check(const struct stat *st, uid_t want_owner, char *why, size_t why
 		return -EPERM;
 	}
 	if (st->st_uid != want_owner) {
-		snprintf(why, whylen, "owned by uid %u, not root", (unsigned int)st->st_uid);
+		snprintf(why, whylen, "owned by uid %u, not %s", (unsigned int)st->st_uid,
+			 want_owner ? "us" : "root");
 		return -EPERM;
 	}
+	return 0;
+}
+
+int keyfile_check(const struct stat *st, uid_t want_owner, char *why, size_t whylen)
+{
+	int err = keyfile_check_mode(st, want_owner, why, whylen);
+
+	if (err)
+		return err;
 	if (st->st_size < KEYFILE_MIN || st->st_size > KEYFILE_MAX) {
 		snprintf(why, whylen, "%lld bytes (want %d to %d random bytes)",
 			 (long long)st->st_size, KEYFILE_MIN, KEYFILE_MAX);

@@ -16,7 +16,7 @@
 #include "records/uhist.h"
 #include "report/internal.h"
 #include "report/jsonl.h"
-#include "report/reader.h"
+#include "records/reader.h"
 
 struct ct_names;
 struct it_task;

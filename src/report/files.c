@@ -23,7 +23,7 @@
 #include "report/driver.h"
 #include "report/internal.h"
 #include "report/jsonl.h"
-#include "report/reader.h"
+#include "records/reader.h"
 
 static int add_file(struct report *rp, const char *path)
 {

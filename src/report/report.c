@@ -30,7 +30,7 @@
 #include "lib/parse.h"
 #include "lib/opts.h"
 #include "report/jsonl.h"
-#include "report/reader.h"
+#include "records/reader.h"
 #include "report/internal.h"
 #include "report/driver.h"
 #include "report/report.h"

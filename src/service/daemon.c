@@ -45,6 +45,7 @@
 #include "records/record.h"
 #include "records/uhist.h"
 #include "lib/log.h"
+#include "sink/sink.h"
 
 /*
  * --blame under -m: the BPF side keeps every block request's record (rodata
@@ -109,6 +110,8 @@ static void on_request(const struct corr_req *r, void *ctx)
 		rec_request(d->rec, r);
 	if (d->blame)
 		dblame_request(d->blame, r);
+	if (d->sink)
+		sink_request(d->sink, r);
 	if (d->m && d->mode->request)
 		d->mode->request(d->m, r);
 }
@@ -236,6 +239,7 @@ void summary(struct daemon *d, int final)
 	in.khists = d->sum.v;
 	in.nr_khists = d->sum.nr;
 	out_summary(d->out, &in);
+	daemon_sink_summary(d);
 	if (d->m && d->mode->summary)
 		d->mode->summary(d->m, final);
 }
@@ -313,6 +317,8 @@ static int on_timer(struct daemon *d)
 	out_flush(d->out);
 	if (d->rec)
 		rec_tick(d->rec, d->now_ns);
+	if (d->sink)
+		sink_tick(d->sink, d->now_ns);
 	if (d->o->interval_ns && d->now_ns >= d->next_summary_ns) {
 		summary(d, 0);
 		d->next_summary_ns += d->o->interval_ns;
@@ -376,12 +382,13 @@ static void start_line(struct daemon *d)
 					      n ? "," : "", abi_layer_name(l));
 	for (int i = 0; i < d->ld.nr_hooks; i++)
 		hooks += d->ld.hooks[i].ok;
-	it_note_always("%s started: layers %s (%d hooks attached); metrics %s%s%s; recording %s",
-		       IT_VERSION, layers[0] ? layers : "none", hooks,
-		       d->o->metrics_addr ? "http://" : "off",
-		       d->o->metrics_addr ? d->o->metrics_addr : "",
-		       d->o->metrics_addr ? "/metrics" : "",
-		       d->o->record_dir ? d->o->record_dir : "off");
+	it_note_always(
+		"%s started: layers %s (%d hooks attached); metrics %s%s%s; recording %s%s%s",
+		IT_VERSION, layers[0] ? layers : "none", hooks,
+		d->o->metrics_addr ? "http://" : "off",
+		d->o->metrics_addr ? d->o->metrics_addr : "", d->o->metrics_addr ? "/metrics" : "",
+		d->o->record_dir ? d->o->record_dir : "off", d->o->sink_url ? "; sink " : "",
+		d->o->sink_url ? d->o->sink_url : "");
 }
 
 static void report_attach(struct daemon *d)
@@ -582,6 +589,9 @@ static int daemon_start(struct daemon *d)
 		it_err("cannot set up the event loop: %s", strerror(errno));
 		return -ENOMEM;
 	}
+	ret = daemon_sink_open(d);
+	if (ret)
+		return ret;
 	ret = bpf_connect(d);
 	if (ret)
 		return ret;
@@ -607,6 +617,9 @@ static int daemon_finish(struct daemon *d, int ret)
 	corr_flush(d->corr);
 	if (d->blame)
 		dblame_finish(d->blame);
+	/* what the server does not take now waits in the spill directory: lost only when counted */
+	if (d->sink && sink_finish(d->sink) && !ret)
+		ret = -EIO;
 	d->now_ns = stop_ns; /* the run traced until the stop, not until the detach ended */
 	summary(d, 1);
 	if (d->m)
@@ -647,6 +660,7 @@ static void daemon_free(struct daemon *d)
 	rec_close(d->rec);
 	out_free(d->out);
 	dblame_free(d->blame);
+	sink_free(d->sink);
 	cg_cache_free(d->cg);
 	ct_names_free(d->names);
 	free(d->cg_labels);

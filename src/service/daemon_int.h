@@ -62,6 +62,7 @@ struct daemon {
 	struct ct_names *names; /* container and pod names from the node's files (container.h) */
 	struct agg_labels *cg_labels; /* /metrics cgroup label values, kept across scrapes */
 	struct dblame *blame; /* --blame: who held the device (docs/blame.md) */
+	struct sink *sink; /* --sink: rows to ClickHouse (docs/fleet.md) */
 };
 
 /* daemon.c */
@@ -83,6 +84,11 @@ int metrics_hooks(struct daemon *d);
 void stale_age(struct daemon *d);
 void blk_sweep(struct daemon *d);
 void metrics_tick(struct daemon *d, int force);
+
+/* daemon_sink.c */
+int daemon_sink_open(struct daemon *d);
+void daemon_sink_summary(struct daemon *d);
+void daemon_sink_metrics(struct daemon *d, FILE *f);
 
 /* daemon_reload.c */
 int daemon_reload(struct daemon *d);

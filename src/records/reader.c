@@ -8,7 +8,7 @@
 #include <zlib.h>
 
 #include "records/cgroup.h"
-#include "report/reader.h"
+#include "records/reader.h"
 
 void rr_init(struct rr_reader *rr,
 	     void (*fn)(void *ctx, const struct rr_reader *rr, const struct rf_req *q), void *ctx)

@@ -7,8 +7,8 @@
  * for the next block header after it; a block cut short at the end of the
  * file (a crash while writing it) is counted as torn.
  */
-#ifndef IT_REPORT_READER_H
-#define IT_REPORT_READER_H
+#ifndef IT_RECORDS_READER_H
+#define IT_RECORDS_READER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -72,4 +72,4 @@ void rr_note_cgroup(struct rr_reader *rr, uint64_t id, const char *path);
 /* Path of cgroup id from the recording ("/system.slice/x.service"), NULL when never seen. */
 const char *rr_cgroup_path(const struct rr_reader *rr, uint64_t id);
 
-#endif /* IT_REPORT_READER_H */
+#endif /* IT_RECORDS_READER_H */

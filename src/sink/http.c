@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * http: ClickHouse's HTTP interface through libcurl (see http.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sink/http.h"
+
+#ifdef IT_NO_CURL
+
+struct sk_http *sk_http_new(const struct sk_http_cfg *cfg)
+{
+	(void)cfg;
+	errno = ENOTSUP;
+	return NULL;
+}
+
+void sk_http_free(struct sk_http *h)
+{
+	(void)h;
+}
+
+int sk_http_query(struct sk_http *h, const char *sql, const void *body, size_t len, int gzip,
+		  struct nat_buf *resp, struct sk_http_res *res)
+{
+	memset(res, 0, sizeof(*res));
+	res->err = SK_HE_UNSUPPORTED;
+	snprintf(res->msg, sizeof(res->msg), "this build has no HTTP client (static: no libcurl)");
+	return -ENOTSUP;
+}
+
+const char *sk_http_scheme(const struct sk_http *h)
+{
+	return "";
+}
+
+#else
+
+#include <pthread.h>
+#include <curl/curl.h>
+
+enum { SCHEME_UNKNOWN, SCHEME_HTTPS, SCHEME_HTTP };
+
+struct sk_http {
+	struct sk_http_cfg cfg;
+	char password[256];
+	CURL *c;
+	int scheme;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+static void curl_init_once(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+struct sk_http *sk_http_new(const struct sk_http_cfg *cfg)
+{
+	struct sk_http *h;
+
+	pthread_once(&curl_once, curl_init_once);
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->cfg = *cfg;
+	if (cfg->password)
+		snprintf(h->password, sizeof(h->password), "%s", cfg->password);
+	h->cfg.password = NULL; /* ours: h->password */
+	h->scheme = cfg->url.tls ? SCHEME_HTTPS : SCHEME_UNKNOWN;
+	h->c = curl_easy_init();
+	if (!h->c) {
+		free(h);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return h;
+}
+
+void sk_http_free(struct sk_http *h)
+{
+	if (!h)
+		return;
+	curl_easy_cleanup(h->c);
+	memset(h->password, 0, sizeof(h->password));
+	free(h);
+}
+
+const char *sk_http_scheme(const struct sk_http *h)
+{
+	return h->scheme == SCHEME_HTTPS ? "https" : h->scheme == SCHEME_HTTP ? "http" : "";
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *ctx)
+{
+	struct nat_buf *b = ctx;
+
+	if (!b)
+		return size * n;
+	if (nat_buf_room(b, size * n))
+		return 0; /* curl: a write error */
+	memcpy(b->p + b->len, p, size * n);
+	b->len += size * n;
+	return size * n;
+}
+
+static int on_progress(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	const struct sk_http *h = ctx;
+
+	return h->cfg.stop && *h->cfg.stop;
+}
+
+/* The URL of sql under scheme; NULL on ENOMEM. */
+static char *make_url(struct sk_http *h, int scheme, const char *sql)
+{
+	char *q = sql ? curl_easy_escape(h->c, sql, 0) : NULL;
+	const struct sk_url *u = &h->cfg.url;
+	int v6 = strchr(u->host, ':') != NULL;
+	size_t n = strlen(u->host) + (q ? strlen(q) : 0) + 64;
+	char *url = malloc(n);
+
+	if (url)
+		snprintf(url, n, "%s://%s%s%s:%u/%s%s", scheme == SCHEME_HTTP ? "http" : "https",
+			 v6 ? "[" : "", u->host, v6 ? "]" : "", u->port, q ? "?query=" : "ping",
+			 q ? q : "");
+	curl_free(q);
+	return url;
+}
+
+static int classify(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST:
+		return SK_HE_CONNECT;
+	case CURLE_OPERATION_TIMEDOUT:
+		return SK_HE_TIMEOUT;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CERTPROBLEM:
+		return SK_HE_TLS;
+	case CURLE_ABORTED_BY_CALLBACK:
+		return SK_HE_STOPPED;
+	case CURLE_OUT_OF_MEMORY:
+		return SK_HE_NOMEM;
+	default:
+		return SK_HE_IO;
+	}
+}
+
+/* The server's "Code: N, e.displayText() = ..." into res (its first line). */
+static void server_msg(const struct nat_buf *b, struct sk_http_res *res)
+{
+	const char *s = b && b->len ? (const char *)b->p : "";
+	size_t n = b ? b->len : 0, line = strcspn(s, "\n");
+	const char *code = n ? memmem(s, n, "Code: ", 6) : NULL;
+
+	if (line > n)
+		line = n;
+	res->code = code ? atoi(code + 6) : 0;
+	snprintf(res->msg, sizeof(res->msg), "HTTP %ld: %.*s", res->status,
+		 (int)(line < 200 ? line : 200), s);
+}
+
+static void set_common(struct sk_http *h, const char *url, struct nat_buf *resp, char *errbuf)
+{
+	CURL *c = h->c;
+
+	curl_easy_reset(c);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, h->cfg.timeout_ms);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, h->cfg.timeout_ms < 5000 ? h->cfg.timeout_ms :
+										   5000L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, resp);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, h);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+	if (h->cfg.ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, h->cfg.ca_file);
+	if (h->cfg.url.user[0] || h->password[0]) {
+		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(c, CURLOPT_USERNAME,
+				 h->cfg.url.user[0] ? h->cfg.url.user : "default");
+		curl_easy_setopt(c, CURLOPT_PASSWORD, h->password);
+	}
+}
+
+/* One request under scheme; the curl result, the status in res. */
+static CURLcode perform(struct sk_http *h, int scheme, const char *sql, const void *body,
+			size_t len, int gzip, struct nat_buf *resp, struct sk_http_res *res)
+{
+	char errbuf[CURL_ERROR_SIZE] = "", *url = make_url(h, scheme, sql);
+	struct curl_slist *hdr = NULL;
+	CURLcode rc;
+
+	if (!url)
+		return CURLE_OUT_OF_MEMORY;
+	set_common(h, url, resp, errbuf);
+	if (sql) {
+		hdr = curl_slist_append(hdr, "Content-Type: application/octet-stream");
+		if (gzip)
+			hdr = curl_slist_append(hdr, "Content-Encoding: gzip");
+		curl_easy_setopt(h->c, CURLOPT_HTTPHEADER, hdr);
+		curl_easy_setopt(h->c, CURLOPT_POST, 1L);
+		curl_easy_setopt(h->c, CURLOPT_POSTFIELDS, body ? body : "");
+		curl_easy_setopt(h->c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	}
+	rc = curl_easy_perform(h->c);
+	res->status = 0;
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(h->c, CURLINFO_RESPONSE_CODE, &res->status);
+	else
+		snprintf(res->msg, sizeof(res->msg), "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+	curl_slist_free_all(hdr);
+	free(url);
+	return rc;
+}
+
+/*
+ * clickhouse://, no answer over TLS yet: does the port answer plain HTTP (GET
+ * /ping)? Then it offers no TLS, and plain HTTP it is (for this run).
+ */
+static int plain_http(struct sk_http *h)
+{
+	struct sk_http_res res;
+	struct nat_buf b = { 0 };
+	CURLcode rc = perform(h, SCHEME_HTTP, NULL, NULL, 0, 0, &b, &res);
+	int yes = rc == CURLE_OK && res.status == 200;
+
+	nat_buf_free(&b);
+	return yes;
+}
+
+int sk_http_query(struct sk_http *h, const char *sql, const void *body, size_t len, int gzip,
+		  struct nat_buf *resp, struct sk_http_res *res)
+{
+	size_t mark = resp ? resp->len : 0;
+	int scheme = h->scheme == SCHEME_HTTP ? SCHEME_HTTP : SCHEME_HTTPS;
+	CURLcode rc;
+
+	memset(res, 0, sizeof(*res));
+	rc = perform(h, scheme, sql, body, len, gzip, resp, res);
+	if (rc == CURLE_SSL_CONNECT_ERROR && h->scheme == SCHEME_UNKNOWN && plain_http(h)) {
+		h->scheme = SCHEME_HTTP;
+		if (resp)
+			resp->len = mark;
+		rc = perform(h, SCHEME_HTTP, sql, body, len, gzip, resp, res);
+	} else if (rc == CURLE_OK && h->scheme == SCHEME_UNKNOWN) {
+		h->scheme = SCHEME_HTTPS;
+	}
+	if (rc != CURLE_OK) {
+		res->err = classify(rc);
+		return -EIO;
+	}
+	if (res->status == 200)
+		return 0;
+	server_msg(resp, res);
+	return -EIO;
+}
+
+#endif /* IT_NO_CURL */

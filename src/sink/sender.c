@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sender: the sink's thread (see sink.h). It takes the oldest batch of the
+ * queue, gzips it (every waiting batch is gzip'd as soon as the thread is
+ * free: the queue's memory is mostly compressed), checks its table's columns
+ * once, POSTs it, and drops it from the queue only on a 200. Any failure
+ * is counted by reason and retried after a backoff (100 ms doubling to 5 s);
+ * the first failure of each reason is said once, and so is the recovery.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "sink/sink_int.h"
+
+#define SK_RETRY_MIN_NS (100ull * 1000 * 1000)
+#define SK_RETRY_MAX_NS (5ull * 1000 * 1000 * 1000)
+#define SK_GZIP_LEVEL 1
+
+void sk_batch_free(struct sk_batch *b)
+{
+	if (!b)
+		return;
+	nat_buf_free(&b->data);
+	free(b);
+}
+
+/* The condition variable's deadline in ns from now (its clock: CLOCK_MONOTONIC). */
+static void wait_ns(struct sk_sender *q, uint64_t ns)
+{
+	struct timespec ts;
+	uint64_t t;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + ns;
+	ts.tv_sec = (time_t)(t / 1000000000ull);
+	ts.tv_nsec = (long)(t % 1000000000ull);
+	pthread_cond_timedwait(&q->cond, &q->lock, &ts);
+}
+
+/* gzip every batch not gzip'd yet (the queue's memory shrinks ~20x). Under no lock. */
+static void zip_waiting(struct sk_sender *q)
+{
+	for (;;) {
+		struct sk_batch *b;
+		struct nat_buf z = { 0 };
+
+		pthread_mutex_lock(&q->lock);
+		for (b = q->head; b && b->zipped; b = b->next)
+			;
+		pthread_mutex_unlock(&q->lock);
+		/* only this thread removes batches or zips them: b stays ours */
+		if (!b || q->stop)
+			return;
+		if (sk_gzip(b->data.p, b->data.len, SK_GZIP_LEVEL, &z)) {
+			nat_buf_free(&z);
+			return; /* sent as it is, later */
+		}
+		pthread_mutex_lock(&q->lock);
+		q->q_bytes = q->q_bytes - b->data.len + z.len;
+		pthread_mutex_unlock(&q->lock);
+		nat_buf_free(&b->data);
+		b->data = z;
+		b->zipped = 1;
+	}
+}
+
+/* What a failed request counts as. */
+static int retry_reason(const struct sk_http_res *res)
+{
+	switch (res->err) {
+	case SK_HE_CONNECT:
+		return SK_RETRY_CONNECT;
+	case SK_HE_TIMEOUT:
+		return SK_RETRY_TIMEOUT;
+	case SK_HE_TLS:
+		return SK_RETRY_TLS;
+	case SK_HE_NONE:
+		break;
+	default:
+		return SK_RETRY_IO;
+	}
+	/* the server's codes: 192 unknown user, 193 wrong password, 194 password required,
+	 * 516 authentication failed; 60 unknown table, 81 unknown database, 16 no such column */
+	if (res->status == 401 || res->status == 403 || res->code == 192 || res->code == 193 ||
+	    res->code == 194 || res->code == 516)
+		return SK_RETRY_AUTH;
+	if (res->status == 404 || res->code == 60 || res->code == 81 || res->code == 16)
+		return SK_RETRY_TABLE;
+	return res->status >= 500 ? SK_RETRY_HTTP_5XX : SK_RETRY_HTTP_4XX;
+}
+
+static void failed(struct sk_sender *q, int reason, const char *what, const char *msg)
+{
+	sk_add(&q->ctr[SK_C_RETRY + reason], 1);
+	__atomic_store_n(&q->up, 0, __ATOMIC_RELAXED);
+	if (q->said & (1 << reason))
+		return;
+	q->said |= 1 << reason;
+	it_warn("%s: %s:%u: %s: %s; retrying (counted: iotracer_sink_retries_total{reason=\"%s\"})",
+		q->who, q->cfg.url.host, q->cfg.url.port, what, msg, sink_retry_name(reason));
+}
+
+/* Is table t there with our columns? 0, or the reason it cannot take rows. */
+static int check_table(struct sk_sender *q, int t)
+{
+	const struct nat_colspec *spec = t == SK_T_REQ ? sk_req_spec : sk_blame_spec;
+	int n = t == SK_T_REQ ? SK_R_NR : SK_B_NR, reason = -1;
+	struct nat_buf resp = { 0 };
+	struct sk_http_res res;
+	char sql[200], why[200];
+
+	snprintf(sql, sizeof(sql), "DESCRIBE TABLE %s", q->table[t]);
+	if (sk_http_query(q->http, sql, NULL, 0, 0, &resp, &res)) {
+		reason = retry_reason(&res);
+		failed(q, reason, q->table[t], res.msg);
+	} else if (sk_schema_check(spec, n, (const char *)resp.p, resp.len, why, sizeof(why))) {
+		reason = SK_RETRY_TABLE;
+		failed(q, reason, q->table[t], why);
+	} else {
+		q->checked[t] = 1;
+	}
+	nat_buf_free(&resp);
+	return reason < 0 ? 0 : -1;
+}
+
+/* POST the head batch b: 0 when the server took it. */
+static int send_batch(struct sk_sender *q, struct sk_batch *b)
+{
+	struct nat_buf resp = { 0 };
+	struct sk_http_res res;
+	int err;
+
+	if (!q->checked[b->table] && check_table(q, b->table))
+		return -1;
+	err = sk_http_query(q->http, q->sql[b->table], b->data.p, b->data.len, b->zipped, &resp,
+			    &res);
+	nat_buf_free(&resp);
+	if (!err)
+		return 0;
+	if (res.err == SK_HE_STOPPED)
+		return -1;
+	if (retry_reason(&res) == SK_RETRY_TABLE)
+		q->checked[b->table] = 0; /* dropped or altered since: look again */
+	failed(q, retry_reason(&res), q->table[b->table], res.msg);
+	return -1;
+}
+
+/* The head batch was sent: off the queue, counted. */
+static void sent(struct sk_sender *q, struct sk_batch *b)
+{
+	pthread_mutex_lock(&q->lock);
+	q->head = b->next;
+	if (!q->head)
+		q->tail = NULL;
+	q->q_rows -= b->rows;
+	q->q_bytes -= b->data.len;
+	pthread_cond_broadcast(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+	sk_add(&q->ctr[b->table == SK_T_REQ ? SK_C_SENT : SK_C_BLAME_SENT], b->rows);
+	if (b->seg && b->table == SK_T_REQ)
+		sk_add(&q->ctr[SK_C_REPLAYED], b->rows);
+	sk_add(&q->ctr[SK_C_BATCHES], 1);
+	sk_add(&q->ctr[SK_C_BYTES], b->data.len);
+	if (b->seg)
+		__atomic_fetch_sub(&b->seg->refs, 1, __ATOMIC_RELEASE);
+	if (q->said && !__atomic_load_n(&q->up, __ATOMIC_RELAXED))
+		it_note_always("%s: %s:%u: sending again (%s)", q->who, q->cfg.url.host,
+			       q->cfg.url.port, sk_http_scheme(q->http));
+	q->said = 0;
+	__atomic_store_n(&q->up, 1, __ATOMIC_RELAXED);
+	sk_batch_free(b);
+}
+
+static void *sender_main(void *arg)
+{
+	struct sk_sender *q = arg;
+	uint64_t backoff = 0;
+
+	for (;;) {
+		struct sk_batch *b;
+
+		pthread_mutex_lock(&q->lock);
+		while (!q->head && !q->stop)
+			pthread_cond_wait(&q->cond, &q->lock);
+		b = q->head;
+		pthread_mutex_unlock(&q->lock);
+		if (q->stop)
+			break;
+		zip_waiting(q);
+		if (!send_batch(q, b)) {
+			sent(q, b);
+			backoff = 0;
+			continue;
+		}
+		backoff = backoff ? backoff * 2 : SK_RETRY_MIN_NS;
+		if (backoff > q->retry_max_ns)
+			backoff = q->retry_max_ns;
+		pthread_mutex_lock(&q->lock);
+		pthread_cond_broadcast(&q->cond); /* a drain waiting: the server failed */
+		if (!q->stop)
+			wait_ns(q, backoff);
+		pthread_mutex_unlock(&q->lock);
+	}
+	return NULL;
+}
+
+int sk_sender_start(struct sk_sender *q, const struct sk_http_cfg *cfg, uint64_t *ctr,
+		    const char *who, uint64_t retry_max_ns)
+{
+	pthread_condattr_t ca;
+	int err;
+
+	memset(q, 0, sizeof(*q));
+	q->cfg = *cfg;
+	q->ctr = ctr;
+	q->who = who;
+	q->retry_max_ns = retry_max_ns ? retry_max_ns : SK_RETRY_MAX_NS;
+	q->cfg.stop = &q->stop;
+	for (int t = 0; t < SK_T_NR; t++) {
+		snprintf(q->table[t], sizeof(q->table[t]), "%s.%s%s", cfg->url.db, cfg->url.table,
+			 t == SK_T_BLAME ? SK_BLAME_SUFFIX : "");
+		snprintf(q->sql[t], sizeof(q->sql[t]), "INSERT INTO %s FORMAT Native", q->table[t]);
+	}
+	q->http = sk_http_new(&q->cfg);
+	if (!q->http)
+		return -errno;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&q->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	err = pthread_create(&q->thread, NULL, sender_main, q);
+	if (err) {
+		sk_http_free(q->http);
+		q->http = NULL;
+		return -err;
+	}
+	q->started = 1;
+	return 0;
+}
+
+void sk_sender_push(struct sk_sender *q, struct sk_batch *b)
+{
+	b->next = NULL;
+	pthread_mutex_lock(&q->lock);
+	if (q->tail)
+		q->tail->next = b;
+	else
+		q->head = b;
+	q->tail = b;
+	q->q_rows += b->rows;
+	q->q_bytes += b->data.len;
+	pthread_cond_broadcast(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+}
+
+uint64_t sk_sender_bytes(struct sk_sender *q)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&q->lock);
+	n = q->q_bytes;
+	pthread_mutex_unlock(&q->lock);
+	return n;
+}
+
+void sk_sender_drain(struct sk_sender *q, uint64_t deadline_ns)
+{
+	if (!q->started)
+		return;
+	pthread_mutex_lock(&q->lock);
+	while (q->head && it_mono_ns() < deadline_ns && __atomic_load_n(&q->up, __ATOMIC_RELAXED))
+		wait_ns(q, 50ull * 1000 * 1000);
+	pthread_mutex_unlock(&q->lock);
+}
+
+struct sk_batch *sk_sender_stop(struct sk_sender *q)
+{
+	struct sk_batch *left;
+
+	if (!q->started)
+		return NULL;
+	pthread_mutex_lock(&q->lock);
+	q->stop = 1;
+	pthread_cond_broadcast(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+	pthread_join(q->thread, NULL);
+	q->started = 0;
+	left = q->head;
+	q->head = q->tail = NULL;
+	q->q_rows = q->q_bytes = 0;
+	sk_http_free(q->http);
+	q->http = NULL;
+	pthread_cond_destroy(&q->cond);
+	pthread_mutex_destroy(&q->lock);
+	return left;
+}
