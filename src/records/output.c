@@ -222,6 +222,12 @@ void out_set_names(struct it_out *out, struct ct_names *names)
 	out->names = names;
 }
 
+struct stages *out_stages(struct it_out *out, uint64_t requests)
+{
+	out->requests += requests;
+	return &out->stages;
+}
+
 uint64_t out_requests(const struct it_out *out)
 {
 	return out->requests;

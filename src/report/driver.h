@@ -22,6 +22,8 @@ struct ct_names;
 struct it_task;
 struct corr_req;
 
+#define RP_MAX_HOSTS 64 /* --host, at most */
+
 struct rp_opts {
 	struct it_opts f; /* the filters (cli_filter, offline): the run options' */
 	const char *container, *pod; /* --container, --pod: an id (prefix) or UID, or a name */
@@ -34,6 +36,10 @@ struct rp_opts {
 	int blame, by; /* --blame, --by: enum blame_by; -1 not given */
 	char **paths;
 	int nr_paths;
+	/* --from clickhouse://... (docs/fleet.md): the table, its password file and CA; --host */
+	const char *from, *auth, *ca;
+	char *hosts[RP_MAX_HOSTS];
+	int nr_hosts;
 };
 
 /* The filters in the order rp_matches() applies them (a request fails at the first it fails). */
@@ -75,6 +81,7 @@ struct report {
 	uint64_t rec_start_real; /* the oldest segment's open time */
 	int64_t boot_off_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC now (JSON lines' --since/--until) */
 	int oom;
+	struct ch_src *ch; /* --from: the server (chsrc.c); NULL: files */
 };
 
 /* files.c */
@@ -83,6 +90,9 @@ void rp_find_start(struct report *rp);
 void rp_on_req(void *ctx, const struct rr_reader *rr, const struct rf_req *rq);
 void rp_on_blame(void *ctx, const struct rr_reader *rr, const struct blame_line *l);
 int rp_read_file(struct report *rp, const char *path);
+
+/* files.c: a request the server matched, to the per-request outputs */
+void rp_outputs(struct report *rp, const struct rp_req *q);
 
 /* filter.c */
 const char *rp_dev_name_of(void *ctx, uint32_t dev);

@@ -168,6 +168,22 @@ void rp_on_blame(void *ctx, const struct rr_reader *rr, const struct blame_line 
 	out_json_end(rp->jout, mark);
 }
 
+/* A matched request's -j line, Perfetto slices and heatmap cell. */
+void rp_outputs(struct report *rp, const struct rp_req *q)
+{
+	uint32_t dev;
+	uint64_t ino;
+
+	if (rp->jout)
+		out_request(q->r, rp->jout);
+	if (rp->pf)
+		pf_add(rp->pf, q);
+	if (rp->hm) {
+		rp_req_task(q->r, &dev, &ino);
+		hm_add(rp->hm, q, dev);
+	}
+}
+
 /*
  * One request read back; real_off_ns: its clocks' CLOCK_REALTIME - CLOCK_MONOTONIC;
  * rr: its segment's reader (NULL: a JSON line).
@@ -178,7 +194,6 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 	struct corr_req r;
 	struct rp_req q = { .r = &r, .real_off_ns = real_off_ns };
 	enum rp_filter f;
-	uint64_t ino;
 
 	rf_req_view(rq, &r);
 	rf_req_span(&r, &q.start_ns, &q.end_ns);
@@ -195,22 +210,13 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 	if (q.end_ns > rp->last_ns)
 		rp->last_ns = q.end_ns;
 	out_request(&r, rp->out);
-	if (rp->jout)
-		out_request(&r, rp->jout);
+	rp_outputs(rp, &q);
 	if (rr && (rr->seg.flags & RF_SEG_F_BLAME) && r.nr_blocks &&
 	    (rp->jout || (rp->blame && rp->blame_stored)))
 		wait_blame(rp, rr, &r);
 	uhists_request(&rp->kh, &r);
 	if (rp->slowest)
 		slowest_add(rp->slowest, &q);
-	if (rp->pf)
-		pf_add(rp->pf, &q);
-	if (rp->hm) {
-		uint32_t dev;
-
-		rp_req_task(&r, &dev, &ino);
-		hm_add(rp->hm, &q, dev);
-	}
 }
 
 void rp_on_req(void *ctx, const struct rr_reader *rr, const struct rf_req *rq)

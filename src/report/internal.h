@@ -92,6 +92,9 @@ struct blame_line;
 struct rp_blame *rb_new(int by, int stored);
 /* A matched request's stored line: victim the owner (cgroup) of its block requests on dev. */
 void rb_add_line(struct rp_blame *rb, uint32_t dev, uint64_t cgroup_id, const struct blame_line *l);
+/* The sums of `lines` stored lines (a server's GROUP BY, docs/fleet.md): l's parts and culprits. */
+void rb_add_sums(struct rp_blame *rb, uint32_t dev, uint64_t cgroup_id, const struct blame_line *l,
+		 uint64_t lines);
 /* Stored lines: matched requests with block requests whose line never came (rb_print's). */
 void rb_set_missing(struct rp_blame *rb, uint64_t n);
 /*

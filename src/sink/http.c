@@ -32,6 +32,13 @@ int sk_http_query(struct sk_http *h, const char *sql, const void *body, size_t l
 	return -ENOTSUP;
 }
 
+int sk_http_stream(struct sk_http *h, const char *sql,
+		   int (*fn)(void *ctx, struct nat_buf *b, int last), void *ctx,
+		   struct sk_http_res *res)
+{
+	return sk_http_query(h, sql, NULL, 0, 0, NULL, res);
+}
+
 const char *sk_http_scheme(const struct sk_http *h)
 {
 	return "";
@@ -94,16 +101,31 @@ const char *sk_http_scheme(const struct sk_http *h)
 	return h->scheme == SCHEME_HTTPS ? "https" : h->scheme == SCHEME_HTTP ? "http" : "";
 }
 
+/* Where an answer's body goes: a buffer, handed to fn after each piece of a 200's body. */
+struct body {
+	struct nat_buf *b;
+	int (*fn)(void *ctx, struct nat_buf *b, int last);
+	void *ctx;
+	CURL *c;
+	int failed; /* fn said stop */
+};
+
 static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 {
-	struct nat_buf *b = ctx;
+	struct body *w = ctx;
+	long status = 0;
 
-	if (!b)
+	if (!w->b)
 		return size * n;
-	if (nat_buf_room(b, size * n))
+	if (nat_buf_room(w->b, size * n))
 		return 0; /* curl: a write error */
-	memcpy(b->p + b->len, p, size * n);
-	b->len += size * n;
+	memcpy(w->b->p + w->b->len, p, size * n);
+	w->b->len += size * n;
+	if (w->fn && !curl_easy_getinfo(w->c, CURLINFO_RESPONSE_CODE, &status) && status == 200 &&
+	    w->fn(w->ctx, w->b, 0)) {
+		w->failed = 1;
+		return 0;
+	}
 	return size * n;
 }
 
@@ -153,21 +175,21 @@ static int classify(CURLcode rc)
 	}
 }
 
-/* The server's "Code: N, e.displayText() = ..." into res (its first line). */
-static void server_msg(const struct nat_buf *b, struct sk_http_res *res)
+/* The server's "Code: N, e.displayText() = ..." (the body from mark) into res: its first line. */
+static void server_msg(const struct nat_buf *b, size_t mark, struct sk_http_res *res)
 {
-	const char *s = b && b->len ? (const char *)b->p : "";
-	size_t n = b ? b->len : 0, line = strcspn(s, "\n");
+	const char *s = b->len > mark ? (const char *)b->p + mark : "";
+	size_t n = b->len > mark ? b->len - mark : 0, line = 0;
 	const char *code = n ? memmem(s, n, "Code: ", 6) : NULL;
 
-	if (line > n)
-		line = n;
+	while (line < n && s[line] != '\n')
+		line++;
 	res->code = code ? atoi(code + 6) : 0;
 	snprintf(res->msg, sizeof(res->msg), "HTTP %ld: %.*s", res->status,
 		 (int)(line < 200 ? line : 200), s);
 }
 
-static void set_common(struct sk_http *h, const char *url, struct nat_buf *resp, char *errbuf)
+static void set_common(struct sk_http *h, const char *url, struct body *resp, char *errbuf)
 {
 	CURL *c = h->c;
 
@@ -175,8 +197,8 @@ static void set_common(struct sk_http *h, const char *url, struct nat_buf *resp,
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, h->cfg.timeout_ms);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, h->cfg.timeout_ms < 5000 ? h->cfg.timeout_ms :
-										   5000L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+			 h->cfg.timeout_ms < 5000 ? h->cfg.timeout_ms : 5000L);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, resp);
 	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
@@ -197,7 +219,7 @@ static void set_common(struct sk_http *h, const char *url, struct nat_buf *resp,
 
 /* One request under scheme; the curl result, the status in res. */
 static CURLcode perform(struct sk_http *h, int scheme, const char *sql, const void *body,
-			size_t len, int gzip, struct nat_buf *resp, struct sk_http_res *res)
+			size_t len, int gzip, struct body *resp, struct sk_http_res *res)
 {
 	char errbuf[CURL_ERROR_SIZE] = "", *url = make_url(h, scheme, sql);
 	struct curl_slist *hdr = NULL;
@@ -205,6 +227,7 @@ static CURLcode perform(struct sk_http *h, int scheme, const char *sql, const vo
 
 	if (!url)
 		return CURLE_OUT_OF_MEMORY;
+	resp->c = h->c;
 	set_common(h, url, resp, errbuf);
 	if (sql) {
 		hdr = curl_slist_append(hdr, "Content-Type: application/octet-stream");
@@ -220,43 +243,50 @@ static CURLcode perform(struct sk_http *h, int scheme, const char *sql, const vo
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(h->c, CURLINFO_RESPONSE_CODE, &res->status);
 	else
-		snprintf(res->msg, sizeof(res->msg), "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		snprintf(res->msg, sizeof(res->msg), "%s",
+			 errbuf[0] ? errbuf : curl_easy_strerror(rc));
 	curl_slist_free_all(hdr);
 	free(url);
 	return rc;
 }
 
 /*
- * clickhouse://, no answer over TLS yet: does the port answer plain HTTP (GET
- * /ping)? Then it offers no TLS, and plain HTTP it is (for this run).
+ * clickhouse:// before the first answer: does the port answer plain HTTP (GET
+ * /ping)? Then it offers no TLS, and plain HTTP it is for this run; a TLS port
+ * fails the plain request at once (a plain port may never answer a TLS hello:
+ * it waits for the end of a request line). CURLE_COULDNT_CONNECT and the like:
+ * nothing answers, the scheme stays unknown. Returns the probe's curl result.
  */
-static int plain_http(struct sk_http *h)
+static CURLcode probe(struct sk_http *h, struct sk_http_res *res)
 {
-	struct sk_http_res res;
 	struct nat_buf b = { 0 };
-	CURLcode rc = perform(h, SCHEME_HTTP, NULL, NULL, 0, 0, &b, &res);
-	int yes = rc == CURLE_OK && res.status == 200;
+	struct body w = { .b = &b };
+	CURLcode rc = perform(h, SCHEME_HTTP, NULL, NULL, 0, 0, &w, res);
 
+	if (rc == CURLE_OK && res->status == 200)
+		h->scheme = SCHEME_HTTP;
+	else if (rc == CURLE_OK || rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR ||
+		 rc == CURLE_WEIRD_SERVER_REPLY || rc == CURLE_SEND_ERROR)
+		h->scheme = SCHEME_HTTPS;
 	nat_buf_free(&b);
-	return yes;
+	return rc;
 }
 
-int sk_http_query(struct sk_http *h, const char *sql, const void *body, size_t len, int gzip,
-		  struct nat_buf *resp, struct sk_http_res *res)
+static int query(struct sk_http *h, const char *sql, const void *body, size_t len, int gzip,
+		 struct body *w, struct sk_http_res *res)
 {
-	size_t mark = resp ? resp->len : 0;
-	int scheme = h->scheme == SCHEME_HTTP ? SCHEME_HTTP : SCHEME_HTTPS;
-	CURLcode rc;
+	size_t mark = w->b->len;
+	CURLcode rc = CURLE_OK;
 
 	memset(res, 0, sizeof(*res));
-	rc = perform(h, scheme, sql, body, len, gzip, resp, res);
-	if (rc == CURLE_SSL_CONNECT_ERROR && h->scheme == SCHEME_UNKNOWN && plain_http(h)) {
-		h->scheme = SCHEME_HTTP;
-		if (resp)
-			resp->len = mark;
-		rc = perform(h, SCHEME_HTTP, sql, body, len, gzip, resp, res);
-	} else if (rc == CURLE_OK && h->scheme == SCHEME_UNKNOWN) {
-		h->scheme = SCHEME_HTTPS;
+	if (h->scheme == SCHEME_UNKNOWN)
+		rc = probe(h, res);
+	if (h->scheme != SCHEME_UNKNOWN)
+		rc = perform(h, h->scheme, sql, body, len, gzip, w, res);
+	if (rc == CURLE_WRITE_ERROR && w->failed) {
+		snprintf(res->msg, sizeof(res->msg), "the answer could not be read");
+		res->err = SK_HE_IO;
+		return -EBADMSG;
 	}
 	if (rc != CURLE_OK) {
 		res->err = classify(rc);
@@ -264,8 +294,35 @@ int sk_http_query(struct sk_http *h, const char *sql, const void *body, size_t l
 	}
 	if (res->status == 200)
 		return 0;
-	server_msg(resp, res);
+	server_msg(w->b, mark, res);
 	return -EIO;
+}
+
+int sk_http_query(struct sk_http *h, const char *sql, const void *body, size_t len, int gzip,
+		  struct nat_buf *resp, struct sk_http_res *res)
+{
+	struct nat_buf tmp = { 0 };
+	struct body w = { .b = resp ? resp : &tmp };
+	int err = query(h, sql, body, len, gzip, &w, res);
+
+	nat_buf_free(&tmp);
+	return err;
+}
+
+int sk_http_stream(struct sk_http *h, const char *sql,
+		   int (*fn)(void *ctx, struct nat_buf *b, int last), void *ctx,
+		   struct sk_http_res *res)
+{
+	struct nat_buf b = { 0 };
+	struct body w = { .b = &b, .fn = fn, .ctx = ctx };
+	int err = query(h, sql, NULL, 0, 0, &w, res);
+
+	if (!err && fn(ctx, &b, 1)) {
+		snprintf(res->msg, sizeof(res->msg), "the answer could not be read");
+		err = -EBADMSG;
+	}
+	nat_buf_free(&b);
+	return err;
 }
 
 #endif /* IT_NO_CURL */

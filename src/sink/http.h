@@ -80,6 +80,16 @@ void sk_http_free(struct sk_http *h);
 int sk_http_query(struct sk_http *h, const char *sql, const void *body, size_t len, int gzip,
 		  struct nat_buf *resp, struct sk_http_res *res);
 
+/*
+ * The same for an answer read as it comes: fn(ctx, b, 0) after each piece of
+ * a 200's body, b holding what fn left of it so far (it consumes from the
+ * front), and fn(ctx, b, 1) at its end; fn's non-zero return stops the
+ * transfer (-EBADMSG).
+ */
+int sk_http_stream(struct sk_http *h, const char *sql,
+		   int (*fn)(void *ctx, struct nat_buf *b, int last), void *ctx,
+		   struct sk_http_res *res);
+
 /* "https", "http", or "" while no connection has told which. */
 const char *sk_http_scheme(const struct sk_http *h);
 

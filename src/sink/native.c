@@ -9,8 +9,8 @@
 #include "sink/native.h"
 
 static const char *const nat_names[NAT_NR_TYPES] = {
-	[NAT_U8] = "UInt8",   [NAT_U16] = "UInt16", [NAT_U32] = "UInt32", [NAT_U64] = "UInt64",
-	[NAT_I32] = "Int32",  [NAT_I64] = "Int64",  [NAT_STR] = "String",
+	[NAT_U8] = "UInt8",  [NAT_U16] = "UInt16", [NAT_U32] = "UInt32", [NAT_U64] = "UInt64",
+	[NAT_I32] = "Int32", [NAT_I64] = "Int64",  [NAT_STR] = "String",
 };
 static const uint8_t nat_width[NAT_NR_TYPES] = {
 	[NAT_U8] = 1, [NAT_U16] = 2, [NAT_U32] = 4, [NAT_U64] = 8, [NAT_I32] = 4, [NAT_I64] = 8,
@@ -54,6 +54,8 @@ void nat_buf_free(struct nat_buf *buf)
 
 static int buf_put(struct nat_buf *buf, const void *v, size_t n)
 {
+	if (!n)
+		return 0;
 	if (nat_buf_room(buf, n))
 		return -ENOMEM;
 	memcpy(buf->p + buf->len, v, n);
@@ -183,7 +185,7 @@ static int get_varint(const uint8_t *buf, size_t len, size_t *pos, uint64_t *v)
 	*v = 0;
 	for (int shift = 0; shift < 64; shift += 7) {
 		if (*pos >= len)
-			return -EBADMSG;
+			return -EAGAIN;
 		*v |= (uint64_t)(buf[*pos] & 0x7f) << shift;
 		if (!(buf[(*pos)++] & 0x80))
 			return 0;
@@ -194,9 +196,12 @@ static int get_varint(const uint8_t *buf, size_t len, size_t *pos, uint64_t *v)
 static int get_str(const uint8_t *buf, size_t len, size_t *pos, const char **s, size_t *n)
 {
 	uint64_t l;
+	int err = get_varint(buf, len, pos, &l);
 
-	if (get_varint(buf, len, pos, &l) || l > len - *pos)
-		return -EBADMSG;
+	if (err)
+		return err;
+	if (l > len - *pos)
+		return -EAGAIN;
 	*s = (const char *)buf + *pos;
 	*n = (size_t)l;
 	*pos += (size_t)l;
@@ -220,27 +225,31 @@ static int read_strs(const uint8_t *buf, size_t len, size_t *pos, struct nat_rco
 	const char *s;
 	size_t n;
 
+	if (c->nr > len - *pos) /* each string takes a byte at least */
+		return -EAGAIN;
 	c->strs = calloc(c->nr ? (size_t)c->nr : 1, sizeof(*c->strs));
 	if (!c->strs)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < c->nr; i++) {
+		int err;
+
 		c->strs[i] = buf + *pos;
-		if (get_str(buf, len, pos, &s, &n))
-			return -EBADMSG;
+		err = get_str(buf, len, pos, &s, &n);
+		if (err)
+			return err;
 	}
 	return 0;
 }
 
 /* One column's data: its offsets (arrays) and values. */
-static int read_data(const uint8_t *buf, size_t len, size_t *pos, uint64_t rows,
-		     struct nat_rcol *c)
+static int read_data(const uint8_t *buf, size_t len, size_t *pos, uint64_t rows, struct nat_rcol *c)
 {
 	uint64_t w;
 
 	c->nr = rows;
 	if (c->array) {
 		if (rows > (len - *pos) / 8)
-			return -EBADMSG;
+			return -EAGAIN;
 		c->offs = buf + *pos;
 		*pos += (size_t)rows * 8;
 		c->nr = 0;
@@ -257,7 +266,7 @@ static int read_data(const uint8_t *buf, size_t len, size_t *pos, uint64_t rows,
 		return read_strs(buf, len, pos, c);
 	w = nat_width[c->type];
 	if (c->nr > (len - *pos) / w)
-		return -EBADMSG;
+		return -EAGAIN;
 	c->data = buf + *pos;
 	*pos += (size_t)(c->nr * w);
 	return 0;
@@ -271,8 +280,10 @@ int nat_read_block(const uint8_t *buf, size_t len, size_t *pos, struct nat_rbloc
 	int err;
 
 	memset(rb, 0, sizeof(*rb));
-	if (get_varint(buf, len, pos, &ncols) || get_varint(buf, len, pos, &rows) ||
-	    ncols > 4096)
+	err = get_varint(buf, len, pos, &ncols) ?: get_varint(buf, len, pos, &rows);
+	if (err)
+		return err;
+	if (ncols > 4096)
 		return -EBADMSG;
 	rb->rows = rows;
 	rb->cols = calloc(ncols ? (size_t)ncols : 1, sizeof(*rb->cols));
@@ -281,9 +292,10 @@ int nat_read_block(const uint8_t *buf, size_t len, size_t *pos, struct nat_rbloc
 	for (uint64_t i = 0; i < ncols; i++) {
 		struct nat_rcol *c = &rb->cols[rb->nr_cols++];
 
-		if (get_str(buf, len, pos, &c->name, &c->name_len) ||
-		    get_str(buf, len, pos, &t, &tn))
-			return -EBADMSG;
+		err = get_str(buf, len, pos, &c->name, &c->name_len) ?:
+			      get_str(buf, len, pos, &t, &tn);
+		if (err)
+			return err;
 		parse_type(c, t, tn);
 		if (c->type < 0)
 			return -EBADMSG; /* a type we cannot skip: its width is unknown */

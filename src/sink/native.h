@@ -125,8 +125,10 @@ struct nat_rblock {
 };
 
 /*
- * Parse the block at buf[*pos..len) and move *pos past it. 0; -EBADMSG for
- * anything that is not a well-formed block (nothing read past len); -ENOMEM.
+ * Parse the block at buf[*pos..len) and move *pos past it. 0; -EAGAIN when
+ * the block goes on past len (a stream not read to its end yet); -EBADMSG
+ * for anything that is not a well-formed block (nothing is read past len);
+ * -ENOMEM.
  * The block points into buf; free it with nat_rblock_free().
  */
 int nat_read_block(const uint8_t *buf, size_t len, size_t *pos, struct nat_rblock *rb);

@@ -20,7 +20,8 @@ void sk_rview_init(struct sk_rview *v, const struct nat_rblock *rb)
 		const struct nat_rcol *c = nat_rcol(rb, sk_req_spec[i].name);
 
 		/* a column of another type is not ours: read as missing */
-		v->c[i] = c && c->type == sk_req_spec[i].type && c->array == !!sk_req_spec[i].group ?
+		v->c[i] = c && c->type == sk_req_spec[i].type &&
+					  c->array == !!sk_req_spec[i].group ?
 				  c :
 				  NULL;
 	}
@@ -209,8 +210,8 @@ static void get_aio(const struct sk_rview *v, uint64_t i, struct rf_req *q, uint
 	a->iocb.nbytes = U(SK_R_BYTES);
 	a->iocb.dev = dev;
 	a->iocb.ino = U(SK_R_INO);
-	a->iocb.opcode = it_aio_opcode(
-		(unsigned int)value_of(v->c[SK_R_OP], i, &abi_ops, IT_OP_OTHER));
+	a->iocb.opcode =
+		it_aio_opcode((unsigned int)value_of(v->c[SK_R_OP], i, &abi_ops, IT_OP_OTHER));
 	a->submit_ns = start;
 	a->reaped = !!(flags & SK_F_END);
 	a->reap_ns = a->reaped ? start + U(SK_R_LAT) : 0;

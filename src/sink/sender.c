@@ -8,6 +8,7 @@
  * the first failure of each reason is said once, and so is the recovery.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,7 @@ static void failed(struct sk_sender *q, int reason, const char *what, const char
 {
 	sk_add(&q->ctr[SK_C_RETRY + reason], 1);
 	__atomic_store_n(&q->up, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->failed, 1, __ATOMIC_RELAXED);
 	if (q->said & (1 << reason))
 		return;
 	q->said |= 1 << reason;
@@ -117,7 +119,8 @@ static int check_table(struct sk_sender *q, int t)
 	snprintf(sql, sizeof(sql), "DESCRIBE TABLE %s", q->table[t]);
 	if (sk_http_query(q->http, sql, NULL, 0, 0, &resp, &res)) {
 		reason = retry_reason(&res);
-		failed(q, reason, q->table[t], res.msg);
+		if (res.err != SK_HE_STOPPED)
+			failed(q, reason, q->table[t], res.msg);
 	} else if (sk_schema_check(spec, n, (const char *)resp.p, resp.len, why, sizeof(why))) {
 		reason = SK_RETRY_TABLE;
 		failed(q, reason, q->table[t], why);
@@ -173,6 +176,7 @@ static void sent(struct sk_sender *q, struct sk_batch *b)
 			       q->cfg.url.port, sk_http_scheme(q->http));
 	q->said = 0;
 	__atomic_store_n(&q->up, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->failed, 0, __ATOMIC_RELAXED);
 	sk_batch_free(b);
 }
 
@@ -213,19 +217,23 @@ int sk_sender_start(struct sk_sender *q, const struct sk_http_cfg *cfg, uint64_t
 		    const char *who, uint64_t retry_max_ns)
 {
 	pthread_condattr_t ca;
+	sigset_t all, old;
 	int err;
 
 	memset(q, 0, sizeof(*q));
-	q->cfg = *cfg;
 	q->ctr = ctr;
 	q->who = who;
 	q->retry_max_ns = retry_max_ns ? retry_max_ns : SK_RETRY_MAX_NS;
-	q->cfg.stop = &q->stop;
 	for (int t = 0; t < SK_T_NR; t++) {
-		snprintf(q->table[t], sizeof(q->table[t]), "%s.%s%s", cfg->url.db, cfg->url.table,
+		char name[sizeof(q->table[t])];
+
+		snprintf(name, sizeof(name), "%s.%s%s", cfg->url.db, cfg->url.table,
 			 t == SK_T_BLAME ? SK_BLAME_SUFFIX : "");
-		snprintf(q->sql[t], sizeof(q->sql[t]), "INSERT INTO %s FORMAT Native", q->table[t]);
+		memcpy(q->table[t], name, sizeof(name));
+		snprintf(q->sql[t], sizeof(q->sql[t]), "INSERT INTO %s FORMAT Native", name);
 	}
+	q->cfg = *cfg;
+	q->cfg.stop = &q->stop;
 	q->http = sk_http_new(&q->cfg);
 	if (!q->http)
 		return -errno;
@@ -234,7 +242,11 @@ int sk_sender_start(struct sk_sender *q, const struct sk_http_cfg *cfg, uint64_t
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&q->cond, &ca);
 	pthread_condattr_destroy(&ca);
+	/* no signal for this thread (nor curl's resolver threads): the daemon's signalfd takes them */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(&q->thread, NULL, sender_main, q);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		sk_http_free(q->http);
 		q->http = NULL;
@@ -273,8 +285,10 @@ void sk_sender_drain(struct sk_sender *q, uint64_t deadline_ns)
 {
 	if (!q->started)
 		return;
+	/* while the server takes batches, or the first attempt is under way */
 	pthread_mutex_lock(&q->lock);
-	while (q->head && it_mono_ns() < deadline_ns && __atomic_load_n(&q->up, __ATOMIC_RELAXED))
+	while (q->head && it_mono_ns() < deadline_ns &&
+	       !__atomic_load_n(&q->failed, __ATOMIC_RELAXED))
 		wait_ns(q, 50ull * 1000 * 1000);
 	pthread_mutex_unlock(&q->lock);
 }

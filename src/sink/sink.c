@@ -46,9 +46,9 @@ static const char *const drop_names[SK_DROP_NR] = {
 	[SK_DROP_ENCODE] = "encode",
 };
 static const char *const retry_names[SK_RETRY_NR] = {
-	[SK_RETRY_CONNECT] = "connect", [SK_RETRY_TIMEOUT] = "timeout",
-	[SK_RETRY_TLS] = "tls",		[SK_RETRY_IO] = "io",
-	[SK_RETRY_AUTH] = "auth",	[SK_RETRY_TABLE] = "table",
+	[SK_RETRY_CONNECT] = "connect",	  [SK_RETRY_TIMEOUT] = "timeout",
+	[SK_RETRY_TLS] = "tls",		  [SK_RETRY_IO] = "io",
+	[SK_RETRY_AUTH] = "auth",	  [SK_RETRY_TABLE] = "table",
 	[SK_RETRY_HTTP_4XX] = "http_4xx", [SK_RETRY_HTTP_5XX] = "http_5xx",
 };
 

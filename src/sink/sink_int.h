@@ -71,6 +71,7 @@ struct sk_sender {
 	volatile int stop; /* the daemon is closing: leave */
 	int draining; /* the daemon waits for the queue to empty */
 	int up; /* the last request was answered 200 (atomic) */
+	int failed; /* the last attempt failed (atomic; 0 before the first one ends) */
 	int checked[SK_T_NR]; /* the table's columns were checked */
 	int said; /* bit per enum sink_retry: its first message was printed */
 	struct sk_http *http;
@@ -88,7 +89,7 @@ int sk_sender_start(struct sk_sender *q, const struct sk_http_cfg *cfg, uint64_t
 /* Hand b to the sender (the queue takes it whatever its size). */
 void sk_sender_push(struct sk_sender *q, struct sk_batch *b);
 uint64_t sk_sender_bytes(struct sk_sender *q);
-/* Wait until the queue is empty, or deadline (CLOCK_MONOTONIC), or the server fails. */
+/* Wait until the queue is empty, or deadline (CLOCK_MONOTONIC), or an attempt fails. */
 void sk_sender_drain(struct sk_sender *q, uint64_t deadline_ns);
 /* Stop the thread; the batches left are handed back (in order), the queue emptied. */
 struct sk_batch *sk_sender_stop(struct sk_sender *q);

@@ -128,8 +128,8 @@ int sk_password_load(const char *path, char *pw, size_t n, char *why, size_t why
 	if (fstat(fd, &st)) {
 		err = -errno;
 		snprintf(why, whylen, "%s", strerror(errno));
-	} else if (keyfile_check_mode(&st, st.st_uid && st.st_uid == geteuid() ? st.st_uid : 0,
-				      why, whylen)) {
+	} else if (keyfile_check_mode(&st, st.st_uid && st.st_uid == geteuid() ? st.st_uid : 0, why,
+				      whylen)) {
 		err = -EPERM;
 	} else {
 		do

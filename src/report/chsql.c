@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * report --from clickhouse://: the SQL (docs/fleet.md, "Reports"). The filters
+ * become a WHERE clause with the meanings rp_matches() gives them over a
+ * recording; the summary's stage statistics are GROUP BYs over the same
+ * buckets as the report's own histograms (records/hist.h), so the server sums
+ * and the report computes the percentiles, the same numbers as from the
+ * recordings of the same requests.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sink/schema.h"
+#include "report/chsrc.h"
+#include "report/driver.h"
+
+/* printf into b; b->oom... set by the caller's check of the return. */
+int ch_sqlf(struct nat_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || nat_buf_room(b, (size_t)n + 1))
+		return -ENOMEM;
+	va_start(ap, fmt);
+	vsnprintf((char *)b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+/* 'x' with \ and ' escaped (n bytes of s). */
+static int sql_str(struct nat_buf *b, const char *s, size_t n)
+{
+	int err = ch_sqlf(b, "'");
+
+	for (size_t i = 0; !err && i < n; i++)
+		err = ch_sqlf(b, "%s%c", s[i] == '\'' || s[i] == '\\' ? "\\" : "", s[i]);
+	return err ?: ch_sqlf(b, "'");
+}
+
+/* [s0, s1, ...] */
+static int sql_list(struct nat_buf *b, char *const *v, int n)
+{
+	int err = ch_sqlf(b, "[");
+
+	for (int i = 0; !err && i < n; i++)
+		err = (i ? ch_sqlf(b, ",") : 0) ?: sql_str(b, v[i], strlen(v[i]));
+	return err ?: ch_sqlf(b, "]");
+}
+
+/* --cgroup: the path, or below it (cg_under()); a path the row does not know never matches. */
+static int where_cgroups(struct nat_buf *b, const struct it_opts *f)
+{
+	int err = ch_sqlf(b, " AND cgroup != '' AND (0");
+
+	for (int i = 0; !err && i < f->nr_cgroups; i++) {
+		const char *p = f->cgroups[i];
+		size_t n = strlen(p);
+
+		while (n && p[n - 1] == '/')
+			n--;
+		if (!n) {
+			err = ch_sqlf(b, " OR 1");
+			continue;
+		}
+		err = ch_sqlf(b, " OR cgroup = ") ?: sql_str(b, p, n);
+		err = err ?: ch_sqlf(b, " OR startsWith(cgroup, concat(") ?: sql_str(b, p, n);
+		err = err ?: ch_sqlf(b, ", '/'))");
+	}
+	return err ?: ch_sqlf(b, ")");
+}
+
+/* --container (an id's start, 4+ digits, or a name) and --pod (UID, name, namespace/name). */
+static int where_containers(struct nat_buf *b, const struct rp_opts *o)
+{
+	const char *c = o->container, *p = o->pod;
+	int err = 0;
+
+	if (c) {
+		err = ch_sqlf(b, " AND (container = ") ?: sql_str(b, c, strlen(c));
+		if (!err && strlen(c) >= 4)
+			err = ch_sqlf(b, " OR startsWith(container_id, ") ?:
+				      sql_str(b, c, strlen(c)) ?: ch_sqlf(b, ")");
+		err = err ?: ch_sqlf(b, ")");
+	}
+	if (p && !err) {
+		err = ch_sqlf(b, " AND (pod_uid = ") ?: sql_str(b, p, strlen(p));
+		err = err ?: ch_sqlf(b, " OR pod = ") ?: sql_str(b, p, strlen(p));
+		err = err ?: ch_sqlf(b, " OR concat(namespace, '/', pod) = ") ?:
+			      sql_str(b, p, strlen(p)) ?: ch_sqlf(b, ")");
+	}
+	return err;
+}
+
+/* -d (the request's device or one of its block requests', by name or MAJ:MIN) or -f. */
+static int where_dev(struct nat_buf *b, const struct rp_opts *o)
+{
+	const struct it_opts *f = &o->f;
+	char devno[24];
+	int err;
+
+	if (f->nr_dev_names) {
+		err = ch_sqlf(b, " AND (has(") ?: sql_list(b, f->dev_names, f->nr_dev_names);
+		err = err ?: ch_sqlf(b, ", dev) OR has(") ?:
+			      sql_list(b, f->dev_names, f->nr_dev_names);
+		err = err ?: ch_sqlf(b, ", devno) OR hasAny(block.dev, ") ?:
+			      sql_list(b, f->dev_names, f->nr_dev_names);
+		err = err ?: ch_sqlf(b, ") OR hasAny(block.devno, ") ?:
+			      sql_list(b, f->dev_names, f->nr_dev_names);
+		return err ?: ch_sqlf(b, "))");
+	}
+	if (!o->has_file)
+		return 0;
+	snprintf(devno, sizeof(devno), "%u:%u", IT_MAJOR(o->file_dev), IT_MINOR(o->file_dev));
+	if (o->file_bdev)
+		return ch_sqlf(b, " AND (devno = '%s' OR has(block.devno, '%s'))", devno, devno);
+	return ch_sqlf(b, " AND devno = '%s' AND ino = %llu", devno,
+		       (unsigned long long)o->file_ino);
+}
+
+int ch_where(const struct report *rp, struct nat_buf *b)
+{
+	const struct rp_opts *o = &rp->o;
+	const struct it_opts *f = &o->f;
+	int err = ch_sqlf(b, "1");
+
+	if (!err && f->min_lat_ns)
+		err = ch_sqlf(b, " AND lat_ns >= %llu", (unsigned long long)f->min_lat_ns);
+	if (!err && f->since_real)
+		err = ch_sqlf(b, " AND ts >= %llu", (unsigned long long)f->since_real);
+	if (!err && f->until_real)
+		err = ch_sqlf(b, " AND ts < %llu", (unsigned long long)f->until_real);
+	if (!err && f->has_comm)
+		err = ch_sqlf(b, " AND comm = ") ?: sql_str(b, f->comm, strlen(f->comm));
+	for (int i = 0; !err && i < f->nr_pids; i++)
+		err = ch_sqlf(b, "%s%u%s", i ? "," : " AND pid IN (", f->pids[i],
+			      i == f->nr_pids - 1 ? ")" : "");
+	if (!err && f->nr_cgroups)
+		err = where_cgroups(b, f);
+	if (!err)
+		err = where_containers(b, o);
+	if (!err)
+		err = where_dev(b, o);
+	if (!err && o->nr_hosts)
+		err = ch_sqlf(b, " AND has(") ?: sql_list(b, o->hosts, o->nr_hosts) ?:
+						  ch_sqlf(b, ", host)");
+	return err;
+}
+
+/*
+ * The bucket of value v (records/hist.c: exact below 128, then 128 buckets per
+ * power of two): v with the bits below the bucket's width cleared. floor(log2())
+ * of a double may round up just below a power of two: one less then.
+ */
+static int sql_bucket(struct nat_buf *q, const char *v)
+{
+	return ch_sqlf(q,
+		       "if(%s < 128, %s, bitShiftLeft(bitShiftRight(%s, toUInt8((toUInt8(t0 - "
+		       "(bitShiftRight(%s, least(toUInt8(floor(log2(toFloat64(%s)))), 63) AS t0) = "
+		       "0)) AS t) - 7)), toUInt8(t - 7)))",
+		       v, v, v, v, v);
+}
+
+/* the request's start, CLOCK_MONOTONIC (a UInt64 difference is signed in SQL: cast back) */
+#define CH_START "toUInt64(ts - toUInt64(clock_off))"
+#define CH_Q "toUInt64(" CH_START " + b.q_off_ns)" /* a block request's queue stamp */
+/* The flags' values as the SQL writes them (schema.h, iotracer.h). */
+#define CH_F_END "16777216"
+#define CH_F_SCHED_SW "4096"
+#define CH_F_SCHED_CNT "2048"
+#define CH_F_WB "16384"
+#define CH_BF_ISSUED "2147483648"
+_Static_assert(SK_F_END == 16777216 && IT_F_SCHED_SW == 4096 && IT_F_SCHED_CNT == 2048 &&
+		       IT_F_WB == 16384 && SK_BF_ISSUED == 2147483648u,
+	       "the flags' values in chsql.c's SQL");
+#define CH_END_F "bitAnd(flags, " CH_F_END ") != 0"
+
+/* One branch of the summary's UNION ALL: its layer, stage, value, condition, bytes and span. */
+struct ch_branch {
+	const char *layer; /* a literal, or "b.drv_layer" */
+	const char *stage;
+	const char *value;
+	const char *cond;
+	int block; /* ARRAY JOIN block AS b */
+	const char *bytes, *first, *last; /* NULL: the row carries no bytes */
+};
+
+/* The stages of stages.c (stages_request()), each a branch. */
+static const struct ch_branch ch_branches[] = {
+	{ .layer = "'syscall'", .stage = "total", .value = "lat_ns", .cond = "kind = 'syscall'",
+	  .bytes = "bytes", .first = CH_START, .last = CH_START " + lat_ns" },
+	{ .layer = "'syscall'", .stage = "offcpu", .value = "offcpu_ns",
+	  .cond = "kind = 'syscall' AND bitAnd(flags, " CH_F_SCHED_SW ") != 0" },
+	{ .layer = "'syscall'", .stage = "runq", .value = "runq_ns",
+	  .cond = "kind = 'syscall' AND bitAnd(flags, " CH_F_SCHED_CNT ") != 0" },
+	{ .layer = "'io_uring'", .stage = "total", .value = "lat_ns", .cond = "kind = 'io_uring'",
+	  .bytes = "bytes", .first = CH_START, .last = CH_START " + lat_ns" },
+	{ .layer = "'aio'", .stage = "total", .value = "lat_ns", .cond = "kind = 'aio' AND " CH_END_F,
+	  .bytes = "bytes", .first = CH_START, .last = CH_START " + lat_ns" },
+	{ .layer = "'block'", .stage = "q2c", .value = "b.q2c_ns", .cond = "1", .block = 1,
+	  .bytes = "b.bytes", .first = CH_Q, .last = CH_Q " + b.q2c_ns" },
+	{ .layer = "'block'", .stage = "d2c", .value = "b.d2c_ns", .block = 1,
+	  .cond = "bitAnd(b.flags, " CH_BF_ISSUED ") != 0" },
+	{ .layer = "'block'", .stage = "q2d", .value = "b.q2d_ns", .block = 1,
+	  .cond = "bitAnd(b.flags, " CH_BF_ISSUED ") != 0" },
+	{ .layer = "'block'", .stage = "dirty_age", .value = "(" CH_Q " - b.dirty_first_ns)",
+	  .block = 1,
+	  .cond = "bitAnd(b.flags, " CH_F_WB ") != 0 AND b.dirty_first_ns != 0 AND "
+		  "b.dirty_first_ns <= " CH_Q },
+	{ .layer = "b.drv_layer", .stage = "drv", .value = "(b.drv_done_ns - b.drv_submit_ns)",
+	  .block = 1,
+	  .cond = "b.drv_layer != '' AND b.drv_submit_ns != 0 AND "
+		  "b.drv_done_ns >= b.drv_submit_ns" },
+	{ .layer = "b.drv_layer", .stage = "kick2irq", .value = "(b.drv_done_ns - b.drv_kick_ns)",
+	  .block = 1,
+	  .cond = "b.drv_layer != '' AND b.drv_submit_ns != 0 AND "
+		  "b.drv_done_ns >= b.drv_submit_ns AND b.drv_kick_ns != 0 AND "
+		  "b.drv_done_ns >= b.drv_kick_ns" },
+};
+
+static int branch(struct nat_buf *q, const struct ch_branch *br, const char *from,
+		  const char *where)
+{
+	const char *dev = br->block ? "b.devno" : "devno", *name = br->block ? "b.dev" : "dev";
+	const char *op = br->block ? "b.op" : "op", *end = br->block ? "1" : CH_END_F;
+	char v[256];
+	int err;
+
+	snprintf(v, sizeof(v), "toUInt64(%s)", br->value);
+	err = ch_sqlf(q, "SELECT %s AS l, '%s' AS s, %s AS d, any(%s) AS dn, %s AS o, ", br->layer,
+		      br->stage, dev, name, op) ?:
+		      sql_bucket(q, v);
+	err = err ?: ch_sqlf(q, " AS bk, count(), min(%s), max(%s), sum(%s), ", v, v, v);
+	/* a total's bytes and span: only of the requests that ended (stage_bytes()) */
+	if (!err && br->bytes)
+		err = ch_sqlf(q,
+			      "sum(toUInt64(if(%s, %s, 0))), min(toUInt64(if(%s, %s, "
+			      "18446744073709551615))), max(toUInt64(if(%s, %s, 0)))",
+			      end, br->bytes, end, br->first, end, br->last);
+	else if (!err)
+		err = ch_sqlf(q, "toUInt64(0), toUInt64(18446744073709551615), toUInt64(0)");
+	return err ?: ch_sqlf(q, " FROM %s%s WHERE (%s) AND %s GROUP BY l, d, o, bk", from,
+			      br->block ? " ARRAY JOIN block AS b" : "", where, br->cond);
+}
+
+int ch_summary_sql(const char *from, const char *where, struct nat_buf *q)
+{
+	int err = 0;
+
+	for (size_t i = 0; !err && i < sizeof(ch_branches) / sizeof(ch_branches[0]); i++)
+		err = (i ? ch_sqlf(q, " UNION ALL ") : 0) ?: branch(q, &ch_branches[i], from, where);
+	return err;
+}

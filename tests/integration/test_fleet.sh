@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# A fleet in ClickHouse (docs/fleet.md): two clickhouse-server processes of the test's own on
+# 127.0.0.1 (Debian's 18.16), each a shard with its local tables (deploy/clickhouse/schema.sql),
+# a Distributed table over both (distributed.sql), and two daemons, hosts a and b, each
+# tracing its own loop device with --blame and --record and shipping to the Distributed table
+# of one shard (--sink, as user iotracer with a 0600 password file). Oracles: fio's IO
+# counts, and the two hosts' own recordings read by `iotracer report`.
+#   ddl        both DDL files run on both servers
+#   counts     SELECT count() per host through the Distributed table (FINAL) == each fio's
+#              IO count, exactly
+#   shards     both shards hold rows of both hosts (the sharding key spreads each host)
+#   summary    report --from the cluster: the stage table (COUNT P50 P90 P99 MAX BYTES MB/s)
+#              == report of the two recordings together, row for row
+#   hists      ... and the same log2 histograms
+#   slowest    ... and the same -n 20 slowest requests (with where their time went)
+#   json       report --from -j: the same request lines, byte for byte, as from the recordings
+#   blame      report --from --blame (the daemons' stored lines, summed by the server) == the
+#              report --blame of the recordings (their stored lines)
+#   filters    --host a: host a's fio count; -c fio -d, -m 1ms, --since/--until: the
+#              recordings' counts
+#   views      --perfetto: as many request slices, --heatmap: as many requests drawn
+# shellcheck disable=SC2016 # jq programs in single quotes
+set -u
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/clickhouse.sh
+. "$(dirname "$0")/clickhouse.sh"
+
+it_begin ddl counts shards summary hists slowest json blame filters views
+it_require_all curl
+ch_require
+DDL=$IT_ROOT/deploy/clickhouse
+
+ch_ports s1 && ch_ports s2 || fail_all "no free TCP ports"
+ch_start s1 "${CH_TCP[s1]}" "${CH_TCP[s2]}" && ch_start s2 "${CH_TCP[s1]}" "${CH_TCP[s2]}" ||
+	fail_all "cannot start two clickhouse-server processes"
+ddl_ok=1
+for s in s1 s2; do
+	ch_ddl "$s" "$DDL/schema.sql" && ch_ddl "$s" "$DDL/distributed.sql" || ddl_ok=0
+done
+check ddl "schema.sql and distributed.sql on two 18.16 servers ($(ch_q s1 'SELECT version()'))" \
+	test "$ddl_ok" = 1
+((ddl_ok)) || fail_all "no tables"
+
+# ---------------------------------------------------------------- two hosts
+NIOS=${FLEET_IOS:-4000}
+declare -A PID OUT ERR DEV
+for h in a b; do
+	DEV[$h]=$(mk_loop 96 fill) || fail_all "cannot create a loop device"
+	wait_quiet "${DEV[$h]}" 5
+done
+s=1
+for h in a b; do
+	url="clickhouse://iotracer@127.0.0.1:${CH_HTTP[s$s]}/iotracer.fleet"
+	start_tracer -d "$(devname "${DEV[$h]}")" --name "$h" --blame --record "$IT_TMP/rec-$h" \
+		--sink "$url" --sink-auth "$CH_PWFILE" --sink-spill "$IT_TMP/spill-$h" ||
+		fail_all "host $h: $TRACER_WHY"
+	PID[$h]=$TRACER_PID OUT[$h]=$TRACER_OUT ERR[$h]=$TRACER_ERR
+	s=$((s + 1))
+done
+declare -A FPID FJSON
+for h in a b; do
+	FJSON[$h]=$IT_TMP/fio-$h.json
+	fio_start "${FJSON[$h]}" --name="fleet-$h" --filename="${DEV[$h]}" --ioengine=psync --direct=1 \
+		--rw=randrw --rwmixread=70 --bs=4k --number_ios="$NIOS" --rate_iops=2000,800 \
+		--randrepeat=0 --norandommap --size=90M
+	FPID[$h]=$FIO_PID
+done
+for h in a b; do
+	FIO_PID=${FPID[$h]} FIO_OUT=${FJSON[$h]}
+	fio_wait 120 || fail_all "fio $h failed"
+done
+sleep 0.3
+for h in a b; do
+	TRACER_PID=${PID[$h]} TRACER_ERR=${ERR[$h]}
+	stop_tracer || fail_all "host $h: $TRACER_WHY"
+	note "host $h: $(grep '^sink:' "${OUT[$h]}")"
+done
+declare -A IOS
+for h in a b; do
+	IOS[$h]=$(jq -r '[.jobs[] | .read.total_ios + .write.total_ios] | add' "${FJSON[$h]}")
+done
+
+# counts: the Distributed table sends a shard's rows on within ~0.1 s (its queue): poll
+got=""
+for ((i = 0; i < 50; i++)); do
+	got=$(ch_q s1 "SELECT host, count() FROM iotracer.fleet FINAL GROUP BY host ORDER BY host" |
+		tr '\t\n' '= ')
+	[[ $got == "a=${IOS[a]} b=${IOS[b]} " ]] && break
+	sleep 0.2
+done
+check counts "per host through the Distributed table: $got(fio: a=${IOS[a]} b=${IOS[b]})" \
+	test "$got" = "a=${IOS[a]} b=${IOS[b]} "
+sh=""
+for s in s1 s2; do
+	sh+="$s: $(ch_q "$s" 'SELECT host, count() FROM iotracer.requests GROUP BY host ORDER BY host' |
+		tr '\t\n' '= ') "
+done
+check shards "$sh" grep -Eq '^s1: a=[1-9][0-9]* b=[1-9][0-9]* +s2: a=[1-9][0-9]* b=[1-9]' <<<"$sh"
+
+# ---------------------------------------------------------------- report --from vs the recordings
+FROM=(--from "clickhouse://iotracer@127.0.0.1:${CH_HTTP[s2]}/iotracer.fleet" --auth "$CH_PWFILE")
+RECS=("$IT_TMP/rec-a" "$IT_TMP/rec-b")
+rep() { # rep NAME ARGS...: report of the recordings (NAME.rec) and of the cluster (NAME.ch)
+	local n=$1
+	shift
+	"$IOTRACER" report "$@" "${RECS[@]}" >"$IT_TMP/$n.rec" 2>"$IT_TMP/$n.rec.err"
+	"$IOTRACER" report "$@" "${FROM[@]}" >"$IT_TMP/$n.ch" 2>"$IT_TMP/$n.ch.err"
+}
+same() { # same CHECK NAME FILTER: the filtered outputs are equal and not empty
+	"$3" "$IT_TMP/$2.rec" >"$IT_TMP/$2.rec.f"
+	"$3" "$IT_TMP/$2.ch" >"$IT_TMP/$2.ch.f"
+	if [[ -s $IT_TMP/$2.rec.f ]] && cmp -s "$IT_TMP/$2.rec.f" "$IT_TMP/$2.ch.f"; then
+		pass "$1" "$(wc -l <"$IT_TMP/$2.rec.f") lines"
+	else
+		fail "$1" "$(wc -l <"$IT_TMP/$2.rec.f") lines from the recordings; differ: $(diff "$IT_TMP/$2.rec.f" "$IT_TMP/$2.ch.f" | head -4 | cut -c1-160 | tr '\n' '|') $(head -c 300 "$IT_TMP/$2.ch.err")"
+	fi
+}
+rows() { grep -E '^(syscall|block|io_uring|aio) +[^ ]+ +[^ ]+ +[^ ]+ +[0-9]+ ' "$1" | sort; }
+# the histograms, each a block of lines, in the order of their titles
+hists() { awk '/\(all requests\)$/ { t = $0 } t && NF { print t " | " $0 } !NF { t = "" }' "$1" | sort; }
+# the slowest requests without their wall-clock time (the recordings' segments and the sink
+# read CLOCK_REALTIME - CLOCK_MONOTONIC at different instants: the same stamp, µs apart)
+slowest() { sed -n '/slowest requests ===$/,$p' "$1" | awk '{ if ($2 ~ /Z$/) $2 = "T"; print }' | sort; }
+rep all -n 20
+"$IOTRACER" report -n 0 --json "$IT_TMP/all.rec.json" "${RECS[@]}" >/dev/null 2>&1
+"$IOTRACER" report -n 0 --json "$IT_TMP/all.ch.json" "${FROM[@]}" >/dev/null 2>&1
+same summary all rows
+same hists all hists
+same slowest all slowest
+sort "$IT_TMP/all.rec.json" | grep '"type":"request"' >"$IT_TMP/j.rec"
+sort "$IT_TMP/all.ch.json" >"$IT_TMP/j.ch"
+nj=$(wc -l <"$IT_TMP/j.rec")
+if ((nj == IOS[a] + IOS[b])) && cmp -s "$IT_TMP/j.rec" "$IT_TMP/j.ch"; then
+	pass json "$nj request lines"
+else
+	fail json "$nj request lines from the recordings (fio: $((IOS[a] + IOS[b]))), $(wc -l <"$IT_TMP/j.ch") from the cluster; first difference: $(diff "$IT_TMP/j.rec" "$IT_TMP/j.ch" | head -2 | cut -c1-200 | tr '\n' '|')"
+fi
+
+matrix() { sed -n "/^blame by /,\$p" "$1"; }
+rep blame -n 0 --blame
+same blame blame matrix
+
+# filters: the same counts over the cluster as over the recordings
+count() { "$IOTRACER" report -n 0 --json - "$@" 2>/dev/null | grep -c '"type":"request"'; }
+c_host=$(count "${FROM[@]}" --host a)
+c_fio=$(count "${FROM[@]}" -c fio -d "$(devname "${DEV[b]}")")
+r_fio=$(count "${RECS[@]}" -c fio -d "$(devname "${DEV[b]}")")
+c_m=$(count "${FROM[@]}" -m 1ms)
+r_m=$(count "${RECS[@]}" -m 1ms)
+since=$(sed -n 's/.*started \([^;]*\);.*/\1/p' "$IT_TMP/all.rec" | head -n 1)
+t=$(($(date -u -d "$since" +%s) + 3))
+c_t=$(count "${FROM[@]}" --since "$t")/$(count "${FROM[@]}" --until "$t")
+r_t=$(count "${RECS[@]}" --since "$t")/$(count "${RECS[@]}" --until "$t")
+check filters "--host a $c_host (fio ${IOS[a]}); -c fio -d b's $c_fio/$r_fio; -m 1ms $c_m/$r_m; since/until $t: $c_t / $r_t (cluster/recordings)" \
+	test "$c_host" = "${IOS[a]}" -a "$c_fio" = "$r_fio" -a "$c_fio" -gt 0 -a "$c_m" = "$r_m" -a "$c_t" = "$r_t"
+
+# views: the same requests drawn
+rep views -n 0 --perfetto "$IT_TMP/pf.x" --heatmap "$IT_TMP/hm.x"
+"$IOTRACER" report -n 0 --perfetto "$IT_TMP/pf.rec" --heatmap "$IT_TMP/hm.rec" "${RECS[@]}" >/dev/null 2>&1
+"$IOTRACER" report -n 0 --perfetto "$IT_TMP/pf.ch" --heatmap "$IT_TMP/hm.ch" "${FROM[@]}" >/dev/null 2>&1
+slices() { jq '[.traceEvents[] | select(.ph == "X" and .cat == "io")] | length' "$1" 2>/dev/null; }
+cells() { grep -o 'data-count="[0-9]*"' "$1" 2>/dev/null | tr -dc '0-9\n' | awk '{ s += $1 } END { print s + 0 }'; }
+p1=$(slices "$IT_TMP/pf.rec") p2=$(slices "$IT_TMP/pf.ch") h1=$(cells "$IT_TMP/hm.rec") h2=$(cells "$IT_TMP/hm.ch")
+check views "perfetto io slices $p2 (recordings $p1), heatmap requests $h2 (recordings $h1)" \
+	test -n "$p1" -a "$p1" = "$p2" -a "$h1" = "$h2" -a "$h1" -gt 0
+it_end
