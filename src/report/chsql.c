@@ -86,14 +86,17 @@ static int where_containers(struct nat_buf *b, const struct rp_opts *o)
 		err = ch_sqlf(b, " AND (container = ") ?: sql_str(b, c, strlen(c));
 		if (!err && strlen(c) >= 4)
 			err = ch_sqlf(b, " OR startsWith(container_id, ") ?:
-				      sql_str(b, c, strlen(c)) ?: ch_sqlf(b, ")");
+				      sql_str(b, c, strlen(c))		  ?:
+									    ch_sqlf(b, ")");
 		err = err ?: ch_sqlf(b, ")");
 	}
 	if (p && !err) {
 		err = ch_sqlf(b, " AND (pod_uid = ") ?: sql_str(b, p, strlen(p));
 		err = err ?: ch_sqlf(b, " OR pod = ") ?: sql_str(b, p, strlen(p));
-		err = err ?: ch_sqlf(b, " OR concat(namespace, '/', pod) = ") ?:
-			      sql_str(b, p, strlen(p)) ?: ch_sqlf(b, ")");
+		err = err						       ?:
+			      ch_sqlf(b, " OR concat(namespace, '/', pod) = ") ?:
+			      sql_str(b, p, strlen(p))			       ?:
+										 ch_sqlf(b, ")");
 	}
 	return err;
 }
@@ -107,11 +110,14 @@ static int where_dev(struct nat_buf *b, const struct rp_opts *o)
 
 	if (f->nr_dev_names) {
 		err = ch_sqlf(b, " AND (has(") ?: sql_list(b, f->dev_names, f->nr_dev_names);
-		err = err ?: ch_sqlf(b, ", dev) OR has(") ?:
+		err = err				   ?:
+			      ch_sqlf(b, ", dev) OR has(") ?:
 			      sql_list(b, f->dev_names, f->nr_dev_names);
-		err = err ?: ch_sqlf(b, ", devno) OR hasAny(block.dev, ") ?:
+		err = err						   ?:
+			      ch_sqlf(b, ", devno) OR hasAny(block.dev, ") ?:
 			      sql_list(b, f->dev_names, f->nr_dev_names);
-		err = err ?: ch_sqlf(b, ") OR hasAny(block.devno, ") ?:
+		err = err					      ?:
+			      ch_sqlf(b, ") OR hasAny(block.devno, ") ?:
 			      sql_list(b, f->dev_names, f->nr_dev_names);
 		return err ?: ch_sqlf(b, "))");
 	}
@@ -148,8 +154,9 @@ int ch_where(const struct report *rp, struct nat_buf *b)
 	if (!err)
 		err = where_dev(b, o);
 	if (!err && o->nr_hosts)
-		err = ch_sqlf(b, " AND has(") ?: sql_list(b, o->hosts, o->nr_hosts) ?:
-						  ch_sqlf(b, ", host)");
+		err = ch_sqlf(b, " AND has(")			 ?:
+			      sql_list(b, o->hosts, o->nr_hosts) ?:
+								   ch_sqlf(b, ", host)");
 	return err;
 }
 
@@ -193,31 +200,68 @@ struct ch_branch {
 
 /* The stages of stages.c (stages_request()), each a branch. */
 static const struct ch_branch ch_branches[] = {
-	{ .layer = "'syscall'", .stage = "total", .value = "lat_ns", .cond = "kind = 'syscall'",
-	  .bytes = "bytes", .first = CH_START, .last = CH_START " + lat_ns" },
-	{ .layer = "'syscall'", .stage = "offcpu", .value = "offcpu_ns",
+	{ .layer = "'syscall'",
+	  .stage = "total",
+	  .value = "lat_ns",
+	  .cond = "kind = 'syscall'",
+	  .bytes = "bytes",
+	  .first = CH_START,
+	  .last = CH_START " + lat_ns" },
+	{ .layer = "'syscall'",
+	  .stage = "offcpu",
+	  .value = "offcpu_ns",
 	  .cond = "kind = 'syscall' AND bitAnd(flags, " CH_F_SCHED_SW ") != 0" },
-	{ .layer = "'syscall'", .stage = "runq", .value = "runq_ns",
+	{ .layer = "'syscall'",
+	  .stage = "runq",
+	  .value = "runq_ns",
 	  .cond = "kind = 'syscall' AND bitAnd(flags, " CH_F_SCHED_CNT ") != 0" },
-	{ .layer = "'io_uring'", .stage = "total", .value = "lat_ns", .cond = "kind = 'io_uring'",
-	  .bytes = "bytes", .first = CH_START, .last = CH_START " + lat_ns" },
-	{ .layer = "'aio'", .stage = "total", .value = "lat_ns", .cond = "kind = 'aio' AND " CH_END_F,
-	  .bytes = "bytes", .first = CH_START, .last = CH_START " + lat_ns" },
-	{ .layer = "'block'", .stage = "q2c", .value = "b.q2c_ns", .cond = "1", .block = 1,
-	  .bytes = "b.bytes", .first = CH_Q, .last = CH_Q " + b.q2c_ns" },
-	{ .layer = "'block'", .stage = "d2c", .value = "b.d2c_ns", .block = 1,
+	{ .layer = "'io_uring'",
+	  .stage = "total",
+	  .value = "lat_ns",
+	  .cond = "kind = 'io_uring'",
+	  .bytes = "bytes",
+	  .first = CH_START,
+	  .last = CH_START " + lat_ns" },
+	{ .layer = "'aio'",
+	  .stage = "total",
+	  .value = "lat_ns",
+	  .cond = "kind = 'aio' AND " CH_END_F,
+	  .bytes = "bytes",
+	  .first = CH_START,
+	  .last = CH_START " + lat_ns" },
+	{ .layer = "'block'",
+	  .stage = "q2c",
+	  .value = "b.q2c_ns",
+	  .cond = "1",
+	  .block = 1,
+	  .bytes = "b.bytes",
+	  .first = CH_Q,
+	  .last = CH_Q " + b.q2c_ns" },
+	{ .layer = "'block'",
+	  .stage = "d2c",
+	  .value = "b.d2c_ns",
+	  .block = 1,
 	  .cond = "bitAnd(b.flags, " CH_BF_ISSUED ") != 0" },
-	{ .layer = "'block'", .stage = "q2d", .value = "b.q2d_ns", .block = 1,
+	{ .layer = "'block'",
+	  .stage = "q2d",
+	  .value = "b.q2d_ns",
+	  .block = 1,
 	  .cond = "bitAnd(b.flags, " CH_BF_ISSUED ") != 0" },
-	{ .layer = "'block'", .stage = "dirty_age", .value = "(" CH_Q " - b.dirty_first_ns)",
+	{ .layer = "'block'",
+	  .stage = "dirty_age",
+	  .value = "(" CH_Q " - b.dirty_first_ns)",
 	  .block = 1,
 	  .cond = "bitAnd(b.flags, " CH_F_WB ") != 0 AND b.dirty_first_ns != 0 AND "
 		  "b.dirty_first_ns <= " CH_Q },
-	{ .layer = "b.drv_layer", .stage = "drv", .value = "(b.drv_done_ns - b.drv_submit_ns)",
+	{ .layer = "b.drv_layer",
+	  .stage = "drv",
+	  .value = "(b.drv_done_ns - b.drv_submit_ns)",
 	  .block = 1,
 	  .cond = "b.drv_layer != '' AND b.drv_submit_ns != 0 AND "
 		  "b.drv_done_ns >= b.drv_submit_ns" },
-	{ .layer = "b.drv_layer", .stage = "kick2irq", .value = "(b.drv_done_ns - b.drv_kick_ns)",
+	{ .layer = "b.drv_layer",
+	  .stage = "kick2irq",
+	  .value = "(b.drv_done_ns - b.drv_kick_ns)",
 	  .block = 1,
 	  .cond = "b.drv_layer != '' AND b.drv_submit_ns != 0 AND "
 		  "b.drv_done_ns >= b.drv_submit_ns AND b.drv_kick_ns != 0 AND "
@@ -233,8 +277,7 @@ static int branch(struct nat_buf *q, const struct ch_branch *br, const char *fro
 	int err;
 
 	snprintf(v, sizeof(v), "toUInt64(%s)", br->value);
-	err = ch_sqlf(q, "SELECT %s AS l, '%s' AS s, %s AS d, any(%s) AS dn, %s AS o, ", br->layer,
-		      br->stage, dev, name, op) ?:
+	err = ch_sqlf(q, "SELECT %s AS l, '%s' AS s, %s AS d, any(%s) AS dn, %s AS o, ", br->layer, br->stage, dev, name, op) ?:
 		      sql_bucket(q, v);
 	err = err ?: ch_sqlf(q, " AS bk, count(), min(%s), max(%s), sum(%s), ", v, v, v);
 	/* a total's bytes and span: only of the requests that ended (stage_bytes()) */
@@ -245,8 +288,9 @@ static int branch(struct nat_buf *q, const struct ch_branch *br, const char *fro
 			      end, br->bytes, end, br->first, end, br->last);
 	else if (!err)
 		err = ch_sqlf(q, "toUInt64(0), toUInt64(18446744073709551615), toUInt64(0)");
-	return err ?: ch_sqlf(q, " FROM %s%s WHERE (%s) AND %s GROUP BY l, d, o, bk", from,
-			      br->block ? " ARRAY JOIN block AS b" : "", where, br->cond);
+	return err   ?:
+		       ch_sqlf(q, " FROM %s%s WHERE (%s) AND %s GROUP BY l, d, o, bk", from,
+			       br->block ? " ARRAY JOIN block AS b" : "", where, br->cond);
 }
 
 int ch_summary_sql(const char *from, const char *where, struct nat_buf *q)
@@ -254,6 +298,7 @@ int ch_summary_sql(const char *from, const char *where, struct nat_buf *q)
 	int err = 0;
 
 	for (size_t i = 0; !err && i < sizeof(ch_branches) / sizeof(ch_branches[0]); i++)
-		err = (i ? ch_sqlf(q, " UNION ALL ") : 0) ?: branch(q, &ch_branches[i], from, where);
+		err = (i ? ch_sqlf(q, " UNION ALL ") : 0) ?:
+							    branch(q, &ch_branches[i], from, where);
 	return err;
 }

@@ -85,8 +85,8 @@ int ch_open(struct report *rp)
 		return 1;
 	}
 	snprintf(c->from, sizeof(c->from), "%s.%s FINAL", c->url.db, c->url.table);
-	snprintf(c->blame_from, sizeof(c->blame_from), "%s.%s" SK_BLAME_SUFFIX " FINAL",
-		 c->url.db, c->url.table);
+	snprintf(c->blame_from, sizeof(c->blame_from), "%s.%s" SK_BLAME_SUFFIX " FINAL", c->url.db,
+		 c->url.table);
 	if (ch_where(rp, &c->where) || nat_buf_room(&c->where, 1) ||
 	    sk_schema_select(sk_req_spec, SK_R_NR, &c->cols) || nat_buf_room(&c->cols, 1)) {
 		it_err("report: out of memory");
@@ -337,8 +337,7 @@ static int ch_summary(struct report *rp)
 	int ret = 1;
 
 	if (!ch_summary_sql(c->from, (char *)c->where.p, &sql) && !nat_buf_room(&sql, 1) &&
-	    (sql.p[sql.len] = '\0', !query(rp, (char *)sql.p, &resp)) &&
-	    !nat_buf_room(&resp, 1)) {
+	    (sql.p[sql.len] = '\0', !query(rp, (char *)sql.p, &resp)) && !nat_buf_room(&resp, 1)) {
 		char *save = NULL, *line;
 
 		resp.p[resp.len] = '\0';
@@ -382,11 +381,12 @@ static int ch_counts(struct report *rp)
 		  numbers(rp, (char *)sql.p, &c->total, 1);
 
 	sql.len = 0;
-	ret = ret || ch_sqlf(&sql,
-			     "SELECT count(), uniqExact(host), min(ts - toUInt64(clock_off)), "
-			     "max(if(bitAnd(flags, %u) != 0, ts - toUInt64(clock_off) + lat_ns, 0)) "
-			     "FROM %s WHERE %s",
-			     SK_F_END, c->from, (char *)c->where.p) ||
+	ret = ret ||
+	      ch_sqlf(&sql,
+		      "SELECT count(), uniqExact(host), min(ts - toUInt64(clock_off)), "
+		      "max(if(bitAnd(flags, %u) != 0, ts - toUInt64(clock_off) + lat_ns, 0)) "
+		      "FROM %s WHERE %s",
+		      SK_F_END, c->from, (char *)c->where.p) ||
 	      numbers(rp, (char *)sql.p, v, 4);
 	if (!ret) {
 		rp->matched = v[0];
@@ -415,14 +415,14 @@ static int blame_parts(struct report *rp, uint64_t *lines)
 {
 	struct ch_src *c = rp->ch;
 	struct nat_buf sql = { 0 }, resp = { 0 };
-	int ret = ch_sqlf(&sql,
-			  "SELECT victim_devno, any(victim_dev), victim_cgroup_id, "
-			  "any(victim_cgroup), count(), sum(requests), sum(wait_ns), sum(own_ns), "
-			  "sum(unattributed_ns), sum(self_ns), sum(others_ns), max(other_ns) FROM %s",
-			  c->blame_from) ||
-		  blame_where(c, &sql) ||
-		  ch_sqlf(&sql, " GROUP BY victim_devno, victim_cgroup_id") ||
-		  query(rp, (char *)sql.p, &resp) || nat_buf_room(&resp, 1);
+	int ret =
+		ch_sqlf(&sql,
+			"SELECT victim_devno, any(victim_dev), victim_cgroup_id, "
+			"any(victim_cgroup), count(), sum(requests), sum(wait_ns), sum(own_ns), "
+			"sum(unattributed_ns), sum(self_ns), sum(others_ns), max(other_ns) FROM %s",
+			c->blame_from) ||
+		blame_where(c, &sql) || ch_sqlf(&sql, " GROUP BY victim_devno, victim_cgroup_id") ||
+		query(rp, (char *)sql.p, &resp) || nat_buf_room(&resp, 1);
 
 	if (!ret) {
 		char *save = NULL, *line, *f[12];

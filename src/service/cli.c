@@ -146,6 +146,10 @@ static const struct cli_option cli_opts[] = {
 	  .section = "sink", .reload = RELOAD_START, .val = CLI_V_SIZE, F(sink_spill_max),
 	  .row.help = "spill directory size, at most (default 1G; past it new rows\n"
 		      "are dropped, counted)" },
+	{ .row.name = "sink-timeout", .row.key = CLI_OPT_SINK_TIMEOUT, .row.arg = "DUR",
+	  .section = "sink", .reload = RELOAD_START, .val = CLI_V_DUR, F(sink_timeout_ns),
+	  .row.help = "a request to the server, at most (default 10s; then sent\n"
+		      "again, counted)" },
 	{ .row.name = "no-live", .row.key = CLI_OPT_NO_LIVE, .section = "", .reload = RELOAD_START,
 	  .val = CLI_V_NOT_FLAG, F(live),
 	  .row.help = "no live per-request lines (summaries only)" },
@@ -311,6 +315,7 @@ void cli_defaults(struct it_opts *o)
 	o->record_max = REC_DEF_MAX;
 	o->sink_queue = SK_DEF_QUEUE;
 	o->sink_spill_max = SK_DEF_SPILL_MAX;
+	o->sink_timeout_ns = SK_DEF_TIMEOUT_MS * 1000000ull;
 }
 
 static void cli_free_strs(char **arr, int *nr)

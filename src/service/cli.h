@@ -59,6 +59,7 @@ struct it_opts {
 	/* --sink (docs/fleet.md): all malloc'd; NULL: off / none / the default */
 	char *sink_url, *sink_auth, *sink_ca, *sink_spill;
 	uint64_t sink_queue, sink_spill_max; /* bytes */
+	uint64_t sink_timeout_ns;
 	int live; /* live per-request lines; 0 with --no-live or -q */
 	int quiet;
 	int verbose; /* number of -v */

@@ -372,6 +372,8 @@ static int cli_sink(const struct cli_src *src, int c, const char *arg, struct it
 	struct sk_url u;
 
 	switch (c) {
+	case CLI_OPT_SINK_TIMEOUT:
+		return cli_duration(src, c, arg, 1, &o->sink_timeout_ns);
 	case CLI_OPT_SINK_QUEUE:
 	case CLI_OPT_SINK_SPILL_MAX:
 		if (parse_size(arg, &v) ||
@@ -492,6 +494,7 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 	case CLI_OPT_SINK_QUEUE:
 	case CLI_OPT_SINK_SPILL:
 	case CLI_OPT_SINK_SPILL_MAX:
+	case CLI_OPT_SINK_TIMEOUT:
 		return cli_sink(src, c, arg, o);
 	case CLI_OPT_MODE:
 	case CLI_OPT_LINK:

@@ -618,7 +618,7 @@ static int daemon_finish(struct daemon *d, int ret)
 	if (d->blame)
 		dblame_finish(d->blame);
 	/* what the server does not take now waits in the spill directory: lost only when counted */
-	if (d->sink && sink_finish(d->sink) && !ret)
+	if (daemon_sink_finish(d) && !ret)
 		ret = -EIO;
 	d->now_ns = stop_ns; /* the run traced until the stop, not until the detach ended */
 	summary(d, 1);

@@ -11,6 +11,7 @@
 
 #include "service/daemon_int.h"
 #include "service/dblame.h"
+#include "lib/log.h"
 #include "service/metrics.h"
 #include "sink/sink.h"
 
@@ -31,6 +32,7 @@ int daemon_sink_open(struct daemon *d)
 		.spill_max = o->sink_spill_max,
 		.queue_max = o->sink_queue,
 		.host = o->name,
+		.timeout_ms = (long)(o->sink_timeout_ns / 1000000),
 		.sysfs_root = o->sysfs_root,
 		.start_ns = d->start_ns,
 		.who = cli_where(o, "sink", who, sizeof(who)),
@@ -47,6 +49,19 @@ int daemon_sink_open(struct daemon *d)
 	if (d->blame)
 		dblame_set_line_fn(d->blame, on_blame_line, d->sink);
 	return 0;
+}
+
+/* The end: what is left goes to the server or the spill; -EIO when rows were dropped. */
+int daemon_sink_finish(struct daemon *d)
+{
+	uint64_t lost = d->sink ? sink_finish(d->sink) : 0;
+
+	if (!lost)
+		return 0;
+	it_err("--sink: %llu rows were dropped (counted by reason in the summary and in "
+	       "iotracer_sink_dropped_rows_total)",
+	       (unsigned long long)lost);
+	return -EIO;
 }
 
 void daemon_sink_summary(struct daemon *d)

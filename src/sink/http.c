@@ -252,7 +252,7 @@ static CURLcode perform(struct sk_http *h, int scheme, const char *sql, const vo
 
 /*
  * clickhouse:// before the first answer: does the port answer plain HTTP (GET
- * /ping)? Then it offers no TLS, and plain HTTP it is for this run; a TLS port
+ * /ping, any status)? Then it offers no TLS, and plain HTTP it is for this run; a TLS port
  * fails the plain request at once (a plain port may never answer a TLS hello:
  * it waits for the end of a request line). CURLE_COULDNT_CONNECT and the like:
  * nothing answers, the scheme stays unknown. Returns the probe's curl result.
@@ -263,9 +263,10 @@ static CURLcode probe(struct sk_http *h, struct sk_http_res *res)
 	struct body w = { .b = &b };
 	CURLcode rc = perform(h, SCHEME_HTTP, NULL, NULL, 0, 0, &w, res);
 
-	if (rc == CURLE_OK && res->status == 200)
+	/* any HTTP answer, whatever its status: the port speaks plain HTTP */
+	if (rc == CURLE_OK)
 		h->scheme = SCHEME_HTTP;
-	else if (rc == CURLE_OK || rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR ||
+	else if (rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR ||
 		 rc == CURLE_WEIRD_SERVER_REPLY || rc == CURLE_SEND_ERROR)
 		h->scheme = SCHEME_HTTPS;
 	nat_buf_free(&b);

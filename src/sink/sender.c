@@ -175,6 +175,7 @@ static void sent(struct sk_sender *q, struct sk_batch *b)
 		it_note_always("%s: %s:%u: sending again (%s)", q->who, q->cfg.url.host,
 			       q->cfg.url.port, sk_http_scheme(q->http));
 	q->said = 0;
+	__atomic_store_n(&q->scheme, sk_http_scheme(q->http), __ATOMIC_RELAXED);
 	__atomic_store_n(&q->up, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&q->failed, 0, __ATOMIC_RELAXED);
 	sk_batch_free(b);
@@ -221,6 +222,7 @@ int sk_sender_start(struct sk_sender *q, const struct sk_http_cfg *cfg, uint64_t
 	int err;
 
 	memset(q, 0, sizeof(*q));
+	q->scheme = "";
 	q->ctr = ctr;
 	q->who = who;
 	q->retry_max_ns = retry_max_ns ? retry_max_ns : SK_RETRY_MAX_NS;

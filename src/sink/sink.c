@@ -22,7 +22,6 @@
 #include "sink/sink_int.h"
 
 #define SK_EXIT_WAIT_NS (5ull * 1000 * 1000 * 1000) /* at exit, for the server to take the rest */
-#define SK_TIMEOUT_MS 10000L
 
 struct sink {
 	struct sink_opts o;
@@ -260,9 +259,17 @@ static void replay_one(struct sink *s, struct sk_seg *seg)
 	seg->read = 1; /* deleted once its batches were sent (a bad segment: at once) */
 }
 
+/* Requests and blame lines a spill write lost: dropped, no longer spilled. */
+static void spill_lost(struct sink *s, uint64_t reqs, uint64_t blame)
+{
+	if (reqs + blame)
+		drop(s, SK_DROP_SPILL_ERROR, reqs + blame);
+	__atomic_fetch_sub(&s->ctr[SK_C_SPILLED], reqs, __ATOMIC_RELAXED);
+}
+
 void sink_tick(struct sink *s, uint64_t now_ns)
 {
-	uint64_t lost;
+	uint64_t lost, blame;
 
 	s->now_ns = now_ns;
 	if (s->live_since && now_ns - s->live_since >= SK_BATCH_AGE_NS)
@@ -274,13 +281,13 @@ void sink_tick(struct sink *s, uint64_t now_ns)
 	}
 	if (s->sp.rc)
 		rec_tick(s->sp.rc, now_ns);
-	lost = sk_spill_lost(&s->sp);
+	lost = sk_spill_lost(&s->sp, &blame);
+	spill_lost(s, lost, blame);
 	if (s->spilling && sk_sender_bytes(&s->q) < s->o.queue_max / 2) {
-		lost += sk_spill_close(&s->sp);
+		lost = sk_spill_close(&s->sp, &blame);
+		spill_lost(s, lost, blame);
 		s->spilling = 0;
 	}
-	if (lost)
-		drop(s, SK_DROP_SPILL_ERROR, lost);
 	sk_spill_reap(&s->sp);
 	if (!s->spilling && sk_sender_bytes(&s->q) < s->o.queue_max / 2) {
 		struct sk_seg *seg = sk_spill_next(&s->sp);
@@ -311,7 +318,8 @@ struct sink *sink_open(const struct sink_opts *o, struct cg_cache *cg, struct ct
 	struct sink *s = calloc(1, sizeof(*s));
 	struct sk_lookup lk = { .sysfs_root = o->sysfs_root, .cg = cg, .names = names };
 	struct sk_http_cfg cfg = { .ca_file = o->ca_file,
-				   .timeout_ms = o->timeout_ms ? o->timeout_ms : SK_TIMEOUT_MS };
+				   .timeout_ms = o->timeout_ms ? o->timeout_ms :
+								 SK_DEF_TIMEOUT_MS };
 	char why[256];
 	int err;
 
@@ -371,9 +379,9 @@ void sink_stats(struct sink *s, struct sink_stats *st)
 		st->queue_rows = s->q.q_rows;
 		st->queue_bytes = s->q.q_bytes;
 		pthread_mutex_unlock(&s->q.lock);
-		st->up = __atomic_load_n(&s->q.up, __ATOMIC_RELAXED);
-		st->scheme = s->q.http ? sk_http_scheme(s->q.http) : "";
 	}
+	st->up = __atomic_load_n(&s->q.up, __ATOMIC_RELAXED);
+	st->scheme = __atomic_load_n(&s->q.scheme, __ATOMIC_RELAXED);
 	st->spill_bytes = s->o.spill_dir ? sk_spill_used(&s->sp, s->now_ns) : 0;
 }
 
@@ -395,6 +403,8 @@ void sink_summary(struct sink *s, FILE *f)
 		(unsigned long long)st.replayed, (unsigned long long)dropped,
 		(unsigned long long)st.blame_rows, (unsigned long long)st.blame_sent,
 		(unsigned long long)retries);
+	if (st.scheme && st.scheme[0])
+		fprintf(f, " (%s)", st.scheme);
 	for (int i = 0; i < SK_DROP_NR; i++)
 		if (st.dropped[i])
 			fprintf(f, "; dropped %s %llu", drop_names[i],
@@ -462,7 +472,7 @@ static void spill_batch(struct sink *s, struct sk_batch *b)
 uint64_t sink_finish(struct sink *s)
 {
 	struct sk_batch *left;
-	uint64_t lost = 0, n;
+	uint64_t lost = 0, n, blame;
 
 	if (!s || s->finished)
 		return 0;
@@ -483,9 +493,8 @@ uint64_t sink_finish(struct sink *s)
 		sk_batch_free(b);
 	}
 	if (s->o.spill_dir) {
-		n = sk_spill_close(&s->sp);
-		if (n)
-			drop(s, SK_DROP_SPILL_ERROR, n);
+		n = sk_spill_close(&s->sp, &blame);
+		spill_lost(s, n, blame);
 	}
 	for (int i = 0; i < SK_DROP_NR; i++)
 		lost += sk_get(&s->ctr[SK_C_DROP + i]);

@@ -25,10 +25,11 @@
 #define SK_BATCH_ROWS 16384 /* rows in a batch, at most */
 #define SK_BATCH_AGE_NS 1000000000ull /* a row waits at most this long for its batch */
 #define SK_DEF_QUEUE (64ull << 20) /* --sink-queue */
-#define SK_MIN_QUEUE (1ull << 20)
+#define SK_MIN_QUEUE (64ull << 10)
 #define SK_DEF_SPILL_MAX (1ull << 30) /* --sink-spill-max */
 #define SK_MIN_SPILL_MAX (64ull << 10)
 #define SK_DEF_SPILL "/var/lib/iotracer/sink"
+#define SK_DEF_TIMEOUT_MS 10000L /* --sink-timeout: a request, at most */
 
 struct cg_cache;
 struct ct_names;
@@ -43,9 +44,8 @@ struct sink_opts {
 	const char *sysfs_root;
 	uint64_t start_ns; /* the daemon's start, CLOCK_MONOTONIC: the rows' run */
 	const char *who; /* how errors name the option: "--sink" or "FILE:LINE: sink" */
-	/* tests: the sender's backoff (0: 100 ms doubling to 5 s) and request timeout */
-	uint64_t retry_max_ns;
-	long timeout_ms;
+	long timeout_ms; /* a request to the server, at most (0: SK_DEF_TIMEOUT_MS) */
+	uint64_t retry_max_ns; /* tests: the longest backoff (0: 100 ms doubling to 5 s) */
 };
 
 /* Why rows were not kept, and why a batch was sent again. */

@@ -75,6 +75,7 @@ struct sk_sender {
 	int checked[SK_T_NR]; /* the table's columns were checked */
 	int said; /* bit per enum sink_retry: its first message was printed */
 	struct sk_http *http;
+	const char *scheme; /* of the last answer: "https", "http" (static), "" before one */
 	struct sk_http_cfg cfg;
 	uint64_t retry_max_ns;
 	uint64_t *ctr; /* the sink's counters */
@@ -106,7 +107,7 @@ struct sk_spill {
 	uint64_t used; /* bytes in the directory at the last scan */
 	uint64_t rc_bytes_at_scan; /* rec_bytes(rc) then */
 	uint64_t next_scan_ns;
-	uint64_t lost_seen; /* rec_lost() + rec_blame_lost() already counted */
+	uint64_t lost_seen, blame_seen; /* rec_lost(), rec_blame_lost() already counted */
 	struct sk_seg *segs; /* being replayed */
 	int warned;
 	const char *who;
@@ -117,10 +118,13 @@ int sk_spill_init(struct sk_spill *sp, const char *dir, uint64_t max, uint64_t s
 /* 0: spilled; else the enum sink_drop reason it could not be. */
 int sk_spill_request(struct sk_spill *sp, const struct corr_req *r, uint64_t now_ns);
 int sk_spill_blame(struct sk_spill *sp, const struct blame_line *l, uint64_t now_ns);
-/* Stop spilling: the segment is closed, ready to be replayed; the rows its last writes lost. */
-uint64_t sk_spill_close(struct sk_spill *sp);
-/* Rows lost to write errors since the last call. */
-uint64_t sk_spill_lost(struct sk_spill *sp);
+/*
+ * Stop spilling: the segment is closed, ready to be replayed; the requests its
+ * last writes lost (*blame: the blame lines).
+ */
+uint64_t sk_spill_close(struct sk_spill *sp, uint64_t *blame);
+/* Requests (*blame: blame lines) lost to write errors since the last call. */
+uint64_t sk_spill_lost(struct sk_spill *sp, uint64_t *blame);
 /* The next closed segment not being replayed yet (oldest first), or NULL; it is then listed. */
 struct sk_seg *sk_spill_next(struct sk_spill *sp);
 /* Delete the replayed segments whose batches were all sent. */

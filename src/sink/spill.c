@@ -98,7 +98,7 @@ static int spill_open(struct sk_spill *sp, uint64_t now_ns)
 		return SK_DROP_SPILL_ERROR;
 	rec_set_cgroups(sp->rc, sp->cg);
 	sp->rc_bytes_at_scan = 0;
-	sp->lost_seen = 0;
+	sp->lost_seen = sp->blame_seen = 0;
 	return 0;
 }
 
@@ -127,22 +127,25 @@ int sk_spill_blame(struct sk_spill *sp, const struct blame_line *l, uint64_t now
 	return 0;
 }
 
-uint64_t sk_spill_lost(struct sk_spill *sp)
+uint64_t sk_spill_lost(struct sk_spill *sp, uint64_t *blame)
 {
-	uint64_t lost = rec_lost(sp->rc) + rec_blame_lost(sp->rc), n = lost - sp->lost_seen;
+	uint64_t n = rec_lost(sp->rc) - sp->lost_seen, b = rec_blame_lost(sp->rc) - sp->blame_seen;
 
-	sp->lost_seen = lost;
+	sp->lost_seen += n;
+	sp->blame_seen += b;
+	*blame = b;
 	return n;
 }
 
-uint64_t sk_spill_close(struct sk_spill *sp)
+uint64_t sk_spill_close(struct sk_spill *sp, uint64_t *blame)
 {
 	uint64_t lost;
 
+	*blame = 0;
 	if (!sp->rc)
 		return 0;
 	rec_flush(sp->rc);
-	lost = sk_spill_lost(sp);
+	lost = sk_spill_lost(sp, blame);
 	sp->used += rec_bytes(sp->rc) - sp->rc_bytes_at_scan;
 	rec_close(sp->rc);
 	sp->rc = NULL;
@@ -216,7 +219,9 @@ void sk_spill_reap(struct sk_spill *sp)
 
 void sk_spill_free(struct sk_spill *sp)
 {
-	sk_spill_close(sp);
+	uint64_t b;
+
+	sk_spill_close(sp, &b);
 	while (sp->segs) {
 		struct sk_seg *s = sp->segs;
 

@@ -158,3 +158,60 @@ ch_kill() {
 
 ch_restart() { _ch_launch "$1"; }
 ch_signal() { kill "-$2" "${CH_PID[$1]}"; }
+
+# ---------------------------------------------------------------- several daemons at once
+# tr_start NAME ARGS...: iotracer -j $IT_TMP/NAME.json --no-live -q ARGS in the background
+#   (TR_PID[NAME], TR_OUT[NAME], TR_ERR[NAME], TR_JSON[NAME]), not waiting for it
+# tr_attached NAME...: wait until each holds BPF links, unchanged for 1 s (30 s at most);
+#   returns 1 (TR_WHY) when one died or did not attach
+# tr_stop NAME...: SIGTERM to all, then reap each (30 s at most); TR_RC[NAME]
+declare -A TR_PID TR_OUT TR_ERR TR_JSON TR_RC
+tr_start() {
+	local n=$1
+	shift
+	TR_OUT[$n]=$IT_TMP/$n.out TR_ERR[$n]=$IT_TMP/$n.err TR_JSON[$n]=$IT_TMP/$n.json
+	"$IOTRACER" -j "${TR_JSON[$n]}" --no-live -q "$@" >"${TR_OUT[$n]}" 2>"${TR_ERR[$n]}" &
+	TR_PID[$n]=$!
+	_it_register pids "${TR_PID[$n]}"
+}
+
+tr_attached() {
+	local n i links
+	declare -A last stable
+	for ((i = 0; i < 150; i++)); do
+		local done=1
+		for n in "$@"; do
+			if ! proc_alive "${TR_PID[$n]}"; then
+				TR_WHY="$n exited before attaching: $(head -c 300 "${TR_ERR[$n]}" | tr '\n' ' ')"
+				return 1
+			fi
+			links=$(bpf_link_count "${TR_PID[$n]}")
+			if ((links > 0 && links == ${last[$n]:--1})); then
+				stable[$n]=$((${stable[$n]:-0} + 1))
+			else
+				stable[$n]=0
+			fi
+			last[$n]=$links
+			((stable[$n] >= 5)) || done=0
+		done
+		((done)) && return 0
+		sleep 0.2
+	done
+	TR_WHY="not attached within 30 s: $*"
+	return 1
+}
+
+tr_stop() {
+	local n i
+	for n in "$@"; do kill -TERM "${TR_PID[$n]}" 2>/dev/null; done
+	for n in "$@"; do
+		for ((i = 0; i < 300; i++)); do
+			proc_alive "${TR_PID[$n]}" || break
+			sleep 0.1
+		done
+		proc_alive "${TR_PID[$n]}" && kill -KILL "${TR_PID[$n]}" 2>/dev/null
+		wait "${TR_PID[$n]}" 2>/dev/null
+		TR_RC[$n]=$?
+		_it_unregister pids "${TR_PID[$n]}"
+	done
+}

@@ -241,10 +241,10 @@ static char *json_of(struct rf_req *reqs, int n, size_t *len)
 	return buf;
 }
 
-static const struct sk_ident g_id = {
-	.host = "node-a", .boot = "bd00072a-1987-4817-a8b8-a5924d5e2899", .run = 123456789,
-	.clock_off = 1700000000000000000ll
-};
+static const struct sk_ident g_id = { .host = "node-a",
+				      .boot = "bd00072a-1987-4817-a8b8-a5924d5e2899",
+				      .run = 123456789,
+				      .clock_off = 1700000000000000000ll };
 
 /* n requests into one Native block; the caller frees buf. */
 static int encode(struct rf_req *reqs, int n, struct nat_buf *buf)
@@ -368,10 +368,10 @@ static void test_native_bad(void)
 static void test_url(void)
 {
 	static const char *const bad[] = {
-		"http://h:1/a.b",	  "clickhouse://h/a.b",		  "clickhouse://h:0/a.b",
+		"http://h:1/a.b",	    "clickhouse://h/a.b",	  "clickhouse://h:0/a.b",
 		"clickhouse://h:99999/a.b", "clickhouse://h:80",	  "clickhouse://h:80/ab",
-		"clickhouse://h:80/a.b;x", "clickhouse://u:pw@h:80/a.b", "clickhouse://h:8x/a.b",
-		"clickhouse://[::1/a.b",   "clickhouse://h h:80/a.b",	  "clickhouse://:80/a.b",
+		"clickhouse://h:80/a.b;x",  "clickhouse://u:pw@h:80/a.b", "clickhouse://h:8x/a.b",
+		"clickhouse://[::1/a.b",    "clickhouse://h h:80/a.b",	  "clickhouse://:80/a.b",
 	};
 	struct sk_url u;
 	char why[256];
@@ -459,7 +459,8 @@ static size_t ddl_describe(const char *sql, const char *table, char *out, size_t
 			snprintf(nested, sizeof(nested), "%s", name);
 		} else if (sscanf(p, " %63s %63[A-Za-z0-9()]", name, type) == 2 && name[0] != ')') {
 			len += (size_t)snprintf(out + len, n - len,
-						nested[0] ? "%s.%s\tArray(%s)\t\t\n" : "%s%s\t%s\t\t\n",
+						nested[0] ? "%s.%s\tArray(%s)\t\t\n" :
+							    "%s%s\t%s\t\t\n",
 						nested, name, type);
 		} else if (strchr(p, ')') && strchr(p, ')') < eol) {
 			nested[0] = '\0';
