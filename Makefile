@@ -18,9 +18,9 @@ CFLAGS      += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=
 ifeq ($(DEBUG),1)
 CFLAGS      += -O0
 endif
-# libinih: the config file reader (src/service/config.c); libcurl: --sink's HTTP client
-# (src/sink/http.c)
-PURE_LIBS   := -linih -lelf -lsodium -lz -lm -lcurl
+# libinih: the config file reader (src/service/config.c); libcurl and libzstd: --sink's
+# HTTP client and compression (src/sink/http.c, compress.c)
+PURE_LIBS   := -linih -lelf -lsodium -lz -lm -lcurl -lzstd
 LDLIBS      := -lbpf $(PURE_LIBS) -lmicrohttpd -lpthread
 BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Iinclude -Ibpf \
 	       -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
@@ -60,7 +60,7 @@ UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%,$(UNIT_SRCS))
 TOOLS       := $(OUTPUT)/replay_bench $(OUTPUT)/bench_output $(OUTPUT)/link_peer \
 	       $(OUTPUT)/compat_syscall $(OUTPUT)/bpf_stats_hold $(OUTPUT)/nonfile_io \
-	       $(OUTPUT)/tax_floor $(OUTPUT)/blame_bench
+	       $(OUTPUT)/tax_floor $(OUTPUT)/blame_bench $(OUTPUT)/sink_bench
 SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 
@@ -69,7 +69,7 @@ VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 # tools itself (deps-test); a traced host that installs the package gets only DEPS_RUN.
 DEPS_BUILD  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev pkg-config make \
 	       gcc libmicrohttpd-dev libsodium-dev libinih-dev dpkg-dev libcurl4-openssl-dev
-DEPS_RUN    := libbpf1 libelf1 zlib1g libsodium23 libmicrohttpd12 libinih1 libcurl4
+DEPS_RUN    := libbpf1 libelf1 zlib1g libsodium23 libmicrohttpd12 libinih1 libcurl4 libzstd1
 DEPS_TEST   := clang-format fio jq util-linux e2fsprogs procps libaio-dev liburing-dev bpftrace systemd \
 	       groff-base man-db prometheus curl qemu-system-x86 libclang-rt-dev lintian \
 	       chromium python3 tmux libbpf-tools nodejs blktrace podman runc busybox-static postgresql \
@@ -204,14 +204,14 @@ $(OUTPUT)/static/%.o: src/%.c | $(OUTPUT)/version.h
 
 $(OUTPUT)/iotracer.static: $(STATIC_OBJS)
 	$(call msg,STATIC,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -static $(filter-out -lmicrohttpd -lcurl,$(LDLIBS)) -lzstd -o $@ \
+	$(Q)$(CC) $(CFLAGS) $^ -static $(filter-out -lmicrohttpd -lcurl,$(LDLIBS)) -o $@ \
 		2>$@.log || { cat $@.log >&2; exit 1; }
 
 $(OUTPUT)/test_link.static: tests/unit/test_link.c \
 		$(filter-out $(patsubst src/%.c,$(OUTPUT)/pure/%.o,$(CURL_SRCS)),$(PURE_OBJS)) \
 		$(patsubst src/%.c,$(OUTPUT)/static/%.o,$(CURL_SRCS))
 	$(call msg,STATIC,$@)
-	$(Q)$(CC) $(CFLAGS) -O1 $^ -static $(filter-out -lcurl,$(PURE_LIBS)) -lzstd -o $@
+	$(Q)$(CC) $(CFLAGS) -O1 $^ -static $(filter-out -lcurl,$(PURE_LIBS)) -o $@
 
 # Regenerate this architecture's committed vmlinux.h from the running kernel
 # (not part of the build). Another architecture's from a BTF file: arm64's from

@@ -82,7 +82,6 @@ CREATE TABLE IF NOT EXISTS iotracer.requests
         ino UInt64,
         q_off_ns Int64,
         q2g_ns UInt64,
-        g2i_ns UInt64,
         i2d_ns UInt64,
         q2d_ns UInt64,
         d2c_ns UInt64,

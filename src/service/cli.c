@@ -146,6 +146,12 @@ static const struct cli_option cli_opts[] = {
 	  .section = "sink", .reload = RELOAD_START, .val = CLI_V_SIZE, F(sink_spill_max),
 	  .row.help = "spill directory size, at most (default 1G; past it new rows\n"
 		      "are dropped, counted)" },
+	{ .row.name = "sink-compress", .row.key = CLI_OPT_SINK_COMPRESS, .row.arg = "KIND",
+	  .section = "sink", .reload = RELOAD_START, .val = CLI_V_STR, F(sink_compress),
+	  .unset = "zstd",
+	  .row.help = "zstd (ClickHouse's own compressed format, the default: a\n"
+		      "fifth of gzip's CPU, half its bytes) or gzip (HTTP\n"
+		      "Content-Encoding)" },
 	{ .row.name = "sink-timeout", .row.key = CLI_OPT_SINK_TIMEOUT, .row.arg = "DUR",
 	  .section = "sink", .reload = RELOAD_START, .val = CLI_V_DUR, F(sink_timeout_ns),
 	  .row.help = "a request to the server, at most (default 10s; then sent\n"
@@ -341,7 +347,8 @@ void cli_free(struct it_opts *o)
 	free(o->sink_auth);
 	free(o->sink_ca);
 	free(o->sink_spill);
-	o->sink_url = o->sink_auth = o->sink_ca = o->sink_spill = NULL;
+	free(o->sink_compress);
+	o->sink_url = o->sink_auth = o->sink_ca = o->sink_spill = o->sink_compress = NULL;
 	cli_free_strs(o->links, &o->nr_links);
 	cli_free_strs(o->listens, &o->nr_listens);
 	free(o->name);

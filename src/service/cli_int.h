@@ -45,6 +45,7 @@ enum {
 	CLI_OPT_SINK_SPILL,
 	CLI_OPT_SINK_SPILL_MAX,
 	CLI_OPT_SINK_TIMEOUT,
+	CLI_OPT_SINK_COMPRESS,
 	CLI_OPT_CONFIG,
 	CLI_OPT_NO_CONFIG,
 	CLI_OPT_SINCE, /* report's, not run options: cli_time_opts */

@@ -386,6 +386,10 @@ static int cli_sink(const struct cli_src *src, int c, const char *arg, struct it
 		if (sk_url_parse(arg, &u, why, sizeof(why)))
 			return cli_bad(src, c, "%s", why);
 		break;
+	case CLI_OPT_SINK_COMPRESS:
+		if (strcmp(arg, "zstd") && strcmp(arg, "gzip"))
+			return cli_bad(src, c, "bad kind '%s' (expected zstd or gzip)", arg);
+		break;
 	default:
 		if (!*arg)
 			return cli_bad(src, c, "bad %s '' (empty)",
@@ -495,6 +499,7 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 	case CLI_OPT_SINK_SPILL:
 	case CLI_OPT_SINK_SPILL_MAX:
 	case CLI_OPT_SINK_TIMEOUT:
+	case CLI_OPT_SINK_COMPRESS:
 		return cli_sink(src, c, arg, o);
 	case CLI_OPT_MODE:
 	case CLI_OPT_LINK:

@@ -33,6 +33,7 @@ int daemon_sink_open(struct daemon *d)
 		.queue_max = o->sink_queue,
 		.host = o->name,
 		.timeout_ms = (long)(o->sink_timeout_ns / 1000000),
+		.gzip = o->sink_compress && !strcmp(o->sink_compress, "gzip"),
 		.sysfs_root = o->sysfs_root,
 		.start_ns = d->start_ns,
 		.who = cli_where(o, "sink", who, sizeof(who)),

@@ -23,7 +23,7 @@ void sk_http_free(struct sk_http *h)
 	(void)h;
 }
 
-int sk_http_query(struct sk_http *h, const char *sql, const void *body, size_t len, int gzip,
+int sk_http_query(struct sk_http *h, const char *sql, const void *body, size_t len, int enc,
 		  struct nat_buf *resp, struct sk_http_res *res)
 {
 	memset(res, 0, sizeof(*res));
@@ -136,19 +136,27 @@ static int on_progress(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut, c
 	return h->cfg.stop && *h->cfg.stop;
 }
 
-/* The URL of sql under scheme; NULL on ENOMEM. */
-static char *make_url(struct sk_http *h, int scheme, const char *sql)
+/*
+ * The URL of sql under scheme; NULL on ENOMEM. A body in ClickHouse's own
+ * compressed format says so (decompress=1), with its checksum left unchecked
+ * (compress.c writes none).
+ */
+static char *make_url(struct sk_http *h, int scheme, const char *sql, int enc)
 {
 	char *q = sql ? curl_easy_escape(h->c, sql, 0) : NULL;
 	const struct sk_url *u = &h->cfg.url;
 	int v6 = strchr(u->host, ':') != NULL;
-	size_t n = strlen(u->host) + (q ? strlen(q) : 0) + 64;
+	size_t n = strlen(u->host) + (q ? strlen(q) : 0) + 160;
 	char *url = malloc(n);
 
 	if (url)
-		snprintf(url, n, "%s://%s%s%s:%u/%s%s", scheme == SCHEME_HTTP ? "http" : "https",
+		snprintf(url, n, "%s://%s%s%s:%u/%s%s%s", scheme == SCHEME_HTTP ? "http" : "https",
 			 v6 ? "[" : "", u->host, v6 ? "]" : "", u->port, q ? "?query=" : "ping",
-			 q ? q : "");
+			 q ? q : "",
+			 enc == SK_ENC_ZSTD ? "&decompress=1&"
+					      "http_native_compression_disable_checksumming_on_"
+					      "decompress=1" :
+					      "");
 	curl_free(q);
 	return url;
 }
@@ -219,9 +227,9 @@ static void set_common(struct sk_http *h, const char *url, struct body *resp, ch
 
 /* One request under scheme; the curl result, the status in res. */
 static CURLcode perform(struct sk_http *h, int scheme, const char *sql, const void *body,
-			size_t len, int gzip, struct body *resp, struct sk_http_res *res)
+			size_t len, int enc, struct body *resp, struct sk_http_res *res)
 {
-	char errbuf[CURL_ERROR_SIZE] = "", *url = make_url(h, scheme, sql);
+	char errbuf[CURL_ERROR_SIZE] = "", *url = make_url(h, scheme, sql, enc);
 	struct curl_slist *hdr = NULL;
 	CURLcode rc;
 
@@ -231,7 +239,7 @@ static CURLcode perform(struct sk_http *h, int scheme, const char *sql, const vo
 	set_common(h, url, resp, errbuf);
 	if (sql) {
 		hdr = curl_slist_append(hdr, "Content-Type: application/octet-stream");
-		if (gzip)
+		if (enc == SK_ENC_GZIP)
 			hdr = curl_slist_append(hdr, "Content-Encoding: gzip");
 		curl_easy_setopt(h->c, CURLOPT_HTTPHEADER, hdr);
 		curl_easy_setopt(h->c, CURLOPT_POST, 1L);
@@ -273,7 +281,7 @@ static CURLcode probe(struct sk_http *h, struct sk_http_res *res)
 	return rc;
 }
 
-static int query(struct sk_http *h, const char *sql, const void *body, size_t len, int gzip,
+static int query(struct sk_http *h, const char *sql, const void *body, size_t len, int enc,
 		 struct body *w, struct sk_http_res *res)
 {
 	size_t mark = w->b->len;
@@ -283,7 +291,7 @@ static int query(struct sk_http *h, const char *sql, const void *body, size_t le
 	if (h->scheme == SCHEME_UNKNOWN)
 		rc = probe(h, res);
 	if (h->scheme != SCHEME_UNKNOWN)
-		rc = perform(h, h->scheme, sql, body, len, gzip, w, res);
+		rc = perform(h, h->scheme, sql, body, len, enc, w, res);
 	if (rc == CURLE_WRITE_ERROR && w->failed) {
 		snprintf(res->msg, sizeof(res->msg), "the answer could not be read");
 		res->err = SK_HE_IO;
@@ -299,12 +307,12 @@ static int query(struct sk_http *h, const char *sql, const void *body, size_t le
 	return -EIO;
 }
 
-int sk_http_query(struct sk_http *h, const char *sql, const void *body, size_t len, int gzip,
+int sk_http_query(struct sk_http *h, const char *sql, const void *body, size_t len, int enc,
 		  struct nat_buf *resp, struct sk_http_res *res)
 {
 	struct nat_buf tmp = { 0 };
 	struct body w = { .b = resp ? resp : &tmp };
-	int err = query(h, sql, body, len, gzip, &w, res);
+	int err = query(h, sql, body, len, enc, &w, res);
 
 	nat_buf_free(&tmp);
 	return err;

@@ -73,11 +73,18 @@ struct sk_http;
 struct sk_http *sk_http_new(const struct sk_http_cfg *cfg);
 void sk_http_free(struct sk_http *h);
 
+/* How a request's body is encoded (--sink-compress). */
+enum sk_enc {
+	SK_ENC_NONE,
+	SK_ENC_GZIP, /* Content-Encoding: gzip */
+	SK_ENC_ZSTD, /* ClickHouse's compressed format with zstd (decompress=1) */
+};
+
 /*
- * POST sql to the server with body (gzip'd: Content-Encoding gzip); the
- * answer's body into resp (may be NULL). 0 when the server answered 200.
+ * POST sql to the server with body (encoded as enc says); the answer's body
+ * into resp (may be NULL). 0 when the server answered 200.
  */
-int sk_http_query(struct sk_http *h, const char *sql, const void *body, size_t len, int gzip,
+int sk_http_query(struct sk_http *h, const char *sql, const void *body, size_t len, int enc,
 		  struct nat_buf *resp, struct sk_http_res *res);
 
 /*
@@ -97,5 +104,13 @@ const char *sk_http_scheme(const struct sk_http *h);
 int sk_gzip(const void *in, size_t n, int level, struct nat_buf *out);
 /* gunzip in to out (appended). 0, -EBADMSG or -ENOMEM. */
 int sk_gunzip(const void *in, size_t n, struct nat_buf *out);
+/*
+ * in encoded as enc (its fastest level) appended to out, and back. 0, -EBADMSG
+ * or -ENOMEM. *ctx: the compressor's state, kept from call to call (NULL the
+ * first time; sk_compress_free() it).
+ */
+int sk_compress(int enc, void **ctx, const void *in, size_t n, struct nat_buf *out);
+void sk_compress_free(void *ctx);
+int sk_decompress(int enc, const void *in, size_t n, struct nat_buf *out);
 
 #endif /* IT_SINK_HTTP_H */

@@ -103,7 +103,7 @@ void nat_block_free(struct nat_block *b)
 void nat_block_reset(struct nat_block *b)
 {
 	for (int i = 0; i < b->nr_cols; i++)
-		b->cols[i].len = 0;
+		b->cols[i].len = b->cols[i].any = 0;
 	for (int g = 0; g < NAT_MAX_GROUPS; g++) {
 		b->offs[g].len = 0;
 		b->elems[g] = 0;
@@ -123,17 +123,9 @@ size_t nat_block_bytes(const struct nat_block *b)
 	return n;
 }
 
-void nat_strn(struct nat_block *b, int col, const char *s, size_t n)
+void nat_strn_slow(struct nat_block *b, int col, const char *s, size_t n)
 {
-	struct nat_buf *c = &b->cols[col];
-
-	if (n < 0x80 && c->len + n + 1 <= c->cap) {
-		c->p[c->len++] = (uint8_t)n;
-		memcpy(c->p + c->len, s, n);
-		c->len += n;
-		return;
-	}
-	if (buf_str(c, s, n))
+	if (buf_str(&b->cols[col], s, n))
 		b->oom = 1;
 }
 
@@ -164,11 +156,16 @@ static int write_type(struct nat_buf *out, const struct nat_colspec *c)
 
 int nat_block_write(const struct nat_block *b, struct nat_buf *out)
 {
-	int err = buf_varint(out, (uint64_t)b->nr_cols) ?: buf_varint(out, b->rows);
+	int n = 0, err;
 
+	for (int i = 0; i < b->nr_cols; i++)
+		n += !!b->cols[i].any;
+	err = buf_varint(out, (uint64_t)n) ?: buf_varint(out, b->rows);
 	for (int i = 0; !err && i < b->nr_cols; i++) {
 		const struct nat_colspec *c = &b->spec[i];
 
+		if (!b->cols[i].any)
+			continue;
 		err = buf_str(out, c->name, strlen(c->name)) ?: write_type(out, c);
 		if (!err && c->group)
 			err = buf_put(out, b->offs[c->group].p, b->offs[c->group].len);

@@ -34,6 +34,7 @@ struct nat_colspec {
 struct nat_buf {
 	uint8_t *p;
 	size_t len, cap;
+	uint64_t any; /* a block's column: the OR of its values (a string's length): 0, all default */
 };
 
 /* A block being built over a table of columns (spec is not copied: static). */
@@ -58,37 +59,51 @@ size_t nat_block_bytes(const struct nat_block *b);
 int nat_buf_room(struct nat_buf *buf, size_t n);
 void nat_buf_free(struct nat_buf *buf);
 
-static inline void nat_put(struct nat_block *b, int col, const void *v, size_t n)
+static inline void nat_put(struct nat_block *b, int col, uint64_t v, size_t n)
 {
 	struct nat_buf *c = &b->cols[col];
 
-	if (c->len + n > c->cap && nat_buf_room(c, n)) {
+	if (c->len + 8 > c->cap && nat_buf_room(c, 8)) {
 		b->oom = 1;
 		return;
 	}
-	memcpy(c->p + c->len, v, n);
+	memcpy(c->p + c->len, &v, 8); /* little-endian: the n low bytes count */
 	c->len += n;
+	c->any |= v;
 }
 
 /* One value of column col (its type's width: the caller picks the matching call). */
 static inline void nat_u8(struct nat_block *b, int col, uint8_t v)
 {
-	nat_put(b, col, &v, 1);
+	nat_put(b, col, v, 1);
 }
 static inline void nat_u16(struct nat_block *b, int col, uint16_t v)
 {
-	nat_put(b, col, &v, 2);
+	nat_put(b, col, v, 2);
 }
 static inline void nat_u32(struct nat_block *b, int col, uint32_t v)
 {
-	nat_put(b, col, &v, 4);
+	nat_put(b, col, v, 4);
 }
 static inline void nat_u64(struct nat_block *b, int col, uint64_t v)
 {
-	nat_put(b, col, &v, 8);
+	nat_put(b, col, v, 8);
 }
-/* A string of n bytes (at most 127: the caller cuts longer ones with nat_strn). */
-void nat_strn(struct nat_block *b, int col, const char *s, size_t n);
+/* A string of n bytes; nat_str(): to its NUL (NULL: ""). */
+void nat_strn_slow(struct nat_block *b, int col, const char *s, size_t n);
+static inline void nat_strn(struct nat_block *b, int col, const char *s, size_t n)
+{
+	struct nat_buf *c = &b->cols[col];
+
+	c->any |= n;
+	if (n >= 0x80 || c->len + n + 1 > c->cap) {
+		nat_strn_slow(b, col, s, n);
+		return;
+	}
+	c->p[c->len++] = (uint8_t)n;
+	memcpy(c->p + c->len, s, n);
+	c->len += n;
+}
 static inline void nat_str(struct nat_block *b, int col, const char *s)
 {
 	nat_strn(b, col, s ? s : "", s ? strlen(s) : 0);
@@ -101,7 +116,12 @@ static inline void nat_str(struct nat_block *b, int col, const char *s)
  */
 void nat_row_end(struct nat_block *b, const int *nr_elems);
 
-/* The block in Native bytes appended to out; 0 or -ENOMEM. */
+/*
+ * The block in Native bytes appended to out; 0 or -ENOMEM. A column whose
+ * every value is the default (0, "") is left out: the server fills it with
+ * its default (a Nested one with as many elements as its group's others),
+ * and a reader finds it missing (nat_rcol() NULL: nat_get() 0).
+ */
 int nat_block_write(const struct nat_block *b, struct nat_buf *out);
 
 /* ---- reading ---- */

@@ -32,6 +32,12 @@ int sk_rows_init(struct sk_rows *w, const struct sk_lookup *lk)
 	return 0;
 }
 
+void sk_rows_forget(struct sk_rows *w)
+{
+	memset(w->devs, 0, sizeof(w->devs));
+	memset(w->ct, 0, sizeof(w->ct));
+}
+
 void sk_rows_free(struct sk_rows *w)
 {
 	nat_block_free(&w->req);
@@ -55,18 +61,37 @@ static const char *cgroup_path(const struct sk_rows *w, uint64_t id)
 	return w->lk.cg ? cg_path(w->lk.cg, id) : NULL;
 }
 
+/* A device's names, looked up once (a few remembered: a name may change, a device may go). */
+static const struct sk_dev *dev_of(struct sk_rows *w, uint32_t dev)
+{
+	struct sk_dev *d;
+	char buf[24];
+
+	for (int i = 0; i < SK_DEV_CACHE; i++)
+		if (w->devs[i].dev == dev && w->devs[i].devno_len)
+			return &w->devs[i];
+	d = &w->devs[w->dev_next++ % SK_DEV_CACHE];
+	d->dev = dev;
+	snprintf(d->name, sizeof(d->name), "%s", dev_name(w, dev, buf, sizeof(buf)));
+	parse_fmt_devno(dev, d->devno, sizeof(d->devno));
+	d->name_len = (uint8_t)strlen(d->name);
+	d->devno_len = (uint8_t)strlen(d->devno);
+	return d;
+}
+
 /* The device columns: its name and "MAJ:MIN" ("" and "" for none). */
 static void put_dev(struct sk_rows *w, int name_col, int devno_col, uint32_t dev)
 {
-	char buf[24], devno[24];
+	const struct sk_dev *d;
 
 	if (!dev) {
 		nat_strn(&w->req, name_col, "", 0);
 		nat_strn(&w->req, devno_col, "", 0);
 		return;
 	}
-	nat_str(&w->req, name_col, dev_name(w, dev, buf, sizeof(buf)));
-	nat_str(&w->req, devno_col, parse_fmt_devno(dev, devno, sizeof(devno)));
+	d = dev_of(w, dev);
+	nat_strn(&w->req, name_col, d->name, d->name_len);
+	nat_strn(&w->req, devno_col, d->devno, d->devno_len);
 }
 
 /* A cgroup's container fields, by ct_describe() once per cgroup (a few remembered). */
@@ -168,7 +193,10 @@ static void put_driver(struct sk_rows *w, const struct it_block_rec *r)
 	nat_str(b, SK_R_B_SERIAL, serial);
 }
 
-/* One element of block[]: the btt stages as durations, its time from the request's start. */
+/*
+ * One element of block[]: the btt stages as durations (q2g, i2d, q2d, d2c, q2c:
+ * g2i = q2d - q2g - i2d), its time from the request's start.
+ */
 static void put_block(struct sk_rows *w, const struct it_block_rec *r, uint64_t start)
 {
 	struct nat_block *b = &w->req;
@@ -183,7 +211,6 @@ static void put_block(struct sk_rows *w, const struct it_block_rec *r, uint64_t 
 	nat_u64(b, SK_R_B_INO, r->ino);
 	nat_u64(b, SK_R_B_Q_OFF, r->q_ns - start);
 	nat_u64(b, SK_R_B_Q2G, g - r->q_ns);
-	nat_u64(b, SK_R_B_G2I, r->d_ns ? i - g : 0);
 	nat_u64(b, SK_R_B_I2D, r->d_ns ? r->d_ns - i : 0);
 	nat_u64(b, SK_R_B_Q2D, r->d_ns ? r->d_ns - r->q_ns : 0);
 	nat_u64(b, SK_R_B_D2C, r->d_ns ? r->c_ns - r->d_ns : 0);
@@ -316,7 +343,6 @@ void sk_rows_blame(struct sk_rows *w, const struct sk_ident *id, const struct bl
 	int nr[NAT_MAX_GROUPS] = { 0 };
 	const char *vcg = v ? cgroup_path(w, v->cgroup_id) : NULL;
 	const struct sk_ct *ct = vcg ? ct_of(w, v->cgroup_id, vcg) : NULL;
-	char name[24], devno[24];
 
 	nat_str(b, SK_B_HOST, id->host);
 	nat_str(b, SK_B_BOOT, id->boot);
@@ -331,9 +357,8 @@ void sk_rows_blame(struct sk_rows *w, const struct sk_ident *id, const struct bl
 	nat_u64(b, SK_B_SELF, l->self_ns);
 	nat_u64(b, SK_B_OTHERS, l->others_ns);
 	nat_u64(b, SK_B_OTHER, l->other_ns);
-	nat_str(b, SK_B_VICTIM_DEV, v && v->dev ? dev_name(w, v->dev, name, sizeof(name)) : NULL);
-	nat_str(b, SK_B_VICTIM_DEVNO,
-		v && v->dev ? parse_fmt_devno(v->dev, devno, sizeof(devno)) : NULL);
+	nat_str(b, SK_B_VICTIM_DEV, v && v->dev ? dev_of(w, v->dev)->name : NULL);
+	nat_str(b, SK_B_VICTIM_DEVNO, v && v->dev ? dev_of(w, v->dev)->devno : NULL);
 	nat_u64(b, SK_B_VICTIM_CGROUP_ID, v ? v->cgroup_id : 0);
 	nat_str(b, SK_B_VICTIM_CGROUP, vcg);
 	nat_str(b, SK_B_VICTIM_POD, ct ? ct->pod : NULL);

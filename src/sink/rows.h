@@ -60,16 +60,29 @@ struct sk_victim {
 	uint32_t dev;
 };
 
+#define SK_DEV_CACHE 8
+
+/* A device's name and "MAJ:MIN", as the rows write them (cached by dev). */
+struct sk_dev {
+	uint32_t dev;
+	uint8_t name_len, devno_len;
+	char name[64], devno[24];
+};
+
 /* The request rows being built (a nat_block of sk_req_spec), and the blame rows. */
 struct sk_rows {
 	struct nat_block req, blame;
 	struct sk_lookup lk;
+	struct sk_dev devs[SK_DEV_CACHE];
+	unsigned int dev_next;
 	struct sk_ct ct[SK_CT_CACHE];
 	unsigned int ct_next;
 	struct sk_victim vic[SK_VICTIMS]; /* by id % SK_VICTIMS */
 };
 
 int sk_rows_init(struct sk_rows *w, const struct sk_lookup *lk);
+/* Look the names up again from now on (a batch's end: a device or a pod may have a new name). */
+void sk_rows_forget(struct sk_rows *w);
 void sk_rows_free(struct sk_rows *w);
 
 /* One finished request of run id. */

@@ -76,7 +76,6 @@
 	X(B_INO, "block.ino", NAT_U64, 1)                         \
 	X(B_Q_OFF, "block.q_off_ns", NAT_I64, 1)                  \
 	X(B_Q2G, "block.q2g_ns", NAT_U64, 1)                      \
-	X(B_G2I, "block.g2i_ns", NAT_U64, 1)                      \
 	X(B_I2D, "block.i2d_ns", NAT_U64, 1)                      \
 	X(B_Q2D, "block.q2d_ns", NAT_U64, 1)                      \
 	X(B_D2C, "block.d2c_ns", NAT_U64, 1)                      \

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sender: the sink's thread (see sink.h). It takes the oldest batch of the
- * queue, gzips it (every waiting batch is gzip'd as soon as the thread is
+ * queue, compresses it (every waiting batch is, as soon as the thread is
  * free: the queue's memory is mostly compressed), checks its table's columns
  * once, POSTs it, and drops it from the queue only on a 200. Any failure
  * is counted by reason and retried after a backoff (100 ms doubling to 5 s);
@@ -20,7 +20,6 @@
 
 #define SK_RETRY_MIN_NS (100ull * 1000 * 1000)
 #define SK_RETRY_MAX_NS (5ull * 1000 * 1000 * 1000)
-#define SK_GZIP_LEVEL 1
 
 void sk_batch_free(struct sk_batch *b)
 {
@@ -43,21 +42,21 @@ static void wait_ns(struct sk_sender *q, uint64_t ns)
 	pthread_cond_timedwait(&q->cond, &q->lock, &ts);
 }
 
-/* gzip every batch not gzip'd yet (the queue's memory shrinks ~20x). Under no lock. */
-static void zip_waiting(struct sk_sender *q)
+/* Compress every batch not compressed yet (the queue's memory shrinks ~15-30x). Under no lock. */
+static void compress_waiting(struct sk_sender *q)
 {
 	for (;;) {
 		struct sk_batch *b;
 		struct nat_buf z = { 0 };
 
 		pthread_mutex_lock(&q->lock);
-		for (b = q->head; b && b->zipped; b = b->next)
+		for (b = q->head; b && b->enc != SK_ENC_NONE; b = b->next)
 			;
 		pthread_mutex_unlock(&q->lock);
-		/* only this thread removes batches or zips them: b stays ours */
-		if (!b || q->stop)
+		/* only this thread removes batches or compresses them: b stays ours */
+		if (!b || q->stop || q->enc == SK_ENC_NONE)
 			return;
-		if (sk_gzip(b->data.p, b->data.len, SK_GZIP_LEVEL, &z)) {
+		if (sk_compress(q->enc, &q->zctx, b->data.p, b->data.len, &z)) {
 			nat_buf_free(&z);
 			return; /* sent as it is, later */
 		}
@@ -66,7 +65,7 @@ static void zip_waiting(struct sk_sender *q)
 		pthread_mutex_unlock(&q->lock);
 		nat_buf_free(&b->data);
 		b->data = z;
-		b->zipped = 1;
+		b->enc = q->enc;
 	}
 }
 
@@ -140,8 +139,7 @@ static int send_batch(struct sk_sender *q, struct sk_batch *b)
 
 	if (!q->checked[b->table] && check_table(q, b->table))
 		return -1;
-	err = sk_http_query(q->http, q->sql[b->table], b->data.p, b->data.len, b->zipped, &resp,
-			    &res);
+	err = sk_http_query(q->http, q->sql[b->table], b->data.p, b->data.len, b->enc, &resp, &res);
 	nat_buf_free(&resp);
 	if (!err)
 		return 0;
@@ -196,7 +194,7 @@ static void *sender_main(void *arg)
 		pthread_mutex_unlock(&q->lock);
 		if (q->stop)
 			break;
-		zip_waiting(q);
+		compress_waiting(q);
 		if (!send_batch(q, b)) {
 			sent(q, b);
 			backoff = 0;
@@ -214,7 +212,7 @@ static void *sender_main(void *arg)
 	return NULL;
 }
 
-int sk_sender_start(struct sk_sender *q, const struct sk_http_cfg *cfg, uint64_t *ctr,
+int sk_sender_start(struct sk_sender *q, const struct sk_http_cfg *cfg, int enc, uint64_t *ctr,
 		    const char *who, uint64_t retry_max_ns)
 {
 	pthread_condattr_t ca;
@@ -223,6 +221,7 @@ int sk_sender_start(struct sk_sender *q, const struct sk_http_cfg *cfg, uint64_t
 
 	memset(q, 0, sizeof(*q));
 	q->scheme = "";
+	q->enc = enc;
 	q->ctr = ctr;
 	q->who = who;
 	q->retry_max_ns = retry_max_ns ? retry_max_ns : SK_RETRY_MAX_NS;
@@ -312,6 +311,8 @@ struct sk_batch *sk_sender_stop(struct sk_sender *q)
 	q->q_rows = q->q_bytes = 0;
 	sk_http_free(q->http);
 	q->http = NULL;
+	sk_compress_free(q->zctx);
+	q->zctx = NULL;
 	pthread_cond_destroy(&q->cond);
 	pthread_mutex_destroy(&q->lock);
 	return left;

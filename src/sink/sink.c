@@ -113,6 +113,7 @@ static void push(struct sink *s, struct sk_rows *w, int t, struct sk_seg *seg)
 	if (seg)
 		__atomic_fetch_add(&seg->refs, 1, __ATOMIC_RELAXED);
 	nat_block_reset(blk);
+	sk_rows_forget(w);
 	sk_sender_push(&s->q, b);
 }
 
@@ -338,7 +339,8 @@ struct sink *sink_open(const struct sink_opts *o, struct cg_cache *cg, struct ct
 	if (o->spill_dir && sk_spill_init(&s->sp, o->spill_dir, o->spill_max, o->start_ns,
 					  o->sysfs_root, cg, s->who))
 		goto fail;
-	err = sk_sender_start(&s->q, &cfg, s->ctr, s->who, o->retry_max_ns);
+	err = sk_sender_start(&s->q, &cfg, o->gzip ? SK_ENC_GZIP : SK_ENC_ZSTD, s->ctr, s->who,
+			      o->retry_max_ns);
 	if (err) {
 		it_err("%s: %s", s->who,
 		       err == -ENOTSUP ? "this build has no HTTP client: the static build leaves "
@@ -456,10 +458,8 @@ static void spill_batch(struct sink *s, struct sk_batch *b)
 	size_t pos = 0;
 	uint64_t kept = 0;
 
-	if (b->zipped && sk_gunzip(b->data.p, b->data.len, &raw) == 0)
-		data = &raw;
-	else if (b->zipped)
-		data = NULL;
+	if (b->enc != SK_ENC_NONE)
+		data = sk_decompress(b->enc, b->data.p, b->data.len, &raw) ? NULL : &raw;
 	while (data && pos < data->len && !nat_read_block(data->p, data->len, &pos, &rb)) {
 		kept += spill_rows(s, b->table, &rb);
 		nat_rblock_free(&rb);

@@ -45,6 +45,7 @@ struct sink_opts {
 	uint64_t start_ns; /* the daemon's start, CLOCK_MONOTONIC: the rows' run */
 	const char *who; /* how errors name the option: "--sink" or "FILE:LINE: sink" */
 	long timeout_ms; /* a request to the server, at most (0: SK_DEF_TIMEOUT_MS) */
+	int gzip; /* --sink-compress gzip: Content-Encoding gzip; else ClickHouse's own format, zstd */
 	uint64_t retry_max_ns; /* tests: the longest backoff (0: 100 ms doubling to 5 s) */
 };
 

@@ -30,8 +30,8 @@ struct sk_batch {
 	struct sk_batch *next;
 	int table;
 	uint64_t rows;
-	struct nat_buf data; /* Native, or gzip'd Native once zipped */
-	int zipped;
+	struct nat_buf data; /* Native, compressed as enc says */
+	int enc; /* enum sk_enc: SK_ENC_NONE until the sender compressed it */
 	struct sk_seg *seg; /* replayed from this segment; NULL: live rows */
 };
 
@@ -76,6 +76,8 @@ struct sk_sender {
 	int said; /* bit per enum sink_retry: its first message was printed */
 	struct sk_http *http;
 	const char *scheme; /* of the last answer: "https", "http" (static), "" before one */
+	int enc; /* enum sk_enc: how batches are compressed */
+	void *zctx; /* the compressor's state (sk_compress()) */
 	struct sk_http_cfg cfg;
 	uint64_t retry_max_ns;
 	uint64_t *ctr; /* the sink's counters */
@@ -85,7 +87,7 @@ struct sk_sender {
 };
 
 /* sender.c */
-int sk_sender_start(struct sk_sender *q, const struct sk_http_cfg *cfg, uint64_t *ctr,
+int sk_sender_start(struct sk_sender *q, const struct sk_http_cfg *cfg, int enc, uint64_t *ctr,
 		    const char *who, uint64_t retry_max_ns);
 /* Hand b to the sender (the queue takes it whatever its size). */
 void sk_sender_push(struct sk_sender *q, struct sk_batch *b);

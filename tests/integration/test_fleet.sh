@@ -44,20 +44,19 @@ check ddl "schema.sql and distributed.sql on two 18.16 servers ($(ch_q s1 'SELEC
 
 # ---------------------------------------------------------------- two hosts
 NIOS=${FLEET_IOS:-4000}
-declare -A PID OUT ERR DEV
+declare -A DEV
 for h in a b; do
 	DEV[$h]=$(mk_loop 96 fill) || fail_all "cannot create a loop device"
-	wait_quiet "${DEV[$h]}" 5
 done
 s=1
 for h in a b; do
+	wait_quiet "${DEV[$h]}" 5
 	url="clickhouse://iotracer@127.0.0.1:${CH_HTTP[s$s]}/iotracer.fleet"
-	start_tracer -d "$(devname "${DEV[$h]}")" --name "$h" --blame --record "$IT_TMP/rec-$h" \
-		--sink "$url" --sink-auth "$CH_PWFILE" --sink-spill "$IT_TMP/spill-$h" ||
-		fail_all "host $h: $TRACER_WHY"
-	PID[$h]=$TRACER_PID OUT[$h]=$TRACER_OUT ERR[$h]=$TRACER_ERR
+	tr_start "$h" -d "$(devname "${DEV[$h]}")" --name "$h" --blame --record "$IT_TMP/rec-$h" \
+		--sink "$url" --sink-auth "$CH_PWFILE" --sink-spill "$IT_TMP/spill-$h"
 	s=$((s + 1))
 done
+tr_attached a b || fail_all "$TR_WHY"
 declare -A FPID FJSON
 for h in a b; do
 	FJSON[$h]=$IT_TMP/fio-$h.json
@@ -71,10 +70,10 @@ for h in a b; do
 	fio_wait 120 || fail_all "fio $h failed"
 done
 sleep 0.3
+tr_stop a b
 for h in a b; do
-	TRACER_PID=${PID[$h]} TRACER_ERR=${ERR[$h]}
-	stop_tracer || fail_all "host $h: $TRACER_WHY"
-	note "host $h: $(grep '^sink:' "${OUT[$h]}")"
+	((TR_RC[$h] == 0)) || fail_all "host $h exited ${TR_RC[$h]}: $(tail -c 300 "${TR_ERR[$h]}")"
+	note "host $h: $(grep '^sink:' "${TR_OUT[$h]}")"
 done
 declare -A IOS
 for h in a b; do
