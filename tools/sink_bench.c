@@ -162,8 +162,10 @@ static int run_json(uint64_t n)
 static int run_encode(uint64_t n, int enc)
 {
 	struct sk_lookup lk = { .dev_name = dev_name, .dev_serial = no_serial, .cgroup = cg_name };
-	struct sk_ident id = { .host = "bench-host", .boot = "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0",
-			       .run = 123456789, .clock_off = 1700000000000000000ll };
+	struct sk_ident id = { .host = "bench-host",
+			       .boot = "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0",
+			       .run = 123456789,
+			       .clock_off = 1700000000000000000ll };
 	struct nat_buf raw = { 0 }, z = { 0 };
 	uint64_t t = 1000000000ull, c0, c1 = 0, rawb = 0, zb = 0;
 	struct sk_rows w;
@@ -183,7 +185,8 @@ static int run_encode(uint64_t n, int enc)
 			uint64_t c = cpu_ns();
 
 			raw.len = z.len = 0;
-			if (nat_block_write(&w.req, &raw) || sk_compress(enc, &zc, raw.p, raw.len, &z))
+			if (nat_block_write(&w.req, &raw) ||
+			    sk_compress(enc, &zc, raw.p, raw.len, &z))
 				return 1;
 			c1 += cpu_ns() - c;
 			rawb += raw.len;
@@ -197,8 +200,7 @@ static int run_encode(uint64_t n, int enc)
 	       "%.0f bytes/request raw, %.1f compressed\n",
 	       (unsigned long long)n, (double)(cpu_ns() - c0) / (double)n,
 	       (double)(cpu_ns() - c0 - c1) / (double)n, enc == SK_ENC_GZIP ? "gzip" : "zstd",
-	       (double)c1 / (double)n,
-	       (double)rawb / (double)n, (double)zb / (double)n);
+	       (double)c1 / (double)n, (double)rawb / (double)n, (double)zb / (double)n);
 	sk_rows_free(&w);
 	nat_buf_free(&raw);
 	nat_buf_free(&z);
@@ -212,7 +214,8 @@ static int run_send(const char *url, uint64_t n, const char *auth)
 			       .queue_max = 1ull << 30,
 			       .sysfs_root = "/nonexistent",
 			       .start_ns = now_ns(CLOCK_MONOTONIC),
-			       .gzip = getenv("SINK_COMPRESS") && !strcmp(getenv("SINK_COMPRESS"), "gzip"),
+			       .gzip = getenv("SINK_COMPRESS") &&
+				       !strcmp(getenv("SINK_COMPRESS"), "gzip"),
 			       .who = "sink_bench" };
 	struct cg_cache *cg = cg_cache_new(NULL);
 	uint64_t t = 1000000000ull, t0, c0, dropped = 0, retries = 0;
@@ -251,9 +254,8 @@ static int run_send(const char *url, uint64_t n, const char *auth)
 	printf("send: %llu requests in %.2f s: %.0f rows/s; %.0f CPU ns/request (both threads); "
 	       "%llu batches, %.1f bytes/request sent (%s); %llu retries, %llu dropped\n",
 	       (unsigned long long)n, (double)t0 / 1e9, (double)n * 1e9 / (double)t0,
-	       (double)c0 / (double)n, (unsigned long long)st.batches,
-	       (double)st.bytes / (double)n, st.scheme, (unsigned long long)retries,
-	       (unsigned long long)dropped);
+	       (double)c0 / (double)n, (unsigned long long)st.batches, (double)st.bytes / (double)n,
+	       st.scheme, (unsigned long long)retries, (unsigned long long)dropped);
 	sink_free(s);
 	cg_cache_free(cg);
 	return st.sent == n && !dropped ? 0 : 1;
@@ -261,14 +263,15 @@ static int run_send(const char *url, uint64_t n, const char *auth)
 
 int main(int argc, char **argv)
 {
-	uint64_t n = argc > 2 ? strtoull(argv[argc > 3 && !strcmp(argv[1], "send") ? 3 : 2], NULL,
-					 10) :
-				0;
+	uint64_t n =
+		argc > 2 ? strtoull(argv[argc > 3 && !strcmp(argv[1], "send") ? 3 : 2], NULL, 10) :
+			   0;
 
 	if (argc >= 3 && !strcmp(argv[1], "json"))
 		return run_json(n);
 	if (argc >= 3 && !strcmp(argv[1], "encode"))
-		return run_encode(n, argc > 3 && !strcmp(argv[3], "gzip") ? SK_ENC_GZIP : SK_ENC_ZSTD);
+		return run_encode(n,
+				  argc > 3 && !strcmp(argv[3], "gzip") ? SK_ENC_GZIP : SK_ENC_ZSTD);
 	if (argc >= 4 && !strcmp(argv[1], "send"))
 		return run_send(argv[2], n, argc > 4 ? argv[4] : NULL);
 	fprintf(stderr, "usage: %s json N | encode N [zstd|gzip] | send URL N [PASSWORD-FILE]\n",

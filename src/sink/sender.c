@@ -20,6 +20,8 @@
 
 #define SK_RETRY_MIN_NS (100ull * 1000 * 1000)
 #define SK_RETRY_MAX_NS (5ull * 1000 * 1000 * 1000)
+#define SK_POST_ROWS (1u << 20) /* rows one POST takes, at most */
+#define SK_POST_BYTES (32u << 20) /* and bytes (compressed) */
 
 void sk_batch_free(struct sk_batch *b)
 {
@@ -130,8 +132,37 @@ static int check_table(struct sk_sender *q, int t)
 	return reason < 0 ? 0 : -1;
 }
 
-/* POST the head batch b: 0 when the server took it. */
-static int send_batch(struct sk_sender *q, struct sk_batch *b)
+/*
+ * The batches one POST takes: from the head, those of its table and encoding
+ * (a body of several compressed Native blocks: the server inserts them as one,
+ * squashed into one part), SK_POST_ROWS and SK_POST_BYTES at most. Their body
+ * into q->body; the number taken.
+ */
+static int gather(struct sk_sender *q, struct sk_batch *head)
+{
+	uint64_t rows = 0;
+	int n = 0;
+
+	q->body.len = 0;
+	pthread_mutex_lock(&q->lock);
+	for (struct sk_batch *b = head; b && b->table == head->table && b->enc == head->enc;
+	     b = b->next) {
+		if (n &&
+		    (rows + b->rows > SK_POST_ROWS || q->body.len + b->data.len > SK_POST_BYTES))
+			break;
+		if (nat_buf_room(&q->body, b->data.len))
+			break;
+		memcpy(q->body.p + q->body.len, b->data.p, b->data.len);
+		q->body.len += b->data.len;
+		rows += b->rows;
+		n++;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return n;
+}
+
+/* POST the n batches from the head, their body gathered: 0 when the server took them. */
+static int send_batches(struct sk_sender *q, struct sk_batch *b)
 {
 	struct nat_buf resp = { 0 };
 	struct sk_http_res res;
@@ -139,7 +170,7 @@ static int send_batch(struct sk_sender *q, struct sk_batch *b)
 
 	if (!q->checked[b->table] && check_table(q, b->table))
 		return -1;
-	err = sk_http_query(q->http, q->sql[b->table], b->data.p, b->data.len, b->enc, &resp, &res);
+	err = sk_http_query(q->http, q->sql[b->table], q->body.p, q->body.len, b->enc, &resp, &res);
 	nat_buf_free(&resp);
 	if (!err)
 		return 0;
@@ -151,24 +182,30 @@ static int send_batch(struct sk_sender *q, struct sk_batch *b)
 	return -1;
 }
 
-/* The head batch was sent: off the queue, counted. */
-static void sent(struct sk_sender *q, struct sk_batch *b)
+/* The n head batches were sent: off the queue, counted. */
+static void sent(struct sk_sender *q, int n)
 {
-	pthread_mutex_lock(&q->lock);
-	q->head = b->next;
-	if (!q->head)
-		q->tail = NULL;
-	q->q_rows -= b->rows;
-	q->q_bytes -= b->data.len;
-	pthread_cond_broadcast(&q->cond);
-	pthread_mutex_unlock(&q->lock);
-	sk_add(&q->ctr[b->table == SK_T_REQ ? SK_C_SENT : SK_C_BLAME_SENT], b->rows);
-	if (b->seg && b->table == SK_T_REQ)
-		sk_add(&q->ctr[SK_C_REPLAYED], b->rows);
+	for (int i = 0; i < n; i++) {
+		struct sk_batch *b;
+
+		pthread_mutex_lock(&q->lock);
+		b = q->head;
+		q->head = b->next;
+		if (!q->head)
+			q->tail = NULL;
+		q->q_rows -= b->rows;
+		q->q_bytes -= b->data.len;
+		pthread_cond_broadcast(&q->cond);
+		pthread_mutex_unlock(&q->lock);
+		sk_add(&q->ctr[b->table == SK_T_REQ ? SK_C_SENT : SK_C_BLAME_SENT], b->rows);
+		if (b->seg && b->table == SK_T_REQ)
+			sk_add(&q->ctr[SK_C_REPLAYED], b->rows);
+		sk_add(&q->ctr[SK_C_BYTES], b->data.len);
+		if (b->seg)
+			__atomic_fetch_sub(&b->seg->refs, 1, __ATOMIC_RELEASE);
+		sk_batch_free(b);
+	}
 	sk_add(&q->ctr[SK_C_BATCHES], 1);
-	sk_add(&q->ctr[SK_C_BYTES], b->data.len);
-	if (b->seg)
-		__atomic_fetch_sub(&b->seg->refs, 1, __ATOMIC_RELEASE);
 	if (q->said && !__atomic_load_n(&q->up, __ATOMIC_RELAXED))
 		it_note_always("%s: %s:%u: sending again (%s)", q->who, q->cfg.url.host,
 			       q->cfg.url.port, sk_http_scheme(q->http));
@@ -176,7 +213,6 @@ static void sent(struct sk_sender *q, struct sk_batch *b)
 	__atomic_store_n(&q->scheme, sk_http_scheme(q->http), __ATOMIC_RELAXED);
 	__atomic_store_n(&q->up, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&q->failed, 0, __ATOMIC_RELAXED);
-	sk_batch_free(b);
 }
 
 static void *sender_main(void *arg)
@@ -186,6 +222,7 @@ static void *sender_main(void *arg)
 
 	for (;;) {
 		struct sk_batch *b;
+		int n;
 
 		pthread_mutex_lock(&q->lock);
 		while (!q->head && !q->stop)
@@ -195,8 +232,9 @@ static void *sender_main(void *arg)
 		if (q->stop)
 			break;
 		compress_waiting(q);
-		if (!send_batch(q, b)) {
-			sent(q, b);
+		n = gather(q, b);
+		if (n && !send_batches(q, b)) {
+			sent(q, n);
 			backoff = 0;
 			continue;
 		}
@@ -313,6 +351,7 @@ struct sk_batch *sk_sender_stop(struct sk_sender *q)
 	q->http = NULL;
 	sk_compress_free(q->zctx);
 	q->zctx = NULL;
+	nat_buf_free(&q->body);
 	pthread_cond_destroy(&q->cond);
 	pthread_mutex_destroy(&q->lock);
 	return left;

@@ -4,8 +4,8 @@
  * --record) also as a row of a ClickHouse table (docs/fleet.md). The
  * daemon's thread builds the rows into Native blocks and hands whole
  * batches (SK_BATCH_ROWS rows or SK_BATCH_AGE_NS old) to a queue; a sender
- * thread gzips and POSTs them, and retries with backoff while the server is
- * down, slow or refusing. The daemon never waits on the network: when the
+ * thread compresses them and POSTs those waiting (one INSERT), and retries
+ * with backoff while the server is down, slow or refusing. The daemon never waits on the network: when the
  * queue holds --sink-queue bytes, requests go to a spill directory in the
  * --record format instead, replayed once the queue has room again; what
  * the queue still holds at exit is spilled too, and replayed by the next
@@ -22,7 +22,11 @@
 #include "records/blame_json.h"
 #include "records/corr.h"
 
-#define SK_BATCH_ROWS 16384 /* rows in a batch, at most */
+/*
+ * Rows in a batch, at most: one Native block, compressed as soon as the sender
+ * is free (memory), several batches a POST (the server's parts).
+ */
+#define SK_BATCH_ROWS 4096
 #define SK_BATCH_AGE_NS 1000000000ull /* a row waits at most this long for its batch */
 #define SK_DEF_QUEUE (64ull << 20) /* --sink-queue */
 #define SK_MIN_QUEUE (64ull << 10)

@@ -78,6 +78,7 @@ struct sk_sender {
 	const char *scheme; /* of the last answer: "https", "http" (static), "" before one */
 	int enc; /* enum sk_enc: how batches are compressed */
 	void *zctx; /* the compressor's state (sk_compress()) */
+	struct nat_buf body; /* a POST's body: the batches it takes, gathered */
 	struct sk_http_cfg cfg;
 	uint64_t retry_max_ns;
 	uint64_t *ctr; /* the sink's counters */
