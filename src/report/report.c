@@ -130,6 +130,7 @@ static const struct opt_row *rp_rows[RP_NR_ROWS + 1];
 static const struct opt_cmd rp_cmd = {
 	.prog = RP_PROG,
 	.head = "Usage: " RP_PROG " [options] PATH...   read a recording back (docs/record.md)\n"
+		"       " RP_PROG " [options] --from clickhouse://...   a fleet's (docs/fleet.md)\n"
 		"PATH: a segment file written by --record, a directory of them, or a JSON lines\n"
 		"file written by -j.\n"
 		"Prints the summary of the live daemon (stage percentiles, histograms) and the\n"

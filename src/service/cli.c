@@ -215,7 +215,8 @@ static const struct cli_option cli_opts[] = {
 	  .row.help = "host: the QEMU processes (default: every qemu-system-*)" },
 	{ .row.name = "name", .row.key = CLI_OPT_NAME, .row.arg = "NAME", .section = "link",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_STR, F(name),
-	  .row.help = "this side's name in the link hello (default: hostname)" },
+	  .row.help = "this side's name in the link hello and the host column of\n"
+		      "--sink's rows (default: hostname)" },
 	{ .row.name = "link-key", .row.key = CLI_OPT_LINK_KEY, .row.arg = "FILE", .section = "link",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_KEY, F(link_key),
 	  .row.help = "shared key (>= 32 random bytes, root's, mode 0600): tcp and\n"

@@ -19,6 +19,8 @@
 #   filters    --host a: host a's fio count; -c fio -d, -m 1ms, --since/--until: the
 #              recordings' counts
 #   views      --perfetto: as many request slices, --heatmap: as many requests drawn
+#   queries    docs/fleet.md's three SQL queries run on the cluster (18.16); the bytes per
+#              file of each host sum to its fio's bytes
 # shellcheck disable=SC2016 # jq programs in single quotes
 set -u
 # shellcheck source=tests/integration/lib.sh
@@ -26,7 +28,7 @@ set -u
 # shellcheck source=tests/integration/clickhouse.sh
 . "$(dirname "$0")/clickhouse.sh"
 
-it_begin ddl counts shards summary hists slowest json blame filters views
+it_begin ddl counts shards summary hists slowest json blame filters views queries
 it_require_all curl
 ch_require
 DDL=$IT_ROOT/deploy/clickhouse
@@ -163,4 +165,20 @@ cells() { grep -o 'data-count="[0-9]*"' "$1" 2>/dev/null | tr -dc '0-9\n' | awk 
 p1=$(slices "$IT_TMP/pf.rec") p2=$(slices "$IT_TMP/pf.ch") h1=$(cells "$IT_TMP/hm.rec") h2=$(cells "$IT_TMP/hm.ch")
 check views "perfetto io slices $p2 (recordings $p1), heatmap requests $h2 (recordings $h1)" \
 	test -n "$p1" -a "$p1" = "$p2" -a "$h1" = "$h2" -a "$h1" -gt 0
+
+# queries: the documentation's, as written
+awk '/^```sql$/ { q = 1; n++; next } /^```$/ { q = 0 } q { print > ("'"$IT_TMP"'/q" n ".sql") }' \
+	"$IT_ROOT/docs/fleet.md"
+qbad="" qn=0
+for f in "$IT_TMP"/q*.sql; do
+	grep -q '^SELECT' "$f" || continue # not the DDL blocks
+	qn=$((qn + 1))
+	ch_q s1 "$(cat "$f")" >"$f.out" 2>&1
+	grep -q '^Code:' "$f.out" && qbad+="$(basename "$f"): $(head -c 200 "$f.out") "
+done
+fbytes=$(ch_q s1 "$(grep -l 'ARRAY JOIN block' "$IT_TMP"/q*.sql | head -n 1 | xargs cat)" |
+	awk '{ b[$1] += $6 } END { printf "a=%d b=%d", b["a"], b["b"] }')
+want="a=$((IOS[a] * 4096)) b=$((IOS[b] * 4096))"
+check queries "$qn queries from docs/fleet.md: ${qbad:-all ran}; bytes per file summed: $fbytes (fio: $want)" \
+	test "$qn" = 3 -a -z "$qbad" -a "$fbytes" = "$want"
 it_end
