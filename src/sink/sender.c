@@ -22,6 +22,7 @@
 #define SK_RETRY_MAX_NS (5ull * 1000 * 1000 * 1000)
 #define SK_POST_ROWS (1u << 20) /* rows one POST takes, at most */
 #define SK_POST_BYTES (32u << 20) /* and bytes (compressed) */
+#define SK_POST_EVERY_NS (1000ull * 1000 * 1000) /* a POST a second, at most (pace()) */
 
 void sk_batch_free(struct sk_batch *b)
 {
@@ -215,10 +216,28 @@ static void sent(struct sk_sender *q, int n)
 	__atomic_store_n(&q->failed, 0, __ATOMIC_RELAXED);
 }
 
+/*
+ * A POST a second at most while the server takes them (one INSERT, one part a
+ * second: what ClickHouse wants of each writer), sooner when half a POST's rows
+ * wait or the daemon is closing. Compressing what waits meanwhile. Under lock.
+ */
+static void pace(struct sk_sender *q, uint64_t last_ns)
+{
+	uint64_t now;
+
+	while (!q->stop && !q->draining && q->q_rows < SK_POST_ROWS / 2 &&
+	       (now = it_mono_ns()) - last_ns < SK_POST_EVERY_NS) {
+		pthread_mutex_unlock(&q->lock);
+		compress_waiting(q);
+		pthread_mutex_lock(&q->lock);
+		wait_ns(q, SK_POST_EVERY_NS - (now - last_ns));
+	}
+}
+
 static void *sender_main(void *arg)
 {
 	struct sk_sender *q = arg;
-	uint64_t backoff = 0;
+	uint64_t backoff = 0, last_ns = 0;
 
 	for (;;) {
 		struct sk_batch *b;
@@ -227,12 +246,14 @@ static void *sender_main(void *arg)
 		pthread_mutex_lock(&q->lock);
 		while (!q->head && !q->stop)
 			pthread_cond_wait(&q->cond, &q->lock);
+		pace(q, last_ns);
 		b = q->head;
 		pthread_mutex_unlock(&q->lock);
 		if (q->stop)
 			break;
 		compress_waiting(q);
 		n = gather(q, b);
+		last_ns = it_mono_ns();
 		if (n && !send_batches(q, b)) {
 			sent(q, n);
 			backoff = 0;
@@ -326,6 +347,8 @@ void sk_sender_drain(struct sk_sender *q, uint64_t deadline_ns)
 		return;
 	/* while the server takes batches, or the first attempt is under way */
 	pthread_mutex_lock(&q->lock);
+	q->draining = 1;
+	pthread_cond_broadcast(&q->cond);
 	while (q->head && it_mono_ns() < deadline_ns &&
 	       !__atomic_load_n(&q->failed, __ATOMIC_RELAXED))
 		wait_ns(q, 50ull * 1000 * 1000);
