@@ -99,25 +99,11 @@ int ch_open(struct report *rp)
 
 /* ---- the rows read back ---- */
 
-static void note_dev(void *ctx, uint32_t dev, const char *name, const char *serial)
-{
-	struct rf_dev d = { .dev = dev };
-
-	snprintf(d.name, sizeof(d.name), "%s", name);
-	snprintf(d.serial, sizeof(d.serial), "%s", serial ? serial : "");
-	rr_note_dev(&((struct report *)ctx)->rr, &d);
-}
-
-static void note_cgroup(void *ctx, uint64_t id, const char *path)
-{
-	rr_note_cgroup(&((struct report *)ctx)->rr, id, path);
-}
-
 /* Each request of the blocks in buf[*pos..len) to fn, *pos past the whole blocks read. */
 static int each_row(struct report *rp, const struct nat_buf *buf, size_t *pos,
 		    void (*fn)(struct report *rp, const struct rp_req *q))
 {
-	struct sk_notes nt = { .dev = note_dev, .cgroup = note_cgroup, .ctx = rp };
+	struct sk_notes nt = { .dev = rp_note_dev, .cgroup = rp_note_cgroup, .ctx = rp };
 	struct rf_req *q = malloc(sizeof(*q));
 	struct nat_rblock rb;
 	struct sk_rview v;
@@ -292,21 +278,46 @@ static struct it_hist *khist_of(struct report *rp, const char *l, const char *s,
 	return NULL;
 }
 
-/* One line of the summary's answer into the stage table and the log2 histograms. */
-static int summary_line(struct report *rp, char *line)
+/*
+ * The query sql, each line of its answer split into nf tab-separated fields to
+ * fn (a line of another count is a bad answer); 0, or 1 after one line said.
+ */
+static int each_line(struct report *rp, struct nat_buf *sql, int nf,
+		     int (*fn)(struct report *rp, char **f, void *ctx), void *ctx)
 {
-	char *f[13];
+	struct nat_buf resp = { 0 };
+	char *save = NULL, *line, *f[16];
+	int ret = !sql->len || nat_buf_room(sql, 1);
+
+	if (!ret) {
+		sql->p[sql->len] = '\0';
+		ret = query(rp, (char *)sql->p, &resp) || nat_buf_room(&resp, 1);
+	}
+	if (!ret) {
+		resp.p[resp.len] = '\0';
+		for (line = strtok_r((char *)resp.p, "\n", &save); line && !ret;
+		     line = strtok_r(NULL, "\n", &save))
+			ret = fields(line, f, nf) != nf || fn(rp, f, ctx);
+		if (ret)
+			it_err("report: --from: an answer does not read back: %.100s", line);
+	}
+	nat_buf_free(&resp);
+	return ret;
+}
+
+/* One line of the summary's answer into the stage table and the log2 histograms. */
+static int summary_line(struct report *rp, char **f, void *ctx)
+{
 	struct stages_bucket b;
 	struct it_hist *h;
 	uint32_t dev;
 	int op;
 
-	if (fields(line, f, 13) != 13)
-		return -EBADMSG;
+	(void)ctx;
 	dev = devno(f[2]);
 	op = abi_value(&abi_ops, f[4], strlen(f[4]));
 	if (dev && f[3][0])
-		note_dev(rp, dev, f[3], NULL);
+		rp_note_dev(rp, dev, f[3], NULL);
 	b = (struct stages_bucket){ .v = u64(f[5]),
 				    .n = u64(f[6]),
 				    .min = u64(f[7]),
@@ -333,23 +344,11 @@ static int summary_line(struct report *rp, char *line)
 static int ch_summary(struct report *rp)
 {
 	struct ch_src *c = rp->ch;
-	struct nat_buf sql = { 0 }, resp = { 0 };
-	int ret = 1;
+	struct nat_buf sql = { 0 };
+	int ret = ch_summary_sql(c->from, (char *)c->where.p, &sql) ||
+		  each_line(rp, &sql, 13, summary_line, NULL);
 
-	if (!ch_summary_sql(c->from, (char *)c->where.p, &sql) && !nat_buf_room(&sql, 1) &&
-	    (sql.p[sql.len] = '\0', !query(rp, (char *)sql.p, &resp)) && !nat_buf_room(&resp, 1)) {
-		char *save = NULL, *line;
-
-		resp.p[resp.len] = '\0';
-		ret = 0;
-		for (line = strtok_r((char *)resp.p, "\n", &save); line && !ret;
-		     line = strtok_r(NULL, "\n", &save))
-			ret = summary_line(rp, line) != 0;
-		if (ret)
-			it_err("report: --from: the summary's rows do not read back");
-	}
 	nat_buf_free(&sql);
-	nat_buf_free(&resp);
 	return ret;
 }
 
@@ -410,11 +409,46 @@ static int blame_where(struct ch_src *c, struct nat_buf *sql)
 		       c->from, (char *)c->where.p);
 }
 
-/* Each victim's parts; then its culprits (three a call). */
-static int blame_parts(struct report *rp, uint64_t *lines)
+/* A victim's parts: the sums of its stored lines. */
+static int victim_line(struct report *rp, char **f, void *ctx)
+{
+	struct blame_line l = { .by = BLAME_BY_CGROUP };
+	uint32_t dev = devno(f[0]);
+
+	rp_note_dev(rp, dev, f[1], NULL);
+	if (f[3][0])
+		rp_note_cgroup(rp, u64(f[2]), f[3]);
+	l.requests = u64(f[5]);
+	l.wait_ns = u64(f[6]);
+	l.own_ns = u64(f[7]);
+	l.unattr_ns = u64(f[8]);
+	l.self_ns = u64(f[9]);
+	l.others_ns = u64(f[10]);
+	l.other_ns = u64(f[11]);
+	rb_add_sums(rp->blame, dev, u64(f[2]), &l, u64(f[4]));
+	*(uint64_t *)ctx += u64(f[4]);
+	return 0;
+}
+
+/* A culprit of a victim: its share summed. */
+static int culprit_line(struct report *rp, char **f, void *ctx)
+{
+	struct blame_line l = { .by = BLAME_BY_CGROUP, .nr = 1 };
+
+	(void)ctx;
+	l.cgroup_id[0] = u64(f[2]);
+	l.ns[0] = u64(f[4]);
+	if (f[3][0])
+		rp_note_cgroup(rp, l.cgroup_id[0], f[3]);
+	rb_add_sums(rp->blame, devno(f[0]), u64(f[1]), &l, 0);
+	return 0;
+}
+
+/* Each victim's parts, then its culprits; *lines: the stored lines summed. */
+static int blame_sums(struct report *rp, uint64_t *lines)
 {
 	struct ch_src *c = rp->ch;
-	struct nat_buf sql = { 0 }, resp = { 0 };
+	struct nat_buf sql = { 0 };
 	int ret =
 		ch_sqlf(&sql,
 			"SELECT victim_devno, any(victim_dev), victim_cgroup_id, "
@@ -422,70 +456,18 @@ static int blame_parts(struct report *rp, uint64_t *lines)
 			"sum(unattributed_ns), sum(self_ns), sum(others_ns), max(other_ns) FROM %s",
 			c->blame_from) ||
 		blame_where(c, &sql) || ch_sqlf(&sql, " GROUP BY victim_devno, victim_cgroup_id") ||
-		query(rp, (char *)sql.p, &resp) || nat_buf_room(&resp, 1);
+		each_line(rp, &sql, 12, victim_line, lines);
 
-	if (!ret) {
-		char *save = NULL, *line, *f[12];
-
-		resp.p[resp.len] = '\0';
-		for (line = strtok_r((char *)resp.p, "\n", &save); line;
-		     line = strtok_r(NULL, "\n", &save)) {
-			struct blame_line l = { .by = BLAME_BY_CGROUP };
-			uint32_t dev;
-
-			if (fields(line, f, 12) != 12)
-				continue;
-			dev = devno(f[0]);
-			note_dev(rp, dev, f[1], NULL);
-			if (f[3][0])
-				note_cgroup(rp, u64(f[2]), f[3]);
-			l.requests = u64(f[5]);
-			l.wait_ns = u64(f[6]);
-			l.own_ns = u64(f[7]);
-			l.unattr_ns = u64(f[8]);
-			l.self_ns = u64(f[9]);
-			l.others_ns = u64(f[10]);
-			l.other_ns = u64(f[11]);
-			rb_add_sums(rp->blame, dev, u64(f[2]), &l, u64(f[4]));
-			*lines += u64(f[4]);
-		}
-	}
+	sql.len = 0;
+	ret = ret ||
+	      ch_sqlf(&sql,
+		      "SELECT victim_devno, victim_cgroup_id, cu.cgroup_id, any(cu.cgroup), "
+		      "sum(cu.ns) FROM %s ARRAY JOIN culprits AS cu",
+		      c->blame_from) ||
+	      blame_where(c, &sql) ||
+	      ch_sqlf(&sql, " GROUP BY victim_devno, victim_cgroup_id, cu.cgroup_id") ||
+	      each_line(rp, &sql, 5, culprit_line, NULL);
 	nat_buf_free(&sql);
-	nat_buf_free(&resp);
-	return ret;
-}
-
-static int blame_culprits(struct report *rp)
-{
-	struct ch_src *c = rp->ch;
-	struct nat_buf sql = { 0 }, resp = { 0 };
-	int ret = ch_sqlf(&sql,
-			  "SELECT victim_devno, victim_cgroup_id, cu.cgroup_id, any(cu.cgroup), "
-			  "sum(cu.ns) FROM %s ARRAY JOIN culprits AS cu",
-			  c->blame_from) ||
-		  blame_where(c, &sql) ||
-		  ch_sqlf(&sql, " GROUP BY victim_devno, victim_cgroup_id, cu.cgroup_id") ||
-		  query(rp, (char *)sql.p, &resp) || nat_buf_room(&resp, 1);
-
-	if (!ret) {
-		char *save = NULL, *line, *f[5];
-
-		resp.p[resp.len] = '\0';
-		for (line = strtok_r((char *)resp.p, "\n", &save); line;
-		     line = strtok_r(NULL, "\n", &save)) {
-			struct blame_line l = { .by = BLAME_BY_CGROUP, .nr = 1 };
-
-			if (fields(line, f, 5) != 5)
-				continue;
-			l.cgroup_id[0] = u64(f[2]);
-			l.ns[0] = u64(f[4]);
-			if (f[3][0])
-				note_cgroup(rp, l.cgroup_id[0], f[3]);
-			rb_add_sums(rp->blame, devno(f[0]), u64(f[1]), &l, 0);
-		}
-	}
-	nat_buf_free(&sql);
-	nat_buf_free(&resp);
 	return ret;
 }
 
@@ -499,7 +481,7 @@ static int ch_blame(struct report *rp)
 
 	if (!rp->blame)
 		return 0;
-	ret = blame_parts(rp, &lines) || blame_culprits(rp) ||
+	ret = blame_sums(rp, &lines) ||
 	      ch_sqlf(&sql, "SELECT count() FROM %s WHERE %s AND notEmpty(block.dev)", c->from,
 		      (char *)c->where.p) ||
 	      numbers(rp, (char *)sql.p, &want, 1);

@@ -239,7 +239,7 @@ static void on_json_path(void *ctx, const struct rp_path *g)
 		pf_add_path(rp->pf, g);
 }
 
-static void jl_dev(void *ctx, uint32_t dev, const char *name, const char *serial)
+void rp_note_dev(void *ctx, uint32_t dev, const char *name, const char *serial)
 {
 	struct rf_dev d = { .dev = dev };
 
@@ -248,7 +248,7 @@ static void jl_dev(void *ctx, uint32_t dev, const char *name, const char *serial
 	rr_note_dev(&((struct report *)ctx)->rr, &d);
 }
 
-static void jl_cgroup(void *ctx, uint64_t id, const char *path)
+void rp_note_cgroup(void *ctx, uint64_t id, const char *path)
 {
 	rr_note_cgroup(&((struct report *)ctx)->rr, id, path);
 }
@@ -288,7 +288,7 @@ int rp_read_file(struct report *rp, const char *path)
 	}
 	if (is_json_lines(m, (size_t)st.st_size)) {
 		struct jl_devs devs = {
-			.fn = jl_dev, .path = on_json_path, .cgroup = jl_cgroup, .ctx = rp
+			.fn = rp_note_dev, .path = on_json_path, .cgroup = rp_note_cgroup, .ctx = rp
 		};
 
 		err = jl_read(m, (size_t)st.st_size, &devs, on_json_req, rp, &rp->jl);

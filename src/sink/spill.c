@@ -102,29 +102,34 @@ static int spill_open(struct sk_spill *sp, uint64_t now_ns)
 	return 0;
 }
 
-int sk_spill_request(struct sk_spill *sp, const struct corr_req *r, uint64_t now_ns)
+/* Room for one more entry: the recorder open and the budget not reached; 0 or a drop reason. */
+static int room(struct sk_spill *sp, uint64_t now_ns)
 {
 	int err = spill_open(sp, now_ns);
 
 	if (err)
 		return err;
-	if (sk_spill_used(sp, now_ns) >= sp->max)
-		return SK_DROP_SPILL_FULL;
-	rec_request(sp->rc, r);
-	rec_tick(sp->rc, now_ns);
-	return 0;
+	return sk_spill_used(sp, now_ns) >= sp->max ? SK_DROP_SPILL_FULL : 0;
+}
+
+int sk_spill_request(struct sk_spill *sp, const struct corr_req *r, uint64_t now_ns)
+{
+	int err = room(sp, now_ns);
+
+	if (!err) {
+		rec_request(sp->rc, r);
+		rec_tick(sp->rc, now_ns);
+	}
+	return err;
 }
 
 int sk_spill_blame(struct sk_spill *sp, const struct blame_line *l, uint64_t now_ns)
 {
-	int err = spill_open(sp, now_ns);
+	int err = room(sp, now_ns);
 
-	if (err)
-		return err;
-	if (sk_spill_used(sp, now_ns) >= sp->max)
-		return SK_DROP_SPILL_FULL;
-	rec_blame(sp->rc, l);
-	return 0;
+	if (!err)
+		rec_blame(sp->rc, l);
+	return err;
 }
 
 uint64_t sk_spill_lost(struct sk_spill *sp, uint64_t *blame)

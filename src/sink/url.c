@@ -4,11 +4,9 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/keyfile.h"
@@ -115,50 +113,27 @@ int sk_url_parse(const char *s, struct sk_url *u, char *why, size_t whylen)
 
 int sk_password_load(const char *path, char *pw, size_t n, char *why, size_t whylen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), err = 0;
-	struct stat st;
-	ssize_t r = -1;
+	size_t r = 0, line;
+	const char *nl;
+	/* the link key's rules (lib/keyfile.h), the daemon's own user allowed too; a first line */
+	int err = keyfile_read(path, geteuid(), 1, pw, n - 1, &r, why, whylen);
 
-	memset(pw, 0, n);
-	if (fd < 0) {
-		err = -errno;
-		snprintf(why, whylen, "%s", strerror(errno));
+	if (err) {
+		memset(pw, 0, n);
 		return err;
 	}
-	if (fstat(fd, &st)) {
-		err = -errno;
-		snprintf(why, whylen, "%s", strerror(errno));
-	} else if (keyfile_check_mode(&st, st.st_uid && st.st_uid == geteuid() ? st.st_uid : 0, why,
-				      whylen)) {
-		err = -EPERM;
-	} else {
-		do
-			r = read(fd, pw, n - 1);
-		while (r < 0 && errno == EINTR);
-		if (r < 0) {
-			err = -errno;
-			snprintf(why, whylen, "%s", strerror(errno));
-		}
+	nl = memchr(pw, '\n', r);
+	line = nl ? (size_t)(nl - pw) : r;
+	if (line && pw[line - 1] == '\r')
+		line--;
+	if (memchr(pw, '\0', line)) {
+		snprintf(why, whylen, "a NUL byte in the password");
+		err = -EINVAL;
+	} else if (!line) {
+		snprintf(why, whylen, "empty: the password is the file's first line");
+		err = -EINVAL;
 	}
-	close(fd);
-	if (!err && r >= 0) {
-		const char *nl = memchr(pw, '\n', (size_t)r);
-		size_t line = nl ? (size_t)(nl - pw) : (size_t)r;
-
-		if (line && pw[line - 1] == '\r')
-			line--;
-		if (memchr(pw, '\0', line)) {
-			snprintf(why, whylen, "a NUL byte in the password");
-			err = -EINVAL;
-		} else if (!line) {
-			snprintf(why, whylen, "empty: the password is the file's first line");
-			err = -EINVAL;
-		} else if (!nl && (size_t)r == n - 1) {
-			snprintf(why, whylen, "longer than %zu bytes", n - 2);
-			err = -EINVAL;
-		}
-		pw[line] = '\0';
-	}
+	pw[line] = '\0';
 	if (err)
 		memset(pw, 0, n);
 	return err;
