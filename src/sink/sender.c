@@ -4,7 +4,7 @@
  * queue, compresses it (every waiting batch is, as soon as the thread is
  * free: the queue's memory is mostly compressed), checks its table's columns
  * once, POSTs it, and drops it from the queue only on a 200. Any failure
- * is counted by reason and retried after a backoff (100 ms doubling to 5 s);
+ * is counted by reason and retried after a backoff (100 ms doubling to 2 s);
  * the first failure of each reason is said once, and so is the recovery.
  */
 #include <errno.h>
@@ -19,7 +19,7 @@
 #include "sink/sink_int.h"
 
 #define SK_RETRY_MIN_NS (100ull * 1000 * 1000)
-#define SK_RETRY_MAX_NS (5ull * 1000 * 1000 * 1000)
+#define SK_RETRY_MAX_NS (2ull * 1000 * 1000 * 1000)
 #define SK_POST_ROWS (1u << 20) /* rows one POST takes, at most */
 #define SK_POST_BYTES (32u << 20) /* and bytes (compressed) */
 #define SK_POST_EVERY_NS (1000ull * 1000 * 1000) /* a POST a second, at most (pace()) */

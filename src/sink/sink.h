@@ -50,7 +50,7 @@ struct sink_opts {
 	const char *who; /* how errors name the option: "--sink" or "FILE:LINE: sink" */
 	long timeout_ms; /* a request to the server, at most (0: SK_DEF_TIMEOUT_MS) */
 	int gzip; /* --sink-compress gzip: Content-Encoding gzip; else ClickHouse's own format, zstd */
-	uint64_t retry_max_ns; /* tests: the longest backoff (0: 100 ms doubling to 5 s) */
+	uint64_t retry_max_ns; /* tests: the longest backoff (0: 100 ms doubling to 2 s) */
 };
 
 /* Why rows were not kept, and why a batch was sent again. */

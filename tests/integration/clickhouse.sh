@@ -93,7 +93,8 @@ ch_https() {
 	local name=$1 dir=$IT_TMP/ch-$1
 	mkdir -p "$dir"
 	CH_HTTPS[$name]=$(free_port) || return 1
-	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-subj "/CN=127.0.0.1" \
 		-addext "subjectAltName=IP:127.0.0.1" -keyout "$dir/server.key" \
 		-out "$dir/server.crt" >/dev/null 2>&1 || return 1
 	CH_CA=$dir/server.crt

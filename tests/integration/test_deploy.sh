@@ -200,7 +200,7 @@ if [[ ! -s $IT_TMP/m0.txt ]]; then
 	it_end
 fi
 sleep 1 # attached before /metrics is served; a second for good measure
-NR=3000
+NR=1500
 fio --name=deploy --filename="$dev" --ioengine=psync --direct=1 --rw=randread --bs=4k \
 	--size=32M --number_ios=$NR --randrepeat=0 --output-format=json --output="$IT_TMP/fio.json" \
 	>/dev/null 2>&1 || fail_all "fio failed"
