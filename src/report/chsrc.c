@@ -216,6 +216,87 @@ static int ch_each(struct report *rp)
 	return ret;
 }
 
+/* The blame lines of the blocks in buf, to -j; *pos past the whole blocks read. */
+static int each_blame(struct report *rp, const struct nat_buf *buf, size_t *pos)
+{
+	struct sk_notes nt = { .dev = rp_note_dev, .cgroup = rp_note_cgroup, .ctx = rp };
+	struct nat_rblock rb;
+	struct blame_line l;
+	int err = 0;
+
+	while (!err && *pos < buf->len) {
+		size_t at = *pos;
+
+		err = nat_read_block(buf->p, buf->len, pos, &rb);
+		if (err)
+			*pos = at;
+		for (uint64_t i = 0; !err && i < rb.rows; i++)
+			if (!sk_rows_get_blame(&rb, i, &l, &nt))
+				rp_blame_json(rp, &l);
+		nat_rblock_free(&rb);
+	}
+	return err;
+}
+
+static int on_blame_rows(void *ctx, struct nat_buf *b, int last)
+{
+	struct stream_ctx *s = ctx;
+	size_t pos = 0;
+	int err;
+
+	if (!last && b->len < 2 * s->tried)
+		return 0;
+	err = each_blame(s->rp, b, &pos);
+	if (err && (err != -EAGAIN || last))
+		return err;
+	memmove(b->p, b->p + pos, b->len - pos);
+	b->len -= pos;
+	s->tried = err == -EAGAIN ? b->len : 0;
+	return 0;
+}
+
+static int blame_where(struct ch_src *c, struct nat_buf *sql);
+static int numbers(struct report *rp, const char *sql, uint64_t *v, int n);
+
+/*
+ * -j: the stored blame lines of the matched requests, after the requests (a
+ * recording's report writes each after its request: the same lines).
+ */
+static int ch_blame_lines(struct report *rp)
+{
+	struct ch_src *c = rp->ch;
+	struct stream_ctx s = { .rp = rp };
+	struct nat_buf sql = { 0 }, cols = { 0 };
+	struct sk_http_res res;
+	uint64_t there = 0;
+	int ret = 0;
+
+	if (!rp->jout)
+		return 0;
+	/* a table without its _blame companion: no blame line to write */
+	if (ch_sqlf(&sql, "EXISTS TABLE %.*s", (int)strcspn(c->blame_from, " "), c->blame_from) ||
+	    numbers(rp, (char *)sql.p, &there, 1) || !there) {
+		nat_buf_free(&sql);
+		return there ? 1 : 0;
+	}
+	sql.len = 0;
+	if (sk_schema_select(sk_blame_spec, SK_B_NR, &cols) || nat_buf_room(&cols, 1) ||
+	    (cols.p[cols.len] = '\0',
+	     ch_sqlf(&sql, "SELECT %s FROM %s", (char *)cols.p, c->blame_from)) ||
+	    blame_where(c, &sql) ||
+	    ch_sqlf(&sql,
+		    " ORDER BY host, boot, run, id SETTINGS max_block_size = %d FORMAT Native",
+		    CH_STREAM_BLOCK)) {
+		ret = 1;
+	} else if (sk_http_stream(c->h, (char *)sql.p, on_blame_rows, &s, &res)) {
+		it_err("report: --from %s:%u: %s", c->url.host, c->url.port, res.msg);
+		ret = 1;
+	}
+	nat_buf_free(&sql);
+	nat_buf_free(&cols);
+	return ret;
+}
+
 /* ---- sums ---- */
 
 /* Tab-separated fields of one line of an answer (in place); their number. */
@@ -494,7 +575,8 @@ static int ch_blame(struct report *rp)
 
 int ch_report(struct report *rp)
 {
-	return ch_counts(rp) || ch_summary(rp) || ch_slowest(rp) || ch_each(rp) || ch_blame(rp);
+	return ch_counts(rp) || ch_summary(rp) || ch_slowest(rp) || ch_each(rp) ||
+	       ch_blame_lines(rp) || ch_blame(rp);
 }
 
 void ch_print_reading(const struct report *rp, FILE *f)

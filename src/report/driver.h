@@ -93,6 +93,8 @@ int rp_read_file(struct report *rp, const char *path);
 
 /* files.c: a request the server matched, to the per-request outputs */
 void rp_outputs(struct report *rp, const struct rp_req *q);
+/* A stored blame line as -j writes it (its culprits named by the input's cgroup paths). */
+void rp_blame_json(struct report *rp, const struct blame_line *l);
 /* A device's name and serial, a cgroup's path, as an input (not a segment) gives them (ctx: rp). */
 void rp_note_dev(void *ctx, uint32_t dev, const char *name, const char *serial);
 void rp_note_cgroup(void *ctx, uint64_t id, const char *path);

@@ -140,12 +140,8 @@ static void wait_blame(struct report *rp, const struct rr_reader *rr, const stru
 void rp_on_blame(void *ctx, const struct rr_reader *rr, const struct blame_line *l)
 {
 	struct report *rp = ctx;
-	const char *path[BLAME_LINE_TOP] = { NULL };
-	char keep[BLAME_LINE_TOP][CG_PATH_MAX];
 	uint64_t cgroup_id;
 	uint32_t dev;
-	struct jw *j;
-	size_t mark;
 	int victim;
 
 	(void)rr;
@@ -153,6 +149,16 @@ void rp_on_blame(void *ctx, const struct rr_reader *rr, const struct blame_line 
 		return; /* its request did not match, or was not read */
 	if (rp->blame && rp->blame_stored && victim)
 		rb_add_line(rp->blame, dev, cgroup_id, l);
+	rp_blame_json(rp, l);
+}
+
+void rp_blame_json(struct report *rp, const struct blame_line *l)
+{
+	const char *path[BLAME_LINE_TOP] = { NULL };
+	char keep[BLAME_LINE_TOP][CG_PATH_MAX];
+	struct jw *j;
+	size_t mark;
+
 	j = rp->jout ? out_json_begin(rp->jout, &mark) : NULL;
 	if (!j)
 		return;

@@ -280,7 +280,8 @@ int sk_rows_get(const struct sk_rview *v, uint64_t i, struct rf_req *q, struct s
 	return 0;
 }
 
-int sk_rows_get_blame(const struct nat_rblock *rb, uint64_t i, struct blame_line *l)
+int sk_rows_get_blame(const struct nat_rblock *rb, uint64_t i, struct blame_line *l,
+		      const struct sk_notes *nt)
 {
 	const struct nat_rcol *c[SK_B_NR];
 	uint64_t first, n;
@@ -310,8 +311,10 @@ int sk_rows_get_blame(const struct nat_rblock *rb, uint64_t i, struct blame_line
 		l->cgroup_id[l->nr] = nat_get(c[SK_B_C_CGROUP_ID], e);
 		l->pid[l->nr] = (uint32_t)nat_get(c[SK_B_C_PID], e);
 		l->ns[l->nr] = nat_get(c[SK_B_C_NS], e);
-		if (nat_get_str(c[SK_B_C_CGROUP], e, &len), len)
+		if (nat_get_str(c[SK_B_C_CGROUP], e, &len), len) {
 			l->named |= 1u << l->nr;
+			note_cgroup(nt, l->cgroup_id[l->nr], c[SK_B_C_CGROUP], e);
+		}
 	}
 	return 0;
 }

@@ -120,8 +120,9 @@ struct sk_notes {
 int sk_rows_get(const struct sk_rview *v, uint64_t i, struct rf_req *q, struct sk_ident *id,
 		const struct sk_notes *nt);
 
-/* Row i of a blame block back into its line (the culprits' names are not kept). 0 or -EINVAL. */
-int sk_rows_get_blame(const struct nat_rblock *rb, uint64_t i, struct blame_line *l);
+/* Row i of a blame block back into its line; its culprits' paths to nt (may be NULL). 0 or -EINVAL. */
+int sk_rows_get_blame(const struct nat_rblock *rb, uint64_t i, struct blame_line *l,
+		      const struct sk_notes *nt);
 
 /* A string column's value i into buf (NUL-terminated, cut to n - 1). */
 char *sk_rows_str(const struct nat_rcol *c, uint64_t i, char *buf, size_t n);

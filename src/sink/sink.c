@@ -433,7 +433,7 @@ static uint64_t spill_rows(struct sink *s, int table, const struct nat_rblock *r
 		if (table == SK_T_REQ && !sk_rows_get(&v, i, &q, NULL, NULL)) {
 			rf_req_view(&q, &r);
 			err = sk_spill_request(&s->sp, &r, s->now_ns);
-		} else if (table == SK_T_BLAME && !sk_rows_get_blame(rb, i, &l)) {
+		} else if (table == SK_T_BLAME && !sk_rows_get_blame(rb, i, &l, NULL)) {
 			err = sk_spill_blame(&s->sp, &l, s->now_ns);
 		} else {
 			continue;

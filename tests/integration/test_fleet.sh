@@ -13,7 +13,8 @@
 #              == report of the two recordings together, row for row
 #   hists      ... and the same log2 histograms
 #   slowest    ... and the same -n 20 slowest requests (with where their time went)
-#   json       report --from -j: the same request lines, byte for byte, as from the recordings
+#   json       report --from -j: the same request and blame lines, byte for byte, as from the
+#              recordings
 #   blame      report --from --blame (the daemons' stored lines, summed by the server) == the
 #              report --blame of the recordings (their stored lines)
 #   filters    --host a: host a's fio count; -c fio -d, -m 1ms, --since/--until: the
@@ -129,13 +130,14 @@ rep all -n 20
 same summary all rows
 same hists all hists
 same slowest all slowest
-sort "$IT_TMP/all.rec.json" | grep '"type":"request"' >"$IT_TMP/j.rec"
+sort "$IT_TMP/all.rec.json" >"$IT_TMP/j.rec"
 sort "$IT_TMP/all.ch.json" >"$IT_TMP/j.ch"
-nj=$(wc -l <"$IT_TMP/j.rec")
-if ((nj == IOS[a] + IOS[b])) && cmp -s "$IT_TMP/j.rec" "$IT_TMP/j.ch"; then
-	pass json "$nj request lines"
+nj=$(grep -c '"type":"request"' "$IT_TMP/j.rec")
+nb=$(grep -c '"type":"blame"' "$IT_TMP/j.rec")
+if ((nj == IOS[a] + IOS[b] && nb > 0)) && cmp -s "$IT_TMP/j.rec" "$IT_TMP/j.ch"; then
+	pass json "$nj request lines, $nb blame lines"
 else
-	fail json "$nj request lines from the recordings (fio: $((IOS[a] + IOS[b]))), $(wc -l <"$IT_TMP/j.ch") from the cluster; first difference: $(diff "$IT_TMP/j.rec" "$IT_TMP/j.ch" | head -2 | cut -c1-200 | tr '\n' '|')"
+	fail json "$nj request and $nb blame lines from the recordings (fio: $((IOS[a] + IOS[b]))), $(wc -l <"$IT_TMP/j.ch") lines from the cluster; first difference: $(diff "$IT_TMP/j.rec" "$IT_TMP/j.ch" | head -2 | cut -c1-200 | tr '\n' '|')"
 fi
 
 matrix() { sed -n "/^blame by /,\$p" "$1"; }

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/jsonw.h"
 #include "records/output.h"
 #include "records/reader.h"
 #include "records/recfmt.h"
@@ -320,6 +321,85 @@ out:
 	free(b);
 	free(reqs);
 	free(back);
+}
+
+/* The JSON blame line of l, its culprits named by cg_name(). */
+static void blame_json_of(const struct blame_line *l, char *buf, size_t n)
+{
+	const char *names[BLAME_LINE_TOP] = { NULL };
+	struct jw j;
+
+	for (int i = 0; i < l->nr && i < BLAME_LINE_TOP; i++)
+		names[i] = l->named & (1u << i) ? cg_name(NULL, l->cgroup_id[i]) : NULL;
+	jw_init(&j);
+	blame_json_line(&j, l, names);
+	snprintf(buf, n, "%s", j.err ? "error" : jw_data(&j));
+	jw_free(&j);
+}
+
+/* A blame line into a row (its victim from its request's row) and back: the same JSON line. */
+static void test_blame_rows(void)
+{
+	struct sk_lookup lk = { .dev_name = dev_name, .dev_serial = dev_serial, .cgroup = cg_name };
+	struct notes nb = { 0 };
+	struct sk_notes nt = { .cgroup = note_cg, .ctx = &nb };
+	struct nat_buf buf = { 0 };
+	struct nat_rblock rb = { 0 };
+	struct blame_line l[20], back;
+	struct sk_rows w;
+	struct rf_req q;
+	char a[1024], b[1024];
+	size_t pos = 0;
+	int same = 0;
+
+	if (!ASSERT_OK(sk_rows_init(&w, &lk), "init"))
+		return;
+	for (int i = 0; i < 20; i++) {
+		struct corr_req r;
+
+		make_req(&q, i * 4, 1000000000ull + (uint64_t)i * 100000);
+		rf_req_view(&q, &r);
+		sk_rows_put(&w, &g_id, &r);
+		memset(&l[i], 0, sizeof(l[i]));
+		l[i] = (struct blame_line){ .id = q.id,
+					    .requests = 2,
+					    .wait_ns = 90000 + i,
+					    .own_ns = 40000,
+					    .unattr_ns = 1000,
+					    .self_ns = 9000,
+					    .others_ns = 40000 - i,
+					    .by = BLAME_BY_CGROUP,
+					    .nr = i % 4 };
+		for (int k = 0; k < l[i].nr; k++) {
+			l[i].cgroup_id[k] = k % 2 ? 78 : 77;
+			l[i].ns[k] = 10000 + k;
+			l[i].named |= (i + k) % 3 ? 1u << k : 0;
+		}
+		l[i].other_ns = i % 2 ? 555 : 0;
+		sk_rows_blame(&w, &g_id, &l[i], 42);
+	}
+	if (!ASSERT_OK(nat_block_write(&w.blame, &buf), "write") ||
+	    !ASSERT_OK(nat_read_block(buf.p, buf.len, &pos, &rb), "read"))
+		goto out;
+	ASSERT_EQ(rb.rows, 20, "rows");
+	for (int i = 0; i < 20 && i < (int)rb.rows; i++) {
+		if (sk_rows_get_blame(&rb, (uint64_t)i, &back, &nt))
+			continue;
+		blame_json_of(&l[i], a, sizeof(a));
+		blame_json_of(&back, b, sizeof(b));
+		same += !strcmp(a, b);
+		if (strcmp(a, b))
+			unit__fail(__FILE__, __LINE__, "line %d: %s | %s", i, a, b);
+	}
+	ASSERT_EQ(same, 20, "the same lines");
+	ASSERT_EQ(nb.bad, 0, "the culprits' paths");
+	/* a line's ts is its request's: the victim remembered */
+	ASSERT_EQ(nat_get(nat_rcol(&rb, "ts"), 0), 1000000000ull + (uint64_t)g_id.clock_off,
+		  "ts: the request's");
+out:
+	nat_rblock_free(&rb);
+	nat_buf_free(&buf);
+	sk_rows_free(&w);
 }
 
 /* A block cut anywhere, or with bytes flipped, is refused or read within its bounds. */
@@ -659,6 +739,7 @@ out:
 int main(void)
 {
 	RUN_TEST(test_roundtrip);
+	RUN_TEST(test_blame_rows);
 	RUN_TEST(test_native_bad);
 	RUN_TEST(test_url);
 	RUN_TEST(test_password);
