@@ -239,7 +239,7 @@ void summary(struct daemon *d, int final)
 	in.khists = d->sum.v;
 	in.nr_khists = d->sum.nr;
 	out_summary(d->out, &in);
-	daemon_sink_summary(d);
+	daemon_sink_summary(d, final);
 	if (d->m && d->mode->summary)
 		d->mode->summary(d->m, final);
 }

@@ -88,7 +88,7 @@ void metrics_tick(struct daemon *d, int force);
 /* daemon_sink.c */
 int daemon_sink_open(struct daemon *d);
 int daemon_sink_finish(struct daemon *d);
-void daemon_sink_summary(struct daemon *d);
+void daemon_sink_summary(struct daemon *d, int final);
 void daemon_sink_metrics(struct daemon *d, FILE *f);
 
 /* daemon_reload.c */

@@ -11,7 +11,9 @@
 
 #include "service/daemon_int.h"
 #include "service/dblame.h"
+#include "lib/jsonw.h"
 #include "lib/log.h"
+#include "records/output.h"
 #include "service/metrics.h"
 #include "sink/sink.h"
 
@@ -65,10 +67,47 @@ int daemon_sink_finish(struct daemon *d)
 	return -EIO;
 }
 
-void daemon_sink_summary(struct daemon *d)
+/* A summary's `sink` JSON line (docs/json.md): the counters of the summary's text line. */
+static void sink_json(struct daemon *d, int final)
 {
-	if (d->sink && d->text)
+	struct sink_stats st;
+	size_t mark;
+	struct jw *j = out_json_begin(d->out, &mark);
+
+	if (!j)
+		return;
+	sink_stats(d->sink, &st);
+	jw_obj_begin(j, NULL);
+	jw_str(j, "type", "sink");
+	jw_bool(j, "final", final);
+	jw_u64(j, "requests", st.rows);
+	jw_u64(j, "sent", st.sent);
+	jw_u64(j, "queued", st.queue_rows);
+	jw_u64(j, "spilled", st.spilled);
+	jw_u64(j, "replayed", st.replayed);
+	jw_u64(j, "blame_lines", st.blame_rows);
+	jw_u64(j, "blame_sent", st.blame_sent);
+	jw_obj_begin(j, "dropped");
+	for (int i = 0; i < SK_DROP_NR; i++)
+		jw_u64(j, sink_drop_name(i), st.dropped[i]);
+	jw_obj_end(j);
+	jw_obj_begin(j, "retries");
+	for (int i = 0; i < SK_RETRY_NR; i++)
+		jw_u64(j, sink_retry_name(i), st.retries[i]);
+	jw_obj_end(j);
+	jw_str(j, "scheme", st.scheme);
+	jw_obj_end(j);
+	out_json_end(d->out, mark);
+}
+
+void daemon_sink_summary(struct daemon *d, int final)
+{
+	if (!d->sink)
+		return;
+	if (d->text)
 		sink_summary(d->sink, d->text);
+	if (d->json)
+		sink_json(d, final);
 }
 
 /* One sample of iotracer_sink_rows_total. */
