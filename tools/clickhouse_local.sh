@@ -9,10 +9,10 @@
 set -eu
 cmd=${1:-}
 dir=${2:-}
-[[ $cmd == start || $cmd == stop ]] && [[ -n $dir ]] || {
+if [[ $cmd != start && $cmd != stop ]] || [[ -z $dir ]]; then
 	echo "usage: $0 start|stop DIR" >&2
 	exit 2
-}
+fi
 if [[ $cmd == stop ]]; then
 	[[ -f $dir/pid ]] && kill "$(cat "$dir/pid")" 2>/dev/null
 	rm -f "$dir/pid"

@@ -144,10 +144,10 @@ ch_ddl() {
 	local st
 	while IFS= read -r -d ';' st; do
 		[[ -n ${st//[[:space:]]/} ]] || continue
-		ch_q "$1" "$st" >"$IT_TMP/ch.ddl.out" 2>&1 && ! grep -q '^Code:' "$IT_TMP/ch.ddl.out" || {
+		if ! ch_q "$1" "$st" >"$IT_TMP/ch.ddl.out" 2>&1 || grep -q '^Code:' "$IT_TMP/ch.ddl.out"; then
 			note "ch_ddl $1 $2: $(head -c 300 "$IT_TMP/ch.ddl.out")"
 			return 1
-		}
+		fi
 	done < <(sed -e 's/--.*$//' "$2")
 }
 

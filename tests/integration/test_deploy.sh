@@ -110,13 +110,14 @@ base_image() {
 		}
 		mkdir -p "$IMAGE_CACHE" && chmod 0755 "$IMAGE_CACHE"
 		note "making the base rootfs once: mmdebstrap bookworm -> $tar"
-		mmdebstrap --quiet --variant=apt --include=ca-certificates --skip=cleanup/apt/lists \
-			bookworm "$tar.tmp" http://deb.debian.org/debian >"$IT_TMP/mmdebstrap.log" 2>&1 &&
-			mv -f "$tar.tmp" "$tar" || {
-			rm -f "$tar.tmp"
+		if ! mmdebstrap --quiet --format=tar --variant=apt --include=ca-certificates \
+			--skip=cleanup/apt/lists bookworm "$tar.tmp" http://deb.debian.org/debian \
+			>"$IT_TMP/mmdebstrap.log" 2>&1; then
+			rm -rf "$tar.tmp"
 			WHY="mmdebstrap failed (no Debian archive reachable?): $(tail -n 2 "$IT_TMP/mmdebstrap.log" | tr '\n' ' ')"
 			return 1
-		}
+		fi
+		mv -f "$tar.tmp" "$tar"
 	fi
 	BASE=localhost/iotracer-it-base:bookworm-$(stat -c %Y "$tar")
 	podman image exists "$BASE" && return 0

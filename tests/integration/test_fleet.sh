@@ -34,12 +34,15 @@ it_require_all curl
 ch_require
 DDL=$IT_ROOT/deploy/clickhouse
 
-ch_ports s1 && ch_ports s2 || fail_all "no free TCP ports"
-ch_start s1 "${CH_TCP[s1]}" "${CH_TCP[s2]}" && ch_start s2 "${CH_TCP[s1]}" "${CH_TCP[s2]}" ||
-	fail_all "cannot start two clickhouse-server processes"
+ch_ports s1 || fail_all "no free TCP ports"
+ch_ports s2 || fail_all "no free TCP ports"
+for s in s1 s2; do
+	ch_start "$s" "${CH_TCP[s1]}" "${CH_TCP[s2]}" || fail_all "cannot start clickhouse-server $s"
+done
 ddl_ok=1
 for s in s1 s2; do
-	ch_ddl "$s" "$DDL/schema.sql" && ch_ddl "$s" "$DDL/distributed.sql" || ddl_ok=0
+	ch_ddl "$s" "$DDL/schema.sql" || ddl_ok=0
+	ch_ddl "$s" "$DDL/distributed.sql" || ddl_ok=0
 done
 check ddl "schema.sql and distributed.sql on two 18.16 servers ($(ch_q s1 'SELECT version()'))" \
 	test "$ddl_ok" = 1
@@ -118,11 +121,14 @@ same() { # same CHECK NAME FILTER: the filtered outputs are equal and not empty
 		fail "$1" "$(wc -l <"$IT_TMP/$2.rec.f") lines from the recordings; differ: $(diff "$IT_TMP/$2.rec.f" "$IT_TMP/$2.ch.f" | head -4 | cut -c1-160 | tr '\n' '|') $(head -c 300 "$IT_TMP/$2.ch.err")"
 	fi
 }
+# shellcheck disable=SC2317 # called through same()
 rows() { grep -E '^(syscall|block|io_uring|aio) +[^ ]+ +[^ ]+ +[^ ]+ +[0-9]+ ' "$1" | sort; }
 # the histograms, each a block of lines, in the order of their titles
+# shellcheck disable=SC2317 # called through same()
 hists() { awk '/\(all requests\)$/ { t = $0 } t && NF { print t " | " $0 } !NF { t = "" }' "$1" | sort; }
 # the slowest requests without their wall-clock time (the recordings' segments and the sink
 # read CLOCK_REALTIME - CLOCK_MONOTONIC at different instants: the same stamp, µs apart)
+# shellcheck disable=SC2317 # called through same()
 slowest() { sed -n '/slowest requests ===$/,$p' "$1" | awk '{ if ($2 ~ /Z$/) $2 = "T"; print }' | sort; }
 rep all -n 20
 "$IOTRACER" report -n 0 --json "$IT_TMP/all.rec.json" "${RECS[@]}" >/dev/null 2>&1
@@ -140,6 +146,7 @@ else
 	fail json "$nj request and $nb blame lines from the recordings (fio: $((IOS[a] + IOS[b]))), $(wc -l <"$IT_TMP/j.ch") lines from the cluster; first difference: $(diff "$IT_TMP/j.rec" "$IT_TMP/j.ch" | head -2 | cut -c1-200 | tr '\n' '|')"
 fi
 
+# shellcheck disable=SC2317 # called through same()
 matrix() { sed -n "/^blame by /,\$p" "$1"; }
 rep blame -n 0 --blame
 same blame blame matrix

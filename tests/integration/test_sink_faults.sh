@@ -43,7 +43,8 @@ check bad_url "exit $rc: $msg" test "$rc" = 2 -a "$(wc -l <"$IT_TMP/badurl.out")
 ch_start main || fail_all "cannot start clickhouse-server"
 ch_https tls || fail_all "cannot make a certificate"
 ch_start tls || fail_all "cannot start the HTTPS clickhouse-server"
-ch_ddl main "$DDL/schema.sql" && ch_ddl tls "$DDL/schema.sql" || fail_all "DDL failed"
+ch_ddl main "$DDL/schema.sql" || fail_all "DDL failed"
+ch_ddl tls "$DDL/schema.sql" || fail_all "DDL failed"
 # a server answering 500 to everything
 P500=$(free_port) || fail_all "no free port"
 bg_start http500 python3 -c '
@@ -59,8 +60,8 @@ class H(http.server.BaseHTTPRequestHandler):
 http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()' "$P500"
 DEAD=$(free_port) || fail_all "no free port" # nothing listens there
 mkdir -p "$IT_TMP/tiny"
-mount -t tmpfs -o size=128k tmpfs "$IT_TMP/tiny" && _it_register mounts "$IT_TMP/tiny" ||
-	fail_all "cannot mount a tmpfs"
+mount -t tmpfs -o size=128k tmpfs "$IT_TMP/tiny" || fail_all "cannot mount a tmpfs"
+_it_register mounts "$IT_TMP/tiny"
 printf 'not-the-password\n' >"$IT_TMP/bad.pw" && chmod 600 "$IT_TMP/bad.pw"
 
 dev=$(mk_loop 64 fill) || fail_all "cannot create a loop device"
@@ -151,7 +152,7 @@ f_hand=$(field "$fl" requests,) f_drop=$(sed -n 's/.*dropped spill_full \([0-9]*
 f_in=$(spilled_in "$IT_TMP/spill-full")
 e_hand=$(field "$el" requests,) e_drop=$(sed -n 's/.*dropped spill_error \([0-9]*\).*/\1/p' <<<"$el")
 e_in=$(spilled_in "$IT_TMP/tiny/spill")
-exits="full ${TR_RC[full]}, enospc ${TR_RC[enospc]}: $(grep -h 'rows were dropped' "${TR_ERR[full]}" "${TR_ERR[enospc]}" | wc -l) lines"
+exits="full ${TR_RC[full]}, enospc ${TR_RC[enospc]}: $(cat "${TR_ERR[full]}" "${TR_ERR[enospc]}" | grep -c 'rows were dropped') lines"
 check spill_full "exit status $exits; 64K spill: $f_hand handed = $f_in spilled + ${f_drop:-none} dropped (spill_full); full tmpfs: $e_hand handed = $e_in spilled + ${e_drop:-none} dropped (spill_error)" \
 	test "${f_drop:-0}" -gt 0 -a "$((f_in + ${f_drop:-0}))" = "$f_hand" -a "$f_hand" = "$IOS" \
 	-a "${e_drop:-0}" -gt 0 -a "$((e_in + ${e_drop:-0}))" = "$e_hand" -a "$e_hand" = "$IOS" \
