@@ -96,6 +96,15 @@ for ((i = 0; i < 50; i++)); do
 done
 check counts "per host through the Distributed table: $got(fio: a=${IOS[a]} b=${IOS[b]})" \
 	test "$got" = "a=${IOS[a]} b=${IOS[b]} "
+# the blame lines the daemons sent, forwarded to their shards as well (the same queue)
+bsent=$(grep -h '^sink:' "${TR_OUT[a]}" "${TR_OUT[b]}" | sed -n 's/.* \([0-9]*\) sent; [0-9]* retries.*/\1/p' |
+	awk '{ s += $1 } END { print s + 0 }')
+for ((i = 0; i < 50; i++)); do
+	bgot=$(ch_q s1 "SELECT count() FROM iotracer.fleet_blame FINAL")
+	[[ $bgot == "$bsent" ]] && break
+	sleep 0.2
+done
+note "blame lines through the Distributed table: $bgot, the daemons sent $bsent"
 sh=""
 for s in s1 s2; do
 	sh+="$s: $(ch_q "$s" 'SELECT host, count() FROM iotracer.requests GROUP BY host ORDER BY host' |
