@@ -228,6 +228,11 @@ struct stages *out_stages(struct it_out *out, uint64_t requests)
 	return &out->stages;
 }
 
+void out_set_fnames(struct it_out *out, struct fn_cache *fn)
+{
+	out->fn = fn;
+}
+
 uint64_t out_requests(const struct it_out *out)
 {
 	return out->requests;

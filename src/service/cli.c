@@ -54,8 +54,9 @@ static const struct cli_option cli_opts[] = {
 	  .row.help = "only these block devices: loop0, /dev/loop0 or 7:0, up to 64" },
 	{ .row.name = "file", .row.key = 'f', .row.arg = "PATH", .section = "",
 	  .reload = RELOAD_FILTER, .val = CLI_V_STR, F(file_path),
-	  .row.help = "only IO on this file or block device, or (not report) on\n"
-		      "the files below this directory" },
+	  .row.help = "only IO on this file or block device, or on the files\n"
+		      "below this directory (report: or whose recorded name\n"
+		      "matches PATH as a pattern: *, ?, [...])" },
 	{ .row.name = "sched-switch", .row.key = CLI_OPT_SCHED_SWITCH, .section = "",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_FLAG, F(sched_switch),
 	  .row.help = "sched layer: also hook every context switch and wakeup for\n"
@@ -162,6 +163,11 @@ static const struct cli_option cli_opts[] = {
 	{ .row.name = "ring-size", .row.key = CLI_OPT_RING_SIZE, .row.arg = "SIZE", .section = "",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_SIZE, F(ring_size),
 	  .row.help = "record buffer memory, a power of two from 4K to 1G (default 8M)" },
+	{ .row.name = "file-names", .row.key = CLI_OPT_FILE_NAMES, .row.arg = "N", .section = "",
+	  .reload = RELOAD_REATTACH, .val = CLI_V_INT, F(file_names),
+	  .row.help = "name the files of the records: the paths of N files at most\n"
+		      "are kept, the least used forgotten (default 8192, 16 to\n"
+		      "1048576; 0: no names, dev and inode only; docs/json.md)" },
 	/* the server is bound at start */
 	{ .row.name = "metrics", .row.key = CLI_OPT_METRICS, .row.arg = "ADDR",
 	  .section = "metrics", .reload = RELOAD_START, .val = CLI_V_STR, F(metrics_addr),
@@ -175,6 +181,11 @@ static const struct cli_option cli_opts[] = {
 	  .section = "metrics", .reload = RELOAD_START, .val = CLI_V_FLAG, F(metrics_containers),
 	  .row.help = "/metrics: container, pod and namespace labels on the\n"
 		      "per-cgroup series (docs/metrics.md)" },
+	{ .row.name = "metrics-files", .row.key = CLI_OPT_METRICS_FILES, .row.arg = "K",
+	  .section = "metrics", .reload = RELOAD_START, .val = CLI_V_INT, F(metrics_files),
+	  .row.help = "/metrics: per-file series of the K files with the most\n"
+		      "bytes, the rest as file=\"other\" (0 to 100; default 0:\n"
+		      "none; docs/metrics.md)" },
 	{ .row.name = "blame", .row.key = CLI_OPT_BLAME, .section = "metrics",
 	  .reload = RELOAD_START, .val = CLI_V_FLAG, F(blame),
 	  .row.help = "/metrics: who slowed whom, blamed seconds per device,\n"
@@ -317,6 +328,7 @@ void cli_defaults(struct it_opts *o)
 	o->ring_size = CLI_RING_DEFAULT;
 	o->sysfs_root = "/sys";
 	o->metrics_cg_depth = -1;
+	o->file_names = CLI_FILE_NAMES_DEFAULT;
 	o->record_size = REC_DEF_SIZE;
 	o->record_age_ns = REC_DEF_AGE_NS;
 	o->record_max = REC_DEF_MAX;
@@ -438,6 +450,10 @@ static int cli_check_mode(const struct it_opts *o, FILE *err)
 		bad = "--link-key needs --mode guest or --mode host";
 	else if (o->record_max < o->record_size)
 		bad = "--record-max: must be at least --record-size";
+	else if (o->metrics_files && !o->metrics_addr)
+		bad = "--metrics-files needs --metrics";
+	else if (o->metrics_files && !o->file_names)
+		bad = "--metrics-files: labels the series with file names: not with --file-names 0";
 	else if (o->metrics_containers && o->metrics_cg_depth < 0)
 		bad = "--metrics-containers: labels the per-cgroup series: needs --metrics-cgroup-depth";
 	else if (o->blame && o->metrics_addr && o->metrics_cg_depth < 0 && o->mode != IT_MODE_HOST)

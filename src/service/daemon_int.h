@@ -63,6 +63,8 @@ struct daemon {
 	struct agg_labels *cg_labels; /* /metrics cgroup label values, kept across scrapes */
 	struct dblame *blame; /* --blame: who held the device (docs/blame.md) */
 	struct sink *sink; /* --sink: rows to ClickHouse (docs/fleet.md) */
+	struct dnames *fnames; /* file names (dnames.h); NULL: --file-names 0 */
+	struct mfiles *mfiles; /* --metrics-files (mfiles.h); NULL: off */
 };
 
 /* daemon.c */

@@ -21,13 +21,16 @@
 #   pipe          top -n 2 into a pipe, without -b: no escape byte, and the batch's totals
 #   cgroup_totals top -b -C: the totals table has no PID or COMM column
 #   batch_aligned the -b totals table's columns start where its header's do
+#   syscall_tax   the programs the kernel lists for top's BPF fds (bpftool): none of the
+#                 syscall layer's (sys_enter/sys_exit) by default, they are there with
+#                 --group file (direct IO's files; every syscall pays them on this host)
 # shellcheck disable=SC2016,SC2119 # jq programs in single quotes; optional args
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 it_begin screen_rows screen_iops key_cgroup key_sort batch_totals bad_sort bad_pid title_kept \
-	width80 pipe cgroup_totals batch_aligned
+	width80 pipe cgroup_totals batch_aligned syscall_tax
 it_require_all tmux
 
 RATE_A=${TOP_RATE_A:-150}
@@ -58,6 +61,27 @@ check pipe "exit $rc, $esc escape bytes, totals $(grep -c '^TOTAL' "$IT_TMP/pipe
 rc=$?
 cghead=$(grep -A1 '^TOTAL' "$IT_TMP/cg.out" | tail -1)
 check cgroup_totals "exit $rc, header '$cghead'" test "$rc" = 0 -a "$cghead" = "CGROUP DEV OP IOS BYTES"
+
+# top_progs ARGS...: the names of the BPF programs a running top holds (the kernel's list)
+top_progs() {
+	local pid ids
+	"$IOTRACER" top -b -n 4 -i 300ms -d "$name" "$@" >/dev/null 2>&1 &
+	pid=$!
+	# loaded and attached: the same nonempty set of programs twice, 200 ms apart
+	local prev=""
+	for _ in $(seq 50); do
+		ids=$(bpf_fd_ids "$pid" | sed -n 's/^p//p')
+		[[ -n $ids && $ids == "$prev" ]] && break
+		prev=$ids
+		sleep 0.2
+	done
+	for i in $ids; do bpftool -j prog show id "$i" 2>/dev/null | jq -r .name; done | sort | tr '\n' ' '
+	wait "$pid" 2>/dev/null
+}
+plain=$(top_progs)
+byfile=$(top_progs --group file)
+check syscall_tax "default: $plain; --group file: $byfile" \
+	test -n "$plain" -a "${plain/sys_e/}" = "$plain" -a "${byfile/sys_enter/}" != "$byfile"
 
 # fio_job NAME RATE ARGS...: a rate-limited 4k direct reader of the device (own process)
 fio_job() {
