@@ -7,6 +7,7 @@
  * and the report computes the percentiles, the same numbers as from the
  * recordings of the same requests.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -101,11 +102,10 @@ static int where_containers(struct nat_buf *b, const struct rp_opts *o)
 	return err;
 }
 
-/* -d (the request's device or one of its block requests', by name or MAJ:MIN) or -f. */
+/* -d: the request's device or one of its block requests', by name or MAJ:MIN. */
 static int where_dev(struct nat_buf *b, const struct rp_opts *o)
 {
 	const struct it_opts *f = &o->f;
-	char devno[24];
 	int err;
 
 	if (f->nr_dev_names) {
@@ -121,13 +121,86 @@ static int where_dev(struct nat_buf *b, const struct rp_opts *o)
 			      sql_list(b, f->dev_names, f->nr_dev_names);
 		return err ?: ch_sqlf(b, "))");
 	}
-	if (!o->has_file)
+	return 0;
+}
+
+/* An fnmatch(3) pattern (flags 0: '*' matches '/' too) as an anchored re2 expression. */
+int ch_glob_regex(struct nat_buf *b, const char *p)
+{
+	int err = ch_sqlf(b, "^");
+
+	for (; !err && *p; p++) {
+		const char *set = p + 1 + (p[1] == '!' || p[1] == '^'), *e = NULL;
+
+		if (*p == '[' && *set)
+			e = strchr(set + 1, ']'); /* a ']' first is one of the set */
+		if (e) { /* a bracket expression, as it is (re2 takes a ']' first as one too) */
+			err = ch_sqlf(b, "[%s%.*s]", set > p + 1 ? "^" : "", (int)(e - set), set);
+			p = e;
+		} else if (*p == '*' || *p == '?') {
+			err = ch_sqlf(b, "%s", *p == '*' ? ".*" : ".");
+		} else if (*p == '\\' && p[1]) {
+			p++;
+			err = ch_sqlf(b, "%s%c", isalnum((unsigned char)*p) ? "" : "\\", *p);
+		} else {
+			err = ch_sqlf(b, "%s%c", strchr(".^$|()+{}\\[]", *p) ? "\\" : "", *p);
+		}
+	}
+	return err ?: ch_sqlf(b, "$");
+}
+
+/* The name x had before it was unlinked: " (deleted)" cut (filter.c's name_matches()). */
+#define CH_NAME_WAS "replaceRegexpOne(%s, ' \\\\(deleted\\\\)$', '')"
+
+/* " OR" x (a name's SQL, not "") against -f: the pattern, or the path and below it. */
+static int name_cond(struct nat_buf *b, const struct rp_opts *o, const char *x)
+{
+	size_t n = strlen(o->file_pat);
+	struct nat_buf re = { 0 };
+	int err;
+
+	if (o->file_glob) {
+		err = ch_glob_regex(&re, o->file_pat) ?:
+							ch_sqlf(b, " OR match(" CH_NAME_WAS ", ", x);
+		err = err ?: sql_str(b, (char *)re.p, re.len) ?: ch_sqlf(b, ")");
+		nat_buf_free(&re);
+		return err;
+	}
+	while (n > 1 && o->file_pat[n - 1] == '/')
+		n--;
+	err = ch_sqlf(b, " OR " CH_NAME_WAS " = ", x) ?: sql_str(b, o->file_pat, n);
+	err = err ?: ch_sqlf(b, " OR startsWith(" CH_NAME_WAS ", concat(", x);
+	return err ?: sql_str(b, o->file_pat, n) ?: ch_sqlf(b, ", '/'))");
+}
+
+/*
+ * -f: the request's file or one of its block requests', by name (host's or
+ * container's), or by this host's inode (a block device: its requests).
+ */
+static int where_file(struct nat_buf *b, const struct rp_opts *o)
+{
+	static const char *const cols[] = { "file", "container_file" };
+	char devno[24];
+	int err;
+
+	if (!o->file_pat)
 		return 0;
 	snprintf(devno, sizeof(devno), "%u:%u", IT_MAJOR(o->file_dev), IT_MINOR(o->file_dev));
-	if (o->file_bdev)
-		return ch_sqlf(b, " AND (devno = '%s' OR has(block.devno, '%s'))", devno, devno);
-	return ch_sqlf(b, " AND devno = '%s' AND ino = %llu", devno,
-		       (unsigned long long)o->file_ino);
+	if (o->has_file && o->file_bdev)
+		err = ch_sqlf(b, " AND (devno = '%s' OR has(block.devno, '%s')", devno, devno);
+	else if (o->has_file)
+		err = ch_sqlf(b, " AND ((devno = '%s' AND ino = %llu)", devno,
+			      (unsigned long long)o->file_ino);
+	else
+		err = ch_sqlf(b, " AND (0");
+	for (int i = 0; !err && i < 2; i++) {
+		err = ch_sqlf(b, " OR (%s != '' AND (0", cols[i]) ?: name_cond(b, o, cols[i]);
+		err = err							    ?:
+			      ch_sqlf(b, ")) OR arrayExists(fx -> fx != '' AND (0") ?:
+			      name_cond(b, o, "fx")				    ?:
+			      ch_sqlf(b, "), block.%s)", cols[i]);
+	}
+	return err ?: ch_sqlf(b, ")");
 }
 
 int ch_where(const struct report *rp, struct nat_buf *b)
@@ -153,6 +226,8 @@ int ch_where(const struct report *rp, struct nat_buf *b)
 		err = where_containers(b, o);
 	if (!err)
 		err = where_dev(b, o);
+	if (!err)
+		err = where_file(b, o);
 	if (!err && o->nr_hosts)
 		err = ch_sqlf(b, " AND has(")			 ?:
 			      sql_list(b, o->hosts, o->nr_hosts) ?:
@@ -182,9 +257,10 @@ static int sql_bucket(struct nat_buf *q, const char *v)
 #define CH_F_SCHED_SW "4096"
 #define CH_F_SCHED_CNT "2048"
 #define CH_F_WB "16384"
+#define CH_F_BDEV "2"
 #define CH_BF_ISSUED "2147483648"
 _Static_assert(SK_F_END == 16777216 && IT_F_SCHED_SW == 4096 && IT_F_SCHED_CNT == 2048 &&
-		       IT_F_WB == 16384 && SK_BF_ISSUED == 2147483648u,
+		       IT_F_WB == 16384 && IT_F_BDEV == 2 && SK_BF_ISSUED == 2147483648u,
 	       "the flags' values in chsql.c's SQL");
 #define CH_END_F "bitAnd(flags, " CH_F_END ") != 0"
 
@@ -301,4 +377,29 @@ int ch_summary_sql(const char *from, const char *where, struct nat_buf *q)
 		err = (i ? ch_sqlf(q, " UNION ALL ") : 0) ?:
 							    branch(q, &ch_branches[i], from, where);
 	return err;
+}
+
+/*
+ * The file a request names (fname.c's fn_req_key()), as byfile.c names it:
+ * its name, else "[MAJ:MIN] ino N" (" node" for a block device's), else "":
+ * a syscall's, io_uring's or aio's fd, a block kind's first block request.
+ */
+#define CH_FILE_KEY                                                                                  \
+	"if(file != '', file, if(kind != 'block', if(ino != 0, concat('[', if(devno = '', "          \
+	"'0:0', devno), ']', if(bitAnd(flags, " CH_F_BDEV ") != 0, ' node', ''), ' ino ', "          \
+	"toString(ino)), ''), if(block.ino[1] = 0, '', if(block.file_devno[1] != '', "               \
+	"concat('[', block.file_devno[1], ']', if(bitAnd(block.flags[1], " CH_F_BDEV                 \
+	") != 0, ' node', ''), ' ino ', toString(block.ino[1])), if(bitAnd(block.flags[1], " CH_F_WB \
+	") != 0 AND block.dirty_file_devno[1] NOT IN ('', '0:0'), concat('[', "                      \
+	"block.dirty_file_devno[1], '] ino ', toString(block.ino[1])), '')))))"
+
+int ch_files_sql(const char *from, const char *where, struct nat_buf *q)
+{
+	return ch_sqlf(q,
+		       "SELECT host, k, any(container_file), e, bk, count(), sum(bytes), "
+		       "min(lat_ns), max(lat_ns), sum(lat_ns) FROM (SELECT host, " CH_FILE_KEY
+		       " AS k, container_file, bytes, lat_ns, " CH_END_F " AS e, ") ?:
+		       sql_bucket(q, "lat_ns") ?:
+		       ch_sqlf(q, " AS bk FROM %s WHERE %s) GROUP BY host, k, e, bk ORDER BY host, k",
+			       from, where);
 }

@@ -22,15 +22,6 @@
 #define CH_TIMEOUT_MS (10L * 60 * 1000) /* a report's query may read much */
 #define CH_STREAM_BLOCK 4096 /* rows a block of streamed rows holds */
 
-struct ch_src {
-	struct sk_http *h;
-	struct sk_url url;
-	char from[200], blame_from[200]; /* "db.table FINAL" */
-	struct nat_buf where, cols;
-	uint64_t total, hosts;
-	int rows_oom;
-};
-
 void ch_free(struct ch_src *c)
 {
 	if (!c)
@@ -103,7 +94,9 @@ int ch_open(struct report *rp)
 static int each_row(struct report *rp, const struct nat_buf *buf, size_t *pos,
 		    void (*fn)(struct report *rp, const struct rp_req *q))
 {
-	struct sk_notes nt = { .dev = rp_note_dev, .cgroup = rp_note_cgroup, .ctx = rp };
+	struct sk_notes nt = {
+		.dev = rp_note_dev, .cgroup = rp_note_cgroup, .file = rp_note_fname, .ctx = rp
+	};
 	struct rf_req *q = malloc(sizeof(*q));
 	struct nat_rblock rb;
 	struct sk_rview v;
@@ -219,7 +212,9 @@ static int ch_each(struct report *rp)
 /* The blame lines of the blocks in buf, to -j; *pos past the whole blocks read. */
 static int each_blame(struct report *rp, const struct nat_buf *buf, size_t *pos)
 {
-	struct sk_notes nt = { .dev = rp_note_dev, .cgroup = rp_note_cgroup, .ctx = rp };
+	struct sk_notes nt = {
+		.dev = rp_note_dev, .cgroup = rp_note_cgroup, .file = rp_note_fname, .ctx = rp
+	};
 	struct nat_rblock rb;
 	struct blame_line l;
 	int err = 0;
@@ -255,7 +250,6 @@ static int on_blame_rows(void *ctx, struct nat_buf *b, int last)
 	return 0;
 }
 
-static int blame_where(struct ch_src *c, struct nat_buf *sql);
 static int numbers(struct report *rp, const char *sql, uint64_t *v, int n);
 
 /*
@@ -283,7 +277,7 @@ static int ch_blame_lines(struct report *rp)
 	if (sk_schema_select(sk_blame_spec, SK_B_NR, &cols) || nat_buf_room(&cols, 1) ||
 	    (cols.p[cols.len] = '\0',
 	     ch_sqlf(&sql, "SELECT %s FROM %s", (char *)cols.p, c->blame_from)) ||
-	    blame_where(c, &sql) ||
+	    ch_blame_where(c, &sql) ||
 	    ch_sqlf(&sql,
 		    " ORDER BY host, boot, run, id SETTINGS max_block_size = %d FORMAT Native",
 		    CH_STREAM_BLOCK)) {
@@ -299,18 +293,38 @@ static int ch_blame_lines(struct report *rp)
 
 /* ---- sums ---- */
 
+/* A TabSeparated field's escapes undone in place (a name's \\, \t, \n...). */
+static void tsv_unescape(char *s)
+{
+	static const char esc[] = "bfrnt0'\\", val[] = "\b\f\r\n\t\0'\\";
+	char *o = s;
+	const char *e;
+
+	for (; *s; s++)
+		if (*s == '\\' && s[1] && (e = strchr(esc, s[1]))) {
+			*o++ = val[e - esc];
+			s++;
+		} else {
+			*o++ = *s;
+		}
+	*o = '\0';
+}
+
 /* Tab-separated fields of one line of an answer (in place); their number. */
 static int fields(char *line, char **f, int max)
 {
 	int n = 0;
+	char *p = line;
 
-	for (char *p = line; n < max; p++) {
+	for (; n < max; p++) {
 		f[n++] = p;
 		p = strchr(p, '\t');
 		if (!p)
 			break;
 		*p = '\0';
 	}
+	for (int i = 0; i < n; i++)
+		tsv_unescape(f[i]);
 	return n;
 }
 
@@ -359,12 +373,8 @@ static struct it_hist *khist_of(struct report *rp, const char *l, const char *s,
 	return NULL;
 }
 
-/*
- * The query sql, each line of its answer split into nf tab-separated fields to
- * fn (a line of another count is a bad answer); 0, or 1 after one line said.
- */
-static int each_line(struct report *rp, struct nat_buf *sql, int nf,
-		     int (*fn)(struct report *rp, char **f, void *ctx), void *ctx)
+int ch_each_line(struct report *rp, struct nat_buf *sql, int nf,
+		 int (*fn)(struct report *rp, char **f, void *ctx), void *ctx)
 {
 	struct nat_buf resp = { 0 };
 	char *save = NULL, *line, *f[16];
@@ -427,7 +437,7 @@ static int ch_summary(struct report *rp)
 	struct ch_src *c = rp->ch;
 	struct nat_buf sql = { 0 };
 	int ret = ch_summary_sql(c->from, (char *)c->where.p, &sql) ||
-		  each_line(rp, &sql, 13, summary_line, NULL);
+		  ch_each_line(rp, &sql, 13, summary_line, NULL);
 
 	nat_buf_free(&sql);
 	return ret;
@@ -481,8 +491,7 @@ static int ch_counts(struct report *rp)
 
 /* ---- --blame: the stored lines' sums ---- */
 
-/* The blame rows of the matched requests (their key in the requests the filters match). */
-static int blame_where(struct ch_src *c, struct nat_buf *sql)
+int ch_blame_where(const struct ch_src *c, struct nat_buf *sql)
 {
 	return ch_sqlf(sql,
 		       " WHERE (host, boot, run, id) GLOBAL IN (SELECT host, boot, run, id FROM %s "
@@ -536,8 +545,9 @@ static int blame_sums(struct report *rp, uint64_t *lines)
 			"any(victim_cgroup), count(), sum(requests), sum(wait_ns), sum(own_ns), "
 			"sum(unattributed_ns), sum(self_ns), sum(others_ns), max(other_ns) FROM %s",
 			c->blame_from) ||
-		blame_where(c, &sql) || ch_sqlf(&sql, " GROUP BY victim_devno, victim_cgroup_id") ||
-		each_line(rp, &sql, 12, victim_line, lines);
+		ch_blame_where(c, &sql) ||
+		ch_sqlf(&sql, " GROUP BY victim_devno, victim_cgroup_id") ||
+		ch_each_line(rp, &sql, 12, victim_line, lines);
 
 	sql.len = 0;
 	ret = ret ||
@@ -545,9 +555,9 @@ static int blame_sums(struct report *rp, uint64_t *lines)
 		      "SELECT victim_devno, victim_cgroup_id, cu.cgroup_id, any(cu.cgroup), "
 		      "sum(cu.ns) FROM %s ARRAY JOIN culprits AS cu",
 		      c->blame_from) ||
-	      blame_where(c, &sql) ||
+	      ch_blame_where(c, &sql) ||
 	      ch_sqlf(&sql, " GROUP BY victim_devno, victim_cgroup_id, cu.cgroup_id") ||
-	      each_line(rp, &sql, 5, culprit_line, NULL);
+	      ch_each_line(rp, &sql, 5, culprit_line, NULL);
 	nat_buf_free(&sql);
 	return ret;
 }
@@ -576,7 +586,7 @@ static int ch_blame(struct report *rp)
 int ch_report(struct report *rp)
 {
 	return ch_counts(rp) || ch_summary(rp) || ch_slowest(rp) || ch_each(rp) ||
-	       ch_blame_lines(rp) || ch_blame(rp);
+	       ch_blame_lines(rp) || ch_blame(rp) || (rp->byfile && ch_by_file(rp));
 }
 
 void ch_print_reading(const struct report *rp, FILE *f)

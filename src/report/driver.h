@@ -104,6 +104,8 @@ void rp_blame_json(struct report *rp, const struct blame_line *l);
 /* A device's name and serial, a cgroup's path, as an input (not a segment) gives them (ctx: rp). */
 void rp_note_dev(void *ctx, uint32_t dev, const char *name, const char *serial);
 void rp_note_cgroup(void *ctx, uint64_t id, const char *path);
+struct fn_key;
+void rp_note_fname(void *ctx, const struct fn_key *k, const char *file, const char *cfile);
 
 /* filter.c */
 const char *rp_dev_name_of(void *ctx, uint32_t dev);

@@ -185,8 +185,6 @@ void rp_outputs(struct report *rp, const struct rp_req *q)
 		out_request(q->r, rp->jout);
 	if (rp->pf)
 		pf_add(rp->pf, q);
-	if (rp->byfile)
-		bf_add(rp->byfile, q);
 	if (rp->hm) {
 		rp_req_task(q->r, &dev, &ino);
 		hm_add(rp->hm, q, dev);
@@ -228,6 +226,8 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 	uhists_request(&rp->kh, &r);
 	if (rp->slowest)
 		slowest_add(rp->slowest, &q);
+	if (rp->byfile)
+		bf_add(rp->byfile, &q);
 }
 
 void rp_on_req(void *ctx, const struct rr_reader *rr, const struct rf_req *rq)
@@ -264,7 +264,7 @@ void rp_note_cgroup(void *ctx, uint64_t id, const char *path)
 	rr_note_cgroup(&((struct report *)ctx)->rr, id, path);
 }
 
-static void jl_file(void *ctx, const struct fn_key *k, const char *file, const char *cfile)
+void rp_note_fname(void *ctx, const struct fn_key *k, const char *file, const char *cfile)
 {
 	rr_note_fname(&((struct report *)ctx)->rr, k->ino, k->dev, k->bdev, file, cfile);
 }
@@ -307,7 +307,7 @@ int rp_read_file(struct report *rp, const char *path)
 			.fn = rp_note_dev,
 			.path = on_json_path,
 			.cgroup = rp_note_cgroup,
-			.file = jl_file,
+			.file = rp_note_fname,
 			.ctx = rp,
 		};
 

@@ -504,7 +504,8 @@ static int rp_start(struct report *rp)
 			return 1;
 	}
 	if (rp->o.by_file) {
-		rp->byfile = bf_new(rp->o.blame);
+		/* a server's rows come summed (chfile.c), its blame from the stored lines */
+		rp->byfile = rp->ch ? bf_new_sums(rp->o.blame) : bf_new(rp->o.blame);
 		if (!rp->byfile)
 			return 1;
 	} else if (rp->o.blame) {

@@ -636,7 +636,7 @@ static int daemon_start(struct daemon *d)
 		it_err("cannot set up the event loop: %s", strerror(errno));
 		return -ENOMEM;
 	}
-	ret = daemon_sink_open(d);
+	ret = daemon_sink_open(d, d->fnames ? dnames_cache(d->fnames) : NULL);
 	if (ret)
 		return ret;
 	ret = bpf_connect(d);

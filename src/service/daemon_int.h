@@ -88,7 +88,9 @@ void blk_sweep(struct daemon *d);
 void metrics_tick(struct daemon *d, int force);
 
 /* daemon_sink.c */
-int daemon_sink_open(struct daemon *d);
+/* --sink, with the file names fn (NULL: none) */
+struct fn_cache;
+int daemon_sink_open(struct daemon *d, struct fn_cache *fn);
 int daemon_sink_finish(struct daemon *d);
 void daemon_sink_summary(struct daemon *d, int final);
 void daemon_sink_metrics(struct daemon *d, FILE *f);

@@ -22,7 +22,7 @@ static void on_blame_line(void *ctx, const struct blame_line *l)
 	sink_blame(ctx, l);
 }
 
-int daemon_sink_open(struct daemon *d)
+int daemon_sink_open(struct daemon *d, struct fn_cache *fn)
 {
 	const struct it_opts *o = d->o;
 	char who[PATH_MAX + 32];
@@ -48,6 +48,8 @@ int daemon_sink_open(struct daemon *d)
 	d->sink = sink_open(&so, d->cg, d->names);
 	if (!d->sink)
 		return -EINVAL;
+	if (fn)
+		sink_set_fnames(d->sink, fn);
 	/* host mode's lines are by VM: the recording keeps none, the sink takes them */
 	if (d->blame)
 		dblame_set_line_fn(d->blame, on_blame_line, d->sink);

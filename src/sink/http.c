@@ -229,10 +229,17 @@ static void set_common(struct sk_http *h, const char *url, struct body *resp, ch
 static CURLcode perform(struct sk_http *h, int scheme, const char *sql, const void *body,
 			size_t len, int enc, struct body *resp, struct sk_http_res *res)
 {
-	char errbuf[CURL_ERROR_SIZE] = "", *url = make_url(h, scheme, sql, enc);
+	char errbuf[CURL_ERROR_SIZE] = "", *url;
 	struct curl_slist *hdr = NULL;
 	CURLcode rc;
 
+	/* a query of no data: in the body (a report's WHERE may be longer than a URL may be) */
+	if (sql && !body && !len) {
+		body = sql;
+		len = strlen(sql);
+		sql = "";
+	}
+	url = make_url(h, scheme, sql, enc);
 	if (!url)
 		return CURLE_OUT_OF_MEMORY;
 	resp->c = h->c;

@@ -98,7 +98,7 @@ static void get_wb(const struct sk_rview *v, uint64_t e, struct it_block_rec *b,
 	wb->unknown_why = (uint8_t)E(SK_R_B_UNKNOWN_WHY);
 	wb->dirty_first_ns = E(SK_R_B_DIRTY_FIRST);
 	wb->dirty_last_ns = E(SK_R_B_DIRTY_LAST);
-	wb->file_dev = devno_of(v->c[SK_R_B_FILE_DEVNO], e);
+	wb->file_dev = devno_of(v->c[SK_R_B_DIRTY_FILE_DEVNO], e);
 }
 
 static void get_driver(const struct sk_rview *v, uint64_t e, struct it_block_rec *b)
@@ -131,6 +131,7 @@ static void get_block(const struct sk_rview *v, uint64_t e, uint64_t start,
 	b->sector = E(SK_R_B_SECTOR);
 	b->bytes = (uint32_t)E(SK_R_B_BYTES);
 	b->ino = E(SK_R_B_INO);
+	b->file_dev = devno_of(v->c[SK_R_B_FILE_DEVNO], e);
 	b->flags = flags & ~SK_BF_ISSUED;
 	b->q_ns = start + E(SK_R_B_Q_OFF);
 	b->c_ns = b->q_ns + E(SK_R_B_Q2C);
@@ -210,6 +211,7 @@ static void get_aio(const struct sk_rview *v, uint64_t i, struct rf_req *q, uint
 	a->iocb.nbytes = U(SK_R_BYTES);
 	a->iocb.dev = dev;
 	a->iocb.ino = U(SK_R_INO);
+	a->iocb.flags = (uint16_t)(flags & IT_F_BDEV);
 	a->iocb.opcode =
 		it_aio_opcode((unsigned int)value_of(v->c[SK_R_OP], i, &abi_ops, IT_OP_OTHER));
 	a->submit_ns = start;
@@ -237,6 +239,41 @@ static void get_ident(const struct sk_rview *v, uint64_t i, struct sk_ident *id)
 	sk_rows_str(v->c[SK_R_BOOT], i, id->boot, sizeof(id->boot));
 	id->run = U(SK_R_RUN);
 	id->clock_off = (int64_t)U(SK_R_CLOCK_OFF);
+}
+
+/* Column col's names of file k (ccol: the container's), row or element i, to nt. */
+static void note_file(const struct sk_notes *nt, const struct sk_rview *v, int col, int ccol,
+		      uint64_t i, const struct fn_key *k)
+{
+	char file[RF_FILE_LEN], cfile[RF_FILE_LEN];
+
+	if (!v->c[col] || !*sk_rows_str(v->c[col], i, file, sizeof(file)))
+		return;
+	if (v->c[ccol])
+		sk_rows_str(v->c[ccol], i, cfile, sizeof(cfile));
+	nt->file(nt->ctx, k, file, v->c[ccol] && cfile[0] ? cfile : NULL);
+}
+
+/* The names of the request's file and of its block requests' (as output_json.c keys them). */
+static void note_files(const struct sk_rview *v, uint64_t i, const struct rf_req *q,
+		       const struct sk_notes *nt)
+{
+	struct corr_req r;
+	struct fn_key rk, k;
+	int has;
+	uint64_t first, n;
+
+	if (!nt || !nt->file)
+		return;
+	rf_req_view(q, &r);
+	has = fn_req_key(&r, &rk);
+	if (has)
+		note_file(nt, v, SK_R_FILE, SK_R_CFILE, i, &rk);
+	if (nat_get_elems(v->c[SK_R_B_FLAGS], i, &first, &n))
+		return;
+	for (int b = 0; b < r.nr_blocks && (uint64_t)b < n; b++)
+		if (fn_blk_key(r.blocks[b], has ? &rk : NULL, &k))
+			note_file(nt, v, SK_R_B_FILE, SK_R_B_CFILE, first + (uint64_t)b, &k);
 }
 
 int sk_rows_get(const struct sk_rview *v, uint64_t i, struct rf_req *q, struct sk_ident *id,
@@ -277,6 +314,7 @@ int sk_rows_get(const struct sk_rview *v, uint64_t i, struct rf_req *q, struct s
 		q->parent_tid = (uint32_t)U(SK_R_PARENT_TID);
 		q->parent_seq = U(SK_R_PARENT_SEQ);
 	}
+	note_files(v, i, q, nt);
 	return 0;
 }
 

@@ -61,6 +61,25 @@ static const char *cgroup_path(const struct sk_rows *w, uint64_t id)
 	return w->lk.cg ? cg_path(w->lk.cg, id) : NULL;
 }
 
+/* A file's names; NULL: not known (peeked, as the recording reads them: no use counted). */
+static const struct fn_entry *fname_of(const struct sk_rows *w, const struct fn_key *k)
+{
+	if (!k)
+		return NULL;
+	if (w->lk.fname)
+		return w->lk.fname(w->lk.ctx, k);
+	return w->lk.fn ? fn_peek(w->lk.fn, k) : NULL;
+}
+
+/* The file columns of k (NULL: none): "" when its names are not known. */
+static void put_file(struct sk_rows *w, int col, int ccol, const struct fn_key *k)
+{
+	const struct fn_entry *e = fname_of(w, k);
+
+	nat_str(&w->req, col, e ? e->file : NULL);
+	nat_str(&w->req, ccol, e ? e->cfile : NULL);
+}
+
 /* A device's names, looked up once (a few remembered: a name may change, a device may go). */
 static const struct sk_dev *dev_of(struct sk_rows *w, uint32_t dev)
 {
@@ -170,7 +189,7 @@ static void put_wb(struct sk_rows *w, const struct it_block_rec *r)
 	nat_u8(b, SK_R_B_UNKNOWN_WHY, is ? wb->unknown_why : 0);
 	nat_u64(b, SK_R_B_DIRTY_FIRST, is ? wb->dirty_first_ns : 0);
 	nat_u64(b, SK_R_B_DIRTY_LAST, is ? wb->dirty_last_ns : 0);
-	nat_str(b, SK_R_B_FILE_DEVNO,
+	nat_str(b, SK_R_B_DIRTY_FILE_DEVNO,
 		is ? parse_fmt_devno(wb->file_dev, devno, sizeof(devno)) : NULL);
 }
 
@@ -194,21 +213,28 @@ static void put_driver(struct sk_rows *w, const struct it_block_rec *r)
 }
 
 /*
- * One element of block[]: the btt stages as durations (q2g, i2d, q2d, d2c, q2c:
- * g2i = q2d - q2g - i2d), its time from the request's start.
+ * One element of block[] of a request whose file is rk (NULL: none): the btt
+ * stages as durations (q2g, i2d, q2d, d2c, q2c: g2i = q2d - q2g - i2d), its
+ * time from the request's start.
  */
-static void put_block(struct sk_rows *w, const struct it_block_rec *r, uint64_t start)
+static void put_block(struct sk_rows *w, const struct it_block_rec *r, uint64_t start,
+		      const struct fn_key *rk)
 {
 	struct nat_block *b = &w->req;
 	uint64_t g = (r->flags & IT_F_HAS_G) ? r->g_ns : r->q_ns;
 	uint64_t i = (r->flags & IT_F_HAS_I) ? r->i_ns : g;
 	uint32_t flags = r->flags | (r->d_ns ? SK_BF_ISSUED : 0);
+	struct fn_key k;
+	char devno[24];
 
 	put_dev(w, SK_R_B_DEV, SK_R_B_DEVNO, r->dev);
 	nat_str(b, SK_R_B_OP, abi_op_name(r->op));
 	nat_u64(b, SK_R_B_SECTOR, r->sector);
 	nat_u32(b, SK_R_B_BYTES, r->bytes);
 	nat_u64(b, SK_R_B_INO, r->ino);
+	put_file(w, SK_R_B_FILE, SK_R_B_CFILE, fn_blk_key(r, rk, &k) ? &k : NULL);
+	nat_str(b, SK_R_B_FILE_DEVNO,
+		r->file_dev ? parse_fmt_devno(r->file_dev, devno, sizeof(devno)) : NULL);
 	nat_u64(b, SK_R_B_Q_OFF, r->q_ns - start);
 	nat_u64(b, SK_R_B_Q2G, g - r->q_ns);
 	nat_u64(b, SK_R_B_I2D, r->d_ns ? r->d_ns - i : 0);
@@ -280,8 +306,9 @@ static const char *syscall_of(const struct corr_req *r)
 	return r->kind == CORR_AIO ? "io_submit" : "";
 }
 
-/* The request's victim for its blame line, if it has block requests. */
-static void note_victim(struct sk_rows *w, const struct corr_req *r, uint64_t ts)
+/* The request's victim for its blame line, if it has block requests; rk: its file. */
+static void note_victim(struct sk_rows *w, const struct corr_req *r, uint64_t ts,
+			const struct fn_key *rk)
 {
 	struct sk_victim *e = &w->vic[r->id % SK_VICTIMS];
 
@@ -291,6 +318,9 @@ static void note_victim(struct sk_rows *w, const struct corr_req *r, uint64_t ts
 	e->ts = ts;
 	e->dev = r->blocks[0]->dev;
 	e->cgroup_id = stages_block_owner(r->blocks[0])->cgroup_id;
+	e->has_file = !!rk;
+	if (rk)
+		e->file = *rk;
 }
 
 void sk_rows_put(struct sk_rows *w, const struct sk_ident *id, const struct corr_req *r)
@@ -299,9 +329,11 @@ void sk_rows_put(struct sk_rows *w, const struct sk_ident *id, const struct corr
 	int nr[NAT_MAX_GROUPS] = { 0 };
 	struct req_view v;
 	uint32_t flags = 0;
+	struct fn_key rk;
+	const struct fn_key *file = fn_req_key(r, &rk) ? &rk : NULL;
 
 	make_view(r, &v);
-	note_victim(w, r, v.start_ns + (uint64_t)id->clock_off);
+	note_victim(w, r, v.start_ns + (uint64_t)id->clock_off, file);
 	if (v.end_ns)
 		flags |= SK_F_END;
 	nat_str(b, SK_R_HOST, id->host);
@@ -315,6 +347,7 @@ void sk_rows_put(struct sk_rows *w, const struct sk_ident *id, const struct corr
 	nat_str(b, SK_R_OP, abi_op_name(v.op));
 	put_dev(w, SK_R_DEV, SK_R_DEVNO, v.dev);
 	nat_u64(b, SK_R_INO, v.ino);
+	put_file(w, SK_R_FILE, SK_R_CFILE, file);
 	nat_u64(b, SK_R_OFFSET, v.offset);
 	nat_u64(b, SK_R_BYTES, v.bytes);
 	nat_u64(b, SK_R_RET, (uint64_t)v.ret);
@@ -323,11 +356,13 @@ void sk_rows_put(struct sk_rows *w, const struct sk_ident *id, const struct corr
 	put_syscall(w, r, &v, &flags);
 	if (r->kind == CORR_URING)
 		flags |= r->uring->flags & SK_F_REC_MASK;
+	else if (r->kind == CORR_AIO)
+		flags |= r->aio.iocb.flags & SK_F_REC_MASK;
 	put_others(w, r, &flags, nr);
 	nat_u32(b, SK_R_FLAGS, flags);
 	nr[1] = r->nr_blocks;
 	for (int i = 0; i < r->nr_blocks; i++)
-		put_block(w, r->blocks[i], v.start_ns);
+		put_block(w, r->blocks[i], v.start_ns, file);
 	nat_row_end(b, nr);
 }
 
@@ -343,6 +378,7 @@ void sk_rows_blame(struct sk_rows *w, const struct sk_ident *id, const struct bl
 	int nr[NAT_MAX_GROUPS] = { 0 };
 	const char *vcg = v ? cgroup_path(w, v->cgroup_id) : NULL;
 	const struct sk_ct *ct = vcg ? ct_of(w, v->cgroup_id, vcg) : NULL;
+	const struct fn_entry *vf;
 
 	nat_str(b, SK_B_HOST, id->host);
 	nat_str(b, SK_B_BOOT, id->boot);
@@ -363,6 +399,8 @@ void sk_rows_blame(struct sk_rows *w, const struct sk_ident *id, const struct bl
 	nat_str(b, SK_B_VICTIM_CGROUP, vcg);
 	nat_str(b, SK_B_VICTIM_POD, ct ? ct->pod : NULL);
 	nat_str(b, SK_B_VICTIM_NAMESPACE, ct ? ct->ns : NULL);
+	vf = v && v->has_file ? fname_of(w, &v->file) : NULL;
+	nat_str(b, SK_B_VICTIM_FILE, vf ? vf->file : NULL);
 	nr[1] = l->nr < BLAME_LINE_TOP ? l->nr : BLAME_LINE_TOP;
 	for (int i = 0; i < nr[1]; i++) {
 		const char *cg = (l->named & (1u << i)) ? cgroup_path(w, l->cgroup_id[i]) : NULL;

@@ -12,6 +12,7 @@
 
 #include "records/blame_json.h"
 #include "records/corr.h"
+#include "records/fname.h"
 #include "records/recfmt.h"
 #include "sink/native.h"
 #include "sink/schema.h"
@@ -35,9 +36,12 @@ struct sk_lookup {
 	const char *(*dev_serial)(void *ctx, uint32_t dev);
 	/* a cgroup id's path; NULL: cg */
 	const char *(*cgroup)(void *ctx, uint64_t id);
+	/* a file's names (a recording's); NULL: fn */
+	const struct fn_entry *(*fname)(void *ctx, const struct fn_key *k);
 	void *ctx;
 	struct cg_cache *cg;
 	struct ct_names *names; /* container and pod names of the node */
+	struct fn_cache *fn; /* the daemon's file names, read as the recording reads them */
 };
 
 #define SK_CT_CACHE 8
@@ -52,12 +56,14 @@ struct sk_ct {
 
 /*
  * What a blame row says of its victim, from its request's row: the request's
- * first block request's device and owner, and the request's ts.
+ * first block request's device and owner, the request's ts and file.
  */
 struct sk_victim {
 	uint64_t id, ts;
 	uint64_t cgroup_id;
 	uint32_t dev;
+	int has_file;
+	struct fn_key file;
 };
 
 #define SK_DEV_CACHE 8
@@ -105,10 +111,14 @@ struct sk_rview {
 
 void sk_rview_init(struct sk_rview *v, const struct nat_rblock *rb);
 
-/* Names a row gives: a device's name (and serial) and a cgroup's path, for the reader's tables. */
+/*
+ * Names a row gives: a device's name (and serial), a cgroup's path and a
+ * file's names (cfile NULL: none), for the reader's tables.
+ */
 struct sk_notes {
 	void (*dev)(void *ctx, uint32_t dev, const char *name, const char *serial);
 	void (*cgroup)(void *ctx, uint64_t id, const char *path);
+	void (*file)(void *ctx, const struct fn_key *k, const char *file, const char *cfile);
 	void *ctx;
 };
 

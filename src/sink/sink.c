@@ -197,6 +197,13 @@ static const char *rp_cgroup(void *ctx, uint64_t id)
 	return rr_cgroup_path(((struct replay_ctx *)ctx)->rr, id);
 }
 
+static const struct fn_entry *rp_fname(void *ctx, const struct fn_key *k)
+{
+	const struct rr_reader *rr = ((struct replay_ctx *)ctx)->rr;
+
+	return rr->fnames ? fn_peek(rr->fnames, k) : NULL;
+}
+
 /* The segment's run: its own boot, run and clock, this host's name. */
 static void seg_ident(struct replay_ctx *c, const struct rr_reader *rr)
 {
@@ -244,6 +251,7 @@ static void replay_one(struct sink *s, struct sk_seg *seg)
 	s->replay.lk = (struct sk_lookup){ .dev_name = rp_dev_name,
 					   .dev_serial = rp_dev_serial,
 					   .cgroup = rp_cgroup,
+					   .fname = rp_fname,
 					   .ctx = &c,
 					   .names = s->live.lk.names };
 	if (fd >= 0 && !fstat(fd, &st) && st.st_size)
@@ -360,6 +368,14 @@ fail:
 }
 
 /* ---- stats and close ---- */
+
+void sink_set_fnames(struct sink *s, struct fn_cache *fn)
+{
+	s->live.lk.fn = fn;
+	s->sp.fn = fn;
+	if (s->sp.rc)
+		rec_set_fnames(s->sp.rc, fn);
+}
 
 void sink_stats(struct sink *s, struct sink_stats *st)
 {

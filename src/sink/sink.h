@@ -97,6 +97,13 @@ struct sink;
  */
 struct sink *sink_open(const struct sink_opts *o, struct cg_cache *cg, struct ct_names *names);
 
+/*
+ * The daemon's file names (records/fname.h; not owned), for the rows' file
+ * columns and the spill: read without a use, as the recording reads them.
+ */
+struct fn_cache;
+void sink_set_fnames(struct sink *s, struct fn_cache *fn);
+
 /* One finished request (corr_emit_fn style), and a request's blame line. */
 void sink_request(struct sink *s, const struct corr_req *r);
 void sink_blame(struct sink *s, const struct blame_line *l);

@@ -107,6 +107,7 @@ struct sk_spill {
 	uint64_t start_ns; /* the run, for its segments' headers */
 	const char *sysfs_root;
 	struct cg_cache *cg;
+	struct fn_cache *fn; /* the daemon's file names (sink_set_fnames); NULL: none */
 	uint64_t used; /* bytes in the directory at the last scan */
 	uint64_t rc_bytes_at_scan; /* rec_bytes(rc) then */
 	uint64_t next_scan_ns;

@@ -97,6 +97,8 @@ static int spill_open(struct sk_spill *sp, uint64_t now_ns)
 	if (!sp->rc)
 		return SK_DROP_SPILL_ERROR;
 	rec_set_cgroups(sp->rc, sp->cg);
+	if (sp->fn)
+		rec_set_fnames(sp->rc, sp->fn);
 	sp->rc_bytes_at_scan = 0;
 	sp->lost_seen = sp->blame_seen = 0;
 	return 0;

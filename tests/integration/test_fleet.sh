@@ -20,6 +20,8 @@
 #   filters    --host a: host a's fio count; -c fio -d, -m 1ms, --since/--until: the
 #              recordings' counts
 #   views      --perfetto: as many request slices, --heatmap: as many requests drawn
+#   files      report --from --by file: the recordings' tables of files (the cluster's names
+#              have their host before them); -f by a name's pattern: the recordings' count
 #   queries    docs/fleet.md's three SQL queries run on the cluster (18.16); the bytes per
 #              file of each host sum to its recording's block requests' bytes
 # shellcheck disable=SC2016 # jq programs in single quotes
@@ -29,7 +31,7 @@ set -u
 # shellcheck source=tests/integration/clickhouse.sh
 . "$(dirname "$0")/clickhouse.sh"
 
-it_begin ddl counts shards summary hists slowest json blame filters views queries
+it_begin ddl counts shards summary hists slowest json blame filters views files queries
 it_require_all curl
 ch_require
 DDL=$IT_ROOT/deploy/clickhouse
@@ -184,6 +186,22 @@ p1=$(slices "$IT_TMP/pf.rec") p2=$(slices "$IT_TMP/pf.ch") h1=$(cells "$IT_TMP/h
 check views "perfetto io slices $p2 (recordings $p1), heatmap requests $h2 (recordings $h1)" \
 	test -n "$p1" -a "$p1" = "$p2" -a "$h1" = "$h2" -a "$h1" -gt 0
 
+# files: the same tables of files; -f by name (a pattern: no inode to match) and by path
+rep files -n 5 --by file
+rep files_blame -n 5 --by file --blame
+# shellcheck disable=SC2317 # called through same()
+files() { sed -n '/^files (--by file)/,$p' "$1" | sed -E 's# [ab]:/# /#'; }
+pat="${DEV[b]%?}[${DEV[b]: -1}]"
+c_f=$(count "${FROM[@]}" -f "$pat")/$(count "${FROM[@]}" -f "${DEV[a]}")
+r_f=$(count "${RECS[@]}" -f "$pat")/$(count "${RECS[@]}" -f "${DEV[a]}")
+note "files: $(files "$IT_TMP/files_blame.ch" | tr '\n' '|')"
+note "files: $(files "$IT_TMP/files_blame.rec" | tr '\n' '|')"
+if [[ $c_f == "${IOS[b]}/${IOS[a]}" && $c_f == "$r_f" ]]; then
+	same files files files
+else
+	fail files "-f $pat / -f ${DEV[a]}: $c_f over the cluster, $r_f over the recordings (fio: ${IOS[b]}/${IOS[a]})"
+fi
+
 # queries: the documentation's, as written
 awk '/^```sql$/ { q = 1; n++; next } /^```$/ { q = 0 } q { print > ("'"$IT_TMP"'/q" n ".sql") }' \
 	"$IT_ROOT/docs/fleet.md"
@@ -195,13 +213,13 @@ for f in "$IT_TMP"/q*.sql; do
 	grep -q '^Code:' "$f.out" && qbad+="$(basename "$f"): $(head -c 200 "$f.out") "
 done
 fbytes=$(ch_q s1 "$(grep -l 'ARRAY JOIN block' "$IT_TMP"/q*.sql | head -n 1 | xargs cat)" |
-	awk '{ b[$1] += $6 } END { printf "a=%d b=%d", b["a"], b["b"] }')
+	awk -F '\t' '{ b[$1] += $5 } END { printf "a=%d b=%d", b["a"], b["b"] }')
 # the same sum from each host's recording (fio's bytes, less block requests whose completion
 # no program saw: drops.block.missed, docs/hooks.md)
 want=$(for h in a b; do
 	"$IOTRACER" report -n 0 --json - "$IT_TMP/rec-$h" 2>/dev/null |
 		jq -rs --arg h "$h" '"\($h)=" + ([.[] | select(.type == "request") | .block[] |
-			select(.ino != 0) | .bytes] | add | tostring)'
+			select(.file != null) | .bytes] | add | tostring)'
 done | tr '\n' ' ' | sed 's/ $//')
 check queries "$qn queries from docs/fleet.md: ${qbad:-all ran}; bytes per file summed: $fbytes (the recordings: $want; fio: a=$((IOS[a] * 4096)) b=$((IOS[b] * 4096)))" \
 	test "$qn" = 3 -a -z "$qbad" -a "$fbytes" = "$want"

@@ -8,7 +8,8 @@
 #               SIGSTOPed for 10 s: after the run the table holds every fio IO once (FINAL),
 #               and /metrics shows the spill and the replay (rows spilled and replayed > 0; the
 #               final summary's JSON sink line the same), and retries counted by reason
-#               (connect while it was down, timeout while stopped)
+#               (connect while it was down, timeout while stopped); every row names fio's
+#               file, the spilled and replayed ones too (the spill keeps the names)
 #   spill_full  a server that never answers and a 64K spill: drops counted (spill_full), and
 #               requests handed = the requests in the spill directory + the drops; a spill on
 #               a full filesystem (128K tmpfs): drops counted (spill_error); never silent: both
@@ -132,11 +133,12 @@ r_conn=$(m 'iotracer_sink_retries_total{reason="connect"}')
 r_time=$(m 'iotracer_sink_retries_total{reason="timeout"}')
 final=$(ch_q main "SELECT count() FROM iotracer.requests FINAL WHERE host = 'main'")
 raw=$(ch_q main "SELECT count() FROM iotracer.requests WHERE host = 'main'")
+named=$(ch_q main "SELECT count() FROM iotracer.requests FINAL WHERE host = 'main' AND file = '$dev'")
 note "main: $(grep '^sink:' "${TR_OUT[main]}")"
 # the final summary's JSON line says the same (docs/json.md, "sink")
 js=$(jq -r 'select(.type == "sink" and .final) | "\(.spilled) \(.replayed)"' "${TR_JSON[main]}" 2>/dev/null)
-check faults "fio $IOS IOs; the table: $final (FINAL), $raw rows; spilled $spilled, replayed $replayed (the JSON sink line: $js), retries connect $r_conn timeout $r_time" \
-	test "$final" = "$IOS" -a "${spilled:-0}" -gt 0 -a "${replayed:-0}" -gt 0 \
+check faults "fio $IOS IOs; the table: $final (FINAL), $raw rows, $named naming $dev; spilled $spilled, replayed $replayed (the JSON sink line: $js), retries connect $r_conn timeout $r_time" \
+	test "$final" = "$IOS" -a "$named" = "$IOS" -a "${spilled:-0}" -gt 0 -a "${replayed:-0}" -gt 0 \
 	-a "$js" = "$spilled $replayed" -a "${r_conn:-0}" -gt 0 -a "${r_time:-0}" -gt 0
 
 # spill_full: handed = in the spill directory + dropped, drops counted

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * test_sink: the ClickHouse sink's pure parts (src/sink/, docs/fleet.md): a
- * request into a row and back gives the same -j line; Native blocks read
+ * request into a row and back gives the same -j line (its files' names too); Native blocks read
  * back, and refused when cut or mangled; the clickhouse:// address and the
  * password file's rules; the shipped DDL (deploy/clickhouse/schema.sql) has
  * the columns this build writes; and with no server at all, every request
@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "lib/jsonw.h"
+#include "records/fname.h"
 #include "records/output.h"
 #include "records/reader.h"
 #include "records/recfmt.h"
@@ -94,6 +95,8 @@ static void fill_block(struct it_block_rec *b, uint64_t q, uint32_t tid, int i)
 		b->wb.dirty_last_ns = q - 1000;
 		b->wb.file_dev = IT_MKDEV(8, 1);
 	}
+	if (i % 6 == 2) /* a page-cache page's file: its own file system */
+		b->file_dev = IT_MKDEV(8, 2);
 }
 
 /* Request i of every kind, with the fields a -j line shows by their presence. */
@@ -152,6 +155,10 @@ static void make_req(struct rf_req *q, int i, uint64_t t)
 		q->aio.iocb.offset = 4096;
 		q->aio.iocb.dev = IT_MKDEV(7, 0);
 		q->aio.iocb.opcode = 1;
+		if (i % 8 == 6) { /* a block device node's fd */
+			q->aio.iocb.ino = 5;
+			q->aio.iocb.flags = IT_F_BDEV;
+		}
 		q->aio.submit_ns = t;
 		q->aio.reaped = i % 7 != 0;
 		q->aio.reap_ns = q->aio.reaped ? t + 5000 : 0;
@@ -166,6 +173,26 @@ static void make_req(struct rf_req *q, int i, uint64_t t)
 }
 
 /* ---- names both sides know ---- */
+
+/* The files' names: some keys named (one with a container's path), the others not. */
+static const struct {
+	struct fn_key k;
+	const char *file, *cfile;
+} g_files[] = {
+	{ { 93, IT_MKDEV(7, 0), 0 }, "/mnt/a/data.bin", "/data/data.bin" },
+	{ { 12, IT_MKDEV(259, 1), 0 }, "/srv/u 'q'.dat", NULL },
+	{ { 93, IT_MKDEV(8, 2), 0 }, "/var/log/x.log (deleted)", NULL },
+	{ { 5, IT_MKDEV(7, 0), 1 }, "/dev/loop0", NULL },
+};
+
+static struct fn_cache *files_named(void)
+{
+	struct fn_cache *c = fn_new(64);
+
+	for (size_t i = 0; c && i < sizeof(g_files) / sizeof(g_files[0]); i++)
+		fn_put(c, &g_files[i].k, g_files[i].file, g_files[i].cfile);
+	return c;
+}
 
 static const char *cg_name(void *ctx, uint64_t id)
 {
@@ -191,7 +218,25 @@ static const char *dev_serial(void *ctx, uint32_t dev)
 /* Names read back from rows: what the row said, checked against what was written. */
 struct notes {
 	int bad;
+	int files; /* file names noted */
+	struct fn_cache *fn; /* where they go */
 };
+
+static void note_file(void *ctx, const struct fn_key *k, const char *file, const char *cfile)
+{
+	struct notes *n = ctx;
+	size_t i = 0;
+
+	while (i < sizeof(g_files) / sizeof(g_files[0]) &&
+	       (g_files[i].k.ino != k->ino || g_files[i].k.dev != k->dev ||
+		g_files[i].k.bdev != k->bdev))
+		i++;
+	n->files++;
+	if (i == sizeof(g_files) / sizeof(g_files[0]) || strcmp(file, g_files[i].file) ||
+	    !cfile != !g_files[i].cfile || (cfile && strcmp(cfile, g_files[i].cfile)))
+		n->bad++;
+	fn_put(n->fn, k, file, cfile);
+}
 
 static void note_dev(void *ctx, uint32_t dev, const char *name, const char *serial)
 {
@@ -213,8 +258,8 @@ static void note_cg(void *ctx, uint64_t id, const char *path)
 		n->bad++;
 }
 
-/* The -j lines of n requests; the caller frees. */
-static char *json_of(struct rf_req *reqs, int n, size_t *len)
+/* The -j lines of n requests, their files named from fn (NULL: none); the caller frees. */
+static char *json_of(struct rf_req *reqs, int n, size_t *len, struct fn_cache *fn)
 {
 	struct out_devnames dn = {
 		.name = dev_name, .serial = dev_serial, .cgroup = cg_name, .ctx = NULL
@@ -228,8 +273,10 @@ static char *json_of(struct rf_req *reqs, int n, size_t *len)
 	o.live = 0;
 	o.sysfs_root = "/nonexistent";
 	out = f ? out_new(&o, NULL, f, 0) : NULL;
-	if (out)
+	if (out) {
 		out_set_devnames(out, &dn);
+		out_set_fnames(out, fn);
+	}
 	for (int i = 0; out && i < n; i++) {
 		struct corr_req r;
 
@@ -247,10 +294,12 @@ static const struct sk_ident g_id = { .host = "node-a",
 				      .run = 123456789,
 				      .clock_off = 1700000000000000000ll };
 
-/* n requests into one Native block; the caller frees buf. */
-static int encode(struct rf_req *reqs, int n, struct nat_buf *buf)
+/* n requests into one Native block, their files named from fn; the caller frees buf. */
+static int encode(struct rf_req *reqs, int n, struct nat_buf *buf, struct fn_cache *fn)
 {
-	struct sk_lookup lk = { .dev_name = dev_name, .dev_serial = dev_serial, .cgroup = cg_name };
+	struct sk_lookup lk = {
+		.dev_name = dev_name, .dev_serial = dev_serial, .cgroup = cg_name, .fn = fn
+	};
 	struct sk_rows w;
 	int err = sk_rows_init(&w, &lk);
 
@@ -273,19 +322,20 @@ static void test_roundtrip(void)
 	struct rf_req *reqs = calloc(N, sizeof(*reqs)), *back = calloc(N, sizeof(*back));
 	struct nat_buf buf = { 0 };
 	struct nat_rblock rb = { 0 };
-	struct notes nb = { 0 };
-	struct sk_notes nt = { .dev = note_dev, .cgroup = note_cg, .ctx = &nb };
+	struct fn_cache *named = files_named();
+	struct notes nb = { .fn = fn_new(64) };
+	struct sk_notes nt = { .dev = note_dev, .cgroup = note_cg, .file = note_file, .ctx = &nb };
 	struct sk_rview v;
 	struct sk_ident id;
 	char *a = NULL, *b = NULL;
 	size_t alen = 0, blen = 0, pos = 0;
 	int got = 0, same_id = 1;
 
-	if (!ASSERT_TRUE(reqs && back, "alloc"))
+	if (!ASSERT_TRUE(reqs && back && named && nb.fn, "alloc"))
 		goto out;
 	for (int i = 0; i < N; i++)
 		make_req(&reqs[i], i, 1000000000ull + (uint64_t)i * 100000);
-	if (!ASSERT_OK(encode(reqs, N, &buf), "encode") ||
+	if (!ASSERT_OK(encode(reqs, N, &buf, named), "encode") ||
 	    !ASSERT_OK(nat_read_block(buf.p, buf.len, &pos, &rb), "read block"))
 		goto out;
 	ASSERT_EQ(pos, buf.len, "the whole block read");
@@ -301,8 +351,12 @@ static void test_roundtrip(void)
 	ASSERT_EQ(got, N, "rows read back as requests");
 	ASSERT_TRUE(same_id, "host, boot, run and clock of every row");
 	ASSERT_EQ(nb.bad, 0, "names the rows gave");
-	a = json_of(reqs, N, &alen);
-	b = json_of(back, got, &blen);
+	ASSERT_TRUE(nb.files > N / 2, "files named by the rows");
+	a = json_of(reqs, N, &alen, named);
+	b = json_of(back, got, &blen, nb.fn);
+	/* every named key shows up: the test covers each kind of file */
+	for (size_t i = 0; a && i < sizeof(g_files) / sizeof(g_files[0]); i++)
+		ASSERT_TRUE(strstr(a, g_files[i].file) != NULL, g_files[i].file);
 	ASSERT_TRUE(a && b, "json");
 	ASSERT_EQ(blen, alen, "json length");
 	if (a && b && (alen != blen || memcmp(a, b, alen))) {
@@ -317,6 +371,8 @@ static void test_roundtrip(void)
 out:
 	nat_rblock_free(&rb);
 	nat_buf_free(&buf);
+	fn_free(named);
+	fn_free(nb.fn);
 	free(a);
 	free(b);
 	free(reqs);
@@ -340,7 +396,10 @@ static void blame_json_of(const struct blame_line *l, char *buf, size_t n)
 /* A blame line into a row (its victim from its request's row) and back: the same JSON line. */
 static void test_blame_rows(void)
 {
-	struct sk_lookup lk = { .dev_name = dev_name, .dev_serial = dev_serial, .cgroup = cg_name };
+	struct fn_cache *named = files_named();
+	struct sk_lookup lk = {
+		.dev_name = dev_name, .dev_serial = dev_serial, .cgroup = cg_name, .fn = named
+	};
 	struct notes nb = { 0 };
 	struct sk_notes nt = { .cgroup = note_cg, .ctx = &nb };
 	struct nat_buf buf = { 0 };
@@ -350,7 +409,7 @@ static void test_blame_rows(void)
 	struct rf_req q;
 	char a[1024], b[1024];
 	size_t pos = 0;
-	int same = 0;
+	int same = 0, vfiles = 0, vbad = 0;
 
 	if (!ASSERT_OK(sk_rows_init(&w, &lk), "init"))
 		return;
@@ -396,10 +455,18 @@ static void test_blame_rows(void)
 	/* a line's ts is its request's: the victim remembered */
 	ASSERT_EQ(nat_get(nat_rcol(&rb, "ts"), 0), 1000000000ull + (uint64_t)g_id.clock_off,
 		  "ts: the request's");
+	/* the victim's file: its request's (each a syscall on 7:0 ino 93), or none */
+	for (uint64_t i = 0; i < rb.rows; i++) {
+		sk_rows_str(nat_rcol(&rb, "victim_file"), i, a, sizeof(a));
+		vfiles += !strcmp(a, g_files[0].file);
+		vbad += a[0] && strcmp(a, g_files[0].file);
+	}
+	ASSERT_TRUE(vfiles > 0 && !vbad, "victim_file: the victim request's file");
 out:
 	nat_rblock_free(&rb);
 	nat_buf_free(&buf);
 	sk_rows_free(&w);
+	fn_free(named);
 }
 
 /* A block cut anywhere, or with bytes flipped, is refused or read within its bounds. */
@@ -411,7 +478,7 @@ static void test_native_bad(void)
 
 	for (int i = 0; i < 40; i++)
 		make_req(&reqs[i], i, 5000000ull);
-	if (!ASSERT_OK(encode(reqs, 40, &buf), "encode"))
+	if (!ASSERT_OK(encode(reqs, 40, &buf, NULL), "encode"))
 		return;
 	for (size_t cut = 0; cut < buf.len; cut += 1 + cut / 50) {
 		struct nat_rblock rb;
