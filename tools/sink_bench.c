@@ -3,7 +3,7 @@
  * sink_bench: what --sink costs and how fast it goes (docs/bench.md, "The sink").
  * Synthetic psync requests (a pread64 with its block request, the shapes of a
  * fio run: times a few µs to ms apart, random 4 KiB offsets, one task and
- * cgroup), no BPF:
+ * cgroup, four files named as the daemon names them), no BPF:
  *
  *   sink_bench json N          -j: out_request() to /dev/null; CPU ns per request
  *   sink_bench encode N [zstd|gzip]
@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "records/cgroup.h"
+#include "records/fname.h"
 #include "records/output.h"
 #include "records/recfmt.h"
 #include "service/cli.h"
@@ -36,6 +37,25 @@
 
 #define CG_ID 4242
 #define CG_PATH "/system.slice/fio-bench.service"
+#define NR_FILES 4 /* fio's --nrfiles */
+
+static struct fn_cache *g_fn; /* the files' names, as the daemon's cache holds them */
+
+/* The names of the files of make_req(): ino 93 + i on loop0's file system. */
+static int files_named(void)
+{
+	char name[64];
+
+	g_fn = fn_new(64);
+	for (int i = 0; g_fn && i < NR_FILES; i++) {
+		struct fn_key k = { .ino = 93 + (uint64_t)i, .dev = IT_MKDEV(7, 0) };
+
+		snprintf(name, sizeof(name), "/srv/fio/bench.0.%d", i);
+		if (fn_put(g_fn, &k, name, NULL))
+			return -1;
+	}
+	return g_fn ? 0 : -1;
+}
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 
@@ -85,7 +105,7 @@ static void make_req(struct rf_req *q, uint64_t i, uint64_t *t)
 	s->offset = (rnd() % 262144) * 4096;
 	s->bytes = 4096;
 	s->ret = 4096;
-	s->ino = 93;
+	s->ino = 93 + i % NR_FILES;
 	s->dev = IT_MKDEV(7, 0);
 	s->sys = IT_SYS_PREAD64;
 	s->op = IT_OP_READ;
@@ -102,7 +122,7 @@ static void make_req(struct rf_req *q, uint64_t i, uint64_t *t)
 	b->g_ns = b->q_ns + 200 + rnd() % 300;
 	b->d_ns = b->g_ns + 500 + rnd() % 1000;
 	b->c_ns = b->d_ns + d2c;
-	b->ino = 93;
+	b->ino = s->ino;
 	b->dev = IT_MKDEV(7, 0);
 	b->bytes = 4096;
 	b->flags = IT_F_HAS_Q | IT_F_HAS_G | IT_F_SYNC;
@@ -143,6 +163,7 @@ static int run_json(uint64_t n)
 	if (!out)
 		return 1;
 	out_set_devnames(out, &dn);
+	out_set_fnames(out, g_fn);
 	c0 = cpu_ns();
 	for (uint64_t i = 0; i < n; i++) {
 		struct corr_req r;
@@ -161,7 +182,9 @@ static int run_json(uint64_t n)
 
 static int run_encode(uint64_t n, int enc)
 {
-	struct sk_lookup lk = { .dev_name = dev_name, .dev_serial = no_serial, .cgroup = cg_name };
+	struct sk_lookup lk = {
+		.dev_name = dev_name, .dev_serial = no_serial, .cgroup = cg_name, .fn = g_fn
+	};
 	struct sk_ident id = { .host = "bench-host",
 			       .boot = "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0",
 			       .run = 123456789,
@@ -228,6 +251,7 @@ static int run_send(const char *url, uint64_t n, const char *auth)
 	s = sink_open(&o, cg, NULL);
 	if (!s)
 		return 1;
+	sink_set_fnames(s, g_fn);
 	t0 = now_ns(CLOCK_MONOTONIC);
 	c0 = cpu_ns();
 	for (uint64_t i = 0; i < n; i++) {
@@ -267,6 +291,10 @@ int main(int argc, char **argv)
 		argc > 2 ? strtoull(argv[argc > 3 && !strcmp(argv[1], "send") ? 3 : 2], NULL, 10) :
 			   0;
 
+	if (files_named()) {
+		fprintf(stderr, "%s: out of memory\n", argv[0]);
+		return 1;
+	}
 	if (argc >= 3 && !strcmp(argv[1], "json"))
 		return run_json(n);
 	if (argc >= 3 && !strcmp(argv[1], "encode"))

@@ -152,11 +152,11 @@ static int cf_blame(struct report *rp, struct cf_files *fs)
 {
 	struct ch_src *c = rp->ch;
 	struct nat_buf sql = { 0 };
-	int ret = ch_sqlf(&sql, "SELECT host, victim_file, sum(others_ns) FROM %s",
-			  c->blame_from) ||
-		  ch_blame_where(c, &sql) ||
-		  ch_sqlf(&sql, " AND victim_file != '' GROUP BY host, victim_file") ||
-		  ch_each_line(rp, &sql, 3, blamed_line, fs);
+	int ret =
+		ch_sqlf(&sql, "SELECT host, victim_file, sum(others_ns) FROM %s", c->blame_from) ||
+		ch_blame_where(c, &sql) ||
+		ch_sqlf(&sql, " AND victim_file != '' GROUP BY host, victim_file") ||
+		ch_each_line(rp, &sql, 3, blamed_line, fs);
 
 	sql.len = 0;
 	ret = ret ||

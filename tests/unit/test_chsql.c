@@ -16,18 +16,39 @@
 #include "unit.h"
 
 static const char *const patterns[] = {
-	"/data/*.db",  "*/w2.0.[01]", "/srv/a?c",	"*.log",	 "[[]bdev]",
-	"/x/[!a-c]*", "/x/[]x]*",    "/a.b/(c)+{d}|e$^", "\\*lit",	 "/dev/loo[p]4",
-	"*",	       "/x/\\a\\.b",   "[^ab]z",		"/p/[a-c][!0-9]", "*[",
+	"/data/*.db", "*/w2.0.[01]", "/srv/a?c",	 "*.log",	   "[[]bdev]",
+	"/x/[!a-c]*", "/x/[]x]*",    "/a.b/(c)+{d}|e$^", "\\*lit",	   "/dev/loo[p]4",
+	"*",	      "/x/\\a\\.b",  "[^ab]z",		 "/p/[a-c][!0-9]", "*[",
 };
 
 static const char *const names[] = {
-	"/data/a.db",  "/data/sub/b.db", "/tmp/flm/mnt/d2/w2.0.1", "/tmp/w2.0.2", "/srv/abc",
-	"/srv/a/c",    "/var/log/x.log",  "[bdev]",		      "/x/dz",	     "/x/az",
-	"/x/]a",       "/x/xa",		  "/a.b/(c)+{d}|e$^",	      "/a.b/cd",     "*lit",
-	"xlit",	       "/dev/loop4",	  "/dev/loop44",	      "",	     "/x/a.b",
-	"/x/axb",      "cz",		  "az",			      "/p/bq",	     "/p/b1",
-	"ab[",	       "memfd:x (deleted)",
+	"/data/a.db",
+	"/data/sub/b.db",
+	"/tmp/flm/mnt/d2/w2.0.1",
+	"/tmp/w2.0.2",
+	"/srv/abc",
+	"/srv/a/c",
+	"/var/log/x.log",
+	"[bdev]",
+	"/x/dz",
+	"/x/az",
+	"/x/]a",
+	"/x/xa",
+	"/a.b/(c)+{d}|e$^",
+	"/a.b/cd",
+	"*lit",
+	"xlit",
+	"/dev/loop4",
+	"/dev/loop44",
+	"",
+	"/x/a.b",
+	"/x/axb",
+	"cz",
+	"az",
+	"/p/bq",
+	"/p/b1",
+	"ab[",
+	"memfd:x (deleted)",
 };
 
 static void test_glob(void)
@@ -42,7 +63,8 @@ static void test_glob(void)
 		    nat_buf_room(&re, 1))
 			continue;
 		re.p[re.len] = '\0';
-		if (!ASSERT_OK(regcomp(&rx, (char *)re.p, REG_EXTENDED | REG_NOSUB), (char *)re.p)) {
+		if (!ASSERT_OK(regcomp(&rx, (char *)re.p, REG_EXTENDED | REG_NOSUB),
+			       (char *)re.p)) {
 			nat_buf_free(&re);
 			continue;
 		}
@@ -54,8 +76,9 @@ static void test_glob(void)
 			matched += want;
 			if (want != got) {
 				bad++;
-				unit__fail(__FILE__, __LINE__, "'%s' (%s) on '%s': fnmatch %d, regex %d",
-					   patterns[p], (char *)re.p, names[n], want, got);
+				unit__fail(__FILE__, __LINE__,
+					   "'%s' (%s) on '%s': fnmatch %d, regex %d", patterns[p],
+					   (char *)re.p, names[n], want, got);
 			}
 		}
 		regfree(&rx);
