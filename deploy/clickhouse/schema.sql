@@ -71,7 +71,7 @@ CREATE TABLE IF NOT EXISTS iotracer.requests
     parent_id UInt64,
     parent_tid UInt32,
     parent_seq UInt64,
-    block_dropped UInt16,
+    block_apart UInt32,
     waited_n UInt32,
     waited_bytes UInt64,
     waited_ids Array(UInt64),

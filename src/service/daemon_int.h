@@ -65,6 +65,8 @@ struct daemon {
 	struct sink *sink; /* --sink: rows to ClickHouse (docs/fleet.md) */
 	struct dnames *fnames; /* file names (dnames.h); NULL: --file-names 0 */
 	struct mfiles *mfiles; /* --metrics-files (mfiles.h); NULL: off */
+	/* reload: the start-only changes last said (reload_plan's what), said once */
+	char start_said[1024];
 };
 
 /* daemon.c */
@@ -86,6 +88,8 @@ int metrics_hooks(struct daemon *d);
 void stale_age(struct daemon *d);
 void blk_sweep(struct daemon *d);
 void metrics_tick(struct daemon *d, int force);
+/* recbuf's note (IT_REC_CGROUP): a cgroup's first block request, its /metrics label now. */
+void daemon_cg_note(void *ctx, void *data, size_t size);
 
 /* daemon_sink.c */
 /* --sink, with the file names fn (NULL: none) */

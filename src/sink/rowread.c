@@ -295,7 +295,7 @@ int sk_rows_get(const struct sk_rview *v, uint64_t i, struct rf_req *q, struct s
 	if (!nat_get_elems(v->c[SK_R_B_FLAGS], i, &first, &n))
 		for (uint64_t e = first; e < first + n && q->nr_blocks < CORR_MAX_BLOCKS; e++)
 			get_block(v, e, start, &owner, &q->blocks[q->nr_blocks++], nt);
-	q->nr_blocks_dropped = (int)U(SK_R_BLOCK_DROPPED);
+	q->nr_blocks_apart = (int)U(SK_R_BLOCK_APART);
 	if (q->kind == CORR_SYSCALL) {
 		q->sys.task = owner;
 		get_syscall(v, i, q, start, dev, flags);

@@ -288,7 +288,7 @@ static void put_others(struct sk_rows *w, const struct corr_req *r, uint32_t *fl
 	nat_u64(b, SK_R_PARENT_ID, parent ? r->parent.id : 0);
 	nat_u32(b, SK_R_PARENT_TID, parent ? r->parent.tid : 0);
 	nat_u64(b, SK_R_PARENT_SEQ, parent ? r->parent.seq : 0);
-	nat_u16(b, SK_R_BLOCK_DROPPED, (uint16_t)r->nr_blocks_dropped);
+	nat_u32(b, SK_R_BLOCK_APART, (uint32_t)r->nr_blocks_apart);
 	*flags |= parent ? SK_F_PARENT : 0;
 	nat_u32(b, SK_R_WAITED_N, r->has_waited ? r->waited.n : 0);
 	nat_u64(b, SK_R_WAITED_BYTES, r->has_waited ? r->waited.bytes : 0);

@@ -66,7 +66,7 @@
 	X(PARENT_ID, "parent_id", NAT_U64, 0)                       \
 	X(PARENT_TID, "parent_tid", NAT_U32, 0)                     \
 	X(PARENT_SEQ, "parent_seq", NAT_U64, 0)                     \
-	X(BLOCK_DROPPED, "block_dropped", NAT_U16, 0)               \
+	X(BLOCK_APART, "block_apart", NAT_U32, 0)                   \
 	X(WAITED_N, "waited_n", NAT_U32, 0)                         \
 	X(WAITED_BYTES, "waited_bytes", NAT_U64, 0)                 \
 	X(WAITED_IDS, "waited_ids", NAT_U64, 2)                     \

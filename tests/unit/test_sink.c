@@ -169,7 +169,7 @@ static void make_req(struct rf_req *q, int i, uint64_t t)
 		q->parent_tid = 2001;
 		q->parent_seq = 9;
 	}
-	q->nr_blocks_dropped = i % 50 == 0 ? 2 : 0;
+	q->nr_blocks_apart = i % 50 == 0 ? 2 : 0;
 }
 
 /* ---- names both sides know ---- */
