@@ -60,7 +60,7 @@ UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%,$(UNIT_SRCS))
 TOOLS       := $(OUTPUT)/replay_bench $(OUTPUT)/bench_output $(OUTPUT)/link_peer \
 	       $(OUTPUT)/compat_syscall $(OUTPUT)/bpf_stats_hold $(OUTPUT)/nonfile_io \
-	       $(OUTPUT)/tax_floor $(OUTPUT)/blame_bench $(OUTPUT)/sink_bench
+	       $(OUTPUT)/tax_floor $(OUTPUT)/blame_bench $(OUTPUT)/sink_bench $(OUTPUT)/sink_fixture
 SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 

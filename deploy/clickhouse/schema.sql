@@ -120,7 +120,14 @@ CREATE TABLE IF NOT EXISTS iotracer.requests
         drv_tag UInt32,
         drv_opcode UInt8,
         drv_status Int32,
-        serial String
+        serial String,
+        upper String,
+        upper_devno String,
+        up_off UInt16,
+        stack_how String,
+        stk_pieces UInt32,
+        stk_r_ns UInt64,
+        stk_m_ns UInt64
     )
 )
 ENGINE = ReplacingMergeTree

@@ -300,9 +300,10 @@ void stages_request(struct stages *out, const struct corr_req *r, const struct r
  */
 static const char *stage_name(const char *s)
 {
-	static const char *const names[] = { "syscall",	  "io_uring", "aio",	 "block", "total",
-					     "offcpu",	  "runq",     "q2c",	 "d2c",	  "q2d",
-					     "dirty_age", "drv",      "kick2irq" };
+	static const char *const names[] = { "syscall", "io_uring", "aio",    "block",
+					     "stack",	"total",    "offcpu", "runq",
+					     "q2c",	"d2c",	    "q2d",    "dirty_age",
+					     "drv",	"kick2irq", "q2r",    "m2c" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(s, names[i]))

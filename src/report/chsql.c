@@ -258,11 +258,19 @@ static int sql_bucket(struct nat_buf *q, const char *v)
 #define CH_F_SCHED_CNT "2048"
 #define CH_F_WB "16384"
 #define CH_F_BDEV "2"
+#define CH_F_UPPER "32768"
+#define CH_STK_PART "65535"
 #define CH_BF_ISSUED "2147483648"
 _Static_assert(SK_F_END == 16777216 && IT_F_SCHED_SW == 4096 && IT_F_SCHED_CNT == 2048 &&
-		       IT_F_WB == 16384 && IT_F_BDEV == 2 && SK_BF_ISSUED == 2147483648u,
+		       IT_F_WB == 16384 && IT_F_BDEV == 2 && IT_F_UPPER == 32768 &&
+		       IT_STK_PART == 65535 && SK_BF_ISSUED == 2147483648u,
 	       "the flags' values in chsql.c's SQL");
 #define CH_END_F "bitAnd(flags, " CH_F_END ") != 0"
+/* a block request in the block layer's rows: not an upper bio (stages.c's stats_stack()) */
+#define CH_NOT_UPPER "bitAnd(b.flags, " CH_F_UPPER ") = 0"
+#define CH_UPPER "bitAnd(b.flags, " CH_F_UPPER ") != 0"
+/* its histogram's kind (uhist.c): a member of a stack's, or a disk's own */
+#define CH_HK "if(b.upper_devno != '', 'member', '')"
 
 /* One branch of the summary's UNION ALL: its layer, stage, value, condition, bytes and span. */
 struct ch_branch {
@@ -272,6 +280,8 @@ struct ch_branch {
 	const char *cond;
 	int block; /* ARRAY JOIN block AS b */
 	const char *bytes, *first, *last; /* NULL: the row carries no bytes */
+	const char *dev, *name; /* the row's device (NULL: the request's, or b's) */
+	const char *hk; /* its histogram's kind (NULL: '') */
 };
 
 /* The stages of stages.c (stages_request()), each a branch. */
@@ -308,7 +318,8 @@ static const struct ch_branch ch_branches[] = {
 	{ .layer = "'block'",
 	  .stage = "q2c",
 	  .value = "b.q2c_ns",
-	  .cond = "1",
+	  .cond = CH_NOT_UPPER,
+	  .hk = CH_HK,
 	  .block = 1,
 	  .bytes = "b.bytes",
 	  .first = CH_Q,
@@ -317,24 +328,53 @@ static const struct ch_branch ch_branches[] = {
 	  .stage = "d2c",
 	  .value = "b.d2c_ns",
 	  .block = 1,
-	  .cond = "bitAnd(b.flags, " CH_BF_ISSUED ") != 0" },
+	  .hk = CH_HK,
+	  .cond = CH_NOT_UPPER " AND bitAnd(b.flags, " CH_BF_ISSUED ") != 0" },
 	{ .layer = "'block'",
 	  .stage = "q2d",
 	  .value = "b.q2d_ns",
 	  .block = 1,
-	  .cond = "bitAnd(b.flags, " CH_BF_ISSUED ") != 0" },
+	  .hk = CH_HK,
+	  .cond = CH_NOT_UPPER " AND bitAnd(b.flags, " CH_BF_ISSUED ") != 0" },
 	{ .layer = "'block'",
 	  .stage = "dirty_age",
 	  .value = "(" CH_Q " - b.dirty_first_ns)",
 	  .block = 1,
-	  .cond = "bitAnd(b.flags, " CH_F_WB ") != 0 AND b.dirty_first_ns != 0 AND "
-		  "b.dirty_first_ns <= " CH_Q },
+	  .hk = CH_HK,
+	  .cond = CH_NOT_UPPER " AND bitAnd(b.flags, " CH_F_WB ") != 0 AND b.dirty_first_ns != 0 "
+			       "AND b.dirty_first_ns <= " CH_Q },
 	{ .layer = "b.drv_layer",
 	  .stage = "drv",
 	  .value = "(b.drv_done_ns - b.drv_submit_ns)",
 	  .block = 1,
 	  .cond = "b.drv_layer != '' AND b.drv_submit_ns != 0 AND "
 		  "b.drv_done_ns >= b.drv_submit_ns" },
+	/* the stack layer: an upper bio's rows, a partition's request on its partition */
+	{ .layer = "'stack'",
+	  .stage = "q2c",
+	  .value = "b.q2c_ns",
+	  .cond = CH_UPPER,
+	  .block = 1,
+	  .bytes = "b.bytes",
+	  .first = CH_Q,
+	  .last = CH_Q " + b.q2c_ns" },
+	{ .layer = "'stack'",
+	  .stage = "q2c",
+	  .value = "b.q2c_ns",
+	  .cond = CH_NOT_UPPER " AND b.upper_devno != '' AND b.up_off = " CH_STK_PART,
+	  .block = 1,
+	  .dev = "b.upper_devno",
+	  .name = "b.upper" },
+	{ .layer = "'stack'",
+	  .stage = "q2r",
+	  .value = "(b.stk_r_ns - " CH_Q ")",
+	  .cond = CH_UPPER " AND b.stk_r_ns >= " CH_Q,
+	  .block = 1 },
+	{ .layer = "'stack'",
+	  .stage = "m2c",
+	  .value = "(" CH_Q " + b.q2c_ns - b.stk_m_ns)",
+	  .cond = CH_UPPER " AND b.stk_m_ns != 0 AND b.stk_m_ns <= " CH_Q " + b.q2c_ns",
+	  .block = 1 },
 	{ .layer = "b.drv_layer",
 	  .stage = "kick2irq",
 	  .value = "(b.drv_done_ns - b.drv_kick_ns)",
@@ -347,13 +387,14 @@ static const struct ch_branch ch_branches[] = {
 static int branch(struct nat_buf *q, const struct ch_branch *br, const char *from,
 		  const char *where)
 {
-	const char *dev = br->block ? "b.devno" : "devno", *name = br->block ? "b.dev" : "dev";
+	const char *dev = br->dev ? br->dev : br->block ? "b.devno" : "devno";
+	const char *name = br->name ? br->name : br->block ? "b.dev" : "dev";
 	const char *op = br->block ? "b.op" : "op", *end = br->block ? "1" : CH_END_F;
 	char v[256];
 	int err;
 
 	snprintf(v, sizeof(v), "toUInt64(%s)", br->value);
-	err = ch_sqlf(q, "SELECT %s AS l, '%s' AS s, %s AS d, any(%s) AS dn, %s AS o, ", br->layer, br->stage, dev, name, op) ?:
+	err = ch_sqlf(q, "SELECT %s AS l, '%s' AS s, %s AS d, any(%s) AS dn, %s AS o, %s AS k, ", br->layer, br->stage, dev, name, op, br->hk ? br->hk : "''") ?:
 		      sql_bucket(q, v);
 	err = err ?: ch_sqlf(q, " AS bk, count(), min(%s), max(%s), sum(%s), ", v, v, v);
 	/* a total's bytes and span: only of the requests that ended (stage_bytes()) */
@@ -365,7 +406,7 @@ static int branch(struct nat_buf *q, const struct ch_branch *br, const char *fro
 	else if (!err)
 		err = ch_sqlf(q, "toUInt64(0), toUInt64(18446744073709551615), toUInt64(0)");
 	return err   ?:
-		       ch_sqlf(q, " FROM %s%s WHERE (%s) AND %s GROUP BY l, d, o, bk", from,
+		       ch_sqlf(q, " FROM %s%s WHERE (%s) AND %s GROUP BY l, d, o, k, bk", from,
 			       br->block ? " ARRAY JOIN block AS b" : "", where, br->cond);
 }
 

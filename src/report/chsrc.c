@@ -340,9 +340,12 @@ static uint32_t devno(const char *s)
 	return sscanf(s, "%u:%u", &ma, &mi) == 2 ? IT_MKDEV(ma, mi) : 0;
 }
 
-/* The log2 histogram of a stage row (uhist.c's keys), NULL: the row has none. */
+/*
+ * The log2 histogram of a stage row (uhist.c's keys; member: a stack member's
+ * block request), NULL: the row has none.
+ */
 static struct it_hist *khist_of(struct report *rp, const char *l, const char *s, uint32_t dev,
-				unsigned int op)
+				unsigned int op, int member)
 {
 	static const struct {
 		const char *l, *s;
@@ -357,6 +360,9 @@ static struct it_hist *khist_of(struct report *rp, const char *l, const char *s,
 		{ "block", "d2c", IT_L_BLOCK, IT_HK_PLAIN, IT_ST_D2C },
 		{ "block", "q2d", IT_L_BLOCK, IT_HK_PLAIN, IT_ST_Q2D },
 		{ "block", "dirty_age", IT_L_BLOCK, IT_HK_PLAIN, IT_ST_DIRTY_AGE },
+		{ "stack", "q2c", IT_L_STACK, IT_HK_PLAIN, IT_ST_Q2C },
+		{ "stack", "q2r", IT_L_STACK, IT_HK_PLAIN, IT_ST_Q2R },
+		{ "stack", "m2c", IT_L_STACK, IT_HK_PLAIN, IT_ST_M2C },
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
@@ -366,7 +372,7 @@ static struct it_hist *khist_of(struct report *rp, const char *l, const char *s,
 		if (strcmp(map[i].l, l) || strcmp(map[i].s, s))
 			continue;
 		k.layer = (uint8_t)map[i].layer;
-		k.kind = (uint16_t)map[i].kind;
+		k.kind = (uint16_t)(member ? IT_HK_MEMBER : map[i].kind);
 		v = uhists_get(&rp->kh, &k);
 		return v ? &v->st[map[i].stage] : NULL;
 	}
@@ -409,20 +415,21 @@ static int summary_line(struct report *rp, char **f, void *ctx)
 	op = abi_value(&abi_ops, f[4], strlen(f[4]));
 	if (dev && f[3][0])
 		rp_note_dev(rp, dev, f[3], NULL);
-	b = (struct stages_bucket){ .v = u64(f[5]),
-				    .n = u64(f[6]),
-				    .min = u64(f[7]),
-				    .max = u64(f[8]),
-				    .sum = u64(f[9]),
-				    .bytes = u64(f[10]),
-				    .first_ns = u64(f[11]),
-				    .last_ns = u64(f[12]) };
+	b = (struct stages_bucket){ .v = u64(f[6]),
+				    .n = u64(f[7]),
+				    .min = u64(f[8]),
+				    .max = u64(f[9]),
+				    .sum = u64(f[10]),
+				    .bytes = u64(f[11]),
+				    .first_ns = u64(f[12]),
+				    .last_ns = u64(f[13]) };
 	if (b.first_ns == UINT64_MAX)
 		b.first_ns = b.last_ns = 0;
 	if (stages_add_bucket(out_stages(rp->out, 0), f[0], dev, op < 0 ? IT_OP_OTHER : op, f[1],
 			      &b))
 		return -EBADMSG;
-	h = khist_of(rp, f[0], f[1], dev, op < 0 ? IT_OP_OTHER : (unsigned int)op);
+	h = khist_of(rp, f[0], f[1], dev, op < 0 ? IT_OP_OTHER : (unsigned int)op,
+		     !strcmp(f[5], "member"));
 	if (h) {
 		h->slots[b.v > 1 ? 63 - __builtin_clzll(b.v) : 0] += b.n;
 		h->count += b.n;
@@ -437,7 +444,7 @@ static int ch_summary(struct report *rp)
 	struct ch_src *c = rp->ch;
 	struct nat_buf sql = { 0 };
 	int ret = ch_summary_sql(c->from, (char *)c->where.p, &sql) ||
-		  ch_each_line(rp, &sql, 13, summary_line, NULL);
+		  ch_each_line(rp, &sql, 14, summary_line, NULL);
 
 	nat_buf_free(&sql);
 	return ret;

@@ -51,7 +51,10 @@ int ch_sqlf(struct nat_buf *b, const char *fmt, ...) __attribute__((format(print
 int ch_glob_regex(struct nat_buf *b, const char *pattern);
 /* The filters as a WHERE condition (without the word). 0 or -ENOMEM. */
 int ch_where(const struct report *rp, struct nat_buf *b);
-/* The summary's stage buckets: TabSeparated rows l s d dn o bk n min max sum bytes first last. */
+/*
+ * The summary's stage buckets: TabSeparated rows l s d dn o k bk n min max sum
+ * bytes first last (k: the histogram's kind, "member" or "").
+ */
 int ch_summary_sql(const char *from, const char *where, struct nat_buf *q);
 /*
  * --by file: per host and file (its name, or "[MAJ:MIN] ino N" as the report

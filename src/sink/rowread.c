@@ -142,14 +142,21 @@ static void get_block(const struct sk_rview *v, uint64_t e, uint64_t start,
 		if (flags & IT_F_HAS_I)
 			b->i_ns = b->d_ns - E(SK_R_B_I2D);
 	}
-	b->nr_merged = (uint16_t)E(SK_R_B_MERGED);
+	b->up_dev = devno_of(v->c[SK_R_B_UPPER_DEVNO], e);
+	b->nr_merged = (uint16_t)(b->up_dev ? E(SK_R_B_UP_OFF) : E(SK_R_B_MERGED));
 	b->error = (int32_t)E(SK_R_B_ERROR);
 	b->origin = (uint8_t)value_of(v->c[SK_R_B_ORIGIN], e, &abi_origins, IT_ORIG_NONE);
 	if (flags & IT_F_WB)
 		get_wb(v, e, b, nt);
 	get_driver(v, e, b);
+	if (flags & IT_F_UPPER) { /* its stack stamps where a driver's would be */
+		b->stk_r_ns = E(SK_R_B_STK_R);
+		b->stk_m_ns = E(SK_R_B_STK_M);
+		b->stk_pieces = (uint32_t)E(SK_R_B_STK_PIECES);
+	}
 	sk_rows_str(v->c[SK_R_B_SERIAL], e, serial, sizeof(serial));
 	note_dev(nt, b->dev, v->c[SK_R_B_DEV], e, serial[0] ? serial : NULL);
+	note_dev(nt, b->up_dev, v->c[SK_R_B_UPPER], e, NULL);
 }
 
 static void get_syscall(const struct sk_rview *v, uint64_t i, struct rf_req *q, uint64_t start,

@@ -11,6 +11,7 @@
 
 #include "records/cgroup.h"
 #include "records/container.h"
+#include "records/stack.h"
 #include "records/stages.h"
 #include "lib/abi.h"
 #include "lib/parse.h"
@@ -193,33 +194,58 @@ static void put_wb(struct sk_rows *w, const struct it_block_rec *r)
 		is ? parse_fmt_devno(wb->file_dev, devno, sizeof(devno)) : NULL);
 }
 
+/* The driver's fields; an upper bio's (IT_F_UPPER) hold its stack stamps instead: put_stack(). */
 static void put_driver(struct sk_rows *w, const struct it_block_rec *r)
 {
 	struct nat_block *b = &w->req;
 	const char *serial = NULL;
+	int up = stk_is_upper(r);
 
 	if (r->drv_layer)
 		serial = w->lk.dev_serial ? w->lk.dev_serial(w->lk.ctx, r->dev) :
 					    parse_dev_serial_cached(r->dev, w->lk.sysfs_root);
 	nat_str(b, SK_R_B_DRV_LAYER, r->drv_layer ? abi_layer_name(r->drv_layer) : NULL);
-	nat_u64(b, SK_R_B_DRV_SUBMIT, r->drv_submit_ns);
+	nat_u64(b, SK_R_B_DRV_SUBMIT, up ? 0 : r->drv_submit_ns);
 	nat_u64(b, SK_R_B_DRV_KICK, r->drv_kick_ns);
-	nat_u64(b, SK_R_B_DRV_DONE, r->drv_done_ns);
+	nat_u64(b, SK_R_B_DRV_DONE, up ? 0 : r->drv_done_ns);
 	nat_u16(b, SK_R_B_DRV_QID, r->drv_qid);
-	nat_u32(b, SK_R_B_DRV_TAG, r->drv_tag);
+	nat_u32(b, SK_R_B_DRV_TAG, up ? 0 : r->drv_tag);
 	nat_u8(b, SK_R_B_DRV_OPCODE, r->drv_opcode);
 	nat_u32(b, SK_R_B_DRV_STATUS, (uint32_t)r->drv_status);
 	nat_str(b, SK_R_B_SERIAL, serial);
 }
 
 /*
- * One element of block[] of a request whose file is rk (NULL: none): the btt
- * stages as durations (q2g, i2d, q2d, d2c, q2c: g2i = q2d - q2g - i2d), its
- * time from the request's start.
+ * Block request i's place in a storage stack (docs/json.md block[].stack): a
+ * member's upper device and offset in its upper bio, how it got there; an
+ * upper bio's pieces and stamps (CLOCK_MONOTONIC, as drv_*).
  */
-static void put_block(struct sk_rows *w, const struct it_block_rec *r, uint64_t start,
+static void put_stack(struct sk_rows *w, const struct corr_req *q, int i)
+{
+	const struct it_block_rec *r = q->blocks[i];
+	struct nat_block *b = &w->req;
+	int up = stk_is_upper(r), member = stk_is_member(r);
+	struct stk_info si;
+
+	if (member)
+		stk_describe(q, i, &si);
+	put_dev(w, SK_R_B_UPPER, SK_R_B_UPPER_DEVNO, r->up_dev);
+	nat_u16(b, SK_R_B_UP_OFF, member ? r->up_off : 0);
+	nat_str(b, SK_R_B_STACK_HOW, member ? stk_how_name(si.how) : NULL);
+	nat_u32(b, SK_R_B_STK_PIECES, up ? r->stk_pieces : 0);
+	nat_u64(b, SK_R_B_STK_R, up ? r->stk_r_ns : 0);
+	nat_u64(b, SK_R_B_STK_M, up ? r->stk_m_ns : 0);
+}
+
+/*
+ * Block request i of q, whose file is rk (NULL: none): the btt stages as
+ * durations (q2g, i2d, q2d, d2c, q2c: g2i = q2d - q2g - i2d), its time from
+ * the request's start.
+ */
+static void put_block(struct sk_rows *w, const struct corr_req *q, int bi, uint64_t start,
 		      const struct fn_key *rk)
 {
+	const struct it_block_rec *r = q->blocks[bi];
 	struct nat_block *b = &w->req;
 	uint64_t g = (r->flags & IT_F_HAS_G) ? r->g_ns : r->q_ns;
 	uint64_t i = (r->flags & IT_F_HAS_I) ? r->i_ns : g;
@@ -242,13 +268,14 @@ static void put_block(struct sk_rows *w, const struct it_block_rec *r, uint64_t 
 	nat_u64(b, SK_R_B_D2C, r->d_ns ? r->c_ns - r->d_ns : 0);
 	nat_u64(b, SK_R_B_Q2C, r->c_ns - r->q_ns);
 	nat_u32(b, SK_R_B_FLAGS, flags);
-	nat_u16(b, SK_R_B_MERGED, r->nr_merged);
+	nat_u16(b, SK_R_B_MERGED, stk_is_member(r) ? 0 : r->nr_merged); /* else up_off */
 	nat_u32(b, SK_R_B_ERROR, (uint32_t)r->error);
 	nat_str(b, SK_R_B_ORIGIN, abi_name(&abi_origins, r->origin));
 	nat_u32(b, SK_R_B_PID, r->task.pid);
 	nat_u32(b, SK_R_B_TID, r->task.tid);
 	put_wb(w, r);
 	put_driver(w, r);
+	put_stack(w, q, bi);
 }
 
 /* The syscall's fs and sched notes (zeros for other kinds). */
@@ -362,7 +389,7 @@ void sk_rows_put(struct sk_rows *w, const struct sk_ident *id, const struct corr
 	nat_u32(b, SK_R_FLAGS, flags);
 	nr[1] = r->nr_blocks;
 	for (int i = 0; i < r->nr_blocks; i++)
-		put_block(w, r->blocks[i], v.start_ns, file);
+		put_block(w, r, i, v.start_ns, file);
 	nat_row_end(b, nr);
 }
 

@@ -114,7 +114,14 @@
 	X(B_DRV_TAG, "block.drv_tag", NAT_U32, 1)                   \
 	X(B_DRV_OPCODE, "block.drv_opcode", NAT_U8, 1)              \
 	X(B_DRV_STATUS, "block.drv_status", NAT_I32, 1)             \
-	X(B_SERIAL, "block.serial", NAT_STR, 1)
+	X(B_SERIAL, "block.serial", NAT_STR, 1)                     \
+	X(B_UPPER, "block.upper", NAT_STR, 1)                       \
+	X(B_UPPER_DEVNO, "block.upper_devno", NAT_STR, 1)           \
+	X(B_UP_OFF, "block.up_off", NAT_U16, 1)                     \
+	X(B_STACK_HOW, "block.stack_how", NAT_STR, 1)               \
+	X(B_STK_PIECES, "block.stk_pieces", NAT_U32, 1)             \
+	X(B_STK_R, "block.stk_r_ns", NAT_U64, 1)                    \
+	X(B_STK_M, "block.stk_m_ns", NAT_U64, 1)
 
 /* X(id, name, type, group): group 1 is the Nested "culprits". */
 #define SK_BLAME_COLS(X)                                    \

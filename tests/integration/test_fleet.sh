@@ -22,6 +22,12 @@
 #   views      --perfetto: as many request slices, --heatmap: as many requests drawn
 #   files      report --from --by file: the recordings' tables of files (the cluster's names
 #              have their host before them); -f by a name's pattern: the recordings' count
+#   stacks     what this machine cannot trace (no dm or md): build/sink_fixture writes the
+#              same synthetic requests (an upper bio of dm-0 and its members, a partition's
+#              requests, lost members, write-back with a driver's stamps) into a recording
+#              and, as host fixture, into the cluster: report --from --host fixture gives
+#              the recording's stage table, histograms (the members' apart), -n 20 slowest
+#              and -j lines
 #   queries    docs/fleet.md's three SQL queries run on the cluster (18.16); the bytes per
 #              file of each host sum to its recording's block requests' bytes
 # shellcheck disable=SC2016 # jq programs in single quotes
@@ -31,7 +37,7 @@ set -u
 # shellcheck source=tests/integration/clickhouse.sh
 . "$(dirname "$0")/clickhouse.sh"
 
-it_begin ddl counts shards summary hists slowest json blame filters views files queries
+it_begin ddl counts shards summary hists slowest json blame filters views files stacks queries
 it_require_all curl
 ch_require
 DDL=$IT_ROOT/deploy/clickhouse
@@ -133,10 +139,10 @@ same() { # same CHECK NAME FILTER: the filtered outputs are equal and not empty
 	fi
 }
 # shellcheck disable=SC2317 # called through same()
-rows() { grep -E '^(syscall|block|io_uring|aio) +[^ ]+ +[^ ]+ +[^ ]+ +[0-9]+ ' "$1" | sort; }
+rows() { grep -E '^(syscall|block|io_uring|aio|stack|virtio) +[^ ]+ +[^ ]+ +[^ ]+ +[0-9]+ ' "$1" | sort; }
 # the histograms, each a block of lines, in the order of their titles
 # shellcheck disable=SC2317 # called through same()
-hists() { awk '/\(all requests\)$/ { t = $0 } t && NF { print t " | " $0 } !NF { t = "" }' "$1" | sort; }
+hists() { awk '/\(all [a-z ]*requests\)$/ { t = $0 } t && NF { print t " | " $0 } !NF { t = "" }' "$1" | sort; }
 # the slowest requests without their wall-clock time (the recordings' segments and the sink
 # read CLOCK_REALTIME - CLOCK_MONOTONIC at different instants: the same stamp, µs apart)
 # shellcheck disable=SC2317 # called through same()
@@ -200,6 +206,39 @@ if [[ $c_f == "${IOS[b]}/${IOS[a]}" && $c_f == "$r_f" ]]; then
 	same files files files
 else
 	fail files "-f $pat / -f ${DEV[a]}: $c_f over the cluster, $r_f over the recordings (fio: ${IOS[b]}/${IOS[a]})"
+fi
+
+# stacks: the fixture's requests, recorded and shipped (after the checks of hosts a and b)
+FIXTURE=$IT_ROOT/build/sink_fixture
+NFIX=3000
+if [[ ! -x $FIXTURE ]]; then
+	fail stacks "$FIXTURE is not built (make tools)"
+elif ! "$FIXTURE" "clickhouse://iotracer@127.0.0.1:${CH_HTTP[s1]}/iotracer.fleet" \
+	"$IT_TMP/rec-fix" "$NFIX" "$CH_PWFILE" >"$IT_TMP/fix.out" 2>&1; then
+	fail stacks "sink_fixture: $(tail -c 300 "$IT_TMP/fix.out")"
+else
+	for ((i = 0; i < 50; i++)); do
+		[[ $(ch_q s1 "SELECT count() FROM iotracer.fleet FINAL WHERE host = 'fixture'") == "$NFIX" ]] && break
+		sleep 0.2
+	done
+	FIX=(--from "clickhouse://iotracer@127.0.0.1:${CH_HTTP[s2]}/iotracer.fleet" --auth "$CH_PWFILE" --host fixture)
+	"$IOTRACER" report -n 20 "$IT_TMP/rec-fix" >"$IT_TMP/fix.rec" 2>&1
+	"$IOTRACER" report -n 20 "${FIX[@]}" >"$IT_TMP/fix.ch" 2>&1
+	"$IOTRACER" report -n 0 -j - "$IT_TMP/rec-fix" 2>/dev/null | sort >"$IT_TMP/fixj.rec"
+	"$IOTRACER" report -n 0 -j - "${FIX[@]}" 2>/dev/null | sort >"$IT_TMP/fixj.ch"
+	bad=""
+	for f in rows hists slowest; do
+		"$f" "$IT_TMP/fix.rec" >"$IT_TMP/fix.$f.rec"
+		"$f" "$IT_TMP/fix.ch" >"$IT_TMP/fix.$f.ch"
+		[[ -s $IT_TMP/fix.$f.rec ]] && cmp -s "$IT_TMP/fix.$f.rec" "$IT_TMP/fix.$f.ch" ||
+			bad+="$f: $(diff "$IT_TMP/fix.$f.rec" "$IT_TMP/fix.$f.ch" | head -3 | cut -c1-120 | tr '\n' '|') "
+	done
+	cmp -s "$IT_TMP/fixj.rec" "$IT_TMP/fixj.ch" || bad+="json: $(diff "$IT_TMP/fixj.rec" "$IT_TMP/fixj.ch" | head -2 | cut -c1-200 | tr '\n' '|')"
+	nst=$(grep -c '^stack ' "$IT_TMP/fix.rows.rec")
+	nmem=$(grep -c 'all member requests' "$IT_TMP/fix.rec")
+	nj=$(grep -c '"role":"member"' "$IT_TMP/fixj.rec")
+	check stacks "$NFIX requests; $nst stack rows, $nmem member histograms, $nj lines with members; ${bad:-the same}" \
+		test -z "$bad" -a "$nst" -gt 0 -a "$nmem" -gt 0 -a "$(wc -l <"$IT_TMP/fixj.ch")" = "$NFIX"
 fi
 
 # queries: the documentation's, as written

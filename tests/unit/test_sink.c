@@ -99,6 +99,36 @@ static void fill_block(struct it_block_rec *b, uint64_t q, uint32_t tid, int i)
 		b->file_dev = IT_MKDEV(8, 2);
 }
 
+/*
+ * A storage stack now and then (bpf/stack.bpf.h): an upper bio of dm-0 and its
+ * members, a partition's request, a member whose upper bio was not followed.
+ */
+static void make_stack(struct rf_req *q, int i)
+{
+	struct it_block_rec *up = &q->blocks[0], *last = &q->blocks[q->nr_blocks - 1];
+
+	if (i % 10 == 3 && q->nr_blocks >= 2) {
+		up->flags |= IT_F_UPPER;
+		up->dev = IT_MKDEV(253, 0);
+		up->drv_layer = 0;
+		up->drv_kick_ns = 0;
+		up->stk_r_ns = up->q_ns + 300;
+		up->stk_m_ns = i % 20 == 3 ? 0 : up->c_ns - 200; /* none seen, or seen */
+		up->stk_pieces = (uint32_t)q->nr_blocks - 1;
+		for (int k = 1; k < q->nr_blocks; k++) {
+			q->blocks[k].up_dev = IT_MKDEV(253, 0);
+			q->blocks[k].up_off = (uint16_t)((k - 1) * 8);
+		}
+	} else if (i % 10 == 7 && q->nr_blocks >= 1) {
+		last->up_dev = IT_MKDEV(259, 3);
+		last->up_off = IT_STK_PART;
+	} else if (i % 10 == 9 && q->nr_blocks >= 1) {
+		last->up_dev = IT_MKDEV(253, 1);
+		last->up_off = 16;
+		last->flags |= IT_F_STK_LOST;
+	}
+}
+
 /* Request i of every kind, with the fields a -j line shows by their presence. */
 static void make_req(struct rf_req *q, int i, uint64_t t)
 {
@@ -170,6 +200,7 @@ static void make_req(struct rf_req *q, int i, uint64_t t)
 		q->parent_seq = 9;
 	}
 	q->nr_blocks_apart = i % 50 == 0 ? 2 : 0;
+	make_stack(q, i);
 }
 
 /* ---- names both sides know ---- */
@@ -354,6 +385,13 @@ static void test_roundtrip(void)
 	ASSERT_TRUE(nb.files > N / 2, "files named by the rows");
 	a = json_of(reqs, N, &alen, named);
 	b = json_of(back, got, &blen, nb.fn);
+	/* the stacks' kinds show up: an upper bio, its members, a partition's, a lost one */
+	for (size_t i = 0; i < 4 && a; i++) {
+		static const char *const want[] = { "\"role\":\"upper\"", "\"how\":\"remap\"",
+						    "\"how\":\"partition\"", "\"how\":\"lost\"" };
+
+		ASSERT_TRUE(strstr(a, want[i]) != NULL, want[i]);
+	}
 	/* every named key shows up: the test covers each kind of file */
 	for (size_t i = 0; a && i < sizeof(g_files) / sizeof(g_files[0]); i++)
 		ASSERT_TRUE(strstr(a, g_files[i].file) != NULL, g_files[i].file);
