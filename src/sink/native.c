@@ -156,11 +156,18 @@ static int write_type(struct nat_buf *out, const struct nat_colspec *c)
 
 int nat_block_write(const struct nat_block *b, struct nat_buf *out)
 {
+	size_t size = 20;
 	int n = 0, err;
 
-	for (int i = 0; i < b->nr_cols; i++)
-		n += !!b->cols[i].any;
-	err = buf_varint(out, (uint64_t)n) ?: buf_varint(out, b->rows);
+	for (int i = 0; i < b->nr_cols; i++) {
+		if (!b->cols[i].any)
+			continue;
+		n++;
+		size += b->cols[i].len + 64 + strlen(b->spec[i].name) +
+			(b->spec[i].group ? b->offs[b->spec[i].group].len : 0);
+	}
+	/* one allocation: no copy of what was written as the buffer grows */
+	err = nat_buf_room(out, size) ?: buf_varint(out, (uint64_t)n) ?: buf_varint(out, b->rows);
 	for (int i = 0; !err && i < b->nr_cols; i++) {
 		const struct nat_colspec *c = &b->spec[i];
 

@@ -251,7 +251,6 @@ static void put_block(struct sk_rows *w, const struct corr_req *q, int bi, uint6
 	uint64_t i = (r->flags & IT_F_HAS_I) ? r->i_ns : g;
 	uint32_t flags = r->flags | (r->d_ns ? SK_BF_ISSUED : 0);
 	struct fn_key k;
-	char devno[24];
 
 	put_dev(w, SK_R_B_DEV, SK_R_B_DEVNO, r->dev);
 	nat_str(b, SK_R_B_OP, abi_op_name(r->op));
@@ -259,8 +258,11 @@ static void put_block(struct sk_rows *w, const struct corr_req *q, int bi, uint6
 	nat_u32(b, SK_R_B_BYTES, r->bytes);
 	nat_u64(b, SK_R_B_INO, r->ino);
 	put_file(w, SK_R_B_FILE, SK_R_B_CFILE, fn_blk_key(r, rk, &k) ? &k : NULL);
-	nat_str(b, SK_R_B_FILE_DEVNO,
-		r->file_dev ? parse_fmt_devno(r->file_dev, devno, sizeof(devno)) : NULL);
+	if (r->file_dev) /* from the devices' cache: no printf a row */
+		nat_strn(b, SK_R_B_FILE_DEVNO, dev_of(w, r->file_dev)->devno,
+			 dev_of(w, r->file_dev)->devno_len);
+	else
+		nat_strn(b, SK_R_B_FILE_DEVNO, "", 0);
 	nat_u64(b, SK_R_B_Q_OFF, r->q_ns - start);
 	nat_u64(b, SK_R_B_Q2G, g - r->q_ns);
 	nat_u64(b, SK_R_B_I2D, r->d_ns ? r->d_ns - i : 0);

@@ -65,6 +65,10 @@ static void compress_waiting(struct sk_sender *q)
 		}
 		pthread_mutex_lock(&q->lock);
 		q->q_bytes = q->q_bytes - b->data.len + z.len;
+		if (q->nr_spare < SK_SPARES) { /* the next batch's buffer: no page faults */
+			q->spare[q->nr_spare++] = b->data;
+			b->data = (struct nat_buf){ 0 };
+		}
 		pthread_mutex_unlock(&q->lock);
 		nat_buf_free(&b->data);
 		b->data = z;
@@ -316,6 +320,18 @@ int sk_sender_start(struct sk_sender *q, const struct sk_http_cfg *cfg, int enc,
 	return 0;
 }
 
+void sk_sender_spare(struct sk_sender *q, struct nat_buf *out)
+{
+	*out = (struct nat_buf){ 0 };
+	if (!q->started)
+		return;
+	pthread_mutex_lock(&q->lock);
+	if (q->nr_spare)
+		*out = q->spare[--q->nr_spare];
+	pthread_mutex_unlock(&q->lock);
+	out->len = 0;
+}
+
 void sk_sender_push(struct sk_sender *q, struct sk_batch *b)
 {
 	b->next = NULL;
@@ -375,6 +391,8 @@ struct sk_batch *sk_sender_stop(struct sk_sender *q)
 	sk_compress_free(q->zctx);
 	q->zctx = NULL;
 	nat_buf_free(&q->body);
+	while (q->nr_spare)
+		nat_buf_free(&q->spare[--q->nr_spare]);
 	pthread_cond_destroy(&q->cond);
 	pthread_mutex_destroy(&q->lock);
 	return left;

@@ -60,6 +60,8 @@ static inline uint64_t sk_get(const uint64_t *v)
 	return __atomic_load_n(v, __ATOMIC_RELAXED);
 }
 
+#define SK_SPARES 2 /* buffers of compressed batches kept for the next ones */
+
 /* The sender thread and the queue it takes batches from. */
 struct sk_sender {
 	pthread_t thread;
@@ -79,6 +81,9 @@ struct sk_sender {
 	int enc; /* enum sk_enc: how batches are compressed */
 	void *zctx; /* the compressor's state (sk_compress()) */
 	struct nat_buf body; /* a POST's body: the batches it takes, gathered */
+	/* batches' buffers compressed, for the next batches (their pages kept): under lock */
+	struct nat_buf spare[SK_SPARES];
+	int nr_spare;
 	struct sk_http_cfg cfg;
 	uint64_t retry_max_ns;
 	uint64_t *ctr; /* the sink's counters */
@@ -90,6 +95,8 @@ struct sk_sender {
 /* sender.c */
 int sk_sender_start(struct sk_sender *q, const struct sk_http_cfg *cfg, int enc, uint64_t *ctr,
 		    const char *who, uint64_t retry_max_ns);
+/* An empty buffer for a batch's rows, one of those the sender compressed if any (else none). */
+void sk_sender_spare(struct sk_sender *q, struct nat_buf *out);
 /* Hand b to the sender (the queue takes it whatever its size). */
 void sk_sender_push(struct sk_sender *q, struct sk_batch *b);
 uint64_t sk_sender_bytes(struct sk_sender *q);
