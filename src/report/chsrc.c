@@ -162,10 +162,12 @@ static int ch_slowest(struct report *rp)
 struct stream_ctx {
 	struct report *rp;
 	size_t tried; /* the buffer's length at the last block that did not read */
+	/* the whole blocks of buf from *pos on, read (*pos past them); -EAGAIN: one cut */
+	int (*each)(struct report *rp, const struct nat_buf *buf, size_t *pos);
 };
 
 /* A piece of the rows arrived (last: the end): read the whole blocks, keep the rest. */
-static int on_rows(void *ctx, struct nat_buf *b, int last)
+static int on_stream(void *ctx, struct nat_buf *b, int last)
 {
 	struct stream_ctx *s = ctx;
 	size_t pos = 0;
@@ -174,7 +176,7 @@ static int on_rows(void *ctx, struct nat_buf *b, int last)
 	/* a block read again only once the buffer doubled: O(n log n) over a big block */
 	if (!last && b->len < 2 * s->tried)
 		return 0;
-	err = each_row(s->rp, b, &pos, rp_outputs);
+	err = s->each(s->rp, b, &pos);
 	if (err && (err != -EAGAIN || last))
 		return err;
 	memmove(b->p, b->p + pos, b->len - pos);
@@ -183,11 +185,16 @@ static int on_rows(void *ctx, struct nat_buf *b, int last)
 	return 0;
 }
 
+static int each_output(struct report *rp, const struct nat_buf *buf, size_t *pos)
+{
+	return each_row(rp, buf, pos, rp_outputs);
+}
+
 /* -j, --perfetto, --heatmap: every matching row, read as it comes. */
 static int ch_each(struct report *rp)
 {
 	struct ch_src *c = rp->ch;
-	struct stream_ctx s = { .rp = rp };
+	struct stream_ctx s = { .rp = rp, .each = each_output };
 	struct nat_buf sql = { 0 };
 	struct sk_http_res res;
 	int ret = 0;
@@ -201,7 +208,7 @@ static int ch_each(struct report *rp)
 		nat_buf_free(&sql);
 		return 1;
 	}
-	if (sk_http_stream(c->h, (char *)sql.p, on_rows, &s, &res)) {
+	if (sk_http_stream(c->h, (char *)sql.p, on_stream, &s, &res)) {
 		it_err("report: --from %s:%u: %s", c->url.host, c->url.port, res.msg);
 		ret = 1;
 	}
@@ -233,23 +240,6 @@ static int each_blame(struct report *rp, const struct nat_buf *buf, size_t *pos)
 	return err;
 }
 
-static int on_blame_rows(void *ctx, struct nat_buf *b, int last)
-{
-	struct stream_ctx *s = ctx;
-	size_t pos = 0;
-	int err;
-
-	if (!last && b->len < 2 * s->tried)
-		return 0;
-	err = each_blame(s->rp, b, &pos);
-	if (err && (err != -EAGAIN || last))
-		return err;
-	memmove(b->p, b->p + pos, b->len - pos);
-	b->len -= pos;
-	s->tried = err == -EAGAIN ? b->len : 0;
-	return 0;
-}
-
 static int numbers(struct report *rp, const char *sql, uint64_t *v, int n);
 
 /*
@@ -259,7 +249,7 @@ static int numbers(struct report *rp, const char *sql, uint64_t *v, int n);
 static int ch_blame_lines(struct report *rp)
 {
 	struct ch_src *c = rp->ch;
-	struct stream_ctx s = { .rp = rp };
+	struct stream_ctx s = { .rp = rp, .each = each_blame };
 	struct nat_buf sql = { 0 }, cols = { 0 };
 	struct sk_http_res res;
 	uint64_t there = 0;
@@ -282,7 +272,7 @@ static int ch_blame_lines(struct report *rp)
 		    " ORDER BY host, boot, run, id SETTINGS max_block_size = %d FORMAT Native",
 		    CH_STREAM_BLOCK)) {
 		ret = 1;
-	} else if (sk_http_stream(c->h, (char *)sql.p, on_blame_rows, &s, &res)) {
+	} else if (sk_http_stream(c->h, (char *)sql.p, on_stream, &s, &res)) {
 		it_err("report: --from %s:%u: %s", c->url.host, c->url.port, res.msg);
 		ret = 1;
 	}
