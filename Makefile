@@ -18,8 +18,9 @@ CFLAGS      += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=
 ifeq ($(DEBUG),1)
 CFLAGS      += -O0
 endif
-# libinih: the config file reader (src/service/config.c)
-PURE_LIBS   := -linih -lelf -lsodium -lz -lm
+# libinih: the config file reader (src/service/config.c); libcurl and libzstd: --sink's
+# HTTP client and compression (src/sink/http.c, compress.c)
+PURE_LIBS   := -linih -lelf -lsodium -lz -lm -lcurl -lzstd
 LDLIBS      := -lbpf $(PURE_LIBS) -lmicrohttpd -lpthread
 BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Iinclude -Ibpf \
 	       -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
@@ -42,11 +43,14 @@ LIBBPF_SRCS := src/main.c $(LOADER_SRCS) src/load/kfeat.c src/load/filters.c src
 	       src/mode/host.c src/bench/cmd.c src/bench/run.c src/bench/bpfstats.c
 # Linked with libmicrohttpd (--metrics): out of the pure set too. The static build
 # (lab guests) compiles it with -DIT_NO_MHD, its own small HTTP server: GnuTLS's
-# p11-kit and libunistring have no static libs (docs/package.md).
+# p11-kit and libunistring have no static libs (docs/package.md). It compiles the
+# sink's HTTP client with -DIT_NO_CURL: no --sink (libcurl's TLS and protocol
+# libraries have no static builds in Debian either; docs/fleet.md).
 HTTP_SRCS   := src/service/metrics_http.c
+CURL_SRCS   := src/sink/http.c
 PURE_SRCS   := $(filter-out $(LIBBPF_SRCS) $(HTTP_SRCS),$(SRCS))
-STATIC_OBJS := $(filter-out $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(HTTP_SRCS)),$(OBJS)) \
-	       $(patsubst src/%.c,$(OUTPUT)/static/%.o,$(HTTP_SRCS))
+STATIC_OBJS := $(filter-out $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(HTTP_SRCS) $(CURL_SRCS)),$(OBJS)) \
+	       $(patsubst src/%.c,$(OUTPUT)/static/%.o,$(HTTP_SRCS) $(CURL_SRCS))
 PURE_OBJS   := $(patsubst src/%.c,$(OUTPUT)/pure/%.o,$(PURE_SRCS))
 SAN_OBJS    := $(patsubst src/%.c,$(OUTPUT)/san/%.o,$(PURE_SRCS))
 BPF_SRCS    := $(wildcard bpf/*.bpf.c)
@@ -56,7 +60,7 @@ UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%,$(UNIT_SRCS))
 TOOLS       := $(OUTPUT)/replay_bench $(OUTPUT)/bench_output $(OUTPUT)/link_peer \
 	       $(OUTPUT)/compat_syscall $(OUTPUT)/bpf_stats_hold $(OUTPUT)/nonfile_io \
-	       $(OUTPUT)/tax_floor $(OUTPUT)/blame_bench
+	       $(OUTPUT)/tax_floor $(OUTPUT)/blame_bench $(OUTPUT)/sink_bench $(OUTPUT)/sink_fixture
 SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 
@@ -64,15 +68,15 @@ VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 # building and running need (`make run` on a fresh machine); `make test` adds the test
 # tools itself (deps-test); a traced host that installs the package gets only DEPS_RUN.
 DEPS_BUILD  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev pkg-config make \
-	       gcc libmicrohttpd-dev libsodium-dev libinih-dev dpkg-dev
-DEPS_RUN    := libbpf1 libelf1 zlib1g libsodium23 libmicrohttpd12 libinih1
+	       gcc libmicrohttpd-dev libsodium-dev libinih-dev dpkg-dev libcurl4-openssl-dev
+DEPS_RUN    := libbpf1 libelf1 zlib1g libsodium23 libmicrohttpd12 libinih1 libcurl4 libzstd1
 # Copied into the lab guests with the libraries ldd names (tests/lab/test_stacks.sh): the
 # stacks' userland (this host has no device mapper or md of its own)
 DEPS_GUEST  := dmsetup mdadm
 DEPS_TEST   := clang-format fio jq util-linux e2fsprogs procps libaio-dev liburing-dev bpftrace systemd \
 	       groff-base man-db prometheus curl qemu-system-x86 libclang-rt-dev lintian \
 	       chromium python3 tmux libbpf-tools nodejs blktrace podman runc busybox-static postgresql \
-	       $(DEPS_GUEST)
+	       clickhouse-server clickhouse-client mmdebstrap openssl $(DEPS_GUEST)
 
 .PHONY: all deps deps-test deb deps-arm64 static-arm64 run test unit integration fuzz fuzz-build fuzz-bins lab \
 	vmlinux format githooks clean tools replay-bench static install uninstall
@@ -199,16 +203,18 @@ static: $(OUTPUT)/iotracer.static $(OUTPUT)/test_link.static
 $(OUTPUT)/static/%.o: src/%.c | $(OUTPUT)/version.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -DIT_NO_MHD -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -DIT_NO_MHD -DIT_NO_CURL -MMD -MP -c $< -o $@
 
 $(OUTPUT)/iotracer.static: $(STATIC_OBJS)
 	$(call msg,STATIC,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -static $(filter-out -lmicrohttpd,$(LDLIBS)) -lzstd -o $@ \
+	$(Q)$(CC) $(CFLAGS) $^ -static $(filter-out -lmicrohttpd -lcurl,$(LDLIBS)) -o $@ \
 		2>$@.log || { cat $@.log >&2; exit 1; }
 
-$(OUTPUT)/test_link.static: tests/unit/test_link.c $(PURE_OBJS)
+$(OUTPUT)/test_link.static: tests/unit/test_link.c \
+		$(filter-out $(patsubst src/%.c,$(OUTPUT)/pure/%.o,$(CURL_SRCS)),$(PURE_OBJS)) \
+		$(patsubst src/%.c,$(OUTPUT)/static/%.o,$(CURL_SRCS))
 	$(call msg,STATIC,$@)
-	$(Q)$(CC) $(CFLAGS) -O1 $^ -static $(PURE_LIBS) -lzstd -o $@
+	$(Q)$(CC) $(CFLAGS) -O1 $^ -static $(filter-out -lcurl,$(PURE_LIBS)) -o $@
 
 # Regenerate this architecture's committed vmlinux.h from the running kernel
 # (not part of the build). Another architecture's from a BTF file: arm64's from

@@ -10,7 +10,7 @@
 
 #include "lib/keyfile.h"
 
-int keyfile_check(const struct stat *st, uid_t want_owner, char *why, size_t whylen)
+int keyfile_check_mode(const struct stat *st, uid_t want_owner, char *why, size_t whylen)
 {
 	if (!S_ISREG(st->st_mode)) {
 		snprintf(why, whylen, "not a regular file");
@@ -22,9 +22,19 @@ int keyfile_check(const struct stat *st, uid_t want_owner, char *why, size_t why
 		return -EPERM;
 	}
 	if (st->st_uid != want_owner) {
-		snprintf(why, whylen, "owned by uid %u, not root", (unsigned int)st->st_uid);
+		snprintf(why, whylen, "owned by uid %u, not %s", (unsigned int)st->st_uid,
+			 want_owner ? "us" : "root");
 		return -EPERM;
 	}
+	return 0;
+}
+
+int keyfile_check(const struct stat *st, uid_t want_owner, char *why, size_t whylen)
+{
+	int err = keyfile_check_mode(st, want_owner, why, whylen);
+
+	if (err)
+		return err;
 	if (st->st_size < KEYFILE_MIN || st->st_size > KEYFILE_MAX) {
 		snprintf(why, whylen, "%lld bytes (want %d to %d random bytes)",
 			 (long long)st->st_size, KEYFILE_MIN, KEYFILE_MAX);
@@ -33,13 +43,14 @@ int keyfile_check(const struct stat *st, uid_t want_owner, char *why, size_t why
 	return 0;
 }
 
-int keyfile_load(const char *path, struct link_key *k, char *why, size_t whylen)
+int keyfile_read(const char *path, uid_t also, size_t min, void *buf, size_t n, size_t *len,
+		 char *why, size_t whylen)
 {
 	struct stat st;
-	ssize_t n;
+	ssize_t r = 0;
 	int fd, err;
 
-	memset(k, 0, sizeof(*k));
+	*len = 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		err = -errno;
@@ -51,21 +62,35 @@ int keyfile_load(const char *path, struct link_key *k, char *why, size_t whylen)
 		err = -errno;
 		snprintf(why, whylen, "%s", strerror(errno));
 	} else {
-		err = keyfile_check(&st, 0, why, whylen);
+		err = keyfile_check_mode(&st, also && st.st_uid == also ? also : 0, why, whylen);
+	}
+	if (!err && (st.st_size < (off_t)min || st.st_size > (off_t)n)) {
+		snprintf(why, whylen, "%lld bytes (want %zu to %zu bytes)", (long long)st.st_size,
+			 min, n);
+		err = -EINVAL;
 	}
 	if (!err) {
 		do
-			n = read(fd, k->bytes, sizeof(k->bytes));
-		while (n < 0 && errno == EINTR);
-		if (n != st.st_size) {
-			err = n < 0 ? -errno : -EIO;
-			snprintf(why, whylen, "short read (%zd of %lld bytes)", n,
+			r = read(fd, buf, n);
+		while (r < 0 && errno == EINTR);
+		if (r != st.st_size) {
+			err = r < 0 ? -errno : -EIO;
+			snprintf(why, whylen, "short read (%zd of %lld bytes)", r,
 				 (long long)st.st_size);
-		} else {
-			k->len = (size_t)n;
 		}
 	}
 	close(fd);
+	if (!err)
+		*len = (size_t)r;
+	return err;
+}
+
+int keyfile_load(const char *path, struct link_key *k, char *why, size_t whylen)
+{
+	int err;
+
+	memset(k, 0, sizeof(*k));
+	err = keyfile_read(path, 0, KEYFILE_MIN, k->bytes, sizeof(k->bytes), &k->len, why, whylen);
 	if (err)
 		keyfile_wipe(k);
 	return err;

@@ -28,6 +28,15 @@ struct link_key {
  * -EPERM with a reason in why. Pure: tests feed it synthetic stat buffers.
  */
 int keyfile_check(const struct stat *st, uid_t want_owner, char *why, size_t whylen);
+/* The rules but the size: a regular file, no group/other bits, owned by want_owner. */
+int keyfile_check_mode(const struct stat *st, uid_t want_owner, char *why, size_t whylen);
+
+/*
+ * Read and check path: the rules but the owner may also be `also` (0: root
+ * only), min to n bytes into buf (*len). 0, or -errno with a one-line reason.
+ */
+int keyfile_read(const char *path, uid_t also, size_t min, void *buf, size_t n, size_t *len,
+		 char *why, size_t whylen);
 
 /* Read and check path into k. 0, or -errno with a one-line reason in why. */
 int keyfile_load(const char *path, struct link_key *k, char *why, size_t whylen);

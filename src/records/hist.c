@@ -121,6 +121,26 @@ int lhist_add(struct lhist *h, uint64_t v)
 	return 0;
 }
 
+int lhist_add_bucket(struct lhist *h, uint64_t v, uint64_t n, uint64_t min, uint64_t max,
+		     uint64_t sum)
+{
+	unsigned int g = lhist_group(v);
+
+	if (!n)
+		return 0;
+	if (lhist_ensure(h, g))
+		return -ENOMEM;
+	h->blk[g][lhist_sub(v, g)] += n;
+	h->gcount[g] += n;
+	h->count += n;
+	if (min < h->min)
+		h->min = min;
+	if (max > h->max)
+		h->max = max;
+	lhist_sum_add(h, sum, 0);
+	return 0;
+}
+
 int lhist_merge(struct lhist *dst, const struct lhist *src)
 {
 	unsigned int g, i;

@@ -34,6 +34,13 @@ void lhist_free(struct lhist *h); /* NULL ok */
 /* Count one value; -ENOMEM (value not counted) if its block cannot be allocated. */
 int lhist_add(struct lhist *h, uint64_t v);
 
+/*
+ * n values of v's bucket whose least, greatest and sum are min, max and sum
+ * (a server's GROUP BY bucket: docs/fleet.md); -ENOMEM as lhist_add().
+ */
+int lhist_add_bucket(struct lhist *h, uint64_t v, uint64_t n, uint64_t min, uint64_t max,
+		     uint64_t sum);
+
 /* Forget every value and free the bucket blocks (memory follows the current spread). */
 void lhist_reset(struct lhist *h);
 

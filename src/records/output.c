@@ -222,6 +222,12 @@ void out_set_names(struct it_out *out, struct ct_names *names)
 	out->names = names;
 }
 
+struct stages *out_stages(struct it_out *out, uint64_t requests)
+{
+	out->requests += requests;
+	return &out->stages;
+}
+
 void out_set_fnames(struct it_out *out, struct fn_cache *fn)
 {
 	out->fn = fn;

@@ -113,6 +113,13 @@ const char *out_fmt_offset(uint64_t offset, char *buf, size_t n);
  * its stage table counts. */
 void out_set_thinning(struct it_out *out, uint64_t min_lat_ns, uint64_t sample);
 
+/*
+ * The stage statistics the summary reports, for requests counted elsewhere
+ * (a server's sums: `report --from`, docs/fleet.md), which add to its count.
+ */
+struct stages;
+struct stages *out_stages(struct it_out *out, uint64_t requests);
+
 /* Requests written so far, and JSON write errors. */
 uint64_t out_requests(const struct it_out *out);
 /* 0, or -errno of the first failed output write (the exit status says it). */

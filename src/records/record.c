@@ -621,3 +621,8 @@ uint64_t rec_bytes(const struct recorder *rc)
 {
 	return rc ? rc->bytes : 0;
 }
+
+const char *rec_segment(const struct recorder *rc)
+{
+	return rc && rc->fd >= 0 ? rc->path : NULL;
+}

@@ -85,6 +85,9 @@ uint64_t rec_lost(const struct recorder *rc);
 uint64_t rec_blame_lost(const struct recorder *rc);
 uint64_t rec_blame_written(const struct recorder *rc);
 
+/* The open segment's path; NULL when none is open (the next block opens one). */
+const char *rec_segment(const struct recorder *rc);
+
 /* Requests and bytes written (segment headers and blocks) so far. */
 uint64_t rec_written(const struct recorder *rc);
 uint64_t rec_bytes(const struct recorder *rc);

@@ -294,6 +294,43 @@ void stages_request(struct stages *out, const struct corr_req *r, const struct r
 	}
 }
 
+/*
+ * The name a row's layer or stage has here (rows are found by pointer): these
+ * literals, or a driver layer's abi name; NULL when no row can have it.
+ */
+static const char *stage_name(const char *s)
+{
+	static const char *const names[] = { "syscall", "io_uring", "aio",    "block",
+					     "stack",	"total",    "offcpu", "runq",
+					     "q2c",	"d2c",	    "q2d",    "dirty_age",
+					     "drv",	"kick2irq", "q2r",    "m2c" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s, names[i]))
+			return names[i];
+	for (unsigned int l = IT_L_NVME; l <= IT_L_VIRTIO; l++)
+		if (!strcmp(s, abi_layer_name(l)))
+			return abi_layer_name(l);
+	return NULL;
+}
+
+int stages_add_bucket(struct stages *out, const char *layer, uint32_t dev, unsigned int op,
+		      const char *stage, const struct stages_bucket *b)
+{
+	const char *l = stage_name(layer), *st = stage_name(stage);
+	struct stage_stat *s = l && st ? stage_get(out, l, dev, op, st) : NULL;
+
+	if (!l || !st)
+		return -EINVAL;
+	if (!s || lhist_add_bucket(s->ival, b->v, b->n, b->min, b->max, b->sum)) {
+		out->error = -ENOMEM;
+		return -ENOMEM;
+	}
+	if (b->first_ns)
+		tput_add(&s->tp_ival, b->bytes, b->first_ns, b->last_ns);
+	return 0;
+}
+
 void stages_free(struct stages *out)
 {
 	for (int i = 0; i < out->nr; i++) {

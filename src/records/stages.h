@@ -73,6 +73,19 @@ uint64_t lat_of(const struct req_view *v);
 
 /* Add the stage latencies of request r (its view v, its block requests). */
 void stages_request(struct stages *s, const struct corr_req *r, const struct req_view *v);
+/*
+ * Values of a stage computed elsewhere (a server's GROUP BY, docs/fleet.md):
+ * n values of v's bucket (hist.h) with their least, greatest and sum, and
+ * the bytes and span of the requests a total or q2c row carries (first_ns 0:
+ * none). layer and stage are the names stages_request() uses. 0, -EINVAL
+ * for a name it never uses, -ENOMEM.
+ */
+struct stages_bucket {
+	uint64_t v, n, min, max, sum;
+	uint64_t bytes, first_ns, last_ns;
+};
+int stages_add_bucket(struct stages *s, const char *layer, uint32_t dev, unsigned int op,
+		      const char *stage, const struct stages_bucket *b);
 /* total += ival, and ival starts again (each summary, the final one first). */
 void stages_fold(struct stages *s);
 void stages_free(struct stages *s);

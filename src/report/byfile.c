@@ -4,7 +4,8 @@
  * (the file each names: records/fname.h fn_req_key), printed as the top
  * files by bytes, by p99 latency and, with --blame, by blamed wait: the
  * part of their block requests' wait that requests of other cgroups held
- * the device (docs/blame.md), with the cgroup that held it most.
+ * the device (docs/blame.md), with the cgroup that held it most. Over a
+ * server (report --from) the rows come summed: bf_add_sums().
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,7 +39,8 @@ struct rp_byfile {
 	struct bf_file *f;
 	size_t cap;
 	uint64_t no_file; /* matching requests that name no file */
-	struct blame *b; /* --blame; NULL: not asked */
+	struct blame *b; /* --blame's engine; NULL: not asked, or the sums come summed */
+	int blame; /* --blame: the blamed wait's table */
 	int oom;
 };
 
@@ -68,6 +70,19 @@ static struct bf_file *file_of(struct rp_byfile *b, const struct fn_key *k)
 	return n->lat ? n : NULL;
 }
 
+/* ns of the file's wait held by cgroup id: among its culprits, if there is room. */
+static void add_culprit(struct bf_file *f, uint64_t id, double ns)
+{
+	int k = 0;
+
+	while (k < BF_CULPRITS && f->cul_ns[k] > 0 && f->cul_id[k] != id)
+		k++;
+	if (k == BF_CULPRITS)
+		return; /* in blamed, unnamed */
+	f->cul_id[k] = id;
+	f->cul_ns[k] += ns;
+}
+
 static void on_split(const struct blame_res *res, void *ctx)
 {
 	struct rp_byfile *b = ctx;
@@ -77,17 +92,8 @@ static void on_split(const struct blame_res *res, void *ctx)
 		return;
 	f = &b->f[res->r->tag - 1];
 	f->blamed += res->others_ns;
-	for (int i = 0; i < res->nr_culprits; i++) {
-		int k = 0;
-
-		while (k < BF_CULPRITS && f->cul_ns[k] > 0 &&
-		       f->cul_id[k] != res->culprits[i].who.cgroup_id)
-			k++;
-		if (k == BF_CULPRITS)
-			continue; /* in blamed, unnamed */
-		f->cul_id[k] = res->culprits[i].who.cgroup_id;
-		f->cul_ns[k] += res->culprits[i].ns;
-	}
+	for (int i = 0; i < res->nr_culprits; i++)
+		add_culprit(f, res->culprits[i].who.cgroup_id, res->culprits[i].ns);
 }
 
 struct rp_byfile *bf_new(int blame)
@@ -97,11 +103,21 @@ struct rp_byfile *bf_new(int blame)
 	if (!b)
 		return NULL;
 	b->ix = fn_index_new();
+	b->blame = blame;
 	if (!b->ix ||
 	    (blame && !(b->b = blame_new(BLAME_BY_CGROUP, BF_HORIZON_NS, BF_CAP, on_split, b)))) {
 		bf_free(b);
 		return NULL;
 	}
+	return b;
+}
+
+struct rp_byfile *bf_new_sums(int blame)
+{
+	struct rp_byfile *b = bf_new(0);
+
+	if (b)
+		b->blame = blame;
 	return b;
 }
 
@@ -137,6 +153,28 @@ void bf_add(struct rp_byfile *b, const struct rp_req *q)
 	f->bytes += v.bytes;
 	if (v.end_ns)
 		lhist_add(f->lat, lat_of(&v));
+}
+
+int bf_add_sums(struct rp_byfile *b, const struct fn_key *k, const struct bf_sums *s)
+{
+	struct bf_file *f;
+
+	if (!k) {
+		b->no_file += s->reqs;
+		return 0;
+	}
+	f = file_of(b, k);
+	if (!f ||
+	    lhist_add_bucket(f->lat, s->lat_v, s->lat_n, s->lat_min, s->lat_max, s->lat_sum)) {
+		b->oom = 1;
+		return -ENOMEM;
+	}
+	f->reqs += s->reqs;
+	f->bytes += s->bytes;
+	f->blamed += s->blamed;
+	if (s->culprit_ns > 0)
+		add_culprit(f, s->culprit, s->culprit_ns);
+	return 0;
 }
 
 void bf_add_blocks(struct rp_byfile *b, const struct corr_req *r, int matched)
@@ -225,7 +263,7 @@ static void print_table(const struct rp_byfile *b, FILE *out, const size_t *ix, 
 	char avg[16], p99[16], bl[16], name[RF_FILE_LEN * 2 + 8], cul[512];
 
 	fprintf(out, "%8s %12s %9s %9s%s %s\n", "REQS", "BYTES", "AVG", "P99",
-		b->b ? "    BLAMED CULPRIT             " : "", "FILE");
+		b->blame ? "    BLAMED CULPRIT             " : "", "FILE");
 	for (size_t i = 0; i < nr; i++) {
 		const struct bf_file *f = &b->f[ix[i]];
 
@@ -233,7 +271,7 @@ static void print_table(const struct rp_byfile *b, FILE *out, const size_t *ix, 
 		parse_fmt_duration(lhist_percentile(f->lat, 99), p99, sizeof(p99));
 		fprintf(out, "%8llu %12llu %9s %9s", (unsigned long long)f->reqs,
 			(unsigned long long)f->bytes, f->reqs ? avg : "-", f->reqs ? p99 : "-");
-		if (b->b)
+		if (b->blame)
 			fprintf(out, " %9s %-*s",
 				parse_fmt_duration((uint64_t)f->blamed, bl, sizeof(bl)), BF_CUL_COL,
 				culprit(f, nm, cul, sizeof(cul)));
@@ -257,7 +295,7 @@ int bf_print(struct rp_byfile *b, FILE *out, int top, const struct fn_cache *nam
 		"no file%s\n",
 		nr, (unsigned long long)b->no_file,
 		b->oom ? " (out of memory: some left out)" : "");
-	for (int by = 0; by < (b->b ? 3 : 2); by++) {
+	for (int by = 0; by < (b->blame ? 3 : 2); by++) {
 		size_t n = 0;
 
 		for (size_t i = 0; i < nr; i++)

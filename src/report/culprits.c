@@ -105,7 +105,8 @@ static void on_split(const struct blame_res *res, void *ctx)
 			rb->oom = 1;
 }
 
-void rb_add_line(struct rp_blame *rb, uint32_t dev, uint64_t cgroup_id, const struct blame_line *l)
+void rb_add_sums(struct rp_blame *rb, uint32_t dev, uint64_t cgroup_id, const struct blame_line *l,
+		 uint64_t lines)
 {
 	struct blame_owner o = { .cgroup_id = cgroup_id };
 	struct blame_share s = { .who = { 0 } };
@@ -115,7 +116,7 @@ void rb_add_line(struct rp_blame *rb, uint32_t dev, uint64_t cgroup_id, const st
 		rb->oom = 1;
 		return;
 	}
-	rb->lines++;
+	rb->lines += lines;
 	rb->blocks += l->requests;
 	v->reqs += l->requests;
 	v->wait += (double)l->wait_ns;
@@ -130,6 +131,11 @@ void rb_add_line(struct rp_blame *rb, uint32_t dev, uint64_t cgroup_id, const st
 			rb->oom = 1;
 	}
 	v->other |= l->other_ns > 0;
+}
+
+void rb_add_line(struct rp_blame *rb, uint32_t dev, uint64_t cgroup_id, const struct blame_line *l)
+{
+	rb_add_sums(rb, dev, cgroup_id, l, 1);
 }
 
 void rb_set_missing(struct rp_blame *rb, uint64_t n)

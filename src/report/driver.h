@@ -16,11 +16,13 @@
 #include "records/uhist.h"
 #include "report/internal.h"
 #include "report/jsonl.h"
-#include "report/reader.h"
+#include "records/reader.h"
 
 struct ct_names;
 struct it_task;
 struct corr_req;
+
+#define RP_MAX_HOSTS 64 /* --host, at most */
 
 struct rp_opts {
 	struct it_opts f; /* the filters (cli_filter, offline): the run options' */
@@ -38,6 +40,10 @@ struct rp_opts {
 	int by_file; /* --by file */
 	char **paths;
 	int nr_paths;
+	/* --from clickhouse://... (docs/fleet.md): the table, its password file and CA; --host */
+	const char *from, *auth, *ca;
+	char *hosts[RP_MAX_HOSTS];
+	int nr_hosts;
 };
 
 /* The filters in the order rp_matches() applies them (a request fails at the first it fails). */
@@ -81,6 +87,7 @@ struct report {
 	uint64_t rec_start_real; /* the oldest segment's open time */
 	int64_t boot_off_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC now (JSON lines' --since/--until) */
 	int oom;
+	struct ch_src *ch; /* --from: the server (chsrc.c); NULL: files */
 };
 
 /* files.c */
@@ -89,6 +96,16 @@ void rp_find_start(struct report *rp);
 void rp_on_req(void *ctx, const struct rr_reader *rr, const struct rf_req *rq);
 void rp_on_blame(void *ctx, const struct rr_reader *rr, const struct blame_line *l);
 int rp_read_file(struct report *rp, const char *path);
+
+/* files.c: a request the server matched, to the per-request outputs */
+void rp_outputs(struct report *rp, const struct rp_req *q);
+/* A stored blame line as -j writes it (its culprits named by the input's cgroup paths). */
+void rp_blame_json(struct report *rp, const struct blame_line *l);
+/* A device's name and serial, a cgroup's path, as an input (not a segment) gives them (ctx: rp). */
+void rp_note_dev(void *ctx, uint32_t dev, const char *name, const char *serial);
+void rp_note_cgroup(void *ctx, uint64_t id, const char *path);
+struct fn_key;
+void rp_note_fname(void *ctx, const struct fn_key *k, const char *file, const char *cfile);
 
 /* filter.c */
 const char *rp_dev_name_of(void *ctx, uint32_t dev);

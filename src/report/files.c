@@ -24,7 +24,7 @@
 #include "report/driver.h"
 #include "report/internal.h"
 #include "report/jsonl.h"
-#include "report/reader.h"
+#include "records/reader.h"
 
 static int add_file(struct report *rp, const char *path)
 {
@@ -141,12 +141,8 @@ static void wait_blame(struct report *rp, const struct rr_reader *rr, const stru
 void rp_on_blame(void *ctx, const struct rr_reader *rr, const struct blame_line *l)
 {
 	struct report *rp = ctx;
-	const char *path[BLAME_LINE_TOP] = { NULL };
-	char keep[BLAME_LINE_TOP][CG_PATH_MAX];
 	uint64_t cgroup_id;
 	uint32_t dev;
-	struct jw *j;
-	size_t mark;
 	int victim;
 
 	(void)rr;
@@ -154,6 +150,16 @@ void rp_on_blame(void *ctx, const struct rr_reader *rr, const struct blame_line 
 		return; /* its request did not match, or was not read */
 	if (rp->blame && rp->blame_stored && victim)
 		rb_add_line(rp->blame, dev, cgroup_id, l);
+	rp_blame_json(rp, l);
+}
+
+void rp_blame_json(struct report *rp, const struct blame_line *l)
+{
+	const char *path[BLAME_LINE_TOP] = { NULL };
+	char keep[BLAME_LINE_TOP][CG_PATH_MAX];
+	struct jw *j;
+	size_t mark;
+
 	j = rp->jout ? out_json_begin(rp->jout, &mark) : NULL;
 	if (!j)
 		return;
@@ -169,6 +175,22 @@ void rp_on_blame(void *ctx, const struct rr_reader *rr, const struct blame_line 
 	out_json_end(rp->jout, mark);
 }
 
+/* A matched request's -j line, Perfetto slices and heatmap cell. */
+void rp_outputs(struct report *rp, const struct rp_req *q)
+{
+	uint32_t dev;
+	uint64_t ino;
+
+	if (rp->jout)
+		out_request(q->r, rp->jout);
+	if (rp->pf)
+		pf_add(rp->pf, q);
+	if (rp->hm) {
+		rp_req_task(q->r, &dev, &ino);
+		hm_add(rp->hm, q, dev);
+	}
+}
+
 /*
  * One request read back; real_off_ns: its clocks' CLOCK_REALTIME - CLOCK_MONOTONIC;
  * rr: its segment's reader (NULL: a JSON line).
@@ -179,7 +201,6 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 	struct corr_req r;
 	struct rp_req q = { .r = &r, .real_off_ns = real_off_ns };
 	enum rp_filter f;
-	uint64_t ino;
 
 	rf_req_view(rq, &r);
 	rf_req_span(&r, &q.start_ns, &q.end_ns);
@@ -198,24 +219,15 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 	if (q.end_ns > rp->last_ns)
 		rp->last_ns = q.end_ns;
 	out_request(&r, rp->out);
-	if (rp->jout)
-		out_request(&r, rp->jout);
+	rp_outputs(rp, &q);
 	if (rr && (rr->seg.flags & RF_SEG_F_BLAME) && r.nr_blocks &&
 	    (rp->jout || (rp->blame && rp->blame_stored)))
 		wait_blame(rp, rr, &r);
 	uhists_request(&rp->kh, &r);
 	if (rp->slowest)
 		slowest_add(rp->slowest, &q);
-	if (rp->pf)
-		pf_add(rp->pf, &q);
 	if (rp->byfile)
 		bf_add(rp->byfile, &q);
-	if (rp->hm) {
-		uint32_t dev;
-
-		rp_req_task(&r, &dev, &ino);
-		hm_add(rp->hm, &q, dev);
-	}
 }
 
 void rp_on_req(void *ctx, const struct rr_reader *rr, const struct rf_req *rq)
@@ -238,7 +250,7 @@ static void on_json_path(void *ctx, const struct rp_path *g)
 		pf_add_path(rp->pf, g);
 }
 
-static void jl_dev(void *ctx, uint32_t dev, const char *name, const char *serial)
+void rp_note_dev(void *ctx, uint32_t dev, const char *name, const char *serial)
 {
 	struct rf_dev d = { .dev = dev };
 
@@ -247,12 +259,12 @@ static void jl_dev(void *ctx, uint32_t dev, const char *name, const char *serial
 	rr_note_dev(&((struct report *)ctx)->rr, &d);
 }
 
-static void jl_cgroup(void *ctx, uint64_t id, const char *path)
+void rp_note_cgroup(void *ctx, uint64_t id, const char *path)
 {
 	rr_note_cgroup(&((struct report *)ctx)->rr, id, path);
 }
 
-static void jl_file(void *ctx, const struct fn_key *k, const char *file, const char *cfile)
+void rp_note_fname(void *ctx, const struct fn_key *k, const char *file, const char *cfile)
 {
 	rr_note_fname(&((struct report *)ctx)->rr, k->ino, k->dev, k->bdev, file, cfile);
 }
@@ -292,10 +304,10 @@ int rp_read_file(struct report *rp, const char *path)
 	}
 	if (is_json_lines(m, (size_t)st.st_size)) {
 		struct jl_devs devs = {
-			.fn = jl_dev,
+			.fn = rp_note_dev,
 			.path = on_json_path,
-			.cgroup = jl_cgroup,
-			.file = jl_file,
+			.cgroup = rp_note_cgroup,
+			.file = rp_note_fname,
 			.ctx = rp,
 		};
 

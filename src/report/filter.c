@@ -14,7 +14,7 @@
 #include "report/driver.h"
 #include "report/internal.h"
 #include "report/jsonl.h"
-#include "report/reader.h"
+#include "records/reader.h"
 
 const char *rp_dev_name_of(void *ctx, uint32_t dev)
 {

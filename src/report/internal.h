@@ -96,6 +96,9 @@ struct blame_line;
 struct rp_blame *rb_new(int by, int stored);
 /* A matched request's stored line: victim the owner (cgroup) of its block requests on dev. */
 void rb_add_line(struct rp_blame *rb, uint32_t dev, uint64_t cgroup_id, const struct blame_line *l);
+/* The sums of `lines` stored lines (a server's GROUP BY, docs/fleet.md): l's parts and culprits. */
+void rb_add_sums(struct rp_blame *rb, uint32_t dev, uint64_t cgroup_id, const struct blame_line *l,
+		 uint64_t lines);
 /* Stored lines: matched requests with block requests whose line never came (rb_print's). */
 void rb_set_missing(struct rp_blame *rb, uint64_t n);
 /*
@@ -110,6 +113,7 @@ void rb_free(struct rp_blame *rb);
 
 /* ---- byfile: --by file, the matching requests per file (byfile.c) ---- */
 struct rp_byfile;
+struct fn_key;
 struct fn_cache;
 /* blame: split the block requests' waits too (--blame). NULL: out of memory. */
 struct rp_byfile *bf_new(int blame);
@@ -117,6 +121,21 @@ struct rp_byfile *bf_new(int blame);
 void bf_add(struct rp_byfile *b, const struct rp_req *q);
 /* --blame: every request read (culprits are never filtered); matched: its blocks are victims. */
 void bf_add_blocks(struct rp_byfile *b, const struct corr_req *r, int matched);
+/*
+ * report --from: the rows come summed by the server, bf_add_sums() (a file's
+ * key: any, named in bf_print()'s names), and blame: the blamed wait's table.
+ */
+struct rp_byfile *bf_new_sums(int blame);
+/* A file's sums: requests, bytes, n latencies of one bucket, blamed wait, one culprit's share. */
+struct bf_sums {
+	uint64_t reqs, bytes;
+	uint64_t lat_v, lat_n, lat_min, lat_max, lat_sum; /* lhist_add_bucket()'s */
+	double blamed;
+	uint64_t culprit; /* a cgroup id */
+	double culprit_ns;
+};
+/* k NULL: requests of no file. 0 or -ENOMEM (counted: the print says so). */
+int bf_add_sums(struct rp_byfile *b, const struct fn_key *k, const struct bf_sums *s);
 /* The top files by bytes, p99 and blamed wait; names: the files' names (NULL: none). 0 or -errno. */
 int bf_print(struct rp_byfile *b, FILE *out, int top, const struct fn_cache *names,
 	     const struct rp_names *nm);

@@ -31,10 +31,11 @@
 #include "lib/parse.h"
 #include "lib/opts.h"
 #include "report/jsonl.h"
-#include "report/reader.h"
+#include "records/reader.h"
 #include "report/internal.h"
 #include "report/driver.h"
 #include "report/report.h"
+#include "report/chsrc.h"
 
 #define RP_MAX_TOP 10000
 #define RP_PROG "iotracer report"
@@ -48,6 +49,10 @@ enum {
 	RP_OPT_POD,
 	RP_OPT_BLAME,
 	RP_OPT_BY,
+	RP_OPT_FROM,
+	RP_OPT_HOST,
+	RP_OPT_AUTH,
+	RP_OPT_CA,
 	RP_OPT_HELP
 };
 
@@ -99,6 +104,21 @@ static const struct opt_row rp_own[] = {
 	  .arg = "KEY",
 	  .help = "--blame's victims and culprits: cgroup (default), pid, comm;\n"
 		  "file: the top files by bytes, p99 and (--blame) blamed wait" },
+	{ .name = "from",
+	  .key = RP_OPT_FROM,
+	  .arg = "URL",
+	  .group = "A fleet's requests in ClickHouse (docs/fleet.md), instead of PATH:",
+	  .help = "clickhouse://[USER@]HOST:PORT/DB.TABLE, the table --sink\n"
+		  "fills (a Distributed table: the whole fleet)" },
+	{ .name = "host",
+	  .key = RP_OPT_HOST,
+	  .arg = "NAME[,NAME...]",
+	  .help = "only requests of these hosts (the daemons' --name)" },
+	{ .name = "auth",
+	  .key = RP_OPT_AUTH,
+	  .arg = "FILE",
+	  .help = "the password: FILE's first line (0600)" },
+	{ .name = "ca", .key = RP_OPT_CA, .arg = "FILE", .help = "trust this CA for HTTPS (PEM)" },
 	{ .name = "help", .key = RP_OPT_HELP, .help = "print this help and exit" },
 };
 /* The filters, in --help order: the run options' rows (the group heading is report's). */
@@ -112,6 +132,7 @@ static const struct opt_row *rp_rows[RP_NR_ROWS + 1];
 static const struct opt_cmd rp_cmd = {
 	.prog = RP_PROG,
 	.head = "Usage: " RP_PROG " [options] PATH...   read a recording back (docs/record.md)\n"
+		"       " RP_PROG " [options] --from clickhouse://...   a fleet's (docs/fleet.md)\n"
 		"PATH: a segment file written by --record, a directory of them, or a JSON lines\n"
 		"file written by -j.\n"
 		"Prints the summary of the live daemon (stage percentiles, histograms) and the\n"
@@ -188,6 +209,23 @@ static int rp_file(struct rp_opts *o)
 	return 0;
 }
 
+/* One --host name (a daemon's --name, or its host name). */
+static int rp_host(const char *item, void *ctx)
+{
+	struct rp_opts *o = ctx;
+
+	if (!*item || strlen(item) > 63 || strchr(item, '\'') || strchr(item, '\\')) {
+		it_err("report: --host: bad name '%s' (1 to 63 characters)", item);
+		return -EINVAL;
+	}
+	if (o->nr_hosts >= RP_MAX_HOSTS) {
+		it_err("report: --host: more than %d hosts", RP_MAX_HOSTS);
+		return -E2BIG;
+	}
+	o->hosts[o->nr_hosts] = strdup(item);
+	return o->hosts[o->nr_hosts++] ? 0 : -ENOMEM;
+}
+
 static int rp_one(void *ctx, int c, const char *arg)
 {
 	struct rp_opts *o = ctx;
@@ -232,6 +270,17 @@ static int rp_one(void *ctx, int c, const char *arg)
 	case RP_OPT_PERFETTO:
 		o->perfetto_path = arg;
 		return 0;
+	case RP_OPT_FROM:
+		o->from = arg;
+		return 0;
+	case RP_OPT_AUTH:
+		o->auth = arg;
+		return 0;
+	case RP_OPT_CA:
+		o->ca = arg;
+		return 0;
+	case RP_OPT_HOST:
+		return parse_each(arg, rp_host, o) ? 2 : 0;
 	case RP_OPT_HEATMAP:
 		o->heatmap_path = arg;
 		return 0;
@@ -262,9 +311,21 @@ static int rp_parse(int argc, char **argv, struct rp_opts *o)
 		return ret;
 	o->paths = argv + optind;
 	o->nr_paths = argc - optind;
-	if (!o->nr_paths) {
-		it_err("report: no PATH given");
+	if (!o->nr_paths && !o->from) {
+		it_err("report: no PATH given (or --from clickhouse://...)");
 		fputs("Try '" RP_PROG " --help'.\n", stderr);
+		return 2;
+	}
+	if (o->nr_paths && o->from) {
+		it_err("report: --from and PATH: one input at a time");
+		return 2;
+	}
+	if (!o->from && (o->nr_hosts || o->auth || o->ca)) {
+		it_err("report: --%s needs --from", o->nr_hosts ? "host" : o->auth ? "auth" : "ca");
+		return 2;
+	}
+	if (o->from && o->blame && o->by > BLAME_BY_CGROUP) {
+		it_err("report: --from: --blame sums the lines the daemons stored, by cgroup only");
 		return 2;
 	}
 	if (o->by >= 0 && !o->blame) {
@@ -352,6 +413,10 @@ static void print_reading(struct report *rp, FILE *f)
 	const struct rf_seg_hdr *h = &rp->rr.seg;
 	char when[48];
 
+	if (rp->ch) {
+		ch_print_reading(rp, f);
+		return;
+	}
 	if (rp->jl.requests || rp->jl.bad_lines || rp->jl.paths)
 		fprintf(f,
 			"json lines: %llu requests, %llu joined guest paths, %llu lines that do not "
@@ -453,7 +518,8 @@ static int rp_start(struct report *rp)
 			return 1;
 	}
 	if (rp->o.by_file) {
-		rp->byfile = bf_new(rp->o.blame);
+		/* a server's rows come summed (chfile.c), its blame from the stored lines */
+		rp->byfile = rp->ch ? bf_new_sums(rp->o.blame) : bf_new(rp->o.blame);
 		if (!rp->byfile)
 			return 1;
 	} else if (rp->o.blame) {
@@ -500,7 +566,8 @@ static int rp_finish(struct report *rp)
 	int ret = 0;
 
 	print_reading(rp, text);
-	why_nothing(rp);
+	if (!rp->ch)
+		why_nothing(rp);
 	if (rp->oom)
 		it_warn("report: out of memory: some requests' stored blame lines were left out");
 	print_summary(rp);
@@ -569,6 +636,9 @@ static void rp_free(struct report *rp)
 	for (int i = 0; i < rp->nr_files; i++)
 		free(rp->files[i]);
 	free(rp->files);
+	for (int i = 0; i < rp->o.nr_hosts; i++)
+		free(rp->o.hosts[i]);
+	ch_free(rp->ch);
 	cli_free(&rp->o.f);
 	free(rp->o.file_real);
 }
@@ -584,12 +654,16 @@ int report_main(int argc, char **argv)
 		cli_free(&rp.o.f);
 		return ret == 1 ? 0 : ret;
 	}
-	ret = rp_collect(&rp);
+	ret = rp.o.from ? ch_open(&rp) : rp_collect(&rp);
 	if (ret)
 		goto out;
 	rp_find_start(&rp);
+	/* the server's stored blame lines: by cgroup, as a recording made with --blame */
+	rp.blame_stored |= rp.o.from && rp.o.blame;
 	rp.boot_off_ns = (int64_t)(rp_real_ns() - it_mono_ns());
 	ret = rp_start(&rp);
+	if (!ret && rp.ch)
+		ret = ch_report(&rp);
 	for (int i = 0; !ret && i < rp.nr_files; i++)
 		if (rp_read_file(&rp, rp.files[i]))
 			ret = 1;

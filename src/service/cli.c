@@ -17,6 +17,7 @@
 #include "service/cli.h"
 #include "service/cli_int.h"
 #include "records/record.h"
+#include "sink/sink.h"
 #include "lib/addr.h"
 #include "lib/keyfile.h"
 #include "lib/log.h"
@@ -118,6 +119,44 @@ static const struct cli_option cli_opts[] = {
 	  .section = "record", .reload = RELOAD_START, .val = CLI_V_INT, F(record_level),
 	  .row.help = "zlib level of the blocks, 0 to 9 (default 0: stored, the\n"
 		      "delta coding alone; 1: ~28% smaller, ~0.8 us more a request)" },
+	/* the sink, its sender thread and spill are set up at start (docs/fleet.md) */
+	{ .row.name = "sink", .row.key = CLI_OPT_SINK, .row.arg = "URL", .section = "sink",
+	  .reload = RELOAD_START, .val = CLI_V_STR, F(sink_url),
+	  .row.help = "also send every request to a ClickHouse table:\n"
+		      "clickhouse://[USER@]HOST:PORT/DB.TABLE (HTTPS when the server\n"
+		      "offers it; clickhouses:// requires it). Not in the static\n"
+		      "build (docs/fleet.md)" },
+	{ .row.name = "sink-auth", .row.key = CLI_OPT_SINK_AUTH, .row.arg = "FILE",
+	  .section = "sink", .reload = RELOAD_START, .val = CLI_V_STR, F(sink_auth),
+	  .row.help = "the password: FILE's first line (mode 0600, never on the\n"
+		      "command line)" },
+	{ .row.name = "sink-ca", .row.key = CLI_OPT_SINK_CA, .row.arg = "FILE", .section = "sink",
+	  .reload = RELOAD_START, .val = CLI_V_STR, F(sink_ca),
+	  .row.help = "trust this CA (PEM) for the server's certificate\n"
+		      "(default: the system's)" },
+	{ .row.name = "sink-queue", .row.key = CLI_OPT_SINK_QUEUE, .row.arg = "SIZE",
+	  .section = "sink", .reload = RELOAD_START, .val = CLI_V_SIZE, F(sink_queue),
+	  .row.help = "memory for rows the server has not taken yet (default 64M);\n"
+		      "past it, rows go to the spill directory" },
+	{ .row.name = "sink-spill", .row.key = CLI_OPT_SINK_SPILL, .row.arg = "DIR",
+	  .section = "sink", .reload = RELOAD_START, .val = CLI_V_STR, F(sink_spill),
+	  .unset = "/var/lib/iotracer/sink",
+	  .row.help = "spill directory, --record's format, replayed when the server\n"
+		      "is back (default /var/lib/iotracer/sink; none: drop, counted)" },
+	{ .row.name = "sink-spill-max", .row.key = CLI_OPT_SINK_SPILL_MAX, .row.arg = "SIZE",
+	  .section = "sink", .reload = RELOAD_START, .val = CLI_V_SIZE, F(sink_spill_max),
+	  .row.help = "spill directory size, at most (default 1G; past it new rows\n"
+		      "are dropped, counted)" },
+	{ .row.name = "sink-compress", .row.key = CLI_OPT_SINK_COMPRESS, .row.arg = "KIND",
+	  .section = "sink", .reload = RELOAD_START, .val = CLI_V_STR, F(sink_compress),
+	  .unset = "zstd",
+	  .row.help = "zstd (ClickHouse's own compressed format, the default: a\n"
+		      "fifth of gzip's CPU, half its bytes) or gzip (HTTP\n"
+		      "Content-Encoding)" },
+	{ .row.name = "sink-timeout", .row.key = CLI_OPT_SINK_TIMEOUT, .row.arg = "DUR",
+	  .section = "sink", .reload = RELOAD_START, .val = CLI_V_DUR, F(sink_timeout_ns),
+	  .row.help = "a request to the server, at most (default 10s; then sent\n"
+		      "again, counted)" },
 	{ .row.name = "no-live", .row.key = CLI_OPT_NO_LIVE, .section = "", .reload = RELOAD_START,
 	  .val = CLI_V_NOT_FLAG, F(live),
 	  .row.help = "no live per-request lines (summaries only)" },
@@ -187,7 +226,8 @@ static const struct cli_option cli_opts[] = {
 	  .row.help = "host: the QEMU processes (default: every qemu-system-*)" },
 	{ .row.name = "name", .row.key = CLI_OPT_NAME, .row.arg = "NAME", .section = "link",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_STR, F(name),
-	  .row.help = "this side's name in the link hello (default: hostname)" },
+	  .row.help = "this side's name in the link hello and the host column of\n"
+		      "--sink's rows (default: hostname)" },
 	{ .row.name = "link-key", .row.key = CLI_OPT_LINK_KEY, .row.arg = "FILE", .section = "link",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_KEY, F(link_key),
 	  .row.help = "shared key (>= 32 random bytes, root's, mode 0600): tcp and\n"
@@ -292,6 +332,9 @@ void cli_defaults(struct it_opts *o)
 	o->record_size = REC_DEF_SIZE;
 	o->record_age_ns = REC_DEF_AGE_NS;
 	o->record_max = REC_DEF_MAX;
+	o->sink_queue = SK_DEF_QUEUE;
+	o->sink_spill_max = SK_DEF_SPILL_MAX;
+	o->sink_timeout_ns = SK_DEF_TIMEOUT_MS * 1000000ull;
 }
 
 static void cli_free_strs(char **arr, int *nr)
@@ -313,6 +356,12 @@ void cli_free(struct it_opts *o)
 	o->json_path = NULL;
 	free(o->record_dir);
 	o->record_dir = NULL;
+	free(o->sink_url);
+	free(o->sink_auth);
+	free(o->sink_ca);
+	free(o->sink_spill);
+	free(o->sink_compress);
+	o->sink_url = o->sink_auth = o->sink_ca = o->sink_spill = o->sink_compress = NULL;
 	cli_free_strs(o->links, &o->nr_links);
 	cli_free_strs(o->listens, &o->nr_listens);
 	free(o->name);

@@ -60,6 +60,10 @@ struct it_opts {
 	uint64_t record_age_ns; /* ... or this age */
 	uint64_t record_max; /* bytes: the directory's segments, at most */
 	int record_level; /* zlib level of the blocks, 0-9 */
+	/* --sink (docs/fleet.md): all malloc'd; NULL: off / none / the default */
+	char *sink_url, *sink_auth, *sink_ca, *sink_spill, *sink_compress;
+	uint64_t sink_queue, sink_spill_max; /* bytes */
+	uint64_t sink_timeout_ns;
 	int live; /* live per-request lines; 0 with --no-live or -q */
 	int quiet;
 	int verbose; /* number of -v */

@@ -18,6 +18,8 @@
 #include "service/cli.h"
 #include "service/cli_int.h"
 #include "records/record.h"
+#include "sink/http.h"
+#include "sink/sink.h"
 #include "lib/parse.h"
 #include "lib/addr.h"
 #include "lib/keyfile.h"
@@ -358,6 +360,44 @@ static int cli_record(const struct cli_src *src, int c, const char *arg, struct 
 	return cli_duration(src, c, arg, 1, &o->record_age_ns); /* CLI_OPT_RECORD_AGE */
 }
 
+/* --sink and its options (docs/fleet.md): the address checked here, the files at start. */
+static int cli_sink(const struct cli_src *src, int c, const char *arg, struct it_opts *o)
+{
+	char why[256];
+	uint64_t v;
+	char **slot = c == CLI_OPT_SINK	     ? &o->sink_url :
+		      c == CLI_OPT_SINK_AUTH ? &o->sink_auth :
+		      c == CLI_OPT_SINK_CA   ? &o->sink_ca :
+					       &o->sink_spill;
+	struct sk_url u;
+
+	switch (c) {
+	case CLI_OPT_SINK_TIMEOUT:
+		return cli_duration(src, c, arg, 1, &o->sink_timeout_ns);
+	case CLI_OPT_SINK_QUEUE:
+	case CLI_OPT_SINK_SPILL_MAX:
+		if (parse_size(arg, &v) ||
+		    v < (c == CLI_OPT_SINK_QUEUE ? SK_MIN_QUEUE : SK_MIN_SPILL_MAX))
+			return cli_bad(src, c, "bad size '%s' (expected at least %s, e.g. 64M)",
+				       arg, c == CLI_OPT_SINK_QUEUE ? "1M" : "64K");
+		*(c == CLI_OPT_SINK_QUEUE ? &o->sink_queue : &o->sink_spill_max) = v;
+		return CLI_RUN;
+	case CLI_OPT_SINK:
+		if (sk_url_parse(arg, &u, why, sizeof(why)))
+			return cli_bad(src, c, "%s", why);
+		break;
+	case CLI_OPT_SINK_COMPRESS:
+		if (strcmp(arg, "zstd") && strcmp(arg, "gzip"))
+			return cli_bad(src, c, "bad kind '%s' (expected zstd or gzip)", arg);
+		break;
+	default:
+		if (!*arg)
+			return cli_bad(src, c, "bad %s '' (empty)",
+				       c == CLI_OPT_SINK_SPILL ? "directory" : "file name");
+	}
+	return cli_setstr(slot, arg) ? cli_bad(src, c, "out of memory") : CLI_RUN;
+}
+
 /* The host and guest modes' options. */
 static int cli_modes(const struct cli_src *src, int c, const char *arg, struct it_opts *o)
 {
@@ -457,6 +497,15 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 	case CLI_OPT_RECORD_LEVEL:
 	case CLI_OPT_RECORD_AGE:
 		return cli_record(src, c, arg, o);
+	case CLI_OPT_SINK:
+	case CLI_OPT_SINK_AUTH:
+	case CLI_OPT_SINK_CA:
+	case CLI_OPT_SINK_QUEUE:
+	case CLI_OPT_SINK_SPILL:
+	case CLI_OPT_SINK_SPILL_MAX:
+	case CLI_OPT_SINK_TIMEOUT:
+	case CLI_OPT_SINK_COMPRESS:
+		return cli_sink(src, c, arg, o);
 	case CLI_OPT_MODE:
 	case CLI_OPT_LINK:
 	case CLI_OPT_LISTEN:

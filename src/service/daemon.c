@@ -47,6 +47,7 @@
 #include "records/record.h"
 #include "records/uhist.h"
 #include "lib/log.h"
+#include "sink/sink.h"
 
 /*
  * --blame under -m: the BPF side keeps every block request's record (rodata
@@ -113,6 +114,8 @@ static void on_request(const struct corr_req *r, void *ctx)
 		rec_request(d->rec, r);
 	if (d->blame)
 		dblame_request(d->blame, r);
+	if (d->sink)
+		sink_request(d->sink, r);
 	if (d->m && d->mode->request)
 		d->mode->request(d->m, r);
 }
@@ -268,6 +271,7 @@ void summary(struct daemon *d, int final)
 	in.khists = d->sum.v;
 	in.nr_khists = d->sum.nr;
 	out_summary(d->out, &in);
+	daemon_sink_summary(d, final);
 	if (d->m && d->mode->summary)
 		d->mode->summary(d->m, final);
 }
@@ -345,6 +349,8 @@ static int on_timer(struct daemon *d)
 	out_flush(d->out);
 	if (d->rec)
 		rec_tick(d->rec, d->now_ns);
+	if (d->sink)
+		sink_tick(d->sink, d->now_ns);
 	if (d->o->interval_ns && d->now_ns >= d->next_summary_ns) {
 		summary(d, 0);
 		d->next_summary_ns += d->o->interval_ns;
@@ -408,12 +414,13 @@ static void start_line(struct daemon *d)
 					      n ? "," : "", abi_layer_name(l));
 	for (int i = 0; i < d->ld.nr_hooks; i++)
 		hooks += d->ld.hooks[i].ok;
-	it_note_always("%s started: layers %s (%d hooks attached); metrics %s%s%s; recording %s",
-		       IT_VERSION, layers[0] ? layers : "none", hooks,
-		       d->o->metrics_addr ? "http://" : "off",
-		       d->o->metrics_addr ? d->o->metrics_addr : "",
-		       d->o->metrics_addr ? "/metrics" : "",
-		       d->o->record_dir ? d->o->record_dir : "off");
+	it_note_always(
+		"%s started: layers %s (%d hooks attached); metrics %s%s%s; recording %s%s%s",
+		IT_VERSION, layers[0] ? layers : "none", hooks,
+		d->o->metrics_addr ? "http://" : "off",
+		d->o->metrics_addr ? d->o->metrics_addr : "", d->o->metrics_addr ? "/metrics" : "",
+		d->o->record_dir ? d->o->record_dir : "off", d->o->sink_url ? "; sink " : "",
+		d->o->sink_url ? d->o->sink_url : "");
 }
 
 static void report_attach(struct daemon *d)
@@ -659,6 +666,9 @@ static int daemon_start(struct daemon *d)
 		it_err("cannot set up the event loop: %s", strerror(errno));
 		return -ENOMEM;
 	}
+	ret = daemon_sink_open(d, d->fnames ? dnames_cache(d->fnames) : NULL);
+	if (ret)
+		return ret;
 	ret = bpf_connect(d);
 	if (ret)
 		return ret;
@@ -684,6 +694,9 @@ static int daemon_finish(struct daemon *d, int ret)
 	corr_flush(d->corr);
 	if (d->blame)
 		dblame_finish(d->blame);
+	/* what the server does not take now waits in the spill directory: lost only when counted */
+	if (daemon_sink_finish(d) && !ret)
+		ret = -EIO;
 	d->now_ns = stop_ns; /* the run traced until the stop, not until the detach ended */
 	summary(d, 1);
 	if (d->m)
@@ -724,6 +737,7 @@ static void daemon_free(struct daemon *d)
 	rec_close(d->rec);
 	out_free(d->out);
 	dblame_free(d->blame);
+	sink_free(d->sink);
 	dnames_free(d->fnames);
 	mfiles_free(d->mfiles);
 	cg_cache_free(d->cg);

@@ -62,6 +62,7 @@ struct daemon {
 	struct ct_names *names; /* container and pod names from the node's files (container.h) */
 	struct agg_labels *cg_labels; /* /metrics cgroup label values, kept across scrapes */
 	struct dblame *blame; /* --blame: who held the device (docs/blame.md) */
+	struct sink *sink; /* --sink: rows to ClickHouse (docs/fleet.md) */
 	struct dnames *fnames; /* file names (dnames.h); NULL: --file-names 0 */
 	struct mfiles *mfiles; /* --metrics-files (mfiles.h); NULL: off */
 	/* reload: the start-only changes last said (reload_plan's what), said once */
@@ -89,6 +90,14 @@ void blk_sweep(struct daemon *d);
 void metrics_tick(struct daemon *d, int force);
 /* recbuf's note (IT_REC_CGROUP): a cgroup's first block request, its /metrics label now. */
 void daemon_cg_note(void *ctx, void *data, size_t size);
+
+/* daemon_sink.c */
+/* --sink, with the file names fn (NULL: none) */
+struct fn_cache;
+int daemon_sink_open(struct daemon *d, struct fn_cache *fn);
+int daemon_sink_finish(struct daemon *d);
+void daemon_sink_summary(struct daemon *d, int final);
+void daemon_sink_metrics(struct daemon *d, FILE *f);
 
 /* daemon_reload.c */
 int daemon_reload(struct daemon *d);

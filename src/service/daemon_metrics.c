@@ -217,6 +217,7 @@ void metrics_tick(struct daemon *d, int force)
 		d->mode->metrics(d->m, f);
 	if (d->blame)
 		dblame_metrics(d->blame, f, it_mono_ns(), metrics_dev, d);
+	daemon_sink_metrics(d, f);
 	if (fclose(f)) {
 		free(text); /* keep serving the previous text */
 		return;

@@ -70,6 +70,8 @@ struct dblame {
 	enum blame_by by; /* BLAME_BY_CGROUP, or BLAME_BY_VM (host mode) */
 	const struct dblame_host *host; /* host mode's hooks; NULL: none */
 	struct recorder *rec; /* --record: the lines go to the recording too; NULL: not */
+	void (*line_fn)(void *ctx, const struct blame_line *l); /* --sink: each line too */
+	void *line_ctx;
 	struct dbl_pend *rq; /* ring of alloc_rq (a power of 2) entries */
 	size_t alloc_rq, head, n;
 	uint64_t head_seq; /* sequence number of rq[head] */
@@ -244,6 +246,8 @@ static void rec_write(struct dblame *d, const struct dblame_rec *e)
 	rec_line(d, e, &l, &nm);
 	if (d->rec && d->by == BLAME_BY_CGROUP)
 		rec_blame(d->rec, &l);
+	if (d->line_fn)
+		d->line_fn(d->line_ctx, &l);
 	j = d->out ? out_json_begin(d->out, &mark) : NULL;
 	if (!j)
 		return;
@@ -301,7 +305,7 @@ static void rec_done(struct dblame *d, struct dbl_pend *p)
 		d->unsplit++;
 		return;
 	}
-	if (!d->out && !(d->rec && d->by == BLAME_BY_CGROUP))
+	if (!d->out && !(d->rec && d->by == BLAME_BY_CGROUP) && !d->line_fn)
 		return;
 	rec_write(d, e);
 	d->written++;
@@ -467,6 +471,13 @@ void dblame_set_recorder(struct dblame *d, struct recorder *rc)
 	d->rec = rc;
 }
 
+void dblame_set_line_fn(struct dblame *d, void (*fn)(void *ctx, const struct blame_line *l),
+			void *ctx)
+{
+	d->line_fn = fn;
+	d->line_ctx = ctx;
+}
+
 int dblame_set_host(struct dblame *d, const struct dblame_host *host)
 {
 	struct blame *b;
@@ -514,7 +525,7 @@ void dblame_in(struct blame_in *in, const struct it_block_rec *b, int victim)
 void dblame_request(struct dblame *d, const struct corr_req *r)
 {
 	const struct blame_stats *st = blame_get_stats(d->b);
-	int lines = d->out || d->rec || (d->host && d->host->on_rec);
+	int lines = d->out || d->rec || d->line_fn || (d->host && d->host->on_rec);
 	uint64_t tag = lines && r->nr_blocks ? rec_push(d, r) : 0;
 	struct blame_in in;
 	struct dbl_pend *e;
@@ -578,7 +589,7 @@ void dblame_finish(struct dblame *d)
 
 	blame_flush(d->b);
 	rec_expire(d, UINT64_MAX);
-	if (d->unsplit && (d->out || d->rec))
+	if (d->unsplit && (d->out || d->rec || d->line_fn))
 		it_warn("--blame: %llu written requests got no blame line: a block request of "
 			"theirs was never split (blame_stats.records_unsplit, docs/blame.md)",
 			(unsigned long long)d->unsplit);

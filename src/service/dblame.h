@@ -70,6 +70,9 @@ struct dblame *dblame_new(struct cg_cache *cg, int depth, struct it_out *out);
 /* --record: each request's blame also goes to the recording (rec_blame()). */
 struct recorder;
 void dblame_set_recorder(struct dblame *d, struct recorder *rc);
+/* --sink: each request's line to fn too, as it goes to the recording. */
+void dblame_set_line_fn(struct dblame *d, void (*fn)(void *ctx, const struct blame_line *l),
+			void *ctx);
 /*
  * Owners are VMs from now on (blame.h: BLAME_BY_VM): before anything is fed.
  * host is kept until the next call (NULL: host mode stopped; VMs unnamed until

@@ -11,7 +11,7 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "report/reader.h"
+#include "records/reader.h"
 
 static uint64_t seen;
 

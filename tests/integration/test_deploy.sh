@@ -8,14 +8,21 @@
 #                 same places read-only (an option the comparison does not know fails it),
 #                 the same IOTRACER_HOST_ROOT; plus the Prometheus scrape annotations and
 #                 resource limits
-#   image_build   `podman build` of deploy/Containerfile with the .deb: needs a Debian 12
-#                 base image in local storage (no registry here): SKIP when there is none
-#   run_traces    podman-run.sh runs an image of the built binary and the libraries it links
-#                 (a rootfs made from `ldd`, imported: no registry) with those privileges
-#                 only; fio does N direct 4k reads of a loop device on the host; the
-#                 container's /metrics iotracer_request_size_bytes_count{layer="block",
-#                 device,op="read"} == fio's total_ios (less the completions it reports
-#                 missed, as the other tests allow)
+#   image_build   `podman build` of deploy/Containerfile with the .deb (make deb), apt
+#                 installing its Depends from Debian's archive, on a Debian 12 base: the
+#                 docker.io image when podman's storage has it, else a rootfs mmdebstrap made
+#                 from deb.debian.org (no container registry here), kept in IMAGE_CACHE
+#                 (default /var/cache/iotracer-image, a one-time download like the lab's
+#                 kernels; docs/deploy.md) and imported once; the image's iotracer
+#                 --version is this build's. SKIP when neither can be had (no network)
+#   run_traces    podman-run.sh runs the image just built, with the DaemonSet's own
+#                 arguments (deploy/daemonset.yaml, its metrics port replaced by a free one)
+#                 and those privileges only (without a built image: an image of the binary
+#                 and the libraries `ldd` names, imported, -d loopN -l block); fio does N
+#                 direct 4k reads of a loop device on the host; the container's /metrics
+#                 iotracer_request_size_bytes_count{layer="block",device,op="read"} == fio's
+#                 total_ios (less the completions it reports missed, as the other tests
+#                 allow)
 # shellcheck disable=SC2016 # jq programs in single quotes
 set -u
 # shellcheck source=tests/integration/lib.sh
@@ -84,52 +91,107 @@ command -v podman >/dev/null || {
 QUIRKS="--ulimit nofile=1024:1024 --ulimit nproc=4096:4096"
 command -v runc >/dev/null && QUIRKS+=" --runtime runc"
 
-BASE=docker.io/library/debian:bookworm-slim
+# the package of this build (make deb: rebuilt only when the binary is newer)
+make -s -C "$IT_ROOT" deb >"$IT_TMP/deb.out" 2>&1 || note "make deb: $(tail -n 2 "$IT_TMP/deb.out" | tr '\n' ' ')"
 DEB=$(ls "$IT_ROOT"/build/iotracer_*.deb 2>/dev/null | head -n 1)
-if ! podman image exists "$BASE"; then
-	skip image_build "no $BASE in podman's local storage, and no registry here: deploy/Containerfile not built"
-elif [[ -z $DEB ]]; then
+IMAGE_CACHE=${IMAGE_CACHE:-/var/cache/iotracer-image}
+
+# A Debian 12 base for deploy/Containerfile: podman's docker.io image when it has one, else
+# the cached mmdebstrap rootfs (made once: ~2 min), imported once under a tag naming the
+# tarball's mtime (a new tarball is imported again). Sets BASE; returns 1 (WHY) if none.
+base_image() {
+	local tar=$IMAGE_CACHE/debian-bookworm-apt.tar tag
+	BASE=docker.io/library/debian:bookworm-slim
+	podman image exists "$BASE" && return 0
+	if [[ ! -s $tar ]]; then
+		command -v mmdebstrap >/dev/null || {
+			WHY="no $BASE in podman's storage and no mmdebstrap (make deps-test)"
+			return 1
+		}
+		mkdir -p "$IMAGE_CACHE" && chmod 0755 "$IMAGE_CACHE"
+		note "making the base rootfs once: mmdebstrap bookworm -> $tar"
+		if ! mmdebstrap --quiet --format=tar --variant=apt --include=ca-certificates \
+			--skip=cleanup/apt/lists bookworm "$tar.tmp" http://deb.debian.org/debian \
+			>"$IT_TMP/mmdebstrap.log" 2>&1; then
+			rm -rf "$tar.tmp"
+			WHY="mmdebstrap failed (no Debian archive reachable?): $(tail -n 2 "$IT_TMP/mmdebstrap.log" | tr '\n' ' ')"
+			return 1
+		fi
+		mv -f "$tar.tmp" "$tar"
+	fi
+	BASE=localhost/iotracer-it-base:bookworm-$(stat -c %Y "$tar")
+	podman image exists "$BASE" && return 0
+	# an older tarball's import goes: one base image in podman's storage at a time
+	podman images --format '{{.Repository}}:{{.Tag}}' | grep '^localhost/iotracer-it-base:' |
+		xargs -r podman rmi -f >/dev/null 2>&1
+	podman import -q "$tar" "$BASE" >"$IT_TMP/base.out" 2>&1 || {
+		WHY="podman import of $tar: $(tail -n 1 "$IT_TMP/base.out")"
+		return 1
+	}
+}
+
+BUILT=""
+if [[ -z $DEB ]]; then
 	skip image_build "no build/iotracer_*.deb (run make deb)"
+elif ! base_image; then
+	skip image_build "$WHY"
 else
 	tag=localhost/iotracer-it-deb:$$
-	if podman build -q -f "$IT_ROOT/deploy/Containerfile" -t "$tag" "$IT_ROOT/build" >"$IT_TMP/build.out" 2>&1; then
+	if podman build -q --network=host --build-arg "BASE=$BASE" -f "$IT_ROOT/deploy/Containerfile" \
+		-t "$tag" "$IT_ROOT/build" >"$IT_TMP/build.out" 2>&1; then
 		_it_register podman "image $tag"
 		v=$(podman run --rm $QUIRKS --entrypoint /usr/bin/iotracer "$tag" --version 2>&1 | head -n 1)
-		check image_build "iotracer --version in the image: $v" test -n "$v"
+		want=$("$IOTRACER" --version 2>&1 | head -n 1)
+		check image_build "on $BASE: iotracer --version in the image: $v (this build: $want)" \
+			test -n "$v" -a "$v" = "$want"
+		[[ $v == "$want" ]] && BUILT=$tag
 	else
-		fail image_build "podman build: $(tail -n 3 "$IT_TMP/build.out" | tr '\n' ' ')"
+		fail image_build "podman build on $BASE: $(tail -n 3 "$IT_TMP/build.out" | tr '\n' ' ')"
 	fi
 fi
 
-# an image of the binary and what ldd says it links
-R=$IT_TMP/rootfs
-mkdir -p "$R/usr/bin" "$R/tmp" "$R/proc" "$R/sys" "$R/dev" "$R/host"
-cp "$IOTRACER" "$R/usr/bin/iotracer"
-for lib in $(ldd "$IOTRACER" | awk '/=>/ { print $3 } /^\t\/lib/ { print $1 }'); do
-	mkdir -p "$R$(dirname "$lib")"
-	cp -L "$lib" "$R$lib"
-done
-ln -s usr/lib "$R/lib" 2>/dev/null
-ln -s usr/lib64 "$R/lib64" 2>/dev/null
-[[ -d /usr/lib64 ]] || mkdir -p "$R/usr/lib64"
-tar -C "$R" -cf "$IT_TMP/rootfs.tar" . || fail_all "cannot pack the rootfs"
-IMG=localhost/iotracer-it-ldd:$$
-podman import -q "$IT_TMP/rootfs.tar" "$IMG" >"$IT_TMP/import.out" 2>&1 ||
-	fail_all "podman import: $(tail -n 1 "$IT_TMP/import.out")"
-_it_register podman "image $IMG"
+# without a built image: one of the binary and what ldd says it links
+if [[ -z $BUILT ]]; then
+	R=$IT_TMP/rootfs
+	mkdir -p "$R/usr/bin" "$R/tmp" "$R/proc" "$R/sys" "$R/dev" "$R/host"
+	cp "$IOTRACER" "$R/usr/bin/iotracer"
+	for lib in $(ldd "$IOTRACER" | awk '/=>/ { print $3 } /^\t\/lib/ { print $1 }'); do
+		mkdir -p "$R$(dirname "$lib")"
+		cp -L "$lib" "$R$lib"
+	done
+	ln -s usr/lib "$R/lib" 2>/dev/null
+	ln -s usr/lib64 "$R/lib64" 2>/dev/null
+	[[ -d /usr/lib64 ]] || mkdir -p "$R/usr/lib64"
+	tar -C "$R" -cf "$IT_TMP/rootfs.tar" . || fail_all "cannot pack the rootfs"
+	IMG=localhost/iotracer-it-ldd:$$
+	podman import -q "$IT_TMP/rootfs.tar" "$IMG" >"$IT_TMP/import.out" 2>&1 ||
+		fail_all "podman import: $(tail -n 1 "$IT_TMP/import.out")"
+	_it_register podman "image $IMG"
+fi
 
 dev=$(mk_loop 64 fill) || fail_all "cannot create a loop device"
 name=$(devname "$dev")
 wait_quiet "$dev" 5
 PORT=$(free_port) || fail_all "no free TCP port"
 CN=iotracer-it-deploy-$$
-PODMAN_OPTS="--name $CN $QUIRKS" "$RUN" "$IMG" /usr/bin/iotracer --no-live -q -d "$name" -l block \
-	--metrics "127.0.0.1:$PORT" >"$IT_TMP/run.out" 2>&1 || {
+if [[ -n $BUILT ]]; then
+	# the DaemonSet's arguments, its metrics port a free one (the image's entrypoint before them)
+	mapfile -t DSARGS < <(python3 -c '
+import sys, yaml
+(c,) = yaml.safe_load(open(sys.argv[1]))["spec"]["template"]["spec"]["containers"]
+for a in c["args"]:
+    print(":" + sys.argv[2] if a.startswith(":") else a)' "$IT_ROOT/deploy/daemonset.yaml" "$PORT")
+	note "the image $BUILT with the DaemonSet's arguments: ${DSARGS[*]}"
+	PODMAN_OPTS="--name $CN $QUIRKS" "$RUN" "$BUILT" "${DSARGS[@]}" >"$IT_TMP/run.out" 2>&1
+else
+	PODMAN_OPTS="--name $CN $QUIRKS" "$RUN" "$IMG" /usr/bin/iotracer --no-live -q -d "$name" -l block \
+		--metrics "127.0.0.1:$PORT" >"$IT_TMP/run.out" 2>&1
+fi || {
 	fail run_traces "podman-run.sh: $(tail -n 2 "$IT_TMP/run.out" | tr '\n' ' ')"
 	it_end
 }
 _it_register podman "container $CN"
-for ((i = 0; i < 100; i++)); do
+for ((i = 0; i < 150; i++)); do
 	curl -sf --max-time 2 -o "$IT_TMP/m0.txt" "http://127.0.0.1:$PORT/metrics" && break
 	[[ $(podman inspect -f '{{.State.Running}}' "$CN" 2>/dev/null) == true ]] || break
 	sleep 0.2
@@ -139,7 +201,7 @@ if [[ ! -s $IT_TMP/m0.txt ]]; then
 	it_end
 fi
 sleep 1 # attached before /metrics is served; a second for good measure
-NR=3000
+NR=1500
 fio --name=deploy --filename="$dev" --ioengine=psync --direct=1 --rw=randread --bs=4k \
 	--size=32M --number_ios=$NR --randrepeat=0 --output-format=json --output="$IT_TMP/fio.json" \
 	>/dev/null 2>&1 || fail_all "fio failed"

@@ -14,7 +14,7 @@
 #include "records/cgroup.h"
 #include "records/output.h"
 #include "records/record.h"
-#include "report/reader.h"
+#include "records/reader.h"
 #include "service/cli.h"
 #include "service/dblame.h"
 #include "report/internal.h"

@@ -16,7 +16,7 @@
 #include "records/output.h"
 #include "records/record.h"
 #include "report/internal.h"
-#include "report/reader.h"
+#include "records/reader.h"
 #include "service/cli.h"
 #include "service/mfiles.h"
 #include "top/tfile.h"

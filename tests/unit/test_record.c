@@ -26,7 +26,7 @@
 #include "records/recfmt.h"
 #include "records/record.h"
 #include "report/jsonl.h"
-#include "report/reader.h"
+#include "records/reader.h"
 #include "report/internal.h"
 #include "unit.h"
 

@@ -114,6 +114,14 @@ static void test_reload_keep_start_only(void)
 	a.live = 0;
 	a.quiet = 1;
 	a.verbose = 3;
+	a.sink_url = strdup("clickhouse://h:1/d.t");
+	a.sink_auth = strdup("/tmp/pw");
+	a.sink_ca = strdup("/tmp/ca.pem");
+	a.sink_spill = strdup("/tmp/spill");
+	a.sink_compress = strdup("gzip");
+	a.sink_queue = 1u << 20;
+	a.sink_spill_max = 2u << 20;
+	a.sink_timeout_ns = 1000000000;
 	reload_plan(&a, &b, &p);
 	ASSERT_EQ(p.nr[RELOAD_START], nr_start, "every start-only option set differs");
 	ASSERT_OK(reload_keep_start_only(&a, &b), "keep all");

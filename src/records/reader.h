@@ -7,8 +7,8 @@
  * for the next block header after it; a block cut short at the end of the
  * file (a crash while writing it) is counted as torn.
  */
-#ifndef IT_REPORT_READER_H
-#define IT_REPORT_READER_H
+#ifndef IT_RECORDS_READER_H
+#define IT_RECORDS_READER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -84,4 +84,4 @@ const char *rr_cgroup_path(const struct rr_reader *rr, uint64_t id);
 void rr_note_fname(struct rr_reader *rr, uint64_t ino, uint32_t dev, uint32_t bdev,
 		   const char *file, const char *cfile);
 
-#endif /* IT_REPORT_READER_H */
+#endif /* IT_RECORDS_READER_H */

@@ -10,7 +10,7 @@
 #include "records/cgroup.h"
 #include "records/container.h"
 #include "records/fname.h"
-#include "report/reader.h"
+#include "records/reader.h"
 
 void rr_init(struct rr_reader *rr,
 	     void (*fn)(void *ctx, const struct rr_reader *rr, const struct rf_req *q), void *ctx)
