@@ -156,6 +156,8 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 	bi.q_ns = bpf_ktime_get_ns();
 	if (st && st->in_sys) {
 		/* Inside a traced syscall: it passed every filter already. */
+		if (wb_mode == IT_WBMODE_FILES)
+			it_wbf_flush(st, bi.q_ns); /* an O_SYNC write's own dirtying first */
 		bi.origin = IT_ORIG_SYSCALL;
 		bi.seq = st->seq;
 		bi.ino = st->ino;
@@ -191,6 +193,10 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 		bi.flags = it_sample_flag();
 	}
 	bi.flags |= IT_F_HAS_Q;
+	/* a write of page-cache pages: its file (not direct IO, which a traced fd says) */
+	if (wb_mode == IT_WBMODE_FILES &&
+	    !(st && (st->in_sys || st->uring_req) && (st->flags & IT_F_DIO)))
+		it_wbf_queue(bio, &bi, btf);
 	it_fill_task(&bi.task);
 	IT_SLOT_PUT_OLD(&bios, &key, bi, IT_L_BLOCK, it_bio_recycled);
 	return 0;
@@ -330,13 +336,20 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	dev = it_rq_devt(rq, btf);
 	if (!p && !it_dev_ok(dev))
 		return 0;
-	/* C: the walk's clock read when it ran first (bpf/wb.bpf.h), else now */
-	if (p) {
+	/*
+	 * C: the page walk's clock read when it ran first (--writeback pages,
+	 * bpf/wb.bpf.h), else now. A per-file split (wbfile.bpf.h) for a write
+	 * of page-cache pages; nothing for any other request.
+	 */
+	wb = NULL;
+	if (p && wb_mode == IT_WBMODE_PAGES) {
 		wb = it_wb_take(rq, bi.q_ns, &now);
 	} else {
-		wb = NULL;
 		now = bpf_ktime_get_ns();
+		if (p && wb_mode == IT_WBMODE_FILES && (bi.flags & IT_F_WB))
+			wb = it_wbf_complete(rq, &bi, second, btf);
 	}
+	bi.flags &= ~IT_F_WB;
 	opf = IT_RD(btf, rq, cmd_flags);
 	/*
 	 * G: the request's allocation time. It may come from the plug's cached

@@ -54,6 +54,10 @@ const volatile __u8 sched_hooks; /* sched layer: sched_switch/wakeup attached (-
  * blame needs the fast ones as culprits; the daemon thins what it writes.
  */
 const volatile __u8 keep_all_blocks;
+/* --writeback: enum it_wbmode (iotracer.h): how block writes name who dirtied their pages */
+const volatile __u8 wb_mode;
+/* ns per jiffy (1e9 / CONFIG_HZ, read by the loader); 0: not known, no per-file dirty age */
+const volatile __u32 jiffy_ns;
 /*
  * Tests only (IOTRACER_TEST_MISS_COMPLETION=N, docs/testing.md): the Nth
  * completion of a followed block request is not seen, as if no program had

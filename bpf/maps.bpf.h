@@ -110,6 +110,14 @@ struct thread_state {
 	u64 uring_req; /* io_kiocb being submitted by this thread */
 	u64 wb_ino; /* inode under flusher writeback by this thread */
 	u64 user_ptr; /* io_submit: iocb **; io_getevents: io_event * */
+	/*
+	 * --writeback files (wbfile.bpf.h): a buffered write call's dirtying,
+	 * noted per file at its exit: the task's ioac.write_bytes at its enter
+	 * (or at the last note), and the file of the first page it dirtied.
+	 */
+	u64 wbf_bytes0;
+	u64 wbf_mapping; /* 0: none dirtied yet */
+	u64 wbf_ino;
 	struct it_bufs bufs; /* fd read/write: the user buffer(s) */
 	u32 dev;
 	u32 flags;
@@ -118,11 +126,13 @@ struct thread_state {
 	u32 dio_count;
 	u32 waker_tid;
 	u32 fd; /* the fd syscall in flight's fd: its exit must name the same one */
+	u32 wbf_gen; /* i_generation of wbf_mapping's inode */
 	u16 sys; /* enum it_sys of the syscall in flight */
 	u8 in_sys; /* a traced syscall is in flight */
 	u8 op;
 	u8 out_blocked;
 	u8 in_uring_enter;
+	u8 wbf_write; /* in a traced buffered write: its dirtying is noted at exit, per file */
 	char waker_comm[IT_COMM_LEN];
 };
 

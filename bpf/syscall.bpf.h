@@ -18,6 +18,7 @@
 #include "filter.bpf.h"
 #include "inflight.bpf.h"
 #include "progs.bpf.h"
+#include "wbfile.bpf.h"
 
 /* btf: task is a BTF pointer (read directly, see IT_RD): IT_TASK_BTF for it_current_task(). */
 static __always_inline struct file *it_fd_file(struct task_struct *task, u32 fd, const bool btf)
@@ -211,6 +212,7 @@ it_file_begin(struct task_struct *task, struct thread_state *st, struct file *f,
 	st->flags |= id->flags;
 	st->offset = pos >= 0 ? (u64)pos : (u64)BPF_CORE_READ(f, f_pos);
 	st->bytes = bytes;
+	it_wbf_begin(task, st, op, id->flags);
 	/* a vectored call's buffers are read from user memory only for host mode's join */
 	if (vlen && want_iovecs)
 		it_iov_bufs(&st->bufs, buf, vlen);
@@ -262,6 +264,10 @@ static __always_inline int it_fd_exit(u32 sys, u32 fd, s64 ret)
 		return 0;
 	st->in_sys = 0;
 	now = bpf_ktime_get_ns();
+	if (wb_mode == IT_WBMODE_FILES) {
+		it_wbf_flush(st, now); /* what a buffered write dirtied, per file */
+		st->wbf_write = 0;
+	}
 	lat = now - st->enter_ns;
 	flags = st->flags | (st->dio_count ? IT_F_DIO : 0);
 	if (sched_counters) {

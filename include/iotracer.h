@@ -197,6 +197,13 @@ struct it_bio_info {
 	__u64 drv_submit_ns;
 	__u64 drv_kick_ns;
 	__u64 drv_done_ns;
+	/*
+	 * A write of page-cache pages under --writeback files (IT_F_WB in
+	 * flags, bpf/wbfile.bpf.h): its first page's mapping, read at queue,
+	 * and when its inode went dirty (inode->dirtied_when; 0: not known).
+	 */
+	__u64 wb_mapping;
+	__u64 wb_dirtied_ns;
 };
 
 /*
@@ -209,6 +216,23 @@ struct it_bio_info {
 #define IT_WB_REDIRTIED 2 /* dirtied again after the request was queued, twice: both notes newer */
 #define IT_WB_MANY 4 /* a third dirtier (or more) in one request */
 #define IT_WB_TRUNC 8 /* more pages than one walk reads (IT_WB_MAX_VECS) */
+
+/*
+ * --writeback: how block writes of page-cache pages find who dirtied them
+ * (rodata wb_mode; docs/hooks.md "Writeback"). off: not at all; files: the
+ * bytes each process dirtied in each file, from its write calls' write_bytes
+ * (per-file notes); pages: a note per dirtied page and a walk of each write
+ * request's pages.
+ */
+enum it_wbmode {
+	IT_WBMODE_OFF = 0,
+	IT_WBMODE_FILES,
+	IT_WBMODE_PAGES,
+};
+
+/* struct it_wb.mode: how the dirtiers were found (--writeback, docs/json.md) */
+#define IT_WBM_FILE 1 /* split over the file's dirtiers (per-file notes), not page by page */
+#define IT_WBM_SHARED 2 /* the file had several dirtiers with bytes not yet written */
 
 /* A noted dirtying: the value of map "dirtied", key struct it_dirty_key. */
 struct it_dirty_key {
@@ -238,7 +262,7 @@ struct it_wb {
 	__u32 file_dev; /* kernel dev_t of the first page's file system (s_dev) */
 	__u32 other_pid; /* the second dirtier's tgid (0: none) */
 	__u8 unknown_why; /* IT_WB_* bits */
-	__u8 pad0;
+	__u8 mode; /* IT_WBM_* bits (0: page by page) */
 	__u16 pad1;
 };
 

@@ -27,6 +27,7 @@ struct it_probe {
 	int loop; /* bpf_loop() (5.17) */
 	int task_regs; /* bpf_task_pt_regs() (5.15): the file IO hooks read the syscall's number */
 	int xchg; /* BPF atomics with fetch, xchg (5.12): else the compat object */
+	unsigned int hz; /* CONFIG_HZ (jiffies per second); 0: not known */
 	char **ksyms; /* text symbols of /proc/kallsyms, sorted; loaded on first need */
 	int nr_ksyms;
 	int ksyms_loaded;

@@ -174,6 +174,8 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 	rd->wake_bytes = ld->ring_bytes / 2;
 	rd->want_iovecs = o->mode == IT_MODE_HOST;
 	rd->keep_all_blocks = !!o->blame; /* -m thinned by the daemon (docs/blame.md) */
+	rd->wb_mode = (uint8_t)ld->wb_mode;
+	rd->jiffy_ns = p->hz ? 1000000000u / p->hz : 0;
 	/* the bench's dispatch floor (docs/bench.md, "Tax"): the syscall hooks, nothing run */
 	env = getenv("IOTRACER_EMPTY_PROGS");
 	rd->empty_progs = env && !strcmp(env, "1");
@@ -529,6 +531,7 @@ int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 
 	it_probe_kernel(&p);
 	ld->path = choose_path(&p, o);
+	ld->wb_mode = choose_wb_mode(o, &p, layers);
 	ld->nr_hooks = NR_HOOKS;
 	ld->hooks = calloc(NR_HOOKS, sizeof(*ld->hooks));
 	if (!ld->hooks) {

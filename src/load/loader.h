@@ -62,6 +62,7 @@ struct it_loader {
 	uint32_t self_tgid;
 	int path; /* the syscall layer's way (loader_int.h IT_PATH_*: file, raw pair, per-syscall) */
 	int kern_hists; /* the BPF side keeps the histograms (else: build them from records) */
+	int wb_mode; /* enum it_wbmode: --writeback as it runs here (it_loader_load) */
 	/* record buffers (size_buffers in loader.c) */
 	int ncpu; /* possible CPUs */
 	uint32_t slot_shift; /* log2(slots per CPU); 0: ring buffer only */

@@ -116,6 +116,19 @@ static const struct cli_option cli_opts[] = {
 		      "pair every syscall runs, exact) or percall (a tracepoint\n"
 		      "pair per traced syscall; skipped runs counted;\n"
 		      "docs/hooks.md, \"The tax\")" },
+	{ .row.name = "writeback",
+	  .row.key = CLI_OPT_WRITEBACK,
+	  .row.arg = "MODE",
+	  .section = "",
+	  .reload = RELOAD_REATTACH,
+	  .val = CLI_V_STR,
+	  F(writeback),
+	  .unset = "pages",
+	  .row.help = "who dirtied a block write's pages: files (the bytes each\n"
+		      "process dirtied in each file, from its write calls; a\n"
+		      "request split over its file's dirtiers), pages (a note\n"
+		      "per dirtied page: exact inside a file, dearer) or off.\n"
+		      "Default: files with --profile always-on, else pages" },
 	{ .row.name = "min-latency",
 	  .row.key = 'm',
 	  .row.arg = "DUR",
@@ -478,6 +491,8 @@ void cli_free(struct it_opts *o)
 	o->profile = NULL;
 	free(o->syscall_hooks);
 	o->syscall_hooks = NULL;
+	free(o->writeback);
+	o->writeback = NULL;
 	free(o->metrics_addr);
 	o->metrics_addr = NULL;
 	if (o->link_key)
