@@ -493,16 +493,16 @@ static __always_inline u64 it_folio_mapping(u64 head, u64 *index)
  * bio->bi_blkg, 4.19+; kernfs_node.id a u64 since 5.5, 67c0496e87d1),
  * 0 without one.
  */
-static __always_inline u64 it_bio_blkcg_id(struct bio *bio)
+static __always_inline u64 it_bio_blkcg_id(struct bio *bio, const bool btf)
 {
 	struct blkcg_gq *blkg;
 
 	if (!bpf_core_field_exists(bio->bi_blkg))
 		return 0;
-	blkg = BPF_CORE_READ(bio, bi_blkg);
+	blkg = IT_RD(btf, bio, bi_blkg);
 	if (!blkg)
 		return 0;
-	return BPF_CORE_READ(blkg, blkcg, css.cgroup, kn, id);
+	return IT_RD(btf, blkg, blkcg, css.cgroup, kn, id);
 }
 
 /*
@@ -547,17 +547,16 @@ static __always_inline u64 it_folio_bytes(struct folio *folio)
 }
 
 /*
- * When an inode went dirty (inode->dirtied_when, in jiffies: the kernel's
- * own page-cache age of the file, set when it goes clean -> dirty), on the
- * clock of now_ns; 0 when not known (no jiffy_ns, or not dirty).
+ * When an inode went dirty, from its dirtied_when (jiffies: the kernel's own
+ * page-cache age of the file, set when it goes clean -> dirty), on the clock
+ * of now_ns; 0 when not known (no jiffy_ns, or not dirty).
  */
-static __always_inline u64 it_inode_dirtied_ns(struct inode *host, u64 now_ns)
+static __always_inline u64 it_inode_dirtied_ns(u64 when, u64 now_ns)
 {
-	u64 when, age;
+	u64 age;
 
 	if (!jiffy_ns)
 		return 0;
-	when = BPF_CORE_READ(host, dirtied_when);
 	age = bpf_jiffies64() - when;
 	if (!when || (s64)age < 0 || age * jiffy_ns >= now_ns)
 		return 0;

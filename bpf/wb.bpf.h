@@ -123,7 +123,7 @@ static __always_inline bool it_wb_owner_ok(struct bio *bio, const bool btf)
 	if (wb_mode == IT_WBMODE_OFF || (IT_RD(btf, bio, bi_opf) & IT_REQ_OP_MASK) != 1)
 		return false; /* not REQ_OP_WRITE */
 	if (wb_mode == IT_WBMODE_FILES)
-		return it_wbf_noted(bio);
+		return it_wbf_noted(bio, btf);
 	return it_bio_first_note(bio) != NULL;
 }
 
@@ -327,17 +327,6 @@ static int it_wb_step(u32 i, void *ctx)
 	return 0;
 }
 
-static __always_inline void it_count_n(u32 idx, u64 n)
-{
-	u64 *v;
-
-	if (!n)
-		return;
-	v = bpf_map_lookup_elem(&counters, &idx);
-	if (v)
-		__sync_fetch_and_add(v, n);
-}
-
 /*
  * Before the record's completion program: a followed write request's pages,
  * per dirtier, into this CPU's wb_stash (rq 0 when it carries no page-cache
@@ -382,7 +371,7 @@ static __always_inline int it_wb_complete(struct request *rq, const bool btf)
 		w->wb.unknown_bytes += rest;
 		it_count_n(IT_CNT_WB_UNK_TRUNC_BYTES, rest);
 	}
-	w->wb.blkcg_id = it_bio_blkcg_id(bio);
+	w->wb.blkcg_id = it_bio_blkcg_id(bio, btf);
 	it_count_n(IT_CNT_WB_FOUND, w->found);
 	it_count_n(IT_CNT_WB_UNKNOWN, w->unknown);
 	it_count_n(IT_CNT_WB_FOUND_BYTES, w->wb.bytes + w->wb.other_bytes);

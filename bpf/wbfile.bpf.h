@@ -74,11 +74,27 @@ struct {
  * nested completions: they never run on each other's entry): a request's
  * split, for its record.
  */
+/*
+ * The split's accumulators live here too, not on the stack: a value read from
+ * a map is unknown to the verifier on every path, so the paths of the split's
+ * branches meet in one state, and the record program's rest is verified once
+ * (with them in registers: ~190k instructions processed, ~0.6 s a program).
+ */
+struct it_wbf_out {
+	struct it_wb wb;
+	u64 b1, b2; /* the two biggest shares so far */
+	u64 l1, l2; /* their dirtiers' last dirtying */
+	u64 rem; /* what the cuts left, to the first dirtier with bytes left */
+	u64 left[IT_WBF_WHO]; /* each dirtier's bytes not yet written */
+	u64 pm; /* the share of the dirtiers beyond the slots */
+	u32 nr; /* dirtiers with bytes left */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 2);
 	__type(key, u32);
-	__type(value, struct it_wb);
+	__type(value, struct it_wbf_out);
 } wbf_out SEC(".maps");
 
 /* A new note (the stack is too small for it). */
@@ -163,12 +179,22 @@ static __always_inline void it_wbf_key_of(struct it_wbf_key *k, struct address_s
 	k->pad = 0;
 }
 
+/* The device whose data a mapping's pages are: its file system's, or a block device's own. */
+static __always_inline u32 it_wbf_fdev(struct address_space *m, const bool btf)
+{
+	struct inode *h = IT_RD(btf, m, host);
+
+	if ((IT_RD(btf, h, i_mode) & S_IFMT) == S_IFBLK)
+		return IT_RD(btf, h, i_rdev);
+	return IT_RD(btf, h, i_sb, s_dev);
+}
+
 /*
  * A traced syscall begins (syscall.bpf.h it_file_begin): a buffered write's
  * dirtying will be noted per file (the task's write_bytes now).
  */
-static __always_inline void it_wbf_begin(struct task_struct *task, struct thread_state *st,
-					 u32 op, u32 flags)
+static __always_inline void it_wbf_begin(struct task_struct *task, struct thread_state *st, u32 op,
+					 u32 flags)
 {
 	bool has;
 
@@ -227,7 +253,7 @@ static __always_inline int it_wbf_dirty(struct folio *folio, struct address_spac
 		}
 		return 0;
 	}
-	if (!it_task_ok())
+	if (!it_task_ok() || (filter_dev && !it_dev_ok(it_wbf_fdev(mapping, btf))))
 		return 0;
 	it_wbf_key_of(&k, mapping, btf);
 	it_wbf_add(&k, folio ? it_folio_bytes(folio) : 1ull << IT_PAGE_SHIFT, bpf_ktime_get_ns());
@@ -235,150 +261,192 @@ static __always_inline int it_wbf_dirty(struct folio *folio, struct address_spac
 }
 
 /* The first page of a bio: its folio's mapping (0: not a page-cache page). */
-static __always_inline u64 it_bio_first_mapping(struct bio *bio)
+static __always_inline u64 it_bio_first_mapping(struct bio *bio, const bool btf)
 {
-	struct bio_vec *v = BPF_CORE_READ(bio, bi_io_vec);
-	u32 idx = BPF_CORE_READ(bio, bi_iter.bi_idx);
-	u64 page = (u64)BPF_CORE_READ(v + idx, bv_page), index;
+	struct bio_vec *v = IT_RD(btf, bio, bi_io_vec);
+	u32 idx = btf ? bio->bi_iter.bi_idx : BPF_CORE_READ(bio, bi_iter.bi_idx);
+	u64 page, index;
 
+	/* a probe read: a BTF pointer takes no variable offset */
+	page = (u64)BPF_CORE_READ(v + idx, bv_page);
 	return page ? it_folio_mapping(it_page_head(page), &index) : 0;
 }
 
 /*
+ * What a write's file says (m its mapping, a BTF pointer when btf): its note's
+ * key, its file system, and the device its pages are the data of (a block
+ * device's own page cache: that device).
+ */
+struct it_wbf_inode {
+	struct it_wbf_key k;
+	u64 dirtied_when;
+	u32 sdev;
+	u32 fdev;
+};
+
+static __always_inline void it_wbf_inode_rd(struct address_space *m, struct it_wbf_inode *o,
+					    const bool btf)
+{
+	struct inode *h = IT_RD(btf, m, host);
+
+	o->k.ino = IT_RD(btf, h, i_ino);
+	o->k.gen = IT_RD(btf, h, i_generation);
+	o->k.pad = 0;
+	o->dirtied_when = IT_RD(btf, h, dirtied_when);
+	o->sdev = IT_RD(btf, h, i_sb, s_dev);
+	o->fdev = it_wbf_fdev(m, btf);
+}
+
+/* The same from a plain mapping address: plain loads where bpf_rdonly_cast (6.2) types it. */
+static __always_inline void it_wbf_inode_of(u64 m, struct it_wbf_inode *o)
+{
+	if (bpf_rdonly_cast)
+		it_wbf_inode_rd(bpf_rdonly_cast((void *)m,
+						bpf_core_type_id_kernel(struct address_space)),
+				o, true);
+	else
+		it_wbf_inode_rd((void *)m, o, false);
+	o->k.mapping = m;
+}
+
+/*
  * At bio queue: a write of page-cache pages (not direct IO, which the caller
- * rules out) keeps its first page's file and when that file went dirty,
- * read now: at completion the inode may be clean, or dirty again.
+ * rules out) keeps its first page's file and when that file went dirty, read
+ * now: at completion the inode may be clean, or dirty again. Pages that are
+ * not the data of the bio's own device (a loop device's backing file or a
+ * stack's member writing an upper device's pages) are carried: their
+ * completion names the dirtiers and leaves the bytes to the upper request.
  */
 static __always_inline void it_wbf_queue(struct bio *bio, struct it_bio_info *bi, const bool btf)
 {
-	struct address_space *m;
+	struct it_wbf_inode f;
+	u64 m;
 
 	if ((IT_RD(btf, bio, bi_opf) & IT_REQ_OP_MASK) != 1) /* REQ_OP_WRITE */
 		return;
-	m = (void *)it_bio_first_mapping(bio);
+	m = it_bio_first_mapping(bio, btf);
 	if (!m)
 		return;
-	bi->wb_mapping = (u64)m;
-	bi->wb_dirtied_ns = it_inode_dirtied_ns(BPF_CORE_READ(m, host), bi->q_ns);
+	it_wbf_inode_of(m, &f);
+	bi->wb_mapping = m;
+	bi->wb_dirtied_ns = it_inode_dirtied_ns(f.dirtied_when, bi->q_ns);
+	bi->wb_carried = f.fdev != it_bio_part_devt(bio, btf);
 	bi->flags |= IT_F_WB;
 }
 
 /* A bio of a file someone the filters keep dirtied (wb.bpf.h it_wb_owner_ok). */
-static __always_inline bool it_wbf_noted(struct bio *bio)
+static __always_inline bool it_wbf_noted(struct bio *bio, const bool btf)
 {
-	struct address_space *m = (void *)it_bio_first_mapping(bio);
-	struct it_wbf_key k;
+	u64 m = it_bio_first_mapping(bio, btf);
+	struct it_wbf_inode f;
 
 	if (!m)
 		return false;
-	it_wbf_key_of(&k, m, false);
-	return bpf_map_lookup_elem(&wbfile, &k) != NULL;
+	it_wbf_inode_of(m, &f);
+	return bpf_map_lookup_elem(&wbfile, &f.k) != NULL;
 }
 
-/* n bytes unknown for reason why (an IT_WB_* bit), counted as the records' sums are. */
-static __always_inline void it_wbf_unknown(struct it_wb *wb, u64 n, u8 why, u32 cnt)
+/* v += n in the per-CPU counters (atomic: completions nest). */
+static __always_inline void it_count_n(u32 idx, u64 n)
 {
-	u32 idx = cnt;
 	u64 *v;
 
 	if (!n)
 		return;
-	wb->unknown_bytes += n;
-	wb->unknown_why |= why;
 	v = bpf_map_lookup_elem(&counters, &idx);
 	if (v)
 		__sync_fetch_and_add(v, n);
 }
 
-/* Index of the biggest of v[] but `not` (IT_WBF_WHO: none). */
-static __always_inline u32 it_wbf_top(const u64 *v, u32 not)
+/* n bytes unknown for reason why (an IT_WB_* bit), counted as the records' sums are. */
+static __always_inline void it_wbf_unknown(struct it_wb *wb, u64 n, u8 why, u32 cnt)
 {
-	u32 top = IT_WBF_WHO;
-	u64 best = 0;
-
-#pragma unroll
-	for (u32 i = 0; i < IT_WBF_WHO; i++)
-		if (i != not && v[i] > best) {
-			best = v[i];
-			top = i;
-		}
-	return top;
+	if (!n)
+		return;
+	wb->unknown_bytes += n;
+	wb->unknown_why |= why;
+	it_count_n(cnt, n);
 }
 
-/* Name the one of slot i (IT_WBF_WHO: none) as the dirtier or the other one. */
-static __always_inline void it_wbf_name(struct it_wb *wb, struct it_wbf *n, u32 i, u64 part,
-					bool first, u64 q_ns)
+/* One dirtier's share part, named in o->wb if it is one of the two biggest so far. */
+static __always_inline void it_wbf_name(struct it_wbf_out *o, const struct it_wbf_who *w, u64 part)
 {
-	u64 last;
-
-	if (i >= IT_WBF_WHO || !part)
-		return;
-	if (first) {
-		wb->dirtier = n->who[i].task;
-		wb->bytes = part;
-	} else {
-		wb->other_pid = n->who[i].task.pid;
-		wb->other_bytes = part;
+	if (part > o->b1) {
+		o->wb.other_pid = o->wb.dirtier.pid;
+		o->b2 = o->b1;
+		o->l2 = o->l1;
+		o->wb.dirtier = w->task;
+		o->b1 = part;
+		o->l1 = w->last_ns;
+	} else if (part > o->b2) {
+		o->wb.other_pid = w->task.pid;
+		o->b2 = part;
+		o->l2 = w->last_ns;
 	}
-	last = n->who[i].last_ns;
-	if (last <= q_ns && last > wb->dirty_last_ns)
-		wb->dirty_last_ns = last;
 }
 
 /*
  * bytes of a write request of the file of note n: split over its dirtiers by
  * what each dirtied and was not yet written (take * left / total, in 64 bits:
- * both cut to 32 significant bits), then counted as written.
+ * both cut to 32 significant bits; what the cuts leave to the first one with
+ * bytes left), then counted as written unless carried.
  */
-static __always_inline void it_wbf_split(struct it_wbf *n, u32 bytes, struct it_wb *wb, u64 q_ns)
+static __always_inline void it_wbf_split(struct it_wbf *n, u32 bytes, struct it_wbf_out *o,
+					 u64 q_ns, bool carried)
 {
-	u64 left[IT_WBF_WHO], part[IT_WBF_WHO], lm, pm, tot, take, sum = 0;
-	u32 nr = 0, sh = 0, a, b;
+	u64 lm, tot, take, part;
+	u32 sh = 0;
 
 	lm = n->many_dirtied > n->many_written ? n->many_dirtied - n->many_written : 0;
 	tot = lm;
+	o->nr = lm != 0;
 #pragma unroll
 	for (int i = 0; i < IT_WBF_WHO; i++) {
-		left[i] = it_wbf_left(&n->who[i]);
-		tot += left[i];
-		nr += left[i] != 0;
+		o->left[i] = it_wbf_left(&n->who[i]);
+		tot += o->left[i];
+		o->nr += o->left[i] != 0;
 	}
-	nr += lm != 0;
 	if (!tot) {
-		it_wbf_unknown(wb, bytes, IT_WB_NOT_NOTED, IT_CNT_WB_UNK_NOT_NOTED_BYTES);
+		it_wbf_unknown(&o->wb, bytes, IT_WB_NOT_NOTED, IT_CNT_WB_UNK_NOT_NOTED_BYTES);
 		return;
 	}
 	take = bytes < tot ? bytes : tot;
 	if (tot >> 32)
 		sh = it_verifier_mask(it_log2(tot) - 31, 31);
-#pragma unroll
-	for (int i = 0; i < IT_WBF_WHO; i++) {
-		part[i] = take * (left[i] >> sh) / (tot >> sh);
-		sum += part[i];
-	}
-	pm = take * (lm >> sh) / (tot >> sh);
-	sum += pm;
-	/* what the cuts left over: to the biggest share, else to `many` */
-	a = it_wbf_top(left, IT_WBF_WHO);
-	if (a < IT_WBF_WHO)
-		part[a] += take - sum;
-	else
-		pm += take - sum;
+	o->pm = take * (lm >> sh) / (tot >> sh);
+	o->rem = take - o->pm;
 #pragma unroll
 	for (int i = 0; i < IT_WBF_WHO; i++)
-		if (part[i])
-			__sync_fetch_and_add(&n->who[i].written, part[i]);
-	if (pm)
-		__sync_fetch_and_add(&n->many_written, pm);
-	a = it_wbf_top(part, IT_WBF_WHO);
-	b = it_wbf_top(part, a);
-	it_wbf_name(wb, n, a, a < IT_WBF_WHO ? part[a] : 0, true, q_ns);
-	it_wbf_name(wb, n, b, b < IT_WBF_WHO ? part[b] : 0, false, q_ns);
-	it_wbf_unknown(wb, take - wb->bytes - wb->other_bytes, IT_WB_MANY,
-		       IT_CNT_WB_UNK_MANY_BYTES);
-	it_wbf_unknown(wb, bytes - take, IT_WB_NOT_NOTED, IT_CNT_WB_UNK_NOT_NOTED_BYTES);
-	if (nr > 1)
-		wb->mode |= IT_WBM_SHARED;
+		o->rem -= take * (o->left[i] >> sh) / (tot >> sh);
+#pragma unroll
+	for (int i = 0; i < IT_WBF_WHO; i++) {
+		part = take * (o->left[i] >> sh) / (tot >> sh);
+		if (o->left[i]) {
+			part += o->rem;
+			o->rem = 0;
+		}
+		if (!part)
+			continue;
+		if (!carried)
+			__sync_fetch_and_add(&n->who[i].written, part);
+		it_wbf_name(o, &n->who[i], part);
+	}
+	o->pm += o->rem;
+	if (o->pm && !carried)
+		__sync_fetch_and_add(&n->many_written, o->pm);
+	o->wb.bytes = o->b1;
+	o->wb.other_bytes = o->b2;
+	if (!o->b2)
+		o->wb.other_pid = 0;
+	/* the newest dirtying of the two named, before the queue (a later one is not this data) */
+	if (o->l1 <= q_ns)
+		o->wb.dirty_last_ns = o->l1;
+	if (o->l2 <= q_ns && o->l2 > o->wb.dirty_last_ns)
+		o->wb.dirty_last_ns = o->l2;
+	it_wbf_unknown(&o->wb, take - o->b1 - o->b2, IT_WB_MANY, IT_CNT_WB_UNK_MANY_BYTES);
+	it_wbf_unknown(&o->wb, bytes - take, IT_WB_NOT_NOTED, IT_CNT_WB_UNK_NOT_NOTED_BYTES);
+	if (o->nr > 1)
+		o->wb.mode |= IT_WBM_SHARED;
 }
 
 /*
@@ -387,36 +455,32 @@ static __always_inline void it_wbf_split(struct it_wbf *n, u32 bytes, struct it_
  * dirtiers, the bio's blkcg (the cgroup io.stat charges) and the file's
  * dirty time, in this program's wbf_out entry. NULL: none.
  */
-static __always_inline struct it_wb *it_wbf_complete(struct request *rq,
-						     const struct it_bio_info *bi, bool second,
-						     const bool btf)
+static __always_inline struct it_wb *
+it_wbf_complete(struct request *rq, const struct it_bio_info *bi, bool second, const bool btf)
 {
-	struct address_space *m = (void *)bi->wb_mapping;
-	u32 idx = second, bytes;
-	struct it_wbf_key k;
+	struct it_wbf_inode f;
+	struct it_wbf_out *o;
+	u32 idx = second;
 	struct it_wbf *n;
 	struct it_wb *wb;
-	u64 *v;
 
-	wb = bpf_map_lookup_elem(&wbf_out, &idx);
-	if (!wb || !m)
+	o = bpf_map_lookup_elem(&wbf_out, &idx);
+	if (!o || !bi->wb_mapping)
 		return NULL;
-	__builtin_memset(wb, 0, sizeof(*wb));
-	bytes = IT_RD(btf, rq, __data_len);
-	it_wbf_key_of(&k, m, false);
+	__builtin_memset(o, 0, sizeof(*o));
+	wb = &o->wb;
+	it_wbf_inode_of(bi->wb_mapping, &f);
 	wb->mode = IT_WBM_FILE;
-	wb->file_dev = BPF_CORE_READ(m, host, i_sb, s_dev);
-	wb->blkcg_id = it_bio_blkcg_id(IT_RD(btf, rq, bio));
+	wb->file_dev = f.sdev;
+	wb->blkcg_id = it_bio_blkcg_id(IT_RD(btf, rq, bio), btf);
 	wb->dirty_first_ns = bi->wb_dirtied_ns;
-	n = bpf_map_lookup_elem(&wbfile, &k);
+	n = bpf_map_lookup_elem(&wbfile, &f.k);
 	if (n)
-		it_wbf_split(n, bytes, wb, bi->q_ns);
+		it_wbf_split(n, IT_RD(btf, rq, __data_len), o, bi->q_ns, bi->wb_carried);
 	else
-		it_wbf_unknown(wb, bytes, IT_WB_NOT_NOTED, IT_CNT_WB_UNK_NOT_NOTED_BYTES);
-	idx = IT_CNT_WB_FOUND_BYTES;
-	v = bpf_map_lookup_elem(&counters, &idx);
-	if (v && wb->bytes + wb->other_bytes)
-		__sync_fetch_and_add(v, wb->bytes + wb->other_bytes);
+		it_wbf_unknown(wb, IT_RD(btf, rq, __data_len), IT_WB_NOT_NOTED,
+			       IT_CNT_WB_UNK_NOT_NOTED_BYTES);
+	it_count_n(IT_CNT_WB_FOUND_BYTES, wb->bytes + wb->other_bytes);
 	return wb;
 }
 

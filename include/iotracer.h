@@ -200,10 +200,15 @@ struct it_bio_info {
 	/*
 	 * A write of page-cache pages under --writeback files (IT_F_WB in
 	 * flags, bpf/wbfile.bpf.h): its first page's mapping, read at queue,
-	 * and when its inode went dirty (inode->dirtied_when; 0: not known).
+	 * when its inode went dirty (inode->dirtied_when; 0: not known), and
+	 * whether the pages are another device's data it carries (a loop
+	 * device's backing file, a stack's member): then it names their
+	 * dirtiers without counting the bytes as the file's written.
 	 */
 	__u64 wb_mapping;
 	__u64 wb_dirtied_ns;
+	__u8 wb_carried;
+	__u8 pad_wb[7];
 };
 
 /*
