@@ -35,7 +35,8 @@ SRCS        := $(wildcard src/*.c src/*/*.c)
 OBJS        := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(SRCS))
 # Pure user-space modules (no libbpf, no skeleton): unit-tested under ASan/UBSan and
 # linked into the tools. What talks to libbpf stays out.
-LOADER_SRCS := src/load/loader.c src/load/hooktab.c src/load/methods.c src/load/hookreport.c
+LOADER_SRCS := src/load/loader.c src/load/hooktab.c src/load/methods.c src/load/hookreport.c \
+	       src/load/mapped.c
 LIBBPF_SRCS := src/main.c $(LOADER_SRCS) src/load/kfeat.c src/load/filters.c src/load/aggmap.c \
 	       src/load/blkstale.c src/service/daemon.c src/service/daemon_metrics.c \
 	       src/service/daemon_reload.c src/top/top.c \
@@ -66,7 +67,7 @@ VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 DEPS_BUILD  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev pkg-config make \
 	       gcc libmicrohttpd-dev libsodium-dev libinih-dev dpkg-dev
 DEPS_RUN    := libbpf1 libelf1 zlib1g libsodium23 libmicrohttpd12 libinih1
-DEPS_TEST   := clang-format fio jq util-linux e2fsprogs procps libaio-dev liburing-dev bpftrace systemd \
+DEPS_TEST   := clang-format fio jq util-linux e2fsprogs procps libaio-dev liburing-dev bpftrace systemd strace \
 	       groff-base man-db prometheus curl qemu-system-x86 libclang-rt-dev lintian \
 	       chromium python3 tmux libbpf-tools nodejs blktrace podman runc busybox-static postgresql
 

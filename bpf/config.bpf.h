@@ -72,6 +72,10 @@ const volatile __u8 sys_of_nr[IT_SYSNR_MAX];
 const volatile __u32 slot_mask; /* slots per CPU - 1; 0: ring buffer only */
 const volatile __u32 slot_shift; /* log2(slots per CPU) */
 const volatile __u64 slot_wake; /* records held by one CPU that wake user space */
+/* The histograms' indices (maps hist_keys, hists): 1 << hist_shift, at most IT_HIST_KEYS. */
+const volatile __u32 hist_shift = 8;
+/* The block aggregation's indices (maps agg_names, agg): 1 << agg_shift, at most IT_AGG_KEYS. */
+const volatile __u32 agg_shift;
 
 /*
  * The filters, which a reload (SIGHUP) changes in place under attached

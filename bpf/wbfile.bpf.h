@@ -346,18 +346,6 @@ static __always_inline bool it_wbf_noted(struct bio *bio, const bool btf)
 	return bpf_map_lookup_elem(&wbfile, &f.k) != NULL;
 }
 
-/* v += n in the per-CPU counters (atomic: completions nest). */
-static __always_inline void it_count_n(u32 idx, u64 n)
-{
-	u64 *v;
-
-	if (!n)
-		return;
-	v = bpf_map_lookup_elem(&counters, &idx);
-	if (v)
-		__sync_fetch_and_add(v, n);
-}
-
 /* n bytes unknown for reason why (an IT_WB_* bit), counted as the records' sums are. */
 static __always_inline void it_wbf_unknown(struct it_wb *wb, u64 n, u8 why, u32 cnt)
 {

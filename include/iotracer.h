@@ -118,7 +118,7 @@ enum it_drop_kind {
 };
 #define IT_NR_DROPS (IT_L_MAX * IT_DROP_KINDS)
 
-/* Event counters: per CPU, map "counters". */
+/* Event counters: per CPU, struct it_cpu_counts. */
 enum it_counter {
 	IT_CNT_BLK_ISSUED = 0, /* followed block requests issued to the driver */
 	IT_CNT_BLK_COMPLETED, /* followed block requests seen completing */
@@ -136,6 +136,18 @@ enum it_counter {
 	IT_CNT_WB_UNK_TRUNC_BYTES, /* IT_WB_TRUNC: the rest of a request the walk did not reach */
 	IT_NR_COUNTERS,
 };
+
+/*
+ * The drop and event counters of one CPU: map "cpu_counts", an entry per
+ * possible CPU, BPF_F_MMAPABLE, so the daemon sums them from its mapping
+ * without a syscall (a map syscall the kernel preempts holds the CPU's
+ * bpf_prog_active, and the per-syscall tracepoints' programs skip their runs
+ * meanwhile: docs/hooks.md "The tax"). A CPU's own cache lines.
+ */
+struct it_cpu_counts {
+	__u64 drops[IT_NR_DROPS]; /* index layer * IT_DROP_KINDS + kind */
+	__u64 counters[IT_NR_COUNTERS]; /* enum it_counter */
+} __attribute__((aligned(64)));
 
 /* Flags on records. */
 #define IT_F_DIO (1u << 0) /* file opened O_DIRECT / iomap direct IO seen */
@@ -405,9 +417,15 @@ struct it_aio_rec {
 	 (nr) * sizeof(struct it_aio_iocb))
 
 /*
- * In-kernel log2 histograms: map "hists", key -> struct it_hist_val, so one
- * hash lookup per finished request updates every stage of its layer.
+ * In-kernel log2 histograms, read by the daemon from its mappings without a
+ * syscall (as struct it_cpu_counts): key -> index in map "hist_idx" (a hash:
+ * one lookup per finished request updates every stage of its layer), the
+ * index's key in map "hist_keys" (BPF_F_MMAPABLE: struct it_hist_idx, used
+ * once published), and the values per CPU in map "hists" (BPF_F_MMAPABLE:
+ * struct it_hist_val at cpu << hist_shift | index). The loader sizes the
+ * number of indices (up to IT_HIST_KEYS) to a memory budget.
  */
+#define IT_HIST_KEYS 256
 struct it_hist_key {
 	__u32 dev; /* kernel dev_t, 0 when not device specific */
 	__u8 layer; /* enum it_layer */
@@ -430,6 +448,12 @@ struct it_hist {
 
 struct it_hist_val {
 	struct it_hist st[IT_ST_MAX]; /* indexed by enum it_stage */
+};
+
+struct it_hist_idx {
+	struct it_hist_key key;
+	__u32 used; /* set last: key is valid */
+	__u32 pad;
 };
 
 /* What a QEMU uprobe saw (it_qemu_rec.ev). */
@@ -531,6 +555,7 @@ struct it_slot_pos {
  * CPU, summed by user space. The key's tgid and cgroup_id are 0 unless the
  * daemon asked for them (agg_keys, IT_AGG_*).
  */
+#define IT_AGG_KEYS 4096 /* indices of the table, at most (the loader sizes it) */
 #define IT_AGG_ON 1 /* aggregate at all */
 #define IT_AGG_TGID 2 /* key by the owner's process (submitter, or dirtier: wb.bpf.h) */
 #define IT_AGG_CGROUP 4 /* key by the owner's cgroup v2 id */
@@ -541,6 +566,20 @@ struct it_agg_key {
 	__u32 dev; /* kernel dev_t */
 	__u8 op; /* enum it_op */
 	__u8 pad[7];
+};
+
+/*
+ * The aggregation is a table of the daemon's mappings, as the histograms: a
+ * key's index in map "agg_idx", the index's key and process name in map
+ * "agg_names" (struct it_agg_idx, used once published), the values per CPU in
+ * map "agg" (struct it_agg_val at cpu << agg_shift | index; its comm is left
+ * to the reader, from agg_names).
+ */
+struct it_agg_idx {
+	struct it_agg_key key;
+	char comm[IT_COMM_LEN]; /* the submitter's when its index was given (with IT_AGG_TGID) */
+	__u32 used; /* set last: key and comm are valid */
+	__u32 pad;
 };
 
 struct it_agg_val {

@@ -94,24 +94,13 @@ static int size_record_buffers(struct it_loader *ld, const struct it_opts *o)
 	return ret;
 }
 
-static void *map_mmap(const struct bpf_map *map, size_t *len)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	size_t n = (size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);
-	void *p;
-
-	*len = (n + page - 1) / page * page;
-	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
 int it_loader_map_slots(struct it_loader *ld, void **slots, void **pos)
 {
 	*slots = *pos = NULL;
 	if (!ld->slot_shift)
 		return 0;
-	ld->slots_mem = map_mmap(ld->skel->maps.slots, &ld->slots_len);
-	ld->pos_mem = map_mmap(ld->skel->maps.slot_pos, &ld->pos_len);
+	ld->slots_mem = ld_map_mmap(ld->skel->maps.slots, &ld->slots_len);
+	ld->pos_mem = ld_map_mmap(ld->skel->maps.slot_pos, &ld->pos_len);
 	if (!ld->slots_mem || !ld->pos_mem)
 		return -errno;
 	*slots = ld->slots_mem;
@@ -456,12 +445,19 @@ static int load_object(struct it_loader *ld, const struct it_opts *o, struct it_
 			it_err_to(err, "cannot set up the thread state map: %s", strerror(-ret));
 		if (!ret)
 			ret = size_record_buffers(ld, o);
+		if (!ret)
+			ret = ld_mapped_size(ld, o);
 		if (ret)
 			return ret;
 		load_log.prog[0] = load_log.why[0] = 0;
 		ret = iotracer_bpf__load(ld->skel);
-		if (!ret)
-			return 0;
+		if (!ret) {
+			ret = ld_mapped_open(ld);
+			if (ret)
+				it_err_to(err, "cannot map the counters and histograms: %s",
+					  strerror(-ret));
+			return ret;
+		}
 		if (tries == LOAD_RETRIES || !drop_failed_hook(ld, p)) {
 			it_err_to(err, "cannot load BPF programs%s%s: %s%s",
 				  load_log.prog[0] ? " at " : "", load_log.prog, strerror(-ret),
@@ -476,29 +472,31 @@ static int load_object(struct it_loader *ld, const struct it_opts *o, struct it_
 /*
  * The syscall layer's way (IT_PATH_*, --syscall-hooks; docs/hooks.md "The
  * tax"). auto: in the file systems where fentry or kprobes work and
- * bpf_task_pt_regs (5.15) reads the syscall's number, else the raw_syscalls
- * pair (exact; every syscall runs it). raw: that pair. percall: the traced
- * syscalls' own tracepoints where tracefs has them (other syscalls run no
- * program; their runs are skipped while the CPU's bpf_prog_active is held,
- * counted in skipped_runs), else the pair.
+ * bpf_task_pt_regs (5.15) reads the syscall's number; else the traced
+ * syscalls' own tracepoints (percall: other syscalls run no program; their
+ * runs are skipped only while the CPU's bpf_prog_active is held, which the
+ * daemon's own periodic reads no longer do: mapped.c) where tracefs has them,
+ * else the raw_syscalls pair (every syscall runs it). raw, percall: that one.
  */
 static int choose_path(struct it_probe *p, const struct it_opts *o)
 {
 	const char *want = o->syscall_hooks ? o->syscall_hooks : "auto";
+	int percall = it_tracefs_event_exists(p, "syscalls", "sys_enter_read");
 
 	if (!strcmp(want, "raw"))
 		return IT_PATH_RAW;
 	if (!strcmp(want, "percall")) {
-		if (it_tracefs_event_exists(p, "syscalls", "sys_enter_read"))
+		if (percall)
 			return IT_PATH_PERCALL;
 		it_warn("--syscall-hooks percall: no per-syscall tracepoints in tracefs here: "
 			"the raw_syscalls pair traces the syscalls");
 		return IT_PATH_RAW;
 	}
 	if ((p->fentry_err && !p->kprobe_ok) || !p->task_regs) {
-		it_debug("syscalls: the raw_syscalls pair (%s)",
+		it_debug("syscalls: %s (%s)",
+			 percall ? "the per-syscall tracepoints" : "the raw_syscalls pair",
 			 p->task_regs ? "no fentry, no kprobes" : "no bpf_task_pt_regs");
-		return IT_PATH_RAW;
+		return percall ? IT_PATH_PERCALL : IT_PATH_RAW;
 	}
 	it_debug("syscalls: traced in the file systems (%s)", p->fentry_err ? "kprobe" : "fentry");
 	return IT_PATH_FILE;
@@ -646,6 +644,7 @@ void it_loader_stop(struct it_loader *ld)
 		munmap(ld->slots_mem, ld->slots_len);
 	if (ld->pos_mem)
 		munmap(ld->pos_mem, ld->pos_len);
+	ld_mapped_close(ld);
 	iotracer_bpf__destroy(ld->skel);
 	free(ld->hooks);
 	memset(ld, 0, sizeof(*ld));

@@ -16,6 +16,7 @@
 #include "load/loader.h"
 
 struct bpf_program;
+struct bpf_map;
 
 /*
  * A hook: one kernel event, with the program names implementing it per
@@ -98,6 +99,12 @@ int choose_wb_mode(const struct it_opts *o, const struct it_probe *p, uint32_t l
 struct bpf_program *prog_by_name(struct it_loader *ld, const char *name);
 /* Autoload exactly the programs of the chosen methods. */
 void set_autoload(struct it_loader *ld, const struct it_opts *o);
+
+/* mapped.c: the maps read from mappings (before load: their sizes; after: the mappings). */
+void *ld_map_mmap(const struct bpf_map *map, size_t *len);
+int ld_mapped_size(struct it_loader *ld, const struct it_opts *o);
+int ld_mapped_open(struct it_loader *ld);
+void ld_mapped_close(struct it_loader *ld);
 
 /* hookreport.c: each asked layer attached something (else an error), or all it tried (else a warning). */
 int check_layers(const struct it_loader *ld, const struct it_opts *o, uint32_t layers, FILE *err);

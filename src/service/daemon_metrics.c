@@ -126,7 +126,7 @@ static int metrics_agg(struct daemon *d, struct agg_row **rows)
 	int nr = 0, depth = d->o->metrics_cg_depth;
 
 	*rows = NULL;
-	if (!d->ld.skel || agg_read(bpf_map__fd(d->ld.skel->maps.agg), &e, &nr) || !nr)
+	if (!d->ld.skel || it_loader_agg(&d->ld, &e, &nr) || !nr)
 		goto out;
 	if (depth >= 0 && !d->cg_labels)
 		d->cg_labels = calloc(1, sizeof(*d->cg_labels));
