@@ -144,9 +144,22 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) include/iotracer.h $(VMLI
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/iotracer.linked.o: $(BPF_OBJS)
+# Line info dropped from the linked objects' .BTF.ext (tools/btfext_noline.c: libbpf
+# keeps a copy of the section for the daemon's life, 93 % of it line info);
+# BPF_LINE_INFO=1 keeps it, for verifier logs with source lines.
+ifeq ($(BPF_LINE_INFO),1)
+NOLINE      :=
+else
+NOLINE       = $(OUTPUT)/btfext_noline $@
+endif
+$(OUTPUT)/btfext_noline: tools/btfext_noline.c | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $< -lelf -o $@
+
+$(OUTPUT)/iotracer.linked.o: $(BPF_OBJS) $(OUTPUT)/btfext_noline
 	$(call msg,LINK,$@)
-	$(Q)$(BPFTOOL) gen object $@ $^
+	$(Q)$(BPFTOOL) gen object $@ $(BPF_OBJS)
+	$(Q)$(NOLINE)
 
 $(OUTPUT)/iotracer.skel.h: $(OUTPUT)/iotracer.linked.o
 	$(call msg,SKEL,$@)
@@ -159,9 +172,11 @@ $(OUTPUT)/%.compat.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) include/iotracer.h
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DIT_BPF_COMPAT -c $< -o $@
 
-$(OUTPUT)/iotracer_compat.linked.o: $(patsubst %.bpf.o,%.compat.bpf.o,$(BPF_OBJS))
+$(OUTPUT)/iotracer_compat.linked.o: $(patsubst %.bpf.o,%.compat.bpf.o,$(BPF_OBJS)) \
+		$(OUTPUT)/btfext_noline
 	$(call msg,LINK,$@)
-	$(Q)$(BPFTOOL) gen object $@ $^
+	$(Q)$(BPFTOOL) gen object $@ $(patsubst %.bpf.o,%.compat.bpf.o,$(BPF_OBJS))
+	$(Q)$(NOLINE)
 
 $(OUTPUT)/iotracer_compat.skel.h: $(OUTPUT)/iotracer_compat.linked.o
 	$(call msg,SKEL,$@)

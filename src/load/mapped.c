@@ -155,7 +155,8 @@ int it_loader_hists(const struct it_loader *ld, it_loader_hist_fn fn, void *ctx)
 		memset(&sum, 0, sizeof(sum));
 		for (int cpu = 0; cpu < ld->ncpu; cpu++)
 			for (int s = 0; s < IT_ST_MAX; s++)
-				hist_add(&sum.st[s], &v[((uint32_t)cpu << ld->hist_shift) | i].st[s]);
+				hist_add(&sum.st[s],
+					 &v[((uint32_t)cpu << ld->hist_shift) | i].st[s]);
 		fn(ctx, &key, &sum);
 		nr++;
 	}

@@ -119,9 +119,9 @@ sync -f "$mnt/a"
 note "writer a $apid write_bytes $awb, writer b $bpid write_bytes $bwb, mmap writer $hpid $hwb"
 
 writer_start wc "$mnt/c" conv=fsync && cpid=$W_PID || fail_all "cannot start writer c"
+kb0=$(fs_kb)
 writer_feed wc "$cpid" 4 cfd || fail_all "writer c did not write 4 MiB"
 cwb=$(io_field "$cpid" write_bytes)
-kb0=$(fs_kb)
 sleep 3
 cwritten=$(($(fs_kb) - kb0))
 exec {cfd}>&- # EOF: dd fsyncs its file, 3 s after its last write returned
@@ -183,7 +183,7 @@ checks() {
 	read -r nage minage cbytes <<<"$ages"
 	note "${pre}fsync of writer c: $nage block writes naming it, youngest dirty_age ${minage} ns, $cbytes bytes"
 	if ((cwritten >= 1024)) && ! within_pct "$cbytes" "$cwb" 2; then
-		skip "${pre}dirty_age" "writer c's pages were written during the 3 s sleep (ext4 wrote $cwritten KiB: a global sync, or another test's vm.dirty_* settings)"
+		skip "${pre}dirty_age" "writer c's pages were written before its fsync (ext4 wrote $cwritten KiB: a global sync, or another test's vm.dirty_* settings)"
 		skip "${pre}hist_age" "as dirty_age"
 	else
 		check "${pre}dirty_age" "fsync's block writes: $nage, min dirty.age_ns $minage (want >= 3e9), bytes $cbytes vs write_bytes $cwb" \
