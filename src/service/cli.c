@@ -112,10 +112,10 @@ static const struct cli_option cli_opts[] = {
 	  .unset = "auto",
 	  .row.help = "the syscall layer's hooks: auto (default: the file systems'\n"
 		      "read/write paths where fentry or kprobes work, so other\n"
-		      "syscalls run no program; else raw), raw (one raw_syscalls\n"
-		      "pair every syscall runs, exact) or percall (a tracepoint\n"
-		      "pair per traced syscall; skipped runs counted;\n"
-		      "docs/hooks.md, \"The tax\")" },
+		      "syscalls run no program; else percall, or raw where tracefs\n"
+		      "lacks it), raw (one raw_syscalls pair every syscall runs,\n"
+		      "exact) or percall (a tracepoint pair per traced syscall;\n"
+		      "skipped runs counted; docs/hooks.md, \"The tax\")" },
 	{ .row.name = "writeback",
 	  .row.key = CLI_OPT_WRITEBACK,
 	  .row.arg = "MODE",
