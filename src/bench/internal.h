@@ -330,7 +330,7 @@ struct check {
 	char unjudged[112]; /* why the value cannot be judged (printed, not MET/MISS); "" */
 };
 
-#define MAX_CHECKS 16
+#define MAX_CHECKS 24
 int collect_checks(const struct bench *b, struct check *c, int max);
 int check_ok(const struct check *c);
 void print_checks(const struct bench *b, FILE *f);
