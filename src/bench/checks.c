@@ -171,8 +171,8 @@ static void checks_iotracer(const struct bench *b, struct checks *cs)
 			 "not judged: no run's layers see an oracle (block: stat, syscall: fio)");
 	add(cs, "iotracer RssAnon, max over runs", rss < 0 ? NAN : (double)rss, 2048, 1, "KiB");
 	rss = max_rss(b, "iotracer-alwayson");
-	add(cs, "iotracer-alwayson RssAnon, max over runs (issue 36)",
-	    rss < 0 ? NAN : (double)rss, 2560, 1, "KiB");
+	add(cs, "iotracer-alwayson RssAnon, max over runs (issue 36)", rss < 0 ? NAN : (double)rss,
+	    2560, 1, "KiB");
 }
 
 /*

@@ -473,11 +473,12 @@ static int load_object(struct it_loader *ld, const struct it_opts *o, struct it_
 /*
  * The syscall layer's way (IT_PATH_*, --syscall-hooks; docs/hooks.md "The
  * tax"). auto: in the file systems where fentry or kprobes work and
- * bpf_task_pt_regs (5.15) reads the syscall's number; else the traced
- * syscalls' own tracepoints (percall: other syscalls run no program; their
- * runs are skipped only while the CPU's bpf_prog_active is held, which the
- * daemon's own periodic reads no longer do: mapped.c) where tracefs has them,
- * else the raw_syscalls pair (every syscall runs it). raw, percall: that one.
+ * bpf_task_pt_regs (5.15) reads the syscall's number; else, where that helper
+ * reads the exit's fd, the traced syscalls' own tracepoints (percall: other
+ * syscalls run no program; their runs are skipped only while the CPU's
+ * bpf_prog_active is held, which the daemon's own periodic reads no longer
+ * do: mapped.c) where tracefs has them; else the raw_syscalls pair (every
+ * syscall runs it: 5.10-5.14). raw, percall: that one.
  */
 static int choose_path(struct it_probe *p, const struct it_opts *o)
 {
@@ -493,10 +494,13 @@ static int choose_path(struct it_probe *p, const struct it_opts *o)
 			"the raw_syscalls pair traces the syscalls");
 		return IT_PATH_RAW;
 	}
-	if ((p->fentry_err && !p->kprobe_ok) || !p->task_regs) {
-		it_debug("syscalls: %s (%s)",
-			 percall ? "the per-syscall tracepoints" : "the raw_syscalls pair",
-			 p->task_regs ? "no fentry, no kprobes" : "no bpf_task_pt_regs");
+	if (!p->task_regs) {
+		it_debug("syscalls: the raw_syscalls pair (no bpf_task_pt_regs)");
+		return IT_PATH_RAW;
+	}
+	if (p->fentry_err && !p->kprobe_ok) {
+		it_debug("syscalls: %s (no fentry, no kprobes)",
+			 percall ? "the per-syscall tracepoints" : "the raw_syscalls pair");
 		return percall ? IT_PATH_PERCALL : IT_PATH_RAW;
 	}
 	it_debug("syscalls: traced in the file systems (%s)", p->fentry_err ? "kprobe" : "fentry");

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
@@ -261,29 +260,6 @@ struct bpf_program *prog_by_name(struct it_loader *ld, const char *name)
 	return name ? bpf_object__find_program_by_name(ld->skel->obj, name) : NULL;
 }
 
-/*
- * libbpf keeps a copy of every program's instructions from the object's
- * open to its close, loaded or not: those of the methods not chosen here
- * (fentry and kprobe slots on a tracepoint-only kernel, the raw_tp twin of
- * each tp_btf program) are most of the object's code, ~0.4 MiB of the
- * daemon's memory. Never loaded, they become two instructions.
- */
-static void drop_unloaded(struct it_loader *ld)
-{
-	static const struct bpf_insn stub[2] = {
-		{ .code = 0xb7 /* BPF_ALU64 | BPF_MOV | BPF_K: r0 = 0 */ },
-		{ .code = 0x95 /* BPF_JMP | BPF_EXIT */ },
-	};
-	struct bpf_program *prog;
-
-	bpf_object__for_each_program(prog, ld->skel->obj)
-	{
-		if (!bpf_program__autoload(prog) &&
-		    bpf_program__set_insns(prog, (struct bpf_insn *)stub, 2))
-			it_debug("cannot drop the instructions of %s", bpf_program__name(prog));
-	}
-}
-
 /* Autoload exactly the programs of the chosen methods. */
 void set_autoload(struct it_loader *ld, const struct it_opts *o)
 {
@@ -316,5 +292,4 @@ void set_autoload(struct it_loader *ld, const struct it_opts *o)
 		if (o->mode == IT_MODE_HOST && is_uprobe(prog))
 			bpf_program__set_autoload(prog, true);
 	}
-	drop_unloaded(ld);
 }
