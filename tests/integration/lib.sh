@@ -525,6 +525,18 @@ tracer_load() {
 	done
 }
 
+# stop_tracers NAME...: stop the tracers saved under NAME... (tracer_save), each one's
+# final summary into $IT_TMP/summary.NAME.json (fail_all without one)
+stop_tracers() {
+	local t
+	for t in "$@"; do
+		tracer_load "$t"
+		stop_tracer || note "${TRACER_WHY:-}"
+		tracer_summary || fail_all "no final summary in the JSON output of tracer $t"
+		cp "$SUMMARY" "$IT_TMP/summary.$t.json"
+	done
+}
+
 # tracer_summary [JSON]: the last final summary object of the run (compact), written to
 # $IT_TMP/summary.json too (SUMMARY). Returns 1 if there is none or the file is not JSON.
 tracer_summary() {

@@ -119,12 +119,7 @@ cluster_pids >>"$IT_TMP/pids"
 sync -f "$PGDATA"
 wait_quiet "$dev" 5
 find "$PGDATA" -xdev -printf '%i\n' | sort -un >"$IT_TMP/inodes"
-for t in F P; do
-	tracer_load "$t"
-	stop_tracer || note "${TRACER_WHY:-}"
-	tracer_summary || fail_all "no final summary in the JSON output of tracer $t"
-	cp "$SUMMARY" "$IT_TMP/summary.$t.json"
-done
+stop_tracers F P
 sort -un "$IT_TMP/pids" -o "$IT_TMP/pids"
 note "$(wc -l <"$IT_TMP/pids") cluster pids, $(wc -l <"$IT_TMP/inodes") data-directory inodes"
 pids=$(jq -Rn '[inputs | tonumber]' "$IT_TMP/pids")

@@ -140,12 +140,7 @@ for ((i = 0; i < 5; i++)); do
 	wb_scrape b || break
 	cmp -s "$IT_TMP/m.a.wb" "$IT_TMP/m.b.wb" && [[ -s $IT_TMP/m.a.wb ]] && break
 done
-for t in F P; do
-	tracer_load "$t"
-	stop_tracer || note "${TRACER_WHY:-}"
-	tracer_summary || fail_all "no final summary in the JSON output of tracer $t"
-	cp "$SUMMARY" "$IT_TMP/summary.$t.json"
-done
+stop_tracers F P
 note "writer c $cpid write_bytes $cwb"
 
 # checks PREFIX JSON SUMMARY BY: the checks of one tracer's phase 1 and 2
@@ -256,9 +251,9 @@ bg_wait "$dpid" 30 || note "writer d exited $BG_RC"
 bg_wait "$epid" 30 || note "writer e exited $BG_RC"
 sync -f "$mnt/d"
 wait_quiet "$dev" 5
+stop_tracers F P
 for t in F P; do
 	tracer_load "$t"
-	stop_tracer || note "${TRACER_WHY:-}"
 	got=$(dirtied_bytes "$TRACER_JSON" "$dpid")
 	other=$(dirtied_bytes "$TRACER_JSON" "$epid")
 	pre=
