@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Block requests aggregated in the kernel, one hash update per completion:
+ * Block requests aggregated in the kernel, one table update per completion:
  * count, bytes, a size histogram, queue and device time and a latency
- * histogram per (cgroup, process, device, op) (struct it_agg_key). What the
- * key holds besides device and op is the daemon's choice (agg_keys): /metrics
- * wants device × op (and the cgroup with --metrics-cgroup-depth), `iotracer
- * top` the process and cgroup: the submitter's, or for a write of page-cache
- * pages their dirtier's (wb.bpf.h). Off (agg_keys 0) unless one of them asked: no
+ * histogram per (cgroup, process, file, device, op) (struct it_agg_key). What
+ * the key holds besides device and op is the daemon's choice (agg_keys):
+ * /metrics wants device × op (and the cgroup with --metrics-cgroup-depth, the
+ * file with --metrics-files), `iotracer top` the process, cgroup and file: the
+ * submitter's, or for a write of page-cache pages their dirtier's (wb.bpf.h). Off (agg_keys 0) unless one of them asked: no
  * cost for the record-only daemon. Counts every request that passed the
  * filters, whatever --sample and --min-latency say.
  */
@@ -63,7 +63,23 @@ static __always_inline u32 it_size_slot(u64 bytes)
 	return it_verifier_mask(k < IT_SIZE_SLOTS ? k : IT_SIZE_SLOTS - 1, IT_SIZE_SLOTS - 1);
 }
 
-static __always_inline struct it_agg_val *it_agg_get(const struct it_task *t, u32 dev, u8 op)
+/*
+ * A new key's cgroup, for the daemon to name while it exists (struct
+ * it_cgroup_rec): through the ring buffer, waking the daemon, which handles it
+ * at once (a container may exit and its cgroup go soon after its IO). One per
+ * new key: rare.
+ */
+static __always_inline void it_agg_note(u64 cgroup_id, u64 now)
+{
+	struct it_cgroup_rec r = { .cgroup_id = cgroup_id, .ts_ns = now };
+
+	it_hdr_init(&r.hdr, IT_REC_CGROUP, sizeof(r));
+	if (bpf_ringbuf_output(&events, &r, sizeof(r), BPF_RB_FORCE_WAKEUP))
+		it_drop(IT_L_BLOCK, IT_DROP_RINGBUF);
+}
+
+static __always_inline struct it_agg_val *it_agg_get(const struct it_task *t, u32 dev, u8 op,
+						     const struct it_bio_info *bi, u64 now)
 {
 	struct it_agg_key key = { .dev = dev, .op = op };
 	u32 mask = (1u << agg_shift) - 1, idx, h;
@@ -75,7 +91,13 @@ static __always_inline struct it_agg_val *it_agg_get(const struct it_task *t, u3
 		key.tgid = t->pid;
 	if (agg_keys & IT_AGG_CGROUP)
 		key.cgroup_id = t->cgroup_id;
-	h = (dev * 0x9e3779b1u) ^ (key.tgid * 0x85ebca6bu) ^ (u32)key.cgroup_id ^ op;
+	if ((agg_keys & IT_AGG_FILE) && bi->ino) {
+		key.ino = bi->ino;
+		key.file_dev = bi->file_dev;
+		key.file_bdev = !!(bi->flags & IT_F_BDEV);
+	}
+	h = (dev * 0x9e3779b1u) ^ (key.tgid * 0x85ebca6bu) ^ (u32)key.cgroup_id ^
+	    ((u32)key.ino * 0xc2b2ae35u) ^ op;
 	got = it_tab_index(&agg_idx, &agg_claim, &key, h, mask, &idx);
 	if (got < 0)
 		goto out;
@@ -87,6 +109,8 @@ static __always_inline struct it_agg_val *it_agg_get(const struct it_task *t, u3
 		if (agg_keys & IT_AGG_TGID)
 			__builtin_memcpy(k->comm, t->comm, IT_COMM_LEN);
 		it_tab_publish(&k->used);
+		if (agg_keys & IT_AGG_NOTE)
+			it_agg_note(t->cgroup_id, now);
 	}
 	idx |= bpf_get_smp_processor_id() << agg_shift;
 	v = bpf_map_lookup_elem(&agg, &idx);
@@ -113,7 +137,7 @@ static __always_inline void it_agg_block(const struct it_bio_info *bi, const str
 	if (!agg_keys)
 		return;
 	bytes = IT_RD(btf, rq, __data_len);
-	v = it_agg_get(owner, dev, op);
+	v = it_agg_get(owner, dev, op, bi, now);
 	if (!v)
 		return;
 	v->count++;

@@ -19,6 +19,7 @@
 #include "inflight.bpf.h"
 #include "progs.bpf.h"
 #include "wbfile.bpf.h"
+#include "names.bpf.h"
 
 /* btf: task is a BTF pointer (read directly, see IT_RD): IT_TASK_BTF for it_current_task(). */
 static __always_inline struct file *it_fd_file(struct task_struct *task, u32 fd, const bool btf)
@@ -210,6 +211,7 @@ it_file_begin(struct task_struct *task, struct thread_state *st, struct file *f,
 	st->dev = id->dev;
 	st->ino = id->ino;
 	st->flags |= id->flags;
+	it_name_file(st, f, id->ino, id->dev, id->flags);
 	st->offset = pos >= 0 ? (u64)pos : (u64)BPF_CORE_READ(f, f_pos);
 	st->bytes = bytes;
 	it_wbf_begin(task, st, op, id->flags);
@@ -373,6 +375,7 @@ struct {
 
 struct aio_loop {
 	struct it_aio_rec *r;
+	struct thread_state *st;
 	struct task_struct *task;
 	u64 user_ptr;
 	u32 nr;
@@ -399,6 +402,27 @@ static __always_inline void it_aio_iov(struct it_aio_iocb *e, u64 vec, u64 nr)
 		if (i < nr)
 			sum += v[i].iov_len;
 	e->nbytes = sum;
+}
+
+/*
+ * A reaped iocb (its user address) of a file the -d / -f filters keep: its fd,
+ * read back from the iocb, which its owner may not reuse before this reap
+ * returns, checked as at submit. Without those filters every reap is kept
+ * (one the submit left out counts in corr's aio_unknown_reap). An iocb whose
+ * fd was closed meanwhile is left out: its request ends unreaped.
+ */
+static __always_inline bool it_aio_reap_ok(struct task_struct *task, u64 uptr)
+{
+	struct it_file_id id = {};
+	struct it_uiocb cb;
+	struct file *f;
+
+	if (!filter_dev && !filter_file)
+		return true;
+	if (bpf_probe_read_user(&cb, sizeof(cb), (void *)uptr))
+		return false;
+	f = it_fd_file(task, cb.aio_fildes, false);
+	return f && it_file_check(f, &id);
 }
 
 /* bpf_loop callback: one iocb (submit) or io_event (reap); verified once. */
@@ -429,6 +453,8 @@ static long it_aio_one(u32 i, void *data)
 		e->fd = cb.aio_fildes;
 		e->dev = id.dev;
 		e->ino = id.ino;
+		e->flags = id.flags & IT_F_BDEV;
+		it_name_file(c->st, f, id.ino, id.dev, id.flags);
 		e->opcode = cb.aio_lio_opcode;
 		if (cb.aio_lio_opcode == IT_IOCB_PREADV || cb.aio_lio_opcode == IT_IOCB_PWRITEV)
 			it_aio_iov(e, cb.aio_buf, cb.aio_nbytes);
@@ -437,7 +463,8 @@ static long it_aio_one(u32 i, void *data)
 	} else {
 		struct it_uevent ev;
 
-		if (bpf_probe_read_user(&ev, sizeof(ev), (void *)(c->user_ptr + i * sizeof(ev))))
+		if (bpf_probe_read_user(&ev, sizeof(ev), (void *)(c->user_ptr + i * sizeof(ev))) ||
+		    !it_aio_reap_ok(c->task, ev.obj))
 			return 0;
 		e->iocb = ev.obj;
 		e->res = ev.res;
@@ -470,12 +497,14 @@ static __always_inline int it_aio_exit(u32 sys, s64 ret)
 	r->ret = ret;
 	r->flags = ret > IT_AIO_BATCH ? IT_F_TRUNC : 0;
 	c.r = r;
+	c.st = st;
 	c.task = it_current_task();
 	c.user_ptr = st->user_ptr;
 	c.submit = sys == IT_SYS_IO_SUBMIT;
 	bpf_loop(ret > IT_AIO_BATCH ? IT_AIO_BATCH : ret, it_aio_one, &c, 0);
 	r->nr = c.nr & (IT_AIO_BATCH * 2 - 1);
-	if (r->nr > IT_AIO_BATCH)
+	/* none of a traced file (-d, -f): no record, as for the other syscalls */
+	if (!r->nr || r->nr > IT_AIO_BATCH)
 		return 0;
 	r->hdr.size = IT_AIO_SIZE(r->nr);
 	if (bpf_ringbuf_output(&events, r, IT_AIO_SIZE(r->nr), it_wake_flags()))
@@ -835,6 +864,11 @@ static __always_inline int it_uring_submit(struct io_kiocb *req, const bool btf)
 	if (st) {
 		st->uring_req = key;
 		st->flags = u.flags;
+		/* no traced syscall is in flight (io_uring_enter's is not one): its bios' file */
+		st->ino = u.ino;
+		st->dev = u.dev;
+		if (f)
+			it_name_file(st, f, u.ino, u.dev, u.flags);
 	}
 	u.submit_ns = bpf_ktime_get_ns();
 	IT_SLOT_PUT(&uring_inflight, &key, u, IT_L_SYSCALL);

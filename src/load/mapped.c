@@ -61,16 +61,25 @@ static int table_size(const struct it_loader *ld, uint32_t shift, struct bpf_map
 	return ret;
 }
 
+/* log2 of the block aggregation's indices the options want (filters.c agg_keys_of's keys). */
+static uint32_t agg_want(const struct it_opts *o)
+{
+	if (o->top || (o->metrics_addr && o->metrics_files > 0))
+		return 14; /* IT_AGG_KEYS: a row per file and owner */
+	if (o->metrics_addr && o->metrics_cg_depth >= 0)
+		return 12; /* per cgroup */
+	return o->metrics_addr ? 8 : 0; /* device x op; or nothing reads it */
+}
+
 /*
  * Before load: an entry of the counters per CPU; the histograms' indices
- * (IT_HIST_KEYS) and the block aggregation's (IT_AGG_KEYS with a cgroup or
- * process key, for --metrics-cgroup-depth and top; 256 for /metrics alone;
- * one when nothing reads it: those options need a restart) within the budget.
+ * (IT_HIST_KEYS) and the block aggregation's (agg_want; one when nothing
+ * reads it: those options need a restart) within the budget.
  */
 int ld_mapped_size(struct it_loader *ld, const struct it_opts *o)
 {
 	struct iotracer_bpf *s = ld->skel;
-	uint32_t agg_max = o->top || o->metrics_cg_depth >= 0 ? 12 : o->metrics_addr ? 8 : 0;
+	uint32_t agg_max = agg_want(o);
 	int ret;
 
 	ld->hist_shift = table_shift(ld, 8, sizeof(struct it_hist_val));

@@ -65,8 +65,10 @@ const char *ct_qos_name(enum ct_qos q);
  *   <root>/var/lib/containers/storage/<driver>-containers/containers.json
  *                                                       id -> names[0] (podman)
  * Each source is read again when its directory's or file's mtime changes,
- * looked at no more than once a second (ten times a second while a lookup
- * misses: a container is named in its runtime's files just before it starts).
+ * looked at no more than once a second; a lookup that misses looks again at
+ * once (at most every 10 ms), then ten times a second while it misses: a
+ * container is named in its runtime's files just before it starts, so its
+ * first request already finds its name.
  */
 struct ct_names;
 
@@ -87,6 +89,13 @@ int ct_names_pod(struct ct_names *n, const char *uid, const char **ns, const cha
 /* A container's name; NULL when no source names it (counted in miss_container). */
 const char *ct_names_container(struct ct_names *n, const char *id);
 void ct_names_stats(const struct ct_names *n, struct ct_names_stats *st);
+/*
+ * A name from elsewhere than the node's files (a recording's, docs/record.md):
+ * a container id's name (pod 0; ns unused) or a pod UID's name and namespace
+ * (pod 1). Such names come before the node's; a later one for the same id
+ * replaces it. 0 or -ENOMEM.
+ */
+int ct_names_add(struct ct_names *n, int pod, const char *id, const char *name, const char *ns);
 
 /*
  * Everything known of a cgroup path, for output: the decoded fields and the

@@ -19,6 +19,7 @@
 
 #define NM_REFRESH_NS 1000000000ull /* sources looked at no more than once a second, */
 #define NM_MISS_NS 100000000ull /* or ten times a second while an id or UID finds no name */
+#define NM_AGAIN_NS 10000000ull /* a miss looks again at once, if the last look is 10 ms old */
 #define NM_FILE_MAX (16u << 20) /* a state file larger than this is skipped (counted) */
 
 /* key -> (a, b): pods: UID -> (namespace, pod); containers: id -> (name, "") */
@@ -36,6 +37,8 @@ enum nm_src { NM_PODS, NM_KLOGS, NM_DOCKER, NM_PODMAN, NM_NR };
 struct ct_names {
 	char root[PATH_MAX];
 	struct nm_map map[NM_NR];
+	/* names from elsewhere (ct_names_add: a recording's): before the sources' */
+	struct nm_map added_pods, added_containers;
 	uint64_t sig[NM_NR]; /* the sources' mtimes at their last scan (0: absent) */
 	uint64_t next_ns, last_ns; /* the next refresh due, the last one done */
 	struct ct_names_stats st;
@@ -290,18 +293,15 @@ sort:
 		qsort(n->map[s].e, n->map[s].n, sizeof(struct nm_ent), ent_cmp);
 }
 
-void ct_names_refresh(struct ct_names *n, int force)
+/* Read again the sources whose signature changed (all: every one). */
+static void refresh(struct ct_names *n, uint64_t now, int all)
 {
-	uint64_t now = it_mono_ns();
-
-	if (!n || (!force && now < n->next_ns))
-		return;
 	n->next_ns = now + NM_REFRESH_NS;
 	n->last_ns = now;
 	for (int s = 0; s < NM_NR; s++) {
 		uint64_t sig = signature(n, s);
 
-		if (sig == n->sig[s] && !force)
+		if (sig == n->sig[s] && !all)
 			continue;
 		n->sig[s] = sig;
 		scan(n, s);
@@ -309,6 +309,15 @@ void ct_names_refresh(struct ct_names *n, int force)
 	}
 	n->st.pods = n->map[NM_PODS].n;
 	n->st.containers = n->map[NM_KLOGS].n + n->map[NM_DOCKER].n + n->map[NM_PODMAN].n;
+}
+
+void ct_names_refresh(struct ct_names *n, int force)
+{
+	uint64_t now = it_mono_ns();
+
+	if (!n || (!force && now < n->next_ns))
+		return;
+	refresh(n, now, force);
 }
 
 struct ct_names *ct_names_new(const char *root)
@@ -336,7 +345,39 @@ void ct_names_free(struct ct_names *n)
 		map_clear(&n->map[s]);
 		free(n->map[s].e);
 	}
+	map_clear(&n->added_pods);
+	free(n->added_pods.e);
+	map_clear(&n->added_containers);
+	free(n->added_containers.e);
 	free(n);
+}
+
+int ct_names_add(struct ct_names *n, int pod, const char *id, const char *name, const char *ns)
+{
+	struct nm_map *m = pod ? &n->added_pods : &n->added_containers;
+	/* as the sources keep them: pods UID -> (namespace, pod), containers id -> (name, "") */
+	const char *a = pod ? (ns ? ns : "") : name, *b = pod ? name : "";
+	struct nm_ent *old = (struct nm_ent *)map_find(m, id);
+
+	if (old) {
+		char *na = strdup(a), *nb = strdup(b);
+
+		if (!na || !nb) {
+			free(na);
+			free(nb);
+			return -ENOMEM;
+		}
+		free(old->a);
+		free(old->b);
+		old->a = na;
+		old->b = nb;
+	} else {
+		if (map_add(m, id, strlen(id), a, strlen(a), b, strlen(b)))
+			return -ENOMEM;
+		qsort(m->e, m->n, sizeof(m->e[0]), ent_cmp);
+	}
+	n->gen++; /* ct_describe's memo is stale */
+	return 0;
 }
 
 /* A new container is named in its runtime's files just before it starts: look sooner. */
@@ -346,12 +387,31 @@ static void missed(struct ct_names *n)
 		n->next_ns = n->last_ns + NM_MISS_NS;
 }
 
+/*
+ * A lookup missed: a container's first request may come before the next refresh
+ * of the file its runtime wrote just before starting it. Look again now (sources
+ * whose mtime changed are read again), at most every NM_AGAIN_NS. 1: looked.
+ */
+static int look_again(struct ct_names *n)
+{
+	uint64_t now = it_mono_ns();
+
+	if (now < n->last_ns + NM_AGAIN_NS)
+		return 0;
+	refresh(n, now, 0);
+	return 1;
+}
+
 int ct_names_pod(struct ct_names *n, const char *uid, const char **ns, const char **pod)
 {
 	const struct nm_ent *e;
 
 	ct_names_refresh(n, 0);
-	e = map_find(&n->map[NM_PODS], uid);
+	e = map_find(&n->added_pods, uid);
+	if (!e)
+		e = map_find(&n->map[NM_PODS], uid);
+	if (!e && look_again(n))
+		e = map_find(&n->map[NM_PODS], uid);
 	if (!e) {
 		n->st.miss_pod++;
 		missed(n);
@@ -362,17 +422,31 @@ int ct_names_pod(struct ct_names *n, const char *uid, const char **ns, const cha
 	return 0;
 }
 
-const char *ct_names_container(struct ct_names *n, const char *id)
+static const char *container_find(struct ct_names *n, const char *id)
 {
 	static const enum nm_src order[] = { NM_KLOGS, NM_PODMAN, NM_DOCKER };
 
-	ct_names_refresh(n, 0);
+	if (map_find(&n->added_containers, id))
+		return map_find(&n->added_containers, id)->a;
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		const struct nm_ent *e = map_find(&n->map[order[i]], id);
 
 		if (e)
 			return e->a;
 	}
+	return NULL;
+}
+
+const char *ct_names_container(struct ct_names *n, const char *id)
+{
+	const char *name;
+
+	ct_names_refresh(n, 0);
+	name = container_find(n, id);
+	if (!name && look_again(n))
+		name = container_find(n, id);
+	if (name)
+		return name;
 	n->st.miss_container++;
 	missed(n);
 	return NULL;

@@ -222,6 +222,11 @@ void out_set_names(struct it_out *out, struct ct_names *names)
 	out->names = names;
 }
 
+void out_set_fnames(struct it_out *out, struct fn_cache *fn)
+{
+	out->fn = fn;
+}
+
 uint64_t out_requests(const struct it_out *out)
 {
 	return out->requests;
@@ -288,6 +293,7 @@ void out_request(const struct corr_req *r, void *ctx)
 		return;
 	make_view(r, &v);
 	out->requests++;
+	out->blocks_apart += (uint64_t)r->nr_blocks_apart;
 	stages_request(&out->stages, r, &v);
 	if (out->json)
 		json_request(out, r, &v);

@@ -65,6 +65,7 @@ struct it_out {
 	int header_done;
 	int error;
 	uint64_t requests;
+	uint64_t blocks_apart; /* block requests past a request's list, written apart */
 	struct jw w; /* JSON lines not written yet (whole lines, no trailing newline) */
 	uint64_t json_lost; /* JSON lines a failed write lost */
 	uint32_t batch_lines; /* JSON lines in out->w */
@@ -77,6 +78,7 @@ struct it_out {
 	struct stages stages; /* per-stage statistics from the requests (stages.c) */
 	struct cg_cache *cg; /* cgroup paths (not owned); NULL: none */
 	struct ct_names *names; /* the node's container and pod names (not owned); NULL: ids only */
+	struct fn_cache *fn; /* file names (not owned); NULL: none */
 	int live_cgroup; /* live lines end with the cgroup path (--cgroup given) */
 };
 

@@ -46,6 +46,11 @@ int recbuf_ring_record(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(struct it_hdr) && ((struct it_hdr *)data)->type == IT_REC_WAKE)
 		return 0;
+	if (b->note && size >= sizeof(struct it_hdr) &&
+	    ((struct it_hdr *)data)->type == IT_REC_CGROUP) {
+		b->note(b->note_ctx, data, size);
+		return 0;
+	}
 	if (recbuf_spill(b, data, size))
 		b->spill_lost++;
 	return 0;

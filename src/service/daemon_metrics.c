@@ -20,7 +20,9 @@
 #include "service/daemon_int.h"
 #include "service/dblame.h"
 #include "load/loader.h"
+#include "service/dnames.h"
 #include "service/metrics.h"
+#include "service/mfiles.h"
 #include "service/metrics_http.h"
 #include "lib/abi.h"
 #include "lib/clock.h"
@@ -116,11 +118,36 @@ void blk_sweep(struct daemon *d)
 		d->blk_swept += n;
 }
 
+/* The cgroup label values, kept across rebuilds (NULL: no memory). */
+static struct agg_labels *cg_labels(struct daemon *d)
+{
+	if (!d->cg_labels && (d->cg_labels = calloc(1, sizeof(*d->cg_labels)))) {
+		d->cg_labels->names = d->names;
+		d->cg_labels->ct_on = d->o->metrics_containers;
+	}
+	return d->cg_labels;
+}
+
+/*
+ * The BPF side's note of a cgroup's first block request (bpf/agg.bpf.h), which
+ * wakes the daemon: its label and container names from the cgroup as it is now.
+ * By the next rebuild a container that did its IO and exited may be gone, and
+ * its name with it.
+ */
+void daemon_cg_note(void *ctx, void *data, size_t size)
+{
+	const struct it_cgroup_rec *r = data;
+	struct daemon *d = ctx;
+
+	if (size >= sizeof(*r) && d->cg && d->o->metrics_cg_depth >= 0 && cg_labels(d))
+		agg_label(r->cgroup_id, d->cg, d->o->metrics_cg_depth, d->cg_labels);
+}
+
 /*
  * The kernel's block aggregation folded into /metrics rows (*rows malloc'd);
  * 0 rows when it is off or unreadable. A re-attach starts it from zero.
  */
-static int metrics_agg(struct daemon *d, struct agg_row **rows)
+static int metrics_agg(struct daemon *d, struct agg_row **rows, FILE *files)
 {
 	struct agg_entry *e = NULL;
 	int nr = 0, depth = d->o->metrics_cg_depth;
@@ -128,10 +155,11 @@ static int metrics_agg(struct daemon *d, struct agg_row **rows)
 	*rows = NULL;
 	if (!d->ld.skel || it_loader_agg(&d->ld, &e, &nr) || !nr)
 		goto out;
-	if (depth >= 0 && !d->cg_labels)
-		d->cg_labels = calloc(1, sizeof(*d->cg_labels));
+	/* --metrics-files: the per-file families, from the same entries */
+	if (d->mfiles && files)
+		mfiles_write(d->mfiles, files, e, nr, dnames_cache(d->fnames));
 	*rows = calloc(nr, sizeof(**rows));
-	if (!*rows || (depth >= 0 && !d->cg_labels)) {
+	if (!*rows || (depth >= 0 && !cg_labels(d))) {
 		nr = 0;
 		goto out;
 	}
@@ -174,16 +202,15 @@ void metrics_tick(struct daemon *d, int force)
 	in.khists = d->sum.v;
 	if (!metrics_proc_read("/proc", "self", &proc))
 		in.proc = &proc;
-	in.nr_agg = metrics_agg(d, &rows);
+	f = open_memstream(&text, &len);
+	if (!f)
+		return;
+	/* the per-file families first: written from the entries before they are folded */
+	in.nr_agg = metrics_agg(d, &rows, f);
 	in.agg = rows;
 	in.agg_cgroups = d->o->metrics_cg_depth >= 0;
 	in.ct_labels = d->o->metrics_containers;
 	in.names = d->names;
-	f = open_memstream(&text, &len);
-	if (!f) {
-		free(rows);
-		return;
-	}
 	metrics_write(f, &in);
 	free(rows);
 	if (d->m && d->mode->metrics)

@@ -230,29 +230,21 @@ static void write_bytes(FILE *f, const struct metrics_in *in)
 }
 
 /*
- * --metrics-containers: the container, pod and namespace of a cgroup label's path
- * (docs/metrics.md): names from the node, else the container id's first 12 digits and
- * the pod's UID; "" where the path names none (and for "other").
+ * --metrics-containers: the container, pod and namespace of a row's cgroup label, as
+ * the label was first named (agg.h), else from its path now (agg_ct_labels).
  */
-static void ct_labels(struct ct_names *names, const char *path, struct metrics_label *l,
+static void ct_labels(struct ct_names *names, const struct agg_row *r, struct metrics_label *l,
 		      char buf[3][CT_NAME_MAX])
 {
-	struct ct_full ct;
+	const char(*ct)[CT_NAME_MAX] = r->ct;
 
-	buf[0][0] = buf[1][0] = buf[2][0] = '\0';
-	if (path) {
-		ct_describe(names, path, &ct);
-		if (ct.container || ct.ci.name[0])
-			snprintf(buf[0], CT_NAME_MAX, "%s",
-				 ct.container ? ct.container : ct.ci.name);
-		else
-			snprintf(buf[0], CT_NAME_MAX, "%.12s", ct.ci.id);
-		snprintf(buf[1], CT_NAME_MAX, "%s", ct.pod ? ct.pod : ct.ci.pod_uid);
-		snprintf(buf[2], CT_NAME_MAX, "%s", ct.pod_ns ? ct.pod_ns : "");
+	if (!ct) {
+		agg_ct_labels(names, r->cgroup, buf);
+		ct = (const char(*)[CT_NAME_MAX])buf;
 	}
-	l[0] = (struct metrics_label){ "container", buf[0] };
-	l[1] = (struct metrics_label){ "pod", buf[1] };
-	l[2] = (struct metrics_label){ "namespace", buf[2] };
+	l[0] = (struct metrics_label){ "container", ct[0] };
+	l[1] = (struct metrics_label){ "pod", ct[1] };
+	l[2] = (struct metrics_label){ "namespace", ct[2] };
 }
 
 static void write_cgroups(FILE *f, const struct metrics_in *in)
@@ -277,7 +269,7 @@ static void write_cgroups(FILE *f, const struct metrics_in *in)
 			char buf[3][CT_NAME_MAX];
 
 			if (in->ct_labels)
-				ct_labels(in->names, r->cgroup, l + 3, buf);
+				ct_labels(in->names, r, l + 3, buf);
 			metrics_sample_u64(f, names[n], l, in->ct_labels ? 6 : 3,
 					   n ? r->v.bytes : r->v.count);
 		}

@@ -22,6 +22,10 @@
 #               (a third dirtier in one request, reason many, is a postgres process too:
 #               the record names two; counted in the notes)
 #   drops       drops.total == 0
+#   wal_files   (issue 38) `report --by file` of the run's recording names WAL segment files
+#               ($PGDATA/pg_wal/<24 hex digits>)
+#   relations   ... and the files of pgbench's four tables, as pg_relation_filepath() gives
+#               them (below $PGDATA)
 # Both ways of --writeback run side by side on the same run, two tracers at once: pages
 # (the default profile's) and files (the always-on profile's, as `--profile always-on -m 0`:
 # its records not thinned); the second's checks carry `files_`. Under files a request of
@@ -33,7 +37,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 it_begin named_pg no_kworker dirtied unknown drops files_named_pg files_no_kworker files_dirtied \
-	files_unknown files_drops
+	files_unknown files_drops wal_files relations
 it_require_all mkfs.ext4 runuser find sync
 
 have_tp writeback/writeback_dirty_folio || have_tp writeback/writeback_dirty_page ||
@@ -98,7 +102,7 @@ cluster_pids() {
 	tr ' ' '\n' <"/proc/$PM/task/$PM/children" 2>/dev/null | grep .
 }
 
-start_tracer -d "$name" || fail_all "$TRACER_WHY"
+start_tracer -d "$name" --record "$IT_TMP/rec" || fail_all "$TRACER_WHY"
 tracer_save P
 start_tracer -d "$name" --profile always-on -m 0 || fail_all "$TRACER_WHY"
 tracer_save F
@@ -119,6 +123,9 @@ cluster_pids >>"$IT_TMP/pids"
 sync -f "$PGDATA"
 wait_quiet "$dev" 5
 find "$PGDATA" -xdev -printf '%i\n' | sort -un >"$IT_TMP/inodes"
+for t in pgbench_accounts pgbench_branches pgbench_tellers pgbench_history; do
+	psql_c "SELECT pg_relation_filepath('$t')"
+done >"$IT_TMP/relations" || fail_all "pg_relation_filepath failed"
 stop_tracers F P
 sort -un "$IT_TMP/pids" -o "$IT_TMP/pids"
 note "$(wc -l <"$IT_TMP/pids") cluster pids, $(wc -l <"$IT_TMP/inodes") data-directory inodes"
@@ -163,5 +170,21 @@ checks() {
 }
 checks "" "$TS_P_JSON" "$IT_TMP/summary.P.json"
 checks files_ "$TS_F_JSON" "$IT_TMP/summary.F.json"
+
+# the files of the run by name (issue 38): its recording, every file of the data directory
+"$IOTRACER" report --by file -n 1000 "$IT_TMP/rec" >"$IT_TMP/byfile.txt" 2>"$IT_TMP/byfile.err" ||
+	note "report --by file failed: $(head -c 200 "$IT_TMP/byfile.err")"
+sed -n '/^top .* files by bytes/,/^$/p' "$IT_TMP/byfile.txt" | awk 'NR > 2 { print $NF }' |
+	sort -u >"$IT_TMP/byfile.names"
+nwal=$(grep -cE "^$PGDATA/pg_wal/[0-9A-F]{24}\$" "$IT_TMP/byfile.names")
+note "report --by file: $(wc -l <"$IT_TMP/byfile.names") files, $nwal WAL segments; top 3:"
+sed -n '/^top .* files by bytes/,/^$/p' "$IT_TMP/byfile.txt" | sed -n '2,5p' | while read -r l; do note "  $l"; done
+check wal_files "$nwal WAL segment files named in report --by file" test "$nwal" -gt 0
+missing=""
+while read -r rel; do
+	grep -qxF "$PGDATA/$rel" "$IT_TMP/byfile.names" || missing+=" $rel"
+done <"$IT_TMP/relations"
+check relations "pgbench's tables ($(tr '\n' ' ' <"$IT_TMP/relations")) named; missing:${missing:- none}" \
+	test -z "$missing"
 
 it_end

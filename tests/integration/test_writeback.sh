@@ -20,8 +20,8 @@
 #               carry all their bytes as unknown with the reason not_noted, and name no
 #               dirtier
 #   dirty_age   a writer dirties 4 MiB, sleeps 3 s, then fsyncs: every block write of its
-#               fsync that names a dirtier has dirty.age_ns >= 3 s, and they carry its
-#               write_bytes within 2 %
+#               fsync (block[], and past 16 those written apart) that names a dirtier has
+#               dirty.age_ns >= 3 s, and they carry its write_bytes within 2 %
 #   hist_age    the summary's block/write hists have stage dirty_age with those requests
 #   by          every block[].dirty says how it was found: "page", or "file" for files_
 #   filter_pid  with -p A, A's writeback is traced (within 2 % of its write_bytes) and none
@@ -172,8 +172,12 @@ checks() {
 			eval '((g > 0 && gunk == g && gnamed == 0))'
 	fi
 
-	ages=$(jq -rn --argjson p "$cpid" "$JQ_BLOCKS"'[inputs | select(.type == "request" and .kind == "syscall"
-		and .pid == $p and .syscall == "fsync") | blocks | select(.op == "write" and .dirty.pid == $p)
+	# the fsync's block[] and, past the 16 it lists, its block requests written apart (parent)
+	ages=$(jq -rn --argjson p "$cpid" "$JQ_BLOCKS"'[inputs | select(.type == "request")] as $r
+		| [$r[] | select(.kind == "syscall" and .pid == $p and .syscall == "fsync") | .id] as $f
+		| [$r[] | select((.kind == "syscall" and (.id as $i | $f | index($i)))
+			or (.kind == "block" and (.parent.id as $i | $i != null and ($f | index($i)))))
+		| blocks | select(.op == "write" and .dirty.pid == $p)
 		| {a: .dirty.age_ns, b: .dirty.bytes}] | "\(length) \(map(.a) | min // 0) \(map(.b) | add // 0)"' "$J")
 	read -r nage minage cbytes <<<"$ages"
 	note "${pre}fsync of writer c: $nage block writes naming it, youngest dirty_age ${minage} ns, $cbytes bytes"
