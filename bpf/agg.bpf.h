@@ -121,22 +121,20 @@ out:
 }
 
 /*
- * A block request completed at now: bi its state, owner the task it counts
- * for (the submitter, or for a write of page-cache pages their dirtier:
- * wb.bpf.h), dev and op as its record says. Nothing is read from rq unless
- * the aggregation is on.
+ * A block request (or an upper bio: stack.bpf.h) of `bytes` completed at
+ * now: bi its state, owner the task it counts for (the submitter, or for a
+ * write of page-cache pages their dirtier: wb.bpf.h), dev and op as its
+ * record says.
  */
-static __always_inline void it_agg_block(const struct it_bio_info *bi, const struct it_task *owner,
-					 u32 dev, u8 op, struct request *rq, const bool btf,
-					 u64 now)
+static __always_inline void it_agg_add(const struct it_bio_info *bi, const struct it_task *owner,
+				       u32 dev, u8 op, u32 bytes, u64 now)
 {
 	struct it_agg_val *v;
 	u64 lat = now - bi->q_ns;
-	u32 k, bytes;
+	u32 k;
 
 	if (!agg_keys)
 		return;
-	bytes = IT_RD(btf, rq, __data_len);
 	v = it_agg_get(owner, dev, op, bi, now);
 	if (!v)
 		return;
@@ -151,6 +149,15 @@ static __always_inline void it_agg_block(const struct it_bio_info *bi, const str
 	}
 	k = it_log2(lat);
 	v->lat[it_verifier_mask(k < IT_LAT_SLOTS ? k : IT_LAT_SLOTS - 1, IT_LAT_SLOTS - 1)]++;
+}
+
+/* A block request: its bytes read from rq only when the aggregation is on. */
+static __always_inline void it_agg_block(const struct it_bio_info *bi, const struct it_task *owner,
+					 u32 dev, u8 op, struct request *rq, const bool btf,
+					 u64 now)
+{
+	if (agg_keys)
+		it_agg_add(bi, owner, dev, op, IT_RD(btf, rq, __data_len), now);
 }
 
 #endif /* IT_AGG_BPF_H */

@@ -35,6 +35,7 @@ enum it_layer {
 	IT_L_SCSI,
 	IT_L_VIRTIO,
 	IT_L_QEMU,
+	IT_L_STACK, /* bio-based devices (dm, md) and partitions above the disks: bpf/stack.bpf.h */
 	IT_L_MAX,
 };
 
@@ -107,6 +108,8 @@ enum it_stage {
 	IT_ST_Q2D, /* block: queue..issue (time in the block layer) */
 	IT_ST_RUNQ, /* runnable, waiting for a CPU, inside a syscall */
 	IT_ST_DIRTY_AGE, /* block write of page-cache pages: oldest page dirtied..queue */
+	IT_ST_Q2R, /* stack: an upper bio queued..its first remap to a member device */
+	IT_ST_M2C, /* stack: the last member's completion..the upper bio's completion */
 	IT_ST_MAX,
 };
 
@@ -140,6 +143,12 @@ enum it_counter {
 	IT_CNT_NAMES, /* name records written (a file named, or named again) */
 	IT_CNT_NAME_FULL, /* files not named: map "named" full (tried again at their next IO) */
 	IT_CNT_NAME_LOST, /* name records lost: ring buffer full (tried again at the next IO) */
+	/* the stack layer (bpf/stack.bpf.h) */
+	IT_CNT_STK_UPPER, /* upper bios followed (queued on a bio-based device) */
+	IT_CNT_STK_UPPER_DONE, /* ... seen completing (block_bio_complete) */
+	IT_CNT_STK_REMAP, /* remaps matched to their upper bio */
+	IT_CNT_STK_NO_UPPER, /* remaps from a followed device whose upper bio was not found */
+	IT_CNT_STK_SPLIT, /* upper bios a stacked driver split and accounts as two IOs (dm) */
 	IT_NR_COUNTERS,
 };
 
@@ -171,6 +180,10 @@ struct it_cpu_counts {
 #define IT_F_SCHED_SW (1u << 12) /* syscall: offcpu_*, waker_* measured (sched_switch hooks) */
 #define IT_F_NO_I (1u << 13) /* block: insert not hooked (no --block-insert): g2d one stage */
 #define IT_F_WB (1u << 14) /* block: a write of page-cache pages, wb says who dirtied them */
+#define IT_F_UPPER (1u << 15) /* block: a bio of a bio-based device (dm, md): stk_* stamps */
+#define IT_F_STK_LOST (1u << 16) /* block: remapped from up_dev, its upper bio not found */
+#define IT_F_UNLISTED \
+	(1u << 17) /* in flight: an upper bio -d does not list, kept for its members */
 /* IT_F_BDEV on a block record: ino/file_dev are a block device node's (file_dev its i_rdev) */
 
 struct it_hdr {
@@ -210,13 +223,33 @@ struct it_bio_info {
 	/* driver layer (driver.bpf.h) */
 	__u8 drv_layer;
 	__u8 drv_opcode;
-	__u16 drv_qid;
-	__u32 drv_tag;
+	union {
+		__u16 drv_qid;
+		__u16 stk_pieces; /* IT_F_UPPER: remaps of it seen */
+	};
+	union {
+		__u32 drv_tag;
+		__u32 stk_bytes; /* IT_F_UPPER: the bio's bytes at queue (the rest after a split) */
+	};
 	__s32 drv_status;
 	__u32 file_dev; /* ino's file system (s_dev), or a block device node's i_rdev */
-	__u64 drv_submit_ns;
-	__u64 drv_kick_ns;
-	__u64 drv_done_ns;
+	/* an upper bio (IT_F_UPPER, stack.bpf.h) has no driver: its stack stamps */
+	union {
+		__u64 drv_submit_ns;
+		__u64 stk_r_ns; /* IT_F_UPPER: its first remap */
+	};
+	union {
+		__u64 drv_kick_ns;
+		__u64 stk_sector; /* IT_F_UPPER: its start sector (keyed in map stk_sect) */
+	};
+	union {
+		__u64 drv_done_ns;
+		__u64 stk_m_ns; /* IT_F_UPPER: its last member's completion */
+	};
+	/* a member of a stack: the upper bio it was remapped from (stack.bpf.h) */
+	__u64 stk_up; /* the upper bio's key in `bios` (0: not found or a partition) */
+	__u32 stk_up_dev; /* the upper device's dev_t (0: not a member) */
+	__u32 stk_up_off; /* sectors from the upper bio's start (IT_STK_PART: a partition) */
 	/*
 	 * A write of page-cache pages under --writeback files (IT_F_WB in
 	 * flags, bpf/wbfile.bpf.h): its first page's mapping, read at queue,
@@ -230,6 +263,13 @@ struct it_bio_info {
 	__u8 wb_carried;
 	__u8 pad_wb[7];
 };
+
+/* stk_up_off / up_off of a partition's request: the partition's sector is sector - its start. */
+#define IT_STK_PART 0xffffu
+/* ... of a raid5 stripe's IO for an upper bio (parity, reads for the parity): no offset */
+#define IT_STK_STRIPE 0xfffeu
+/* ... of a piece further into its upper bio than the record's 16 bits say */
+#define IT_STK_FAR 0xfffdu
 
 /*
  * Who dirtied the page-cache pages a block write carries (bpf/wb.bpf.h):
@@ -354,20 +394,46 @@ struct it_block_rec {
 	__u32 bytes;
 	__u32 flags; /* IT_F_* */
 	__s32 error;
-	__u16 nr_merged; /* bios merged into this request */
+	/*
+	 * Bios merged into this request (0: not reported). In a storage stack
+	 * (bpf/stack.bpf.h), a request remapped from an upper device (up_dev)
+	 * has instead its offset from that upper bio's start, in sectors
+	 * (IT_STK_PART: a partition's request, its sector is this one minus
+	 * the partition's start; IT_STK_STRIPE: a raid5 stripe's IO for the
+	 * upper bio, parity or a read for it; IT_STK_FAR: further than 16 bits
+	 * say). An upper bio that is itself a member (LVM on dm-crypt) names
+	 * its own upper the same way.
+	 */
+	union {
+		__u16 nr_merged;
+		__u16 up_off;
+	};
 	__u8 op; /* enum it_op */
 	__u8 origin; /* enum it_origin */
 	__u32 file_dev; /* kernel dev_t of ino's file system (IT_F_BDEV: the node's i_rdev); 0 */
-	/* driver layer (nvme, scsi, virtio): zero when no driver hook saw it */
-	__u64 drv_submit_ns; /* nvme_setup_cmd / scsi_dispatch_cmd_start / virtio_queue_rq */
+	/*
+	 * driver layer (nvme, scsi, virtio): zero when no driver hook saw it.
+	 * An upper bio (IT_F_UPPER) has no driver: drv_layer is 0 and these
+	 * hold its stack stamps and pieces.
+	 */
+	union {
+		__u64 drv_submit_ns; /* nvme_setup_cmd / scsi_dispatch_cmd_start / virtio_queue_rq */
+		__u64 stk_r_ns; /* IT_F_UPPER: its first remap to a member (0: none seen) */
+	};
 	__u64 drv_kick_ns; /* virtio: virtqueue_notify (exit to the hypervisor) */
-	__u64 drv_done_ns; /* nvme_complete_rq / scsi_dispatch_cmd_done / virtblk done */
-	__u32 drv_tag; /* nvme command id, scsi tag, virtio: 0 */
+	union {
+		__u64 drv_done_ns; /* nvme_complete_rq / scsi_dispatch_cmd_done / virtblk done */
+		__u64 stk_m_ns; /* IT_F_UPPER: its last member's completion (0: none seen) */
+	};
+	union {
+		__u32 drv_tag; /* nvme command id, scsi tag, virtio: 0 */
+		__u32 stk_pieces; /* IT_F_UPPER: remaps of it seen */
+	};
 	__u16 drv_qid; /* nvme queue id, hw queue */
 	__u8 drv_layer; /* IT_L_NVME, IT_L_SCSI, IT_L_VIRTIO; 0 = none */
 	__u8 drv_opcode; /* nvme opcode, scsi cdb[0], virtio: 0 */
 	__s32 drv_status; /* nvme status, scsi result */
-	__u32 pad1;
+	__u32 up_dev; /* the upper device's dev_t in a storage stack (0: none): see up_off */
 	/* a write of page-cache pages (IT_F_WB): who dirtied them (pid 0 and no bytes: not one) */
 	struct it_wb wb;
 };
@@ -446,6 +512,7 @@ enum it_hist_kind {
 	IT_HK_PLAIN = 0, /* sync syscalls; block requests */
 	IT_HK_URING = 1, /* io_uring requests (syscall layer) */
 	IT_HK_AIO = 2, /* libaio requests, io_submit..io_getevents (built in user space) */
+	IT_HK_MEMBER = 3, /* block requests remapped from an upper device (role "member") */
 };
 
 struct it_hist {

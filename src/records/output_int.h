@@ -111,4 +111,7 @@ const char *cgroup_of(const struct it_out *out, uint64_t id);
 void json_dev(struct it_out *out, uint32_t dev);
 void json_request(struct it_out *out, const struct corr_req *r, const struct req_view *v);
 
+/* output_stack.c: r->blocks[i]'s "stack" object, if it is in a stack */
+void json_stack(struct it_out *out, const struct corr_req *r, int i);
+
 #endif /* IT_OUTPUT_INT_H */

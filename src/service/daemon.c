@@ -153,6 +153,10 @@ void read_drops(struct daemon *d, uint64_t *drops)
 	if (cnt[IT_CNT_BLK_ISSUED] > cnt[IT_CNT_BLK_COMPLETED])
 		drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED] =
 			cnt[IT_CNT_BLK_ISSUED] - cnt[IT_CNT_BLK_COMPLETED];
+	/* upper bios (dm, md) queued and never seen ending */
+	if (cnt[IT_CNT_STK_UPPER] > cnt[IT_CNT_STK_UPPER_DONE])
+		drops[IT_L_STACK * IT_DROP_KINDS + IT_DROP_MISSED] =
+			cnt[IT_CNT_STK_UPPER] - cnt[IT_CNT_STK_UPPER_DONE];
 }
 
 static void add_khist(void *ctx, const struct it_hist_key *key, const struct it_hist_val *val)

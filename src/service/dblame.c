@@ -418,6 +418,9 @@ static uint64_t rec_push(struct dblame *d, const struct corr_req *r)
 	e->id = r->id;
 	e->blocks = e->left = (uint32_t)r->nr_blocks;
 	e->acc = -1;
+	/* an upper bio (dm, md) is no victim (dblame_in): it is never split */
+	for (int i = 0; i < r->nr_blocks; i++)
+		e->left -= !!(r->blocks[i]->flags & IT_F_UPPER);
 	return d->head_seq + d->n++ + 1;
 }
 
@@ -498,7 +501,8 @@ void dblame_in(struct blame_in *in, const struct it_block_rec *b, int victim)
 
 	memset(in, 0, sizeof(*in));
 	in->dev = b->dev;
-	in->victim = victim;
+	/* an upper bio (dm, md) waits on its members, which are split on their own devices */
+	in->victim = victim && !(b->flags & IT_F_UPPER);
 	in->q_ns = b->q_ns ? b->q_ns : b->i_ns ? b->i_ns : b->d_ns;
 	in->d_ns = b->d_ns;
 	in->c_ns = b->c_ns;
@@ -524,6 +528,8 @@ void dblame_request(struct dblame *d, const struct corr_req *r)
 	for (int i = 0; i < r->nr_blocks; i++) {
 		uint64_t bad = st->bad;
 
+		if (r->blocks[i]->flags & IT_F_UPPER)
+			continue; /* never in service, its members are split on their devices */
 		dblame_in(&in, r->blocks[i], 1);
 		vm_owner(d, &in);
 		in.tag = tag;
@@ -541,6 +547,10 @@ void dblame_request(struct dblame *d, const struct corr_req *r)
 			}
 		}
 	}
+	/* a request of upper bios alone (its members not recorded) waits for no split */
+	e = rec_of(d, tag);
+	if (e && !e->left && !e->done)
+		rec_done(d, e);
 	rec_expire(d, blame_now(d->b));
 }
 

@@ -676,7 +676,9 @@ static int top_start(struct top *t)
 	 * loaded only when top starts per file (docs/top.md, "How").
 	 */
 	t->direct_files = t->group == TG_FILE;
-	t->o.layers = 1u << IT_L_BLOCK | (t->direct_files ? 1u << IT_L_SYSCALL : 0);
+	/* the stack layer too: a dm/md device's rows, its disks' requests named after their owner */
+	t->o.layers = 1u << IT_L_BLOCK | 1u << IT_L_STACK |
+		      (t->direct_files ? 1u << IT_L_SYSCALL : 0);
 	t->o.top = 1; /* filters.c: the aggregation keyed by process, cgroup and file */
 	/* no per-request records; --blame: a record of every block request */
 	t->o.min_lat_ns = t->blame_on ? 0 : UINT64_MAX;

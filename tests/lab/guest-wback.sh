@@ -82,12 +82,13 @@ if setup; then
 else
 	rc=1
 fi
-for p in $pid $fpid; do
-	stop_pid "$p" iotracer
+# the files daemon first: stop_iotracer says "stopped" once both are
+if [ -n "$fpid" ]; then
+	stop_pid "$fpid" iotracer
 	echo "iotracer_rc $stop_rc"
 	[ "$stop_rc" -eq 0 ] || rc=1
-done
-step stopped
+fi
+stop_iotracer "$pid"
 cat "$W/iostat.txt"
 [ -s "$W/iotracer.err" ] && grep -iE 'error|fail|warn|abort|assert' "$W/iotracer.err" | head -n 5
 send_bundle "$W" out.json files.json iotracer.err cg.txt iostat.txt steps.txt

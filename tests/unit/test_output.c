@@ -1419,7 +1419,7 @@ static void test_summary(void)
 		{ ".drops.fs | [.ringbuf, .inflight, .hist]", "[0,0,0]" },
 		{ "[.drops[] | numbers] | length", "1" }, /* only total is a number */
 		{ "[.drops | to_entries[] | select(.key != \"total\") | .value[]] | add", "8" },
-		{ ".drops | keys | length", "9" }, /* total + IT_L_MAX layers */
+		{ ".drops | keys | length", "10" }, /* total + IT_L_MAX layers */
 		{ ".stages | length", "3" },
 		{ "[.stages[] | .layer + \"/\" + .stage] | sort",
 		  "[\"syscall/offcpu\",\"syscall/runq\",\"syscall/total\"]" },
