@@ -478,7 +478,7 @@ static __always_inline int it_aio_exit(u32 sys, s64 ret)
 	struct thread_state *st = it_state();
 	struct aio_loop c = {};
 	struct it_aio_rec *r;
-	u32 zero = 0;
+	u32 zero = 0, nr;
 
 	if (!st || !st->in_sys || st->sys != sys)
 		return 0;
@@ -502,12 +502,21 @@ static __always_inline int it_aio_exit(u32 sys, s64 ret)
 	c.user_ptr = st->user_ptr;
 	c.submit = sys == IT_SYS_IO_SUBMIT;
 	bpf_loop(ret > IT_AIO_BATCH ? IT_AIO_BATCH : ret, it_aio_one, &c, 0);
-	r->nr = c.nr & (IT_AIO_BATCH * 2 - 1);
+	nr = c.nr & (IT_AIO_BATCH * 2 - 1);
 	/* none of a traced file (-d, -f): no record, as for the other syscalls */
-	if (!r->nr || r->nr > IT_AIO_BATCH)
+	if (!nr)
 		return 0;
-	r->hdr.size = IT_AIO_SIZE(r->nr);
-	if (bpf_ringbuf_output(&events, r, IT_AIO_SIZE(r->nr), it_wake_flags()))
+	/*
+	 * Two tests: clang folds `!nr || nr > BATCH` into one on nr - 1, whose
+	 * bounds the verifier before 6.12's linked scalars does not carry back
+	 * to nr (the size below: "R2 min value is outside...", seen on 6.12).
+	 */
+	barrier_var(nr);
+	if (nr > IT_AIO_BATCH)
+		return 0;
+	r->nr = nr;
+	r->hdr.size = IT_AIO_SIZE(nr);
+	if (bpf_ringbuf_output(&events, r, IT_AIO_SIZE(nr), it_wake_flags()))
 		it_drop(IT_L_SYSCALL, IT_DROP_RINGBUF);
 	return 0;
 }
