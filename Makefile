@@ -36,7 +36,8 @@ SRCS        := $(wildcard src/*.c src/*/*.c)
 OBJS        := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(SRCS))
 # Pure user-space modules (no libbpf, no skeleton): unit-tested under ASan/UBSan and
 # linked into the tools. What talks to libbpf stays out.
-LOADER_SRCS := src/load/loader.c src/load/hooktab.c src/load/methods.c src/load/hookreport.c
+LOADER_SRCS := src/load/loader.c src/load/hooktab.c src/load/methods.c src/load/hookreport.c \
+	       src/load/mapped.c
 LIBBPF_SRCS := src/main.c $(LOADER_SRCS) src/load/kfeat.c src/load/filters.c src/load/aggmap.c \
 	       src/load/blkstale.c src/service/daemon.c src/service/daemon_metrics.c \
 	       src/service/daemon_reload.c src/service/dnames.c src/top/top.c \
@@ -73,7 +74,7 @@ DEPS_RUN    := libbpf1 libelf1 zlib1g libsodium23 libmicrohttpd12 libinih1 libcu
 # Copied into the lab guests with the libraries ldd names (tests/lab/test_stacks.sh): the
 # stacks' userland (this host has no device mapper or md of its own)
 DEPS_GUEST  := dmsetup mdadm
-DEPS_TEST   := clang-format fio jq util-linux e2fsprogs procps libaio-dev liburing-dev bpftrace systemd \
+DEPS_TEST   := clang-format fio jq util-linux e2fsprogs procps libaio-dev liburing-dev bpftrace systemd strace \
 	       groff-base man-db prometheus curl qemu-system-x86 libclang-rt-dev lintian \
 	       chromium python3 tmux libbpf-tools nodejs blktrace podman runc busybox-static postgresql \
 	       clickhouse-server clickhouse-client mmdebstrap openssl $(DEPS_GUEST)
@@ -151,9 +152,22 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) include/iotracer.h $(VMLI
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/iotracer.linked.o: $(BPF_OBJS)
+# Line info dropped from the linked objects' .BTF.ext (tools/btfext_noline.c: libbpf
+# keeps a copy of the section for the daemon's life, 93 % of it line info);
+# BPF_LINE_INFO=1 keeps it, for verifier logs with source lines.
+ifeq ($(BPF_LINE_INFO),1)
+NOLINE      :=
+else
+NOLINE       = $(OUTPUT)/btfext_noline $@
+endif
+$(OUTPUT)/btfext_noline: tools/btfext_noline.c | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $< -lelf -o $@
+
+$(OUTPUT)/iotracer.linked.o: $(BPF_OBJS) $(OUTPUT)/btfext_noline
 	$(call msg,LINK,$@)
-	$(Q)$(BPFTOOL) gen object $@ $^
+	$(Q)$(BPFTOOL) gen object $@ $(BPF_OBJS)
+	$(Q)$(NOLINE)
 
 $(OUTPUT)/iotracer.skel.h: $(OUTPUT)/iotracer.linked.o
 	$(call msg,SKEL,$@)
@@ -166,9 +180,11 @@ $(OUTPUT)/%.compat.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) include/iotracer.h
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DIT_BPF_COMPAT -c $< -o $@
 
-$(OUTPUT)/iotracer_compat.linked.o: $(patsubst %.bpf.o,%.compat.bpf.o,$(BPF_OBJS))
+$(OUTPUT)/iotracer_compat.linked.o: $(patsubst %.bpf.o,%.compat.bpf.o,$(BPF_OBJS)) \
+		$(OUTPUT)/btfext_noline
 	$(call msg,LINK,$@)
-	$(Q)$(BPFTOOL) gen object $@ $^
+	$(Q)$(BPFTOOL) gen object $@ $(patsubst %.bpf.o,%.compat.bpf.o,$(BPF_OBJS))
+	$(Q)$(NOLINE)
 
 $(OUTPUT)/iotracer_compat.skel.h: $(OUTPUT)/iotracer_compat.linked.o
 	$(call msg,SKEL,$@)

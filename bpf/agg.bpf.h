@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Block requests aggregated in the kernel, one hash update per completion:
+ * Block requests aggregated in the kernel, one table update per completion:
  * count, bytes, a size histogram, queue and device time and a latency
  * histogram per (cgroup, process, file, device, op) (struct it_agg_key). What
  * the key holds besides device and op is the daemon's choice (agg_keys):
@@ -18,17 +18,42 @@
 #include "record.bpf.h"
 #include "hist.bpf.h"
 #include "request.bpf.h"
+#include "table.bpf.h"
 
-/* Per CPU, so plain adds; entries on first use (a few hundred for a busy host). */
+/*
+ * A table of the daemon's mappings (table.bpf.h): a key's index, the indices'
+ * keys and names, the values per CPU (plain adds: a CPU's own). The loader
+ * sizes it (agg_shift) for what asks for it, a single index when nothing does.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 4096);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, IT_AGG_KEYS);
 	__type(key, struct it_agg_key);
+	__type(value, u32);
+} agg_idx SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, IT_AGG_KEYS);
+	__type(key, u32);
+	__type(value, u32);
+} agg_claim SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, IT_AGG_KEYS);
+	__type(key, u32);
+	__type(value, struct it_agg_idx);
+} agg_names SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* possible CPUs << agg_shift */
+	__type(key, u32);
 	__type(value, struct it_agg_val);
 } agg SEC(".maps");
-
-static struct it_agg_val zero_agg;
 
 /* Slot of a request size: (2^(k-1), 2^k] bytes, so a 4096-byte request is in le="4096". */
 static __always_inline u32 it_size_slot(u64 bytes)
@@ -57,7 +82,10 @@ static __always_inline struct it_agg_val *it_agg_get(const struct it_task *t, u3
 						     const struct it_bio_info *bi, u64 now)
 {
 	struct it_agg_key key = { .dev = dev, .op = op };
-	struct it_agg_val *v;
+	u32 mask = (1u << agg_shift) - 1, idx, h;
+	struct it_agg_val *v = NULL;
+	struct it_agg_idx *k;
+	int got;
 
 	if (agg_keys & IT_AGG_TGID)
 		key.tgid = t->pid;
@@ -68,18 +96,27 @@ static __always_inline struct it_agg_val *it_agg_get(const struct it_task *t, u3
 		key.file_dev = bi->file_dev;
 		key.file_bdev = !!(bi->flags & IT_F_BDEV);
 	}
-	v = bpf_map_lookup_elem(&agg, &key);
-	if (v)
-		return v;
-	if (!bpf_map_update_elem(&agg, &key, &zero_agg, BPF_NOEXIST) && (agg_keys & IT_AGG_NOTE))
-		it_agg_note(t->cgroup_id, now);
-	v = bpf_map_lookup_elem(&agg, &key);
-	if (!v) {
-		it_drop(IT_L_BLOCK, IT_DROP_HIST);
-		return NULL;
+	h = (dev * 0x9e3779b1u) ^ (key.tgid * 0x85ebca6bu) ^ (u32)key.cgroup_id ^
+	    ((u32)key.ino * 0xc2b2ae35u) ^ op;
+	got = it_tab_index(&agg_idx, &agg_claim, &key, h, mask, &idx);
+	if (got < 0)
+		goto out;
+	if (got) {
+		k = bpf_map_lookup_elem(&agg_names, &idx);
+		if (!k)
+			goto out;
+		k->key = key;
+		if (agg_keys & IT_AGG_TGID)
+			__builtin_memcpy(k->comm, t->comm, IT_COMM_LEN);
+		it_tab_publish(&k->used);
+		if (agg_keys & IT_AGG_NOTE)
+			it_agg_note(t->cgroup_id, now);
 	}
-	if (agg_keys & IT_AGG_TGID)
-		__builtin_memcpy(v->comm, t->comm, IT_COMM_LEN);
+	idx |= bpf_get_smp_processor_id() << agg_shift;
+	v = bpf_map_lookup_elem(&agg, &idx);
+out:
+	if (!v)
+		it_drop(IT_L_BLOCK, IT_DROP_HIST);
 	return v;
 }
 

@@ -155,7 +155,14 @@ static __always_inline int it_bio_piece(struct bio *bio, const struct it_stk_lin
 	bi.origin_id = up->origin_id;
 	bi.ino = up->ino;
 	bi.file_dev = up->file_dev;
-	bi.flags = (up->flags & (IT_F_SAMPLED | IT_F_BDEV)) | IT_F_HAS_Q | unlisted;
+	bi.flags = (up->flags & (IT_F_SAMPLED | IT_F_BDEV | IT_F_WB)) | IT_F_HAS_Q | unlisted;
+	/*
+	 * --writeback files: the upper bio's file; its bytes counted written
+	 * here (a bio-based upper device's bio completes no request), so a
+	 * mirror's second copy finds them written: unknown (docs/hooks.md)
+	 */
+	bi.wb_mapping = up->wb_mapping;
+	bi.wb_dirtied_ns = up->wb_dirtied_ns;
 	bi.stk_up = l->up;
 	bi.stk_up_dev = l->up_dev;
 	bi.stk_up_off = l->up_off;
@@ -191,6 +198,8 @@ static __always_inline int it_bio_own(struct bio *bio, const struct it_stk_link 
 	bi.stk_up_off = l->up_off;
 	if (st && st->in_sys) {
 		/* Inside a traced syscall: it passed every filter already. */
+		if (wb_mode == IT_WBMODE_FILES)
+			it_wbf_flush(st, bi.q_ns); /* an O_SYNC write's own dirtying first */
 		bi.origin = IT_ORIG_SYSCALL;
 		bi.seq = st->seq;
 		bi.ino = st->ino;
@@ -231,6 +240,10 @@ static __always_inline int it_bio_own(struct bio *bio, const struct it_stk_link 
 		it_name_inode(inode, bi.ino, sdev);
 	}
 	bi.flags |= IT_F_HAS_Q | unlisted | (l->flags & IT_F_STK_LOST);
+	/* a write of page-cache pages: its file (not direct IO, which a traced fd says) */
+	if (wb_mode == IT_WBMODE_FILES &&
+	    !(st && (st->in_sys || st->uring_req) && (st->flags & IT_F_DIO)))
+		it_wbf_queue(bio, &bi, btf);
 	it_fill_task(&bi.task);
 	if (unlisted || it_stk_bio_based(bio, btf))
 		it_stk_upper(bio, &bi, btf);
@@ -393,13 +406,20 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	dev = it_rq_devt(rq, btf);
 	if (!p && !it_dev_ok(dev))
 		return 0;
-	/* C: the walk's clock read when it ran first (bpf/wb.bpf.h), else now */
-	if (p) {
+	/*
+	 * C: the page walk's clock read when it ran first (--writeback pages,
+	 * bpf/wb.bpf.h), else now. A per-file split (wbfile.bpf.h) for a write
+	 * of page-cache pages; nothing for any other request.
+	 */
+	wb = NULL;
+	if (p && wb_mode == IT_WBMODE_PAGES) {
 		wb = it_wb_take(rq, bi.q_ns, &now);
 	} else {
-		wb = NULL;
 		now = bpf_ktime_get_ns();
+		if (p && wb_mode == IT_WBMODE_FILES && (bi.flags & IT_F_WB))
+			wb = it_wbf_complete(rq, &bi, second, btf);
 	}
+	bi.flags &= ~IT_F_WB;
 	opf = IT_RD(btf, rq, cmd_flags);
 	/*
 	 * G: the request's allocation time. It may come from the plug's cached

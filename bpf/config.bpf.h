@@ -59,6 +59,10 @@ const volatile __u8 stk_hooked;
  * blame needs the fast ones as culprits; the daemon thins what it writes.
  */
 const volatile __u8 keep_all_blocks;
+/* --writeback: enum it_wbmode (iotracer.h): how block writes name who dirtied their pages */
+const volatile __u8 wb_mode;
+/* ns per jiffy (1e9 / CONFIG_HZ, read by the loader); 0: not known, no per-file dirty age */
+const volatile __u32 jiffy_ns;
 /*
  * Tests only (IOTRACER_TEST_MISS_COMPLETION=N, docs/testing.md): the Nth
  * completion of a followed block request is not seen, as if no program had
@@ -73,6 +77,10 @@ const volatile __u8 sys_of_nr[IT_SYSNR_MAX];
 const volatile __u32 slot_mask; /* slots per CPU - 1; 0: ring buffer only */
 const volatile __u32 slot_shift; /* log2(slots per CPU) */
 const volatile __u64 slot_wake; /* records held by one CPU that wake user space */
+/* The histograms' indices (maps hist_keys, hists): 1 << hist_shift, at most IT_HIST_KEYS. */
+const volatile __u32 hist_shift = 8;
+/* The block aggregation's indices (maps agg_names, agg): 1 << agg_shift, at most IT_AGG_KEYS. */
+const volatile __u32 agg_shift;
 
 /*
  * The filters, which a reload (SIGHUP) changes in place under attached

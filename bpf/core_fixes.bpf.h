@@ -548,16 +548,74 @@ static __always_inline u64 it_folio_mapping(u64 head, u64 *index)
  * bio->bi_blkg, 4.19+; kernfs_node.id a u64 since 5.5, 67c0496e87d1),
  * 0 without one.
  */
-static __always_inline u64 it_bio_blkcg_id(struct bio *bio)
+static __always_inline u64 it_bio_blkcg_id(struct bio *bio, const bool btf)
 {
 	struct blkcg_gq *blkg;
 
 	if (!bpf_core_field_exists(bio->bi_blkg))
 		return 0;
-	blkg = BPF_CORE_READ(bio, bi_blkg);
+	blkg = IT_RD(btf, bio, bi_blkg);
 	if (!blkg)
 		return 0;
-	return BPF_CORE_READ(blkg, blkcg, css.cgroup, kn, id);
+	return IT_RD(btf, blkg, blkcg, css.cgroup, kn, id);
+}
+
+/*
+ * The bytes a task took from clean to dirty so far (task_io_account_write in
+ * folio_account_dirtied; also direct-IO writes): /proc/PID/io write_bytes.
+ * CONFIG_TASK_IO_ACCOUNTING; has_it false without it (the field is gone).
+ */
+static __always_inline u64 it_task_write_bytes(struct task_struct *t, bool *has_it)
+{
+	*has_it = bpf_core_field_exists(t->ioac);
+	if (!*has_it)
+		return 0;
+	return IT_RD(IT_TASK_BTF, t, ioac.write_bytes);
+}
+
+/*
+ * Bytes of a folio (writeback_dirty_folio's: what one clean -> dirty
+ * transition adds to write_bytes). Large folios have PG_head in the first
+ * word (page->flags, 6.18's memdesc_flags_t the same word); the count of
+ * pages moved: _folio_nr_pages (5.16 .. 6.9), then the order in the low byte
+ * of _flags_1 (6.10, when _folio_nr_pages went), and _nr_pages again on
+ * 64-bit (6.14, NR_PAGES_IN_LARGE_FOLIO).
+ */
+struct folio___nrp {
+	unsigned int _folio_nr_pages;
+} __attribute__((preserve_access_index));
+
+static __always_inline u64 it_folio_bytes(struct folio *folio)
+{
+	u64 flags = 0, nr = 1;
+
+	bpf_core_read(&flags, sizeof(flags), folio);
+	if (!(flags & (1ull << bpf_core_enum_value(enum pageflags, PG_head))))
+		return 1ull << IT_PAGE_SHIFT;
+	if (bpf_core_field_exists(folio->_nr_pages))
+		nr = BPF_CORE_READ(folio, _nr_pages);
+	else if (bpf_core_field_exists(((struct folio___nrp *)folio)->_folio_nr_pages))
+		nr = BPF_CORE_READ((struct folio___nrp *)folio, _folio_nr_pages);
+	else if (bpf_core_field_exists(folio->_flags_1))
+		nr = 1ull << (BPF_CORE_READ(folio, _flags_1) & 31);
+	return (nr ?: 1) << IT_PAGE_SHIFT;
+}
+
+/*
+ * When an inode went dirty, from its dirtied_when (jiffies: the kernel's own
+ * page-cache age of the file, set when it goes clean -> dirty), on the clock
+ * of now_ns; 0 when not known (no jiffy_ns, or not dirty).
+ */
+static __always_inline u64 it_inode_dirtied_ns(u64 when, u64 now_ns)
+{
+	u64 age;
+
+	if (!jiffy_ns)
+		return 0;
+	age = bpf_jiffies64() - when;
+	if (!when || (s64)age < 0 || age * jiffy_ns >= now_ns)
+		return 0;
+	return now_ns - age * jiffy_ns;
 }
 
 /*
@@ -624,6 +682,23 @@ static __always_inline bool it_slot_busy_claim(u64 *busy)
 	return false;
 #else
 	return !__sync_lock_test_and_set(busy, 1);
+#endif
+}
+
+/*
+ * *p from old to new if it is old (64-bit cmpxchg, 5.12 too); the compat
+ * build's plain compare and store can lose a race (bpf/wbfile.bpf.h: two
+ * new dirtiers of one file may then share its slot).
+ */
+static __always_inline bool it_cas_u64(u64 *p, u64 old, u64 new)
+{
+#ifdef IT_BPF_COMPAT
+	if (*p != old)
+		return false;
+	*p = new;
+	return true;
+#else
+	return __sync_val_compare_and_swap(p, old, new) == old;
 #endif
 }
 

@@ -114,32 +114,55 @@ static __always_inline int it_fio_exit(u64 key, s64 ret)
 }
 
 /*
+ * The slots' bodies, one BPF subprogram each (not inlined): the object holds
+ * them once, not in 20 slots of four programs (~0.5 MiB of code that libbpf
+ * copies at open whether or not a slot loads: most of the daemon's memory on
+ * a kernel without fentry or kprobes, where none does). A loaded program gets
+ * its copy at load (libbpf appends the subprogram), as inlined; the call
+ * costs a few instructions a run.
+ */
+static __noinline int it_fio_iter_enter_btf(struct kiocb *iocb)
+{
+	return it_fio_enter(iocb->ki_filp, (u64)iocb, IT_FIO_ITER, iocb->ki_pos, 0, true);
+}
+
+static __noinline int it_fio_iter_enter_raw(struct kiocb *iocb, u64 key)
+{
+	return it_fio_enter(BPF_CORE_READ(iocb, ki_filp), key, IT_FIO_ITER,
+			    BPF_CORE_READ(iocb, ki_pos), 0, false);
+}
+
+static __noinline int it_fio_exit_sub(u64 key, s64 ret)
+{
+	return it_fio_exit(key, ret);
+}
+
+/*
  * One ->read_iter / ->write_iter slot: fentry_fio_N, fexit_fio_N (key: the
  * kiocb), kprobe_fio_N, kretprobe_fio_N (key: N + 1; a kretprobe has no
  * arguments, so a method nested in itself ends the record at its inner
  * return: overlayfs over overlayfs on a kprobe-only kernel).
  */
-#define IT_FIO_SLOT(n)                                                                             \
-	SEC("fentry")                                                                              \
-	int BPF_PROG(fentry_fio_##n, struct kiocb *iocb)                                           \
-	{                                                                                          \
-		return it_fio_enter(iocb->ki_filp, (u64)iocb, IT_FIO_ITER, iocb->ki_pos, 0, true); \
-	}                                                                                          \
-	SEC("fexit")                                                                               \
-	int BPF_PROG(fexit_fio_##n, struct kiocb *iocb, struct iov_iter *it, long ret)             \
-	{                                                                                          \
-		return it_fio_exit((u64)iocb, ret);                                                \
-	}                                                                                          \
-	SEC("kprobe")                                                                              \
-	int BPF_KPROBE(kprobe_fio_##n, struct kiocb *iocb)                                         \
-	{                                                                                          \
-		return it_fio_enter(BPF_CORE_READ(iocb, ki_filp), n + 1, IT_FIO_ITER,              \
-				    BPF_CORE_READ(iocb, ki_pos), 0, false);                        \
-	}                                                                                          \
-	SEC("kretprobe")                                                                           \
-	int BPF_KRETPROBE(kretprobe_fio_##n, long ret)                                             \
-	{                                                                                          \
-		return it_fio_exit(n + 1, ret);                                                    \
+#define IT_FIO_SLOT(n)                                                                 \
+	SEC("fentry")                                                                  \
+	int BPF_PROG(fentry_fio_##n, struct kiocb *iocb)                               \
+	{                                                                              \
+		return it_fio_iter_enter_btf(iocb);                                    \
+	}                                                                              \
+	SEC("fexit")                                                                   \
+	int BPF_PROG(fexit_fio_##n, struct kiocb *iocb, struct iov_iter *it, long ret) \
+	{                                                                              \
+		return it_fio_exit_sub((u64)iocb, ret);                                \
+	}                                                                              \
+	SEC("kprobe")                                                                  \
+	int BPF_KPROBE(kprobe_fio_##n, struct kiocb *iocb)                             \
+	{                                                                              \
+		return it_fio_iter_enter_raw(iocb, n + 1);                             \
+	}                                                                              \
+	SEC("kretprobe")                                                               \
+	int BPF_KRETPROBE(kretprobe_fio_##n, long ret)                                 \
+	{                                                                              \
+		return it_fio_exit_sub(n + 1, ret);                                    \
 	}
 
 /* The slots' methods: the FIO_SLOT rows of src/load/hooktab.c's hook table */

@@ -2,7 +2,7 @@
 /*
  * The maps every layer shares: the ring buffer and the per-CPU record
  * buffers (slots, slot_pos) that records leave through, drop and event
- * counters, the histograms, the pid and file filter sets, the sampling
+ * counters and the histograms (mapped by the daemon, as the record buffers), the pid and file filter sets, the sampling
  * counter, and the per-thread state in task storage (struct thread_state,
  * it_state()). A map of one layer, or of the block/driver pair
  * (request.bpf.h), is defined with the code that uses it.
@@ -35,31 +35,50 @@ struct {
 	__type(value, struct it_slot_pos);
 } slot_pos SEC(".maps");
 
+/* Drop and event counters, an entry per CPU (struct it_cpu_counts); sized by the loader. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, IT_NR_DROPS);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* possible CPUs */
 	__type(key, u32);
-	__type(value, u64);
-} drops SEC(".maps");
+	__type(value, struct it_cpu_counts);
+} cpu_counts SEC(".maps");
 
 /*
- * Per CPU, so no atomics; values are 2.6 KB per CPU: allocate on first use,
- * not 1024 up front. User space sums the CPUs.
+ * The histograms (hist.bpf.h; struct it_hist_idx in iotracer.h): a key's
+ * index, the indices' keys, the values per CPU (no atomics: a CPU's own). The
+ * loader sizes hist_keys and hists (hist_shift: log2 of the indices).
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 1024);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, IT_HIST_KEYS);
 	__type(key, struct it_hist_key);
-	__type(value, struct it_hist_val);
-} hists SEC(".maps");
+	__type(value, u32);
+} hist_idx SEC(".maps");
+
+/* An index taken (BPF_NOEXIST claims it: no fetching atomics, so 5.10 has it too). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, IT_HIST_KEYS);
+	__type(key, u32);
+	__type(value, u32);
+} hist_claim SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, IT_NR_COUNTERS);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, IT_HIST_KEYS);
 	__type(key, u32);
-	__type(value, u64);
-} counters SEC(".maps");
+	__type(value, struct it_hist_idx);
+} hist_keys SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* possible CPUs << hist_shift */
+	__type(key, u32);
+	__type(value, struct it_hist_val);
+} hists SEC(".maps");
 
 /*
  * -p pids; the value is the generation that added them (src/load/filters.c):
@@ -110,6 +129,14 @@ struct thread_state {
 	u64 uring_req; /* io_kiocb being submitted by this thread */
 	u64 wb_ino; /* inode under flusher writeback by this thread */
 	u64 user_ptr; /* io_submit: iocb **; io_getevents: io_event * */
+	/*
+	 * --writeback files (wbfile.bpf.h): a buffered write call's dirtying,
+	 * noted per file at its exit: the task's ioac.write_bytes at its enter
+	 * (or at the last note), and the file of the first page it dirtied.
+	 */
+	u64 wbf_bytes0;
+	u64 wbf_mapping; /* 0: none dirtied yet */
+	u64 wbf_ino;
 	struct it_bufs bufs; /* fd read/write: the user buffer(s) */
 	u32 dev;
 	u32 flags;
@@ -118,11 +145,13 @@ struct thread_state {
 	u32 dio_count;
 	u32 waker_tid;
 	u32 fd; /* the fd syscall in flight's fd: its exit must name the same one */
+	u32 wbf_gen; /* i_generation of wbf_mapping's inode */
 	u16 sys; /* enum it_sys of the syscall in flight */
 	u8 in_sys; /* a traced syscall is in flight */
 	u8 op;
 	u8 out_blocked;
 	u8 in_uring_enter;
+	u8 wbf_write; /* in a traced buffered write: its dirtying is noted at exit, per file */
 	char waker_comm[IT_COMM_LEN];
 	/* the last file this thread's records named (names.bpf.h it_name_file) */
 	u64 name_ino;

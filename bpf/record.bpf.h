@@ -16,26 +16,42 @@
 #include "maps.bpf.h"
 #include "core_fixes.bpf.h"
 
+/* This CPU's drop and event counters (struct it_cpu_counts), or NULL. */
+static __always_inline struct it_cpu_counts *it_cpu_counts(void)
+{
+	u32 cpu = bpf_get_smp_processor_id();
+
+	return bpf_map_lookup_elem(&cpu_counts, &cpu);
+}
+
 static __always_inline void it_drop(u32 layer, u32 kind)
 {
+	struct it_cpu_counts *c = it_cpu_counts();
 	u32 idx = layer * IT_DROP_KINDS + kind;
-	u64 *v = bpf_map_lookup_elem(&drops, &idx);
 
-	if (v)
-		__sync_fetch_and_add(v, 1); /* programs can nest on one CPU */
+	if (c && idx < IT_NR_DROPS)
+		__sync_fetch_and_add(&c->drops[idx], 1); /* programs can nest on one CPU */
 }
 
 /*
- * Atomic although per CPU: a completion in an interrupt may nest inside a
- * completion program counting on this CPU, and a plain += would lose one of
- * the two increments (a false block.missed).
+ * counter idx (enum it_counter) += n. Atomic although per CPU: a completion in
+ * an interrupt may nest inside a completion program counting on this CPU, and
+ * a plain += would lose one of the two increments (a false block.missed).
  */
+static __always_inline void it_count_n(u32 idx, u64 n)
+{
+	struct it_cpu_counts *c;
+
+	if (!n || idx >= IT_NR_COUNTERS)
+		return;
+	c = it_cpu_counts();
+	if (c)
+		__sync_fetch_and_add(&c->counters[idx], n);
+}
+
 static __always_inline void it_count(u32 idx)
 {
-	u64 *v = bpf_map_lookup_elem(&counters, &idx);
-
-	if (v)
-		__sync_fetch_and_add(v, 1);
+	it_count_n(idx, 1);
 }
 
 /*

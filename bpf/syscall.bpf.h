@@ -18,6 +18,7 @@
 #include "filter.bpf.h"
 #include "inflight.bpf.h"
 #include "progs.bpf.h"
+#include "wbfile.bpf.h"
 #include "names.bpf.h"
 
 /* btf: task is a BTF pointer (read directly, see IT_RD): IT_TASK_BTF for it_current_task(). */
@@ -213,6 +214,7 @@ it_file_begin(struct task_struct *task, struct thread_state *st, struct file *f,
 	it_name_file(st, f, id->ino, id->dev, id->flags);
 	st->offset = pos >= 0 ? (u64)pos : (u64)BPF_CORE_READ(f, f_pos);
 	st->bytes = bytes;
+	it_wbf_begin(task, st, op, id->flags);
 	/* a vectored call's buffers are read from user memory only for host mode's join */
 	if (vlen && want_iovecs)
 		it_iov_bufs(&st->bufs, buf, vlen);
@@ -264,6 +266,10 @@ static __always_inline int it_fd_exit(u32 sys, u32 fd, s64 ret)
 		return 0;
 	st->in_sys = 0;
 	now = bpf_ktime_get_ns();
+	if (wb_mode == IT_WBMODE_FILES) {
+		it_wbf_flush(st, now); /* what a buffered write dirtied, per file */
+		st->wbf_write = 0;
+	}
 	lat = now - st->enter_ns;
 	flags = st->flags | (st->dio_count ? IT_F_DIO : 0);
 	if (sched_counters) {
@@ -472,7 +478,7 @@ static __always_inline int it_aio_exit(u32 sys, s64 ret)
 	struct thread_state *st = it_state();
 	struct aio_loop c = {};
 	struct it_aio_rec *r;
-	u32 zero = 0;
+	u32 zero = 0, nr;
 
 	if (!st || !st->in_sys || st->sys != sys)
 		return 0;
@@ -496,12 +502,21 @@ static __always_inline int it_aio_exit(u32 sys, s64 ret)
 	c.user_ptr = st->user_ptr;
 	c.submit = sys == IT_SYS_IO_SUBMIT;
 	bpf_loop(ret > IT_AIO_BATCH ? IT_AIO_BATCH : ret, it_aio_one, &c, 0);
-	r->nr = c.nr & (IT_AIO_BATCH * 2 - 1);
+	nr = c.nr & (IT_AIO_BATCH * 2 - 1);
 	/* none of a traced file (-d, -f): no record, as for the other syscalls */
-	if (!r->nr || r->nr > IT_AIO_BATCH)
+	if (!nr)
 		return 0;
-	r->hdr.size = IT_AIO_SIZE(r->nr);
-	if (bpf_ringbuf_output(&events, r, IT_AIO_SIZE(r->nr), it_wake_flags()))
+	/*
+	 * Two tests: clang folds `!nr || nr > BATCH` into one on nr - 1, whose
+	 * bounds the verifier before 6.12's linked scalars does not carry back
+	 * to nr (the size below: "R2 min value is outside...", seen on 6.12).
+	 */
+	barrier_var(nr);
+	if (nr > IT_AIO_BATCH)
+		return 0;
+	r->nr = nr;
+	r->hdr.size = IT_AIO_SIZE(nr);
+	if (bpf_ringbuf_output(&events, r, IT_AIO_SIZE(nr), it_wake_flags()))
 		it_drop(IT_L_SYSCALL, IT_DROP_RINGBUF);
 	return 0;
 }

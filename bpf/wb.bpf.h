@@ -2,7 +2,9 @@
 /*
  * Buffered writes followed to the disk. A write() dirties the page cache and
  * returns; a flusher, sync, fsync or reclaim writes the pages out later, in
- * another task. The owner of such a block write is whoever dirtied its pages:
+ * another task. The owner of such a block write is whoever dirtied its pages.
+ * Two ways (rodata wb_mode, --writeback): per file (wbfile.bpf.h, the
+ * always-on profile's), or page by page (here, the full profile's):
  *
  * - When a page (folio) goes clean -> dirty, the writeback_dirty_folio
  *   tracepoint (writeback_dirty_page before 5.17) runs in the dirtying task:
@@ -34,6 +36,7 @@
 #include "filter.bpf.h"
 #include "progs.bpf.h"
 #include "request.bpf.h"
+#include "wbfile.bpf.h"
 
 /* 64 Ki dirty folios: 256 MiB of 4 KiB pages, ~10 MiB of kernel memory (two dirtyings each). */
 #define IT_WB_NOTES 65536
@@ -73,11 +76,15 @@ static __always_inline int it_dirty_note(struct address_space *mapping, u64 inde
 static __always_inline int it_dirty_folio(struct folio *folio, struct address_space *mapping,
 					  const bool btf)
 {
+	if (wb_mode == IT_WBMODE_FILES)
+		return it_wbf_dirty(folio, mapping, btf);
 	return it_dirty_note(mapping, IT_RD(btf, folio, index));
 }
 
 static __always_inline int it_dirty_page(struct page *page, struct address_space *mapping)
 {
+	if (wb_mode == IT_WBMODE_FILES)
+		return it_wbf_dirty(NULL, mapping, false);
 	return it_dirty_note(mapping, BPF_CORE_READ((struct page___old *)page, index));
 }
 
@@ -113,8 +120,10 @@ static __always_inline struct it_dirty *it_bio_first_note(struct bio *bio)
  */
 static __always_inline bool it_wb_owner_ok(struct bio *bio, const bool btf)
 {
-	if ((IT_RD(btf, bio, bi_opf) & IT_REQ_OP_MASK) != 1) /* REQ_OP_WRITE */
-		return false;
+	if (wb_mode == IT_WBMODE_OFF || (IT_RD(btf, bio, bi_opf) & IT_REQ_OP_MASK) != 1)
+		return false; /* not REQ_OP_WRITE */
+	if (wb_mode == IT_WBMODE_FILES)
+		return it_wbf_noted(bio, btf);
 	return it_bio_first_note(bio) != NULL;
 }
 
@@ -318,17 +327,6 @@ static int it_wb_step(u32 i, void *ctx)
 	return 0;
 }
 
-static __always_inline void it_count_n(u32 idx, u64 n)
-{
-	u64 *v;
-
-	if (!n)
-		return;
-	v = bpf_map_lookup_elem(&counters, &idx);
-	if (v)
-		__sync_fetch_and_add(v, n);
-}
-
 /*
  * Before the record's completion program: a followed write request's pages,
  * per dirtier, into this CPU's wb_stash (rq 0 when it carries no page-cache
@@ -344,8 +342,9 @@ static __always_inline int it_wb_complete(struct request *rq, const bool btf)
 	u32 zero = 0;
 	u64 key;
 
-	if ((IT_RD(btf, rq, cmd_flags) & IT_REQ_OP_MASK) != 1) /* REQ_OP_WRITE */
-		return 0;
+	/* attached under --writeback pages only */
+	if (wb_mode != IT_WBMODE_PAGES || (IT_RD(btf, rq, cmd_flags) & IT_REQ_OP_MASK) != 1)
+		return 0; /* not REQ_OP_WRITE */
 	bio = IT_RD(btf, rq, bio);
 	key = (u64)bio;
 	bi = IT_SLOT_GET(&bios, key, struct it_bio_info);
@@ -372,7 +371,7 @@ static __always_inline int it_wb_complete(struct request *rq, const bool btf)
 		w->wb.unknown_bytes += rest;
 		it_count_n(IT_CNT_WB_UNK_TRUNC_BYTES, rest);
 	}
-	w->wb.blkcg_id = it_bio_blkcg_id(bio);
+	w->wb.blkcg_id = it_bio_blkcg_id(bio, btf);
 	it_count_n(IT_CNT_WB_FOUND, w->found);
 	it_count_n(IT_CNT_WB_UNKNOWN, w->unknown);
 	it_count_n(IT_CNT_WB_FOUND_BYTES, w->wb.bytes + w->wb.other_bytes);

@@ -123,7 +123,7 @@ enum it_drop_kind {
 };
 #define IT_NR_DROPS (IT_L_MAX * IT_DROP_KINDS)
 
-/* Event counters: per CPU, map "counters". */
+/* Event counters: per CPU, struct it_cpu_counts. */
 enum it_counter {
 	IT_CNT_BLK_ISSUED = 0, /* followed block requests issued to the driver */
 	IT_CNT_BLK_COMPLETED, /* followed block requests seen completing */
@@ -151,6 +151,18 @@ enum it_counter {
 	IT_CNT_STK_SPLIT, /* upper bios a stacked driver split and accounts as two IOs (dm) */
 	IT_NR_COUNTERS,
 };
+
+/*
+ * The drop and event counters of one CPU: map "cpu_counts", an entry per
+ * possible CPU, BPF_F_MMAPABLE, so the daemon sums them from its mapping
+ * without a syscall (a map syscall the kernel preempts holds the CPU's
+ * bpf_prog_active, and the per-syscall tracepoints' programs skip their runs
+ * meanwhile: docs/hooks.md "The tax"). A CPU's own cache lines.
+ */
+struct it_cpu_counts {
+	__u64 drops[IT_NR_DROPS]; /* index layer * IT_DROP_KINDS + kind */
+	__u64 counters[IT_NR_COUNTERS]; /* enum it_counter */
+} __attribute__((aligned(64)));
 
 /* Flags on records. */
 #define IT_F_DIO (1u << 0) /* file opened O_DIRECT / iomap direct IO seen */
@@ -238,6 +250,18 @@ struct it_bio_info {
 	__u64 stk_up; /* the upper bio's key in `bios` (0: not found or a partition) */
 	__u32 stk_up_dev; /* the upper device's dev_t (0: not a member) */
 	__u32 stk_up_off; /* sectors from the upper bio's start (IT_STK_PART: a partition) */
+	/*
+	 * A write of page-cache pages under --writeback files (IT_F_WB in
+	 * flags, bpf/wbfile.bpf.h): its first page's mapping, read at queue,
+	 * when its inode went dirty (inode->dirtied_when; 0: not known), and
+	 * whether the pages are another device's data it carries (a loop
+	 * device's backing file, a stack's member): then it names their
+	 * dirtiers without counting the bytes as the file's written.
+	 */
+	__u64 wb_mapping;
+	__u64 wb_dirtied_ns;
+	__u8 wb_carried;
+	__u8 pad_wb[7];
 };
 
 /* stk_up_off / up_off of a partition's request: the partition's sector is sector - its start. */
@@ -257,6 +281,23 @@ struct it_bio_info {
 #define IT_WB_REDIRTIED 2 /* dirtied again after the request was queued, twice: both notes newer */
 #define IT_WB_MANY 4 /* a third dirtier (or more) in one request */
 #define IT_WB_TRUNC 8 /* more pages than one walk reads (IT_WB_MAX_VECS) */
+
+/*
+ * --writeback: how block writes of page-cache pages find who dirtied them
+ * (rodata wb_mode; docs/hooks.md "Writeback"). off: not at all; files: the
+ * bytes each process dirtied in each file, from its write calls' write_bytes
+ * (per-file notes); pages: a note per dirtied page and a walk of each write
+ * request's pages.
+ */
+enum it_wbmode {
+	IT_WBMODE_OFF = 0,
+	IT_WBMODE_FILES,
+	IT_WBMODE_PAGES,
+};
+
+/* struct it_wb.mode: how the dirtiers were found (--writeback, docs/json.md) */
+#define IT_WBM_FILE 1 /* split over the file's dirtiers (per-file notes), not page by page */
+#define IT_WBM_SHARED 2 /* the file had several dirtiers with bytes not yet written */
 
 /* A noted dirtying: the value of map "dirtied", key struct it_dirty_key. */
 struct it_dirty_key {
@@ -286,7 +327,7 @@ struct it_wb {
 	__u32 file_dev; /* kernel dev_t of the first page's file system (s_dev) */
 	__u32 other_pid; /* the second dirtier's tgid (0: none) */
 	__u8 unknown_why; /* IT_WB_* bits */
-	__u8 pad0;
+	__u8 mode; /* IT_WBM_* bits (0: page by page) */
 	__u16 pad1;
 };
 
@@ -450,9 +491,15 @@ struct it_aio_rec {
 	 (nr) * sizeof(struct it_aio_iocb))
 
 /*
- * In-kernel log2 histograms: map "hists", key -> struct it_hist_val, so one
- * hash lookup per finished request updates every stage of its layer.
+ * In-kernel log2 histograms, read by the daemon from its mappings without a
+ * syscall (as struct it_cpu_counts): key -> index in map "hist_idx" (a hash:
+ * one lookup per finished request updates every stage of its layer), the
+ * index's key in map "hist_keys" (BPF_F_MMAPABLE: struct it_hist_idx, used
+ * once published), and the values per CPU in map "hists" (BPF_F_MMAPABLE:
+ * struct it_hist_val at cpu << hist_shift | index). The loader sizes the
+ * number of indices (up to IT_HIST_KEYS) to a memory budget.
  */
+#define IT_HIST_KEYS 256
 struct it_hist_key {
 	__u32 dev; /* kernel dev_t, 0 when not device specific */
 	__u8 layer; /* enum it_layer */
@@ -476,6 +523,12 @@ struct it_hist {
 
 struct it_hist_val {
 	struct it_hist st[IT_ST_MAX]; /* indexed by enum it_stage */
+};
+
+struct it_hist_idx {
+	struct it_hist_key key;
+	__u32 used; /* set last: key is valid */
+	__u32 pad;
 };
 
 /* What a QEMU uprobe saw (it_qemu_rec.ev). */
@@ -638,6 +691,7 @@ struct it_slot_pos {
  * CPU, summed by user space. The key's tgid and cgroup_id are 0 unless the
  * daemon asked for them (agg_keys, IT_AGG_*).
  */
+#define IT_AGG_KEYS 16384 /* indices of the table, at most (the loader sizes it) */
 #define IT_AGG_ON 1 /* aggregate at all */
 #define IT_AGG_TGID 2 /* key by the owner's process (submitter, or dirtier: wb.bpf.h) */
 #define IT_AGG_CGROUP 4 /* key by the owner's cgroup v2 id */
@@ -653,6 +707,20 @@ struct it_agg_key {
 	__u8 op; /* enum it_op */
 	__u8 file_bdev; /* IT_AGG_FILE: the file is a block device node */
 	__u8 pad[2];
+};
+
+/*
+ * The aggregation is a table of the daemon's mappings, as the histograms: a
+ * key's index in map "agg_idx", the index's key and process name in map
+ * "agg_names" (struct it_agg_idx, used once published), the values per CPU in
+ * map "agg" (struct it_agg_val at cpu << agg_shift | index; its comm is left
+ * to the reader, from agg_names).
+ */
+struct it_agg_idx {
+	struct it_agg_key key;
+	char comm[IT_COMM_LEN]; /* the submitter's when its index was given (with IT_AGG_TGID) */
+	__u32 used; /* set last: key and comm are valid */
+	__u32 pad;
 };
 
 struct it_agg_val {

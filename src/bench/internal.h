@@ -333,7 +333,7 @@ struct check {
 	double lo, hi; /* their range */
 };
 
-#define MAX_CHECKS 16
+#define MAX_CHECKS 24
 int collect_checks(const struct bench *b, struct check *c, int max);
 int check_ok(const struct check *c);
 /* Its verdict may flip in another run: one pair, or the pairs' range spans the limit. */

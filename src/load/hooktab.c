@@ -182,12 +182,20 @@ const struct it_hook_def hook_defs[] = {
 	 * Who dirtied a page (bpf/wb.bpf.h): writeback_dirty_page before 5.17, one
 	 * event. Block layer: they name the owner of block writes (`top` too).
 	 */
-	ALT_HOOK(IT_L_BLOCK, "writeback_dirty_folio", "writeback",
-		 "dirty_note", [IT_M_TP_BTF] = { "btf_writeback_dirty_folio" },
-		 [IT_M_RAW_TP] = { "raw_writeback_dirty_folio" }),
-	ALT_HOOK(IT_L_BLOCK, "writeback_dirty_page", "writeback",
-		 "dirty_note", [IT_M_TP_BTF] = { "btf_writeback_dirty_page" },
-		 [IT_M_RAW_TP] = { "raw_writeback_dirty_page" }),
+	{ .layer = IT_L_BLOCK,
+	  .name = "writeback_dirty_folio",
+	  .tp_group = "writeback",
+	  .alt = "dirty_note",
+	  .wb = IT_WB_HOOK_ANY,
+	  .progs = { [IT_M_TP_BTF] = { "btf_writeback_dirty_folio" },
+		     [IT_M_RAW_TP] = { "raw_writeback_dirty_folio" } } },
+	{ .layer = IT_L_BLOCK,
+	  .name = "writeback_dirty_page",
+	  .tp_group = "writeback",
+	  .alt = "dirty_note",
+	  .wb = IT_WB_HOOK_ANY,
+	  .progs = { [IT_M_TP_BTF] = { "btf_writeback_dirty_page" },
+		     [IT_M_RAW_TP] = { "raw_writeback_dirty_page" } } },
 	/* task storage, or a hash by thread id before 5.12 (core_fixes.bpf.h it_tstate_get) */
 	{ .layer = IT_L_SYSCALL, .name = "thread_state", .thread_state = 1 },
 	/* sched layer by default: the task's counters at syscall enter/exit (sched.bpf.h) */
@@ -239,14 +247,17 @@ const struct it_hook_def hook_defs[] = {
 	FN_HOOK(IT_L_VIRTIO, virtblk_done, "fentry_virtblk_done", NULL, "kprobe_virtblk_done",
 		NULL),
 	/*
-	 * A write's pages per dirtier (bpf/wb.bpf.h), for the record program
-	 * below: attached before it, so it runs first (table order is attach order).
+	 * A write's pages per dirtier (bpf/wb.bpf.h, --writeback pages), for the
+	 * record program below: attached before it, so it runs first (table
+	 * order is attach order). --writeback files needs no program of its own
+	 * at completion: the record program splits a write per file.
 	 */
 	{ .layer = IT_L_BLOCK,
 	  .name = "block_rq_complete",
 	  .label = "block_rq_complete_wb",
 	  .tp_group = "block",
 	  .needs = IT_NEED_LOOP,
+	  .wb = IT_WB_HOOK_PAGES,
 	  .progs = { [IT_M_TP_BTF] = { "btf_block_rq_complete_wb" },
 		     [IT_M_RAW_TP] = { "raw_block_rq_complete_wb" } } },
 	BTF_RAW_HOOK(IT_L_BLOCK, block_rq_complete, "block"),

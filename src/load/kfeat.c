@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "load/kfeat.h"
+#include "load/khz.h"
 #include "lib/log.h"
 
 int it_btf_func_params(const struct btf *btf, const char *typedef_name)
@@ -308,6 +309,8 @@ void it_probe_kernel(struct it_probe *p)
 		 p->kprobe_ok ? "ok" : "no");
 	probe_bpf_features(p);
 	p->btf_ids = probe_btf_ids();
+	p->hz = khz_kernel();
+	it_debug("kernel HZ %u%s", p->hz, p->hz ? "" : ": not known, no per-file dirty age");
 }
 
 /* Argument i of a tracepoint's prototype: see kfeat.h. */

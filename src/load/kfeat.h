@@ -33,6 +33,7 @@ struct it_probe {
 	 * relocations are against vmlinux alone and module types read as absent.
 	 */
 	int btf_ids;
+	unsigned int hz; /* CONFIG_HZ (jiffies per second); 0: not known */
 	char **ksyms; /* text symbols of /proc/kallsyms, sorted; loaded on first need */
 	int nr_ksyms;
 	int ksyms_loaded;

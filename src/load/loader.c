@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,10 +91,6 @@ static int size_record_buffers(struct it_loader *ld, const struct it_opts *o)
 	if (!ret)
 		ret = bpf_map__set_max_entries(ld->skel->maps.named,
 					       o->file_names > 0 ? (uint32_t)o->file_names : 1);
-	/* keyed by file too (top, --metrics-files): room for a row per file and owner */
-	if (!ret && (o->top || o->metrics_files > 0))
-		ret = bpf_map__set_max_entries(ld->skel->maps.agg, IT_AGG_FILE_ENTRIES);
-
 	if (!ret && ld->slot_shift)
 		ret = bpf_map__set_max_entries(ld->skel->maps.slots,
 					       (uint32_t)ld->ncpu << ld->slot_shift);
@@ -102,24 +99,13 @@ static int size_record_buffers(struct it_loader *ld, const struct it_opts *o)
 	return ret;
 }
 
-static void *map_mmap(const struct bpf_map *map, size_t *len)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	size_t n = (size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);
-	void *p;
-
-	*len = (n + page - 1) / page * page;
-	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
 int it_loader_map_slots(struct it_loader *ld, void **slots, void **pos)
 {
 	*slots = *pos = NULL;
 	if (!ld->slot_shift)
 		return 0;
-	ld->slots_mem = map_mmap(ld->skel->maps.slots, &ld->slots_len);
-	ld->pos_mem = map_mmap(ld->skel->maps.slot_pos, &ld->pos_len);
+	ld->slots_mem = ld_map_mmap(ld->skel->maps.slots, &ld->slots_len);
+	ld->pos_mem = ld_map_mmap(ld->skel->maps.slot_pos, &ld->pos_len);
 	if (!ld->slots_mem || !ld->pos_mem)
 		return -errno;
 	*slots = ld->slots_mem;
@@ -183,6 +169,8 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 	rd->want_iovecs = o->mode == IT_MODE_HOST;
 	rd->names_on = o->file_names > 0;
 	rd->keep_all_blocks = !!o->blame; /* -m thinned by the daemon (docs/blame.md) */
+	rd->wb_mode = (uint8_t)ld->wb_mode;
+	rd->jiffy_ns = p->hz ? 1000000000u / p->hz : 0;
 	/* the bench's dispatch floor (docs/bench.md, "Tax"): the syscall hooks, nothing run */
 	env = getenv("IOTRACER_EMPTY_PROGS");
 	rd->empty_progs = env && !strcmp(env, "1");
@@ -473,12 +461,19 @@ static int load_object(struct it_loader *ld, const struct it_opts *o, struct it_
 			it_err_to(err, "cannot set up the thread state map: %s", strerror(-ret));
 		if (!ret)
 			ret = size_record_buffers(ld, o);
+		if (!ret)
+			ret = ld_mapped_size(ld, o);
 		if (ret)
 			return ret;
 		load_log.prog[0] = load_log.why[0] = 0;
 		ret = iotracer_bpf__load(ld->skel);
-		if (!ret)
-			return 0;
+		if (!ret) {
+			ret = ld_mapped_open(ld);
+			if (ret)
+				it_err_to(err, "cannot map the counters and histograms: %s",
+					  strerror(-ret));
+			return ret;
+		}
 		if (tries == LOAD_RETRIES || !drop_failed_hook(ld, p)) {
 			it_err_to(err, "cannot load BPF programs%s%s: %s%s",
 				  load_log.prog[0] ? " at " : "", load_log.prog, strerror(-ret),
@@ -493,29 +488,35 @@ static int load_object(struct it_loader *ld, const struct it_opts *o, struct it_
 /*
  * The syscall layer's way (IT_PATH_*, --syscall-hooks; docs/hooks.md "The
  * tax"). auto: in the file systems where fentry or kprobes work and
- * bpf_task_pt_regs (5.15) reads the syscall's number, else the raw_syscalls
- * pair (exact; every syscall runs it). raw: that pair. percall: the traced
- * syscalls' own tracepoints where tracefs has them (other syscalls run no
- * program; their runs are skipped while the CPU's bpf_prog_active is held,
- * counted in skipped_runs), else the pair.
+ * bpf_task_pt_regs (5.15) reads the syscall's number; else, where that helper
+ * reads the exit's fd, the traced syscalls' own tracepoints (percall: other
+ * syscalls run no program; their runs are skipped only while the CPU's
+ * bpf_prog_active is held, which the daemon's own periodic reads no longer
+ * do: mapped.c) where tracefs has them; else the raw_syscalls pair (every
+ * syscall runs it: 5.10-5.14). raw, percall: that one.
  */
 static int choose_path(struct it_probe *p, const struct it_opts *o)
 {
 	const char *want = o->syscall_hooks ? o->syscall_hooks : "auto";
+	int percall = it_tracefs_event_exists(p, "syscalls", "sys_enter_read");
 
 	if (!strcmp(want, "raw"))
 		return IT_PATH_RAW;
 	if (!strcmp(want, "percall")) {
-		if (it_tracefs_event_exists(p, "syscalls", "sys_enter_read"))
+		if (percall)
 			return IT_PATH_PERCALL;
 		it_warn("--syscall-hooks percall: no per-syscall tracepoints in tracefs here: "
 			"the raw_syscalls pair traces the syscalls");
 		return IT_PATH_RAW;
 	}
-	if ((p->fentry_err && !p->kprobe_ok) || !p->task_regs) {
-		it_debug("syscalls: the raw_syscalls pair (%s)",
-			 p->task_regs ? "no fentry, no kprobes" : "no bpf_task_pt_regs");
+	if (!p->task_regs) {
+		it_debug("syscalls: the raw_syscalls pair (no bpf_task_pt_regs)");
 		return IT_PATH_RAW;
+	}
+	if (p->fentry_err && !p->kprobe_ok) {
+		it_debug("syscalls: %s (no fentry, no kprobes)",
+			 percall ? "the per-syscall tracepoints" : "the raw_syscalls pair");
+		return percall ? IT_PATH_PERCALL : IT_PATH_RAW;
 	}
 	it_debug("syscalls: traced in the file systems (%s)", p->fentry_err ? "kprobe" : "fentry");
 	return IT_PATH_FILE;
@@ -548,6 +549,7 @@ int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 
 	it_probe_kernel(&p);
 	ld->path = choose_path(&p, o);
+	ld->wb_mode = choose_wb_mode(o, &p, layers);
 	ld->nr_hooks = NR_HOOKS;
 	ld->hooks = calloc(NR_HOOKS, sizeof(*ld->hooks));
 	if (!ld->hooks) {
@@ -568,6 +570,16 @@ int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	ld->layers_want = layers;
 out:
 	it_probe_free(&p);
+#ifdef __GLIBC__
+	/*
+	 * The kernel's BTF (parsed twice: the probe's and libbpf's for CO-RE,
+	 * ~18 MiB at the peak) and the load's other temporaries are freed now,
+	 * but glibc keeps the free pages of its heap: give back those it can
+	 * (~0.1 MiB of the always-on daemon's RssAnon: docs/bench.md "Thirteenth
+	 * round").
+	 */
+	malloc_trim(0);
+#endif
 	return ret;
 }
 
@@ -662,6 +674,7 @@ void it_loader_stop(struct it_loader *ld)
 		munmap(ld->slots_mem, ld->slots_len);
 	if (ld->pos_mem)
 		munmap(ld->pos_mem, ld->pos_len);
+	ld_mapped_close(ld);
 	iotracer_bpf__destroy(ld->skel);
 	free(ld->hooks);
 	memset(ld, 0, sizeof(*ld));

@@ -62,16 +62,19 @@ struct it_loader {
 	uint32_t self_tgid;
 	int path; /* the syscall layer's way (loader_int.h IT_PATH_*: file, raw pair, per-syscall) */
 	int kern_hists; /* the BPF side keeps the histograms (else: build them from records) */
+	int wb_mode; /* enum it_wbmode: --writeback as it runs here (it_loader_load) */
 	/* record buffers (size_buffers in loader.c) */
 	int ncpu; /* possible CPUs */
 	uint32_t slot_shift; /* log2(slots per CPU); 0: ring buffer only */
 	uint64_t ring_bytes; /* the shared ring buffer */
 	void *slots_mem, *pos_mem; /* mmap'd by it_loader_map_slots() */
 	size_t slots_len, pos_len;
+	/* the counters and histograms, read from these mappings (mapped.c) */
+	uint32_t hist_shift; /* log2 of the histograms' indices */
+	uint32_t agg_shift; /* log2 of the block aggregation's indices */
+	void *counts_mem, *hkeys_mem, *hists_mem, *anames_mem, *agg_mem;
+	size_t counts_len, hkeys_len, hists_len, anames_len, agg_len;
 };
-
-/* Entries of map "agg" when it is keyed by file (4096 otherwise: bpf/agg.bpf.h). */
-#define IT_AGG_FILE_ENTRIES 16384
 
 const char *it_method_name(enum it_method m);
 
@@ -130,6 +133,21 @@ void it_loader_skipped(const struct it_loader *ld, uint64_t skipped[IT_L_MAX]);
 void it_loader_prog_stats(const struct it_loader *ld, FILE *f);
 /* Sum of run_cnt / run_time_ns over the loaded programs (bpf_stats_enabled). */
 void it_loader_run_totals(const struct it_loader *ld, uint64_t *runs, uint64_t *ns);
+/*
+ * The attached side's drop and event counters (either may be NULL), summed
+ * over CPUs from their mapping: no syscall.
+ */
+void it_loader_counts(const struct it_loader *ld, uint64_t *drops, uint64_t *counters);
+/* Each histogram the BPF side keeps, summed over CPUs, from the mappings: no syscall. */
+typedef void (*it_loader_hist_fn)(void *ctx, const struct it_hist_key *key,
+				  const struct it_hist_val *val);
+int it_loader_hists(const struct it_loader *ld, it_loader_hist_fn fn, void *ctx);
+/*
+ * The kernel's block aggregation (bpf/agg.bpf.h) summed over CPUs from its
+ * mappings, into *out (malloc'd, *nr entries): aggmap.c. 0 or -errno.
+ */
+struct agg_entry;
+int it_loader_agg(const struct it_loader *ld, struct agg_entry **out, int *nr);
 /* Destroy links and the skeleton; safe on a partly started loader. */
 void it_loader_stop(struct it_loader *ld);
 

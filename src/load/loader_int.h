@@ -16,6 +16,7 @@
 #include "load/loader.h"
 
 struct bpf_program;
+struct bpf_map;
 
 /*
  * A hook: one kernel event, with the program names implementing it per
@@ -38,6 +39,7 @@ struct it_hook_def {
 	int block_insert; /* attached only with --block-insert */
 	int every_record; /* feeds only records: not attached when records are of slow requests only */
 	int nested_complete; /* the second completion program (rodata nested_hooked) */
+	int wb; /* IT_WB_HOOK_*: a hook of the writeback attribution (--writeback) */
 	unsigned int needs; /* IT_NEED_*: BPF features its programs use */
 	int path; /* IT_PATH_*: one of the syscall layer's ways (0: every way) */
 	int shows_path; /* of the other path, still reported (off, saying why) */
@@ -65,6 +67,10 @@ struct it_hook_def {
 #error "iotracer: the syscall functions' prefix of this architecture is not known"
 #endif
 
+/* struct it_hook_def.wb: attached under these --writeback modes */
+#define IT_WB_HOOK_ANY 1 /* files and pages: who dirtied a page */
+#define IT_WB_HOOK_PAGES 2 /* pages: the walk of a write request's pages */
+
 /* Threads the per-thread state hash holds where there is no task storage. */
 #define IT_TSTATE_HASH_ENTRIES 16384
 
@@ -88,9 +94,17 @@ int method_usable(struct it_probe *p, const struct it_hook_def *d, enum it_metho
 /* The method of every hook (ld->hooks), from the probe and the options. */
 void choose_methods(struct it_loader *ld, struct it_probe *p, const struct it_opts *o,
 		    uint32_t layers, enum it_method prefer);
+/* --writeback as it can run here (enum it_wbmode), from the options and the probe. */
+int choose_wb_mode(const struct it_opts *o, const struct it_probe *p, uint32_t layers);
 struct bpf_program *prog_by_name(struct it_loader *ld, const char *name);
 /* Autoload exactly the programs of the chosen methods. */
 void set_autoload(struct it_loader *ld, const struct it_opts *o);
+
+/* mapped.c: the maps read from mappings (before load: their sizes; after: the mappings). */
+void *ld_map_mmap(const struct bpf_map *map, size_t *len);
+int ld_mapped_size(struct it_loader *ld, const struct it_opts *o);
+int ld_mapped_open(struct it_loader *ld);
+void ld_mapped_close(struct it_loader *ld);
 
 /* hookreport.c: each asked layer attached something (else an error), or all it tried (else a warning). */
 int check_layers(const struct it_loader *ld, const struct it_opts *o, uint32_t layers, FILE *err);

@@ -148,6 +148,34 @@ static void note_unread_types(struct it_hook_state *h, struct it_probe *p)
 		 ty);
 }
 
+int choose_wb_mode(const struct it_opts *o, const struct it_probe *p, uint32_t layers)
+{
+	const char *w = o->writeback ? o->writeback : "pages";
+
+	if (!(layers & (1u << IT_L_BLOCK)) || !strcmp(w, "off"))
+		return IT_WBMODE_OFF;
+	if (!strcmp(w, "files"))
+		return IT_WBMODE_FILES;
+	if (!p->loop) {
+		it_debug("--writeback pages: no bpf_loop (5.17) for the page walk: per file");
+		return IT_WBMODE_FILES;
+	}
+	return IT_WBMODE_PAGES;
+}
+
+/* The writeback attribution's hooks --writeback leaves off (docs/hooks.md "Writeback"). */
+static const char *wb_gated(const struct it_hook_def *d, int mode)
+{
+	if (!d->wb)
+		return NULL;
+	if (mode == IT_WBMODE_OFF)
+		return "--writeback off";
+	if (d->wb == IT_WB_HOOK_PAGES && mode != IT_WBMODE_PAGES)
+		return "--writeback files: each write is split over its file's dirtiers "
+		       "(--writeback pages turns it on)";
+	return NULL;
+}
+
 /*
  * The stack layer's remap hook: what this kernel's stacks do not say
  * (docs/hooks.md, "The stack layer"), for the stack drivers loaded at start.
@@ -181,7 +209,8 @@ static void note_stack(struct it_hook_state *h, struct it_probe *p)
 }
 
 /* A hook the options leave off (its reason in why), or false. */
-static bool hook_gated(const struct it_hook_def *d, const struct it_opts *o, char *why, size_t n)
+static bool hook_gated(const struct it_hook_def *d, const struct it_opts *o, int wb_mode, char *why,
+		       size_t n)
 {
 	const char *r = NULL;
 
@@ -191,6 +220,8 @@ static bool hook_gated(const struct it_hook_def *d, const struct it_opts *o, cha
 		r = "--block-insert turns it on";
 	else if (d->every_record && o->min_lat_ns)
 		r = "records of slow requests only (-m, --profile always-on): not needed";
+	else
+		r = wb_gated(d, wb_mode);
 	if (r)
 		snprintf(why, n, "%s", r);
 	return r;
@@ -222,7 +253,7 @@ void choose_methods(struct it_loader *ld, struct it_probe *p, const struct it_op
 							      "the raw_syscalls pair");
 			continue;
 		}
-		if (hook_gated(d, o, h->reason, sizeof(h->reason))) {
+		if (hook_gated(d, o, ld->wb_mode, h->reason, sizeof(h->reason))) {
 			h->off = 1;
 			continue;
 		}

@@ -2,7 +2,7 @@
 /*
  * agg: the kernel's per-request aggregation of block requests (map "agg",
  * bpf/agg.bpf.h; struct it_agg_key/val in iotracer.h) read back and summed
- * over CPUs (agg_read, aggmap.c: libbpf), and the pure arithmetic on it
+ * over CPUs (it_loader_agg, load/aggmap.c: from the mappings), and the pure arithmetic on it
  * (agg.c: unit-tested).
  */
 #ifndef IT_CORE_AGG_H
@@ -71,13 +71,6 @@ const char *agg_label(uint64_t id, struct cg_cache *cg, int depth, struct agg_la
  */
 int agg_fold(const struct agg_entry *e, int nr, struct cg_cache *cg, int depth,
 	     struct agg_labels *lb, struct agg_row *rows);
-
-/* Sum a per-CPU array map of u64 counters into out[0..n) (the drops and counters maps). */
-struct bpf_map;
-void agg_percpu_u64(const struct bpf_map *map, uint64_t *out, uint32_t n);
-
-/* Every entry of the map (fd) into *out (malloc'd, *nr entries). 0 or -errno. */
-int agg_read(int fd, struct agg_entry **out, int *nr);
 
 /* dst += src (counts, sums, histograms; comm from src when dst has none). */
 void agg_add(struct it_agg_val *dst, const struct it_agg_val *src);

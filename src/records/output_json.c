@@ -160,6 +160,9 @@ static void json_wb(struct it_out *out, const struct it_block_rec *b)
 	if (wb->blkcg_id)
 		json_cgroup(out, "blkcg", wb->blkcg_id);
 	jw_obj_begin(w, "dirty");
+	jw_str(w, "by", (wb->mode & IT_WBM_FILE) ? "file" : "page");
+	if (wb->mode & IT_WBM_SHARED)
+		jw_bool(w, "shared", 1);
 	if (wb->dirtier.pid) {
 		json_task(out, &wb->dirtier);
 		jw_u64(w, "bytes", wb->bytes);

@@ -119,8 +119,8 @@ static void get_driver(const struct json *d, struct it_block_rec *b)
 /* block[].dirty and blkcg_id (docs/json.md): who dirtied a write's page-cache pages. */
 static void get_wb(const struct json *v, struct it_block_rec *b)
 {
-	const struct json *d = json_get(v, "dirty"), *u;
-	const char *devno;
+	const struct json *d = json_get(v, "dirty"), *u, *sh;
+	const char *devno, *by;
 	unsigned int ma, mi, bit;
 
 	if (!d || d->t != JSON_OBJ)
@@ -134,6 +134,12 @@ static void get_wb(const struct json *v, struct it_block_rec *b)
 	b->wb.unknown_bytes = (uint32_t)num(d, "unknown_bytes");
 	b->wb.dirty_first_ns = num(d, "first_ns");
 	b->wb.dirty_last_ns = num(d, "last_ns");
+	by = str(d, "by");
+	if (by && !strcmp(by, "file"))
+		b->wb.mode |= IT_WBM_FILE;
+	sh = json_get(d, "shared");
+	if (sh && sh->t == JSON_BOOL && sh->num)
+		b->wb.mode |= IT_WBM_SHARED;
 	devno = str(d, "file_devno");
 	if (devno && sscanf(devno, "%u:%u", &ma, &mi) == 2)
 		b->wb.file_dev = IT_MKDEV(ma, mi);

@@ -72,10 +72,17 @@ static const struct cli_option cli_opts[] = {
 	  .unset = "auto",
 	  .row.help = "the syscall layer's hooks: auto (default: the file systems'\n"
 		      "read/write paths where fentry or kprobes work, so other\n"
-		      "syscalls run no program; else raw), raw (one raw_syscalls\n"
-		      "pair every syscall runs, exact) or percall (a tracepoint\n"
-		      "pair per traced syscall; skipped runs counted;\n"
-		      "docs/hooks.md, \"The tax\")" },
+		      "syscalls run no program; else percall, or raw where tracefs\n"
+		      "lacks it), raw (one raw_syscalls pair every syscall runs,\n"
+		      "exact) or percall (a tracepoint pair per traced syscall;\n"
+		      "skipped runs counted; docs/hooks.md, \"The tax\")" },
+	{ .row.name = "writeback", .row.key = CLI_OPT_WRITEBACK, .row.arg = "MODE", .section = "",
+	  .reload = RELOAD_REATTACH, .val = CLI_V_STR, F(writeback), .unset = "pages",
+	  .row.help = "who dirtied a block write's pages: files (the bytes each\n"
+		      "process dirtied in each file, from its write calls; a\n"
+		      "request split over its file's dirtiers), pages (a note\n"
+		      "per dirtied page: exact inside a file, dearer) or off.\n"
+		      "Default: files with --profile always-on, else pages" },
 	{ .row.name = "min-latency", .row.key = 'm', .row.arg = "DUR", .section = "",
 	  .reload = RELOAD_FILTER, .val = CLI_V_DUR, F(min_lat_ns),
 	  .row.group = "Records and output:",
@@ -370,6 +377,8 @@ void cli_free(struct it_opts *o)
 	o->profile = NULL;
 	free(o->syscall_hooks);
 	o->syscall_hooks = NULL;
+	free(o->writeback);
+	o->writeback = NULL;
 	free(o->metrics_addr);
 	o->metrics_addr = NULL;
 	if (o->link_key)

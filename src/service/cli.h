@@ -71,6 +71,7 @@ struct it_opts {
 	int sched_switch; /* --sched-switch: sched layer from the switch/wakeup hooks too */
 	int block_insert; /* --block-insert: block layer from the insert hook too (I stamp) */
 	char *syscall_hooks; /* --syscall-hooks: auto (NULL), raw or percall */
+	char *writeback; /* --writeback: off, files or pages (NULL: pages); --profile sets it */
 	const char *sysfs_root; /* "/sys"; tests point it to a fake tree */
 	/* host/guest modes (docs/modes.md) */
 	enum it_mode mode;

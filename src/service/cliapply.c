@@ -222,21 +222,29 @@ static int cli_link_key(const struct cli_src *src, int opt, const char *arg, str
  * --profile: a named set of option values, applied where it stands (options
  * after it override). always-on is what to leave running (docs/cli.md): every
  * layer's histograms kept in the kernel, per-request records only above
- * IT_ALWAYS_ON_MIN_LAT_NS, no live lines; full is the default, a record each.
+ * IT_ALWAYS_ON_MIN_LAT_NS, no live lines, writeback split per file (the
+ * cheap way, --writeback files); full is the default, a record each, and a
+ * note per dirtied page.
  */
 static int cli_profile(const struct cli_src *src, int opt, const char *arg, struct it_opts *o)
 {
+	const char *wb;
+
 	if (!strcmp(arg, "always-on")) {
 		o->min_lat_ns = IT_ALWAYS_ON_MIN_LAT_NS;
 		o->sample = 1;
 		o->live = 0;
+		wb = "files";
 	} else if (!strcmp(arg, "full")) {
 		o->min_lat_ns = 0;
 		o->sample = 1;
+		wb = "pages";
 	} else {
 		return cli_bad(src, opt, "bad profile '%s' (expected always-on or full)", arg);
 	}
-	return cli_setstr(&o->profile, arg) ? cli_bad(src, opt, "out of memory") : CLI_RUN;
+	if (cli_setstr(&o->profile, arg) || cli_setstr(&o->writeback, wb))
+		return cli_bad(src, opt, "out of memory");
+	return CLI_RUN;
 }
 
 static int cli_mode(const struct cli_src *src, int opt, const char *arg, struct it_opts *o)
@@ -554,6 +562,12 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 				       arg);
 		return cli_setstr(&o->syscall_hooks, arg) ? cli_bad(src, c, "out of memory") :
 							    CLI_RUN;
+	case CLI_OPT_WRITEBACK:
+		if (strcmp(arg, "off") && strcmp(arg, "files") && strcmp(arg, "pages"))
+			return cli_bad(src, c,
+				       "bad writeback mode '%s' (expected files, pages or off)",
+				       arg);
+		return cli_setstr(&o->writeback, arg) ? cli_bad(src, c, "out of memory") : CLI_RUN;
 	case CLI_OPT_METRICS_CONTAINERS:
 		o->metrics_containers = 1;
 		return CLI_RUN;

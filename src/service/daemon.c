@@ -151,9 +151,8 @@ void read_drops(struct daemon *d, uint64_t *drops)
 {
 	uint64_t cnt[IT_NR_COUNTERS];
 
-	agg_percpu_u64(d->ld.skel->maps.drops, drops, IT_NR_DROPS);
+	it_loader_counts(&d->ld, drops, cnt);
 	/* Issued but never seen completing (and still in flight, mid-run). */
-	agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
 	if (cnt[IT_CNT_BLK_ISSUED] > cnt[IT_CNT_BLK_COMPLETED])
 		drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED] =
 			cnt[IT_CNT_BLK_ISSUED] - cnt[IT_CNT_BLK_COMPLETED];
@@ -163,36 +162,15 @@ void read_drops(struct daemon *d, uint64_t *drops)
 			cnt[IT_CNT_STK_UPPER] - cnt[IT_CNT_STK_UPPER_DONE];
 }
 
-/* The per-CPU histogram values of one key, summed. */
-static void sum_hist(struct it_hist_val *dst, const struct it_hist_val *percpu, int ncpu)
+static void add_khist(void *ctx, const struct it_hist_key *key, const struct it_hist_val *val)
 {
-	memset(dst, 0, sizeof(*dst));
-	for (int c = 0; c < ncpu; c++)
-		for (int s = 0; s < IT_ST_MAX; s++)
-			log2h_add(&dst->st[s], &percpu[c].st[s]);
+	uhists_add(ctx, key, val);
 }
 
-/* Add the BPF side's histograms (the "hists" map) to dst. */
+/* Add the BPF side's histograms (from their mapping: no syscall) to dst. */
 void read_khists(struct daemon *d, struct uhists *dst)
 {
-	int fd = bpf_map__fd(d->ld.skel->maps.hists);
-	int ncpu = libbpf_num_possible_cpus();
-	struct it_hist_key key, prev;
-	struct it_hist_val *vals, one;
-	int have_prev = 0;
-
-	if (ncpu <= 0)
-		return;
-	vals = calloc(ncpu, sizeof(*vals));
-	while (vals && !bpf_map_get_next_key(fd, have_prev ? &prev : NULL, &key)) {
-		if (!bpf_map_lookup_elem(fd, &key, vals)) {
-			sum_hist(&one, vals, ncpu);
-			uhists_add(dst, &key, &one);
-		}
-		prev = key;
-		have_prev = 1;
-	}
-	free(vals);
+	it_loader_hists(&d->ld, add_khist, dst);
 }
 
 /* Drops so far: the attached BPF side's and those carried over re-attaches. */
@@ -220,7 +198,7 @@ void all_counters(struct daemon *d, uint64_t *cnt)
 {
 	memset(cnt, 0, IT_NR_COUNTERS * sizeof(*cnt));
 	if (d->ld.skel)
-		agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
+		it_loader_counts(&d->ld, NULL, cnt);
 	for (int i = 0; i < IT_NR_COUNTERS; i++)
 		cnt[i] += d->carried_counters[i];
 }
@@ -636,6 +614,8 @@ static int daemon_start(struct daemon *d)
 	d->start_ns = d->now_ns = it_mono_ns();
 	d->next_summary_ns = d->start_ns + d->o->interval_ns;
 	stale_age(d);
+	/* nothing is stale yet: the first sweep (a map syscall) one period in */
+	d->next_sweep_ns = d->start_ns + d->sweep_ns;
 	ret = open_record(d);
 	if (ret)
 		return ret;

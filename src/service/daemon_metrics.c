@@ -153,7 +153,7 @@ static int metrics_agg(struct daemon *d, struct agg_row **rows, FILE *files)
 	int nr = 0, depth = d->o->metrics_cg_depth;
 
 	*rows = NULL;
-	if (!d->ld.skel || agg_read(bpf_map__fd(d->ld.skel->maps.agg), &e, &nr) || !nr)
+	if (!d->ld.skel || it_loader_agg(&d->ld, &e, &nr) || !nr)
 		goto out;
 	/* --metrics-files: the per-file families, from the same entries */
 	if (d->mfiles && files)

@@ -106,7 +106,7 @@ static void carry_counters(struct daemon *d)
 
 	read_drops(d, drops);
 	it_loader_skipped(&d->ld, skipped);
-	agg_percpu_u64(d->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
+	it_loader_counts(&d->ld, NULL, cnt);
 	for (int i = 0; i < IT_NR_COUNTERS; i++)
 		d->carried_counters[i] += cnt[i];
 	for (int i = 0; i < IT_NR_DROPS; i++)

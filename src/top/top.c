@@ -600,7 +600,7 @@ static int tick(struct top *t)
 	int nr = 0, n, ret;
 
 	drain(t, 0);
-	ret = agg_read(bpf_map__fd(t->ld.skel->maps.agg), &now, &nr);
+	ret = it_loader_agg(&t->ld, &now, &nr);
 	if (ret)
 		return ret;
 	tview_sort_snapshot(now, nr);
@@ -633,7 +633,7 @@ static void blame_totals(struct top *t)
 	const struct blame_stats *st = tblame_stats(t->blame);
 	uint64_t drops[IT_NR_DROPS];
 
-	agg_percpu_u64(t->ld.skel->maps.drops, drops, IT_NR_DROPS);
+	it_loader_counts(&t->ld, drops, NULL);
 	printf("blame (docs/blame.md): %llu block requests split, %llu late, %llu not split "
 	       "(history gone), %llu split early (cap), %llu records lost (ring full), "
 	       "%llu not kept (no memory)\n",
@@ -654,7 +654,7 @@ static void totals(struct top *t)
 	if (n < 0)
 		return;
 	tview_sort(rows, n, t->view.sort);
-	agg_percpu_u64(t->ld.skel->maps.counters, cnt, IT_NR_COUNTERS);
+	it_loader_counts(&t->ld, NULL, cnt);
 	/* completions no program saw: not in the rows (docs/hooks.md, "Nested completions") */
 	printf("TOTAL since the start, %d rows; block requests issued %llu, seen completing %llu\n",
 	       n, (unsigned long long)cnt[IT_CNT_BLK_ISSUED],

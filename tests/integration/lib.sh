@@ -509,6 +509,36 @@ stop_tracer() {
 	[[ $TRACER_RC == 0 ]]
 }
 
+# tracer_save NAME / tracer_load NAME: keep the running tracer's TRACER_PID, TRACER_JSON,
+# TRACER_ERR and TRACER_OUT under NAME, and make NAME's the current ones again (for
+# stop_tracer, tracer_summary): two tracers on one workload (test_writeback's profiles).
+tracer_save() {
+	local v n
+	for v in PID JSON ERR OUT; do
+		n=TRACER_$v
+		printf -v "TS_${1}_$v" '%s' "${!n:-}"
+	done
+}
+tracer_load() {
+	local v n
+	for v in PID JSON ERR OUT; do
+		n=TS_${1}_$v
+		printf -v "TRACER_$v" '%s' "${!n:-}"
+	done
+}
+
+# stop_tracers NAME...: stop the tracers saved under NAME... (tracer_save), each one's
+# final summary into $IT_TMP/summary.NAME.json (fail_all without one)
+stop_tracers() {
+	local t
+	for t in "$@"; do
+		tracer_load "$t"
+		stop_tracer || note "${TRACER_WHY:-}"
+		tracer_summary || fail_all "no final summary in the JSON output of tracer $t"
+		cp "$SUMMARY" "$IT_TMP/summary.$t.json"
+	done
+}
+
 # tracer_summary [JSON]: the last final summary object of the run (compact), written to
 # $IT_TMP/summary.json too (SUMMARY). Returns 1 if there is none or the file is not JSON.
 tracer_summary() {

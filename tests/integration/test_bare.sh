@@ -4,9 +4,9 @@
 # the machine's mounts stay as they are.
 # Oracles: fio's JSON (IO count), the attach report and stderr, exit statuses.
 #   bare_mount    tracefs unmounted: the daemon mounts it (said at -v; the fs layer's
-#                 page-cache tracepoint needs it), the syscall layer attaches
-#                 (sys_enter/sys_exit, libaio: JSON attach lines), one syscall record
-#                 per fio IO
+#                 page-cache tracepoint and the per-syscall tracepoints need it), the
+#                 syscall layer attaches on those (syscalls/pread64 and syscalls/io_submit:
+#                 JSON attach lines), one syscall record per fio IO
 #   bare_partial  a tracefs with no event at all (a tmpfs in its place): the fs layer's
 #                 mm_filemap_add_to_page_cache, which the kernel has (BTF), cannot
 #                 attach: a warning naming the fs layer on stderr even with -q, exit 0
@@ -62,12 +62,12 @@ else
 		--arg d "$name" --argjson p "$FIO_PID")
 	said=$(grep -c 'mounted tracefs' "$TRACER_ERR")
 	sys=$(jq -s '[.[] | select(.type == "attach" and .layer == "syscall" and .ok and
-		(.hook == "sys_enter/sys_exit" or .hook == "libaio"))] | length' "$TRACER_JSON")
-	note "fio $ios IOs, $n syscall records; sys_enter/sys_exit and libaio attached: $sys of 2"
+		(.hook == "syscalls/pread64" or .hook == "syscalls/io_submit"))] | length' "$TRACER_JSON")
+	note "fio $ios IOs, $n syscall records; syscalls/pread64 and syscalls/io_submit attached: $sys of 2"
 	if ((said != 1)); then
 		fail bare_mount "no 'mounted tracefs' line at -v: $(head -c 300 "$TRACER_ERR" | tr '\n' ' ')"
 	elif ((sys != 2)); then
-		fail bare_mount "sys_enter/sys_exit and libaio attached: $sys of 2"
+		fail bare_mount "syscalls/pread64 and syscalls/io_submit attached: $sys of 2"
 	else
 		check bare_mount "$n syscall records for $ios fio IOs" test "$n" -eq "$ios" -a "$ios" -gt 0
 	fi

@@ -26,12 +26,18 @@
 #               ($PGDATA/pg_wal/<24 hex digits>)
 #   relations   ... and the files of pgbench's four tables, as pg_relation_filepath() gives
 #               them (below $PGDATA)
+# Both ways of --writeback run side by side on the same run, two tracers at once: pages
+# (the default profile's) and files (the always-on profile's, as `--profile always-on -m 0`:
+# its records not thinned); the second's checks carry `files_`. Under files a request of
+# a data file several backends dirtied is split over them (`shared`): the two biggest
+# shares are named, the rest is `many`.
 # shellcheck disable=SC2015,SC2016,SC2154 # jq programs in single quotes
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin named_pg no_kworker dirtied unknown drops wal_files relations
+it_begin named_pg no_kworker dirtied unknown drops files_named_pg files_no_kworker files_dirtied \
+	files_unknown files_drops wal_files relations
 it_require_all mkfs.ext4 runuser find sync
 
 have_tp writeback/writeback_dirty_folio || have_tp writeback/writeback_dirty_page ||
@@ -97,6 +103,9 @@ cluster_pids() {
 }
 
 start_tracer -d "$name" --record "$IT_TMP/rec" || fail_all "$TRACER_WHY"
+tracer_save P
+start_tracer -d "$name" --profile always-on -m 0 || fail_all "$TRACER_WHY"
+tracer_save F
 echo 100 >"$EXPIRE" && echo 50 >"$WBACK" || fail_all "cannot set vm.dirty_expire_centisecs"
 cluster_pids >"$IT_TMP/pids"
 bg_start pgbench pgbench -c 4 -j 2 -T 10 -n
@@ -117,46 +126,50 @@ find "$PGDATA" -xdev -printf '%i\n' | sort -un >"$IT_TMP/inodes"
 for t in pgbench_accounts pgbench_branches pgbench_tellers pgbench_history; do
 	psql_c "SELECT pg_relation_filepath('$t')"
 done >"$IT_TMP/relations" || fail_all "pg_relation_filepath failed"
-stop_tracer || note "${TRACER_WHY:-}"
-tracer_summary || fail_all "no final summary in the JSON output"
-J=$TRACER_JSON
+stop_tracers F P
 sort -un "$IT_TMP/pids" -o "$IT_TMP/pids"
 note "$(wc -l <"$IT_TMP/pids") cluster pids, $(wc -l <"$IT_TMP/inodes") data-directory inodes"
-
-# the block writes of data-directory files: submitter, its syscall, owner, dirtier
 pids=$(jq -Rn '[inputs | tonumber]' "$IT_TMP/pids")
 inos=$(jq -Rn '[inputs | {key: ., value: true}] | from_entries' "$IT_TMP/inodes")
-jq -c --arg d "$name" --argjson pids "$pids" --argjson inos "$inos" "$JQ_BLOCKS"'
-	select(.type == "request") | . as $r | blocks
-	| select(.op == "write" and .dev == $d and $inos[(.ino // 0) | tostring])
-	| (.dirty.pid // null) as $dp
-	| {sub: .pid, bytes, dp: $dp, op: (.dirty.other_pid // null), kind: $r.kind,
-	   unk: (.dirty.unknown_bytes // 0), why: (.dirty.unknown // null),
-	   lost: (if ((.dirty.unknown // []) - ["many"]) == [] then 0 else (.dirty.unknown_bytes // 0) end),
-	   owner: ($dp // .pid), owncomm: (.dirty.comm // $r.comm)}
-	| .pg = ((.owner | IN($pids[])) and (.op == null or (.op | IN($pids[]))))' "$J" >"$IT_TMP/writes"
-read -r n bad kw flush flushnamed bytes unk lost < <(jq -rs --argjson pids "$pids" '[length,
-	(map(select(.pg | not)) | length), (map(select(.owncomm | startswith("kworker"))) | length),
-	(map(select(.sub | IN($pids[]) | not)) | length),
-	(map(select((.sub | IN($pids[]) | not) and .dp != null)) | length),
-	(map(.bytes) | add // 0), (map(.unk) | add // 0), (map(.lost) | add // 0)] | @tsv' "$IT_TMP/writes")
-note "$n block writes of data-directory files ($bytes bytes): $flush submitted outside the cluster ($flushnamed with a dirtier), $unk bytes of unknown dirtier, $lost of them not noted"
-note "owners: $(jq -rs 'group_by(.owncomm) | map("\(.[0].owncomm)=\(length)") | join(" ")' "$IT_TMP/writes")"
-note "by kind and whether the submitter is the cluster's: $(jq -rs --argjson pids "$pids" 'group_by([.kind,
-	(.sub | IN($pids[]))]) | map("\(.[0].kind)/\(if .[0].sub | IN($pids[]) then "cluster" else "other" end)=\(length)")
-	| join(" ")' "$IT_TMP/writes")"
-note "unknown reasons: $(jq -rs 'map(select(.unk > 0)) | group_by(.why) | map("\(.[0].why | tojson)=\(length)") | join(" ")' "$IT_TMP/writes")"
-((bad > 0)) && note "not a cluster process's: $(jq -rcs 'map(select(.pg | not)) | .[:5]' "$IT_TMP/writes")"
-[[ ${n:-0} -gt 0 ]] || fail_all "no block write of a data-directory file was recorded"
 
-check named_pg "$bad of $n data-file block writes not owned by a cluster process" test "$bad" = 0
-check no_kworker "$kw of $n data-file block writes owned by a kworker" test "$kw" = 0
-check dirtied "$flush data-file block writes submitted outside the cluster, $flushnamed of them with a dirtier" \
-	eval '((flush > 0 && flushnamed == flush))'
-check unknown "$lost of $bytes bytes with a dirtier not noted (want < 1 %)" \
-	eval '((lost * 100 < bytes))'
-d=$(real_drops "$SUMMARY")
-check drops "records lost (ringbuf+inflight+hist) $d" test "$d" = 0
+# checks PREFIX JSON SUMMARY: the block writes of data-directory files in one tracer's
+# trace (submitter, its syscall, owner, dirtier), and the checks on them
+checks() {
+	local pre=$1 J=$2 S=$3 W=$IT_TMP/writes.$1 n bad kw flush flushnamed bytes unk lost d
+	jq -c --arg d "$name" --argjson pids "$pids" --argjson inos "$inos" "$JQ_BLOCKS"'
+		select(.type == "request") | . as $r | blocks
+		| select(.op == "write" and .dev == $d and $inos[(.ino // 0) | tostring])
+		| (.dirty.pid // null) as $dp
+		| {sub: .pid, bytes, dp: $dp, op: (.dirty.other_pid // null), kind: $r.kind,
+		   unk: (.dirty.unknown_bytes // 0), why: (.dirty.unknown // null),
+		   lost: (if ((.dirty.unknown // []) - ["many"]) == [] then 0 else (.dirty.unknown_bytes // 0) end),
+		   owner: ($dp // .pid), owncomm: (.dirty.comm // $r.comm), shared: (.dirty.shared // false)}
+		| .pg = ((.owner | IN($pids[])) and (.op == null or (.op | IN($pids[]))))' "$J" >"$W"
+	read -r n bad kw flush flushnamed bytes unk lost < <(jq -rs --argjson pids "$pids" '[length,
+		(map(select(.pg | not)) | length), (map(select(.owncomm | startswith("kworker"))) | length),
+		(map(select(.sub | IN($pids[]) | not)) | length),
+		(map(select((.sub | IN($pids[]) | not) and .dp != null)) | length),
+		(map(.bytes) | add // 0), (map(.unk) | add // 0), (map(.lost) | add // 0)] | @tsv' "$W")
+	note "${pre}$n block writes of data-directory files ($bytes bytes): $flush submitted outside the cluster ($flushnamed with a dirtier), $unk bytes of unknown dirtier, $lost of them not noted, $(jq -s 'map(select(.shared)) | length' "$W") shared"
+	note "${pre}owners: $(jq -rs 'group_by(.owncomm) | map("\(.[0].owncomm)=\(length)") | join(" ")' "$W")"
+	note "${pre}by kind and whether the submitter is the cluster's: $(jq -rs --argjson pids "$pids" 'group_by([.kind,
+		(.sub | IN($pids[]))]) | map("\(.[0].kind)/\(if .[0].sub | IN($pids[]) then "cluster" else "other" end)=\(length)")
+		| join(" ")' "$W")"
+	note "${pre}unknown reasons: $(jq -rs 'map(select(.unk > 0)) | group_by(.why) | map("\(.[0].why | tojson)=\(length)") | join(" ")' "$W")"
+	((bad > 0)) && note "${pre}not a cluster process's: $(jq -rcs 'map(select(.pg | not)) | .[:5]' "$W")"
+	[[ ${n:-0} -gt 0 ]] || fail_all "no block write of a data-directory file was recorded (tracer ${pre:-pages})"
+
+	check "${pre}named_pg" "$bad of $n data-file block writes not owned by a cluster process" test "$bad" = 0
+	check "${pre}no_kworker" "$kw of $n data-file block writes owned by a kworker" test "$kw" = 0
+	check "${pre}dirtied" "$flush data-file block writes submitted outside the cluster, $flushnamed of them with a dirtier" \
+		eval '((flush > 0 && flushnamed == flush))'
+	check "${pre}unknown" "$lost of $bytes bytes with a dirtier not noted (want < 1 %)" \
+		eval '((lost * 100 < bytes))'
+	d=$(real_drops "$S")
+	check "${pre}drops" "records lost (ringbuf+inflight+hist) $d" test "$d" = 0
+}
+checks "" "$TS_P_JSON" "$IT_TMP/summary.P.json"
+checks files_ "$TS_F_JSON" "$IT_TMP/summary.F.json"
 
 # the files of the run by name (issue 38): its recording, every file of the data directory
 "$IOTRACER" report --by file -n 1000 "$IT_TMP/rec" >"$IT_TMP/byfile.txt" 2>"$IT_TMP/byfile.err" ||

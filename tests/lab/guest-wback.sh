@@ -7,11 +7,16 @@
 # 1. mounts cgroup2 on /cg, enables +io +memory for its children, makes
 #    /cg/wa, /cg/wb (buffered writers) and /cg/wd (a direct writer), mounts
 #    /dev/vda on /mnt;
-# 2. starts `iotracer -q --no-live -j out.json -d vda` and waits until it attached;
+# 2. starts `iotracer -q --no-live -j files.json -d vda --profile always-on -m 0`
+#    (--writeback files, the always-on profile's, its records not thinned; the
+#    syscall layer in the file systems, as 6.12 runs it) and beside it `iotracer
+#    -q --no-live -j out.json -d vda --syscall-hooks raw` (--writeback pages, the
+#    default profile's; the raw pair attaches in a few seconds under TCG, the file
+#    path in tens), and waits until both attached;
 # 3. copies each cgroup's io.stat (before), runs in each cgroup one dd:
 #    wa 24 MiB buffered, wb 8 MiB buffered, wd 8 MiB O_DIRECT; then sync, and
 #    io.stat again (after);
-# 4. stops iotracer, sends out.json, iotracer.err, cg.txt (`cg NAME ID`: the
+# 4. stops both, sends out.json, files.json, iotracer.err, cg.txt (`cg NAME ID`: the
 #    cgroup's id, its directory's inode), iostat.txt (`before|after NAME
 #    io.stat-line`) and steps.txt back as one bundle.
 # Exit status 0 when everything ran and iotracer exited 0, 1 otherwise.
@@ -50,10 +55,15 @@ step start
 : >"$W/cg.txt"
 : >"$W/iostat.txt"
 pid=""
+fpid=""
 if setup; then
-	/lab/iotracer -q --no-live -j "$W/out.json" -d vda >"$W/iotracer.out" 2>"$W/iotracer.err" &
+	/lab/iotracer -q --no-live -j "$W/files.json" -d vda --profile always-on -m 0 \
+		>"$W/files.out" 2>"$W/iotracer.err" &
+	fpid=$!
+	/lab/iotracer -q --no-live -j "$W/out.json" -d vda --syscall-hooks raw \
+		>"$W/iotracer.out" 2>>"$W/iotracer.err" &
 	pid=$!
-	if wait_attached "$pid" "$W/out.json"; then
+	if wait_attached "$pid" "$W/out.json" && wait_attached "$fpid" "$W/files.json"; then
 		step attached
 		sync
 		iostat before
@@ -72,8 +82,14 @@ if setup; then
 else
 	rc=1
 fi
+# the files daemon first: stop_iotracer says "stopped" once both are
+if [ -n "$fpid" ]; then
+	stop_pid "$fpid" iotracer
+	echo "iotracer_rc $stop_rc"
+	[ "$stop_rc" -eq 0 ] || rc=1
+fi
 stop_iotracer "$pid"
 cat "$W/iostat.txt"
 [ -s "$W/iotracer.err" ] && grep -iE 'error|fail|warn|abort|assert' "$W/iotracer.err" | head -n 5
-send_bundle "$W" out.json iotracer.err cg.txt iostat.txt steps.txt
+send_bundle "$W" out.json files.json iotracer.err cg.txt iostat.txt steps.txt
 exit "$rc"

@@ -6,9 +6,13 @@
 #
 # One boot of LAB_WBACK_KERNEL (6.12) with an ext4 image made here as
 # /dev/vda runs tests/lab/guest-wback.sh: cgroup2 with +io +memory, three
-# cgroups, a static `iotracer -q --no-live -j out.json -d vda`, then dd into
-# ext4: wa 24 MiB buffered, wb 8 MiB buffered, wd 8 MiB O_DIRECT, sync. Each
-# cgroup's io.stat before and after comes back with the trace.
+# cgroups, a static `iotracer -q --no-live -j out.json -d vda --syscall-hooks
+# raw` (--writeback pages) and beside it the always-on profile's writeback
+# (--writeback files: `--profile always-on -m 0 -j files.json`, the syscall
+# layer in the file systems), then dd into ext4: wa 24 MiB buffered, wb 8 MiB
+# buffered, wd 8 MiB O_DIRECT, sync. Each cgroup's io.stat before and after
+# comes back with both traces; each trace is checked (the files one as
+# lab_wback_<k>_files_*).
 #
 #   lab_wback_<k>_run          the guest ran, iotracer attached and exited 0,
 #                              the bundle arrived, io.stat has the io controller
@@ -39,7 +43,9 @@ unset LAB_HOST_HOOK
 PFX=lab_wback_$SERIES
 CGS="wa wb wd"
 NAMES="${PFX}_run"
-for c in $CGS; do NAMES="$NAMES ${PFX}_blkcg_$c ${PFX}_dirtier_$c"; done
+for m in "" files_; do
+	for c in $CGS; do NAMES="$NAMES ${PFX}_${m}blkcg_$c ${PFX}_${m}dirtier_$c"; done
+done
 
 lab_begin wback
 out=$LAB_DIR/runs/wback-$SERIES
@@ -74,7 +80,8 @@ fi
 for m in 'iotracer did not attach' 'no cgroup2 mount' 'cannot enable' 'cannot mount ext4'; do
 	grep -q "^$m" "$g" && why="${why}$(grep -m1 "^$m" "$g"); "
 done
-grep -q '^iotracer_rc 0$' "$g" || why="${why}iotracer exited with status $(sed -n 's/^iotracer_rc //p' "$g"); "
+[[ $(grep -c '^iotracer_rc 0$' "$g") == 2 ]] ||
+	why="${why}iotracer exited with status $(sed -n 's/^iotracer_rc //p' "$g" | tr '\n' ' '); "
 ((brc == 1)) && why="${why}guest script exited non-zero; "
 grep -q '^after wa .*wbytes=' "$out/iostat.txt" 2>/dev/null || why="${why}no io.stat wbytes for wa (io controller?); "
 if [[ -n $why ]]; then
@@ -90,26 +97,30 @@ wdelta() {
 		for (i = 4; i <= NF; i++) if ($i ~ /^wbytes=/) { sub(/wbytes=/, "", $i); v[$1] = $i } }
 		END { print v["after"] - v["before"] }' "$out/iostat.txt"
 }
-# iotracer's bytes of block writes on vda whose cgroup (jq expression over the
-# request $r and the block $b) is id ID
+# iotracer's bytes of block writes on vda in trace JSON whose cgroup (jq expression
+# over the request $r and the block $b) is id ID
 ibytes() {
-	jq -n --argjson id "$2" 'reduce (inputs | select(.type == "request") | . as $r | .block[]?
-		| select(.dev == "vda" and .op == "write") as $b | select(('"$1"') == $id) | $b.bytes) as $x (0; . + $x)' \
-		"$out/out.json"
+	jq -n --argjson id "$3" 'reduce (inputs | select(.type == "request") | . as $r | .block[]?
+		| select(.dev == "vda" and .op == "write") as $b | select(('"$2"') == $id) | $b.bytes) as $x (0; . + $x)' \
+		"$1"
 }
-for c in $CGS; do
-	id=$(awk -v c="$c" '$1 == "cg" && $2 == c { print $3 }' "$out/cg.txt")
-	want=$(wdelta "$c")
-	got=$(ibytes '$b.blkcg_id // $r.cgroup_id' "$id")
-	dirt=$(ibytes 'if $b.dirty then $b.dirty.cgroup_id else $r.cgroup_id end' "$id")
-	note "$PFX $c (cgroup id $id): io.stat wbytes +$want on $vda; iotracer by blkcg $got, by dirtier $dirt"
-	for k in blkcg:"$got" dirtier:"$dirt"; do
-		v=${k#*:}
-		if ((want > 0)) && awk -v a="$v" -v b="$want" -v t="$TOL" 'BEGIN { d = (a - b) / b; exit !(d <= t / 100 && d >= -t / 100) }'; then
-			report PASS "${PFX}_${k%%:*}_$c"
-		else
-			report FAIL "${PFX}_${k%%:*}_$c" "cgroup $c: iotracer ${k%%:*} $v bytes, io.stat wbytes delta $want (allowed ±$TOL %)"
-		fi
+for m in "" files_; do
+	json=$out/out.json
+	[[ -n $m ]] && json=$out/files.json
+	for c in $CGS; do
+		id=$(awk -v c="$c" '$1 == "cg" && $2 == c { print $3 }' "$out/cg.txt")
+		want=$(wdelta "$c")
+		got=$(ibytes "$json" '$b.blkcg_id // $r.cgroup_id' "$id")
+		dirt=$(ibytes "$json" 'if $b.dirty then $b.dirty.cgroup_id else $r.cgroup_id end' "$id")
+		note "$PFX ${m}$c (cgroup id $id): io.stat wbytes +$want on $vda; iotracer by blkcg $got, by dirtier $dirt"
+		for k in blkcg:"$got" dirtier:"$dirt"; do
+			v=${k#*:}
+			if ((want > 0)) && awk -v a="$v" -v b="$want" -v t="$TOL" 'BEGIN { d = (a - b) / b; exit !(d <= t / 100 && d >= -t / 100) }'; then
+				report PASS "${PFX}_${m}${k%%:*}_$c"
+			else
+				report FAIL "${PFX}_${m}${k%%:*}_$c" "cgroup $c: iotracer ${k%%:*} $v bytes, io.stat wbytes delta $want (allowed ±$TOL %)"
+			fi
+		done
 	done
 done
 rest FAIL "not reported (bug in test_wback.sh)"

@@ -700,6 +700,36 @@ static void test_block_json_writeback(void)
 }
 
 /*
+ * The same request split over its file's dirtiers (--writeback files,
+ * bpf/wbfile.bpf.h): by "file", and shared when the file had several.
+ */
+static void test_block_json_writeback_file(void)
+{
+	struct it_block_rec b = mk_blk(88, 88, IT_ORIG_WRITEBACK, IT_OP_WRITE, 2048, 65536, 10000,
+				       0, 0, 10500, 30000, IT_F_HAS_Q | IT_F_NO_I | IT_F_WB);
+	struct corr_req r = mk_req(CORR_BLOCK, 7);
+	static const struct jqc want[] = {
+		{ ".pid", "1500" },
+		{ ".block[0].dirty.by", "\"file\"" },
+		{ ".block[0].dirty.shared", "true" },
+		{ ".block[0].dirty.bytes", "40960" },
+		{ ".block[0].dirty.other_bytes", "24576" },
+		{ ".block[0].dirty | has(\"unknown\")", "false" },
+		{ ".block[0].dirty.age_ns", "9000" },
+	};
+
+	b.wb.dirtier = mk_task(1500, 1501, "dd");
+	b.wb.bytes = 40960;
+	b.wb.other_pid = 1600;
+	b.wb.other_bytes = 24576;
+	b.wb.dirty_first_ns = 1000;
+	b.wb.mode = IT_WBM_FILE | IT_WBM_SHARED;
+	r.blocks[0] = &b;
+	r.nr_blocks = 1;
+	check_request(&r, want, NWANT(want));
+}
+
+/*
  * A flush carries the kernel's "no sector" (blk_rq_init: (sector_t)-1): no
  * offset and no sector, not -1 shifted by 9 and wrapped.
  */
@@ -2049,6 +2079,7 @@ int main(void)
 	RUN_TEST(test_syscall_json_variants);
 	RUN_TEST(test_block_json_no_insert);
 	RUN_TEST(test_block_json_writeback);
+	RUN_TEST(test_block_json_writeback_file);
 	RUN_TEST(test_block_json_flush);
 	RUN_TEST(test_write_json_no_cache_miss);
 	RUN_TEST(test_uring_json);

@@ -76,6 +76,21 @@ static void fill_block(struct it_block_rec *b, uint64_t q, uint32_t tid, uint64_
 		b->drv_submit_ns = b->d_ns + 100;
 		b->drv_done_ns = b->c_ns - 100;
 	}
+	if (rnd() % 4 == 0) { /* a writeback write: who dirtied it, page by page or per file */
+		b->op = IT_OP_WRITE;
+		b->flags |= IT_F_WB;
+		fill_task(&b->wb.dirtier, tid + 7);
+		b->wb.bytes = 3072;
+		b->wb.other_pid = tid + 8;
+		b->wb.other_bytes = 512;
+		b->wb.unknown_bytes = 512;
+		b->wb.unknown_why = IT_WB_MANY;
+		b->wb.dirty_first_ns = q - 5000;
+		b->wb.dirty_last_ns = q - 1000;
+		b->wb.file_dev = IT_MKDEV(7, 0);
+		b->wb.mode =
+			(uint8_t)(rnd() % 2 ? IT_WBM_FILE | (rnd() % 2 ? IT_WBM_SHARED : 0) : 0);
+	}
 }
 
 /* Request i: a mix of kinds, block counts, parents, and a time at base - 1. */
