@@ -382,7 +382,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	r->nr_merged = 0;
 	r->op = it_req_op(opf);
 	r->origin = bi.origin;
-	r->pad0 = 0;
+	r->drv_gpa_hi = bi.drv_gpa >> 32;
 	r->drv_submit_ns = bi.drv_submit_ns;
 	r->drv_kick_ns = bi.drv_kick_ns;
 	r->drv_done_ns = bi.drv_done_ns;
@@ -391,7 +391,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	r->drv_layer = bi.drv_layer;
 	r->drv_opcode = bi.drv_opcode;
 	r->drv_status = bi.drv_status;
-	r->pad1 = 0;
+	r->drv_gpa_lo = (u32)bi.drv_gpa;
 	if (wb)
 		r->wb = *wb;
 	else

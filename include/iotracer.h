@@ -197,6 +197,7 @@ struct it_bio_info {
 	__u64 drv_submit_ns;
 	__u64 drv_kick_ns;
 	__u64 drv_done_ns;
+	__u64 drv_gpa; /* guest mode: the first data byte's physical address (0: unknown) */
 };
 
 /*
@@ -308,7 +309,7 @@ struct it_block_rec {
 	__u16 nr_merged; /* bios merged into this request */
 	__u8 op; /* enum it_op */
 	__u8 origin; /* enum it_origin */
-	__u32 pad0;
+	__u32 drv_gpa_hi; /* guest mode: it_block_gpa() */
 	/* driver layer (nvme, scsi, virtio): zero when no driver hook saw it */
 	__u64 drv_submit_ns; /* nvme_setup_cmd / scsi_dispatch_cmd_start / virtio_queue_rq */
 	__u64 drv_kick_ns; /* virtio: virtqueue_notify (exit to the hypervisor) */
@@ -318,10 +319,22 @@ struct it_block_rec {
 	__u8 drv_layer; /* IT_L_NVME, IT_L_SCSI, IT_L_VIRTIO; 0 = none */
 	__u8 drv_opcode; /* nvme opcode, scsi cdb[0], virtio: 0 */
 	__s32 drv_status; /* nvme status, scsi result */
-	__u32 pad1;
+	__u32 drv_gpa_lo; /* guest mode: it_block_gpa() */
 	/* a write of page-cache pages (IT_F_WB): who dirtied them (pid 0 and no bytes: not one) */
 	struct it_wb wb;
 };
+
+/*
+ * Guest mode: the physical address of the request's first data byte as the
+ * driver hands it to the device (bpf/gpa.bpf.h), 0 when not known. On a QEMU
+ * guest that is the guest-physical address (GPA) the host maps to the buffer
+ * QEMU's host IO names (docs/modes.md, "The address path"). Two halves in what
+ * were the record's padding words: the layout, and so the ABI, is unchanged.
+ */
+static inline __u64 it_block_gpa(const struct it_block_rec *b)
+{
+	return (__u64)b->drv_gpa_hi << 32 | b->drv_gpa_lo;
+}
 
 struct it_uring_rec {
 	struct it_hdr hdr;
@@ -408,6 +421,7 @@ enum it_qemu_ev {
 	IT_QEV_AIO_READ = 0, /* blk_aio_preadv(blk, offset, ...): QEMU submits a guest read */
 	IT_QEV_AIO_WRITE, /* blk_aio_pwritev(blk, offset, ...) */
 	IT_QEV_NOTIFY, /* virtio_notify(vdev, vq): QEMU interrupts the guest */
+	IT_QEV_KVM_IRQ, /* kvm_msi_set_irq / kvm_set_irq in a QEMU thread: KVM injects it */
 	IT_QEV_MAX,
 };
 

@@ -16,66 +16,7 @@
 #include <string.h>
 
 #include "iotracer.h"
-#include "mode/vjoin.h"
-
-#define VJ_DEF_HOST 65536
-#define VJ_QEV 16384 /* QEMU submit events kept */
-#define VJ_NOTIFY 65536 /* QEMU notify times kept */
-#define VJ_SLACK_NS 200000ull /* added to the clock uncertainty on guest/host bounds */
-#define VJ_NONE UINT64_MAX
-#define VJ_HOST_KEEP 5 /* host IOs wait 5 x hold_ns: guest records may come late */
-
-struct vj_hent {
-	struct vj_host_io io;
-	uint64_t idx, prev, arrive_ns;
-	int used;
-};
-
-struct vj_qent {
-	uint64_t idx, prev_off, prev_hva; /* chains by (op, offset) and by buffer */
-	uint64_t ts, offset, hva, bytes;
-	uint32_t niov;
-	uint8_t op;
-};
-
-/* A block request of an io_submit seen before the io_submit's record. */
-struct vj_early {
-	uint32_t tid, dev;
-	uint64_t seq, sector, q, d, c;
-};
-#define VJ_EARLY 256
-#define VJ_AIO_SCAN 256 /* newest host IOs searched for a block's io_submit */
-
-struct vj_wait {
-	struct link_vreq g;
-	int peer, disk;
-	uint64_t session;
-	int64_t off;
-	uint64_t unc, arrive_ns;
-};
-
-struct vjoin {
-	vj_emit_fn fn;
-	void *ctx;
-	uint64_t hold_ns;
-	/* host IOs */
-	struct vj_hent *h;
-	uint64_t hmask, hhead, htail; /* entries [htail, hhead) */
-	uint64_t *hbucket;
-	/* QEMU submits */
-	struct vj_qent q[VJ_QEV];
-	uint64_t qhead;
-	uint64_t qb_off[VJ_QEV], qb_hva[VJ_QEV];
-	/* QEMU notifies: sorted, circular [ntail, nhead) */
-	uint64_t n[VJ_NOTIFY];
-	uint64_t nhead, ntail;
-	struct vj_early early[VJ_EARLY];
-	uint64_t ehead;
-	/* guest requests waiting for their host IO */
-	struct vj_wait *w;
-	size_t nw, wcap;
-	struct vj_stats st;
-};
+#include "mode/vjoin_int.h"
 
 static const char *const stage_names[VJ_STAGES] = {
 	[VJ_GUEST_SUBMIT] = "guest_submit",   [VJ_KICK_TO_QEMU] = "kick_to_qemu",
@@ -83,7 +24,7 @@ static const char *const stage_names[VJ_STAGES] = {
 	[VJ_HOST_BLOCK] = "host_block",	      [VJ_HOST_TO_NOTIFY] = "host_to_notify",
 	[VJ_NOTIFY_TO_IRQ] = "notify_to_irq", [VJ_GUEST_COMPLETE] = "guest_complete",
 	[VJ_GUEST_VIRTIO] = "guest_virtio",   [VJ_QEMU_TOTAL] = "qemu_total",
-	[VJ_WORLD_SWITCH] = "world_switch",
+	[VJ_WORLD_SWITCH] = "world_switch",   [VJ_KICK_TO_HOST] = "kick_to_host",
 };
 
 static const char *const ts_names[VJ_T_MAX] = {
@@ -103,9 +44,24 @@ static const char *const ts_names[VJ_T_MAX] = {
 };
 
 static const char *const unjoin_names[VJ_UN_MAX] = {
-	[VJ_UN_NO_DISK] = "no_disk", [VJ_UN_NO_SUBMIT] = "no_qemu_submit",
-	[VJ_UN_MERGED] = "merged",   [VJ_UN_NO_HOST_IO] = "no_host_io",
-	[VJ_UN_PARTIAL] = "partial",
+	[VJ_UN_NO_DISK] = "no_disk",   [VJ_UN_NO_SUBMIT] = "no_qemu_submit",
+	[VJ_UN_MERGED] = "merged",     [VJ_UN_NO_HOST_IO] = "no_host_io",
+	[VJ_UN_PARTIAL] = "partial",   [VJ_UN_NO_ADDRESS] = "no_address",
+	[VJ_UN_UNMAPPED] = "unmapped", [VJ_UN_CLOCK] = "clock",
+};
+
+static const char *const key_names[VJ_KEY_MAX] = {
+	[VJ_KEY_NONE] = "none",
+	[VJ_KEY_UPROBE] = "uprobe",
+	[VJ_KEY_ADDRESS] = "address",
+	[VJ_KEY_OFFSET] = "offset",
+};
+
+static const char *const recheck_names[VJ_RC_MAX] = {
+	[VJ_RC_NONE] = "none",
+	[VJ_RC_UNMAPPED] = "unmapped",
+	[VJ_RC_JOIN_RATE] = "join_rate",
+	[VJ_RC_CLOCK] = "clock",
 };
 
 static const char *const hunjoin_names[VJ_HU_MAX] = {
@@ -133,6 +89,16 @@ const char *vj_ts_name(int t)
 	return t >= 0 && t < VJ_T_MAX ? ts_names[t] : "?";
 }
 
+const char *vj_key_name(int k)
+{
+	return k >= 0 && k < VJ_KEY_MAX ? key_names[k] : "?";
+}
+
+const char *vj_recheck_name(int r)
+{
+	return r >= 0 && r < VJ_RC_MAX ? recheck_names[r] : "?";
+}
+
 static uint64_t vj_hash(uint64_t a, uint64_t b)
 {
 	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
@@ -142,7 +108,7 @@ static uint64_t vj_hash(uint64_t a, uint64_t b)
 	return x ^ (x >> 29);
 }
 
-static uint64_t host_key(uint8_t op, uint64_t buf)
+uint64_t vj_host_key(uint8_t op, uint64_t buf)
 {
 	return vj_hash(op, buf);
 }
@@ -182,6 +148,7 @@ struct vjoin *vjoin_new(vj_emit_fn fn, void *ctx, uint64_t hold_ns, size_t max_h
 	memset(j->hbucket, 0xff, cap * sizeof(*j->hbucket));
 	memset(j->qb_off, 0xff, sizeof(j->qb_off));
 	memset(j->qb_hva, 0xff, sizeof(j->qb_hva));
+	memset(j->disk_vm, 0xff, sizeof(j->disk_vm));
 	return j;
 }
 
@@ -236,7 +203,7 @@ void vjoin_add_qemu(struct vjoin *j, const struct vj_qemu_ev *ev)
 	struct vj_qent *e;
 	uint64_t bo, bh;
 
-	if (ev->ev == IT_QEV_NOTIFY) {
+	if (ev->ev == IT_QEV_NOTIFY || ev->ev == IT_QEV_KVM_IRQ) {
 		notify_add(j, ev->ts_ns);
 		j->st.qemu_notify++;
 		return;
@@ -344,9 +311,11 @@ static void host_expire_one(struct vjoin *j)
 	const struct vj_hent *e = &j->h[j->htail & j->hmask];
 
 	if (!e->used) {
+		int guest = guest_buffer(j, e->io.buf, e->io.enter_ns) ||
+			    vj_is_guest_ram(j, e->io.disk, e->io.buf);
+
 		j->st.host_unjoined++;
-		j->st.host_unjoin[guest_buffer(j, e->io.buf, e->io.enter_ns) ? VJ_HU_UNCLAIMED :
-									       VJ_HU_NOT_GUEST]++;
+		j->st.host_unjoin[guest ? VJ_HU_UNCLAIMED : VJ_HU_NOT_GUEST]++;
 	}
 	j->htail++;
 }
@@ -413,7 +382,7 @@ static void early_blocks(struct vjoin *j, uint64_t idx)
 
 void vjoin_add_host(struct vjoin *j, const struct vj_host_io *io, uint64_t now_ns)
 {
-	uint64_t b = host_key(io->op, io->buf) & j->hmask;
+	uint64_t b = vj_host_key(io->op, io->buf) & j->hmask;
 	struct vj_hent *e;
 
 	if (j->hhead - j->htail > j->hmask) {
@@ -440,7 +409,7 @@ void vjoin_add_host(struct vjoin *j, const struct vj_host_io *io, uint64_t now_n
 static struct vj_hent *host_find(struct vjoin *j, int disk, uint8_t op, uint64_t buf, uint64_t lo,
 				 uint64_t hi, uint64_t max, int whole)
 {
-	uint64_t i = j->hbucket[host_key(op, buf) & j->hmask];
+	uint64_t i = j->hbucket[vj_host_key(op, buf) & j->hmask];
 	struct vj_hent *best = NULL;
 
 	for (; i != VJ_NONE && i >= j->htail && i < j->hhead; i = j->h[i & j->hmask].prev) {
@@ -476,11 +445,21 @@ static uint64_t first_nz(uint64_t a, uint64_t b, uint64_t c)
  * an earlier attempt, or one a stalled vCPU took long before D, is not when
  * the device could have been told).
  */
-static uint64_t guest_kick(const struct link_vreq *g)
+uint64_t vj_guest_kick(const struct link_vreq *g)
 {
 	if (g->kick_ns)
 		return g->kick_ns;
 	return g->submit_ns > g->d_ns ? g->submit_ns : g->d_ns;
+}
+
+uint64_t vj_guest_irq(const struct link_vreq *g)
+{
+	return first_nz(g->done_ns, g->c_ns, 0);
+}
+
+uint64_t vj_io_end(const struct vj_host_io *io)
+{
+	return first_nz(io->exit_ns, io->blk_c_ns, io->enter_ns);
 }
 
 static int64_t span(const uint64_t *t, int from, int to)
@@ -537,6 +516,7 @@ static void fill_stages(struct vj_path *p)
 	gv = p->stage[VJ_GUEST_VIRTIO] = span(t, VJ_T_G_KICK, VJ_T_G_IRQ);
 	qt = p->stage[VJ_QEMU_TOTAL] = span(t, VJ_T_Q_SUBMIT, VJ_T_Q_NOTIFY);
 	p->stage[VJ_WORLD_SWITCH] = gv == INT64_MIN || qt == INT64_MIN ? INT64_MIN : gv - qt;
+	p->stage[VJ_KICK_TO_HOST] = span(t, VJ_T_G_KICK, VJ_T_H_ENTER);
 }
 
 static void guest_times(struct vj_path *p, const struct link_vreq *g, int64_t off)
@@ -547,7 +527,7 @@ static void guest_times(struct vj_path *p, const struct link_vreq *g, int64_t of
 	}
 	p->t[VJ_T_G_Q] = to_host(g->q_ns, off);
 	p->t[VJ_T_G_D] = to_host(g->d_ns, off);
-	p->t[VJ_T_G_KICK] = to_host(guest_kick(g), off);
+	p->t[VJ_T_G_KICK] = to_host(vj_guest_kick(g), off);
 	p->t[VJ_T_G_IRQ] = to_host(first_nz(g->done_ns, g->c_ns, 0), off);
 	p->t[VJ_T_G_C] = to_host(g->c_ns, off);
 }
@@ -571,7 +551,7 @@ static void host_times(struct vjoin *j, struct vj_path *p, uint64_t submit_ts, u
 	p->t[VJ_T_Q_NOTIFY] = notify_after(j, done > p->h.enter_ns ? done : p->h.enter_ns);
 	if (p->t[VJ_T_Q_NOTIFY] > hi)
 		p->t[VJ_T_Q_NOTIFY] = 0;
-	j->st.with_submit++;
+	j->st.with_submit += submit_ts != 0;
 	j->st.with_notify += p->t[VJ_T_Q_NOTIFY] != 0;
 }
 
@@ -608,64 +588,109 @@ static uint64_t host_pieces(struct vjoin *j, int disk, const struct link_vreq *g
 	return covered;
 }
 
-/* Try to join w; emit and return 1 when joined (or when force is set). */
+int vj_path_init(const struct vj_wait *w, struct vj_path *p, struct vj_win *win)
+{
+	const struct link_vreq *g = &w->g;
+	uint64_t tol = w->unc + VJ_SLACK_NS;
+
+	memset(p, 0, sizeof(*p));
+	p->g = g;
+	p->peer = w->peer;
+	p->session = w->session;
+	p->disk = w->disk;
+	p->clock_off = w->off;
+	p->clock_unc = w->unc;
+	p->unjoin = VJ_UN_NO_DISK;
+	guest_times(p, g, w->off);
+	win->lo = p->t[VJ_T_G_KICK] > tol ? p->t[VJ_T_G_KICK] - tol : 0;
+	win->hi = p->t[VJ_T_G_IRQ] ? p->t[VJ_T_G_IRQ] + tol : UINT64_MAX;
+	win->kick = vj_guest_kick(g);
+	win->irq = vj_guest_irq(g);
+	return w->disk >= 0 && p->t[VJ_T_G_KICK];
+}
+
+void vj_finish(struct vjoin *j, struct vj_path *p, struct vj_hent **pc, int n, uint64_t submit_ts,
+	       uint64_t hi)
+{
+	if (p->joined) {
+		for (int i = 0; i < n; i++) {
+			pc[i]->used = 1;
+			p->hp[i] = pc[i]->io;
+		}
+		p->nr_h = n;
+		p->h = p->hp[0];
+		host_times(j, p, submit_ts, hi);
+		j->st.joined++;
+		j->st.split += n > 1;
+		j->st.by_key[p->key]++;
+		vj_clock_note(j, p);
+	} else {
+		j->st.unjoined++;
+		j->st.unjoin[p->unjoin]++;
+	}
+	fill_stages(p);
+	check_order(p);
+	if (p->joined && !p->order_ok)
+		j->st.order_bad++;
+	j->fn(p, j->ctx);
+}
+
+/* A bounce buffer QEMU used for w instead of its buffer: found by offset (vjaddr.c). */
+static int bounce_join(struct vjoin *j, const struct vj_wait *w, struct vj_path *p, uint64_t lo,
+		       uint64_t hi, struct vj_hent **pc)
+{
+	struct vj_hent *e = vj_bounce_find(j, w, lo, hi, p->hva);
+
+	if (!e)
+		return 0;
+	pc[0] = e;
+	p->joined = 1;
+	p->key = VJ_KEY_OFFSET;
+	return 1;
+}
+
+/* The uprobe path: try to join w by QEMU's submit; emit and return 1 when joined (or forced). */
 static int try_join(struct vjoin *j, const struct vj_wait *w, int force)
 {
 	const struct link_vreq *g = &w->g;
-	uint64_t lo, hi, tol = w->unc + VJ_SLACK_NS, bytes = (uint64_t)g->nr_sectors * 512;
+	uint64_t bytes = (uint64_t)g->nr_sectors * 512;
 	const struct vj_qent *s = NULL;
 	struct vj_hent *pc[VJ_PIECES];
+	struct vj_vm *vm = vj_vm_of(j, w->disk);
 	struct vj_path p;
+	struct vj_win win;
 	int merged = 0, n = 0;
 
-	memset(&p, 0, sizeof(p));
-	p.g = g;
-	p.peer = w->peer;
-	p.session = w->session;
-	p.disk = w->disk;
-	p.clock_off = w->off;
-	p.clock_unc = w->unc;
-	guest_times(&p, g, w->off);
-	lo = p.t[VJ_T_G_KICK] > tol ? p.t[VJ_T_G_KICK] - tol : 0;
-	hi = p.t[VJ_T_G_IRQ] ? p.t[VJ_T_G_IRQ] + tol : UINT64_MAX;
-	p.unjoin = VJ_UN_NO_DISK;
-	if (w->disk >= 0 && p.t[VJ_T_G_KICK]) {
+	if (vm && vj_by_address(j, w, vm))
+		return vj_addr_join(j, w, force);
+	if (vj_path_init(w, &p, &win)) {
 		p.unjoin = VJ_UN_NO_SUBMIT;
-		s = submit_find(j, g->op, g->sector * 512, bytes, lo, hi, p.t[VJ_T_G_KICK],
+		s = submit_find(j, g->op, g->sector * 512, bytes, win.lo, win.hi, p.t[VJ_T_G_KICK],
 				&merged);
 	}
 	if (s && s->hva) {
-		uint64_t got = host_pieces(j, w->disk, g, s, hi, pc, &n);
+		uint64_t got = host_pieces(j, w->disk, g, s, win.hi, pc, &n);
 
 		p.hva = s->hva;
 		p.joined = got == bytes;
+		p.key = VJ_KEY_UPROBE;
 		p.unjoin = n ? VJ_UN_PARTIAL : VJ_UN_NO_HOST_IO;
-	} else if (!s && w->disk >= 0 && p.t[VJ_T_G_KICK] &&
+		if (!n && force)
+			n = bounce_join(j, w, &p, s->ts, win.hi, pc);
+	} else if (!s && vm && vj_addr_fallback(j, w)) {
+		return 1; /* QEMU's submit came before the uprobes (a re-check began) */
+	} else if (!s && p.t[VJ_T_G_KICK] && w->disk >= 0 &&
 		   (merged ||
-		    (force && submit_covering(j, g->op, g->sector * 512, bytes, lo, hi)))) {
+		    (force && submit_covering(j, g->op, g->sector * 512, bytes, win.lo, win.hi)))) {
 		p.unjoin = VJ_UN_MERGED;
 	}
 	if (!p.joined && !force)
 		return 0;
-	if (p.joined) {
-		for (int i = 0; i < n; i++) {
-			pc[i]->used = 1;
-			p.hp[i] = pc[i]->io;
-		}
-		p.nr_h = n;
-		p.h = p.hp[0];
-		host_times(j, &p, s->ts, hi);
-		j->st.joined++;
-		j->st.split += n > 1;
-	} else {
-		j->st.unjoined++;
-		j->st.unjoin[p.unjoin]++;
-	}
-	fill_stages(&p);
-	check_order(&p);
-	if (p.joined && !p.order_ok)
-		j->st.order_bad++;
-	j->fn(&p, j->ctx);
+	if (s && s->hva && vm)
+		vj_addr_learn(j, w, s->hva, p.joined && p.key == VJ_KEY_UPROBE ? pc[0] : NULL);
+	if (!p.joined)
+		p.key = VJ_KEY_NONE;
+	vj_finish(j, &p, pc, n, s ? s->ts : 0, win.hi);
 	return 1;
 }
 
@@ -681,6 +706,7 @@ void vjoin_add_guest(struct vjoin *j, int peer, uint64_t session, int disk,
 			     .arrive_ns = now_ns };
 
 	j->st.guest++;
+	j->now_ns = now_ns;
 	if (try_join(j, &w, disk < 0))
 		return;
 	if (j->nw == j->wcap) {
@@ -716,6 +742,7 @@ static void retry_waiting(struct vjoin *j, uint64_t now_ns, int force_all)
 
 void vjoin_tick(struct vjoin *j, uint64_t now_ns)
 {
+	j->now_ns = now_ns;
 	retry_waiting(j, now_ns, 0);
 	while (j->htail < j->hhead && (int64_t)(now_ns - j->h[j->htail & j->hmask].arrive_ns) >=
 					      (int64_t)(VJ_HOST_KEEP * j->hold_ns))
