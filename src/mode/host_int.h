@@ -56,7 +56,6 @@ struct host {
 	uint64_t next_filter_note; /* ignored serials: a note per second at most */
 	struct hprobe *hp; /* the QEMUs' uprobes, KVM's tracepoints */
 	uint64_t start_ns, cpu_start_ns;
-	struct jw w;
 	struct hostout sum; /* counts, peers, stages (hostout.h) */
 	struct hblame *hb; /* --blame: VM names, paths held for their host blame */
 	int blame; /* --blame is on */

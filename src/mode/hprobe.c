@@ -208,16 +208,17 @@ static void to_address(struct hprobe *hp, int vm)
 	struct hp_vm *v = &hp->vm[vm];
 	const struct vj_vm_stats *s = vjoin_vm(hp->vj, vm);
 
-	it_note("qemu pid %d: address path (%llu samples, %d segments, %llu agreed; host - guest in "
-		"[%lld, %lld] ns)",
-		v->pub.pid, (unsigned long long)s->samples, s->segments,
-		(unsigned long long)s->agree, (long long)s->clk_lo, (long long)s->clk_hi);
 	vjoin_vm_mode(hp->vj, vm, VJ_VM_ADDRESS);
 	v->pub.why = HP_OFF;
 	v->pub.recheck = 0;
 	up_off(hp, v, 0, UP_AIO, "address path");
 	if (!hp->o.stages)
 		up_off(hp, v, UP_AIO, HPROBE_NR, "address path (without --qemu-stages)");
+	/* said once they are off (a detach waits for the kernel: tests go by this line) */
+	it_note("qemu pid %d: address path (%llu samples, %d segments, %llu agreed; host - guest in "
+		"[%lld, %lld] ns)",
+		v->pub.pid, (unsigned long long)s->samples, s->segments,
+		(unsigned long long)s->agree, (long long)s->clk_lo, (long long)s->clk_hi);
 }
 
 void hprobe_tick(struct hprobe *hp)

@@ -185,22 +185,21 @@ static int addr_window(struct vj_vm *vm, const struct vj_win *win, uint64_t *elo
 static struct vj_hent *addr_find(struct vjoin *j, int disk, uint8_t op, uint64_t buf, uint64_t elo,
 				 uint64_t xhi, uint64_t max, int whole)
 {
-	uint64_t i = j->hbucket[vj_host_key(op, buf) & j->hmask];
-	struct vj_hent *best = NULL;
+	struct vj_hent *e, *next;
 
-	for (; i != VJ_NONE && i >= j->htail && i < j->hhead; i = j->h[i & j->hmask].prev) {
-		struct vj_hent *e = &j->h[i & j->hmask];
-
-		if (e->idx != i)
-			break;
-		if (e->used || e->io.disk != disk || e->io.op != op || e->io.buf != buf ||
+	for (e = vj_unused(j, op, buf); e; e = next) { /* oldest first: vjoin_int.h */
+		next = vj_unused_next(j, e);
+		if (vj_io_end(&e->io) + VJ_CHAIN_SLACK_NS < elo) {
+			vj_unlist(j, e); /* no request now looking can claim it */
+			continue;
+		}
+		if (e->io.disk != disk || e->io.op != op || e->io.buf != buf ||
 		    e->io.enter_ns < elo || vj_io_end(&e->io) > xhi || !e->io.bytes ||
 		    (whole ? e->io.view || e->io.io_bytes != max : e->io.bytes > max))
 			continue;
-		if (!best || e->io.enter_ns < best->io.enter_ns)
-			best = e;
+		return e;
 	}
-	return best;
+	return NULL;
 }
 
 /*

@@ -139,13 +139,15 @@ struct vjoin *vjoin_new(vj_emit_fn fn, void *ctx, uint64_t hold_ns, size_t max_h
 	j->hold_ns = hold_ns;
 	j->hmask = cap - 1;
 	j->h = calloc(cap, sizeof(*j->h));
-	j->hbucket = malloc(cap * sizeof(*j->hbucket));
-	if (!j->h || !j->hbucket) {
+	j->uhead = malloc(cap * sizeof(*j->uhead));
+	j->utail = malloc(cap * sizeof(*j->utail));
+	if (!j->h || !j->uhead || !j->utail) {
 		vjoin_free(j);
 		errno = ENOMEM;
 		return NULL;
 	}
-	memset(j->hbucket, 0xff, cap * sizeof(*j->hbucket));
+	memset(j->uhead, 0xff, cap * sizeof(*j->uhead));
+	memset(j->utail, 0xff, cap * sizeof(*j->utail));
 	memset(j->qb_off, 0xff, sizeof(j->qb_off));
 	memset(j->qb_hva, 0xff, sizeof(j->qb_hva));
 	memset(j->disk_vm, 0xff, sizeof(j->disk_vm));
@@ -157,7 +159,8 @@ void vjoin_free(struct vjoin *j)
 	if (!j)
 		return;
 	free(j->h);
-	free(j->hbucket);
+	free(j->uhead);
+	free(j->utail);
 	free(j->w);
 	free(j);
 }
@@ -251,6 +254,8 @@ static const struct vj_qent *submit_find(const struct vjoin *j, uint8_t op, uint
 	for (e = qent(j, j->qb_off[qoff_key(op, offset)]); e; e = qent(j, e->prev_off)) {
 		uint64_t d;
 
+		if (e->ts + VJ_CHAIN_SLACK_NS < lo)
+			break;
 		if (e->op != op || e->offset != offset || e->ts < lo || e->ts > hi)
 			continue;
 		if (e->bytes != bytes) {
@@ -288,9 +293,12 @@ static uint64_t next_submit_at(const struct vjoin *j, uint64_t hva, uint64_t aft
 	uint64_t best = UINT64_MAX;
 
 	for (const struct vj_qent *e = qent(j, j->qb_hva[qhva_key(hva)]); e;
-	     e = qent(j, e->prev_hva))
+	     e = qent(j, e->prev_hva)) {
+		if (e->ts + VJ_CHAIN_SLACK_NS < after)
+			break;
 		if (e->hva == hva && e->ts > after && e->ts < best)
 			best = e->ts;
+	}
 	return best;
 }
 
@@ -306,10 +314,40 @@ static int guest_buffer(const struct vjoin *j, uint64_t buf, uint64_t ts)
 
 /* ---- host IOs ---- */
 
+struct vj_hent *vj_unused(struct vjoin *j, uint8_t op, uint64_t buf)
+{
+	uint64_t i = j->uhead[vj_host_key(op, buf) & j->hmask];
+
+	return i == VJ_NONE ? NULL : &j->h[i & j->hmask];
+}
+
+struct vj_hent *vj_unused_next(struct vjoin *j, const struct vj_hent *e)
+{
+	return e->unext == VJ_NONE ? NULL : &j->h[e->unext & j->hmask];
+}
+
+void vj_unlist(struct vjoin *j, struct vj_hent *e)
+{
+	uint64_t b = vj_host_key(e->io.op, e->io.buf) & j->hmask;
+
+	if (!e->listed)
+		return;
+	if (e->uprev == VJ_NONE)
+		j->uhead[b] = e->unext;
+	else
+		j->h[e->uprev & j->hmask].unext = e->unext;
+	if (e->unext == VJ_NONE)
+		j->utail[b] = e->uprev;
+	else
+		j->h[e->unext & j->hmask].uprev = e->uprev;
+	e->listed = 0;
+}
+
 static void host_expire_one(struct vjoin *j)
 {
-	const struct vj_hent *e = &j->h[j->htail & j->hmask];
+	struct vj_hent *e = &j->h[j->htail & j->hmask];
 
+	vj_unlist(j, e);
 	if (!e->used) {
 		int guest = guest_buffer(j, e->io.buf, e->io.enter_ns) ||
 			    vj_is_guest_ram(j, e->io.disk, e->io.buf);
@@ -355,14 +393,20 @@ static int aio_block(struct vjoin *j, const struct vj_early *b, uint64_t from)
 	return hit;
 }
 
+static uint64_t aio_key(uint32_t tid, uint64_t seq)
+{
+	return vj_hash(tid, seq) | 1; /* never 0: an empty slot */
+}
+
 void vjoin_host_block(struct vjoin *j, uint32_t tid, uint64_t seq, uint64_t sector, uint64_t q_ns,
 		      uint64_t d_ns, uint64_t c_ns, uint32_t dev)
 {
 	struct vj_early b = {
 		.tid = tid, .dev = dev, .seq = seq, .sector = sector, .q = q_ns, .d = d_ns, .c = c_ns
 	};
+	uint64_t k = aio_key(tid, seq);
 
-	if (!aio_block(j, &b, 0))
+	if (j->aio_seen[k % VJ_AIO_SEEN] != k || !aio_block(j, &b, 0))
 		j->early[j->ehead++ % VJ_EARLY] = b;
 }
 
@@ -392,13 +436,24 @@ void vjoin_add_host(struct vjoin *j, const struct vj_host_io *io, uint64_t now_n
 	e = &j->h[j->hhead & j->hmask];
 	e->io = *io;
 	e->idx = j->hhead;
-	e->prev = j->hbucket[b];
 	e->arrive_ns = now_ns;
 	e->used = 0;
-	j->hbucket[b] = j->hhead++;
+	e->listed = 1;
+	e->unext = VJ_NONE;
+	e->uprev = j->utail[b];
+	if (e->uprev == VJ_NONE)
+		j->uhead[b] = e->idx;
+	else
+		j->h[e->uprev & j->hmask].unext = e->idx;
+	j->utail[b] = j->hhead++;
 	j->st.host_io++;
-	if (io->kind == VJ_K_AIO && !io->blk_q_ns)
-		early_blocks(j, e->idx);
+	if (io->kind == VJ_K_AIO) {
+		uint64_t k = aio_key(io->tid, io->seq);
+
+		j->aio_seen[k % VJ_AIO_SEEN] = k;
+		if (!io->blk_q_ns)
+			early_blocks(j, e->idx);
+	}
 }
 
 /*
@@ -409,22 +464,21 @@ void vjoin_add_host(struct vjoin *j, const struct vj_host_io *io, uint64_t now_n
 static struct vj_hent *host_find(struct vjoin *j, int disk, uint8_t op, uint64_t buf, uint64_t lo,
 				 uint64_t hi, uint64_t max, int whole)
 {
-	uint64_t i = j->hbucket[vj_host_key(op, buf) & j->hmask];
-	struct vj_hent *best = NULL;
+	struct vj_hent *e, *next;
 
-	for (; i != VJ_NONE && i >= j->htail && i < j->hhead; i = j->h[i & j->hmask].prev) {
-		struct vj_hent *e = &j->h[i & j->hmask];
-
-		if (e->idx != i)
-			break;
-		if (e->used || e->io.disk != disk || e->io.op != op || e->io.buf != buf ||
+	for (e = vj_unused(j, op, buf); e; e = next) {
+		next = vj_unused_next(j, e);
+		if (vj_io_end(&e->io) + VJ_CHAIN_SLACK_NS < lo) {
+			vj_unlist(j, e); /* no request now looking can claim it */
+			continue;
+		}
+		if (e->io.disk != disk || e->io.op != op || e->io.buf != buf ||
 		    e->io.enter_ns < lo || e->io.enter_ns >= hi || !e->io.bytes ||
 		    (whole ? e->io.view || e->io.io_bytes != max : e->io.bytes > max))
 			continue;
-		if (!best || e->io.enter_ns < best->io.enter_ns)
-			best = e;
+		return e;
 	}
-	return best;
+	return NULL;
 }
 
 /* ---- paths ---- */
@@ -615,6 +669,7 @@ void vj_finish(struct vjoin *j, struct vj_path *p, struct vj_hent **pc, int n, u
 	if (p->joined) {
 		for (int i = 0; i < n; i++) {
 			pc[i]->used = 1;
+			vj_unlist(j, pc[i]);
 			p->hp[i] = pc[i]->io;
 		}
 		p->nr_h = n;

@@ -22,13 +22,31 @@
 #define VJ_HOST_KEEP 5 /* host IOs wait 5 x hold_ns: guest records may come late */
 #define VJ_EARLY 256
 #define VJ_AIO_SCAN 256 /* newest host IOs searched for a block's io_submit */
+#define VJ_AIO_SEEN 1024 /* io_submits recently seen, by a hash of (tid, seq) */
 #define VJ_CLK 64 /* joined paths a VM's causal clock bounds are taken over */
 #define VJ_WIN 64 /* address-path outcomes a VM's re-check looks at */
+/*
+ * A lookup for host IOs that entered at or after lo drops from its bucket's
+ * unused list those that ended this long before lo: requests at one buffer
+ * come in order, so no later one can claim them (still counted when they
+ * expire). A QEMU submit chain (newest first, in arrival order) is walked
+ * down to this long before the time looked for. Reused guest buffers (most
+ * are) had every lookup walk thousands of entries: ~20 us per guest IO.
+ */
+#define VJ_CHAIN_SLACK_NS 1000000000ull
 
+/*
+ * A host IO. Until it is used (or expires, or is too old to be claimed), it
+ * is on its bucket's list of unused IOs, oldest first: the IOs at one guest
+ * buffer never overlap in time (a buffer is not reused in flight), so the
+ * first that fits a request at that buffer is its earliest, and a lookup
+ * stops there instead of walking every IO the buffer ever had.
+ */
 struct vj_hent {
 	struct vj_host_io io;
-	uint64_t idx, prev, arrive_ns;
-	int used;
+	uint64_t idx, arrive_ns;
+	uint64_t uprev, unext; /* the bucket's unused list (VJ_NONE: end) */
+	int used, listed;
 };
 
 struct vj_qent {
@@ -87,7 +105,7 @@ struct vjoin {
 	/* host IOs */
 	struct vj_hent *h;
 	uint64_t hmask, hhead, htail; /* entries [htail, hhead) */
-	uint64_t *hbucket;
+	uint64_t *uhead, *utail; /* per bucket: its unused IOs, oldest first */
 	/* QEMU submits */
 	struct vj_qent q[VJ_QEV];
 	uint64_t qhead;
@@ -97,6 +115,12 @@ struct vjoin {
 	uint64_t nhead, ntail;
 	struct vj_early early[VJ_EARLY];
 	uint64_t ehead;
+	/*
+	 * The (tid, seq) keys of recent aio host IOs' io_submits: a block
+	 * request of another syscall (aio=threads' preadv: the correlator joined
+	 * it already) skips the scan of the newest host IOs for its io_submit.
+	 */
+	uint64_t aio_seen[VJ_AIO_SEEN];
 	/* guest requests waiting for their host IO */
 	struct vj_wait *w;
 	size_t nw, wcap;
@@ -114,6 +138,11 @@ enum vj_outcome { VJ_O_JOINED = 0, VJ_O_UNJOINED, VJ_O_UNMAPPED };
 
 /* vjoin.c */
 uint64_t vj_host_key(uint8_t op, uint64_t buf);
+/* The oldest unused host IO of buf's bucket (other buffers' too: check), and the next. */
+struct vj_hent *vj_unused(struct vjoin *j, uint8_t op, uint64_t buf);
+struct vj_hent *vj_unused_next(struct vjoin *j, const struct vj_hent *e);
+/* Off its bucket's list: used, expired, or ended long before anything still looks for it. */
+void vj_unlist(struct vjoin *j, struct vj_hent *e);
 /* The guest's kick or its stand-in (raw guest clock), and its interrupt. */
 uint64_t vj_guest_kick(const struct link_vreq *g);
 uint64_t vj_guest_irq(const struct link_vreq *g);
