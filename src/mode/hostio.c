@@ -179,4 +179,3 @@ void hostio_request(struct host *h, const struct corr_req *r)
 	blocks_of(&io, r);
 	host_add_io(h, &io, b);
 }
-

@@ -45,8 +45,8 @@ struct hprobe {
 };
 
 static const char *const why_names[HP_WHY_MAX] = {
-	[HP_OFF] = "address",	  [HP_CALIBRATING] = "calibrating", [HP_RECHECK] = "recheck",
-	[HP_PINNED] = "pinned", [HP_ALWAYS] = "always",	    [HP_GONE] = "gone",
+	[HP_OFF] = "address",	[HP_CALIBRATING] = "calibrating", [HP_RECHECK] = "recheck",
+	[HP_PINNED] = "pinned", [HP_ALWAYS] = "always",		  [HP_GONE] = "gone",
 };
 
 const char *hprobe_why_name(int why)
@@ -91,8 +91,7 @@ static void attach_kvm(struct hprobe *hp)
 	}
 }
 
-struct hprobe *hprobe_new(const struct mode_env *env, struct vjoin *vj,
-			  const struct hprobe_opts *o)
+struct hprobe *hprobe_new(const struct mode_env *env, struct vjoin *vj, const struct hprobe_opts *o)
 {
 	struct hprobe *hp = calloc(1, sizeof(*hp));
 	static const char *const progs[HPROBE_NR] = { "qemu_aio_read", "qemu_aio_write",
@@ -134,9 +133,10 @@ static void up_on(struct hprobe *hp, struct hp_vm *v, int from, int to)
 			     n < 0 ? why : "symbol not in .dynsym");
 			continue;
 		}
-		v->links[i] = hp->prog[i] ? bpf_program__attach_uprobe(hp->prog[i], false,
-								      v->pub.pid, exe, v->offs[i]) :
-					    NULL;
+		v->links[i] = hp->prog[i] ?
+				      bpf_program__attach_uprobe(hp->prog[i], false, v->pub.pid,
+								 exe, v->offs[i]) :
+				      NULL;
 		if (!v->links[i])
 			snprintf(why, sizeof(why), "attach failed: %s",
 				 hp->prog[i] ? strerror(errno) : "no such program");
@@ -197,7 +197,8 @@ static void to_uprobes(struct hprobe *hp, int vm, int why)
 	v->pub.why = why;
 	v->pub.recheck = s->recheck;
 	it_note("qemu pid %d: uprobes back (%s%s%s)", v->pub.pid, hprobe_why_name(why),
-		why == HP_RECHECK ? ": " : "", why == HP_RECHECK ? vj_recheck_name(s->recheck) : "");
+		why == HP_RECHECK ? ": " : "",
+		why == HP_RECHECK ? vj_recheck_name(s->recheck) : "");
 	vjoin_vm_mode(hp->vj, vm, VJ_VM_UPROBES);
 	up_on(hp, v, 0, HPROBE_NR);
 }

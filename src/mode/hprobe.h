@@ -19,7 +19,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-
 struct mode_env;
 struct vjoin;
 struct hprobe;

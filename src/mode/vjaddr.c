@@ -45,7 +45,8 @@ int vj_by_address(struct vjoin *j, const struct vj_wait *w, const struct vj_vm *
 
 	if (vm->st.mode == VJ_VM_ADDRESS)
 		return 1;
-	return vm->map.n && kick && (int64_t)kick + w->off + (int64_t)tol < (int64_t)vm->uprobes_since;
+	return vm->map.n && kick &&
+	       (int64_t)kick + w->off + (int64_t)tol < (int64_t)vm->uprobes_since;
 }
 
 struct vj_vm *vj_vm_of(struct vjoin *j, int disk)
@@ -232,8 +233,8 @@ static uint64_t addr_pieces(struct vjoin *j, int disk, uint8_t op, uint64_t hva,
 	return bytes;
 }
 
-struct vj_hent *vj_bounce_find(struct vjoin *j, const struct vj_wait *w, uint64_t lo,
-			       uint64_t hi, uint64_t hva)
+struct vj_hent *vj_bounce_find(struct vjoin *j, const struct vj_wait *w, uint64_t lo, uint64_t hi,
+			       uint64_t hva)
 {
 	const struct link_vreq *g = &w->g;
 	uint64_t bytes = (uint64_t)g->nr_sectors * 512, first;
@@ -336,7 +337,7 @@ static void addr_count(struct vjoin *j, struct vj_vm *vm, const struct vj_path *
 	if (vm->st.mode != VJ_VM_ADDRESS || !p->g->gpa)
 		return;
 	addr_outcome(j, vm,
-		     p->joined			  ? VJ_O_JOINED :
+		     p->joined			 ? VJ_O_JOINED :
 		     p->unjoin == VJ_UN_UNMAPPED ? VJ_O_UNMAPPED :
 						   VJ_O_UNJOINED);
 }
@@ -346,8 +347,10 @@ static void addr_count(struct vjoin *j, struct vj_vm *vm, const struct vj_path *
  * when nothing later can join it). A VM whose clock bounds went stale (no
  * joined path for a while) asks for a re-check: its uprobes come back, the
  * next requests re-anchor the bounds, and w, still waiting, joins then.
+ * fallback (the uprobe path found no submit for w): joined by an exact
+ * address or nothing is done (0).
  */
-int vj_addr_join(struct vjoin *j, const struct vj_wait *w, int force)
+static int addr_join(struct vjoin *j, const struct vj_wait *w, int force, int fallback)
 {
 	struct vj_vm *vm = vj_vm_of(j, w->disk);
 	uint64_t bytes = (uint64_t)w->g.nr_sectors * 512;
@@ -358,13 +361,15 @@ int vj_addr_join(struct vjoin *j, const struct vj_wait *w, int force)
 	int n = 0;
 
 	if (!vj_path_init(w, &p, &win) || !vm) {
-		if (!force)
+		if (!force || fallback)
 			return 0;
 		vj_finish(j, &p, pc, 0, 0, win.hi);
 		return 1;
 	}
 	addr_try(j, vm, w, &win, &a, pc, &n);
-	p.joined = a.got == bytes;
+	p.joined = a.got == bytes && (!fallback || a.how == GPAMAP_EXACT);
+	if (fallback && !p.joined)
+		return 0;
 	p.hva = a.hva;
 	p.key = VJ_KEY_ADDRESS;
 	p.unjoin = addr_unjoin(&w->g, &a, n);
@@ -390,28 +395,14 @@ int vj_addr_join(struct vjoin *j, const struct vj_wait *w, int force)
 	return 1;
 }
 
-/* The uprobe path found no QEMU submit for w: the address path may still (not forced). */
+int vj_addr_join(struct vjoin *j, const struct vj_wait *w, int force)
+{
+	return addr_join(j, w, force, 0);
+}
+
 int vj_addr_fallback(struct vjoin *j, const struct vj_wait *w)
 {
-	struct vj_vm *vm = vj_vm_of(j, w->disk);
-	uint64_t bytes = (uint64_t)w->g.nr_sectors * 512;
-	struct vj_hent *pc[VJ_PIECES];
-	struct vj_path p;
-	struct vj_win win;
-	struct vj_addr a;
-	int n = 0;
-
-	if (!vm || !w->g.gpa || !vj_path_init(w, &p, &win))
-		return 0;
-	addr_try(j, vm, w, &win, &a, pc, &n);
-	if (a.how != GPAMAP_EXACT || a.got != bytes)
-		return 0;
-	p.joined = 1;
-	p.hva = a.hva;
-	p.key = VJ_KEY_ADDRESS;
-	addr_count(j, vm, &p);
-	vj_finish(j, &p, pc, n, 0, win.hi);
-	return 1;
+	return addr_join(j, w, 0, 1);
 }
 
 /* ---- learning on the uprobe path ---- */
@@ -420,7 +411,8 @@ static void learn_sample(struct vjoin *j, struct vj_vm *vm, const struct link_vr
 {
 	uint64_t lo = 0, hi = 0;
 
-	if (!gpamap_is_ram(&vm->map, hva) && j->maps && j->maps(j->maps_ctx, vm - j->vm, hva, &lo, &hi))
+	if (!gpamap_is_ram(&vm->map, hva) && j->maps &&
+	    j->maps(j->maps_ctx, vm - j->vm, hva, &lo, &hi))
 		lo = hi = 0;
 	gpamap_add(&vm->map, g->gpa, hva, (uint64_t)g->nr_sectors * 512, lo, hi);
 	vm->st.samples = vm->map.samples;

@@ -179,8 +179,8 @@ void vj_addr_learn(struct vjoin *j, const struct vj_wait *w, uint64_t hva, struc
 /* A joined path bounds its VM's clock (host - guest). */
 void vj_clock_note(struct vjoin *j, const struct vj_path *p);
 /* A bounce buffer's host IO for w: offset and time (a disk whose offsets are the guest's). */
-struct vj_hent *vj_bounce_find(struct vjoin *j, const struct vj_wait *w, uint64_t lo,
-			       uint64_t hi, uint64_t hva);
+struct vj_hent *vj_bounce_find(struct vjoin *j, const struct vj_wait *w, uint64_t lo, uint64_t hi,
+			       uint64_t hva);
 /* Is buf guest RAM of the disk's VM (by its map)? */
 int vj_is_guest_ram(struct vjoin *j, int disk, uint64_t buf);
 

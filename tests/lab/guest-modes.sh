@@ -7,6 +7,8 @@
 # LAB_G_COUNT: ioload ops per run (default 150).
 # LAB_G_MDISKS: serials of the disk matrix (tests/lab/modes-disks.sh), traced
 #   by daemon #1 too; LAB_G_MCOUNT ioload ops per run on each (default 100).
+# LAB_G_OLD_GUEST=1: the guest daemons send no buffer addresses (IOTRACER_TEST_NO_GPA),
+#   as a guest iotracer before the address path did.
 #
 # Phase 0 (LAB_G_COST=1): the cost, LAB_G_CCOUNT ioload randreads on vda in
 #   each of: base (nothing traced); standalone (a standalone iotracer on vda
@@ -71,7 +73,8 @@ for m in $mdevs; do devs="$devs,${m#*:}"; done
 
 start() {
 	# not -q: its link lines ("link: peer N (...): up: ...") on stderr are what
-	# wait_up watches
+	# wait_up watches. LAB_G_OLD_GUEST=1: as an older guest iotracer, no buffer addresses.
+	[ "${LAB_G_OLD_GUEST:-0}" = 1 ] && export IOTRACER_TEST_NO_GPA=1
 	/lab/iotracer --mode guest --link "$link" -d "$2" --no-live -i 1s \
 		-j "$W/g$1.json" >"$W/g$1.out" 2>"$W/g$1.err" &
 	gpid=$!
