@@ -27,7 +27,8 @@
 #define VJ_CLK_MIN 8 /* joined paths before the bounds are used */
 #define VJ_CLK_SLACK_NS 10000ull /* stamps: a probe's own time */
 #define VJ_DRIFT_PPM 25 /* a guest clock's rate against the host's, at most */
-#define VJ_CLK_WIDE 200000 /* bounds wider than this (ns) tell no neighbours apart */
+#define VJ_CLK_FRESH_NS 2000000000ull /* older paths (guest time) say nothing of the clock now */
+#define VJ_CLK_WIDE 1000000 /* bounds wider than this (ns): something is off, do not guess */
 #define VJ_RC_UNMAPPED_N 4 /* unmapped addresses in the window: re-check */
 #define VJ_RC_RATE_N (VJ_WIN * 3 / 4) /* unjoined of a full window: re-check */
 #define VJ_BACKOFF_MIN_NS (10ull * 1000 * 1000 * 1000)
@@ -123,28 +124,36 @@ static void clk_add(struct vj_vm *vm, int64_t a, int64_t b, uint64_t t)
 }
 
 /*
- * The VM's host - guest bounds at guest time t: each joined path's, widened
- * by the drift since (VJ_DRIFT_PPM of the guest time between them: a TCG
- * guest's clock runs ~10 ppm off the host's), the tightest of them. 1 when
- * they are narrow enough to tell a request's host IO from its neighbour's
- * at the same buffer (VJ_CLK_WIDE), 0 when not (too few, or stale).
+ * The VM's host - guest bounds at guest time t: those of its joined paths
+ * within VJ_CLK_FRESH_NS of t, each widened by the drift since (VJ_DRIFT_PPM
+ * of the guest time between them: a TCG guest's clock runs ~10 ppm off the
+ * host's, 300 us over a 32 s pause in the lab), the tightest of them. Their
+ * width is the intrinsic least latencies (kick -> host IO start, host IO end
+ * -> guest interrupt: ~100-150 us in the x86 TCG lab, ~200 us on arm64), not
+ * the clock's. 1 when there are VJ_CLK_MIN such paths and the bounds agree;
+ * 0 when not (an idle VM's bounds are stale).
  */
 static int clk_bounds(struct vj_vm *vm, uint64_t t, int64_t *lo, int64_t *hi)
 {
+	unsigned int used = 0;
+
 	*lo = INT64_MIN;
 	*hi = INT64_MAX;
 	for (unsigned int i = 0; i < vm->clk_n; i++) {
 		uint64_t age = t > vm->clk_t[i] ? t - vm->clk_t[i] : vm->clk_t[i] - t;
 		int64_t d = (int64_t)(age / 1000000 * VJ_DRIFT_PPM);
 
+		if (age > VJ_CLK_FRESH_NS)
+			continue;
+		used++;
 		*lo = vm->clk_b[i] - d > *lo ? vm->clk_b[i] - d : *lo;
 		*hi = vm->clk_a[i] + d < *hi ? vm->clk_a[i] + d : *hi;
 	}
-	if (vm->clk_n) {
+	if (used) {
 		vm->st.clk_lo = *lo;
 		vm->st.clk_hi = *hi;
 	}
-	return vm->clk_n >= VJ_CLK_MIN && *hi >= *lo && *hi - *lo <= (int64_t)VJ_CLK_WIDE;
+	return used >= VJ_CLK_MIN && *hi >= *lo && *hi - *lo <= (int64_t)VJ_CLK_WIDE;
 }
 
 /* A joined path bounds its VM's clock (vj_finish). */
