@@ -11,13 +11,14 @@
  *
  * The clock: a host IO starts after its guest kick and ends before its guest
  * interrupt (both real events), so host - guest is at most each joined IO's
- * enter - kick and at least its end - interrupt. Over the VM's last VJ_CLK
- * joined paths these bounds are ~100 us apart in the TCG lab, where the
- * ping's uncertainty is 200-650 us: the window they give a request's host IO
- * ends before the next request at the same buffer (a reused buffer, the
- * common case) can have started, which the uprobe path got from the next
- * submit. Measured offline on a lab run's 2,960 paths (7 disks): 0 wrong, 0
- * of the 40 requests without host IO given a neighbour's (docs/modes.md).
+ * enter - kick and at least its end - interrupt. Over the VM's recent joined
+ * paths (clk_bounds) these bounds are ~100-150 us apart in the x86 TCG lab,
+ * where the ping's uncertainty is 200-650 us: the window they give a
+ * request's host IO ends before the next request at the same buffer (a
+ * reused buffer, the common case) can have started, which the uprobe path
+ * got from the next submit. Tried offline first on a lab run's 2,960 paths
+ * (7 disks): 0 wrong, none of the 40 requests without host IO given a
+ * neighbour's, where the ping's window gave 37 neighbours a closer fit.
  */
 #include <string.h>
 

@@ -9,7 +9,8 @@
 # guest is done) the running daemon gets SIGTERM and is waited for, so its
 # final summary is written.
 # MODES_METRICS=PORT: daemon #2 serves --metrics on 127.0.0.1:PORT, scraped into
-# $LAB_OUTDIR/metrics2.txt just before its SIGTERM.
+# $LAB_OUTDIR/metrics2.txt just before its SIGTERM. MODES_HOST2_OPTS: more options of
+# daemon #2 (e.g. --qemu-stages).
 # MODES_COST=1: the cost comparison (guest-modes.sh LAB_G_COST), on one boot:
 #   base       nothing traced;
 #   standalone `iotracer -p QEMU -f IMAGE` (standalone.json), started at
@@ -33,6 +34,8 @@ start() { # N [OPTION...]: host daemon N (hostN.json)
 	local n=$1 m=()
 	shift
 	[[ $n == 2 && -n ${MODES_METRICS:-} ]] && m=(--metrics "127.0.0.1:$MODES_METRICS")
+	# shellcheck disable=SC2206 # a list of options
+	[[ $n == 2 ]] && m+=(${MODES_HOST2_OPTS:-})
 	# shellcheck disable=SC2086 # MODES_HOST_LINK and MODES_HOST_OPTS are lists of options
 	"$IOTRACER" --mode host --qemu-pid "$LAB_QEMU_PID" $MODES_HOST_LINK ${MODES_HOST_OPTS:-} \
 		"$@" -q --no-live "${m[@]}" -j "$LAB_OUTDIR/host$n.json" >"$LAB_OUTDIR/host$n.out" \
