@@ -211,7 +211,7 @@ cost_notes() {
 				h = (v[p, "end", 7] - v[p, "begin", 7]) / o
 				sum[p] = q + d
 				printf "%s: %d ops, %.0f IOPS; per guest IO: QEMU %.1f us + tracer %.1f us = %.1f us, uprobe hits %.3f", p, o, o / (el[p] / 1e9), q, d, q + d, h
-				if (p != "base" && sum["base"]) printf "; +%.1f us over untraced", q + d - sum["base"]
+				if (p != "base" && sum["base"]) printf "; %+.1f us over untraced", q + d - sum["base"]
 				if ((p == "uprobe" || p == "address") && sum["standalone"])
 					printf "; %+.1f %% of standalone", 100 * (q + d - sum["standalone"]) / sum["standalone"]
 				printf "\n"
