@@ -2,11 +2,11 @@
 /*
  * Block requests aggregated in the kernel, one hash update per completion:
  * count, bytes, a size histogram, queue and device time and a latency
- * histogram per (cgroup, process, device, op) (struct it_agg_key). What the
- * key holds besides device and op is the daemon's choice (agg_keys): /metrics
- * wants device × op (and the cgroup with --metrics-cgroup-depth), `iotracer
- * top` the process and cgroup: the submitter's, or for a write of page-cache
- * pages their dirtier's (wb.bpf.h). Off (agg_keys 0) unless one of them asked: no
+ * histogram per (cgroup, process, file, device, op) (struct it_agg_key). What
+ * the key holds besides device and op is the daemon's choice (agg_keys):
+ * /metrics wants device × op (and the cgroup with --metrics-cgroup-depth, the
+ * file with --metrics-files), `iotracer top` the process, cgroup and file: the
+ * submitter's, or for a write of page-cache pages their dirtier's (wb.bpf.h). Off (agg_keys 0) unless one of them asked: no
  * cost for the record-only daemon. Counts every request that passed the
  * filters, whatever --sample and --min-latency say.
  */
@@ -38,7 +38,8 @@ static __always_inline u32 it_size_slot(u64 bytes)
 	return it_verifier_mask(k < IT_SIZE_SLOTS ? k : IT_SIZE_SLOTS - 1, IT_SIZE_SLOTS - 1);
 }
 
-static __always_inline struct it_agg_val *it_agg_get(const struct it_task *t, u32 dev, u8 op)
+static __always_inline struct it_agg_val *it_agg_get(const struct it_task *t, u32 dev, u8 op,
+						     const struct it_bio_info *bi)
 {
 	struct it_agg_key key = { .dev = dev, .op = op };
 	struct it_agg_val *v;
@@ -47,6 +48,11 @@ static __always_inline struct it_agg_val *it_agg_get(const struct it_task *t, u3
 		key.tgid = t->pid;
 	if (agg_keys & IT_AGG_CGROUP)
 		key.cgroup_id = t->cgroup_id;
+	if ((agg_keys & IT_AGG_FILE) && bi->ino) {
+		key.ino = bi->ino;
+		key.file_dev = bi->file_dev;
+		key.file_bdev = !!(bi->flags & IT_F_BDEV);
+	}
 	v = bpf_map_lookup_elem(&agg, &key);
 	if (v)
 		return v;
@@ -78,7 +84,7 @@ static __always_inline void it_agg_block(const struct it_bio_info *bi, const str
 	if (!agg_keys)
 		return;
 	bytes = IT_RD(btf, rq, __data_len);
-	v = it_agg_get(owner, dev, op);
+	v = it_agg_get(owner, dev, op, bi);
 	if (!v)
 		return;
 	v->count++;

@@ -26,6 +26,7 @@
 #include "request.bpf.h"
 #include "agg.bpf.h"
 #include "wb.bpf.h"
+#include "names.bpf.h"
 
 /* Per CPU: the last bio-less request completed (see it_rq_complete). */
 struct {
@@ -88,8 +89,11 @@ static __always_inline u8 it_req_op(u32 opf)
 	}
 }
 
-/* Inode of a page-cache bio (0 for anonymous or user pages: direct IO). */
-static __always_inline u64 it_bio_ino(struct bio *bio, u32 *sdev, const bool btf)
+/*
+ * Inode number of a page-cache bio (0 for anonymous or user pages: direct
+ * IO), its file system's dev in *sdev and the inode itself in *inode.
+ */
+static __always_inline u64 it_bio_ino(struct bio *bio, u32 *sdev, u64 *inode, const bool btf)
 {
 	struct page *page = IT_RD(btf, bio, bi_io_vec, bv_page);
 	struct address_space *mapping;
@@ -102,6 +106,7 @@ static __always_inline u64 it_bio_ino(struct bio *bio, u32 *sdev, const bool btf
 		return 0;
 	mapping = (void *)m;
 	host = BPF_CORE_READ(mapping, host);
+	*inode = (u64)host;
 	*sdev = BPF_CORE_READ(host, i_sb, s_dev);
 	return BPF_CORE_READ(host, i_ino);
 }
@@ -143,7 +148,7 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 {
 	struct thread_state *st;
 	struct it_bio_info bi = {};
-	u64 key = (u64)bio;
+	u64 key = (u64)bio, inode = 0;
 	u32 sdev = 0;
 
 	/* before the task storage lookup: with -d most bios may be another device's */
@@ -159,16 +164,20 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 		bi.origin = IT_ORIG_SYSCALL;
 		bi.seq = st->seq;
 		bi.ino = st->ino;
-		bi.flags = st->flags & IT_F_SAMPLED;
+		bi.file_dev = st->dev;
+		bi.flags = st->flags & (IT_F_SAMPLED | IT_F_BDEV);
 		st->nr_bios++;
 		if (!st->first_q_ns)
 			st->first_q_ns = bi.q_ns;
 	} else if (st && st->uring_req) {
 		bi.origin = IT_ORIG_URING;
 		bi.origin_id = st->uring_req;
-		bi.flags = st->flags & IT_F_SAMPLED;
+		bi.ino = st->ino; /* the request's file (it_uring_submit) */
+		bi.file_dev = st->dev;
+		bi.flags = st->flags & (IT_F_SAMPLED | IT_F_BDEV);
 	} else {
-		bi.ino = it_bio_ino(bio, &sdev, btf);
+		bi.ino = it_bio_ino(bio, &sdev, &inode, btf);
+		bi.file_dev = sdev;
 		if (st && st->wb_ino) {
 			bi.origin = IT_ORIG_WRITEBACK;
 			bi.origin_id = st->wb_ino;
@@ -189,6 +198,7 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 				return it_bio_forget(key);
 		}
 		bi.flags = it_sample_flag();
+		it_name_inode(inode, bi.ino, sdev);
 	}
 	bi.flags |= IT_F_HAS_Q;
 	it_fill_task(&bi.task);
@@ -382,7 +392,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	r->nr_merged = 0;
 	r->op = it_req_op(opf);
 	r->origin = bi.origin;
-	r->drv_gpa_hi = bi.drv_gpa >> 32;
+	r->file_dev = bi.file_dev;
 	r->drv_submit_ns = bi.drv_submit_ns;
 	r->drv_kick_ns = bi.drv_kick_ns;
 	r->drv_done_ns = bi.drv_done_ns;
@@ -391,7 +401,11 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	r->drv_layer = bi.drv_layer;
 	r->drv_opcode = bi.drv_opcode;
 	r->drv_status = bi.drv_status;
-	r->drv_gpa_lo = (u32)bi.drv_gpa;
+	/* in 512-byte units when it fits (include/iotracer.h it_block_gpa), else 0 */
+	r->drv_gpa9 = (bi.drv_gpa & ((1u << IT_GPA_SHIFT) - 1)) ||
+				      (bi.drv_gpa >> (32 + IT_GPA_SHIFT)) ?
+			      0 :
+			      (u32)(bi.drv_gpa >> IT_GPA_SHIFT);
 	if (wb)
 		r->wb = *wb;
 	else

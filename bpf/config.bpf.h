@@ -44,6 +44,8 @@ const volatile __u8 has_task_btf = 1; /* bpf_get_current_task_btf() (5.11) */
 const volatile __u8 has_task_storage = 1; /* task storage in tracing programs (5.12) */
 const volatile __u8 sched_counters; /* sched layer: task counters at syscall enter/exit */
 const volatile __u8 want_iovecs; /* host mode: vectored syscalls' first buffers (join key) */
+/* records name their files (bpf/names.bpf.h): --file-names N > 0 */
+const volatile __u8 names_on;
 /* IOTRACER_EMPTY_PROGS (bench's iotracer-empty): the syscall hooks' programs return at once */
 const volatile __u8 empty_progs;
 const volatile __u8 insert_hooked; /* block_rq_insert attached (--block-insert) */
@@ -98,6 +100,12 @@ volatile __u64 min_lat_ns; /* per-request records only at/above */
  */
 volatile __u64 armed_ns;
 volatile __u32 sample_n; /* records for 1 in N requests (0/1: all) */
+/*
+ * Bumped by user space when it forgot names (src/service/dnames.c: it deletes
+ * them from map "named" first): every thread's and CPU's last-named file
+ * (names.bpf.h) is looked up in the map again.
+ */
+volatile __u32 name_gen;
 /*
  * In-kernel histograms: needed when records are filtered (--sample,
  * --min-latency); when every request leaves a record the daemon builds the

@@ -527,6 +527,56 @@ static __always_inline u64 it_page_phys(u64 page, u64 vmemmap)
 }
 
 /*
+ * File names (names.bpf.h). Checked in the BTF of the kernels we run on
+ * (Debian's 5.10, 6.1, 6.12; 6.18 here): struct dentry's d_parent, d_hash (a
+ * hashed dentry has d_hash.pprev set: d_unhashed(), and d_unlinked() is
+ * unhashed and not its own parent, unchanged since 2.6.38), d_sb and
+ * d_u.d_alias (a member of inode->i_dentry), super_block's s_root, struct
+ * mount's mnt (the vfsmount) and mnt_id, mnt_namespace's ns.inum are in all
+ * of them. What moved:
+ * - d_name became `const struct qstr d_name` in an anonymous union with
+ *   __d_name between 6.12 and 6.18 (6.12's BTF has the plain member): CO-RE
+ *   matches the named member through the union both ways, so one read serves.
+ * - d_iname became d_shortname in the same window, d_subdirs/d_child
+ *   d_children/d_sib in 6.8: not read here.
+ * - struct mount gained mnt_id_unique (6.8); mnt_id, the one mountinfo's
+ *   first field shows, stays.
+ * A pseudo file (memfd_create's "memfd:NAME", alloc_file_pseudo) has a
+ * dentry that is its own parent and not its file system's root: its name is
+ * its only component.
+ */
+static __always_inline void it_dentry_name(u64 d, struct qstr *q)
+{
+	bpf_core_read(q, sizeof(*q), &((struct dentry *)d)->d_name);
+}
+
+/* The type of a super block's file system ("ext4", "tmpfs", "pidfs"), NUL-padded. */
+static __always_inline void it_sb_type(u64 sb, char *buf)
+{
+	const char *name = BPF_CORE_READ((struct super_block *)sb, s_type, name);
+
+	__builtin_memset(buf, 0, IT_FSTYPE_LEN);
+	bpf_probe_read_kernel_str(buf, IT_FSTYPE_LEN, name);
+}
+
+/* A dentry of the inode (the first of its aliases, inode->i_dentry), 0: none. */
+static __always_inline u64 it_inode_alias(u64 inode)
+{
+	u64 first = 0;
+
+	bpf_core_read(&first, sizeof(first), &((struct inode *)inode)->i_dentry.first);
+	return first ? first - bpf_core_field_offset(struct dentry, d_u.d_alias) : 0;
+}
+
+/* The mount id (mountinfo's first field) of a vfsmount, the `mnt` of a struct mount. */
+static __always_inline u32 it_mnt_id(u64 vfsmnt)
+{
+	struct mount *m = (void *)(vfsmnt - bpf_core_field_offset(struct mount, mnt));
+
+	return vfsmnt ? BPF_CORE_READ(m, mnt_id) : 0;
+}
+
+/*
  * BPF atomics with fetch (xchg) came with 5.12. Older
  * verifiers reject such an instruction anywhere in a program, dead code
  * too, so no branch can hide it: the object is built a second time with

@@ -124,6 +124,12 @@ struct thread_state {
 	u8 out_blocked;
 	u8 in_uring_enter;
 	char waker_comm[IT_COMM_LEN];
+	/* the last file this thread's records named (names.bpf.h it_name_file) */
+	u64 name_ino;
+	u32 name_dev;
+	u32 name_gen; /* name_gen when it was checked */
+	u8 name_bdev;
+	u8 name_left; /* calls on it before its name is checked again */
 };
 
 struct {

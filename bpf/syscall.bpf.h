@@ -18,6 +18,7 @@
 #include "filter.bpf.h"
 #include "inflight.bpf.h"
 #include "progs.bpf.h"
+#include "names.bpf.h"
 
 /* btf: task is a BTF pointer (read directly, see IT_RD): IT_TASK_BTF for it_current_task(). */
 static __always_inline struct file *it_fd_file(struct task_struct *task, u32 fd, const bool btf)
@@ -209,6 +210,7 @@ it_file_begin(struct task_struct *task, struct thread_state *st, struct file *f,
 	st->dev = id->dev;
 	st->ino = id->ino;
 	st->flags |= id->flags;
+	it_name_file(st, f, id->ino, id->dev, id->flags);
 	st->offset = pos >= 0 ? (u64)pos : (u64)BPF_CORE_READ(f, f_pos);
 	st->bytes = bytes;
 	/* a vectored call's buffers are read from user memory only for host mode's join */
@@ -367,6 +369,7 @@ struct {
 
 struct aio_loop {
 	struct it_aio_rec *r;
+	struct thread_state *st;
 	struct task_struct *task;
 	u64 user_ptr;
 	u32 nr;
@@ -423,6 +426,8 @@ static long it_aio_one(u32 i, void *data)
 		e->fd = cb.aio_fildes;
 		e->dev = id.dev;
 		e->ino = id.ino;
+		e->flags = id.flags & IT_F_BDEV;
+		it_name_file(c->st, f, id.ino, id.dev, id.flags);
 		e->opcode = cb.aio_lio_opcode;
 		if (cb.aio_lio_opcode == IT_IOCB_PREADV || cb.aio_lio_opcode == IT_IOCB_PWRITEV)
 			it_aio_iov(e, cb.aio_buf, cb.aio_nbytes);
@@ -464,6 +469,7 @@ static __always_inline int it_aio_exit(u32 sys, s64 ret)
 	r->ret = ret;
 	r->flags = ret > IT_AIO_BATCH ? IT_F_TRUNC : 0;
 	c.r = r;
+	c.st = st;
 	c.task = it_current_task();
 	c.user_ptr = st->user_ptr;
 	c.submit = sys == IT_SYS_IO_SUBMIT;
@@ -829,6 +835,11 @@ static __always_inline int it_uring_submit(struct io_kiocb *req, const bool btf)
 	if (st) {
 		st->uring_req = key;
 		st->flags = u.flags;
+		/* no traced syscall is in flight (io_uring_enter's is not one): its bios' file */
+		st->ino = u.ino;
+		st->dev = u.dev;
+		if (f)
+			it_name_file(st, f, u.ino, u.dev, u.flags);
 	}
 	u.submit_ns = bpf_ktime_get_ns();
 	IT_SLOT_PUT(&uring_inflight, &key, u, IT_L_SYSCALL);

@@ -46,6 +46,7 @@ enum it_rec_type {
 	IT_REC_AIO = 4, /* iocbs submitted (io_submit) or reaped (io_getevents) */
 	IT_REC_QEMU = 5, /* host mode: one uprobe hit in a traced QEMU */
 	IT_REC_WAKE = 6, /* no data: a per-CPU record buffer is filling up, drain now */
+	IT_REC_NAME = 7, /* a file's path, once per file (bpf/names.bpf.h) */
 };
 
 enum it_op {
@@ -134,6 +135,10 @@ enum it_counter {
 	IT_CNT_WB_UNK_REDIRTIED_BYTES, /* IT_WB_REDIRTIED */
 	IT_CNT_WB_UNK_MANY_BYTES, /* IT_WB_MANY */
 	IT_CNT_WB_UNK_TRUNC_BYTES, /* IT_WB_TRUNC: the rest of a request the walk did not reach */
+	/* file names (bpf/names.bpf.h) */
+	IT_CNT_NAMES, /* name records written (a file named, or named again) */
+	IT_CNT_NAME_FULL, /* files not named: map "named" full (tried again at their next IO) */
+	IT_CNT_NAME_LOST, /* name records lost: ring buffer full (tried again at the next IO) */
 	IT_NR_COUNTERS,
 };
 
@@ -153,6 +158,7 @@ enum it_counter {
 #define IT_F_SCHED_SW (1u << 12) /* syscall: offcpu_*, waker_* measured (sched_switch hooks) */
 #define IT_F_NO_I (1u << 13) /* block: insert not hooked (no --block-insert): g2d one stage */
 #define IT_F_WB (1u << 14) /* block: a write of page-cache pages, wb says who dirtied them */
+/* IT_F_BDEV on a block record: ino/file_dev are a block device node's (file_dev its i_rdev) */
 
 struct it_hdr {
 	__u16 type; /* enum it_rec_type */
@@ -194,6 +200,7 @@ struct it_bio_info {
 	__u16 drv_qid;
 	__u32 drv_tag;
 	__s32 drv_status;
+	__u32 file_dev; /* ino's file system (s_dev), or a block device node's i_rdev */
 	__u64 drv_submit_ns;
 	__u64 drv_kick_ns;
 	__u64 drv_done_ns;
@@ -309,7 +316,7 @@ struct it_block_rec {
 	__u16 nr_merged; /* bios merged into this request */
 	__u8 op; /* enum it_op */
 	__u8 origin; /* enum it_origin */
-	__u32 drv_gpa_hi; /* guest mode: it_block_gpa() */
+	__u32 file_dev; /* kernel dev_t of ino's file system (IT_F_BDEV: the node's i_rdev); 0 */
 	/* driver layer (nvme, scsi, virtio): zero when no driver hook saw it */
 	__u64 drv_submit_ns; /* nvme_setup_cmd / scsi_dispatch_cmd_start / virtio_queue_rq */
 	__u64 drv_kick_ns; /* virtio: virtqueue_notify (exit to the hypervisor) */
@@ -319,7 +326,7 @@ struct it_block_rec {
 	__u8 drv_layer; /* IT_L_NVME, IT_L_SCSI, IT_L_VIRTIO; 0 = none */
 	__u8 drv_opcode; /* nvme opcode, scsi cdb[0], virtio: 0 */
 	__s32 drv_status; /* nvme status, scsi result */
-	__u32 drv_gpa_lo; /* guest mode: it_block_gpa() */
+	__u32 drv_gpa9; /* guest mode: it_block_gpa() >> 9 */
 	/* a write of page-cache pages (IT_F_WB): who dirtied them (pid 0 and no bytes: not one) */
 	struct it_wb wb;
 };
@@ -328,12 +335,16 @@ struct it_block_rec {
  * Guest mode: the physical address of the request's first data byte as the
  * driver hands it to the device (bpf/gpa.bpf.h), 0 when not known. On a QEMU
  * guest that is the guest-physical address (GPA) the host maps to the buffer
- * QEMU's host IO names (docs/modes.md, "The address path"). Two halves in what
- * were the record's padding words: the layout, and so the ABI, is unchanged.
+ * QEMU's host IO names (docs/modes.md, "The address path"). In 512-byte
+ * units, in what was the record's last padding word: the layout, and so the
+ * ABI, is unchanged. An address that does not fit (not 512-byte aligned: a
+ * buffer QEMU's O_DIRECT host IO would bounce anyway; or at or above 2 TiB)
+ * is sent as not known.
  */
+#define IT_GPA_SHIFT 9
 static inline __u64 it_block_gpa(const struct it_block_rec *b)
 {
-	return (__u64)b->drv_gpa_hi << 32 | b->drv_gpa_lo;
+	return (__u64)b->drv_gpa9 << IT_GPA_SHIFT;
 }
 
 struct it_uring_rec {
@@ -364,7 +375,7 @@ struct it_aio_iocb {
 	__u32 fd;
 	__u32 dev; /* kernel dev_t of the fd's file (submit only, 0 if unknown) */
 	__u16 opcode; /* IOCB_CMD_* */
-	__u16 pad0;
+	__u16 flags; /* IT_F_BDEV: the fd is a block device (dev its i_rdev) */
 	__u32 pad1;
 	__u64 ino; /* inode of the fd's file (submit only) */
 	struct it_bufs bufs; /* submit only */
@@ -437,6 +448,46 @@ struct it_qemu_rec {
 	__u64 bytes; /* aio: qiov->size */
 };
 
+/*
+ * A file's name (IT_REC_NAME), written the first time a record names the file
+ * (dev, ino, and IT_NM_BDEV as the records' IT_F_BDEV), and again when its
+ * name changed (renamed, moved, unlinked, reached by another link). The path
+ * is its dentries' names up to the root of its file system (not of a mount:
+ * user space finds the mount from mountinfo, mnt_id or the file system's dev
+ * and the mount's root), leaf first, each NUL-terminated: names[0..len) holds
+ * nr of them. The variable part is sent: hdr.size == IT_NAME_SIZE(len).
+ */
+#define IT_NAME_MAX 4096 /* bytes of names a record carries (a longer path is cut: IT_NM_CUT) */
+#define IT_NAME_COMP 256 /* a component's bytes at most, its NUL included (NAME_MAX 255) */
+#define IT_NAME_DEPTH 256 /* components at most */
+#define IT_FSTYPE_LEN 16
+
+#define IT_NM_BDEV 1 /* the key: a block device node (dev its i_rdev) */
+#define IT_NM_DELETED 2 /* unlinked (d_unlinked): open, no name left in its directory */
+#define IT_NM_CUT 4 /* the walk stopped before the root: names holds the leaf side */
+/* no directory holds it (memfd, pseudo files): its own name only; an inode of no dentry
+ * (a block device's own page cache): no name, its file system's type alone */
+#define IT_NM_PSEUDO 8
+#define IT_NM_AGAIN 16 /* named before in this run: the name changed since */
+#define IT_NM_INODE 32 /* named from the inode (page cache, writeback): its first alias */
+
+struct it_name_rec {
+	struct it_hdr hdr;
+	__u64 ts_ns; /* when (CLOCK_MONOTONIC): ordered with the records */
+	__u64 ino;
+	__u32 dev;
+	__u32 flags; /* IT_NM_* */
+	__u32 mnt_id; /* the mount it was reached through (mountinfo's first field); 0: none */
+	__u32 mnt_ns; /* that task's mount namespace (its inode number); 0: none known */
+	__u32 pid; /* the task (tgid) that reached it: its /proc/PID/mountinfo */
+	__u16 nr; /* components in names */
+	__u16 len; /* bytes of names used */
+	char fstype[IT_FSTYPE_LEN]; /* its file system's type (s_type->name), NUL-padded */
+	char names[IT_NAME_MAX];
+};
+
+#define IT_NAME_SIZE(len) (sizeof(struct it_name_rec) - IT_NAME_MAX + (len))
+
 #ifndef __bpf__
 /*
  * User space reads each record type's size and end stamp here, and only
@@ -459,6 +510,8 @@ static inline __u32 it_rec_size(__u32 type)
 		return IT_AIO_SIZE(0);
 	case IT_REC_QEMU:
 		return sizeof(struct it_qemu_rec);
+	case IT_REC_NAME:
+		return IT_NAME_SIZE(0);
 	default:
 		return 0;
 	}
@@ -479,6 +532,8 @@ static inline __u64 it_rec_end_ns(const void *data, __u64 len)
 		return ((const struct it_uring_rec *)data)->complete_ns;
 	case IT_REC_AIO:
 		return ((const struct it_aio_rec *)data)->exit_ns;
+	case IT_REC_NAME:
+		return ((const struct it_name_rec *)data)->ts_ns;
 	default: /* IT_REC_QEMU */
 		return ((const struct it_qemu_rec *)data)->ts_ns;
 	}
@@ -519,13 +574,17 @@ struct it_slot_pos {
 #define IT_AGG_ON 1 /* aggregate at all */
 #define IT_AGG_TGID 2 /* key by the owner's process (submitter, or dirtier: wb.bpf.h) */
 #define IT_AGG_CGROUP 4 /* key by the owner's cgroup v2 id */
+#define IT_AGG_FILE 8 /* key by the request's file (ino, file_dev, file_bdev; 0: none known) */
 
 struct it_agg_key {
 	__u64 cgroup_id;
+	__u64 ino; /* IT_AGG_FILE: the file's inode */
 	__u32 tgid;
 	__u32 dev; /* kernel dev_t */
+	__u32 file_dev; /* IT_AGG_FILE: its file system's dev_t (a block device node's i_rdev) */
 	__u8 op; /* enum it_op */
-	__u8 pad[7];
+	__u8 file_bdev; /* IT_AGG_FILE: the file is a block device node */
+	__u8 pad[2];
 };
 
 struct it_agg_val {
@@ -546,11 +605,16 @@ struct it_agg_val {
 #define IT_MAJOR(d) ((__u32)(d) >> IT_MINORBITS)
 #define IT_MINOR(d) ((__u32)(d) & ((1u << IT_MINORBITS) - 1))
 
-/* Key of the "files" filter map: a traced file or directory. */
+/*
+ * Key of the "files" filter map (a traced file or directory: bdev 0, dev the
+ * file system's s_dev, block device nodes too) and of the "named" map
+ * (bpf/names.bpf.h: a file as the records name it, dev and ino as theirs:
+ * a block device node by its i_rdev, bdev 1).
+ */
 struct it_file_key {
 	__u64 ino;
-	__u32 dev; /* kernel dev_t of the filesystem (s_dev) */
-	__u32 pad0;
+	__u32 dev; /* kernel dev_t of the filesystem (s_dev), or (bdev) the node's i_rdev */
+	__u32 bdev;
 };
 
 #endif /* IOTRACER_H */

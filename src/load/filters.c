@@ -194,10 +194,11 @@ static int set_cgroups(struct iotracer_bpf *skel, const struct it_opts *o,
 static uint8_t agg_keys_of(const struct it_opts *o)
 {
 	if (o->top)
-		return IT_AGG_ON | IT_AGG_TGID | IT_AGG_CGROUP;
+		return IT_AGG_ON | IT_AGG_TGID | IT_AGG_CGROUP | IT_AGG_FILE;
 	if (!o->metrics_addr)
 		return 0;
-	return IT_AGG_ON | (o->metrics_cg_depth >= 0 ? IT_AGG_CGROUP : 0);
+	return IT_AGG_ON | (o->metrics_cg_depth >= 0 ? IT_AGG_CGROUP : 0) |
+	       (o->metrics_files > 0 ? IT_AGG_FILE : 0);
 }
 
 /* The device list into the idle copy, then switch to it. */

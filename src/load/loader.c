@@ -86,6 +86,14 @@ static int size_record_buffers(struct it_loader *ld, const struct it_opts *o)
 {
 	int ret = bpf_map__set_max_entries(ld->skel->maps.events, (uint32_t)ld->ring_bytes);
 
+	/* --file-names: the files named at most (none: one entry, never used) */
+	if (!ret)
+		ret = bpf_map__set_max_entries(ld->skel->maps.named,
+					       o->file_names > 0 ? (uint32_t)o->file_names : 1);
+	/* keyed by file too (top, --metrics-files): room for a row per file and owner */
+	if (!ret && (o->top || o->metrics_files > 0))
+		ret = bpf_map__set_max_entries(ld->skel->maps.agg, IT_AGG_FILE_ENTRIES);
+
 	if (!ret && ld->slot_shift)
 		ret = bpf_map__set_max_entries(ld->skel->maps.slots,
 					       (uint32_t)ld->ncpu << ld->slot_shift);
@@ -173,6 +181,7 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 	/* the filters are writable globals, set after load by it_filters_apply() */
 	rd->wake_bytes = ld->ring_bytes / 2;
 	rd->want_iovecs = o->mode == IT_MODE_HOST;
+	rd->names_on = o->file_names > 0;
 	rd->keep_all_blocks = !!o->blame; /* -m thinned by the daemon (docs/blame.md) */
 	/* the bench's dispatch floor (docs/bench.md, "Tax"): the syscall hooks, nothing run */
 	env = getenv("IOTRACER_EMPTY_PROGS");

@@ -70,6 +70,9 @@ struct it_loader {
 	size_t slots_len, pos_len;
 };
 
+/* Entries of map "agg" when it is keyed by file (4096 otherwise: bpf/agg.bpf.h). */
+#define IT_AGG_FILE_ENTRIES 16384
+
 const char *it_method_name(enum it_method m);
 
 /* A hook's state (enum out_hook_st, records/output.h). */

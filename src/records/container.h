@@ -87,6 +87,13 @@ int ct_names_pod(struct ct_names *n, const char *uid, const char **ns, const cha
 /* A container's name; NULL when no source names it (counted in miss_container). */
 const char *ct_names_container(struct ct_names *n, const char *id);
 void ct_names_stats(const struct ct_names *n, struct ct_names_stats *st);
+/*
+ * A name from elsewhere than the node's files (a recording's, docs/record.md):
+ * a container id's name (pod 0; ns unused) or a pod UID's name and namespace
+ * (pod 1). Such names come before the node's; a later one for the same id
+ * replaces it. 0 or -ENOMEM.
+ */
+int ct_names_add(struct ct_names *n, int pod, const char *id, const char *name, const char *ns);
 
 /*
  * Everything known of a cgroup path, for output: the decoded fields and the

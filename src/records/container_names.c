@@ -36,6 +36,8 @@ enum nm_src { NM_PODS, NM_KLOGS, NM_DOCKER, NM_PODMAN, NM_NR };
 struct ct_names {
 	char root[PATH_MAX];
 	struct nm_map map[NM_NR];
+	/* names from elsewhere (ct_names_add: a recording's): before the sources' */
+	struct nm_map added_pods, added_containers;
 	uint64_t sig[NM_NR]; /* the sources' mtimes at their last scan (0: absent) */
 	uint64_t next_ns, last_ns; /* the next refresh due, the last one done */
 	struct ct_names_stats st;
@@ -336,7 +338,39 @@ void ct_names_free(struct ct_names *n)
 		map_clear(&n->map[s]);
 		free(n->map[s].e);
 	}
+	map_clear(&n->added_pods);
+	free(n->added_pods.e);
+	map_clear(&n->added_containers);
+	free(n->added_containers.e);
 	free(n);
+}
+
+int ct_names_add(struct ct_names *n, int pod, const char *id, const char *name, const char *ns)
+{
+	struct nm_map *m = pod ? &n->added_pods : &n->added_containers;
+	/* as the sources keep them: pods UID -> (namespace, pod), containers id -> (name, "") */
+	const char *a = pod ? (ns ? ns : "") : name, *b = pod ? name : "";
+	struct nm_ent *old = (struct nm_ent *)map_find(m, id);
+
+	if (old) {
+		char *na = strdup(a), *nb = strdup(b);
+
+		if (!na || !nb) {
+			free(na);
+			free(nb);
+			return -ENOMEM;
+		}
+		free(old->a);
+		free(old->b);
+		old->a = na;
+		old->b = nb;
+	} else {
+		if (map_add(m, id, strlen(id), a, strlen(a), b, strlen(b)))
+			return -ENOMEM;
+		qsort(m->e, m->n, sizeof(m->e[0]), ent_cmp);
+	}
+	n->gen++; /* ct_describe's memo is stale */
+	return 0;
 }
 
 /* A new container is named in its runtime's files just before it starts: look sooner. */
@@ -351,7 +385,9 @@ int ct_names_pod(struct ct_names *n, const char *uid, const char **ns, const cha
 	const struct nm_ent *e;
 
 	ct_names_refresh(n, 0);
-	e = map_find(&n->map[NM_PODS], uid);
+	e = map_find(&n->added_pods, uid);
+	if (!e)
+		e = map_find(&n->map[NM_PODS], uid);
 	if (!e) {
 		n->st.miss_pod++;
 		missed(n);
@@ -367,6 +403,8 @@ const char *ct_names_container(struct ct_names *n, const char *id)
 	static const enum nm_src order[] = { NM_KLOGS, NM_PODMAN, NM_DOCKER };
 
 	ct_names_refresh(n, 0);
+	if (map_find(&n->added_containers, id))
+		return map_find(&n->added_containers, id)->a;
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		const struct nm_ent *e = map_find(&n->map[order[i]], id);
 

@@ -222,6 +222,11 @@ void out_set_names(struct it_out *out, struct ct_names *names)
 	out->names = names;
 }
 
+void out_set_fnames(struct it_out *out, struct fn_cache *fn)
+{
+	out->fn = fn;
+}
+
 uint64_t out_requests(const struct it_out *out)
 {
 	return out->requests;

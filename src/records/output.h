@@ -22,6 +22,18 @@ struct out_khist {
 	struct it_hist_val val;
 };
 
+/* File names (docs/json.md, "file"): the daemon's cache and resolver, as counted. */
+struct out_fnames {
+	uint64_t entries; /* names known now */
+	uint64_t hits, misses; /* lookups of the records' files */
+	uint64_t evicted; /* forgotten, the least used, for room */
+	uint64_t forgotten; /* deleted from the BPF side's map (evicted or missed): named again */
+	uint64_t no_mount; /* names of a file system no mount here shows ("[MAJ:MIN]") */
+	uint64_t container; /* names with a container's path */
+	uint64_t container_gone; /* another namespace's, its task gone: no container path */
+	uint64_t bad; /* name records that did not decode */
+};
+
 /* Everything a summary reports besides the per-record stage statistics. */
 struct out_summary_in {
 	int final;
@@ -34,6 +46,7 @@ struct out_summary_in {
 	const uint64_t *skipped; /* IT_L_MAX: program runs skipped by the kernel (recursion) */
 	/* IT_NR_COUNTERS event counters (the writeback notes, IT_CNT_WB_*); NULL: none */
 	const uint64_t *counters;
+	const struct out_fnames *fnames; /* NULL: file names off */
 };
 
 /*
@@ -61,6 +74,10 @@ void out_set_cgroups(struct it_out *out, struct cg_cache *cg);
 /* The node's container and pod names for the JSON lines (container.h); NULL: ids only. */
 struct ct_names;
 void out_set_names(struct it_out *out, struct ct_names *names);
+
+/* The file names for the JSON "file" fields (records/fname.h; not owned); NULL: none. */
+struct fn_cache;
+void out_set_fnames(struct it_out *out, struct fn_cache *fn);
 
 /* corr_emit_fn: one finished request. */
 void out_request(const struct corr_req *r, void *out);

@@ -77,6 +77,7 @@ struct it_out {
 	struct stages stages; /* per-stage statistics from the requests (stages.c) */
 	struct cg_cache *cg; /* cgroup paths (not owned); NULL: none */
 	struct ct_names *names; /* the node's container and pod names (not owned); NULL: ids only */
+	struct fn_cache *fn; /* file names (not owned); NULL: none */
 	int live_cgroup; /* live lines end with the cgroup path (--cgroup given) */
 };
 

@@ -10,6 +10,7 @@
 #include "records/cgroup.h"
 #include "records/container.h"
 #include "records/corr.h"
+#include "records/fname.h"
 #include "records/output.h"
 #include "records/output_int.h"
 #include "records/stages.h"
@@ -188,10 +189,25 @@ static void json_wb(struct it_out *out, const struct it_block_rec *b)
 	jw_obj_end(w);
 }
 
-static void json_block(struct it_out *out, const struct it_block_rec *b)
+/* "file" and "container_file" (docs/json.md): the names of k, where known. 1: written. */
+static int json_file(struct it_out *out, const struct fn_key *k)
+{
+	const struct fn_entry *e = out->fn ? fn_get(out->fn, k) : NULL;
+
+	if (!e)
+		return 0;
+	jw_str(&out->w, "file", e->file);
+	if (e->cfile)
+		jw_str(&out->w, "container_file", e->cfile);
+	return 1;
+}
+
+/* A block request of a request whose file is rk (NULL: none). */
+static void json_block(struct it_out *out, const struct it_block_rec *b, const struct fn_key *rk)
 {
 	struct jw *w = &out->w;
 	uint64_t g = b->g_ns ? b->g_ns : b->q_ns;
+	struct fn_key k;
 
 	jw_obj_begin(w, NULL);
 	json_dev(out, b->dev);
@@ -201,6 +217,14 @@ static void json_block(struct it_out *out, const struct it_block_rec *b)
 	jw_u64(w, "nr_sectors", b->bytes / 512);
 	jw_u64(w, "bytes", b->bytes);
 	jw_u64(w, "ino", b->ino);
+	/* the file's own file system, for a reader of the line (report: its name's key) */
+	if (fn_blk_key(b, rk, &k) && json_file(out, &k) && b->file_dev) {
+		char devno[24];
+
+		snprintf(devno, sizeof(devno), "%u:%u", IT_MAJOR(b->file_dev),
+			 IT_MINOR(b->file_dev));
+		jw_str(w, "file_devno", devno);
+	}
 	jw_u64(w, "q_ns", b->q_ns);
 	if (b->flags & IT_F_HAS_G)
 		jw_u64(w, "q2g_ns", b->g_ns - b->q_ns);
@@ -228,6 +252,8 @@ void json_request(struct it_out *out, const struct corr_req *r, const struct req
 	struct jw *w = &out->w;
 	size_t mark = jw_len(w);
 	uint64_t ts = v->end_ns ? v->end_ns : v->start_ns;
+	struct fn_key rk;
+	int has_rk = fn_req_key(r, &rk);
 
 	if (!mark)
 		out->batch_ts = ts;
@@ -244,6 +270,8 @@ void json_request(struct it_out *out, const struct corr_req *r, const struct req
 	jw_str(w, "op", abi_op_name(v->op));
 	json_dev(out, v->dev);
 	jw_u64(w, "ino", v->ino);
+	if (has_rk)
+		json_file(out, &rk);
 	if (v->offset != CORR_NO_OFFSET)
 		jw_u64(w, "offset", v->offset);
 	jw_u64(w, "bytes", v->bytes);
@@ -313,7 +341,7 @@ void json_request(struct it_out *out, const struct corr_req *r, const struct req
 	}
 	jw_arr_begin(w, "block");
 	for (int i = 0; i < r->nr_blocks; i++)
-		json_block(out, r->blocks[i]);
+		json_block(out, r->blocks[i], has_rk ? &rk : NULL);
 	jw_arr_end(w);
 	if (r->nr_blocks_dropped)
 		jw_u64(w, "block_dropped", r->nr_blocks_dropped);

@@ -50,6 +50,29 @@ static void json_names(struct jw *w, const struct ct_names *names)
 	jw_obj_end(w);
 }
 
+/* File names: the BPF side's counts and the cache's (docs/json.md, "summary"). */
+static void json_fnames(struct jw *w, const struct out_summary_in *in)
+{
+	const struct out_fnames *f = in->fnames;
+
+	jw_obj_begin(w, "file_names");
+	if (in->counters) {
+		jw_u64(w, "named", in->counters[IT_CNT_NAMES]);
+		jw_u64(w, "map_full", in->counters[IT_CNT_NAME_FULL]);
+		jw_u64(w, "lost", in->counters[IT_CNT_NAME_LOST]);
+	}
+	jw_u64(w, "entries", f->entries);
+	jw_u64(w, "hits", f->hits);
+	jw_u64(w, "misses", f->misses);
+	jw_u64(w, "evicted", f->evicted);
+	jw_u64(w, "forgotten", f->forgotten);
+	jw_u64(w, "no_mount", f->no_mount);
+	jw_u64(w, "container", f->container);
+	jw_u64(w, "container_gone", f->container_gone);
+	jw_u64(w, "bad", f->bad);
+	jw_obj_end(w);
+}
+
 static void json_summary(struct it_out *out, const struct out_summary_in *in)
 {
 	struct jw *w = &out->w;
@@ -98,6 +121,8 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 		jw_u64(w, "unknown", in->counters[IT_CNT_WB_UNKNOWN]);
 		jw_obj_end(w);
 	}
+	if (in->fnames)
+		json_fnames(w, in);
 	jw_u64(w, "lost", in->lost_samples);
 	jw_arr_begin(w, "stages");
 	for (int i = 0; i < out->stages.nr; i++) {
@@ -218,6 +243,16 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 				fprintf(f, "  drops: %s %s %llu\n", abi_layer_name(l),
 					abi_name(&abi_drops, k),
 					(unsigned long long)in->drops[l * IT_DROP_KINDS + k]);
+	if (in->fnames && in->counters &&
+	    (in->fnames->misses || in->counters[IT_CNT_NAME_FULL] ||
+	     in->counters[IT_CNT_NAME_LOST]))
+		fprintf(f,
+			"  file names: %llu named, %llu not named (--file-names full), %llu lost "
+			"(ring full), %llu lookups missed\n",
+			(unsigned long long)in->counters[IT_CNT_NAMES],
+			(unsigned long long)in->counters[IT_CNT_NAME_FULL],
+			(unsigned long long)in->counters[IT_CNT_NAME_LOST],
+			(unsigned long long)in->fnames->misses);
 	fprintf(f, "%-9s %-8s %-6s %-7s %9s %9s %9s %9s %9s %10s %9s\n", "LAYER", "DEV", "OP",
 		"STAGE", "COUNT", "P50", "P90", "P99", "MAX", "BYTES", "MB/s");
 	for (int i = 0; i < out->stages.nr; i++) {

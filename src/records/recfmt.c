@@ -470,22 +470,6 @@ static int get_blame(const struct rf_state *s, const uint8_t **pp, const uint8_t
 	return get_var(pp, end, &b->other_ns) || *pp != end ? -EBADMSG : 0;
 }
 
-/* A sized entry (its tag read): RF_E_BLAME decoded, any other tag skipped. */
-static int get_sized(const struct rf_state *s, const uint8_t **pp, const uint8_t *end, int tag,
-		     struct blame_line *bl)
-{
-	const uint8_t *body;
-	uint64_t n;
-
-	if (get_var(pp, end, &n) || (uint64_t)(end - *pp) < n)
-		return -EBADMSG;
-	body = *pp;
-	*pp += n;
-	if (tag != RF_E_BLAME)
-		return 0;
-	return get_blame(s, &body, *pp, bl);
-}
-
 static int get_strn(const uint8_t **pp, const uint8_t *end, char *dst, size_t max)
 {
 	uint64_t n;
@@ -495,6 +479,86 @@ static int get_strn(const uint8_t **pp, const uint8_t *end, char *dst, size_t ma
 	memcpy(dst, *pp, n);
 	dst[n] = '\0';
 	*pp += n;
+	return 0;
+}
+
+/* File names: tag len, then dev, ino, bdev, file, cfile (0: none). */
+uint8_t *rf_put_fname(uint8_t *p, uint64_t ino, uint32_t dev, uint32_t bdev, const char *file,
+		      const char *cfile)
+{
+	uint8_t *len, *body;
+
+	*p++ = RF_E_FNAME;
+	len = p;
+	body = p + 3; /* the length in three bytes (a varint of a redundant width): < 2^21 */
+	p = put_var(body, dev);
+	p = put_var(p, ino);
+	p = put_var(p, bdev);
+	p = put_strn(p, file, RF_FILE_LEN);
+	p = put_strn(p, cfile, RF_FILE_LEN);
+	len[0] = (uint8_t)((p - body) | 0x80);
+	len[1] = (uint8_t)(((p - body) >> 7) | 0x80);
+	len[2] = (uint8_t)((p - body) >> 14);
+	return p;
+}
+
+static int get_fname(const uint8_t **pp, const uint8_t *end, struct rf_fname *f)
+{
+	uint64_t dev, bdev;
+
+	if (get_var_max(pp, end, UINT32_MAX, &dev) || get_var(pp, end, &f->ino) ||
+	    get_var_max(pp, end, 1, &bdev) || get_strn(pp, end, f->file, RF_FILE_LEN) ||
+	    get_strn(pp, end, f->cfile, RF_FILE_LEN) || !f->file[0] || *pp != end)
+		return -EBADMSG;
+	f->dev = (uint32_t)dev;
+	f->bdev = (uint32_t)bdev;
+	return 0;
+}
+
+/* Container names: tag len, then kind, id, name, namespace. */
+uint8_t *rf_put_ctname(uint8_t *p, int kind, const char *id, const char *name, const char *ns)
+{
+	uint8_t body[RF_CTNAME_MAX], *q = body;
+
+	q = put_var(q, (uint64_t)kind);
+	q = put_strn(q, id, RF_CT_LEN);
+	q = put_strn(q, name, RF_CT_LEN);
+	q = put_strn(q, ns, RF_CT_LEN);
+	*p++ = RF_E_CTNAME;
+	p = put_var(p, (uint64_t)(q - body));
+	memcpy(p, body, (size_t)(q - body));
+	return p + (q - body);
+}
+
+static int get_ctname(const uint8_t **pp, const uint8_t *end, struct rf_ctname *c)
+{
+	uint64_t kind;
+
+	if (get_var_max(pp, end, RF_CT_POD, &kind) || get_strn(pp, end, c->id, RF_CT_LEN) ||
+	    get_strn(pp, end, c->name, RF_CT_LEN) || get_strn(pp, end, c->ns, RF_CT_LEN) ||
+	    !c->id[0] || !c->name[0] || *pp != end)
+		return -EBADMSG;
+	c->kind = (int)kind;
+	return 0;
+}
+
+/* A sized entry (its tag read): the kinds this build knows decoded, any other skipped. */
+static int get_sized(const struct rf_state *s, const uint8_t **pp, const uint8_t *end, int tag,
+		     struct blame_line *bl, struct rf_more *more)
+{
+	const uint8_t *body;
+	uint64_t n;
+
+	if (get_var(pp, end, &n) || (uint64_t)(end - *pp) < n)
+		return -EBADMSG;
+	body = *pp;
+	*pp += n;
+	if (tag == RF_E_BLAME)
+		return get_blame(s, &body, *pp, bl);
+	if (tag == RF_E_FNAME && more)
+		return get_fname(&body, *pp, &more->fname);
+	if (tag == RF_E_CTNAME && more)
+		return get_ctname(&body, *pp, &more->ctname);
 	return 0;
 }
 
@@ -577,7 +641,7 @@ static int get_req(struct rf_state *s, const uint8_t **pp, const uint8_t *end, s
 
 int rf_get_entry(struct rf_state *s, const uint8_t **pp, const uint8_t *end, int *tag,
 		 struct rf_req *req, struct rf_dev *dev, struct rf_cgroup *cg,
-		 struct blame_line *bl)
+		 struct blame_line *bl, struct rf_more *more)
 {
 	const uint8_t *p = *pp;
 	int err;
@@ -592,7 +656,7 @@ int rf_get_entry(struct rf_state *s, const uint8_t **pp, const uint8_t *end, int
 	else if (*tag == RF_E_CGROUP)
 		err = get_cgroup(&p, end, cg);
 	else if (*tag >= RF_E_SIZED)
-		err = get_sized(s, &p, end, *tag, bl);
+		err = get_sized(s, &p, end, *tag, bl, more);
 	else
 		err = -EBADMSG;
 	if (!err)

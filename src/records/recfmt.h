@@ -52,9 +52,39 @@ enum rf_entry_tag {
 	/* from here on: tag, length (varint), that many bytes; unknown ones are skipped */
 	RF_E_SIZED = 4,
 	RF_E_BLAME = 4, /* a request's blame (struct blame_line), after the request */
+	/* a file's names (records/fname.h), before the first request of the block naming it */
+	RF_E_FNAME = 5,
+	/* a container's or pod's name from the node, with the first cgroup of the block in it */
+	RF_E_CTNAME = 6,
 };
 
 #define RF_CG_LEN 512 /* a cgroup path, with its NUL (records/cgroup.h CG_PATH_MAX) */
+#define RF_FILE_LEN 8192 /* a file's path, with its NUL (records/fnres.h FR_PATH_MAX) */
+#define RF_CT_LEN 128 /* a container id, pod UID, name or namespace, with its NUL */
+
+/* A file's names (RF_E_FNAME): its key as the records have it, the host's and a container's path. */
+struct rf_fname {
+	uint64_t ino;
+	uint32_t dev, bdev;
+	char file[RF_FILE_LEN];
+	char cfile[RF_FILE_LEN]; /* "": none */
+};
+
+enum rf_ct_kind { RF_CT_CONTAINER = 0, RF_CT_POD = 1 };
+
+/* A name the node gave (RF_E_CTNAME): a container id's name, or a pod UID's namespace and name. */
+struct rf_ctname {
+	int kind; /* enum rf_ct_kind */
+	char id[RF_CT_LEN]; /* container id, pod UID */
+	char name[RF_CT_LEN];
+	char ns[RF_CT_LEN]; /* the pod's namespace; "" for a container */
+};
+
+/* The sized entries decoded besides blame (rf_get_entry's tag says which). */
+struct rf_more {
+	struct rf_fname fname;
+	struct rf_ctname ctname;
+};
 
 struct rf_cgroup {
 	uint64_t id;
@@ -133,6 +163,8 @@ struct rf_state {
 #define RF_CG_MAX (1 + 10 + 10 + RF_CG_LEN)
 #define RF_BLAME_BODY_MAX (10 * 8 + 1 + (BLAME_LINE_TOP)*20)
 #define RF_BLAME_MAX (1 + 10 + RF_BLAME_BODY_MAX)
+#define RF_FNAME_MAX (1 + 10 + 3 * 10 + 2 * (10 + RF_FILE_LEN))
+#define RF_CTNAME_MAX (1 + 10 + 10 + 3 * (10 + RF_CT_LEN))
 
 /* Little-endian header helpers. */
 void rf_seg_hdr_put(uint8_t *b, const struct rf_seg_hdr *h);
@@ -149,16 +181,23 @@ uint8_t *rf_put_cgroup(uint8_t *p, uint64_t id, const char *path); /* room: RF_C
 /* A request's blame line (its id: a request of this block or an earlier one); room: RF_BLAME_MAX. */
 uint8_t *rf_put_blame(const struct rf_state *s, uint8_t *p, const struct blame_line *b);
 
+/* A file's names (cfile NULL or "": none); room: RF_FNAME_MAX. */
+uint8_t *rf_put_fname(uint8_t *p, uint64_t ino, uint32_t dev, uint32_t bdev, const char *file,
+		      const char *cfile);
+/* A container's name (ns NULL) or a pod's namespace and name (enum rf_ct_kind); room: RF_CTNAME_MAX. */
+uint8_t *rf_put_ctname(uint8_t *p, int kind, const char *id, const char *name, const char *ns);
+
 /*
- * Decode the entry at *pp (before end): *tag says which of req/dev/cg/bl was
- * filled; a sized entry of a tag this build does not know is skipped (*tag
- * is its tag, nothing filled). Returns 0 and moves *pp past it, or -EBADMSG
- * for anything that is not a well-formed entry (nothing read past end,
- * whatever it says).
+ * Decode the entry at *pp (before end): *tag says which of req/dev/cg/bl/more
+ * was filled; a sized entry of a tag this build does not know is skipped
+ * (*tag is its tag, nothing filled), and so are RF_E_FNAME and RF_E_CTNAME
+ * when more is NULL. Returns 0 and moves *pp past it, or -EBADMSG for
+ * anything that is not a well-formed entry (nothing read past end, whatever
+ * it says).
  */
 int rf_get_entry(struct rf_state *s, const uint8_t **pp, const uint8_t *end, int *tag,
 		 struct rf_req *req, struct rf_dev *dev, struct rf_cgroup *cg,
-		 struct blame_line *bl);
+		 struct blame_line *bl, struct rf_more *more);
 
 /* A corr_req that points into q (valid while q is). */
 void rf_req_view(const struct rf_req *q, struct corr_req *r);

@@ -17,14 +17,19 @@
 #include <zlib.h>
 
 #include "records/cgroup.h"
+#include "records/container.h"
+#include "records/fname.h"
 #include "records/record.h"
 #include "records/recfmt.h"
 #include "lib/log.h"
 #include "lib/parse.h"
 
-#define REC_RAW_CAP (256u << 10) /* payload of one block, at most */
+#define REC_RAW_CAP (256u << 10) /* payload of one block, at most (but for file names) */
+/* room past the cap for one request's file names, the longest paths counted */
+#define REC_NAMES_ROOM ((CORR_MAX_BLOCKS + 1) * RF_FNAME_MAX)
 #define REC_BLOCK_DEVS 16 /* devices announced in a block, remembered */
 #define REC_BLOCK_CGS 16 /* cgroups announced in a block, remembered */
+#define REC_BLOCK_FILES 256 /* files announced in a block, remembered (a hash of slots) */
 #define REC_FLUSH_DUE_NS (RF_FLUSH_NS - 100000000ull) /* a 50 ms drain tick later: < 1 s */
 #define REC_PREFIX "iotracer-"
 
@@ -48,6 +53,9 @@ struct recorder {
 	uint64_t cgs[REC_BLOCK_CGS];
 	int nr_cgs;
 	struct cg_cache *cg; /* cgroup paths (not owned); NULL: ids only */
+	struct ct_names *names; /* container and pod names (not owned); NULL: none */
+	struct fn_cache *fn; /* file names (not owned); NULL: none */
+	struct fn_key files[REC_BLOCK_FILES]; /* announced in this block (ino 0: free) */
 	z_stream zs;
 	int zs_ok;
 	/* counters */
@@ -246,6 +254,7 @@ static void block_reset(struct recorder *rc, uint64_t now_ns)
 	rc->last_ns = 0;
 	rc->nr_devs = 0;
 	rc->nr_cgs = 0;
+	memset(rc->files, 0, sizeof(rc->files));
 	memset(&rc->st, 0, sizeof(rc->st));
 	rc->last_flush_ns = now_ns;
 }
@@ -309,6 +318,24 @@ static void note_dev(struct recorder *rc, uint32_t dev)
 	}
 }
 
+/* The node's names of the container and pod a cgroup path is of (RF_E_CTNAME). */
+static void note_ctnames(struct recorder *rc, const char *path)
+{
+	struct ct_full f;
+
+	if (!rc->names)
+		return;
+	ct_describe(rc->names, path, &f);
+	if (f.container && f.ci.id[0])
+		rc->raw_len = (size_t)(rf_put_ctname(rc->raw + rc->raw_len, RF_CT_CONTAINER,
+						     f.ci.id, f.container, NULL) -
+				       rc->raw);
+	if (f.pod && f.ci.pod_uid[0])
+		rc->raw_len = (size_t)(rf_put_ctname(rc->raw + rc->raw_len, RF_CT_POD, f.ci.pod_uid,
+						     f.pod, f.pod_ns) -
+				       rc->raw);
+}
+
 /* Announce the path of cgroup id in this block if it is not yet (and is known). */
 static void note_cgroup(struct recorder *rc, uint64_t id)
 {
@@ -322,6 +349,69 @@ static void note_cgroup(struct recorder *rc, uint64_t id)
 	if (rc->nr_cgs < REC_BLOCK_CGS)
 		rc->cgs[rc->nr_cgs++] = id;
 	rc->raw_len = (size_t)(rf_put_cgroup(rc->raw + rc->raw_len, id, path) - rc->raw);
+	note_ctnames(rc, path);
+}
+
+/* Whether file k was announced in this block; if not, it is from now on (slot full: again). */
+static int file_announced(struct recorder *rc, const struct fn_key *k)
+{
+	size_t h = (size_t)((k->ino * 0x9e3779b97f4a7c15ull ^ k->dev) >> 7) % REC_BLOCK_FILES;
+	struct fn_key *s = &rc->files[h];
+
+	if (s->ino == k->ino && s->dev == k->dev && s->bdev == k->bdev)
+		return 1;
+	*s = *k;
+	return 0;
+}
+
+/* Announce the names of file k in this block if it is not yet (and they are known). */
+static void note_file(struct recorder *rc, const struct fn_key *k)
+{
+	const struct fn_entry *e = fn_peek(rc->fn, k);
+
+	if (!e || file_announced(rc, k))
+		return;
+	rc->raw_len = (size_t)(rf_put_fname(rc->raw + rc->raw_len, k->ino, k->dev, k->bdev, e->file,
+					    e->cfile) -
+			       rc->raw);
+}
+
+/* The names of the request's files, and of its block requests'. */
+static void note_files(struct recorder *rc, const struct corr_req *r, int nb)
+{
+	struct fn_key rk, k;
+	int has = fn_req_key(r, &rk);
+
+	if (!rc->fn)
+		return;
+	if (has)
+		note_file(rc, &rk);
+	for (int i = 0; i < nb; i++)
+		if (fn_blk_key(r->blocks[i], has ? &rk : NULL, &k))
+			note_file(rc, &k);
+}
+
+/* The bytes the names of the request's files take in a block (announced or not). */
+static size_t files_room(struct recorder *rc, const struct corr_req *r, int nb)
+{
+	struct fn_key rk, k;
+	int has = fn_req_key(r, &rk);
+	size_t n = 0;
+
+	if (!rc->fn)
+		return 0;
+	for (int i = -1; i < nb; i++) {
+		const struct fn_key *p = i < 0 ? (has ? &rk : NULL) :
+					 fn_blk_key(r->blocks[i], has ? &rk : NULL, &k) ? &k :
+											  NULL;
+		const struct fn_entry *e = p ? fn_peek(rc->fn, p) : NULL;
+
+		/* tag, length, three varints, two strings with their lengths */
+		if (e)
+			n += 1 + 3 + 16 + 2 + strlen(e->file) + 2 +
+			     (e->cfile ? strlen(e->cfile) : 0);
+	}
+	return n;
 }
 
 static uint64_t req_cgroup(const struct corr_req *r)
@@ -341,6 +431,16 @@ static uint64_t req_cgroup(const struct corr_req *r)
 void rec_set_cgroups(struct recorder *rc, struct cg_cache *cg)
 {
 	rc->cg = cg;
+}
+
+void rec_set_ctnames(struct recorder *rc, struct ct_names *names)
+{
+	rc->names = names;
+}
+
+void rec_set_fnames(struct recorder *rc, struct fn_cache *fn)
+{
+	rc->fn = fn;
 }
 
 static uint32_t req_dev(const struct corr_req *r)
@@ -366,9 +466,10 @@ void rec_request(struct recorder *rc, const struct corr_req *r)
 		return; /* out_request() writes no line for it either */
 	/* cgroups: the request's, and per block its submitter's, dirtier's and blkcg */
 	if (rc->raw_len + RF_REQ_MAX + (size_t)(nb + 1) * RF_DEV_MAX +
-		    (size_t)(3 * nb + 1) * RF_CG_MAX >
+		    (size_t)(3 * nb + 1) * (RF_CG_MAX + 2 * RF_CTNAME_MAX) + files_room(rc, r, nb) >
 	    REC_RAW_CAP)
 		flush_block(rc, rc->last_flush_ns, 1);
+	note_files(rc, r, nb);
 	note_dev(rc, req_dev(r));
 	note_cgroup(rc, req_cgroup(r));
 	for (int i = 0; i < nb; i++) {
@@ -394,7 +495,8 @@ void rec_request(struct recorder *rc, const struct corr_req *r)
  */
 void rec_blame(struct recorder *rc, const struct blame_line *b)
 {
-	if (rc->raw_len + RF_BLAME_MAX + BLAME_LINE_TOP * RF_CG_MAX > REC_RAW_CAP)
+	if (rc->raw_len + RF_BLAME_MAX + BLAME_LINE_TOP * (RF_CG_MAX + 2 * RF_CTNAME_MAX) >
+	    REC_RAW_CAP)
 		flush_block(rc, rc->last_flush_ns, 1);
 	for (int i = 0; i < b->nr && i < BLAME_LINE_TOP; i++)
 		if (b->named & (1u << i))
@@ -429,8 +531,8 @@ struct recorder *rec_open(const struct rec_opts *o, uint64_t now_ns)
 	rc->o = *o;
 	rc->fd = -1;
 	rc->dir = strdup(o->dir);
-	rc->cbuf_cap = RF_BLK_HDR_LEN + compressBound(REC_RAW_CAP);
-	rc->raw = malloc(REC_RAW_CAP);
+	rc->cbuf_cap = RF_BLK_HDR_LEN + compressBound(REC_RAW_CAP + REC_NAMES_ROOM);
+	rc->raw = malloc(REC_RAW_CAP + REC_NAMES_ROOM);
 	rc->cbuf = malloc(rc->cbuf_cap);
 	if (!rc->dir || !rc->raw || !rc->cbuf || deflateInit(&rc->zs, o->level) != Z_OK) {
 		it_err("--record: out of memory");

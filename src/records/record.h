@@ -63,6 +63,13 @@ void rec_blame(struct recorder *rc, const struct blame_line *b);
 struct cg_cache;
 void rec_set_cgroups(struct recorder *rc, struct cg_cache *cg);
 
+/* Container and pod names of the node to keep with the cgroups (container.h; not owned). */
+struct ct_names;
+void rec_set_ctnames(struct recorder *rc, struct ct_names *names);
+/* File names to keep with the requests that name the files (fname.h; not owned). */
+struct fn_cache;
+void rec_set_fnames(struct recorder *rc, struct fn_cache *fn);
+
 /* Write the pending block if it is due; rotate on age. Call every drain. */
 void rec_tick(struct recorder *rc, uint64_t now_ns);
 

@@ -25,13 +25,17 @@ struct corr_req;
 struct rp_opts {
 	struct it_opts f; /* the filters (cli_filter, offline): the run options' */
 	const char *container, *pod; /* --container, --pod: an id (prefix) or UID, or a name */
-	int has_file, file_bdev; /* -f: its inode, or a block device */
+	int has_file, file_bdev; /* -f: its inode, or a block device (a path of this host) */
 	uint64_t file_ino;
 	uint32_t file_dev;
+	const char *file_pat; /* -f: the recorded names' pattern (file_real or as given) */
+	char *file_real; /* -f: the path of this host, resolved (malloc'd) */
+	int file_glob; /* file_pat has *, ? or [...] */
 	int top;
 	const char *json_path, *perfetto_path, *heatmap_path;
 	int stage; /* --stage: enum hm_stage; -1 not given */
 	int blame, by; /* --blame, --by: enum blame_by; -1 not given */
+	int by_file; /* --by file */
 	char **paths;
 	int nr_paths;
 };
@@ -44,7 +48,8 @@ enum rp_filter {
 	RP_F_PID,
 	RP_F_CGROUP,
 	RP_F_CONTAINER, /* --container, --pod */
-	RP_F_DEV, /* -d, or -f */
+	RP_F_DEV, /* -d */
+	RP_F_FILE, /* -f */
 	RP_F_NR,
 };
 
@@ -61,6 +66,7 @@ struct report {
 	struct pf *pf;
 	struct hm *hm;
 	struct rp_blame *blame;
+	struct rp_byfile *byfile; /* --by file */
 	/* the recording's stored blame (docs/record.md): matched requests waiting for their line */
 	struct rp_stored *stored;
 	int blame_segs; /* segments whose run recorded blame (RF_SEG_F_BLAME) */

@@ -16,6 +16,7 @@
 #include "records/blame.h"
 #include "records/blame_json.h"
 #include "records/cgroup.h"
+#include "records/fname.h"
 #include "records/output.h"
 #include "records/recfmt.h"
 #include "records/stages.h"
@@ -185,6 +186,8 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 	f = rp_matches(rp, &q);
 	if (rp->blame)
 		rb_add(rp->blame, &r, f == RP_F_NR ? rp_victim_dev : NULL, rp);
+	if (rp->byfile)
+		bf_add_blocks(rp->byfile, &r, f == RP_F_NR);
 	if (f != RP_F_NR) {
 		rp->failed[f]++;
 		return;
@@ -205,6 +208,8 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 		slowest_add(rp->slowest, &q);
 	if (rp->pf)
 		pf_add(rp->pf, &q);
+	if (rp->byfile)
+		bf_add(rp->byfile, &q);
 	if (rp->hm) {
 		uint32_t dev;
 
@@ -247,6 +252,11 @@ static void jl_cgroup(void *ctx, uint64_t id, const char *path)
 	rr_note_cgroup(&((struct report *)ctx)->rr, id, path);
 }
 
+static void jl_file(void *ctx, const struct fn_key *k, const char *file, const char *cfile)
+{
+	rr_note_fname(&((struct report *)ctx)->rr, k->ino, k->dev, k->bdev, file, cfile);
+}
+
 /* A file written by -j: its first non-blank byte opens a JSON object. */
 static int is_json_lines(const char *b, size_t n)
 {
@@ -282,7 +292,11 @@ int rp_read_file(struct report *rp, const char *path)
 	}
 	if (is_json_lines(m, (size_t)st.st_size)) {
 		struct jl_devs devs = {
-			.fn = jl_dev, .path = on_json_path, .cgroup = jl_cgroup, .ctx = rp
+			.fn = jl_dev,
+			.path = on_json_path,
+			.cgroup = jl_cgroup,
+			.file = jl_file,
+			.ctx = rp,
 		};
 
 		err = jl_read(m, (size_t)st.st_size, &devs, on_json_req, rp, &rp->jl);

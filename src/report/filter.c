@@ -3,10 +3,12 @@
  * report: the filters (the run options' meanings: cli_filter) applied to a
  * recorded request, and the names a recording gives its devices and cgroups.
  */
+#include <fnmatch.h>
 #include <string.h>
 
 #include "records/cgroup.h"
 #include "records/container.h"
+#include "records/fname.h"
 #include "records/stages.h"
 #include "lib/parse.h"
 #include "report/driver.h"
@@ -116,7 +118,51 @@ const struct it_task *rp_req_task(const struct corr_req *r, uint32_t *dev, uint6
 
 static int file_matches(const struct rp_opts *o, uint32_t dev, uint64_t ino)
 {
-	return o->file_bdev ? dev == o->file_dev : dev == o->file_dev && ino == o->file_ino;
+	return o->has_file &&
+	       (o->file_bdev ? dev == o->file_dev : dev == o->file_dev && ino == o->file_ino);
+}
+
+/* A recorded name against -f: the pattern, or the path and what is below it. */
+static int name_matches(const struct rp_opts *o, const char *name)
+{
+	size_t n = strlen(o->file_pat), len = strlen(name), del = strlen(" (deleted)");
+	char buf[RF_FILE_LEN];
+
+	if (len > del && !strcmp(name + len - del, " (deleted)") && len - del < sizeof(buf)) {
+		memcpy(buf, name, len - del);
+		buf[len - del] = '\0';
+		name = buf; /* the name it had */
+	}
+	if (o->file_glob)
+		return !fnmatch(o->file_pat, name, 0);
+	while (n > 1 && o->file_pat[n - 1] == '/')
+		n--;
+	return !strncmp(name, o->file_pat, n) && (!name[n] || name[n] == '/');
+}
+
+/* The recorded names of file k (the host's or the container's) against -f. */
+static int key_matches(const struct report *rp, const struct fn_key *k)
+{
+	const struct fn_entry *e = rp->rr.fnames ? fn_peek(rp->rr.fnames, k) : NULL;
+
+	return e && (name_matches(&rp->o, e->file) || (e->cfile && name_matches(&rp->o, e->cfile)));
+}
+
+/* -f: the request's file, or one of its block requests', by name or (this host's) inode. */
+static int files_match(const struct report *rp, const struct corr_req *r, uint32_t dev,
+		       uint64_t ino)
+{
+	const struct rp_opts *o = &rp->o;
+	struct fn_key rk, k;
+	int has_rk = fn_req_key(r, &rk);
+
+	if (file_matches(o, dev, ino) || (has_rk && key_matches(rp, &rk)))
+		return 1;
+	for (int i = 0; i < r->nr_blocks; i++)
+		if ((o->file_bdev && file_matches(o, r->blocks[i]->dev, 0)) ||
+		    (fn_blk_key(r->blocks[i], has_rk ? &rk : NULL, &k) && key_matches(rp, &k)))
+			return 1;
+	return 0;
 }
 
 /* RP_F_NR when q passes every filter, else the first filter it fails. */
@@ -147,14 +193,14 @@ enum rp_filter rp_matches(const struct report *rp, const struct rp_req *q)
 		return RP_F_CGROUP;
 	if ((o->container || o->pod) && !container_matches(rp, t))
 		return RP_F_CONTAINER;
-	if (f->nr_dev_names || o->has_file) {
-		ok = f->nr_dev_names ? dev_matches(rp, dev) : file_matches(o, dev, ino);
+	if (f->nr_dev_names) {
+		ok = dev_matches(rp, dev);
 		for (int i = 0; !ok && i < r->nr_blocks; i++)
-			ok = f->nr_dev_names ?
-				     dev_matches(rp, r->blocks[i]->dev) :
-				     o->file_bdev && file_matches(o, r->blocks[i]->dev, 0);
+			ok = dev_matches(rp, r->blocks[i]->dev);
 		if (!ok)
 			return RP_F_DEV;
 	}
+	if (o->file_pat && !files_match(rp, r, dev, ino))
+		return RP_F_FILE;
 	return RP_F_NR;
 }

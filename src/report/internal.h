@@ -11,6 +11,7 @@
  *   perfetto.c  a Chrome trace-event JSON file
  *   heatmap.c   an SVG latency heatmap per device
  *   culprits.c  --blame: the victim x culprit matrix (core/blame.h, docs/blame.md)
+ *   byfile.c    --by file: the top files by bytes, p99 and blamed wait
  */
 #ifndef IT_REPORT_INTERNAL_H
 #define IT_REPORT_INTERNAL_H
@@ -55,6 +56,9 @@ void pf_add(struct pf *p, const struct rp_req *q);
 void pf_add_path(struct pf *p, const struct rp_path *g);
 /* Write the trace; name(dev) names the device tracks. 0 or -errno. */
 void pf_clock(struct pf *p, int64_t real_off_ns);
+/* The files' names for the slice names (records/fname.h; not owned). */
+struct fn_cache;
+void pf_set_names(struct pf *p, const struct fn_cache *names);
 int pf_write(struct pf *p, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx);
 void pf_free(struct pf *p);
 
@@ -103,6 +107,20 @@ void rb_add(struct rp_blame *rb, const struct corr_req *r, int (*victim)(void *c
 /* The matrix as text, and as "blame" JSON lines when json; 0 or -errno (json). */
 int rb_print(struct rp_blame *rb, FILE *text, FILE *json, const struct rp_names *nm);
 void rb_free(struct rp_blame *rb);
+
+/* ---- byfile: --by file, the matching requests per file (byfile.c) ---- */
+struct rp_byfile;
+struct fn_cache;
+/* blame: split the block requests' waits too (--blame). NULL: out of memory. */
+struct rp_byfile *bf_new(int blame);
+/* A matching request: its file's row. */
+void bf_add(struct rp_byfile *b, const struct rp_req *q);
+/* --blame: every request read (culprits are never filtered); matched: its blocks are victims. */
+void bf_add_blocks(struct rp_byfile *b, const struct corr_req *r, int matched);
+/* The top files by bytes, p99 and blamed wait; names: the files' names (NULL: none). 0 or -errno. */
+int bf_print(struct rp_byfile *b, FILE *out, int top, const struct fn_cache *names,
+	     const struct rp_names *nm);
+void bf_free(struct rp_byfile *b);
 
 /* ---- stored: matched requests waiting for their stored blame line, by id (stored.c) ---- */
 struct rp_stored;

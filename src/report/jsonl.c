@@ -18,6 +18,7 @@
 #include "lib/abi.h"
 #include "lib/parse.h"
 #include "lib/json.h"
+#include "records/fname.h"
 #include "report/jsonl.h"
 
 /* A number of the line, saturated to the type (a line is anyone's input: 1e300 is one). */
@@ -148,6 +149,7 @@ static void get_block(const struct json *v, struct it_block_rec *b, const struct
 		      struct jl_devs *devs)
 {
 	uint64_t q = num(v, "q_ns");
+	unsigned int ma, mi;
 
 	b->hdr.type = IT_REC_BLOCK;
 	b->hdr.size = sizeof(*b);
@@ -160,6 +162,8 @@ static void get_block(const struct json *v, struct it_block_rec *b, const struct
 	b->sector = has(v, "sector") ? num(v, "sector") : UINT64_MAX;
 	b->bytes = (uint32_t)num(v, "bytes");
 	b->ino = num(v, "ino");
+	if (str(v, "file_devno") && sscanf(str(v, "file_devno"), "%u:%u", &ma, &mi) == 2)
+		b->file_dev = IT_MKDEV(ma, mi);
 	b->q_ns = q;
 	b->c_ns = num(v, "c_ns");
 	b->flags = IT_F_HAS_Q;
@@ -250,12 +254,33 @@ static void get_aio(const struct json *v, struct rf_req *q, uint32_t dev)
 	a->iocb.offset = num(v, "offset");
 	a->iocb.nbytes = num(v, "bytes");
 	a->iocb.dev = dev;
+	a->iocb.ino = num(v, "ino");
 	a->iocb.opcode = it_aio_opcode((unsigned int)op_of(v));
 	a->submit_ns = num(v, "aio.submit_ns");
 	a->reaped = has(v, "aio.reap_ns");
 	a->reap_ns = num(v, "aio.reap_ns");
 	a->res = snum(v, "aio.res");
 	a->iocb.res = a->res;
+}
+
+/* The "file" fields of a decoded request and its block requests to devs->file. */
+static void get_files(const struct json *v, const struct rf_req *q, struct jl_devs *devs)
+{
+	const struct json *blocks = json_get(v, "block"), *b;
+	struct corr_req r;
+	struct fn_key rk, k;
+	int has_rk, i = 0;
+
+	if (!devs->file)
+		return;
+	rf_req_view(q, &r);
+	has_rk = fn_req_key(&r, &rk);
+	if (has_rk && str(v, "file"))
+		devs->file(devs->ctx, &rk, str(v, "file"), str(v, "container_file"));
+	for (b = blocks && blocks->t == JSON_ARR ? blocks->child : NULL; b && i < q->nr_blocks;
+	     b = b->next, i++)
+		if (str(b, "file") && fn_blk_key(&q->blocks[i], has_rk ? &rk : NULL, &k))
+			devs->file(devs->ctx, &k, str(b, "file"), str(b, "container_file"));
 }
 
 int jl_decode(const struct json *v, struct rf_req *q, struct jl_devs *devs)
@@ -295,6 +320,7 @@ int jl_decode(const struct json *v, struct rf_req *q, struct jl_devs *devs)
 		q->parent_tid = (uint32_t)num(v, "parent.tid");
 		q->parent_seq = num(v, "parent.seq");
 	}
+	get_files(v, q, devs);
 	return 1;
 }
 

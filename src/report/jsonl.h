@@ -12,12 +12,15 @@
 #include "report/internal.h"
 
 struct json;
+struct fn_key;
 
 /* Where the device names and serials of the lines go (fn may be NULL), host-mode paths, cgroups. */
 struct jl_devs {
 	void (*fn)(void *ctx, uint32_t dev, const char *name, const char *serial);
 	void (*path)(void *ctx, const struct rp_path *g); /* joined "path" lines; may be NULL */
 	void (*cgroup)(void *ctx, uint64_t id, const char *path); /* "cgroup" fields; may be NULL */
+	/* "file", "container_file" (cfile NULL: none) of a request and its block requests; may be NULL */
+	void (*file)(void *ctx, const struct fn_key *k, const char *file, const char *cfile);
 	void *ctx;
 };
 

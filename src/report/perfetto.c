@@ -38,9 +38,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "records/fname.h"
 #include "records/output.h"
 #include "records/recfmt.h"
 #include "lib/abi.h"
+#include "lib/jsonw.h"
 #include "lib/parse.h"
 #include "report/internal.h"
 
@@ -67,6 +69,8 @@ struct pf_item {
 	uint32_t fdev;
 	uint32_t dirty_tid; /* dev: the dirtier's thread (0: none known) */
 	uint64_t d_first, d_last; /* dev: its noted pages' dirtying, oldest and newest */
+	struct fn_key file; /* the file it names (its slice name carries it) */
+	int has_file;
 };
 
 enum { PF_THREAD = 0, PF_DEV = 1, PF_PATH = 2 };
@@ -80,6 +84,8 @@ struct pf {
 	int nr_serials;
 	int64_t real_off_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC of the first request, or 0 */
 	int err;
+	const struct fn_cache *names; /* the files' names (not owned); NULL: none */
+	struct jw jw; /* a slice's name, escaped */
 };
 
 #define PF_CALL_URING 0xffff
@@ -87,13 +93,23 @@ struct pf {
 
 struct pf *pf_new(void)
 {
-	return calloc(1, sizeof(struct pf));
+	struct pf *p = calloc(1, sizeof(struct pf));
+
+	if (p)
+		jw_init(&p->jw);
+	return p;
+}
+
+void pf_set_names(struct pf *p, const struct fn_cache *names)
+{
+	p->names = names;
 }
 
 void pf_free(struct pf *p)
 {
 	if (!p)
 		return;
+	jw_free(&p->jw);
 	free(p->it);
 	free(p->paths);
 	free(p);
@@ -116,12 +132,14 @@ static struct pf_item *pf_item_new(struct pf *p)
 	return &p->it[p->nr++];
 }
 
-static void add_block(struct pf *p, const struct it_block_rec *b, int32_t parent)
+static void add_block(struct pf *p, const struct it_block_rec *b, int32_t parent,
+		      const struct fn_key *rk)
 {
 	struct pf_item *i = pf_item_new(p);
 
 	if (!i)
 		return;
+	i->has_file = fn_blk_key(b, rk, &i->file);
 	i->is_dev = PF_DEV;
 	i->pid = PF_DEV_PID;
 	i->start = b->q_ns;
@@ -151,6 +169,8 @@ void pf_add(struct pf *p, const struct rp_req *q)
 	const struct it_task *task = NULL;
 	struct pf_item *i;
 	int32_t parent = -1;
+	struct fn_key rk;
+	int has_rk = fn_req_key(r, &rk);
 
 	if (r->kind == CORR_SYSCALL)
 		task = &r->sys->task;
@@ -165,6 +185,8 @@ void pf_add(struct pf *p, const struct rp_req *q)
 		i->start = q->start_ns;
 		i->end = q->end_ns > q->start_ns ? q->end_ns : q->start_ns;
 		i->id = r->id;
+		i->file = rk;
+		i->has_file = has_rk;
 		i->pid = task->pid;
 		i->tid = task->tid;
 		memcpy(i->comm, task->comm, sizeof(i->comm));
@@ -189,7 +211,7 @@ void pf_add(struct pf *p, const struct rp_req *q)
 		}
 	}
 	for (int k = 0; k < r->nr_blocks; k++)
-		add_block(p, r->blocks[k], parent);
+		add_block(p, r->blocks[k], parent, has_rk ? &rk : NULL);
 }
 
 /* The track of a guest disk serial (the last one when there are too many). */
@@ -289,6 +311,35 @@ static void item_name(const struct pf_item *i, char *buf, size_t n)
 		snprintf(buf, n, "%s %s", abi_name(&abi_syscalls, i->call), b);
 }
 
+/*
+ * A request's or block request's slice name as a JSON string (quoted): its call
+ * and size, then the file it names where the input named it
+ * ("pread64 4KiB /var/lib/db/t.dat"). Valid until the next call.
+ */
+static const char *name_json(struct pf *p, const struct pf_item *i)
+{
+	const struct fn_entry *e = i->has_file && p->names ? fn_peek(p->names, &i->file) : NULL;
+	char base[64], *full;
+	size_t n;
+
+	item_name(i, base, sizeof(base));
+	jw_reset(&p->jw);
+	if (!e) {
+		jw_str(&p->jw, NULL, base);
+		return jw_data(&p->jw);
+	}
+	n = strlen(base) + strlen(e->file) + 2;
+	full = malloc(n);
+	if (!full) {
+		jw_str(&p->jw, NULL, base);
+		return jw_data(&p->jw);
+	}
+	snprintf(full, n, "%s %s", base, e->file);
+	jw_str(&p->jw, NULL, full);
+	free(full);
+	return jw_data(&p->jw);
+}
+
 /* Text as a JSON string's content (up to n - 1 bytes): printable ASCII, no quote or backslash. */
 static void safe_text(const char *src, char *out, size_t n)
 {
@@ -326,14 +377,12 @@ static void meta(FILE *f, const char *what, uint32_t pid, uint32_t tid, const ch
 }
 
 /* A request and its stages, on its thread's lane. */
-static void emit_thread(FILE *f, const struct pf_item *i)
+static void emit_thread(FILE *f, struct pf *p, const struct pf_item *i)
 {
-	char name[64];
 	uint32_t pid = i->pid, tid = i->lane_tid;
 
-	item_name(i, name, sizeof(name));
-	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"io\"", pid,
-		tid, name);
+	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":%s,\"cat\":\"io\"", pid, tid,
+		name_json(p, i));
 	fus(f, "ts", i->start);
 	fus(f, "dur", i->end - i->start);
 	fprintf(f, ",\"args\":{\"id\":%llu,\"tid\":%u}}", (unsigned long long)i->id, i->tid);
@@ -354,14 +403,12 @@ static void fargs_offset(FILE *f, uint64_t offset)
 		fprintf(f, ",\"args\":{\"offset\":%llu}}", (unsigned long long)offset);
 }
 
-static void emit_dev(FILE *f, const struct pf_item *i)
+static void emit_dev(FILE *f, struct pf *p, const struct pf_item *i)
 {
-	char name[64];
 	uint32_t tid = i->lane_tid;
 
-	item_name(i, name, sizeof(name));
-	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"cat\":\"io\"",
-		PF_DEV_PID, tid, name);
+	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"name\":%s,\"cat\":\"io\"", PF_DEV_PID,
+		tid, name_json(p, i));
 	fus(f, "ts", i->start);
 	fus(f, "dur", i->end - i->start);
 	fargs_offset(f, i->offset);
@@ -665,9 +712,9 @@ int pf_write(struct pf *p, FILE *f, const char *(*name)(void *ctx, uint32_t dev)
 		if (i->is_dev == PF_PATH)
 			emit_path(f, p, i);
 		else if (i->is_dev)
-			emit_dev(f, i);
+			emit_dev(f, p, i);
 		else
-			emit_thread(f, i);
+			emit_thread(f, p, i);
 	}
 	for (size_t k = 0; k < p->nr; k++)
 		if (p->it[k].is_dev == PF_DEV && p->it[k].parent >= 0)

@@ -8,6 +8,8 @@
 #include <zlib.h>
 
 #include "records/cgroup.h"
+#include "records/container.h"
+#include "records/fname.h"
 #include "report/reader.h"
 
 void rr_init(struct rr_reader *rr,
@@ -22,6 +24,10 @@ void rr_free(struct rr_reader *rr)
 {
 	cg_cache_free(rr->cg);
 	rr->cg = NULL;
+	fn_free(rr->fnames);
+	rr->fnames = NULL;
+	free(rr->more);
+	rr->more = NULL;
 	free(rr->raw);
 	rr->raw = NULL;
 	rr->raw_cap = 0;
@@ -60,6 +66,33 @@ void rr_note_cgroup(struct rr_reader *rr, uint64_t id, const char *path)
 		rr->cg = cg_cache_new(NULL);
 	if (rr->cg && id)
 		cg_cache_put(rr->cg, id, path);
+}
+
+void rr_note_fname(struct rr_reader *rr, uint64_t ino, uint32_t dev, uint32_t bdev,
+		   const char *file, const char *cfile)
+{
+	struct fn_key k = { .ino = ino, .dev = dev, .bdev = bdev };
+
+	if (!rr->fnames)
+		rr->fnames = fn_new(RR_MAX_FNAMES);
+	if (rr->fnames && ino && file[0])
+		fn_put(rr->fnames, &k, file, cfile);
+}
+
+/* A name entry of the recording: a file's, or the node's name of a container or pod. */
+static void note_more(struct rr_reader *rr, int tag)
+{
+	const struct rf_ctname *c = &rr->more->ctname;
+	const struct rf_fname *f = &rr->more->fname;
+
+	if (tag == RF_E_FNAME) {
+		rr->st.fnames++;
+		rr_note_fname(rr, f->ino, f->dev, f->bdev, f->file, f->cfile);
+		return;
+	}
+	rr->st.ctnames++;
+	if (rr->names)
+		ct_names_add(rr->names, c->kind == RF_CT_POD, c->id, c->name, c->ns);
 }
 
 void rr_note_dev(struct rr_reader *rr, const struct rf_dev *d)
@@ -112,8 +145,12 @@ static int decode_payload(struct rr_reader *rr, size_t len, uint32_t nr_req)
 
 	memset(&st, 0, sizeof(st));
 	while (p < end) {
-		if (rf_get_entry(&st, &p, end, &tag, &rr->req, &dev, &cg, &bl))
+		if (rf_get_entry(&st, &p, end, &tag, &rr->req, &dev, &cg, &bl, rr->more))
 			return -EBADMSG;
+		if (tag == RF_E_FNAME || tag == RF_E_CTNAME) {
+			note_more(rr, tag);
+			continue;
+		}
 		if (tag == RF_E_BLAME) {
 			rr->st.blames++;
 			if (rr->blame_fn)
@@ -167,6 +204,8 @@ int rr_segment(struct rr_reader *rr, const uint8_t *buf, size_t len)
 		return -EPROTO;
 	}
 	rr->st.segments++;
+	if (!rr->more && !(rr->more = malloc(sizeof(*rr->more))))
+		return -ENOMEM;
 	while (pos < len) {
 		err = rf_blk_hdr_get(buf + pos, len - pos, &h);
 		/* a length past the end: cut short by a crash while written, or bad */

@@ -16,6 +16,8 @@
 #include "records/recfmt.h"
 
 struct cg_cache; /* records/cgroup.h */
+struct fn_cache; /* records/fname.h */
+struct ct_names; /* records/container.h */
 
 struct rr_stats {
 	uint64_t segments; /* segment headers read */
@@ -27,6 +29,8 @@ struct rr_stats {
 	uint64_t requests; /* requests decoded */
 	uint64_t blames; /* requests' blame entries decoded (RF_E_BLAME) */
 	uint64_t unknown; /* entries of a kind this build does not know: skipped */
+	uint64_t fnames; /* file names (RF_E_FNAME) */
+	uint64_t ctnames; /* container and pod names (RF_E_CTNAME) */
 };
 
 #define RR_MAX_DEVS 256
@@ -37,6 +41,8 @@ struct rr_reader {
 	struct rf_dev devs[RR_MAX_DEVS]; /* last name of each device, over all segments */
 	int nr_devs;
 	struct cg_cache *cg; /* cgroup id -> path, as the recording announced them */
+	struct fn_cache *fnames; /* file names, as the recording announced them (made on the first) */
+	struct ct_names *names; /* the caller's: the recording's container and pod names go there */
 	struct rr_stats st;
 	/* one request at a time: the callback gets it */
 	void (*fn)(void *ctx, const struct rr_reader *rr, const struct rf_req *q);
@@ -47,7 +53,10 @@ struct rr_reader {
 	uint8_t *raw;
 	size_t raw_cap;
 	struct rf_req req;
+	struct rf_more *more;
 };
+
+#define RR_MAX_FNAMES (1u << 20) /* file names kept, the least used forgotten past it */
 
 void rr_init(struct rr_reader *rr,
 	     void (*fn)(void *ctx, const struct rr_reader *rr, const struct rf_req *q), void *ctx);
@@ -71,5 +80,8 @@ const char *rr_dev_serial(const struct rr_reader *rr, uint32_t dev);
 void rr_note_cgroup(struct rr_reader *rr, uint64_t id, const char *path);
 /* Path of cgroup id from the recording ("/system.slice/x.service"), NULL when never seen. */
 const char *rr_cgroup_path(const struct rr_reader *rr, uint64_t id);
+/* Remember a file's names (the newest win; the recording's, or a JSON line's "file"). */
+void rr_note_fname(struct rr_reader *rr, uint64_t ino, uint32_t dev, uint32_t bdev,
+		   const char *file, const char *cfile);
 
 #endif /* IT_REPORT_READER_H */

@@ -20,6 +20,7 @@
 #include "records/blame.h"
 #include "records/cgroup.h"
 #include "records/container.h"
+#include "records/fname.h"
 #include "service/cli.h"
 #include "records/output.h"
 #include "records/recfmt.h"
@@ -96,7 +97,8 @@ static const struct opt_row rp_own[] = {
 	{ .name = "by",
 	  .key = RP_OPT_BY,
 	  .arg = "KEY",
-	  .help = "--blame's victims and culprits: cgroup (default), pid, comm" },
+	  .help = "--blame's victims and culprits: cgroup (default), pid, comm;\n"
+		  "file: the top files by bytes, p99 and (--blame) blamed wait" },
 	{ .name = "help", .key = RP_OPT_HELP, .help = "print this help and exit" },
 };
 /* The filters, in --help order: the run options' rows (the group heading is report's). */
@@ -151,19 +153,33 @@ static uint64_t rp_real_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* -f: the file's inode, or the block device (a directory's files cannot be told apart). */
+/*
+ * -f: a pattern over the recorded file names (docs/record.md "--file"): a
+ * path matches itself and the files below it, a pattern with *, ? or [...]
+ * what fnmatch(3) matches. A file or block device of this host also matches by
+ * its inode (recordings made before the names were recorded).
+ */
 static int rp_file(struct rp_opts *o)
 {
+	char real[PATH_MAX];
 	struct stat st;
 
 	if (!o->f.file_path)
 		return 0;
-	if (stat(o->f.file_path, &st) || S_ISDIR(st.st_mode)) {
-		it_err("report: --file: '%s' is a directory: a recording's requests carry inodes, "
-		       "not paths (name a file or a block device)",
-		       o->f.file_path);
-		return 2;
+	o->file_pat = o->f.file_path;
+	o->file_glob = strpbrk(o->file_pat, "*?[") != NULL;
+	if (o->file_glob || stat(o->f.file_path, &st))
+		return 0;
+	if (realpath(o->f.file_path, real)) {
+		o->file_real = strdup(real);
+		if (!o->file_real) {
+			it_err("report: out of memory");
+			return 1;
+		}
+		o->file_pat = o->file_real;
 	}
+	if (S_ISDIR(st.st_mode))
+		return 0;
 	o->has_file = 1;
 	o->file_bdev = S_ISBLK(st.st_mode);
 	o->file_ino = st.st_ino;
@@ -205,9 +221,11 @@ static int rp_one(void *ctx, int c, const char *arg)
 		o->blame = 1;
 		return 0;
 	case RP_OPT_BY:
-		o->by = blame_by_of(arg);
-		if (o->by < 0) {
-			it_err("report: --by: bad key '%s' (expected cgroup, pid or comm)", arg);
+		o->by_file = !strcmp(arg, "file");
+		o->by = o->by_file ? -1 : blame_by_of(arg);
+		if (o->by < 0 && !o->by_file) {
+			it_err("report: --by: bad key '%s' (expected cgroup, pid, comm or file)",
+			       arg);
 			return 2;
 		}
 		return 0;
@@ -250,7 +268,7 @@ static int rp_parse(int argc, char **argv, struct rp_opts *o)
 		return 2;
 	}
 	if (o->by >= 0 && !o->blame) {
-		it_err("report: --by needs --blame");
+		it_err("report: --by %s needs --blame (--by file does not)", blame_by_name(o->by));
 		return 2;
 	}
 	if (o->stage >= 0 && !o->heatmap_path) {
@@ -287,6 +305,7 @@ static void why_nothing(const struct report *rp)
 		[RP_F_CGROUP] = "--cgroup",
 		[RP_F_CONTAINER] = "--container/--pod",
 		[RP_F_DEV] = "--dev",
+		[RP_F_FILE] = "--file",
 	};
 	const struct rr_stats *s = &rp->rr.st;
 	uint64_t total = rp_read(rp), left = total;
@@ -308,9 +327,7 @@ static void why_nothing(const struct report *rp)
 			continue;
 		it_warn("report: none of the %llu requests read passed %s (%llu passed the filters "
 			"before it)",
-			(unsigned long long)total,
-			k == RP_F_DEV && !rp->o.f.nr_dev_names ? "--file" : names[k],
-			(unsigned long long)before);
+			(unsigned long long)total, names[k], (unsigned long long)before);
 		return;
 	}
 }
@@ -421,7 +438,11 @@ static int rp_start(struct report *rp)
 		if (!rp->hm)
 			return 1;
 	}
-	if (rp->o.blame) {
+	if (rp->o.by_file) {
+		rp->byfile = bf_new(rp->o.blame);
+		if (!rp->byfile)
+			return 1;
+	} else if (rp->o.blame) {
 		rp->blame = rb_new(rp->o.by < 0 ? BLAME_BY_CGROUP : rp->o.by, rp->blame_stored);
 		if (!rp->blame)
 			return 1;
@@ -441,10 +462,20 @@ static int rp_start(struct report *rp)
 	}
 	out_set_devnames(rp->out, &rp->dn);
 	rp->names = ct_names_new(NULL);
+	/* the recording's names of containers and files (docs/record.md) */
+	rp->rr.names = rp->names;
+	rp->rr.fnames = fn_new(RR_MAX_FNAMES);
+	if (!rp->rr.fnames) {
+		it_err("report: out of memory");
+		return 1;
+	}
 	if (rp->jout) {
 		out_set_devnames(rp->jout, &rp->dn);
 		out_set_names(rp->jout, rp->names);
+		out_set_fnames(rp->jout, rp->rr.fnames);
 	}
+	if (rp->pf)
+		pf_set_names(rp->pf, rp->rr.fnames);
 	return 0;
 }
 
@@ -460,6 +491,15 @@ static int rp_finish(struct report *rp)
 		it_warn("report: out of memory: some requests' stored blame lines were left out");
 	print_summary(rp);
 	slowest_print(rp->slowest, text, rp_dev_name_of, rp);
+	if (rp->byfile) {
+		struct rp_names nm = { .dev = rp_dev_name_of, .cgroup = rp_cgroup_of, .ctx = rp };
+
+		if (bf_print(rp->byfile, text, rp->o.top > 0 ? rp->o.top : 10, rp->rr.fnames,
+			     &nm)) {
+			it_err("report: --by file: out of memory");
+			ret = 1;
+		}
+	}
 	if (rp->jout) {
 		out_flush(rp->jout);
 		if (out_error(rp->jout) || fflush(rp->jf)) {
@@ -506,6 +546,7 @@ static void rp_free(struct report *rp)
 		fclose(rp->hmf);
 	hm_free(rp->hm);
 	rb_free(rp->blame);
+	bf_free(rp->byfile);
 	st_free(rp->stored);
 	slowest_free(rp->slowest);
 	uhists_free(&rp->kh);
@@ -515,6 +556,7 @@ static void rp_free(struct report *rp)
 		free(rp->files[i]);
 	free(rp->files);
 	cli_free(&rp->o.f);
+	free(rp->o.file_real);
 }
 
 int report_main(int argc, char **argv)

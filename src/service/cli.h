@@ -32,6 +32,10 @@ struct link_key; /* lib/keyfile.h */
 /* The service's config file: the unit passes it with --config (none is read without). */
 #define CLI_CONFIG_DEFAULT "/etc/iotracer/iotracer.conf"
 #define CLI_MAX_OPTS 64 /* rows of the option table, at most (cli.c checks) */
+#define CLI_FILE_NAMES_DEFAULT 8192 /* --file-names */
+#define CLI_FILE_NAMES_MIN 16
+#define CLI_FILE_NAMES_MAX (1 << 20)
+#define CLI_METRICS_FILES_MAX 100 /* --metrics-files */
 
 enum it_mode { IT_MODE_STANDALONE = 0, IT_MODE_GUEST, IT_MODE_HOST };
 
@@ -80,6 +84,8 @@ struct it_opts {
 	int metrics_cg_depth; /* --metrics-cgroup-depth: cgroup label this deep; -1 = no label */
 	int metrics_containers; /* --metrics-containers: container, pod, namespace labels too */
 	int blame; /* --blame: /metrics blamed seconds per (device, victim, culprit) */
+	int file_names; /* --file-names: files named at most (0: no names) */
+	int metrics_files; /* --metrics-files: per-file series of the top K files (0: none) */
 	int top; /* set by `iotracer top` (no option): aggregate per process and cgroup */
 	/*
 	 * `iotracer report` (cli_filter with offline set): the filters name what a recording

@@ -428,6 +428,11 @@ int cli_filter(int c, const char *arg, struct it_opts *o, const struct cli_src *
 	case 'd':
 		return cli_list(c, arg, o, src, cli_dev_item);
 	case 'f':
+		/* report: a recording's names, maybe of another host: a pattern, not a path here */
+		if (o->offline)
+			return !*arg ? cli_bad(src, c, "bad path '' (empty)") :
+			       cli_setstr(&o->file_path, arg) ? cli_bad(src, c, "out of memory") :
+								CLI_RUN;
 		return cli_path(src, c, arg, 0, &o->file_path);
 	}
 	return cli_bad(src, c, "internal error: option %d is not a filter", c);
@@ -521,6 +526,18 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 			return cli_bad(src, c, "bad depth '%s' (expected 0 to %d)", arg,
 				       CLI_MAX_CG_DEPTH);
 		o->metrics_cg_depth = (int)v;
+		return CLI_RUN;
+	case CLI_OPT_FILE_NAMES:
+		if (parse_u64(arg, 0, CLI_FILE_NAMES_MAX, &v) || (v && v < CLI_FILE_NAMES_MIN))
+			return cli_bad(src, c, "bad count '%s' (expected 0, or %d to %d)", arg,
+				       CLI_FILE_NAMES_MIN, CLI_FILE_NAMES_MAX);
+		o->file_names = (int)v;
+		return CLI_RUN;
+	case CLI_OPT_METRICS_FILES:
+		if (parse_u64(arg, 0, CLI_METRICS_FILES_MAX, &v))
+			return cli_bad(src, c, "bad count '%s' (expected 0 to %d)", arg,
+				       CLI_METRICS_FILES_MAX);
+		o->metrics_files = (int)v;
 		return CLI_RUN;
 	case CLI_OPT_CONFIG:
 	case CLI_OPT_NO_CONFIG:

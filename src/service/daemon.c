@@ -30,6 +30,8 @@
 #include "service/daemon.h"
 #include "service/daemon_int.h"
 #include "service/dblame.h"
+#include "service/dnames.h"
+#include "service/mfiles.h"
 #include "load/loader.h"
 #include "records/output.h"
 #include "records/hist.h"
@@ -68,6 +70,8 @@ static void on_record(void *ctx, void *data, size_t size)
 	struct daemon *d = ctx;
 	int kern = d->ld.kern_hists;
 
+	if (d->fnames && dnames_record(d->fnames, data, size))
+		return; /* a file's name, before the records that name it (by time) */
 	/* a reload switched the histograms: this record may be from before */
 	if (d->hists_switch_ns && recbuf_end_ns(data, size) < d->hists_switch_ns)
 		kern = d->kern_hists_before;
@@ -131,6 +135,8 @@ void drain(struct daemon *d, int final)
 		d->lost++;
 	recbuf_drain(&d->recs, final ? UINT64_MAX : d->now_ns - WATERMARK_NS, on_record, d);
 	corr_tick(d->corr, d->now_ns);
+	if (d->fnames)
+		dnames_tick(d->fnames);
 	/* records up to the watermark are in: split what their horizon passed (docs/blame.md) */
 	if (d->blame && !final)
 		dblame_tick(d->blame, d->now_ns - WATERMARK_NS);
@@ -212,9 +218,30 @@ void all_counters(struct daemon *d, uint64_t *cnt)
 		cnt[i] += d->carried_counters[i];
 }
 
+/* The file names' counts for a summary (NULL: off). */
+static const struct out_fnames *fnames_sum(struct daemon *d, struct out_fnames *f)
+{
+	struct dnames_stats st;
+
+	if (!d->fnames)
+		return NULL;
+	dnames_stats(d->fnames, &st);
+	*f = (struct out_fnames){ .entries = st.cache.entries,
+				  .hits = st.cache.hits,
+				  .misses = st.cache.misses,
+				  .evicted = st.cache.evicted,
+				  .forgotten = st.forgotten,
+				  .no_mount = st.res.no_mount,
+				  .container = st.res.container,
+				  .container_gone = st.res.container_gone,
+				  .bad = st.res.bad };
+	return f;
+}
+
 void summary(struct daemon *d, int final)
 {
 	uint64_t drops[IT_NR_DROPS], skipped[IT_L_MAX], cnt[IT_NR_COUNTERS];
+	struct out_fnames fn;
 	struct out_summary_in in = {
 		.final = final,
 		.elapsed_ns = d->now_ns - d->start_ns,
@@ -223,6 +250,7 @@ void summary(struct daemon *d, int final)
 		.lost_samples = d->lost + d->recs.spill_lost,
 		.skipped = skipped,
 		.counters = cnt,
+		.fnames = fnames_sum(d, &fn),
 	};
 
 	memset(skipped, 0, sizeof(skipped));
@@ -416,6 +444,8 @@ int mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err)
 /* The ring buffer and the per-CPU record buffers of the attached load. */
 int bpf_buffers(struct daemon *d)
 {
+	if (d->fnames)
+		dnames_attach(d->fnames, d->ld.skel);
 	return it_loader_records(&d->ld, &d->rb, &d->recs);
 }
 
@@ -536,8 +566,10 @@ static void open_cgroups(struct daemon *d)
 		out_set_cgroups(d->out, d->cg);
 		out_set_names(d->out, d->names);
 	}
-	if (d->rec)
+	if (d->rec) {
 		rec_set_cgroups(d->rec, d->cg);
+		rec_set_ctnames(d->rec, d->names);
+	}
 }
 
 /* Everything up to the event loop: outputs, BPF, the fds. 0 or -errno (said). */
@@ -572,6 +604,21 @@ static int daemon_start(struct daemon *d)
 		return ret;
 	d->out = out_new(d->o, d->text, d->json, d->start_ns);
 	open_cgroups(d);
+	if (d->o->file_names > 0 && !(d->fnames = dnames_new(d->o->file_names))) {
+		it_err("cannot set up the file names: %s", strerror(errno));
+		return -ENOMEM;
+	}
+	if (d->o->metrics_files > 0 && !(d->mfiles = mfiles_new(d->o->metrics_files))) {
+		it_err("cannot set up --metrics-files: %s", strerror(errno));
+		return -ENOMEM;
+	}
+	if (d->fnames) {
+		dnames_attach(d->fnames, d->ld.skel);
+		if (d->out)
+			out_set_fnames(d->out, dnames_cache(d->fnames));
+		if (d->rec)
+			rec_set_fnames(d->rec, dnames_cache(d->fnames));
+	}
 	d->corr = d->out ? corr_new(on_request, d, HOLD_NS, 0) : NULL;
 	d->blame = d->o->blame ?
 			   dblame_new(d->cg, d->o->metrics_cg_depth, d->json ? d->out : NULL) :
@@ -647,6 +694,8 @@ static void daemon_free(struct daemon *d)
 	rec_close(d->rec);
 	out_free(d->out);
 	dblame_free(d->blame);
+	dnames_free(d->fnames);
+	mfiles_free(d->mfiles);
 	cg_cache_free(d->cg);
 	ct_names_free(d->names);
 	free(d->cg_labels);

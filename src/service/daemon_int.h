@@ -62,6 +62,8 @@ struct daemon {
 	struct ct_names *names; /* container and pod names from the node's files (container.h) */
 	struct agg_labels *cg_labels; /* /metrics cgroup label values, kept across scrapes */
 	struct dblame *blame; /* --blame: who held the device (docs/blame.md) */
+	struct dnames *fnames; /* file names (dnames.h); NULL: --file-names 0 */
+	struct mfiles *mfiles; /* --metrics-files (mfiles.h); NULL: off */
 };
 
 /* daemon.c */

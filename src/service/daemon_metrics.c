@@ -20,7 +20,9 @@
 #include "service/daemon_int.h"
 #include "service/dblame.h"
 #include "load/loader.h"
+#include "service/dnames.h"
 #include "service/metrics.h"
+#include "service/mfiles.h"
 #include "service/metrics_http.h"
 #include "lib/abi.h"
 #include "lib/clock.h"
@@ -120,7 +122,7 @@ void blk_sweep(struct daemon *d)
  * The kernel's block aggregation folded into /metrics rows (*rows malloc'd);
  * 0 rows when it is off or unreadable. A re-attach starts it from zero.
  */
-static int metrics_agg(struct daemon *d, struct agg_row **rows)
+static int metrics_agg(struct daemon *d, struct agg_row **rows, FILE *files)
 {
 	struct agg_entry *e = NULL;
 	int nr = 0, depth = d->o->metrics_cg_depth;
@@ -128,6 +130,9 @@ static int metrics_agg(struct daemon *d, struct agg_row **rows)
 	*rows = NULL;
 	if (!d->ld.skel || agg_read(bpf_map__fd(d->ld.skel->maps.agg), &e, &nr) || !nr)
 		goto out;
+	/* --metrics-files: the per-file families, from the same entries */
+	if (d->mfiles && files)
+		mfiles_write(d->mfiles, files, e, nr, dnames_cache(d->fnames));
 	if (depth >= 0 && !d->cg_labels)
 		d->cg_labels = calloc(1, sizeof(*d->cg_labels));
 	*rows = calloc(nr, sizeof(**rows));
@@ -174,16 +179,15 @@ void metrics_tick(struct daemon *d, int force)
 	in.khists = d->sum.v;
 	if (!metrics_proc_read("/proc", "self", &proc))
 		in.proc = &proc;
-	in.nr_agg = metrics_agg(d, &rows);
+	f = open_memstream(&text, &len);
+	if (!f)
+		return;
+	/* the per-file families first: written from the entries before they are folded */
+	in.nr_agg = metrics_agg(d, &rows, f);
 	in.agg = rows;
 	in.agg_cgroups = d->o->metrics_cg_depth >= 0;
 	in.ct_labels = d->o->metrics_containers;
 	in.names = d->names;
-	f = open_memstream(&text, &len);
-	if (!f) {
-		free(rows);
-		return;
-	}
 	metrics_write(f, &in);
 	free(rows);
 	if (d->m && d->mode->metrics)

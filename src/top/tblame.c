@@ -18,6 +18,7 @@ struct tb_cul {
 /* A victim: a process in a cgroup, on a device, one op; its self and culprits. */
 struct tb_vic {
 	struct blame_owner who;
+	uint64_t file; /* the caller's id of its file (0: none) */
 	uint32_t dev;
 	uint8_t op;
 	double self_ns; /* held by its own process's requests */
@@ -42,6 +43,8 @@ struct tb_sum {
 
 struct tblame {
 	struct blame *b;
+	uint64_t *files; /* the file of each tag (a request's op and file): tags index it */
+	size_t nr_files, alloc_files;
 	struct tb_mat cur, total;
 	struct tb_sum *sum; /* tblame_row's scratch */
 	size_t alloc_sum;
@@ -53,16 +56,43 @@ static int same_task(const struct blame_owner *a, const struct blame_owner *o)
 	return a->pid == o->pid && a->cgroup_id == o->cgroup_id;
 }
 
-static struct tb_vic *vic_of(struct tb_mat *m, const struct blame_in *r)
+/* A block request's tag: its op, and in the bits above its file's place in t->files. */
+static uint64_t tag_of(struct tblame *t, uint8_t op, uint64_t file)
+{
+	size_t i = t->nr_files;
+
+	if (!file)
+		return op;
+	if (i && t->files[i - 1] == file) /* runs of one file */
+		return (uint64_t)i << 8 | op;
+	for (i = 0; i < t->nr_files; i++)
+		if (t->files[i] == file)
+			return (uint64_t)(i + 1) << 8 | op;
+	if (blame_grow((void **)&t->files, &t->alloc_files, t->nr_files + 1, sizeof(*t->files)))
+		return op; /* counted as no file */
+	t->files[t->nr_files++] = file;
+	return (uint64_t)t->nr_files << 8 | op;
+}
+
+static uint64_t file_of_tag(const struct tblame *t, uint64_t tag)
+{
+	size_t i = (size_t)(tag >> 8);
+
+	return i && i <= t->nr_files ? t->files[i - 1] : 0;
+}
+
+static struct tb_vic *vic_of(const struct tblame *t, struct tb_mat *m, const struct blame_in *r)
 {
 	uint8_t op = (uint8_t)r->tag;
+	uint64_t file = file_of_tag(t, r->tag);
 	struct tb_vic *n;
 
 	for (int k = 0; k < m->nr_v; k++) {
 		int i = (m->last + k) % m->nr_v; /* the last one first: runs of one victim */
 
 		n = &m->v[i];
-		if (n->dev == r->dev && n->op == op && same_task(&n->who, &r->owner)) {
+		if (n->dev == r->dev && n->op == op && n->file == file &&
+		    same_task(&n->who, &r->owner)) {
 			m->last = i;
 			return n;
 		}
@@ -72,6 +102,7 @@ static struct tb_vic *vic_of(struct tb_mat *m, const struct blame_in *r)
 	n = &m->v[m->nr_v];
 	memset(n, 0, sizeof(*n));
 	n->who = r->owner;
+	n->file = file;
 	n->dev = r->dev;
 	n->op = op;
 	m->last = m->nr_v++;
@@ -96,7 +127,7 @@ static void add_cul(struct tb_vic *v, const struct blame_share *s)
 
 static void mat_add(struct tblame *t, struct tb_mat *m, const struct blame_res *res)
 {
-	struct tb_vic *v = vic_of(m, res->r);
+	struct tb_vic *v = vic_of(t, m, res->r);
 
 	if (!v) {
 		t->lost++;
@@ -137,12 +168,12 @@ struct tblame *tblame_new(void)
 	return t;
 }
 
-int tblame_block(struct tblame *t, const struct it_block_rec *b)
+int tblame_block(struct tblame *t, const struct it_block_rec *b, uint64_t file)
 {
 	struct blame_in in;
 
 	dblame_in(&in, b, 1);
-	in.tag = b->op;
+	in.tag = tag_of(t, b->op, file);
 	return blame_add(t->b, &in);
 }
 
@@ -186,11 +217,11 @@ int tblame_row(struct tblame *t, int total, uint64_t key, uint32_t dev, uint8_t 
 	for (int i = 0; i < m->nr_v; i++) {
 		const struct tb_vic *v = &m->v[i];
 
-		if (v->dev != dev || v->op != op || group(&v->who, ctx) != key)
+		if (v->dev != dev || v->op != op || group(&v->who, v->file, ctx) != key)
 			continue;
 		out->blamed_ns += v->self_ns + v->other_ns;
 		for (int c = 0; c < v->nr_cul; c++) {
-			uint64_t g = group(&v->cul[c].who, ctx);
+			uint64_t g = group(&v->cul[c].who, 0, ctx);
 
 			out->blamed_ns += v->cul[c].ns;
 			/* another process of the row's cgroup (container, pod): self */
@@ -222,6 +253,7 @@ void tblame_free(struct tblame *t)
 	if (!t)
 		return;
 	blame_free(t->b);
+	free(t->files);
 	mat_free(&t->cur);
 	mat_free(&t->total);
 	free(t->sum);

@@ -3,8 +3,8 @@
  * tblame: `iotracer top --blame` (docs/top.md "Blame", docs/blame.md). Every
  * block record goes to the blame engine (records/blame.h, by process, horizon
  * 1 s); each split adds to two matrices, the interval's and the run's, keyed
- * by the victim (process, cgroup, device, op) and its culprits (process,
- * cgroup). A row of top then asks for its top culprit under top's grouping
+ * by the victim (process, cgroup, file, device, op) and its culprits
+ * (process, cgroup). A row of top then asks for its top culprit under top's grouping
  * of the moment (process, cgroup, container, pod: a function of the owner),
  * so `c` regroups what was summed, with no second engine: a culprit in the
  * row's own group is self, the rest others, summed per group.
@@ -24,8 +24,12 @@
 
 struct tblame;
 
-/* An owner's row key under top's grouping: its tgid, cgroup id, or its container's cgroup id. */
-typedef uint64_t (*tblame_group_fn)(const struct blame_owner *o, void *ctx);
+/*
+ * An owner's row key under top's grouping: its tgid, cgroup id, its container's
+ * cgroup id, or (rows per file) a victim's file (file: the caller's id of the
+ * victim's file, tblame_block(); 0 for a culprit, which is an owner only).
+ */
+typedef uint64_t (*tblame_group_fn)(const struct blame_owner *o, uint64_t file, void *ctx);
 
 /* A row's top culprit. */
 struct tblame_top {
@@ -37,8 +41,11 @@ struct tblame_top {
 
 /* NULL: no memory. */
 struct tblame *tblame_new(void);
-/* One completed block request (the dirtier owns a page-cache write). 0 or -ENOMEM. */
-int tblame_block(struct tblame *t, const struct it_block_rec *b);
+/*
+ * One completed block request (the dirtier owns a page-cache write) of file
+ * (the caller's id, handed to the group function; 0: none). 0 or -ENOMEM.
+ */
+int tblame_block(struct tblame *t, const struct it_block_rec *b, uint64_t file);
 /* The records' clock is at least now: split what the horizon passed. */
 void tblame_tick(struct tblame *t, uint64_t now);
 /* The stream ended: split every request left, with what arrived. */

@@ -23,6 +23,7 @@
 #include "iotracer.skel.h"
 #include "records/cgroup.h"
 #include "service/cli.h"
+#include "service/dnames.h"
 #include "records/container.h"
 #include "load/loader.h"
 #include "records/output.h"
@@ -34,6 +35,7 @@
 #include "lib/parse.h"
 #include "lib/opts.h"
 #include "top/tblame.h"
+#include "top/tfile.h"
 #include "top/top.h"
 #include "top/view.h"
 
@@ -43,9 +45,10 @@
 #define TOP_DRAIN_NS (50ull * 1000 * 1000)
 #define TOP_WATERMARK_NS (2ull * 1000 * 1000)
 
-enum top_group { TG_PROCESS, TG_CGROUP, TG_CONTAINER, TG_POD, TG_NR };
+/* TG_FILE last: `c` cycles the others, `f` goes to it and back (docs/top.md) */
+enum top_group { TG_PROCESS, TG_CGROUP, TG_CONTAINER, TG_POD, TG_FILE, TG_NR };
 
-static const char *const group_names[TG_NR] = { "process", "cgroup", "container", "pod" };
+static const char *const group_names[TG_NR] = { "process", "cgroup", "container", "pod", "file" };
 
 /* A container or pod (key: its id, UID or machine name) and its first cgroup's id. */
 struct top_fold {
@@ -63,7 +66,10 @@ struct top {
 	struct it_loader ld;
 	struct cg_cache *cg;
 	struct ct_names *names; /* container and pod names from the node (container.h) */
-	enum top_group group; /* rows per process, cgroup, container or pod */
+	enum top_group group; /* rows per process, cgroup, container, pod or file */
+	enum top_group group_back; /* `f` again goes back to it */
+	struct dnames *fnames; /* the files' names (dnames.h) */
+	struct fn_index *files; /* file row ids (tfile.h) */
 	struct top_fold *fold; /* container / pod -> the cgroup id that stands for it */
 	int nr_fold;
 	char label[CT_NAME_MAX * 2 + 16]; /* the last group label made (cgroup_name) */
@@ -72,7 +78,7 @@ struct top {
 	uint64_t start_ns, prev_ns;
 	struct termios saved;
 	int raw; /* the terminal is in raw mode (restored at exit) */
-	/* --blame */
+	/* the records: name records always, block records with --blame */
 	int blame_on;
 	struct tblame *blame;
 	struct ring_buffer *rb;
@@ -84,7 +90,7 @@ static volatile sig_atomic_t top_stop;
 
 static void set_group(struct top *t, enum top_group g)
 {
-	static const char *const cols[TG_NR] = { "CGROUP", "CGROUP", "CONTAINER", "POD" };
+	static const char *const cols[TG_NR] = { "CGROUP", "CGROUP", "CONTAINER", "POD", "FILE" };
 
 	t->group = g;
 	t->view.by_cgroup = g != TG_PROCESS;
@@ -119,8 +125,8 @@ static const struct opt_row top_own[] = {
 	{ .name = "group",
 	  .key = TOP_OPT_GROUP,
 	  .arg = "KEY",
-	  .help = "rows per process (default), cgroup (-C), container or\n"
-		  "pod (docs/cgroups.md, \"Containers and pods\")" },
+	  .help = "rows per process (default), cgroup (-C), container,\n"
+		  "pod (docs/cgroups.md, \"Containers and pods\") or file" },
 	{ .name = "rows",
 	  .key = 'r',
 	  .arg = "N",
@@ -153,7 +159,8 @@ static const struct opt_cmd top_cmd = {
 		"process (or cgroup) x device x op. Counted in the kernel: no per-request records.\n"
 		"\n",
 	.tail = "Keys: q quit; i b a p u d sort by iops, bytes, avg, p99, queue, device; s next\n"
-		"sort key; c rows per cgroup, container, pod, process in turn.\n"
+		"sort key; c rows per cgroup, container, pod, process in turn; f rows per file\n"
+		"(again: back).\n"
 		"Exit status: 0 success, 1 runtime failure, 2 bad usage.\n",
 	.rows = top_rows,
 };
@@ -228,7 +235,8 @@ static int top_one(void *ctx, int c, const char *arg)
 				set_group(t, g);
 				return 0;
 			}
-		return bad("group", "bad key '%s' (expected process, cgroup, container, pod)", arg);
+		return bad("group", "bad key '%s' (expected process, cgroup, container, pod, file)",
+			   arg);
 	case TOP_OPT_BLAME:
 		t->blame_on = 1;
 		return 0;
@@ -259,53 +267,62 @@ static int top_parse(struct top *t, int argc, char **argv)
 	return opts_parse(&top_cmd, argc, argv, top_one, t, NULL, NULL) ?: check_blame(t);
 }
 
-/* ---- --blame: the block records ---- */
+/* ---- the records: the files' names, and with --blame the block records ---- */
 
 /* recbuf_fn: one record, in completion order. */
 static void on_record(void *ctx, void *data, size_t size)
 {
 	struct top *t = ctx;
 	const struct it_hdr *h = data;
+	uint64_t file;
 
-	if (size < sizeof(struct it_block_rec) || h->type != IT_REC_BLOCK)
-		return; /* the block layer's programs write no other kind */
-	if (tblame_block(t->blame, data))
+	if (dnames_record(t->fnames, data, size))
+		return;
+	if (!t->blame || size < sizeof(struct it_block_rec) || h->type != IT_REC_BLOCK)
+		return; /* the syscall layer's programs write none (no per-request records) */
+	file = tfile_id(t->files, data);
+	if (!file || tblame_block(t->blame, data, file == TFILE_NONE ? 0 : file))
 		t->rec_lost++;
 }
 
 /*
- * Feed the blame every record published (final: the youngest too), and split
- * what the horizon passed.
+ * Read every record published (final: the youngest too): the names, and the
+ * blame, which splits what the horizon passed.
  */
 static void drain(struct top *t, int final)
 {
 	uint64_t mark = it_mono_ns() - TOP_WATERMARK_NS;
 
-	if (!t->blame)
+	if (!t->rb)
 		return;
 	if (ring_buffer__consume(t->rb) < 0)
 		t->rec_lost++;
 	recbuf_drain(&t->recs, final ? UINT64_MAX : mark, on_record, t);
-	if (final)
+	dnames_tick(t->fnames);
+	if (t->blame && final)
 		tblame_flush(t->blame);
-	else
+	else if (t->blame)
 		tblame_tick(t->blame, mark);
 }
 
-/* The record path the daemon uses (it_loader_records), and the blame sums. 0 or -errno. */
-static int blame_start(struct top *t)
+/* The record path the daemon uses (it_loader_records), the names and the blame sums. */
+static int records_start(struct top *t)
 {
-	t->blame = tblame_new();
-	if (!t->blame)
+	t->fnames = dnames_new(t->o.file_names > 0 ? t->o.file_names : CLI_FILE_NAMES_DEFAULT);
+	t->files = fn_index_new();
+	if (!t->fnames || !t->files || (t->blame_on && !(t->blame = tblame_new())))
 		return -ENOMEM;
+	dnames_attach(t->fnames, t->ld.skel);
 	return it_loader_records(&t->ld, &t->rb, &t->recs);
 }
 
-static void blame_stop(struct top *t)
+static void records_stop(struct top *t)
 {
 	ring_buffer__free(t->rb);
 	recbuf_free(&t->recs);
 	tblame_free(t->blame);
+	dnames_free(t->fnames);
+	fn_index_free(t->files);
 }
 
 /* ---- the terminal ---- */
@@ -357,7 +374,13 @@ static int on_key(struct top *t, char k)
 	if (k == 's')
 		t->view.sort = (t->view.sort + 1) % TV_SORT_MAX;
 	else if (k == 'c')
-		set_group(t, (t->group + 1) % TG_NR);
+		set_group(t, t->group == TG_FILE ? TG_PROCESS : (t->group + 1) % TG_FILE);
+	else if (k == 'f' && t->group == TG_FILE)
+		set_group(t, t->group_back);
+	else if (k == 'f') {
+		t->group_back = t->group;
+		set_group(t, TG_FILE);
+	}
 	for (int i = 0; i < TV_SORT_MAX; i++)
 		if (k == sort_keys[i])
 			t->view.sort = i;
@@ -377,7 +400,7 @@ static int wait_tick(struct top *t, uint64_t deadline)
 		if (now >= deadline)
 			return 0;
 		wait = deadline - now;
-		if (t->blame && wait > TOP_DRAIN_NS)
+		if (wait > TOP_DRAIN_NS)
 			wait = TOP_DRAIN_NS; /* the records' buffers are read while waiting */
 		drain(t, 0);
 		if (poll(&p, t->raw ? 1 : 0, (int)(wait / 1000000 + 1)) <= 0)
@@ -411,13 +434,16 @@ static int describe(struct top *t, uint64_t id, struct ct_full *f)
 	return f->ci.id[0] || f->ci.name[0];
 }
 
-/* The row label: the cgroup's path, or its container ("runtime/name") or pod ("ns/pod"). */
+/* The row label: the cgroup's path, its container ("runtime/name") or pod ("ns/pod"), a file. */
 static const char *cgroup_name(uint64_t id, void *ctx)
 {
 	struct top *t = ctx;
 	const char *name;
 	struct ct_full f;
 
+	if (t->group == TG_FILE)
+		return tfile_label(t->files, dnames_cache(t->fnames), id, t->label,
+				   sizeof(t->label));
 	if (!describe(t, id, &f))
 		return cg_path(t->cg, id);
 	if (t->group == TG_POD) {
@@ -462,12 +488,17 @@ static uint64_t fold_id(uint64_t id, void *ctx)
 	return id;
 }
 
-/* tblame_group_fn: an owner's row key under the grouping of the moment (the rows' fold). */
-static uint64_t blame_group(const struct blame_owner *o, void *ctx)
+/*
+ * tblame_group_fn: an owner's row key under the grouping of the moment (the
+ * rows' fold); rows per file: a victim's file, a culprit's process.
+ */
+static uint64_t blame_group(const struct blame_owner *o, uint64_t file, void *ctx)
 {
 	struct top *t = ctx;
 
-	if (t->group == TG_PROCESS)
+	if (t->group == TG_FILE && file)
+		return file;
+	if (t->group == TG_PROCESS || t->group == TG_FILE)
 		return o->pid;
 	return t->group == TG_CGROUP ? o->cgroup_id : fold_id(o->cgroup_id, t);
 }
@@ -481,19 +512,20 @@ static int row_blame(const struct tview_row *r, int totals, char *name, size_t n
 	struct tblame_top top;
 	const char *label;
 
-	if (tblame_row(t->blame, totals, key, r->dev, r->op, blame_group, t, &top) || !top.found ||
-	    top.blamed_ns <= 0)
+	if (tblame_row(t->blame, totals, t->group == TG_FILE ? r->cgroup_id : key, r->dev, r->op,
+		       blame_group, t, &top) ||
+	    !top.found || top.blamed_ns <= 0)
 		return 0;
 	*pct = 100.0 * top.ns / top.blamed_ns;
 	if (blame_owner_none(&top.who)) {
 		snprintf(name, n, "%s", BLAME_NO_TASK);
 		return 1;
 	}
-	if (t->group == TG_PROCESS) {
+	if (t->group == TG_PROCESS || t->group == TG_FILE) {
 		snprintf(name, n, "%s[%u]", top.who.comm[0] ? top.who.comm : "?", top.who.pid);
 		return 1;
 	}
-	label = cgroup_name(blame_group(&top.who, t), t);
+	label = cgroup_name(blame_group(&top.who, 0, t), t);
 	if (label)
 		snprintf(name, n, "%s", label);
 	else
@@ -501,35 +533,39 @@ static int row_blame(const struct tview_row *r, int totals, char *name, size_t n
 	return 1;
 }
 
+/* A copy of a snapshot's entries for the grouping: the files dropped or made rows, folded. */
+static int group_copy(struct top *t, const struct agg_entry *e, int nr, struct agg_entry **out)
+{
+	*out = malloc((nr ? nr : 1) * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, e, nr * sizeof(**out));
+	nr = tfile_fold(t->files, *out, nr, t->group == TG_FILE);
+	if (nr >= 0 && (t->group == TG_CONTAINER || t->group == TG_POD))
+		nr = tview_fold(*out, nr, fold_id, t);
+	return nr;
+}
+
 /*
- * Rows of the snapshots now and prev (raw, sorted), per container or pod when
- * asked: folded copies (prev stays raw, so a change of grouping is no jump).
+ * Rows of the snapshots now and prev (raw, sorted), per file, container or pod
+ * when asked: folded copies (prev stays raw, so a change of grouping is no jump).
  */
 static int group_rows(struct top *t, const struct agg_entry *now, int nr,
 		      const struct agg_entry *prev, int nr_prev, uint64_t dt_ns, int totals,
 		      struct tview_row **rows)
 {
-	struct agg_entry *fn, *fp = NULL;
+	struct agg_entry *fn = NULL, *fp = NULL;
 	int n;
 
-	if (t->group < TG_CONTAINER)
-		return totals ? tview_totals(now, nr, dt_ns, t->view.by_cgroup, rows) :
-				tview_rows(now, nr, prev, nr_prev, dt_ns, t->view.by_cgroup, rows);
-	fn = malloc((nr ? nr : 1) * sizeof(*fn));
-	if (prev)
-		fp = malloc((nr_prev ? nr_prev : 1) * sizeof(*fp));
-	if (!fn || (prev && !fp)) {
+	nr = group_copy(t, now, nr, &fn);
+	if (prev && nr >= 0)
+		nr_prev = group_copy(t, prev, nr_prev, &fp);
+	if (nr < 0 || (prev && nr_prev < 0)) {
 		n = -ENOMEM;
 		goto out;
 	}
-	memcpy(fn, now, nr * sizeof(*fn));
-	nr = tview_fold(fn, nr, fold_id, t);
-	if (prev) {
-		memcpy(fp, prev, nr_prev * sizeof(*fp));
-		nr_prev = tview_fold(fp, nr_prev, fold_id, t);
-	}
-	n = totals ? tview_totals(fn, nr, dt_ns, 1, rows) :
-		     tview_rows(fn, nr, fp, nr_prev, dt_ns, 1, rows);
+	n = totals ? tview_totals(fn, nr, dt_ns, t->view.by_cgroup, rows) :
+		     tview_rows(fn, nr, fp, nr_prev, dt_ns, t->view.by_cgroup, rows);
 out:
 	free(fn);
 	free(fp);
@@ -548,7 +584,8 @@ static void title(const struct top *t, int nrows, char *buf, size_t n)
 	strftime(tm, sizeof(tm), "%H:%M:%S", localtime_r(&now, &lt));
 	snprintf(buf, n, "%s - %s  interval %s  sort %s  per %s  %d rows%s%s", TOP_PROG, tm, iv,
 		 tview_sort_name(t->view.sort), group_names[t->group], nrows,
-		 t->blame ? "  blame 1s late" : "", t->raw ? "  [q quit, s sort, c grouping]" : "");
+		 t->blame ? "  blame 1s late" : "",
+		 t->raw ? "  [q quit, s sort, c grouping, f files]" : "");
 }
 
 /* Read the map, print the interval's table; the snapshot becomes prev. 0 or -errno. */
@@ -631,17 +668,18 @@ static int top_start(struct top *t)
 	char mnt[CG_PATH_MAX];
 	int ret;
 
-	t->o.layers = 1u << IT_L_BLOCK;
-	t->o.top = 1; /* filters.c: the aggregation keyed by process and cgroup */
+	/* the syscall layer names the files and gives direct IO's bios theirs */
+	t->o.layers = 1u << IT_L_BLOCK | 1u << IT_L_SYSCALL;
+	t->o.top = 1; /* filters.c: the aggregation keyed by process, cgroup and file */
 	/* no per-request records; --blame: a record of every block request */
 	t->o.min_lat_ns = t->blame_on ? 0 : UINT64_MAX;
 	t->o.live = 0;
 	t->o.quiet = 1;
 	ret = it_loader_start(&t->ld, &t->o, stderr);
-	if (!ret && t->blame_on) {
-		ret = blame_start(t);
+	if (!ret)
+		ret = records_start(t);
+	if (t->blame_on)
 		t->view.blame = row_blame;
-	}
 	if (ret)
 		return ret;
 	if (!cg_mount_point(NULL, NULL, mnt, sizeof(mnt)))
@@ -704,7 +742,7 @@ int top_main(int argc, char **argv)
 		ret = top_loop(&t);
 	if (ret)
 		it_err("top: %s", strerror(-ret));
-	blame_stop(&t);
+	records_stop(&t);
 	it_loader_stop(&t.ld);
 	cg_cache_free(t.cg);
 	ct_names_free(t.names);

@@ -12,6 +12,9 @@
 #                   number dd's (ids decoded from the recorded cgroup paths)
 #   report_name     iotracer report --container <c2's name>: dd's number of read records,
 #                   all c2's (the name from this host's podman state)
+#   container_file  (issue 38) a container (c3) writes a file of its own file system: its
+#                   write records name the host's path, podman inspect's MergedDir and the
+#                   file, and (container_file) the path the container gave
 #   top_containers  `iotracer top -b --group container` while two more containers (t1, t2)
 #                   read a loop device each: the totals' row of each container, labelled
 #                   podman/<its name>, counts the block reads of its device in
@@ -23,7 +26,7 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin records_c1 records_c2 names report_ids report_name top_containers
+it_begin records_c1 records_c2 names report_ids report_name container_file top_containers
 it_require_all podman busybox
 NR=${PODMAN_IOS:-2000} # 4k reads per container
 
@@ -113,6 +116,25 @@ rn=$("$IOTRACER" report "$REC" -n 0 -j - --container "${CNAME[c2]}" 2>"$IT_TMP/r
 	jq -rn --arg d "$name" '[inputs | select(.type == "request" and .kind == "syscall" and .op == "read" and .dev == $d) | .container_id] | "\(length) \(unique | join(","))"')
 check report_name "report --container ${CNAME[c2]}: '$rn', want '${DDN[c2]} ${ID[c2]}'; $(head -c 200 "$IT_TMP/report2.err")" \
 	test "$rn" = "${DDN[c2]} ${ID[c2]}"
+
+# ---------------------------------------------------------------- a container's own file
+# (the container lives on a second after dd: a task of its namespace for its mount table)
+c3=it-pods-c3-$$
+podman "${RUNTIME[@]}" create "${RUN_OPTS[@]}" --name "$c3" "$IMAGE" sh -c \
+	'mkdir -p /data && dd if=/dev/zero of=/data/out.dat bs=4k count=64 conv=fsync && sleep 1' \
+	>"$IT_TMP/create.c3" 2>&1 || fail_all "podman create c3: $(tail -n 1 "$IT_TMP/create.c3")"
+_it_register podman "container $c3"
+start_tracer -l syscall -c dd || fail_all "tracer: $TRACER_WHY"
+podman start "$c3" >/dev/null 2>&1 || fail_all "podman start c3"
+MERGED=$(podman inspect --format '{{.GraphDriver.Data.MergedDir}}' "$c3") # while mounted
+rc=$(timeout 60 podman wait "$c3")
+ID3=$(podman inspect --format '{{.Id}}' "$c3")
+stop_tracer || note "tracer: $TRACER_WHY"
+fc=$(jq -r --arg id "$ID3" 'select(.type == "request" and .op == "write" and .container_id == $id) |
+	"\(.file) | \(.container_file)"' "$TRACER_JSON" | sort | uniq -c | tr '\n' ' ')
+note "c3 (exit ${rc:-?}, merged $MERGED): $fc"
+check container_file "c3's writes: $fc; want 64 of $MERGED/data/out.dat | /data/out.dat" \
+	test "$fc" = "$(printf '%7d %s | %s ' 64 "$MERGED/data/out.dat" /data/out.dat)"
 
 # ---------------------------------------------------------------- top per container
 devA=$(mk_loop 64 fill) || fail_all "cannot create a loop device"

@@ -22,12 +22,16 @@
 #               (a third dirtier in one request, reason many, is a postgres process too:
 #               the record names two; counted in the notes)
 #   drops       drops.total == 0
+#   wal_files   (issue 38) `report --by file` of the run's recording names WAL segment files
+#               ($PGDATA/pg_wal/<24 hex digits>)
+#   relations   ... and the files of pgbench's four tables, as pg_relation_filepath() gives
+#               them (below $PGDATA)
 # shellcheck disable=SC2015,SC2016,SC2154 # jq programs in single quotes
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin named_pg no_kworker dirtied unknown drops
+it_begin named_pg no_kworker dirtied unknown drops wal_files relations
 it_require_all mkfs.ext4 runuser find sync
 
 have_tp writeback/writeback_dirty_folio || have_tp writeback/writeback_dirty_page ||
@@ -92,7 +96,7 @@ cluster_pids() {
 	tr ' ' '\n' <"/proc/$PM/task/$PM/children" 2>/dev/null | grep .
 }
 
-start_tracer -d "$name" || fail_all "$TRACER_WHY"
+start_tracer -d "$name" --record "$IT_TMP/rec" || fail_all "$TRACER_WHY"
 echo 100 >"$EXPIRE" && echo 50 >"$WBACK" || fail_all "cannot set vm.dirty_expire_centisecs"
 cluster_pids >"$IT_TMP/pids"
 bg_start pgbench pgbench -c 4 -j 2 -T 10 -n
@@ -110,6 +114,9 @@ cluster_pids >>"$IT_TMP/pids"
 sync -f "$PGDATA"
 wait_quiet "$dev" 5
 find "$PGDATA" -xdev -printf '%i\n' | sort -un >"$IT_TMP/inodes"
+for t in pgbench_accounts pgbench_branches pgbench_tellers pgbench_history; do
+	psql_c "SELECT pg_relation_filepath('$t')"
+done >"$IT_TMP/relations" || fail_all "pg_relation_filepath failed"
 stop_tracer || note "${TRACER_WHY:-}"
 tracer_summary || fail_all "no final summary in the JSON output"
 J=$TRACER_JSON
@@ -150,5 +157,21 @@ check unknown "$lost of $bytes bytes with a dirtier not noted (want < 1 %)" \
 	eval '((lost * 100 < bytes))'
 d=$(real_drops "$SUMMARY")
 check drops "records lost (ringbuf+inflight+hist) $d" test "$d" = 0
+
+# the files of the run by name (issue 38): its recording, every file of the data directory
+"$IOTRACER" report --by file -n 1000 "$IT_TMP/rec" >"$IT_TMP/byfile.txt" 2>"$IT_TMP/byfile.err" ||
+	note "report --by file failed: $(head -c 200 "$IT_TMP/byfile.err")"
+sed -n '/^top .* files by bytes/,/^$/p' "$IT_TMP/byfile.txt" | awk 'NR > 2 { print $NF }' |
+	sort -u >"$IT_TMP/byfile.names"
+nwal=$(grep -cE "^$PGDATA/pg_wal/[0-9A-F]{24}\$" "$IT_TMP/byfile.names")
+note "report --by file: $(wc -l <"$IT_TMP/byfile.names") files, $nwal WAL segments; top 3:"
+sed -n '/^top .* files by bytes/,/^$/p' "$IT_TMP/byfile.txt" | sed -n '2,5p' | while read -r l; do note "  $l"; done
+check wal_files "$nwal WAL segment files named in report --by file" test "$nwal" -gt 0
+missing=""
+while read -r rel; do
+	grep -qxF "$PGDATA/$rel" "$IT_TMP/byfile.names" || missing+=" $rel"
+done <"$IT_TMP/relations"
+check relations "pgbench's tables ($(tr '\n' ' ' <"$IT_TMP/relations")) named; missing:${missing:- none}" \
+	test -z "$missing"
 
 it_end

@@ -311,13 +311,14 @@ static void test_cgroup_entry(void)
 	memset(&st, 0, sizeof(st));
 	if (!ASSERT_TRUE(q != NULL, "alloc"))
 		return;
-	ASSERT_OK(rf_get_entry(&st, &p, end, &tag, q, &dev, &cg, NULL), "decode");
+	ASSERT_OK(rf_get_entry(&st, &p, end, &tag, q, &dev, &cg, NULL, NULL), "decode");
 	ASSERT_EQ(tag, RF_E_CGROUP, "tag");
 	ASSERT_EQ(cg.id, 123456789012ull, "id");
 	ASSERT_STREQ(cg.path, "/system.slice/db.service", "path");
 	ASSERT_TRUE(p == end, "consumed");
 	p = buf;
-	ASSERT_EQ(rf_get_entry(&st, &p, end - 1, &tag, q, &dev, &cg, NULL), -EBADMSG, "cut short");
+	ASSERT_EQ(rf_get_entry(&st, &p, end - 1, &tag, q, &dev, &cg, NULL, NULL), -EBADMSG,
+		  "cut short");
 	free(q);
 }
 
@@ -994,14 +995,14 @@ static void test_blame_entry(void)
 		end = rf_put_blame(&st, buf, &in);
 		ASSERT_TRUE(end - buf <= RF_BLAME_MAX, "within RF_BLAME_MAX");
 		p = buf;
-		ASSERT_OK(rf_get_entry(&st, &p, end, &tag, q, &dev, &cg, &out), "decode");
+		ASSERT_OK(rf_get_entry(&st, &p, end, &tag, q, &dev, &cg, &out, NULL), "decode");
 		ASSERT_EQ(tag, RF_E_BLAME, "tag");
 		ASSERT_TRUE(p == end, "consumed");
 		ASSERT_TRUE(!memcmp(&in, &out, sizeof(in)), "decoded == written");
 		/* every cut is refused, never read past */
 		for (const uint8_t *cut = buf; cut < end; cut++) {
 			p = buf;
-			if (!ASSERT_EQ(rf_get_entry(&st, &p, cut, &tag, q, &dev, &cg, &out),
+			if (!ASSERT_EQ(rf_get_entry(&st, &p, cut, &tag, q, &dev, &cg, &out, NULL),
 				       -EBADMSG, "cut short"))
 				break;
 		}
@@ -1022,23 +1023,24 @@ static void test_blame_entry(void)
 		ASSERT_EQ(buf[k], 1, "nr 1, named 0");
 		buf[k] = 1 | 4 << 2; /* nr 1, named bit 2 */
 		p = buf;
-		ASSERT_EQ(rf_get_entry(&st, &p, end, &tag, q, &dev, &cg, &out), -EBADMSG,
+		ASSERT_EQ(rf_get_entry(&st, &p, end, &tag, q, &dev, &cg, &out, NULL), -EBADMSG,
 			  "named past nr");
 		buf[k] = 1 | 1 << 2;
 		p = buf;
-		ASSERT_OK(rf_get_entry(&st, &p, end, &tag, q, &dev, &cg, &out), "named 1 again");
+		ASSERT_OK(rf_get_entry(&st, &p, end, &tag, q, &dev, &cg, &out, NULL),
+			  "named 1 again");
 	}
 	/* a sized entry of a kind this build does not know: skipped whole, its tag said */
 	{
 		const uint8_t unk[] = { 9, 3, 0xff, 0xff, 0xff, RF_E_CGROUP };
 
 		p = unk;
-		ASSERT_OK(rf_get_entry(&st, &p, unk + sizeof(unk), &tag, q, &dev, &cg, &out),
+		ASSERT_OK(rf_get_entry(&st, &p, unk + sizeof(unk), &tag, q, &dev, &cg, &out, NULL),
 			  "unknown kind");
 		ASSERT_EQ(tag, 9, "its tag");
 		ASSERT_TRUE(p == unk + 5, "skipped its length");
 		p = unk;
-		ASSERT_EQ(rf_get_entry(&st, &p, unk + 4, &tag, q, &dev, &cg, &out), -EBADMSG,
+		ASSERT_EQ(rf_get_entry(&st, &p, unk + 4, &tag, q, &dev, &cg, &out, NULL), -EBADMSG,
 			  "unknown kind cut short");
 	}
 	free(q);

@@ -109,6 +109,7 @@ static void test_reload_keep_start_only(void)
 	a.record_level = 1;
 	a.metrics_cg_depth = 2;
 	a.metrics_containers = 1;
+	a.metrics_files = 5;
 	a.blame = 1;
 	a.live = 0;
 	a.quiet = 1;

@@ -31,20 +31,26 @@ static struct it_block_rec blk(uint32_t pid, uint64_t cg, uint8_t op, uint64_t q
 	return b;
 }
 
-static uint64_t by_pid(const struct blame_owner *o, void *ctx)
+static uint64_t by_pid(const struct blame_owner *o, uint64_t file, void *ctx)
 {
 	return o->pid;
 }
 
-static uint64_t by_cgroup(const struct blame_owner *o, void *ctx)
+static uint64_t by_cgroup(const struct blame_owner *o, uint64_t file, void *ctx)
 {
 	return o->cgroup_id;
 }
 
 /* cgroups 100 and 200 are one container (its first cgroup 100 stands for it) */
-static uint64_t by_fold(const struct blame_owner *o, void *ctx)
+static uint64_t by_fold(const struct blame_owner *o, uint64_t file, void *ctx)
 {
 	return o->cgroup_id == 200 ? 100 : o->cgroup_id;
+}
+
+/* rows per file (top's --group file): a victim by its file, a culprit by its process */
+static uint64_t by_file(const struct blame_owner *o, uint64_t file, void *ctx)
+{
+	return file ? 1000 + file : o->pid;
 }
 
 /*
@@ -65,11 +71,30 @@ static struct tblame *fed(void)
 	if (!t)
 		return NULL;
 	for (int i = 0; i < 4; i++)
-		if (tblame_block(t, &r[i])) {
+		/* V's read is of file 7, C's of file 8 */
+		if (tblame_block(t, &r[i], r[i].task.pid == 10 ? 7 : r[i].task.pid == 11 ? 8 : 0)) {
 			tblame_free(t);
 			return NULL;
 		}
 	return t;
+}
+
+/* Rows per file: V's file is its row; its culprits by process, C's own file is another row. */
+static void test_tblame_files(void)
+{
+	struct tblame *t = fed();
+	struct tblame_top top;
+
+	if (!ASSERT_TRUE(t != NULL, "fed"))
+		return;
+	tblame_flush(t);
+	ASSERT_OK(tblame_row(t, 0, 1007, DEV, IT_OP_READ, by_file, NULL, &top), "row");
+	ASSERT_TRUE(top.found && top.who.pid == 20, "file 7's top culprit is A");
+	ASSERT_NEAR(top.blamed_ns, 10000.0, 1.0, "file 7's blamed wait");
+	ASSERT_NEAR(top.ns, 5166.7, 1.0, "A's share");
+	ASSERT_OK(tblame_row(t, 0, 1009, DEV, IT_OP_READ, by_file, NULL, &top), "row");
+	ASSERT_FALSE(top.found, "no victim of file 9");
+	tblame_free(t);
 }
 
 static void test_tblame_groupings(void)
@@ -147,12 +172,12 @@ static void test_tblame_cap(void)
 	/* culprit i in service [i, i + 1) us alone, pid 1000 + i; 7 at the end is the largest */
 	for (int i = 0; i < nc; i++) {
 		b = blk(1000 + i, 500 + i, IT_OP_WRITE, i, i, i + 1);
-		tblame_block(t, &b);
+		tblame_block(t, &b, 0);
 	}
 	b = blk(7, 500 + nc, IT_OP_WRITE, nc, nc, nc + 5);
-	tblame_block(t, &b);
+	tblame_block(t, &b, 0);
 	b = blk(10, 100, IT_OP_READ, 0, nc + 5, nc + 6);
-	tblame_block(t, &b);
+	tblame_block(t, &b, 0);
 	tblame_flush(t);
 	ASSERT_OK(tblame_row(t, 0, 10, DEV, IT_OP_READ, by_pid, NULL, &top), "row");
 	ASSERT_NEAR(top.blamed_ns, (nc + 5) * 1000.0, 1e-6, "every culprit in the blamed wait");
@@ -164,6 +189,7 @@ static void test_tblame_cap(void)
 int main(void)
 {
 	RUN_TEST(test_tblame_groupings);
+	RUN_TEST(test_tblame_files);
 	RUN_TEST(test_tblame_interval);
 	RUN_TEST(test_tblame_cap);
 	return unit_result();

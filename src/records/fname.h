@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fname: the names of the files the records name by device and inode
+ * (issue 38, docs/json.md "file"): a bounded cache of (dev, ino, bdev) -> the
+ * file's path on the host and, for a container's file, the path its
+ * container sees. The daemon fills it from the BPF side's name records
+ * (records/fnres.h), `iotracer report` from a recording's name entries or the
+ * JSON lines' "file" fields. The least recently used entry goes first when
+ * the cache is full; lookups that find nothing are counted.
+ * Pure user space; not thread safe.
+ */
+#ifndef IT_RECORDS_FNAME_H
+#define IT_RECORDS_FNAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A file as the records name it: dev (IT_F_BDEV: a block device node, dev its i_rdev), ino. */
+struct fn_key {
+	uint64_t ino;
+	uint32_t dev;
+	uint32_t bdev;
+};
+
+struct fn_entry {
+	struct fn_key key;
+	char *file; /* the host's path ("" never: an entry has one) */
+	char *cfile; /* the path its container sees; NULL: none (or the same) */
+	uint32_t prev, next; /* LRU list (indices; FN_NIL) */
+	uint32_t hnext; /* hash chain */
+};
+
+struct fn_stats {
+	uint64_t puts; /* names put (new or changed) */
+	uint64_t hits, misses; /* fn_get() */
+	uint64_t evicted; /* forgotten for room */
+	uint64_t entries, bytes; /* now: entries, and the bytes of their strings */
+};
+
+struct fn_cache;
+struct corr_req;
+struct it_block_rec;
+
+/*
+ * The file a request names (a syscall's or io_uring request's fd, an aio
+ * iocb's, a block request's own): 1 and its key, or 0 when it names none.
+ */
+int fn_req_key(const struct corr_req *r, struct fn_key *k);
+/*
+ * The file of a block request: its own file_dev and inode, for a write of
+ * page-cache pages the first page's file system, else (records of builds
+ * before issue 38) the request's file when the inode is the same; one
+ * issued inside the request's call with no inode (an aio iocb's: io_submit
+ * queues the bios) has the request's file. 1, or 0.
+ */
+int fn_blk_key(const struct it_block_rec *b, const struct fn_key *req, struct fn_key *k);
+
+/* At most max entries (>= 1). NULL with errno. */
+struct fn_cache *fn_new(size_t max);
+void fn_free(struct fn_cache *c);
+/* Told each key an eviction forgets (fn_put() on a full cache, fn_evict()). */
+void fn_set_evict(struct fn_cache *c, void (*fn)(const struct fn_key *k, void *ctx), void *ctx);
+/* Name k (a new entry, or new names for a known one). cfile NULL: none. 0 or -ENOMEM. */
+int fn_put(struct fn_cache *c, const struct fn_key *k, const char *file, const char *cfile);
+/* k's names, the entry made the most recently used; NULL: not known (a miss, counted). */
+const struct fn_entry *fn_get(struct fn_cache *c, const struct fn_key *k);
+/* k's names without a use (no order change, not counted); NULL: not known. */
+const struct fn_entry *fn_peek(const struct fn_cache *c, const struct fn_key *k);
+/* Forget the n least recently used entries. Returns how many went. */
+size_t fn_evict(struct fn_cache *c, size_t n);
+/*
+ * The keys the last lookups missed (the newest FN_MISSES, each once): the
+ * daemon has the BPF side name them again. Returns how many went to out.
+ */
+#define FN_MISSES 64
+size_t fn_take_misses(struct fn_cache *c, struct fn_key *out, size_t max);
+size_t fn_count(const struct fn_cache *c);
+size_t fn_max(const struct fn_cache *c);
+void fn_stats(const struct fn_cache *c, struct fn_stats *st);
+
+/*
+ * fn_index: files numbered in the order they are first seen (0, 1, ...), for
+ * tables kept per file (report --by file, top's file rows). Unbounded: its
+ * users count what they read.
+ */
+struct fn_index;
+struct fn_index *fn_index_new(void);
+void fn_index_free(struct fn_index *x);
+/* k's number, given on its first sight; -1: out of memory. */
+long fn_index_of(struct fn_index *x, const struct fn_key *k);
+/* The key of number i (< fn_index_count). */
+const struct fn_key *fn_index_key(const struct fn_index *x, size_t i);
+size_t fn_index_count(const struct fn_index *x);
+
+#endif /* IT_RECORDS_FNAME_H */
