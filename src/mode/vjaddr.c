@@ -30,6 +30,9 @@
 #define VJ_DRIFT_PPM 25 /* a guest clock's rate against the host's, at most */
 #define VJ_CLK_FRESH_NS 2000000000ull /* older paths (guest time) say nothing of the clock now */
 #define VJ_CLK_WIDE 1000000 /* bounds wider than this (ns): something is off, do not guess */
+#define VJ_HIST_SLOT_NS 100000000ull /* a history slot: 100 ms of guest time */
+#define VJ_RATE_SPAN_NS 5000000000ull /* history a drift fit needs */
+#define VJ_RATE_MAX 200e-6 /* the drift searched: +- 200 ppm */
 #define VJ_RC_UNMAPPED_N 4 /* unmapped addresses in the window: re-check */
 #define VJ_RC_RATE_N (VJ_WIN * 3 / 4) /* unjoined of a full window: re-check */
 #define VJ_BACKOFF_MIN_NS (10ull * 1000 * 1000 * 1000)
@@ -113,6 +116,25 @@ void vjoin_vm_mode(struct vjoin *j, int vmi, int mode)
 
 /* ---- the VM's clock ---- */
 
+/* Into the history: a new slot, or a tighter bound in the current one. */
+static void hist_add(struct vj_vm *vm, int64_t a, int64_t b, uint64_t t)
+{
+	unsigned int last = (vm->hist_next + VJ_HIST - 1) % VJ_HIST;
+
+	if (vm->hist_n && t / VJ_HIST_SLOT_NS == vm->hist_t[last] / VJ_HIST_SLOT_NS) {
+		/* at the slot's first time: the drift within 100 ms (2.5 us) is the slack's */
+		vm->hist_a[last] = a < vm->hist_a[last] ? a : vm->hist_a[last];
+		vm->hist_b[last] = b > vm->hist_b[last] ? b : vm->hist_b[last];
+		return;
+	}
+	vm->hist_a[vm->hist_next] = a;
+	vm->hist_b[vm->hist_next] = b;
+	vm->hist_t[vm->hist_next] = t;
+	vm->hist_next = (vm->hist_next + 1) % VJ_HIST;
+	if (vm->hist_n < VJ_HIST)
+		vm->hist_n++;
+}
+
 static void clk_add(struct vj_vm *vm, int64_t a, int64_t b, uint64_t t)
 {
 	vm->clk_a[vm->clk_next] = a;
@@ -122,6 +144,99 @@ static void clk_add(struct vj_vm *vm, int64_t a, int64_t b, uint64_t t)
 	if (vm->clk_n < VJ_CLK)
 		vm->clk_n++;
 	vm->st.clk_n = vm->clk_n;
+	hist_add(vm, a, b, t);
+}
+
+/*
+ * How much room the history leaves host - guest if it drifts at r (ns per
+ * ns): min over slots of (a - r t) less max of (b - r t). A concave function
+ * of r: its top is the rate the slots agree on best, and r is possible where
+ * it is >= 0.
+ */
+static double hist_room(const struct vj_vm *vm, double r)
+{
+	double lo = -1e300, hi = 1e300;
+	uint64_t t0 = vm->hist_t[(vm->hist_next + VJ_HIST - 1) % VJ_HIST];
+
+	for (unsigned int i = 0; i < vm->hist_n; i++) {
+		double dt = (double)(int64_t)(vm->hist_t[i] - t0);
+		double a = (double)vm->hist_a[i] - r * dt, b = (double)vm->hist_b[i] - r * dt;
+
+		hi = a < hi ? a : hi;
+		lo = b > lo ? b : lo;
+	}
+	return hi - lo;
+}
+
+/*
+ * The guest clock's drift, fitted to the history when it spans VJ_RATE_SPAN
+ * or more (ternary search of hist_room's top over +- VJ_RATE_MAX, then the
+ * edges where it stays >= 0: the rate's uncertainty). Refitted when the
+ * history grew. rate_ok 0: too short a history, or no rate fits it.
+ */
+static void clk_rate(struct vj_vm *vm)
+{
+	uint64_t stamp = vm->hist_next + (uint64_t)vm->hist_n * VJ_HIST, first, last;
+	double lo = -VJ_RATE_MAX, hi = VJ_RATE_MAX, best, a, b;
+
+	if (stamp == vm->rate_hist)
+		return;
+	vm->rate_hist = stamp;
+	vm->rate_ok = 0;
+	first = vm->hist_t[vm->hist_n < VJ_HIST ? 0 : vm->hist_next];
+	last = vm->hist_t[(vm->hist_next + VJ_HIST - 1) % VJ_HIST];
+	if (vm->hist_n < 4 || last - first < VJ_RATE_SPAN_NS)
+		return;
+	for (int i = 0; i < 60; i++) {
+		double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
+
+		if (hist_room(vm, m1) < hist_room(vm, m2))
+			lo = m1;
+		else
+			hi = m2;
+	}
+	best = (lo + hi) / 2;
+	if (hist_room(vm, best) < 0)
+		return;
+	for (a = best, b = VJ_RATE_MAX, lo = 0; lo < 50; lo++) { /* the upper edge */
+		double m = (a + b) / 2;
+
+		*(hist_room(vm, m) >= 0 ? &a : &b) = m;
+	}
+	vm->rate_half = a - best;
+	for (a = best, b = -VJ_RATE_MAX, lo = 0; lo < 50; lo++) { /* the lower edge */
+		double m = (a + b) / 2;
+
+		*(hist_room(vm, m) >= 0 ? &a : &b) = m;
+	}
+	vm->rate_half = vm->rate_half > best - a ? vm->rate_half : best - a;
+	vm->rate = best;
+	vm->rate_ok = 1;
+}
+
+/*
+ * Bounds at guest time t carried from the history over a pause: each slot's
+ * moved by the fitted rate, widened by the rate's uncertainty over the time
+ * since it (and VJ_DRIFT_PPM's part over the last slot's own span, nothing
+ * more: the fit covers the rest). 1 when they agree.
+ */
+static int clk_carried(struct vj_vm *vm, uint64_t t, int64_t *lo, int64_t *hi)
+{
+	clk_rate(vm);
+	if (!vm->rate_ok)
+		return 0;
+	*lo = INT64_MIN;
+	*hi = INT64_MAX;
+	for (unsigned int i = 0; i < vm->hist_n; i++) {
+		double dt = (double)(int64_t)(t - vm->hist_t[i]);
+		int64_t mv = (int64_t)(vm->rate * dt);
+		int64_t w =
+			(int64_t)(vm->rate_half * (dt < 0 ? -dt : dt)) + (int64_t)VJ_CLK_SLACK_NS;
+
+		*lo = vm->hist_b[i] + mv - w > *lo ? vm->hist_b[i] + mv - w : *lo;
+		*hi = vm->hist_a[i] + mv + w < *hi ? vm->hist_a[i] + mv + w : *hi;
+	}
+	return *hi >= *lo && *hi - *lo <= (int64_t)VJ_CLK_WIDE;
 }
 
 /*
@@ -150,6 +265,8 @@ static int clk_bounds(struct vj_vm *vm, uint64_t t, int64_t *lo, int64_t *hi)
 		*lo = vm->clk_b[i] - d > *lo ? vm->clk_b[i] - d : *lo;
 		*hi = vm->clk_a[i] + d < *hi ? vm->clk_a[i] + d : *hi;
 	}
+	if (used < VJ_CLK_MIN && clk_carried(vm, t, lo, hi))
+		used = VJ_CLK_MIN; /* a pause: the history carried over it */
 	if (used) {
 		vm->st.clk_lo = *lo;
 		vm->st.clk_hi = *hi;

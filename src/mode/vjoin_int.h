@@ -25,6 +25,7 @@
 #define VJ_AIO_SEEN 1024 /* io_submits recently seen, by a hash of (tid, seq) */
 #define VJ_CLK 64 /* joined paths a VM's causal clock bounds are taken over */
 #define VJ_WIN 64 /* address-path outcomes a VM's re-check looks at */
+#define VJ_HIST 256 /* a VM's clock history: the tightest bounds of each 100 ms */
 /*
  * A lookup for host IOs that entered at or after lo drops from its bucket's
  * unused list those that ended this long before lo: requests at one buffer
@@ -87,6 +88,18 @@ struct vj_vm {
 	struct gpamap map;
 	int64_t clk_a[VJ_CLK], clk_b[VJ_CLK]; /* enter - kick, end - irq */
 	uint64_t clk_t[VJ_CLK]; /* guest kick of each */
+	/*
+	 * The history: per 100 ms of guest time, the tightest of its paths'
+	 * bounds (at their own times), over the last VJ_HIST; the clock's rate
+	 * against the host's fitted to it (vjaddr.c clk_rate), to carry the
+	 * bounds over a pause with no path.
+	 */
+	int64_t hist_a[VJ_HIST], hist_b[VJ_HIST];
+	uint64_t hist_t[VJ_HIST];
+	unsigned int hist_n, hist_next;
+	double rate, rate_half; /* host - guest drift (ns per ns), and its uncertainty */
+	int rate_ok;
+	uint64_t rate_hist; /* hist_next + hist_n * VJ_HIST when rate was fitted */
 	unsigned int clk_n, clk_next;
 	uint8_t win[VJ_WIN]; /* address-path outcomes: enum vj_outcome */
 	unsigned int win_n, win_next;

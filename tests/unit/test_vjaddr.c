@@ -180,6 +180,50 @@ static void test_stale_clock_recheck(void)
 	vjoin_free(j);
 }
 
+/*
+ * A guest clock 10 ppm fast against the host's: 20 s of reads (one every 100
+ * ms) let the VM fit that drift; after a 30 s pause (300 us of drift since)
+ * a burst is joined by address at once, its bounds carried over the pause
+ * (each its own IO), with no re-check.
+ */
+static void test_drift_carried_over_pause(void)
+{
+	uint64_t seq, t, t_first;
+	struct vjoin *j = calibrated(&seq, &t);
+
+	t_first = 1000 * MS;
+	for (int i = 0; i < 200; i++, seq++) {
+		int64_t d = (int64_t)(t - t_first) / 100000; /* 10 ppm */
+		struct link_vreq g = areq(seq, 8 * seq, t);
+		struct vj_host_io h = hio(8 * seq, t + (uint64_t)d);
+
+		vjoin_add_host(j, &h, 1);
+		vjoin_add_guest(j, 1, 0xabc, 0, &g, OFF, 400 * US, 2);
+		t += 100 * MS;
+	}
+	ASSERT_EQ(vjoin_vm(j, 0)->addr_joined, 200ULL,
+		  "200 joined as the drift grew (fresh bounds)");
+	t += 30000 * MS;
+	nr_got = 0;
+	for (int i = 0; i < 8; i++, seq++) {
+		int64_t d = (int64_t)(t - t_first) / 100000;
+		struct link_vreq g = areq(seq, 8 * seq, t);
+		struct vj_host_io h = hio(8 * seq, t + (uint64_t)d);
+
+		vjoin_add_host(j, &h, 1);
+		vjoin_add_guest(j, 1, 0xabc, 0, &g, OFF, 400 * US, 2);
+		t += 600 * US;
+	}
+	ASSERT_EQ(vjoin_vm(j, 0)->recheck, VJ_RC_NONE, "no re-check");
+	if (ASSERT_EQ(nr_got, 8, "the burst joined at once")) {
+		for (int i = 0; i < 8; i++) {
+			ASSERT_EQ(got[i].joined, 1, "joined");
+			ASSERT_EQ(got[i].h.offset, got[i].g->sector * 512, "its own host IO");
+		}
+	}
+	vjoin_free(j);
+}
+
 static void test_unmapped_and_no_address(void)
 {
 	uint64_t seq, t;
@@ -235,6 +279,7 @@ int main(void)
 	RUN_TEST(test_calibrate_then_address);
 	RUN_TEST(test_no_io_keeps_off_neighbour);
 	RUN_TEST(test_stale_clock_recheck);
+	RUN_TEST(test_drift_carried_over_pause);
 	RUN_TEST(test_unmapped_and_no_address);
 	RUN_TEST(test_bounce_by_offset);
 	return unit_result();
