@@ -116,35 +116,38 @@ void vjoin_vm_mode(struct vjoin *j, int vmi, int mode)
 
 /* ---- the VM's clock ---- */
 
-/* Into the history: a new slot, or a tighter bound in the current one. */
-static void hist_add(struct vj_vm *vm, int64_t a, int64_t b, uint64_t t)
+static void ring_push(struct vj_clks *r, struct vj_clk c)
 {
-	unsigned int last = (vm->hist_next + VJ_HIST - 1) % VJ_HIST;
+	r->s[r->next] = c;
+	r->next = (r->next + 1) % r->cap;
+	if (r->n < r->cap)
+		r->n++;
+}
 
-	if (vm->hist_n && t / VJ_HIST_SLOT_NS == vm->hist_t[last] / VJ_HIST_SLOT_NS) {
-		/* at the slot's first time: the drift within 100 ms (2.5 us) is the slack's */
-		vm->hist_a[last] = a < vm->hist_a[last] ? a : vm->hist_a[last];
-		vm->hist_b[last] = b > vm->hist_b[last] ? b : vm->hist_b[last];
-		return;
-	}
-	vm->hist_a[vm->hist_next] = a;
-	vm->hist_b[vm->hist_next] = b;
-	vm->hist_t[vm->hist_next] = t;
-	vm->hist_next = (vm->hist_next + 1) % VJ_HIST;
-	if (vm->hist_n < VJ_HIST)
-		vm->hist_n++;
+static struct vj_clk *ring_last(const struct vj_clks *r)
+{
+	return r->n ? &r->s[(r->next + r->cap - 1) % r->cap] : NULL;
 }
 
 static void clk_add(struct vj_vm *vm, int64_t a, int64_t b, uint64_t t)
 {
-	vm->clk_a[vm->clk_next] = a;
-	vm->clk_b[vm->clk_next] = b;
-	vm->clk_t[vm->clk_next] = t;
-	vm->clk_next = (vm->clk_next + 1) % VJ_CLK;
-	if (vm->clk_n < VJ_CLK)
-		vm->clk_n++;
-	vm->st.clk_n = vm->clk_n;
-	hist_add(vm, a, b, t);
+	struct vj_clk c = { .a = a, .b = b, .t = t }, *last;
+
+	if (!vm->clk.cap) {
+		vm->clk = (struct vj_clks){ .cap = VJ_CLK, .s = vm->clk_s };
+		vm->hist = (struct vj_clks){ .cap = VJ_HIST, .s = vm->hist_s };
+	}
+	ring_push(&vm->clk, c);
+	vm->st.clk_n = vm->clk.n;
+	/* the history: a new slot, or a tighter bound in the current one (at the slot's
+	 * first time: the drift within 100 ms, 2.5 us, is the slack's) */
+	last = ring_last(&vm->hist);
+	if (!last || t / VJ_HIST_SLOT_NS != last->t / VJ_HIST_SLOT_NS) {
+		ring_push(&vm->hist, c);
+		return;
+	}
+	last->a = a < last->a ? a : last->a;
+	last->b = b > last->b ? b : last->b;
 }
 
 /*
@@ -156,11 +159,12 @@ static void clk_add(struct vj_vm *vm, int64_t a, int64_t b, uint64_t t)
 static double hist_room(const struct vj_vm *vm, double r)
 {
 	double lo = -1e300, hi = 1e300;
-	uint64_t t0 = vm->hist_t[(vm->hist_next + VJ_HIST - 1) % VJ_HIST];
+	uint64_t t0 = ring_last(&vm->hist)->t;
 
-	for (unsigned int i = 0; i < vm->hist_n; i++) {
-		double dt = (double)(int64_t)(vm->hist_t[i] - t0);
-		double a = (double)vm->hist_a[i] - r * dt, b = (double)vm->hist_b[i] - r * dt;
+	for (unsigned int i = 0; i < vm->hist.n; i++) {
+		const struct vj_clk *c = &vm->hist.s[i];
+		double dt = (double)(int64_t)(c->t - t0);
+		double a = (double)c->a - r * dt, b = (double)c->b - r * dt;
 
 		hi = a < hi ? a : hi;
 		lo = b > lo ? b : lo;
@@ -176,16 +180,18 @@ static double hist_room(const struct vj_vm *vm, double r)
  */
 static void clk_rate(struct vj_vm *vm)
 {
-	uint64_t stamp = vm->hist_next + (uint64_t)vm->hist_n * VJ_HIST, first, last;
+	uint64_t stamp = vm->hist.next + (uint64_t)vm->hist.n * VJ_HIST, first, last;
 	double lo = -VJ_RATE_MAX, hi = VJ_RATE_MAX, best, a, b;
 
 	if (stamp == vm->rate_hist)
 		return;
 	vm->rate_hist = stamp;
 	vm->rate_ok = 0;
-	first = vm->hist_t[vm->hist_n < VJ_HIST ? 0 : vm->hist_next];
-	last = vm->hist_t[(vm->hist_next + VJ_HIST - 1) % VJ_HIST];
-	if (vm->hist_n < 4 || last - first < VJ_RATE_SPAN_NS)
+	if (vm->hist.n < 4)
+		return;
+	first = vm->hist.s[vm->hist.n < VJ_HIST ? 0 : vm->hist.next].t;
+	last = ring_last(&vm->hist)->t;
+	if (last - first < VJ_RATE_SPAN_NS)
 		return;
 	for (int i = 0; i < 60; i++) {
 		double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
@@ -227,14 +233,15 @@ static int clk_carried(struct vj_vm *vm, uint64_t t, int64_t *lo, int64_t *hi)
 		return 0;
 	*lo = INT64_MIN;
 	*hi = INT64_MAX;
-	for (unsigned int i = 0; i < vm->hist_n; i++) {
-		double dt = (double)(int64_t)(t - vm->hist_t[i]);
+	for (unsigned int i = 0; i < vm->hist.n; i++) {
+		const struct vj_clk *c = &vm->hist.s[i];
+		double dt = (double)(int64_t)(t - c->t);
 		int64_t mv = (int64_t)(vm->rate * dt);
 		int64_t w =
 			(int64_t)(vm->rate_half * (dt < 0 ? -dt : dt)) + (int64_t)VJ_CLK_SLACK_NS;
 
-		*lo = vm->hist_b[i] + mv - w > *lo ? vm->hist_b[i] + mv - w : *lo;
-		*hi = vm->hist_a[i] + mv + w < *hi ? vm->hist_a[i] + mv + w : *hi;
+		*lo = c->b + mv - w > *lo ? c->b + mv - w : *lo;
+		*hi = c->a + mv + w < *hi ? c->a + mv + w : *hi;
 	}
 	return *hi >= *lo && *hi - *lo <= (int64_t)VJ_CLK_WIDE;
 }
@@ -255,15 +262,16 @@ static int clk_bounds(struct vj_vm *vm, uint64_t t, int64_t *lo, int64_t *hi)
 
 	*lo = INT64_MIN;
 	*hi = INT64_MAX;
-	for (unsigned int i = 0; i < vm->clk_n; i++) {
-		uint64_t age = t > vm->clk_t[i] ? t - vm->clk_t[i] : vm->clk_t[i] - t;
+	for (unsigned int i = 0; i < vm->clk.n; i++) {
+		const struct vj_clk *c = &vm->clk.s[i];
+		uint64_t age = t > c->t ? t - c->t : c->t - t;
 		int64_t d = (int64_t)(age / 1000000 * VJ_DRIFT_PPM);
 
 		if (age > VJ_CLK_FRESH_NS)
 			continue;
 		used++;
-		*lo = vm->clk_b[i] - d > *lo ? vm->clk_b[i] - d : *lo;
-		*hi = vm->clk_a[i] + d < *hi ? vm->clk_a[i] + d : *hi;
+		*lo = c->b - d > *lo ? c->b - d : *lo;
+		*hi = c->a + d < *hi ? c->a + d : *hi;
 	}
 	if (used < VJ_CLK_MIN && clk_carried(vm, t, lo, hi))
 		used = VJ_CLK_MIN; /* a pause: the history carried over it */

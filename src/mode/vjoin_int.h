@@ -77,6 +77,18 @@ struct vj_win {
 	uint64_t kick, irq; /* guest clock, raw */
 };
 
+/* A joined path's bounds on host - guest (enter - kick, end - interrupt) at guest time t. */
+struct vj_clk {
+	int64_t a, b;
+	uint64_t t;
+};
+
+/* A ring of them: n kept, the next written at next. */
+struct vj_clks {
+	unsigned int n, next, cap;
+	struct vj_clk *s;
+};
+
 /*
  * One VM: its GPA -> HVA map, the bounds its joined paths put on its clock
  * (host - guest: at most each host IO's enter - its guest kick, at least its
@@ -86,21 +98,19 @@ struct vj_win {
 struct vj_vm {
 	struct vj_vm_stats st;
 	struct gpamap map;
-	int64_t clk_a[VJ_CLK], clk_b[VJ_CLK]; /* enter - kick, end - irq */
-	uint64_t clk_t[VJ_CLK]; /* guest kick of each */
+	struct vj_clk clk_s[VJ_CLK];
+	struct vj_clks clk; /* the last VJ_CLK joined paths' */
 	/*
 	 * The history: per 100 ms of guest time, the tightest of its paths'
 	 * bounds (at their own times), over the last VJ_HIST; the clock's rate
 	 * against the host's fitted to it (vjaddr.c clk_rate), to carry the
 	 * bounds over a pause with no path.
 	 */
-	int64_t hist_a[VJ_HIST], hist_b[VJ_HIST];
-	uint64_t hist_t[VJ_HIST];
-	unsigned int hist_n, hist_next;
+	struct vj_clk hist_s[VJ_HIST];
+	struct vj_clks hist;
 	double rate, rate_half; /* host - guest drift (ns per ns), and its uncertainty */
 	int rate_ok;
 	uint64_t rate_hist; /* hist_next + hist_n * VJ_HIST when rate was fitted */
-	unsigned int clk_n, clk_next;
 	uint8_t win[VJ_WIN]; /* address-path outcomes: enum vj_outcome */
 	unsigned int win_n, win_next;
 	unsigned int agree_run; /* uprobe path: address path agreed this many times in a row */
