@@ -28,7 +28,7 @@
 #define VJ_CLK_MIN 8 /* joined paths before the bounds are used */
 #define VJ_CLK_SLACK_NS 10000ull /* stamps: a probe's own time */
 #define VJ_DRIFT_PPM 25 /* a guest clock's rate against the host's, at most */
-#define VJ_CLK_FRESH_NS 2000000000ull /* older paths (guest time) say nothing of the clock now */
+#define VJ_CLK_FRESH_NS 4000000000ull /* older paths (guest time) say nothing of the clock now */
 #define VJ_CLK_WIDE 1000000 /* bounds wider than this (ns): something is off, do not guess */
 #define VJ_HIST_SLOT_NS 100000000ull /* a history slot: 100 ms of guest time */
 #define VJ_RATE_SPAN_NS 5000000000ull /* history a drift fit needs */
@@ -248,7 +248,8 @@ static int clk_carried(struct vj_vm *vm, uint64_t t, int64_t *lo, int64_t *hi)
 
 /*
  * The VM's host - guest bounds at guest time t: those of its joined paths
- * within VJ_CLK_FRESH_NS of t, each widened by the drift since (VJ_DRIFT_PPM
+ * within VJ_CLK_FRESH_NS of t (4 s: 100 us of drift at most), each widened by the drift
+ * since (VJ_DRIFT_PPM
  * of the guest time between them: a TCG guest's clock runs ~10 ppm off the
  * host's, 300 us over a 32 s pause in the lab), the tightest of them. Their
  * width is the intrinsic least latencies (kick -> host IO start, host IO end

@@ -91,8 +91,9 @@ enum vj_unjoin {
 	VJ_UN_PARTIAL, /* host IOs used part of its buffer only (bounce, compressed) */
 	VJ_UN_NO_ADDRESS, /* address path: the record has no buffer address */
 	VJ_UN_UNMAPPED, /* address path: its VM's map has no HVA for the address */
-	VJ_UN_CLOCK, /* address path: its VM's clock bounds stale (no joined path in the 2 s
-			before it: the guest clock drifts), its host IO not told from its neighbours' */
+	VJ_UN_CLOCK, /* address path: its VM's clock bounds stale (no joined path in the 4 s
+			before it, none carried over: the guest clock drifts), its host IO not
+			told from its neighbours' */
 	VJ_UN_MAX,
 };
 

@@ -14,9 +14,10 @@
 #   each of: base (nothing traced); standalone (a standalone iotracer on vda
 #   here, and one on QEMU's image on the host); uprobe (guest daemon #1, the
 #   host daemon with --qemu-uprobes always); address (guest daemon #1, host
-#   daemon #1 on the address path, after LAB_G_WARM warm-up reads it
-#   calibrates on). Each between `LAB-MARK cost-PHASE-begin/end` marks the
-#   host hook stamps (host-modes-hook.sh); lines `cost PHASE {json}`. The host
+#   daemon #1 on the address path, after warm-up reads it calibrates on,
+#   LAB_G_WARM at a time until the host says GO-address). Each between
+#   `LAB-MARK cost-PHASE-begin/end` marks the host hook stamps
+#   (host-modes-hook.sh); lines `cost PHASE {json}`. The host
 #   says when a tracer of its own is ready by writing GO-WORD at the start of
 #   the NVMe disk (outside the guest daemon's filter), which this script polls.
 # Phase 1: guest daemon #1 (`--mode guest -d vda`: the filter names vda only,
@@ -138,12 +139,16 @@ cost() { # PHASE SEED [COUNT]
 	sleep 0.5
 }
 
-# await_go WORD: until the host wrote GO-WORD at the start of the NVMe disk (60 s at most)
+# go_seen WORD: the host wrote GO-WORD at the start of the NVMe disk
+go_seen() {
+	dd if="/dev/$NVME" bs=4096 count=1 iflag=direct 2>/dev/null | head -c 16 | grep -q "GO-$1"
+}
+
+# await_go WORD: until go_seen WORD (60 s at most)
 await_go() {
 	i=0
 	while [ "$i" -lt 300 ]; do
-		dd if="/dev/$NVME" bs=4096 count=1 iflag=direct 2>/dev/null | head -c 16 |
-			grep -q "GO-$1" && return 0
+		go_seen "$1" && return 0
 		sleep 0.2
 		i=$((i + 1))
 	done
@@ -169,9 +174,16 @@ if [ "${LAB_G_COST:-0}" = 1 ]; then
 	ups=$(ups_of 1)
 	echo "LAB-MARK start-host"
 	wait_up 1 "$ups" # host daemon #1, calibrating its address path
-	out=$(ioload -d "/dev/$VDA" -n "${LAB_G_WARM:-100}" -b 4096 -m randread -s 20 2>&1) || rc=1
-	echo "cost warmup $out" | tee -a "$W/ioload.txt"
-	await_go address
+	# reads until it says its VM is on the address path (a steady load: the VM's clock
+	# bounds stay fresh up to the measured phase), LAB_G_WARM at a time, 60 s at most
+	i=0
+	while [ "$i" -lt 100 ]; do
+		out=$(ioload -d "/dev/$VDA" -n "${LAB_G_WARM:-50}" -b 4096 -m randread -s "$((20 + i))" 2>&1) || rc=1
+		echo "cost warmup $out" | tee -a "$W/ioload.txt"
+		go_seen address && break
+		i=$((i + 1))
+	done
+	go_seen address || { echo "no GO-address from the host"; rc=1; }
 	cost address 24
 else
 	start 1 "$devs"
