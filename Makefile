@@ -67,9 +67,13 @@ VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 DEPS_BUILD  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev pkg-config make \
 	       gcc libmicrohttpd-dev libsodium-dev libinih-dev dpkg-dev
 DEPS_RUN    := libbpf1 libelf1 zlib1g libsodium23 libmicrohttpd12 libinih1
+# Copied into the lab guests with the libraries ldd names (tests/lab/test_stacks.sh): the
+# stacks' userland (this host has no device mapper or md of its own)
+DEPS_GUEST  := dmsetup mdadm
 DEPS_TEST   := clang-format fio jq util-linux e2fsprogs procps libaio-dev liburing-dev bpftrace systemd \
 	       groff-base man-db prometheus curl qemu-system-x86 libclang-rt-dev lintian \
-	       chromium python3 tmux libbpf-tools nodejs blktrace podman runc busybox-static postgresql
+	       chromium python3 tmux libbpf-tools nodejs blktrace podman runc busybox-static postgresql \
+	       $(DEPS_GUEST)
 
 .PHONY: all deps deps-test deb deps-arm64 static-arm64 run test unit integration fuzz fuzz-build fuzz-bins lab \
 	vmlinux format githooks clean tools replay-bench static install uninstall

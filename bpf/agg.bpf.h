@@ -38,8 +38,23 @@ static __always_inline u32 it_size_slot(u64 bytes)
 	return it_verifier_mask(k < IT_SIZE_SLOTS ? k : IT_SIZE_SLOTS - 1, IT_SIZE_SLOTS - 1);
 }
 
+/*
+ * A new key's cgroup, for the daemon to name while it exists (struct
+ * it_cgroup_rec): through the ring buffer, waking the daemon, which handles it
+ * at once (a container may exit and its cgroup go soon after its IO). One per
+ * new key: rare.
+ */
+static __always_inline void it_agg_note(u64 cgroup_id, u64 now)
+{
+	struct it_cgroup_rec r = { .cgroup_id = cgroup_id, .ts_ns = now };
+
+	it_hdr_init(&r.hdr, IT_REC_CGROUP, sizeof(r));
+	if (bpf_ringbuf_output(&events, &r, sizeof(r), BPF_RB_FORCE_WAKEUP))
+		it_drop(IT_L_BLOCK, IT_DROP_RINGBUF);
+}
+
 static __always_inline struct it_agg_val *it_agg_get(const struct it_task *t, u32 dev, u8 op,
-						     const struct it_bio_info *bi)
+						     const struct it_bio_info *bi, u64 now)
 {
 	struct it_agg_key key = { .dev = dev, .op = op };
 	struct it_agg_val *v;
@@ -56,7 +71,8 @@ static __always_inline struct it_agg_val *it_agg_get(const struct it_task *t, u3
 	v = bpf_map_lookup_elem(&agg, &key);
 	if (v)
 		return v;
-	bpf_map_update_elem(&agg, &key, &zero_agg, BPF_NOEXIST);
+	if (!bpf_map_update_elem(&agg, &key, &zero_agg, BPF_NOEXIST) && (agg_keys & IT_AGG_NOTE))
+		it_agg_note(t->cgroup_id, now);
 	v = bpf_map_lookup_elem(&agg, &key);
 	if (!v) {
 		it_drop(IT_L_BLOCK, IT_DROP_HIST);
@@ -68,23 +84,21 @@ static __always_inline struct it_agg_val *it_agg_get(const struct it_task *t, u3
 }
 
 /*
- * A block request completed at now: bi its state, owner the task it counts
- * for (the submitter, or for a write of page-cache pages their dirtier:
- * wb.bpf.h), dev and op as its record says. Nothing is read from rq unless
- * the aggregation is on.
+ * A block request (or an upper bio: stack.bpf.h) of `bytes` completed at
+ * now: bi its state, owner the task it counts for (the submitter, or for a
+ * write of page-cache pages their dirtier: wb.bpf.h), dev and op as its
+ * record says.
  */
-static __always_inline void it_agg_block(const struct it_bio_info *bi, const struct it_task *owner,
-					 u32 dev, u8 op, struct request *rq, const bool btf,
-					 u64 now)
+static __always_inline void it_agg_add(const struct it_bio_info *bi, const struct it_task *owner,
+				       u32 dev, u8 op, u32 bytes, u64 now)
 {
 	struct it_agg_val *v;
 	u64 lat = now - bi->q_ns;
-	u32 k, bytes;
+	u32 k;
 
 	if (!agg_keys)
 		return;
-	bytes = IT_RD(btf, rq, __data_len);
-	v = it_agg_get(owner, dev, op, bi);
+	v = it_agg_get(owner, dev, op, bi, now);
 	if (!v)
 		return;
 	v->count++;
@@ -98,6 +112,15 @@ static __always_inline void it_agg_block(const struct it_bio_info *bi, const str
 	}
 	k = it_log2(lat);
 	v->lat[it_verifier_mask(k < IT_LAT_SLOTS ? k : IT_LAT_SLOTS - 1, IT_LAT_SLOTS - 1)]++;
+}
+
+/* A block request: its bytes read from rq only when the aggregation is on. */
+static __always_inline void it_agg_block(const struct it_bio_info *bi, const struct it_task *owner,
+					 u32 dev, u8 op, struct request *rq, const bool btf,
+					 u64 now)
+{
+	if (agg_keys)
+		it_agg_add(bi, owner, dev, op, IT_RD(btf, rq, __data_len), now);
 }
 
 #endif /* IT_AGG_BPF_H */

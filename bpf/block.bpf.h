@@ -27,6 +27,7 @@
 #include "agg.bpf.h"
 #include "wb.bpf.h"
 #include "names.bpf.h"
+#include "stack.bpf.h"
 
 /* Per CPU: the last bio-less request completed (see it_rq_complete). */
 struct {
@@ -70,23 +71,6 @@ static __always_inline bool it_rq_complete_seen(struct request *rq, bool second)
 		return false;
 	*first = 0; /* consumed: a later request at this address is not skipped */
 	return true;
-}
-
-static __always_inline u8 it_req_op(u32 opf)
-{
-	switch (opf & IT_REQ_OP_MASK) {
-	case 0: /* REQ_OP_READ */
-		return IT_OP_READ;
-	case 1: /* REQ_OP_WRITE */
-		return IT_OP_WRITE;
-	case 2: /* REQ_OP_FLUSH */
-		return IT_OP_SYNC;
-	case 3: /* REQ_OP_DISCARD */
-	case 5: /* REQ_OP_SECURE_ERASE */
-		return IT_OP_DISCARD;
-	default:
-		return IT_OP_OTHER;
-	}
 }
 
 /*
@@ -143,22 +127,68 @@ static __always_inline int it_bio_forget(u64 key)
 	return 0;
 }
 
-/* A bio enters the block layer (also used for the front part of a split). */
-static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
+/*
+ * A piece of an upper bio (a remap said so: stack.bpf.h), queued below: the
+ * upper bio's, not the carrying thread's (kcryptd, dmcrypt_write, raid5d). It
+ * passes -d when its upper bio did or its own device is listed, and the task
+ * filters with the upper bio. It may be an upper bio itself (a dm device on a
+ * dm device).
+ */
+static __always_inline int it_bio_piece(struct bio *bio, const struct it_stk_link *l,
+					const struct it_bio_info *up, const bool btf)
+{
+	struct it_bio_info bi = {};
+	u32 unlisted = up->flags & IT_F_UNLISTED;
+	bool upper = it_stk_bio_based(bio, btf);
+	u64 key = (u64)bio;
+
+	/* -d of the disk or partition below takes its pieces of an unlisted upper bio */
+	if (unlisted && (it_dev_listed(it_bio_part_devt(bio, btf)) ||
+			 it_dev_listed(it_bio_disk_devt(bio, btf))))
+		unlisted = 0;
+	if (unlisted && !upper)
+		return it_bio_forget(key);
+	bi.q_ns = bpf_ktime_get_ns();
+	bi.task = up->task;
+	bi.seq = up->seq;
+	bi.origin = up->origin;
+	bi.origin_id = up->origin_id;
+	bi.ino = up->ino;
+	bi.file_dev = up->file_dev;
+	bi.flags = (up->flags & (IT_F_SAMPLED | IT_F_BDEV)) | IT_F_HAS_Q | unlisted;
+	bi.stk_up = l->up;
+	bi.stk_up_dev = l->up_dev;
+	bi.stk_up_off = l->up_off;
+	if (upper)
+		it_stk_upper(bio, &bi, btf);
+	IT_SLOT_PUT_OLD(&bios, &key, bi, IT_L_BLOCK, it_bio_recycled);
+	return 0;
+}
+
+/*
+ * A bio of its own thread's (the front part of a split too). l: a partition's
+ * request, or a piece whose upper bio was not found (lost), else zero. An
+ * upper bio (dm, md) is followed for its pieces even when -d lists only them.
+ */
+static __always_inline int it_bio_own(struct bio *bio, const struct it_stk_link *l, const bool btf)
 {
 	struct thread_state *st;
 	struct it_bio_info bi = {};
 	u64 key = (u64)bio, inode = 0;
-	u32 sdev = 0;
+	u32 sdev = 0, unlisted = 0;
 
 	/* before the task storage lookup: with -d most bios may be another device's */
-	if (filter_dev) {
-		if (!it_dev_listed(it_bio_part_devt(bio, btf)) &&
-		    !it_dev_listed(it_bio_disk_devt(bio, btf)))
+	if (filter_dev && !it_dev_listed(it_bio_part_devt(bio, btf)) &&
+	    !it_dev_listed(it_bio_disk_devt(bio, btf)) &&
+	    !(l->up_dev && it_dev_listed(l->up_dev))) {
+		if (!it_stk_bio_based(bio, btf))
 			return it_bio_forget(key);
+		unlisted = IT_F_UNLISTED;
 	}
 	st = it_state();
 	bi.q_ns = bpf_ktime_get_ns();
+	bi.stk_up_dev = l->up_dev;
+	bi.stk_up_off = l->up_off;
 	if (st && st->in_sys) {
 		/* Inside a traced syscall: it passed every filter already. */
 		bi.origin = IT_ORIG_SYSCALL;
@@ -200,10 +230,39 @@ static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
 		bi.flags = it_sample_flag();
 		it_name_inode(inode, bi.ino, sdev);
 	}
-	bi.flags |= IT_F_HAS_Q;
+	bi.flags |= IT_F_HAS_Q | unlisted | (l->flags & IT_F_STK_LOST);
 	it_fill_task(&bi.task);
+	if (unlisted || it_stk_bio_based(bio, btf))
+		it_stk_upper(bio, &bi, btf);
 	IT_SLOT_PUT_OLD(&bios, &key, bi, IT_L_BLOCK, it_bio_recycled);
 	return 0;
+}
+
+/* A bio enters the block layer: a piece of an upper bio whose owner is known, or its own. */
+static __always_inline int it_bio_queue(struct bio *bio, const bool btf)
+{
+	struct it_stk_link ln = {};
+	struct it_bio_info *up = NULL;
+
+	if (it_stk_take((u64)bio, &ln)) {
+		up = IT_SLOT_GET(&bios, ln.up, struct it_bio_info);
+		/* its upper bio ended before its piece was queued: the owner is not known */
+		if (ln.up && !up && !it_task_filtered()) {
+			ln.flags |= IT_F_STK_LOST;
+			it_count(IT_CNT_STK_NO_UPPER);
+		}
+	} else {
+		it_stk_part(bio, &ln, btf);
+	}
+	if (up)
+		return it_bio_piece(bio, &ln, up, btf);
+	return it_bio_own(bio, &ln, btf);
+}
+
+/* A split: its front part is queued as a new bio, unless it is a stack's (stack.bpf.h). */
+static __always_inline int it_bio_split(struct bio *bio, const bool btf)
+{
+	return it_stk_split(bio, btf) ? it_bio_queue(bio, btf) : 0;
 }
 
 /* A bio merged behind another one never heads a request: forget it. */
@@ -221,12 +280,6 @@ static __always_inline int it_rq_insert(struct request *rq, const bool btf)
 		bi->flags |= IT_F_HAS_I;
 	}
 	return 0;
-}
-
-/* A task filter is set: a request whose queue was not seen may be filtered out. */
-static __always_inline bool it_task_filtered(void)
-{
-	return filter_pid || filter_comm || filter_cgroup || filter_file;
 }
 
 /*
@@ -355,7 +408,9 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	g = p ? IT_RD(btf, rq, start_time_ns) : 0;
 	if (g < bi.q_ns || g > now)
 		g = 0;
-	h = kern_hists ? it_hist_get(dev, IT_L_BLOCK, it_req_op(opf), IT_HK_PLAIN) : NULL;
+	h = kern_hists ? it_hist_get(dev, IT_L_BLOCK, it_req_op(opf),
+				     bi.stk_up_dev ? IT_HK_MEMBER : IT_HK_PLAIN) :
+			 NULL;
 	if (h) {
 		it_hist_slot(&h->st[IT_ST_Q2C], now - bi.q_ns);
 		if (bi.d_ns) {
@@ -367,6 +422,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	}
 	it_agg_block(&bi, wb && wb->dirtier.pid ? &wb->dirtier : &bi.task, dev, it_req_op(opf), rq,
 		     btf, now);
+	it_stk_member_done(&bi, it_req_op(opf), now, now - bi.q_ns);
 	if (!it_keep_block(bi.flags, now - bi.q_ns))
 		return 0;
 	it_virtio_done(&bi, now);
@@ -375,8 +431,8 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 		return 0;
 	it_hdr_init(&r->hdr, IT_REC_BLOCK, sizeof(*r));
 	r->task = bi.task;
-	r->seq = bi.seq;
-	r->origin_id = bi.origin_id;
+	/* one word (include/iotracer.h): each origin sets only its own */
+	r->seq = bi.origin == IT_ORIG_SYSCALL ? bi.seq : bi.origin_id;
 	r->sector = IT_RD(btf, rq, __sector);
 	r->q_ns = bi.q_ns;
 	r->g_ns = g;
@@ -393,6 +449,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	r->op = it_req_op(opf);
 	r->origin = bi.origin;
 	r->file_dev = bi.file_dev;
+	r->up_dev = bi.stk_up_dev;
 	r->drv_submit_ns = bi.drv_submit_ns;
 	r->drv_kick_ns = bi.drv_kick_ns;
 	r->drv_done_ns = bi.drv_done_ns;
@@ -401,11 +458,8 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	r->drv_layer = bi.drv_layer;
 	r->drv_opcode = bi.drv_opcode;
 	r->drv_status = bi.drv_status;
-	/* in 512-byte units when it fits (include/iotracer.h it_block_gpa), else 0 */
-	r->drv_gpa9 = (bi.drv_gpa & ((1u << IT_GPA_SHIFT) - 1)) ||
-				      (bi.drv_gpa >> (32 + IT_GPA_SHIFT)) ?
-			      0 :
-			      (u32)(bi.drv_gpa >> IT_GPA_SHIFT);
+	r->drv_gpa = bi.drv_gpa; /* guest mode only (gpa.bpf.h) */
+	r->up_off = (u16)bi.stk_up_off; /* < IT_STK_FAR, or one of the IT_STK_* */
 	if (wb)
 		r->wb = *wb;
 	else
@@ -422,7 +476,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
  * btf_block_rq_requeue, raw_block_rq_requeue.
  */
 IT_TP_BOTH(block_bio_queue, it_bio_queue(IT_BLK_BIO_ARG(ctx, 0), it_btf))
-IT_TP_BOTH(block_split, it_bio_queue(IT_BLK_BIO_ARG(ctx, 0), it_btf))
+IT_TP_BOTH(block_split, it_bio_split(IT_BLK_BIO_ARG(ctx, 0), it_btf))
 IT_TP_BOTH(block_bio_backmerge, it_bio_merged(IT_BLK_MERGE_BIO(ctx)))
 IT_TP_BOTH(block_rq_insert, it_rq_insert(IT_BLK_ARG(ctx, 0), it_btf))
 IT_TP_BOTH(block_rq_issue, it_rq_issue(IT_BLK_ARG(ctx, 0), it_btf))

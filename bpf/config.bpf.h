@@ -42,6 +42,7 @@ const volatile __u8 uring_submit_req_arg; /* io_uring_submit_sqe(ctx, req, ...) 
 /* Kernel features the loader probed (core_fixes.bpf.h says what replaces them). */
 const volatile __u8 has_task_btf = 1; /* bpf_get_current_task_btf() (5.11) */
 const volatile __u8 has_task_storage = 1; /* task storage in tracing programs (5.12) */
+const volatile __u8 has_loop = 1; /* bpf_loop() (5.17) */
 const volatile __u8 sched_counters; /* sched layer: task counters at syscall enter/exit */
 const volatile __u8 want_iovecs; /* host mode: vectored syscalls' first buffers (join key) */
 /* records name their files (bpf/names.bpf.h): --file-names N > 0 */
@@ -51,6 +52,8 @@ const volatile __u8 empty_progs;
 const volatile __u8 insert_hooked; /* block_rq_insert attached (--block-insert) */
 const volatile __u8 nested_hooked; /* the second block_rq_complete program attached */
 const volatile __u8 sched_hooks; /* sched layer: sched_switch/wakeup attached (--sched-switch) */
+/* the stack layer's block_bio_complete attached: upper bios are followed (stack.bpf.h) */
+const volatile __u8 stk_hooked;
 /*
  * --blame: every block request leaves a record, whatever -m says (it_keep_block):
  * blame needs the fast ones as culprits; the daemon thins what it writes.

@@ -268,6 +268,61 @@ struct scsi_cmnd___old {
 } __attribute__((preserve_access_index));
 
 /*
+ * md raid5 (raid456's types, through md-mod's struct mddev): a member bio of
+ * a stripe is &sh->dev[i].req (or .rreq), its bi_private the stripe_head,
+ * and each page's upper bios wait on dev[i].toread / towrite, then written
+ * (stack.bpf.h). Module types: relocated against raid456's BTF when it is
+ * loaded at start, else the branches reading them are dead code.
+ */
+struct r5dev___it {
+	struct bio *toread;
+	struct bio *read;
+	struct bio *towrite;
+	struct bio *written;
+} __attribute__((preserve_access_index));
+
+struct mddev___it {
+	struct gendisk *gendisk;
+} __attribute__((preserve_access_index));
+
+struct r5conf___it {
+	struct mddev___it *mddev;
+} __attribute__((preserve_access_index));
+
+/*
+ * md accounts a bio through a clone of it (md_account_bio) that the
+ * personality then handles: what raid5's pages hold. The clone is
+ * embedded in md_io_acct (5.14) / md_io_clone (6.5), beside the original.
+ */
+struct md_io_acct___it {
+	struct bio *orig_bio;
+} __attribute__((preserve_access_index));
+
+struct md_io_clone___it {
+	struct bio *orig_bio;
+} __attribute__((preserve_access_index));
+
+/* The bio md cloned bio from (0: not an md clone known here). */
+static __always_inline u64 it_md_orig_bio(u64 bio)
+{
+	u64 priv = (u64)BPF_CORE_READ((struct bio *)bio, bi_private);
+
+	if (!priv)
+		return 0;
+	if (bpf_core_type_exists(struct md_io_clone___it))
+		return (u64)BPF_CORE_READ((struct md_io_clone___it *)priv, orig_bio);
+	if (bpf_core_type_exists(struct md_io_acct___it))
+		return (u64)BPF_CORE_READ((struct md_io_acct___it *)priv, orig_bio);
+	return 0;
+}
+
+struct stripe_head___it {
+	struct r5conf___it *raid_conf;
+	int disks;
+	struct r5dev___it dev[];
+} __attribute__((preserve_access_index));
+
+/*
  * Without module BTF (before 5.11, or a kernel built without
  * CONFIG_DEBUG_INFO_BTF_MODULES) the driver types cannot be relocated: their
  * fields are not read (the bpf_core_type_exists branches are dead code then),
@@ -592,6 +647,27 @@ static __always_inline bool it_slot_busy_claim(u64 *busy)
 	return !__sync_lock_test_and_set(busy, 1);
 #endif
 }
+
+/*
+ * A BPF subprogram (a global function) in a tp_btf program whose BTF-pointer
+ * load faults crashes 5.10 (Debian's 5.10.223, lab 2026-12-07: a NULL
+ * dereference in search_bpf_extables() under the program, at an md flush
+ * bio's NULL bi_io_vec): the compat object, which such kernels load, inlines
+ * what the other has as a subprogram.
+ */
+#ifdef IT_BPF_COMPAT
+#define IT_DEV_LISTED_FN static __always_inline
+/*
+ * No bpf_loop callbacks either: a callback is a subprogram referenced by
+ * BPF_PSEUDO_FUNC (5.13), which older kernels do not count, so they refuse
+ * the program even where the call is dead code ("number of funcs in
+ * func_info doesn't match number of subprogs", 5.10); bpf_loop itself came
+ * with 5.17.
+ */
+#else
+#define IT_DEV_LISTED_FN __noinline
+#define IT_HAS_CALLBACKS 1
+#endif
 
 /*
  * v & mask, bounded for the verifier. The 6.1 verifier cannot bound

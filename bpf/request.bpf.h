@@ -49,6 +49,23 @@ struct {
 	__type(value, u64);
 } virtio_irq SEC(".maps");
 
+static __always_inline u8 it_req_op(u32 opf)
+{
+	switch (opf & IT_REQ_OP_MASK) {
+	case 0: /* REQ_OP_READ */
+		return IT_OP_READ;
+	case 1: /* REQ_OP_WRITE */
+		return IT_OP_WRITE;
+	case 2: /* REQ_OP_FLUSH */
+		return IT_OP_SYNC;
+	case 3: /* REQ_OP_DISCARD */
+	case 5: /* REQ_OP_SECURE_ERASE */
+		return IT_OP_DISCARD;
+	default:
+		return IT_OP_OTHER;
+	}
+}
+
 static __always_inline struct it_bio_info *it_rq_slot(struct request *rq, const bool btf)
 {
 	u64 key = (u64)IT_RD(btf, rq, bio);

@@ -398,6 +398,27 @@ static __always_inline void it_aio_iov(struct it_aio_iocb *e, u64 vec, u64 nr)
 	e->nbytes = sum;
 }
 
+/*
+ * A reaped iocb (its user address) of a file the -d / -f filters keep: its fd,
+ * read back from the iocb, which its owner may not reuse before this reap
+ * returns, checked as at submit. Without those filters every reap is kept
+ * (one the submit left out counts in corr's aio_unknown_reap). An iocb whose
+ * fd was closed meanwhile is left out: its request ends unreaped.
+ */
+static __always_inline bool it_aio_reap_ok(struct task_struct *task, u64 uptr)
+{
+	struct it_file_id id = {};
+	struct it_uiocb cb;
+	struct file *f;
+
+	if (!filter_dev && !filter_file)
+		return true;
+	if (bpf_probe_read_user(&cb, sizeof(cb), (void *)uptr))
+		return false;
+	f = it_fd_file(task, cb.aio_fildes, false);
+	return f && it_file_check(f, &id);
+}
+
 /* bpf_loop callback: one iocb (submit) or io_event (reap); verified once. */
 static long it_aio_one(u32 i, void *data)
 {
@@ -436,7 +457,8 @@ static long it_aio_one(u32 i, void *data)
 	} else {
 		struct it_uevent ev;
 
-		if (bpf_probe_read_user(&ev, sizeof(ev), (void *)(c->user_ptr + i * sizeof(ev))))
+		if (bpf_probe_read_user(&ev, sizeof(ev), (void *)(c->user_ptr + i * sizeof(ev))) ||
+		    !it_aio_reap_ok(c->task, ev.obj))
 			return 0;
 		e->iocb = ev.obj;
 		e->res = ev.res;
@@ -475,7 +497,8 @@ static __always_inline int it_aio_exit(u32 sys, s64 ret)
 	c.submit = sys == IT_SYS_IO_SUBMIT;
 	bpf_loop(ret > IT_AIO_BATCH ? IT_AIO_BATCH : ret, it_aio_one, &c, 0);
 	r->nr = c.nr & (IT_AIO_BATCH * 2 - 1);
-	if (r->nr > IT_AIO_BATCH)
+	/* none of a traced file (-d, -f): no record, as for the other syscalls */
+	if (!r->nr || r->nr > IT_AIO_BATCH)
 		return 0;
 	r->hdr.size = IT_AIO_SIZE(r->nr);
 	if (bpf_ringbuf_output(&events, r, IT_AIO_SIZE(r->nr), it_wake_flags()))

@@ -16,7 +16,7 @@
 #include <linux/types.h>
 #endif
 
-#define IT_ABI_VERSION 3
+#define IT_ABI_VERSION 4
 #define IT_COMM_LEN 16
 #define IT_HIST_SLOTS 64 /* log2(ns): slot k holds [2^k, 2^(k+1)) ns; a power of two */
 #define IT_AIO_BATCH 32 /* iocbs carried by one aio record */
@@ -35,6 +35,7 @@ enum it_layer {
 	IT_L_SCSI,
 	IT_L_VIRTIO,
 	IT_L_QEMU,
+	IT_L_STACK, /* bio-based devices (dm, md) and partitions above the disks: bpf/stack.bpf.h */
 	IT_L_MAX,
 };
 
@@ -47,6 +48,7 @@ enum it_rec_type {
 	IT_REC_QEMU = 5, /* host mode: one uprobe hit in a traced QEMU */
 	IT_REC_WAKE = 6, /* no data: a per-CPU record buffer is filling up, drain now */
 	IT_REC_NAME = 7, /* a file's path, once per file (bpf/names.bpf.h) */
+	IT_REC_CGROUP = 8, /* a cgroup's first block request in the aggregation (IT_AGG_NOTE) */
 };
 
 enum it_op {
@@ -106,6 +108,8 @@ enum it_stage {
 	IT_ST_Q2D, /* block: queue..issue (time in the block layer) */
 	IT_ST_RUNQ, /* runnable, waiting for a CPU, inside a syscall */
 	IT_ST_DIRTY_AGE, /* block write of page-cache pages: oldest page dirtied..queue */
+	IT_ST_Q2R, /* stack: an upper bio queued..its first remap to a member device */
+	IT_ST_M2C, /* stack: the last member's completion..the upper bio's completion */
 	IT_ST_MAX,
 };
 
@@ -139,6 +143,12 @@ enum it_counter {
 	IT_CNT_NAMES, /* name records written (a file named, or named again) */
 	IT_CNT_NAME_FULL, /* files not named: map "named" full (tried again at their next IO) */
 	IT_CNT_NAME_LOST, /* name records lost: ring buffer full (tried again at the next IO) */
+	/* the stack layer (bpf/stack.bpf.h) */
+	IT_CNT_STK_UPPER, /* upper bios followed (queued on a bio-based device) */
+	IT_CNT_STK_UPPER_DONE, /* ... seen completing (block_bio_complete) */
+	IT_CNT_STK_REMAP, /* remaps matched to their upper bio */
+	IT_CNT_STK_NO_UPPER, /* remaps from a followed device whose upper bio was not found */
+	IT_CNT_STK_SPLIT, /* upper bios a stacked driver split and accounts as two IOs (dm) */
 	IT_NR_COUNTERS,
 };
 
@@ -158,6 +168,10 @@ enum it_counter {
 #define IT_F_SCHED_SW (1u << 12) /* syscall: offcpu_*, waker_* measured (sched_switch hooks) */
 #define IT_F_NO_I (1u << 13) /* block: insert not hooked (no --block-insert): g2d one stage */
 #define IT_F_WB (1u << 14) /* block: a write of page-cache pages, wb says who dirtied them */
+#define IT_F_UPPER (1u << 15) /* block: a bio of a bio-based device (dm, md): stk_* stamps */
+#define IT_F_STK_LOST (1u << 16) /* block: remapped from up_dev, its upper bio not found */
+#define IT_F_UNLISTED \
+	(1u << 17) /* in flight: an upper bio -d does not list, kept for its members */
 /* IT_F_BDEV on a block record: ino/file_dev are a block device node's (file_dev its i_rdev) */
 
 struct it_hdr {
@@ -197,15 +211,42 @@ struct it_bio_info {
 	/* driver layer (driver.bpf.h) */
 	__u8 drv_layer;
 	__u8 drv_opcode;
-	__u16 drv_qid;
-	__u32 drv_tag;
+	union {
+		__u16 drv_qid;
+		__u16 stk_pieces; /* IT_F_UPPER: remaps of it seen */
+	};
+	union {
+		__u32 drv_tag;
+		__u32 stk_bytes; /* IT_F_UPPER: the bio's bytes at queue (the rest after a split) */
+	};
 	__s32 drv_status;
 	__u32 file_dev; /* ino's file system (s_dev), or a block device node's i_rdev */
-	__u64 drv_submit_ns;
-	__u64 drv_kick_ns;
-	__u64 drv_done_ns;
+	/* an upper bio (IT_F_UPPER, stack.bpf.h) has no driver: its stack stamps */
+	union {
+		__u64 drv_submit_ns;
+		__u64 stk_r_ns; /* IT_F_UPPER: its first remap */
+	};
+	union {
+		__u64 drv_kick_ns;
+		__u64 stk_sector; /* IT_F_UPPER: its start sector (keyed in map stk_sect) */
+	};
+	union {
+		__u64 drv_done_ns;
+		__u64 stk_m_ns; /* IT_F_UPPER: its last member's completion */
+	};
+	/* a member of a stack: the upper bio it was remapped from (stack.bpf.h) */
+	__u64 stk_up; /* the upper bio's key in `bios` (0: not found or a partition) */
+	__u32 stk_up_dev; /* the upper device's dev_t (0: not a member) */
+	__u32 stk_up_off; /* sectors from the upper bio's start (IT_STK_PART: a partition) */
 	__u64 drv_gpa; /* guest mode: the first data byte's physical address (0: unknown) */
 };
+
+/* stk_up_off / up_off of a partition's request: the partition's sector is sector - its start. */
+#define IT_STK_PART 0xffffu
+/* ... of a raid5 stripe's IO for an upper bio (parity, reads for the parity): no offset */
+#define IT_STK_STRIPE 0xfffeu
+/* ... of a piece further into its upper bio than the record's 16 bits say */
+#define IT_STK_FAR 0xfffdu
 
 /*
  * Who dirtied the page-cache pages a block write carries (bpf/wb.bpf.h):
@@ -304,8 +345,10 @@ struct it_syscall_rec {
 struct it_block_rec {
 	struct it_hdr hdr;
 	struct it_task task; /* submitter (current at bio queue) */
-	__u64 seq; /* submitter's syscall seq when origin == SYSCALL */
-	__u64 origin_id; /* io_kiocb pointer (URING); inode (WRITEBACK) */
+	union { /* by origin (ABI 4: one word) */
+		__u64 seq; /* SYSCALL: the submitter's syscall seq */
+		__u64 origin_id; /* URING: the io_kiocb pointer; WRITEBACK: the inode */
+	};
 	__u64 sector;
 	__u64 q_ns, g_ns, i_ns, d_ns, c_ns;
 	__u64 ino; /* inode of the page-cache pages, or of the submitting fd */
@@ -313,20 +356,47 @@ struct it_block_rec {
 	__u32 bytes;
 	__u32 flags; /* IT_F_* */
 	__s32 error;
-	__u16 nr_merged; /* bios merged into this request */
+	/*
+	 * Bios merged into this request (0: not reported). In a storage stack
+	 * (bpf/stack.bpf.h), a request remapped from an upper device (up_dev)
+	 * has instead its offset from that upper bio's start, in sectors
+	 * (IT_STK_PART: a partition's request, its sector is this one minus
+	 * the partition's start; IT_STK_STRIPE: a raid5 stripe's IO for the
+	 * upper bio, parity or a read for it; IT_STK_FAR: further than 16 bits
+	 * say). An upper bio that is itself a member (LVM on dm-crypt) names
+	 * its own upper the same way.
+	 */
+	union {
+		__u16 nr_merged;
+		__u16 up_off;
+	};
 	__u8 op; /* enum it_op */
 	__u8 origin; /* enum it_origin */
 	__u32 file_dev; /* kernel dev_t of ino's file system (IT_F_BDEV: the node's i_rdev); 0 */
-	/* driver layer (nvme, scsi, virtio): zero when no driver hook saw it */
-	__u64 drv_submit_ns; /* nvme_setup_cmd / scsi_dispatch_cmd_start / virtio_queue_rq */
+	/*
+	 * driver layer (nvme, scsi, virtio): zero when no driver hook saw it.
+	 * An upper bio (IT_F_UPPER) has no driver: drv_layer is 0 and these
+	 * hold its stack stamps and pieces.
+	 */
+	union {
+		__u64 drv_submit_ns; /* nvme_setup_cmd / scsi_dispatch_cmd_start / virtio_queue_rq */
+		__u64 stk_r_ns; /* IT_F_UPPER: its first remap to a member (0: none seen) */
+	};
 	__u64 drv_kick_ns; /* virtio: virtqueue_notify (exit to the hypervisor) */
-	__u64 drv_done_ns; /* nvme_complete_rq / scsi_dispatch_cmd_done / virtblk done */
-	__u32 drv_tag; /* nvme command id, scsi tag, virtio: 0 */
+	union {
+		__u64 drv_done_ns; /* nvme_complete_rq / scsi_dispatch_cmd_done / virtblk done */
+		__u64 stk_m_ns; /* IT_F_UPPER: its last member's completion (0: none seen) */
+	};
+	union {
+		__u32 drv_tag; /* nvme command id, scsi tag, virtio: 0 */
+		__u32 stk_pieces; /* IT_F_UPPER: remaps of it seen */
+	};
 	__u16 drv_qid; /* nvme queue id, hw queue */
 	__u8 drv_layer; /* IT_L_NVME, IT_L_SCSI, IT_L_VIRTIO; 0 = none */
 	__u8 drv_opcode; /* nvme opcode, scsi cdb[0], virtio: 0 */
 	__s32 drv_status; /* nvme status, scsi result */
-	__u32 drv_gpa9; /* guest mode: it_block_gpa() >> 9 */
+	__u32 up_dev; /* the upper device's dev_t in a storage stack (0: none): see up_off */
+	__u64 drv_gpa; /* guest mode: it_block_gpa() */
 	/* a write of page-cache pages (IT_F_WB): who dirtied them (pid 0 and no bytes: not one) */
 	struct it_wb wb;
 };
@@ -335,16 +405,13 @@ struct it_block_rec {
  * Guest mode: the physical address of the request's first data byte as the
  * driver hands it to the device (bpf/gpa.bpf.h), 0 when not known. On a QEMU
  * guest that is the guest-physical address (GPA) the host maps to the buffer
- * QEMU's host IO names (docs/modes.md, "The address path"). In 512-byte
- * units, in what was the record's last padding word: the layout, and so the
- * ABI, is unchanged. An address that does not fit (not 512-byte aligned: a
- * buffer QEMU's O_DIRECT host IO would bounce anyway; or at or above 2 TiB)
- * is sent as not known.
+ * QEMU's host IO names (docs/modes.md, "The address path"). Its word came
+ * from seq and origin_id, which no origin uses both of (ABI 4): the record
+ * fills its 256-byte slot (IT_SLOT_SIZE).
  */
-#define IT_GPA_SHIFT 9
 static inline __u64 it_block_gpa(const struct it_block_rec *b)
 {
-	return (__u64)b->drv_gpa9 << IT_GPA_SHIFT;
+	return b->drv_gpa;
 }
 
 struct it_uring_rec {
@@ -415,6 +482,7 @@ enum it_hist_kind {
 	IT_HK_PLAIN = 0, /* sync syscalls; block requests */
 	IT_HK_URING = 1, /* io_uring requests (syscall layer) */
 	IT_HK_AIO = 2, /* libaio requests, io_submit..io_getevents (built in user space) */
+	IT_HK_MEMBER = 3, /* block requests remapped from an upper device (role "member") */
 };
 
 struct it_hist {
@@ -488,6 +556,19 @@ struct it_name_rec {
 
 #define IT_NAME_SIZE(len) (sizeof(struct it_name_rec) - IT_NAME_MAX + (len))
 
+/*
+ * A cgroup's first block request in the aggregation: a new key of map "agg"
+ * with its cgroup (agg_keys IT_AGG_NOTE, the daemon's --metrics-cgroup-depth).
+ * The daemon names the cgroup and its container from it while they exist: a
+ * container that did its IO and exited between two /metrics rebuilds would be
+ * gone by the next one (docs/cgroups.md). One per new (cgroup, device, op).
+ */
+struct it_cgroup_rec {
+	struct it_hdr hdr;
+	__u64 cgroup_id;
+	__u64 ts_ns; /* the request's completion */
+};
+
 #ifndef __bpf__
 /*
  * User space reads each record type's size and end stamp here, and only
@@ -512,6 +593,8 @@ static inline __u32 it_rec_size(__u32 type)
 		return sizeof(struct it_qemu_rec);
 	case IT_REC_NAME:
 		return IT_NAME_SIZE(0);
+	case IT_REC_CGROUP:
+		return sizeof(struct it_cgroup_rec);
 	default:
 		return 0;
 	}
@@ -534,6 +617,8 @@ static inline __u64 it_rec_end_ns(const void *data, __u64 len)
 		return ((const struct it_aio_rec *)data)->exit_ns;
 	case IT_REC_NAME:
 		return ((const struct it_name_rec *)data)->ts_ns;
+	case IT_REC_CGROUP:
+		return ((const struct it_cgroup_rec *)data)->ts_ns;
 	default: /* IT_REC_QEMU */
 		return ((const struct it_qemu_rec *)data)->ts_ns;
 	}
@@ -575,6 +660,7 @@ struct it_slot_pos {
 #define IT_AGG_TGID 2 /* key by the owner's process (submitter, or dirtier: wb.bpf.h) */
 #define IT_AGG_CGROUP 4 /* key by the owner's cgroup v2 id */
 #define IT_AGG_FILE 8 /* key by the request's file (ino, file_dev, file_bdev; 0: none known) */
+#define IT_AGG_NOTE 16 /* a new key's cgroup in an IT_REC_CGROUP record */
 
 struct it_agg_key {
 	__u64 cgroup_id;

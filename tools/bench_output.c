@@ -291,7 +291,7 @@ static int dump(const char *path, long n)
 			fill_block(&b[k]);
 			r.blocks[k] = &b[k];
 		}
-		r.nr_blocks_dropped = rnd() % 10 ? 0 : (int)(rnd() % 100);
+		r.nr_blocks_apart = rnd() % 10 ? 0 : (int)(rnd() % 100);
 		switch (kind) {
 		case CORR_SYSCALL:
 			memset(&s, 0, sizeof(s));

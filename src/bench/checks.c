@@ -14,31 +14,38 @@
 
 enum { C_ADDED, C_RATIO, C_BPF_IO, C_IOPS, C_DAEMON_IO, C_TAX };
 
-/* Median of a result, NAN if the cell was not run. */
-static double cell(const struct bench *b, const char *wl, const char *tr, int what)
+/* A result over its pairs (median, min, max); n 0 and NaNs if the cell was not run. */
+static struct bstat cell_stat(const struct bench *b, const char *wl, const char *tr, int what)
 {
+	static const struct bstat none = { 0, NAN, NAN, NAN };
 	int w = find_wl(wl), t = find_tr(b, tr);
 	struct agg a;
 
 	if (w < 0 || t < 0 || !b->wl_sel[w] || !b->wl_tr[w][t] || !b->tr[t].avail)
-		return NAN;
+		return none;
 	aggregate(b, w, t, &a);
 	switch (what) {
 	case C_ADDED:
-		return a.added.med;
+		return a.added;
 	case C_RATIO:
-		return a.ratio.med;
+		return a.ratio;
 	case C_BPF_IO:
-		return a.bpf_ns_io.med;
+		return a.bpf_ns_io;
 	case C_IOPS:
-		return a.iops.med;
+		return a.iops;
 	case C_DAEMON_IO:
-		return a.daemon_ns_io.med;
+		return a.daemon_ns_io;
 	case C_TAX:
-		return a.tax_ratio.med;
+		return a.tax_ratio;
 	default:
-		return NAN;
+		return none;
 	}
+}
+
+/* Median of a result, NAN if the cell was not run. */
+static double cell(const struct bench *b, const char *wl, const char *tr, int what)
+{
+	return cell_stat(b, wl, tr, what).med;
 }
 
 /*
@@ -77,6 +84,22 @@ static struct check *add(struct checks *cs, const char *name, double value, doub
 	c->le = le;
 	c->unit = unit;
 	c->unjudged[0] = '\0';
+	c->pairs = 0;
+	c->lo = c->hi = NAN;
+	return c;
+}
+
+/* A check on one result: its median, and its pairs' range (the noise note). */
+static struct check *add_cell(struct checks *cs, const char *name, struct bstat v, double limit,
+			      int le, const char *unit)
+{
+	struct check *c = add(cs, name, v.med, limit, le, unit);
+
+	if (c) {
+		c->pairs = v.n;
+		c->lo = v.min;
+		c->hi = v.max;
+	}
 	return c;
 }
 
@@ -87,8 +110,8 @@ static void checks_reference(const struct bench *b, struct checks *cs)
 	struct check *c;
 	double v;
 
-	c = add(cs, "reference load (ref-rand): added CPU, iotracer all layers",
-		cell(b, ref->name, "iotracer", C_ADDED), 0.5, 1, "%/core");
+	c = add_cell(cs, "reference load (ref-rand): added CPU, iotracer all layers",
+		     cell_stat(b, ref->name, "iotracer", C_ADDED), 0.5, 1, "%/core");
 	if (c)
 		ref_unjudged(b, ref, c);
 	/*
@@ -106,16 +129,19 @@ static void checks_rate(const struct bench *b, struct checks *cs)
 {
 	double v, hist;
 
-	add(cs, "max rate psync QD1: IOPS ratio, iotracer all layers",
-	    cell(b, "max-psync", "iotracer", C_RATIO), 0.95, 0, "");
-	add(cs, "max rate io_uring QD32: IOPS ratio, iotracer all layers",
-	    cell(b, "max-uring", "iotracer", C_RATIO), 0.90, 0, "");
-	v = cell(b, "max-psync", "iotracer", C_BPF_IO);
-	if (isnan(v))
-		v = cell(b, "layers-psync", "iotracer", C_BPF_IO);
-	add(cs, "BPF run time per IO, all layers (psync, RAM loop)", v, 1500, 1, "ns");
-	v = cell(b, "layers-psync", "iotracer:block", C_BPF_IO);
-	add(cs, "BPF run time per IO, block layer alone (psync, RAM loop)", v, 600, 1, "ns");
+	struct bstat st;
+
+	add_cell(cs, "max rate psync QD1: IOPS ratio, iotracer all layers",
+		 cell_stat(b, "max-psync", "iotracer", C_RATIO), 0.95, 0, "");
+	add_cell(cs, "max rate io_uring QD32: IOPS ratio, iotracer all layers",
+		 cell_stat(b, "max-uring", "iotracer", C_RATIO), 0.90, 0, "");
+	st = cell_stat(b, "max-psync", "iotracer", C_BPF_IO);
+	if (isnan(st.med))
+		st = cell_stat(b, "layers-psync", "iotracer", C_BPF_IO);
+	add_cell(cs, "BPF run time per IO, all layers (psync, RAM loop)", st, 1500, 1, "ns");
+	st = cell_stat(b, "layers-psync", "iotracer:block", C_BPF_IO);
+	v = st.med;
+	add_cell(cs, "BPF run time per IO, block layer alone (psync, RAM loop)", st, 600, 1, "ns");
 	hist = cell(b, "max-psync", "bpftrace-hist", C_BPF_IO);
 	if (!isnan(v) && !isnan(hist))
 		add(cs, "BPF per IO, block alone, below bpftrace-hist's (ratio)", v / hist, 1.0, 1,
@@ -135,16 +161,23 @@ static void checks_iotracer(const struct bench *b, struct checks *cs)
 
 		if (!r->ok || !tracer_is_iot(&b->tr[r->tr]))
 			continue;
+		if (r->rss_anon_kb > rss)
+			rss = r->rss_anon_kb;
+		/*
+		 * A tax run's iotracer traces the whole machine (no -d, no fio): its drops
+		 * are of other processes' IO, not of the bench's (issue 37)
+		 */
+		if (bench_wls[r->wl].tax)
+			continue;
 		iot_runs++;
 		if (r->sum.drops >= 0)
 			drops = (drops < 0 ? 0 : drops) + r->sum.drops;
-		if (r->rss_anon_kb > rss)
-			rss = r->rss_anon_kb;
 		run_unreported(b, r, &ub, &ur);
 		if (ub >= 0 || ur >= 0)
 			lost = (lost < 0 ? 0 : lost) + (ub > 0 ? ub : 0) + (ur > 0 ? ur : 0);
 	}
-	add(cs, "iotracer drops, all runs", drops < 0 ? NAN : (double)drops, 0, 1, "records");
+	add(cs, "iotracer drops, all fio runs (the tax runs trace the whole machine)",
+	    drops < 0 ? NAN : (double)drops, 0, 1, "records");
 	c = add(cs, "iotracer unreported drops (vs fio IOs and the device's stat)",
 		lost < 0 ? (iot_runs ? 0 : NAN) : (double)lost, 0, 1, "records");
 	if (c && lost < 0)
@@ -159,12 +192,12 @@ static void checks_iotracer(const struct bench *b, struct checks *cs)
  */
 static void checks_tax(const struct bench *b, struct checks *cs)
 {
-	add(cs, "tax getppid: always-on / none (tracepoint kernel)",
-	    cell(b, "tax-syscall", "iotracer-alwayson", C_TAX), 1.35, 1, "x");
-	add(cs, "tax pipe write+read: always-on / none (tracepoint kernel)",
-	    cell(b, "tax-pipe", "iotracer-alwayson", C_TAX), 1.60, 1, "x");
-	add(cs, "tax socket write+read: always-on / none (tracepoint kernel)",
-	    cell(b, "tax-socket", "iotracer-alwayson", C_TAX), 1.20, 1, "x");
+	add_cell(cs, "tax getppid: always-on / none (tracepoint kernel)",
+		 cell_stat(b, "tax-syscall", "iotracer-alwayson", C_TAX), 1.35, 1, "x");
+	add_cell(cs, "tax pipe write+read: always-on / none (tracepoint kernel)",
+		 cell_stat(b, "tax-pipe", "iotracer-alwayson", C_TAX), 1.60, 1, "x");
+	add_cell(cs, "tax socket write+read: always-on / none (tracepoint kernel)",
+		 cell_stat(b, "tax-socket", "iotracer-alwayson", C_TAX), 1.20, 1, "x");
 }
 
 int collect_checks(const struct bench *b, struct check *c, int max)
@@ -183,19 +216,42 @@ int check_ok(const struct check *c)
 	return c->le ? c->value <= c->limit : c->value >= c->limit;
 }
 
+int check_noisy(const struct check *c)
+{
+	return c->pairs == 1 || (c->pairs > 1 && c->lo <= c->limit && c->hi >= c->limit);
+}
+
+/* The noise note of a judged check on pairs: why its verdict may flip from run to run. */
+static void noise_note(const struct check *c, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	if (c->unjudged[0] || !check_noisy(c))
+		return;
+	if (c->pairs == 1)
+		snprintf(buf, n, " -- one pair: no noise estimate, another run may say otherwise");
+	else
+		snprintf(buf, n,
+			 " -- noise: its %d pairs ranged %.3f..%.3f, across the limit: another "
+			 "run may say otherwise",
+			 c->pairs, c->lo, c->hi);
+}
+
 void print_checks(const struct bench *b, FILE *f)
 {
 	struct check c[MAX_CHECKS];
 	int n = collect_checks(b, c, MAX_CHECKS);
+	char note[160];
 
 	if (!n)
 		return;
 	fprintf(f, "\n== targets: tracer overhead, drops and memory\n");
-	for (int i = 0; i < n; i++)
-		fprintf(f, "%-4s %-62s %10.3f %s %g %s%s%s\n",
+	for (int i = 0; i < n; i++) {
+		noise_note(&c[i], note, sizeof(note));
+		fprintf(f, "%-4s %-62s %10.3f %s %g %s%s%s%s\n",
 			c[i].unjudged[0] ? "n/a" :
 			check_ok(&c[i])	 ? "MET" :
 					   "MISS",
 			c[i].name, c[i].value, c[i].le ? "<=" : ">=", c[i].limit, c[i].unit,
-			c[i].unjudged[0] ? " -- " : "", c[i].unjudged);
+			c[i].unjudged[0] ? " -- " : "", c[i].unjudged, note);
+	}
 }

@@ -138,6 +138,7 @@ struct tracer {
 	char exe[256]; /* iotracer@PATH: that binary; "" = this one */
 	int avail;
 	char why[128]; /* when not available */
+	char cell[24]; /* ... in a table's cell: "not installed", "not built: make tools" */
 };
 
 #define MAX_TRACERS 32
@@ -328,11 +329,15 @@ struct check {
 	int le; /* value <= limit passes (else >=) */
 	const char *unit;
 	char unjudged[112]; /* why the value cannot be judged (printed, not MET/MISS); "" */
+	int pairs; /* the pairs the value is the median of (0: not a per-pair result) */
+	double lo, hi; /* their range */
 };
 
 #define MAX_CHECKS 16
 int collect_checks(const struct bench *b, struct check *c, int max);
 int check_ok(const struct check *c);
+/* Its verdict may flip in another run: one pair, or the pairs' range spans the limit. */
+int check_noisy(const struct check *c);
 void print_checks(const struct bench *b, FILE *f);
 
 /* report.c */

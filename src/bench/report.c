@@ -93,20 +93,32 @@ static const char *fmt_i64(int64_t v, char *buf, size_t n)
 	return buf;
 }
 
+/* The tracer column's width: 22, or the longest name (an iotracer@PATH) when longer. */
+static int name_w(const struct bench *b)
+{
+	int w = 22;
+
+	for (int tr = 0; tr < b->ntr; tr++)
+		if ((int)strlen(b->tr[tr].name) > w)
+			w = (int)strlen(b->tr[tr].name);
+	return w;
+}
+
 /* The row of tracer tr in workload wl's table. */
 static void print_tracer_row(const struct bench *b, int wl, int tr, FILE *f)
 {
 	const char *name = b->tr[tr].name;
 	char s[16][48], mm[48], add[64];
+	int nw = name_w(b);
 	struct agg a;
 
 	if (!b->tr[tr].avail) {
-		fprintf(f, "%-22s not run: %s\n", name, b->tr[tr].why);
+		fprintf(f, "%-*s not run: %s\n", nw, name, b->tr[tr].why);
 		return;
 	}
 	aggregate(b, wl, tr, &a);
 	if (!a.pairs) {
-		fprintf(f, "%-22s no successful run%s%s\n", name, a.err ? ": " : "",
+		fprintf(f, "%-*s no successful run%s%s\n", nw, name, a.err ? ": " : "",
 			a.err ? a.err : "");
 		return;
 	}
@@ -116,9 +128,8 @@ static void print_tracer_row(const struct bench *b, int wl, int tr, FILE *f)
 	else
 		snprintf(add, sizeof(add), "%+.2f [%+.2f..%+.2f]", a.added.med, a.added.min,
 			 a.added.max);
-	fprintf(f,
-		"%-22s %9.0f %-17s %6s %8s %8s %6.2f %-22s %7s %8s %8s %9s %5s %8s %7s %8s %8s\n",
-		name, a.iops.med, mm, fmt_num(a.ratio.med, 3, 0, s[0], 48),
+	fprintf(f, "%-*s %9.0f %-17s %6s %8s %8s %6.2f %-22s %7s %8s %8s %9s %5s %8s %7s %8s %8s\n",
+		nw, name, a.iops.med, mm, fmt_num(a.ratio.med, 3, 0, s[0], 48),
 		fmt_ns(a.lat_mean.med, s[1], 48), fmt_ns(a.lat_p99.med, s[2], 48), a.busy.med, add,
 		fmt_num(a.tcpu.med, 2, 0, s[3], 48), fmt_i64(a.rss_max, s[4], 48),
 		fmt_i64(a.hwm_max, s[5], 48), fmt_num(a.records.med, 0, 0, s[6], 48),
@@ -126,7 +137,7 @@ static void print_tracer_row(const struct bench *b, int wl, int tr, FILE *f)
 		fmt_ns(a.bpf_ns_io.med, s[8], 48), fmt_num(a.bpf_runs_io.med, 2, 0, s[9], 48),
 		fmt_ns(a.daemon_ns_io.med, s[10], 48), fmt_ns(a.cpu_ns_io.med, s[11], 48));
 	if (a.nfail)
-		fprintf(f, "%-22s   (%d run(s) failed: %s)\n", "", a.nfail, a.err ? a.err : "?");
+		fprintf(f, "%-*s   (%d run(s) failed: %s)\n", nw, "", a.nfail, a.err ? a.err : "?");
 }
 
 /* Where the BPF time of tracer tr goes, from its statistics run. */
@@ -161,8 +172,8 @@ static void print_tax_row(const struct bench *b, int wl, int tr, FILE *f)
 
 	aggregate(b, wl, tr, &a);
 	if (!a.pairs) {
-		fprintf(f, "%-22s no successful run%s%s\n", b->tr[tr].name, a.err ? ": " : "",
-			a.err ? a.err : "");
+		fprintf(f, "%-*s no successful run%s%s\n", name_w(b), b->tr[tr].name,
+			a.err ? ": " : "", a.err ? a.err : "");
 		return;
 	}
 	snprintf(mm, sizeof(mm), "[%.0f-%.0f]", a.tax_ns.min, a.tax_ns.max);
@@ -171,7 +182,8 @@ static void print_tax_row(const struct bench *b, int wl, int tr, FILE *f)
 	else
 		snprintf(ratio, sizeof(ratio), "%.3f [%.3f..%.3f]", a.tax_ratio.med,
 			 a.tax_ratio.min, a.tax_ratio.max);
-	fprintf(f, "%-22s %8.1f %-15s %-22s %9s %8s %9s\n", b->tr[tr].name, a.tax_ns.med, mm, ratio,
+	fprintf(f, "%-*s %8.1f %-15s %-22s %9s %8s %9s\n", name_w(b), b->tr[tr].name, a.tax_ns.med,
+		mm, ratio,
 		tr == b->none ? "-" : fmt_num((a.tax_ratio.med - 1) * 100, 1, 1, s[0], 48),
 		fmt_num(a.bpf_runs_io.med, 2, 0, s[1], 48),
 		fmt_num(a.bpf_ns_io.med, 0, 0, s[2], 48));
@@ -189,7 +201,7 @@ static void print_tax(const struct bench *b, int wl, FILE *f)
 		"   %d round(s) x %.1f s in the bench's process; iotracer without -d; ratio = ns/op "
 		"traced / none of the same round\n",
 		b->o.pairs, b->o.runtime_ns / 1e9);
-	fprintf(f, "%-22s %8s %-15s %-22s %9s %8s %9s\n", "tracer", "ns/op", "[min-max]",
+	fprintf(f, "%-*s %8s %-15s %-22s %9s %8s %9s\n", name_w(b), "tracer", "ns/op", "[min-max]",
 		"ratio [min..max]", "added %", "runs/op", "BPF ns/op");
 	for (int tr = 0; tr < b->ntr; tr++)
 		if (b->wl_tr[wl][tr] && b->tr[tr].avail)
@@ -219,8 +231,8 @@ void print_workload(const struct bench *b, int wl, FILE *f)
 	fprintf(f,
 		"   target %s; %d round(s) x %.1f s; busy = whole system, average %% per core (%d cores); tracer CPU in %% of one core\n",
 		t->desc, b->o.pairs, b->o.runtime_ns / 1e9, b->ncpu);
-	fprintf(f, "%-22s %9s %-17s %6s %8s %8s %6s %-22s %7s %8s %8s %9s %5s %8s %7s %8s %8s\n",
-		"tracer", "IOPS", "[min-max]", "ratio", "lat", "p99", "busy%",
+	fprintf(f, "%-*s %9s %-17s %6s %8s %8s %6s %-22s %7s %8s %8s %9s %5s %8s %7s %8s %8s\n",
+		name_w(b), "tracer", "IOPS", "[min-max]", "ratio", "lat", "p99", "busy%",
 		"added%/core [min..max]", "tracer%", "RssAnon", "VmHWM", "recs/run", "drops",
 		"BPF/IO", "runs/IO", "daemon/IO", "CPU/IO");
 	for (int tr = 0; tr < b->ntr; tr++)
@@ -252,7 +264,7 @@ static void preset_cell(const struct bench *b, int wl, int tr, int metric, char 
 		return;
 	}
 	if (!b->tr[tr].avail) {
-		snprintf(cell, n, "not installed");
+		snprintf(cell, n, "%s", b->tr[tr].cell[0] ? b->tr[tr].cell : "not installed");
 		return;
 	}
 	aggregate(b, wl, tr, &a);
@@ -269,6 +281,14 @@ static void preset_cell(const struct bench *b, int wl, int tr, int metric, char 
 		snprintf(cell, n, "%.2f (%+.2f)", a.busy.med, a.added.med);
 	else
 		snprintf(cell, n, "%.0f (%.3f)", a.iops.med, a.ratio.med);
+}
+
+/* A preset table's column of tracer tr: 22, or its name's length when longer. */
+static int col_w(const struct bench *b, int tr)
+{
+	int n = (int)strlen(b->tr[tr].name);
+
+	return n > 22 ? n : 22;
 }
 
 void print_preset_summary(const struct bench *b, int preset, FILE *f)
@@ -293,7 +313,7 @@ void print_preset_summary(const struct bench *b, int preset, FILE *f)
 	fprintf(f, "%-14s", "workload");
 	for (int tr = 0; tr < b->ntr; tr++)
 		if (preset_uses(b, preset, tr))
-			fprintf(f, " %22s", b->tr[tr].name);
+			fprintf(f, " %*s", col_w(b, tr), b->tr[tr].name);
 	fprintf(f, "\n");
 	for (int wl = 0; wl < NR_WLS; wl++) {
 		if (!b->wl_sel[wl] || bench_wls[wl].preset != preset)
@@ -303,7 +323,7 @@ void print_preset_summary(const struct bench *b, int preset, FILE *f)
 			if (!preset_uses(b, preset, tr))
 				continue;
 			preset_cell(b, wl, tr, metric, cell, sizeof(cell));
-			fprintf(f, " %22s", cell);
+			fprintf(f, " %*s", col_w(b, tr), cell);
 		}
 		fprintf(f, "\n");
 	}
@@ -329,13 +349,13 @@ void print_cost_table(const struct bench *b, FILE *f)
 			if (!hdr) {
 				fprintf(f,
 					"\n== cost per IO (fio IOs): BPF run time (bpf_stats runs), tracer process CPU, added whole-system CPU\n");
-				fprintf(f, "%-14s %-22s %10s %8s %10s %12s %14s\n", "workload",
-					"tracer", "BPF ns/IO", "runs/IO", "daemon/IO",
+				fprintf(f, "%-14s %-*s %10s %8s %10s %12s %14s\n", "workload",
+					name_w(b), "tracer", "BPF ns/IO", "runs/IO", "daemon/IO",
 					"added CPU/IO", "no-tracer CPU/IO");
 				hdr = 1;
 			}
-			fprintf(f, "%-14s %-22s %10s %8s %10s %12s %14s\n", bench_wls[wl].name,
-				b->tr[tr].name, fmt_num(a.bpf_ns_io.med, 0, 0, s[0], 48),
+			fprintf(f, "%-14s %-*s %10s %8s %10s %12s %14s\n", bench_wls[wl].name,
+				name_w(b), b->tr[tr].name, fmt_num(a.bpf_ns_io.med, 0, 0, s[0], 48),
 				fmt_num(a.bpf_runs_io.med, 2, 0, s[1], 48),
 				fmt_num(a.daemon_ns_io.med, 0, 0, s[2], 48),
 				fmt_num(a.added_ns_io.med, 0, 1, s[3], 48),

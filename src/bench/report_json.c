@@ -264,6 +264,15 @@ static void json_checks(struct jw *w, const struct bench *b)
 			jw_str(w, "unjudged", c[i].unjudged);
 		else
 			jw_bool(w, "met", check_ok(&c[i]));
+		if (c[i].pairs) {
+			/* the pairs' range: a verdict whose range spans the limit may flip */
+			jw_obj_begin(w, "noise");
+			jw_u64(w, "pairs", (uint64_t)c[i].pairs);
+			jw_double(w, "min", c[i].lo);
+			jw_double(w, "max", c[i].hi);
+			jw_bool(w, "may_flip", check_noisy(&c[i]));
+			jw_obj_end(w);
+		}
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);

@@ -208,10 +208,12 @@ void tracers_check_tools(struct bench *b)
 	for (int i = 0; i < b->ntr; i++) {
 		struct tracer *t = &b->tr[i];
 
+		snprintf(t->cell, sizeof(t->cell), "not installed");
 		if ((t->k == T_FLOOR_RAW || t->k == T_FLOOR_PERCALL) && !b->tax_floor[0]) {
 			t->avail = 0;
 			snprintf(t->why, sizeof(t->why),
 				 "build/tax_floor not next to this binary (make tools)");
+			snprintf(t->cell, sizeof(t->cell), "not built: make tools");
 		}
 		if (t->k == T_BIOLAT && !b->biolatency[0]) {
 			t->avail = 0;

@@ -15,7 +15,7 @@ static const char *const op_names[IT_OP_MAX] = {
 static const char *const layer_names[IT_L_MAX] = {
 	[IT_L_SYSCALL] = "syscall", [IT_L_FS] = "fs",	  [IT_L_SCHED] = "sched",
 	[IT_L_BLOCK] = "block",	    [IT_L_NVME] = "nvme", [IT_L_SCSI] = "scsi",
-	[IT_L_VIRTIO] = "virtio",   [IT_L_QEMU] = "qemu",
+	[IT_L_VIRTIO] = "virtio",   [IT_L_QEMU] = "qemu", [IT_L_STACK] = "stack",
 };
 static const char *const stage_names[IT_ST_MAX] = {
 	[IT_ST_TOTAL] = "total",
@@ -25,6 +25,8 @@ static const char *const stage_names[IT_ST_MAX] = {
 	[IT_ST_Q2D] = "q2d",
 	[IT_ST_RUNQ] = "runq",
 	[IT_ST_DIRTY_AGE] = "dirty_age",
+	[IT_ST_Q2R] = "q2r",
+	[IT_ST_M2C] = "m2c",
 };
 static const char *const sys_names[IT_SYS_MAX] = {
 	[IT_SYS_READ] = "read",

@@ -24,14 +24,33 @@ void log_to(FILE *f)
 	log_stream = f;
 }
 
+/*
+ * msg with its control bytes (a config file's binary, a name with an escape
+ * sequence) as \xNN into out: a message is one line, and it never moves the
+ * terminal's cursor or colours it.
+ */
+static void log_escape(const char *msg, char *out, size_t n)
+{
+	size_t o = 0;
+
+	for (const unsigned char *p = (const unsigned char *)msg; *p && o + 5 < n; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			o += (size_t)snprintf(out + o, n - o, "\\x%02x", *p);
+		else
+			out[o++] = (char)*p;
+	}
+	out[o] = '\0';
+}
+
 /* "iotracer: [KIND: ]MESSAGE\n" in one stdio call, so lines from two threads
  * do not interleave. */
 void it_vlog(FILE *f, const char *kind, const char *fmt, va_list ap)
 {
-	char msg[1024];
+	char msg[1024], esc[1024];
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	fprintf(f ? f : stderr, "iotracer: %s%s%s\n", kind ? kind : "", kind ? ": " : "", msg);
+	log_escape(msg, esc, sizeof(esc));
+	fprintf(f ? f : stderr, "iotracer: %s%s%s\n", kind ? kind : "", kind ? ": " : "", esc);
 }
 
 #define LOG_BODY(stream, kind)                  \

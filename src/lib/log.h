@@ -5,7 +5,9 @@
  * Every line goes to the log stream (stderr unless log_to() says otherwise) as
  *   iotracer: MESSAGE              it_err(), it_note()
  *   iotracer: warning: MESSAGE     it_warn()
- * one line per call, the newline added here. Errors and warnings always print;
+ * one line per call, the newline added here, control bytes of the message
+ * written as \xNN (a name or a file's text is never printed raw). Errors and
+ * warnings always print;
  * notes are dropped under -q and debug lines need -v. Messages name the bad
  * input first ("--dev: no such device 'sdz'") and say what to do where they can.
  *

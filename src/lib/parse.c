@@ -321,6 +321,22 @@ static int parse_name_link(const char *dir, char *buf, size_t n)
 	return 0;
 }
 
+int parse_dev_sectors(uint32_t kdev, const char *sysfs_root, uint64_t *sectors)
+{
+	char path[PATH_MAX], buf[32];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "%s/dev/block/%u:%u/size",
+		 sysfs_root ? sysfs_root : PARSE_DEFAULT_SYSFS, IT_MAJOR(kdev), IT_MINOR(kdev));
+	len = parse_read_small(path, buf, sizeof(buf));
+	if (len < 0)
+		return (int)len;
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		len--;
+	buf[len] = '\0';
+	return parse_u64(buf, 0, UINT64_MAX, sectors) ? -EIO : 0;
+}
+
 int parse_dev_name(uint32_t kdev, const char *sysfs_root, char *buf, size_t n)
 {
 	char dir[PATH_MAX];

@@ -49,6 +49,13 @@ int parse_each(const char *s, int (*fn)(const char *item, void *ctx), void *ctx)
 int parse_dev(const char *s, const char *sysfs_root, uint32_t *kdev);
 
 /*
+ * A block device's size in 512-byte sectors, from <sysfs_root>/dev/block/MAJ:MIN/size
+ * (sysfs_root NULL: "/sys"): 0 for a loop device no file is bound to, or a drive
+ * with no medium. 0, or -errno.
+ */
+int parse_dev_sectors(uint32_t kdev, const char *sysfs_root, uint64_t *sectors);
+
+/*
  * Kernel dev_t -> device name ("loop0"), from the DEVNAME= line of
  * <sysfs_root>/dev/block/MAJ:MIN/uevent, else the basename of the
  * <sysfs_root>/dev/block/MAJ:MIN symlink. When neither exists, writes

@@ -197,7 +197,8 @@ static uint8_t agg_keys_of(const struct it_opts *o)
 		return IT_AGG_ON | IT_AGG_TGID | IT_AGG_CGROUP | IT_AGG_FILE;
 	if (!o->metrics_addr)
 		return 0;
-	return IT_AGG_ON | (o->metrics_cg_depth >= 0 ? IT_AGG_CGROUP : 0) |
+	/* the daemon names each cgroup at its first request (IT_REC_CGROUP) */
+	return IT_AGG_ON | (o->metrics_cg_depth >= 0 ? IT_AGG_CGROUP | IT_AGG_NOTE : 0) |
 	       (o->metrics_files > 0 ? IT_AGG_FILE : 0);
 }
 

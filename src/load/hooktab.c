@@ -204,6 +204,9 @@ const struct it_hook_def hook_defs[] = {
 	  .progs = { [IT_M_TP_BTF] = { "btf_sched_wakeup" } } },
 	BTF_RAW_HOOK(IT_L_BLOCK, block_bio_queue, "block"),
 	BTF_RAW_HOOK(IT_L_BLOCK, block_split, "block"),
+	/* the stack layer (bpf/stack.bpf.h): pieces of upper bios, and their ends */
+	BTF_RAW_HOOK(IT_L_STACK, block_bio_remap, "block"),
+	BTF_RAW_HOOK(IT_L_STACK, block_bio_complete, "block"),
 	BTF_RAW_HOOK(IT_L_BLOCK, block_bio_backmerge, "block"),
 	{ .layer = IT_L_BLOCK,
 	  .name = "block_rq_insert",

@@ -198,6 +198,9 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 			rd->insert_hooked = 1;
 		else if (ld->hooks[i].def->nested_complete && ld->hooks[i].method != IT_M_NONE)
 			rd->nested_hooked = 1;
+		else if (!strcmp(ld->hooks[i].def->name, "block_bio_complete") &&
+			 ld->hooks[i].method != IT_M_NONE)
+			rd->stk_hooked = 1;
 	}
 	/* sched_switch(void *, preempt, prev, next, prev_state) since 5.18 */
 	rd->sched_switch_has_state = it_btf_func_params(p->vmlinux, "btf_trace_sched_switch") >= 5;
@@ -216,6 +219,7 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 	rd->uring_submit_req_arg = it_tp_arg_ptr(p, "btf_trace_io_uring_submit_sqe", 0) == 1;
 	rd->has_task_btf = p->task_btf;
 	rd->has_task_storage = p->task_storage;
+	rd->has_loop = p->loop;
 	rd->test_miss_nth = test_miss_nth();
 }
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
@@ -147,6 +148,36 @@ static void note_unread_types(struct it_hook_state *h, struct it_probe *p)
 		 ty);
 }
 
+/*
+ * The stack layer's remap hook: what this kernel's stacks do not say
+ * (docs/hooks.md, "The stack layer"), for the stack drivers loaded at start.
+ * Device mapper before 5.18 has no dm_submit_bio_remap: targets that submit
+ * their own clones (dm-crypt) send them without a remap event. Without
+ * raid456's BTF a raid5 stripe's own IO (parity, the reads for it) cannot be
+ * traced to its upper bio. Module BTF (5.11) answers the first; only without
+ * it /proc/kallsyms (slow under emulation: read only then).
+ */
+static void note_stack(struct it_hook_state *h, struct it_probe *p)
+{
+	const char *dm = "", *r5 = "";
+	int remap;
+
+	if (h->method == IT_M_NONE || strcmp(h->def->name, "block_bio_remap"))
+		return;
+	if (!access("/sys/module/dm_mod", F_OK)) {
+		remap = !access("/sys/kernel/btf/dm_mod", F_OK) ?
+				it_func_exists(p, "dm_submit_bio_remap") :
+				it_ksym_exists(p, "dm_submit_bio_remap");
+		if (!remap)
+			dm = "dm-crypt's clones (no dm_submit_bio_remap: 5.18) are their threads'; ";
+	}
+	if (!access("/sys/module/raid456", F_OK) && !it_btf_type_exists(p, "stripe_head"))
+		r5 = "raid5 parity IO lost (no raid456 BTF: 5.11); ";
+	snprintf(h->reason, sizeof(h->reason), "%s%s", dm, r5);
+	if (h->reason[0])
+		h->reason[strlen(h->reason) - 2] = 0;
+}
+
 /* A hook the options leave off (its reason in why), or false. */
 static bool hook_gated(const struct it_hook_def *d, const struct it_opts *o, char *why, size_t n)
 {
@@ -221,6 +252,7 @@ void choose_methods(struct it_loader *ld, struct it_probe *p, const struct it_op
 			h->kernel_has = kernel_has_tp(p, d);
 		}
 		note_unread_types(h, p);
+		note_stack(h, p);
 	}
 }
 

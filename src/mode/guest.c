@@ -53,6 +53,12 @@ static void guest_log(void *ctx, const char *line)
 		it_note("%s", line);
 }
 
+/* The link's trouble (the host refusing it, a dial failing): said under -q too. */
+static void guest_warn(void *ctx, const char *line)
+{
+	it_warn("%s", line);
+}
+
 static void guest_filter(struct guest *g)
 {
 	struct link_filter f;
@@ -90,7 +96,7 @@ static void *guest_start(const struct mode_env *env)
 {
 	const struct it_opts *o = env->o;
 	struct link_opts lo = { .role = LINK_ROLE_GUEST, .name = o->name, .key = o->link_key };
-	struct link_cb cb = { .log = guest_log };
+	struct link_cb cb = { .log = guest_log, .warn = guest_warn };
 	const char *spec = o->nr_links ? o->links[0] : GUEST_DEFAULT_LINK;
 	struct guest *g = calloc(1, sizeof(*g));
 	struct net_addr a;
@@ -125,7 +131,7 @@ static void *guest_start(const struct mode_env *env)
 	}
 	ret = link_dial(g->link, &a);
 	if (ret) {
-		it_note("--link %s: %s", spec, strerror(-ret));
+		it_err("--link %s: %s", spec, strerror(-ret));
 		goto fail;
 	}
 	guest_filter(g);

@@ -252,6 +252,12 @@ static void host_log(void *ctx, const char *line)
 	it_note("%s", line);
 }
 
+/* A guest refused or lost, a listener failing: said under -q too. */
+static void host_warn(void *ctx, const char *line)
+{
+	it_warn("%s", line);
+}
+
 static void host_on_up(void *ctx, struct link_peer *p)
 {
 	struct host *h = ctx;
@@ -510,7 +516,8 @@ static void *host_start(const struct mode_env *env)
 			      .on_records = host_on_records,
 			      .on_admit = host_on_admit,
 			      .check_record = host_check_record,
-			      .log = host_log };
+			      .log = host_log,
+			      .warn = host_warn };
 
 	if (!h)
 		return NULL;

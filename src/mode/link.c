@@ -34,17 +34,36 @@
 #include "lib/clock.h"
 #include "mode/link_int.h"
 
+const char lk_why_bye[] = "peer said BYE";
+const char lk_why_closed[] = "link closed";
+
+static void lk_vlog(struct link *l, int warn, const char *fmt, va_list ap)
+{
+	void (*fn)(void *ctx, const char *line) = warn && l->cb.warn ? l->cb.warn : l->cb.log;
+	char line[320];
+
+	if (!fn || l->freeing)
+		return;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	fn(l->cb.ctx, line);
+}
+
 __attribute__((format(printf, 2, 3))) void lk_log(struct link *l, const char *fmt, ...)
 {
-	char line[320];
 	va_list ap;
 
-	if (!l->cb.log || l->freeing)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	lk_vlog(l, 0, fmt, ap);
 	va_end(ap);
-	l->cb.log(l->cb.ctx, line);
+}
+
+__attribute__((format(printf, 2, 3))) void lk_warn(struct link *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	lk_vlog(l, 1, fmt, ap);
+	va_end(ap);
 }
 
 int lk_ep_ctl(struct link *l, struct ep *e, int op, uint32_t events)
@@ -62,8 +81,8 @@ int lk_ep_ctl(struct link *l, struct ep *e, int op, uint32_t events)
 void lk_dial_retry(struct link *l, struct dial *d, const char *why, int logged)
 {
 	if (!logged && strcmp(d->last_why, why))
-		lk_log(l, "link: %s: %s (retrying, backoff %llu ms)", d->name, why,
-		       (unsigned long long)(d->backoff / MS));
+		lk_warn(l, "link: %s: %s (retrying, backoff %llu ms)", d->name, why,
+			(unsigned long long)(d->backoff / MS));
 	snprintf(d->last_why, sizeof(d->last_why), "%s", why);
 	d->peer = NULL;
 	d->next_try = l->now + d->backoff;
@@ -176,7 +195,7 @@ void link_free(struct link *l)
 			if (!lk_put_frame(p, LINK_BYE, NULL, 0))
 				lk_peer_write(p);
 		}
-		lk_peer_close(p, "link closed");
+		lk_peer_close(p, lk_why_closed);
 	}
 	reap(l);
 	lk_net_free(l);

@@ -225,8 +225,14 @@ struct link_cb {
 	 * on_records, and acknowledged (the guest must not send it again).
 	 */
 	const char *(*check_record)(void *ctx, struct link_peer *p, const struct link_vreq *v);
-	/* optional: log lines ("link: peer 3 (unix:...): closed: bad crc") */
+	/* optional: log lines ("link: peer 3 (unix:...): up: ...") */
 	void (*log)(void *ctx, const char *line);
+	/*
+	 * optional: the log lines that say something went wrong: a dial failing
+	 * ("connect: Connection refused (retrying ...)"), a peer refused or lost, a
+	 * bad record ("link: peer 3 (unix:...): closed: bad crc"); NULL: to log
+	 */
+	void (*warn)(void *ctx, const char *line);
 };
 
 struct link_opts {

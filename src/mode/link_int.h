@@ -152,6 +152,10 @@ static inline const char *role_name(unsigned int role)
 }
 
 __attribute__((format(printf, 2, 3))) void lk_log(struct link *l, const char *fmt, ...);
+/* A log line that says something went wrong (link_cb.warn). */
+__attribute__((format(printf, 2, 3))) void lk_warn(struct link *l, const char *fmt, ...);
+/* The reasons of an orderly close, logged as lk_log (every other reason: lk_warn). */
+extern const char lk_why_bye[], lk_why_closed[];
 int lk_ep_ctl(struct link *l, struct ep *e, int op, uint32_t events);
 /* A dial's connection failed or ended: retry after its backoff (logged once per reason). */
 void lk_dial_retry(struct link *l, struct dial *d, const char *why, int logged);

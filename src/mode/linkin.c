@@ -379,7 +379,7 @@ static void on_frame(struct link_peer *p, const struct link_frame_hdr *h, const 
 		on_ack(p, pl);
 		break;
 	case LINK_BYE:
-		lk_peer_close(p, "peer said BYE");
+		lk_peer_close(p, lk_why_bye);
 		break;
 	}
 }

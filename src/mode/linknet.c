@@ -44,7 +44,7 @@ void lk_accept(struct link *l, struct listener *ls)
 			continue;
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				lk_log(l, "link: %s: accept: %s", ls->name, strerror(errno));
+				lk_warn(l, "link: %s: accept: %s", ls->name, strerror(errno));
 			return;
 		}
 		if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6)

@@ -36,8 +36,12 @@ void lk_peer_close(struct link_peer *p, const char *why)
 		l->sess[p->sess].refs--;
 		l->sess[p->sess].last_used = l->now;
 	}
-	if (!p->quiet && (!p->dial || p->info.hello_done))
-		lk_log(l, "link: peer %d (%s): closed: %s", p->info.id, p->info.addr, why);
+	if (!p->quiet && (!p->dial || p->info.hello_done)) {
+		if (why == lk_why_bye || why == lk_why_closed)
+			lk_log(l, "link: peer %d (%s): closed: %s", p->info.id, p->info.addr, why);
+		else
+			lk_warn(l, "link: peer %d (%s): closed: %s", p->info.id, p->info.addr, why);
+	}
 	if (p->dial && !l->freeing)
 		lk_dial_retry(l, p->dial, why, p->info.hello_done);
 	if (was_up && l->cb.on_down && !l->freeing)
@@ -75,7 +79,7 @@ __attribute__((format(printf, 3, 4))) int lk_limited(struct link *l, struct rate
 	if (r->suppressed)
 		snprintf(more, sizeof(more), " (+%llu more not logged)",
 			 (unsigned long long)r->suppressed);
-	lk_log(l, "%s%s", line, more);
+	lk_warn(l, "%s%s", line, more);
 	r->suppressed = 0;
 	r->next = l->now + l->o.log_every_ns;
 	return 1;

@@ -43,26 +43,52 @@ uint64_t agg_lat_quantile(const struct it_agg_val *v, double p)
 
 static const char other[] = "other";
 
-static const char *intern(struct agg_labels *lb, const char *name)
+void agg_ct_labels(struct ct_names *n, const char *path, char buf[3][CT_NAME_MAX])
+{
+	struct ct_full ct;
+
+	buf[0][0] = buf[1][0] = buf[2][0] = '\0';
+	if (!path)
+		return;
+	ct_describe(n, path, &ct);
+	if (ct.container || ct.ci.name[0])
+		snprintf(buf[0], CT_NAME_MAX, "%s", ct.container ? ct.container : ct.ci.name);
+	else
+		snprintf(buf[0], CT_NAME_MAX, "%.12s", ct.ci.id);
+	snprintf(buf[1], CT_NAME_MAX, "%s", ct.pod ? ct.pod : ct.ci.pod_uid);
+	snprintf(buf[2], CT_NAME_MAX, "%s", ct.pod_ns ? ct.pod_ns : "");
+}
+
+/* name's index in lb, added when new (its container names with it); -1: past the cap. */
+static int intern(struct agg_labels *lb, const char *name)
 {
 	for (int i = 0; i < lb->nr; i++)
 		if (!strcmp(lb->name[i], name))
-			return lb->name[i];
+			return i;
 	if (lb->nr >= AGG_MAX_LABELS)
-		return other;
+		return -1;
 	snprintf(lb->name[lb->nr], AGG_LABEL_LEN, "%s", name);
-	return lb->name[lb->nr++];
+	if (lb->ct_on)
+		agg_ct_labels(lb->names, name, lb->ct[lb->nr]);
+	return lb->nr++;
 }
 
-static const char *label_of(uint64_t id, struct cg_cache *cg, int depth, struct agg_labels *lb)
+static int label_of(uint64_t id, struct cg_cache *cg, int depth, struct agg_labels *lb)
 {
 	const char *path = cg_path(cg, id);
 	char cut[AGG_LABEL_LEN];
 
 	if (!path)
-		return other;
+		return -1;
 	cg_truncate(path, depth, cut, sizeof(cut));
 	return intern(lb, cut);
+}
+
+const char *agg_label(uint64_t id, struct cg_cache *cg, int depth, struct agg_labels *lb)
+{
+	int i = label_of(id, cg, depth, lb);
+
+	return i < 0 ? other : lb->name[i];
 }
 
 int agg_fold(const struct agg_entry *e, int nr, struct cg_cache *cg, int depth,
@@ -71,7 +97,8 @@ int agg_fold(const struct agg_entry *e, int nr, struct cg_cache *cg, int depth,
 	int n = 0, j;
 
 	for (int i = 0; i < nr; i++) {
-		const char *label = depth >= 0 ? label_of(e[i].key.cgroup_id, cg, depth, lb) : NULL;
+		int k = depth >= 0 ? label_of(e[i].key.cgroup_id, cg, depth, lb) : -1;
+		const char *label = depth < 0 ? NULL : k < 0 ? other : lb->name[k];
 
 		for (j = 0; j < n; j++)
 			if (rows[j].cgroup == label && rows[j].dev == e[i].key.dev &&
@@ -80,6 +107,7 @@ int agg_fold(const struct agg_entry *e, int nr, struct cg_cache *cg, int depth,
 		if (j == n) {
 			memset(&rows[n], 0, sizeof(rows[n]));
 			rows[n].cgroup = label;
+			rows[n].ct = k >= 0 && lb->ct_on ? lb->ct[k] : NULL;
 			rows[n].dev = e[i].key.dev;
 			rows[n].op = e[i].key.op;
 			n++;

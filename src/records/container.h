@@ -65,8 +65,10 @@ const char *ct_qos_name(enum ct_qos q);
  *   <root>/var/lib/containers/storage/<driver>-containers/containers.json
  *                                                       id -> names[0] (podman)
  * Each source is read again when its directory's or file's mtime changes,
- * looked at no more than once a second (ten times a second while a lookup
- * misses: a container is named in its runtime's files just before it starts).
+ * looked at no more than once a second; a lookup that misses looks again at
+ * once (at most every 10 ms), then ten times a second while it misses: a
+ * container is named in its runtime's files just before it starts, so its
+ * first request already finds its name.
  */
 struct ct_names;
 

@@ -19,6 +19,7 @@
 
 #define NM_REFRESH_NS 1000000000ull /* sources looked at no more than once a second, */
 #define NM_MISS_NS 100000000ull /* or ten times a second while an id or UID finds no name */
+#define NM_AGAIN_NS 10000000ull /* a miss looks again at once, if the last look is 10 ms old */
 #define NM_FILE_MAX (16u << 20) /* a state file larger than this is skipped (counted) */
 
 /* key -> (a, b): pods: UID -> (namespace, pod); containers: id -> (name, "") */
@@ -292,18 +293,15 @@ sort:
 		qsort(n->map[s].e, n->map[s].n, sizeof(struct nm_ent), ent_cmp);
 }
 
-void ct_names_refresh(struct ct_names *n, int force)
+/* Read again the sources whose signature changed (all: every one). */
+static void refresh(struct ct_names *n, uint64_t now, int all)
 {
-	uint64_t now = it_mono_ns();
-
-	if (!n || (!force && now < n->next_ns))
-		return;
 	n->next_ns = now + NM_REFRESH_NS;
 	n->last_ns = now;
 	for (int s = 0; s < NM_NR; s++) {
 		uint64_t sig = signature(n, s);
 
-		if (sig == n->sig[s] && !force)
+		if (sig == n->sig[s] && !all)
 			continue;
 		n->sig[s] = sig;
 		scan(n, s);
@@ -311,6 +309,15 @@ void ct_names_refresh(struct ct_names *n, int force)
 	}
 	n->st.pods = n->map[NM_PODS].n;
 	n->st.containers = n->map[NM_KLOGS].n + n->map[NM_DOCKER].n + n->map[NM_PODMAN].n;
+}
+
+void ct_names_refresh(struct ct_names *n, int force)
+{
+	uint64_t now = it_mono_ns();
+
+	if (!n || (!force && now < n->next_ns))
+		return;
+	refresh(n, now, force);
 }
 
 struct ct_names *ct_names_new(const char *root)
@@ -380,6 +387,21 @@ static void missed(struct ct_names *n)
 		n->next_ns = n->last_ns + NM_MISS_NS;
 }
 
+/*
+ * A lookup missed: a container's first request may come before the next refresh
+ * of the file its runtime wrote just before starting it. Look again now (sources
+ * whose mtime changed are read again), at most every NM_AGAIN_NS. 1: looked.
+ */
+static int look_again(struct ct_names *n)
+{
+	uint64_t now = it_mono_ns();
+
+	if (now < n->last_ns + NM_AGAIN_NS)
+		return 0;
+	refresh(n, now, 0);
+	return 1;
+}
+
 int ct_names_pod(struct ct_names *n, const char *uid, const char **ns, const char **pod)
 {
 	const struct nm_ent *e;
@@ -387,6 +409,8 @@ int ct_names_pod(struct ct_names *n, const char *uid, const char **ns, const cha
 	ct_names_refresh(n, 0);
 	e = map_find(&n->added_pods, uid);
 	if (!e)
+		e = map_find(&n->map[NM_PODS], uid);
+	if (!e && look_again(n))
 		e = map_find(&n->map[NM_PODS], uid);
 	if (!e) {
 		n->st.miss_pod++;
@@ -398,11 +422,10 @@ int ct_names_pod(struct ct_names *n, const char *uid, const char **ns, const cha
 	return 0;
 }
 
-const char *ct_names_container(struct ct_names *n, const char *id)
+static const char *container_find(struct ct_names *n, const char *id)
 {
 	static const enum nm_src order[] = { NM_KLOGS, NM_PODMAN, NM_DOCKER };
 
-	ct_names_refresh(n, 0);
 	if (map_find(&n->added_containers, id))
 		return map_find(&n->added_containers, id)->a;
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
@@ -411,6 +434,19 @@ const char *ct_names_container(struct ct_names *n, const char *id)
 		if (e)
 			return e->a;
 	}
+	return NULL;
+}
+
+const char *ct_names_container(struct ct_names *n, const char *id)
+{
+	const char *name;
+
+	ct_names_refresh(n, 0);
+	name = container_find(n, id);
+	if (!name && look_again(n))
+		name = container_find(n, id);
+	if (name)
+		return name;
 	n->st.miss_container++;
 	missed(n);
 	return NULL;

@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "records/corr.h"
+#include "records/corr_link.h"
 
 #define CHUNK_NODES 256
 #define MIN_BUCKETS 64
@@ -52,39 +53,6 @@
  * items; sizing for max_pending (64 Ki) kept 3 MB resident for nothing.
  */
 #define MAX_BUCKETS (1u << 12)
-
-/* Intrusive circular doubly linked list. */
-struct corr_link {
-	struct corr_link *next, *prev;
-};
-
-#define link_entry(ptr, type, member) ((type *)((char *)ptr - offsetof(type, member)))
-
-static inline void link_init(struct corr_link *h)
-{
-	h->next = h;
-	h->prev = h;
-}
-
-static inline bool link_empty(const struct corr_link *h)
-{
-	return h->next == h;
-}
-
-static inline void link_add_tail(struct corr_link *h, struct corr_link *n)
-{
-	n->prev = h->prev;
-	n->next = h;
-	h->prev->next = n;
-	h->prev = n;
-}
-
-static inline void link_del(struct corr_link *n)
-{
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	link_init(n);
-}
 
 enum key_class {
 	KEY_SYS = 0, /* (tid, seq) of a syscall or an io_submit */
@@ -99,6 +67,7 @@ struct blk_node {
 	uint64_t arr_ns;
 	uint64_t k1, k2;
 	uint8_t cls;
+	uint8_t listed; /* in its request's blocks[] (fill_blocks) */
 	struct it_block_rec rec;
 };
 
@@ -110,7 +79,6 @@ struct iocb_node {
 	struct corr_link blocks; /* blk_node.hl, arrival order */
 	uint64_t order;
 	int nr_blocks;
-	int dropped;
 	struct it_task task;
 	uint64_t seq;
 	uint64_t submit_ns;
@@ -235,16 +203,37 @@ static void free_blocks(struct corr *c, struct corr_link *list)
 	link_init(list);
 }
 
-/* Point req->blocks at the records of a blk_node list (first CORR_MAX_BLOCKS). */
+/*
+ * Point req->blocks at the records of a blk_node list, in arrival order. Past
+ * CORR_MAX_BLOCKS the list keeps the first queued and the last completed block
+ * (the request's block span, which post_block and the live FS column read) and
+ * the first ones after them; the rest are emitted apart (emit_apart).
+ */
 static void fill_blocks(struct corr_req *r, struct corr_link *list)
 {
-	for (struct corr_link *l = list->next; l != list; l = l->next) {
-		const struct blk_node *bn = link_entry(l, struct blk_node, hl);
+	struct blk_node *lo = NULL, *hi = NULL;
+	int n = 0, reserve;
 
-		if (r->nr_blocks < CORR_MAX_BLOCKS)
+	for (struct corr_link *l = list->next; l != list; l = l->next) {
+		struct blk_node *bn = link_entry(l, struct blk_node, hl);
+
+		if (!lo || bn->rec.q_ns < lo->rec.q_ns)
+			lo = bn;
+		if (!hi || bn->rec.c_ns > hi->rec.c_ns)
+			hi = bn;
+		n++;
+	}
+	reserve = n > CORR_MAX_BLOCKS ? 1 + (lo != hi) : 0;
+	for (struct corr_link *l = list->next; l != list; l = l->next) {
+		struct blk_node *bn = link_entry(l, struct blk_node, hl);
+		bool span = reserve && (bn == lo || bn == hi);
+
+		reserve -= span;
+		bn->listed = span || r->nr_blocks < CORR_MAX_BLOCKS - reserve;
+		if (bn->listed)
 			r->blocks[r->nr_blocks++] = &bn->rec;
 		else
-			r->nr_blocks_dropped++;
+			r->nr_blocks_apart++;
 	}
 }
 
@@ -252,7 +241,7 @@ static void emit(struct corr *c, struct corr_req *r)
 {
 	r->id = ++c->next_id;
 	c->st.requests++;
-	c->st.blocks_dropped += (uint64_t)r->nr_blocks_dropped;
+	c->st.blocks_apart += (uint64_t)r->nr_blocks_apart;
 	if (r->kind == CORR_SYSCALL && r->sys->ino && wbsync_is_sync(r->sys)) {
 		wbsync_match(&c->wbs, r->sys, &r->waited);
 		r->has_waited = 1;
@@ -326,6 +315,20 @@ static void emit_lone_block(struct corr *c, const struct it_block_rec *rec,
 	emit(c, &r);
 }
 
+/* After request r: its blocks fill_blocks did not list, each with r as parent. */
+static void emit_apart(struct corr *c, struct corr_link *list, const struct corr_req *r,
+		       uint32_t tid, uint64_t seq)
+{
+	const struct recent p = { .id = r->id, .tid = tid, .seq = seq };
+
+	for (struct corr_link *l = list->next; r->nr_blocks_apart && l != list; l = l->next) {
+		const struct blk_node *bn = link_entry(l, struct blk_node, hl);
+
+		if (!bn->listed)
+			emit_lone_block(c, &bn->rec, &p);
+	}
+}
+
 /* Emit a waiting block on its own: timeout, eviction or flush. */
 static void emit_waiting_block(struct corr *c, struct blk_node *bn)
 {
@@ -385,7 +388,7 @@ static struct iocb_node *sub_pick(const struct corr *c, uint32_t tid, uint64_t s
 		if (in->task.tid != tid || in->seq != seq)
 			continue;
 		is_exact = in->io.offset == b->sector * 512 && in->io.nbytes == b->bytes;
-		is_fresh = in->nr_blocks == 0 && in->dropped == 0;
+		is_fresh = in->nr_blocks == 0;
 		if (is_exact && is_fresh)
 			return in;
 		if (!first)
@@ -403,12 +406,6 @@ static struct iocb_node *sub_pick(const struct corr *c, uint32_t tid, uint64_t s
 /* Attach a held (already counted) block node to an iocb. */
 static void iocb_attach(struct corr *c, struct iocb_node *in, struct blk_node *bn)
 {
-	if (in->nr_blocks >= CORR_MAX_BLOCKS) {
-		in->dropped++;
-		c->npending--;
-		node_free(c, bn);
-		return;
-	}
 	link_add_tail(&in->blocks, &bn->hl);
 	in->nr_blocks++;
 }
@@ -438,9 +435,9 @@ static void emit_iocb(struct corr *c, struct iocb_node *in, bool reaped, uint64_
 		c->st.aio_unreaped++;
 	}
 	fill_blocks(&r, &in->blocks);
-	r.nr_blocks_dropped += in->dropped;
 	emit(c, &r);
 	recent_put(c, KEY_SYS, in->task.tid, in->seq, r.id, in->task.tid, in->seq, 0);
+	emit_apart(c, &in->blocks, &r, in->task.tid, in->seq);
 	free_blocks(c, &in->blocks);
 	node_free(c, in);
 }
@@ -522,6 +519,7 @@ static void on_syscall(struct corr *c, const struct it_syscall_rec *s)
 	fill_blocks(&r, &got);
 	emit(c, &r);
 	recent_put(c, KEY_SYS, s->task.tid, s->seq, r.id, s->task.tid, s->seq, s->exit_ns);
+	emit_apart(c, &got, &r, s->task.tid, s->seq);
 	free_blocks(c, &got);
 }
 
@@ -538,6 +536,7 @@ static void on_uring(struct corr *c, const struct it_uring_rec *u)
 	fill_blocks(&r, &got);
 	emit(c, &r);
 	recent_put(c, KEY_URING, u->req, 0, r.id, u->task.tid, 0, u->complete_ns);
+	emit_apart(c, &got, &r, u->task.tid, 0);
 	free_blocks(c, &got);
 }
 

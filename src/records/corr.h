@@ -15,7 +15,8 @@
  *   io_getevents record that reaped it (matched by pid + iocb address).
  * - block request: a block record of no traced request (origin NONE or
  *   WRITEBACK), or one whose parent was emitted already, or was never seen
- *   within hold_ns (unjoined).
+ *   within hold_ns (unjoined), or one past the CORR_MAX_BLOCKS its parent
+ *   lists (emitted right after the parent).
  *
  * Memory is bounded by max_pending (held block records + pending aio iocbs),
  * checked each time corr_feed() returns. Not thread safe; the callback must not
@@ -37,7 +38,12 @@ enum corr_kind {
 	CORR_BLOCK,
 };
 
-/* Block records carried by one request; more -> nr_blocks_dropped. */
+/*
+ * Block records listed in one request. A request with more lists the first
+ * queued, the last completed and the first others in arrival order; each of
+ * the rest (nr_blocks_apart) is emitted right after it as a CORR_BLOCK request
+ * whose parent is it, so every block request reaches every sink.
+ */
 #define CORR_MAX_BLOCKS 16
 /* Recently emitted parents remembered for late block records. */
 #define CORR_RECENT 1024
@@ -72,7 +78,7 @@ struct corr_req {
 	} aio; /* CORR_AIO */
 	const struct it_block_rec *blocks[CORR_MAX_BLOCKS]; /* in arrival order */
 	int nr_blocks;
-	int nr_blocks_dropped;
+	int nr_blocks_apart; /* emitted next as CORR_BLOCK with this request as parent */
 	struct {
 		uint64_t id;
 		uint32_t tid;
@@ -98,7 +104,7 @@ struct corr_stats {
 	uint64_t malformed; /* corr_feed() inputs rejected with -EINVAL */
 	uint64_t aio_unknown_reap; /* reaped iocbs never seen submitted */
 	uint64_t aio_unreaped; /* aio requests emitted without a reap */
-	uint64_t blocks_dropped; /* block records beyond CORR_MAX_BLOCKS in a request */
+	uint64_t blocks_apart; /* block records beyond CORR_MAX_BLOCKS, emitted apart */
 };
 
 struct corr;

@@ -293,6 +293,7 @@ void out_request(const struct corr_req *r, void *ctx)
 		return;
 	make_view(r, &v);
 	out->requests++;
+	out->blocks_apart += (uint64_t)r->nr_blocks_apart;
 	stages_request(&out->stages, r, &v);
 	if (out->json)
 		json_request(out, r, &v);

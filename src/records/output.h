@@ -124,5 +124,7 @@ uint64_t out_json_lost(const struct it_out *out);
 const char *out_wb_why_name(unsigned int bit); /* bit i of IT_WB_*; NULL past the last */
 /* Layer of a histogram key: the layer's name, "io_uring" and "aio" for syscall-layer keys. */
 const char *out_khist_layer(const struct it_hist_key *k);
+/* A stack's role of a histogram (upper, member), NULL for a plain one (docs/metrics.md). */
+const char *out_khist_role(const struct it_hist_key *k);
 
 #endif /* IT_OUTPUT_H */

@@ -65,6 +65,7 @@ struct it_out {
 	int header_done;
 	int error;
 	uint64_t requests;
+	uint64_t blocks_apart; /* block requests past a request's list, written apart */
 	struct jw w; /* JSON lines not written yet (whole lines, no trailing newline) */
 	uint64_t json_lost; /* JSON lines a failed write lost */
 	uint32_t batch_lines; /* JSON lines in out->w */
@@ -109,5 +110,8 @@ void json_fflush(struct it_out *out);
 const char *cgroup_of(const struct it_out *out, uint64_t id);
 void json_dev(struct it_out *out, uint32_t dev);
 void json_request(struct it_out *out, const struct corr_req *r, const struct req_view *v);
+
+/* output_stack.c: r->blocks[i]'s "stack" object, if it is in a stack */
+void json_stack(struct it_out *out, const struct corr_req *r, int i);
 
 #endif /* IT_OUTPUT_INT_H */

@@ -202,9 +202,10 @@ static int json_file(struct it_out *out, const struct fn_key *k)
 	return 1;
 }
 
-/* A block request of a request whose file is rk (NULL: none). */
-static void json_block(struct it_out *out, const struct it_block_rec *b, const struct fn_key *rk)
+/* Block request i of r, whose file is rk (NULL: none). */
+static void json_block(struct it_out *out, const struct corr_req *r, int i, const struct fn_key *rk)
 {
+	const struct it_block_rec *b = r->blocks[i];
 	struct jw *w = &out->w;
 	uint64_t g = b->g_ns ? b->g_ns : b->q_ns;
 	struct fn_key k;
@@ -235,7 +236,8 @@ static void json_block(struct it_out *out, const struct it_block_rec *b, const s
 	}
 	jw_u64(w, "q2c_ns", b->c_ns - b->q_ns);
 	jw_u64(w, "c_ns", b->c_ns);
-	jw_u64(w, "merged", b->nr_merged);
+	/* a storage stack's member has its offset in the upper bio there (iotracer.h: up_off) */
+	jw_u64(w, "merged", b->up_dev ? 0 : b->nr_merged);
 	jw_i64(w, "error", b->error);
 	jw_str(w, "origin", abi_name(&abi_origins, b->origin));
 	jw_u64(w, "pid", b->task.pid);
@@ -244,6 +246,7 @@ static void json_block(struct it_out *out, const struct it_block_rec *b, const s
 		json_wb(out, b);
 	if (b->drv_layer)
 		json_driver(out, b);
+	json_stack(out, r, i);
 	jw_obj_end(w);
 }
 
@@ -341,10 +344,10 @@ void json_request(struct it_out *out, const struct corr_req *r, const struct req
 	}
 	jw_arr_begin(w, "block");
 	for (int i = 0; i < r->nr_blocks; i++)
-		json_block(out, r->blocks[i], has_rk ? &rk : NULL);
+		json_block(out, r, i, has_rk ? &rk : NULL);
 	jw_arr_end(w);
-	if (r->nr_blocks_dropped)
-		jw_u64(w, "block_dropped", r->nr_blocks_dropped);
+	if (r->nr_blocks_apart)
+		jw_u64(w, "block_apart", r->nr_blocks_apart);
 	jw_obj_end(w);
 	json_line_done(out, mark, (int64_t)(ts - out->batch_ts) >= (int64_t)OUT_BATCH_AGE_NS);
 }

@@ -25,6 +25,15 @@ const char *out_khist_layer(const struct it_hist_key *k)
 	return abi_layer_name(k->layer);
 }
 
+const char *out_khist_role(const struct it_hist_key *k)
+{
+	if (k->layer == IT_L_STACK)
+		return "upper";
+	if (k->layer == IT_L_BLOCK && k->kind == IT_HK_MEMBER)
+		return "member";
+	return NULL;
+}
+
 /* "bytes" and "bytes_per_sec" of a stage row that carries them (total, q2c). */
 static void json_tput(struct jw *w, const struct tput *t)
 {
@@ -94,6 +103,7 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 	jw_u64(w, "min_latency_ns", out->min_lat_ns);
 	jw_u64(w, "sample", out->sample > 1 ? out->sample : 1);
 	jw_u64(w, "unjoined", in->corr->unjoined);
+	jw_u64(w, "block_apart", out->blocks_apart);
 	jw_u64(w, "output_lost", out->json_lost);
 	jw_u64(w, "malformed", in->corr->malformed);
 	if (out->names)
@@ -119,6 +129,14 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 		jw_u64(w, "noted", in->counters[IT_CNT_WB_NOTED]);
 		jw_u64(w, "found", in->counters[IT_CNT_WB_FOUND]);
 		jw_u64(w, "unknown", in->counters[IT_CNT_WB_UNKNOWN]);
+		jw_obj_end(w);
+		/* the stack layer: upper bios followed and ended, pieces found, owners not */
+		jw_obj_begin(w, "stack");
+		jw_u64(w, "uppers", in->counters[IT_CNT_STK_UPPER]);
+		jw_u64(w, "uppers_done", in->counters[IT_CNT_STK_UPPER_DONE]);
+		jw_u64(w, "remaps", in->counters[IT_CNT_STK_REMAP]);
+		jw_u64(w, "no_upper", in->counters[IT_CNT_STK_NO_UPPER]);
+		jw_u64(w, "splits", in->counters[IT_CNT_STK_SPLIT]);
 		jw_obj_end(w);
 	}
 	if (in->fnames)
@@ -157,6 +175,8 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 				continue;
 			jw_obj_begin(w, NULL);
 			jw_str(w, "layer", out_khist_layer(&kh->key));
+			if (out_khist_role(&kh->key))
+				jw_str(w, "role", out_khist_role(&kh->key));
 			json_dev(out, kh->key.dev);
 			jw_str(w, "op", abi_op_name(kh->key.op));
 			jw_str(w, "stage", abi_stage_name(s));
@@ -230,6 +250,11 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 		out->min_lat_ns || out->sample > 1 ? "recorded " : "",
 		(unsigned long long)in->corr->unjoined, (unsigned long long)drops);
 	text_thinning(out, f);
+	if (out->blocks_apart)
+		fprintf(f,
+			"  %llu block requests written apart: past the %d a request lists, each "
+			"is a block request whose parent is that request (block_apart)\n",
+			(unsigned long long)out->blocks_apart, CORR_MAX_BLOCKS);
 	if (out->json_lost)
 		fprintf(f, "  output lost: %llu JSON lines (write failed)\n",
 			(unsigned long long)out->json_lost);
@@ -280,9 +305,10 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 
 			if (!kh->val.st[s].count)
 				continue;
-			snprintf(title, sizeof(title), "%s %s %s %s (all requests)",
+			snprintf(title, sizeof(title), "%s %s %s %s (all %srequests)",
 				 out_khist_layer(&kh->key), dev_name(out, kh->key.dev, &tmp),
-				 abi_op_name(kh->key.op), abi_stage_name(s));
+				 abi_op_name(kh->key.op), abi_stage_name(s),
+				 kh->key.kind == IT_HK_MEMBER ? "member " : "");
 			fputc('\n', f);
 			log2h_print(f, &kh->val.st[s], title);
 		}

@@ -34,6 +34,13 @@ struct recbuf {
 	size_t spill_off, spill_len, spill_cap;
 	uint64_t bad; /* slot records with an impossible size (fed clamped) */
 	uint64_t spill_lost; /* ring buffer records not kept (no memory) */
+	/*
+	 * Records that need no order (IT_REC_CGROUP: the BPF side wakes user space
+	 * for them), handed to note at once from recbuf_ring_record; NULL: merged
+	 * like the others. Set after recbuf_init.
+	 */
+	void (*note)(void *ctx, void *data, size_t len);
+	void *note_ctx;
 };
 
 typedef void (*recbuf_fn)(void *ctx, void *data, size_t len);
@@ -46,7 +53,8 @@ void recbuf_free(struct recbuf *b); /* the spill copies; not the buffers */
 int recbuf_spill(struct recbuf *b, const void *data, size_t len);
 /*
  * libbpf's ring_buffer_sample_fn, ctx the recbuf: a copy of every record but
- * the wake-up pokes (IT_REC_WAKE); one that cannot be kept counts in spill_lost.
+ * the wake-up pokes (IT_REC_WAKE) and the notes (note); one that cannot be kept
+ * counts in spill_lost.
  */
 int recbuf_ring_record(void *ctx, void *data, size_t size);
 

@@ -354,7 +354,7 @@ static void aio_to_words(const struct corr_req *r, struct rf_aio *a)
 }
 
 /*
- * Request: tag kind id-delta(zigzag) nr_blocks nr_dropped flags [parent id tid seq]
+ * Request: tag kind id-delta(zigzag) nr_blocks nr_apart flags [parent id tid seq]
  * then the main record (syscall, io_uring or aio; a block request has none:
  * its first block is it) and the block records.
  */
@@ -368,7 +368,7 @@ uint8_t *rf_put_req(struct rf_state *s, uint8_t *p, const struct corr_req *r)
 	p = put_var(p, zigzag(r->id - s->id));
 	s->id = r->id;
 	p = put_var(p, (uint64_t)nb);
-	p = put_var(p, (uint64_t)(r->nr_blocks_dropped > 0 ? r->nr_blocks_dropped : 0));
+	p = put_var(p, (uint64_t)(r->nr_blocks_apart > 0 ? r->nr_blocks_apart : 0));
 	p = put_var(p, r->parent.valid ? 1 : 0);
 	if (r->parent.valid) {
 		p = put_var(p, r->parent.id);
@@ -598,7 +598,7 @@ static int get_req_head(struct rf_state *s, const uint8_t **pp, const uint8_t *e
 	s->id += unzigzag(d);
 	q->id = s->id;
 	q->nr_blocks = (int)nb;
-	q->nr_blocks_dropped = (int)nd;
+	q->nr_blocks_apart = (int)nd;
 	q->parent_valid = (int)flags;
 	q->parent_id = q->parent_seq = 0;
 	q->parent_tid = 0;
@@ -681,7 +681,7 @@ void rf_req_view(const struct rf_req *q, struct corr_req *r)
 	for (int i = 0; i < q->nr_blocks; i++)
 		r->blocks[i] = &q->blocks[i];
 	r->nr_blocks = q->nr_blocks;
-	r->nr_blocks_dropped = q->nr_blocks_dropped;
+	r->nr_blocks_apart = q->nr_blocks_apart;
 	r->parent.valid = q->parent_valid;
 	r->parent.id = q->parent_id;
 	r->parent.tid = q->parent_tid;
@@ -702,7 +702,7 @@ void rf_req_copy(struct rf_req *q, const struct corr_req *r)
 	q->nr_blocks = r->nr_blocks < CORR_MAX_BLOCKS ? r->nr_blocks : CORR_MAX_BLOCKS;
 	for (int i = 0; i < q->nr_blocks; i++)
 		q->blocks[i] = *r->blocks[i];
-	q->nr_blocks_dropped = r->nr_blocks_dropped;
+	q->nr_blocks_apart = r->nr_blocks_apart;
 	q->parent_valid = r->parent.valid;
 	q->parent_id = r->parent.id;
 	q->parent_tid = r->parent.tid;

@@ -129,7 +129,7 @@ struct rf_aio {
 struct rf_req {
 	enum corr_kind kind;
 	uint64_t id;
-	int nr_blocks, nr_blocks_dropped;
+	int nr_blocks, nr_blocks_apart;
 	int parent_valid;
 	uint64_t parent_id, parent_seq;
 	uint32_t parent_tid;

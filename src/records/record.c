@@ -44,6 +44,7 @@ struct recorder {
 	/* the block being built */
 	uint8_t *raw, *cbuf;
 	size_t raw_len, cbuf_cap;
+	size_t raw_cap; /* a block's payload, at most: what fits a segment (rec_open) */
 	uint32_t nr_req, nr_blame; /* RF_E_REQ and RF_E_BLAME entries */
 	uint64_t first_ns, last_ns;
 	uint64_t last_flush_ns;
@@ -131,7 +132,9 @@ static void enforce_budget(struct recorder *rc)
 	}
 	for (int i = 0; i < n; i++) {
 		snprintf(p, sizeof(p), "%s/%s", rc->dir, ents[i]->d_name);
-		if (total > rc->o.max_bytes && strcmp(p, rc->path) && !stat(p, &st) && !unlink(p)) {
+		/* the open one is kept; the one closed just before this open goes like any other */
+		if (total > rc->o.max_bytes && (rc->fd < 0 || strcmp(p, rc->path)) &&
+		    !stat(p, &st) && !unlink(p)) {
 			total -= (uint64_t)st.st_size;
 			it_debug("--record: deleted %s (over --record-max)", p);
 		}
@@ -266,9 +269,12 @@ static void flush_block(struct recorder *rc, uint64_t now_ns, int rotate)
 	int err = 0;
 
 	if (rc->nr_req || rc->nr_blame) {
+		n = compress_block(rc);
+		/* a segment never ends past --record-size: a block that would go on in the next */
+		if (n && rc->fd >= 0 && rc->seg_blocks && rc->seg_bytes + n > rc->o.seg_size)
+			seg_close(rc);
 		if (rc->fd < 0)
 			err = seg_open(rc, now_ns);
-		n = err ? 0 : compress_block(rc);
 		if (!err && !n)
 			err = -ENOMEM;
 		if (!err)
@@ -467,7 +473,7 @@ void rec_request(struct recorder *rc, const struct corr_req *r)
 	/* cgroups: the request's, and per block its submitter's, dirtier's and blkcg */
 	if (rc->raw_len + RF_REQ_MAX + (size_t)(nb + 1) * RF_DEV_MAX +
 		    (size_t)(3 * nb + 1) * (RF_CG_MAX + 2 * RF_CTNAME_MAX) + files_room(rc, r, nb) >
-	    REC_RAW_CAP)
+	    rc->raw_cap)
 		flush_block(rc, rc->last_flush_ns, 1);
 	note_files(rc, r, nb);
 	note_dev(rc, req_dev(r));
@@ -496,7 +502,7 @@ void rec_request(struct recorder *rc, const struct corr_req *r)
 void rec_blame(struct recorder *rc, const struct blame_line *b)
 {
 	if (rc->raw_len + RF_BLAME_MAX + BLAME_LINE_TOP * (RF_CG_MAX + 2 * RF_CTNAME_MAX) >
-	    REC_RAW_CAP)
+	    rc->raw_cap)
 		flush_block(rc, rc->last_flush_ns, 1);
 	for (int i = 0; i < b->nr && i < BLAME_LINE_TOP; i++)
 		if (b->named & (1u << i))
@@ -531,6 +537,14 @@ struct recorder *rec_open(const struct rec_opts *o, uint64_t now_ns)
 	rc->o = *o;
 	rc->fd = -1;
 	rc->dir = strdup(o->dir);
+	/*
+	 * A block and the segment's header fit one segment (its zlib stream: the payload
+	 * and a few bytes, 1/16 left for them), so that no segment passes --record-size
+	 * and DIR never passes --record-max.
+	 */
+	rc->raw_cap = (o->seg_size - RF_SEG_HDR_LEN - RF_BLK_HDR_LEN) / 16 * 15;
+	if (rc->raw_cap > REC_RAW_CAP)
+		rc->raw_cap = REC_RAW_CAP;
 	rc->cbuf_cap = RF_BLK_HDR_LEN + compressBound(REC_RAW_CAP + REC_NAMES_ROOM);
 	rc->raw = malloc(REC_RAW_CAP + REC_NAMES_ROOM);
 	rc->cbuf = malloc(rc->cbuf_cap);

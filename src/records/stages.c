@@ -219,8 +219,30 @@ const struct it_task *stages_block_owner(const struct it_block_rec *b)
 
 /* ---- statistics per request ---- */
 
+/*
+ * An upper bio (dm, md: bpf/stack.bpf.h) in the stack layer's rows: queued
+ * .. completed, .. its first remap, its last member's completion ..
+ * completed. A partition's request also counts in its partition's q2c.
+ */
+static int stats_stack(struct stages *out, const struct it_block_rec *b)
+{
+	if (b->up_dev && b->up_off == IT_STK_PART && !(b->flags & IT_F_UPPER))
+		stage_add(out, "stack", b->up_dev, b->op, "q2c", b->c_ns - b->q_ns);
+	if (!(b->flags & IT_F_UPPER))
+		return 0;
+	stage_bytes(stage_add(out, "stack", b->dev, b->op, "q2c", b->c_ns - b->q_ns), b->bytes,
+		    b->q_ns, b->c_ns);
+	if (b->stk_r_ns >= b->q_ns)
+		stage_add(out, "stack", b->dev, b->op, "q2r", b->stk_r_ns - b->q_ns);
+	if (b->stk_m_ns && b->stk_m_ns <= b->c_ns)
+		stage_add(out, "stack", b->dev, b->op, "m2c", b->c_ns - b->stk_m_ns);
+	return 1;
+}
+
 static void stats_block(struct stages *out, const struct it_block_rec *b)
 {
+	if (stats_stack(out, b))
+		return;
 	if (b->drv_layer && b->drv_submit_ns && b->drv_done_ns >= b->drv_submit_ns) {
 		const char *l = abi_layer_name(b->drv_layer);
 

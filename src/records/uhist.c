@@ -56,6 +56,33 @@ static void uhist_add(struct it_hist_val *v, int stage, uint64_t ns)
 	h->sum_ns += ns;
 }
 
+/*
+ * The stack layer's histograms, as bpf/stack.bpf.h keeps them: an upper bio's
+ * (returns 1: no block layer histogram), and a partition's request's q2c on
+ * its partition.
+ */
+static int uhists_stack(struct uhists *h, const struct it_block_rec *r)
+{
+	struct it_hist_val *v;
+
+	if (r->up_dev && r->up_off == IT_STK_PART && !(r->flags & IT_F_UPPER)) {
+		v = uhist_get(h, r->up_dev, IT_L_STACK, r->op, IT_HK_PLAIN);
+		if (v)
+			uhist_add(v, IT_ST_Q2C, r->c_ns - r->q_ns);
+	}
+	if (!(r->flags & IT_F_UPPER))
+		return 0;
+	v = uhist_get(h, r->dev, IT_L_STACK, r->op, IT_HK_PLAIN);
+	if (!v)
+		return 1;
+	uhist_add(v, IT_ST_Q2C, r->c_ns - r->q_ns);
+	if (r->stk_r_ns >= r->q_ns)
+		uhist_add(v, IT_ST_Q2R, r->stk_r_ns - r->q_ns);
+	if (r->stk_m_ns && r->stk_m_ns <= r->c_ns)
+		uhist_add(v, IT_ST_M2C, r->c_ns - r->stk_m_ns);
+	return 1;
+}
+
 void uhists_record(struct uhists *h, const void *data, size_t size)
 {
 	const struct it_hdr *hdr = data;
@@ -83,7 +110,9 @@ void uhists_record(struct uhists *h, const void *data, size_t size)
 	} else if (hdr->type == IT_REC_BLOCK) {
 		const struct it_block_rec *r = data;
 
-		v = uhist_get(h, r->dev, IT_L_BLOCK, r->op, IT_HK_PLAIN);
+		if (uhists_stack(h, r))
+			return;
+		v = uhist_get(h, r->dev, IT_L_BLOCK, r->op, r->up_dev ? IT_HK_MEMBER : IT_HK_PLAIN);
 		if (!v)
 			return;
 		uhist_add(v, IT_ST_Q2C, r->c_ns - r->q_ns);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "records/output.h"
+#include "records/stack.h"
 #include "lib/abi.h"
 #include "lib/parse.h"
 #include "lib/json.h"
@@ -144,6 +145,43 @@ static void get_wb(const struct json *v, struct it_block_rec *b)
 	}
 }
 
+/* block[].stack (docs/json.md): a storage stack's upper bio or member, back into the record */
+static void get_stack(const struct json *v, struct it_block_rec *b, struct jl_devs *devs)
+{
+	const struct json *s = json_get(v, "stack");
+	const char *role, *how, *devno, *name;
+	unsigned int ma, mi;
+
+	if (!s || s->t != JSON_OBJ)
+		return;
+	role = str(s, "role");
+	if (role && !strcmp(role, "upper")) {
+		b->flags |= IT_F_UPPER;
+		b->stk_pieces = (uint32_t)num(s, "pieces");
+		if (has(s, "q2r_ns"))
+			b->stk_r_ns = b->q_ns + num(s, "q2r_ns");
+		if (has(s, "m2c_ns"))
+			b->stk_m_ns = b->c_ns - num(s, "m2c_ns");
+	}
+	devno = str(s, "upper_devno");
+	if (!devno || sscanf(devno, "%u:%u", &ma, &mi) != 2)
+		return;
+	b->up_dev = IT_MKDEV(ma, mi);
+	name = str(s, "upper");
+	if (devs->fn && name)
+		devs->fn(devs->ctx, b->up_dev, name, NULL);
+	how = str(s, "how");
+	b->up_off = num(s, "upper_offset") / 512 < IT_STK_FAR ?
+			    (uint16_t)(num(s, "upper_offset") / 512) :
+			    IT_STK_FAR;
+	if (how && !strcmp(how, stk_how_name(STK_PARTITION)))
+		b->up_off = IT_STK_PART;
+	else if (how && !strcmp(how, stk_how_name(STK_STRIPE)))
+		b->up_off = IT_STK_STRIPE;
+	else if (how && !strcmp(how, stk_how_name(STK_LOST)))
+		b->flags |= IT_F_STK_LOST;
+}
+
 /* One element of block[] (the btt stages back into timestamps). */
 static void get_block(const struct json *v, struct it_block_rec *b, const struct it_task *owner,
 		      struct jl_devs *devs)
@@ -185,6 +223,7 @@ static void get_block(const struct json *v, struct it_block_rec *b, const struct
 	if (has(v, "driver"))
 		get_driver(json_get(v, "driver"), b);
 	get_wb(v, b);
+	get_stack(v, b, devs);
 }
 
 static void get_syscall(const struct json *v, struct rf_req *q, uint32_t dev)
@@ -305,7 +344,7 @@ int jl_decode(const struct json *v, struct rf_req *q, struct jl_devs *devs)
 	for (b = blocks && blocks->t == JSON_ARR ? blocks->child : NULL;
 	     b && q->nr_blocks < CORR_MAX_BLOCKS; b = b->next)
 		get_block(b, &q->blocks[q->nr_blocks++], &owner, devs);
-	q->nr_blocks_dropped = (int)num(v, "block_dropped");
+	q->nr_blocks_apart = (int)num(v, "block_apart");
 	if (q->kind == CORR_SYSCALL)
 		get_syscall(v, q, dev);
 	else if (q->kind == CORR_URING)

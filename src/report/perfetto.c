@@ -8,7 +8,9 @@
  *   block and post_block for a syscall whose block requests it waited for.
  * - A pseudo-process "block devices" with a track per device: a block
  *   request is a slice Q..C with children queue (Q..D) and device (D..C), and
- *   the driver's submit..done inside device.
+ *   the driver's submit..done inside device. An upper bio of a storage stack (dm,
+ *   md) is a slice on its device's track with q2r, below and m2c nested in it, and
+ *   the flows to its members start there (thread -> dm-0 -> sda: nested by level).
  * - A flow arrow (ph "s" -> ph "f", bp "e") from each request to its block
  *   requests. A flow event binds to the slice on its pid/tid that encloses its ts (the
  *   format) and that starts at its ts with its cat (Chrome DevTools' engine): so it sits
@@ -41,6 +43,7 @@
 #include "records/fname.h"
 #include "records/output.h"
 #include "records/recfmt.h"
+#include "records/stack.h"
 #include "lib/abi.h"
 #include "lib/jsonw.h"
 #include "lib/parse.h"
@@ -63,6 +66,7 @@ struct pf_item {
 	int32_t path; /* PF_PATH: index in pf.paths */
 	uint32_t tid2; /* PF_PATH: QEMU's thread that did the host IO */
 	uint8_t is_dev, op, drv_layer; /* is_dev: PF_THREAD, PF_DEV or PF_PATH */
+	uint8_t upper; /* dev: an upper bio of a storage stack (t2: its first remap, t3: last member) */
 	char comm[IT_COMM_LEN];
 	/* the file: a write syscall's; a page-cache block write's (dev: of its file system) */
 	uint64_t ino;
@@ -145,9 +149,10 @@ static void add_block(struct pf *p, const struct it_block_rec *b, int32_t parent
 	i->start = b->q_ns;
 	i->end = b->c_ns > b->q_ns ? b->c_ns : b->q_ns;
 	i->t1 = b->d_ns;
-	i->t2 = b->drv_submit_ns;
-	i->t3 = b->drv_done_ns;
+	i->t2 = b->drv_submit_ns; /* an upper bio: stk_r_ns (the same field) */
+	i->t3 = b->drv_done_ns; /* an upper bio: stk_m_ns */
 	i->drv_layer = b->drv_layer;
+	i->upper = stk_is_upper(b);
 	i->tid = b->dev;
 	i->op = b->op;
 	i->bytes = b->bytes;
@@ -161,6 +166,25 @@ static void add_block(struct pf *p, const struct it_block_rec *b, int32_t parent
 		i->ino = b->ino;
 		i->fdev = b->wb.file_dev;
 	}
+}
+
+/*
+ * The request's block requests; in a storage stack a member's flow comes from its upper
+ * bio's slice (thread -> dm-1 -> dm-0 -> sda), the top one's from the request.
+ */
+static void stk_parents(struct pf *p, const struct corr_req *r, int32_t parent,
+			const struct fn_key *rk)
+{
+	size_t base = p->nr;
+	struct stk_info si;
+
+	for (int k = 0; k < r->nr_blocks; k++) {
+		stk_describe(r, k, &si);
+		add_block(p, r->blocks[k], si.upper >= 0 ? (int32_t)(base + si.upper) : parent, rk);
+	}
+	if (p->nr != base + (size_t)r->nr_blocks) /* an allocation failed: no stack flows */
+		for (size_t k = base; k < p->nr; k++)
+			p->it[k].parent = parent;
 }
 
 void pf_add(struct pf *p, const struct rp_req *q)
@@ -210,8 +234,7 @@ void pf_add(struct pf *p, const struct rp_req *q)
 				i->t2 = r->blocks[k]->c_ns;
 		}
 	}
-	for (int k = 0; k < r->nr_blocks; k++)
-		add_block(p, r->blocks[k], parent, has_rk ? &rk : NULL);
+	stk_parents(p, r, parent, has_rk ? &rk : NULL);
 }
 
 /* The track of a guest disk serial (the last one when there are too many). */
@@ -403,6 +426,24 @@ static void fargs_offset(FILE *f, uint64_t offset)
 		fprintf(f, ",\"args\":{\"offset\":%llu}}", (unsigned long long)offset);
 }
 
+/*
+ * An upper bio's stages, nested in its slice: q2r (queued .. first remap), below (..
+ * its last member's completion: the members' own slices are on their devices' tracks,
+ * with flows from this one), m2c (.. its completion).
+ */
+static void emit_upper(FILE *f, const struct pf_item *i, uint32_t tid)
+{
+	uint64_t r = i->t2 >= i->start && i->t2 <= i->end ? i->t2 : 0;
+	uint64_t m = i->t3 >= (r ? r : i->start) && i->t3 <= i->end ? i->t3 : 0;
+
+	if (r)
+		slice(f, PF_DEV_PID, tid, "q2r", "stage", i->start, r);
+	if (r && m)
+		slice(f, PF_DEV_PID, tid, "below", "stage", r, m);
+	if (m)
+		slice(f, PF_DEV_PID, tid, "m2c", "stage", m, i->end);
+}
+
 static void emit_dev(FILE *f, struct pf *p, const struct pf_item *i)
 {
 	uint32_t tid = i->lane_tid;
@@ -412,6 +453,10 @@ static void emit_dev(FILE *f, struct pf *p, const struct pf_item *i)
 	fus(f, "ts", i->start);
 	fus(f, "dur", i->end - i->start);
 	fargs_offset(f, i->offset);
+	if (i->upper) {
+		emit_upper(f, i, tid);
+		return;
+	}
 	if (!i->t1 || i->t1 < i->start || i->t1 > i->end)
 		return;
 	slice(f, PF_DEV_PID, tid, "queue", "stage", i->start, i->t1);

@@ -295,6 +295,12 @@ static uint64_t rp_read(const struct report *rp)
  * Nothing matched: say why, the input holding no request or the filter that
  * left none (the first, in rp_matches() order, after which none was left).
  */
+/* Some input could not be read: a file skipped, a line or a block that does not decode. */
+static int rp_unreadable(const struct report *rp)
+{
+	return rp->rr.st.bad_segments || rp->rr.st.bad_blocks || rp->jl.bad_lines;
+}
+
 static void why_nothing(const struct report *rp)
 {
 	static const char *const names[RP_F_NR] = {
@@ -312,6 +318,14 @@ static void why_nothing(const struct report *rp)
 
 	if (rp->matched)
 		return;
+	if (!total && rp_unreadable(rp)) {
+		/* exit 1 (report_main) */
+		it_err("report: no input could be read (%llu lines that do not decode, %llu bad "
+		       "blocks, %llu files not read)",
+		       (unsigned long long)rp->jl.bad_lines, (unsigned long long)s->bad_blocks,
+		       (unsigned long long)s->bad_segments);
+		return;
+	}
 	if (!total) {
 		it_warn("report: no request in the input (%llu lines that do not decode, "
 			"%llu bad blocks, %llu files not read)",
@@ -581,6 +595,9 @@ int report_main(int argc, char **argv)
 			ret = 1;
 	if (!ret)
 		ret = rp_finish(&rp);
+	/* no request, and what was given could not be read (the man page's exit 1) */
+	if (!ret && !rp_read(&rp) && rp_unreadable(&rp))
+		ret = 1;
 out:
 	rp_free(&rp);
 	return ret;

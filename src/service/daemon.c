@@ -154,6 +154,10 @@ void read_drops(struct daemon *d, uint64_t *drops)
 	if (cnt[IT_CNT_BLK_ISSUED] > cnt[IT_CNT_BLK_COMPLETED])
 		drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED] =
 			cnt[IT_CNT_BLK_ISSUED] - cnt[IT_CNT_BLK_COMPLETED];
+	/* upper bios (dm, md) queued and never seen ending */
+	if (cnt[IT_CNT_STK_UPPER] > cnt[IT_CNT_STK_UPPER_DONE])
+		drops[IT_L_STACK * IT_DROP_KINDS + IT_DROP_MISSED] =
+			cnt[IT_CNT_STK_UPPER] - cnt[IT_CNT_STK_UPPER_DONE];
 }
 
 /* The per-CPU histogram values of one key, summed. */
@@ -444,9 +448,14 @@ int mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err)
 /* The ring buffer and the per-CPU record buffers of the attached load. */
 int bpf_buffers(struct daemon *d)
 {
+	int ret;
+
 	if (d->fnames)
 		dnames_attach(d->fnames, d->ld.skel);
-	return it_loader_records(&d->ld, &d->rb, &d->recs);
+	ret = it_loader_records(&d->ld, &d->rb, &d->recs);
+	d->recs.note = daemon_cg_note;
+	d->recs.note_ctx = d;
+	return ret;
 }
 
 /*
@@ -572,6 +581,26 @@ static void open_cgroups(struct daemon *d)
 	}
 }
 
+/*
+ * -d devices that hold nothing (size 0): a loop device no file is bound to, a
+ * drive without a medium. Traced all the same (losetup may bind one later), but
+ * said: no IO reaches them until then.
+ */
+static void warn_empty_devs(const struct daemon *d)
+{
+	for (int i = 0; i < d->o->nr_devs; i++) {
+		const char *name = parse_dev_name_cached(d->o->devs[i], d->o->sysfs_root);
+		uint64_t sectors;
+
+		if (parse_dev_sectors(d->o->devs[i], d->o->sysfs_root, &sectors) || sectors)
+			continue;
+		it_warn("--dev: %s holds nothing (size 0%s): no IO reaches it until it does", name,
+			!strncmp(name, "loop", 4) ?
+				": a loop device no file is bound to (losetup)" :
+				"");
+	}
+}
+
 /* Everything up to the event loop: outputs, BPF, the fds. 0 or -errno (said). */
 static int daemon_start(struct daemon *d)
 {
@@ -584,6 +613,7 @@ static int daemon_start(struct daemon *d)
 	 * the kernel instead of staying resident in a fragmented heap.
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	warn_empty_devs(d);
 	if (d->o->metrics_addr) {
 		/* before the (slow) load: a port in use fails at once */
 		d->http = metrics_http_start(d->o->metrics_addr,

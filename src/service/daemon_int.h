@@ -64,6 +64,8 @@ struct daemon {
 	struct dblame *blame; /* --blame: who held the device (docs/blame.md) */
 	struct dnames *fnames; /* file names (dnames.h); NULL: --file-names 0 */
 	struct mfiles *mfiles; /* --metrics-files (mfiles.h); NULL: off */
+	/* reload: the start-only changes last said (reload_plan's what), said once */
+	char start_said[1024];
 };
 
 /* daemon.c */
@@ -85,6 +87,8 @@ int metrics_hooks(struct daemon *d);
 void stale_age(struct daemon *d);
 void blk_sweep(struct daemon *d);
 void metrics_tick(struct daemon *d, int force);
+/* recbuf's note (IT_REC_CGROUP): a cgroup's first block request, its /metrics label now. */
+void daemon_cg_note(void *ctx, void *data, size_t size);
 
 /* daemon_reload.c */
 int daemon_reload(struct daemon *d);

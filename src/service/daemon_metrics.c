@@ -118,6 +118,31 @@ void blk_sweep(struct daemon *d)
 		d->blk_swept += n;
 }
 
+/* The cgroup label values, kept across rebuilds (NULL: no memory). */
+static struct agg_labels *cg_labels(struct daemon *d)
+{
+	if (!d->cg_labels && (d->cg_labels = calloc(1, sizeof(*d->cg_labels)))) {
+		d->cg_labels->names = d->names;
+		d->cg_labels->ct_on = d->o->metrics_containers;
+	}
+	return d->cg_labels;
+}
+
+/*
+ * The BPF side's note of a cgroup's first block request (bpf/agg.bpf.h), which
+ * wakes the daemon: its label and container names from the cgroup as it is now.
+ * By the next rebuild a container that did its IO and exited may be gone, and
+ * its name with it.
+ */
+void daemon_cg_note(void *ctx, void *data, size_t size)
+{
+	const struct it_cgroup_rec *r = data;
+	struct daemon *d = ctx;
+
+	if (size >= sizeof(*r) && d->cg && d->o->metrics_cg_depth >= 0 && cg_labels(d))
+		agg_label(r->cgroup_id, d->cg, d->o->metrics_cg_depth, d->cg_labels);
+}
+
 /*
  * The kernel's block aggregation folded into /metrics rows (*rows malloc'd);
  * 0 rows when it is off or unreadable. A re-attach starts it from zero.
@@ -133,10 +158,8 @@ static int metrics_agg(struct daemon *d, struct agg_row **rows, FILE *files)
 	/* --metrics-files: the per-file families, from the same entries */
 	if (d->mfiles && files)
 		mfiles_write(d->mfiles, files, e, nr, dnames_cache(d->fnames));
-	if (depth >= 0 && !d->cg_labels)
-		d->cg_labels = calloc(1, sizeof(*d->cg_labels));
 	*rows = calloc(nr, sizeof(**rows));
-	if (!*rows || (depth >= 0 && !d->cg_labels)) {
+	if (!*rows || (depth >= 0 && !cg_labels(d))) {
 		nr = 0;
 		goto out;
 	}

@@ -207,7 +207,7 @@ int daemon_reload(struct daemon *d)
 	struct reload_plan p;
 	struct it_opts n;
 	char why[512];
-	int ret = 0, adopted = 0;
+	int ret = 0, adopted = 0, said;
 
 	if (reload_read(d, &n, why, sizeof(why))) {
 		it_warn("reload: %s; the running configuration stays", why);
@@ -215,9 +215,12 @@ int daemon_reload(struct daemon *d)
 		return 0;
 	}
 	reload_plan(d->o, &n, &p);
-	if (p.nr[RELOAD_START])
-		it_warn("reload: %s: read at start only, unchanged until a restart",
-			p.names[RELOAD_START]);
+	/* once per value the file asks for, not at every SIGHUP while it asks the same */
+	said = !strcmp(p.what[RELOAD_START], d->start_said);
+	if (p.nr[RELOAD_START] && !said)
+		it_warn("reload: %s: read at start only, unchanged until a restart (%s)",
+			p.names[RELOAD_START], p.what[RELOAD_START]);
+	snprintf(d->start_said, sizeof(d->start_said), "%s", p.what[RELOAD_START]);
 	if (reload_keep_start_only(d->o, &n)) {
 		it_warn("reload: out of memory; the running configuration stays");
 		cli_free(&n);
@@ -232,7 +235,7 @@ int daemon_reload(struct daemon *d)
 	} else if (p.nr[RELOAD_TIMING]) {
 		reload_adopt(d, &n);
 		adopted = 1;
-	} else if (!p.nr[RELOAD_START]) {
+	} else if (!p.nr[RELOAD_START] || said) {
 		it_note("reload: %s: nothing changed", file);
 	}
 	if (adopted && p.nr[RELOAD_TIMING]) {

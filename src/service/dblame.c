@@ -4,12 +4,16 @@
  * (dblame.h, docs/blame.md).
  *
  * A written request's block requests go to the engine tagged with the request's
- * place in a queue (struct dblame_rec, tag = its sequence number + 1): each split
- * adds to its entry, and the last one writes the line. The queue is in feed
- * order; its front leaves once written, or once the engine's time has passed
- * the latest completion of its block requests + the horizon with a split still
- * missing (a block request too late for the history kept, or a bad one): then
- * it is counted unsplit, never written half.
+ * place in a queue (struct dbl_pend, 32 bytes, tag = its sequence number + 1).
+ * Its sums (struct dblame_rec, ~400 bytes: parts and culprits) are taken from a
+ * pool at its first split and given back when its line is written: its block
+ * requests split together, a horizon after they completed, so few sums are open
+ * at once while the queue holds a horizon of requests (at 150k IOPS, ~160k). The
+ * queue is in feed order; its front leaves once written, or once the engine's
+ * time has passed the latest completion of its block requests + the horizon with
+ * a split still missing (a block request too late for the history kept, or a bad
+ * one): then it is counted unsplit, never written half. At DBL_PEND_MAX entries a
+ * new request gets no line (counted: capped).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -42,6 +46,16 @@ struct dbl_vic {
 	double other_ns; /* culprits past the first DBL_TOP */
 };
 
+/* A written request waiting for its block requests' splits. */
+struct dbl_pend {
+	uint64_t id; /* the request's */
+	uint64_t c_max; /* the latest completion of its block requests */
+	uint32_t blocks, left; /* its block requests; those not split yet */
+	int32_t acc; /* its sums in the pool; -1: none yet */
+	uint8_t lost; /* one will never be split: no line */
+	uint8_t done; /* written or counted */
+};
+
 struct dblame {
 	struct blame *b;
 	struct cg_cache *cg;
@@ -56,10 +70,13 @@ struct dblame {
 	enum blame_by by; /* BLAME_BY_CGROUP, or BLAME_BY_VM (host mode) */
 	const struct dblame_host *host; /* host mode's hooks; NULL: none */
 	struct recorder *rec; /* --record: the lines go to the recording too; NULL: not */
-	struct dblame_rec *rq; /* ring of alloc_rq (a power of 2) entries */
+	struct dbl_pend *rq; /* ring of alloc_rq (a power of 2) entries */
 	size_t alloc_rq, head, n;
 	uint64_t head_seq; /* sequence number of rq[head] */
-	uint64_t written, unsplit;
+	struct dblame_rec *acc; /* the pool of open sums */
+	int32_t *acc_free; /* its free entries (a stack of nr_free) */
+	size_t alloc_acc, nr_free;
+	uint64_t written, unsplit, capped;
 };
 
 /* A VM's name (host mode: owner.pid is its QEMU's); NULL: not a VM. */
@@ -134,7 +151,7 @@ static void add_culprit(struct dbl_vic *v, int label, double ns)
 }
 
 /* The entry of a tag; NULL: none (no line wanted, or left the queue). */
-static struct dblame_rec *rec_of(struct dblame *d, uint64_t tag)
+static struct dbl_pend *rec_of(struct dblame *d, uint64_t tag)
 {
 	uint64_t i = tag - 1 - d->head_seq;
 
@@ -234,14 +251,52 @@ static void rec_write(struct dblame *d, const struct dblame_rec *e)
 	out_json_end(d->out, mark);
 }
 
-/* Every split of e is in (or one never will be): its line, or counted. */
-static void rec_done(struct dblame *d, struct dblame_rec *e)
+/* p's sums, from the pool at its first split; NULL: no memory (p is then lost). */
+static struct dblame_rec *acc_of(struct dblame *d, struct dbl_pend *p)
 {
+	struct dblame_rec *e;
+
+	if (p->acc < 0) {
+		if (!d->nr_free) {
+			size_t a = d->alloc_acc ? 2 * d->alloc_acc : 64, old = d->alloc_acc;
+			struct dblame_rec *n = realloc(d->acc, a * sizeof(*n));
+			int32_t *f = n ? realloc(d->acc_free, a * sizeof(*f)) : NULL;
+
+			if (n)
+				d->acc = n;
+			if (!f || a > INT32_MAX)
+				return NULL;
+			d->acc_free = f;
+			d->alloc_acc = a;
+			for (size_t i = a; i > old; i--)
+				d->acc_free[d->nr_free++] = (int32_t)(i - 1);
+		}
+		p->acc = d->acc_free[--d->nr_free];
+		e = &d->acc[p->acc];
+		memset(e, 0, sizeof(*e));
+	}
+	return &d->acc[p->acc];
+}
+
+/* Every split of p is in (or one never will be): its line, or counted; its sums back. */
+static void rec_done(struct dblame *d, struct dbl_pend *p)
+{
+	struct dblame_rec none = { 0 }, *e = p->acc >= 0 ? &d->acc[p->acc] : &none;
+
+	p->done = 1;
+	e->id = p->id;
+	e->c_max = p->c_max;
+	e->blocks = (int)p->blocks;
+	e->left = (int)p->left;
+	e->lost = p->lost || p->acc < 0;
 	e->done = 1;
 	if (!e->lost)
 		rec_sort(e);
 	if (d->host && d->host->on_rec)
 		d->host->on_rec(d->host->ctx, e);
+	if (p->acc >= 0)
+		d->acc_free[d->nr_free++] = p->acc;
+	p->acc = -1;
 	if (e->lost) {
 		d->unsplit++;
 		return;
@@ -272,7 +327,7 @@ static void rec_add(const struct dblame *d, struct dblame_rec *e, const struct b
 	}
 }
 
-static void rec_split(struct dblame *d, struct dblame_rec *e, const struct blame_res *res)
+static void rec_sum(const struct dblame *d, struct dblame_rec *e, const struct blame_res *res)
 {
 	e->p.wait += (double)(res->r->c_ns - res->r->q_ns);
 	e->p.own += res->own_ns;
@@ -280,8 +335,20 @@ static void rec_split(struct dblame *d, struct dblame_rec *e, const struct blame
 	e->p.self += res->self_ns;
 	e->p.others += res->others_ns;
 	rec_add(d, e, res->culprits, res->nr_culprits);
-	if (!--e->left)
-		rec_done(d, e);
+}
+
+static void rec_split(struct dblame *d, struct dbl_pend *p, const struct blame_res *res)
+{
+	struct dblame_rec *e = acc_of(d, p);
+
+	if (!e) {
+		d->oom = 1;
+		p->lost = 1;
+	} else {
+		rec_sum(d, e, res);
+	}
+	if (!--p->left)
+		rec_done(d, p);
 }
 
 void dblame_rec_merge(const struct dblame *d, struct dblame_rec *dst, const struct dblame_rec *src)
@@ -305,7 +372,7 @@ void dblame_rec_merge(const struct dblame *d, struct dblame_rec *dst, const stru
 static void rec_expire(struct dblame *d, uint64_t now)
 {
 	while (d->n) {
-		struct dblame_rec *e = &d->rq[d->head];
+		struct dbl_pend *e = &d->rq[d->head];
 
 		if (!e->done) {
 			if (e->c_max + DBL_HORIZON_NS > now)
@@ -319,14 +386,21 @@ static void rec_expire(struct dblame *d, uint64_t now)
 	}
 }
 
-/* A new entry at the queue's end for r; its tag, or 0 (no memory: counted unsplit). */
+/*
+ * A new entry at the queue's end for r; its tag, or 0 (the queue at DBL_PEND_MAX:
+ * counted capped; no memory: counted unsplit).
+ */
 static uint64_t rec_push(struct dblame *d, const struct corr_req *r)
 {
-	struct dblame_rec *e;
+	struct dbl_pend *e;
 
+	if (d->n == DBL_PEND_MAX) {
+		d->capped++;
+		return 0;
+	}
 	if (d->n == d->alloc_rq) {
 		size_t a = d->alloc_rq ? 2 * d->alloc_rq : 64;
-		struct dblame_rec *n = malloc(a * sizeof(*n));
+		struct dbl_pend *n = malloc(a * sizeof(*n));
 
 		if (!n) {
 			d->unsplit++;
@@ -342,7 +416,11 @@ static uint64_t rec_push(struct dblame *d, const struct corr_req *r)
 	e = &d->rq[(d->head + d->n) & (d->alloc_rq - 1)];
 	memset(e, 0, sizeof(*e));
 	e->id = r->id;
-	e->blocks = e->left = r->nr_blocks;
+	e->blocks = e->left = (uint32_t)r->nr_blocks;
+	e->acc = -1;
+	/* an upper bio (dm, md) is no victim (dblame_in): it is never split */
+	for (int i = 0; i < r->nr_blocks; i++)
+		e->left -= !!(r->blocks[i]->flags & IT_F_UPPER);
 	return d->head_seq + d->n++ + 1;
 }
 
@@ -350,7 +428,7 @@ static void on_split(const struct blame_res *res, void *ctx)
 {
 	struct dblame *d = ctx;
 	struct dbl_vic *v = vic_of(d, res->r->dev, label_of(d, &res->r->owner));
-	struct dblame_rec *e = rec_of(d, res->r->tag);
+	struct dbl_pend *e = rec_of(d, res->r->tag);
 
 	if (e)
 		rec_split(d, e, res);
@@ -423,7 +501,8 @@ void dblame_in(struct blame_in *in, const struct it_block_rec *b, int victim)
 
 	memset(in, 0, sizeof(*in));
 	in->dev = b->dev;
-	in->victim = victim;
+	/* an upper bio (dm, md) waits on its members, which are split on their own devices */
+	in->victim = victim && !(b->flags & IT_F_UPPER);
 	in->q_ns = b->q_ns ? b->q_ns : b->i_ns ? b->i_ns : b->d_ns;
 	in->d_ns = b->d_ns;
 	in->c_ns = b->c_ns;
@@ -438,7 +517,7 @@ void dblame_request(struct dblame *d, const struct corr_req *r)
 	int lines = d->out || d->rec || (d->host && d->host->on_rec);
 	uint64_t tag = lines && r->nr_blocks ? rec_push(d, r) : 0;
 	struct blame_in in;
-	struct dblame_rec *e;
+	struct dbl_pend *e;
 
 	if (!r->nr_blocks && d->host && d->host->on_rec) {
 		/* no block request: nothing to wait for (host mode's path says requests 0) */
@@ -449,6 +528,8 @@ void dblame_request(struct dblame *d, const struct corr_req *r)
 	for (int i = 0; i < r->nr_blocks; i++) {
 		uint64_t bad = st->bad;
 
+		if (r->blocks[i]->flags & IT_F_UPPER)
+			continue; /* never in service, its members are split on their devices */
 		dblame_in(&in, r->blocks[i], 1);
 		vm_owner(d, &in);
 		in.tag = tag;
@@ -466,6 +547,10 @@ void dblame_request(struct dblame *d, const struct corr_req *r)
 			}
 		}
 	}
+	/* a request of upper bios alone (its members not recorded) waits for no split */
+	e = rec_of(d, tag);
+	if (e && !e->left && !e->done)
+		rec_done(d, e);
 	rec_expire(d, blame_now(d->b));
 }
 
@@ -497,6 +582,10 @@ void dblame_finish(struct dblame *d)
 		it_warn("--blame: %llu written requests got no blame line: a block request of "
 			"theirs was never split (blame_stats.records_unsplit, docs/blame.md)",
 			(unsigned long long)d->unsplit);
+	if (d->capped && (d->out || d->rec))
+		it_warn("--blame: %llu written requests got no blame line: %d were waiting for "
+			"their splits already (blame_stats.records_capped, docs/blame.md)",
+			(unsigned long long)d->capped, DBL_PEND_MAX);
 	if (!d->out)
 		return;
 	j = out_json_begin(d->out, &mark);
@@ -507,6 +596,7 @@ void dblame_finish(struct dblame *d)
 	blame_json_stats(j, d->by, blame_get_stats(d->b), d->oom);
 	jw_u64(j, "records", d->written);
 	jw_u64(j, "records_unsplit", d->unsplit);
+	jw_u64(j, "records_capped", d->capped);
 	jw_obj_end(j);
 	out_json_end(d->out, mark);
 }
@@ -572,6 +662,13 @@ void dblame_metrics(struct dblame *d, FILE *f, uint64_t now, metrics_dev_fn dev_
 		st->truncated);
 }
 
+void dblame_counts(const struct dblame *d, uint64_t *written, uint64_t *unsplit, uint64_t *capped)
+{
+	*written = d->written;
+	*unsplit = d->unsplit;
+	*capped = d->capped;
+}
+
 void dblame_free(struct dblame *d)
 {
 	if (!d)
@@ -581,5 +678,7 @@ void dblame_free(struct dblame *d)
 		free(d->labels[i]);
 	free(d->v);
 	free(d->rq);
+	free(d->acc);
+	free(d->acc_free);
 	free(d);
 }

@@ -23,6 +23,12 @@
 /* A record's `blame` line: its first DBL_REC_TOP culprits, of the first DBL_REC_KEEP owners seen. */
 #define DBL_REC_TOP 3
 #define DBL_REC_KEEP 8
+/*
+ * Written requests waiting for their splits (a horizon's worth: 1 s of them), at
+ * most; past it a request gets no `blame` line (blame_stats.records_capped). 32
+ * bytes each: 8 MiB (docs/blame.md, "Memory").
+ */
+#define DBL_PEND_MAX (1 << 18)
 
 struct cg_cache;
 struct dblame;
@@ -92,6 +98,8 @@ void dblame_finish(struct dblame *b);
 void dblame_in(struct blame_in *in, const struct it_block_rec *b, int victim);
 /* The iotracer_blame_* families, after splitting what the horizon passed by now (CLOCK_MONOTONIC). */
 void dblame_metrics(struct dblame *b, FILE *f, uint64_t now, metrics_dev_fn dev_name, void *ctx);
+/* Lines written, requests that got none because a split was missing (unsplit) or the queue was full (capped). */
+void dblame_counts(const struct dblame *b, uint64_t *written, uint64_t *unsplit, uint64_t *capped);
 void dblame_free(struct dblame *b);
 
 #endif /* IT_DBLAME_H */

@@ -88,35 +88,45 @@ static uint64_t hist_total(const struct it_hist *h)
 	return t;
 }
 
-/* The _bucket, _sum and _count lines of one histogram; l: its 4 labels, room for le. */
-static void write_hist(FILE *f, const struct it_hist *h, struct metrics_label l[5])
+/* The _bucket, _sum and _count lines of one histogram; l: its n labels, room for le. */
+static void write_hist(FILE *f, const struct it_hist *h, struct metrics_label *l, int n)
 {
 	uint64_t cum = 0, total = hist_total(h);
 	char le[32], sum[32];
 	int k;
 
-	l[4].name = "le";
-	l[4].value = le;
+	l[n].name = "le";
+	l[n].value = le;
 	for (k = 0; k < METRICS_SLOT_FIRST; k++)
 		cum += h->slots[k];
 	for (; k <= METRICS_SLOT_LAST; k++) {
 		cum += h->slots[k];
 		metrics_fmt_seconds((1ull << (k + 1)) - 1, le, sizeof(le));
-		metrics_sample_u64(f, HIST_NAME "_bucket", l, 5, cum);
+		metrics_sample_u64(f, HIST_NAME "_bucket", l, n + 1, cum);
 	}
-	l[4].value = "+Inf";
-	metrics_sample_u64(f, HIST_NAME "_bucket", l, 5, total);
-	metrics_sample(f, HIST_NAME "_sum", l, 4, metrics_fmt_seconds(h->sum_ns, sum, sizeof(sum)));
-	metrics_sample_u64(f, HIST_NAME "_count", l, 4, total);
+	l[n].value = "+Inf";
+	metrics_sample_u64(f, HIST_NAME "_bucket", l, n + 1, total);
+	metrics_sample(f, HIST_NAME "_sum", l, n, metrics_fmt_seconds(h->sum_ns, sum, sizeof(sum)));
+	metrics_sample_u64(f, HIST_NAME "_count", l, n, total);
 }
 
-/* The layer, dev and op labels of a histogram key into l[0..3). */
-static void key_labels(struct metrics_label *l, const struct out_khist *kh,
-		       const struct metrics_in *in)
+/*
+ * The layer, dev and op labels of a histogram key into l[0..3), and a stack's
+ * role (upper: a dm/md device's or a partition's own; member: a disk's
+ * requests remapped from one) in l[3]: their number.
+ */
+static int key_labels(struct metrics_label *l, const struct out_khist *kh,
+		      const struct metrics_in *in)
 {
+	const char *role = out_khist_role(&kh->key);
+
 	l[0] = (struct metrics_label){ "layer", out_khist_layer(&kh->key) };
 	l[1] = (struct metrics_label){ "device", in->dev_name(kh->key.dev, in->dev_ctx) };
 	l[2] = (struct metrics_label){ "op", abi_op_name(kh->key.op) };
+	if (!role)
+		return 3;
+	l[3] = (struct metrics_label){ "role", role };
+	return 4;
 }
 
 static void write_hists(FILE *f, const struct metrics_in *in)
@@ -126,15 +136,15 @@ static void write_hists(FILE *f, const struct metrics_in *in)
 		       "log2 histograms (every request, whatever --sample and --min-latency say).");
 	for (int i = 0; i < in->nr_khists; i++) {
 		const struct out_khist *kh = &in->khists[i];
-		struct metrics_label l[5];
+		struct metrics_label l[6];
+		int n = key_labels(l, kh, in);
 
-		key_labels(l, kh, in);
 		for (int s = 0; s < IT_ST_MAX; s++) {
 			if (!hist_total(&kh->val.st[s]))
 				continue;
-			l[3].name = "stage";
-			l[3].value = abi_stage_name(s);
-			write_hist(f, &kh->val.st[s], l);
+			l[n].name = "stage";
+			l[n].value = abi_stage_name(s);
+			write_hist(f, &kh->val.st[s], l, n + 1);
 		}
 	}
 }
@@ -150,12 +160,11 @@ static void write_requests(FILE *f, const struct metrics_in *in)
 	for (int i = 0; i < in->nr_khists; i++) {
 		uint64_t n = hist_total(&in->khists[i].val.st[IT_ST_TOTAL]) +
 			     hist_total(&in->khists[i].val.st[IT_ST_Q2C]);
-		struct metrics_label l[3];
-
-		key_labels(l, &in->khists[i], in);
+		struct metrics_label l[4];
+		int nl = key_labels(l, &in->khists[i], in);
 
 		if (n)
-			metrics_sample_u64(f, "iotracer_requests_total", l, 3, n);
+			metrics_sample_u64(f, "iotracer_requests_total", l, nl, n);
 	}
 }
 
@@ -230,29 +239,21 @@ static void write_bytes(FILE *f, const struct metrics_in *in)
 }
 
 /*
- * --metrics-containers: the container, pod and namespace of a cgroup label's path
- * (docs/metrics.md): names from the node, else the container id's first 12 digits and
- * the pod's UID; "" where the path names none (and for "other").
+ * --metrics-containers: the container, pod and namespace of a row's cgroup label, as
+ * the label was first named (agg.h), else from its path now (agg_ct_labels).
  */
-static void ct_labels(struct ct_names *names, const char *path, struct metrics_label *l,
+static void ct_labels(struct ct_names *names, const struct agg_row *r, struct metrics_label *l,
 		      char buf[3][CT_NAME_MAX])
 {
-	struct ct_full ct;
+	const char(*ct)[CT_NAME_MAX] = r->ct;
 
-	buf[0][0] = buf[1][0] = buf[2][0] = '\0';
-	if (path) {
-		ct_describe(names, path, &ct);
-		if (ct.container || ct.ci.name[0])
-			snprintf(buf[0], CT_NAME_MAX, "%s",
-				 ct.container ? ct.container : ct.ci.name);
-		else
-			snprintf(buf[0], CT_NAME_MAX, "%.12s", ct.ci.id);
-		snprintf(buf[1], CT_NAME_MAX, "%s", ct.pod ? ct.pod : ct.ci.pod_uid);
-		snprintf(buf[2], CT_NAME_MAX, "%s", ct.pod_ns ? ct.pod_ns : "");
+	if (!ct) {
+		agg_ct_labels(names, r->cgroup, buf);
+		ct = (const char(*)[CT_NAME_MAX])buf;
 	}
-	l[0] = (struct metrics_label){ "container", buf[0] };
-	l[1] = (struct metrics_label){ "pod", buf[1] };
-	l[2] = (struct metrics_label){ "namespace", buf[2] };
+	l[0] = (struct metrics_label){ "container", ct[0] };
+	l[1] = (struct metrics_label){ "pod", ct[1] };
+	l[2] = (struct metrics_label){ "namespace", ct[2] };
 }
 
 static void write_cgroups(FILE *f, const struct metrics_in *in)
@@ -277,7 +278,7 @@ static void write_cgroups(FILE *f, const struct metrics_in *in)
 			char buf[3][CT_NAME_MAX];
 
 			if (in->ct_labels)
-				ct_labels(in->names, r->cgroup, l + 3, buf);
+				ct_labels(in->names, r, l + 3, buf);
 			metrics_sample_u64(f, names[n], l, in->ct_labels ? 6 : 3,
 					   n ? r->v.bytes : r->v.count);
 		}

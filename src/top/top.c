@@ -80,6 +80,7 @@ struct top {
 	int raw; /* the terminal is in raw mode (restored at exit) */
 	/* the records: name records always, block records with --blame */
 	int blame_on;
+	int direct_files; /* the syscall layer is on: direct IO's bios name their files */
 	struct tblame *blame;
 	struct ring_buffer *rb;
 	struct recbuf recs;
@@ -582,9 +583,10 @@ static void title(const struct top *t, int nrows, char *buf, size_t n)
 
 	parse_fmt_duration(t->interval_ns, iv, sizeof(iv));
 	strftime(tm, sizeof(tm), "%H:%M:%S", localtime_r(&now, &lt));
-	snprintf(buf, n, "%s - %s  interval %s  sort %s  per %s  %d rows%s%s", TOP_PROG, tm, iv,
-		 tview_sort_name(t->view.sort), group_names[t->group], nrows,
-		 t->blame ? "  blame 1s late" : "",
+	snprintf(buf, n, "%s - %s  interval %s  sort %s  per %s%s  %d row%s%s%s", TOP_PROG, tm, iv,
+		 tview_sort_name(t->view.sort), group_names[t->group],
+		 t->group == TG_FILE && !t->direct_files ? " (page cache)" : "", nrows,
+		 nrows == 1 ? "" : "s", t->blame ? "  blame 1s late" : "",
 		 t->raw ? "  [q quit, s sort, c grouping, f files]" : "");
 }
 
@@ -668,8 +670,15 @@ static int top_start(struct top *t)
 	char mnt[CG_PATH_MAX];
 	int ret;
 
-	/* the syscall layer names the files and gives direct IO's bios theirs */
-	t->o.layers = 1u << IT_L_BLOCK | 1u << IT_L_SYSCALL;
+	/*
+	 * Page-cache bios name their files in the block layer. Direct IO's files are
+	 * the syscall layer's, which taxes every syscall on tracepoint-only kernels:
+	 * loaded only when top starts per file (docs/top.md, "How").
+	 */
+	t->direct_files = t->group == TG_FILE;
+	/* the stack layer too: a dm/md device's rows, its disks' requests named after their owner */
+	t->o.layers = 1u << IT_L_BLOCK | 1u << IT_L_STACK |
+		      (t->direct_files ? 1u << IT_L_SYSCALL : 0);
 	t->o.top = 1; /* filters.c: the aggregation keyed by process, cgroup and file */
 	/* no per-request records; --blame: a record of every block request */
 	t->o.min_lat_ns = t->blame_on ? 0 : UINT64_MAX;

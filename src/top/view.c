@@ -5,9 +5,11 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "records/blame.h"
 #include "records/cgroup.h"
 #include "records/output.h"
 #include "lib/abi.h"
@@ -267,9 +269,31 @@ static void shed_blame(struct tv_layout *l, int avail)
 }
 
 /*
+ * Rows per cgroup, container or pod: CGROUP is the row's key and stays. What
+ * goes before it: QUEUE, DEVICE, then with --blame CULPRIT cut, AVG, P99, then
+ * CULPRIT and BLAMED%. step: the next to go; 0 when none is left.
+ */
+static int shed_for_key(struct tv_layout *l, int step)
+{
+	static const int order[] = { C_QUEUE, C_DEVICE,	 -C_CULPRIT, C_AVG,
+				     C_P99,   C_CULPRIT, C_BLAMED };
+
+	for (; step < (int)(sizeof(order) / sizeof(order[0])); step++) {
+		int c = abs(order[step]);
+
+		if (!l->w[c] || (order[step] < 0 && abs(l->w[c]) <= TV_CULPRIT_NARROW))
+			continue;
+		l->w[c] = order[step] < 0 ? -TV_CULPRIT_NARROW : 0;
+		return step + 1;
+	}
+	return 0;
+}
+
+/*
  * The widest layout whose lines fit o->width - 1 columns (the last column of a
- * terminal wraps on some): QUEUE, DEVICE dropped, then COMM cut, each step only
- * if the cgroup has no TV_CG_MIN columns yet; with none of them, no CGROUP.
+ * terminal wraps on some). Per process: QUEUE, DEVICE dropped, then COMM cut,
+ * each step only if the cgroup has no TV_CG_MIN columns yet; with none of them,
+ * no CGROUP. Per cgroup, container or pod, CGROUP is the key: shed_for_key.
  */
 static void layout(const struct tview_opts *o, struct tv_layout *l)
 {
@@ -289,7 +313,11 @@ static void layout(const struct tview_opts *o, struct tv_layout *l)
 			l->cg_w = avail - fixed_width(l);
 			return;
 		}
-		if (step == 0)
+		if (o->by_cgroup) {
+			if (!(step = shed_for_key(l, step)))
+				break;
+			step--;
+		} else if (step == 0)
 			l->w[C_QUEUE] = 0;
 		else if (step == 1)
 			l->w[C_DEVICE] = 0;
@@ -298,8 +326,9 @@ static void layout(const struct tview_opts *o, struct tv_layout *l)
 		else
 			break;
 	}
-	l->cg_w = -1;
-	if (o->blame)
+	/* the key column in what is left, however narrow */
+	l->cg_w = o->by_cgroup ? TV_CG_MIN : -1;
+	if (o->blame && !o->by_cgroup)
 		shed_blame(l, avail);
 }
 
@@ -353,18 +382,38 @@ static void blame_cells(const struct tview_row *r, int totals, const struct tvie
 	snprintf(name_s, n, "%s", tail_of(name, w));
 }
 
+/*
+ * A row of no task: the block requests the kernel issues on its own (the flush
+ * machinery's requests without bios), which have no submitter, pid or cgroup.
+ * Named BLAME_NO_TASK, as blame names them (docs/top.md).
+ */
+static bool no_task(const struct tview_row *r)
+{
+	return !r->tgid && !r->cgroup_id;
+}
+
+/* The row's cgroup (or container, pod) label; NULL: unknown. */
+static const char *row_cgroup(const struct tview_row *r, const struct tview_opts *o)
+{
+	if (no_task(r))
+		return BLAME_NO_TASK;
+	return o->cgroup ? o->cgroup(r->cgroup_id, o->ctx) : NULL;
+}
+
 static void print_row(FILE *f, const struct tview_row *r, const struct tview_opts *o,
 		      const struct tv_layout *l)
 {
 	/* every cell but CULPRIT fits 32; CULPRIT and CGROUP are cut to CG_PATH_MAX */
 	char v[C_NR][32], culprit[CG_PATH_MAX], line[C_NR * 32 + 2 * CG_PATH_MAX];
-	const char *cg = o->cgroup ? o->cgroup(r->cgroup_id, o->ctx) : NULL;
+	const char *cg = row_cgroup(r, o);
 	const char *cell[C_NR];
 	int at = 0;
 
-	snprintf(v[C_PID], sizeof(v[0]), "%u", r->tgid);
+	snprintf(v[C_PID], sizeof(v[0]), no_task(r) ? "-" : "%u", r->tgid);
 	snprintf(v[C_COMM], sizeof(v[0]), "%.*s", abs(l->w[C_COMM] ? l->w[C_COMM] : 15),
-		 r->comm[0] ? r->comm : "?");
+		 no_task(r) ? BLAME_NO_TASK :
+		 r->comm[0] ? r->comm :
+			      "?");
 	snprintf(v[C_DEV], sizeof(v[0]), "%.8s", o->dev_name(r->dev, o->ctx));
 	snprintf(v[C_OP], sizeof(v[0]), "%s", abi_op_name(r->op));
 	snprintf(v[C_IOPS], sizeof(v[0]), "%.1f", r->iops);
@@ -394,6 +443,25 @@ static void print_row(FILE *f, const struct tview_row *r, const struct tview_opt
 	fprintf(f, "%s\n", line);
 }
 
+/*
+ * The title in w columns, cut, not wrapped (a wrapped title would push the table
+ * off the screen), and only between its parts (two spaces apart): a part is
+ * shown whole or not at all.
+ */
+static void print_title(FILE *f, const char *title, int w)
+{
+	int len = (int)strlen(title);
+
+	if (len > w) {
+		len = w;
+		while (len > 0 && strncmp(title + len, "  ", 2))
+			len--;
+		if (!len)
+			len = w;
+	}
+	fprintf(f, "%.*s\n", len, title);
+}
+
 int tview_fit(int term_rows)
 {
 	/* title, header, "... N more rows", and the line the cursor ends on */
@@ -409,13 +477,12 @@ void tview_print(FILE *f, const char *title, const struct tview_row *rows, int n
 	layout(o, &l);
 	if (o->ansi)
 		fputs("\033[H\033[2J", f); /* home, clear: a plain redraw */
-	/* cut, not wrapped: a wrapped title would push the table off the screen */
-	fprintf(f, "%.*s\n", o->width > 1 ? o->width - 1 : INT_MAX, title);
+	print_title(f, title, o->width > 1 ? o->width - 1 : INT_MAX);
 	print_head(f, o, &l);
 	for (int i = 0; i < shown; i++)
 		print_row(f, &rows[i], o, &l);
 	if (shown < n)
-		fprintf(f, "... %d more rows\n", n - shown);
+		fprintf(f, "... %d more row%s\n", n - shown, n - shown == 1 ? "" : "s");
 }
 
 /* ---- -b's totals ---- */
@@ -425,10 +492,13 @@ enum { T_PID, T_COMM, T_CGROUP, T_DEV, T_OP, T_IOS, T_BYTES, T_BLAMED, T_CULPRIT
 static void totals_cells(const struct tview_row *r, const struct tview_opts *o,
 			 char v[T_NR][CG_PATH_MAX])
 {
-	const char *cg = o->cgroup ? o->cgroup(r->cgroup_id, o->ctx) : NULL;
+	const char *cg = row_cgroup(r, o);
 
-	snprintf(v[T_PID], CG_PATH_MAX, "%u", r->tgid);
-	snprintf(v[T_COMM], CG_PATH_MAX, "%s", r->comm[0] ? r->comm : "-");
+	snprintf(v[T_PID], CG_PATH_MAX, no_task(r) ? "-" : "%u", r->tgid);
+	snprintf(v[T_COMM], CG_PATH_MAX, "%s",
+		 no_task(r) ? BLAME_NO_TASK :
+		 r->comm[0] ? r->comm :
+			      "-");
 	snprintf(v[T_CGROUP], CG_PATH_MAX, "%s", cg ? cg : "-");
 	snprintf(v[T_DEV], CG_PATH_MAX, "%s", o->dev_name(r->dev, o->ctx));
 	snprintf(v[T_OP], CG_PATH_MAX, "%s", abi_op_name(r->op));

@@ -421,8 +421,8 @@ bpf_ids_alive() {
 	comm -12 <(printf '%s\n' "$1" | sort -u) <(printf '%s\n' "$all") | tr '\n' ' ' | sed 's/ $//'
 }
 
-# start_tracer ARGS...: run $IOTRACER -j FILE --no-live -q ARGS in the background and
-# wait until it has attached: it holds BPF link fds (/proc/PID/fdinfo) and their
+# start_tracer ARGS...: run $IOTRACER -j FILE --no-live -q ARGS in the background
+# (TRACER_JSON_PATH=none: without -j, as the service runs) and wait until it has attached: it holds BPF link fds (/proc/PID/fdinfo) and their
 # number has not changed for 1 s. Sets TRACER_PID, TRACER_JSON, TRACER_ERR (stderr
 # file), TRACER_WHY (reason on failure). Returns 1 if it died or did not attach in 20 s.
 # Must not be called inside $(...) (stop_tracer needs the pid as a child).
@@ -433,8 +433,10 @@ start_tracer() {
 	TRACER_OUT=$IT_TMP/trace.$IT_SEQ.out
 	TRACER_WHY=""
 	TRACER_RC=""
-	vnote "start: iotracer -j $TRACER_JSON --no-live -q $*"
-	"$IOTRACER" -j "$TRACER_JSON" --no-live -q "$@" >"$TRACER_OUT" 2>"$TRACER_ERR" &
+	local jargs=(-j "$TRACER_JSON")
+	[[ $TRACER_JSON == none ]] && jargs=() # the service's way: no records written
+	vnote "start: iotracer ${jargs[*]} --no-live -q $*"
+	"$IOTRACER" "${jargs[@]}" --no-live -q "$@" >"$TRACER_OUT" 2>"$TRACER_ERR" &
 	TRACER_PID=$!
 	_it_register pids "$TRACER_PID"
 	local i n last=-2 stable=0

@@ -26,6 +26,12 @@
 #                  >= 80 % of V's blamed wait (iotracer_blame_wait_seconds_total self +
 #                  others), A's within 3 % of the report's figure for the run; promtool
 #                  check metrics passes (when promtool is there)
+#   metrics_share  run 1's /metrics scraped by a real Prometheus (SKIP without one) with
+#                  configs/iotracer-rules.yml: the dashboard's "who slows whom" panel ranks
+#                  by the victim's share of its wait: its first series is V slowed by A, V's
+#                  top culprit in the rule's device:iotracer_blame_share:rate5m is A, and
+#                  A's (its culprits and its self share, device:iotracer_blame_self_share)
+#                  is not V
 #   report_json    each run's report: "blame" lines parse, own + unattributed + self + others
 #                  == wait (within 0.1 %) for every victim
 # shellcheck disable=SC2016 # jq programs in single quotes
@@ -34,7 +40,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 it_begin direct_on direct_off direct_split buffered_on buffered_off buffered_split \
-	buffered_flusher report_json metrics_blame
+	buffered_flusher report_json metrics_blame metrics_share
 it_require_all fio jq findmnt mkfs.ext4 fallocate curl ss
 
 mk_cgroups V A B
@@ -108,6 +114,84 @@ metrics_check() {
 		'BEGIN { exit !(s >= 0.8 && a >= 0.97 && a <= 1.03 && w !~ /promtool/) }'
 }
 
+# prom_start: a Prometheus of its own (loopback, temporary storage) scraping run 1's tracer
+# every 1 s, with the shipped rules; PROM_PORT, or PROM_WHY when there is none
+prom_start() {
+	local i
+	PROM_PORT="" PROM_WHY=""
+	command -v prometheus >/dev/null || {
+		PROM_WHY="no prometheus binary"
+		return 1
+	}
+	PROM_PORT=$(free_port) || {
+		PROM_WHY="no free TCP port"
+		return 1
+	}
+	cat >"$IT_TMP/prometheus.yml" <<EOF
+global: { scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s }
+rule_files: ['$IT_ROOT/configs/iotracer-rules.yml']
+scrape_configs:
+  - job_name: iotracer
+    static_configs: [{ targets: ['127.0.0.1:$PORT'] }]
+EOF
+	bg_start prometheus prometheus --config.file="$IT_TMP/prometheus.yml" \
+		--storage.tsdb.path="$IT_TMP/tsdb" --web.listen-address="127.0.0.1:$PROM_PORT"
+	for ((i = 0; i < 150; i++)); do
+		curl -sf --max-time 1 "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null && return 0
+		proc_alive "$BG_PID" || break
+		sleep 0.2
+	done
+	PROM_WHY="prometheus not ready: $(tail -c 300 "$IT_TMP/prometheus.out")"
+	PROM_PORT=""
+	return 1
+}
+
+# prom_top EXPR: "VICTIM CULPRIT VALUE" of the instant query's largest series
+prom_top() {
+	curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1" |
+		jq -r '[.data.result[]? | {v: .metric.victim, c: .metric.culprit, x: (.value[1] | tonumber)}]
+			| max_by(.x) // empty | "\(.v) \(.c) \(.x)"'
+}
+
+# share_check T_END: the panel and the rule, once Prometheus scraped and evaluated after T_END
+share_check() {
+	local t_end=$1 i ts ev expr panel vtop atop secs why pv pc vc ac
+	if [[ -z $PROM_PORT ]]; then
+		skip metrics_share "$PROM_WHY"
+		return
+	fi
+	for ((i = 0; i < 50; i++)); do
+		ts=$(curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode \
+			'query=timestamp(up{job="iotracer"} == 1)' | jq -r '.data.result[0].value[1] // 0')
+		ev=$(curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/rules" | jq -r \
+			'.data.groups[] | select(.name == "iotracer-recording") | .lastEvaluation
+			| sub("\\.[0-9]*Z$"; "Z") | fromdate')
+		awk -v s="$ts" -v e="${ev:-0}" -v t="$t_end" 'BEGIN { exit !(s > t && e > s + 1) }' && break
+		sleep 0.2
+	done
+	# the panel's query over the whole run, its variables matching anything
+	expr=$(jq -r '.panels[] | select(.title | startswith("Who slows whom")) | .targets[0].expr' \
+		"$IT_ROOT/configs/grafana-iotracer.json")
+	expr=${expr//\$__rate_interval/2m}
+	expr=$(sed -E 's/\$[a-z]+/.*/g' <<<"$expr")
+	panel=$(prom_top "$expr")
+	vtop=$(prom_top "device:iotracer_blame_share:rate5m{device=\"$name\",victim=\"${REL[V]}\"}")
+	# A's culprits and A itself (its self share)
+	atop=$(prom_top "device:iotracer_blame_share:rate5m{device=\"$name\",victim=\"${REL[A]}\"} or label_replace(device:iotracer_blame_self_share:rate5m{device=\"$name\",victim=\"${REL[A]}\"}, \"culprit\", \"\$1\", \"victim\", \"(.*)\")")
+	secs=$(prom_top "sum by (victim, culprit) (iotracer_blame_seconds_total{device=\"$name\",victim=\"${REL[A]}\"})")
+	why="panel's first (victim culprit share): ${panel:-none}; rule: V's top ${vtop:-none}, A's top ${atop:-none}; by seconds A's top ${secs:-none}"
+	note "blame share: $why (V ${REL[V]}, A ${REL[A]})"
+	read -r pv pc _ <<<"$panel"
+	read -r _ vc _ <<<"$vtop"
+	read -r _ ac _ <<<"$atop"
+	if [[ ${pv:-} == "${REL[V]}" && ${pc:-} == "${REL[A]}" && ${vc:-} == "${REL[A]}" &&
+		-n ${ac:-} && ${ac:-} != "${REL[V]}" ]]; then
+		pass metrics_share
+	else
+		fail metrics_share "$why"
+	fi
+}
+
 # run_blame RUN MODE: the 40 s schedule, the tracer, the windows, the checks
 run_blame() {
 	local run=$1 mode=$2 j v0 v1 a10 a11 a20 a21 b0 b1
@@ -149,6 +233,7 @@ run_blame() {
 		sleep 1.5 # past the live blame's 1 s horizon, and one more /metrics rebuild
 		curl -s --max-time 5 -o "$IT_TMP/scrape.txt" "http://127.0.0.1:$PORT/metrics" ||
 			note "cannot scrape /metrics"
+		share_check "$(date +%s.%N)"
 	fi
 	stop_tracer TERM || fail_all "$run: tracer: $TRACER_WHY"
 	read -r v0 v1 < <(fio_window "$IT_TMP/$run.v.json")
@@ -251,6 +336,7 @@ done
 sync -f "$mnt"
 note "device $dev ($devno), ext4 at $mnt"
 wait_quiet "$dev" 5
+prom_start || note "no Prometheus: $PROM_WHY"
 run_blame direct direct
 # run 1's metadata (its unwritten extents made written) to the disk now, not in run 2
 sync -f "$mnt"

@@ -30,13 +30,19 @@
 #                      blame_stats: source stored) and names A as V's top culprit (text and
 #                      JSON), with >= 80 % of V's blamed wait in A's window... of all V's
 #                      slow requests' (the matrix is over the run: A's share >= 50 %)
+# Memory (docs/blame.md, "Memory"; issue 37), a second run: --blame in the full profile with
+# -j (to /dev/null) while fio io_uring QD32 4k random reads a loop device over a tmpfs for
+# 6 s (the fastest device here). Oracle: /proc/PID/status, fio's JSON.
+#   memory_bound   the daemon's peak RssAnon (sampled every 0.2 s) <= 24 MiB, and no line
+#                  capped at that rate (its exit warnings); SKIP below 40k IOPS, where the
+#                  uncapped queue of before stayed under it too (it reached 63 MiB at 100k)
 # shellcheck disable=SC2016 # jq programs in single quotes
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 it_begin rec_thinned rec_exact rec_all_fed rec_blame rec_stored_same rec_stored_v \
-	rec_stored_report
+	rec_stored_report memory_bound
 it_require_all fio jq findmnt
 
 mk_cgroups V A
@@ -172,4 +178,35 @@ txt_top=$(sed -n '/^blame by/,$p' "$IT_TMP/mx.txt" | grep -A2 " ${REL[V]}: " | s
 check rec_stored_report "source $src, V's top culprit $top with $share (text: $txt_top; want stored, ${REL[A]} in both, >= 0.5)" \
 	awk -v s="$src" -v t="$top" -v tt="$txt_top" -v a="${REL[A]}" -v x="$share" \
 	'BEGIN { exit !(s == "stored" && t == a && tt == a && x >= 0.5) }'
+
+# memory_bound: a loop device over a tmpfs of the test's own
+shm=$IT_TMP/shm
+mkdir -p "$shm"
+mount -t tmpfs -o size=600m tmpfs "$shm" || fail_all "cannot mount a tmpfs"
+_it_register mounts "$shm"
+truncate -s 512M "$shm/img" || fail_all "cannot make the image"
+fast=$(losetup -f --show "$shm/img") || fail_all "no loop device over tmpfs"
+_it_register loops "$fast"
+TRACER_JSON_PATH=/dev/null start_tracer -d "$(devname "$fast")" --blame || fail_all "$TRACER_WHY"
+fio_start "$IT_TMP/mem.json" --name=mem --filename="$fast" --ioengine=io_uring --iodepth=32 \
+	--direct=1 --rw=randread --bs=4k --size=512M --runtime=6 --time_based --randrepeat=0
+peak=0
+while proc_alive "$FIO_PID"; do
+	kb=$(awk '$1 == "RssAnon:" { print $2 }' "/proc/$TRACER_PID/status" 2>/dev/null)
+	((${kb:-0} > peak)) && peak=$kb
+	sleep 0.2
+done
+fio_wait 30 || note "fio: $FIO_RC"
+stop_tracer || note "tracer: $TRACER_WHY"
+# the loop device before its tmpfs (the exit trap unmounts first)
+losetup -d "$fast" && _it_unregister loops "$fast"
+iops=$(jq -r '.jobs[0].read.iops | floor' "$IT_TMP/mem.json" 2>/dev/null)
+capped=$(grep -o '[0-9]* written requests got no blame line: [0-9]* were waiting' "$TRACER_ERR" | cut -d' ' -f1)
+note "--blame -j, fio io_uring QD32 at ${iops:-?} IOPS: peak RssAnon $peak kB, lines capped ${capped:-0}"
+if ((${iops:-0} < 40000)); then
+	skip memory_bound "fio reached ${iops:-no} IOPS here (want >= 40k to tell a bounded queue from the old one)"
+else
+	check memory_bound "peak RssAnon $peak kB at $iops IOPS (want <= 24576), capped ${capped:-0} (want 0)" \
+		test "$peak" -le 24576 -a "${capped:-0}" = 0
+fi
 it_end

@@ -4,6 +4,9 @@
 # fio's total_ios/clat, file inodes (`stat -c %i`) and /sys/block stat deltas.
 #   dev_only        -d A while fio reads A and B at once: no request or summary entry names B
 #   dev_count       ... and fio's read syscalls on A are all there (fio job A total_ios ±1 %)
+#   aio_other_dev   ... then fio libaio (QD8, 2000 reads) on B alone: the summary's
+#                   records.aio is 0 (io_submit and io_getevents of an untraced device are
+#                   filtered in the kernel, like the other syscalls; issue 37)
 #   pid_only        -p P1 while dd P1 and dd P2 read A: every request has pid P1
 #   pid_count       ... and P1's read syscalls on A == its 2000 reads
 #   comm_only       -c itcommdd (a copy of dd) next to a plain dd: every request has that comm
@@ -28,7 +31,7 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin dev_only dev_count pid_only pid_count comm_only comm_count cgroup_only cgroup_count \
+it_begin dev_only dev_count aio_other_dev pid_only pid_count comm_only comm_count cgroup_only cgroup_count \
 	file_only file_count \
 	sample_records sample_hist minlat_records minlat_hist
 it_require_all dd mkfs.ext4 stat
@@ -51,10 +54,11 @@ stop_or_fail() {
 }
 # ------------------------------------------------------------------ -d
 phase_dev() {
-	local b0 b1 ios n nb ns
+	local b0 b1 b2 ios n nb ns na
 	if ! start_tracer -d "$A"; then
 		fail dev_only "$TRACER_WHY"
 		fail dev_count "$TRACER_WHY"
+		fail aio_other_dev "$TRACER_WHY"
 		return
 	fi
 	b0=$(blk_reads "$devB")
@@ -62,7 +66,15 @@ phase_dev() {
 		--runtime="$RUNTIME" --time_based --rate_iops=1000 \
 		--name=ja --filename="$devA" --name=jb --filename="$devB"
 	b1=$(blk_reads "$devB")
-	stop_or_fail dev_only dev_count || return
+	# libaio on B alone: its io_submit and io_getevents records must stay in the kernel
+	fio --output-format=json --output="$IT_TMP/fio.aio.json" --name=jaio --filename="$devB" \
+		--ioengine=libaio --iodepth=8 --direct=1 --rw=randread --bs=4k --number_ios=2000 \
+		--size=64m --randrepeat=0 >/dev/null 2>&1 || note "fio libaio on $B failed"
+	b2=$(blk_reads "$devB")
+	stop_or_fail dev_only dev_count aio_other_dev || return
+	na=$(jq -r '.records.aio' "$SUMMARY")
+	check aio_other_dev "-d $A, fio libaio on $B ($((b2 - b1)) reads): records.aio $na, requests $(jq -r .requests "$SUMMARY") (want records.aio 0)" \
+		test "$na" = 0 -a "$((b2 - b1))" -ge 2000
 	if ((FIO_RC != 0)); then
 		fail dev_only "fio failed ($FIO_RC)"
 		fail dev_count "fio failed ($FIO_RC)"

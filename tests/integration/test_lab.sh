@@ -27,6 +27,9 @@
 # As test_lab_blame.sh (a symlink) it runs tests/lab/test_blame_host.sh: host mode's
 # --blame, an aggressor guest named as the culprit of a victim guest's requests on one
 # host loop device, 2 guests booted side by side (~60 s).
+# As test_lab_stacks.sh (a symlink) it runs tests/lab/test_stacks.sh: the storage stacks
+# (partition, dm-linear, dm-crypt, LVM on dm-crypt, md raid1, raid5) in one boot of 6.1
+# and one of 6.12 (5.10 too with LAB_FULL=1).
 # As test_lab_fileio.sh (a symlink) it runs tests/lab/test_fileio.sh on 6.12 (fentry;
 # LAB_FIO_KERNELS): the syscall layer's file path, no program for non-file calls, and
 # the tax with and without iotracer (`# tax` notes), 1 boot (~55 s under TCG).
@@ -44,6 +47,7 @@ test_lab_modes.sh) target=test_modes.sh name=lab_modes ;;
 test_lab_btt.sh) target=test_btt.sh name=lab_btt ;;
 test_lab_wback.sh) target=test_wback.sh name=lab_wback ;;
 test_lab_blame.sh) target=test_blame_host.sh name=lab_blame_host ;;
+test_lab_stacks.sh) target=test_stacks.sh name=lab_stacks ;;
 test_lab_fileio.sh)
 	target=test_fileio.sh name=lab_fileio
 	export LAB_FIO_KERNELS=${LAB_FIO_KERNELS:-6.12}

@@ -8,6 +8,8 @@
 #   term_links    after it exited, none of its BPF links or programs remain
 #   kill_links    SIGKILL -> its links and programs are gone within 2 s (fd-owned links)
 #   duration      -D 2s: exits 0 by itself, final summary with elapsed_ns of about 2 s
+#   unbound_dev   -d on a loop device no file is bound to (losetup -f): runs (exit 0) and
+#                 says so in one warning naming it (it started silently; issue 37)
 #   cli_badlat    --min-latency 10xs: exit 2, one stderr line naming --min-latency
 #   cli_baddev    --dev nosuchdev: exit 2, one stderr line naming the option or the value
 #   cli_nopid     -p PID of a process that exited (a reaped child): exit 2, one stderr
@@ -21,7 +23,7 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin term_exit term_summary term_links kill_links duration cli_badlat cli_baddev \
+it_begin term_exit term_summary term_links kill_links duration unbound_dev cli_badlat cli_baddev \
 	cli_nopid cli_bareunit cli_badopt cli_help nonroot
 require_root
 require_cmd jq timeout
@@ -90,6 +92,25 @@ el=$(jq -r 'select(.type == "summary" and .final == true) | .elapsed_ns' "$js" 2
 note "-D 2s: exit $rc after $(((t1 - t0) / 1000000)) ms, final elapsed_ns ${el:-none}"
 check duration "-D 2s: exit status $rc (124 = did not stop by itself), final summary elapsed_ns ${el:-none} (want 1.9e9..4e9)" \
 	awk -v rc="$rc" -v e="${el:-0}" 'BEGIN { exit !(rc == 0 && e >= 1.9e9 && e <= 4e9) }'
+
+# ------------------------------------------------------------------ an unbound loop device
+# losetup -f: the first loop device no file is bound to (size 0). Another test may bind it
+# meanwhile: then its size is no longer 0 after the run, and the run says nothing of it.
+unbound_run() {
+	UB=$(losetup -f 2>/dev/null) && UB=$(devname "$UB") || return 1
+	[[ $(cat "/sys/block/$UB/size" 2>/dev/null) == 0 ]] || return 1
+	timeout -k 5 30 "$IOTRACER" -d "$UB" -D 1s -q --no-live >/dev/null 2>"$IT_TMP/unbound.err" </dev/null
+	UB_RC=$?
+	[[ $(cat "/sys/block/$UB/size" 2>/dev/null) == 0 ]]
+}
+if unbound_run || unbound_run; then
+	w=$(grep -c -- "warning: --dev: $UB holds nothing.*no file is bound" "$IT_TMP/unbound.err")
+	note "-d $UB (unbound): exit $UB_RC, stderr: $(head -c 300 "$IT_TMP/unbound.err" | tr '\n' '|')"
+	check unbound_dev "-d $UB (no file bound): exit $UB_RC, warnings naming it: $w (want 0 and 1)" \
+		test "$UB_RC" = 0 -a "$w" = 1
+else
+	skip unbound_dev "no loop device stayed unbound for the run (losetup -f: ${UB:-none})"
+fi
 
 # ------------------------------------------------------------------ command line errors
 # cli NAME EXPECTED_RC GREP_ERE ARGS...: run iotracer ARGS, expect the exit status and

@@ -17,12 +17,16 @@
 #   key_refused      keyed host: a peer without the key and one with another key are not
 #                    let up (refused, counted); none of their records written
 #   key_ok           keyed host: a peer with the same key gets its record through
+#   quiet_warned     a guest daemon (--mode guest -q) without the key: the keyed host refuses
+#                    it, and under -q both still say so: the guest a warning naming its
+#                    link, the host one naming the refusal (issue 37: -q hid them)
 # shellcheck disable=SC2016 # jq programs in single quotes
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin cli_key_mode cli_listen junk_filter junk_records good_records key_refused key_ok
+it_begin cli_key_mode cli_listen junk_filter junk_records good_records key_refused key_ok \
+	quiet_warned
 require_root
 require_cmd jq timeout truncate
 require_iotracer
@@ -98,6 +102,7 @@ port=$((20000 + RANDOM % 20000))
 if ! start_tracer --mode host --qemu-pid "$FAKE" --listen "tcp:127.0.0.1:$port" --link-key "$IT_TMP/key"; then
 	fail key_refused "host daemon: $TRACER_WHY"
 	fail key_ok "host daemon: $TRACER_WHY"
+	fail quiet_warned "host daemon: $TRACER_WHY"
 	it_end
 fi
 nokey=$(peer "tcp:127.0.0.1:$port" --name nokey --rec itvd0:0:16:8 --ms 1500)
@@ -106,6 +111,10 @@ wrong=$(peer "tcp:127.0.0.1:$port" --name wrong --key "$IT_TMP/other.key" --rec 
 wrc=$?
 right=$(peer "tcp:127.0.0.1:$port" --name right --key "$IT_TMP/key" --rec itvd0:0:32:8)
 rrc=$?
+# a real guest daemon under -q, without the key: the host refuses it; both say so
+timeout -k 5 30 "$IOTRACER" --mode guest -q --no-live --link "tcp:127.0.0.1:$port" -D 4s \
+	>/dev/null 2>"$IT_TMP/guest.err" </dev/null
+grc=$?
 sleep 0.3
 stop_tracer TERM || note "host daemon: $TRACER_WHY"
 sum=$(final_summary "$TRACER_JSON")
@@ -116,4 +125,9 @@ check key_refused "no key rc $nrc ($nokey), other key rc $wrc ($wrong); guest_vr
 	"$(jq -r '.refused >= 2' <<<"$sum" 2>/dev/null)" = true
 check key_ok "same key rc $rrc ($right); guest_vreq sectors '$sectors'" \
 	test "$rrc" = 0 -a "$sectors" = "32 "
+gw=$(grep -c "warning: link: tcp:127.0.0.1:$port: " "$IT_TMP/guest.err")
+hw=$(grep -c "warning: link: peer .*refused: peer has no link key" "$TRACER_ERR")
+note "guest -q (exit $grc): $(head -c 300 "$IT_TMP/guest.err" | tr '\n' '|'); host -q: $(grep refused "$TRACER_ERR" | head -c 300 | tr '\n' '|')"
+check quiet_warned "guest -q without the key: exit $grc, its warnings about the link $gw (want >= 1); the host's -q warnings of the refusal $hw (want >= 1)" \
+	test "$grc" = 0 -a "$gw" -ge 1 -a "$hw" -ge 1
 it_end

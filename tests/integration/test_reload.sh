@@ -7,6 +7,9 @@
 #   inplace_count    fio run 1 (reload in the middle): its read records + drops == its IOs
 #   minlat_records   reload min-latency = 1h, fio run 2: no record for it ...
 #   minlat_hist      ... while hists syscall/A/read/total == IOs of runs 1 + 2 (+ 3 below)
+#   start_once       record-size (read at start only) in the file: said at the SIGHUP that
+#                    brings it, not again at the next one with the same value (another key
+#                    changed), said again when its value changes (issue 37)
 #   bad_alive        a broken file (bad min-latency): the daemon keeps running ...
 #   bad_log          ... logs one line FILE:LINE: min-latency: bad duration 'abc' ...
 #   bad_kept         ... and the old configuration stays: fio run 3 leaves no record
@@ -34,7 +37,7 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin inplace_log inplace_links inplace_count minlat_records minlat_hist bad_alive bad_log \
+it_begin inplace_log inplace_links inplace_count minlat_records minlat_hist start_once bad_alive bad_log \
 	bad_kept reattach_log reattach_count span_goes_on span_joined lost_family inflight_down \
 	lost_sum exit
 it_require_all
@@ -95,6 +98,18 @@ hup_wait "reload: changed in place" || true
 fio_reads run2
 fio_wait 60
 pid2=$FIO_PID
+
+# ---- 2b: a start-only key (record-size) is said once per value, not at every SIGHUP
+printf 'dev = %s\nmin-latency = 1h\n[record]\nrecord-size = 1M\n' "$A" >"$CONF"
+hup_wait "record-size: read at start only" || true
+printf 'dev = %s\nmin-latency = 2h\n[record]\nrecord-size = 1M\n' "$A" >"$CONF"
+hup_wait "reload: changed in place" || true
+s1=$(grep -c "read at start only" "$TRACER_ERR")
+printf 'dev = %s\nmin-latency = 2h\n[record]\nrecord-size = 2M\n' "$A" >"$CONF"
+hup_wait "record-size: read at start only.*-> 2048K" || true
+s2=$(grep -c "read at start only" "$TRACER_ERR")
+check start_once "start-only lines: $s1 after two SIGHUPs with record-size 1M (want 1), $s2 after 2M (want 2): $(grep "read at start only" "$TRACER_ERR" | tr '\n' '|')" \
+	test "$s1" = 1 -a "$s2" = 2
 
 # ---- 3: a broken file keeps the running configuration
 printf 'dev = %s\n# the threshold below is broken\nmin-latency = abc\n' "$A" >"$CONF"
@@ -166,7 +181,7 @@ note "fio IOs $i1 $i2 $i3 $i4; records $n1 $n2 $n3 $n4; drops $drops; hists sysc
 check inplace_count "run 1: $n1 records + $drops drops, fio did $i1 IOs" \
 	test "$i1" -gt 0 -a $((n1 + drops)) -eq "$i1"
 check minlat_records "run 2 under min-latency 1h: $n2 records" test "$i2" -gt 0 -a "$n2" -eq 0
-check bad_kept "run 3 after the broken file: $n3 records (min-latency 1h should still hold)" \
+check bad_kept "run 3 after the broken file: $n3 records (min-latency 2h should still hold)" \
 	test "$i3" -gt 0 -a "$n3" -eq 0
 check minlat_hist "hists syscall/$A/read/total ${h:-none}, fio runs 1-4 did $((i1 + i2 + i3 + i4)) IOs" \
 	test "${h:-0}" -eq $((i1 + i2 + i3 + i4))

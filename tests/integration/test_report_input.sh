@@ -11,7 +11,8 @@
 #   why_window a window before every request: a warning naming --since/--until
 #   why_chain  -c fio (keeps all) then -p 99 (keeps none): names --pid, not --comm
 #   no_reqs    a file of `{}` lines: a warning that the input holds no request
-#   not_file   report /dev/urandom (a character device): not "empty": "not a regular file"
+#   not_file   report /dev/urandom (a character device): not "empty": "not a regular file",
+#              and exit 1 with "no input could be read" (the man page's status; it was 0)
 # shellcheck disable=SC2016 # jq programs in single quotes
 set -u
 # shellcheck source=tests/integration/lib.sh
@@ -74,6 +75,7 @@ check no_reqs "exit $RC, stderr: $(err1 empty)" \
 	grep -q -- "no request in the input" "$IT_TMP/empty.err"
 
 rep dnull /dev/urandom
-check not_file "exit $RC, stderr: $(err1 dnull)" \
-	sh -c '! grep -q empty "$1" && grep -q "/dev/urandom: not a regular file" "$1"' sh "$IT_TMP/dnull.err"
+check not_file "exit $RC (want 1), stderr: $(err1 dnull)" \
+	sh -c '[ "$2" = 1 ] && ! grep -q empty "$1" && grep -q "/dev/urandom: not a regular file" "$1" &&
+		grep -q "no input could be read" "$1"' sh "$IT_TMP/dnull.err" "$RC"
 it_end

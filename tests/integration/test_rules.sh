@@ -3,8 +3,10 @@
 # Oracles: promtool's rule checker and its rule unit tester on synthetic series whose
 # expected values are worked out by hand (tests/rules/iotracer-rules.test.yml).
 #   check   promtool check rules: the file parses, every expression is valid PromQL
-#   test    promtool test rules: recorded p50/p99/throughput values and every alert's
-#           firing time, labels and text (tests/rules/, with a per-device threshold file)
+#   test    promtool test rules: recorded p50/p99/throughput values, the blame shares
+#           (a reader and a writer holding each other for the same seconds: the reader's
+#           share ranks first) and every alert's firing time, labels and text (tests/rules/,
+#           with a per-device threshold file)
 #   paths   every file of the tree the rules file names (tests/..., docs/...) exists
 # The rules against a real scrape of the tracer: test_metrics.sh ("rules").
 set -u

@@ -18,16 +18,23 @@
 #                 title, and a "... N more rows" line says the cut
 #   width80       tmux 80x24, the same readers: every line of the screen is a whole row (a
 #                 pid first) or the title, header or cut line: nothing wrapped
+#   blame80       tmux 80x24, `top --blame -C`: the header ends with CGROUP (the rows' key
+#                 stays; CULPRIT is cut and AVG goes first), the readers' row ends with
+#                 their cgroup, the title is cut between its parts (not to "blame 1") and
+#                 says "1 row", not "1 rows"; no line wraps (issue 37)
 #   pipe          top -n 2 into a pipe, without -b: no escape byte, and the batch's totals
 #   cgroup_totals top -b -C: the totals table has no PID or COMM column
 #   batch_aligned the -b totals table's columns start where its header's do
+#   syscall_tax   the programs the kernel lists for top's BPF fds (bpftool): none of the
+#                 syscall layer's (sys_enter/sys_exit) by default, they are there with
+#                 --group file (direct IO's files; every syscall pays them on this host)
 # shellcheck disable=SC2016,SC2119 # jq programs in single quotes; optional args
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 it_begin screen_rows screen_iops key_cgroup key_sort batch_totals bad_sort bad_pid title_kept \
-	width80 pipe cgroup_totals batch_aligned
+	width80 blame80 pipe cgroup_totals batch_aligned syscall_tax
 it_require_all tmux
 
 RATE_A=${TOP_RATE_A:-150}
@@ -58,6 +65,27 @@ check pipe "exit $rc, $esc escape bytes, totals $(grep -c '^TOTAL' "$IT_TMP/pipe
 rc=$?
 cghead=$(grep -A1 '^TOTAL' "$IT_TMP/cg.out" | tail -1)
 check cgroup_totals "exit $rc, header '$cghead'" test "$rc" = 0 -a "$cghead" = "CGROUP DEV OP IOS BYTES"
+
+# top_progs ARGS...: the names of the BPF programs a running top holds (the kernel's list)
+top_progs() {
+	local pid ids
+	"$IOTRACER" top -b -n 4 -i 300ms -d "$name" "$@" >/dev/null 2>&1 &
+	pid=$!
+	# loaded and attached: the same nonempty set of programs twice, 200 ms apart
+	local prev=""
+	for _ in $(seq 50); do
+		ids=$(bpf_fd_ids "$pid" | sed -n 's/^p//p')
+		[[ -n $ids && $ids == "$prev" ]] && break
+		prev=$ids
+		sleep 0.2
+	done
+	for i in $ids; do bpftool -j prog show id "$i" 2>/dev/null | jq -r .name; done | sort | tr '\n' ' '
+	wait "$pid" 2>/dev/null
+}
+plain=$(top_progs)
+byfile=$(top_progs --group file)
+check syscall_tax "default: $plain; --group file: $byfile" \
+	test -n "$plain" -a "${plain/sys_e/}" = "$plain" -a "${byfile/sys_enter/}" != "$byfile"
 
 # fio_job NAME RATE ARGS...: a rate-limited 4k direct reader of the device (own process)
 fio_job() {
@@ -135,11 +163,16 @@ _it_register pids "$(tm display -p -t small '#{pid}')"
 tm new-session -d -s narrow -x 80 -y 24 "$IOTRACER top -d $name -i 1s; sleep 30" ||
 	fail_all "tmux cannot start"
 _it_register pids "$(tm display -p -t narrow '#{pid}')"
+tm new-session -d -s blame -x 80 -y 24 "$IOTRACER top --blame -C -d $name -i 1s; sleep 30" ||
+	fail_all "tmux cannot start"
+_it_register pids "$(tm display -p -t blame '#{pid}')"
 sleep 4.5
 tm capture-pane -p -t small >"$IT_TMP/screen.small.txt"
 tm capture-pane -p -t narrow >"$IT_TMP/screen.narrow.txt"
+tm capture-pane -p -t blame >"$IT_TMP/screen.blame.txt"
 tm send-keys -t small q
 tm send-keys -t narrow q
+tm send-keys -t blame q
 sed 's/^/# 160x8: /' "$IT_TMP/screen.small.txt"
 sed 's/^/# 80x24: /' "$IT_TMP/screen.narrow.txt" | grep -v '^# 80x24: $'
 check title_kept "160x8: $(head -n 2 "$IT_TMP/screen.small.txt" | tr '\n' '|')" \
@@ -150,6 +183,16 @@ bad=$(awk 'NR > 2 && NF && !/^ *[0-9]+ / && !/^\.\.\. [0-9]+ more rows$/' "$IT_T
 nrows=$(awk 'NR > 2 && /^ *[0-9]+ /' "$IT_TMP/screen.narrow.txt" | wc -l)
 check width80 "$nrows rows; not a row: $(head -n 3 <<<"$bad" | tr '\n' '|')" \
 	test -z "$bad" -a "$nrows" -ge 10 -a "$(head -c 12 "$IT_TMP/screen.narrow.txt")" = "iotracer top"
+sed 's/^/# 80x24 --blame -C: /' "$IT_TMP/screen.blame.txt" | grep -v ': $'
+# per cgroup the key column stays: the header ends with CGROUP, the readers' row with their
+# cgroup's path; the title is cut between whole parts; no line wraps
+read -r head_last < <(sed -n 2p "$IT_TMP/screen.blame.txt" | awk '{ print $NF }')
+title_end=$(head -n 1 "$IT_TMP/screen.blame.txt" | sed 's/.*  //')
+cgrow=$(awk -v c="$(awk -F: '$1 == "0" { print $3 }' /proc/self/cgroup)" 'NR > 2 && $NF == c' \
+	"$IT_TMP/screen.blame.txt" | wc -l)
+wide=$(awk 'length($0) > 79' "$IT_TMP/screen.blame.txt" | wc -l)
+check blame80 "header's last column '${head_last:-}', title's last part '$title_end', rows of the readers' cgroup $cgrow, lines over 79 columns $wide" \
+	eval '[[ $head_last == CGROUP && $title_end =~ ^(1\ row|(0|[2-9]|[1-9][0-9]+)\ rows|blame\ 1s\ late|\[q\ quit,\ s\ sort,\ c\ grouping\])$ ]] && ((cgrow > 0 && wide == 0))'
 tm kill-server 2>/dev/null
 bg_wait "$MANY_PID" 60
 

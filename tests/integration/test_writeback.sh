@@ -10,8 +10,8 @@
 #   owner       those requests are kind block with the dirtier as their top-level pid and
 #               comm (the flusher stays in block[].pid)
 #   dirty_age   a writer dirties 4 MiB, sleeps 3 s, then fsyncs: every block write of its
-#               fsync that names a dirtier has dirty.age_ns >= 3 s, and they carry its
-#               write_bytes within 2 %
+#               fsync (block[], and past 16 those written apart) that names a dirtier has
+#               dirty.age_ns >= 3 s, and they carry its write_bytes within 2 %
 #   hist_age    the summary's block/write hists have stage dirty_age with those requests
 #   filter_pid  with -p A, A's writeback is traced (within 2 % of its write_bytes) and none
 #               of B's (the flusher's task fails -p: the dirtier passes it)
@@ -108,8 +108,12 @@ nown=$(jcount "$J" '.kind == "block" and .pid == $p and .comm == "dd" and .block
 	--argjson p "$apid")
 check owner "$nown kind-block requests owned by writer a ($apid) with the flusher in block[].pid" test "$nown" -gt 0
 
-ages=$(jq -rn --argjson p "$cpid" "$JQ_BLOCKS"'[inputs | select(.type == "request" and .kind == "syscall"
-	and .pid == $p and .syscall == "fsync") | blocks | select(.op == "write" and .dirty.pid == $p)
+# the fsync's block[] and, past the 16 it lists, its block requests written apart (parent)
+ages=$(jq -rn --argjson p "$cpid" "$JQ_BLOCKS"'[inputs | select(.type == "request")] as $r
+	| [$r[] | select(.kind == "syscall" and .pid == $p and .syscall == "fsync") | .id] as $f
+	| [$r[] | select((.kind == "syscall" and (.id as $i | $f | index($i)))
+		or (.kind == "block" and (.parent.id as $i | $i != null and ($f | index($i)))))
+	| blocks | select(.op == "write" and .dirty.pid == $p)
 	| {a: .dirty.age_ns, b: .dirty.bytes}] | "\(length) \(map(.a) | min // 0) \(map(.b) | add // 0)"' "$J")
 read -r nage minage cbytes <<<"$ages"
 note "fsync of writer c: $nage block writes naming it, youngest dirty_age ${minage} ns, $cbytes bytes"

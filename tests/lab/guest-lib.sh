@@ -34,6 +34,17 @@ stop_pid() {
 	stop_rc=$?
 }
 
+# stop_iotracer PID: stop_pid, then `iotracer_rc N` for the host (rc=1 when not 0) and
+# `step stopped`; nothing but the step when PID is empty (it never started)
+stop_iotracer() {
+	if [ -n "$1" ]; then
+		stop_pid "$1" iotracer
+		echo "iotracer_rc $stop_rc"
+		[ "$stop_rc" -eq 0 ] || rc=1
+	fi
+	step stopped
+}
+
 # send_bundle DIR FILE...: the files (missing ones as empty) as one base64
 # tar.gz on the console between ===DRV-BUNDLE=== <bytes> <md5> and
 # ===DRV-BUNDLE-END=== (unbundle in harness.sh reads it back).

@@ -72,12 +72,7 @@ if setup; then
 else
 	rc=1
 fi
-if [ -n "$pid" ]; then
-	stop_pid "$pid" iotracer
-	echo "iotracer_rc $stop_rc"
-	[ "$stop_rc" -eq 0 ] || rc=1
-fi
-step stopped
+stop_iotracer "$pid"
 cat "$W/iostat.txt"
 [ -s "$W/iotracer.err" ] && grep -iE 'error|fail|warn|abort|assert' "$W/iotracer.err" | head -n 5
 send_bundle "$W" out.json iotracer.err cg.txt iostat.txt steps.txt

@@ -340,6 +340,19 @@ fetch_series() {
 	# shellcheck disable=SC2034 # read by the calling script
 	kver=$(lab_resolve_kver "$1")
 }
+# boot_why: what keeps a boot of boot_once_more (brc, g, out) from being checked: the
+# boot, the bundle, iotracer's attach and exit status; sets why ("" when none, else
+# each reason followed by "; ")
+boot_why() {
+	why=""
+	if ((brc == 2)); then
+		why="boot failed: $(boot_failure "$out"); "
+	elif ! unbundle "$g" "$out"; then
+		why="$BUNDLE_WHY; "
+	fi
+	grep -q '^iotracer did not attach' "$g" && why="${why}iotracer did not attach: $(head -c 300 "$out/iotracer.err" 2>/dev/null | tr '\n' ' '); "
+	grep -q '^iotracer_rc 0$' "$g" || why="${why}iotracer exited with status $(sed -n 's/^iotracer_rc //p' "$g"); "
+}
 # boot_once_more SERIES GUEST_SCRIPT OUT: boot.sh into OUT (brc its status, g
 # its guest.out); a boot that failed for a fault outside iotracer (boot_fault
 # above) boots once more, said in a `# retried:` note; any other failure, or a

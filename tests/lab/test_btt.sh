@@ -120,14 +120,7 @@ for p in $PHASES; do
 	loads="$loads, $p load $(awk -v p="$p" '$1 == "step" { t[$2] = $3 } END { printf "%.1fs", t[p "_load_end"] - t[p "_load_start"] }' "$g" 2>/dev/null)"
 done
 note "$PFX: kernel $kver, ready $(sed -n 's/^ready_s=//p' "$out/result" 2>/dev/null)s, boot wall $(sed -n 's/^wall_s=//p' "$out/result" 2>/dev/null)s$loads"
-why=""
-if ((brc == 2)); then
-	why="boot failed: $(boot_failure "$out"); "
-elif ! unbundle "$g" "$out"; then
-	why="$BUNDLE_WHY; "
-fi
-grep -q '^iotracer did not attach' "$g" && why="${why}iotracer did not attach: $(head -c 300 "$out/iotracer.err" 2>/dev/null | tr '\n' ' '); "
-grep -q '^iotracer_rc 0$' "$g" || why="${why}iotracer exited with status $(sed -n 's/^iotracer_rc //p' "$g"); "
+boot_why
 grep -q '^blktrace did not start' "$g" && why="${why}$(grep -m1 '^blktrace did not start' "$g"); "
 grep -q '^blktrace_rc 0$' "$g" || why="${why}blktrace exited with status $(sed -n 's/^blktrace_rc //p' "$g"); "
 ((brc == 1)) && why="${why}guest script exited non-zero (an ioload error?); "

@@ -41,10 +41,10 @@ static void test_abi_round_trip(void)
 static void test_abi_names(void)
 {
 	static const char *const ops[] = { "read", "write", "sync", "discard", "other" };
-	static const char *const layers[] = { "syscall", "fs",	 "sched",  "block",
-					      "nvme",	 "scsi", "virtio", "qemu" };
-	static const char *const stages[] = { "total", "offcpu", "q2c",	     "d2c",
-					      "q2d",   "runq",	 "dirty_age" };
+	static const char *const layers[] = { "syscall", "fs",	   "sched", "block", "nvme",
+					      "scsi",	 "virtio", "qemu",  "stack" };
+	static const char *const stages[] = { "total", "offcpu",    "q2c", "d2c", "q2d",
+					      "runq",  "dirty_age", "q2r", "m2c" };
 	unsigned int i;
 
 	ASSERT_EQ(abi_ops.n, IT_OP_MAX, "ops");

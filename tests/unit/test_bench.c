@@ -289,6 +289,133 @@ static void test_tax(void)
 	free(b.runs);
 }
 
+/* run k of b: workload wl, tracer tr, round; fio IOPS iops, drops */
+static void mk_run(struct bench *b, int k, int wl, int tr, int round, double iops, int64_t drops)
+{
+	struct run *r = &b->runs[k];
+
+	memset(r, 0, sizeof(*r));
+	r->wl = wl;
+	r->tr = tr;
+	r->round = round;
+	r->ok = 1;
+	r->fio.iops = iops;
+	r->fio.ios = (uint64_t)iops;
+	r->sum.drops = drops;
+	r->sum.records = r->sum.requests = -1;
+	r->rss_anon_kb = 1000;
+	r->tax_ns = 1000;
+}
+
+/*
+ * The targets (issue 37): a verdict whose pairs range across its limit says so (it flipped
+ * between back-to-back runs with no note); the drops of a tax run, whose iotracer traces the
+ * whole machine, are not the bench's.
+ */
+static void test_checks(void)
+{
+	static struct bench b;
+	struct check c[MAX_CHECKS];
+	int wl = find_wl("max-psync"), tax = find_wl("tax-pipe"), n, noisy = -1, drops = -1;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	memset(&b, 0, sizeof(b));
+	b.none = tracer_get(&b, "none");
+	tracer_get(&b, "iotracer");
+	tracer_get(&b, "iotracer-alwayson");
+	for (int t = 0; t < 3; t++)
+		b.tr[t].avail = 1;
+	b.wl_sel[wl] = b.wl_sel[tax] = 1;
+	b.wl_tr[wl][0] = b.wl_tr[wl][1] = 1;
+	b.wl_tr[tax][0] = b.wl_tr[tax][2] = 1;
+	b.o.pairs = 3;
+	b.runs = calloc(10, sizeof(*b.runs));
+	b.nruns = 10;
+	/* ratios 0.93, 0.96, 0.97: median 0.96 meets 0.95, the range spans it */
+	mk_run(&b, 0, wl, 0, 0, 1000, 0);
+	mk_run(&b, 1, wl, 1, 0, 930, 0);
+	mk_run(&b, 2, wl, 0, 1, 1000, 0);
+	mk_run(&b, 3, wl, 1, 1, 960, 0);
+	mk_run(&b, 4, wl, 0, 2, 1000, 0);
+	mk_run(&b, 5, wl, 1, 2, 970, 0);
+	/* a tax round whose always-on iotracer counted 500 drops of other processes' IO */
+	mk_run(&b, 6, tax, 0, 0, 0, 0);
+	mk_run(&b, 7, tax, 2, 0, 0, 500);
+	mk_run(&b, 8, tax, 0, 1, 0, 0);
+	mk_run(&b, 9, tax, 2, 1, 0, 0);
+	n = collect_checks(&b, c, MAX_CHECKS);
+	for (int i = 0; i < n; i++) {
+		if (strstr(c[i].name, "max rate psync"))
+			noisy = i;
+		if (strstr(c[i].name, "iotracer drops"))
+			drops = i;
+	}
+	if (!ASSERT_TRUE(noisy >= 0 && drops >= 0, "the checks"))
+		goto out;
+	ASSERT_TRUE(check_ok(&c[noisy]) && check_noisy(&c[noisy]), "met, and may flip");
+	ASSERT_EQ(c[noisy].pairs, 3, "over 3 pairs");
+	ASSERT_TRUE(fabs(c[noisy].lo - 0.93) < 1e-9 && fabs(c[noisy].hi - 0.97) < 1e-9, "range");
+	ASSERT_TRUE(c[drops].value == 0 && check_ok(&c[drops]), "the tax run's drops left out");
+	f = open_memstream(&text, &len);
+	if (!ASSERT_TRUE(f != NULL, "memstream"))
+		goto out;
+	print_checks(&b, f);
+	fclose(f);
+	ASSERT_TRUE(strstr(text, "noise: its 3 pairs ranged 0.930..0.970, across the limit") !=
+			    NULL,
+		    "the noise note printed");
+out:
+	free(text);
+	free(b.runs);
+}
+
+/*
+ * The tables (issue 37): an iotracer@PATH name longer than the column keeps the columns
+ * aligned; a floor tracer not built names its make target.
+ */
+static void test_tables(void)
+{
+	static struct bench b;
+	int wl = find_wl("tax-pipe");
+	char *text = NULL, *l1, *l2;
+	size_t len = 0;
+	FILE *f;
+
+	memset(&b, 0, sizeof(b));
+	b.none = tracer_get(&b, "none");
+	tracer_get(&b, "floor-raw");
+	b.ntr = 3;
+	b.tr[2] = b.tr[0];
+	snprintf(b.tr[2].name, sizeof(b.tr[2].name), "iotracer@/opt/a/very/long/path/to/it-blame");
+	b.tr[2].k = T_IOT;
+	b.tr[0].avail = b.tr[2].avail = 1;
+	tracers_check_tools(&b); /* no build/tax_floor next to an empty exe path */
+	b.wl_sel[wl] = 1;
+	b.wl_tr[wl][0] = b.wl_tr[wl][1] = b.wl_tr[wl][2] = 1;
+	b.o.pairs = 1;
+	b.runs = calloc(2, sizeof(*b.runs));
+	b.nruns = 2;
+	mk_run(&b, 0, wl, 0, 0, 0, 0);
+	mk_run(&b, 1, wl, 2, 0, 0, 0);
+	b.runs[1].tax_ns = 1500;
+	f = open_memstream(&text, &len);
+	if (!ASSERT_TRUE(f != NULL, "memstream"))
+		goto out;
+	print_preset_summary(&b, P_TAX, f);
+	fclose(f);
+	ASSERT_TRUE(strstr(text, "not built: make tools") != NULL, "the make target named");
+	/* header and row: the long name's column ends where its cell does */
+	l1 = strstr(text, "\nworkload");
+	l2 = l1 ? strstr(l1 + 1, "\ntax-pipe") : NULL;
+	ASSERT_TRUE(l1 && l2 && strchr(l1 + 1, '\n') - l1 == strchr(l2 + 1, '\n') - l2,
+		    "header and row of the same width");
+out:
+	free(text);
+	free(b.runs);
+}
+
 /*
  * A small XML well-formedness check: balanced tags, quoted attributes,
  * entities only &amp; &lt; &gt; &quot; &apos;, one root element.
@@ -444,5 +571,7 @@ int main(void)
 	RUN_TEST(test_run_unreported);
 	RUN_TEST(test_tax);
 	RUN_TEST(test_svg);
+	RUN_TEST(test_checks);
+	RUN_TEST(test_tables);
 	return unit_result();
 }

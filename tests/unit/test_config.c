@@ -95,6 +95,17 @@ static void test_config_unknown_key(void)
 		 ":2: syntax error (expected KEY = VALUE or [SECTION])");
 }
 
+/* A binary or escape-laden file: its bytes named as \xNN, never written raw (issue 37). */
+static void test_config_control_bytes(void)
+{
+	bad_file("bin1.conf", "a\x01\x1b[31mb = 1\n", ":1: unknown key 'a\\x01\\x1b[31mb'");
+	bad_file("bin2.conf", "dev = \x1b[2Jloop0\n", ":1: dev: no block device '\\x1b[2Jloop0'");
+	bad_file("bin3.conf",
+		 "\x7f"
+		 "ELF\x02\x01 = \x7f\n",
+		 ":1: unknown key '\\x7fELF\\x02\\x01'");
+}
+
 static void test_config_wrong_section(void)
 {
 	bad_file("sect1.conf", "[link]\nmode = guest\ndev = loop0\n",
@@ -378,6 +389,7 @@ int main(void)
 	}
 	RUN_TEST(test_config_good);
 	RUN_TEST(test_config_unknown_key);
+	RUN_TEST(test_config_control_bytes);
 	RUN_TEST(test_config_wrong_section);
 	RUN_TEST(test_config_bad_value);
 	RUN_TEST(test_config_cannot_read);

@@ -4,7 +4,9 @@
  * docs/cgroups.md ("Containers and pods") decoded to the fields the runtimes
  * name them by, malformed names and ids of the wrong length left out and
  * reported; and the node's name sources (container_names.c) from fixture
- * directories: the names written there, a vanished entry, a change seen.
+ * directories: the names written there, a vanished entry, a change seen, a
+ * new container named at its first lookup; and /metrics' labels (agg.c)
+ * keeping the names they were first given.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -13,6 +15,8 @@
 #include <unistd.h>
 
 #include "unit.h"
+#include "records/agg.h"
+#include "records/cgroup.h"
 #include "records/container.h"
 
 /* the case table names only the fields a pattern sets */
@@ -285,6 +289,78 @@ out:
 	rm_rf(root);
 }
 
+#define PODMAN_JSON "/var/lib/containers/storage/vfs-containers/containers.json"
+
+/*
+ * A container started after the last refresh (its runtime wrote its name just before
+ * starting it): its first lookup names it, not one a second later (issue 37).
+ */
+static void test_container_names_new(void)
+{
+	char root[] = "/tmp/it_test_ctnew.XXXXXX";
+	struct ct_names *n = NULL;
+
+	if (!ASSERT_TRUE(mkdtemp(root) != NULL, "temp dir"))
+		return;
+	if (!ASSERT_OK(put(root, PODMAN_JSON, "[]"), "podman, empty"))
+		goto out;
+	n = ct_names_new(root);
+	if (!ASSERT_TRUE(n != NULL, "new"))
+		goto out;
+	ASSERT_TRUE(ct_names_container(n, ID) == NULL, "not there yet");
+	if (!ASSERT_OK(put(root, PODMAN_JSON, "[{\"id\":\"" ID "\",\"names\":[\"job1\"]}]"),
+		       "podman writes it"))
+		goto out;
+	touch_later(root, PODMAN_JSON, 5);
+	usleep(20 * 1000); /* past the 10 ms between two looks at a miss */
+	ASSERT_STREQ(ct_names_container(n, ID) ?: "(none)", "job1", "named at its first lookup");
+out:
+	ct_names_free(n);
+	rm_rf(root);
+}
+
+/*
+ * /metrics' container labels are those of the label's first naming: the container
+ * exits, podman forgets it, the series keeps its name (issue 37).
+ */
+static void test_agg_names_kept(void)
+{
+	char root[] = "/tmp/it_test_ctkept.XXXXXX";
+	struct agg_labels *lb = calloc(1, sizeof(*lb));
+	struct cg_cache *cg = cg_cache_new(NULL);
+	struct agg_entry e = { .key = { .cgroup_id = 42, .dev = 7, .op = IT_OP_READ } };
+	struct agg_row row;
+	const char *path = "/libpod_parent/libpod-" ID;
+
+	e.v.count = 3;
+	if (!ASSERT_TRUE(mkdtemp(root) != NULL && lb && cg, "alloc"))
+		goto out;
+	if (!ASSERT_OK(put(root, PODMAN_JSON, "[{\"id\":\"" ID "\",\"names\":[\"job1\"]}]"),
+		       "podman"))
+		goto out;
+	lb->names = ct_names_new(root);
+	lb->ct_on = 1;
+	cg_cache_put(cg, 42, path);
+	ASSERT_STREQ(agg_label(42, cg, 2, lb), path, "label at the first request");
+	ASSERT_STREQ(agg_label(43, cg, 2, lb), "other", "unknown cgroup");
+	/* the container exits: podman forgets it */
+	put(root, PODMAN_JSON, "[]");
+	touch_later(root, PODMAN_JSON, 5);
+	ct_names_refresh(lb->names, 1);
+	if (!ASSERT_EQ(agg_fold(&e, 1, cg, 2, lb, &row), 1, "one row"))
+		goto out;
+	ASSERT_STREQ(row.cgroup, path, "its label");
+	ASSERT_TRUE(row.ct != NULL, "container labels");
+	ASSERT_STREQ(row.ct ? row.ct[0] : "", "job1", "the name it was first given");
+	ASSERT_TRUE(ct_names_container(lb->names, ID) == NULL, "which podman no longer gives");
+out:
+	if (lb)
+		ct_names_free(lb->names);
+	free(lb);
+	cg_cache_free(cg);
+	rm_rf(root);
+}
+
 /* No sources at all (a host without runtimes): ids only, nothing fails. */
 static void test_container_names_empty(void)
 {
@@ -306,5 +382,7 @@ int main(void)
 	RUN_TEST(test_container_decode_junk);
 	RUN_TEST(test_container_names);
 	RUN_TEST(test_container_names_empty);
+	RUN_TEST(test_container_names_new);
+	RUN_TEST(test_agg_names_kept);
 	return unit_result();
 }

@@ -34,9 +34,11 @@ static struct it_block_rec mk_block(uint32_t pid, uint32_t tid, uint64_t seq, ui
 	b.hdr.type = IT_REC_BLOCK;
 	b.hdr.size = sizeof(b);
 	b.task = mk_task(pid, tid);
-	b.seq = seq;
 	b.origin = origin;
-	b.origin_id = origin_id;
+	if (origin == IT_ORIG_SYSCALL) /* one word */
+		b.seq = seq;
+	else
+		b.origin_id = origin_id;
 	b.sector = sector;
 	b.bytes = bytes;
 	b.q_ns = 1000 + sector;
@@ -130,7 +132,7 @@ struct cap {
 	struct it_aio_iocb iocb;
 	int64_t res;
 	int reaped;
-	int nr_blocks, dropped;
+	int nr_blocks, apart;
 	struct it_block_rec blocks[CORR_MAX_BLOCKS];
 	uint64_t parent_id, parent_seq;
 	uint32_t parent_tid;
@@ -168,7 +170,7 @@ static void log_emit(const struct corr_req *r, void *ctx)
 	c->res = r->aio.res;
 	c->reaped = r->aio.reaped;
 	c->nr_blocks = r->nr_blocks;
-	c->dropped = r->nr_blocks_dropped;
+	c->apart = r->nr_blocks_apart;
 	for (int i = 0; i < r->nr_blocks && i < CORR_MAX_BLOCKS; i++)
 		c->blocks[i] = *r->blocks[i];
 	c->parent_valid = r->parent.valid;
@@ -263,7 +265,7 @@ static void test_sync_three_blocks(void)
 		goto out;
 	for (int i = 0; i < 3; i++)
 		ASSERT_EQ(l->v[1].blocks[i].sector, 800 + (uint64_t)i * 8, "arrival order");
-	ASSERT_EQ(l->v[1].dropped, 0, "none dropped");
+	ASSERT_EQ(l->v[1].apart, 0, "none apart");
 	ASSERT_EQ(corr_pending(c), (size_t)0, "nothing held");
 	check_ids(l);
 out:
@@ -850,27 +852,74 @@ out:
 	free(l);
 }
 
+/*
+ * Requests l->v[from..to) hold every sector of 0, 8, ... (n - 1) * 8 + base once: the
+ * parent's list and its apart blocks together (no block lost, none twice).
+ */
+static bool all_blocks_once(const struct log *l, int from, int to, uint64_t base, int n)
+{
+	int seen[64] = { 0 }, total = 0;
+
+	for (int i = from; i < to; i++)
+		for (int k = 0; k < l->v[i].nr_blocks; k++) {
+			uint64_t j = (l->v[i].blocks[k].sector - base) / 8;
+
+			if (j < (uint64_t)n && j < 64)
+				seen[j]++;
+			total++;
+		}
+	for (int j = 0; j < n; j++)
+		if (seen[j] != 1)
+			return false;
+	return total == n;
+}
+
+/* Apart blocks l->v[from..to): kind block, one block, parent the request of id pid. */
+static bool apart_of(const struct log *l, int from, int to, uint64_t pid, uint32_t tid,
+		     uint64_t seq)
+{
+	for (int i = from; i < to; i++)
+		if (l->v[i].kind != CORR_BLOCK || l->v[i].nr_blocks != 1 || !l->v[i].parent_valid ||
+		    l->v[i].parent_id != pid || l->v[i].parent_tid != tid ||
+		    l->v[i].parent_seq != seq)
+			return false;
+	return true;
+}
+
 static void test_max_blocks(void)
 {
 	struct log *l = log_new();
 	struct corr *c = corr_new(log_emit, l, SEC, 1024);
 	struct it_syscall_rec s = mk_sys(1, 1, 1);
+	bool lo = false, hi = false;
 
 	if (!ASSERT_TRUE(c && l, "corr_new"))
 		goto out;
 	for (uint64_t i = 0; i < CORR_MAX_BLOCKS + 4; i++) {
 		struct it_block_rec b = sys_block(1, 1, i * 8);
 
+		/* the 19th queued first, the 18th completed last: the span is listed */
+		if (i == 18)
+			b.q_ns = 10;
+		if (i == 17)
+			b.c_ns = 900000;
 		FEED(c, b, i);
 	}
 	FEED(c, s, 100);
-	if (!ASSERT_EQ(l->n, 1, "one request"))
+	if (!ASSERT_EQ(l->n, 5, "the request and its 4 apart blocks"))
 		goto out;
-	ASSERT_EQ(l->v[0].nr_blocks, CORR_MAX_BLOCKS, "capped");
-	ASSERT_EQ(l->v[0].dropped, 4, "4 dropped");
-	ASSERT_EQ(l->v[0].blocks[CORR_MAX_BLOCKS - 1].sector, (CORR_MAX_BLOCKS - 1) * 8,
-		  "first 16");
-	ASSERT_EQ(corr_get_stats(c)->blocks_dropped, 4, "stats");
+	ASSERT_EQ(l->v[0].kind, CORR_SYSCALL, "the syscall first");
+	ASSERT_EQ(l->v[0].nr_blocks, CORR_MAX_BLOCKS, "16 listed");
+	ASSERT_EQ(l->v[0].apart, 4, "4 apart");
+	for (int k = 0; k < l->v[0].nr_blocks; k++) {
+		lo |= l->v[0].blocks[k].q_ns == 10;
+		hi |= l->v[0].blocks[k].c_ns == 900000;
+	}
+	ASSERT_TRUE(lo && hi, "the first queued and the last completed are listed");
+	ASSERT_EQ(l->v[0].blocks[0].sector, 0, "in arrival order");
+	ASSERT_TRUE(apart_of(l, 1, 5, l->v[0].id, 1, 1), "apart: blocks, parent the syscall");
+	ASSERT_TRUE(all_blocks_once(l, 0, 5, 0, CORR_MAX_BLOCKS + 4), "every block once");
+	ASSERT_EQ(corr_get_stats(c)->blocks_apart, 4, "stats");
 	ASSERT_EQ(corr_pending(c), (size_t)0, "nothing held");
 	{
 		/* one iocb split in 20 block requests, 10 before and 10 after io_submit */
@@ -887,17 +936,19 @@ static void test_max_blocks(void)
 				FEED(c, sub, 150);
 			FEED(c, b, 200 + i);
 		}
-		ASSERT_EQ(corr_pending(c), (size_t)1 + CORR_MAX_BLOCKS, "iocb + 16 blocks held");
+		ASSERT_EQ(corr_pending(c), (size_t)1 + 20, "iocb + its 20 blocks held");
 		FEED(c, rp, 300);
-		if (!ASSERT_EQ(l->n, 2, "aio request"))
+		if (!ASSERT_EQ(l->n, 10, "aio request and its 4 apart blocks"))
 			goto out;
-		ASSERT_EQ(l->v[1].kind, CORR_AIO, "kind aio");
-		ASSERT_EQ(l->v[1].nr_blocks, CORR_MAX_BLOCKS, "aio capped");
-		ASSERT_EQ(l->v[1].dropped, 4, "aio: 4 dropped");
-		ASSERT_EQ(l->v[1].blocks[15].sector, 1000 + 15 * 8, "aio: first 16 kept");
-		ASSERT_EQ(corr_get_stats(c)->blocks_dropped, 8, "stats 8");
+		ASSERT_EQ(l->v[5].kind, CORR_AIO, "kind aio");
+		ASSERT_EQ(l->v[5].nr_blocks, CORR_MAX_BLOCKS, "aio: 16 listed");
+		ASSERT_EQ(l->v[5].apart, 4, "aio: 4 apart");
+		ASSERT_TRUE(apart_of(l, 6, 10, l->v[5].id, AIO_TID, 9), "aio: apart, parent");
+		ASSERT_TRUE(all_blocks_once(l, 5, 10, 1000, 20), "aio: every block once");
+		ASSERT_EQ(corr_get_stats(c)->blocks_apart, 8, "stats 8");
 		ASSERT_EQ(corr_pending(c), (size_t)0, "nothing held");
 	}
+	check_ids(l);
 out:
 	corr_free(c);
 	free(l);
@@ -1054,8 +1105,8 @@ static void st_emit(const struct corr_req *r, void *ctx)
 		break;
 	}
 	s->tok_of_id[r->id] = tok;
-	if (r->nr_blocks_dropped)
-		st_err(s, "blocks dropped", (uint64_t)r->nr_blocks_dropped);
+	if (r->nr_blocks_apart)
+		st_err(s, "blocks apart", (uint64_t)r->nr_blocks_apart);
 	for (int i = 0; i < r->nr_blocks; i++) {
 		const struct it_block_rec *b = r->blocks[i];
 		uint64_t ser = b->sector / 8;
@@ -1399,7 +1450,7 @@ static bool st_run(bool roomy, uint64_t target)
 		goto out;
 	ASSERT_EQ(corr_pending(s->c), (size_t)0, "nothing held");
 	ASSERT_EQ(corr_get_stats(s->c)->requests, s->ids, "requests = callbacks");
-	ASSERT_EQ(corr_get_stats(s->c)->blocks_dropped, 0, "none dropped");
+	ASSERT_EQ(corr_get_stats(s->c)->blocks_apart, 0, "none apart");
 	ASSERT_EQ(corr_get_stats(s->c)->malformed, 0, "none malformed");
 	if (roomy) {
 		ASSERT_EQ(corr_get_stats(s->c)->unjoined, s->orphans, "unjoined = orphans");

@@ -488,7 +488,7 @@ static void test_syscall_json_fields(void)
 		{ "has(\"parent\")", "false" },
 		{ "has(\"uring\")", "false" },
 		{ "has(\"aio\")", "false" },
-		{ "has(\"block_dropped\")", "false" },
+		{ "has(\"block_apart\")", "false" },
 	};
 
 	if (!need_jq())
@@ -980,7 +980,7 @@ static void test_block_json(void)
 		{ ".block[0] | has(\"i2d_ns\")", "false" },
 		{ ".block[0] | has(\"g2i_ns\")", "false" },
 		{ ".block[0].q2c_ns", "4900" },
-		{ ".block_dropped", "3" },
+		{ ".block_apart", "3" },
 	};
 
 	if (!need_jq())
@@ -1009,7 +1009,7 @@ static void test_block_json(void)
 	r = mk_req(CORR_BLOCK, 45);
 	r.blocks[0] = &nod;
 	r.nr_blocks = 1;
-	r.nr_blocks_dropped = 3;
+	r.nr_blocks_apart = 3;
 	out_request(&r, e.out);
 
 	/* a block request without a block record: nothing to write */
@@ -1389,7 +1389,7 @@ static void test_summary(void)
 		{ ".drops.fs | [.ringbuf, .inflight, .hist]", "[0,0,0]" },
 		{ "[.drops[] | numbers] | length", "1" }, /* only total is a number */
 		{ "[.drops | to_entries[] | select(.key != \"total\") | .value[]] | add", "8" },
-		{ ".drops | keys | length", "9" }, /* total + IT_L_MAX layers */
+		{ ".drops | keys | length", "10" }, /* total + IT_L_MAX layers */
 		{ ".stages | length", "3" },
 		{ "[.stages[] | .layer + \"/\" + .stage] | sort",
 		  "[\"syscall/offcpu\",\"syscall/runq\",\"syscall/total\"]" },

@@ -111,7 +111,7 @@ static void test_top_sort_print(void)
 	ASSERT_TRUE(strstr(text, "title\n    PID COMM ") == text, "title, then the header");
 	ASSERT_TRUE(strstr(text, "     20 p20             loop0    write     100.0      400.0"),
 		    "the busiest row");
-	ASSERT_TRUE(strstr(text, " -\n... 1 more rows\n"), "unknown cgroup '-', then the cut");
+	ASSERT_TRUE(strstr(text, " -\n... 1 more row\n"), "unknown cgroup '-', then the cut");
 	ASSERT_FALSE(strstr(text, "\033"), "no escapes without ansi");
 out:
 	free(text);
@@ -363,10 +363,116 @@ out:
 	free(rows);
 }
 
+/* --blame per cgroup: the victim row is the cgroup 5 */
+static int blame_cg_cb(const struct tview_row *r, int totals, char *nm, size_t n, double *pct,
+		       void *ctx)
+{
+	if (r->cgroup_id != 5)
+		return 0;
+	snprintf(nm, n, "/iotracer-it-6477-22780");
+	*pct = 100;
+	return 1;
+}
+
+/*
+ * --blame per cgroup at 80 columns (issue 37): CGROUP, the row's key, stays; CULPRIT is
+ * cut and AVG goes first. The title is cut between its parts, never inside one.
+ */
+static void test_top_blame_cgroup80(void)
+{
+	struct agg_entry now[2] = { ent(10, 5, IT_OP_READ, 10, 100000),
+				    ent(20, 6, IT_OP_WRITE, 100, 1000) };
+	struct tview_opts o = { .dev_name = name,
+				.cgroup = cgname,
+				.blame = blame_cg_cb,
+				.by_cgroup = 1,
+				.width = 80 };
+	const char *title = "iotracer top - 12:09:42  interval 1.00s  sort iops  per cgroup  "
+			    "2 rows  blame 1s late  [q quit, s sort, c grouping]";
+	struct tview_row *rows = NULL;
+	char *text = NULL, *head;
+	int n, nl;
+
+	n = tview_totals(now, 2, 1000000000ull, 1, &rows);
+	if (!ASSERT_EQ(n, 2, "rows"))
+		goto out;
+	text = printed(title, rows, n, &o);
+	if (!ASSERT_TRUE(text != NULL, "memstream"))
+		goto out;
+	ASSERT_TRUE(lines_within(text, 79, &nl), "80 columns: no line wraps");
+	head = strchr(text, '\n');
+	ASSERT_TRUE(head && strstr(head, " CGROUP\n"), "the key column kept");
+	ASSERT_TRUE(strstr(text, " /a.slice\n") != NULL, "the row's cgroup shown");
+	ASSERT_TRUE(strstr(text, "BLAMED% CULPRIT") && strstr(text, " 100.0 ...477-22780 "),
+		    "the culprit cut to 12");
+	ASSERT_TRUE(strstr(text, "IOPS") && !strstr(text, "AVG"), "AVG went first");
+	ASSERT_TRUE(!strncmp(text,
+			     "iotracer top - 12:09:42  interval 1.00s  sort iops  per cgroup"
+			     "  2 rows\n",
+			     strlen("iotracer top - 12:09:42  interval 1.00s  sort iops  per cgroup"
+				    "  2 rows\n")),
+		    "the title cut between its parts");
+	free(text);
+	/* one row more than fit: "1 more row" */
+	o.max_rows = 1;
+	text = printed(title, rows, n, &o);
+	ASSERT_TRUE(text && strstr(text, "... 1 more row\n"), "1 more row, singular");
+out:
+	free(text);
+	free(rows);
+}
+
+/*
+ * The kernel's own requests (cache flushes: no submitter, pid 0, cgroup 0) are one row
+ * named "(no task)", as blame names them, not "0 ?" (issue 37).
+ */
+static void test_top_no_task(void)
+{
+	struct agg_entry now[2] = { ent(10, 5, IT_OP_READ, 10, 100000),
+				    ent(0, 0, IT_OP_SYNC, 3, 50000) };
+	struct tview_opts o = { .dev_name = name, .cgroup = cgname };
+	struct tview_row *rows = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int n;
+
+	now[1].v.comm[0] = '\0';
+	n = tview_totals(now, 2, 1000000000ull, 0, &rows);
+	if (!ASSERT_EQ(n, 2, "rows"))
+		goto out;
+	text = printed("title", rows, n, &o);
+	ASSERT_TRUE(text && strstr(text, "      - (no task)       loop0    sync "),
+		    "live: PID -, COMM (no task)");
+	ASSERT_TRUE(text && strstr(text, " (no task)\n"), "live: CGROUP (no task)");
+	ASSERT_TRUE(text && !strstr(text, " ? "), "no '?'");
+	free(text);
+	text = NULL;
+	f = open_memstream(&text, &len);
+	if (!ASSERT_TRUE(f != NULL, "memstream"))
+		goto out;
+	tview_print_totals(f, rows, n, &o);
+	fclose(f);
+	ASSERT_TRUE(strstr(text, "\n-   (no task) (no task) loop0 sync "), "totals: the same name");
+	free(rows);
+	rows = NULL;
+	free(text);
+	text = NULL;
+	o.by_cgroup = 1;
+	n = tview_totals(now, 2, 1000000000ull, 1, &rows);
+	text = printed("title", rows, n, &o);
+	ASSERT_TRUE(text && strstr(text, " (no task)\n"), "per cgroup: its key (no task)");
+out:
+	free(text);
+	free(rows);
+}
+
 int main(void)
 {
 	RUN_TEST(test_top_rates);
 	RUN_TEST(test_top_blame_columns);
+	RUN_TEST(test_top_blame_cgroup80);
+	RUN_TEST(test_top_no_task);
 	RUN_TEST(test_top_sort_print);
 	RUN_TEST(test_top_width);
 	RUN_TEST(test_top_totals_table);
