@@ -451,8 +451,8 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 		return 0;
 	it_hdr_init(&r->hdr, IT_REC_BLOCK, sizeof(*r));
 	r->task = bi.task;
-	r->seq = bi.seq;
-	r->origin_id = bi.origin_id;
+	/* one word (include/iotracer.h): each origin sets only its own */
+	r->seq = bi.origin == IT_ORIG_SYSCALL ? bi.seq : bi.origin_id;
 	r->sector = IT_RD(btf, rq, __sector);
 	r->q_ns = bi.q_ns;
 	r->g_ns = g;
@@ -478,6 +478,7 @@ static __always_inline int it_rq_complete(struct request *rq, s32 error, const b
 	r->drv_layer = bi.drv_layer;
 	r->drv_opcode = bi.drv_opcode;
 	r->drv_status = bi.drv_status;
+	r->drv_gpa = bi.drv_gpa; /* guest mode only (gpa.bpf.h) */
 	r->up_off = (u16)bi.stk_up_off; /* < IT_STK_FAR, or one of the IT_STK_* */
 	if (wb)
 		r->wb = *wb;

@@ -619,6 +619,27 @@ static __always_inline u64 it_inode_dirtied_ns(u64 when, u64 now_ns)
 }
 
 /*
+ * A struct page's physical address. With SPARSEMEM_VMEMMAP (x86_64 and
+ * arm64 select it; every Debian kernel of the lab has it) a page's pfn is its
+ * index in the vmemmap array, whose base each architecture places its own way
+ * and has moved: x86_64 randomizes it (the variable vmemmap_base, 4.17+ with
+ * RANDOMIZE_MEMORY), arm64 derives it from VMEMMAP_START (5.11 and 6.9
+ * redefined it) minus memstart_addr's pfns. Rather than each formula, the base
+ * is measured once on the running kernel from the kernel's own page_to_pfn
+ * (gpa.bpf.h: mm_page_alloc's page argument beside its pfn field, both on
+ * every kernel from 5.10 to 6.18, x86 and arm64), and passed in as `vmemmap`.
+ * Its size is read from BTF (64 bytes on these configurations).
+ */
+static __always_inline u64 it_page_phys(u64 page, u64 vmemmap)
+{
+	u64 sz = bpf_core_type_size(struct page);
+
+	if (!vmemmap || page < vmemmap || !sz)
+		return 0;
+	return (page - vmemmap) / sz << IT_PAGE_SHIFT;
+}
+
+/*
  * File names (names.bpf.h). Checked in the BTF of the kernels we run on
  * (Debian's 5.10, 6.1, 6.12; 6.18 here): struct dentry's d_parent, d_hash (a
  * hashed dentry has d_hash.pprev set: d_unhashed(), and d_unlinked() is

@@ -14,6 +14,7 @@
 #include "core_fixes.bpf.h"
 #include "progs.bpf.h"
 #include "request.bpf.h"
+#include "gpa.bpf.h"
 
 /* The pdu of a blk-mq request follows struct request (blk_mq_rq_to_pdu). */
 static __always_inline void *it_rq_pdu(struct request *rq)
@@ -49,6 +50,7 @@ static __always_inline struct it_bio_info *it_drv_submit(struct request *rq, u8 
 	bi->drv_kick_ns = 0;
 	bi->drv_qid = BPF_CORE_READ(rq, mq_hctx, queue_num);
 	bi->drv_tag = BPF_CORE_READ(rq, tag);
+	bi->drv_gpa = it_rq_gpa(rq); /* guest mode only (gpa.bpf.h): the host's join key */
 	return bi;
 }
 

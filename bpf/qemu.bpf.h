@@ -17,6 +17,7 @@
 #include <bpf/bpf_tracing.h>
 #include "iotracer.h"
 #include "record.bpf.h"
+#include "filter.bpf.h"
 
 /*
  * QEMU's QEMUIOVector (include/qemu/iov.h, the same from QEMU 4.2 to 9.x),
@@ -112,6 +113,38 @@ SEC("uprobe")
 int BPF_KPROBE(qemu_notify_irqfd, void *vdev)
 {
 	return it_qemu_ev(IT_QEV_NOTIFY, (u64)vdev, 0, 0);
+}
+
+/*
+ * Where KVM runs, the interrupt QEMU raises for a completion is injected by
+ * KVM in the thread that signalled it (an irqfd write or KVM_SIGNAL_MSI
+ * from QEMU's thread: kvm_arch_set_irq_inatomic for an MSI on x86) and its
+ * tracepoints say when: the stamp the virtio_notify uprobe gives, at a
+ * tracepoint's cost. kvm_msi_set_irq(address, data) is x86's (MSI-X:
+ * virtio-pci and NVMe alike), kvm_set_irq(gsi, level, source) any
+ * architecture's line interrupts (counted on assertion). An injection the
+ * kernel defers to a worker (irqfd_inject) runs in a kworker, not a QEMU
+ * thread: the pid filter leaves it out, and its path has no notify stamp.
+ * Attached by host mode where the kvm module is loaded (src/mode/hprobe.c):
+ * raw_tp, so no module BTF is needed. Under TCG nothing fires.
+ */
+static __always_inline int it_kvm_irq(void)
+{
+	if (!it_task_ok())
+		return 0;
+	return it_qemu_ev(IT_QEV_KVM_IRQ, 0, 0, 0);
+}
+
+SEC("raw_tp/kvm_msi_set_irq")
+int mode_host_kvm_msi(u64 *ctx)
+{
+	return it_kvm_irq();
+}
+
+SEC("raw_tp/kvm_set_irq")
+int mode_host_kvm_irq(u64 *ctx)
+{
+	return (int)ctx[1] ? it_kvm_irq() : 0; /* level: 1 raises it, 0 lowers it */
 }
 
 #endif /* IT_QEMU_BPF_H */

@@ -16,7 +16,7 @@
 #include <linux/types.h>
 #endif
 
-#define IT_ABI_VERSION 3
+#define IT_ABI_VERSION 4
 #define IT_COMM_LEN 16
 #define IT_HIST_SLOTS 64 /* log2(ns): slot k holds [2^k, 2^(k+1)) ns; a power of two */
 #define IT_AIO_BATCH 32 /* iocbs carried by one aio record */
@@ -262,6 +262,7 @@ struct it_bio_info {
 	__u64 wb_dirtied_ns;
 	__u8 wb_carried;
 	__u8 pad_wb[7];
+	__u64 drv_gpa; /* guest mode: the first data byte's physical address (0: unknown) */
 };
 
 /* stk_up_off / up_off of a partition's request: the partition's sector is sector - its start. */
@@ -385,8 +386,10 @@ struct it_syscall_rec {
 struct it_block_rec {
 	struct it_hdr hdr;
 	struct it_task task; /* submitter (current at bio queue) */
-	__u64 seq; /* submitter's syscall seq when origin == SYSCALL */
-	__u64 origin_id; /* io_kiocb pointer (URING); inode (WRITEBACK) */
+	union { /* by origin (ABI 4: one word) */
+		__u64 seq; /* SYSCALL: the submitter's syscall seq */
+		__u64 origin_id; /* URING: the io_kiocb pointer; WRITEBACK: the inode */
+	};
 	__u64 sector;
 	__u64 q_ns, g_ns, i_ns, d_ns, c_ns;
 	__u64 ino; /* inode of the page-cache pages, or of the submitting fd */
@@ -434,9 +437,23 @@ struct it_block_rec {
 	__u8 drv_opcode; /* nvme opcode, scsi cdb[0], virtio: 0 */
 	__s32 drv_status; /* nvme status, scsi result */
 	__u32 up_dev; /* the upper device's dev_t in a storage stack (0: none): see up_off */
+	__u64 drv_gpa; /* guest mode: it_block_gpa() */
 	/* a write of page-cache pages (IT_F_WB): who dirtied them (pid 0 and no bytes: not one) */
 	struct it_wb wb;
 };
+
+/*
+ * Guest mode: the physical address of the request's first data byte as the
+ * driver hands it to the device (bpf/gpa.bpf.h), 0 when not known. On a QEMU
+ * guest that is the guest-physical address (GPA) the host maps to the buffer
+ * QEMU's host IO names (docs/modes.md, "The address path"). Its word came
+ * from seq and origin_id, which no origin uses both of (ABI 4): the record
+ * fills its 256-byte slot (IT_SLOT_SIZE).
+ */
+static inline __u64 it_block_gpa(const struct it_block_rec *b)
+{
+	return b->drv_gpa;
+}
 
 struct it_uring_rec {
 	struct it_hdr hdr;
@@ -536,6 +553,7 @@ enum it_qemu_ev {
 	IT_QEV_AIO_READ = 0, /* blk_aio_preadv(blk, offset, ...): QEMU submits a guest read */
 	IT_QEV_AIO_WRITE, /* blk_aio_pwritev(blk, offset, ...) */
 	IT_QEV_NOTIFY, /* virtio_notify(vdev, vq): QEMU interrupts the guest */
+	IT_QEV_KVM_IRQ, /* kvm_msi_set_irq / kvm_set_irq in a QEMU thread: KVM injects it */
 	IT_QEV_MAX,
 };
 

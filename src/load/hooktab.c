@@ -278,10 +278,19 @@ const struct it_hook_def hook_defs[] = {
 
 const int nr_hook_defs = (int)(sizeof(hook_defs) / sizeof(hook_defs[0]));
 
-/* A QEMU uprobe (bpf/qemu.bpf.h): attached per process by host.c, no hook of the table. */
-int is_uprobe(const struct bpf_program *prog)
+/*
+ * A program of a mode, attached by the mode itself, no hook of the table:
+ * host mode's QEMU uprobes (bpf/qemu.bpf.h, per process) and its mode_host_*
+ * programs, guest mode's mode_guest_* (bpf/gpa.bpf.h). The mode it serves
+ * (enum it_mode), or 0 for a hook of the table.
+ */
+int mode_prog_of(const struct bpf_program *prog)
 {
-	return !strcmp(bpf_program__section_name(prog), "uprobe");
+	const char *name = bpf_program__name(prog);
+
+	if (!strcmp(bpf_program__section_name(prog), "uprobe") || !strncmp(name, "mode_host_", 10))
+		return IT_MODE_HOST;
+	return strncmp(name, "mode_guest_", 11) ? 0 : IT_MODE_GUEST;
 }
 
 /* How many program names of the table are `name`. */
@@ -319,7 +328,7 @@ int it_loader_check_hooks(const struct bpf_object *obj, char *why, size_t n)
 	{
 		name = bpf_program__name(prog);
 		nr = hooks_naming(name);
-		if (nr == 1 || (!nr && is_uprobe(prog)))
+		if (nr == 1 || (!nr && mode_prog_of(prog)))
 			continue;
 		snprintf(why, n, "program %s is in %d hooks of the table (expected 1)", name, nr);
 		return -EINVAL;

@@ -82,8 +82,8 @@ extern const struct it_hook_def hook_defs[];
 extern const int nr_hook_defs;
 #define NR_HOOKS nr_hook_defs
 
-/* A QEMU uprobe (bpf/qemu.bpf.h): attached per process by host.c, no hook of the table. */
-int is_uprobe(const struct bpf_program *prog);
+/* The mode (enum it_mode) whose own program prog is (no hook of the table), else 0. */
+int mode_prog_of(const struct bpf_program *prog);
 /* The kernel function a fentry/kprobe hook attaches to. */
 const char *hook_fn(const struct it_hook_def *d, char *buf, size_t n);
 

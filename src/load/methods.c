@@ -320,10 +320,10 @@ void set_autoload(struct it_loader *ld, const struct it_opts *o)
 					 bpf_program__name(prog));
 		}
 	}
-	/* host mode: the QEMU uprobes (bpf/qemu.bpf.h), attached per process by host.c */
+	/* the modes' own programs (host: the QEMU uprobes; guest: gpa.bpf.h), attached by them */
 	bpf_object__for_each_program(prog, ld->skel->obj)
 	{
-		if (o->mode == IT_MODE_HOST && is_uprobe(prog))
+		if (o->mode && mode_prog_of(prog) == (int)o->mode)
 			bpf_program__set_autoload(prog, true);
 	}
 }

@@ -5,7 +5,9 @@
  * (virtio-scsi) or NVMe becomes one struct link_vreq (vreq.h: op, sector,
  * length, disk serial, bus and the guest's stage times) sent to the host, which joins it to QEMU's handling and the host IO.
  * The filter in force (the serials of the --dev disks) goes to the host too,
- * so the host traces only those disks' images in its kernel.
+ * so the host traces only those disks' images in its kernel. Each record
+ * also carries its buffer's guest-physical address (guestgpa.h), which lets
+ * the host join it without uprobes in QEMU (LINK_CAP_GPA, docs/modes.md).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #include "service/cli.h"
 #include "records/corr.h"
 #include "lib/jsonw.h"
+#include "mode/guestgpa.h"
 #include "mode/link.h"
 #include "lib/clock.h"
 #include "mode/mode.h"
@@ -33,6 +36,8 @@ struct guest {
 	struct link *link;
 	uint64_t vreqs, dropped;
 	struct vreq_stats st;
+	uint64_t vmemmap; /* the kernel's vmemmap base (guestgpa.h); 0: records carry no address */
+	uint64_t no_gpa; /* reads and writes streamed without an address */
 	struct {
 		uint32_t dev;
 		int virtio;
@@ -102,6 +107,19 @@ static void *guest_start(const struct mode_env *env)
 		return NULL;
 	g->env = *env;
 	cb.ctx = g;
+	/* tests only (docs/testing.md): a guest as an older iotracer was, without addresses */
+	if (getenv("IOTRACER_TEST_NO_GPA")) {
+		ret = -ENOTSUP;
+		snprintf(why, sizeof(why), "IOTRACER_TEST_NO_GPA is set");
+	} else {
+		ret = guestgpa_measure(env->ld, &g->vmemmap, why, sizeof(why));
+	}
+	if (ret)
+		it_warn("guest mode: no buffer addresses (%s): the host keeps its QEMU uprobes for "
+			"this VM",
+			why);
+	else
+		lo.caps |= LINK_CAP_GPA;
 	if (addr_parse(spec, &a, why, sizeof(why))) {
 		it_err("--link: bad address '%s': %s", spec, why);
 		goto fail;
@@ -137,6 +155,7 @@ static void guest_run(void *m, uint64_t now_ns)
 {
 	struct guest *g = m;
 
+	guestgpa_keep(g->env.ld, g->vmemmap); /* a reload loaded a new skeleton */
 	link_run(g->link, now_ns);
 }
 
@@ -176,8 +195,11 @@ static void guest_request(void *m, const struct corr_req *r)
 
 		if (!vreq_layer_streamed(b->drv_layer))
 			continue;
-		n += vreq_fill(&v[n], r, b, parse_dev_serial_cached(b->dev, g->env.o->sysfs_root),
-			       dev_on_virtio(g, b->dev), &g->st);
+		if (!vreq_fill(&v[n], r, b, parse_dev_serial_cached(b->dev, g->env.o->sysfs_root),
+			       dev_on_virtio(g, b->dev), &g->st))
+			continue;
+		g->no_gpa += !v[n].gpa && (v[n].op == IT_OP_READ || v[n].op == IT_OP_WRITE);
+		n++;
 	}
 	if (!n)
 		return;
@@ -251,6 +273,8 @@ static void guest_summary(void *m, int final)
 		jw_u64(&w, "nvme", g->st.by_layer[2]);
 		jw_u64(&w, "kick_suppressed", g->st.kick_suppressed);
 		jw_u64(&w, "kick_stale", g->st.kick_stale);
+		jw_bool(&w, "gpa", g->vmemmap != 0);
+		jw_u64(&w, "no_gpa", g->no_gpa);
 		jw_u64(&w, "connects", s.connects);
 		jw_u64(&w, "malformed", s.malformed);
 		if (have_clock) {

@@ -7,10 +7,12 @@
  * - the QEMU processes' own syscalls and block IO (the standalone layers with
  *   a pid filter on the QEMU tgids and a file filter on the disk images named
  *   on QEMU's command line; the file filter follows the guests' filters);
- * - two uprobes per guest IO at most: blk_aio_preadv/pwritev (QEMU submits
- *   the guest request: carries the byte offset and the guest buffer, whose
- *   address the host IO repeats: the join key) and virtio_notify (QEMU
- *   interrupts the guest), at file offsets from QEMU's .dynsym.
+ * - per QEMU, while its VM calibrates (hprobe.c): two uprobes per guest IO
+ *   at most, blk_aio_preadv/pwritev (QEMU submits the guest request: carries
+ *   the byte offset and the guest buffer, whose address the host IO repeats:
+ *   the join key) and virtio_notify (QEMU interrupts the guest), at file
+ *   offsets from QEMU's .dynsym; then none: the guests say their buffers'
+ *   guest-physical addresses and vjoin maps them to QEMU's (the address path).
  */
 #include <errno.h>
 #include <signal.h>
@@ -28,7 +30,9 @@
 #include "records/corr.h"
 #include "lib/jsonw.h"
 #include "mode/hblame.h"
+#include "mode/host_int.h"
 #include "mode/hostout.h"
+#include "mode/hprobe.h"
 #include "mode/link.h"
 #include "load/loader.h"
 #include "lib/clock.h"
@@ -38,51 +42,6 @@
 #include "mode/scope.h"
 #include "mode/vjoin.h"
 #include "lib/log.h"
-
-#define HOST_MAX_DISKS 64
-#define HOST_HOLD_NS (2ull * 1000 * 1000 * 1000)
-#define HOST_NO_CLOCK_UNC (1000ull * 1000 * 1000) /* before the first ping: +- 1 s */
-
-static const char *const uprobe_syms[] = { "blk_aio_preadv", "blk_aio_pwritev", "virtio_notify",
-					   "virtio_notify_irqfd" };
-#define NR_UPROBES 4
-/* The BPF program of each symbol above, same order (bpf/qemu.bpf.h). */
-static const char *const uprobe_progs[NR_UPROBES] = { "qemu_aio_read", "qemu_aio_write",
-						      "qemu_notify", "qemu_notify_irqfd" };
-
-struct hdisk {
-	pid_t pid; /* its QEMU */
-	struct qemu_disk d;
-	int wanted; /* in the kernel file filter */
-};
-
-/* A connected guest (link_peer_user): what it may touch, what it asked for. */
-struct hconn {
-	uint64_t scope; /* scope.h: bit i = disks[i] */
-	uint64_t named; /* its filter's disks within the scope; 0 = no say */
-};
-
-struct host {
-	struct mode_env env;
-	struct link *link;
-	struct vjoin *vj;
-	struct hdisk disks[HOST_MAX_DISKS];
-	int nr_disks;
-	pid_t qemu[CLI_MAX_QEMU];
-	int nr_qemu;
-	struct qemu_vm vms[CLI_MAX_QEMU]; /* per QEMU: vsock CID, chardev sockets */
-	struct scope_disk sdisks[HOST_MAX_DISKS]; /* disks[] as scope.c sees them */
-	struct scope_host scope;
-	uint64_t next_qemu_check; /* once a second */
-	uint64_t next_filter_note; /* ignored serials: a note per second at most */
-	struct bpf_link *uprobes[CLI_MAX_QEMU][NR_UPROBES];
-	uint64_t start_ns, cpu_start_ns;
-	struct jw w;
-	struct hostout sum; /* counts, peers, stages (hostout.h) */
-	struct hblame *hb; /* --blame: VM names, paths held for their host blame */
-	int blame; /* --blame is on */
-	struct dblame *env_blame; /* the daemon's engine (--blame) */
-};
 
 /* ---- setup ---- */
 
@@ -133,43 +92,6 @@ static int host_prepare(struct it_opts *o, FILE *err)
 	return 0;
 }
 
-static void host_attach_line(struct host *h, const char *hook, int ok, const char *why)
-{
-	out_attach(h->env.out, "qemu", hook, "uprobe", ok ? OUT_HS_ATTACHED : OUT_HS_FAILED, why);
-	if (!h->env.o->quiet)
-		fprintf(stderr, "qemu     %-30s uprobe  %s%s%s\n", hook,
-			ok ? "ok" : "failed:", ok ? "" : " ", ok ? "" : why);
-}
-
-/* Uprobes of one QEMU at the .dynsym offsets of /proc/PID/exe. */
-static void attach_qemu(struct host *h, int qi)
-{
-	pid_t pid = h->qemu[qi];
-	char exe[64], why[160], hook[96];
-	uint64_t offs[NR_UPROBES];
-	int n;
-
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
-	n = qemu_sym_offsets(exe, uprobe_syms, NR_UPROBES, offs, why, sizeof(why));
-	for (int i = 0; i < NR_UPROBES; i++) {
-		struct bpf_program *prog =
-			bpf_object__find_program_by_name(h->env.ld->skel->obj, uprobe_progs[i]);
-
-		snprintf(hook, sizeof(hook), "%s (pid %d)", uprobe_syms[i], pid);
-		if (n < 0 || !offs[i]) {
-			host_attach_line(h, hook, 0, n < 0 ? why : "symbol not in .dynsym");
-			continue;
-		}
-		h->uprobes[qi][i] =
-			prog ? bpf_program__attach_uprobe(prog, false, pid, exe, offs[i]) : NULL;
-		if (!h->uprobes[qi][i])
-			snprintf(why, sizeof(why), "attach failed: %s",
-				 prog ? strerror(errno) : "no such program");
-		host_attach_line(h, hook, h->uprobes[qi][i] != NULL,
-				 h->uprobes[qi][i] ? NULL : why);
-	}
-}
-
 _Static_assert(HOST_MAX_DISKS <= SCOPE_MAX_DISKS, "a scope mask holds every disk");
 
 /* The disks of QEMU number qi, and what names its guest (vsock CID, sockets). */
@@ -189,6 +111,9 @@ static void add_disks(struct host *h, int qi)
 
 		hd->pid = pid;
 		hd->d = d[i];
+		/* a bounce buffer's host IO is found by offset where the offset is the guest's */
+		vjoin_disk(h->vj, h->nr_disks - 1, qi,
+			   !d[i].nr_backing && (d[i].rdev || !strcmp(d[i].format, "raw")));
 		_Static_assert(sizeof(sd->serial) == sizeof(d[i].serial), "serial sizes");
 		memcpy(sd->serial, d[i].serial, sizeof(sd->serial));
 		sd->vm = qi;
@@ -203,6 +128,16 @@ static void add_disks(struct host *h, int qi)
 				d[i].id, j + 1, d[i].backing[j].path,
 				d[i].backing[j].stat_ok ? "" : " (cannot stat: not traced)");
 	}
+}
+
+/* The mapping of QEMU vm's memory holding hva (vjoin.h vj_maps_fn): its map's bounds. */
+static int host_ram_map(void *ctx, int vm, uint64_t hva, uint64_t *lo, uint64_t *hi)
+{
+	const struct host *h = ctx;
+
+	if (vm < 0 || vm >= h->nr_qemu || !h->qemu[vm])
+		return -1;
+	return qemu_map_of("/proc", h->qemu[vm], hva, lo, hi) ? -1 : 0;
 }
 
 /* The kernel file-filter keys of a disk: its image and backing files (qemu.h). */
@@ -240,31 +175,44 @@ static uint64_t disks_wanted(struct host *h)
 	return scope_wanted(&h->scope, c, n);
 }
 
-static void json_line(struct host *h)
+/*
+ * Host mode's JSON lines go into the daemon's batch (out_json_begin), in
+ * order with the request lines, written with them: one write per batch. A
+ * line per write call cost the daemon ~20 us per guest IO (two lines, each
+ * two unbuffered writes). Durable now: the batch written (out_flush); 0, or
+ * -EIO when a write failed.
+ */
+static int json_now(struct host *h)
 {
-	fwrite(jw_data(&h->w), 1, jw_len(&h->w), h->env.json);
-	fputc('\n', h->env.json);
-	jw_reset(&h->w);
+	uint64_t lost = out_json_lost(h->env.out);
+
+	out_flush(h->env.out);
+	return out_json_lost(h->env.out) == lost ? 0 : -EIO;
 }
 
 /* The filter in force, as a JSON line (tests count records after it). */
 static void json_filter(struct host *h)
 {
-	jw_obj_begin(&h->w, NULL);
-	jw_str(&h->w, "type", "host_filter");
-	jw_arr_begin(&h->w, "disks");
+	size_t mark;
+	struct jw *w = out_json_begin(h->env.out, &mark);
+
+	if (!w)
+		return;
+	jw_obj_begin(w, NULL);
+	jw_str(w, "type", "host_filter");
+	jw_arr_begin(w, "disks");
 	for (int i = 0; i < h->nr_disks; i++) {
-		jw_obj_begin(&h->w, NULL);
-		jw_str(&h->w, "serial", h->disks[i].d.serial);
-		jw_str(&h->w, "file", h->disks[i].d.file);
-		jw_u64(&h->w, "ino", h->disks[i].d.ino);
-		jw_bool(&h->w, "traced", h->disks[i].wanted);
-		jw_obj_end(&h->w);
+		jw_obj_begin(w, NULL);
+		jw_str(w, "serial", h->disks[i].d.serial);
+		jw_str(w, "file", h->disks[i].d.file);
+		jw_u64(w, "ino", h->disks[i].d.ino);
+		jw_bool(w, "traced", h->disks[i].wanted);
+		jw_obj_end(w);
 	}
-	jw_arr_end(&h->w);
-	jw_obj_end(&h->w);
-	json_line(h);
-	fflush(h->env.json);
+	jw_arr_end(w);
+	jw_obj_end(w);
+	out_json_end(h->env.out, mark);
+	json_now(h);
 }
 
 /* The kernel's file filter = the images of the wanted disks. */
@@ -320,6 +268,25 @@ static void host_on_up(void *ctx, struct link_peer *p)
 }
 
 /*
+ * A guest without buffer addresses (no LINK_CAP_GPA: an older iotracer, or
+ * one that could not read them) keeps the VM of a disk it names on the
+ * uprobe path while it is connected: said once per VM, counted (hprobe.h).
+ */
+static void pin_vm(struct host *h, struct link_peer *p, int vm)
+{
+	const struct link_peer_info *pi = link_peer_info(p);
+	struct hconn *hc = link_peer_user(p);
+
+	if (!hc || (pi->hello.caps & LINK_CAP_GPA) || vm < 0 || (hc->pinned & (1u << vm)))
+		return;
+	hc->pinned |= 1u << vm;
+	hprobe_pin(h->hp, vm, 1);
+	it_note("guest '%.64s' (peer %d) sends no buffer addresses (an older iotracer?): qemu pid "
+		"%d stays on its uprobes",
+		pi->hello.name, pi->id, h->qemu[vm]);
+}
+
+/*
  * A peer passed the hello (and AUTH when there is a key): which disks may it
  * touch? A vsock CID that is no traced QEMU's is refused (the link counts it).
  */
@@ -332,6 +299,7 @@ static int host_on_admit(void *ctx, struct link_peer *p, char *why, size_t whyle
 	};
 	struct hconn *hc;
 	uint64_t mask;
+	int vm = -1, one = 1;
 
 	if (pi->transport == ADDR_UNIX && !strncmp(pi->addr, "unix:", 5))
 		sp.path = pi->addr + 5;
@@ -344,6 +312,15 @@ static int host_on_admit(void *ctx, struct link_peer *p, char *why, size_t whyle
 	}
 	hc->scope = mask;
 	link_peer_set_user(p, hc);
+	/* a guest of one VM without addresses: its uprobes stay before its records come */
+	for (int i = 0; i < h->nr_disks; i++) {
+		if (!(mask & (1ull << i)))
+			continue;
+		one = vm < 0 || h->sdisks[i].vm == vm ? one : 0;
+		vm = h->sdisks[i].vm;
+	}
+	if (one)
+		pin_vm(h, p, vm);
 	/* its VM is named by its hello when its QEMU has no -name (docs/blame.md) */
 	for (int i = 0; i < h->nr_disks; i++)
 		if (mask & (1ull << i)) {
@@ -357,7 +334,11 @@ static void host_on_down(void *ctx, struct link_peer *p, const char *why)
 {
 	struct host *h = ctx;
 	const struct link_peer_info *pi = link_peer_info(p);
+	const struct hconn *hc = link_peer_user(p);
 
+	for (int vm = 0; hc && vm < h->nr_qemu; vm++)
+		if (hc->pinned & (1u << vm))
+			hprobe_pin(h->hp, vm, -1);
 	/* its filter stays in force until the next filter change (the guest comes back) */
 	free(link_peer_user(p));
 	link_peer_set_user(p, NULL);
@@ -430,14 +411,22 @@ static int host_on_records(void *ctx, struct link_peer *p, const struct link_vre
 
 	link_clock_get(&pi->clock, &peer_minus_local, &unc);
 	for (uint32_t i = 0; h->env.json && i < n; i++) {
-		hostout_json_vreq(&h->w, pi->hello.session, &v[i]);
-		json_line(h);
+		size_t mark;
+		struct jw *w = out_json_begin(h->env.out, &mark);
+
+		hostout_json_vreq(w, pi->hello.session, &v[i]);
+		out_json_end(h->env.out, mark);
 	}
-	if (h->env.json && fflush(h->env.json))
-		return -errno; /* not durable: not acknowledged */
-	for (uint32_t i = 0; i < n; i++)
-		vjoin_add_guest(h->vj, pi->id, pi->hello.session, disk_of_vreq(h, p, &v[i]), &v[i],
-				-peer_minus_local, unc, now);
+	if (h->env.json && json_now(h))
+		return -EIO; /* not durable: not acknowledged */
+	for (uint32_t i = 0; i < n; i++) {
+		int disk = disk_of_vreq(h, p, &v[i]);
+
+		if (disk >= 0 && !(pi->hello.caps & LINK_CAP_GPA))
+			pin_vm(h, p, h->sdisks[disk].vm);
+		vjoin_add_guest(h->vj, pi->id, pi->hello.session, disk, &v[i], -peer_minus_local,
+				unc, now);
+	}
 	h->sum.vreq_rx += n;
 	hostout_note_peer(&h->sum, pi, -peer_minus_local, unc, n);
 	return 0;
@@ -450,18 +439,22 @@ static void host_path_line(void *ctx, const struct vj_path *p, const struct dbla
 			   int missing)
 {
 	struct host *h = ctx;
+	size_t mark;
+	struct jw *w = out_json_begin(h->env.out, &mark);
 
-	jw_obj_begin(&h->w, NULL);
-	hostout_json_path_fields(&h->w, p);
+	if (!w)
+		return;
+	jw_obj_begin(w, NULL);
+	hostout_json_path_fields(w, p);
 	if (blame) {
-		jw_obj_begin(&h->w, "host_blame");
-		dblame_json_rec(h->env_blame, &h->w, blame);
-		jw_obj_end(&h->w);
+		jw_obj_begin(w, "host_blame");
+		dblame_json_rec(h->env_blame, w, blame);
+		jw_obj_end(w);
 	} else if (missing) {
-		jw_bool(&h->w, "host_blame_missing", 1);
+		jw_bool(w, "host_blame_missing", 1);
 	}
-	jw_obj_end(&h->w);
-	json_line(h);
+	jw_obj_end(w);
+	out_json_end(h->env.out, mark);
 }
 
 static void host_on_path(const struct vj_path *p, void *ctx)
@@ -516,6 +509,7 @@ static void *host_start(const struct mode_env *env)
 				.name = env->o->name,
 				.key = env->o->link_key };
 	struct host *h = calloc(1, sizeof(*h));
+	struct hprobe_opts po;
 	struct link_cb cb = { .on_up = host_on_up,
 			      .on_down = host_on_down,
 			      .on_filter = host_on_filter,
@@ -529,20 +523,24 @@ static void *host_start(const struct mode_env *env)
 		return NULL;
 	h->env = *env;
 	cb.ctx = h;
-	jw_init(&h->w);
 	h->start_ns = it_mono_ns();
 	h->cpu_start_ns = procfs_cpu_ns(getpid());
 	if (hostout_init(&h->sum) || !(h->hb = hblame_new(host_path_line, h)))
 		goto fail;
 	h->vj = vjoin_new(host_on_path, h, HOST_HOLD_NS, 0);
+	lo.caps = LINK_CAP_GPA; /* records with the guests' buffer addresses, please */
 	h->link = link_new(&lo, &cb);
-	if (!h->vj || !h->link)
+	po.always = env->o->qemu_uprobes && !strcmp(env->o->qemu_uprobes, "always");
+	po.stages = env->o->qemu_stages;
+	if (!h->vj || !h->link || !(h->hp = hprobe_new(env, h->vj, &po)))
 		goto fail;
+	vjoin_set_maps(h->vj, host_ram_map, h);
 	for (int i = 0; i < env->o->nr_qemu_pids; i++) {
 		h->qemu[h->nr_qemu] = env->o->qemu_pids[i];
 		add_disks(h, h->nr_qemu);
 		hblame_set_vm(h->hb, h->nr_qemu, h->qemu[h->nr_qemu], h->vms[h->nr_qemu].name);
-		attach_qemu(h, h->nr_qemu++);
+		hprobe_add_vm(h->hp, h->nr_qemu, h->qemu[h->nr_qemu]);
+		h->nr_qemu++;
 	}
 	h->scope = (struct scope_host){
 		.disks = h->sdisks, .nr_disks = h->nr_disks, .vms = h->vms, .nr_vms = h->nr_qemu
@@ -562,176 +560,14 @@ static int host_epoll_fd(void *m)
 	return link_epoll_fd(((struct host *)m)->link);
 }
 
-static int is_qemu(const struct host *h, uint32_t pid);
-static int disk_of_file(const struct host *h, uint32_t dev, uint64_t ino);
-
-/* A host IO, once per buffer it names (vjoin.h: struct vj_host_io). */
-static void host_add_io(struct host *h, struct vj_host_io *io, const struct it_bufs *b)
-{
-	uint64_t now = it_mono_ns();
-
-	h->sum.host_io++;
-	io->view = 0;
-	io->buf = b->buf;
-	io->offset = io->io_offset;
-	io->bytes = b->buf2 ? b->len : io->io_bytes;
-	vjoin_add_host(h->vj, io, now);
-	if (!b->buf2 || !b->len2)
-		return;
-	io->view = 1;
-	io->buf = b->buf2;
-	io->offset = io->io_offset + b->len;
-	io->bytes = b->len2;
-	vjoin_add_host(h->vj, io, now);
-}
-
-/*
- * aio=native: each iocb of QEMU's io_submit on a disk's file is a host IO at
- * once. QEMU reaps the completion ring in user space (no io_getevents), so
- * the request is never "completed" by a syscall; its completion is the host
- * block request's (attached by its io_submit's (tid, seq) when it comes).
- */
-static void host_aio_submit(struct host *h, const struct it_aio_rec *a)
-{
-	if (a->sys != IT_SYS_IO_SUBMIT || !is_qemu(h, a->task.pid))
-		return;
-	for (uint32_t i = 0; i < a->nr && i < IT_AIO_BATCH; i++) {
-		const struct it_aio_iocb *c = &a->iocbs[i];
-		struct vj_host_io io = { .kind = VJ_K_AIO,
-					 .pid = a->task.pid,
-					 .tid = a->task.tid,
-					 .io_offset = c->offset,
-					 .io_bytes = c->nbytes,
-					 .seq = a->seq,
-					 .ino = c->ino,
-					 .enter_ns = a->enter_ns };
-
-		/* a guest read or write (QEMU's fsyncs are not a guest request's IO) */
-		io.op = it_aio_op(c->opcode);
-		io.disk = disk_of_file(h, c->dev, c->ino);
-		if ((io.op != IT_OP_READ && io.op != IT_OP_WRITE) || io.disk < 0)
-			continue;
-		host_add_io(h, &io, &c->bufs);
-	}
-}
-
-/* A block request of a QEMU thread's syscall: maybe an aio=native IO's. */
-static void host_block(struct host *h, const struct it_block_rec *b)
-{
-	if (b->origin == IT_ORIG_SYSCALL && is_qemu(h, b->task.pid))
-		vjoin_host_block(h->vj, b->task.tid, b->seq, b->sector, b->q_ns, b->d_ns, b->c_ns,
-				 b->dev);
-}
-
 static int host_record(void *m, const void *data, size_t size)
 {
-	struct host *h = m;
-	const struct it_qemu_rec *q = data;
-	struct vj_qemu_ev ev;
-
-	if (size < sizeof(q->hdr) || !it_rec_size(q->hdr.type) || size < it_rec_size(q->hdr.type))
-		return 0;
-	if (q->hdr.type == IT_REC_AIO && size >= IT_AIO_SIZE(((const struct it_aio_rec *)data)->nr))
-		host_aio_submit(h, data);
-	if (q->hdr.type == IT_REC_BLOCK)
-		host_block(h, data);
-	if (q->hdr.type != IT_REC_QEMU)
-		return 0;
-	if (q->ev < IT_QEV_MAX)
-		h->sum.qemu_ev[q->ev]++;
-	ev = (struct vj_qemu_ev){ .ev = q->ev,
-				  .pid = q->pid,
-				  .ts_ns = q->ts_ns,
-				  .offset = q->offset,
-				  .hva = q->hva,
-				  .bytes = q->bytes,
-				  .niov = q->niov };
-	vjoin_add_qemu(h->vj, &ev);
-	return 1;
-}
-
-static int is_qemu(const struct host *h, uint32_t pid)
-{
-	for (int i = 0; i < h->nr_qemu; i++)
-		if ((uint32_t)h->qemu[i] == pid)
-			return 1;
-	return 0;
-}
-
-/* The disk whose image (or one of its backing files) is (dev, ino). */
-static int disk_of_file(const struct host *h, uint32_t dev, uint64_t ino)
-{
-	for (int i = 0; i < h->nr_disks; i++)
-		if (qemu_disk_has_file(&h->disks[i].d, dev, ino))
-			return i;
-	return -1;
-}
-
-static void blocks_of(struct vj_host_io *io, const struct corr_req *r)
-{
-	if (!r->nr_blocks)
-		return;
-	io->blk_q_ns = r->blocks[0]->q_ns;
-	io->blk_d_ns = r->blocks[0]->d_ns;
-	io->blk_c_ns = r->blocks[0]->c_ns;
-	io->blk_dev = r->blocks[0]->dev;
-	for (int i = 1; i < r->nr_blocks; i++)
-		if (r->blocks[i]->c_ns > io->blk_c_ns)
-			io->blk_c_ns = r->blocks[i]->c_ns;
-}
-
-/* aio=threads: a worker's syscall; aio=io_uring: an SQE and its CQE. */
-static int host_io_of(const struct host *h, const struct corr_req *r, struct vj_host_io *io,
-		      const struct it_bufs **b)
-{
-	const struct it_syscall_rec *s = r->sys;
-	const struct it_uring_rec *u = r->uring;
-
-	memset(io, 0, sizeof(*io));
-	if (r->kind == CORR_SYSCALL && s && is_qemu(h, s->task.pid) && s->ret >= 0) {
-		*io = (struct vj_host_io){ .kind = VJ_K_SYSCALL,
-					   .op = s->op,
-					   .pid = s->task.pid,
-					   .tid = s->task.tid,
-					   .io_offset = s->offset,
-					   .io_bytes = s->bytes,
-					   .ino = s->ino,
-					   .enter_ns = s->enter_ns,
-					   .exit_ns = s->exit_ns,
-					   .ret = s->ret };
-		io->disk = disk_of_file(h, s->dev, s->ino);
-		io->req = r->id;
-		*b = &s->bufs;
-	} else if (r->kind == CORR_URING && u && is_qemu(h, u->task.pid) && u->res >= 0) {
-		*io = (struct vj_host_io){ .kind = VJ_K_URING,
-					   .op = u->op,
-					   .pid = u->task.pid,
-					   .tid = u->task.tid,
-					   .io_offset = u->offset,
-					   .io_bytes = u->bytes,
-					   .ino = u->ino,
-					   .enter_ns = u->submit_ns,
-					   .exit_ns = u->complete_ns,
-					   .ret = u->res };
-		io->disk = disk_of_file(h, u->dev, u->ino);
-		io->req = r->id;
-		*b = &u->bufs;
-	} else {
-		return 0;
-	}
-	return io->disk >= 0 && (io->op == IT_OP_READ || io->op == IT_OP_WRITE);
+	return hostio_record(m, data, size);
 }
 
 static void host_request(void *m, const struct corr_req *r)
 {
-	struct host *h = m;
-	const struct it_bufs *b = NULL;
-	struct vj_host_io io;
-
-	if (!host_io_of(h, r, &io, &b))
-		return;
-	blocks_of(&io, r);
-	host_add_io(h, &io, b);
+	hostio_request(m, r);
 }
 
 /*
@@ -746,15 +582,11 @@ static void check_qemus(struct host *h, uint64_t now_ns)
 		return;
 	h->next_qemu_check = now_ns + 1000000000ull;
 	for (int q = 0; q < h->nr_qemu; q++) {
-		int n = 0;
+		int n;
 
 		if (!h->qemu[q] || !kill(h->qemu[q], 0) || errno != ESRCH)
 			continue;
-		for (int i = 0; i < NR_UPROBES; i++) {
-			n += h->uprobes[q][i] != NULL;
-			bpf_link__destroy(h->uprobes[q][i]);
-			h->uprobes[q][i] = NULL;
-		}
+		n = hprobe_gone(h->hp, q);
 		it_note("qemu pid %d exited: its %d uprobes detached", h->qemu[q], n);
 		h->qemu[q] = 0;
 		h->sum.qemu_exited++;
@@ -767,14 +599,35 @@ static void host_run(void *m, uint64_t now_ns)
 
 	link_run(h->link, now_ns);
 	vjoin_tick(h->vj, now_ns);
+	hprobe_tick(h->hp);
 	hblame_tick(h->hb, now_ns);
 	check_qemus(h, now_ns);
+}
+
+/* Each QEMU's path and probes, for the summary. */
+static int host_vms(const struct host *h, struct hostout_vm *vms)
+{
+	for (int q = 0; q < h->nr_qemu; q++) {
+		const struct hprobe_vm *pv = hprobe_vm(h->hp, q);
+
+		vms[q] = (struct hostout_vm){ .pid = pv ? pv->pid : 0,
+					      .uprobes = hprobe_why_name(pv ? pv->why : HP_GONE),
+					      .recheck = vj_recheck_name(pv ? pv->recheck : 0),
+					      .st = vjoin_vm(h->vj, q),
+					      .attaches = pv ? pv->attaches : 0,
+					      .detaches = pv ? pv->detaches : 0,
+					      .pinned = pv ? pv->pinned : 0 };
+	}
+	return h->nr_qemu;
 }
 
 static void host_summary(void *m, int final)
 {
 	struct host *h = m;
 	struct hostout_now n = { .elapsed_ns = it_mono_ns() - h->start_ns };
+	struct hostout_vm vms[CLI_MAX_QEMU];
+	size_t mark;
+	struct jw *w;
 
 	if (final) {
 		vjoin_flush(h->vj);
@@ -788,12 +641,16 @@ static void host_summary(void *m, int final)
 			    100.0 * (procfs_cpu_ns(getpid()) - h->cpu_start_ns) / n.elapsed_ns :
 			    0;
 	it_loader_run_totals(h->env.ld, NULL, &n.bpf_ns);
+	n.vms = vms;
+	n.nr_vms = host_vms(h, vms);
+	hprobe_runs(h->hp, &n.uprobe_runs, &n.kvm_runs, &n.runs_known);
 	hostout_text(h->env.text, &h->sum, &n);
-	if (!h->env.json)
+	w = out_json_begin(h->env.out, &mark);
+	if (!w)
 		return;
-	hostout_json(&h->w, &h->sum, &n, final);
-	json_line(h);
-	fflush(h->env.json);
+	hostout_json(w, &h->sum, &n, final);
+	out_json_end(h->env.out, mark);
+	json_now(h);
 }
 
 /* --metrics: link state and join counts (docs/metrics.md). */
@@ -828,14 +685,11 @@ static void host_stop(void *m)
 	for (struct link_peer *p = h->link ? link_next_peer(h->link, NULL) : NULL; p;
 	     p = link_next_peer(h->link, p))
 		free(link_peer_user(p)); /* link_free() calls no on_down */
-	for (int q = 0; q < CLI_MAX_QEMU; q++)
-		for (int i = 0; i < NR_UPROBES; i++)
-			bpf_link__destroy(h->uprobes[q][i]);
+	hprobe_free(h->hp);
 	link_free(h->link);
 	vjoin_free(h->vj);
 	hblame_free(h->hb);
 	hostout_free(&h->sum);
-	jw_free(&h->w);
 	free(h);
 }
 

@@ -72,6 +72,8 @@ void hostout_json_vreq(struct jw *w, uint64_t session, const struct link_vreq *v
 	jw_u64(w, "sector", v->sector);
 	jw_u64(w, "nr_sectors", v->nr_sectors);
 	jw_u64(w, "kick_ns", v->kick_ns);
+	if (v->gpa)
+		jw_hex(w, "gpa", v->gpa);
 	if (v->flags & LINK_VF_NO_KICK)
 		jw_bool(w, "kick_suppressed", 1);
 	jw_u64(w, "done_ns", v->done_ns);
@@ -96,9 +98,12 @@ void hostout_json_path_fields(struct jw *w, const struct vj_path *p)
 	jw_bool(w, "joined", p->joined);
 	jw_i64(w, "clock_offset_ns", p->clock_off);
 	jw_u64(w, "clock_uncert_ns", p->clock_unc);
+	if (p->g->gpa)
+		jw_hex(w, "gpa", p->g->gpa);
 	if (p->hva)
 		jw_hex(w, "hva", p->hva);
 	if (p->joined) {
+		jw_str(w, "key", vj_key_name(p->key));
 		jw_bool(w, "order_ok", p->order_ok);
 		if (!p->order_ok)
 			jw_str(w, "order_bad_at", vj_ts_name(p->bad_pair));
@@ -158,6 +163,59 @@ double hostout_hits(const struct hostout *h)
 	return aio ? (double)(h->qemu_ev[0] + h->qemu_ev[1] + h->qemu_ev[2]) / aio : 0;
 }
 
+static void vm_text(FILE *f, const struct hostout_vm *v)
+{
+	const struct vj_vm_stats *s = v->st;
+
+	fprintf(f,
+		"host: qemu pid %d: %s path, uprobes %s (attached %llu, detached %llu times; "
+		"re-checks: unmapped %llu, join rate %llu; pinned by %llu guests); address path "
+		"joined %llu, unjoined %llu (unmapped %llu, no address %llu), bounced %llu; map "
+		"%llu samples, %d segments; beside the uprobes %llu agreed, %llu not\n",
+		v->pid, s->mode == VJ_VM_ADDRESS ? "address" : "uprobe", v->uprobes,
+		(unsigned long long)v->attaches, (unsigned long long)v->detaches,
+		(unsigned long long)s->rechecks[VJ_RC_UNMAPPED],
+		(unsigned long long)s->rechecks[VJ_RC_JOIN_RATE], (unsigned long long)v->pinned,
+		(unsigned long long)s->addr_joined, (unsigned long long)s->addr_unjoined,
+		(unsigned long long)s->unmapped, (unsigned long long)s->no_address,
+		(unsigned long long)s->bounced, (unsigned long long)s->samples, s->segments,
+		(unsigned long long)s->agree, (unsigned long long)s->disagree);
+}
+
+static void vm_json(struct jw *w, const struct hostout_vm *v)
+{
+	const struct vj_vm_stats *s = v->st;
+
+	jw_obj_begin(w, NULL);
+	jw_i64(w, "pid", v->pid);
+	jw_str(w, "path", s->mode == VJ_VM_ADDRESS ? "address" : "uprobe");
+	jw_str(w, "uprobes", v->uprobes);
+	jw_str(w, "recheck", v->recheck);
+	jw_u64(w, "uprobe_attaches", v->attaches);
+	jw_u64(w, "uprobe_detaches", v->detaches);
+	jw_u64(w, "pinned", v->pinned);
+	jw_u64(w, "calibrations", s->calibrations);
+	jw_obj_begin(w, "rechecks");
+	for (int r = VJ_RC_UNMAPPED; r < VJ_RC_MAX; r++)
+		jw_u64(w, vj_recheck_name(r), s->rechecks[r]);
+	jw_obj_end(w);
+	jw_u64(w, "map_samples", s->samples);
+	jw_u64(w, "map_segments", (uint64_t)s->segments);
+	jw_u64(w, "map_conflicts", s->conflicts);
+	jw_u64(w, "agree", s->agree);
+	jw_u64(w, "disagree", s->disagree);
+	jw_u64(w, "address_joined", s->addr_joined);
+	jw_u64(w, "address_unjoined", s->addr_unjoined);
+	jw_u64(w, "unmapped", s->unmapped);
+	jw_u64(w, "no_address", s->no_address);
+	jw_u64(w, "bounced", s->bounced);
+	if (s->clk_n) {
+		jw_i64(w, "clock_lo_ns", s->clk_lo);
+		jw_i64(w, "clock_hi_ns", s->clk_hi);
+	}
+	jw_obj_end(w);
+}
+
 void hostout_text(FILE *f, const struct hostout *h, const struct hostout_now *n)
 {
 	const struct vj_stats *st = n->st;
@@ -182,6 +240,13 @@ void hostout_text(FILE *f, const struct hostout *h, const struct hostout_now *n)
 		(unsigned long long)(h->qemu_ev[IT_QEV_AIO_READ] + h->qemu_ev[IT_QEV_AIO_WRITE]),
 		(unsigned long long)h->qemu_ev[IT_QEV_NOTIFY], hostout_hits(h), n->cpu_pct,
 		n->bpf_ns / 1e6, 100.0 * n->bpf_ns / n->elapsed_ns);
+	if (n->runs_known)
+		fprintf(f, "host: uprobe runs %llu (%.2f per guest IO), kvm irq runs %llu\n",
+			(unsigned long long)n->uprobe_runs,
+			st->guest ? (double)n->uprobe_runs / st->guest : 0.0,
+			(unsigned long long)n->kvm_runs);
+	for (int i = 0; i < n->nr_vms; i++)
+		vm_text(f, &n->vms[i]);
 	for (int i = 0; i < h->nr_peers; i++)
 		fprintf(f,
 			"host: guest '%s' session %016llx: clock host - guest = %+lld ns +- %llu ns "
@@ -236,6 +301,21 @@ void hostout_json(struct jw *w, const struct hostout *h, const struct hostout_no
 	jw_double(w, "uprobe_hits_per_guest_io",
 		  st->guest ? (double)(h->qemu_ev[0] + h->qemu_ev[1] + h->qemu_ev[2]) / st->guest :
 			      0);
+	jw_obj_begin(w, "joined_by_key");
+	for (int k = VJ_KEY_UPROBE; k < VJ_KEY_MAX; k++)
+		jw_u64(w, vj_key_name(k), st->by_key[k]);
+	jw_obj_end(w);
+	if (n->runs_known) {
+		jw_u64(w, "uprobe_runs", n->uprobe_runs);
+		jw_double(w, "uprobe_runs_per_guest_io",
+			  st->guest ? (double)n->uprobe_runs / st->guest : 0);
+		jw_u64(w, "kvm_irq_runs", n->kvm_runs);
+	}
+	jw_u64(w, "kvm_irq", h->qemu_ev[IT_QEV_KVM_IRQ]);
+	jw_arr_begin(w, "vms");
+	for (int i = 0; i < n->nr_vms; i++)
+		vm_json(w, &n->vms[i]);
+	jw_arr_end(w);
 	jw_double(w, "daemon_cpu_pct", n->cpu_pct);
 	jw_u64(w, "bpf_ns", n->bpf_ns);
 	jw_u64(w, "elapsed_ns", n->elapsed_ns);

@@ -43,6 +43,16 @@ struct hostout {
 	int nr_peers;
 };
 
+/* One traced QEMU: which path its guests' requests take, and its probes (hprobe.h). */
+struct hostout_vm {
+	int pid;
+	const char *uprobes; /* why its uprobes are on ("address": they are off) */
+	const char *recheck; /* the re-check under way ("none") */
+	const struct vj_vm_stats *st;
+	uint64_t attaches, detaches; /* of its blk_aio uprobes */
+	uint64_t pinned; /* guests without buffer addresses that kept it on uprobes */
+};
+
 /* What a summary shows besides the counts above, taken when it is written. */
 struct hostout_now {
 	const struct vj_stats *st;
@@ -51,6 +61,11 @@ struct hostout_now {
 	uint64_t bpf_ns; /* BPF run time of the loaded programs */
 	double cpu_pct; /* the daemon's CPU, % of a core */
 	const struct hb_stats *blame; /* --blame: joined paths and their host blame; NULL: off */
+	const struct hostout_vm *vms;
+	int nr_vms;
+	/* the uprobe and KVM programs' runs (bpf_stats); runs_known 0: statistics off */
+	uint64_t uprobe_runs, kvm_runs;
+	int runs_known;
 };
 
 /* The stage histograms. 0 or -ENOMEM (hostout_free() then). */

@@ -157,7 +157,7 @@ struct link *link_new(const struct link_opts *o, const struct link_cb *cb)
 	if (is_guest(l))
 		l->outbox = calloc(l->o.outbox, VREQ);
 	else
-		l->scratch = malloc(LINK_MAX_PAYLOAD);
+		l->scratch = malloc(REC_RX_MAX * VREQ);
 	if (l->epfd < 0 || (is_guest(l) ? !l->outbox : !l->scratch) || linkauth_init()) {
 		link_free(l);
 		return NULL;

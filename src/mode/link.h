@@ -67,6 +67,14 @@ enum link_role { LINK_ROLE_GUEST = 1, LINK_ROLE_HOST = 2 };
 #define LINK_CAP_ACK (1u << 2) /* acknowledges records */
 #define LINK_CAP_AUTH (1u << 3) /* holds a link key: AUTH exchanged when both do */
 #define LINK_CAP_AUTH_REQ (1u << 4) /* requires the peer's AUTH on this connection */
+/*
+ * Records carry the guest buffer's physical address (link_vreq.gpa) and each
+ * RECORDS frame says its record size (docs/link.md): a guest sends them so to
+ * a host whose HELLO has this cap, the original 144-byte records otherwise;
+ * a guest without it (an older iotracer, or one that could not read its
+ * buffers' addresses) leaves the host on its QEMU uprobes for that VM.
+ */
+#define LINK_CAP_GPA (1u << 5)
 
 struct link_hello {
 	uint16_t version; /* highest protocol version spoken */
@@ -125,7 +133,10 @@ struct link_vreq {
 	uint64_t sys_enter_ns, sys_exit_ns; /* 0 when no parent syscall */
 	uint64_t q_ns, d_ns, c_ns; /* guest block: queue, issue, complete */
 	uint64_t submit_ns, kick_ns, done_ns; /* guest driver: submit, own kick, done */
+	/* --- LINK_CAP_GPA: absent from a 144-byte record (read as 0) --- */
+	uint64_t gpa; /* physical address of the first data byte (0: not known) */
 };
+#define LINK_VREQ_V2_LEN 144 /* a record without gpa: RECORDS' size word 0 */
 #define LINK_VF_HAS_SYS (1u << 0)
 /* Through virtio, but no kick of its own: the notification was suppressed. */
 #define LINK_VF_NO_KICK (1u << 1)
@@ -232,6 +243,7 @@ struct link_opts {
 	uint64_t heartbeat_ns; /* default 2 s; a peer silent 3 periods is dropped */
 	uint64_t backoff_min_ns, backoff_max_ns; /* reconnect: 100 ms .. 5 s, doubling */
 	const struct link_key *key; /* NULL or len 0: no authentication (copied) */
+	uint32_t caps; /* LINK_CAP_GPA to say in the HELLO (the others are the link's) */
 	uint64_t log_every_ns; /* refusals, bad records: a log line at most this often (1 s) */
 };
 

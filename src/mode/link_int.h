@@ -19,9 +19,15 @@
 #define MS 1000000ULL
 #define SEC 1000000000ULL
 #define HDR sizeof(struct link_frame_hdr)
-#define REC_HDR 8u /* RECORDS payload: u32 count, u32 pad */
+#define REC_HDR 8u /* RECORDS payload: u32 count, u32 record size (0: LINK_VREQ_V2_LEN) */
 #define VREQ sizeof(struct link_vreq)
 #define REC_MAX ((LINK_MAX_PAYLOAD - REC_HDR) / VREQ)
+/* Records of one RECORDS frame at most (of the shortest size), as the receiver holds them. */
+#define REC_RX_MAX ((LINK_MAX_PAYLOAD - REC_HDR) / LINK_VREQ_V2_LEN)
+/* Largest record size a RECORDS frame may say: a newer sender's fields beyond ours are skipped. */
+#define REC_SIZE_MAX 4096u
+/* The record size a RECORDS payload says (its second word; 0: LINK_VREQ_V2_LEN). */
+uint32_t link_rec_size(const void *records_payload);
 #define RX_CAP (HDR + LINK_MAX_PAYLOAD)
 #define TX_CAP (4 * RX_CAP)
 #define TX_CTRL_RESERVE 4096u

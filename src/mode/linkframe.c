@@ -4,6 +4,7 @@
  * protocol (link.h, docs/link.md). Pure: no sockets, no state.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -19,7 +20,8 @@ _Static_assert(sizeof(struct link_auth) == 32, "link_auth size");
 _Static_assert(sizeof(struct link_ping) == 32, "link_ping size");
 _Static_assert(sizeof(struct link_filter) == 648, "link_filter size");
 _Static_assert(sizeof(struct link_heartbeat) == 32, "link_heartbeat size");
-_Static_assert(sizeof(struct link_vreq) == 144, "link_vreq size");
+_Static_assert(sizeof(struct link_vreq) == 152, "link_vreq size");
+_Static_assert(offsetof(struct link_vreq, gpa) == LINK_VREQ_V2_LEN, "gpa follows the v2 record");
 
 static const char *const msg_name[LINK_MSG_MAX] = {
 	[LINK_HELLO] = "HELLO",		[LINK_PING] = "PING",	    [LINK_PONG] = "PONG",
@@ -54,6 +56,14 @@ int link_encode(void *buf, size_t cap, uint16_t type, const void *payload, uint3
 	return (int)(HDR + len);
 }
 
+uint32_t link_rec_size(const void *records_payload)
+{
+	uint32_t size;
+
+	memcpy(&size, (const char *)records_payload + 4, sizeof(size));
+	return size ? size : LINK_VREQ_V2_LEN;
+}
+
 /* Reason when len is not a valid payload size for type, else NULL. */
 static const char *bad_size(uint16_t type, uint32_t len)
 {
@@ -70,8 +80,8 @@ static const char *bad_size(uint16_t type, uint32_t len)
 
 	if (type == LINK_HELLO && len == LINK_V1_HELLO_LEN)
 		return NULL; /* refused by on_hello, naming the version */
-	if (type == LINK_RECORDS)
-		return len < REC_HDR || (len - REC_HDR) % VREQ ? "bad RECORDS length" : NULL;
+	if (type == LINK_RECORDS) /* every record size is a multiple of 8 */
+		return len < REC_HDR || (len - REC_HDR) % 8 ? "bad RECORDS length" : NULL;
 	return len == fixed[type] ? NULL : "bad payload length for its type";
 }
 
@@ -87,7 +97,7 @@ int link_decode(const void *buf, size_t len, struct link_frame_hdr *hdr, const v
 	const char *unused, *reason;
 	const uint8_t *pl = (const uint8_t *)buf + HDR;
 	struct link_frame_hdr h;
-	uint32_t magic, count;
+	uint32_t magic, count, size;
 
 	if (!why)
 		why = &unused;
@@ -115,7 +125,10 @@ int link_decode(const void *buf, size_t len, struct link_frame_hdr *hdr, const v
 		return bad_frame(why, "bad crc", -EBADMSG);
 	if (h.type == LINK_RECORDS) {
 		memcpy(&count, pl, sizeof(count));
-		if ((uint64_t)count * VREQ != h.len - REC_HDR)
+		size = link_rec_size(pl);
+		if (size < LINK_VREQ_V2_LEN || size > REC_SIZE_MAX || size % 8)
+			return bad_frame(why, "bad record size", -EBADMSG);
+		if ((uint64_t)count * size != h.len - REC_HDR)
 			return bad_frame(why, "record count does not match length", -EBADMSG);
 	}
 	if (hdr)

@@ -263,11 +263,15 @@ static void on_records(struct link_peer *p, const uint8_t *pl)
 	struct link *l = p->l;
 	struct link_vreq *v = l->scratch;
 	uint64_t hi = l->sess[p->sess].delivered;
-	uint32_t n, i, start = 0;
+	uint32_t n, i, start = 0, size = link_rec_size(pl);
 	const char *why;
 
 	memcpy(&n, pl, sizeof(n));
-	memcpy(v, pl + REC_HDR, (size_t)n * VREQ);
+	/* each record as ours: a shorter one's missing fields 0, a longer one's extra skipped */
+	for (i = 0; i < n; i++) {
+		memset(&v[i], 0, VREQ);
+		memcpy(&v[i], pl + REC_HDR + (size_t)i * size, size < VREQ ? size : VREQ);
+	}
 	p->info.rx_records += n;
 	l->st.records_rx += n;
 	for (i = 0; i < n; i++) {

@@ -144,7 +144,7 @@ static void fill_hello(struct link_peer *p, struct link_hello *h)
 	memset(h, 0, sizeof(*h));
 	h->version = LINK_VERSION;
 	h->role = (uint8_t)l->o.role;
-	h->caps = LINK_CAP_VREQ | LINK_CAP_FILTER | LINK_CAP_ACK |
+	h->caps = LINK_CAP_VREQ | LINK_CAP_FILTER | LINK_CAP_ACK | (l->o.caps & LINK_CAP_GPA) |
 		  (l->key.len ? LINK_CAP_AUTH : 0) | (lk_auth_required(p) ? LINK_CAP_AUTH_REQ : 0);
 	h->session = l->session;
 	h->next_seq = is_guest(l) ? l->first_seq : 0;
@@ -228,14 +228,28 @@ static void fill_ctrl(struct link_peer *p)
 	}
 }
 
-/* Copy n outbox records starting at seq into dst (the ring may wrap). */
-static void outbox_copy(const struct link *l, uint64_t seq, uint32_t n, void *dst)
+/*
+ * Copy n outbox records starting at seq into dst (the ring may wrap), size
+ * bytes of each: all of it, or the 144 bytes a peer without LINK_CAP_GPA reads.
+ */
+static void outbox_copy(const struct link *l, uint64_t seq, uint32_t n, uint8_t *dst, uint32_t size)
 {
 	uint64_t cap = l->o.outbox, i = (seq - 1) % cap;
 	uint64_t first = n < cap - i ? n : cap - i;
 
-	memcpy(dst, &l->outbox[i], first * VREQ);
-	memcpy((char *)dst + first * VREQ, l->outbox, (n - first) * VREQ);
+	if (size == VREQ) {
+		memcpy(dst, &l->outbox[i], first * VREQ);
+		memcpy(dst + first * VREQ, l->outbox, (n - first) * VREQ);
+		return;
+	}
+	for (uint64_t k = 0; k < n; k++)
+		memcpy(dst + k * size, &l->outbox[(i + k) % cap], size);
+}
+
+/* The record size a peer reads: ours when its HELLO has LINK_CAP_GPA, else v2's. */
+static uint32_t peer_rec_size(const struct link_peer *p)
+{
+	return (p->peer_hello.caps & LINK_CAP_GPA) ? (uint32_t)VREQ : LINK_VREQ_V2_LEN;
 }
 
 static int records_pending(const struct link_peer *p)
@@ -251,12 +265,13 @@ static void put_records(struct link_peer *p, uint32_t n)
 {
 	struct link *l = p->l;
 	uint8_t *f = p->tx + p->tx_len, *pl = f + HDR;
-	uint32_t len = REC_HDR + n * (uint32_t)VREQ, pad = 0;
+	uint32_t size = peer_rec_size(p), len = REC_HDR + n * size;
+	uint32_t word = size == LINK_VREQ_V2_LEN ? 0 : size; /* 0: what a v2 peer reads */
 	uint64_t last = p->send_seq + n - 1;
 
 	memcpy(pl, &n, sizeof(n));
-	memcpy(pl + 4, &pad, sizeof(pad));
-	outbox_copy(l, p->send_seq, n, pl + REC_HDR);
+	memcpy(pl + 4, &word, sizeof(word));
+	outbox_copy(l, p->send_seq, n, pl + REC_HDR, size);
 	/* the payload is in place already: link_encode() only adds the header */
 	p->tx_len += (size_t)link_encode(f, TX_CAP - p->tx_len, LINK_RECORDS, pl, len);
 	l->st.frames_tx++;

@@ -340,6 +340,31 @@ int qemu_vm_info(const char *proc_root, pid_t pid, struct qemu_vm *vm)
 	return err;
 }
 
+int qemu_map_of(const char *proc_root, pid_t pid, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+	char path[PATH_MAX], *line = NULL;
+	unsigned long long a, b;
+	int ret = -ENOENT;
+	size_t cap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", proc_root, (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		if (sscanf(line, "%llx-%llx", &a, &b) != 2 || addr < a || addr >= b)
+			continue;
+		*lo = a;
+		*hi = b;
+		ret = 0;
+		break;
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
 int qemu_disks(const char *proc_root, pid_t pid, struct qemu_disk *disks, int max)
 {
 	char *buf;

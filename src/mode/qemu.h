@@ -150,4 +150,12 @@ int qemu_parse_vm(const char *buf, size_t len, struct qemu_vm *vm);
 /* qemu_parse_vm() of /proc/PID/cmdline under proc_root. 0 or -errno. */
 int qemu_vm_info(const char *proc_root, pid_t pid, struct qemu_vm *vm);
 
+/*
+ * The mapping of QEMU pid holding addr, from proc_root/PID/maps: [*lo, *hi).
+ * Guest RAM is one mapping per RAM block (anonymous, or a memory backend's
+ * file): host mode bounds its GPA -> HVA map with it (gpamap.h). 0, -ENOENT
+ * when no mapping holds addr, or -errno reading the file.
+ */
+int qemu_map_of(const char *proc_root, pid_t pid, uint64_t addr, uint64_t *lo, uint64_t *hi);
+
 #endif /* IT_QEMU_H */

@@ -16,122 +16,7 @@
 #include <string.h>
 
 #include "iotracer.h"
-#include "mode/vjoin.h"
-
-#define VJ_DEF_HOST 65536
-#define VJ_QEV 16384 /* QEMU submit events kept */
-#define VJ_NOTIFY 65536 /* QEMU notify times kept */
-#define VJ_SLACK_NS 200000ull /* added to the clock uncertainty on guest/host bounds */
-#define VJ_NONE UINT64_MAX
-#define VJ_HOST_KEEP 5 /* host IOs wait 5 x hold_ns: guest records may come late */
-
-struct vj_hent {
-	struct vj_host_io io;
-	uint64_t idx, prev, arrive_ns;
-	int used;
-};
-
-struct vj_qent {
-	uint64_t idx, prev_off, prev_hva; /* chains by (op, offset) and by buffer */
-	uint64_t ts, offset, hva, bytes;
-	uint32_t niov;
-	uint8_t op;
-};
-
-/* A block request of an io_submit seen before the io_submit's record. */
-struct vj_early {
-	uint32_t tid, dev;
-	uint64_t seq, sector, q, d, c;
-};
-#define VJ_EARLY 256
-#define VJ_AIO_SCAN 256 /* newest host IOs searched for a block's io_submit */
-
-struct vj_wait {
-	struct link_vreq g;
-	int peer, disk;
-	uint64_t session;
-	int64_t off;
-	uint64_t unc, arrive_ns;
-};
-
-struct vjoin {
-	vj_emit_fn fn;
-	void *ctx;
-	uint64_t hold_ns;
-	/* host IOs */
-	struct vj_hent *h;
-	uint64_t hmask, hhead, htail; /* entries [htail, hhead) */
-	uint64_t *hbucket;
-	/* QEMU submits */
-	struct vj_qent q[VJ_QEV];
-	uint64_t qhead;
-	uint64_t qb_off[VJ_QEV], qb_hva[VJ_QEV];
-	/* QEMU notifies: sorted, circular [ntail, nhead) */
-	uint64_t n[VJ_NOTIFY];
-	uint64_t nhead, ntail;
-	struct vj_early early[VJ_EARLY];
-	uint64_t ehead;
-	/* guest requests waiting for their host IO */
-	struct vj_wait *w;
-	size_t nw, wcap;
-	struct vj_stats st;
-};
-
-static const char *const stage_names[VJ_STAGES] = {
-	[VJ_GUEST_SUBMIT] = "guest_submit",   [VJ_KICK_TO_QEMU] = "kick_to_qemu",
-	[VJ_QEMU_TO_HOST] = "qemu_to_host",   [VJ_HOST_SYSCALL] = "host_syscall",
-	[VJ_HOST_BLOCK] = "host_block",	      [VJ_HOST_TO_NOTIFY] = "host_to_notify",
-	[VJ_NOTIFY_TO_IRQ] = "notify_to_irq", [VJ_GUEST_COMPLETE] = "guest_complete",
-	[VJ_GUEST_VIRTIO] = "guest_virtio",   [VJ_QEMU_TOTAL] = "qemu_total",
-	[VJ_WORLD_SWITCH] = "world_switch",
-};
-
-static const char *const ts_names[VJ_T_MAX] = {
-	[VJ_T_G_SYS_ENTER] = "guest_sys_enter",
-	[VJ_T_G_Q] = "guest_block_q",
-	[VJ_T_G_D] = "guest_block_d",
-	[VJ_T_G_KICK] = "guest_kick",
-	[VJ_T_Q_SUBMIT] = "qemu_submit",
-	[VJ_T_H_ENTER] = "host_sys_enter",
-	[VJ_T_H_BLK_Q] = "host_block_q",
-	[VJ_T_H_BLK_C] = "host_block_c",
-	[VJ_T_H_EXIT] = "host_sys_exit",
-	[VJ_T_Q_NOTIFY] = "qemu_notify",
-	[VJ_T_G_IRQ] = "guest_irq",
-	[VJ_T_G_C] = "guest_block_c",
-	[VJ_T_G_SYS_EXIT] = "guest_sys_exit",
-};
-
-static const char *const unjoin_names[VJ_UN_MAX] = {
-	[VJ_UN_NO_DISK] = "no_disk", [VJ_UN_NO_SUBMIT] = "no_qemu_submit",
-	[VJ_UN_MERGED] = "merged",   [VJ_UN_NO_HOST_IO] = "no_host_io",
-	[VJ_UN_PARTIAL] = "partial",
-};
-
-static const char *const hunjoin_names[VJ_HU_MAX] = {
-	[VJ_HU_NOT_GUEST] = "not_guest_buffer",
-	[VJ_HU_UNCLAIMED] = "unclaimed",
-};
-
-const char *vj_unjoin_name(int r)
-{
-	return r >= 0 && r < VJ_UN_MAX ? unjoin_names[r] : "?";
-}
-
-const char *vj_hunjoin_name(int r)
-{
-	return r >= 0 && r < VJ_HU_MAX ? hunjoin_names[r] : "?";
-}
-
-const char *vj_stage_name(int s)
-{
-	return s >= 0 && s < VJ_STAGES ? stage_names[s] : "?";
-}
-
-const char *vj_ts_name(int t)
-{
-	return t >= 0 && t < VJ_T_MAX ? ts_names[t] : "?";
-}
+#include "mode/vjoin_int.h"
 
 static uint64_t vj_hash(uint64_t a, uint64_t b)
 {
@@ -142,7 +27,7 @@ static uint64_t vj_hash(uint64_t a, uint64_t b)
 	return x ^ (x >> 29);
 }
 
-static uint64_t host_key(uint8_t op, uint64_t buf)
+uint64_t vj_host_key(uint8_t op, uint64_t buf)
 {
 	return vj_hash(op, buf);
 }
@@ -173,15 +58,18 @@ struct vjoin *vjoin_new(vj_emit_fn fn, void *ctx, uint64_t hold_ns, size_t max_h
 	j->hold_ns = hold_ns;
 	j->hmask = cap - 1;
 	j->h = calloc(cap, sizeof(*j->h));
-	j->hbucket = malloc(cap * sizeof(*j->hbucket));
-	if (!j->h || !j->hbucket) {
+	j->uhead = malloc(cap * sizeof(*j->uhead));
+	j->utail = malloc(cap * sizeof(*j->utail));
+	if (!j->h || !j->uhead || !j->utail) {
 		vjoin_free(j);
 		errno = ENOMEM;
 		return NULL;
 	}
-	memset(j->hbucket, 0xff, cap * sizeof(*j->hbucket));
+	memset(j->uhead, 0xff, cap * sizeof(*j->uhead));
+	memset(j->utail, 0xff, cap * sizeof(*j->utail));
 	memset(j->qb_off, 0xff, sizeof(j->qb_off));
 	memset(j->qb_hva, 0xff, sizeof(j->qb_hva));
+	memset(j->disk_vm, 0xff, sizeof(j->disk_vm));
 	return j;
 }
 
@@ -190,7 +78,8 @@ void vjoin_free(struct vjoin *j)
 	if (!j)
 		return;
 	free(j->h);
-	free(j->hbucket);
+	free(j->uhead);
+	free(j->utail);
 	free(j->w);
 	free(j);
 }
@@ -236,7 +125,7 @@ void vjoin_add_qemu(struct vjoin *j, const struct vj_qemu_ev *ev)
 	struct vj_qent *e;
 	uint64_t bo, bh;
 
-	if (ev->ev == IT_QEV_NOTIFY) {
+	if (ev->ev == IT_QEV_NOTIFY || ev->ev == IT_QEV_KVM_IRQ) {
 		notify_add(j, ev->ts_ns);
 		j->st.qemu_notify++;
 		return;
@@ -284,6 +173,8 @@ static const struct vj_qent *submit_find(const struct vjoin *j, uint8_t op, uint
 	for (e = qent(j, j->qb_off[qoff_key(op, offset)]); e; e = qent(j, e->prev_off)) {
 		uint64_t d;
 
+		if (e->ts + VJ_CHAIN_SLACK_NS < lo)
+			break;
 		if (e->op != op || e->offset != offset || e->ts < lo || e->ts > hi)
 			continue;
 		if (e->bytes != bytes) {
@@ -321,9 +212,12 @@ static uint64_t next_submit_at(const struct vjoin *j, uint64_t hva, uint64_t aft
 	uint64_t best = UINT64_MAX;
 
 	for (const struct vj_qent *e = qent(j, j->qb_hva[qhva_key(hva)]); e;
-	     e = qent(j, e->prev_hva))
+	     e = qent(j, e->prev_hva)) {
+		if (e->ts + VJ_CHAIN_SLACK_NS < after)
+			break;
 		if (e->hva == hva && e->ts > after && e->ts < best)
 			best = e->ts;
+	}
 	return best;
 }
 
@@ -339,14 +233,46 @@ static int guest_buffer(const struct vjoin *j, uint64_t buf, uint64_t ts)
 
 /* ---- host IOs ---- */
 
+struct vj_hent *vj_unused(struct vjoin *j, uint8_t op, uint64_t buf)
+{
+	uint64_t i = j->uhead[vj_host_key(op, buf) & j->hmask];
+
+	return i == VJ_NONE ? NULL : &j->h[i & j->hmask];
+}
+
+struct vj_hent *vj_unused_next(struct vjoin *j, const struct vj_hent *e)
+{
+	return e->unext == VJ_NONE ? NULL : &j->h[e->unext & j->hmask];
+}
+
+void vj_unlist(struct vjoin *j, struct vj_hent *e)
+{
+	uint64_t b = vj_host_key(e->io.op, e->io.buf) & j->hmask;
+
+	if (!e->listed)
+		return;
+	if (e->uprev == VJ_NONE)
+		j->uhead[b] = e->unext;
+	else
+		j->h[e->uprev & j->hmask].unext = e->unext;
+	if (e->unext == VJ_NONE)
+		j->utail[b] = e->uprev;
+	else
+		j->h[e->unext & j->hmask].uprev = e->uprev;
+	e->listed = 0;
+}
+
 static void host_expire_one(struct vjoin *j)
 {
-	const struct vj_hent *e = &j->h[j->htail & j->hmask];
+	struct vj_hent *e = &j->h[j->htail & j->hmask];
 
+	vj_unlist(j, e);
 	if (!e->used) {
+		int guest = guest_buffer(j, e->io.buf, e->io.enter_ns) ||
+			    vj_is_guest_ram(j, e->io.disk, e->io.buf);
+
 		j->st.host_unjoined++;
-		j->st.host_unjoin[guest_buffer(j, e->io.buf, e->io.enter_ns) ? VJ_HU_UNCLAIMED :
-									       VJ_HU_NOT_GUEST]++;
+		j->st.host_unjoin[guest ? VJ_HU_UNCLAIMED : VJ_HU_NOT_GUEST]++;
 	}
 	j->htail++;
 }
@@ -386,14 +312,20 @@ static int aio_block(struct vjoin *j, const struct vj_early *b, uint64_t from)
 	return hit;
 }
 
+static uint64_t aio_key(uint32_t tid, uint64_t seq)
+{
+	return vj_hash(tid, seq) | 1; /* never 0: an empty slot */
+}
+
 void vjoin_host_block(struct vjoin *j, uint32_t tid, uint64_t seq, uint64_t sector, uint64_t q_ns,
 		      uint64_t d_ns, uint64_t c_ns, uint32_t dev)
 {
 	struct vj_early b = {
 		.tid = tid, .dev = dev, .seq = seq, .sector = sector, .q = q_ns, .d = d_ns, .c = c_ns
 	};
+	uint64_t k = aio_key(tid, seq);
 
-	if (!aio_block(j, &b, 0))
+	if (j->aio_seen[k % VJ_AIO_SEEN] != k || !aio_block(j, &b, 0))
 		j->early[j->ehead++ % VJ_EARLY] = b;
 }
 
@@ -413,7 +345,7 @@ static void early_blocks(struct vjoin *j, uint64_t idx)
 
 void vjoin_add_host(struct vjoin *j, const struct vj_host_io *io, uint64_t now_ns)
 {
-	uint64_t b = host_key(io->op, io->buf) & j->hmask;
+	uint64_t b = vj_host_key(io->op, io->buf) & j->hmask;
 	struct vj_hent *e;
 
 	if (j->hhead - j->htail > j->hmask) {
@@ -423,13 +355,24 @@ void vjoin_add_host(struct vjoin *j, const struct vj_host_io *io, uint64_t now_n
 	e = &j->h[j->hhead & j->hmask];
 	e->io = *io;
 	e->idx = j->hhead;
-	e->prev = j->hbucket[b];
 	e->arrive_ns = now_ns;
 	e->used = 0;
-	j->hbucket[b] = j->hhead++;
+	e->listed = 1;
+	e->unext = VJ_NONE;
+	e->uprev = j->utail[b];
+	if (e->uprev == VJ_NONE)
+		j->uhead[b] = e->idx;
+	else
+		j->h[e->uprev & j->hmask].unext = e->idx;
+	j->utail[b] = j->hhead++;
 	j->st.host_io++;
-	if (io->kind == VJ_K_AIO && !io->blk_q_ns)
-		early_blocks(j, e->idx);
+	if (io->kind == VJ_K_AIO) {
+		uint64_t k = aio_key(io->tid, io->seq);
+
+		j->aio_seen[k % VJ_AIO_SEEN] = k;
+		if (!io->blk_q_ns)
+			early_blocks(j, e->idx);
+	}
 }
 
 /*
@@ -440,22 +383,21 @@ void vjoin_add_host(struct vjoin *j, const struct vj_host_io *io, uint64_t now_n
 static struct vj_hent *host_find(struct vjoin *j, int disk, uint8_t op, uint64_t buf, uint64_t lo,
 				 uint64_t hi, uint64_t max, int whole)
 {
-	uint64_t i = j->hbucket[host_key(op, buf) & j->hmask];
-	struct vj_hent *best = NULL;
+	struct vj_hent *e, *next;
 
-	for (; i != VJ_NONE && i >= j->htail && i < j->hhead; i = j->h[i & j->hmask].prev) {
-		struct vj_hent *e = &j->h[i & j->hmask];
-
-		if (e->idx != i)
-			break;
-		if (e->used || e->io.disk != disk || e->io.op != op || e->io.buf != buf ||
+	for (e = vj_unused(j, op, buf); e; e = next) {
+		next = vj_unused_next(j, e);
+		if (vj_io_end(&e->io) + VJ_CHAIN_SLACK_NS < lo) {
+			vj_unlist(j, e); /* no request now looking can claim it */
+			continue;
+		}
+		if (e->io.disk != disk || e->io.op != op || e->io.buf != buf ||
 		    e->io.enter_ns < lo || e->io.enter_ns >= hi || !e->io.bytes ||
 		    (whole ? e->io.view || e->io.io_bytes != max : e->io.bytes > max))
 			continue;
-		if (!best || e->io.enter_ns < best->io.enter_ns)
-			best = e;
+		return e;
 	}
-	return best;
+	return NULL;
 }
 
 /* ---- paths ---- */
@@ -476,11 +418,21 @@ static uint64_t first_nz(uint64_t a, uint64_t b, uint64_t c)
  * an earlier attempt, or one a stalled vCPU took long before D, is not when
  * the device could have been told).
  */
-static uint64_t guest_kick(const struct link_vreq *g)
+uint64_t vj_guest_kick(const struct link_vreq *g)
 {
 	if (g->kick_ns)
 		return g->kick_ns;
 	return g->submit_ns > g->d_ns ? g->submit_ns : g->d_ns;
+}
+
+uint64_t vj_guest_irq(const struct link_vreq *g)
+{
+	return first_nz(g->done_ns, g->c_ns, 0);
+}
+
+uint64_t vj_io_end(const struct vj_host_io *io)
+{
+	return first_nz(io->exit_ns, io->blk_c_ns, io->enter_ns);
 }
 
 static int64_t span(const uint64_t *t, int from, int to)
@@ -537,6 +489,7 @@ static void fill_stages(struct vj_path *p)
 	gv = p->stage[VJ_GUEST_VIRTIO] = span(t, VJ_T_G_KICK, VJ_T_G_IRQ);
 	qt = p->stage[VJ_QEMU_TOTAL] = span(t, VJ_T_Q_SUBMIT, VJ_T_Q_NOTIFY);
 	p->stage[VJ_WORLD_SWITCH] = gv == INT64_MIN || qt == INT64_MIN ? INT64_MIN : gv - qt;
+	p->stage[VJ_KICK_TO_HOST] = span(t, VJ_T_G_KICK, VJ_T_H_ENTER);
 }
 
 static void guest_times(struct vj_path *p, const struct link_vreq *g, int64_t off)
@@ -547,7 +500,7 @@ static void guest_times(struct vj_path *p, const struct link_vreq *g, int64_t of
 	}
 	p->t[VJ_T_G_Q] = to_host(g->q_ns, off);
 	p->t[VJ_T_G_D] = to_host(g->d_ns, off);
-	p->t[VJ_T_G_KICK] = to_host(guest_kick(g), off);
+	p->t[VJ_T_G_KICK] = to_host(vj_guest_kick(g), off);
 	p->t[VJ_T_G_IRQ] = to_host(first_nz(g->done_ns, g->c_ns, 0), off);
 	p->t[VJ_T_G_C] = to_host(g->c_ns, off);
 }
@@ -571,7 +524,7 @@ static void host_times(struct vjoin *j, struct vj_path *p, uint64_t submit_ts, u
 	p->t[VJ_T_Q_NOTIFY] = notify_after(j, done > p->h.enter_ns ? done : p->h.enter_ns);
 	if (p->t[VJ_T_Q_NOTIFY] > hi)
 		p->t[VJ_T_Q_NOTIFY] = 0;
-	j->st.with_submit++;
+	j->st.with_submit += submit_ts != 0;
 	j->st.with_notify += p->t[VJ_T_Q_NOTIFY] != 0;
 }
 
@@ -608,64 +561,110 @@ static uint64_t host_pieces(struct vjoin *j, int disk, const struct link_vreq *g
 	return covered;
 }
 
-/* Try to join w; emit and return 1 when joined (or when force is set). */
+int vj_path_init(const struct vj_wait *w, struct vj_path *p, struct vj_win *win)
+{
+	const struct link_vreq *g = &w->g;
+	uint64_t tol = w->unc + VJ_SLACK_NS;
+
+	memset(p, 0, sizeof(*p));
+	p->g = g;
+	p->peer = w->peer;
+	p->session = w->session;
+	p->disk = w->disk;
+	p->clock_off = w->off;
+	p->clock_unc = w->unc;
+	p->unjoin = VJ_UN_NO_DISK;
+	guest_times(p, g, w->off);
+	win->lo = p->t[VJ_T_G_KICK] > tol ? p->t[VJ_T_G_KICK] - tol : 0;
+	win->hi = p->t[VJ_T_G_IRQ] ? p->t[VJ_T_G_IRQ] + tol : UINT64_MAX;
+	win->kick = vj_guest_kick(g);
+	win->irq = vj_guest_irq(g);
+	return w->disk >= 0 && p->t[VJ_T_G_KICK];
+}
+
+void vj_finish(struct vjoin *j, struct vj_path *p, struct vj_hent **pc, int n, uint64_t submit_ts,
+	       uint64_t hi)
+{
+	if (p->joined) {
+		for (int i = 0; i < n; i++) {
+			pc[i]->used = 1;
+			vj_unlist(j, pc[i]);
+			p->hp[i] = pc[i]->io;
+		}
+		p->nr_h = n;
+		p->h = p->hp[0];
+		host_times(j, p, submit_ts, hi);
+		j->st.joined++;
+		j->st.split += n > 1;
+		j->st.by_key[p->key]++;
+		vj_clock_note(j, p);
+	} else {
+		j->st.unjoined++;
+		j->st.unjoin[p->unjoin]++;
+	}
+	fill_stages(p);
+	check_order(p);
+	if (p->joined && !p->order_ok)
+		j->st.order_bad++;
+	j->fn(p, j->ctx);
+}
+
+/* A bounce buffer QEMU used for w instead of its buffer: found by offset (vjaddr.c). */
+static int bounce_join(struct vjoin *j, const struct vj_wait *w, struct vj_path *p, uint64_t lo,
+		       uint64_t hi, struct vj_hent **pc)
+{
+	struct vj_hent *e = vj_bounce_find(j, w, lo, hi, p->hva);
+
+	if (!e)
+		return 0;
+	pc[0] = e;
+	p->joined = 1;
+	p->key = VJ_KEY_OFFSET;
+	return 1;
+}
+
+/* The uprobe path: try to join w by QEMU's submit; emit and return 1 when joined (or forced). */
 static int try_join(struct vjoin *j, const struct vj_wait *w, int force)
 {
 	const struct link_vreq *g = &w->g;
-	uint64_t lo, hi, tol = w->unc + VJ_SLACK_NS, bytes = (uint64_t)g->nr_sectors * 512;
+	uint64_t bytes = (uint64_t)g->nr_sectors * 512;
 	const struct vj_qent *s = NULL;
 	struct vj_hent *pc[VJ_PIECES];
+	struct vj_vm *vm = vj_vm_of(j, w->disk);
 	struct vj_path p;
+	struct vj_win win;
 	int merged = 0, n = 0;
 
-	memset(&p, 0, sizeof(p));
-	p.g = g;
-	p.peer = w->peer;
-	p.session = w->session;
-	p.disk = w->disk;
-	p.clock_off = w->off;
-	p.clock_unc = w->unc;
-	guest_times(&p, g, w->off);
-	lo = p.t[VJ_T_G_KICK] > tol ? p.t[VJ_T_G_KICK] - tol : 0;
-	hi = p.t[VJ_T_G_IRQ] ? p.t[VJ_T_G_IRQ] + tol : UINT64_MAX;
-	p.unjoin = VJ_UN_NO_DISK;
-	if (w->disk >= 0 && p.t[VJ_T_G_KICK]) {
+	if (vm && vj_by_address(j, w, vm))
+		return vj_addr_join(j, w, force);
+	if (vj_path_init(w, &p, &win)) {
 		p.unjoin = VJ_UN_NO_SUBMIT;
-		s = submit_find(j, g->op, g->sector * 512, bytes, lo, hi, p.t[VJ_T_G_KICK],
+		s = submit_find(j, g->op, g->sector * 512, bytes, win.lo, win.hi, p.t[VJ_T_G_KICK],
 				&merged);
 	}
 	if (s && s->hva) {
-		uint64_t got = host_pieces(j, w->disk, g, s, hi, pc, &n);
+		uint64_t got = host_pieces(j, w->disk, g, s, win.hi, pc, &n);
 
 		p.hva = s->hva;
 		p.joined = got == bytes;
+		p.key = VJ_KEY_UPROBE;
 		p.unjoin = n ? VJ_UN_PARTIAL : VJ_UN_NO_HOST_IO;
-	} else if (!s && w->disk >= 0 && p.t[VJ_T_G_KICK] &&
+		if (!n && force)
+			n = bounce_join(j, w, &p, s->ts, win.hi, pc);
+	} else if (!s && vm && vj_addr_fallback(j, w)) {
+		return 1; /* QEMU's submit came before the uprobes (a re-check began) */
+	} else if (!s && p.t[VJ_T_G_KICK] && w->disk >= 0 &&
 		   (merged ||
-		    (force && submit_covering(j, g->op, g->sector * 512, bytes, lo, hi)))) {
+		    (force && submit_covering(j, g->op, g->sector * 512, bytes, win.lo, win.hi)))) {
 		p.unjoin = VJ_UN_MERGED;
 	}
 	if (!p.joined && !force)
 		return 0;
-	if (p.joined) {
-		for (int i = 0; i < n; i++) {
-			pc[i]->used = 1;
-			p.hp[i] = pc[i]->io;
-		}
-		p.nr_h = n;
-		p.h = p.hp[0];
-		host_times(j, &p, s->ts, hi);
-		j->st.joined++;
-		j->st.split += n > 1;
-	} else {
-		j->st.unjoined++;
-		j->st.unjoin[p.unjoin]++;
-	}
-	fill_stages(&p);
-	check_order(&p);
-	if (p.joined && !p.order_ok)
-		j->st.order_bad++;
-	j->fn(&p, j->ctx);
+	if (s && s->hva && vm)
+		vj_addr_learn(j, w, s->hva, p.joined && p.key == VJ_KEY_UPROBE ? pc[0] : NULL);
+	if (!p.joined)
+		p.key = VJ_KEY_NONE;
+	vj_finish(j, &p, pc, n, s ? s->ts : 0, win.hi);
 	return 1;
 }
 
@@ -681,6 +680,7 @@ void vjoin_add_guest(struct vjoin *j, int peer, uint64_t session, int disk,
 			     .arrive_ns = now_ns };
 
 	j->st.guest++;
+	j->now_ns = now_ns;
 	if (try_join(j, &w, disk < 0))
 		return;
 	if (j->nw == j->wcap) {
@@ -716,6 +716,7 @@ static void retry_waiting(struct vjoin *j, uint64_t now_ns, int force_all)
 
 void vjoin_tick(struct vjoin *j, uint64_t now_ns)
 {
+	j->now_ns = now_ns;
 	retry_waiting(j, now_ns, 0);
 	while (j->htail < j->hhead && (int64_t)(now_ns - j->h[j->htail & j->hmask].arrive_ns) >=
 					      (int64_t)(VJ_HOST_KEEP * j->hold_ns))

@@ -14,7 +14,17 @@
  * IO(s) of QEMU on the disk's files whose buffers tile [HVA, HVA + length),
  * each the first one at its buffer after the submit and before the next
  * submit of the same buffer (both on the host clock: exact). Time alone never
- * joins. Pure user space, libc only; not thread safe.
+ * joins. That is the uprobe path. The address path needs no uprobe: the
+ * guest says its buffer's guest-physical address (link_vreq.gpa), the VM's
+ * GPA -> HVA map (gpamap.h, learned on the uprobe path) gives the HVA, and
+ * the host IOs at it are bounded in time by the VM's clock as its joined
+ * paths bound it (causal: a host IO starts after its guest kick and ends
+ * before its guest interrupt), which is tighter than the ping's uncertainty
+ * and never lends a request's host IO to its neighbour at the same buffer.
+ * Each VM is on one path (vjoin_vm_mode); on the uprobe path the address
+ * path runs beside it and says when it agrees enough to take over (ready),
+ * and on the address path a drop says when to look again (recheck).
+ * Pure user space, libc only; not thread safe.
  */
 #ifndef IT_VJOIN_H
 #define IT_VJOIN_H
@@ -79,6 +89,11 @@ enum vj_unjoin {
 	VJ_UN_NO_HOST_IO, /* QEMU submitted it, no host IO used its buffer: a read of
 			     an unallocated cluster, zero-detect / discard, a bounce buffer */
 	VJ_UN_PARTIAL, /* host IOs used part of its buffer only (bounce, compressed) */
+	VJ_UN_NO_ADDRESS, /* address path: the record has no buffer address */
+	VJ_UN_UNMAPPED, /* address path: its VM's map has no HVA for the address */
+	VJ_UN_CLOCK, /* address path: its VM's clock bounds stale (no joined path in the 4 s
+			before it, none carried over: the guest clock drifts), its host IO not
+			told from its neighbours' */
 	VJ_UN_MAX,
 };
 
@@ -104,6 +119,7 @@ enum vj_stage {
 	VJ_GUEST_VIRTIO, /* guest kick -> guest interrupt (what the guest sees) */
 	VJ_QEMU_TOTAL, /* QEMU submit -> notify (what the host spent) */
 	VJ_WORLD_SWITCH, /* VJ_GUEST_VIRTIO - VJ_QEMU_TOTAL */
+	VJ_KICK_TO_HOST, /* guest kick -> host submit (kick_to_qemu + qemu_to_host) */
 	VJ_STAGES,
 };
 
@@ -125,8 +141,18 @@ enum vj_ts {
 	VJ_T_MAX,
 };
 
+/* What found a joined path's host IO. */
+enum vj_key {
+	VJ_KEY_NONE = 0, /* not joined */
+	VJ_KEY_UPROBE, /* QEMU's blk_aio submit (uprobe) named its buffer */
+	VJ_KEY_ADDRESS, /* the guest's buffer address, through the VM's map */
+	VJ_KEY_OFFSET, /* a bounce buffer: the disk offset and the time */
+	VJ_KEY_MAX,
+};
+
 struct vj_path {
 	const struct link_vreq *g; /* guest times on the guest clock */
+	int key; /* enum vj_key */
 	int peer; /* link peer id */
 	uint64_t session; /* the guest's link session */
 	int disk;
@@ -157,7 +183,49 @@ struct vj_stats {
 	uint64_t unjoin[VJ_UN_MAX]; /* unjoined guest requests by reason */
 	uint64_t host_unjoin[VJ_HU_MAX]; /* never joined host IOs by reason */
 	uint64_t split; /* joined guest requests served by several host IOs */
+	uint64_t by_key[VJ_KEY_MAX]; /* joined guest requests by what found them */
 };
+
+#define VJ_MAX_VMS 32 /* CLI_MAX_QEMU at most */
+#define VJ_MAX_DISKS 64 /* host.c's disks */
+
+enum vj_vm_mode {
+	VJ_VM_UPROBES = 0, /* joined by QEMU's submit; the map and clock are learned */
+	VJ_VM_ADDRESS, /* joined by the guest's buffer address: no uprobe needed */
+};
+
+/* Why an address-path VM wants its uprobes back for a while. */
+enum vj_recheck {
+	VJ_RC_NONE = 0,
+	VJ_RC_UNMAPPED, /* addresses its map has no HVA for (memory hotplug, migration) */
+	VJ_RC_JOIN_RATE, /* most of its recent requests unjoined */
+	VJ_RC_CLOCK, /* its clock bounds went stale: joined paths re-anchor them */
+	VJ_RC_MAX,
+};
+
+struct vj_vm_stats {
+	int mode; /* enum vj_vm_mode, as vjoin_vm_mode() set it */
+	int ready; /* uprobe mode: the address path agreed VJ_READY times in a row */
+	int recheck; /* address mode: enum vj_recheck, VJ_RC_NONE when all is well */
+	int segments; /* of its map */
+	uint64_t samples, conflicts; /* map samples; ones that moved a segment */
+	uint64_t agree, disagree; /* the address path beside the uprobe path */
+	uint64_t addr_joined, addr_unjoined; /* guest requests on the address path */
+	uint64_t unmapped, no_address; /* address path: no HVA; no address in the record */
+	uint64_t clock_stale; /* address path: the clock bounds were too wide to use */
+	uint64_t bounced; /* joined by offset (a bounce buffer) */
+	uint64_t calibrations; /* times it became ready */
+	uint64_t rechecks[VJ_RC_MAX]; /* re-checks asked, by reason */
+	int64_t clk_lo, clk_hi; /* host - guest bounds at its latest path (clk_n > 0) */
+	unsigned int clk_n;
+};
+#define VJ_READY 16 /* agreements in a row that make a VM ready */
+
+/*
+ * /proc/PID/maps of the VM's QEMU: the mapping [*lo, *hi) holding hva (guest
+ * RAM is one mapping per RAM block). 0, or -1 when there is none.
+ */
+typedef int (*vj_maps_fn)(void *ctx, int vm, uint64_t hva, uint64_t *lo, uint64_t *hi);
 
 struct vjoin;
 
@@ -194,9 +262,22 @@ void vjoin_tick(struct vjoin *j, uint64_t now_ns);
 void vjoin_flush(struct vjoin *j);
 const struct vj_stats *vjoin_stats(const struct vjoin *j);
 
+/*
+ * Disk `disk` (< VJ_MAX_DISKS) belongs to VM `vm` (< VJ_MAX_VMS); raw: its host
+ * IO is at the guest's offset (a raw image or block device, no backing file),
+ * so a bounce buffer's IO can still be found by offset.
+ */
+void vjoin_disk(struct vjoin *j, int disk, int vm, int raw);
+void vjoin_set_maps(struct vjoin *j, vj_maps_fn fn, void *ctx);
+/* Put VM vm on a path (enum vj_vm_mode); ready and recheck start over. */
+void vjoin_vm_mode(struct vjoin *j, int vm, int mode);
+const struct vj_vm_stats *vjoin_vm(const struct vjoin *j, int vm);
+
 const char *vj_stage_name(int s);
 const char *vj_unjoin_name(int r);
 const char *vj_hunjoin_name(int r);
 const char *vj_ts_name(int t);
+const char *vj_key_name(int k);
+const char *vj_recheck_name(int r);
 
 #endif /* IT_VJOIN_H */

@@ -87,6 +87,7 @@ int vreq_fill(struct link_vreq *v, const struct corr_req *r, const struct it_blo
 	v->c_ns = b->c_ns;
 	v->submit_ns = b->drv_submit_ns;
 	v->done_ns = b->drv_done_ns;
+	v->gpa = it_block_gpa(b);
 	fill_kick(v, b, virtio || b->drv_layer == IT_L_VIRTIO, s);
 	if (s)
 		s->by_layer[layer_slot(b->drv_layer)]++;

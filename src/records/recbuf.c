@@ -19,6 +19,10 @@
 #define SPILL_KEEP 65536 /* spill buffer kept between drains, at most */
 #define SPILL_HDR 8 /* a spilled record: its length (u32), padding, the record (aligned) */
 
+/* the common records take the per-CPU slots (bpf/record.bpf.h it_reserve), not the ring */
+_Static_assert(sizeof(struct it_block_rec) <= IT_SLOT_SIZE, "a block record fills a slot at most");
+_Static_assert(sizeof(struct it_syscall_rec) <= IT_SLOT_SIZE, "a syscall record too");
+
 void recbuf_init(struct recbuf *b, int ncpu, uint32_t shift, void *slots, void *pos)
 {
 	memset(b, 0, sizeof(*b));

@@ -231,6 +231,18 @@ static const struct cli_option cli_opts[] = {
 	  .section = "link", .reload = RELOAD_REATTACH, .val = CLI_V_U32S,
 	  LIST(qemu_pids, nr_qemu_pids),
 	  .row.help = "host: the QEMU processes (default: every qemu-system-*)" },
+	{ .row.name = "qemu-uprobes", .row.key = CLI_OPT_QEMU_UPROBES, .row.arg = "WHEN",
+	  .section = "link", .reload = RELOAD_REATTACH, .val = CLI_V_STR, F(qemu_uprobes),
+	  .unset = "auto",
+	  .row.help = "host: auto (default: QEMU's uprobes only until a VM's\n"
+		      "guest-physical buffer addresses map to QEMU's, and to\n"
+		      "re-check; guests that send none keep them) or always\n"
+		      "(every guest IO: 1-2 uprobe hits, QEMU's submit stamp)" },
+	{ .row.name = "qemu-stages", .row.key = CLI_OPT_QEMU_STAGES, .section = "link",
+	  .reload = RELOAD_REATTACH, .val = CLI_V_FLAG, F(qemu_stages),
+	  .row.help = "host: keep the virtio_notify uprobe for the notify\n"
+		      "stages where KVM's interrupt tracepoints give none (TCG):\n"
+		      "about one uprobe hit per completion batch" },
 	{ .row.name = "name", .row.key = CLI_OPT_NAME, .row.arg = "NAME", .section = "link",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_STR, F(name),
 	  .row.help = "this side's name in the link hello and the host column of\n"
@@ -373,6 +385,8 @@ void cli_free(struct it_opts *o)
 	cli_free_strs(o->listens, &o->nr_listens);
 	free(o->name);
 	o->name = NULL;
+	free(o->qemu_uprobes);
+	o->qemu_uprobes = NULL;
 	free(o->profile);
 	o->profile = NULL;
 	free(o->syscall_hooks);
@@ -449,6 +463,9 @@ static int cli_check_mode(const struct it_opts *o, FILE *err)
 
 	if (o->mode != IT_MODE_HOST && o->nr_qemu_pids)
 		bad = "--qemu-pid needs --mode host";
+	else if (o->mode != IT_MODE_HOST && (o->qemu_uprobes || o->qemu_stages))
+		bad = o->qemu_stages ? "--qemu-stages needs --mode host" :
+				       "--qemu-uprobes needs --mode host";
 	else if (o->mode != IT_MODE_HOST && o->nr_listens)
 		bad = "--listen needs --mode host";
 	else if (o->mode == IT_MODE_STANDALONE && o->nr_links)

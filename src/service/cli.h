@@ -82,6 +82,8 @@ struct it_opts {
 	uint32_t qemu_pids[CLI_MAX_QEMU]; /* --qemu-pid; none: auto-discover */
 	int nr_qemu_pids;
 	char *name; /* --name: this side's name in the link hello */
+	char *qemu_uprobes; /* --qemu-uprobes: auto (NULL) or always (docs/modes.md) */
+	int qemu_stages; /* --qemu-stages: the notify uprobes stay on the address path */
 	char *profile; /* --profile: the last one given (its values are in the fields) */
 	char *metrics_addr; /* --metrics: serve Prometheus /metrics here (malloc'd), NULL = off */
 	int metrics_cg_depth; /* --metrics-cgroup-depth: cgroup label this deep; -1 = no label */

@@ -555,6 +555,14 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 	case CLI_OPT_BLOCK_INSERT:
 		o->block_insert = 1;
 		return CLI_RUN;
+	case CLI_OPT_QEMU_UPROBES:
+		if (strcmp(arg, "auto") && strcmp(arg, "always"))
+			return cli_bad(src, c, "bad value '%s' (expected auto or always)", arg);
+		return cli_setstr(&o->qemu_uprobes, arg) ? cli_bad(src, c, "out of memory") :
+							   CLI_RUN;
+	case CLI_OPT_QEMU_STAGES:
+		o->qemu_stages = 1;
+		return CLI_RUN;
 	case CLI_OPT_SYSCALL_HOOKS:
 		if (strcmp(arg, "auto") && strcmp(arg, "percall") && strcmp(arg, "raw"))
 			return cli_bad(src, c,

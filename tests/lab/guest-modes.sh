@@ -7,11 +7,19 @@
 # LAB_G_COUNT: ioload ops per run (default 150).
 # LAB_G_MDISKS: serials of the disk matrix (tests/lab/modes-disks.sh), traced
 #   by daemon #1 too; LAB_G_MCOUNT ioload ops per run on each (default 100).
+# LAB_G_OLD_GUEST=1: the guest daemons send no buffer addresses (IOTRACER_TEST_NO_GPA),
+#   as a guest iotracer before the address path did.
 #
-# Phase 0 (LAB_G_COST=1): the cost: ioload randread on vda with no tracing
-#   (the host daemon starts at `LAB-MARK start-host`), then the same with both
-#   daemons (phase 1's first load), each between `LAB-MARK cost-*` marks the
-#   host hook stamps with the host's CPU counters; lines `cost base|traced {json}`.
+# Phase 0 (LAB_G_COST=1): the cost, LAB_G_CCOUNT ioload randreads on vda in
+#   each of: base (nothing traced); standalone (a standalone iotracer on vda
+#   here, and one on QEMU's image on the host); uprobe (guest daemon #1, the
+#   host daemon with --qemu-uprobes always); address (guest daemon #1, host
+#   daemon #1 on the address path, after warm-up reads it calibrates on,
+#   LAB_G_WARM at a time until the host says GO-address). Each between
+#   `LAB-MARK cost-PHASE-begin/end` marks the host hook stamps
+#   (host-modes-hook.sh); lines `cost PHASE {json}`. The host
+#   says when a tracer of its own is ready by writing GO-WORD at the start of
+#   the NVMe disk (outside the guest daemon's filter), which this script polls.
 # Phase 1: guest daemon #1 (`--mode guest -d vda`: the filter names vda only,
 #   and the matrix disks), randread + randwrite on vda, randwrite on nvme0n1 (a
 #   disk outside the filter); on each matrix disk randwrite, randread of the
@@ -66,7 +74,8 @@ for m in $mdevs; do devs="$devs,${m#*:}"; done
 
 start() {
 	# not -q: its link lines ("link: peer N (...): up: ...") on stderr are what
-	# wait_up watches
+	# wait_up watches. LAB_G_OLD_GUEST=1: as an older guest iotracer, no buffer addresses.
+	[ "${LAB_G_OLD_GUEST:-0}" = 1 ] && export IOTRACER_TEST_NO_GPA=1
 	/lab/iotracer --mode guest --link "$link" -d "$2" --no-live -i 1s \
 		-j "$W/g$1.json" >"$W/g$1.out" 2>"$W/g$1.err" &
 	gpid=$!
@@ -121,25 +130,67 @@ mload() { # SERIAL DEV MODE SEED
 	echo "mload $1 $out" | tee -a "$W/ioload.txt"
 }
 
-cost() { # base|traced SEED
+cost() { # PHASE SEED [COUNT]
 	echo "LAB-MARK cost-$1-begin"
 	sleep 0.5
-	out=$(ioload -d "/dev/$VDA" -n "$ccount" -b 4096 -m randread -s "$2" 2>&1) || rc=1
+	out=$(ioload -d "/dev/$VDA" -n "${3:-$ccount}" -b 4096 -m randread -s "$2" 2>&1) || rc=1
 	echo "cost $1 $out" | tee -a "$W/ioload.txt"
 	echo "LAB-MARK cost-$1-end"
 	sleep 0.5
 }
 
+# go_seen WORD: the host wrote GO-WORD at the start of the NVMe disk
+go_seen() {
+	dd if="/dev/$NVME" bs=4096 count=1 iflag=direct 2>/dev/null | head -c 16 | grep -q "GO-$1"
+}
+
+# await_go WORD: until go_seen WORD (60 s at most)
+await_go() {
+	i=0
+	while [ "$i" -lt 300 ]; do
+		go_seen "$1" && return 0
+		sleep 0.2
+		i=$((i + 1))
+	done
+	echo "no GO-$1 from the host within 60 s"
+	rc=1
+}
+
 ccount=${LAB_G_CCOUNT:-600}
 if [ "${LAB_G_COST:-0}" = 1 ]; then
 	cost base 21
+	/lab/iotracer -d "$VDA" -q --no-live -j "$W/gs.json" >"$W/gs.out" 2>"$W/gs.err" &
+	gspid=$!
+	wait_attached "$gspid" "$W/gs.json" >/dev/null || rc=1
+	echo "LAB-MARK start-standalone"
+	await_go standalone
+	cost standalone 22
+	stop_pid "$gspid" "standalone guest daemon"
+	start 1 "$devs"
+	echo "LAB-MARK start-uprobe"
+	wait_up 1 0 # the host daemon (the uprobe path) traces QEMU
+	cost uprobe 23
+	wait_acked 1 "$ccount"
+	ups=$(ups_of 1)
 	echo "LAB-MARK start-host"
+	wait_up 1 "$ups" # host daemon #1, calibrating its address path
+	# reads until it says its VM is on the address path (a steady load: the VM's clock
+	# bounds stay fresh up to the measured phase), LAB_G_WARM at a time, 60 s at most
+	i=0
+	while [ "$i" -lt 100 ]; do
+		out=$(ioload -d "/dev/$VDA" -n "${LAB_G_WARM:-50}" -b 4096 -m randread -s "$((20 + i))" 2>&1) || rc=1
+		echo "cost warmup $out" | tee -a "$W/ioload.txt"
+		go_seen address && break
+		i=$((i + 1))
+	done
+	go_seen address || { echo "no GO-address from the host"; rc=1; }
+	cost address 24
+else
+	start 1 "$devs"
 fi
-start 1 "$devs"
-if [ "${LAB_G_COST:-0}" = 1 ]; then
-	wait_up 1 0 # the host daemon traces QEMU
-	cost traced 22
-fi
+# vda requests guest daemon #1 streamed in the cost phases
+cvda=$(awk '$1 == "cost" && $2 != "base" && $2 != "standalone"' "$W/ioload.txt" |
+	sed -n 's/.*"ops":\([0-9]*\).*/\1/p' | awk '{s += $1} END {print s + 0}')
 load vda randread 1
 load vda randwrite 2
 load nvme0n1 randwrite 3
@@ -150,7 +201,7 @@ for m in $mdevs; do
 	mload "${m%%:*}" "${m#*:}" randread 12
 	nm=$((nm + 3 * mcount))
 done
-[ "$nm" = 0 ] || wait_acked 1 $((2 * count + nm))
+[ "$nm" = 0 ] || wait_acked 1 $((2 * count + nm + cvda))
 sleep 2 # > one drain tick + a round trip: everything acked
 step guest1_kill
 kill -KILL "$gpid" 2>/dev/null

@@ -48,6 +48,7 @@ struct node {
 	struct guest_seen { /* host: per guest name */
 		char name[64];
 		uint64_t count, first, last;
+		uint64_t with_gpa; /* records whose gpa came through (vreq(): seq << 12) */
 		int disorder;
 	} s[MAX_SESS];
 	int nsess;
@@ -55,6 +56,7 @@ struct node {
 	int nlogs;
 	/* set before mk_host()/mk_guest(): */
 	const struct link_key *key; /* NULL: none */
+	uint32_t caps; /* link_opts.caps (LINK_CAP_GPA) */
 	uint64_t log_every_ns; /* 0: 1 ns (every refusal logged) */
 	int (*admit)(void *ctx, struct link_peer *p, char *why, size_t whylen);
 	const char *(*check)(void *ctx, struct link_peer *p, const struct link_vreq *v);
@@ -105,6 +107,7 @@ static int cb_records(void *ctx, struct link_peer *p, const struct link_vreq *v,
 	for (k = 0; k < cnt; k++) {
 		if (v[k].seq <= g->last || v[k].sector != v[k].seq * 8)
 			g->disorder++;
+		g->with_gpa += v[k].gpa == v[k].seq << 12;
 		if (!g->count++)
 			g->first = v[k].seq;
 		g->last = v[k].seq;
@@ -137,6 +140,7 @@ static struct link *mk_link(struct node *n, enum link_role role, uint32_t outbox
 			       .name = name,
 			       .outbox = outbox,
 			       .key = n->key,
+			       .caps = n->caps,
 			       .log_every_ns = n->log_every_ns ? n->log_every_ns : 1 };
 	struct link_cb cb = { .ctx = n,
 			      .on_up = cb_up,
@@ -224,6 +228,7 @@ static uint32_t send_recs(struct node *g, uint64_t *next, uint32_t n)
 	for (i = 0; i < n; i += k) {
 		for (k = 0; k < 100 && i + k < n; k++) {
 			v[k] = vreq(*next);
+			v[k].gpa = *next << 12;
 			v[k].sector = (*next)++ * 8;
 		}
 		dropped += link_send_vreqs(g->l, v, k);
@@ -293,21 +298,33 @@ static int raw_hello(int fd, uint8_t role, uint16_t version, uint64_t session)
 	return raw_send(fd, LINK_HELLO, &h, sizeof(h));
 }
 
-static int raw_records(int fd, uint64_t from, uint64_t to)
+/*
+ * Records from..to in one RECORDS frame, each of size bytes (the size word
+ * says it; LINK_VREQ_V2_LEN: the word is 0, as a version 2 guest sends them):
+ * our struct cut, or padded with 0xee bytes (a newer guest's fields).
+ */
+static int raw_records_sized(int fd, uint64_t from, uint64_t to, uint32_t size)
 {
-	static uint8_t pl[8 + 64 * sizeof(struct link_vreq)];
+	static uint8_t pl[8 + 64 * 256];
 	struct link_vreq v;
-	uint32_t n = (uint32_t)(to - from + 1), i;
+	uint32_t n = (uint32_t)(to - from + 1), i, word = size == LINK_VREQ_V2_LEN ? 0 : size;
 
 	memcpy(pl, &n, 4);
-	memset(pl + 4, 0, 4);
+	memcpy(pl + 4, &word, 4);
 	for (i = 0; i < n; i++) {
 		v = vreq(from + i);
 		v.seq = from + i;
 		v.sector = v.seq * 8;
-		memcpy(pl + 8 + i * sizeof(v), &v, sizeof(v));
+		v.gpa = v.seq << 12;
+		memset(pl + 8 + i * size, 0xee, size);
+		memcpy(pl + 8 + i * size, &v, size < sizeof(v) ? size : sizeof(v));
 	}
-	return raw_send(fd, LINK_RECORDS, pl, 8 + n * (uint32_t)sizeof(v));
+	return raw_send(fd, LINK_RECORDS, pl, 8 + n * size);
+}
+
+static int raw_records(int fd, uint64_t from, uint64_t to)
+{
+	return raw_records_sized(fd, from, to, sizeof(struct link_vreq));
 }
 
 /*

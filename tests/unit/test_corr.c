@@ -34,9 +34,11 @@ static struct it_block_rec mk_block(uint32_t pid, uint32_t tid, uint64_t seq, ui
 	b.hdr.type = IT_REC_BLOCK;
 	b.hdr.size = sizeof(b);
 	b.task = mk_task(pid, tid);
-	b.seq = seq;
 	b.origin = origin;
-	b.origin_id = origin_id;
+	if (origin == IT_ORIG_SYSCALL) /* one word */
+		b.seq = seq;
+	else
+		b.origin_id = origin_id;
 	b.sector = sector;
 	b.bytes = bytes;
 	b.q_ns = 1000 + sector;

@@ -164,9 +164,12 @@ static void test_hostout_text(void)
 	ASSERT_TRUE(strstr(t, "host: guest virtio requests 3, joined 2 (66.7 %), unjoined 1, "
 			      "order violations 0; QEMU host IOs 6 (never joined 4)\n") == t,
 		    "first line");
-	ASSERT_TRUE(strstr(t, " merged 1 no_host_io 0 partial 0; host IOs never joined: "
-			      "not_guest_buffer 0 unclaimed 4; split over several host IOs 1\n"),
-		    "reasons");
+	ASSERT_TRUE(
+		strstr(t,
+		       " merged 1 no_host_io 0 partial 0 no_address 0 unmapped 0 clock 0; host IOs "
+		       "never joined: not_guest_buffer 0 unclaimed 4; split over several "
+		       "host IOs 1\n"),
+		"reasons");
 	/* (2 + 2 + 2) hits / 4 blk_aio; 4 ms of BPF in 2 s = 0.2 % of a core */
 	ASSERT_TRUE(strstr(t, "host: uprobe hits: blk_aio 4 + virtio_notify 2 = 1.50 per QEMU "
 			      "block IO; daemon CPU 1.250 % of a core, BPF 4.000 ms (0.200 % of "

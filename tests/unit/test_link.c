@@ -51,8 +51,12 @@ static uint32_t mk_payload(uint16_t type, uint32_t nrec, uint8_t *pl)
 
 	for (i = 0; i < len; i++)
 		pl[i] = (uint8_t)(i * 7 + type);
-	if (type == LINK_RECORDS)
+	if (type == LINK_RECORDS) {
+		uint32_t size = sizeof(struct link_vreq);
+
 		memcpy(pl, &nrec, 4);
+		memcpy(pl + 4, &size, 4);
+	}
 	return len;
 }
 
@@ -200,6 +204,27 @@ static void test_decode_malformed(void)
 	n = link_encode(buf, sizeof(buf), LINK_RECORDS, pl, len - 1);
 	ASSERT_EQ(link_decode(buf, (size_t)n, NULL, NULL, &why), -EBADMSG, "partial record");
 	ASSERT_STREQ(why, "bad RECORDS length", "partial record reason");
+	/* record sizes: 0 is version 2's 144; shorter, unaligned or huge ones are malformed */
+	set_hdr_u32(pl, 0, 2);
+	{
+		static const uint32_t bad[] = { 8, 136, 148, 4104 };
+		uint32_t sz;
+
+		for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+			set_hdr_u32(pl, 4, bad[k]);
+			n = link_encode(buf, sizeof(buf), LINK_RECORDS, pl, 8 + 2 * (bad[k] & ~7u));
+			ASSERT_EQ(link_decode(buf, (size_t)n, NULL, NULL, &why), -EBADMSG, "size");
+			ASSERT_STREQ(why, "bad record size", "record size reason");
+		}
+		for (sz = 0; sz <= 160; sz += 16) {
+			if (sz && sz < LINK_VREQ_V2_LEN)
+				continue;
+			set_hdr_u32(pl, 4, sz);
+			n = link_encode(buf, sizeof(buf), LINK_RECORDS, pl,
+					8 + 2 * (sz ? sz : LINK_VREQ_V2_LEN));
+			ASSERT_EQ(link_decode(buf, (size_t)n, NULL, NULL, &why), n, "good size");
+		}
+	}
 }
 
 /* ---- clock ---- */
@@ -717,6 +742,68 @@ static void test_vsock_loopback(void)
 	round_trip(l, d);
 }
 
+/*
+ * LINK_CAP_GPA: a guest sends its records with their buffer address (and
+ * the record size in RECORDS) to a host that asked for them, the version 2
+ * records otherwise; a host reads version 2 records (size word 0: gpa 0) and
+ * longer ones of a newer guest (their extra fields skipped).
+ */
+static void test_gpa_capability(void)
+{
+	struct node host = { .caps = LINK_CAP_GPA }, old = { 0 };
+	struct node g1 = { .caps = LINK_CAP_GPA }, g2 = { 0 }, g3 = { .caps = LINK_CAP_GPA };
+	struct node *all[] = { &host, &old, &g1, &g2, &g3 };
+	uint64_t n1 = 1, n2 = 1, n3 = 1;
+	const struct link_peer_info *pi;
+	char where[128], where_old[128], path[128];
+	struct guest_seen *s;
+	int fd;
+
+	path_in_tmp(where, sizeof(where), "unix:", "gpa.sock");
+	path_in_tmp(where_old, sizeof(where_old), "unix:", "gpa-old.sock");
+	path_in_tmp(path, sizeof(path), "", "gpa.sock");
+	if (!ASSERT_OK(mk_host(&host, where), "host listens") ||
+	    !ASSERT_OK(mk_host(&old, where_old), "old host listens"))
+		return;
+	ASSERT_OK(mk_guest(&g1, where, 0, "g1"), "g1 dials");
+	ASSERT_OK(mk_guest(&g2, where, 0, "g2"), "g2 dials");
+	ASSERT_OK(mk_guest(&g3, where_old, 0, "g3"), "g3 dials the old host");
+	RUN_UNTIL(all, 5, host.ups == 2 && old.ups == 1 && g1.ups && g2.ups && g3.ups, 2000);
+	send_recs(&g1, &n1, 50);
+	send_recs(&g2, &n2, 50);
+	send_recs(&g3, &n3, 50);
+	RUN_UNTIL(all, 5,
+		  seen(&host, "g1")->count == 50 && seen(&host, "g2")->count == 50 &&
+			  seen(&old, "g3")->count == 50,
+		  3000);
+	ASSERT_EQ(seen(&host, "g1")->with_gpa, 50ULL, "with the cap on both sides: gpa");
+	ASSERT_EQ(seen(&host, "g2")->with_gpa, 50ULL, "asked for by the host: long records");
+	ASSERT_EQ(seen(&old, "g3")->with_gpa, 0ULL, "a host without it gets v2 records");
+	ASSERT_EQ(seen(&old, "g3")->disorder, 0, "v2 records intact");
+	pi = first_peer(&g1);
+	ASSERT_TRUE(pi && (pi->hello.caps & LINK_CAP_GPA), "g1 sees the host's cap");
+	pi = first_peer(&g3);
+	ASSERT_TRUE(pi && !(pi->hello.caps & LINK_CAP_GPA), "g3 sees none");
+
+	/* raw guests: a version 2 one (144-byte records) and a newer one (168 bytes) */
+	fd = raw_connect(path);
+	raw_hello(fd, LINK_ROLE_GUEST, LINK_VERSION, 0x77);
+	raw_records_sized(fd, 1, 10, LINK_VREQ_V2_LEN);
+	ASSERT_EQ(raw_wait(&host, fd, 10), 0, "v2 records acked");
+	raw_records_sized(fd, 11, 20, 168);
+	ASSERT_EQ(raw_wait(&host, fd, 20), 0, "longer records acked");
+	s = seen(&host, "raw");
+	ASSERT_EQ(s->count, 20ULL, "20 delivered");
+	ASSERT_EQ(s->disorder, 0, "both sizes read right");
+	ASSERT_EQ(s->with_gpa, 10ULL, "gpa 0 in v2 records, kept in the longer ones");
+	close(fd);
+	link_free(g1.l);
+	link_free(g2.l);
+	link_free(g3.l);
+	link_free(old.l);
+	link_free(host.l);
+}
+
 int main(void)
 {
 	mk_tmpdir();
@@ -727,6 +814,7 @@ int main(void)
 	RUN_TEST(test_parse_addr);
 	RUN_TEST(test_unix_end_to_end);
 	RUN_TEST(test_host_dedup_and_refusals);
+	RUN_TEST(test_gpa_capability);
 	RUN_TEST(test_garbage_peers);
 	RUN_TEST(test_outbox_overflow);
 	RUN_TEST(test_unix_stale_socket);

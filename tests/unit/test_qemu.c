@@ -541,6 +541,44 @@ static void test_discover(void)
 	rm_tmpdir();
 }
 
+/* The mapping holding an address, from /proc/PID/maps (guest RAM's bounds: gpamap.h). */
+static void test_map_of(void)
+{
+	char maps[4096], proc[PATH_MAX + 16], path[PATH_MAX + 32];
+	uint64_t lo = 0, hi = 0;
+	size_t n;
+
+	/* a mapped file's long path (over 2 KB) whose text holds a range: not one */
+	n = (size_t)snprintf(maps, sizeof(maps),
+			     "55d0c2a00000-55d0c2c00000 r-xp 00000000 fe:01 1234 %s\n"
+			     "7f2a40000000-7f2a80000000 rw-p 00000000 00:00 0 \n"
+			     "7f2a80000000-7f2a80021000 rw-p 00000000 00:00 0 /m",
+			     QEMU_BIN);
+	while (n < 2500)
+		n += (size_t)snprintf(maps + n, sizeof(maps) - n, "/and/on");
+	n += (size_t)snprintf(maps + n, sizeof(maps) - n,
+			      "7f2aa0000000-7f2ab0000000\n"
+			      "7ffd1e000000-7ffd1e021000 rw-p 00000000 00:00 0 [stack]\n");
+	if (!ASSERT_TRUE(make_tmpdir(), "mkdtemp"))
+		return;
+	snprintf(proc, sizeof(proc), "%s/proc", tmpdir);
+	snprintf(path, sizeof(path), "%s/700/maps", proc);
+	if (ASSERT_TRUE(!mkdir(proc, 0755) && fake_pid("700", QEMU_BIN) &&
+				!unit_write(path, maps, n),
+			"fake proc")) {
+		ASSERT_EQ(qemu_map_of(proc, 700, 0x7f2a41234000ull, &lo, &hi), 0, "in guest RAM");
+		ASSERT_EQ(lo, 0x7f2a40000000ull, "its start");
+		ASSERT_EQ(hi, 0x7f2a80000000ull, "its end");
+		ASSERT_EQ(qemu_map_of(proc, 700, 0x7f2a80000000ull, &lo, &hi), 0, "the next one");
+		ASSERT_EQ(lo, 0x7f2a80000000ull, "its start");
+		ASSERT_EQ(qemu_map_of(proc, 700, 0x7f2aa0001000ull, &lo, &hi), -ENOENT,
+			  "a path's text that looks like a range is no mapping");
+		ASSERT_EQ(qemu_map_of(proc, 700, 0x1000, &lo, &hi), -ENOENT, "unmapped");
+		ASSERT_EQ(qemu_map_of(proc, 701, 0x1000, &lo, &hi), -ENOENT, "no such pid");
+	}
+	rm_tmpdir();
+}
+
 /* A fake /proc/PID: cmdline, root -> "/", cwd -> tmpdir. */
 static bool fake_qemu(const char *const *argv)
 {
@@ -1027,6 +1065,7 @@ int main(void)
 	RUN_TEST(test_cmdline_max);
 	RUN_TEST(test_cmdline_vm);
 	RUN_TEST(test_discover);
+	RUN_TEST(test_map_of);
 	RUN_TEST(test_disks);
 	RUN_TEST(test_disks_backing_chain);
 	RUN_TEST(test_disk_has_file_bdev);
