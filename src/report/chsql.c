@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "records/blame.h"
 #include "sink/schema.h"
 #include "report/chsrc.h"
 #include "report/driver.h"
@@ -421,7 +422,7 @@ int ch_summary_sql(const char *from, const char *where, struct nat_buf *q)
 }
 
 /*
- * The file a request names (fname.c's fn_req_key()), as byfile.c names it:
+ * The file a request names (fname.c's fn_req_key()), as bykey.c names it:
  * its name, else "[MAJ:MIN] ino N" (" node" for a block device's), else "":
  * a syscall's, io_uring's or aio's fd, a block kind's first block request.
  */
@@ -434,13 +435,32 @@ int ch_summary_sql(const char *from, const char *where, struct nat_buf *q)
 	") != 0 AND block.dirty_file_devno[1] NOT IN ('', '0:0'), concat('[', "                      \
 	"block.dirty_file_devno[1], '] ino ', toString(block.ino[1])), '')))))"
 
-int ch_files_sql(const char *from, const char *where, struct nat_buf *q)
+/* A request's cgroup and pod as bykey.c names them (filter.c's rp_pod_of()). */
+#define CH_CGROUP_KEY                                                                           \
+	"if(cgroup != '', cgroup, if(cgroup_id = 0, '" BLAME_NO_TASK "', concat('cgroup-id ', " \
+	"toString(cgroup_id))))"
+#define CH_POD_KEY \
+	"if(pod != '', concat(namespace, '/', pod), if(pod_uid != '', pod_uid, '" BK_NO_POD "'))"
+
+int ch_keys_sql(int kind, const char *from, const char *where, struct nat_buf *q)
 {
+	const char *key = kind == BK_POD    ? CH_POD_KEY :
+			  kind == BK_CGROUP ? CH_CGROUP_KEY :
+					      CH_FILE_KEY;
+
 	return ch_sqlf(q,
-		       "SELECT host, k, any(container_file), e, bk, count(), sum(bytes), "
-		       "min(lat_ns), max(lat_ns), sum(lat_ns) FROM (SELECT host, " CH_FILE_KEY
-		       " AS k, container_file, bytes, lat_ns, " CH_END_F " AS e, ") ?:
+		       "SELECT host, k, %s, e, bk, count(), sum(bytes), min(lat_ns), max(lat_ns), "
+		       "sum(lat_ns) FROM (SELECT host, %s AS k, container_file, bytes, lat_ns, " CH_END_F
+		       " AS e, ",
+		       kind == BK_FILE ? "any(container_file)" : "''", key) ?:
 		       sql_bucket(q, "lat_ns") ?:
 		       ch_sqlf(q, " AS bk FROM %s WHERE %s) GROUP BY host, k, e, bk ORDER BY host, k",
 			       from, where);
+}
+
+const char *ch_victim_key(int kind)
+{
+	if (kind == BK_POD) /* no UID in the lines: a named pod's */
+		return "if(victim_pod != '', concat(victim_namespace, '/', victim_pod), '')";
+	return kind == BK_CGROUP ? "victim_cgroup" : "victim_file";
 }

@@ -42,8 +42,8 @@ int ch_each_line(struct report *rp, struct nat_buf *sql, int nf,
 /* " WHERE" the blame rows of the matched requests (their key among the matched requests'). */
 int ch_blame_where(const struct ch_src *c, struct nat_buf *sql);
 
-/* chfile.c: --by file, the server's sums per file (and the stored blame lines' per victim file) */
-int ch_by_file(struct report *rp);
+/* chkey.c: --by file|cgroup|pod, the server's sums per key (and the stored blame lines' per victim key) */
+int ch_by_key(struct report *rp);
 
 /* chsql.c */
 int ch_sqlf(struct nat_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -57,10 +57,14 @@ int ch_where(const struct report *rp, struct nat_buf *b);
  */
 int ch_summary_sql(const char *from, const char *where, struct nat_buf *q);
 /*
- * --by file: per host and file (its name, or "[MAJ:MIN] ino N" as the report
- * names an unnamed file; "": none) and latency bucket, TabSeparated rows host
- * file container_file ended bucket n bytes min max sum, ordered by host, file.
+ * --by KIND (enum bk_kind): per host and key (a file's name, or "[MAJ:MIN]
+ * ino N" as the report names an unnamed file, "": none; a cgroup's path; a
+ * pod's "namespace/name", UID or "(no pod)") and latency bucket, TabSeparated
+ * rows host key container_file ended bucket n bytes min max sum, ordered by
+ * host, key.
  */
-int ch_files_sql(const char *from, const char *where, struct nat_buf *q);
+int ch_keys_sql(int kind, const char *from, const char *where, struct nat_buf *q);
+/* The blame rows' victim key of KIND, as ch_keys_sql()'s ("": none). */
+const char *ch_victim_key(int kind);
 
 #endif /* IT_REPORT_CHSRC_H */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "service/cli.h"
+#include "records/container.h"
 #include "records/output.h"
 #include "records/uhist.h"
 #include "report/internal.h"
@@ -37,7 +38,7 @@ struct rp_opts {
 	const char *json_path, *perfetto_path, *heatmap_path;
 	int stage; /* --stage: enum hm_stage; -1 not given */
 	int blame, by; /* --blame, --by: enum blame_by; -1 not given */
-	int by_file; /* --by file */
+	int bykey; /* --by file, cgroup (without --blame), pod: enum bk_kind; -1 not given */
 	char **paths;
 	int nr_paths;
 	/* --from clickhouse://... (docs/fleet.md): the table, its password file and CA; --host */
@@ -72,7 +73,8 @@ struct report {
 	struct pf *pf;
 	struct hm *hm;
 	struct rp_blame *blame;
-	struct rp_byfile *byfile; /* --by file */
+	struct rp_bykey *bykey; /* --by file, cgroup, pod */
+	char pod[2 * CT_NAME_MAX]; /* rp_pod_of()'s answer */
 	/* the recording's stored blame (docs/record.md): matched requests waiting for their line */
 	struct rp_stored *stored;
 	int blame_segs; /* segments whose run recorded blame (RF_SEG_F_BLAME) */
@@ -111,6 +113,8 @@ void rp_note_fname(void *ctx, const struct fn_key *k, const char *file, const ch
 const char *rp_dev_name_of(void *ctx, uint32_t dev);
 const char *rp_dev_serial_of(void *ctx, uint32_t dev);
 const char *rp_cgroup_of(void *ctx, uint64_t id);
+/* The pod of cgroup id as the tool names it: "namespace/name", else its UID; NULL: none. */
+const char *rp_pod_of(void *ctx, uint64_t id);
 const struct it_task *rp_req_task(const struct corr_req *r, uint32_t *dev, uint64_t *ino);
 enum rp_filter rp_matches(const struct report *rp, const struct rp_req *q);
 int rp_victim_dev(void *ctx, uint32_t dev);

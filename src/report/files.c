@@ -201,14 +201,18 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 	struct corr_req r;
 	struct rp_req q = { .r = &r, .real_off_ns = real_off_ns };
 	enum rp_filter f;
+	uint64_t cg = 0, ino;
+	uint32_t dev;
 
 	rf_req_view(rq, &r);
+	if (rp->bykey)
+		cg = rp_req_task(&r, &dev, &ino)->cgroup_id;
 	rf_req_span(&r, &q.start_ns, &q.end_ns);
 	f = rp_matches(rp, &q);
 	if (rp->blame)
 		rb_add(rp->blame, &r, f == RP_F_NR ? rp_victim_dev : NULL, rp);
-	if (rp->byfile)
-		bf_add_blocks(rp->byfile, &r, f == RP_F_NR);
+	if (rp->bykey)
+		bk_add_blocks(rp->bykey, &r, f == RP_F_NR, cg);
 	if (f != RP_F_NR) {
 		rp->failed[f]++;
 		return;
@@ -226,8 +230,8 @@ static void report_req(struct report *rp, const struct rf_req *rq, int64_t real_
 	uhists_request(&rp->kh, &r);
 	if (rp->slowest)
 		slowest_add(rp->slowest, &q);
-	if (rp->byfile)
-		bf_add(rp->byfile, &q);
+	if (rp->bykey)
+		bk_add(rp->bykey, &q, cg);
 }
 
 void rp_on_req(void *ctx, const struct rr_reader *rr, const struct rf_req *rq)

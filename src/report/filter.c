@@ -31,6 +31,24 @@ const char *rp_cgroup_of(void *ctx, uint64_t id)
 	return rr_cgroup_path(&((struct report *)ctx)->rr, id);
 }
 
+const char *rp_pod_of(void *ctx, uint64_t id)
+{
+	struct report *rp = ctx;
+	const char *path = rr_cgroup_path(&rp->rr, id);
+	struct ct_full f;
+
+	if (!path)
+		return NULL;
+	ct_describe(rp->names, path, &f); /* a malformed path: what it gave (container_matches) */
+	if (f.pod)
+		snprintf(rp->pod, sizeof(rp->pod), "%s/%s", f.pod_ns ? f.pod_ns : "", f.pod);
+	else if (f.ci.pod_uid[0])
+		snprintf(rp->pod, sizeof(rp->pod), "%s", f.ci.pod_uid);
+	else
+		return NULL;
+	return rp->pod;
+}
+
 /* The task's cgroup, as the recording named it, is one of --cgroup or below one. */
 static int cgroup_matches(const struct report *rp, const struct it_task *t)
 {

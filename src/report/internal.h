@@ -11,7 +11,7 @@
  *   perfetto.c  a Chrome trace-event JSON file
  *   heatmap.c   an SVG latency heatmap per device
  *   culprits.c  --blame: the victim x culprit matrix (core/blame.h, docs/blame.md)
- *   byfile.c    --by file: the top files by bytes, p99 and blamed wait
+ *   bykey.c     --by file|cgroup|pod: the top keys by bytes, p99 and blamed wait
  */
 #ifndef IT_REPORT_INTERNAL_H
 #define IT_REPORT_INTERNAL_H
@@ -85,6 +85,8 @@ struct rp_blame;
 struct rp_names {
 	const char *(*dev)(void *ctx, uint32_t dev);
 	const char *(*cgroup)(void *ctx, uint64_t id); /* NULL: unknown */
+	/* the pod of cgroup id: "namespace/name", else its UID; NULL: none (valid until the next call) */
+	const char *(*pod)(void *ctx, uint64_t id);
 	void *ctx;
 };
 /*
@@ -111,35 +113,48 @@ void rb_add(struct rp_blame *rb, const struct corr_req *r, int (*victim)(void *c
 int rb_print(struct rp_blame *rb, FILE *text, FILE *json, const struct rp_names *nm);
 void rb_free(struct rp_blame *rb);
 
-/* ---- byfile: --by file, the matching requests per file (byfile.c) ---- */
-struct rp_byfile;
+/* ---- bykey: --by file|cgroup|pod, the matching requests per key (bykey.c) ---- */
+enum bk_kind { BK_FILE, BK_CGROUP, BK_POD };
+#define BK_NO_POD "(no pod)" /* the row of the requests of no pod */
+/* --by's NAME ("file", "cgroup", "pod"): its enum bk_kind, or -1. */
+int bk_kind_of(const char *name);
+struct rp_bykey;
 struct fn_key;
 struct fn_cache;
-/* blame: split the block requests' waits too (--blame). NULL: out of memory. */
-struct rp_byfile *bf_new(int blame);
-/* A matching request: its file's row. */
-void bf_add(struct rp_byfile *b, const struct rp_req *q);
-/* --blame: every request read (culprits are never filtered); matched: its blocks are victims. */
-void bf_add_blocks(struct rp_byfile *b, const struct corr_req *r, int matched);
 /*
- * report --from: the rows come summed by the server, bf_add_sums() (a file's
- * key: any, named in bf_print()'s names), and blame: the blamed wait's table.
+ * blame: split the block requests' waits too (--blame), a request's block
+ * requests the victims of its row; nm: the names of cgroups and pods (copied;
+ * BK_POD: nm->pod). NULL: out of memory.
  */
-struct rp_byfile *bf_new_sums(int blame);
-/* A file's sums: requests, bytes, n latencies of one bucket, blamed wait, one culprit's share. */
-struct bf_sums {
+struct rp_bykey *bk_new(enum bk_kind kind, int blame, const struct rp_names *nm);
+/* A matching request, of the task of cgroup cgroup_id: its key's row. */
+void bk_add(struct rp_bykey *b, const struct rp_req *q, uint64_t cgroup_id);
+/* --blame: every request read (culprits are never filtered); matched: its blocks are victims. */
+void bk_add_blocks(struct rp_bykey *b, const struct corr_req *r, int matched, uint64_t cgroup_id);
+/*
+ * report --from: the rows come summed by the server, bk_add_sums() (a key:
+ * any, named by its label or in bk_print()'s names), and blame: the blamed
+ * wait's table.
+ */
+struct rp_bykey *bk_new_sums(enum bk_kind kind, int blame);
+/* A key's sums: requests, bytes, n latencies of one bucket, blamed wait, one culprit's share. */
+struct bk_sums {
 	uint64_t reqs, bytes;
 	uint64_t lat_v, lat_n, lat_min, lat_max, lat_sum; /* lhist_add_bucket()'s */
 	double blamed;
 	uint64_t culprit; /* a cgroup id */
 	double culprit_ns;
 };
-/* k NULL: requests of no file. 0 or -ENOMEM (counted: the print says so). */
-int bf_add_sums(struct rp_byfile *b, const struct fn_key *k, const struct bf_sums *s);
-/* The top files by bytes, p99 and blamed wait; names: the files' names (NULL: none). 0 or -errno. */
-int bf_print(struct rp_byfile *b, FILE *out, int top, const struct fn_cache *names,
+/*
+ * k NULL: requests of no file; label: the row's name when k's is new (NULL:
+ * named at print). 0 or -ENOMEM (counted: the print says so).
+ */
+int bk_add_sums(struct rp_bykey *b, const struct fn_key *k, const char *label,
+		const struct bk_sums *s);
+/* The top keys by bytes, p99 and blamed wait; names: the files' names (NULL: none). 0 or -errno. */
+int bk_print(struct rp_bykey *b, FILE *out, int top, const struct fn_cache *names,
 	     const struct rp_names *nm);
-void bf_free(struct rp_byfile *b);
+void bk_free(struct rp_bykey *b);
 
 /* ---- stored: matched requests waiting for their stored blame line, by id (stored.c) ---- */
 struct rp_stored;

@@ -102,8 +102,9 @@ static const struct opt_row rp_own[] = {
 	{ .name = "by",
 	  .key = RP_OPT_BY,
 	  .arg = "KEY",
-	  .help = "--blame's victims and culprits: cgroup (default), pid, comm;\n"
-		  "file: the top files by bytes, p99 and (--blame) blamed wait" },
+	  .help = "file, cgroup, pod: the top keys by bytes, p99 and (file,\n"
+		  "pod, with --blame) blamed wait; with --blame, cgroup (its\n"
+		  "default), pid, comm: --blame's victims and culprits" },
 	{ .name = "from",
 	  .key = RP_OPT_FROM,
 	  .arg = "URL",
@@ -259,10 +260,10 @@ static int rp_one(void *ctx, int c, const char *arg)
 		o->blame = 1;
 		return 0;
 	case RP_OPT_BY:
-		o->by_file = !strcmp(arg, "file");
-		o->by = o->by_file ? -1 : blame_by_of(arg);
-		if (o->by < 0 && !o->by_file) {
-			it_err("report: --by: bad key '%s' (expected cgroup, pid, comm or file)",
+		o->bykey = bk_kind_of(arg);
+		o->by = blame_by_of(arg);
+		if (o->by < 0 && o->bykey < 0) {
+			it_err("report: --by: bad key '%s' (expected file, cgroup, pod, pid or comm)",
 			       arg);
 			return 2;
 		}
@@ -303,6 +304,7 @@ static int rp_parse(int argc, char **argv, struct rp_opts *o)
 	o->top = 10;
 	o->stage = -1;
 	o->by = -1;
+	o->bykey = -1;
 	cli_defaults(&o->f);
 	o->f.offline = 1;
 	rp_cmd_init();
@@ -324,12 +326,18 @@ static int rp_parse(int argc, char **argv, struct rp_opts *o)
 		it_err("report: --%s needs --from", o->nr_hosts ? "host" : o->auth ? "auth" : "ca");
 		return 2;
 	}
+	/* --by cgroup: with --blame its grouping (as before --by pod), else the per-key table */
+	if (o->blame && o->by >= 0)
+		o->bykey = -1;
+	else if (o->bykey >= 0)
+		o->by = -1;
 	if (o->from && o->blame && o->by > BLAME_BY_CGROUP) {
 		it_err("report: --from: --blame sums the lines the daemons stored, by cgroup only");
 		return 2;
 	}
 	if (o->by >= 0 && !o->blame) {
-		it_err("report: --by %s needs --blame (--by file does not)", blame_by_name(o->by));
+		it_err("report: --by %s needs --blame (--by file, cgroup, pod do not)",
+		       blame_by_name(o->by));
 		return 2;
 	}
 	if (o->stage >= 0 && !o->heatmap_path) {
@@ -517,10 +525,13 @@ static int rp_start(struct report *rp)
 		if (!rp->hm)
 			return 1;
 	}
-	if (rp->o.by_file) {
-		/* a server's rows come summed (chfile.c), its blame from the stored lines */
-		rp->byfile = rp->ch ? bf_new_sums(rp->o.blame) : bf_new(rp->o.blame);
-		if (!rp->byfile)
+	if (rp->o.bykey >= 0) {
+		struct rp_names nm = { .cgroup = rp_cgroup_of, .pod = rp_pod_of, .ctx = rp };
+
+		/* a server's rows come summed (chkey.c), its blame from the stored lines */
+		rp->bykey = rp->ch ? bk_new_sums(rp->o.bykey, rp->o.blame) :
+				     bk_new(rp->o.bykey, rp->o.blame, &nm);
+		if (!rp->bykey)
 			return 1;
 	} else if (rp->o.blame) {
 		rp->blame = rb_new(rp->o.by < 0 ? BLAME_BY_CGROUP : rp->o.by, rp->blame_stored);
@@ -572,12 +583,11 @@ static int rp_finish(struct report *rp)
 		it_warn("report: out of memory: some requests' stored blame lines were left out");
 	print_summary(rp);
 	slowest_print(rp->slowest, text, rp_dev_name_of, rp);
-	if (rp->byfile) {
+	if (rp->bykey) {
 		struct rp_names nm = { .dev = rp_dev_name_of, .cgroup = rp_cgroup_of, .ctx = rp };
 
-		if (bf_print(rp->byfile, text, rp->o.top > 0 ? rp->o.top : 10, rp->rr.fnames,
-			     &nm)) {
-			it_err("report: --by file: out of memory");
+		if (bk_print(rp->bykey, text, rp->o.top > 0 ? rp->o.top : 10, rp->rr.fnames, &nm)) {
+			it_err("report: --by: out of memory");
 			ret = 1;
 		}
 	}
@@ -627,7 +637,7 @@ static void rp_free(struct report *rp)
 		fclose(rp->hmf);
 	hm_free(rp->hm);
 	rb_free(rp->blame);
-	bf_free(rp->byfile);
+	bk_free(rp->bykey);
 	st_free(rp->stored);
 	slowest_free(rp->slowest);
 	uhists_free(&rp->kh);

@@ -613,6 +613,15 @@ sum_field() {
 hist_count() { sum_field "$1" hists count "$2" "$3" "$4" "$5"; }
 stage_val() { sum_field "$1" stages "$6" "$2" "$3" "$4" "$5"; }
 
+# report_row FILE KIND NAME: "REQS BYTES" of NAME's row in the table "top N KINDs by bytes"
+# of `iotracer report --by KIND` saved in FILE; nothing when it has none.
+report_row() {
+	awk -v t="^top [0-9]+ $2s by bytes:\$" -v n="$3" '
+		$0 ~ t { on = 1; getline; k = /BLAMED/ ? 6 : 4; next }
+		on && !NF { exit }
+		on { r = $1 " " $2; for (i = 0; i < k; i++) sub(/^ *[^ ]+ /, ""); sub(/^ +/, ""); if ($0 == n) print r }' "$1"
+}
+
 # fio_val FIO_JSON JQ: a value from fio's JSON output.
 fio_val() { jq -r "$2" "$1"; }
 fio_read_ios() { jq -r '[.jobs[].read.total_ios] | add' "$1"; }
@@ -627,11 +636,15 @@ fio_run() {
 	fio_start "$out" "$@"
 	fio_wait 180
 }
+# fio_start OUT ARGS...: fio_run's fio, not waited for; FIO_CGROUP=DIR: the fio process joins
+# cgroup DIR before it execs (its IO threads with it).
 fio_start() {
 	local out=$1
 	shift
 	FIO_OUT=$out
-	bg_start "fio.$IT_SEQ" fio --thread --output-format=json --output="$out" "$@"
+	set -- fio --thread --output-format=json --output="$out" "$@"
+	[[ -n ${FIO_CGROUP:-} ]] && set -- sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$FIO_CGROUP" "$@"
+	bg_start "fio.$IT_SEQ" "$@"
 	FIO_PID=$BG_PID
 	FIO_LOG=$IT_TMP/fio.$IT_SEQ.out
 	IT_SEQ=$((IT_SEQ + 1))

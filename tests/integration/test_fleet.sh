@@ -22,6 +22,11 @@
 #   views      --perfetto: as many request slices, --heatmap: as many requests drawn
 #   files      report --from --by file: the recordings' tables of files (the cluster's names
 #              have their host before them); -f by a name's pattern: the recordings' count
+#   cgroups    each fio ran in a cgroup of the test's own: report --by cgroup of the
+#              recordings has a row per fio with its IO count and bytes (fio's total_ios,
+#              io_bytes), and report --from --by cgroup the same table; --by pod --blame
+#              --host a: host a's requests in the row "(no pod)" (fio's count), the same
+#              tables as over its recording
 #   stacks     what this machine cannot trace (no dm or md): build/sink_fixture writes the
 #              same synthetic requests (an upper bio of dm-0 and its members, a partition's
 #              requests, lost members, write-back with a driver's stamps) into a recording
@@ -37,7 +42,8 @@ set -u
 # shellcheck source=tests/integration/clickhouse.sh
 . "$(dirname "$0")/clickhouse.sh"
 
-it_begin ddl counts shards summary hists slowest json blame filters views files stacks queries
+it_begin ddl counts shards summary hists slowest json blame filters views files cgroups stacks \
+	queries
 it_require_all curl
 ch_require
 DDL=$IT_ROOT/deploy/clickhouse
@@ -71,10 +77,14 @@ for h in a b; do
 	s=$((s + 1))
 done
 tr_attached a b || fail_all "$TR_WHY"
-declare -A FPID FJSON
+declare -A FPID FJSON FCG
+CG_ROOT=$(findmnt -n -t cgroup2 -o TARGET 2>/dev/null | head -n 1)
+for h in a b; do # each fio in a cgroup of its own (the cgroups check), where cgroup2 is
+	mk_cgroup && FCG[$h]=$CGROUP_DIR
+done
 for h in a b; do
 	FJSON[$h]=$IT_TMP/fio-$h.json
-	fio_start "${FJSON[$h]}" --name="fleet-$h" --filename="${DEV[$h]}" --ioengine=psync --direct=1 \
+	FIO_CGROUP=${FCG[$h]:-} fio_start "${FJSON[$h]}" --name="fleet-$h" --filename="${DEV[$h]}" --ioengine=psync --direct=1 \
 		--rw=randrw --rwmixread=70 --bs=4k --number_ios="$NIOS" --rate_iops=2000,800 \
 		--randrepeat=0 --norandommap --size=90M
 	FPID[$h]=$FIO_PID
@@ -89,9 +99,10 @@ for h in a b; do
 	((TR_RC[$h] == 0)) || fail_all "host $h exited ${TR_RC[$h]}: $(tail -c 300 "${TR_ERR[$h]}")"
 	note "host $h: $(grep '^sink:' "${TR_OUT[$h]}")"
 done
-declare -A IOS
+declare -A IOS FBYTES
 for h in a b; do
 	IOS[$h]=$(jq -r '[.jobs[] | .read.total_ios + .write.total_ios] | add' "${FJSON[$h]}")
+	FBYTES[$h]=$(jq -r '[.jobs[] | .read.io_bytes + .write.io_bytes] | add' "${FJSON[$h]}")
 done
 
 # counts: the Distributed table sends a shard's rows on within ~0.1 s (its queue): poll
@@ -206,6 +217,32 @@ if [[ $c_f == "${IOS[b]}/${IOS[a]}" && $c_f == "$r_f" ]]; then
 	same files files files
 else
 	fail files "-f $pat / -f ${DEV[a]}: $c_f over the cluster, $r_f over the recordings (fio: ${IOS[b]}/${IOS[a]})"
+fi
+
+# cgroups: a row per fio's cgroup with fio's figures, the same table over the cluster
+if [[ -z ${FCG[a]:-} || -z ${FCG[b]:-} ]]; then
+	skip cgroups "no cgroup2 mount to make the fios' cgroups in"
+else
+	rep cgroups -n 5 --by cgroup
+	# shellcheck disable=SC2317 # called through same()
+	cgroups() { sed -n '/^cgroups (--by cgroup)/,$p' "$1" | sed -E 's# [ab]:/# /#'; }
+	"$IOTRACER" report -n 5 --by pod --blame "$IT_TMP/rec-a" >"$IT_TMP/pods.rec" 2>&1
+	"$IOTRACER" report -n 5 --by pod --blame --host a "${FROM[@]}" >"$IT_TMP/pods.ch" 2>&1
+	# shellcheck disable=SC2317 # called through same()
+	pods() { sed -n '/^pods (--by pod)/,$p' "$1"; }
+	got="$(report_row "$IT_TMP/cgroups.rec" cgroup "${FCG[a]#"$CG_ROOT"}")/$(report_row "$IT_TMP/cgroups.rec" cgroup "${FCG[b]#"$CG_ROOT"}")"
+	got+=" pod $(report_row "$IT_TMP/pods.rec" pod "(no pod)")/$(report_row "$IT_TMP/pods.ch" pod "(no pod)")"
+	want="${IOS[a]} ${FBYTES[a]}/${IOS[b]} ${FBYTES[b]} pod ${IOS[a]} ${FBYTES[a]}/${IOS[a]} ${FBYTES[a]}"
+	note "cgroups: $(cgroups "$IT_TMP/cgroups.ch" | tr '\n' '|')"
+	pods "$IT_TMP/pods.rec" >"$IT_TMP/pods.rec.f"
+	pods "$IT_TMP/pods.ch" >"$IT_TMP/pods.ch.f"
+	if [[ $got == "$want" ]] && ! cmp -s "$IT_TMP/pods.rec.f" "$IT_TMP/pods.ch.f"; then
+		fail cgroups "--by pod --blame tables differ: $(diff "$IT_TMP/pods.rec.f" "$IT_TMP/pods.ch.f" | head -4 | tr '\n' '|')"
+	elif [[ $got == "$want" ]]; then
+		same cgroups cgroups cgroups
+	else
+		fail cgroups "rows (reqs bytes) of a's/b's cgroup, (no pod) of a over its recording/the cluster: $got; fio: $want; $(head -c 200 "$IT_TMP/cgroups.rec.err")"
+	fi
 fi
 
 # stacks: the fixture's requests, recorded and shipped (after the checks of hosts a and b)

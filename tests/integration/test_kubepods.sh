@@ -16,6 +16,10 @@
 #                 counts the misses (container_names.miss_pod > 0)
 #   malformed     /docker/<12 hex digits>: runtime docker, no container_id, counted in
 #                 container_names.malformed_paths
+#   by_pod        report --by pod of the tracer's JSON lines: the rows shop/cart-7d9f,
+#                 batch/nightly-x2 and (pod 3's name gone) pod 3's UID have their dd's
+#                 reads (count and 4 KiB each); "(no pod)" the lines without a pod_uid (jq),
+#                 the docker dds' reads among them
 #   job_series    a Job's pod (systemd driver, besteffort) reads the device and is gone at
 #                 once, as the kubelet removes it: its container and pod cgroups and its log
 #                 entries. A tracer as the service runs (no -j, --profile always-on,
@@ -27,7 +31,7 @@ set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin systemd_pod cgroupfs_pod docker_name vanished_pod malformed job_series
+it_begin systemd_pod cgroupfs_pod docker_name vanished_pod malformed by_pod job_series
 it_require_all findmnt dd curl
 NR=${KUBEPODS_IOS:-500}
 
@@ -141,6 +145,19 @@ got=$(fields 5)
 w=$(want 5 "docker - - - - - -")
 check malformed "got '$got', want '$w'; $stats" \
 	test "$got" = "$w" -a "$(jq '.container_names.malformed_paths' "$SUMMARY")" -gt 0
+# by_pod: the per-pod table of the same JSON lines
+"$IOTRACER" report -n 20 --by pod "$TRACER_JSON" >"$IT_TMP/pods.txt" 2>"$IT_TMP/pods.err"
+np=$(jq -rs '[.[] | select(.type == "request" and .pod_uid == null)] | "\(length) \(map(.bytes) | add)"' "$TRACER_JSON")
+got="" want=""
+for kv in "1 shop/cart-7d9f" "2 batch/nightly-x2" "3 $UID3"; do
+	got+="$(report_row "$IT_TMP/pods.txt" pod "${kv#* }");"
+	want+="${DDN[${kv%% *}]} $((DDN[${kv%% *}] * 4096));"
+done
+got+="$(report_row "$IT_TMP/pods.txt" pod "(no pod)")"
+want+=$np
+check by_pod "rows shop/cart-7d9f;batch/nightly-x2;pod 3;(no pod): '$got', want '$want' (docker dds $((DDN[4] + DDN[5]))); $(head -c 200 "$IT_TMP/pods.err")" \
+	test "$got" = "$want" -a "${np% *}" -ge $((DDN[4] + DDN[5]))
+
 want="iotracer_cgroup_requests_total{cgroup=\"$P6\",device=\"$name\",op=\"read\",container=\"main\",pod=\"report-28\",namespace=\"batch\"}"
 jv=$(awk -v k="$want" '$1 == k { print $2 }' "$IT_TMP/job.prom")
 jm=$(awk '$1 == "iotracer_lost_requests_total{layer=\"block\",reason=\"missed\"}" ||

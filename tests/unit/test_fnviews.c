@@ -3,7 +3,7 @@
  * Unit tests of what shows the file names (issue 38): the JSON lines' "file"
  * fields (records/output_json.c), the recording's name entries written with
  * the requests and read back (records/record.c, report/reader.c),
- * `report --by file` (report/byfile.c), top's file rows (top/tfile.c) and the
+ * `report --by file` (report/bykey.c), top's file rows (top/tfile.c) and the
  * per-file /metrics families (service/mfiles.c). Synthetic requests; the
  * expected values are worked out by hand.
  */
@@ -212,7 +212,7 @@ out:
 /* --by file: a's 3 requests of 2 ms, b's 1 of 10 ms; b first by p99, a by bytes. */
 static void test_byfile(void)
 {
-	struct rp_byfile *b = bf_new(0);
+	struct rp_bykey *b = bk_new(BK_FILE, 0, NULL);
 	struct fn_cache *c = names();
 	struct rp_req rq = { 0 };
 	struct sreq q;
@@ -227,12 +227,12 @@ static void test_byfile(void)
 		mk(&q, (uint64_t)i + 1, i < 3 ? 11 : 12, 1000000ull * (i + 1),
 		   i < 3 ? 2000000 : 10000000);
 		rq.r = &q.r;
-		bf_add(b, &rq);
+		bk_add(b, &rq, 0);
 	}
 	mk(&q, 9, 0, 9000000, 1000);
 	rq.r = &q.r;
-	bf_add(b, &rq);
-	ASSERT_OK(bf_print(b, f, 10, c, NULL), "print");
+	bk_add(b, &rq, 0);
+	ASSERT_OK(bk_print(b, f, 10, c, NULL), "print");
 	fflush(f);
 	ASSERT_TRUE(strstr(buf, "2 files of the matching requests, 1 requests of no file") != NULL,
 		    "the count line");
@@ -253,8 +253,86 @@ out:
 	if (f)
 		fclose(f);
 	free(buf);
-	bf_free(b);
+	bk_free(b);
 	fn_free(c);
+}
+
+/* --by pod, --by cgroup: cgroups 5 and 6 in pod ns/a, 7 in none, 0 the kernel's. */
+static const char *t_pod(void *ctx, uint64_t id)
+{
+	(void)ctx;
+	return id == 5 || id == 6 ? "ns/a" : NULL;
+}
+
+static const char *t_cgroup(void *ctx, uint64_t id)
+{
+	(void)ctx;
+	return id == 5 ? "/kubepods/pod-a/c1" : NULL;
+}
+
+/* A line of buf that starts with head and ends with " name" (the first table's). */
+static int has_row(const char *buf, const char *head, const char *name)
+{
+	size_t h = strlen(head), n = strlen(name);
+
+	for (const char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+
+		if (len > h + n && !strncmp(l, head, h) && l[len - n - 1] == ' ' &&
+		    !strncmp(l + len - n, name, n))
+			return 1;
+	}
+	return 0;
+}
+
+static void test_bykey(void)
+{
+	static const uint64_t cg[] = { 5, 6, 7, 0, 5 };
+	struct rp_names nm = { .cgroup = t_cgroup, .pod = t_pod };
+	struct rp_req rq = { 0 };
+	struct sreq q;
+
+	for (int kind = BK_CGROUP; kind <= BK_POD; kind++) {
+		struct rp_bykey *b = bk_new(kind, 0, &nm);
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		if (!ASSERT_TRUE(b && f, "setup")) {
+			bk_free(b);
+			if (f)
+				fclose(f);
+			return;
+		}
+		for (int i = 0; i < 5; i++) {
+			mk(&q, (uint64_t)i + 1, 11, 1000000ull * (i + 1), 2000000);
+			rq.r = &q.r;
+			bk_add(b, &rq, cg[i]);
+		}
+		ASSERT_OK(bk_print(b, f, 10, NULL, &nm), "print");
+		fflush(f);
+		if (kind == BK_POD) {
+			ASSERT_TRUE(strstr(buf,
+					   "pods (--by pod): 2 pods of the matching requests\n"),
+				    "pods: the count line");
+			ASSERT_TRUE(has_row(buf, "       3        12288 ", "ns/a"),
+				    "pod ns/a: cgroups 5, 6's 3 requests");
+			ASSERT_TRUE(has_row(buf, "       2         8192 ", "(no pod)"),
+				    "(no pod): cgroup 7's and the kernel's");
+		} else {
+			ASSERT_TRUE(strstr(buf, "cgroups (--by cgroup): 4 cgroups of the matching"),
+				    "cgroups: the count line");
+			ASSERT_TRUE(has_row(buf, "       2         8192 ", "/kubepods/pod-a/c1") &&
+					    has_row(buf, "       1         4096 ", "cgroup-id 6") &&
+					    has_row(buf, "       1         4096 ", "cgroup-id 7") &&
+					    has_row(buf, "       1         4096 ", "(no task)"),
+				    "cgroups named: a path, ids, the kernel's");
+		}
+		fclose(f);
+		free(buf);
+		bk_free(b);
+	}
 }
 
 static struct agg_entry ent(uint32_t tgid, uint64_t ino, uint8_t op, uint64_t count, uint64_t bytes)
@@ -363,6 +441,7 @@ int main(void)
 	RUN_TEST(test_json_file);
 	RUN_TEST(test_recorded);
 	RUN_TEST(test_byfile);
+	RUN_TEST(test_bykey);
 	RUN_TEST(test_tfile);
 	RUN_TEST(test_mfiles);
 	return unit_result();
