@@ -170,7 +170,7 @@ static int parse_opt(void *ctx, int c, const char *arg)
 		p->set.pairs = 1;
 		break;
 	case B_PRESET:
-		if (parse_presets(arg, &b->o.presets))
+		if (bench_parse_presets(arg, &b->o.presets))
 			return usage_err("--preset", arg,
 					 "expected reference, maxrate, layers, tax or all, got");
 		p->set.presets = 1;
@@ -244,7 +244,7 @@ static int check_workloads(struct bench *b, int presets_set)
 					 "expected workload names (see --help), got");
 		if (presets_set && !(b->o.presets & bench_wls[wl].preset)) {
 			it_err("bench: --workloads: '%s' is in the %s preset, which --preset leaves out",
-			       t, preset_name(bench_wls[wl].preset));
+			       t, bench_preset_name(bench_wls[wl].preset));
 			return 2;
 		}
 		want |= bench_wls[wl].preset;
@@ -361,7 +361,8 @@ static int check_env(struct bench *b)
 		return 1;
 	}
 	for (int wl = 0; wl < NR_WLS; wl++)
-		if (b->wl_sel[wl] && !bench_wls[wl].tax && find_in_path("fio", fio, sizeof(fio))) {
+		if (b->wl_sel[wl] && !bench_wls[wl].tax &&
+		    tracer_find_in_path("fio", fio, sizeof(fio))) {
 			it_err("fio not found in PATH (apt-get install fio)");
 			return 1;
 		}
@@ -375,8 +376,8 @@ static int check_env(struct bench *b)
 		it_err("%s", why);
 		return 1;
 	}
-	find_tools(b);
-	tracers_check_tools(b);
+	tracer_find_tools(b);
+	tracer_check_tools(b);
 	b->user_hz = sysconf(_SC_CLK_TCK);
 	if (procfs_cpu_read(&s)) {
 		it_err("cannot read /proc/stat");
@@ -409,12 +410,12 @@ static int record_run(struct bench *b, int wl, int tr, int round, int stats)
 
 	if (!r)
 		return -ENOMEM;
-	run_one(b, wl, tr, round, stats, r);
+	bench_run_one(b, wl, tr, round, stats, r);
 	if (bench_stopped() && !r->ok) {
 		b->nruns--;
 		return -EINTR;
 	}
-	report_run(b, r);
+	bench_report_run(b, r);
 	return 0;
 }
 
@@ -433,7 +434,7 @@ static void warm_up(struct bench *b, int wl)
 	struct run warm;
 
 	b->o.runtime_ns = b->o.quick ? 1000000000ull : rt < 3000000000ull ? rt : 3000000000ull;
-	run_one(b, wl, b->none, -1, 0, &warm);
+	bench_run_one(b, wl, b->none, -1, 0, &warm);
 	b->o.runtime_ns = rt;
 	if (!warm.ok && !bench_stopped())
 		it_warn("warm-up run failed: %s", warm.err);
@@ -442,7 +443,7 @@ static void warm_up(struct bench *b, int wl)
 /* All runs of a workload. 0, or 1 when its target could not be set up. */
 static int run_workload(struct bench *b, int wl)
 {
-	progress("workload %s: %s", bench_wls[wl].name, bench_wls[wl].desc);
+	bench_progress("workload %s: %s", bench_wls[wl].name, bench_wls[wl].desc);
 	warm_up(b, wl);
 	if (bench_target(b, bench_wls[wl].ram)->failed)
 		return 1;
@@ -463,7 +464,7 @@ static int run_workload(struct bench *b, int wl)
 			break;
 	}
 	if (!bench_stopped())
-		print_workload(b, wl, stdout);
+		bench_print_workload(b, wl, stdout);
 	return 0;
 }
 
@@ -477,7 +478,7 @@ static void announce_plan(struct bench *b)
 			if (b->wl_tr[wl][tr] && b->tr[tr].avail)
 				b->total_planned += b->o.pairs + (tr != b->none && b->o.bpf_stats);
 	}
-	progress(
+	bench_progress(
 		"iotracer bench: %d runs of %.1f s (%d pair(s)%s), %d CPUs; Ctrl-C stops and cleans up",
 		b->total_planned, b->o.runtime_ns / 1e9, b->o.pairs,
 		b->o.bpf_stats ? " + one bpf_stats run per tracer" : "", b->ncpu);
@@ -493,13 +494,13 @@ static int write_report(const struct bench *b, const char *path,
 		it_err("cannot write %s: %s", path, strerror(-e));
 		return 1;
 	}
-	progress("wrote %s", path);
+	bench_progress("wrote %s", path);
 	return 0;
 }
 
 static int write_svg_report(const struct bench *b, const char *path, int complete)
 {
-	return write_svg(b, path);
+	return bench_write_svg(b, path);
 }
 
 /* The tables, the JSON and SVG files, the exit status. */
@@ -509,11 +510,11 @@ static int report_all(struct bench *b, int ret)
 
 	for (int p = P_REFERENCE; p <= P_TAX; p <<= 1)
 		if (b->o.presets & p)
-			print_preset_summary(b, p, stdout);
-	print_cost_table(b, stdout);
-	print_checks(b, stdout);
+			bench_print_preset_summary(b, p, stdout);
+	bench_print_cost_table(b, stdout);
+	bench_print_checks(b, stdout);
 	fflush(stdout);
-	if (b->o.json && write_report(b, b->o.json, write_json, !b->interrupted && !ret))
+	if (b->o.json && write_report(b, b->o.json, bench_write_json, !b->interrupted && !ret))
 		ret = 1;
 	if (b->o.svg && write_report(b, b->o.svg, write_svg_report, 0))
 		ret = 1;
@@ -566,10 +567,10 @@ int bench_main(int argc, char **argv)
 			ret = run_workload(b, wl);
 	if (bench_stopped()) {
 		b->interrupted = 1;
-		progress("interrupted: cleaning up, reporting what was measured");
+		bench_progress("interrupted: cleaning up, reporting what was measured");
 	}
-	kill_all_kids();
-	targets_cleanup(b);
+	bench_kill_all_kids();
+	bench_targets_cleanup(b);
 	ret = report_all(b, ret);
 	bench_free(b);
 	return ret;

@@ -61,7 +61,7 @@ const struct workload bench_wls[] = {
 	  TAX_SOCKET },
 };
 
-const char *preset_name(int p)
+const char *bench_preset_name(int p)
 {
 	return p == P_REFERENCE ? "reference" :
 	       p == P_MAXRATE	? "maxrate" :
@@ -69,7 +69,7 @@ const char *preset_name(int p)
 				  "tax";
 }
 
-int find_wl(const char *name)
+int bench_find_wl(const char *name)
 {
 	for (int i = 0; i < NR_WLS; i++)
 		if (!strcmp(bench_wls[i].name, name))
@@ -77,7 +77,7 @@ int find_wl(const char *name)
 	return -1;
 }
 
-int parse_presets(const char *s, unsigned *mask)
+int bench_parse_presets(const char *s, unsigned *mask)
 {
 	char buf[128], *save = NULL;
 

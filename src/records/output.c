@@ -33,8 +33,8 @@ const char *out_fmt_offset(uint64_t offset, char *buf, size_t n)
 	return buf;
 }
 /* dev_get() of a device not in out->devs: look it up, and keep it if it has a name. */
-__attribute__((noinline)) const struct out_dev *dev_lookup(struct it_out *out, uint32_t dev,
-							   struct out_dev *tmp)
+__attribute__((noinline)) const struct out_dev *out_dev_lookup(struct it_out *out, uint32_t dev,
+							       struct out_dev *tmp)
 {
 	struct out_dev *e;
 	const char *name = out->dn ? out->dn->name(out->dn->ctx, dev) :
@@ -59,7 +59,7 @@ __attribute__((noinline)) const struct out_dev *dev_lookup(struct it_out *out, u
 	return e;
 }
 
-const char *dev_name(struct it_out *out, uint32_t dev, struct out_dev *tmp)
+const char *out_dev_name(struct it_out *out, uint32_t dev, struct out_dev *tmp)
 {
 	return dev ? dev_get(out, dev, tmp)->name : "-";
 }
@@ -94,7 +94,7 @@ struct it_out *out_new(const struct it_opts *o, FILE *text, FILE *json, uint64_t
  * exit status says output was lost (out_error). A line the failed write may
  * have cut is ended before the next batch, so the file stays one object a line.
  */
-void json_lost(struct it_out *out, uint32_t lines, int torn)
+void out_json_write_lost(struct it_out *out, uint32_t lines, int torn)
 {
 	int err = errno ? errno : EIO;
 
@@ -132,14 +132,14 @@ static void json_write(struct it_out *out, size_t len, uint32_t lines)
 	if (len) {
 		errno = 0;
 		if (out->torn && fputc('\n', out->json) == EOF) {
-			json_lost(out, lines, 1);
+			out_json_write_lost(out, lines, 1);
 		} else {
 			out->torn = 0;
 			n = fwrite(jw_data(w), 1, len, out->json);
 			if (n != len)
-				json_lost(out, lines_cut(jw_data(w), n, lines), n > 0);
+				out_json_write_lost(out, lines_cut(jw_data(w), n, lines), n > 0);
 			else if (fputc('\n', out->json) == EOF)
-				json_lost(out, 1, 1);
+				out_json_write_lost(out, 1, 1);
 		}
 		out->json_started = 1;
 	}
@@ -148,7 +148,7 @@ static void json_write(struct it_out *out, size_t len, uint32_t lines)
 }
 
 /* After a line was added at mark: write the batch if it is due; now: write it anyway. */
-void json_line_done(struct it_out *out, size_t mark, int now)
+void out_json_line_done(struct it_out *out, size_t mark, int now)
 {
 	struct jw *w = &out->w;
 
@@ -164,11 +164,11 @@ void json_line_done(struct it_out *out, size_t mark, int now)
 }
 
 /* fflush() the JSON stream (a buffered one: a terminal, a memory stream). */
-void json_fflush(struct it_out *out)
+void out_json_fflush(struct it_out *out)
 {
 	errno = 0;
 	if (fflush(out->json))
-		json_lost(out, 0, 1);
+		out_json_write_lost(out, 0, 1);
 }
 
 struct jw *out_json_begin(struct it_out *out, size_t *mark)
@@ -181,14 +181,14 @@ struct jw *out_json_begin(struct it_out *out, size_t *mark)
 
 void out_json_end(struct it_out *out, size_t mark)
 {
-	json_line_done(out, mark, 0);
+	out_json_line_done(out, mark, 0);
 }
 
 void out_flush(struct it_out *out)
 {
 	if (out->json && jw_len(&out->w)) {
 		json_write(out, jw_len(&out->w), out->batch_lines);
-		json_fflush(out);
+		out_json_fflush(out);
 	}
 }
 
@@ -199,7 +199,7 @@ void out_free(struct it_out *out)
 	/* daemon.c frees out before it closes the file: the last lines go now */
 	if (out->json && jw_len(&out->w)) {
 		json_write(out, jw_len(&out->w), out->batch_lines);
-		json_fflush(out);
+		out_json_fflush(out);
 	}
 	stages_free(&out->stages);
 	jw_free(&out->w);
@@ -265,14 +265,14 @@ static void live_line(struct it_out *out, const struct corr_req *r, const struct
 		out->header_done = 1;
 	}
 	if (v->end_ns)
-		parse_fmt_duration(lat_of(v), lat, sizeof(lat));
+		parse_fmt_duration(stages_lat_of(v), lat, sizeof(lat));
 	if (b && b->d_ns) {
 		parse_fmt_duration(b->d_ns - b->q_ns, queue, sizeof(queue));
 		parse_fmt_duration(b->c_ns - b->d_ns, devt, sizeof(devt));
 	}
 	if (r->kind == CORR_SYSCALL) {
 		uint64_t blk = v->last_c > v->first_q ? v->last_c - v->first_q : 0;
-		uint64_t l = lat_of(v);
+		uint64_t l = stages_lat_of(v);
 
 		parse_fmt_duration(l > blk ? l - blk : 0, fs, sizeof(fs));
 		if (r->sys->flags & IT_F_SCHED_CNT)
@@ -280,10 +280,10 @@ static void live_line(struct it_out *out, const struct corr_req *r, const struct
 	}
 	fprintf(out->text, "%-12.6f %-15.15s %-7u %-8s %-5s %-8.8s %12s %7llu %9s %9s %9s %9s %9s",
 		rel / 1e9, v->task->comm, v->task->pid, v->kind, abi_op_name(v->op),
-		dev_name(out, v->dev, &tmp), out_fmt_offset(v->offset, offs, sizeof(offs)),
+		out_dev_name(out, v->dev, &tmp), out_fmt_offset(v->offset, offs, sizeof(offs)),
 		(unsigned long long)v->bytes, lat, fs, queue, devt, runq);
 	if (out->live_cgroup) {
-		const char *cg = cgroup_of(out, v->task->cgroup_id);
+		const char *cg = out_cgroup_of(out, v->task->cgroup_id);
 
 		fprintf(out->text, " %s", cg ? cg : "?");
 	}
@@ -297,12 +297,12 @@ void out_request(const struct corr_req *r, void *ctx)
 
 	if (r->kind == CORR_BLOCK && !r->nr_blocks)
 		return;
-	make_view(r, &v);
+	stages_make_view(r, &v);
 	out->requests++;
 	out->blocks_apart += (uint64_t)r->nr_blocks_apart;
 	stages_request(&out->stages, r, &v);
 	if (out->json)
-		json_request(out, r, &v);
+		out_json_request(out, r, &v);
 	if (out->live)
 		live_line(out, r, &v);
 }
@@ -335,5 +335,5 @@ void out_attach(struct it_out *out, const char *layer, const char *hook, const c
 	else if (reason && *reason) /* what it gives up on this kernel */
 		jw_str(w, "note", reason);
 	jw_obj_end(w);
-	json_line_done(out, mark, 1); /* with the requests before it, if any */
+	out_json_line_done(out, mark, 1); /* with the requests before it, if any */
 }

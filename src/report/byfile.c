@@ -148,11 +148,11 @@ void bf_add(struct rp_byfile *b, const struct rp_req *q)
 		b->oom = 1;
 		return;
 	}
-	make_view(q->r, &v);
+	stages_make_view(q->r, &v);
 	f->reqs++;
 	f->bytes += v.bytes;
 	if (v.end_ns)
-		lhist_add(f->lat, lat_of(&v));
+		lhist_add(f->lat, stages_lat_of(&v));
 }
 
 int bf_add_sums(struct rp_byfile *b, const struct fn_key *k, const struct bf_sums *s)

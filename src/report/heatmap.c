@@ -157,7 +157,7 @@ void hm_add(struct hm *h, const struct rp_req *q, uint32_t dev)
 	struct req_view v;
 
 	if (h->stage == HM_TOTAL) {
-		make_view(q->r, &v);
+		stages_make_view(q->r, &v);
 		hm_put(h, q->start_ns, q->end_ns, dev, (uint8_t)v.op, q->real_off_ns);
 		return;
 	}

@@ -131,7 +131,7 @@ static void mode_run(struct daemon *d)
  * ended in the last WATERMARK_NS: a record of another CPU that ended before
  * them may still be being written (recbuf.h). final: all of them.
  */
-void drain(struct daemon *d, int final)
+void daemon_drain(struct daemon *d, int final)
 {
 	d->now_ns = it_mono_ns();
 	if (d->rb && ring_buffer__consume(d->rb) < 0)
@@ -147,7 +147,7 @@ void drain(struct daemon *d, int final)
 }
 
 /* The drop counters of the attached BPF side (without what was carried). */
-void read_drops(struct daemon *d, uint64_t *drops)
+void daemon_read_drops(struct daemon *d, uint64_t *drops)
 {
 	uint64_t cnt[IT_NR_COUNTERS];
 
@@ -168,33 +168,33 @@ static void add_khist(void *ctx, const struct it_hist_key *key, const struct it_
 }
 
 /* Add the BPF side's histograms (from their mapping: no syscall) to dst. */
-void read_khists(struct daemon *d, struct uhists *dst)
+void daemon_read_khists(struct daemon *d, struct uhists *dst)
 {
 	it_loader_hists(&d->ld, add_khist, dst);
 }
 
 /* Drops so far: the attached BPF side's and those carried over re-attaches. */
-void all_drops(struct daemon *d, uint64_t *drops)
+void daemon_all_drops(struct daemon *d, uint64_t *drops)
 {
 	memset(drops, 0, IT_NR_DROPS * sizeof(*drops));
 	if (d->ld.skel) /* NULL only after a failed re-attach */
-		read_drops(d, drops);
+		daemon_read_drops(d, drops);
 	for (int i = 0; i < IT_NR_DROPS; i++)
 		drops[i] += d->carried_drops[i];
 }
 
 /* The histograms as of now into d->sum: the BPF side's, those built from records, carried. */
-void current_hists(struct daemon *d)
+void daemon_current_hists(struct daemon *d)
 {
 	uhists_clear(&d->sum);
 	if (d->ld.skel)
-		read_khists(d, &d->sum);
+		daemon_read_khists(d, &d->sum);
 	uhists_merge(&d->sum, &d->uhists);
 	uhists_merge(&d->sum, &d->carried);
 }
 
 /* The event counters of the run: the attached side's and those a reload detached. */
-void all_counters(struct daemon *d, uint64_t *cnt)
+void daemon_all_counters(struct daemon *d, uint64_t *cnt)
 {
 	memset(cnt, 0, IT_NR_COUNTERS * sizeof(*cnt));
 	if (d->ld.skel)
@@ -223,7 +223,7 @@ static const struct out_fnames *fnames_sum(struct daemon *d, struct out_fnames *
 	return f;
 }
 
-void summary(struct daemon *d, int final)
+void daemon_summary(struct daemon *d, int final)
 {
 	uint64_t drops[IT_NR_DROPS], skipped[IT_L_MAX], cnt[IT_NR_COUNTERS];
 	struct out_fnames fn;
@@ -241,11 +241,11 @@ void summary(struct daemon *d, int final)
 	memset(skipped, 0, sizeof(skipped));
 	if (d->ld.skel)
 		it_loader_skipped(&d->ld, skipped);
-	all_counters(d, cnt);
+	daemon_all_counters(d, cnt);
 	for (int i = 0; i < IT_L_MAX; i++)
 		skipped[i] += d->carried_skipped[i];
-	all_drops(d, drops);
-	current_hists(d);
+	daemon_all_drops(d, drops);
+	daemon_current_hists(d);
 	in.khists = d->sum.v;
 	in.nr_khists = d->sum.nr;
 	out_summary(d->out, &in);
@@ -255,7 +255,7 @@ void summary(struct daemon *d, int final)
 }
 
 /* Add (EPOLL_CTL_ADD) or remove (EPOLL_CTL_DEL) the ring buffer's and the mode's fds. */
-int watch_bpf(struct daemon *d, int op)
+int daemon_watch_bpf(struct daemon *d, int op)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 
@@ -310,7 +310,7 @@ static int setup_fds(struct daemon *d)
 	ev.data.fd = d->tfd;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->tfd, &ev))
 		return -errno;
-	return watch_bpf(d, EPOLL_CTL_ADD);
+	return daemon_watch_bpf(d, EPOLL_CTL_ADD);
 }
 
 /* Returns 1 to stop. */
@@ -320,9 +320,9 @@ static int on_timer(struct daemon *d)
 
 	if (read(d->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return 1;
-	drain(d, 0);
-	blk_sweep(d);
-	metrics_tick(d, 0);
+	daemon_drain(d, 0);
+	daemon_blk_sweep(d);
+	daemon_metrics_tick(d, 0);
 	/* bound what a crash could lose to one timer period (--record: to a second) */
 	out_flush(d->out);
 	if (d->rec)
@@ -330,7 +330,7 @@ static int on_timer(struct daemon *d)
 	if (d->sink)
 		sink_tick(d->sink, d->now_ns);
 	if (d->o->interval_ns && d->now_ns >= d->next_summary_ns) {
-		summary(d, 0);
+		daemon_summary(d, 0);
 		d->next_summary_ns += d->o->interval_ns;
 	}
 	return d->o->duration_ns && d->now_ns - d->start_ns >= d->o->duration_ns;
@@ -369,7 +369,7 @@ static int loop(struct daemon *d)
 			else if (evs[i].data.fd == d->mode_fd)
 				mode_run(d);
 			else
-				drain(d, 0); /* woken early: the ring is filling up */
+				daemon_drain(d, 0); /* woken early: the ring is filling up */
 		}
 	}
 	return 0;
@@ -423,7 +423,7 @@ static const struct mode_ops *mode_of(const struct daemon *d, const struct it_op
 }
 
 /* The mode's adjustments to a copy of the options (host: the QEMU pids). 0 or -errno. */
-int mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err)
+int daemon_mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err)
 {
 	const struct mode_ops *m = mode_of(d, o);
 
@@ -431,7 +431,7 @@ int mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err)
 }
 
 /* The ring buffer and the per-CPU record buffers of the attached load. */
-int bpf_buffers(struct daemon *d)
+int daemon_bpf_buffers(struct daemon *d)
 {
 	int ret;
 
@@ -451,11 +451,11 @@ int bpf_buffers(struct daemon *d)
 static int bpf_up(struct daemon *d)
 {
 	parse_dev_serials_prefetch(d->o->sysfs_root);
-	return it_loader_start(&d->ld, d->o, stderr) ?: bpf_buffers(d);
+	return it_loader_start(&d->ld, d->o, stderr) ?: daemon_bpf_buffers(d);
 }
 
 /* Report what attached, and start the guest or host mode on it. */
-int bpf_connect(struct daemon *d)
+int daemon_bpf_connect(struct daemon *d)
 {
 	struct mode_env env = {
 		.o = d->o, .ld = &d->ld, .out = d->out, .json = d->json, .text = d->text
@@ -472,18 +472,18 @@ int bpf_connect(struct daemon *d)
 			return -ENOMEM;
 		}
 	}
-	if (d->http && metrics_hooks(d)) {
+	if (d->http && daemon_metrics_hooks(d)) {
 		it_err("--metrics: %s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	metrics_tick(d, 1);
+	daemon_metrics_tick(d, 1);
 	/* Loading parsed the kernel's BTF (MBs, freed since): give the heap back. */
 	malloc_trim(0);
 	return 0;
 }
 
-/* Undo bpf_connect() and bpf_up() (safe on partial ones). */
-void bpf_down(struct daemon *d)
+/* Undo daemon_bpf_connect() and bpf_up() (safe on partial ones). */
+void daemon_bpf_down(struct daemon *d)
 {
 	if (d->m)
 		d->mode->stop(d->m);
@@ -613,7 +613,7 @@ static int daemon_start(struct daemon *d)
 		return ret;
 	d->start_ns = d->now_ns = it_mono_ns();
 	d->next_summary_ns = d->start_ns + d->o->interval_ns;
-	stale_age(d);
+	daemon_stale_age(d);
 	/* nothing is stale yet: the first sweep (a map syscall) one period in */
 	d->next_sweep_ns = d->start_ns + d->sweep_ns;
 	ret = open_record(d);
@@ -649,7 +649,7 @@ static int daemon_start(struct daemon *d)
 	ret = daemon_sink_open(d, d->fnames ? dnames_cache(d->fnames) : NULL);
 	if (ret)
 		return ret;
-	ret = bpf_connect(d);
+	ret = daemon_bpf_connect(d);
 	if (ret)
 		return ret;
 	ret = setup_fds(d);
@@ -670,7 +670,7 @@ static int daemon_finish(struct daemon *d, int ret)
 	uint64_t stop_ns = it_mono_ns();
 
 	it_loader_detach(&d->ld);
-	drain(d, 1);
+	daemon_drain(d, 1);
 	corr_flush(d->corr);
 	if (d->blame)
 		dblame_finish(d->blame);
@@ -678,7 +678,7 @@ static int daemon_finish(struct daemon *d, int ret)
 	if (daemon_sink_finish(d) && !ret)
 		ret = -EIO;
 	d->now_ns = stop_ns; /* the run traced until the stop, not until the detach ended */
-	summary(d, 1);
+	daemon_summary(d, 1);
 	if (d->m)
 		d->mode->stop(d->m);
 	d->m = NULL;
@@ -712,7 +712,7 @@ static void daemon_free(struct daemon *d)
 {
 	metrics_http_stop(d->http); /* first: its thread reads nothing of d, but stop serving */
 	free(d->mhooks);
-	bpf_down(d);
+	daemon_bpf_down(d);
 	corr_free(d->corr);
 	rec_close(d->rec);
 	out_free(d->out);
@@ -738,7 +738,7 @@ static void daemon_free(struct daemon *d)
 		cli_free(&d->cur);
 }
 
-int it_daemon_run(const struct it_opts *uo, const struct mode_ops *const modes[])
+int daemon_run(const struct it_opts *uo, const struct mode_ops *const modes[])
 {
 	struct daemon d = { .epfd = -1, .sigfd = -1, .tfd = -1, .mode_fd = -1, .modes = modes };
 	int ret;
@@ -747,7 +747,7 @@ int it_daemon_run(const struct it_opts *uo, const struct mode_ops *const modes[]
 	d.o = &d.cur;
 	block_hup();
 	log_set_level(d.o->verbose, 0);
-	ret = mode_prepare(&d, &d.cur, stderr);
+	ret = daemon_mode_prepare(&d, &d.cur, stderr);
 	if (ret)
 		return ret == -EINVAL ? 2 : 1; /* bad input: usage exit status */
 	ret = daemon_start(&d);

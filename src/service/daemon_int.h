@@ -46,7 +46,7 @@ struct daemon {
 	/* records that ended before hists_switch_ns went by kern_hists_before */
 	uint64_t hists_switch_ns;
 	int kern_hists_before;
-	const struct mode_ops *const *modes; /* by enum it_mode (it_daemon_run) */
+	const struct mode_ops *const *modes; /* by enum it_mode (daemon_run) */
 	const struct mode_ops *mode; /* guest/host mode, NULL standalone */
 	void *m; /* its state */
 	int mode_fd;
@@ -70,24 +70,24 @@ struct daemon {
 };
 
 /* daemon.c */
-void drain(struct daemon *d, int final);
-void read_drops(struct daemon *d, uint64_t *drops);
-void read_khists(struct daemon *d, struct uhists *dst);
-void all_drops(struct daemon *d, uint64_t *drops);
-void all_counters(struct daemon *d, uint64_t *cnt);
-void current_hists(struct daemon *d);
-void summary(struct daemon *d, int final);
-int watch_bpf(struct daemon *d, int op);
-int mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err);
-int bpf_buffers(struct daemon *d);
-int bpf_connect(struct daemon *d);
-void bpf_down(struct daemon *d);
+void daemon_drain(struct daemon *d, int final);
+void daemon_read_drops(struct daemon *d, uint64_t *drops);
+void daemon_read_khists(struct daemon *d, struct uhists *dst);
+void daemon_all_drops(struct daemon *d, uint64_t *drops);
+void daemon_all_counters(struct daemon *d, uint64_t *cnt);
+void daemon_current_hists(struct daemon *d);
+void daemon_summary(struct daemon *d, int final);
+int daemon_watch_bpf(struct daemon *d, int op);
+int daemon_mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err);
+int daemon_bpf_buffers(struct daemon *d);
+int daemon_bpf_connect(struct daemon *d);
+void daemon_bpf_down(struct daemon *d);
 
 /* daemon_metrics.c */
-int metrics_hooks(struct daemon *d);
-void stale_age(struct daemon *d);
-void blk_sweep(struct daemon *d);
-void metrics_tick(struct daemon *d, int force);
+int daemon_metrics_hooks(struct daemon *d);
+void daemon_stale_age(struct daemon *d);
+void daemon_blk_sweep(struct daemon *d);
+void daemon_metrics_tick(struct daemon *d, int force);
 /* recbuf's note (IT_REC_CGROUP): a cgroup's first block request, its /metrics label now. */
 void daemon_cg_note(void *ctx, void *data, size_t size);
 
