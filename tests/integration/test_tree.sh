@@ -14,12 +14,14 @@
 #                 left them: nothing is built here) starts with a prefix its folder owns
 #                 in the table below (docs/architecture.md, "Module prefixes"); none
 #                 starts with bpf_ (libbpf's namespace)
+#   lines         every tracked file of src/ and bpf/, and tools/*.c, is at most 800
+#                 lines (wc -l): a longer one is split by job (docs/architecture.md)
 # SKIP when the repo is not a git checkout (an unpacked tarball has no index to check).
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin no_binaries ignored format commit_msg symbols
+it_begin no_binaries ignored format commit_msg symbols lines
 require_cmd git file clang-format nm
 
 cd "$IT_ROOT" || fail_all "cannot cd to $IT_ROOT"
@@ -64,6 +66,14 @@ sh "$hook" "$IT_TMP/ok" 2>/dev/null || why+="refused a 72-character subject; "
 sh "$hook" "$IT_TMP/long" 2>/dev/null && why+="took a 73-character subject; "
 sh "$hook" "$IT_TMP/glued" 2>/dev/null && why+="took a body without the blank line; "
 if [[ -z $why ]]; then pass commit_msg; else fail commit_msg "$why"; fi
+
+long=$(git ls-files -z -- src bpf 'tools/*.c' | xargs -0 -r wc -l -- |
+	awk '$2 != "total" && $1 > 800 { printf "%s (%d lines) ", $2, $1 }')
+if [[ -z $long ]]; then
+	pass lines
+else
+	fail lines "over 800 lines: $long"
+fi
 
 # The module prefixes: a folder of src/ (or a file at its top), then the prefixes its
 # objects' global symbols may start with; a name without a trailing _ is one exact name.
