@@ -663,7 +663,7 @@ int report_main(int argc, char **argv)
 	rp.boot_off_ns = (int64_t)(rp_real_ns() - it_mono_ns());
 	ret = rp_start(&rp);
 	if (!ret && rp.ch)
-		ret = ch_report(&rp);
+		ret = ch_report(&rp) || (rp.byfile && ch_by_file(&rp));
 	for (int i = 0; !ret && i < rp.nr_files; i++)
 		if (rp_read_file(&rp, rp.files[i]))
 			ret = 1;

@@ -7,6 +7,7 @@
  */
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,7 @@ static const char *metrics_dev(uint32_t dev, void *ctx)
 }
 
 /* The hooks of the attach report, for iotracer_hook_attached (again after a re-attach). */
-int daemon_metrics_hooks(struct daemon *d)
+static int daemon_metrics_hooks(struct daemon *d)
 {
 	free(d->mhooks);
 	d->nr_mhooks = 0;
@@ -223,4 +224,20 @@ void daemon_metrics_tick(struct daemon *d, int force)
 		return;
 	}
 	metrics_http_publish(d->http, text, len);
+}
+
+/*
+ * The last of an attach (after daemon_bpf_connect): the attach report's
+ * hooks for /metrics and its first text. Loading parsed the kernel's BTF
+ * (MBs, freed since): the heap goes back to the kernel.
+ */
+int daemon_metrics_attach(struct daemon *d)
+{
+	if (d->http && daemon_metrics_hooks(d)) {
+		it_err("--metrics: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	daemon_metrics_tick(d, 1);
+	malloc_trim(0);
+	return 0;
 }

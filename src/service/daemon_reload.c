@@ -155,7 +155,7 @@ static int reattach(struct daemon *d, char *why, size_t len)
 	if (!ret)
 		ret = daemon_bpf_buffers(d);
 	if (!ret)
-		ret = daemon_bpf_connect(d);
+		ret = daemon_bpf_connect(d) ?: daemon_metrics_attach(d);
 	if (!ret)
 		ret = daemon_watch_bpf(d, EPOLL_CTL_ADD);
 	return ret;
