@@ -188,8 +188,9 @@ $(OUTPUT)/iotracer_compat.linked.o: $(patsubst %.bpf.o,%.compat.bpf.o,$(BPF_OBJS
 	$(Q)$(BPFTOOL) gen object $@ $(patsubst %.bpf.o,%.compat.bpf.o,$(BPF_OBJS))
 	$(Q)$(NOLINE)
 
-$(OUTPUT)/iotracer_compat.skel.h: $(OUTPUT)/iotracer_compat.linked.o
+$(OUTPUT)/iotracer_compat.skel.h: $(OUTPUT)/iotracer_compat.linked.o $(OUTPUT)/iotracer.linked.o
 	$(call msg,SKEL,$@)
+	$(Q)tools/same_layout.sh $(OUTPUT)/iotracer.linked.o $<
 	$(Q)$(BPFTOOL) gen skeleton $< name iotracer_compat_bpf > $@
 
 # Daemon objects. The skeleton is an order-only prerequisite so that it exists

@@ -32,7 +32,7 @@
 #define IT_GPA_STREAK 16
 
 /* The vmemmap base once measured (0: not yet: no request gets an address). */
-volatile __u64 gpa_vmemmap;
+volatile __u64 gpa_vmemmap = 0;
 
 struct it_gpa_cal {
 	u64 page; /* from the tp_btf program */

@@ -73,7 +73,7 @@ struct {
  * link whose queue never came (a piece failed before it) keeps it above 0
  * until the LRU drops it: a lookup more per queue, nothing wrong.
  */
-__u64 stk_links;
+__u64 stk_links = 0;
 
 /*
  * Is the bio's disk bio-based (dm, md, ...: its own ->submit_bio), and does
