@@ -104,6 +104,11 @@ err_case() {
 err_case port_in_use 1 --metrics "127.0.0.1:$PORT_REC"
 err_case bad_addr 2 --metrics 9477
 
+prom_count() {
+	curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1" |
+		jq -r 'if .status == "success" then (.data.result | length | tostring) else "err: " + (.error // "no answer") end'
+}
+
 # Prometheus: its own instance, loopback only, temporary storage
 PROM_PORT=$(free_port) || fail_all "no free TCP port"
 cat >"$IT_TMP/prometheus.yml" <<EOF
@@ -130,6 +135,13 @@ for ((i = 0; i < 150; i++)); do
 done
 ((i < 150)) || fail_all "prometheus not ready within 30 s"
 note "prometheus pid $PROM_PID on 127.0.0.1:$PROM_PORT"
+# Ready is not scraping: its discovery hands the targets over up to 5 s later. The panel's
+# rate() needs scrapes while blame grows, so fio starts once each target was scraped.
+for ((i = 0; i < 100; i++)); do
+	[[ $(prom_count 'up == 1') == 3 ]] && break
+	sleep 0.2
+done
+((i < 100)) || fail_all "prometheus scraped not the 3 targets within 20 s"
 
 # a paced writer in a cgroup of its own, on the last 16 MiB while fio reads: the culprit
 # of the rec tracer's --blame series (the dashboard's "who slows whom" panel)
@@ -138,8 +150,10 @@ bg_start writer sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CGROUP_DIR" \
 	fio --name=writer --filename="$dev" --ioengine=psync --direct=1 --rw=write --bs=64k \
 	--offset=48M --size=16M --rate=20m --time_based --runtime=120
 WRITER_PID=$BG_PID
+# 4 s at least: the panel's rate() needs two scrapes of texts rebuilt while blame grew
+# (one pass over the region took ~1 s, one text: the series stood still, no rate)
 fio_run "$IT_TMP/fio.json" --name=metrics --filename="$dev" --ioengine=psync --direct=1 \
-	--rw=randread --bs=4k --size=$((NR_IOS * 4))k --randrepeat=0
+	--rw=randread --bs=4k --size=$((NR_IOS * 4))k --randrepeat=0 --time_based --runtime=4
 _it_kill "$WRITER_PID"
 _it_unregister pids "$WRITER_PID"
 ((FIO_RC == 0)) || fail_all "fio failed (status $FIO_RC): $(tail -c 300 "$FIO_LOG" | tr '\n' ' ')"
@@ -213,10 +227,6 @@ HOOK_WHY=""
 if hook_states; then pass hook_alert; else fail hook_alert "$HOOK_WHY"; fi
 
 # prom_count EXPR: how many series an instant query returns ("err: ..." if it fails).
-prom_count() {
-	curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1" |
-		jq -r 'if .status == "success" then (.data.result | length | tostring) else "err: " + (.error // "no answer") end'
-}
 
 # the dashboard's queries, with its variables set to match anything. A query that returns
 # nothing is a failure when one of its selectors (metric{...}) alone returns series; a
