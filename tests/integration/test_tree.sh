@@ -104,10 +104,12 @@ done < <(find "$IT_ROOT/build/obj" -name '*.o' -print0 2>/dev/null)
 if ((${#objs[@]} == 0)); then
 	fail symbols "no objects under build/obj (make iotracer builds them)"
 else
-	bad=$(for o in "${objs[@]}"; do
+	# each object's global definitions as "SYMBOL OBJECT" (the calls check reads them too)
+	for o in "${objs[@]}"; do
 		rel=${o#"$IT_ROOT"/build/obj/}
-		nm --defined-only -g "$o" | awk -v f="src/${rel%.o}.c" '$2 ~ /^[TDBRCGSVW]$/ { print f, $3 }'
-	done | awk -v table="$prefixes" '
+		nm --defined-only -g "$o" | awk -v f="$rel" '$2 ~ /^[TDBRCGSVW]$/ { print $3, f }'
+	done | sort >"$IT_TMP/defs"
+	bad=$(awk '{ f = $2; sub(/\.o$/, ".c", f); print "src/" f, $1 }' "$IT_TMP/defs" | awk -v table="$prefixes" '
 		BEGIN {
 			n = split(table, lines, "\n")
 			for (i = 1; i <= n; i++) {
@@ -143,10 +145,6 @@ mode/vjaddr.o mode/vjoin.o
 if ((${#objs[@]} == 0)); then
 	fail calls "no objects under build/obj (make iotracer builds them)"
 else
-	for o in "${objs[@]}"; do
-		rel=${o#"$IT_ROOT"/build/obj/}
-		nm --defined-only -g "$o" | awk -v f="$rel" '$2 ~ /^[TDBRCGSVW]$/ { print $3, f }'
-	done | sort >"$IT_TMP/defs"
 	for o in "${objs[@]}"; do
 		rel=${o#"$IT_ROOT"/build/obj/}
 		nm -u "$o" | awk -v f="$rel" '{ print $2, f }'
