@@ -133,12 +133,6 @@ static const struct opt_cmd bench_cmd = {
 };
 
 /* A bad option value: one line naming it, exit status 2. */
-static int usage_err(const char *opt, const char *val, const char *why)
-{
-	it_err("bench: %s: %s '%s'", opt, why, val);
-	return 2;
-}
-
 /* Options that say what was set, for --quick's defaults. */
 struct opts_set {
 	int runtime, size, pairs, presets;
@@ -154,6 +148,7 @@ static int parse_opt(void *ctx, int c, const char *arg)
 {
 	struct bench_parse *p = ctx;
 	struct bench *b = p->b;
+	char list[128];
 	uint64_t v;
 
 	switch (c) {
@@ -165,19 +160,21 @@ static int parse_opt(void *ctx, int c, const char *arg)
 		break;
 	case B_PAIRS:
 		if (parse_u64(arg, 1, 100, &v))
-			return usage_err("--pairs", arg, "expected 1..100, got");
+			return opts_bad_value(NULL, "bench", "pairs", arg, "1..100");
 		b->o.pairs = v;
 		p->set.pairs = 1;
 		break;
 	case B_PRESET:
 		if (bench_parse_presets(arg, &b->o.presets))
-			return usage_err("--preset", arg,
-					 "expected reference, maxrate, layers, tax or all, got");
+			return opts_bad_value(NULL, "bench", "preset", arg, "a comma list of %s",
+					      opts_keywords(list, sizeof(list), bench_preset_names,
+							    BENCH_NR_PRESETS + 1));
 		p->set.presets = 1;
 		break;
 	case B_RUNTIME:
 		if (parse_duration(arg, &v) || v < 1000000000ull || v > 3600ull * 1000000000)
-			return usage_err("--runtime", arg, "expected a duration of 1s..1h, got");
+			return opts_bad_value(NULL, "bench", "runtime", arg,
+					      "a duration of 1s..1h");
 		b->o.runtime_ns = v;
 		p->set.runtime = 1;
 		break;
@@ -192,7 +189,7 @@ static int parse_opt(void *ctx, int c, const char *arg)
 		break;
 	case B_SIZE:
 		if (parse_size(arg, &v) || v < (64ull << 20) || v > (64ull << 30))
-			return usage_err("--size", arg, "expected a size of 64M..64G, got");
+			return opts_bad_value(NULL, "bench", "size", arg, "a size of 64M..64G");
 		b->o.size = v;
 		p->set.size = 1;
 		break;
@@ -231,17 +228,25 @@ static int check_workloads(struct bench *b, int presets_set)
 
 	if (!b->o.workloads)
 		return 0;
-	if (strlen(b->o.workloads) >= sizeof(buf))
-		return usage_err("--workloads", b->o.workloads, "list too long");
+	if (strlen(b->o.workloads) >= sizeof(buf)) {
+		it_err("bench: --workloads: list too long: '%s'", b->o.workloads);
+		return 2;
+	}
 	snprintf(buf, sizeof(buf), "%s", b->o.workloads);
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		int wl = 0;
 
 		while (wl < NR_WLS && strcmp(t, bench_wls[wl].name))
 			wl++;
-		if (wl == NR_WLS)
-			return usage_err("--workloads", t,
-					 "expected workload names (see --help), got");
+		if (wl == NR_WLS) {
+			const char *names[NR_WLS];
+			char list[512];
+
+			for (int i = 0; i < NR_WLS; i++)
+				names[i] = bench_wls[i].name;
+			return opts_bad_value(NULL, "bench", "workloads", t, "%s",
+					      opts_keywords(list, sizeof(list), names, NR_WLS));
+		}
 		if (presets_set && !(b->o.presets & bench_wls[wl].preset)) {
 			it_err("bench: --workloads: '%s' is in the %s preset, which --preset leaves out",
 			       t, bench_preset_name(bench_wls[wl].preset));
@@ -339,13 +344,15 @@ static int build_plan(struct bench *b)
 				b->o.tracers	      ? b->o.tracers :
 				w->tax		      ? tax_tracers :
 							default_tracers))
-			return usage_err(
-				"--tracers", b->o.tracers,
-				"expected a list of none, iotracer[@PATH][:LAYERS], iotracer-nojson[@PATH][:LAYERS], bpftrace-hist, bpftrace-print, libbpf-biolatency (PATH an executable), got");
+			return opts_bad_value(
+				NULL, "bench", "tracers", b->o.tracers,
+				"a list of none, iotracer[@PATH][:LAYERS], iotracer-nojson[@PATH][:LAYERS], bpftrace-hist, bpftrace-print, libbpf-biolatency (PATH an executable)");
 	}
-	if (!any)
-		return usage_err("--workloads", b->o.workloads ? b->o.workloads : "",
-				 "no workload of the chosen presets matches");
+	if (!any) {
+		it_err("bench: --workloads: no workload of the chosen presets matches '%s'",
+		       b->o.workloads ? b->o.workloads : "");
+		return 2;
+	}
 	return 0;
 }
 

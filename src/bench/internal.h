@@ -84,6 +84,9 @@ int bench_parse_tracer_summary(const char *text, size_t n, struct tracer_sum *s)
 enum { M_CPU, M_IOPS, M_TAX }; /* what a workload's overhead is read from */
 enum { P_REFERENCE = 1, P_MAXRATE = 2, P_LAYERS = 4, P_TAX = 8 };
 #define P_ALL (P_REFERENCE | P_MAXRATE | P_LAYERS | P_TAX)
+#define BENCH_NR_PRESETS 4
+/* the presets' names by bit (P_REFERENCE first), then "all" */
+extern const char *const bench_preset_names[BENCH_NR_PRESETS + 1];
 
 /* The tax workloads (M_TAX): what a tracer costs calls it does not trace. */
 enum { TAX_NONE, TAX_SYSCALL, TAX_PIPE, TAX_SOCKET };

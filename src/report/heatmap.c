@@ -39,7 +39,7 @@ static const char *const hm_palette[] = {
 };
 #define HM_LEVELS (int)(sizeof(hm_palette) / sizeof(hm_palette[0]))
 
-static const char *const hm_stage_names
+const char *const hm_stage_names
 	[HM_NR_STAGES] = { [HM_TOTAL] = "total", [HM_Q2C] = "q2c", [HM_Q2D] = "q2d", [HM_D2C] = "d2c" };
 
 struct hm_ent {

@@ -66,7 +66,9 @@ void pf_free(struct pf *p);
 struct hm;
 /* What a cell's latency is: the request's own, or a stage of its block requests. */
 enum hm_stage { HM_TOTAL, HM_Q2C, HM_Q2D, HM_D2C, HM_NR_STAGES };
-/* --stage's NAME ("total", "q2c", "q2d", "d2c"): its enum hm_stage, or -1. */
+/* --stage's names by enum hm_stage ("total", "q2c", "q2d", "d2c"). */
+extern const char *const hm_stage_names[HM_NR_STAGES];
+/* --stage's NAME: its enum hm_stage, or -1. */
 int hm_stage_of(const char *name);
 struct hm *hm_new(enum hm_stage stage);
 /*

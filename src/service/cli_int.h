@@ -11,7 +11,7 @@
 #include "service/cli.h"
 
 #define CLI_PROG "iotracer"
-#define CLI_DUR_HINT "(expected e.g. 250us, 10ms, 2s)"
+#define CLI_DUR_HINT "e.g. 250us, 10ms, 2s"
 
 enum {
 	CLI_OPT_CGROUP = 256,
