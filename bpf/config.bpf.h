@@ -35,8 +35,8 @@ const volatile __u64 seq_base = 0;
 const volatile __u64 wake_bytes = 0; /* wake user space early above this fill */
 const volatile __u8 sched_switch_has_state = 0; /* tp arg prev_state exists (5.18+) */
 const volatile __u8 blk_tp_has_queue = 0; /* block rq tps take a request_queue first (< 5.11) */
-/* same for the bio tps (separate: stable backports) */
-const volatile __u8 blk_bio_tp_has_queue = 0;
+const volatile __u8 blk_bio_tp_has_queue =
+	0; /* same for the bio tps (separate: stable backports) */
 const volatile __u8 uring_complete_has_cqe = 1; /* io_uring_complete(ctx, req, cqe) */
 const volatile __u8 uring_complete_has_req = 1; /* io_uring_complete(ctx, req, ...) (5.18+) */
 const volatile __u8 uring_submit_req_arg = 0; /* io_uring_submit_sqe(ctx, req, ...) before 6.0: 1 */
@@ -52,8 +52,8 @@ const volatile __u8 names_on = 0;
 const volatile __u8 empty_progs = 0;
 const volatile __u8 insert_hooked = 0; /* block_rq_insert attached (--block-insert) */
 const volatile __u8 nested_hooked = 0; /* the second block_rq_complete program attached */
-/* sched layer: sched_switch/wakeup attached (--sched-switch) */
-const volatile __u8 sched_hooks = 0;
+const volatile __u8 sched_hooks =
+	0; /* sched layer: sched_switch/wakeup attached (--sched-switch) */
 /* the stack layer's block_bio_complete attached: upper bios are followed (stack.bpf.h) */
 const volatile __u8 stk_hooked = 0;
 /*
