@@ -16,8 +16,8 @@
 #                 starts with bpf_ (libbpf's namespace)
 #   calls         parts call down: no circle of calls between our objects (nm: each
 #                 undefined symbol of an object to the object defining it; tsort finds
-#                 the loops), but the module named in the test that is one module in
-#                 several files (docs/architecture.md, "Parts call down")
+#                 the loops), but link's, named in the test as one module in several
+#                 files (docs/architecture.md, "Parts call down")
 #   lines         every tracked file of src/ and bpf/, and tools/*.c, is at most 800
 #                 lines (wc -l): a longer one is split by job (docs/architecture.md)
 # SKIP when the repo is not a git checkout (an unpacked tarball has no index to check).
@@ -136,11 +136,9 @@ else
 fi
 
 # Objects that may call one another in a circle: each line one module split in files that
-# share its internal header. link's four (docs/architecture.md); vjoin's two are the one
-# knot left (issue 40).
+# share its internal header. Only link's four (docs/architecture.md).
 circles_ok='
 mode/link.o mode/linkin.o mode/linknet.o mode/linkout.o
-mode/vjaddr.o mode/vjoin.o
 '
 if ((${#objs[@]} == 0)); then
 	fail calls "no objects under build/obj (make iotracer builds them)"
