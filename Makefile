@@ -39,8 +39,9 @@ OBJS        := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(SRCS))
 LOADER_SRCS := src/load/loader.c src/load/hooktab.c src/load/methods.c src/load/hookreport.c \
 	       src/load/mapped.c
 LIBBPF_SRCS := src/main.c $(LOADER_SRCS) src/load/kfeat.c src/load/filters.c src/load/aggmap.c \
-	       src/load/blkstale.c src/service/daemon.c src/service/daemon_metrics.c \
-	       src/service/daemon_reload.c src/service/dnames.c src/top/top.c \
+	       src/load/blkstale.c src/service/daemon.c src/service/daemon_bpf.c \
+	       src/service/daemon_metrics.c src/service/daemon_reload.c src/service/dnames.c \
+	       src/top/top.c \
 	       src/mode/host.c src/mode/hprobe.c src/mode/guest.c src/mode/guestgpa.c \
 	       src/bench/cmd.c src/bench/run.c src/bench/bpfstats.c
 # Linked with libmicrohttpd (--metrics): out of the pure set too. The static build

@@ -8,7 +8,7 @@
  * version checks, no offsets. User space probes what cannot be probed in
  * BPF (tracepoint signatures) and passes the answer in as rodata
  * (config.bpf.h), read by the argument helpers below; a renamed tracepoint
- * gets one program per name (io_uring_submit_sqe/_req, syscall.bpf.h) and
+ * gets one program per name (io_uring_submit_sqe/_req, uring.bpf.h) and
  * the loader autoloads the one that exists. Helpers a kernel lacks are
  * probed by the loader too (has_* in config.bpf.h): a branch on such a
  * constant is dead code the verifier never checks, so the helper's call

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Per-request state in flight: how the LRU hashes of requests in flight
- * (`bios`, request.bpf.h; `uring_inflight`, syscall.bpf.h) store and find
+ * (`bios`, request.bpf.h; `uring_inflight`, uring.bpf.h) store and find
  * an entry, recycled in place rather than deleted. An entry that cannot be
  * stored is counted as an IT_DROP_INFLIGHT drop.
  */

@@ -45,7 +45,7 @@ int main(int argc, char **argv)
 	if (ret == CLI_RUN)
 		ret = cli_check_start(&o, stderr);
 	if (ret == CLI_RUN)
-		ret = it_daemon_run(&o, modes);
+		ret = daemon_run(&o, modes);
 	else if (ret == CLI_EXIT_OK)
 		ret = 0;
 	cli_free(&o);

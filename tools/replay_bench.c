@@ -10,8 +10,8 @@
  *   callgrind_annotate /tmp/replay.cg | head -40
  *
  * What the daemon does per record with `iotracer -q --no-live -j FILE -d 7:0`
- * (src/service/daemon.c): libbpf's ring callback on_record() -> corr_feed() -> the
- * corr emit callback on_request() -> out_request() (statistics, JSON line into
+ * (src/service/daemon_bpf.c): libbpf's ring callback on_record() -> corr_feed() -> the
+ * corr emit callback on_request() (daemon.c) -> out_request() (statistics, JSON line into
  * the batch, fwrite of full batches), then on every 50 ms drain corr_tick()
  * and out_flush(). The options go through config_parse() and the JSON file is
  * opened with fopen() as the daemon does.
@@ -90,7 +90,7 @@ static uint64_t clock_ns(clockid_t c)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- what daemon.c does ---- */
+/* ---- what daemon.c and daemon_bpf.c do ---- */
 
 /* daemon.c on_request(): the corr emit callback (no guest/host mode). */
 static void on_request(const struct corr_req *r, void *ctx)
@@ -102,7 +102,7 @@ static void on_request(const struct corr_req *r, void *ctx)
 		rec_request(d->rec, r);
 }
 
-/* daemon.c on_record(): libbpf's ring buffer callback. */
+/* daemon_bpf.c on_record(): libbpf's ring buffer callback. */
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct replay *d = ctx;

@@ -82,7 +82,7 @@ static const struct run *find_run(const struct bench *b, int wl, int tr, int rou
 	return NULL;
 }
 
-/* The samples aggregate() takes the median of, in the order of struct agg's bstats. */
+/* The samples bench_aggregate() takes the median of, in the order of struct agg's bstats. */
 enum {
 	S_IOPS,
 	S_RATIO,
@@ -139,7 +139,7 @@ static void agg_pair(const struct bench *b, const struct run *r, const struct ru
 						 NAN;
 }
 
-void aggregate(const struct bench *b, int wl, int tr, struct agg *a)
+void bench_aggregate(const struct bench *b, int wl, int tr, struct agg *a)
 {
 	struct bstat *out[NR_SAMPLES] = { &a->iops,	    &a->ratio,	   &a->lat_mean,
 					  &a->lat_p99,	    &a->busy,	   &a->added,
@@ -188,7 +188,7 @@ out:
 		free(v[i]);
 }
 
-void unreported_oracles(const char *layers, int *block, int *requests)
+void bench_unreported_oracles(const char *layers, int *block, int *requests)
 {
 	uint32_t mask = 0;
 
@@ -210,9 +210,9 @@ void unreported_oracles(const char *layers, int *block, int *requests)
  * aio records + the other counted drops (iotracer-alwayson, which records only
  * slow requests: against the histograms' counts, which hold every request, and
  * the drops the histograms did not count). A layer set is held only to the
- * oracles its layers see (unreported_oracles()). -1 when a figure is missing.
+ * oracles its layers see (bench_unreported_oracles()). -1 when a figure is missing.
  */
-void run_unreported(const struct bench *b, const struct run *r, int64_t *blk, int64_t *req)
+void bench_run_unreported(const struct bench *b, const struct run *r, int64_t *blk, int64_t *req)
 {
 	const struct tracer_sum *s = &r->sum;
 	int by_block, by_requests, hists = tracer_alwayson(&b->tr[r->tr]);
@@ -226,7 +226,7 @@ void run_unreported(const struct bench *b, const struct run *r, int64_t *blk, in
 	/* drops known: drops_block and drops_other are too; a tax run has no oracle */
 	if (!r->ok || s->drops < 0 || bench_wls[r->wl].tax)
 		return;
-	unreported_oracles(b->tr[r->tr].layers, &by_block, &by_requests);
+	bench_unreported_oracles(b->tr[r->tr].layers, &by_block, &by_requests);
 	if (by_block && r->blk_ios >= 0 && (hists ? s->hist_block : s->rec_block) >= 0) {
 		*blk = r->blk_ios - nblk;
 		*blk = *blk > 0 ? *blk : 0;

@@ -18,12 +18,12 @@ enum { C_ADDED, C_RATIO, C_BPF_IO, C_IOPS, C_DAEMON_IO, C_TAX, C_RUNS_IO };
 static struct bstat cell_stat(const struct bench *b, const char *wl, const char *tr, int what)
 {
 	static const struct bstat none = { 0, NAN, NAN, NAN };
-	int w = find_wl(wl), t = find_tr(b, tr);
+	int w = bench_find_wl(wl), t = tracer_find(b, tr);
 	struct agg a;
 
 	if (w < 0 || t < 0 || !b->wl_sel[w] || !b->wl_tr[w][t] || !b->tr[t].avail)
 		return none;
-	aggregate(b, w, t, &a);
+	bench_aggregate(b, w, t, &a);
 	switch (what) {
 	case C_ADDED:
 		return a.added;
@@ -108,7 +108,7 @@ static struct check *add_cell(struct checks *cs, const char *name, struct bstat 
 /* Added CPU at the reference load, measured and from the per-IO costs. */
 static void checks_reference(const struct bench *b, struct checks *cs)
 {
-	const struct workload *ref = &bench_wls[find_wl("ref-rand")];
+	const struct workload *ref = &bench_wls[bench_find_wl("ref-rand")];
 	struct check *c;
 	double v;
 
@@ -158,7 +158,7 @@ static void checks_rate(const struct bench *b, struct checks *cs)
 /* The largest RssAnon of tracer name's runs (KiB), -1: none. */
 static int64_t max_rss(const struct bench *b, const char *name)
 {
-	int t = find_tr(b, name);
+	int t = tracer_find(b, name);
 	int64_t rss = -1;
 
 	for (int i = 0; t >= 0 && i < b->nruns; i++)
@@ -191,7 +191,7 @@ static void checks_iotracer(const struct bench *b, struct checks *cs)
 		iot_runs++;
 		if (r->sum.drops >= 0)
 			drops = (drops < 0 ? 0 : drops) + r->sum.drops;
-		run_unreported(b, r, &ub, &ur);
+		bench_run_unreported(b, r, &ub, &ur);
 		if (ub >= 0 || ur >= 0)
 			lost = (lost < 0 ? 0 : lost) + (ub > 0 ? ub : 0) + (ur > 0 ? ur : 0);
 	}
@@ -223,7 +223,7 @@ static void checks_tax(const struct bench *b, struct checks *cs)
 		 cell_stat(b, "tax-socket", "iotracer-alwayson", C_TAX), 1.20, 1, "x");
 }
 
-int collect_checks(const struct bench *b, struct check *c, int max)
+int bench_collect_checks(const struct bench *b, struct check *c, int max)
 {
 	struct checks cs = { c, 0, max };
 
@@ -234,12 +234,12 @@ int collect_checks(const struct bench *b, struct check *c, int max)
 	return cs.n;
 }
 
-int check_ok(const struct check *c)
+int bench_check_ok(const struct check *c)
 {
 	return c->le ? c->value <= c->limit : c->value >= c->limit;
 }
 
-int check_noisy(const struct check *c)
+int bench_check_noisy(const struct check *c)
 {
 	return c->pairs == 1 || (c->pairs > 1 && c->lo <= c->limit && c->hi >= c->limit);
 }
@@ -248,7 +248,7 @@ int check_noisy(const struct check *c)
 static void noise_note(const struct check *c, char *buf, size_t n)
 {
 	buf[0] = '\0';
-	if (c->unjudged[0] || !check_noisy(c))
+	if (c->unjudged[0] || !bench_check_noisy(c))
 		return;
 	if (c->pairs == 1)
 		snprintf(buf, n, " -- one pair: no noise estimate, another run may say otherwise");
@@ -259,10 +259,10 @@ static void noise_note(const struct check *c, char *buf, size_t n)
 			 c->pairs, c->lo, c->hi);
 }
 
-void print_checks(const struct bench *b, FILE *f)
+void bench_print_checks(const struct bench *b, FILE *f)
 {
 	struct check c[MAX_CHECKS];
-	int n = collect_checks(b, c, MAX_CHECKS);
+	int n = bench_collect_checks(b, c, MAX_CHECKS);
 	char note[160];
 
 	if (!n)
@@ -271,9 +271,9 @@ void print_checks(const struct bench *b, FILE *f)
 	for (int i = 0; i < n; i++) {
 		noise_note(&c[i], note, sizeof(note));
 		fprintf(f, "%-4s %-62s %10.3f %s %g %s%s%s%s\n",
-			c[i].unjudged[0] ? "n/a" :
-			check_ok(&c[i])	 ? "MET" :
-					   "MISS",
+			c[i].unjudged[0]      ? "n/a" :
+			bench_check_ok(&c[i]) ? "MET" :
+						"MISS",
 			c[i].name, c[i].value, c[i].le ? "<=" : ">=", c[i].limit, c[i].unit,
 			c[i].unjudged[0] ? " -- " : "", c[i].unjudged, note);
 	}

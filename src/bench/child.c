@@ -52,7 +52,7 @@ int bench_stopped(void)
 	return g_stop;
 }
 
-void sleep_ms(int ms)
+void bench_sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
@@ -68,7 +68,7 @@ static void kids_add(pid_t p)
 		}
 }
 
-void child_forget(pid_t p)
+void bench_child_forget(pid_t p)
 {
 	for (int i = 0; i < MAX_KIDS; i++)
 		if (g_kids[i] == p)
@@ -128,7 +128,7 @@ static pid_t child_started(pid_t pid)
 	return pid;
 }
 
-pid_t spawn(char *const argv[], const char *out, const char *err, int verbose)
+pid_t bench_spawn(char *const argv[], const char *out, const char *err, int verbose)
 {
 	pid_t parent = getpid(), pid;
 
@@ -138,7 +138,7 @@ pid_t spawn(char *const argv[], const char *out, const char *err, int verbose)
 
 		for (int i = 0; argv[i] && o < sizeof(line) - 1; i++)
 			o += snprintf(line + o, sizeof(line) - o, "%s%s", i ? " " : "", argv[i]);
-		progress("  exec: %s", line);
+		bench_progress("  exec: %s", line);
 	}
 	pid = fork();
 	if (!pid) {
@@ -152,7 +152,7 @@ pid_t spawn(char *const argv[], const char *out, const char *err, int verbose)
 	return child_started(pid);
 }
 
-pid_t spawn_fn(void (*fn)(void *arg), void *arg)
+pid_t bench_spawn_fn(void (*fn)(void *arg), void *arg)
 {
 	pid_t parent = getpid(), pid = fork();
 
@@ -165,7 +165,7 @@ pid_t spawn_fn(void (*fn)(void *arg), void *arg)
 }
 
 /* Wait for pid to exit, polling, up to timeout_ms (< 0: forever, unless g_stop). */
-int wait_exit(pid_t pid, int timeout_ms, int *status)
+int bench_wait_exit(pid_t pid, int timeout_ms, int *status)
 {
 	uint64_t end = it_mono_ns() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000000ull;
 
@@ -173,27 +173,27 @@ int wait_exit(pid_t pid, int timeout_ms, int *status)
 		pid_t r = waitpid(pid, status, WNOHANG);
 
 		if (r == pid) {
-			child_forget(pid);
+			bench_child_forget(pid);
 			return 0;
 		}
 		if (r < 0 && errno != EINTR) {
-			child_forget(pid);
+			bench_child_forget(pid);
 			return -errno;
 		}
 		if (timeout_ms >= 0 && it_mono_ns() >= end)
 			return -ETIMEDOUT;
-		sleep_ms(20);
+		bench_sleep_ms(20);
 	}
 }
 
 /* Signal the group; wait up to grace_ms; then SIGKILL the group and reap. */
-int stop_child(pid_t pid, int sig, int grace_ms, int *status)
+int bench_stop_child(pid_t pid, int sig, int grace_ms, int *status)
 {
 	int st = 0;
 
 	kill(-pid, sig);
 	kill(pid, sig);
-	if (!wait_exit(pid, grace_ms, &st)) {
+	if (!bench_wait_exit(pid, grace_ms, &st)) {
 		if (status)
 			*status = st;
 		/* leftovers of the group (fio job processes) */
@@ -202,21 +202,21 @@ int stop_child(pid_t pid, int sig, int grace_ms, int *status)
 	}
 	kill(-pid, SIGKILL);
 	kill(pid, SIGKILL);
-	wait_exit(pid, 5000, &st);
+	bench_wait_exit(pid, 5000, &st);
 	if (status)
 		*status = st;
 	return -ETIMEDOUT;
 }
 
-void kill_all_kids(void)
+void bench_kill_all_kids(void)
 {
 	for (int i = 0; i < MAX_KIDS; i++)
 		if (g_kids[i])
-			stop_child(g_kids[i], SIGTERM, 5000, NULL);
+			bench_stop_child(g_kids[i], SIGTERM, 5000, NULL);
 }
 
 /* Blocking wait for fio with a deadline (SIGALRM), precise end time. */
-int wait_fio(pid_t pid, unsigned timeout_s, int *status)
+int bench_wait_fio(pid_t pid, unsigned timeout_s, int *status)
 {
 	int st = 0, ret = 0;
 
@@ -231,12 +231,12 @@ int wait_fio(pid_t pid, unsigned timeout_s, int *status)
 			continue;
 		alarm(0);
 		ret = g_stop ? -EINTR : -ETIMEDOUT;
-		stop_child(pid, SIGTERM, 5000, &st);
+		bench_stop_child(pid, SIGTERM, 5000, &st);
 		*status = st;
 		return ret;
 	}
 	alarm(0);
-	child_forget(pid);
+	bench_child_forget(pid);
 	*status = st;
 	return 0;
 }

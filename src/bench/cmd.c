@@ -133,12 +133,6 @@ static const struct opt_cmd bench_cmd = {
 };
 
 /* A bad option value: one line naming it, exit status 2. */
-static int usage_err(const char *opt, const char *val, const char *why)
-{
-	it_err("bench: %s: %s '%s'", opt, why, val);
-	return 2;
-}
-
 /* Options that say what was set, for --quick's defaults. */
 struct opts_set {
 	int runtime, size, pairs, presets;
@@ -154,6 +148,7 @@ static int parse_opt(void *ctx, int c, const char *arg)
 {
 	struct bench_parse *p = ctx;
 	struct bench *b = p->b;
+	char list[128];
 	uint64_t v;
 
 	switch (c) {
@@ -165,19 +160,21 @@ static int parse_opt(void *ctx, int c, const char *arg)
 		break;
 	case B_PAIRS:
 		if (parse_u64(arg, 1, 100, &v))
-			return usage_err("--pairs", arg, "expected 1..100, got");
+			return opts_bad_value(NULL, "bench", "pairs", arg, "1..100");
 		b->o.pairs = v;
 		p->set.pairs = 1;
 		break;
 	case B_PRESET:
-		if (parse_presets(arg, &b->o.presets))
-			return usage_err("--preset", arg,
-					 "expected reference, maxrate, layers, tax or all, got");
+		if (bench_parse_presets(arg, &b->o.presets))
+			return opts_bad_value(NULL, "bench", "preset", arg, "a comma list of %s",
+					      opts_keywords(list, sizeof(list), bench_preset_names,
+							    BENCH_NR_PRESETS + 1));
 		p->set.presets = 1;
 		break;
 	case B_RUNTIME:
 		if (parse_duration(arg, &v) || v < 1000000000ull || v > 3600ull * 1000000000)
-			return usage_err("--runtime", arg, "expected a duration of 1s..1h, got");
+			return opts_bad_value(NULL, "bench", "runtime", arg,
+					      "a duration of 1s..1h");
 		b->o.runtime_ns = v;
 		p->set.runtime = 1;
 		break;
@@ -192,7 +189,7 @@ static int parse_opt(void *ctx, int c, const char *arg)
 		break;
 	case B_SIZE:
 		if (parse_size(arg, &v) || v < (64ull << 20) || v > (64ull << 30))
-			return usage_err("--size", arg, "expected a size of 64M..64G, got");
+			return opts_bad_value(NULL, "bench", "size", arg, "a size of 64M..64G");
 		b->o.size = v;
 		p->set.size = 1;
 		break;
@@ -231,20 +228,28 @@ static int check_workloads(struct bench *b, int presets_set)
 
 	if (!b->o.workloads)
 		return 0;
-	if (strlen(b->o.workloads) >= sizeof(buf))
-		return usage_err("--workloads", b->o.workloads, "list too long");
+	if (strlen(b->o.workloads) >= sizeof(buf)) {
+		it_err("bench: --workloads: list too long: '%s'", b->o.workloads);
+		return 2;
+	}
 	snprintf(buf, sizeof(buf), "%s", b->o.workloads);
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		int wl = 0;
 
 		while (wl < NR_WLS && strcmp(t, bench_wls[wl].name))
 			wl++;
-		if (wl == NR_WLS)
-			return usage_err("--workloads", t,
-					 "expected workload names (see --help), got");
+		if (wl == NR_WLS) {
+			const char *names[NR_WLS];
+			char list[512];
+
+			for (int i = 0; i < NR_WLS; i++)
+				names[i] = bench_wls[i].name;
+			return opts_bad_value(NULL, "bench", "workloads", t, "%s",
+					      opts_keywords(list, sizeof(list), names, NR_WLS));
+		}
 		if (presets_set && !(b->o.presets & bench_wls[wl].preset)) {
 			it_err("bench: --workloads: '%s' is in the %s preset, which --preset leaves out",
-			       t, preset_name(bench_wls[wl].preset));
+			       t, bench_preset_name(bench_wls[wl].preset));
 			return 2;
 		}
 		want |= bench_wls[wl].preset;
@@ -339,13 +344,15 @@ static int build_plan(struct bench *b)
 				b->o.tracers	      ? b->o.tracers :
 				w->tax		      ? tax_tracers :
 							default_tracers))
-			return usage_err(
-				"--tracers", b->o.tracers,
-				"expected a list of none, iotracer[@PATH][:LAYERS], iotracer-nojson[@PATH][:LAYERS], bpftrace-hist, bpftrace-print, libbpf-biolatency (PATH an executable), got");
+			return opts_bad_value(
+				NULL, "bench", "tracers", b->o.tracers,
+				"a list of none, iotracer[@PATH][:LAYERS], iotracer-nojson[@PATH][:LAYERS], bpftrace-hist, bpftrace-print, libbpf-biolatency (PATH an executable)");
 	}
-	if (!any)
-		return usage_err("--workloads", b->o.workloads ? b->o.workloads : "",
-				 "no workload of the chosen presets matches");
+	if (!any) {
+		it_err("bench: --workloads: no workload of the chosen presets matches '%s'",
+		       b->o.workloads ? b->o.workloads : "");
+		return 2;
+	}
 	return 0;
 }
 
@@ -361,7 +368,8 @@ static int check_env(struct bench *b)
 		return 1;
 	}
 	for (int wl = 0; wl < NR_WLS; wl++)
-		if (b->wl_sel[wl] && !bench_wls[wl].tax && find_in_path("fio", fio, sizeof(fio))) {
+		if (b->wl_sel[wl] && !bench_wls[wl].tax &&
+		    tracer_find_in_path("fio", fio, sizeof(fio))) {
 			it_err("fio not found in PATH (apt-get install fio)");
 			return 1;
 		}
@@ -375,8 +383,8 @@ static int check_env(struct bench *b)
 		it_err("%s", why);
 		return 1;
 	}
-	find_tools(b);
-	tracers_check_tools(b);
+	tracer_find_tools(b);
+	tracer_check_tools(b);
 	b->user_hz = sysconf(_SC_CLK_TCK);
 	if (procfs_cpu_read(&s)) {
 		it_err("cannot read /proc/stat");
@@ -409,12 +417,12 @@ static int record_run(struct bench *b, int wl, int tr, int round, int stats)
 
 	if (!r)
 		return -ENOMEM;
-	run_one(b, wl, tr, round, stats, r);
+	bench_run_one(b, wl, tr, round, stats, r);
 	if (bench_stopped() && !r->ok) {
 		b->nruns--;
 		return -EINTR;
 	}
-	report_run(b, r);
+	bench_report_run(b, r);
 	return 0;
 }
 
@@ -433,7 +441,7 @@ static void warm_up(struct bench *b, int wl)
 	struct run warm;
 
 	b->o.runtime_ns = b->o.quick ? 1000000000ull : rt < 3000000000ull ? rt : 3000000000ull;
-	run_one(b, wl, b->none, -1, 0, &warm);
+	bench_run_one(b, wl, b->none, -1, 0, &warm);
 	b->o.runtime_ns = rt;
 	if (!warm.ok && !bench_stopped())
 		it_warn("warm-up run failed: %s", warm.err);
@@ -442,7 +450,7 @@ static void warm_up(struct bench *b, int wl)
 /* All runs of a workload. 0, or 1 when its target could not be set up. */
 static int run_workload(struct bench *b, int wl)
 {
-	progress("workload %s: %s", bench_wls[wl].name, bench_wls[wl].desc);
+	bench_progress("workload %s: %s", bench_wls[wl].name, bench_wls[wl].desc);
 	warm_up(b, wl);
 	if (bench_target(b, bench_wls[wl].ram)->failed)
 		return 1;
@@ -463,7 +471,7 @@ static int run_workload(struct bench *b, int wl)
 			break;
 	}
 	if (!bench_stopped())
-		print_workload(b, wl, stdout);
+		bench_print_workload(b, wl, stdout);
 	return 0;
 }
 
@@ -477,7 +485,7 @@ static void announce_plan(struct bench *b)
 			if (b->wl_tr[wl][tr] && b->tr[tr].avail)
 				b->total_planned += b->o.pairs + (tr != b->none && b->o.bpf_stats);
 	}
-	progress(
+	bench_progress(
 		"iotracer bench: %d runs of %.1f s (%d pair(s)%s), %d CPUs; Ctrl-C stops and cleans up",
 		b->total_planned, b->o.runtime_ns / 1e9, b->o.pairs,
 		b->o.bpf_stats ? " + one bpf_stats run per tracer" : "", b->ncpu);
@@ -493,13 +501,13 @@ static int write_report(const struct bench *b, const char *path,
 		it_err("cannot write %s: %s", path, strerror(-e));
 		return 1;
 	}
-	progress("wrote %s", path);
+	bench_progress("wrote %s", path);
 	return 0;
 }
 
 static int write_svg_report(const struct bench *b, const char *path, int complete)
 {
-	return write_svg(b, path);
+	return bench_write_svg(b, path);
 }
 
 /* The tables, the JSON and SVG files, the exit status. */
@@ -509,11 +517,11 @@ static int report_all(struct bench *b, int ret)
 
 	for (int p = P_REFERENCE; p <= P_TAX; p <<= 1)
 		if (b->o.presets & p)
-			print_preset_summary(b, p, stdout);
-	print_cost_table(b, stdout);
-	print_checks(b, stdout);
+			bench_print_preset_summary(b, p, stdout);
+	bench_print_cost_table(b, stdout);
+	bench_print_checks(b, stdout);
 	fflush(stdout);
-	if (b->o.json && write_report(b, b->o.json, write_json, !b->interrupted && !ret))
+	if (b->o.json && write_report(b, b->o.json, bench_write_json, !b->interrupted && !ret))
 		ret = 1;
 	if (b->o.svg && write_report(b, b->o.svg, write_svg_report, 0))
 		ret = 1;
@@ -566,10 +574,10 @@ int bench_main(int argc, char **argv)
 			ret = run_workload(b, wl);
 	if (bench_stopped()) {
 		b->interrupted = 1;
-		progress("interrupted: cleaning up, reporting what was measured");
+		bench_progress("interrupted: cleaning up, reporting what was measured");
 	}
-	kill_all_kids();
-	targets_cleanup(b);
+	bench_kill_all_kids();
+	bench_targets_cleanup(b);
 	ret = report_all(b, ret);
 	bench_free(b);
 	return ret;

@@ -84,6 +84,9 @@ int bench_parse_tracer_summary(const char *text, size_t n, struct tracer_sum *s)
 enum { M_CPU, M_IOPS, M_TAX }; /* what a workload's overhead is read from */
 enum { P_REFERENCE = 1, P_MAXRATE = 2, P_LAYERS = 4, P_TAX = 8 };
 #define P_ALL (P_REFERENCE | P_MAXRATE | P_LAYERS | P_TAX)
+#define BENCH_NR_PRESETS 4
+/* the presets' names by bit (P_REFERENCE first), then "all" */
+extern const char *const bench_preset_names[BENCH_NR_PRESETS + 1];
 
 /* The tax workloads (M_TAX): what a tracer costs calls it does not trace. */
 enum { TAX_NONE, TAX_SYSCALL, TAX_PIPE, TAX_SOCKET };
@@ -101,11 +104,11 @@ struct workload {
 #define NR_WLS 11
 extern const struct workload bench_wls[NR_WLS];
 
-const char *preset_name(int p);
+const char *bench_preset_name(int p);
 /* "reference,maxrate" -> P_* mask. 0 or -EINVAL. */
-int parse_presets(const char *s, unsigned *mask);
+int bench_parse_presets(const char *s, unsigned *mask);
 /* Index of a workload by name, -1. */
-int find_wl(const char *name);
+int bench_find_wl(const char *name);
 
 /* tax.c */
 /*
@@ -220,16 +223,16 @@ struct bench {
 /* Find or add a tracer by name; -EINVAL for an unknown name, -ENOSPC. */
 int tracer_get(struct bench *b, const char *name);
 /* Index of a tracer by name, -1. */
-int find_tr(const struct bench *b, const char *name);
+int tracer_find(const struct bench *b, const char *name);
 const char *tracer_kind_name(enum tkind k);
 /* iotracer (with or without JSON output): it has a final summary. */
 int tracer_is_iot(const struct tracer *t);
 /* cmd in PATH (or a path) into out. 0 or -ENOENT. */
-int find_in_path(const char *cmd, char *out, size_t n);
+int tracer_find_in_path(const char *cmd, char *out, size_t n);
 /* b->tools: the directory of the bpftrace scripts ("" if not found). */
-void find_tools(struct bench *b);
+void tracer_find_tools(struct bench *b);
 /* Mark the peer tracers unavailable when bpftrace, its scripts or biolatency are missing. */
-void tracers_check_tools(struct bench *b);
+void tracer_check_tools(struct bench *b);
 /*
  * The tracer's command line into argv (strings in store): json for -j, port for
  * iotracer-scrape's --metrics; all_devs: iotracer without -d (as a host runs it:
@@ -246,28 +249,28 @@ const char *tracer_env(const struct tracer *tr);
 /* The target a workload runs on. */
 struct target *bench_target(struct bench *b, int ram);
 /* Set up the target of a (RAM or disk) workload once. 0, or -errno with err set. */
-int target_setup(struct bench *b, int ram, char *err, size_t n);
-void targets_cleanup(struct bench *b);
+int bench_target_setup(struct bench *b, int ram, char *err, size_t n);
+void bench_targets_cleanup(struct bench *b);
 /* Requests a block device completed so far (from its sysfs stat), -1 if unreadable. */
-int64_t blk_completed(const char *dev);
+int64_t bench_blk_completed(const char *dev);
 
 /* child.c */
-/* SIGINT/SIGTERM/SIGHUP set the stop flag; SIGALRM ends wait_fio(). */
+/* SIGINT/SIGTERM/SIGHUP set the stop flag; SIGALRM ends bench_wait_fio(). */
 void bench_signals(void);
 int bench_stopped(void);
-void sleep_ms(int ms);
+void bench_sleep_ms(int ms);
 /* Start argv[0] (PATH lookup) in its own process group, stdout/stderr to files. */
-pid_t spawn(char *const argv[], const char *out, const char *err, int verbose);
+pid_t bench_spawn(char *const argv[], const char *out, const char *err, int verbose);
 /* Wait for pid up to timeout_ms (< 0: forever). 0, -ETIMEDOUT or -errno. */
-int wait_exit(pid_t pid, int timeout_ms, int *status);
+int bench_wait_exit(pid_t pid, int timeout_ms, int *status);
 /* Signal the group; wait up to grace_ms; then SIGKILL the group. 0 or -ETIMEDOUT. */
-int stop_child(pid_t pid, int sig, int grace_ms, int *status);
+int bench_stop_child(pid_t pid, int sig, int grace_ms, int *status);
 /* Blocking wait for fio with a deadline. 0, -EINTR (stopped) or -ETIMEDOUT. */
-int wait_fio(pid_t pid, unsigned timeout_s, int *status);
+int bench_wait_fio(pid_t pid, unsigned timeout_s, int *status);
 /* The child exited without being waited for by us: forget it. */
-void child_forget(pid_t pid);
-/* fn(arg) in a child process (then it exits), stopped and reaped like spawn()'s. */
-pid_t spawn_fn(void (*fn)(void *arg), void *arg);
+void bench_child_forget(pid_t pid);
+/* fn(arg) in a child process (then it exits), stopped and reaped like bench_spawn()'s. */
+pid_t bench_spawn_fn(void (*fn)(void *arg), void *arg);
 
 /* ---------------------------------------------------------------- scrape.c */
 
@@ -276,7 +279,7 @@ int scrape_free_port(void);
 /* A child that GETs http://127.0.0.1:port/metrics once a second; stop it with scrape_stop. */
 pid_t scrape_start(int port);
 void scrape_stop(pid_t pid);
-void kill_all_kids(void);
+void bench_kill_all_kids(void);
 
 /* bpfstats.c (libbpf) */
 struct bpfstats {
@@ -299,7 +302,7 @@ int bpfstats_snapshot(pid_t pid, struct bench_prog *out, int max, int names);
 
 /* run.c */
 /* One measured run of workload wl with tracer tri into r. 0 or -errno (r->err). */
-int run_one(struct bench *b, int wl, int tri, int round, int stats, struct run *r);
+int bench_run_one(struct bench *b, int wl, int tri, int round, int stats, struct run *r);
 
 /* aggregate.c */
 struct agg {
@@ -312,15 +315,15 @@ struct agg {
 };
 
 /* The runs of (wl, tr) summed up into a. */
-void aggregate(const struct bench *b, int wl, int tr, struct agg *a);
+void bench_aggregate(const struct bench *b, int wl, int tr, struct agg *a);
 /*
  * Which oracles an iotracer layer set (-l value, "" = all) can be held to:
  * block: the device's stat (needs the block layer); requests: fio's IO count
  * (needs the syscall layer, which fs and sched pull in).
  */
-void unreported_oracles(const char *layers, int *block, int *requests);
+void bench_unreported_oracles(const char *layers, int *block, int *requests);
 /* Records a run lost without counting them, by oracle; -1 when not comparable. */
-void run_unreported(const struct bench *b, const struct run *r, int64_t *blk, int64_t *req);
+void bench_run_unreported(const struct bench *b, const struct run *r, int64_t *blk, int64_t *req);
 
 /* checks.c */
 struct check {
@@ -334,22 +337,22 @@ struct check {
 };
 
 #define MAX_CHECKS 24
-int collect_checks(const struct bench *b, struct check *c, int max);
-int check_ok(const struct check *c);
+int bench_collect_checks(const struct bench *b, struct check *c, int max);
+int bench_check_ok(const struct check *c);
 /* Its verdict may flip in another run: one pair, or the pairs' range spans the limit. */
-int check_noisy(const struct check *c);
-void print_checks(const struct bench *b, FILE *f);
+int bench_check_noisy(const struct check *c);
+void bench_print_checks(const struct bench *b, FILE *f);
 
 /* report.c */
-void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The progress line of a finished run. */
-void report_run(struct bench *b, const struct run *r);
-void print_workload(const struct bench *b, int wl, FILE *f);
-void print_preset_summary(const struct bench *b, int preset, FILE *f);
-void print_cost_table(const struct bench *b, FILE *f);
+void bench_report_run(struct bench *b, const struct run *r);
+void bench_print_workload(const struct bench *b, int wl, FILE *f);
+void bench_print_preset_summary(const struct bench *b, int preset, FILE *f);
+void bench_print_cost_table(const struct bench *b, FILE *f);
 
 /* report_json.c, report_svg.c: 0 or -errno */
-int write_json(const struct bench *b, const char *path, int complete);
-int write_svg(const struct bench *b, const char *path);
+int bench_write_json(const struct bench *b, const char *path, int complete);
+int bench_write_svg(const struct bench *b, const char *path);
 
 #endif /* IT_BENCH_INTERNAL_H */

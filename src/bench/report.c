@@ -14,7 +14,7 @@
 #include "bench/internal.h"
 #include "lib/parse.h"
 
-void progress(const char *fmt, ...)
+void bench_progress(const char *fmt, ...)
 {
 	va_list ap;
 	char buf[512];
@@ -28,7 +28,7 @@ void progress(const char *fmt, ...)
 	fprintf(stderr, "[%02d:%02d:%02d] %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec, buf);
 }
 
-void report_run(struct bench *b, const struct run *r)
+void bench_report_run(struct bench *b, const struct run *r)
 {
 	char tag[128];
 
@@ -36,25 +36,25 @@ void report_run(struct bench *b, const struct run *r)
 	snprintf(tag, sizeof(tag), "[%d/%d] %s %s%s", b->done, b->total_planned,
 		 bench_wls[r->wl].name, b->tr[r->tr].name, r->stats ? " bpf-stats run" : "");
 	if (!r->ok) {
-		progress("%s round %d: FAILED: %s", tag, r->round + 1, r->err);
+		bench_progress("%s round %d: FAILED: %s", tag, r->round + 1, r->err);
 		return;
 	}
 	if (bench_wls[r->wl].tax) {
-		progress("%s round %d: %.1f ns/op%s", tag, r->round + 1, r->tax_ns,
-			 r->stats ? " (bpf_stats on)" : "");
+		bench_progress("%s round %d: %.1f ns/op%s", tag, r->round + 1, r->tax_ns,
+			       r->stats ? " (bpf_stats on)" : "");
 		return;
 	}
 	if (r->stats) {
-		progress("%s: %.0f IOPS, BPF %.0f ns/IO (%.2f runs/IO)", tag, r->fio.iops,
-			 r->fio.ios ? r->bpf_ns / (double)r->fio.ios : NAN,
-			 r->fio.ios ? r->bpf_cnt / (double)r->fio.ios : NAN);
+		bench_progress("%s: %.0f IOPS, BPF %.0f ns/IO (%.2f runs/IO)", tag, r->fio.iops,
+			       r->fio.ios ? r->bpf_ns / (double)r->fio.ios : NAN,
+			       r->fio.ios ? r->bpf_cnt / (double)r->fio.ios : NAN);
 		return;
 	}
 	if (b->tr[r->tr].k == T_NONE)
-		progress("%s round %d: %.0f IOPS, busy %.2f %%/core", tag, r->round + 1,
-			 r->fio.iops, r->busy_pct);
+		bench_progress("%s round %d: %.0f IOPS, busy %.2f %%/core", tag, r->round + 1,
+			       r->fio.iops, r->busy_pct);
 	else
-		progress(
+		bench_progress(
 			"%s round %d: %.0f IOPS, busy %.2f %%/core, tracer %.2f %% of a core, RssAnon %" PRId64
 			" KiB, records %" PRId64 ", drops %" PRId64 "%s%s%s",
 			tag, r->round + 1, r->fio.iops, r->busy_pct, r->tracer_cpu_pct,
@@ -116,7 +116,7 @@ static void print_tracer_row(const struct bench *b, int wl, int tr, FILE *f)
 		fprintf(f, "%-*s not run: %s\n", nw, name, b->tr[tr].why);
 		return;
 	}
-	aggregate(b, wl, tr, &a);
+	bench_aggregate(b, wl, tr, &a);
 	if (!a.pairs) {
 		fprintf(f, "%-*s no successful run%s%s\n", nw, name, a.err ? ": " : "",
 			a.err ? a.err : "");
@@ -146,7 +146,7 @@ static void print_bpf_progs(const struct bench *b, int wl, int tr, FILE *f)
 	const struct run *r;
 	struct agg a;
 
-	aggregate(b, wl, tr, &a);
+	bench_aggregate(b, wl, tr, &a);
 	r = a.stats_run;
 	if (!r || !r->nprogs || !r->fio.ios)
 		return;
@@ -170,7 +170,7 @@ static void print_tax_row(const struct bench *b, int wl, int tr, FILE *f)
 	char s[6][48], mm[48], ratio[64];
 	struct agg a;
 
-	aggregate(b, wl, tr, &a);
+	bench_aggregate(b, wl, tr, &a);
 	if (!a.pairs) {
 		fprintf(f, "%-*s no successful run%s%s\n", name_w(b), b->tr[tr].name,
 			a.err ? ": " : "", a.err ? a.err : "");
@@ -206,7 +206,7 @@ static void print_tax(const struct bench *b, int wl, FILE *f)
 	for (int tr = 0; tr < b->ntr; tr++)
 		if (b->wl_tr[wl][tr] && b->tr[tr].avail)
 			print_tax_row(b, wl, tr, f);
-	aggregate(b, wl, b->none, &none);
+	bench_aggregate(b, wl, b->none, &none);
 	if (none.pairs > 1 && (none.tax_ns.max - none.tax_ns.min) > 0.1 * none.tax_ns.med)
 		fprintf(f,
 			"   note: the runs without a tracer spread %.0f %% (> 10 %%): the machine was "
@@ -217,12 +217,12 @@ static void print_tax(const struct bench *b, int wl, FILE *f)
 			print_bpf_progs(b, wl, tr, f);
 }
 
-void print_workload(const struct bench *b, int wl, FILE *f)
+void bench_print_workload(const struct bench *b, int wl, FILE *f)
 {
 	const struct workload *w = &bench_wls[wl];
 	const struct target *t = &b->tg[b->shared_target ? 0 : w->ram];
 
-	fprintf(f, "\n== %s [%s]: %s\n", w->name, preset_name(w->preset), w->desc);
+	fprintf(f, "\n== %s [%s]: %s\n", w->name, bench_preset_name(w->preset), w->desc);
 	if (w->tax) {
 		print_tax(b, wl, f);
 		fflush(f);
@@ -267,7 +267,7 @@ static void preset_cell(const struct bench *b, int wl, int tr, int metric, char 
 		snprintf(cell, n, "%s", b->tr[tr].cell[0] ? b->tr[tr].cell : "not installed");
 		return;
 	}
-	aggregate(b, wl, tr, &a);
+	bench_aggregate(b, wl, tr, &a);
 	if (!a.pairs)
 		snprintf(cell, n, "failed");
 	else if (metric == M_TAX && tr == b->none)
@@ -291,7 +291,7 @@ static int col_w(const struct bench *b, int tr)
 	return n > 22 ? n : 22;
 }
 
-void print_preset_summary(const struct bench *b, int preset, FILE *f)
+void bench_print_preset_summary(const struct bench *b, int preset, FILE *f)
 {
 	int metric = preset == P_REFERENCE ? M_CPU : preset == P_TAX ? M_TAX : M_IOPS, any = 0;
 	char cell[64];
@@ -303,13 +303,13 @@ void print_preset_summary(const struct bench *b, int preset, FILE *f)
 	if (metric == M_CPU)
 		fprintf(f,
 			"\n== %s: whole-system CPU busy, average %% per core (%d cores), median of %d pair(s); with (added)\n",
-			preset_name(preset), b->ncpu, b->o.pairs);
+			bench_preset_name(preset), b->ncpu, b->o.pairs);
 	else if (metric == M_TAX)
 		fprintf(f, "\n== %s: ns per op, median of %d pair(s); with (ratio with/without)\n",
-			preset_name(preset), b->o.pairs);
+			bench_preset_name(preset), b->o.pairs);
 	else
 		fprintf(f, "\n== %s: IOPS, median of %d pair(s); with (ratio with/without)\n",
-			preset_name(preset), b->o.pairs);
+			bench_preset_name(preset), b->o.pairs);
 	fprintf(f, "%-14s", "workload");
 	for (int tr = 0; tr < b->ntr; tr++)
 		if (preset_uses(b, preset, tr))
@@ -329,7 +329,7 @@ void print_preset_summary(const struct bench *b, int preset, FILE *f)
 	}
 }
 
-void print_cost_table(const struct bench *b, FILE *f)
+void bench_print_cost_table(const struct bench *b, FILE *f)
 {
 	char s[6][48];
 	int hdr = 0;
@@ -339,13 +339,13 @@ void print_cost_table(const struct bench *b, FILE *f)
 
 		if (!b->wl_sel[wl] || bench_wls[wl].tax) /* per op, in the tax tables */
 			continue;
-		aggregate(b, wl, b->none, &base);
+		bench_aggregate(b, wl, b->none, &base);
 		for (int tr = 0; tr < b->ntr; tr++) {
 			struct agg a;
 
 			if (!b->wl_tr[wl][tr] || tr == b->none || !b->tr[tr].avail)
 				continue;
-			aggregate(b, wl, tr, &a);
+			bench_aggregate(b, wl, tr, &a);
 			if (!hdr) {
 				fprintf(f,
 					"\n== cost per IO (fio IOs): BPF run time (bpf_stats runs), tracer process CPU, added whole-system CPU\n");

@@ -54,7 +54,7 @@ static void json_host_config(struct jw *w, const struct bench *b)
 	jw_arr_begin(w, "presets");
 	for (int p = P_REFERENCE; p <= P_TAX; p <<= 1)
 		if (b->o.presets & p)
-			jw_str(w, NULL, preset_name(p));
+			jw_str(w, NULL, bench_preset_name(p));
 	jw_arr_end(w);
 	jw_obj_end(w);
 }
@@ -86,7 +86,7 @@ static void json_setup(struct jw *w, const struct bench *b)
 			continue;
 		jw_obj_begin(w, NULL);
 		jw_str(w, "name", x->name);
-		jw_str(w, "preset", preset_name(x->preset));
+		jw_str(w, "preset", bench_preset_name(x->preset));
 		jw_str(w, "desc", x->desc);
 		jw_str(w, "metric",
 		       x->metric == M_CPU ? "cpu" :
@@ -122,7 +122,7 @@ static void json_run_tracer(struct jw *w, const struct bench *b, const struct ru
 	if (tracer_is_iot(t)) {
 		int64_t ub, ur;
 
-		run_unreported(b, r, &ub, &ur);
+		bench_run_unreported(b, r, &ub, &ur);
 		jw_i64_or_null(w, "unreported_block", ub);
 		jw_i64_or_null(w, "unreported_requests", ur);
 	}
@@ -160,7 +160,7 @@ static void json_run(struct jw *w, const struct bench *b, const struct run *r)
 {
 	jw_obj_begin(w, NULL);
 	jw_str(w, "workload", bench_wls[r->wl].name);
-	jw_str(w, "preset", preset_name(bench_wls[r->wl].preset));
+	jw_str(w, "preset", bench_preset_name(bench_wls[r->wl].preset));
 	jw_str(w, "tracer", b->tr[r->tr].name);
 	jw_i64(w, "round", r->round);
 	jw_bool(w, "bpf_stats", r->stats);
@@ -227,10 +227,10 @@ static void json_result(struct jw *w, const struct bench *b, int wl, int tr)
 {
 	struct agg a;
 
-	aggregate(b, wl, tr, &a);
+	bench_aggregate(b, wl, tr, &a);
 	jw_obj_begin(w, NULL);
 	jw_str(w, "workload", bench_wls[wl].name);
-	jw_str(w, "preset", preset_name(bench_wls[wl].preset));
+	jw_str(w, "preset", bench_preset_name(bench_wls[wl].preset));
 	jw_str(w, "tracer", b->tr[tr].name);
 	jw_bool(w, "available", b->tr[tr].avail);
 	jw_i64(w, "pairs", a.pairs);
@@ -250,7 +250,7 @@ static void json_result(struct jw *w, const struct bench *b, int wl, int tr)
 static void json_checks(struct jw *w, const struct bench *b)
 {
 	struct check c[MAX_CHECKS];
-	int nc = collect_checks(b, c, MAX_CHECKS);
+	int nc = bench_collect_checks(b, c, MAX_CHECKS);
 
 	jw_arr_begin(w, "checks");
 	for (int i = 0; i < nc; i++) {
@@ -263,14 +263,14 @@ static void json_checks(struct jw *w, const struct bench *b)
 		if (c[i].unjudged[0])
 			jw_str(w, "unjudged", c[i].unjudged);
 		else
-			jw_bool(w, "met", check_ok(&c[i]));
+			jw_bool(w, "met", bench_check_ok(&c[i]));
 		if (c[i].pairs) {
 			/* the pairs' range: a verdict whose range spans the limit may flip */
 			jw_obj_begin(w, "noise");
 			jw_u64(w, "pairs", (uint64_t)c[i].pairs);
 			jw_double(w, "min", c[i].lo);
 			jw_double(w, "max", c[i].hi);
-			jw_bool(w, "may_flip", check_noisy(&c[i]));
+			jw_bool(w, "may_flip", bench_check_noisy(&c[i]));
 			jw_obj_end(w);
 		}
 		jw_obj_end(w);
@@ -297,7 +297,7 @@ static int json_write_out(struct jw *w, const char *path)
 	return ret;
 }
 
-int write_json(const struct bench *b, const char *path, int complete)
+int bench_write_json(const struct bench *b, const char *path, int complete)
 {
 	struct jw w;
 	int ret;

@@ -13,7 +13,7 @@
 #include "bench/internal.h"
 #include "bench/svg.h"
 
-int write_svg(const struct bench *b, const char *path)
+int bench_write_svg(const struct bench *b, const char *path)
 {
 	struct svg_bar *bars[4];
 	struct svg_panel pan[4];
@@ -44,7 +44,7 @@ int write_svg(const struct bench *b, const char *path)
 
 			if (!b->wl_tr[wl][tr] || tr == b->none || !b->tr[tr].avail)
 				continue;
-			aggregate(b, wl, tr, &a);
+			bench_aggregate(b, wl, tr, &a);
 			snprintf(lab, 48, "%s", b->tr[tr].name);
 			if (bench_wls[wl].metric == M_TAX) {
 				x = &bars[3][nb[3]++];
@@ -95,7 +95,7 @@ int write_svg(const struct bench *b, const char *path)
 		}
 		np++;
 	}
-	doc = svg_chart("iotracer bench: tracer overhead under fio", pan, np);
+	doc = bench_svg_chart("iotracer bench: tracer overhead under fio", pan, np);
 	if (!doc) {
 		ret = -ENOMEM;
 		goto out;

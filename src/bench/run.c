@@ -141,7 +141,7 @@ static int wait_attached(pid_t pid, int timeout_ms)
 		long sig;
 
 		if (waitpid(pid, &st, WNOHANG) == pid) {
-			child_forget(pid);
+			bench_child_forget(pid);
 			return -ECHILD;
 		}
 		if (procfs_bpf_fds(pid, &progs, &links, &perf))
@@ -154,7 +154,7 @@ static int wait_attached(pid_t pid, int timeout_ms)
 			stable = 0;
 		}
 		last = sig;
-		sleep_ms(100);
+		bench_sleep_ms(100);
 	}
 	return bench_stopped() ? -EINTR : -ETIMEDOUT;
 }
@@ -177,7 +177,7 @@ static int tracer_start(struct run_ctx *c)
 	}
 	if (tracer_env(c->tr))
 		putenv((char *)tracer_env(c->tr));
-	c->tpid = spawn(targv, c->tr_out, c->tr_err, c->b->verbose);
+	c->tpid = bench_spawn(targv, c->tr_out, c->tr_err, c->b->verbose);
 	if (tracer_env(c->tr))
 		unsetenv("IOTRACER_EMPTY_PROGS");
 	if (c->tpid < 0) {
@@ -197,7 +197,7 @@ static int tracer_start(struct run_ctx *c)
 		c->scraper = 0;
 		return -1;
 	}
-	sleep_ms(200);
+	bench_sleep_ms(200);
 	return 0;
 }
 
@@ -210,7 +210,7 @@ static void counters_begin(struct run_ctx *c, int64_t *blk0)
 	}
 	c->r->sys_progs = bpfstats_system_progs();
 	c->r->load1 = procfs_loadavg1();
-	*blk0 = blk_completed(c->t->dev);
+	*blk0 = bench_blk_completed(c->t->dev);
 	procfs_cpu_read(&c->s0);
 }
 
@@ -223,7 +223,7 @@ static void counters_end(struct run_ctx *c, int64_t blk0)
 	procfs_cpu_read(&c->s1);
 	scrape_stop(c->scraper);
 	c->scraper = 0;
-	blk1 = blk_completed(c->t->dev);
+	blk1 = bench_blk_completed(c->t->dev);
 	r->blk_ios = blk0 >= 0 && blk1 >= blk0 ? blk1 - blk0 : -1;
 	if (c->tpid) {
 		c->c1 = procfs_cpu_ns(c->tpid);
@@ -268,13 +268,13 @@ static int run_fio(struct run_ctx *c)
 	char tail[200];
 
 	counters_begin(c, &blk0);
-	fpid = spawn(c->fargv, c->fio_out, c->fio_out, c->b->verbose);
+	fpid = bench_spawn(c->fargv, c->fio_out, c->fio_out, c->b->verbose);
 	if (fpid < 0) {
 		counters_end(c, blk0);
 		run_fail(r, "cannot start fio: %s", strerror(-fpid));
 		return -1;
 	}
-	ret = wait_fio(fpid, (unsigned)(c->b->o.runtime_ns / 1000000000ull) + 90, &st);
+	ret = bench_wait_fio(fpid, (unsigned)(c->b->o.runtime_ns / 1000000000ull) + 90, &st);
 	counters_end(c, blk0);
 	if (ret) {
 		run_fail(r, "fio %s", ret == -EINTR ? "interrupted" : "timed out");
@@ -295,7 +295,7 @@ static int tracer_stop(struct run_ctx *c)
 	int tst = 0, ret;
 	char tail[200];
 
-	ret = stop_child(c->tpid, bt ? SIGINT : SIGTERM, 30000, &tst);
+	ret = bench_stop_child(c->tpid, bt ? SIGINT : SIGTERM, 30000, &tst);
 	c->tpid = 0;
 	if (ret || !WIFEXITED(tst) || WEXITSTATUS(tst)) {
 		tail_of(c->tr_err, tail, sizeof(tail));
@@ -399,7 +399,7 @@ static void run_cleanup(struct run_ctx *c)
 	bpfstats_disable(&c->stats);
 	scrape_stop(c->scraper);
 	if (c->tpid)
-		stop_child(c->tpid, SIGTERM, 10000, NULL);
+		bench_stop_child(c->tpid, SIGTERM, 10000, NULL);
 	free(c->wargs);
 	if (!c->b->o.keep) {
 		unlink(c->fio_json);
@@ -410,14 +410,14 @@ static void run_cleanup(struct run_ctx *c)
 	}
 }
 
-int run_one(struct bench *b, int wl, int tri, int round, int stats, struct run *r)
+int bench_run_one(struct bench *b, int wl, int tri, int round, int stats, struct run *r)
 {
 	struct run_ctx *c;
 	char err[1024];
 	int ret;
 
 	run_init(r, wl, tri, round, stats);
-	ret = target_setup(b, bench_wls[wl].ram, err, sizeof(err));
+	ret = bench_target_setup(b, bench_wls[wl].ram, err, sizeof(err));
 	if (ret) {
 		run_fail(r, "%.250s", err);
 		return ret;

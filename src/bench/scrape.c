@@ -61,7 +61,7 @@ static void scrape_loop(void *arg)
 
 	for (;;) {
 		scrape_once(port);
-		sleep_ms(1000);
+		bench_sleep_ms(1000);
 	}
 }
 
@@ -70,11 +70,11 @@ pid_t scrape_start(int port)
 	static int p;
 
 	p = port;
-	return spawn_fn(scrape_loop, &p);
+	return bench_spawn_fn(scrape_loop, &p);
 }
 
 void scrape_stop(pid_t pid)
 {
 	if (pid > 0)
-		stop_child(pid, SIGTERM, 2000, NULL);
+		bench_stop_child(pid, SIGTERM, 2000, NULL);
 }

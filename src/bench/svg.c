@@ -207,7 +207,7 @@ static void draw_panel(struct svg *b, const struct svg_panel *p, int y0)
 	svg_printf(b, "</g>\n");
 }
 
-char *svg_chart(const char *title, const struct svg_panel *panels, int npanels)
+char *bench_svg_chart(const char *title, const struct svg_panel *panels, int npanels)
 {
 	struct svg b;
 	char esc[256];

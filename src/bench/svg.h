@@ -28,6 +28,6 @@ struct svg_panel {
  * A horizontal bar chart, one panel after the other, as a standalone SVG
  * document (malloc'd, NUL terminated; NULL on ENOMEM). Text is XML-escaped.
  */
-char *svg_chart(const char *title, const struct svg_panel *panels, int npanels);
+char *bench_svg_chart(const char *title, const struct svg_panel *panels, int npanels);
 
 #endif /* IT_BENCH_SVG_H */

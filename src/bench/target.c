@@ -252,7 +252,7 @@ static int loop_attach(struct target *t)
 		lfd = open(t->dev, O_RDWR | O_CLOEXEC);
 		if (lfd < 0) {
 			ret = -errno;
-			sleep_ms(50);
+			bench_sleep_ms(50);
 			continue;
 		}
 		memset(&cfg, 0, sizeof(cfg));
@@ -381,7 +381,7 @@ static int target_user_file(struct bench *b, struct target *t, char *err, size_t
 
 	snprintf(t->backing, sizeof(t->backing), "%s", b->o.target);
 	if (stat(b->o.target, &st)) {
-		progress("creating %s (%" PRIu64 " MiB)", t->backing, b->o.size >> 20);
+		bench_progress("creating %s (%" PRIu64 " MiB)", t->backing, b->o.size >> 20);
 		return target_fill(b, t, err, n);
 	}
 	ret = check_path_signature(b, b->o.target, why, sizeof(why));
@@ -409,8 +409,8 @@ static int target_own_file(struct bench *b, struct target *t, int ram, const cha
 		snprintf(err, n, "path too long");
 		return -ENAMETOOLONG;
 	}
-	progress("creating a %" PRIu64 " MiB backing file in %s (%s)", b->o.size >> 20, base,
-		 ram ? "tmpfs, RAM" : "the root disk's file system");
+	bench_progress("creating a %" PRIu64 " MiB backing file in %s (%s)", b->o.size >> 20, base,
+		       ram ? "tmpfs, RAM" : "the root disk's file system");
 	return target_fill(b, t, err, n);
 }
 
@@ -435,12 +435,12 @@ static int target_loop(struct bench *b, struct target *t, char *err, size_t n)
 		 b->o.size >> 20, on_tmpfs(t->workdir) ? "tmpfs/RAM" : "disk",
 		 t->direct_io ? "on" : "off");
 	memcpy(t->desc, desc, sizeof(desc));
-	progress("target: %s", t->desc);
+	bench_progress("target: %s", t->desc);
 	return 0;
 }
 
 /* The target, its work directory first; a failure is not retried. */
-int target_setup(struct bench *b, int ram, char *err, size_t n)
+int bench_target_setup(struct bench *b, int ram, char *err, size_t n)
 {
 	struct target *t = bench_target(b, ram);
 	const char *base = ram && !b->o.target ? "/dev/shm" : "/var/tmp";
@@ -480,7 +480,7 @@ int target_setup(struct bench *b, int ram, char *err, size_t n)
 	return 0;
 }
 
-void targets_cleanup(struct bench *b)
+void bench_targets_cleanup(struct bench *b)
 {
 	for (int i = 0; i < 2; i++) {
 		struct target *t = &b->tg[i];
@@ -493,7 +493,7 @@ void targets_cleanup(struct bench *b)
 		if (t->workdir[0] && !b->o.keep)
 			rm_tree_files(t->workdir);
 		else if (t->workdir[0])
-			progress("kept %s", t->workdir);
+			bench_progress("kept %s", t->workdir);
 		t->ready = t->failed = 0;
 		if (b->shared_target)
 			break;
@@ -505,7 +505,7 @@ void targets_cleanup(struct bench *b)
  * reads + writes + discards + flushes (fields 1, 5, 12 and 16; the last two
  * since 4.18 and 5.5). -1 if unreadable.
  */
-int64_t blk_completed(const char *dev)
+int64_t bench_blk_completed(const char *dev)
 {
 	const char *name = strrchr(dev, '/');
 	char path[PATH_MAX], *txt, *p, *end;

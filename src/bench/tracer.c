@@ -61,7 +61,7 @@ const char *tracer_env(const struct tracer *tr)
 	return tr->k == T_IOT_EMPTY ? "IOTRACER_EMPTY_PROGS=1" : NULL;
 }
 
-int find_tr(const struct bench *b, const char *name)
+int tracer_find(const struct bench *b, const char *name)
 {
 	for (int i = 0; i < b->ntr; i++)
 		if (!strcmp(b->tr[i].name, name))
@@ -101,7 +101,7 @@ int tracer_get(struct bench *b, const char *name)
 	const char *colon = strchr(at ? at : name, ':');
 	size_t base = at ? (size_t)(at - name) : colon ? (size_t)(colon - name) : strlen(name);
 	size_t k, nk = sizeof(kinds) / sizeof(kinds[0]);
-	int i = find_tr(b, name);
+	int i = tracer_find(b, name);
 
 	if (i >= 0)
 		return i;
@@ -125,7 +125,7 @@ int tracer_get(struct bench *b, const char *name)
 	return b->ntr++;
 }
 
-int find_in_path(const char *cmd, char *out, size_t n)
+int tracer_find_in_path(const char *cmd, char *out, size_t n)
 {
 	const char *path = getenv("PATH");
 	char buf[PATH_MAX];
@@ -153,7 +153,7 @@ int find_in_path(const char *cmd, char *out, size_t n)
  * to the binary (a build tree), ../share/iotracer/scripts from it and
  * /usr/share/iotracer/scripts (installed).
  */
-void find_tools(struct bench *b)
+void tracer_find_tools(struct bench *b)
 {
 	char dir[PATH_MAX], cand[5][PATH_MAX + 64];
 	const char *env = getenv("IOTRACER_TOOLS");
@@ -198,12 +198,12 @@ static void find_tax_floor(struct bench *b)
 		b->tax_floor[0] = '\0';
 }
 
-void tracers_check_tools(struct bench *b)
+void tracer_check_tools(struct bench *b)
 {
-	int have_bt = !find_in_path("bpftrace", b->bpftrace, sizeof(b->bpftrace));
+	int have_bt = !tracer_find_in_path("bpftrace", b->bpftrace, sizeof(b->bpftrace));
 
 	find_tax_floor(b);
-	if (find_in_path("biolatency", b->biolatency, sizeof(b->biolatency)))
+	if (tracer_find_in_path("biolatency", b->biolatency, sizeof(b->biolatency)))
 		b->biolatency[0] = '\0';
 	for (int i = 0; i < b->ntr; i++) {
 		struct tracer *t = &b->tr[i];

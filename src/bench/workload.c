@@ -61,15 +61,19 @@ const struct workload bench_wls[] = {
 	  TAX_SOCKET },
 };
 
-const char *preset_name(int p)
+/* --preset's names, by the bit of each preset; then "all" (bench_preset_names). */
+const char *const bench_preset_names[BENCH_NR_PRESETS + 1] = { "reference", "maxrate", "layers",
+							       "tax", "all" };
+
+const char *bench_preset_name(int p)
 {
-	return p == P_REFERENCE ? "reference" :
-	       p == P_MAXRATE	? "maxrate" :
-	       p == P_LAYERS	? "layers" :
-				  "tax";
+	for (int i = 0; i < BENCH_NR_PRESETS; i++)
+		if (p == 1 << i)
+			return bench_preset_names[i];
+	return "tax";
 }
 
-int find_wl(const char *name)
+int bench_find_wl(const char *name)
 {
 	for (int i = 0; i < NR_WLS; i++)
 		if (!strcmp(bench_wls[i].name, name))
@@ -77,7 +81,7 @@ int find_wl(const char *name)
 	return -1;
 }
 
-int parse_presets(const char *s, unsigned *mask)
+int bench_parse_presets(const char *s, unsigned *mask)
 {
 	char buf[128], *save = NULL;
 
@@ -86,18 +90,13 @@ int parse_presets(const char *s, unsigned *mask)
 		return -EINVAL;
 	snprintf(buf, sizeof(buf), "%s", s);
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(t, "reference"))
-			*mask |= P_REFERENCE;
-		else if (!strcmp(t, "maxrate"))
-			*mask |= P_MAXRATE;
-		else if (!strcmp(t, "layers"))
-			*mask |= P_LAYERS;
-		else if (!strcmp(t, "tax"))
-			*mask |= P_TAX;
-		else if (!strcmp(t, "all"))
-			*mask |= P_ALL;
-		else
+		int i = 0;
+
+		while (i <= BENCH_NR_PRESETS && strcmp(t, bench_preset_names[i]))
+			i++;
+		if (i > BENCH_NR_PRESETS)
 			return -EINVAL;
+		*mask |= i < BENCH_NR_PRESETS ? 1u << i : P_ALL;
 	}
 	return *mask ? 0 : -EINVAL;
 }

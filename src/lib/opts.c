@@ -152,3 +152,55 @@ int opts_parse(const struct opt_cmd *c, int argc, char **argv,
 		return opts_unexpected(c, argv[optind + c->operands], err);
 	return 0;
 }
+
+const char *opts_bad_vmsg(char *buf, size_t n, const char *arg, const char *fmt, va_list ap)
+{
+	int len = snprintf(buf, n, "bad value '%s' (expected ", arg);
+
+	if (len < 0 || (size_t)len >= n)
+		return buf;
+	len += vsnprintf(buf + len, n - (size_t)len, fmt, ap);
+	if ((size_t)len + 1 < n)
+		snprintf(buf + len, n - (size_t)len, ")");
+	return buf;
+}
+
+const char *opts_bad_msg(char *buf, size_t n, const char *arg, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	opts_bad_vmsg(buf, n, arg, fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+int opts_bad_value(FILE *err, const char *cmd, const char *opt, const char *arg, const char *fmt,
+		   ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	opts_bad_vmsg(msg, sizeof(msg), arg, fmt, ap);
+	va_end(ap);
+	it_err_to(err ? err : stderr, "%s%s--%s: %s", cmd ? cmd : "", cmd ? ": " : "", opt, msg);
+	return 2;
+}
+
+const char *opts_keywords(char *buf, size_t n, const char *const *names, int nr)
+{
+	size_t len = 0;
+
+	if (n)
+		buf[0] = '\0';
+	for (int i = 0; i < nr; i++) {
+		if (!names[i])
+			continue;
+		len += (size_t)snprintf(buf + len, len < n ? n - len : 0, "%s%s", len ? ", " : "",
+					names[i]);
+		if (len >= n)
+			break;
+	}
+	return buf;
+}

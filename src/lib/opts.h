@@ -11,6 +11,8 @@
 #define IT_LIB_OPTS_H
 
 #include <getopt.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 
 /* One option. */
@@ -63,5 +65,27 @@ int opts_unexpected(const struct opt_cmd *c, const char *arg, FILE *err);
  */
 int opts_parse(const struct opt_cmd *c, int argc, char **argv,
 	       int (*one)(void *ctx, int key, const char *arg), void *ctx, FILE *out, FILE *err);
+
+/*
+ * The one wording of a bad value, for every command and the config file:
+ * "bad value 'ARG' (expected WHAT)", WHAT printf'd from fmt, into buf (n bytes).
+ * Returns buf.
+ */
+const char *opts_bad_vmsg(char *buf, size_t n, const char *arg, const char *fmt, va_list ap);
+const char *opts_bad_msg(char *buf, size_t n, const char *arg, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
+ * A bad value of --opt: "iotracer: [CMD: ]--OPT: bad value 'ARG' (expected WHAT)" as
+ * one line to err (NULL: stderr); cmd NULL for the run options. Returns 2.
+ */
+int opts_bad_value(FILE *err, const char *cmd, const char *opt, const char *arg, const char *fmt,
+		   ...) __attribute__((format(printf, 5, 6)));
+
+/*
+ * A keyword table's names as an "expected" list, "a, b, c", into buf (n bytes);
+ * NULL entries are skipped. Returns buf.
+ */
+const char *opts_keywords(char *buf, size_t n, const char *const *names, int nr);
 
 #endif /* IT_LIB_OPTS_H */

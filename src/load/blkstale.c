@@ -33,7 +33,7 @@ static void sweep_batch(int fd, const uint64_t *keys, struct it_bio_info *vals, 
 			*n += end_entry(fd, keys[i], &vals[i]);
 }
 
-long blk_sweep_stale(int fd, uint64_t now_ns, uint64_t age_ns, long max_keys)
+long ld_blk_sweep_stale(int fd, uint64_t now_ns, uint64_t age_ns, long max_keys)
 {
 	uint64_t keys[BATCH];
 	struct it_bio_info vals[BATCH];

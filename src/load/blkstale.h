@@ -24,6 +24,6 @@ static inline int blk_stale(const struct it_bio_info *v, uint64_t now_ns, uint64
  * unchanged since read), read in batches of keys and values (one system call
  * for 32 entries: 4 KiB of stack) up to about max_keys keys; returns how many, or -errno.
  */
-long blk_sweep_stale(int fd, uint64_t now_ns, uint64_t age_ns, long max_keys);
+long ld_blk_sweep_stale(int fd, uint64_t now_ns, uint64_t age_ns, long max_keys);
 
 #endif /* IT_BLKSTALE_H */

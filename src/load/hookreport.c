@@ -91,7 +91,7 @@ static int check_layer(const struct it_loader *ld, const struct it_opts *o, int 
 	return 0;
 }
 
-int check_layers(const struct it_loader *ld, const struct it_opts *o, uint32_t layers, FILE *err)
+int ld_check_layers(const struct it_loader *ld, const struct it_opts *o, uint32_t layers, FILE *err)
 {
 	int ret = 0;
 
@@ -146,8 +146,8 @@ void it_loader_skipped(const struct it_loader *ld, uint64_t skipped[IT_L_MAX])
 		if (!h->ok)
 			continue;
 		for (int k = 0; k < IT_HOOK_PROGS; k++) {
-			struct bpf_program *prog =
-				prog_by_name((struct it_loader *)ld, h->def->progs[h->method][k]);
+			struct bpf_program *prog = ld_prog_by_name((struct it_loader *)ld,
+								   h->def->progs[h->method][k]);
 			struct bpf_prog_info info = {};
 			__u32 len = sizeof(info);
 

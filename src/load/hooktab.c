@@ -69,7 +69,7 @@
 		}                                                                                  \
 	}
 
-const struct it_hook_def hook_defs[] = {
+const struct it_hook_def ld_hook_defs[] = {
 	/*
 	 * The fd-based syscalls, libaio's and io_uring_enter: raw_syscalls
 	 * sys_enter and sys_exit, one pair for all (src/load/syscalls.c names them).
@@ -276,7 +276,7 @@ const struct it_hook_def hook_defs[] = {
 		     [IT_M_RAW_TP] = { "raw_block_rq_complete2" } } },
 };
 
-const int nr_hook_defs = (int)(sizeof(hook_defs) / sizeof(hook_defs[0]));
+const int ld_nr_hook_defs = (int)(sizeof(ld_hook_defs) / sizeof(ld_hook_defs[0]));
 
 /*
  * A program of a mode, attached by the mode itself, no hook of the table:
@@ -284,7 +284,7 @@ const int nr_hook_defs = (int)(sizeof(hook_defs) / sizeof(hook_defs[0]));
  * programs, guest mode's mode_guest_* (bpf/gpa.bpf.h). The mode it serves
  * (enum it_mode), or 0 for a hook of the table.
  */
-int mode_prog_of(const struct bpf_program *prog)
+int ld_mode_prog_of(const struct bpf_program *prog)
 {
 	const char *name = bpf_program__name(prog);
 
@@ -301,8 +301,8 @@ static int hooks_naming(const char *name)
 	for (int i = 0; i < NR_HOOKS; i++)
 		for (int m = 0; m < IT_M_MAX; m++)
 			for (int k = 0; k < IT_HOOK_PROGS; k++)
-				nr += hook_defs[i].progs[m][k] &&
-				      !strcmp(hook_defs[i].progs[m][k], name);
+				nr += ld_hook_defs[i].progs[m][k] &&
+				      !strcmp(ld_hook_defs[i].progs[m][k], name);
 	return nr;
 }
 
@@ -315,11 +315,11 @@ int it_loader_check_hooks(const struct bpf_object *obj, char *why, size_t n)
 	for (int i = 0; i < NR_HOOKS; i++) {
 		for (int m = 0; m < IT_M_MAX; m++) {
 			for (int k = 0; k < IT_HOOK_PROGS; k++) {
-				name = hook_defs[i].progs[m][k];
+				name = ld_hook_defs[i].progs[m][k];
 				if (!name || bpf_object__find_program_by_name(obj, name))
 					continue;
 				snprintf(why, n, "hook %s: no program %s in the BPF object",
-					 hook_defs[i].name, name);
+					 ld_hook_defs[i].name, name);
 				return -EINVAL;
 			}
 		}
@@ -328,7 +328,7 @@ int it_loader_check_hooks(const struct bpf_object *obj, char *why, size_t n)
 	{
 		name = bpf_program__name(prog);
 		nr = hooks_naming(name);
-		if (nr == 1 || (!nr && mode_prog_of(prog)))
+		if (nr == 1 || (!nr && ld_mode_prog_of(prog)))
 			continue;
 		snprintf(why, n, "program %s is in %d hooks of the table (expected 1)", name, nr);
 		return -EINVAL;
@@ -348,7 +348,7 @@ const char *it_method_name(enum it_method m)
 }
 
 /* The kernel function a fentry/kprobe hook attaches to. */
-const char *hook_fn(const struct it_hook_def *d, char *buf, size_t n)
+const char *ld_hook_fn(const struct it_hook_def *d, char *buf, size_t n)
 {
 	if (!d->sys_fn)
 		return d->name;

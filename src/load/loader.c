@@ -235,7 +235,7 @@ static int set_thread_map(struct it_loader *ld, const struct it_probe *p)
 /* A tail call target into its array (entry 0): "attached" once its caller can reach it. */
 static int fill_prog_array(struct it_loader *ld, struct it_hook_state *h)
 {
-	struct bpf_program *prog = prog_by_name(ld, h->def->progs[h->method][0]);
+	struct bpf_program *prog = ld_prog_by_name(ld, h->def->progs[h->method][0]);
 	struct bpf_map *map = bpf_object__find_map_by_name(ld->skel->obj, h->def->prog_array);
 	int fd = prog ? bpf_program__fd(prog) : -EBADF;
 	uint32_t zero = 0;
@@ -260,7 +260,7 @@ static struct bpf_link *attach_prog(struct it_hook_state *h, struct bpf_program 
 		return bpf_program__attach(prog);
 	return bpf_program__attach_kprobe(prog,
 					  !strcmp(bpf_program__section_name(prog), "kretprobe"),
-					  hook_fn(h->def, fn, sizeof(fn)));
+					  ld_hook_fn(h->def, fn, sizeof(fn)));
 }
 
 static void attach_hooks(struct it_loader *ld)
@@ -277,7 +277,7 @@ static void attach_hooks(struct it_loader *ld)
 		}
 		h->ok = 1;
 		for (int k = 0; k < IT_HOOK_PROGS; k++) {
-			struct bpf_program *prog = prog_by_name(ld, h->def->progs[h->method][k]);
+			struct bpf_program *prog = ld_prog_by_name(ld, h->def->progs[h->method][k]);
 
 			if (!h->def->progs[h->method][k])
 				continue;
@@ -413,7 +413,7 @@ static int drop_failed_hook(struct it_loader *ld, struct it_probe *p)
 				char why[160];
 
 				if (h->def->progs[m][0] &&
-				    method_usable(p, h->def, m, why, sizeof(why))) {
+				    ld_method_usable(p, h->def, m, why, sizeof(why))) {
 					it_debug("%s: trying %s", h->name, it_method_name(m));
 					h->method = m;
 					h->reason[0] = 0;
@@ -453,7 +453,7 @@ static int load_object(struct it_loader *ld, const struct it_opts *o, struct it_
 			it_err_to(err, "internal error: %s", why);
 			return ret;
 		}
-		set_autoload(ld, o);
+		ld_set_autoload(ld, o);
 		size_buffers(ld, o, p);
 		set_rodata(ld, o, p);
 		ret = set_thread_map(ld, p);
@@ -549,7 +549,7 @@ int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 
 	it_probe_kernel(&p);
 	ld->path = choose_path(&p, o);
-	ld->wb_mode = choose_wb_mode(o, &p, layers);
+	ld->wb_mode = ld_choose_wb_mode(o, &p, layers);
 	ld->nr_hooks = NR_HOOKS;
 	ld->hooks = calloc(NR_HOOKS, sizeof(*ld->hooks));
 	if (!ld->hooks) {
@@ -557,11 +557,12 @@ int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
 		goto out;
 	}
 	for (int i = 0; i < NR_HOOKS; i++) {
-		ld->hooks[i].def = &hook_defs[i];
-		ld->hooks[i].layer = hook_defs[i].layer;
-		ld->hooks[i].name = hook_defs[i].label ? hook_defs[i].label : hook_defs[i].name;
+		ld->hooks[i].def = &ld_hook_defs[i];
+		ld->hooks[i].layer = ld_hook_defs[i].layer;
+		ld->hooks[i].name = ld_hook_defs[i].label ? ld_hook_defs[i].label :
+							    ld_hook_defs[i].name;
 	}
-	choose_methods(ld, &p, o, layers, prefer);
+	ld_choose_methods(ld, &p, o, layers, prefer);
 
 	ret = load_object(ld, o, &p, err);
 	if (ret)
@@ -599,7 +600,7 @@ int it_loader_attach(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	attach_hooks(ld);
 	/* from now on a syscall whose exit goes unseen is a loss (bpf/config.bpf.h) */
 	ld->skel->bss->armed_ns = it_mono_ns();
-	ret = check_layers(ld, o, ld->layers_want, err);
+	ret = ld_check_layers(ld, o, ld->layers_want, err);
 	if (ret)
 		it_loader_report(ld, err);
 	return ret;

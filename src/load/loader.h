@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * loader: the BPF side up and down. Probe the kernel (kfeat), pick per hook
- * the cheapest method that works here (hook_defs[] in hooktab.c; docs/hooks.md),
+ * the cheapest method that works here (ld_hook_defs[] in hooktab.c; docs/hooks.md),
  * autoload only those programs, set the rodata knobs and filters, load,
  * attach, and keep a per-hook report of what attached and why not. Also
  * the record buffers' sizes and mappings, and the programs' run statistics.

@@ -19,11 +19,11 @@
 #include "lib/log.h"
 
 /* Can `method` implement hook `d` here? If not, say why in `why`. */
-int method_usable(struct it_probe *p, const struct it_hook_def *d, enum it_method m, char *why,
-		  size_t n)
+int ld_method_usable(struct it_probe *p, const struct it_hook_def *d, enum it_method m, char *why,
+		     size_t n)
 {
 	char name[64];
-	const char *fn = hook_fn(d, name, sizeof(name));
+	const char *fn = ld_hook_fn(d, name, sizeof(name));
 
 	switch (m) {
 	case IT_M_TP_BTF:
@@ -148,7 +148,7 @@ static void note_unread_types(struct it_hook_state *h, struct it_probe *p)
 		 ty);
 }
 
-int choose_wb_mode(const struct it_opts *o, const struct it_probe *p, uint32_t layers)
+int ld_choose_wb_mode(const struct it_opts *o, const struct it_probe *p, uint32_t layers)
 {
 	const char *w = o->writeback ? o->writeback : "pages";
 
@@ -227,8 +227,8 @@ static bool hook_gated(const struct it_hook_def *d, const struct it_opts *o, int
 	return r;
 }
 
-void choose_methods(struct it_loader *ld, struct it_probe *p, const struct it_opts *o,
-		    uint32_t layers, enum it_method prefer)
+void ld_choose_methods(struct it_loader *ld, struct it_probe *p, const struct it_opts *o,
+		       uint32_t layers, enum it_method prefer)
 {
 	for (int i = 0; i < ld->nr_hooks; i++) {
 		struct it_hook_state *h = &ld->hooks[i];
@@ -260,7 +260,7 @@ void choose_methods(struct it_loader *ld, struct it_probe *p, const struct it_op
 		if (choose_special(h, p))
 			continue;
 		if (d->task_counters) {
-			if (method_usable(p, d, IT_M_TASK, why, sizeof(why)))
+			if (ld_method_usable(p, d, IT_M_TASK, why, sizeof(why)))
 				h->method = IT_M_TASK;
 			else
 				snprintf(h->reason, sizeof(h->reason), "%s", why);
@@ -268,14 +268,14 @@ void choose_methods(struct it_loader *ld, struct it_probe *p, const struct it_op
 		}
 		/* A preferred method (tests force raw_tp) goes first when the hook has it. */
 		if (prefer && d->progs[prefer][0] &&
-		    method_usable(p, d, prefer, why, sizeof(why))) {
+		    ld_method_usable(p, d, prefer, why, sizeof(why))) {
 			h->method = prefer;
 			continue;
 		}
 		for (int m = IT_M_TP_BTF; m < IT_M_MAX; m++) {
 			if (!d->progs[m][0])
 				continue;
-			if (method_usable(p, d, m, why, sizeof(why))) {
+			if (ld_method_usable(p, d, m, why, sizeof(why))) {
 				h->method = m;
 				break;
 			}
@@ -289,13 +289,13 @@ void choose_methods(struct it_loader *ld, struct it_probe *p, const struct it_op
 	}
 }
 
-struct bpf_program *prog_by_name(struct it_loader *ld, const char *name)
+struct bpf_program *ld_prog_by_name(struct it_loader *ld, const char *name)
 {
 	return name ? bpf_object__find_program_by_name(ld->skel->obj, name) : NULL;
 }
 
 /* Autoload exactly the programs of the chosen methods. */
-void set_autoload(struct it_loader *ld, const struct it_opts *o)
+void ld_set_autoload(struct it_loader *ld, const struct it_opts *o)
 {
 	struct bpf_program *prog;
 
@@ -308,14 +308,14 @@ void set_autoload(struct it_loader *ld, const struct it_opts *o)
 		for (int k = 0; k < IT_HOOK_PROGS; k++) {
 			char fn[64];
 
-			prog = prog_by_name(ld, h->def->progs[h->method][k]);
+			prog = ld_prog_by_name(ld, h->def->progs[h->method][k]);
 			if (!prog)
 				continue;
 			bpf_program__set_autoload(prog, true);
 			/* a slot program: its function is the table's (kprobes: at attach) */
 			if (h->def->target && h->method == IT_M_FENTRY &&
 			    bpf_program__set_attach_target(prog, 0,
-							   hook_fn(h->def, fn, sizeof(fn))))
+							   ld_hook_fn(h->def, fn, sizeof(fn))))
 				it_debug("%s: cannot set the attach target of %s", h->name,
 					 bpf_program__name(prog));
 		}
@@ -323,7 +323,7 @@ void set_autoload(struct it_loader *ld, const struct it_opts *o)
 	/* the modes' own programs (host: the QEMU uprobes; guest: gpa.bpf.h), attached by them */
 	bpf_object__for_each_program(prog, ld->skel->obj)
 	{
-		if (o->mode && mode_prog_of(prog) == (int)o->mode)
+		if (o->mode && ld_mode_prog_of(prog) == (int)o->mode)
 			bpf_program__set_autoload(prog, true);
 	}
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vjaddr: vjoin's address path and each VM's state (vjoin.h, vjoin_int.h).
+ * vjaddr: vjoin's address path and each VM's state (vjoin.h, vjoin_int.h);
+ * the clock it reads is kept by vjpath.c, below it.
  *
  * A VM on the uprobe path learns: every guest request QEMU's submit was
  * found for gives a sample (its buffer's GPA, the submit's HVA) to the VM's
@@ -12,7 +13,7 @@
  * The clock: a host IO starts after its guest kick and ends before its guest
  * interrupt (both real events), so host - guest is at most each joined IO's
  * enter - kick and at least its end - interrupt. Over the VM's recent joined
- * paths (clk_bounds) these bounds are ~100-150 us apart in the x86 TCG lab,
+ * paths (vj_clk_bounds, vjpath.c) these bounds are ~100-150 us apart in the x86 TCG lab,
  * where the ping's uncertainty is 200-650 us: the window they give a
  * request's host IO ends before the next request at the same buffer (a
  * reused buffer, the common case) can have started, which the uprobe path
@@ -25,14 +26,6 @@
 #include "iotracer.h"
 #include "mode/vjoin_int.h"
 
-#define VJ_CLK_MIN 8 /* joined paths before the bounds are used */
-#define VJ_CLK_SLACK_NS 10000ull /* stamps: a probe's own time */
-#define VJ_DRIFT_PPM 25 /* a guest clock's rate against the host's, at most */
-#define VJ_CLK_FRESH_NS 4000000000ull /* older paths (guest time) say nothing of the clock now */
-#define VJ_CLK_WIDE 1000000 /* bounds wider than this (ns): something is off, do not guess */
-#define VJ_HIST_SLOT_NS 100000000ull /* a history slot: 100 ms of guest time */
-#define VJ_RATE_SPAN_NS 5000000000ull /* history a drift fit needs */
-#define VJ_RATE_MAX 200e-6 /* the drift searched: +- 200 ppm */
 #define VJ_RC_UNMAPPED_N 4 /* unmapped addresses in the window: re-check */
 #define VJ_RC_RATE_N (VJ_WIN * 3 / 4) /* unjoined of a full window: re-check */
 #define VJ_BACKOFF_MIN_NS (10ull * 1000 * 1000 * 1000)
@@ -52,13 +45,6 @@ int vj_by_address(struct vjoin *j, const struct vj_wait *w, const struct vj_vm *
 		return 1;
 	return vm->map.n && kick &&
 	       (int64_t)kick + w->off + (int64_t)tol < (int64_t)vm->uprobes_since;
-}
-
-struct vj_vm *vj_vm_of(struct vjoin *j, int disk)
-{
-	if (disk < 0 || disk >= VJ_MAX_DISKS || j->disk_vm[disk] < 0)
-		return NULL;
-	return &j->vm[j->disk_vm[disk]];
 }
 
 void vjoin_disk(struct vjoin *j, int disk, int vm, int raw)
@@ -114,197 +100,18 @@ void vjoin_vm_mode(struct vjoin *j, int vmi, int mode)
 	vm->win_n = vm->win_next = 0;
 }
 
-/* ---- the VM's clock ---- */
-
-static void ring_push(struct vj_clks *r, struct vj_clk c)
-{
-	r->s[r->next] = c;
-	r->next = (r->next + 1) % r->cap;
-	if (r->n < r->cap)
-		r->n++;
-}
-
-static struct vj_clk *ring_last(const struct vj_clks *r)
-{
-	return r->n ? &r->s[(r->next + r->cap - 1) % r->cap] : NULL;
-}
-
-static void clk_add(struct vj_vm *vm, int64_t a, int64_t b, uint64_t t)
-{
-	struct vj_clk c = { .a = a, .b = b, .t = t }, *last;
-
-	if (!vm->clk.cap) {
-		vm->clk = (struct vj_clks){ .cap = VJ_CLK, .s = vm->clk_s };
-		vm->hist = (struct vj_clks){ .cap = VJ_HIST, .s = vm->hist_s };
-	}
-	ring_push(&vm->clk, c);
-	vm->st.clk_n = vm->clk.n;
-	/* the history: a new slot, or a tighter bound in the current one (at the slot's
-	 * first time: the drift within 100 ms, 2.5 us, is the slack's) */
-	last = ring_last(&vm->hist);
-	if (!last || t / VJ_HIST_SLOT_NS != last->t / VJ_HIST_SLOT_NS) {
-		ring_push(&vm->hist, c);
-		return;
-	}
-	last->a = a < last->a ? a : last->a;
-	last->b = b > last->b ? b : last->b;
-}
-
-/*
- * How much room the history leaves host - guest if it drifts at r (ns per
- * ns): min over slots of (a - r t) less max of (b - r t). A concave function
- * of r: its top is the rate the slots agree on best, and r is possible where
- * it is >= 0.
- */
-static double hist_room(const struct vj_vm *vm, double r)
-{
-	double lo = -1e300, hi = 1e300;
-	uint64_t t0 = ring_last(&vm->hist)->t;
-
-	for (unsigned int i = 0; i < vm->hist.n; i++) {
-		const struct vj_clk *c = &vm->hist.s[i];
-		double dt = (double)(int64_t)(c->t - t0);
-		double a = (double)c->a - r * dt, b = (double)c->b - r * dt;
-
-		hi = a < hi ? a : hi;
-		lo = b > lo ? b : lo;
-	}
-	return hi - lo;
-}
-
-/*
- * The guest clock's drift, fitted to the history when it spans VJ_RATE_SPAN
- * or more (ternary search of hist_room's top over +- VJ_RATE_MAX, then the
- * edges where it stays >= 0: the rate's uncertainty). Refitted when the
- * history grew. rate_ok 0: too short a history, or no rate fits it.
- */
-static void clk_rate(struct vj_vm *vm)
-{
-	uint64_t stamp = vm->hist.next + (uint64_t)vm->hist.n * VJ_HIST, first, last;
-	double lo = -VJ_RATE_MAX, hi = VJ_RATE_MAX, best, a, b;
-
-	if (stamp == vm->rate_hist)
-		return;
-	vm->rate_hist = stamp;
-	vm->rate_ok = 0;
-	if (vm->hist.n < 4)
-		return;
-	first = vm->hist.s[vm->hist.n < VJ_HIST ? 0 : vm->hist.next].t;
-	last = ring_last(&vm->hist)->t;
-	if (last - first < VJ_RATE_SPAN_NS)
-		return;
-	for (int i = 0; i < 60; i++) {
-		double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
-
-		if (hist_room(vm, m1) < hist_room(vm, m2))
-			lo = m1;
-		else
-			hi = m2;
-	}
-	best = (lo + hi) / 2;
-	if (hist_room(vm, best) < 0)
-		return;
-	for (a = best, b = VJ_RATE_MAX, lo = 0; lo < 50; lo++) { /* the upper edge */
-		double m = (a + b) / 2;
-
-		*(hist_room(vm, m) >= 0 ? &a : &b) = m;
-	}
-	vm->rate_half = a - best;
-	for (a = best, b = -VJ_RATE_MAX, lo = 0; lo < 50; lo++) { /* the lower edge */
-		double m = (a + b) / 2;
-
-		*(hist_room(vm, m) >= 0 ? &a : &b) = m;
-	}
-	vm->rate_half = vm->rate_half > best - a ? vm->rate_half : best - a;
-	vm->rate = best;
-	vm->rate_ok = 1;
-}
-
-/*
- * Bounds at guest time t carried from the history over a pause: each slot's
- * moved by the fitted rate, widened by the rate's uncertainty over the time
- * since it (and VJ_DRIFT_PPM's part over the last slot's own span, nothing
- * more: the fit covers the rest). 1 when they agree.
- */
-static int clk_carried(struct vj_vm *vm, uint64_t t, int64_t *lo, int64_t *hi)
-{
-	clk_rate(vm);
-	if (!vm->rate_ok)
-		return 0;
-	*lo = INT64_MIN;
-	*hi = INT64_MAX;
-	for (unsigned int i = 0; i < vm->hist.n; i++) {
-		const struct vj_clk *c = &vm->hist.s[i];
-		double dt = (double)(int64_t)(t - c->t);
-		int64_t mv = (int64_t)(vm->rate * dt);
-		int64_t w =
-			(int64_t)(vm->rate_half * (dt < 0 ? -dt : dt)) + (int64_t)VJ_CLK_SLACK_NS;
-
-		*lo = c->b + mv - w > *lo ? c->b + mv - w : *lo;
-		*hi = c->a + mv + w < *hi ? c->a + mv + w : *hi;
-	}
-	return *hi >= *lo && *hi - *lo <= (int64_t)VJ_CLK_WIDE;
-}
-
-/*
- * The VM's host - guest bounds at guest time t: those of its joined paths
- * within VJ_CLK_FRESH_NS of t (4 s: 100 us of drift at most), each widened by the drift
- * since (VJ_DRIFT_PPM
- * of the guest time between them: a TCG guest's clock runs ~10 ppm off the
- * host's, 300 us over a 32 s pause in the lab), the tightest of them. Their
- * width is the intrinsic least latencies (kick -> host IO start, host IO end
- * -> guest interrupt: ~100-150 us in the x86 TCG lab, ~200 us on arm64), not
- * the clock's. 1 when there are VJ_CLK_MIN such paths and the bounds agree;
- * 0 when not (an idle VM's bounds are stale).
- */
-static int clk_bounds(struct vj_vm *vm, uint64_t t, int64_t *lo, int64_t *hi)
-{
-	unsigned int used = 0;
-
-	*lo = INT64_MIN;
-	*hi = INT64_MAX;
-	for (unsigned int i = 0; i < vm->clk.n; i++) {
-		const struct vj_clk *c = &vm->clk.s[i];
-		uint64_t age = t > c->t ? t - c->t : c->t - t;
-		int64_t d = (int64_t)(age / 1000000 * VJ_DRIFT_PPM);
-
-		if (age > VJ_CLK_FRESH_NS)
-			continue;
-		used++;
-		*lo = c->b - d > *lo ? c->b - d : *lo;
-		*hi = c->a + d < *hi ? c->a + d : *hi;
-	}
-	if (used < VJ_CLK_MIN && clk_carried(vm, t, lo, hi))
-		used = VJ_CLK_MIN; /* a pause: the history carried over it */
-	if (used) {
-		vm->st.clk_lo = *lo;
-		vm->st.clk_hi = *hi;
-	}
-	return used >= VJ_CLK_MIN && *hi >= *lo && *hi - *lo <= (int64_t)VJ_CLK_WIDE;
-}
-
-/* A joined path bounds its VM's clock (vj_finish). */
-void vj_clock_note(struct vjoin *j, const struct vj_path *p)
-{
-	struct vj_vm *vm = vj_vm_of(j, p->disk);
-	uint64_t enter = p->t[VJ_T_H_ENTER], end = p->t[VJ_T_H_EXIT] ? p->t[VJ_T_H_EXIT] : enter;
-	uint64_t kick = vj_guest_kick(p->g), irq = vj_guest_irq(p->g);
-
-	if (!vm || p->key == VJ_KEY_OFFSET || !enter || !kick || !irq)
-		return;
-	clk_add(vm, (int64_t)(enter - kick), (int64_t)(end - irq), kick);
-}
+/* ---- the VM's clock, as vjpath.c keeps it ---- */
 
 /*
  * Where a host IO of w may be on the address path: entered at or after
  * *elo, ended by *xhi (host clock), from the VM's clock bounds. 0 when they
- * cannot tell (clk_bounds): the address path must not guess then.
+ * cannot tell (vj_clk_bounds): the address path must not guess then.
  */
 static int addr_window(struct vj_vm *vm, const struct vj_win *win, uint64_t *elo, uint64_t *xhi)
 {
 	int64_t lo, hi, t;
 
-	if (!win->kick || !win->irq || !clk_bounds(vm, win->kick, &lo, &hi))
+	if (!win->kick || !win->irq || !vj_clk_bounds(vm, win->kick, &lo, &hi))
 		return 0;
 	t = (int64_t)win->kick + lo - (int64_t)VJ_CLK_SLACK_NS;
 	*elo = t > 0 ? (uint64_t)t : 0;

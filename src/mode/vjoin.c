@@ -18,20 +18,6 @@
 #include "iotracer.h"
 #include "mode/vjoin_int.h"
 
-static uint64_t vj_hash(uint64_t a, uint64_t b)
-{
-	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
-
-	x ^= x >> 31;
-	x *= 0xbf58476d1ce4e5b9ull;
-	return x ^ (x >> 29);
-}
-
-uint64_t vj_host_key(uint8_t op, uint64_t buf)
-{
-	return vj_hash(op, buf);
-}
-
 static uint64_t qoff_key(uint8_t op, uint64_t offset)
 {
 	return vj_hash(op | 0x100, offset) % VJ_QEV;
@@ -102,22 +88,6 @@ static void notify_add(struct vjoin *j, uint64_t ts)
 		j->n[i % VJ_NOTIFY] = j->n[(i - 1) % VJ_NOTIFY];
 	j->n[i % VJ_NOTIFY] = ts;
 	j->nhead++;
-}
-
-/* First notify at or after ts, or 0. */
-static uint64_t notify_after(const struct vjoin *j, uint64_t ts)
-{
-	uint64_t lo = j->ntail, hi = j->nhead;
-
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (j->n[mid % VJ_NOTIFY] < ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < j->nhead ? j->n[lo % VJ_NOTIFY] : 0;
 }
 
 void vjoin_add_qemu(struct vjoin *j, const struct vj_qemu_ev *ev)
@@ -232,35 +202,6 @@ static int guest_buffer(const struct vjoin *j, uint64_t buf, uint64_t ts)
 }
 
 /* ---- host IOs ---- */
-
-struct vj_hent *vj_unused(struct vjoin *j, uint8_t op, uint64_t buf)
-{
-	uint64_t i = j->uhead[vj_host_key(op, buf) & j->hmask];
-
-	return i == VJ_NONE ? NULL : &j->h[i & j->hmask];
-}
-
-struct vj_hent *vj_unused_next(struct vjoin *j, const struct vj_hent *e)
-{
-	return e->unext == VJ_NONE ? NULL : &j->h[e->unext & j->hmask];
-}
-
-void vj_unlist(struct vjoin *j, struct vj_hent *e)
-{
-	uint64_t b = vj_host_key(e->io.op, e->io.buf) & j->hmask;
-
-	if (!e->listed)
-		return;
-	if (e->uprev == VJ_NONE)
-		j->uhead[b] = e->unext;
-	else
-		j->h[e->uprev & j->hmask].unext = e->unext;
-	if (e->unext == VJ_NONE)
-		j->utail[b] = e->uprev;
-	else
-		j->h[e->unext & j->hmask].uprev = e->uprev;
-	e->listed = 0;
-}
 
 static void host_expire_one(struct vjoin *j)
 {
@@ -402,132 +343,6 @@ static struct vj_hent *host_find(struct vjoin *j, int disk, uint8_t op, uint64_t
 
 /* ---- paths ---- */
 
-static uint64_t to_host(uint64_t guest_ns, int64_t off)
-{
-	return guest_ns ? (uint64_t)((int64_t)guest_ns + off) : 0;
-}
-
-static uint64_t first_nz(uint64_t a, uint64_t b, uint64_t c)
-{
-	return a ? a : b ? b : c;
-}
-
-/*
- * The guest's kick, or when it has none (a suppressed notification) its
- * stand-in: the driver submit, never before the issue D (a submit stamp from
- * an earlier attempt, or one a stalled vCPU took long before D, is not when
- * the device could have been told).
- */
-uint64_t vj_guest_kick(const struct link_vreq *g)
-{
-	if (g->kick_ns)
-		return g->kick_ns;
-	return g->submit_ns > g->d_ns ? g->submit_ns : g->d_ns;
-}
-
-uint64_t vj_guest_irq(const struct link_vreq *g)
-{
-	return first_nz(g->done_ns, g->c_ns, 0);
-}
-
-uint64_t vj_io_end(const struct vj_host_io *io)
-{
-	return first_nz(io->exit_ns, io->blk_c_ns, io->enter_ns);
-}
-
-static int64_t span(const uint64_t *t, int from, int to)
-{
-	if (!t[from] || !t[to])
-		return INT64_MIN;
-	return (int64_t)(t[to] - t[from]);
-}
-
-static int is_guest_ts(int k)
-{
-	return k <= VJ_T_G_KICK || k >= VJ_T_G_IRQ;
-}
-
-/*
- * Every seen timestamp must not precede the previous seen one; across the
- * guest/host boundary by more than the clock uncertainty (+ slack).
- */
-static void check_order(struct vj_path *p)
-{
-	int last = -1;
-
-	p->order_ok = 1;
-	p->bad_pair = -1;
-	for (int k = 0; k < VJ_T_MAX; k++) {
-		uint64_t tol = 0;
-
-		if (!p->t[k])
-			continue;
-		if (last >= 0 && is_guest_ts(last) != is_guest_ts(k))
-			tol = p->clock_unc + VJ_SLACK_NS;
-		if (last >= 0 && p->t[k] + tol < p->t[last]) {
-			p->order_ok = 0;
-			p->bad_pair = k;
-			return;
-		}
-		last = k;
-	}
-}
-
-static void fill_stages(struct vj_path *p)
-{
-	const uint64_t *t = p->t;
-	int64_t gv, qt;
-
-	p->stage[VJ_GUEST_SUBMIT] = span(t, VJ_T_G_SYS_ENTER, VJ_T_G_KICK);
-	p->stage[VJ_KICK_TO_QEMU] = span(t, VJ_T_G_KICK, VJ_T_Q_SUBMIT);
-	p->stage[VJ_QEMU_TO_HOST] = span(t, VJ_T_Q_SUBMIT, VJ_T_H_ENTER);
-	p->stage[VJ_HOST_SYSCALL] = span(t, VJ_T_H_ENTER, VJ_T_H_EXIT);
-	p->stage[VJ_HOST_BLOCK] = span(t, VJ_T_H_BLK_Q, VJ_T_H_BLK_C);
-	p->stage[VJ_HOST_TO_NOTIFY] = span(t, VJ_T_H_EXIT, VJ_T_Q_NOTIFY);
-	p->stage[VJ_NOTIFY_TO_IRQ] = span(t, VJ_T_Q_NOTIFY, VJ_T_G_IRQ);
-	p->stage[VJ_GUEST_COMPLETE] = span(t, VJ_T_G_IRQ, VJ_T_G_SYS_EXIT);
-	gv = p->stage[VJ_GUEST_VIRTIO] = span(t, VJ_T_G_KICK, VJ_T_G_IRQ);
-	qt = p->stage[VJ_QEMU_TOTAL] = span(t, VJ_T_Q_SUBMIT, VJ_T_Q_NOTIFY);
-	p->stage[VJ_WORLD_SWITCH] = gv == INT64_MIN || qt == INT64_MIN ? INT64_MIN : gv - qt;
-	p->stage[VJ_KICK_TO_HOST] = span(t, VJ_T_G_KICK, VJ_T_H_ENTER);
-}
-
-static void guest_times(struct vj_path *p, const struct link_vreq *g, int64_t off)
-{
-	if (g->flags & LINK_VF_HAS_SYS) {
-		p->t[VJ_T_G_SYS_ENTER] = to_host(g->sys_enter_ns, off);
-		p->t[VJ_T_G_SYS_EXIT] = to_host(g->sys_exit_ns, off);
-	}
-	p->t[VJ_T_G_Q] = to_host(g->q_ns, off);
-	p->t[VJ_T_G_D] = to_host(g->d_ns, off);
-	p->t[VJ_T_G_KICK] = to_host(vj_guest_kick(g), off);
-	p->t[VJ_T_G_IRQ] = to_host(first_nz(g->done_ns, g->c_ns, 0), off);
-	p->t[VJ_T_G_C] = to_host(g->c_ns, off);
-}
-
-static void host_times(struct vjoin *j, struct vj_path *p, uint64_t submit_ts, uint64_t hi)
-{
-	uint64_t done = 0, blk_c = 0;
-
-	for (int i = 0; i < p->nr_h; i++) {
-		const struct vj_host_io *h = &p->hp[i];
-		uint64_t end = h->exit_ns ? h->exit_ns : h->blk_c_ns;
-
-		done = end > done ? end : done;
-		blk_c = h->blk_c_ns > blk_c ? h->blk_c_ns : blk_c;
-	}
-	p->t[VJ_T_Q_SUBMIT] = submit_ts;
-	p->t[VJ_T_H_ENTER] = p->h.enter_ns;
-	p->t[VJ_T_H_BLK_Q] = p->h.blk_q_ns;
-	p->t[VJ_T_H_BLK_C] = p->h.blk_q_ns ? blk_c : 0;
-	p->t[VJ_T_H_EXIT] = done;
-	p->t[VJ_T_Q_NOTIFY] = notify_after(j, done > p->h.enter_ns ? done : p->h.enter_ns);
-	if (p->t[VJ_T_Q_NOTIFY] > hi)
-		p->t[VJ_T_Q_NOTIFY] = 0;
-	j->st.with_submit += submit_ts != 0;
-	j->st.with_notify += p->t[VJ_T_Q_NOTIFY] != 0;
-}
-
 /*
  * The host IOs of QEMU's submit s for guest request g: from s's buffer on,
  * each the earliest at its place after s and before the next submit of the
@@ -559,54 +374,6 @@ static uint64_t host_pieces(struct vjoin *j, int disk, const struct link_vreq *g
 		covered += e->io.bytes;
 	}
 	return covered;
-}
-
-int vj_path_init(const struct vj_wait *w, struct vj_path *p, struct vj_win *win)
-{
-	const struct link_vreq *g = &w->g;
-	uint64_t tol = w->unc + VJ_SLACK_NS;
-
-	memset(p, 0, sizeof(*p));
-	p->g = g;
-	p->peer = w->peer;
-	p->session = w->session;
-	p->disk = w->disk;
-	p->clock_off = w->off;
-	p->clock_unc = w->unc;
-	p->unjoin = VJ_UN_NO_DISK;
-	guest_times(p, g, w->off);
-	win->lo = p->t[VJ_T_G_KICK] > tol ? p->t[VJ_T_G_KICK] - tol : 0;
-	win->hi = p->t[VJ_T_G_IRQ] ? p->t[VJ_T_G_IRQ] + tol : UINT64_MAX;
-	win->kick = vj_guest_kick(g);
-	win->irq = vj_guest_irq(g);
-	return w->disk >= 0 && p->t[VJ_T_G_KICK];
-}
-
-void vj_finish(struct vjoin *j, struct vj_path *p, struct vj_hent **pc, int n, uint64_t submit_ts,
-	       uint64_t hi)
-{
-	if (p->joined) {
-		for (int i = 0; i < n; i++) {
-			pc[i]->used = 1;
-			vj_unlist(j, pc[i]);
-			p->hp[i] = pc[i]->io;
-		}
-		p->nr_h = n;
-		p->h = p->hp[0];
-		host_times(j, p, submit_ts, hi);
-		j->st.joined++;
-		j->st.split += n > 1;
-		j->st.by_key[p->key]++;
-		vj_clock_note(j, p);
-	} else {
-		j->st.unjoined++;
-		j->st.unjoin[p->unjoin]++;
-	}
-	fill_stages(p);
-	check_order(p);
-	if (p->joined && !p->order_ok)
-		j->st.order_bad++;
-	j->fn(p, j->ctx);
 }
 
 /* A bounce buffer QEMU used for w instead of its buffer: found by offset (vjaddr.c). */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * vjoin internals, shared by vjoin.c (the tables, the uprobe path: a guest
- * request found by QEMU's blk_aio submit, and what every joined path gets)
- * and vjaddr.c (the address path: a guest request found by its buffer's
- * guest-physical address, with the VM's GPA -> HVA map; each VM's state).
+ * request found by QEMU's blk_aio submit), vjaddr.c (the address path: a
+ * guest request found by its buffer's guest-physical address, with the VM's
+ * GPA -> HVA map; each VM's state) and vjpath.c (what every joined path
+ * gets, the VM's clock), in that order: each calls only the ones after it.
  * Not for other modules: they use vjoin.h.
  */
 #ifndef IT_VJOIN_INT_H
@@ -26,6 +27,7 @@
 #define VJ_CLK 64 /* joined paths a VM's causal clock bounds are taken over */
 #define VJ_WIN 64 /* address-path outcomes a VM's re-check looks at */
 #define VJ_HIST 256 /* a VM's clock history: the tightest bounds of each 100 ms */
+#define VJ_CLK_SLACK_NS 10000ull /* stamps: a probe's own time */
 /*
  * A lookup for host IOs that entered at or after lo drops from its bucket's
  * unused list those that ended this long before lo: requests at one buffer
@@ -159,7 +161,9 @@ struct vjoin {
 /* Address-path outcomes in a VM's window (vj_vm.win). */
 enum vj_outcome { VJ_O_JOINED = 0, VJ_O_UNJOINED, VJ_O_UNMAPPED };
 
-/* vjoin.c */
+/* vjpath.c: below vjoin.c and vjaddr.c, calling neither */
+/* A mix of a and b: the tables' hash keys. */
+uint64_t vj_hash(uint64_t a, uint64_t b);
 uint64_t vj_host_key(uint8_t op, uint64_t buf);
 /* The oldest unused host IO of buf's bucket (other buffers' too: check), and the next. */
 struct vj_hent *vj_unused(struct vjoin *j, uint8_t op, uint64_t buf);
@@ -182,10 +186,17 @@ int vj_path_init(const struct vj_wait *w, struct vj_path *p, struct vj_win *win)
  */
 void vj_finish(struct vjoin *j, struct vj_path *p, struct vj_hent **pc, int n, uint64_t submit_ts,
 	       uint64_t hi);
-
-/* vjaddr.c */
 /* The VM of a disk, NULL when not said. */
 struct vj_vm *vj_vm_of(struct vjoin *j, int disk);
+/* A joined path bounds its VM's clock (host - guest); vj_finish does it. */
+void vj_clock_note(struct vjoin *j, const struct vj_path *p);
+/*
+ * The VM's clock bounds at guest time t: lo <= host - guest <= hi, from its
+ * recent joined paths. 0 when they cannot tell (too few, too wide).
+ */
+int vj_clk_bounds(struct vj_vm *vm, uint64_t t, int64_t *lo, int64_t *hi);
+
+/* vjaddr.c: below vjoin.c */
 /* Does w take the address path (its VM on it, or w from before its uprobes came back)? */
 int vj_by_address(struct vjoin *j, const struct vj_wait *w, const struct vj_vm *vm);
 /* The address path for w (its VM in VJ_VM_ADDRESS): 1 when emitted. */
@@ -199,8 +210,6 @@ int vj_addr_fallback(struct vjoin *j, const struct vj_wait *w);
  * agreements in a row make the VM ready.
  */
 void vj_addr_learn(struct vjoin *j, const struct vj_wait *w, uint64_t hva, struct vj_hent *first);
-/* A joined path bounds its VM's clock (host - guest). */
-void vj_clock_note(struct vjoin *j, const struct vj_path *p);
 /* A bounce buffer's host IO for w: offset and time (a disk whose offsets are the guest's). */
 struct vj_hent *vj_bounce_find(struct vjoin *j, const struct vj_wait *w, uint64_t lo, uint64_t hi,
 			       uint64_t hva);

@@ -3,9 +3,10 @@
  * Output sinks: live per-request lines, JSON lines (docs/json.md), and
  * interval/final summaries with per-stage percentiles from the records
  * (computed in stages.c) and the in-kernel log2 histograms. Pure user
- * space: tested without BPF. Here the sinks, the device names, the JSON
- * batches, the live line and the attach lines; a request's JSON line is
- * output_json.c's, the summaries output_summary.c's (output_int.h).
+ * space: tested without BPF. Here the sinks, the live line and the attach
+ * lines; a request's JSON line is output_json.c's, the summaries
+ * output_summary.c's, the device names and the JSON batches outfmt.c's
+ * (output_int.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,38 +33,6 @@ const char *out_fmt_offset(uint64_t offset, char *buf, size_t n)
 		snprintf(buf, n, "%llu", (unsigned long long)offset);
 	return buf;
 }
-/* dev_get() of a device not in out->devs: look it up, and keep it if it has a name. */
-__attribute__((noinline)) const struct out_dev *dev_lookup(struct it_out *out, uint32_t dev,
-							   struct out_dev *tmp)
-{
-	struct out_dev *e;
-	const char *name = out->dn ? out->dn->name(out->dn->ctx, dev) :
-				     parse_dev_name_cached(dev, out->sysfs_root);
-	size_t n;
-
-	parse_fmt_devno(dev, tmp->devno, sizeof(tmp->devno));
-	if (!name)
-		name = tmp->devno;
-	n = strlen(name);
-	tmp->dev = dev;
-	tmp->name = name;
-	if (n >= sizeof(tmp->nbuf) || !strcmp(name, tmp->devno))
-		return tmp; /* no name (yet): parse_dev_name_cached() looks again after a while */
-	e = &out->devs[out->next_dev];
-	out->next_dev = (out->next_dev + 1) % OUT_DEVS;
-	e->dev = dev;
-	e->uses = OUT_DEV_USES;
-	memcpy(e->nbuf, name, n + 1);
-	e->name = e->nbuf;
-	memcpy(e->devno, tmp->devno, sizeof(e->devno));
-	return e;
-}
-
-const char *dev_name(struct it_out *out, uint32_t dev, struct out_dev *tmp)
-{
-	return dev ? dev_get(out, dev, tmp)->name : "-";
-}
-
 struct it_out *out_new(const struct it_opts *o, FILE *text, FILE *json, uint64_t start_ns)
 {
 	struct it_out *out = calloc(1, sizeof(*out));
@@ -87,90 +56,6 @@ struct it_out *out_new(const struct it_opts *o, FILE *text, FILE *json, uint64_t
 	return out;
 }
 
-/*
- * A failed JSON write (disk full, a file system gone read-only) does not stop
- * the tracing: the lines of that batch are counted lost, the first failure is
- * said once, later batches are tried again (space may come back), and the
- * exit status says output was lost (out_error). A line the failed write may
- * have cut is ended before the next batch, so the file stays one object a line.
- */
-void json_lost(struct it_out *out, uint32_t lines, int torn)
-{
-	int err = errno ? errno : EIO;
-
-	if (!out->error)
-		it_warn("--json: write failed: %s: tracing goes on, lost lines are counted "
-			"(summary: output_lost)",
-			strerror(err));
-	out->error = -err;
-	out->json_lost += lines;
-	out->torn |= torn;
-	clearerr(out->json);
-}
-
-/* Lines of a batch that a write cut after n of its bytes: the ones not ended. */
-static uint32_t lines_cut(const char *data, size_t n, uint32_t lines)
-{
-	uint32_t done = 0;
-
-	for (size_t i = 0; i < n; i++)
-		done += data[i] == '\n';
-	return lines - done;
-}
-
-/*
- * Write the first len bytes of the JSON lines in out->w (whole lines: len is
- * jw_len(), or where the line that failed began; lines of them) and empty it.
- * A batched stream is unbuffered (out_new), so fwrite()'s count is what
- * reached the file and the lines it cut are counted exactly.
- */
-static void json_write(struct it_out *out, size_t len, uint32_t lines)
-{
-	struct jw *w = &out->w;
-	size_t n;
-
-	if (len) {
-		errno = 0;
-		if (out->torn && fputc('\n', out->json) == EOF) {
-			json_lost(out, lines, 1);
-		} else {
-			out->torn = 0;
-			n = fwrite(jw_data(w), 1, len, out->json);
-			if (n != len)
-				json_lost(out, lines_cut(jw_data(w), n, lines), n > 0);
-			else if (fputc('\n', out->json) == EOF)
-				json_lost(out, 1, 1);
-		}
-		out->json_started = 1;
-	}
-	jw_reset(w);
-	out->batch_lines = 0;
-}
-
-/* After a line was added at mark: write the batch if it is due; now: write it anyway. */
-void json_line_done(struct it_out *out, size_t mark, int now)
-{
-	struct jw *w = &out->w;
-
-	if (jw_error(w)) {
-		out->error = -EIO;
-		out->json_lost++;
-		json_write(out, mark, out->batch_lines); /* the lines before this one */
-		return;
-	}
-	out->batch_lines++;
-	if (now || !out->batch || !out->json_started || jw_len(w) >= OUT_BATCH_BYTES)
-		json_write(out, jw_len(w), out->batch_lines);
-}
-
-/* fflush() the JSON stream (a buffered one: a terminal, a memory stream). */
-void json_fflush(struct it_out *out)
-{
-	errno = 0;
-	if (fflush(out->json))
-		json_lost(out, 0, 1);
-}
-
 struct jw *out_json_begin(struct it_out *out, size_t *mark)
 {
 	if (!out->json)
@@ -181,14 +66,14 @@ struct jw *out_json_begin(struct it_out *out, size_t *mark)
 
 void out_json_end(struct it_out *out, size_t mark)
 {
-	json_line_done(out, mark, 0);
+	out_json_line_done(out, mark, 0);
 }
 
 void out_flush(struct it_out *out)
 {
 	if (out->json && jw_len(&out->w)) {
-		json_write(out, jw_len(&out->w), out->batch_lines);
-		json_fflush(out);
+		out_json_write(out, jw_len(&out->w), out->batch_lines);
+		out_json_fflush(out);
 	}
 }
 
@@ -198,8 +83,8 @@ void out_free(struct it_out *out)
 		return;
 	/* daemon.c frees out before it closes the file: the last lines go now */
 	if (out->json && jw_len(&out->w)) {
-		json_write(out, jw_len(&out->w), out->batch_lines);
-		json_fflush(out);
+		out_json_write(out, jw_len(&out->w), out->batch_lines);
+		out_json_fflush(out);
 	}
 	stages_free(&out->stages);
 	jw_free(&out->w);
@@ -265,14 +150,14 @@ static void live_line(struct it_out *out, const struct corr_req *r, const struct
 		out->header_done = 1;
 	}
 	if (v->end_ns)
-		parse_fmt_duration(lat_of(v), lat, sizeof(lat));
+		parse_fmt_duration(stages_lat_of(v), lat, sizeof(lat));
 	if (b && b->d_ns) {
 		parse_fmt_duration(b->d_ns - b->q_ns, queue, sizeof(queue));
 		parse_fmt_duration(b->c_ns - b->d_ns, devt, sizeof(devt));
 	}
 	if (r->kind == CORR_SYSCALL) {
 		uint64_t blk = v->last_c > v->first_q ? v->last_c - v->first_q : 0;
-		uint64_t l = lat_of(v);
+		uint64_t l = stages_lat_of(v);
 
 		parse_fmt_duration(l > blk ? l - blk : 0, fs, sizeof(fs));
 		if (r->sys->flags & IT_F_SCHED_CNT)
@@ -280,10 +165,10 @@ static void live_line(struct it_out *out, const struct corr_req *r, const struct
 	}
 	fprintf(out->text, "%-12.6f %-15.15s %-7u %-8s %-5s %-8.8s %12s %7llu %9s %9s %9s %9s %9s",
 		rel / 1e9, v->task->comm, v->task->pid, v->kind, abi_op_name(v->op),
-		dev_name(out, v->dev, &tmp), out_fmt_offset(v->offset, offs, sizeof(offs)),
+		out_dev_name(out, v->dev, &tmp), out_fmt_offset(v->offset, offs, sizeof(offs)),
 		(unsigned long long)v->bytes, lat, fs, queue, devt, runq);
 	if (out->live_cgroup) {
-		const char *cg = cgroup_of(out, v->task->cgroup_id);
+		const char *cg = out_cgroup_of(out, v->task->cgroup_id);
 
 		fprintf(out->text, " %s", cg ? cg : "?");
 	}
@@ -297,12 +182,12 @@ void out_request(const struct corr_req *r, void *ctx)
 
 	if (r->kind == CORR_BLOCK && !r->nr_blocks)
 		return;
-	make_view(r, &v);
+	stages_make_view(r, &v);
 	out->requests++;
 	out->blocks_apart += (uint64_t)r->nr_blocks_apart;
 	stages_request(&out->stages, r, &v);
 	if (out->json)
-		json_request(out, r, &v);
+		out_json_request(out, r, &v);
 	if (out->live)
 		live_line(out, r, &v);
 }
@@ -335,5 +220,5 @@ void out_attach(struct it_out *out, const char *layer, const char *hook, const c
 	else if (reason && *reason) /* what it gives up on this kernel */
 		jw_str(w, "note", reason);
 	jw_obj_end(w);
-	json_line_done(out, mark, 1); /* with the requests before it, if any */
+	out_json_line_done(out, mark, 1); /* with the requests before it, if any */
 }

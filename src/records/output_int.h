@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * output internals shared by output.c (the sinks, device names, JSON
- * batches, live lines, attach lines), output_json.c (a request's JSON line)
- * and output_summary.c (the summaries). Not for other modules: they use
- * output.h.
+ * output internals shared by output.c (the sinks, live lines, attach
+ * lines), output_json.c (a request's JSON line), output_summary.c (the
+ * summaries), output_stack.c (a request's stack objects) and outfmt.c (the
+ * device names, the JSON batches), in that order: each calls only the ones
+ * after it, outfmt.c none. Not for other modules: they use output.h.
  */
 #ifndef IT_OUTPUT_INT_H
 #define IT_OUTPUT_INT_H
@@ -82,9 +83,9 @@ struct it_out {
 	int live_cgroup; /* live lines end with the cgroup path (--cgroup given) */
 };
 
-/* dev_get() of a device not in out->devs: look it up, and keep it if it has a name. */
-__attribute__((noinline)) const struct out_dev *dev_lookup(struct it_out *out, uint32_t dev,
-							   struct out_dev *tmp);
+/* outfmt.c: dev_get() of a device not in out->devs: look it up, keep it if named. */
+__attribute__((noinline)) const struct out_dev *out_dev_lookup(struct it_out *out, uint32_t dev,
+							       struct out_dev *tmp);
 
 /* Name and "MAJ:MIN" of dev; tmp holds them when they are not cached. */
 static inline const struct out_dev *dev_get(struct it_out *out, uint32_t dev, struct out_dev *tmp)
@@ -97,21 +98,23 @@ static inline const struct out_dev *dev_get(struct it_out *out, uint32_t dev, st
 			return e;
 		}
 	}
-	return dev_lookup(out, dev, tmp);
+	return out_dev_lookup(out, dev, tmp);
 }
 
-/* output.c */
-const char *dev_name(struct it_out *out, uint32_t dev, struct out_dev *tmp);
-void json_lost(struct it_out *out, uint32_t lines, int torn);
-void json_line_done(struct it_out *out, size_t mark, int now);
-void json_fflush(struct it_out *out);
+/* outfmt.c: below the other output files, calling none of them */
+const char *out_dev_name(struct it_out *out, uint32_t dev, struct out_dev *tmp);
+void out_json_write_lost(struct it_out *out, uint32_t lines, int torn);
+/* Write the first len bytes (lines whole lines) of the batch in out->w, and empty it. */
+void out_json_write(struct it_out *out, size_t len, uint32_t lines);
+void out_json_line_done(struct it_out *out, size_t mark, int now);
+void out_json_fflush(struct it_out *out);
 
 /* output_json.c */
-const char *cgroup_of(const struct it_out *out, uint64_t id);
-void json_dev(struct it_out *out, uint32_t dev);
-void json_request(struct it_out *out, const struct corr_req *r, const struct req_view *v);
+const char *out_cgroup_of(const struct it_out *out, uint64_t id);
+void out_json_dev(struct it_out *out, uint32_t dev);
+void out_json_request(struct it_out *out, const struct corr_req *r, const struct req_view *v);
 
 /* output_stack.c: r->blocks[i]'s "stack" object, if it is in a stack */
-void json_stack(struct it_out *out, const struct corr_req *r, int i);
+void out_json_stack(struct it_out *out, const struct corr_req *r, int i);
 
 #endif /* IT_OUTPUT_INT_H */

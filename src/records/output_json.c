@@ -19,7 +19,7 @@
 #include "lib/parse.h"
 
 /* The cgroup path of id: a recording's table, else the daemon's cache; NULL: unknown. */
-const char *cgroup_of(const struct it_out *out, uint64_t id)
+const char *out_cgroup_of(const struct it_out *out, uint64_t id)
 {
 	if (out->dn && out->dn->cgroup)
 		return out->dn->cgroup(out->dn->ctx, id);
@@ -56,7 +56,7 @@ static void json_container(struct jw *w, struct ct_names *names, const char *cg)
 static void json_task(struct it_out *out, const struct it_task *t)
 {
 	struct jw *w = &out->w;
-	const char *cg = cgroup_of(out, t->cgroup_id);
+	const char *cg = out_cgroup_of(out, t->cgroup_id);
 
 	jw_u64(w, "pid", t->pid);
 	jw_u64(w, "tid", t->tid);
@@ -69,7 +69,7 @@ static void json_task(struct it_out *out, const struct it_task *t)
 }
 
 /* "dev" and "devno" (literal keys: the writer's fast path) */
-void json_dev(struct it_out *out, uint32_t dev)
+void out_json_dev(struct it_out *out, uint32_t dev)
 {
 	const struct out_dev *d;
 	struct out_dev tmp;
@@ -138,7 +138,7 @@ const char *out_wb_why_name(unsigned int bit)
 /* The cgroup as "<key>_id" and "<key>" (its path, where known). */
 static void json_cgroup(struct it_out *out, const char *key, uint64_t id)
 {
-	const char *cg = cgroup_of(out, id);
+	const char *cg = out_cgroup_of(out, id);
 	char name[32];
 
 	snprintf(name, sizeof(name), "%s_id", key);
@@ -214,7 +214,7 @@ static void json_block(struct it_out *out, const struct corr_req *r, int i, cons
 	struct fn_key k;
 
 	jw_obj_begin(w, NULL);
-	json_dev(out, b->dev);
+	out_json_dev(out, b->dev);
 	jw_str(w, "op", abi_op_name(b->op));
 	if (corr_blk_offset(b) != CORR_NO_OFFSET)
 		jw_u64(w, "sector", b->sector);
@@ -249,11 +249,11 @@ static void json_block(struct it_out *out, const struct corr_req *r, int i, cons
 		json_wb(out, b);
 	if (b->drv_layer)
 		json_driver(out, b);
-	json_stack(out, r, i);
+	out_json_stack(out, r, i);
 	jw_obj_end(w);
 }
 
-void json_request(struct it_out *out, const struct corr_req *r, const struct req_view *v)
+void out_json_request(struct it_out *out, const struct corr_req *r, const struct req_view *v)
 {
 	struct jw *w = &out->w;
 	size_t mark = jw_len(w);
@@ -274,7 +274,7 @@ void json_request(struct it_out *out, const struct corr_req *r, const struct req
 	else if (r->kind == CORR_AIO)
 		jw_str(w, "syscall", "io_submit");
 	jw_str(w, "op", abi_op_name(v->op));
-	json_dev(out, v->dev);
+	out_json_dev(out, v->dev);
 	jw_u64(w, "ino", v->ino);
 	if (has_rk)
 		json_file(out, &rk);
@@ -284,7 +284,7 @@ void json_request(struct it_out *out, const struct corr_req *r, const struct req
 	if (r->kind != CORR_AIO || r->aio.reaped)
 		jw_i64(w, "ret", v->ret);
 	if (v->end_ns)
-		jw_u64(w, "lat_ns", lat_of(v));
+		jw_u64(w, "lat_ns", stages_lat_of(v));
 	if (r->kind == CORR_SYSCALL) {
 		const struct it_syscall_rec *s = r->sys;
 
@@ -352,5 +352,5 @@ void json_request(struct it_out *out, const struct corr_req *r, const struct req
 	if (r->nr_blocks_apart)
 		jw_u64(w, "block_apart", r->nr_blocks_apart);
 	jw_obj_end(w);
-	json_line_done(out, mark, (int64_t)(ts - out->batch_ts) >= (int64_t)OUT_BATCH_AGE_NS);
+	out_json_line_done(out, mark, (int64_t)(ts - out->batch_ts) >= (int64_t)OUT_BATCH_AGE_NS);
 }

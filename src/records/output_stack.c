@@ -51,7 +51,7 @@ static void json_chain(struct it_out *out, const struct stk_info *si)
 	jw_str(&out->w, "chain", buf);
 }
 
-void json_stack(struct it_out *out, const struct corr_req *r, int i)
+void out_json_stack(struct it_out *out, const struct corr_req *r, int i)
 {
 	const struct it_block_rec *b = r->blocks[i];
 	struct jw *w = &out->w;

@@ -40,7 +40,7 @@ static void json_tput(struct jw *w, const struct tput *t)
 	if (!t->first_ns)
 		return;
 	jw_u64(w, "bytes", t->bytes);
-	jw_u64(w, "bytes_per_sec", (uint64_t)tput_rate(t));
+	jw_u64(w, "bytes_per_sec", (uint64_t)stages_tput_rate(t));
 }
 
 /* What the node's names gave and missed (docs/cgroups.md, "Names from the node"). */
@@ -151,7 +151,7 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 			continue;
 		jw_obj_begin(w, NULL);
 		jw_str(w, "layer", s->layer);
-		json_dev(out, s->dev);
+		out_json_dev(out, s->dev);
 		jw_str(w, "op", abi_op_name(s->op));
 		jw_str(w, "stage", s->stage);
 		jw_u64(w, "count", lhist_count(h));
@@ -177,7 +177,7 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 			jw_str(w, "layer", out_khist_layer(&kh->key));
 			if (out_khist_role(&kh->key))
 				jw_str(w, "role", out_khist_role(&kh->key));
-			json_dev(out, kh->key.dev);
+			out_json_dev(out, kh->key.dev);
 			jw_str(w, "op", abi_op_name(kh->key.op));
 			jw_str(w, "stage", abi_stage_name(s));
 			jw_u64(w, "count", h->count);
@@ -198,8 +198,8 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 	}
 	jw_arr_end(w);
 	jw_obj_end(w);
-	json_line_done(out, mark, 1); /* with the requests before it */
-	json_fflush(out);
+	out_json_line_done(out, mark, 1); /* with the requests before it */
+	out_json_fflush(out);
 }
 
 void out_set_thinning(struct it_out *out, uint64_t min_lat_ns, uint64_t sample)
@@ -229,7 +229,8 @@ static void text_thinning(const struct it_out *out, FILE *f)
 static void text_tput(FILE *f, const struct tput *t)
 {
 	if (t->first_ns)
-		fprintf(f, " %10llu %9.2f\n", (unsigned long long)t->bytes, tput_rate(t) / 1e6);
+		fprintf(f, " %10llu %9.2f\n", (unsigned long long)t->bytes,
+			stages_tput_rate(t) / 1e6);
 	else
 		fputc('\n', f);
 }
@@ -287,7 +288,7 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 		if (!lhist_count(h))
 			continue;
 		fprintf(f, "%-9s %-8.8s %-6s %-7s %9llu %9s %9s %9s %9s", s->layer,
-			dev_name(out, s->dev, &tmp), abi_op_name(s->op), s->stage,
+			out_dev_name(out, s->dev, &tmp), abi_op_name(s->op), s->stage,
 			(unsigned long long)lhist_count(h),
 			parse_fmt_duration(lhist_percentile(h, 50), b50, sizeof(b50)),
 			parse_fmt_duration(lhist_percentile(h, 90), b90, sizeof(b90)),
@@ -306,7 +307,7 @@ static void text_summary(struct it_out *out, const struct out_summary_in *in)
 			if (!kh->val.st[s].count)
 				continue;
 			snprintf(title, sizeof(title), "%s %s %s %s (all %srequests)",
-				 out_khist_layer(&kh->key), dev_name(out, kh->key.dev, &tmp),
+				 out_khist_layer(&kh->key), out_dev_name(out, kh->key.dev, &tmp),
 				 abi_op_name(kh->key.op), abi_stage_name(s),
 				 kh->key.kind == IT_HK_MEMBER ? "member " : "");
 			fputc('\n', f);

@@ -106,7 +106,7 @@ static void stage_bytes(struct stage_stat *s, uint64_t bytes, uint64_t start, ui
 		tput_add(&s->tp_ival, bytes, start, end);
 }
 
-double tput_rate(const struct tput *t)
+double stages_tput_rate(const struct tput *t)
 {
 	return t->last_ns > t->first_ns ?
 		       (double)t->bytes * 1e9 / (double)(t->last_ns - t->first_ns) :
@@ -147,7 +147,7 @@ static void view_blocks(const struct corr_req *r, struct req_view *v)
 _Static_assert(CORR_SYSCALL == 1 && CORR_URING == 2 && CORR_AIO == 3 && CORR_BLOCK == 4,
 	       "abi_kinds (lib/abi.c) names enum corr_kind by value");
 
-void make_view(const struct corr_req *r, struct req_view *v)
+void stages_make_view(const struct corr_req *r, struct req_view *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->kind = abi_name(&abi_kinds, r->kind);
@@ -206,7 +206,7 @@ void make_view(const struct corr_req *r, struct req_view *v)
 	}
 }
 
-uint64_t lat_of(const struct req_view *v)
+uint64_t stages_lat_of(const struct req_view *v)
 {
 	return v->end_ns > v->start_ns ? v->end_ns - v->start_ns : 0;
 }
@@ -266,8 +266,8 @@ static void stats_block(struct stages *out, const struct it_block_rec *b)
 /* A request's whole latency and its bytes: the "total" row of its kind. */
 static void stage_total(struct stages *out, const char *layer, const struct req_view *v)
 {
-	stage_bytes(stage_add(out, layer, v->dev, v->op, "total", lat_of(v)), v->bytes, v->start_ns,
-		    v->end_ns);
+	stage_bytes(stage_add(out, layer, v->dev, v->op, "total", stages_lat_of(v)), v->bytes,
+		    v->start_ns, v->end_ns);
 }
 
 void stages_request(struct stages *out, const struct corr_req *r, const struct req_view *v)

@@ -62,14 +62,14 @@ struct req_view {
 	uint64_t first_q, last_c; /* over the block children */
 };
 
-void make_view(const struct corr_req *r, struct req_view *v);
+void stages_make_view(const struct corr_req *r, struct req_view *v);
 /*
  * The task a block request counts for: the dirtier of its page-cache pages
  * where known (IT_F_WB, bpf/wb.bpf.h), else the one that queued it.
  */
 const struct it_task *stages_block_owner(const struct it_block_rec *b);
 /* end - start, 0 when the request never ended. */
-uint64_t lat_of(const struct req_view *v);
+uint64_t stages_lat_of(const struct req_view *v);
 
 /* Add the stage latencies of request r (its view v, its block requests). */
 void stages_request(struct stages *s, const struct corr_req *r, const struct req_view *v);
@@ -90,6 +90,6 @@ int stages_add_bucket(struct stages *s, const char *layer, uint32_t dev, unsigne
 void stages_fold(struct stages *s);
 void stages_free(struct stages *s);
 /* Bytes per second over the span; 0 without a span. */
-double tput_rate(const struct tput *t);
+double stages_tput_rate(const struct tput *t);
 
 #endif /* IT_STAGES_H */

@@ -163,6 +163,11 @@ static void on_split(const struct blame_res *res, void *ctx)
 static const char
 	*const bk_name[] = { [BK_FILE] = "file", [BK_CGROUP] = "cgroup", [BK_POD] = "pod" };
 
+const char *bk_kind_name(int kind)
+{
+	return bk_name[kind];
+}
+
 int bk_kind_of(const char *name)
 {
 	for (int i = 0; i < (int)(sizeof(bk_name) / sizeof(bk_name[0])); i++)
@@ -220,11 +225,11 @@ void bk_add(struct rp_bykey *b, const struct rp_req *q, uint64_t cgroup_id)
 
 	if (!f)
 		return;
-	make_view(q->r, &v);
+	stages_make_view(q->r, &v);
 	f->reqs++;
 	f->bytes += v.bytes;
 	if (v.end_ns)
-		lhist_add(f->lat, lat_of(&v));
+		lhist_add(f->lat, stages_lat_of(&v));
 }
 
 int bk_add_sums(struct rp_bykey *b, const struct fn_key *k, const char *label,

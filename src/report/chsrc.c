@@ -583,7 +583,7 @@ static int ch_blame(struct report *rp)
 int ch_report(struct report *rp)
 {
 	return ch_counts(rp) || ch_summary(rp) || ch_slowest(rp) || ch_each(rp) ||
-	       ch_blame_lines(rp) || ch_blame(rp) || (rp->bykey && ch_by_key(rp));
+	       ch_blame_lines(rp) || ch_blame(rp);
 }
 
 void ch_print_reading(const struct report *rp, FILE *f)

@@ -28,7 +28,10 @@ struct ch_src {
 
 /* Connect (--from, --auth, --ca) and make the filters' SQL; 0 or the exit status. */
 int ch_open(struct report *rp);
-/* Everything the outputs need, from the server (after rp_start()); 0 or 1 (said). */
+/*
+ * Everything the outputs need, from the server (after rp_start()), but --by
+ * file's sums: the driver calls ch_by_key() after it. 0 or 1 (said).
+ */
 int ch_report(struct report *rp);
 /* print_reading()'s lines for a server. */
 void ch_print_reading(const struct report *rp, FILE *f);
@@ -42,7 +45,10 @@ int ch_each_line(struct report *rp, struct nat_buf *sql, int nf,
 /* " WHERE" the blame rows of the matched requests (their key among the matched requests'). */
 int ch_blame_where(const struct ch_src *c, struct nat_buf *sql);
 
-/* chkey.c: --by file|cgroup|pod, the server's sums per key (and the stored blame lines' per victim key) */
+/*
+ * chkey.c: --by file|cgroup|pod, the server's sums per key (and the stored blame
+ * lines' per victim key). It calls chsrc.c's helpers above; chsrc.c never calls it.
+ */
 int ch_by_key(struct report *rp);
 
 /* chsql.c */

@@ -39,7 +39,7 @@ static const char *const hm_palette[] = {
 };
 #define HM_LEVELS (int)(sizeof(hm_palette) / sizeof(hm_palette[0]))
 
-static const char *const hm_stage_names
+const char *const hm_stage_names
 	[HM_NR_STAGES] = { [HM_TOTAL] = "total", [HM_Q2C] = "q2c", [HM_Q2D] = "q2d", [HM_D2C] = "d2c" };
 
 struct hm_ent {
@@ -157,7 +157,7 @@ void hm_add(struct hm *h, const struct rp_req *q, uint32_t dev)
 	struct req_view v;
 
 	if (h->stage == HM_TOTAL) {
-		make_view(q->r, &v);
+		stages_make_view(q->r, &v);
 		hm_put(h, q->start_ns, q->end_ns, dev, (uint8_t)v.op, q->real_off_ns);
 		return;
 	}

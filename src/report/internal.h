@@ -66,7 +66,9 @@ void pf_free(struct pf *p);
 struct hm;
 /* What a cell's latency is: the request's own, or a stage of its block requests. */
 enum hm_stage { HM_TOTAL, HM_Q2C, HM_Q2D, HM_D2C, HM_NR_STAGES };
-/* --stage's NAME ("total", "q2c", "q2d", "d2c"): its enum hm_stage, or -1. */
+/* --stage's names by enum hm_stage ("total", "q2c", "q2d", "d2c"). */
+extern const char *const hm_stage_names[HM_NR_STAGES];
+/* --stage's NAME: its enum hm_stage, or -1. */
 int hm_stage_of(const char *name);
 struct hm *hm_new(enum hm_stage stage);
 /*
@@ -118,6 +120,7 @@ enum bk_kind { BK_FILE, BK_CGROUP, BK_POD };
 #define BK_NO_POD "(no pod)" /* the row of the requests of no pod */
 /* --by's NAME ("file", "cgroup", "pod"): its enum bk_kind, or -1. */
 int bk_kind_of(const char *name);
+const char *bk_kind_name(int kind); /* an enum bk_kind's --by keyword */
 struct rp_bykey;
 struct fn_key;
 struct fn_cache;

@@ -231,26 +231,23 @@ static int rp_one(void *ctx, int c, const char *arg)
 {
 	struct rp_opts *o = ctx;
 	struct cli_src src = { .err = stderr, .cmd = "report" };
+	char list[128];
 	uint64_t v;
 
 	switch (c) {
 	case RP_OPT_CONTAINER:
 	case RP_OPT_POD:
-		if (!*arg || strlen(arg) >= CT_NAME_MAX) {
-			it_err("report: --%s: bad %s '%s' (expected %s of 1 to %d characters)",
-			       c == RP_OPT_CONTAINER ? "container" : "pod",
-			       c == RP_OPT_CONTAINER ? "container" : "pod", arg,
-			       c == RP_OPT_CONTAINER ? "an id or a name" : "a UID or a name",
-			       CT_NAME_MAX - 1);
-			return 2;
-		}
+		if (!*arg || strlen(arg) >= CT_NAME_MAX)
+			return opts_bad_value(
+				NULL, "report", c == RP_OPT_CONTAINER ? "container" : "pod", arg,
+				"%s of 1 to %d characters",
+				c == RP_OPT_CONTAINER ? "an id or a name" : "a UID or a name",
+				CT_NAME_MAX - 1);
 		*(c == RP_OPT_CONTAINER ? &o->container : &o->pod) = arg;
 		return 0;
 	case 'n':
-		if (parse_u64(arg, 0, RP_MAX_TOP, &v)) {
-			it_err("report: --top: bad count '%s' (expected 0 to 10000)", arg);
-			return 2;
-		}
+		if (parse_u64(arg, 0, RP_MAX_TOP, &v))
+			return opts_bad_value(NULL, "report", "top", arg, "0 to %d", RP_MAX_TOP);
 		o->top = (int)v;
 		return 0;
 	case 'j':
@@ -263,9 +260,16 @@ static int rp_one(void *ctx, int c, const char *arg)
 		o->bykey = bk_kind_of(arg);
 		o->by = blame_by_of(arg);
 		if (o->by < 0 && o->bykey < 0) {
-			it_err("report: --by: bad key '%s' (expected file, cgroup, pod, pid or comm)",
-			       arg);
-			return 2;
+			const char *keys[BK_POD + 1 + BLAME_BY_VM];
+			int n = 0;
+
+			for (int i = 0; i <= BK_POD; i++)
+				keys[n++] = bk_kind_name(i);
+			for (int i = 0; i < BLAME_BY_VM; i++) /* not "vm": host mode's */
+				if (bk_kind_of(blame_by_name(i)) < 0)
+					keys[n++] = blame_by_name(i);
+			return opts_bad_value(NULL, "report", "by", arg, "%s",
+					      opts_keywords(list, sizeof(list), keys, n));
 		}
 		return 0;
 	case RP_OPT_PERFETTO:
@@ -287,11 +291,10 @@ static int rp_one(void *ctx, int c, const char *arg)
 		return 0;
 	case RP_OPT_STAGE:
 		o->stage = hm_stage_of(arg);
-		if (o->stage < 0) {
-			it_err("report: --stage: bad stage '%s' (expected total, q2c, q2d or d2c)",
-			       arg);
-			return 2;
-		}
+		if (o->stage < 0)
+			return opts_bad_value(NULL, "report", "stage", arg, "%s",
+					      opts_keywords(list, sizeof(list), hm_stage_names,
+							    HM_NR_STAGES));
 		return 0;
 	}
 	return cli_filter(c, arg, &o->f, &src) == CLI_RUN ? 0 : 2;
@@ -673,7 +676,7 @@ int report_main(int argc, char **argv)
 	rp.boot_off_ns = (int64_t)(rp_real_ns() - it_mono_ns());
 	ret = rp_start(&rp);
 	if (!ret && rp.ch)
-		ret = ch_report(&rp);
+		ret = ch_report(&rp) || (rp.bykey && ch_by_key(&rp));
 	for (int i = 0; !ret && i < rp.nr_files; i++)
 		if (rp_read_file(&rp, rp.files[i]))
 			ret = 1;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * cli internals shared by cli.c (the table, getopt, the checks) and
- * cliapply.c (one option's value into struct it_opts). Not for other
- * modules: they use cli.h.
+ * cli internals shared by cli.c (getopt, the checks), cliapply.c (one
+ * option's value into struct it_opts) and clitab.c (the table of options),
+ * in that order: each calls only the ones after it. Not for other modules:
+ * they use cli.h.
  */
 #ifndef IT_CLI_INT_H
 #define IT_CLI_INT_H
@@ -10,7 +11,7 @@
 #include "service/cli.h"
 
 #define CLI_PROG "iotracer"
-#define CLI_DUR_HINT "(expected e.g. 250us, 10ms, 2s)"
+#define CLI_DUR_HINT "e.g. 250us, 10ms, 2s"
 
 enum {
 	CLI_OPT_CGROUP = 256,
@@ -57,8 +58,17 @@ enum {
 	CLI_OPT_UNTIL,
 };
 
+/* clitab.c: the table of options, below cli.c and cliapply.c */
 /* The row of option code `key`, or NULL. */
 const struct cli_option *cli_option_of(int key);
+/* The table as opts.h reads it (getopt errors, --help). */
+const struct opt_cmd *cli_table(void);
+/* getopt_long() over the run options (optind, opterr, optarg as getopt's). */
+int cli_getopt(int argc, char **argv);
+/* r's index in the table: its slot in struct it_opts.from_line. */
+int cli_option_index(const struct cli_option *r);
+
+/* cliapply.c: below cli.c */
 /* Replace *slot by a copy of s. */
 int cli_setstr(char **slot, const char *s);
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cli: one option's value into struct it_opts (cli_apply, cli_filter), each
- * bad value one line naming the option and what was expected (cli_bad).
+ * bad value one line naming the option and what was expected (cli_bad_value:
+ * opts_bad_msg's one wording; cli_bad for what a parser says is wrong).
  */
 #include <errno.h>
 #include <limits.h>
@@ -21,9 +22,16 @@
 #include "sink/http.h"
 #include "sink/sink.h"
 #include "lib/parse.h"
+#include "lib/abi.h"
 #include "lib/addr.h"
 #include "lib/keyfile.h"
 #include "lib/log.h"
+
+/* The keyword options' values: what they take, and their "expected" lists. */
+static const char *const cli_compress_names[] = { "zstd", "gzip" };
+static const char *const cli_uprobes_names[] = { "auto", "always" };
+static const char *const cli_syscall_hooks_names[] = { "auto", "raw", "percall" };
+static const char *const cli_writeback_names[] = { "files", "pages", "off" };
 
 /* Long name of an option code ('m' -> "min-latency"), or NULL. */
 static const char *cli_optname(int key)
@@ -54,6 +62,37 @@ static __attribute__((format(printf, 3, 4))) int cli_bad(const struct cli_src *s
 			  cli_optname(opt), msg);
 	return CLI_USAGE;
 }
+
+/*
+ * A bad value, in the one wording of every command (opts_bad_msg): "bad value
+ * 'ARG' (expected WHAT)", routed as cli_bad's. Returns CLI_USAGE.
+ */
+static __attribute__((format(printf, 4, 5))) int
+cli_bad_value(const struct cli_src *src, int opt, const char *arg, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	opts_bad_vmsg(msg, sizeof(msg), arg, fmt, ap);
+	va_end(ap);
+	return cli_bad(src, opt, "%s", msg);
+}
+
+/* arg's index in a keyword table of nr names, or a bad value listing them (-1). */
+static int cli_keyword(const struct cli_src *src, int opt, const char *arg,
+		       const char *const *names, int nr)
+{
+	char list[256];
+
+	for (int i = 0; i < nr; i++)
+		if (!strcmp(arg, names[i]))
+			return i;
+	cli_bad_value(src, opt, arg, "%s", opts_keywords(list, sizeof(list), names, nr));
+	return -1;
+}
+
+#define CLI_NAMES(t) t, (int)(sizeof(t) / sizeof(t[0]))
 
 /* Replace *slot by a copy of s. */
 int cli_setstr(char **slot, const char *s)
@@ -119,9 +158,8 @@ static int cli_pid_item(int opt, const char *item, const char *arg, struct it_op
 	uint64_t pid;
 
 	if (parse_u64(item, 1, CLI_MAX_PID, &pid))
-		return cli_bad(src, opt,
-			       "bad pid list '%s' (expected PID[,PID...], each 1..%u, at most %d)",
-			       arg, CLI_MAX_PID, CLI_MAX_PIDS);
+		return cli_bad_value(src, opt, arg, "PID[,PID...], each 1..%u, at most %d",
+				     CLI_MAX_PID, CLI_MAX_PIDS);
 	if (cli_add_u32(o->pids, &o->nr_pids, CLI_MAX_PIDS, (uint32_t)pid))
 		return cli_bad(src, opt, "too many pids in '%s' (at most %d)", arg, CLI_MAX_PIDS);
 	return CLI_RUN;
@@ -134,7 +172,7 @@ static int cli_dev_item(int opt, const char *item, const char *arg, struct it_op
 	int ret;
 
 	if (!*item)
-		return cli_bad(src, opt, "bad device list '%s' (expected DEV[,DEV...])", arg);
+		return cli_bad_value(src, opt, arg, "DEV[,DEV...]");
 	if (o->offline) { /* a name or MAJ:MIN of the recording: kept as given */
 		if (o->nr_dev_names >= CLI_MAX_DEVS)
 			return cli_bad(src, opt, "too many devices in '%s' (at most %d)", arg,
@@ -149,8 +187,7 @@ static int cli_dev_item(int opt, const char *item, const char *arg, struct it_op
 	if (ret == -ENOENT || ret == -ENOTBLK)
 		return cli_bad(src, opt, "no block device '%s'", item);
 	if (ret == -EINVAL)
-		return cli_bad(src, opt, "bad device '%s' (expected e.g. loop0, /dev/loop0, 7:0)",
-			       item);
+		return cli_bad_value(src, opt, item, "e.g. loop0, /dev/loop0, 7:0");
 	if (ret)
 		return cli_bad(src, opt, "cannot resolve device '%s': %s", item, strerror(-ret));
 	if (cli_add_u32(o->devs, &o->nr_devs, CLI_MAX_DEVS, kdev))
@@ -165,8 +202,7 @@ static int cli_qemu_pid_item(int opt, const char *item, const char *arg, struct 
 	uint64_t pid;
 
 	if (parse_u64(item, 1, CLI_MAX_PID, &pid))
-		return cli_bad(src, opt, "bad pid list '%s' (expected PID[,PID...], each 1..%u)",
-			       arg, CLI_MAX_PID);
+		return cli_bad_value(src, opt, arg, "PID[,PID...], each 1..%u", CLI_MAX_PID);
 	if (cli_add_u32(o->qemu_pids, &o->nr_qemu_pids, CLI_MAX_QEMU, (uint32_t)pid))
 		return cli_bad(src, opt, "too many pids in '%s' (at most %d)", arg, CLI_MAX_QEMU);
 	return CLI_RUN;
@@ -228,19 +264,21 @@ static int cli_link_key(const struct cli_src *src, int opt, const char *arg, str
  */
 static int cli_profile(const struct cli_src *src, int opt, const char *arg, struct it_opts *o)
 {
+	static const char *const names[] = { "always-on", "full" };
+	int i = cli_keyword(src, opt, arg, CLI_NAMES(names));
 	const char *wb;
 
-	if (!strcmp(arg, "always-on")) {
+	if (i < 0)
+		return CLI_USAGE;
+	if (i == 0) {
 		o->min_lat_ns = IT_ALWAYS_ON_MIN_LAT_NS;
 		o->sample = 1;
 		o->live = 0;
 		wb = "files";
-	} else if (!strcmp(arg, "full")) {
+	} else {
 		o->min_lat_ns = 0;
 		o->sample = 1;
 		wb = "pages";
-	} else {
-		return cli_bad(src, opt, "bad profile '%s' (expected always-on or full)", arg);
 	}
 	if (cli_setstr(&o->profile, arg) || cli_setstr(&o->writeback, wb))
 		return cli_bad(src, opt, "out of memory");
@@ -250,14 +288,12 @@ static int cli_profile(const struct cli_src *src, int opt, const char *arg, stru
 static int cli_mode(const struct cli_src *src, int opt, const char *arg, struct it_opts *o)
 {
 	static const char *const names[] = { "standalone", "guest", "host" };
+	int i = cli_keyword(src, opt, arg, CLI_NAMES(names));
 
-	for (int i = 0; i < 3; i++) {
-		if (!strcmp(arg, names[i])) {
-			o->mode = i;
-			return CLI_RUN;
-		}
-	}
-	return cli_bad(src, opt, "bad mode '%s' (expected standalone, guest or host)", arg);
+	if (i < 0)
+		return CLI_USAGE;
+	o->mode = i;
+	return CLI_RUN;
 }
 
 static int cli_duration(const struct cli_src *src, int opt, const char *arg, int positive,
@@ -266,16 +302,14 @@ static int cli_duration(const struct cli_src *src, int opt, const char *arg, int
 	uint64_t v;
 
 	if (parse_duration(arg, &v))
-		return cli_bad(src, opt, "bad duration '%s' " CLI_DUR_HINT, arg);
+		return cli_bad_value(src, opt, arg, CLI_DUR_HINT);
 	/* "-m 10" meant 10 s where 10 ms was likely meant: a number other than 0 takes a unit */
 	if (v && !arg[strspn(arg, "0123456789.")])
-		return cli_bad(src, opt,
-			       "bad duration '%s': a number needs a unit: ns, us, ms, s, m or h "
-			       "(e.g. %sms or %ss)",
-			       arg, arg, arg);
+		return cli_bad_value(
+			src, opt, arg,
+			"a number with a unit: ns, us, ms, s, m or h, e.g. %sms or %ss", arg, arg);
 	if (positive && !v)
-		return cli_bad(src, opt, "bad duration '%s' (must be > 0, e.g. 250us, 10ms, 2s)",
-			       arg);
+		return cli_bad_value(src, opt, arg, "more than 0, e.g. 250us, 10ms, 2s");
 	*ns = v;
 	return CLI_RUN;
 }
@@ -293,10 +327,9 @@ static int cli_cgroup(const struct cli_src *src, int opt, const char *arg, struc
 		 */
 		if (ret || cg_resolve(mnt, arg, rel, sizeof(rel), why, sizeof(why))) {
 			if (arg[0] != '/' || strlen(arg) >= CG_PATH_MAX)
-				return cli_bad(src, opt,
-					       "bad cgroup '%s' (expected a hierarchy path such as "
-					       "/system.slice, or a cgroup2 directory)",
-					       arg);
+				return cli_bad_value(src, opt, arg,
+						     "a hierarchy path such as "
+						     "/system.slice, or a cgroup2 directory");
 			snprintf(rel, sizeof(rel), "%s", arg);
 		}
 		arg = rel;
@@ -320,7 +353,7 @@ static int cli_path(const struct cli_src *src, int opt, const char *arg, int wan
 	struct stat st;
 
 	if (!*arg)
-		return cli_bad(src, opt, "bad path '' (empty)");
+		return cli_bad_value(src, opt, arg, "a path");
 	if (stat(arg, &st))
 		return cli_bad(src, opt, "cannot access '%s': %s", arg, strerror(errno));
 	if (want_dir && !S_ISDIR(st.st_mode))
@@ -335,9 +368,7 @@ static int cli_ring_size(const struct cli_src *src, int opt, const char *arg, ui
 	uint64_t v;
 
 	if (parse_size(arg, &v) || v < CLI_RING_MIN || v > CLI_RING_MAX || (v & (v - 1)))
-		return cli_bad(src, opt,
-			       "bad size '%s' (expected a power of two from 4K to 1G, e.g. 8M)",
-			       arg);
+		return cli_bad_value(src, opt, arg, "a power of two from 4K to 1G, e.g. 8M");
 	*size = v;
 	return CLI_RUN;
 }
@@ -350,18 +381,17 @@ static int cli_record(const struct cli_src *src, int c, const char *arg, struct 
 	switch (c) {
 	case CLI_OPT_RECORD:
 		if (!*arg)
-			return cli_bad(src, c, "bad directory '' (empty)");
+			return cli_bad_value(src, c, arg, "a directory");
 		return cli_setstr(&o->record_dir, arg) ? cli_bad(src, c, "out of memory") : CLI_RUN;
 	case CLI_OPT_RECORD_SIZE:
 	case CLI_OPT_RECORD_MAX:
 		if (parse_size(arg, &v) || v < REC_MIN_SIZE)
-			return cli_bad(src, c,
-				       "bad size '%s' (expected at least 64K, e.g. 64M, 1G)", arg);
+			return cli_bad_value(src, c, arg, "at least 64K, e.g. 64M, 1G");
 		*(c == CLI_OPT_RECORD_SIZE ? &o->record_size : &o->record_max) = v;
 		return CLI_RUN;
 	case CLI_OPT_RECORD_LEVEL:
 		if (parse_u64(arg, 0, 9, &v))
-			return cli_bad(src, c, "bad level '%s' (expected 0 to 9)", arg);
+			return cli_bad_value(src, c, arg, "0 to 9");
 		o->record_level = (int)v;
 		return CLI_RUN;
 	}
@@ -386,8 +416,8 @@ static int cli_sink(const struct cli_src *src, int c, const char *arg, struct it
 	case CLI_OPT_SINK_SPILL_MAX:
 		if (parse_size(arg, &v) ||
 		    v < (c == CLI_OPT_SINK_QUEUE ? SK_MIN_QUEUE : SK_MIN_SPILL_MAX))
-			return cli_bad(src, c, "bad size '%s' (expected at least %s, e.g. 64M)",
-				       arg, c == CLI_OPT_SINK_QUEUE ? "1M" : "64K");
+			return cli_bad_value(src, c, arg, "at least %s, e.g. 64M",
+					     c == CLI_OPT_SINK_QUEUE ? "1M" : "64K");
 		*(c == CLI_OPT_SINK_QUEUE ? &o->sink_queue : &o->sink_spill_max) = v;
 		return CLI_RUN;
 	case CLI_OPT_SINK:
@@ -395,13 +425,13 @@ static int cli_sink(const struct cli_src *src, int c, const char *arg, struct it
 			return cli_bad(src, c, "%s", why);
 		break;
 	case CLI_OPT_SINK_COMPRESS:
-		if (strcmp(arg, "zstd") && strcmp(arg, "gzip"))
-			return cli_bad(src, c, "bad kind '%s' (expected zstd or gzip)", arg);
+		if (cli_keyword(src, c, arg, CLI_NAMES(cli_compress_names)) < 0)
+			return CLI_USAGE;
 		break;
 	default:
 		if (!*arg)
-			return cli_bad(src, c, "bad %s '' (empty)",
-				       c == CLI_OPT_SINK_SPILL ? "directory" : "file name");
+			return cli_bad_value(src, c, arg, "a %s",
+					     c == CLI_OPT_SINK_SPILL ? "directory" : "file name");
 	}
 	return cli_setstr(slot, arg) ? cli_bad(src, c, "out of memory") : CLI_RUN;
 }
@@ -423,7 +453,7 @@ static int cli_modes(const struct cli_src *src, int c, const char *arg, struct i
 	}
 	/* CLI_OPT_NAME */
 	if (!*arg || strlen(arg) >= ADDR_NAME_LEN)
-		return cli_bad(src, c, "bad name '%s' (expected 1 to 63 characters)", arg);
+		return cli_bad_value(src, c, arg, "1 to 63 characters");
 	return cli_setstr(&o->name, arg) ? cli_bad(src, c, "out of memory") : CLI_RUN;
 }
 
@@ -434,17 +464,18 @@ static int cli_time(const struct cli_src *src, int c, const char *arg, uint64_t 
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	if (parse_time(arg, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec, real))
-		return cli_bad(src, c,
-			       "bad time '%s' (expected a duration before now like 10m, a date and "
-			       "time like 2026-11-24T13:25:00Z or, local, 2026-11-24 14:25:00, or "
-			       "epoch seconds)",
-			       arg);
+		return cli_bad_value(
+			src, c, arg,
+			"a duration before now like 10m, a date and "
+			"time like 2026-11-24T13:25:00Z or, local, 2026-11-24 14:25:00, or "
+			"epoch seconds");
 	return CLI_RUN;
 }
 
 int cli_filter(int c, const char *arg, struct it_opts *o, const struct cli_src *src)
 {
 	uint32_t mask;
+	char list[256];
 
 	switch (c) {
 	case 'm':
@@ -455,18 +486,18 @@ int cli_filter(int c, const char *arg, struct it_opts *o, const struct cli_src *
 		return cli_time(src, c, arg, &o->until_real);
 	case 'l':
 		if (parse_layers(arg, &mask))
-			return cli_bad(src, c,
-				       "bad layer list '%s' (expected a comma list of syscall, fs, "
-				       "sched, block, nvme, scsi, virtio, qemu, all)",
-				       arg);
+			return cli_bad_value(src, c, arg, "a comma list of %s, all",
+					     opts_keywords(list, sizeof(list),
+							   abi_layers.names + abi_layers.first,
+							   (int)(abi_layers.n - abi_layers.first)));
 		o->layers |= mask;
 		return CLI_RUN;
 	case 'p':
 		return cli_list(c, arg, o, src, cli_pid_item);
 	case 'c':
 		if (!*arg || strlen(arg) >= sizeof(o->comm))
-			return cli_bad(src, c, "bad comm '%s' (expected 1 to %zu characters)", arg,
-				       sizeof(o->comm) - 1);
+			return cli_bad_value(src, c, arg, "1 to %zu characters",
+					     sizeof(o->comm) - 1);
 		memset(o->comm, 0, sizeof(o->comm));
 		memcpy(o->comm, arg, strlen(arg));
 		o->has_comm = 1;
@@ -478,7 +509,7 @@ int cli_filter(int c, const char *arg, struct it_opts *o, const struct cli_src *
 	case 'f':
 		/* report: a recording's names, maybe of another host: a pattern, not a path here */
 		if (o->offline)
-			return !*arg ? cli_bad(src, c, "bad path '' (empty)") :
+			return !*arg ? cli_bad_value(src, c, arg, "a path") :
 			       cli_setstr(&o->file_path, arg) ? cli_bad(src, c, "out of memory") :
 								CLI_RUN;
 		return cli_path(src, c, arg, 0, &o->file_path);
@@ -523,8 +554,7 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 		return cli_modes(src, c, arg, o);
 	case CLI_OPT_SAMPLE:
 		if (parse_u64(arg, 1, UINT64_MAX, &v))
-			return cli_bad(src, c, "bad sample rate '%s' (expected N >= 1: 1 in N)",
-				       arg);
+			return cli_bad_value(src, c, arg, "N >= 1: 1 in N");
 		o->sample = v;
 		return CLI_RUN;
 	case 'D':
@@ -533,7 +563,7 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 		return cli_duration(src, c, arg, 1, &o->interval_ns);
 	case 'j':
 		if (!*arg)
-			return cli_bad(src, c, "bad file name '' (empty; use '-' for stdout)");
+			return cli_bad_value(src, c, arg, "a file name, or '-' for stdout");
 		return cli_setstr(&o->json_path, arg) ? cli_bad(src, c, "out of memory") : CLI_RUN;
 	case CLI_OPT_NO_LIVE:
 		o->live = 0;
@@ -556,25 +586,21 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 		o->block_insert = 1;
 		return CLI_RUN;
 	case CLI_OPT_QEMU_UPROBES:
-		if (strcmp(arg, "auto") && strcmp(arg, "always"))
-			return cli_bad(src, c, "bad value '%s' (expected auto or always)", arg);
+		if (cli_keyword(src, c, arg, CLI_NAMES(cli_uprobes_names)) < 0)
+			return CLI_USAGE;
 		return cli_setstr(&o->qemu_uprobes, arg) ? cli_bad(src, c, "out of memory") :
 							   CLI_RUN;
 	case CLI_OPT_QEMU_STAGES:
 		o->qemu_stages = 1;
 		return CLI_RUN;
 	case CLI_OPT_SYSCALL_HOOKS:
-		if (strcmp(arg, "auto") && strcmp(arg, "percall") && strcmp(arg, "raw"))
-			return cli_bad(src, c,
-				       "bad syscall hooks '%s' (expected auto, raw or percall)",
-				       arg);
+		if (cli_keyword(src, c, arg, CLI_NAMES(cli_syscall_hooks_names)) < 0)
+			return CLI_USAGE;
 		return cli_setstr(&o->syscall_hooks, arg) ? cli_bad(src, c, "out of memory") :
 							    CLI_RUN;
 	case CLI_OPT_WRITEBACK:
-		if (strcmp(arg, "off") && strcmp(arg, "files") && strcmp(arg, "pages"))
-			return cli_bad(src, c,
-				       "bad writeback mode '%s' (expected files, pages or off)",
-				       arg);
+		if (cli_keyword(src, c, arg, CLI_NAMES(cli_writeback_names)) < 0)
+			return CLI_USAGE;
 		return cli_setstr(&o->writeback, arg) ? cli_bad(src, c, "out of memory") : CLI_RUN;
 	case CLI_OPT_METRICS_CONTAINERS:
 		o->metrics_containers = 1;
@@ -586,20 +612,18 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 		return cli_metrics(src, c, arg, o);
 	case CLI_OPT_METRICS_CG_DEPTH:
 		if (parse_u64(arg, 0, CLI_MAX_CG_DEPTH, &v))
-			return cli_bad(src, c, "bad depth '%s' (expected 0 to %d)", arg,
-				       CLI_MAX_CG_DEPTH);
+			return cli_bad_value(src, c, arg, "0 to %d", CLI_MAX_CG_DEPTH);
 		o->metrics_cg_depth = (int)v;
 		return CLI_RUN;
 	case CLI_OPT_FILE_NAMES:
 		if (parse_u64(arg, 0, CLI_FILE_NAMES_MAX, &v) || (v && v < CLI_FILE_NAMES_MIN))
-			return cli_bad(src, c, "bad count '%s' (expected 0, or %d to %d)", arg,
-				       CLI_FILE_NAMES_MIN, CLI_FILE_NAMES_MAX);
+			return cli_bad_value(src, c, arg, "0, or %d to %d", CLI_FILE_NAMES_MIN,
+					     CLI_FILE_NAMES_MAX);
 		o->file_names = (int)v;
 		return CLI_RUN;
 	case CLI_OPT_METRICS_FILES:
 		if (parse_u64(arg, 0, CLI_METRICS_FILES_MAX, &v))
-			return cli_bad(src, c, "bad count '%s' (expected 0 to %d)", arg,
-				       CLI_METRICS_FILES_MAX);
+			return cli_bad_value(src, c, arg, "0 to %d", CLI_METRICS_FILES_MAX);
 		o->metrics_files = (int)v;
 		return CLI_RUN;
 	case CLI_OPT_CONFIG:

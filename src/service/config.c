@@ -77,8 +77,10 @@ static int config_key(void *user, const char *section, const char *name, const c
 	}
 	on = config_bool(value);
 	if (on < 0) {
-		snprintf(c->msg, sizeof(c->msg), "%s: bad value '%s' (expected yes or no)", name,
-			 value);
+		char msg[256];
+
+		snprintf(c->msg, sizeof(c->msg), "%s: %s", name,
+			 opts_bad_msg(msg, sizeof(msg), value, "yes or no"));
 		goto fail;
 	}
 	if (on && cli_apply(r->row.key, NULL, c->o, stdout, &src) != CLI_RUN)

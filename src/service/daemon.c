@@ -50,43 +50,6 @@
 #include "sink/sink.h"
 
 /*
- * --blame under -m: the BPF side keeps every block request's record (rodata
- * keep_all_blocks); one that -m would have thinned there (its Q2C below it, the
- * kernel's own test) feeds blame as a culprit and goes no further. 1: taken.
- */
-static int blame_thinned(struct daemon *d, const void *data, size_t size)
-{
-	const struct it_block_rec *b = data;
-
-	if (!d->blame || !d->o->min_lat_ns || size < sizeof(*b) || b->hdr.type != IT_REC_BLOCK ||
-	    b->c_ns - b->q_ns >= d->o->min_lat_ns)
-		return 0;
-	dblame_block(d->blame, b);
-	return 1;
-}
-
-/* recbuf_fn: one record, in end-time order. */
-static void on_record(void *ctx, void *data, size_t size)
-{
-	struct daemon *d = ctx;
-	int kern = d->ld.kern_hists;
-
-	if (d->fnames && dnames_record(d->fnames, data, size))
-		return; /* a file's name, before the records that name it (by time) */
-	/* a reload switched the histograms: this record may be from before */
-	if (d->hists_switch_ns && recbuf_end_ns(data, size) < d->hists_switch_ns)
-		kern = d->kern_hists_before;
-	if (!kern)
-		uhists_record(&d->uhists, data, size);
-	if (blame_thinned(d, data, size))
-		return;
-	if (d->m && d->mode->record && d->mode->record(d->m, data, size))
-		return;
-	if (corr_feed(d->corr, data, size, d->now_ns))
-		d->lost++;
-}
-
-/*
  * -m and --sample for a libaio request, which the BPF side cannot apply: its latency is
  * known only once corr joined its io_submit and io_getevents. One never reaped is
  * kept when sampled (how long it took is unknown, and it is worth seeing).
@@ -120,89 +83,6 @@ static void on_request(const struct corr_req *r, void *ctx)
 		d->mode->request(d->m, r);
 }
 
-static void mode_run(struct daemon *d)
-{
-	if (d->m && d->mode->run)
-		d->mode->run(d->m, it_mono_ns());
-}
-
-/*
- * Read every record published so far, in end-time order, but those that
- * ended in the last WATERMARK_NS: a record of another CPU that ended before
- * them may still be being written (recbuf.h). final: all of them.
- */
-void drain(struct daemon *d, int final)
-{
-	d->now_ns = it_mono_ns();
-	if (d->rb && ring_buffer__consume(d->rb) < 0)
-		d->lost++;
-	recbuf_drain(&d->recs, final ? UINT64_MAX : d->now_ns - WATERMARK_NS, on_record, d);
-	corr_tick(d->corr, d->now_ns);
-	if (d->fnames)
-		dnames_tick(d->fnames);
-	/* records up to the watermark are in: split what their horizon passed (docs/blame.md) */
-	if (d->blame && !final)
-		dblame_tick(d->blame, d->now_ns - WATERMARK_NS);
-	mode_run(d);
-}
-
-/* The drop counters of the attached BPF side (without what was carried). */
-void read_drops(struct daemon *d, uint64_t *drops)
-{
-	uint64_t cnt[IT_NR_COUNTERS];
-
-	it_loader_counts(&d->ld, drops, cnt);
-	/* Issued but never seen completing (and still in flight, mid-run). */
-	if (cnt[IT_CNT_BLK_ISSUED] > cnt[IT_CNT_BLK_COMPLETED])
-		drops[IT_L_BLOCK * IT_DROP_KINDS + IT_DROP_MISSED] =
-			cnt[IT_CNT_BLK_ISSUED] - cnt[IT_CNT_BLK_COMPLETED];
-	/* upper bios (dm, md) queued and never seen ending */
-	if (cnt[IT_CNT_STK_UPPER] > cnt[IT_CNT_STK_UPPER_DONE])
-		drops[IT_L_STACK * IT_DROP_KINDS + IT_DROP_MISSED] =
-			cnt[IT_CNT_STK_UPPER] - cnt[IT_CNT_STK_UPPER_DONE];
-}
-
-static void add_khist(void *ctx, const struct it_hist_key *key, const struct it_hist_val *val)
-{
-	uhists_add(ctx, key, val);
-}
-
-/* Add the BPF side's histograms (from their mapping: no syscall) to dst. */
-void read_khists(struct daemon *d, struct uhists *dst)
-{
-	it_loader_hists(&d->ld, add_khist, dst);
-}
-
-/* Drops so far: the attached BPF side's and those carried over re-attaches. */
-void all_drops(struct daemon *d, uint64_t *drops)
-{
-	memset(drops, 0, IT_NR_DROPS * sizeof(*drops));
-	if (d->ld.skel) /* NULL only after a failed re-attach */
-		read_drops(d, drops);
-	for (int i = 0; i < IT_NR_DROPS; i++)
-		drops[i] += d->carried_drops[i];
-}
-
-/* The histograms as of now into d->sum: the BPF side's, those built from records, carried. */
-void current_hists(struct daemon *d)
-{
-	uhists_clear(&d->sum);
-	if (d->ld.skel)
-		read_khists(d, &d->sum);
-	uhists_merge(&d->sum, &d->uhists);
-	uhists_merge(&d->sum, &d->carried);
-}
-
-/* The event counters of the run: the attached side's and those a reload detached. */
-void all_counters(struct daemon *d, uint64_t *cnt)
-{
-	memset(cnt, 0, IT_NR_COUNTERS * sizeof(*cnt));
-	if (d->ld.skel)
-		it_loader_counts(&d->ld, NULL, cnt);
-	for (int i = 0; i < IT_NR_COUNTERS; i++)
-		cnt[i] += d->carried_counters[i];
-}
-
 /* The file names' counts for a summary (NULL: off). */
 static const struct out_fnames *fnames_sum(struct daemon *d, struct out_fnames *f)
 {
@@ -223,7 +103,7 @@ static const struct out_fnames *fnames_sum(struct daemon *d, struct out_fnames *
 	return f;
 }
 
-void summary(struct daemon *d, int final)
+void daemon_summary(struct daemon *d, int final)
 {
 	uint64_t drops[IT_NR_DROPS], skipped[IT_L_MAX], cnt[IT_NR_COUNTERS];
 	struct out_fnames fn;
@@ -241,35 +121,17 @@ void summary(struct daemon *d, int final)
 	memset(skipped, 0, sizeof(skipped));
 	if (d->ld.skel)
 		it_loader_skipped(&d->ld, skipped);
-	all_counters(d, cnt);
+	daemon_all_counters(d, cnt);
 	for (int i = 0; i < IT_L_MAX; i++)
 		skipped[i] += d->carried_skipped[i];
-	all_drops(d, drops);
-	current_hists(d);
+	daemon_all_drops(d, drops);
+	daemon_current_hists(d);
 	in.khists = d->sum.v;
 	in.nr_khists = d->sum.nr;
 	out_summary(d->out, &in);
 	daemon_sink_summary(d, final);
 	if (d->m && d->mode->summary)
 		d->mode->summary(d->m, final);
-}
-
-/* Add (EPOLL_CTL_ADD) or remove (EPOLL_CTL_DEL) the ring buffer's and the mode's fds. */
-int watch_bpf(struct daemon *d, int op)
-{
-	struct epoll_event ev = { .events = EPOLLIN };
-
-	ev.data.fd = ring_buffer__epoll_fd(d->rb);
-	if (epoll_ctl(d->epfd, op, ev.data.fd, &ev) && op == EPOLL_CTL_ADD)
-		return -errno;
-	if (op == EPOLL_CTL_ADD)
-		d->mode_fd = d->m && d->mode->epoll_fd ? d->mode->epoll_fd(d->m) : -1;
-	ev.data.fd = d->mode_fd;
-	if (d->mode_fd >= 0 && epoll_ctl(d->epfd, op, d->mode_fd, &ev) && op == EPOLL_CTL_ADD)
-		return -errno;
-	if (op == EPOLL_CTL_DEL)
-		d->mode_fd = -1;
-	return 0;
 }
 
 /*
@@ -310,7 +172,7 @@ static int setup_fds(struct daemon *d)
 	ev.data.fd = d->tfd;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->tfd, &ev))
 		return -errno;
-	return watch_bpf(d, EPOLL_CTL_ADD);
+	return daemon_watch_bpf(d, EPOLL_CTL_ADD);
 }
 
 /* Returns 1 to stop. */
@@ -320,9 +182,9 @@ static int on_timer(struct daemon *d)
 
 	if (read(d->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return 1;
-	drain(d, 0);
-	blk_sweep(d);
-	metrics_tick(d, 0);
+	daemon_drain(d, 0);
+	daemon_blk_sweep(d);
+	daemon_metrics_tick(d, 0);
 	/* bound what a crash could lose to one timer period (--record: to a second) */
 	out_flush(d->out);
 	if (d->rec)
@@ -330,7 +192,7 @@ static int on_timer(struct daemon *d)
 	if (d->sink)
 		sink_tick(d->sink, d->now_ns);
 	if (d->o->interval_ns && d->now_ns >= d->next_summary_ns) {
-		summary(d, 0);
+		daemon_summary(d, 0);
 		d->next_summary_ns += d->o->interval_ns;
 	}
 	return d->o->duration_ns && d->now_ns - d->start_ns >= d->o->duration_ns;
@@ -367,9 +229,9 @@ static int loop(struct daemon *d)
 			else if (evs[i].data.fd == d->tfd)
 				stop |= on_timer(d);
 			else if (evs[i].data.fd == d->mode_fd)
-				mode_run(d);
+				daemon_mode_run(d);
 			else
-				drain(d, 0); /* woken early: the ring is filling up */
+				daemon_drain(d, 0); /* woken early: the ring is filling up */
 		}
 	}
 	return 0;
@@ -399,100 +261,6 @@ static void start_line(struct daemon *d)
 		d->o->metrics_addr ? d->o->metrics_addr : "", d->o->metrics_addr ? "/metrics" : "",
 		d->o->record_dir ? d->o->record_dir : "off", d->o->sink_url ? "; sink " : "",
 		d->o->sink_url ? d->o->sink_url : "");
-}
-
-static void report_attach(struct daemon *d)
-{
-	for (int i = 0; i < d->ld.nr_hooks; i++) {
-		const struct it_hook_state *h = &d->ld.hooks[i];
-
-		if (it_loader_hook_hidden(&d->ld, i))
-			continue;
-		out_attach(d->out, abi_layer_name(h->layer), h->name, it_method_name(h->method),
-			   it_hook_state_of(h), h->reason);
-	}
-	if (!d->o->quiet)
-		it_loader_report(&d->ld, stderr);
-	if (d->json)
-		fflush(d->json);
-}
-
-static const struct mode_ops *mode_of(const struct daemon *d, const struct it_opts *o)
-{
-	return o->mode <= IT_MODE_HOST ? d->modes[o->mode] : NULL;
-}
-
-/* The mode's adjustments to a copy of the options (host: the QEMU pids). 0 or -errno. */
-int mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err)
-{
-	const struct mode_ops *m = mode_of(d, o);
-
-	return m && m->prepare ? m->prepare(o, err) : 0;
-}
-
-/* The ring buffer and the per-CPU record buffers of the attached load. */
-int bpf_buffers(struct daemon *d)
-{
-	int ret;
-
-	if (d->fnames)
-		dnames_attach(d->fnames, d->ld.skel);
-	ret = it_loader_records(&d->ld, &d->rb, &d->recs);
-	d->recs.note = daemon_cg_note;
-	d->recs.note_ctx = d;
-	return ret;
-}
-
-/*
- * Load and attach, and map the record buffers. The disks' serials are read
- * first: a virtio-blk serial read is a GET_ID request to the disk, which would
- * otherwise be traced as iotracer's own.
- */
-static int bpf_up(struct daemon *d)
-{
-	parse_dev_serials_prefetch(d->o->sysfs_root);
-	return it_loader_start(&d->ld, d->o, stderr) ?: bpf_buffers(d);
-}
-
-/* Report what attached, and start the guest or host mode on it. */
-int bpf_connect(struct daemon *d)
-{
-	struct mode_env env = {
-		.o = d->o, .ld = &d->ld, .out = d->out, .json = d->json, .text = d->text
-	};
-
-	report_attach(d);
-	d->mode = mode_of(d, d->o);
-	if (d->mode) {
-		d->m = d->mode->start(&env);
-		if (!d->m)
-			return -EINVAL;
-		if (d->blame && d->mode->blame && d->mode->blame(d->m, d->blame)) {
-			it_err("--blame: cannot set up %s mode's owners", d->mode->name);
-			return -ENOMEM;
-		}
-	}
-	if (d->http && metrics_hooks(d)) {
-		it_err("--metrics: %s", strerror(ENOMEM));
-		return -ENOMEM;
-	}
-	metrics_tick(d, 1);
-	/* Loading parsed the kernel's BTF (MBs, freed since): give the heap back. */
-	malloc_trim(0);
-	return 0;
-}
-
-/* Undo bpf_connect() and bpf_up() (safe on partial ones). */
-void bpf_down(struct daemon *d)
-{
-	if (d->m)
-		d->mode->stop(d->m);
-	d->m = NULL;
-	ring_buffer__free(d->rb);
-	d->rb = NULL;
-	recbuf_free(&d->recs);
-	memset(&d->recs, 0, sizeof(d->recs)); /* its buffers are unmapped below */
-	it_loader_stop(&d->ld);
 }
 
 static int open_json(struct daemon *d)
@@ -606,14 +374,14 @@ static int daemon_start(struct daemon *d)
 		if (!d->http)
 			return -EADDRINUSE;
 	}
-	ret = bpf_up(d);
+	ret = daemon_bpf_up(d);
 	if (!ret)
 		ret = open_json(d);
 	if (ret)
 		return ret;
 	d->start_ns = d->now_ns = it_mono_ns();
 	d->next_summary_ns = d->start_ns + d->o->interval_ns;
-	stale_age(d);
+	daemon_stale_age(d);
 	/* nothing is stale yet: the first sweep (a map syscall) one period in */
 	d->next_sweep_ns = d->start_ns + d->sweep_ns;
 	ret = open_record(d);
@@ -649,7 +417,7 @@ static int daemon_start(struct daemon *d)
 	ret = daemon_sink_open(d, d->fnames ? dnames_cache(d->fnames) : NULL);
 	if (ret)
 		return ret;
-	ret = bpf_connect(d);
+	ret = daemon_bpf_connect(d) ?: daemon_metrics_attach(d);
 	if (ret)
 		return ret;
 	ret = setup_fds(d);
@@ -670,7 +438,7 @@ static int daemon_finish(struct daemon *d, int ret)
 	uint64_t stop_ns = it_mono_ns();
 
 	it_loader_detach(&d->ld);
-	drain(d, 1);
+	daemon_drain(d, 1);
 	corr_flush(d->corr);
 	if (d->blame)
 		dblame_finish(d->blame);
@@ -678,7 +446,7 @@ static int daemon_finish(struct daemon *d, int ret)
 	if (daemon_sink_finish(d) && !ret)
 		ret = -EIO;
 	d->now_ns = stop_ns; /* the run traced until the stop, not until the detach ended */
-	summary(d, 1);
+	daemon_summary(d, 1);
 	if (d->m)
 		d->mode->stop(d->m);
 	d->m = NULL;
@@ -712,7 +480,7 @@ static void daemon_free(struct daemon *d)
 {
 	metrics_http_stop(d->http); /* first: its thread reads nothing of d, but stop serving */
 	free(d->mhooks);
-	bpf_down(d);
+	daemon_bpf_down(d);
 	corr_free(d->corr);
 	rec_close(d->rec);
 	out_free(d->out);
@@ -738,16 +506,21 @@ static void daemon_free(struct daemon *d)
 		cli_free(&d->cur);
 }
 
-int it_daemon_run(const struct it_opts *uo, const struct mode_ops *const modes[])
+int daemon_run(const struct it_opts *uo, const struct mode_ops *const modes[])
 {
-	struct daemon d = { .epfd = -1, .sigfd = -1, .tfd = -1, .mode_fd = -1, .modes = modes };
+	struct daemon d = { .epfd = -1,
+			    .sigfd = -1,
+			    .tfd = -1,
+			    .mode_fd = -1,
+			    .modes = modes,
+			    .rec_note = daemon_cg_note };
 	int ret;
 
 	d.cur = *uo; /* shallow: the strings stay uo's until a reload */
 	d.o = &d.cur;
 	block_hup();
 	log_set_level(d.o->verbose, 0);
-	ret = mode_prepare(&d, &d.cur, stderr);
+	ret = daemon_mode_prepare(&d, &d.cur, stderr);
 	if (ret)
 		return ret == -EINVAL ? 2 : 1; /* bad input: usage exit status */
 	ret = daemon_start(&d);

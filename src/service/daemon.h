@@ -63,6 +63,6 @@ struct mode_ops {
  * (IT_MODE_HOST + 1 entries; a NULL entry: the plain daemon, standalone).
  * Returns the exit status.
  */
-int it_daemon_run(const struct it_opts *o, const struct mode_ops *const modes[]);
+int daemon_run(const struct it_opts *o, const struct mode_ops *const modes[]);
 
 #endif /* IT_DAEMON_H */

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * daemon internals shared by daemon.c (start, the epoll loop, summaries,
- * stop), daemon_metrics.c (the /metrics glue and the block sweep) and
- * daemon_reload.c (SIGHUP: apply a reload plan). Not for other modules:
- * they use daemon.h.
+ * stop), daemon_reload.c (SIGHUP: apply a reload plan), daemon_metrics.c
+ * (the /metrics glue and the block sweep), daemon_sink.c (--sink) and
+ * daemon_bpf.c (the BPF side up and down, the records drained, the counters
+ * read), in that order: each calls only the ones after it. Not for other
+ * modules: they use daemon.h.
  */
 #ifndef IT_DAEMON_INT_H
 #define IT_DAEMON_INT_H
@@ -46,7 +48,7 @@ struct daemon {
 	/* records that ended before hists_switch_ns went by kern_hists_before */
 	uint64_t hists_switch_ns;
 	int kern_hists_before;
-	const struct mode_ops *const *modes; /* by enum it_mode (it_daemon_run) */
+	const struct mode_ops *const *modes; /* by enum it_mode (daemon_run) */
 	const struct mode_ops *mode; /* guest/host mode, NULL standalone */
 	void *m; /* its state */
 	int mode_fd;
@@ -64,30 +66,37 @@ struct daemon {
 	struct dblame *blame; /* --blame: who held the device (docs/blame.md) */
 	struct sink *sink; /* --sink: rows to ClickHouse (docs/fleet.md) */
 	struct dnames *fnames; /* file names (dnames.h); NULL: --file-names 0 */
+	/* the record buffers' note (recbuf.h), set on each attach: daemon_cg_note */
+	void (*rec_note)(void *ctx, void *data, size_t len);
 	struct mfiles *mfiles; /* --metrics-files (mfiles.h); NULL: off */
 	/* reload: the start-only changes last said (reload_plan's what), said once */
 	char start_said[1024];
 };
 
 /* daemon.c */
-void drain(struct daemon *d, int final);
-void read_drops(struct daemon *d, uint64_t *drops);
-void read_khists(struct daemon *d, struct uhists *dst);
-void all_drops(struct daemon *d, uint64_t *drops);
-void all_counters(struct daemon *d, uint64_t *cnt);
-void current_hists(struct daemon *d);
-void summary(struct daemon *d, int final);
-int watch_bpf(struct daemon *d, int op);
-int mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err);
-int bpf_buffers(struct daemon *d);
-int bpf_connect(struct daemon *d);
-void bpf_down(struct daemon *d);
+void daemon_summary(struct daemon *d, int final);
+
+/* daemon_bpf.c: below the others, calling none of them */
+int daemon_bpf_up(struct daemon *d);
+int daemon_bpf_buffers(struct daemon *d);
+int daemon_bpf_connect(struct daemon *d);
+void daemon_bpf_down(struct daemon *d);
+int daemon_watch_bpf(struct daemon *d, int op);
+int daemon_mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err);
+void daemon_mode_run(struct daemon *d);
+void daemon_drain(struct daemon *d, int final);
+void daemon_read_drops(struct daemon *d, uint64_t *drops);
+void daemon_read_khists(struct daemon *d, struct uhists *dst);
+void daemon_all_drops(struct daemon *d, uint64_t *drops);
+void daemon_all_counters(struct daemon *d, uint64_t *cnt);
+void daemon_current_hists(struct daemon *d);
 
 /* daemon_metrics.c */
-int metrics_hooks(struct daemon *d);
-void stale_age(struct daemon *d);
-void blk_sweep(struct daemon *d);
-void metrics_tick(struct daemon *d, int force);
+/* After daemon_bpf_connect: the attach's /metrics hooks and first text. 0 or -ENOMEM. */
+int daemon_metrics_attach(struct daemon *d);
+void daemon_stale_age(struct daemon *d);
+void daemon_blk_sweep(struct daemon *d);
+void daemon_metrics_tick(struct daemon *d, int force);
 /* recbuf's note (IT_REC_CGROUP): a cgroup's first block request, its /metrics label now. */
 void daemon_cg_note(void *ctx, void *data, size_t size);
 

@@ -7,6 +7,7 @@
  */
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,7 @@ static const char *metrics_dev(uint32_t dev, void *ctx)
 }
 
 /* The hooks of the attach report, for iotracer_hook_attached (again after a re-attach). */
-int metrics_hooks(struct daemon *d)
+static int daemon_metrics_hooks(struct daemon *d)
 {
 	free(d->mhooks);
 	d->nr_mhooks = 0;
@@ -82,7 +83,7 @@ static void blk_inflight_missed(const struct daemon *d, const uint64_t *drops, c
  * The sweep's age and period: BLK_STALE_NS every SWEEP_NS, or for a test
  * (docs/testing.md) the age IOTRACER_TEST_BLK_STALE says, looked for twice as often.
  */
-void stale_age(struct daemon *d)
+void daemon_stale_age(struct daemon *d)
 {
 	const char *env = getenv("IOTRACER_TEST_BLK_STALE");
 	uint64_t age;
@@ -105,15 +106,15 @@ void stale_age(struct daemon *d)
  * completion no program saw (a nested completion with one completion program,
  * docs/hooks.md) leave the in-flight gauge for the lost counter.
  */
-void blk_sweep(struct daemon *d)
+void daemon_blk_sweep(struct daemon *d)
 {
 	long n;
 
 	if (!d->ld.skel || !(d->ld.layers_on & (1u << IT_L_BLOCK)) || d->now_ns < d->next_sweep_ns)
 		return;
 	d->next_sweep_ns = d->now_ns + d->sweep_ns;
-	n = blk_sweep_stale(bpf_map__fd(d->ld.skel->maps.bios), d->now_ns, d->stale_ns,
-			    2 * (long)bpf_map__max_entries(d->ld.skel->maps.bios));
+	n = ld_blk_sweep_stale(bpf_map__fd(d->ld.skel->maps.bios), d->now_ns, d->stale_ns,
+			       2 * (long)bpf_map__max_entries(d->ld.skel->maps.bios));
 	if (n > 0)
 		d->blk_swept += n;
 }
@@ -174,7 +175,7 @@ out:
  * METRICS_NS (force: now). Runs on the event loop; the server only swaps a
  * pointer under its lock, so nothing here waits for a scrape.
  */
-void metrics_tick(struct daemon *d, int force)
+void daemon_metrics_tick(struct daemon *d, int force)
 {
 	uint64_t drops[IT_NR_DROPS], cnt[IT_NR_COUNTERS];
 	struct metrics_proc proc;
@@ -194,10 +195,10 @@ void metrics_tick(struct daemon *d, int force)
 	if (!d->http || (!force && d->now_ns < d->next_metrics_ns))
 		return;
 	d->next_metrics_ns = d->now_ns + METRICS_NS;
-	all_drops(d, drops);
-	all_counters(d, cnt);
+	daemon_all_drops(d, drops);
+	daemon_all_counters(d, cnt);
 	blk_inflight_missed(d, drops, cnt, &in.blk_inflight, &in.blk_missed);
-	current_hists(d);
+	daemon_current_hists(d);
 	in.nr_khists = d->sum.nr;
 	in.khists = d->sum.v;
 	if (!metrics_proc_read("/proc", "self", &proc))
@@ -223,4 +224,20 @@ void metrics_tick(struct daemon *d, int force)
 		return;
 	}
 	metrics_http_publish(d->http, text, len);
+}
+
+/*
+ * The last of an attach (after daemon_bpf_connect): the attach report's
+ * hooks for /metrics and its first text. Loading parsed the kernel's BTF
+ * (MBs, freed since): the heap goes back to the kernel.
+ */
+int daemon_metrics_attach(struct daemon *d)
+{
+	if (d->http && daemon_metrics_hooks(d)) {
+		it_err("--metrics: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	daemon_metrics_tick(d, 1);
+	malloc_trim(0);
+	return 0;
 }

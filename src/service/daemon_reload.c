@@ -47,7 +47,7 @@ static int reload_read(struct daemon *d, struct it_opts *n, char *why, size_t le
 	n->sysfs_root = d->o->sysfs_root;
 	if (err) {
 		ret = config_parse(d->o->argc, d->o->argv, n, err, err) == CLI_RUN ? 0 : -EINVAL;
-		if (!ret && mode_prepare(d, n, err))
+		if (!ret && daemon_mode_prepare(d, n, err))
 			ret = -EINVAL;
 		fclose(err);
 	}
@@ -104,7 +104,7 @@ static void carry_counters(struct daemon *d)
 {
 	uint64_t drops[IT_NR_DROPS], skipped[IT_L_MAX], cnt[IT_NR_COUNTERS];
 
-	read_drops(d, drops);
+	daemon_read_drops(d, drops);
 	it_loader_skipped(&d->ld, skipped);
 	it_loader_counts(&d->ld, NULL, cnt);
 	for (int i = 0; i < IT_NR_COUNTERS; i++)
@@ -114,7 +114,7 @@ static void carry_counters(struct daemon *d)
 	for (int i = 0; i < IT_L_MAX; i++)
 		d->carried_skipped[i] += skipped[i];
 	d->blk_swept = 0; /* in the carried issued - completed, as every missed one */
-	read_khists(d, &d->carried);
+	daemon_read_khists(d, &d->carried);
 }
 
 /*
@@ -143,21 +143,21 @@ static int reattach(struct daemon *d, char *why, size_t len)
 	free(msg);
 	if (d->rb) {
 		it_loader_detach(&d->ld);
-		drain(d, 1);
-		watch_bpf(d, EPOLL_CTL_DEL);
+		daemon_drain(d, 1);
+		daemon_watch_bpf(d, EPOLL_CTL_DEL);
 		carry_counters(d);
 	}
-	bpf_down(d);
+	daemon_bpf_down(d);
 	d->lost += d->recs.spill_lost; /* the new load's recbuf counts from 0 */
 	d->ld = nld;
 	d->hists_switch_ns = 0;
 	ret = it_loader_attach(&d->ld, d->o, stderr);
 	if (!ret)
-		ret = bpf_buffers(d);
+		ret = daemon_bpf_buffers(d);
 	if (!ret)
-		ret = bpf_connect(d);
+		ret = daemon_bpf_connect(d) ?: daemon_metrics_attach(d);
 	if (!ret)
-		ret = watch_bpf(d, EPOLL_CTL_ADD);
+		ret = daemon_watch_bpf(d, EPOLL_CTL_ADD);
 	return ret;
 }
 

@@ -361,7 +361,7 @@ void sk_rows_put(struct sk_rows *w, const struct sk_ident *id, const struct corr
 	struct fn_key rk;
 	const struct fn_key *file = fn_req_key(r, &rk) ? &rk : NULL;
 
-	make_view(r, &v);
+	stages_make_view(r, &v);
 	note_victim(w, r, v.start_ns + (uint64_t)id->clock_off, file);
 	if (v.end_ns)
 		flags |= SK_F_END;
@@ -380,7 +380,7 @@ void sk_rows_put(struct sk_rows *w, const struct sk_ident *id, const struct corr
 	nat_u64(b, SK_R_OFFSET, v.offset);
 	nat_u64(b, SK_R_BYTES, v.bytes);
 	nat_u64(b, SK_R_RET, (uint64_t)v.ret);
-	nat_u64(b, SK_R_LAT, lat_of(&v));
+	nat_u64(b, SK_R_LAT, stages_lat_of(&v));
 	put_task(w, v.task);
 	put_syscall(w, r, &v, &flags);
 	if (r->kind == CORR_URING)

@@ -24,6 +24,19 @@
 #define SK_POST_BYTES (32u << 20) /* and bytes (compressed) */
 #define SK_POST_EVERY_NS (1000ull * 1000 * 1000) /* a POST a second, at most (pace()) */
 
+/* The retry reasons' names (sink.h): the thread counts them, sink.c and /metrics say them. */
+static const char *const retry_names[SK_RETRY_NR] = {
+	[SK_RETRY_CONNECT] = "connect",	  [SK_RETRY_TIMEOUT] = "timeout",
+	[SK_RETRY_TLS] = "tls",		  [SK_RETRY_IO] = "io",
+	[SK_RETRY_AUTH] = "auth",	  [SK_RETRY_TABLE] = "table",
+	[SK_RETRY_HTTP_4XX] = "http_4xx", [SK_RETRY_HTTP_5XX] = "http_5xx",
+};
+
+const char *sink_retry_name(int reason)
+{
+	return reason >= 0 && reason < SK_RETRY_NR ? retry_names[reason] : "?";
+}
+
 void sk_batch_free(struct sk_batch *b)
 {
 	if (!b)

@@ -44,21 +44,10 @@ static const char *const drop_names[SK_DROP_NR] = {
 	[SK_DROP_SPILL_ERROR] = "spill_error",
 	[SK_DROP_ENCODE] = "encode",
 };
-static const char *const retry_names[SK_RETRY_NR] = {
-	[SK_RETRY_CONNECT] = "connect",	  [SK_RETRY_TIMEOUT] = "timeout",
-	[SK_RETRY_TLS] = "tls",		  [SK_RETRY_IO] = "io",
-	[SK_RETRY_AUTH] = "auth",	  [SK_RETRY_TABLE] = "table",
-	[SK_RETRY_HTTP_4XX] = "http_4xx", [SK_RETRY_HTTP_5XX] = "http_5xx",
-};
 
 const char *sink_drop_name(int reason)
 {
 	return reason >= 0 && reason < SK_DROP_NR ? drop_names[reason] : "?";
-}
-
-const char *sink_retry_name(int reason)
-{
-	return reason >= 0 && reason < SK_RETRY_NR ? retry_names[reason] : "?";
 }
 
 static uint64_t real_ns(void)
@@ -438,7 +427,7 @@ void sink_summary(struct sink *s, FILE *f)
 				(unsigned long long)st.dropped[i]);
 	for (int i = 0; i < SK_RETRY_NR; i++)
 		if (st.retries[i])
-			fprintf(f, "; retries %s %llu", retry_names[i],
+			fprintf(f, "; retries %s %llu", sink_retry_name(i),
 				(unsigned long long)st.retries[i]);
 	fputc('\n', f);
 }

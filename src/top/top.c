@@ -182,44 +182,35 @@ static void top_cmd_init(void)
 	top_rows[n] = &top_help;
 }
 
-/* "iotracer: top: --OPT: MESSAGE"; the usage exit status. */
-static IT_PRINTF(2, 3) int bad(const char *opt, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	it_err("top: --%s: %s", opt, msg);
-	return 2;
-}
-
 static int top_one(void *ctx, int c, const char *arg)
 {
 	struct top *t = ctx;
 	struct cli_src src = { .err = stderr, .cmd = "top" };
+	char list[128];
 	uint64_t v;
 
 	switch (c) {
 	case 'i':
 		if (parse_duration(arg, &t->interval_ns) || t->interval_ns < 10000000ull)
-			return bad("interval", "bad duration '%s' (at least 10ms, e.g. 1s, 500ms)",
-				   arg);
+			return opts_bad_value(NULL, "top", "interval", arg,
+					      "at least 10ms, e.g. 1s, 500ms");
 		return 0;
 	case 'b':
 		t->batch = 1;
 		return 0;
 	case 'n':
 		if (parse_u64(arg, 1, UINT32_MAX, &t->iterations))
-			return bad("iterations", "bad count '%s' (expected N >= 1)", arg);
+			return opts_bad_value(NULL, "top", "iterations", arg, "N >= 1");
 		return 0;
 	case 's':
-		if (tview_sort_of(arg) < 0)
-			return bad("sort",
-				   "bad key '%s' (expected iops, bytes, avg, p99, queue, "
-				   "device)",
-				   arg);
+		if (tview_sort_of(arg) < 0) {
+			const char *keys[TV_SORT_MAX];
+
+			for (int i = 0; i < TV_SORT_MAX; i++)
+				keys[i] = tview_sort_name(i);
+			return opts_bad_value(NULL, "top", "sort", arg, "%s",
+					      opts_keywords(list, sizeof(list), keys, TV_SORT_MAX));
+		}
 		t->view.sort = tview_sort_of(arg);
 		return 0;
 	case 'C':
@@ -227,7 +218,7 @@ static int top_one(void *ctx, int c, const char *arg)
 		return 0;
 	case 'r':
 		if (parse_u64(arg, 1, 100000, &v))
-			return bad("rows", "bad count '%s' (expected 1 to 100000)", arg);
+			return opts_bad_value(NULL, "top", "rows", arg, "1 to 100000");
 		t->rows = (int)v;
 		return 0;
 	case TOP_OPT_GROUP:
@@ -236,8 +227,8 @@ static int top_one(void *ctx, int c, const char *arg)
 				set_group(t, g);
 				return 0;
 			}
-		return bad("group", "bad key '%s' (expected process, cgroup, container, pod, file)",
-			   arg);
+		return opts_bad_value(NULL, "top", "group", arg, "%s",
+				      opts_keywords(list, sizeof(list), group_names, TG_NR));
 	case TOP_OPT_BLAME:
 		t->blame_on = 1;
 		return 0;
@@ -253,12 +244,12 @@ static int check_blame(const struct top *t)
 {
 	if (!t->blame_on)
 		return 0;
-	if (t->o.nr_pids)
-		return bad("blame", "needs every block request of the devices as a culprit: "
-				    "not with -p/--pid (-d DEV is fine)");
-	if (t->o.nr_cgroups)
-		return bad("blame", "needs every block request of the devices as a culprit: "
-				    "not with --cgroup (-d DEV is fine)");
+	if (t->o.nr_pids || t->o.nr_cgroups) {
+		it_err("top: --blame: needs every block request of the devices as a culprit: "
+		       "not with %s (-d DEV is fine)",
+		       t->o.nr_pids ? "-p/--pid" : "--cgroup");
+		return 2;
+	}
 	return 0;
 }
 

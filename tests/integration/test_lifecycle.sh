@@ -136,7 +136,7 @@ true &
 gone=$!
 wait "$gone"
 cli cli_nopid 2 "--pid.*$gone" -p "$gone" -D 1s
-cli cli_bareunit 2 "--min-latency: bad duration '10': a number needs a unit: ns, us, ms, s, m or h" -m 10 -D 1s
+cli cli_bareunit 2 "--min-latency: bad value '10' \\(expected a number with a unit: ns, us, ms, s, m or h, e\\.g\\. 10ms or 10s\\)$" -m 10 -D 1s
 cli cli_badopt 2 '' --no-such-option -D 1s
 timeout -k 5 20 "$IOTRACER" --help >"$IT_TMP/help.out" 2>&1 </dev/null
 rc=$?

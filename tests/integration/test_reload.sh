@@ -11,7 +11,7 @@
 #                    brings it, not again at the next one with the same value (another key
 #                    changed), said again when its value changes (issue 37)
 #   bad_alive        a broken file (bad min-latency): the daemon keeps running ...
-#   bad_log          ... logs one line FILE:LINE: min-latency: bad duration 'abc' ...
+#   bad_log          ... logs one line FILE:LINE: min-latency: bad value 'abc' ...
 #   bad_kept         ... and the old configuration stays: fio run 3 leaves no record
 #   reattach_log     layers = syscall,block (dev A,B): logged as "layers changed: re-attached"
 #   reattach_count   fio run 4 after it: its read records + drops == its IOs
@@ -116,7 +116,7 @@ printf 'dev = %s\n# the threshold below is broken\nmin-latency = abc\n' "$A" >"$
 if hup_wait "reload:"; then
 	check bad_alive "the daemon died after a broken file" proc_alive "$TRACER_PID"
 	line=$(grep "reload:.*min-latency" "$TRACER_ERR" | tail -n 1)
-	check bad_log "logged: '$line'" grep -qF -- "$CONF:3: min-latency: bad duration 'abc'" <<<"$line"
+	check bad_log "logged: '$line'" grep -qF -- "$CONF:3: min-latency: bad value 'abc' (expected e.g. 250us, 10ms, 2s)" <<<"$line"
 else
 	fail bad_alive "no reload line after SIGHUP with a broken file"
 	fail bad_log "no reload line after SIGHUP with a broken file"

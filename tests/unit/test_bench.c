@@ -151,8 +151,8 @@ static void test_tracer_names(void)
 	ASSERT_EQ(tracer_get(&b, "iotracer@/nonexistent/iotracer"), -EINVAL, "PATH not there");
 	ASSERT_EQ(b.ntr, 4, "only good names added");
 	ASSERT_STREQ(tracer_kind_name(b.tr[2].k), "iotracer-nojson", "kind name");
-	ASSERT_EQ(find_tr(&b, "bpftrace-hist"), 3, "find_tr");
-	ASSERT_EQ(find_tr(&b, "bpftrace-print"), -1, "find_tr absent");
+	ASSERT_EQ(tracer_find(&b, "bpftrace-hist"), 3, "find_tr");
+	ASSERT_EQ(tracer_find(&b, "bpftrace-print"), -1, "find_tr absent");
 }
 
 /*
@@ -180,7 +180,7 @@ static void test_unreported_oracles(void)
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		int blk = -1, req = -1;
 
-		unreported_oracles(c[i].layers, &blk, &req);
+		bench_unreported_oracles(c[i].layers, &blk, &req);
 		ASSERT_EQ(blk, c[i].block, c[i].layers);
 		ASSERT_EQ(req, c[i].requests, c[i].layers);
 	}
@@ -220,24 +220,24 @@ static void test_run_unreported(void)
 	r.blk_ios = 784625;
 	r.sum = sum_of(0, 784620, 3, 0);
 	r.tr = 1; /* block alone */
-	run_unreported(&b, &r, &blk, &req);
+	bench_run_unreported(&b, &r, &blk, &req);
 	ASSERT_EQ(blk, 2, "block: stat - records - counted drops");
 	ASSERT_EQ(req, -1, "block: fio's IOs n/a");
 
 	r.sum = sum_of(784621, 0, 0, 0);
 	r.tr = 2; /* syscall alone */
-	run_unreported(&b, &r, &blk, &req);
+	bench_run_unreported(&b, &r, &blk, &req);
 	ASSERT_EQ(blk, -1, "syscall: device stat n/a");
 	ASSERT_EQ(req, 0, "syscall: every fio IO recorded");
 
 	r.sum.rec_block = 784625;
 	r.sum.records = 784621 + 784625;
 	r.tr = 3; /* all layers: both oracles */
-	run_unreported(&b, &r, &blk, &req);
+	bench_run_unreported(&b, &r, &blk, &req);
 	ASSERT_EQ(blk, 0, "all: stat");
 	ASSERT_EQ(req, 0, "all: fio");
 	r.sum.drops = -1;
-	run_unreported(&b, &r, &blk, &req);
+	bench_run_unreported(&b, &r, &blk, &req);
 	ASSERT_TRUE(blk == -1 && req == -1, "no summary: nothing compared");
 }
 
@@ -257,11 +257,11 @@ static void test_tax(void)
 		ASSERT_EQ(tax_run(k, 20000000, &ops, &ns), 0, "tax loop");
 		ASSERT_TRUE(ops >= 2000 && ns >= 20000000, "ops made for the time asked");
 	}
-	ASSERT_EQ(parse_presets("tax", &mask), 0, "tax preset");
+	ASSERT_EQ(bench_parse_presets("tax", &mask), 0, "tax preset");
 	ASSERT_EQ(mask, P_TAX, "tax mask");
-	ASSERT_EQ(parse_presets("all", &mask), 0, "all");
+	ASSERT_EQ(bench_parse_presets("all", &mask), 0, "all");
 	ASSERT_TRUE(mask & P_TAX, "all has tax");
-	ASSERT_TRUE(bench_wls[find_wl("tax-pipe")].tax == TAX_PIPE, "tax-pipe");
+	ASSERT_TRUE(bench_wls[bench_find_wl("tax-pipe")].tax == TAX_PIPE, "tax-pipe");
 
 	memset(&b, 0, sizeof(b));
 	b.none = tracer_get(&b, "none");
@@ -271,7 +271,7 @@ static void test_tax(void)
 	b.runs = calloc(4, sizeof(*b.runs));
 	b.nruns = 4;
 	for (int i = 0; i < 4; i++) {
-		b.runs[i].wl = find_wl("tax-pipe");
+		b.runs[i].wl = bench_find_wl("tax-pipe");
 		b.runs[i].tr = i & 1;
 		b.runs[i].round = i / 2;
 		b.runs[i].ok = 1;
@@ -281,7 +281,7 @@ static void test_tax(void)
 	b.runs[1].tax_ns = 1000;
 	b.runs[2].tax_ns = 1000; /* round 1: none 1000, traced 1500 */
 	b.runs[3].tax_ns = 1500;
-	aggregate(&b, find_wl("tax-pipe"), 1, &a);
+	bench_aggregate(&b, bench_find_wl("tax-pipe"), 1, &a);
 	ASSERT_EQ(a.pairs, 2, "two pairs");
 	ASSERT_TRUE(fabs(a.tax_ratio.min - 1.25) < 1e-9 && fabs(a.tax_ratio.max - 1.5) < 1e-9,
 		    "each round against its own none");
@@ -316,7 +316,8 @@ static void test_checks(void)
 {
 	static struct bench b;
 	struct check c[MAX_CHECKS];
-	int wl = find_wl("max-psync"), tax = find_wl("tax-pipe"), n, noisy = -1, drops = -1;
+	int wl = bench_find_wl("max-psync"), tax = bench_find_wl("tax-pipe"), n, noisy = -1,
+	    drops = -1;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f;
@@ -345,7 +346,7 @@ static void test_checks(void)
 	mk_run(&b, 7, tax, 2, 0, 0, 500);
 	mk_run(&b, 8, tax, 0, 1, 0, 0);
 	mk_run(&b, 9, tax, 2, 1, 0, 0);
-	n = collect_checks(&b, c, MAX_CHECKS);
+	n = bench_collect_checks(&b, c, MAX_CHECKS);
 	for (int i = 0; i < n; i++) {
 		if (strstr(c[i].name, "max rate psync"))
 			noisy = i;
@@ -354,14 +355,15 @@ static void test_checks(void)
 	}
 	if (!ASSERT_TRUE(noisy >= 0 && drops >= 0, "the checks"))
 		goto out;
-	ASSERT_TRUE(check_ok(&c[noisy]) && check_noisy(&c[noisy]), "met, and may flip");
+	ASSERT_TRUE(bench_check_ok(&c[noisy]) && bench_check_noisy(&c[noisy]), "met, and may flip");
 	ASSERT_EQ(c[noisy].pairs, 3, "over 3 pairs");
 	ASSERT_TRUE(fabs(c[noisy].lo - 0.93) < 1e-9 && fabs(c[noisy].hi - 0.97) < 1e-9, "range");
-	ASSERT_TRUE(c[drops].value == 0 && check_ok(&c[drops]), "the tax run's drops left out");
+	ASSERT_TRUE(c[drops].value == 0 && bench_check_ok(&c[drops]),
+		    "the tax run's drops left out");
 	f = open_memstream(&text, &len);
 	if (!ASSERT_TRUE(f != NULL, "memstream"))
 		goto out;
-	print_checks(&b, f);
+	bench_print_checks(&b, f);
 	fclose(f);
 	ASSERT_TRUE(strstr(text, "noise: its 3 pairs ranged 0.930..0.970, across the limit") !=
 			    NULL,
@@ -378,7 +380,7 @@ out:
 static void test_tables(void)
 {
 	static struct bench b;
-	int wl = find_wl("tax-pipe");
+	int wl = bench_find_wl("tax-pipe");
 	char *text = NULL, *l1, *l2;
 	size_t len = 0;
 	FILE *f;
@@ -391,7 +393,7 @@ static void test_tables(void)
 	snprintf(b.tr[2].name, sizeof(b.tr[2].name), "iotracer@/opt/a/very/long/path/to/it-blame");
 	b.tr[2].k = T_IOT;
 	b.tr[0].avail = b.tr[2].avail = 1;
-	tracers_check_tools(&b); /* no build/tax_floor next to an empty exe path */
+	tracer_check_tools(&b); /* no build/tax_floor next to an empty exe path */
 	b.wl_sel[wl] = 1;
 	b.wl_tr[wl][0] = b.wl_tr[wl][1] = b.wl_tr[wl][2] = 1;
 	b.o.pairs = 1;
@@ -403,7 +405,7 @@ static void test_tables(void)
 	f = open_memstream(&text, &len);
 	if (!ASSERT_TRUE(f != NULL, "memstream"))
 		goto out;
-	print_preset_summary(&b, P_TAX, f);
+	bench_print_preset_summary(&b, P_TAX, f);
 	fclose(f);
 	ASSERT_TRUE(strstr(text, "not built: make tools") != NULL, "the make target named");
 	/* header and row: the long name's column ends where its cell does */
@@ -531,7 +533,7 @@ static void test_svg(void)
 		{ "added CPU, % per core", cpu, 3, 0.5, "target 0.5 %" },
 		{ "IOPS lost, %", iops, 2, NAN, NULL },
 	};
-	char *doc = svg_chart("bench <test> & more", p, 2), esc[64];
+	char *doc = bench_svg_chart("bench <test> & more", p, 2), esc[64];
 	const char *why;
 
 	if (!ASSERT_TRUE(doc != NULL, "chart"))
@@ -550,7 +552,7 @@ static void test_svg(void)
 		    "ends with </svg>");
 	free(doc);
 
-	doc = svg_chart("empty", NULL, 0);
+	doc = bench_svg_chart("empty", NULL, 0);
 	ASSERT_TRUE(doc && !xml_check(doc), "empty chart well-formed");
 	free(doc);
 

@@ -72,16 +72,16 @@ static void test_blk_sweep_map(void)
 		if (!ASSERT_OK(bpf_map_update_elem(fd, &e[i].key, &v, BPF_ANY), "fill"))
 			goto out;
 	}
-	ASSERT_EQ(blk_sweep_stale(fd, now, BLK_STALE_NS, 64), 2, "two ended");
+	ASSERT_EQ(ld_blk_sweep_stale(fd, now, BLK_STALE_NS, 64), 2, "two ended");
 	for (int i = 0; i < n; i++) {
 		if (!ASSERT_OK(bpf_map_lookup_elem(fd, &e[i].key, &v), "entry kept"))
 			goto out;
 		ASSERT_EQ(v.live, e[i].stale ? 0 : e[i].live, "live after the sweep");
 	}
-	ASSERT_EQ(blk_sweep_stale(fd, now, BLK_STALE_NS, 64), 0, "a second sweep ends none");
-	ASSERT_EQ(blk_sweep_stale(fd, now + 10 * BLK_STALE_NS, BLK_STALE_NS, 64), 1,
+	ASSERT_EQ(ld_blk_sweep_stale(fd, now, BLK_STALE_NS, 64), 0, "a second sweep ends none");
+	ASSERT_EQ(ld_blk_sweep_stale(fd, now + 10 * BLK_STALE_NS, BLK_STALE_NS, 64), 1,
 		  "the in-flight one, once old");
-	ASSERT_EQ(blk_sweep_stale(fd, now, BLK_STALE_NS, 0), 0, "no key walked: none");
+	ASSERT_EQ(ld_blk_sweep_stale(fd, now, BLK_STALE_NS, 0), 0, "no key walked: none");
 out:
 	close(fd);
 }

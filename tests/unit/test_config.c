@@ -118,14 +118,13 @@ static void test_config_wrong_section(void)
 static void test_config_bad_value(void)
 {
 	bad_file("val1.conf", "# x\ndev = loop0\nmin-latency = abc\n",
-		 ":3: min-latency: bad duration 'abc' (expected e.g. 250us, 10ms, 2s)");
+		 ":3: min-latency: bad value 'abc' (expected e.g. 250us, 10ms, 2s)");
 	bad_file("val2.conf", "dev = loop9\n", ":1: dev: no block device 'loop9'");
 	bad_file("val3.conf", "no-live = maybe\n",
 		 ":1: no-live: bad value 'maybe' (expected yes or no)");
 	bad_file("val4.conf", "\n\n[link]\nmode = sideways\n",
-		 ":4: mode: bad mode 'sideways' (expected standalone, guest or host)");
-	bad_file("val5.conf", "sample =\n",
-		 ":1: sample: bad sample rate '' (expected N >= 1: 1 in N)");
+		 ":4: mode: bad value 'sideways' (expected standalone, guest, host)");
+	bad_file("val5.conf", "sample =\n", ":1: sample: bad value '' (expected N >= 1: 1 in N)");
 }
 
 static void test_config_cannot_read(void)

@@ -179,13 +179,14 @@ static void test_filter_min_latency(void)
 		ASSERT_EQ(o.min_lat_ns, 10000000, "10 ms");
 		ASSERT_EQ(cli_filter('m', "0", &o, &src), CLI_RUN, "-m 0");
 		fclose(f);
-		ASSERT_STREQ(err,
-			     offline ?
-				     "iotracer: report: --min-latency: bad duration '10': a number "
-				     "needs a unit: ns, us, ms, s, m or h (e.g. 10ms or 10s)\n" :
-				     "iotracer: --min-latency: bad duration '10': a number needs a "
-				     "unit: ns, us, ms, s, m or h (e.g. 10ms or 10s)\n",
-			     "message");
+		ASSERT_STREQ(
+			err,
+			offline ?
+				"iotracer: report: --min-latency: bad value '10' (expected a number "
+				"with a unit: ns, us, ms, s, m or h, e.g. 10ms or 10s)\n" :
+				"iotracer: --min-latency: bad value '10' (expected a number with a "
+				"unit: ns, us, ms, s, m or h, e.g. 10ms or 10s)\n",
+			"message");
 		free(err);
 		cli_free(&o);
 	}
@@ -213,31 +214,75 @@ static void test_filter_offline(void)
 	cli_free(&o);
 }
 
+/* report_main(argc, argv) with its stderr into buf (n bytes). Returns its exit status. */
+static int run_report(int argc, char **argv, char *buf, size_t n)
+{
+	char path[] = "/tmp/it_opts_XXXXXX";
+	int fd = mkstemp(path), saved = dup(2), ret;
+	ssize_t got;
+
+	buf[0] = '\0';
+	if (!ASSERT_TRUE(fd >= 0 && saved >= 0, "temp file"))
+		return -1;
+	fflush(stderr);
+	dup2(fd, 2);
+	ret = report_main(argc, argv);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	got = pread(fd, buf, n - 1, 0);
+	buf[got > 0 ? got : 0] = '\0';
+	close(fd);
+	unlink(path);
+	return ret;
+}
+
 /* report_main: `report -m 10` is refused (exit 2, one line and the Try line on stderr). */
 static void test_report_min_latency(void)
 {
 	char *argv[] = { "report", "-m", "10", "/nonexistent", NULL };
-	char path[] = "/tmp/it_opts_XXXXXX", buf[512];
-	int fd = mkstemp(path), saved = dup(2), ret;
-	ssize_t n;
+	char buf[512];
 
-	if (!ASSERT_TRUE(fd >= 0 && saved >= 0, "temp file"))
-		return;
-	fflush(stderr);
-	dup2(fd, 2);
-	ret = report_main(4, argv);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	buf[n > 0 ? n : 0] = '\0';
-	close(fd);
-	unlink(path);
-	ASSERT_EQ(ret, 2, "exit 2");
+	ASSERT_EQ(run_report(4, argv, buf, sizeof(buf)), 2, "exit 2");
 	ASSERT_STREQ(buf,
-		     "iotracer: report: --min-latency: bad duration '10': a number needs a unit: "
-		     "ns, us, ms, s, m or h (e.g. 10ms or 10s)\n",
+		     "iotracer: report: --min-latency: bad value '10' (expected a number with a "
+		     "unit: ns, us, ms, s, m or h, e.g. 10ms or 10s)\n",
 		     "one line naming it");
+}
+
+/* The one bad-value wording (lib/opts.c), and report's keyword lists from their tables. */
+static void test_bad_value(void)
+{
+	static const char *const names[] = { "a", NULL, "bc" };
+	char *by[] = { "report", "--by", "nobody", "/nonexistent", NULL };
+	char *stage[] = { "report", "--stage", "q2x", "/nonexistent", NULL };
+	char buf[512], small[4];
+	size_t len = 0;
+	char *err = NULL;
+	FILE *f = open_memstream(&err, &len);
+
+	if (!ASSERT_TRUE(f != NULL, "memstream"))
+		return;
+	ASSERT_EQ(opts_bad_value(f, "top", "sort", "x", "%s, %d", "iops", 3), 2, "exit 2");
+	ASSERT_EQ(opts_bad_value(f, NULL, "mode", "y", "one"), 2, "exit 2");
+	fclose(f);
+	ASSERT_STREQ(err,
+		     "iotracer: top: --sort: bad value 'x' (expected iops, 3)\n"
+		     "iotracer: --mode: bad value 'y' (expected one)\n",
+		     "the wording");
+	free(err);
+	ASSERT_STREQ(opts_keywords(buf, sizeof(buf), names, 3), "a, bc", "NULL skipped");
+	ASSERT_STREQ(opts_keywords(small, sizeof(small), names, 3), "a, ", "cut, terminated");
+	ASSERT_STREQ(opts_bad_msg(small, sizeof(small), "arg", "x"), "bad", "cut, terminated");
+	ASSERT_EQ(run_report(4, by, buf, sizeof(buf)), 2, "--by exit 2");
+	ASSERT_STREQ(
+		buf,
+		"iotracer: report: --by: bad value 'nobody' (expected cgroup, pid, comm, file)\n",
+		"--by");
+	ASSERT_EQ(run_report(4, stage, buf, sizeof(buf)), 2, "--stage exit 2");
+	ASSERT_STREQ(buf,
+		     "iotracer: report: --stage: bad value 'q2x' (expected total, q2c, q2d, d2c)\n",
+		     "--stage");
 }
 
 int main(void)
@@ -249,5 +294,6 @@ int main(void)
 	RUN_TEST(test_filter_min_latency);
 	RUN_TEST(test_filter_offline);
 	RUN_TEST(test_report_min_latency);
+	RUN_TEST(test_bad_value);
 	return unit_result();
 }
