@@ -277,7 +277,7 @@ static void test_bad_value(void)
 	ASSERT_EQ(run_report(4, by, buf, sizeof(buf)), 2, "--by exit 2");
 	ASSERT_STREQ(
 		buf,
-		"iotracer: report: --by: bad value 'nobody' (expected cgroup, pid, comm, file)\n",
+		"iotracer: report: --by: bad value 'nobody' (expected file, cgroup, pod, pid, comm)\n",
 		"--by");
 	ASSERT_EQ(run_report(4, stage, buf, sizeof(buf)), 2, "--stage exit 2");
 	ASSERT_STREQ(buf,
