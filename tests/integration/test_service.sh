@@ -91,7 +91,7 @@ check shipped "exit $rc ($(head -c 300 "$IT_TMP/shipped.err" | tr '\n' ' ')), $s
 ver=$("$IOTRACER" --version | sed 's/^iotracer //')
 port=$(sed -n 's/^metrics = //p' "$h/etc/iotracer.conf")
 sl=$(grep -c ' started: ' "$IT_TMP/shipped.err")
-want="iotracer: $ver started: layers syscall,fs,sched,block ("
+want="iotracer: $ver started: layers syscall,fs,sched,block,stack ("
 got=$(grep ' started: ' "$IT_TMP/shipped.err" | head -n 1)
 so=$(sed -n 's/^StandardOutput=//p' "$UNIT")
 check start_line "$sl start lines: '$got' (want one: '${want}N hooks attached); metrics http://$port/metrics; recording /var/lib/iotracer'), StandardOutput=$so" \
@@ -117,8 +117,8 @@ running=0
 ran=() kpids=()
 for k in "${KEYS[@]}"; do
 	case $k in
-	link | listen | qemu-pid | link-key)
-		skip "key_$k" "needs a peer or a QEMU (test_link_auth.sh, test_host_qemu.sh)"
+	link | listen | qemu-pid | link-key | qemu-uprobes | qemu-stages)
+		skip "key_$k" "needs a peer or a QEMU, host mode (test_link_auth.sh, test_host_qemu.sh, the lab's test_modes.sh)"
 		continue
 		;;
 	cgroup)
