@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Who slowed my IO (docs/blame.md): `iotracer report --blame` against an aggressor that is
-# on and off at times the test chose (issue 27's oracle; ~100 s: two 40 s runs).
+# on and off at times the test chose (issue 27's oracle; ~70 s: two runs of 4 phases of
+# BLAME_PHASE (6) s, 24 s; the schedule below in phases of 10 s for the reading).
 # One loop device (direct IO, over a file on the root file system) with an ext4. Three
 # cgroups of the machine's cgroup2 mount: V, A, B. Each fio process joins its cgroup
 # before it execs; each has its own file:
@@ -46,6 +47,7 @@ it_require_all fio jq findmnt mkfs.ext4 fallocate curl ss
 mk_cgroups V A B
 note "cgroups: V ${REL[V]}, A ${REL[A]}, B ${REL[B]}"
 VIOPS=${BLAME_VIOPS:-500}
+P=${BLAME_PHASE:-6} # s: off, A, off, A+B (windows shrunk by 1 s each side: 4 s, ~2000 of V's reads)
 
 # fio_in CGROUP NAME OUT FIO-ARGS...: a fio process that joins CGROUP before it execs
 declare -A FPID
@@ -192,7 +194,7 @@ share_check() {
 	fi
 }
 
-# run_blame RUN MODE: the 40 s schedule, the tracer, the windows, the checks
+# run_blame RUN MODE: the 4-phase schedule, the tracer, the windows, the checks
 run_blame() {
 	local run=$1 mode=$2 j v0 v1 a10 a11 a20 a21 b0 b1
 	local -a aargs bargs
@@ -216,10 +218,10 @@ run_blame() {
 	fi
 	fio_in "${CG[V]}" v "$IT_TMP/$run.v.json" --filename="$mnt/v.dat" --direct=1 --readonly \
 		--ioengine=psync --rw=randread --bs=4k --size=64M --rate_iops="$VIOPS" \
-		--time_based --runtime=40 --randrepeat=0
-	fio_in "${CG[A]}" a1 "$IT_TMP/$run.a1.json" "${aargs[@]}" --startdelay=10 --runtime=10
-	fio_in "${CG[A]}" a2 "$IT_TMP/$run.a2.json" "${aargs[@]}" --startdelay=30 --runtime=10
-	fio_in "${CG[B]}" b "$IT_TMP/$run.b.json" "${bargs[@]}" --startdelay=30 --runtime=10
+		--time_based --runtime=$((4 * P)) --randrepeat=0
+	fio_in "${CG[A]}" a1 "$IT_TMP/$run.a1.json" "${aargs[@]}" --startdelay="$P" --runtime="$P"
+	fio_in "${CG[A]}" a2 "$IT_TMP/$run.a2.json" "${aargs[@]}" --startdelay=$((3 * P)) --runtime="$P"
+	fio_in "${CG[B]}" b "$IT_TMP/$run.b.json" "${bargs[@]}" --startdelay=$((3 * P)) --runtime="$P"
 	for j in v a1 a2 b; do
 		bg_wait "${FPID[$j]}" 90
 		((BG_RC == 0)) || fail_all "$run: fio $j exited $BG_RC: $(tail -c 300 "$IT_TMP/fio.$j.out" | tr '\n' ' ')"
@@ -274,10 +276,10 @@ run_blame() {
 	read -r wait self oth fa fb < <(victim_figures "$IT_TMP/$run.on_a.json")
 	local on_share both_share
 	on_share=$(awk -v a="${fa:-0}" -v s="${self:-0}" -v o="${oth:-0}" 'BEGIN { printf "%.3f", (s + o) ? a / (s + o) : 0 }')
-	note "blame $run A-on 10-20 s: V wait ${wait:-0} ns, blamed self ${self:-0} + others ${oth:-0}, A ${fa:-0}: A's share of the blamed $on_share"
+	note "blame $run A-on P-2P: V wait ${wait:-0} ns, blamed self ${self:-0} + others ${oth:-0}, A ${fa:-0}: A's share of the blamed $on_share"
 	read -r wait self oth fa fb < <(victim_figures "$IT_TMP/$run.both.json")
 	both_share=$(awk -v a="${fa:-0}" -v b="${fb:-0}" -v s="${self:-0}" -v o="${oth:-0}" 'BEGIN { printf "%.3f", (s + o) ? (a + b) / (s + o) : 0 }')
-	note "blame $run A+B 30-40 s: V wait ${wait:-0} ns, blamed self ${self:-0} + others ${oth:-0}, A ${fa:-0}, B ${fb:-0}: A+B share $both_share"
+	note "blame $run A+B 3P-4P: V wait ${wait:-0} ns, blamed self ${self:-0} + others ${oth:-0}, A ${fa:-0}, B ${fb:-0}: A+B share $both_share"
 	check "${mode}_on" "A-on share $on_share, A+B share $both_share (want >= 0.8 each)" \
 		awk -v x="$on_share" -v y="$both_share" 'BEGIN { exit !(x >= 0.8 && y >= 0.8) }'
 
@@ -287,7 +289,7 @@ run_blame() {
 	split=$(awk -v a="${fa:-0}" -v b="${fb:-0}" -v da="$da" -v db="$db" 'BEGIN {
 		if (!b || !db || !da) { print "nan"; exit }
 		printf "%.3f", (a / b) / (da / db) }')
-	note "blame $run 30-40 s: A:B blamed $(awk -v a="${fa:-0}" -v b="${fb:-0}" 'BEGIN { printf "%.2f", b ? a / b : 0 }'), A:B device time $da:$db ns = $(awk -v a="$da" -v b="$db" 'BEGIN { printf "%.2f", b ? a / b : 0 }'): ratio of ratios $split"
+	note "blame $run 3P-4P: A:B blamed $(awk -v a="${fa:-0}" -v b="${fb:-0}" 'BEGIN { printf "%.2f", b ? a / b : 0 }'), A:B device time $da:$db ns = $(awk -v a="$da" -v b="$db" 'BEGIN { printf "%.2f", b ? a / b : 0 }'): ratio of ratios $split"
 	check "${mode}_split" "ratio of the A:B blame to the A:B device time $split (want 0.75 to 1.25)" \
 		awk -v x="$split" 'BEGIN { exit !(x != "nan" && x >= 0.75 && x <= 1.25) }'
 
@@ -314,11 +316,11 @@ run_blame() {
 			[.[] | select(.type == "request" and .cgroup == $c) | .block[]? |
 			 select(.devno == $d and .dirty.pid != null and
 				(.pid as $x | $ps | index($x) | not))] | length' "$IT_TMP/$run.on_a.json")
-		note "blame $run: block writes charged to A in 10-20 s that the flusher (not A's fio) submitted: $nfl"
+		note "blame $run: block writes charged to A in P-2P that the flusher (not A's fio) submitted: $nfl"
 		check buffered_flusher "no block write of A's pages submitted by another task (flusher) in A's window" \
 			test "${nfl:-0}" -gt 0
 	fi
-	note "report --blame screen, $run, the whole 40 s:"
+	note "report --blame screen, $run, the whole run:"
 	sed -n '/^blame by/,$p' "$IT_TMP/$run.all.txt" | head -n 24 | sed "s/^/# $IT_NAME:   /"
 }
 

@@ -34,7 +34,8 @@
 # LAB_FIO_KERNELS): the syscall layer's file path, no program for non-file calls, and
 # the tax with and without iotracer (`# tax` notes), 1 boot (~55 s under TCG).
 #
-# LAB_FULL=1 adds the arm64 guest (Debian 12's 6.1 arm64 kernel, QEMU virt under
+# LAB_FULL=1 adds the 6.12 boot with kprobes forced (6.12+kprobe: the kprobe method where
+# fentry works; 5.10's boot runs the kprobe method in make test) and the arm64 guest (Debian 12's 6.1 arm64 kernel, QEMU virt under
 # TCG: ~50 s to the driver test; on a machine without the arm64 toolchain
 # fetch.sh runs `make deps-arm64`, which adds the arm64 dpkg architecture) and
 # runs the modes test on 5.10 (~65 s) and on arm64 (~130 s) too: tests/run.sh then
@@ -101,7 +102,7 @@ fi
 t0=$(date +%s)
 rc=0
 if [[ ${LAB_FULL:-0} == 1 && -z ${LAB_KERNELS:-} ]]; then
-	export LAB_KERNELS="$LAB_DRIVERS_DEFAULT 6.1-arm64"
+	export LAB_KERNELS="$LAB_DRIVERS_DEFAULT 6.12+kprobe 6.1-arm64"
 fi
 lab_step "$lab/$target" 2>&1 || rc=$?
 if [[ $target == test_modes.sh && ${LAB_FULL:-0} == 1 ]]; then

@@ -21,7 +21,7 @@ LAB_CACHE_SYSTEM=/var/cache/iotracer-lab
 LAB_SERIES_DEFAULT="5.10 6.1 6.12"
 # test_drivers.sh's boots: the default kernels, 6.12 in guest mode, and 6.12 with kprobes
 # shellcheck disable=SC2034 # read by test_drivers.sh and tests/integration/test_lab.sh
-LAB_DRIVERS_DEFAULT="5.10 6.1 6.12+guest 6.12+kprobe"
+LAB_DRIVERS_DEFAULT="5.10 6.1 6.12+guest" # LAB_FULL=1 adds 6.12+kprobe (forced kprobes) and 6.1-arm64
 
 # Series this machine's apt sources do not carry, and the Debian suite that has
 # them: fetch.sh reads that suite through a private apt configuration under

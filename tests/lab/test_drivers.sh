@@ -1,6 +1,6 @@
 #!/bin/bash
 # shellcheck source-path=SCRIPTDIR
-# test_drivers.sh [SERIES[+METHOD]...]   (default: $LAB_KERNELS or "5.10 6.1 6.12+guest 6.12+kprobe")
+# test_drivers.sh [SERIES[+METHOD]...]   (default: $LAB_KERNELS or "5.10 6.1 6.12+guest"; LAB_FULL: + 6.12+kprobe)
 #   SERIES+METHOD boots SERIES with IOTRACER_PREFER=METHOD in the guest (kprobe: the
 #   kprobe variants of every fentry hook get their coverage)
 #   SERIES+guest runs the guest's iotracer in guest mode (--mode guest --link
