@@ -110,9 +110,9 @@ value_for() {
 	*) echo "" ;;
 	esac
 }
-# Each key's run is its own daemon, sandbox, state dir and port: SERVICE_JOBS (4) of
+# Each key's run is its own daemon, sandbox, state dir and port: SERVICE_JOBS (8) of
 # them at a time, each with its whole -D 2s; checked in key order once all ended.
-jobs=${SERVICE_JOBS:-4}
+jobs=${SERVICE_JOBS:-8}
 running=0
 ran=() kpids=()
 for k in "${KEYS[@]}"; do

@@ -1,6 +1,6 @@
 #!/bin/bash
 # shellcheck source-path=SCRIPTDIR
-# test_modes.sh [TRANSPORT...]   (default: "serial tcp")
+# test_modes.sh [TRANSPORT...]   (default: "serial"; LAB_FULL=1: "serial tcp")
 #
 # Host and guest modes (records joined across the VM link): boot the lab guest (LAB_MODES_KERNEL, default
 # 6.12) with tests/lab/guest-modes.sh while tests/lab/host-modes-hook.sh runs
@@ -75,7 +75,8 @@ CHECKS="run records join offsets order filter reconnect"
 TIMEOUT0=${LAB_TIMEOUT:-150}
 export LAB_G_MCOUNT=${LAB_MODES_MCOUNT:-100}
 export LAB_G_COUNT=${LAB_MODES_COUNT:-150}
-[[ $# -eq 0 ]] && set -- serial tcp
+# tcp (slirp) with LAB_FULL=1: the link code is one over every transport (test_link*)
+[[ $# -eq 0 ]] && { if [[ ${LAB_FULL:-0} == 1 ]]; then set -- serial tcp; else set -- serial; fi; }
 TRANSPORTS=("$@")
 
 # names_of T: the checks of transport T (the first one also carries vsock, metrics and

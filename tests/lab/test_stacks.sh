@@ -3,7 +3,7 @@
 # test_stacks.sh: one request through the storage stacks servers run (issue 42):
 # a partition, dm-linear over two disks, dm-crypt, LVM (dm-linear) on dm-crypt,
 # md raid1 and md raid5 over 3 disks, in one boot per kernel (LAB_STK_KERNELS,
-# "6.1 6.12"; 5.10 under LAB_FULL). The guest script (guest-stacks.sh) makes
+# "6.12"; 6.1 and 5.10 under LAB_FULL). The guest script (guest-stacks.sh) makes
 # the stacks with Debian's dmsetup and mdadm, runs one iotracer over all of them
 # and fio on each stack's top device: direct randread and randwrite, buffered
 # write (fsync at its end) and buffered read. Checks per kernel K and setup S:
@@ -40,7 +40,7 @@ set -uo pipefail
 # shellcheck source=harness.sh
 . "$(dirname "$0")/harness.sh"
 
-KERNELS=${LAB_STK_KERNELS:-6.1 6.12}
+KERNELS=${LAB_STK_KERNELS:-6.12} # 6.1 (md_io_acct, 5.14-6.4) and 5.10 with LAB_FULL=1
 [[ ${LAB_FULL:-0} == 1 ]] && KERNELS=${LAB_STK_KERNELS:-5.10 6.1 6.12}
 [[ $# -gt 0 ]] && KERNELS=$*
 SETUPS=${LAB_STK_SETUPS:-part lin crypt lvc r1 r5}
