@@ -69,6 +69,15 @@ others() { jq -n --argjson p "$1" --argjson i "$2" "$JQ_BLOCKS"'reduce (inputs |
 
 got=$(named "$rpid")
 note "block reads naming reader $rpid: $got bytes"
+# what a short count leaves behind (an intermittent 2.5 MiB short in CI, not found yet):
+# the summary's losses and the block reads by (pid, ino, kind) that do not name the reader
+if ! within_pct "$got" "$rbytes" 2; then
+	note "summary: $(jq -c '{lost, output_lost, unjoined, block_apart, drops: .drops.total, records}' "$SUMMARY")"
+	note "block reads not naming the reader: $(jq -nc --argjson p "$rpid" "$JQ_BLOCKS"'[inputs
+		| select(.type == "request") | . as $r | blocks | select(.op == "read" and .pid != $p)
+		| {pid, ino, kind: $r.kind, bytes}] | group_by([.pid, .ino, .kind])
+		| map({pid: .[0].pid, ino: .[0].ino, kind: .[0].kind, n: length, bytes: (map(.bytes) | add)})' "$J")"
+fi
 check ra_bytes "block reads naming reader $rpid: $got bytes, its read_bytes $rbytes" within_pct "$got" "$rbytes" 2
 read -r nlate nlate_ok < <(jq -rn --argjson p "$rpid" '[inputs | select(.type == "request"
 	and .kind == "block" and .parent != null and .op == "read" and .ino == $i)
