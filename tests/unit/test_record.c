@@ -28,6 +28,7 @@
 #include "report/jsonl.h"
 #include "records/reader.h"
 #include "report/internal.h"
+#include "json_lines.h"
 #include "unit.h"
 
 #define NREQ 3000
@@ -582,25 +583,7 @@ static void on_json(void *ctx, const struct rf_req *q)
 /* The JSON lines of reqs as out_request() writes them; the caller frees. */
 static char *json_of(struct rf_req *reqs, int n, size_t *len)
 {
-	struct it_opts o;
-	struct it_out *out;
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
-
-	cli_defaults(&o);
-	o.live = 0;
-	o.sysfs_root = "/nonexistent";
-	out = f ? out_new(&o, NULL, f, 0) : NULL;
-	for (int i = 0; out && i < n; i++) {
-		struct corr_req r;
-
-		rf_req_view(&reqs[i], &r);
-		out_request(&r, out);
-	}
-	out_free(out);
-	if (f)
-		fclose(f);
-	return buf;
+	return json_lines(reqs, n, len, NULL, NULL);
 }
 
 /* -j lines decoded and written again: the same bytes (numbers below 2^53). */

@@ -29,6 +29,7 @@
 #include "sink/rows.h"
 #include "sink/schema.h"
 #include "sink/sink.h"
+#include "json_lines.h"
 #include "unit.h"
 
 static uint64_t g_rng = 0x2545f4914f6cdd1dull;
@@ -292,32 +293,11 @@ static void note_cg(void *ctx, uint64_t id, const char *path)
 /* The -j lines of n requests, their files named from fn (NULL: none); the caller frees. */
 static char *json_of(struct rf_req *reqs, int n, size_t *len, struct fn_cache *fn)
 {
-	struct out_devnames dn = {
+	const struct out_devnames dn = {
 		.name = dev_name, .serial = dev_serial, .cgroup = cg_name, .ctx = NULL
 	};
-	struct it_opts o;
-	struct it_out *out;
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
 
-	cli_defaults(&o);
-	o.live = 0;
-	o.sysfs_root = "/nonexistent";
-	out = f ? out_new(&o, NULL, f, 0) : NULL;
-	if (out) {
-		out_set_devnames(out, &dn);
-		out_set_fnames(out, fn);
-	}
-	for (int i = 0; out && i < n; i++) {
-		struct corr_req r;
-
-		rf_req_view(&reqs[i], &r);
-		out_request(&r, out);
-	}
-	out_free(out);
-	if (f)
-		fclose(f);
-	return buf;
+	return json_lines(reqs, n, len, &dn, fn);
 }
 
 static const struct sk_ident g_id = { .host = "node-a",
