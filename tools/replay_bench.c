@@ -4,7 +4,7 @@
  * from synthetic ring buffer records (not part of the iotracer binary).
  *
  *   make replay-bench
- *   build/replay_bench [-n REQUESTS] [-o FILE] [-t THREADS] [-r DIR [-z LEVEL]]
+ *   build/replay_bench [-n REQUESTS] [-o FILE] [-t THREADS] [-r DIR [-z LEVEL]] [-f PATH]
  *   valgrind --tool=callgrind --toggle-collect=replay_drain \
  *       --callgrind-out-file=/tmp/replay.cg build/replay_bench -n 200000
  *   callgrind_annotate /tmp/replay.cg | head -40
@@ -32,6 +32,12 @@
  * recorder fed from the emit callback and ticked on every drain as in
  * daemon.c; prints the bytes per request on disk.
  *
+ * -f PATH: file names on (--file-names, docs/json.md "File names"): the
+ * replayed file (7:0, inode 13, a block device node) is named PATH in the
+ * daemon's name cache before the first drain, as a name record would have
+ * it, so every request and block request carries "file" (and the block
+ * requests "file_devno"). Without -f the output is that of --file-names 0.
+ *
  * Prints CPU and wall ns per request of the replay_drain() calls (noisy on
  * a shared machine: count instructions with callgrind instead).
  */
@@ -52,6 +58,7 @@
 #include "iotracer.h"
 #include "records/output.h"
 #include "records/record.h"
+#include "records/fname.h"
 #include "../tests/unit/rng.h" /* unit_rng() */
 
 #define DRAIN_NS (50ull * 1000 * 1000) /* daemon.c: timer period */
@@ -202,8 +209,9 @@ static char *make_request(char *p, struct thread *th, uint64_t enter_ns)
 	b.c_ns = c;
 	b.ino = 13;
 	b.dev = IT_MKDEV(7, 0);
+	b.file_dev = s.dev; /* the file the bio came from: the node's device */
 	b.bytes = 4096;
-	b.flags = IT_F_HAS_Q | IT_F_HAS_G | IT_F_SYNC | IT_F_SAMPLED;
+	b.flags = IT_F_HAS_Q | IT_F_HAS_G | IT_F_SYNC | IT_F_SAMPLED | IT_F_BDEV;
 	b.op = IT_OP_READ;
 	b.origin = IT_ORIG_SYSCALL;
 
@@ -273,7 +281,8 @@ static uint64_t dir_bytes(const char *dir)
 
 static void usage(const char *argv0)
 {
-	fprintf(stderr, "usage: %s [-n REQUESTS] [-o FILE] [-t THREADS] [-r DIR [-z LEVEL]]\n",
+	fprintf(stderr,
+		"usage: %s [-n REQUESTS] [-o FILE] [-t THREADS] [-r DIR [-z LEVEL]] [-f PATH]\n",
 		argv0);
 }
 
@@ -281,7 +290,8 @@ int main(int argc, char **argv)
 {
 	long n = 200000, done = 0, nthreads = 1;
 	const char *path = "/tmp/replay_bench.json", *rec_dir = NULL;
-	const char *rec_level = "0";
+	const char *rec_level = "0", *fname = NULL;
+	struct fn_cache *fn = NULL;
 	int json_given = 0;
 	struct thread threads[MAX_THREADS];
 	uint64_t t = 21600ull * 1000000000ull + 123456789; /* up for 6 hours */
@@ -294,7 +304,7 @@ int main(int argc, char **argv)
 	char *args[16];
 	int c, ret, na = 0;
 
-	while ((c = getopt(argc, argv, "n:o:t:r:z:")) != -1) {
+	while ((c = getopt(argc, argv, "n:o:t:r:z:f:")) != -1) {
 		switch (c) {
 		case 'n':
 			n = atol(optarg);
@@ -311,6 +321,9 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			nthreads = atol(optarg);
+			break;
+		case 'f':
+			fname = optarg;
 			break;
 		default:
 			usage(argv[0]);
@@ -365,6 +378,20 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	d.out = out_new(&o, stdout, json, t);
+	if (fname) {
+		/* what dnames_record() puts for the file's name record */
+		struct fn_key k = { .ino = 13, .dev = IT_MKDEV(7, 0), .bdev = 1 };
+
+		fn = fn_new(8192);
+		if (!fn || fn_put(fn, &k, fname, NULL)) {
+			fprintf(stderr, "out of memory\n");
+			return 1;
+		}
+		if (d.out)
+			out_set_fnames(d.out, fn);
+		if (d.rec)
+			rec_set_fnames(d.rec, fn);
+	}
 	d.corr = d.out ? corr_new(on_request, &d, HOLD_NS, 0) : NULL;
 	/* one drain period of records, with room to spare */
 	ring_cap = (DRAIN_NS / (GAP_NS / 2) + 16) * (RING_REC_SPACE(sizeof(struct it_syscall_rec)) +
@@ -405,6 +432,7 @@ int main(int argc, char **argv)
 		cpu += clock_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
 	}
 	corr_free(d.corr);
+	fn_free(fn);
 	free(ring);
 	ret = json ? fclose(json) : 0;
 	nftw(g_tmp, rm_one, 8, FTW_DEPTH | FTW_PHYS);

@@ -590,6 +590,24 @@ stop:
 	return k == n || !s[k] ? p + k : NULL;
 }
 
+void jw_members(struct jw *w, const char *m, size_t n)
+{
+	char *p;
+
+	if (w->err || !n)
+		return;
+	if (!(w->kind[w->depth] & JW_F_OBJ)) {
+		jw_misuse(w);
+		return;
+	}
+	if (jw_reserve(w, 1 + n))
+		return;
+	p = jw_sep(w, w->buf + w->len);
+	memcpy(p, m, n);
+	jw_commit(w, p + n);
+	jw_more(w);
+}
+
 const char *jw_data(const struct jw *w)
 {
 	if (!w->buf)

@@ -58,6 +58,12 @@ void jw_bool(struct jw *w, const char *key, int v);
 void jw_null(struct jw *w, const char *key);
 void jw_double(struct jw *w, const char *key, double v); /* %.6g; NaN/inf -> null */
 void jw_hex(struct jw *w, const char *key, uint64_t v); /* "0x1a2b" */
+/*
+ * Members written once and kept ("k":v,"k2":v2: another writer's object
+ * without its braces), added to the current object as they are, with one
+ * copy: the caller vouches that they are JSON. n == 0 adds nothing.
+ */
+void jw_members(struct jw *w, const char *m, size_t n);
 
 const char *jw_data(const struct jw *w); /* "" before anything is written */
 size_t jw_len(const struct jw *w);
@@ -309,6 +315,24 @@ static inline __attribute__((always_inline)) void jw_bool_lit(struct jw *w, cons
 	jw_lit_commit(w, p);
 }
 
+/* jw_members() in an object with room: the separator and one copy. */
+static inline __attribute__((always_inline)) void jw_members_inline(struct jw *w, const char *m,
+								    size_t n)
+{
+	unsigned char f = w->kind[w->depth];
+	char *p;
+
+	if (__builtin_expect(!(f & JW_F_OBJ) || !n || w->cap - w->len <= 1 + n, 0)) {
+		jw_members(w, m, n);
+		return;
+	}
+	p = w->buf + w->len;
+	*p = ',';
+	p += f & JW_F_MORE;
+	memcpy(p, m, n);
+	jw_lit_commit(w, p + n);
+}
+
 #ifndef JW_NO_LIT_MACROS
 /* Byte i of the constant string k is plain (see jw_plain in jsonw.c) or past its end. */
 #define JW_LIT_C(k, i)                                                                      \
@@ -346,6 +370,7 @@ static inline __attribute__((always_inline)) void jw_bool_lit(struct jw *w, cons
 	(JW_LIT(key)  ? jw_arr_begin_lit((w), (key), JW_LEN(key)) : \
 	 JW_NULL(key) ? jw_arr_begin_elem(w) :                      \
 			jw_arr_begin((w), (key)))
+#define jw_members(w, m, n) jw_members_inline((w), (m), (n))
 #define jw_obj_end(w) jw_obj_end_inline(w)
 #define jw_arr_end(w) jw_arr_end_inline(w)
 #define jw_str(w, key, v)                                                                  \

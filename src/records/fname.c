@@ -5,12 +5,14 @@
  * doubly linked list (indices) orders them by use, most recent first.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "iotracer.h"
 #include "records/corr.h"
 #include "records/fname.h"
+#include "lib/jsonw.h"
 
 #define FN_NIL UINT32_MAX
 #define FN_MIN_CAP 64
@@ -39,11 +41,6 @@ static size_t key_hash(const struct fn_key *k, size_t nb)
 	return (size_t)(h & (nb - 1));
 }
 
-static int key_eq(const struct fn_key *a, const struct fn_key *b)
-{
-	return a->ino == b->ino && a->dev == b->dev && a->bdev == b->bdev;
-}
-
 struct fn_cache *fn_new(size_t max)
 {
 	struct fn_cache *c = calloc(1, sizeof(*c));
@@ -55,9 +52,21 @@ struct fn_cache *fn_new(size_t max)
 	return c;
 }
 
+/* The JSON members of e's names (fn_get_json), made again at their next use. */
+static void entry_json_free(struct fn_cache *c, struct fn_entry *e)
+{
+	if (!e->json)
+		return;
+	c->st.bytes -= e->json_dlen;
+	free(e->json);
+	e->json = NULL;
+	e->json_len = e->json_dlen = 0;
+}
+
 static void entry_strings_free(struct fn_cache *c, struct fn_entry *e)
 {
-	c->st.bytes -= strlen(e->file) + 1 + (e->cfile ? strlen(e->cfile) + 1 : 0);
+	entry_json_free(c, e);
+	c->st.bytes -= e->file_len + 1 + (e->cfile ? e->cfile_len + 1 : 0);
 	free(e->file);
 	free(e->cfile);
 	e->file = e->cfile = NULL;
@@ -70,6 +79,7 @@ void fn_free(struct fn_cache *c)
 	for (uint32_t i = c->head; i != FN_NIL; i = c->e[i].next) {
 		free(c->e[i].file);
 		free(c->e[i].cfile);
+		free(c->e[i].json);
 	}
 	free(c->e);
 	free(c->bucket);
@@ -114,7 +124,7 @@ static uint32_t find(const struct fn_cache *c, const struct fn_key *k)
 	if (!c->nb)
 		return FN_NIL;
 	for (uint32_t i = c->bucket[key_hash(k, c->nb)]; i != FN_NIL; i = c->e[i].hnext)
-		if (key_eq(&c->e[i].key, k))
+		if (fn_key_eq(&c->e[i].key, k))
 			return i;
 	return FN_NIL;
 }
@@ -202,7 +212,9 @@ static int set_strings(struct fn_cache *c, struct fn_entry *e, const char *file,
 		entry_strings_free(c, e);
 	e->file = f;
 	e->cfile = cf;
-	c->st.bytes += strlen(f) + 1 + (cf ? strlen(cf) + 1 : 0);
+	e->file_len = (uint32_t)strlen(f);
+	e->cfile_len = cf ? (uint32_t)strlen(cf) : 0;
+	c->st.bytes += e->file_len + 1 + (cf ? e->cfile_len + 1 : 0);
 	return 0;
 }
 
@@ -241,7 +253,7 @@ int fn_put(struct fn_cache *c, const struct fn_key *k, const char *file, const c
 static void note_miss(struct fn_cache *c, const struct fn_key *k)
 {
 	for (size_t i = 0; i < c->nr_missed; i++)
-		if (key_eq(&c->missed[i], k))
+		if (fn_key_eq(&c->missed[i], k))
 			return;
 	if (c->nr_missed == FN_MISSES) /* the oldest goes */
 		memmove(c->missed, c->missed + 1, (FN_MISSES - 1) * sizeof(c->missed[0]));
@@ -259,31 +271,77 @@ size_t fn_take_misses(struct fn_cache *c, struct fn_key *out, size_t max)
 	return n;
 }
 
-const struct fn_entry *fn_get(struct fn_cache *c, const struct fn_key *k)
+/* fn_get(): k's entry index (FN_NIL: a miss), the entry made the most recently used. */
+static inline __attribute__((always_inline)) uint32_t get(struct fn_cache *c,
+							  const struct fn_key *k)
 {
-	uint32_t i;
+	uint32_t i = c->last;
 
-	if (c->last != FN_NIL && key_eq(&c->e[c->last].key, k)) {
-		c->st.hits++;
-		if (c->head != c->last) {
-			lru_unlink(c, c->last);
-			lru_front(c, c->last);
+	if (i == FN_NIL || !fn_key_eq(&c->e[i].key, k)) {
+		i = find(c, k);
+		if (i == FN_NIL) {
+			c->st.misses++;
+			note_miss(c, k);
+			return FN_NIL;
 		}
-		return &c->e[c->last];
-	}
-	i = find(c, k);
-	if (i == FN_NIL) {
-		c->st.misses++;
-		note_miss(c, k);
-		return NULL;
+		c->last = i;
 	}
 	c->st.hits++;
 	if (c->head != i) {
 		lru_unlink(c, i);
 		lru_front(c, i);
 	}
-	c->last = i;
-	return &c->e[i];
+	return i;
+}
+
+const struct fn_entry *fn_get(struct fn_cache *c, const struct fn_key *k)
+{
+	uint32_t i = get(c, k);
+
+	return i == FN_NIL ? NULL : &c->e[i];
+}
+
+/* e's names as JSON members (fn_get_json): an object's, its braces off. 0 or -ENOMEM. */
+static __attribute__((noinline)) int entry_json(struct fn_cache *c, struct fn_entry *e)
+{
+	char devno[24];
+	struct jw w;
+	size_t n, d;
+	int ret = -ENOMEM;
+
+	snprintf(devno, sizeof(devno), "%u:%u", IT_MAJOR(e->key.dev), IT_MINOR(e->key.dev));
+	jw_init(&w);
+	jw_obj_begin(&w, NULL);
+	jw_str(&w, "file", e->file);
+	if (e->cfile)
+		jw_str(&w, "container_file", e->cfile);
+	n = jw_len(&w) - 1;
+	jw_str(&w, "file_devno", devno);
+	d = jw_len(&w) - 1;
+	if (!jw_error(&w) && (e->json = malloc(d))) {
+		memcpy(e->json, jw_data(&w) + 1, d);
+		e->json_len = (uint32_t)n;
+		e->json_dlen = (uint32_t)d;
+		c->st.bytes += d;
+		ret = 0;
+	}
+	jw_free(&w);
+	return ret;
+}
+
+const char *fn_get_json(struct fn_cache *c, const struct fn_key *k, size_t *len, size_t *dlen)
+{
+	uint32_t i = get(c, k);
+	struct fn_entry *e;
+
+	if (i == FN_NIL)
+		return NULL;
+	e = &c->e[i];
+	if (!e->json && entry_json(c, e))
+		return NULL;
+	*len = e->json_len;
+	*dlen = e->json_dlen;
+	return e->json;
 }
 
 const struct fn_entry *fn_peek(const struct fn_cache *c, const struct fn_key *k)
@@ -411,7 +469,7 @@ long fn_index_of(struct fn_index *x, const struct fn_key *k)
 	if ((x->nr + 1) * 2 > x->nb && index_rehash(x, x->nb ? x->nb * 2 : 256))
 		return -1;
 	for (h = key_hash(k, x->nb); x->slot[h]; h = (h + 1) & (x->nb - 1))
-		if (key_eq(&x->k[x->slot[h] - 1], k))
+		if (fn_key_eq(&x->k[x->slot[h] - 1], k))
 			return (long)x->slot[h] - 1;
 	if (x->nr == x->cap) {
 		size_t cap = x->cap ? x->cap * 2 : 64;

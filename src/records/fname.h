@@ -22,10 +22,18 @@ struct fn_key {
 	uint32_t bdev;
 };
 
+static inline int fn_key_eq(const struct fn_key *a, const struct fn_key *b)
+{
+	return a->ino == b->ino && a->dev == b->dev && a->bdev == b->bdev;
+}
+
 struct fn_entry {
 	struct fn_key key;
 	char *file; /* the host's path ("" never: an entry has one) */
 	char *cfile; /* the path its container sees; NULL: none (or the same) */
+	uint32_t file_len, cfile_len; /* their strlen() (cfile NULL: 0) */
+	char *json; /* fn_get_json()'s members, made at its first call; NULL: not yet */
+	uint32_t json_len, json_dlen; /* the names', and with "file_devno" */
 	uint32_t prev, next; /* LRU list (indices; FN_NIL) */
 	uint32_t hnext; /* hash chain */
 };
@@ -34,7 +42,7 @@ struct fn_stats {
 	uint64_t puts; /* names put (new or changed) */
 	uint64_t hits, misses; /* fn_get() */
 	uint64_t evicted; /* forgotten for room */
-	uint64_t entries, bytes; /* now: entries, and the bytes of their strings */
+	uint64_t entries, bytes; /* now: entries, and the bytes of their strings and JSON */
 };
 
 struct fn_cache;
@@ -64,6 +72,16 @@ void fn_set_evict(struct fn_cache *c, void (*fn)(const struct fn_key *k, void *c
 int fn_put(struct fn_cache *c, const struct fn_key *k, const char *file, const char *cfile);
 /* k's names, the entry made the most recently used; NULL: not known (a miss, counted). */
 const struct fn_entry *fn_get(struct fn_cache *c, const struct fn_key *k);
+/*
+ * k's names as the members of a JSON object (docs/json.md), "file":"PATH"
+ * and, where it has one, ,"container_file":"PATH", then
+ * ,"file_devno":"MAJ:MIN" of k's dev (a block request's): escaped once, at
+ * the first call after the names were put, and kept with the entry, so that
+ * a JSON line adds them with one copy (jw_members()). *len: the names'
+ * length, *dlen: with file_devno. Otherwise as fn_get(): the entry made the
+ * most recently used, a miss counted. NULL: not known, or out of memory.
+ */
+const char *fn_get_json(struct fn_cache *c, const struct fn_key *k, size_t *len, size_t *dlen);
 /* k's names without a use (no order change, not counted); NULL: not known. */
 const struct fn_entry *fn_peek(const struct fn_cache *c, const struct fn_key *k);
 /* Forget the n least recently used entries. Returns how many went. */

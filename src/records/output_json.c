@@ -147,6 +147,17 @@ static void json_cgroup(struct it_out *out, const char *key, uint64_t id)
 		jw_str(&out->w, key, cg);
 }
 
+/* A block request's "file_devno" (its file's, or its dirtied pages'): "MAJ:MIN" without printf. */
+static void json_file_devno(struct jw *w, uint32_t dev)
+{
+	char devno[2 * JW_U64_MAX_LEN + 2], *p;
+
+	p = jw_fmt_u64(devno, IT_MAJOR(dev));
+	*p++ = ':';
+	p = jw_fmt_u64(p, IT_MINOR(dev));
+	jw_strn(w, "file_devno", devno, (size_t)(p - devno));
+}
+
 /*
  * Who dirtied the pages a block write carries (docs/json.md: block[].dirty),
  * and the cgroup the kernel charged it to.
@@ -155,7 +166,6 @@ static void json_wb(struct it_out *out, const struct it_block_rec *b)
 {
 	const struct it_wb *wb = &b->wb;
 	struct jw *w = &out->w;
-	char devno[24];
 
 	if (wb->blkcg_id)
 		json_cgroup(out, "blkcg", wb->blkcg_id);
@@ -187,26 +197,41 @@ static void json_wb(struct it_out *out, const struct it_block_rec *b)
 		if (wb->dirty_last_ns && wb->dirty_last_ns <= b->q_ns)
 			jw_u64(w, "age_min_ns", b->q_ns - wb->dirty_last_ns);
 	}
-	snprintf(devno, sizeof(devno), "%u:%u", IT_MAJOR(wb->file_dev), IT_MINOR(wb->file_dev));
-	jw_str(w, "file_devno", devno);
+	json_file_devno(w, wb->file_dev);
 	jw_obj_end(w);
 }
 
-/* "file" and "container_file" (docs/json.md): the names of k, where known. 1: written. */
-static int json_file(struct it_out *out, const struct fn_key *k)
-{
-	const struct fn_entry *e = out->fn ? fn_get(out->fn, k) : NULL;
+/* The file a request's line wrote last, for its block requests of the same file. */
+struct json_fk {
+	struct fn_key key;
+	const char *m; /* NULL: none yet */
+	size_t n, d;
+};
 
-	if (!e)
-		return 0;
-	jw_str(&out->w, "file", e->file);
-	if (e->cfile)
-		jw_str(&out->w, "container_file", e->cfile);
-	return 1;
+/*
+ * "file" and "container_file" (docs/json.md), names on (out->fn): k's names,
+ * where known, as the cache keeps them written (one copy: no escaping per
+ * request), looked up once per line and file (fk); a block request's
+ * "file_devno" of file_dev too (0: none).
+ */
+static void json_file(struct it_out *out, struct json_fk *fk, const struct fn_key *k,
+		      uint32_t file_dev)
+{
+	if (!fk->m || !fn_key_eq(&fk->key, k)) {
+		fk->m = fn_get_json(out->fn, k, &fk->n, &fk->d);
+		fk->key = *k;
+		if (!fk->m)
+			return;
+	}
+	/* the cache's file_devno is k's dev: a block request's own file's (fn_blk_key) */
+	jw_members(&out->w, fk->m, file_dev && file_dev == k->dev ? fk->d : fk->n);
+	if (file_dev && file_dev != k->dev)
+		json_file_devno(&out->w, file_dev);
 }
 
-/* Block request i of r, whose file is rk (NULL: none). */
-static void json_block(struct it_out *out, const struct corr_req *r, int i, const struct fn_key *rk)
+/* Block request i of r, whose file is rk (NULL: none; fk: the line's last file). */
+static void json_block(struct it_out *out, const struct corr_req *r, int i, const struct fn_key *rk,
+		       struct json_fk *fk)
 {
 	const struct it_block_rec *b = r->blocks[i];
 	struct jw *w = &out->w;
@@ -222,13 +247,8 @@ static void json_block(struct it_out *out, const struct corr_req *r, int i, cons
 	jw_u64(w, "bytes", b->bytes);
 	jw_u64(w, "ino", b->ino);
 	/* the file's own file system, for a reader of the line (report: its name's key) */
-	if (fn_blk_key(b, rk, &k) && json_file(out, &k) && b->file_dev) {
-		char devno[24];
-
-		snprintf(devno, sizeof(devno), "%u:%u", IT_MAJOR(b->file_dev),
-			 IT_MINOR(b->file_dev));
-		jw_str(w, "file_devno", devno);
-	}
+	if (out->fn && fn_blk_key(b, rk, &k))
+		json_file(out, fk, &k, b->file_dev);
 	jw_u64(w, "q_ns", b->q_ns);
 	if (b->flags & IT_F_HAS_G)
 		jw_u64(w, "q2g_ns", b->g_ns - b->q_ns);
@@ -259,7 +279,8 @@ void out_json_request(struct it_out *out, const struct corr_req *r, const struct
 	size_t mark = jw_len(w);
 	uint64_t ts = v->end_ns ? v->end_ns : v->start_ns;
 	struct fn_key rk;
-	int has_rk = fn_req_key(r, &rk);
+	int has_rk = out->fn && fn_req_key(r, &rk); /* names off: no file keys */
+	struct json_fk fk = { .m = NULL };
 
 	if (!mark)
 		out->batch_ts = ts;
@@ -277,7 +298,7 @@ void out_json_request(struct it_out *out, const struct corr_req *r, const struct
 	out_json_dev(out, v->dev);
 	jw_u64(w, "ino", v->ino);
 	if (has_rk)
-		json_file(out, &rk);
+		json_file(out, &fk, &rk, 0);
 	if (v->offset != CORR_NO_OFFSET)
 		jw_u64(w, "offset", v->offset);
 	jw_u64(w, "bytes", v->bytes);
@@ -347,7 +368,7 @@ void out_json_request(struct it_out *out, const struct corr_req *r, const struct
 	}
 	jw_arr_begin(w, "block");
 	for (int i = 0; i < r->nr_blocks; i++)
-		json_block(out, r, i, has_rk ? &rk : NULL);
+		json_block(out, r, i, has_rk ? &rk : NULL, &fk);
 	jw_arr_end(w);
 	if (r->nr_blocks_apart)
 		jw_u64(w, "block_apart", r->nr_blocks_apart);

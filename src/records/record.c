@@ -358,66 +358,62 @@ static void note_cgroup(struct recorder *rc, uint64_t id)
 	note_ctnames(rc, path);
 }
 
-/* Whether file k was announced in this block; if not, it is from now on (slot full: again). */
-static int file_announced(struct recorder *rc, const struct fn_key *k)
+/* File k's slot among the files announced in this block (a hash of slots: one evicts another). */
+static struct fn_key *file_slot(struct recorder *rc, const struct fn_key *k)
 {
 	size_t h = (size_t)((k->ino * 0x9e3779b97f4a7c15ull ^ k->dev) >> 7) % REC_BLOCK_FILES;
-	struct fn_key *s = &rc->files[h];
 
-	if (s->ino == k->ino && s->dev == k->dev && s->bdev == k->bdev)
-		return 1;
-	*s = *k;
-	return 0;
+	return &rc->files[h];
 }
 
-/* Announce the names of file k in this block if it is not yet (and they are known). */
-static void note_file(struct recorder *rc, const struct fn_key *k)
+/*
+ * The files a request names: its own, then its block requests' (one in a
+ * row once: they are mostly the request's). Returns how many went to k.
+ */
+static int req_files(const struct corr_req *r, int nb, struct fn_key *k)
 {
-	const struct fn_entry *e = fn_peek(rc->fn, k);
+	struct fn_key rk, bk;
+	int has = fn_req_key(r, &rk), n = 0;
 
-	if (!e || file_announced(rc, k))
-		return;
-	rc->raw_len = (size_t)(rf_put_fname(rc->raw + rc->raw_len, k->ino, k->dev, k->bdev, e->file,
-					    e->cfile) -
-			       rc->raw);
-}
-
-/* The names of the request's files, and of its block requests'. */
-static void note_files(struct recorder *rc, const struct corr_req *r, int nb)
-{
-	struct fn_key rk, k;
-	int has = fn_req_key(r, &rk);
-
-	if (!rc->fn)
-		return;
 	if (has)
-		note_file(rc, &rk);
+		k[n++] = rk;
 	for (int i = 0; i < nb; i++)
-		if (fn_blk_key(r->blocks[i], has ? &rk : NULL, &k))
-			note_file(rc, &k);
+		if (fn_blk_key(r->blocks[i], has ? &rk : NULL, &bk) &&
+		    !(n && fn_key_eq(&k[n - 1], &bk)))
+			k[n++] = bk;
+	return n;
 }
 
-/* The bytes the names of the request's files take in a block (announced or not). */
-static size_t files_room(struct recorder *rc, const struct corr_req *r, int nb)
+/* Announce the names of the files k[0..n) in this block where they are not yet (and known). */
+static void note_files(struct recorder *rc, const struct fn_key *k, int n)
 {
-	struct fn_key rk, k;
-	int has = fn_req_key(r, &rk);
-	size_t n = 0;
+	for (int i = 0; i < n; i++) {
+		struct fn_key *s = file_slot(rc, &k[i]);
+		const struct fn_entry *e;
 
-	if (!rc->fn)
-		return 0;
-	for (int i = -1; i < nb; i++) {
-		const struct fn_key *p = i < 0 ? (has ? &rk : NULL) :
-					 fn_blk_key(r->blocks[i], has ? &rk : NULL, &k) ? &k :
-											  NULL;
-		const struct fn_entry *e = p ? fn_peek(rc->fn, p) : NULL;
-
-		/* tag, length, three varints, two strings with their lengths */
-		if (e)
-			n += 1 + 3 + 16 + 2 + strlen(e->file) + 2 +
-			     (e->cfile ? strlen(e->cfile) : 0);
+		if (fn_key_eq(s, &k[i]) || !(e = fn_peek(rc->fn, &k[i])))
+			continue;
+		*s = k[i];
+		rc->raw_len = (size_t)(rf_put_fname(rc->raw + rc->raw_len, k[i].ino, k[i].dev,
+						    k[i].bdev, e->file, e->cfile) -
+				       rc->raw);
 	}
-	return n;
+}
+
+/* The bytes the names of the files k[0..n) not announced in this block take there. */
+static size_t files_room(struct recorder *rc, const struct fn_key *k, int n)
+{
+	size_t room = 0;
+
+	for (int i = 0; i < n; i++) {
+		const struct fn_entry *e;
+
+		if (fn_key_eq(file_slot(rc, &k[i]), &k[i]) || !(e = fn_peek(rc->fn, &k[i])))
+			continue;
+		/* tag, length, three varints, two strings with their lengths */
+		room += 1 + 3 + 16 + 2 + e->file_len + 2 + e->cfile_len;
+	}
+	return room;
 }
 
 static uint64_t req_cgroup(const struct corr_req *r)
@@ -467,15 +463,19 @@ void rec_request(struct recorder *rc, const struct corr_req *r)
 {
 	uint64_t start, end;
 	int nb = r->nr_blocks < CORR_MAX_BLOCKS ? r->nr_blocks : CORR_MAX_BLOCKS;
+	struct fn_key files[1 + CORR_MAX_BLOCKS];
+	int nf;
 
 	if (r->kind == CORR_BLOCK && !r->nr_blocks)
 		return; /* out_request() writes no line for it either */
+	nf = rc->fn ? req_files(r, nb, files) : 0;
 	/* cgroups: the request's, and per block its submitter's, dirtier's and blkcg */
 	if (rc->raw_len + RF_REQ_MAX + (size_t)(nb + 1) * RF_DEV_MAX +
-		    (size_t)(3 * nb + 1) * (RF_CG_MAX + 2 * RF_CTNAME_MAX) + files_room(rc, r, nb) >
+		    (size_t)(3 * nb + 1) * (RF_CG_MAX + 2 * RF_CTNAME_MAX) +
+		    files_room(rc, files, nf) >
 	    rc->raw_cap)
 		flush_block(rc, rc->last_flush_ns, 1);
-	note_files(rc, r, nb);
+	note_files(rc, files, nf);
 	note_dev(rc, req_dev(r));
 	note_cgroup(rc, req_cgroup(r));
 	for (int i = 0; i < nb; i++) {

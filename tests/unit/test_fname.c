@@ -15,6 +15,8 @@
 #include "records/fnres.h"
 #include "records/mountinfo.h"
 #include "records/recfmt.h"
+#include "lib/json.h"
+#include "lib/jsonw.h"
 #include "lib/procfs.h"
 #include "unit.h"
 
@@ -122,6 +124,79 @@ static void test_cache(void)
 	ASSERT_EQ(st.entries, 90, "entries");
 	ASSERT_EQ(st.evicted, 211, "evicted");
 	ASSERT_EQ(st.misses, 1, "misses (peek does not count)");
+	fn_free(c);
+}
+
+/* "{" members "}" parsed by the reader (lib/json.c): NULL when not JSON. */
+static struct json *members(const char *m, size_t n)
+{
+	char buf[512];
+
+	if (n + 3 > sizeof(buf))
+		return NULL;
+	buf[0] = '{';
+	memcpy(buf + 1, m, n);
+	buf[n + 1] = '}';
+	return json_parse(buf, n + 2);
+}
+
+/* fn_get_json(): the names as JSON members, escaped once, made again after new names. */
+static void test_json(void)
+{
+	/* a quote, a backslash, a control character, UTF-8: read back as they are */
+	const char *odd = "/mnt/t/a \"q\" \\ \x01 \xc3\xa9.dat";
+	const char *bad = "/mnt/t/\xff";
+	struct fn_cache *c = fn_new(4);
+	struct fn_key k = key(5), k2 = key(6);
+	struct fn_stats st;
+	struct json *v;
+	const char *m;
+	size_t n = 0, d = 0;
+	struct jw w;
+
+	if (!ASSERT_TRUE(c != NULL, "new"))
+		return;
+	ASSERT_OK(fn_put(c, &k, odd, "/data/a.dat"), "put");
+	m = fn_get_json(c, &k, &n, &d);
+	if (!ASSERT_TRUE(m != NULL && n < d, "members"))
+		goto out;
+	v = members(m, d);
+	if (ASSERT_TRUE(v != NULL, "JSON, with file_devno")) {
+		ASSERT_STREQ(json_get(v, "file")->str, odd, "file read back");
+		ASSERT_STREQ(json_get(v, "container_file")->str, "/data/a.dat", "container_file");
+		ASSERT_STREQ(json_get(v, "file_devno")->str, "7:3", "file_devno: the key's dev");
+		json_free(v);
+	}
+	v = members(m, n);
+	if (ASSERT_TRUE(v != NULL, "JSON, the names alone")) {
+		ASSERT_TRUE(json_get(v, "file") && json_get(v, "container_file") &&
+				    !json_get(v, "file_devno"),
+			    "file and container_file only");
+		json_free(v);
+	}
+	ASSERT_TRUE(fn_get_json(c, &k, &n, &d) == m, "kept: made once");
+
+	/* new names (a rename): the members follow them */
+	ASSERT_OK(fn_put(c, &k, bad, NULL), "put again");
+	m = fn_get_json(c, &k, &n, &d);
+	jw_init(&w);
+	jw_obj_begin(&w, NULL);
+	jw_str(&w, "file", bad);
+	jw_str(&w, "file_devno", "7:3");
+	jw_obj_end(&w);
+	ASSERT_TRUE(m && d + 2 == jw_len(&w) && !memcmp(jw_data(&w) + 1, m, d),
+		    "as a JSON line writes them (a byte not UTF-8: \\u00ff)");
+	ASSERT_TRUE(m && n == strlen("\"file\":\"/mnt/t/\\u00ff\""), "no container_file");
+	jw_free(&w);
+
+	ASSERT_TRUE(fn_get_json(c, &k2, &n, &d) == NULL, "not known");
+	fn_stats(c, &st);
+	ASSERT_EQ(st.misses, 1, "the miss counted");
+	ASSERT_EQ(st.hits, 3, "the hits counted");
+	ASSERT_EQ(fn_evict(c, 1), 1, "evicted");
+	fn_stats(c, &st);
+	ASSERT_EQ(st.bytes, 0, "every byte given back (names and members)");
+out:
 	fn_free(c);
 }
 
@@ -413,6 +488,7 @@ int main(void)
 {
 	RUN_TEST(test_mountinfo);
 	RUN_TEST(test_cache);
+	RUN_TEST(test_json);
 	RUN_TEST(test_rel);
 	RUN_TEST(test_resolve);
 	RUN_TEST(test_entries);

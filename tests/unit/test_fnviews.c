@@ -79,6 +79,16 @@ static struct fn_cache *names(void)
 	return c;
 }
 
+/* Line i (from 0) of buf, or NULL. */
+static const char *line(const char *buf, int i)
+{
+	while (buf && i--) {
+		buf = strchr(buf, '\n');
+		buf = buf ? buf + 1 : NULL;
+	}
+	return buf;
+}
+
 static void test_json_file(void)
 {
 	struct fn_cache *c = names();
@@ -100,6 +110,15 @@ static void test_json_file(void)
 	out_request(&q.r, out);
 	mk(&q, 2, 99, 2000000, 50000); /* a file of no known name */
 	out_request(&q.r, out);
+	/* a block request of no inode inside the call (an aio iocb's), on another device */
+	mk(&q, 3, 12, 3000000, 50000);
+	q.b.ino = 0;
+	q.b.origin = IT_ORIG_SYSCALL;
+	q.b.file_dev = IT_MKDEV(8, 1);
+	out_request(&q.r, out);
+	mk(&q, 4, 12, 4000000, 50000); /* a block request of another file than its call's */
+	q.b.ino = 11;
+	out_request(&q.r, out);
 	out_free(out);
 	fclose(f);
 	f = NULL;
@@ -113,7 +132,29 @@ static void test_json_file(void)
 			     "its file system");
 		json_free(v);
 	}
-	ASSERT_TRUE(strstr(strchr(buf, '\n'), "\"file\"") == NULL, "no name: no field");
+	{
+		const char *l = line(buf, 1), *fl = l ? strstr(l, "\"file\"") : NULL;
+
+		ASSERT_TRUE(l && (!fl || fl > strchr(l, '\n')), "no name: no field");
+	}
+	v = line(buf, 2) ? json_parse(line(buf, 2), strcspn(line(buf, 2), "\n")) : NULL;
+	if (ASSERT_TRUE(v != NULL, "line 3")) {
+		const struct json *b = json_get(v, "block")->child;
+
+		ASSERT_STREQ(json_get(b, "file")->str, "/var/lib/x/b.dat", "the call's file");
+		ASSERT_STREQ(json_get(b, "file_devno")->str, "8:1", "the block request's file_dev");
+		json_free(v);
+	}
+	v = line(buf, 3) ? json_parse(line(buf, 3), strcspn(line(buf, 3), "\n")) : NULL;
+	if (ASSERT_TRUE(v != NULL, "line 4")) {
+		const struct json *b = json_get(v, "block")->child;
+
+		ASSERT_STREQ(json_get(v, "file")->str, "/var/lib/x/b.dat", "the call's file");
+		ASSERT_STREQ(json_get(b, "file")->str, "/mnt/t/a \"q\".dat", "the block's own");
+		ASSERT_TRUE(!json_get(b, "container_file"), "no container_file of its own");
+		ASSERT_STREQ(json_get(b, "file_devno")->str, "7:3", "its file system");
+		json_free(v);
+	}
 	{
 		struct fn_stats st;
 

@@ -165,6 +165,52 @@ static void test_jw_strn(void)
 	jw_free(&w);
 }
 
+/* Members written before (another writer's object, its braces off), added as they are. */
+static void test_jw_members(void)
+{
+	const char *m = "\"file\":\"/a \\\"q\\\".dat\",\"file_devno\":\"7:3\"";
+	struct jw w;
+	int i;
+
+	jw_init(&w);
+	jw_obj_begin(&w, NULL);
+	jw_members(&w, m, strlen(m)); /* first: no comma */
+	jw_u64(&w, "q_ns", 5);
+	/* a prefix: the names without file_devno */
+	jw_members(&w, m, (size_t)(strstr(m, ",\"file_devno\"") - m));
+	jw_members(&w, m, 0); /* nothing, and no comma */
+	jw_obj_begin(&w, "o");
+	jw_members(&w, m, strlen(m));
+	jw_obj_end(&w);
+	jw_obj_end(&w);
+	ASSERT_OK(jw_error(&w), "no error");
+	ASSERT_STREQ(jw_data(&w),
+		     "{\"file\":\"/a \\\"q\\\".dat\",\"file_devno\":\"7:3\",\"q_ns\":5,"
+		     "\"file\":\"/a \\\"q\\\".dat\","
+		     "\"o\":{\"file\":\"/a \\\"q\\\".dat\",\"file_devno\":\"7:3\"}}",
+		     "members copied in place, commas as for values");
+
+	/* outside an object: misuse, as a value without a key there */
+	jw_reset(&w);
+	jw_members(&w, m, strlen(m));
+	ASSERT_EQ(jw_error(&w), EINVAL, "at the top level");
+	jw_reset(&w);
+	jw_arr_begin(&w, NULL);
+	jw_members(&w, m, strlen(m));
+	ASSERT_EQ(jw_error(&w), EINVAL, "in an array");
+	jw_free(&w);
+
+	/* the general path: the buffer grows under them */
+	jw_init(&w);
+	jw_obj_begin(&w, NULL);
+	for (i = 0; i < 100; i++)
+		jw_members(&w, m, strlen(m));
+	jw_obj_end(&w);
+	ASSERT_OK(jw_error(&w), "grown");
+	ASSERT_EQ(jw_len(&w), 2 + 100 * strlen(m) + 99, "every copy and comma");
+	jw_free(&w);
+}
+
 static void test_jw_misuse(void)
 {
 	struct jw w;
@@ -810,6 +856,7 @@ int main(void)
 	RUN_TEST(test_jw_numbers);
 	RUN_TEST(test_jw_escape);
 	RUN_TEST(test_jw_strn);
+	RUN_TEST(test_jw_members);
 	RUN_TEST(test_jw_misuse);
 	RUN_TEST(test_jw_lines);
 	RUN_TEST(test_jw_growth);
