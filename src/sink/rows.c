@@ -77,8 +77,8 @@ static void put_file(struct sk_rows *w, int col, int ccol, const struct fn_key *
 {
 	const struct fn_entry *e = fname_of(w, k);
 
-	nat_str(&w->req, col, e ? e->file : NULL);
-	nat_str(&w->req, ccol, e ? e->cfile : NULL);
+	nat_strn(&w->req, col, e ? e->file : "", e ? e->file_len : 0);
+	nat_strn(&w->req, ccol, e && e->cfile ? e->cfile : "", e ? e->cfile_len : 0);
 }
 
 /* A device's names, looked up once (a few remembered: a name may change, a device may go). */
