@@ -21,7 +21,8 @@ static unsigned int stage_slot(const char *layer, uint32_t dev, unsigned int op,
 	uint64_t k = ((uint64_t)(uintptr_t)stage << 16) ^ (uint64_t)(uintptr_t)layer ^
 		     ((uint64_t)dev << 32) ^ op;
 
-	return (unsigned int)((k * 0x9e3779b97f4a7c15ull) >> 59) & (STAGES_CACHE - 1);
+	/* the set's first way (an even slot); the second is the next one */
+	return (unsigned int)((k * 0x9e3779b97f4a7c15ull) >> 40) & (STAGES_CACHE - 2);
 }
 
 static int stage_is(const struct stage_stat *s, const char *layer, uint32_t dev, unsigned int op,
@@ -40,6 +41,8 @@ static __attribute__((noinline)) struct stage_stat *stage_find(struct stages *ou
 
 	for (int i = 0; i < out->nr; i++) {
 		if (stage_is(&out->st[i], layer, dev, op, stage)) {
+			/* the set's newest moves to its second way (stage_get) */
+			out->cache[slot + 1] = out->cache[slot];
 			out->cache[slot] = i + 1;
 			return &out->st[i];
 		}
@@ -62,6 +65,7 @@ static __attribute__((noinline)) struct stage_stat *stage_find(struct stages *ou
 		lhist_free(s->total);
 		return NULL;
 	}
+	out->cache[slot + 1] = out->cache[slot];
 	out->cache[slot] = ++out->nr;
 	return s;
 }
@@ -72,6 +76,9 @@ static inline struct stage_stat *stage_get(struct stages *out, const char *layer
 	unsigned int slot = stage_slot(layer, dev, op, stage);
 	int i = out->cache[slot] - 1;
 
+	if (i >= 0 && stage_is(&out->st[i], layer, dev, op, stage))
+		return &out->st[i];
+	i = out->cache[slot + 1] - 1;
 	if (i >= 0 && stage_is(&out->st[i], layer, dev, op, stage))
 		return &out->st[i];
 	return stage_find(out, slot, layer, dev, op, stage);
