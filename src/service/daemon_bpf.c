@@ -50,8 +50,11 @@ static void on_record(void *ctx, void *data, size_t size)
 	struct daemon *d = ctx;
 	int kern = d->ld.kern_hists;
 
-	if (d->fnames && dnames_record(d->fnames, data, size))
-		return; /* a file's name, before the records that name it (by time) */
+	/* a file's name, before the records that name it (by time); the type first: no call a record */
+	if (d->fnames && size >= sizeof(struct it_hdr) &&
+	    ((const struct it_hdr *)data)->type == IT_REC_NAME &&
+	    dnames_record(d->fnames, data, size))
+		return;
 	/* a reload switched the histograms: this record may be from before */
 	if (d->hists_switch_ns && recbuf_end_ns(data, size) < d->hists_switch_ns)
 		kern = d->kern_hists_before;
