@@ -374,7 +374,9 @@ static int daemon_start(struct daemon *d)
 		if (!d->http)
 			return -EADDRINUSE;
 	}
-	ret = daemon_bpf_up(d);
+	ret = daemon_sink_load(d);
+	if (!ret)
+		ret = daemon_bpf_up(d);
 	if (!ret)
 		ret = open_json(d);
 	if (ret)

@@ -101,6 +101,7 @@ void daemon_metrics_tick(struct daemon *d, int force);
 void daemon_cg_note(void *ctx, void *data, size_t size);
 
 /* daemon_sink.c */
+int daemon_sink_load(struct daemon *d);
 /* --sink, with the file names fn (NULL: none) */
 struct fn_cache;
 int daemon_sink_open(struct daemon *d, struct fn_cache *fn);
