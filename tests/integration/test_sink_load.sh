@@ -76,33 +76,24 @@ fi
 _it_kill "$pid_b"
 _it_unregister pids "$pid_b"
 
-want="iotracer: --sink: cannot load libcurl.so.4: "
-"$broken" -q --no-live -l block -d "$(devname "$dev")" --sink "$url" \
-	-D 1s >/dev/null 2>"$IT_TMP/broken.err" </dev/null
-rc=$?
-msg=$(cat "$IT_TMP/broken.err")
-note "--sink with libcurl broken: exit $rc: $msg"
-check broken_lib "exit $rc (want 1), stderr: $msg (want one line: $want...)" \
-	test "$rc" -eq 1 -a "$(grep -c '' "$IT_TMP/broken.err")" -eq 1 -a \
-	"$(grep -cF "$want" "$IT_TMP/broken.err")" -eq 1
+# refused CHECK WANT ARGS...: iotracer ARGS in the namespace with libcurl broken exits 1
+# with one stderr line that starts with WANT
+refused() {
+	local name=$1 want=$2 rc msg
+	shift 2
+	"$broken" "$@" >/dev/null 2>"$IT_TMP/$name.err" </dev/null
+	rc=$?
+	msg=$(cat "$IT_TMP/$name.err")
+	note "$name: exit $rc: $msg"
+	check "$name" "exit $rc (want 1), stderr: $msg (want one line: $want...)" \
+		test "$rc" -eq 1 -a "$(grep -c '' "$IT_TMP/$name.err")" -eq 1 -a \
+		"$(grep -c "^$want" "$IT_TMP/$name.err")" -eq 1
+}
 
+refused broken_lib "iotracer: --sink: cannot load libcurl\.so\.4: " \
+	-q --no-live -l block -d "$(devname "$dev")" --sink "$url" -D 1s
 printf '[sink]\n# nothing answers there\nsink = %s\n' "$url" >"$IT_TMP/sink.conf"
-want="iotracer: $IT_TMP/sink.conf:3: sink: cannot load libcurl.so.4: "
-"$broken" --config "$IT_TMP/sink.conf" -q --no-live -l block \
-	-d "$(devname "$dev")" -D 1s >/dev/null 2>"$IT_TMP/conf.err" </dev/null
-rc=$?
-msg=$(cat "$IT_TMP/conf.err")
-note "the config's sink with libcurl broken: exit $rc: $msg"
-check broken_conf "exit $rc (want 1), stderr: $msg (want one line: $want...)" \
-	test "$rc" -eq 1 -a "$(grep -c '' "$IT_TMP/conf.err")" -eq 1 -a \
-	"$(grep -cF "$want" "$IT_TMP/conf.err")" -eq 1
-
-want="iotracer: report: --from: cannot load libcurl.so.4: "
-"$broken" report --from "$url" >/dev/null 2>"$IT_TMP/report.err" </dev/null
-rc=$?
-msg=$(cat "$IT_TMP/report.err")
-note "report --from with libcurl broken: exit $rc: $msg"
-check broken_report "exit $rc (want 1), stderr: $msg (want one line: $want...)" \
-	test "$rc" -eq 1 -a "$(grep -c '' "$IT_TMP/report.err")" -eq 1 -a \
-	"$(grep -cF "$want" "$IT_TMP/report.err")" -eq 1
+refused broken_conf "iotracer: $IT_TMP/sink\.conf:3: sink: cannot load libcurl\.so\.4: " \
+	--config "$IT_TMP/sink.conf" -q --no-live -l block -d "$(devname "$dev")" -D 1s
+refused broken_report "iotracer: report: --from: cannot load libcurl\.so\.4: " report --from "$url"
 it_end
