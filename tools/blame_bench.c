@@ -122,7 +122,7 @@ static int feed_lines(long iops, long n, int qd)
 
 	cli_defaults(&o);
 	o.live = 0;
-	out = sink ? out_new(&o, NULL, sink, 0) : NULL;
+	out = sink ? out_new(cli_out_config(&o, &(struct out_config){ 0 }), NULL, sink, 0) : NULL;
 	cg = cg_cache_new("/nonexistent");
 	d = out && cg ? dblame_new(cg, -1, out) : NULL;
 	if (!d)

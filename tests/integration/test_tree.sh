@@ -20,12 +20,15 @@
 #                 files (docs/architecture.md, "Parts call down")
 #   lines         every tracked file of src/ and bpf/, and tools/*.c, is at most 800
 #                 lines (wc -l): a longer one is split by job (docs/architecture.md)
+#   includes      the folders of src/ include down: a file includes headers of its own
+#                 folder or of one below it in docs/architecture.md's folder map (its
+#                 rows, top to bottom), never of one above; every folder is in the map
 # SKIP when the repo is not a git checkout (an unpacked tarball has no index to check).
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin no_binaries ignored format commit_msg symbols calls lines
+it_begin no_binaries ignored format commit_msg symbols calls lines includes
 require_cmd git file clang-format nm tsort
 
 cd "$IT_ROOT" || fail_all "cannot cd to $IT_ROOT"
@@ -77,6 +80,27 @@ if [[ -z $long ]]; then
 	pass lines
 else
 	fail lines "over 800 lines: $long"
+fi
+
+# The folders of src/ top to bottom: the folder map's rows (`src/main.c` is main.c).
+order=$(awk -F'|' '/^## / { map = $0 ~ /^## Folder map/ }
+	map && $2 ~ /^ `src\// { f = $2; gsub(/[ `]/, "", f); sub(/^src\//, "", f); sub(/\/$/, "", f); print f }' \
+	docs/architecture.md)
+up=$( {
+	git ls-files -- 'src/*.c' 'src/*.h' | awk '{ print "FILE", $0 }'
+	git grep -n -E '^#include "[a-z_]+/' -- 'src/*.c' 'src/*.h' | sed -E 's/:[0-9]+:#include "/ /; s/".*//'
+} | awk -v order="$order" '
+	BEGIN { n = split(order, o, "\n"); for (i = 1; i <= n; i++) rank[o[i]] = i }
+	function folder(f) { sub(/^src\//, "", f); if (f !~ /\//) return f; sub(/\/.*/, "", f); return f }
+	$1 == "FILE" { d = folder($2); if (!(d in rank) && !(d in told)) { told[d]; print "src/" d " (not in the map)" }; next }
+	{ d = folder($1); h = $2; sub(/\/.*/, "", h)
+	  if ((h in rank) && (d in rank) && rank[h] < rank[d]) print $1 " -> " $2 }')
+if [[ -z $order ]]; then
+	fail includes "no src/ rows in docs/architecture.md's folder map"
+elif [[ -z $up ]]; then
+	pass includes
+else
+	fail includes "$(wc -l <<<"$up") includes up the folder map: $(tr '\n' ' ' <<<"$up")"
 fi
 
 # The module prefixes: a folder of src/ (or a file at its top), then the prefixes its

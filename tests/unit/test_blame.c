@@ -733,7 +733,7 @@ static void test_daemon_records(void)
 	o.live = 0;
 	if (!ASSERT_TRUE(cg && fj, "cache"))
 		goto out;
-	out = out_new(&o, NULL, fj, 0);
+	out = out_new(cli_out_config(&o, &(struct out_config){ 0 }), NULL, fj, 0);
 	d = out ? dblame_new(cg, 1, out) : NULL;
 	if (!ASSERT_TRUE(d, "new"))
 		goto out;
@@ -852,7 +852,8 @@ static void test_daemon_capped(void)
 
 	cli_defaults(&o);
 	o.live = 0;
-	out = cg && sink ? out_new(&o, NULL, sink, 0) : NULL;
+	out = cg && sink ? out_new(cli_out_config(&o, &(struct out_config){ 0 }), NULL, sink, 0) :
+			   NULL;
 	d = out ? dblame_new(cg, 1, out) : NULL;
 	if (!ASSERT_TRUE(d, "new"))
 		goto out;
