@@ -186,12 +186,6 @@ void it_loader_counts(const struct it_loader *ld, uint64_t *drops, uint64_t *cou
 typedef void (*it_loader_hist_fn)(void *ctx, const struct it_hist_key *key,
 				  const struct it_hist_val *val);
 int it_loader_hists(const struct it_loader *ld, it_loader_hist_fn fn, void *ctx);
-/*
- * The kernel's block aggregation (bpf/agg.bpf.h) summed over CPUs from its
- * mappings, into *out (malloc'd, *nr entries): aggmap.c. 0 or -errno.
- */
-struct agg_entry;
-int it_loader_agg(const struct it_loader *ld, struct agg_entry **out, int *nr);
 /* Destroy links and the skeleton; safe on a partly started loader. */
 void it_loader_stop(struct it_loader *ld);
 

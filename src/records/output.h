@@ -135,7 +135,7 @@ int out_error(const struct it_out *out);
 /* JSON lines lost to failed writes (counted, said once, tracing goes on). */
 uint64_t out_json_lost(const struct it_out *out);
 
-/* Names the summaries use (and /metrics, service/metrics.h): "read", "q2c", "ringbuf". */
+/* Names the summaries use (and /metrics, records/metrics.h): "read", "q2c", "ringbuf". */
 const char *out_wb_why_name(unsigned int bit); /* bit i of IT_WB_*; NULL past the last */
 /* Layer of a histogram key: the layer's name, "io_uring" and "aio" for syscall-layer keys. */
 const char *out_khist_layer(const struct it_hist_key *k);

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "records/blame.h"
+#include "blame/blame.h"
 #include "records/cgroup.h"
 #include "records/container.h"
 #include "records/fname.h"

@@ -57,7 +57,7 @@ struct mode_ops {
 	void (*summary)(void *m, int final);
 	/*
 	 * --metrics: append this mode's families to the /metrics text being built
-	 * (service/metrics.h helpers), on the event loop, about once a second
+	 * (records/metrics.h helpers), on the event loop, about once a second
 	 */
 	void (*metrics)(void *m, FILE *f);
 	/* shut down: flush, close links, detach, free */

@@ -25,7 +25,7 @@
 #include "records/uhist.h"
 #include "service/daemon.h"
 #include "service/daemon_int.h"
-#include "service/dblame.h"
+#include "blame/dblame.h"
 #include "service/dnames.h"
 
 /*

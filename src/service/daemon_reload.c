@@ -16,7 +16,7 @@
 #include "service/daemon.h"
 #include "service/daemon_int.h"
 #include "load/loader.h"
-#include "service/metrics.h"
+#include "records/metrics.h"
 #include "records/output.h"
 #include "service/reload.h"
 #include "lib/clock.h"

@@ -109,16 +109,17 @@ fi
 prefixes='
 main.c   main
 bench    bench_ bpfstats_ scrape_ tax_ tracer_
+blame    blame_ dblame_ rb_ tblame_
 lib      abi_ addr_ it_ json_ jw_ keyfile_ log_ opts_ parse_ procfs_ svg_
 load     it_ ld_ khz_
 mode     gpamap_ guest_ guestgpa_ hblame_ host_ hostio_ hostout_ hprobe_ link_ linkauth_ lk_
 mode     qemu_ scope_ vj_ vjoin_ vreq_
-records  agg_ blame_ cg_ corr_ ct_ fn_ fnres_ lhist_ log2h_ mi_ out_ rec_ recbuf_ rf_ rr_
+records  agg_ cg_ corr_ ct_ fn_ fnres_ lhist_ log2h_ metrics_ mi_ out_ rec_ recbuf_ rf_ rr_
 records  stages_ stk_ uhists_ wbsync_
-report   bf_ bk_ ch_ hm_ jl_ pf_ rb_ report_ rp_ slowest_ st_
-service  cli_ config_ daemon_ dblame_ dnames_ metrics_ mfiles_ reload_
+report   bf_ bk_ ch_ hm_ jl_ pf_ report_ rp_ slowest_ st_
+service  cli_ config_ daemon_ dnames_ metrics_ mfiles_ reload_
 sink     nat_ sink_ sk_
-top      tblame_ tfile_ top_ tview_
+top      tfile_ top_ tview_
 '
 objs=()
 while IFS= read -r -d '' o; do

@@ -20,7 +20,7 @@
 #include <zlib.h>
 
 #include "lib/jsonw.h"
-#include "records/blame_json.h"
+#include "blame/blame_json.h"
 #include "service/cli.h"
 #include "records/output.h"
 #include "records/recfmt.h"
