@@ -29,10 +29,11 @@
 #                  check metrics passes (when promtool is there)
 #   metrics_share  run 1's /metrics scraped by a real Prometheus (SKIP without one) with
 #                  configs/iotracer-rules.yml: the dashboard's "who slows whom" panel ranks
-#                  by the victim's share of its wait: its first series is V slowed by A, V's
-#                  top culprit in the rule's device:iotracer_blame_share:rate5m is A, and
-#                  A's (its culprits and its self share, device:iotracer_blame_self_share)
-#                  is not V
+#                  by the victim's share of its wait: its first series is a victim slowed
+#                  by A (V, or B: in 3P-4P A holds ~7x B's device time, so B is A's victim
+#                  too and its share may rank first), V's top culprit in the rule's
+#                  device:iotracer_blame_share:rate5m is A, and A's (its culprits and its
+#                  self share, device:iotracer_blame_self_share) is not V
 #   report_json    each run's report: "blame" lines parse, own + unattributed + self + others
 #                  == wait (within 0.1 %) for every victim
 # shellcheck disable=SC2016 # jq programs in single quotes
@@ -186,7 +187,8 @@ share_check() {
 	read -r pv pc _ <<<"$panel"
 	read -r _ vc _ <<<"$vtop"
 	read -r _ ac _ <<<"$atop"
-	if [[ ${pv:-} == "${REL[V]}" && ${pc:-} == "${REL[A]}" && ${vc:-} == "${REL[A]}" &&
+	if [[ (${pv:-} == "${REL[V]}" || ${pv:-} == "${REL[B]}") && ${pc:-} == "${REL[A]}" &&
+		${vc:-} == "${REL[A]}" &&
 		-n ${ac:-} && ${ac:-} != "${REL[V]}" ]]; then
 		pass metrics_share
 	else
