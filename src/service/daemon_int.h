@@ -83,6 +83,7 @@ int daemon_bpf_connect(struct daemon *d);
 void daemon_bpf_down(struct daemon *d);
 int daemon_watch_bpf(struct daemon *d, int op);
 int daemon_mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err);
+void daemon_ld_config(const struct daemon *d, const struct it_opts *o, struct ld_config *c);
 void daemon_mode_run(struct daemon *d);
 void daemon_drain(struct daemon *d, int final);
 void daemon_read_drops(struct daemon *d, uint64_t *drops);

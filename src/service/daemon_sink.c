@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "service/daemon_int.h"
-#include "service/dblame.h"
+#include "blame/dblame.h"
 #include "lib/jsonw.h"
 #include "lib/log.h"
 #include "records/output.h"
-#include "service/metrics.h"
+#include "records/metrics.h"
 #include "sink/curldl.h"
 #include "sink/sink.h"
 
