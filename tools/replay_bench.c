@@ -377,7 +377,7 @@ int main(int argc, char **argv)
 		if (!d.rec)
 			return 1;
 	}
-	d.out = out_new(&o, stdout, json, t);
+	d.out = out_new(cli_out_config(&o, &(struct out_config){ 0 }), stdout, json, t);
 	if (fname) {
 		/* what dnames_record() puts for the file's name record */
 		struct fn_key k = { .ino = 13, .dev = IT_MKDEV(7, 0), .bdev = 1 };

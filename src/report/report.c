@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "records/blame.h"
+#include "blame/blame.h"
 #include "records/cgroup.h"
 #include "records/container.h"
 #include "records/fname.h"
@@ -498,10 +498,12 @@ static FILE *open_out(const char *opt, const char *path)
 static int rp_start(struct report *rp)
 {
 	struct it_opts io;
+	struct out_config oc;
 	FILE *text = stdout;
 
 	cli_defaults(&io);
 	io.live = 0;
+	cli_out_config(&io, &oc);
 	rr_init(&rp->rr, rp_on_req, rp);
 	rp->rr.blame_fn = rp_on_blame;
 	rp->dn = (struct out_devnames){ .name = rp_dev_name_of,
@@ -514,7 +516,7 @@ static int rp_start(struct report *rp)
 			return 1;
 		if (rp->jf == stdout)
 			text = stderr;
-		rp->jout = out_new(&io, NULL, rp->jf, 0);
+		rp->jout = out_new(&oc, NULL, rp->jf, 0);
 	}
 	if (rp->o.perfetto_path) {
 		rp->pff = open_out("perfetto", rp->o.perfetto_path);
@@ -548,7 +550,7 @@ static int rp_start(struct report *rp)
 			return 1;
 		}
 	}
-	rp->out = out_new(&io, text, NULL, 0);
+	rp->out = out_new(&oc, text, NULL, 0);
 	rp->slowest = slowest_new(rp->o.top);
 	if (!rp->out || !rp->slowest || (rp->o.json_path && !rp->jout)) {
 		it_err("report: out of memory");

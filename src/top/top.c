@@ -25,6 +25,7 @@
 #include "service/cli.h"
 #include "service/dnames.h"
 #include "records/container.h"
+#include "load/aggmap.h"
 #include "load/loader.h"
 #include "records/output.h"
 #include "records/agg.h"
@@ -34,7 +35,7 @@
 #include "lib/log.h"
 #include "lib/parse.h"
 #include "lib/opts.h"
-#include "top/tblame.h"
+#include "blame/tblame.h"
 #include "top/tfile.h"
 #include "top/top.h"
 #include "top/view.h"
@@ -659,6 +660,7 @@ static void totals(struct top *t)
 static int top_start(struct top *t)
 {
 	char mnt[CG_PATH_MAX];
+	struct ld_config c;
 	int ret;
 
 	/*
@@ -670,12 +672,14 @@ static int top_start(struct top *t)
 	/* the stack layer too: a dm/md device's rows, its disks' requests named after their owner */
 	t->o.layers = 1u << IT_L_BLOCK | 1u << IT_L_STACK |
 		      (t->direct_files ? 1u << IT_L_SYSCALL : 0);
-	t->o.top = 1; /* filters.c: the aggregation keyed by process, cgroup and file */
 	/* no per-request records; --blame: a record of every block request */
 	t->o.min_lat_ns = t->blame_on ? 0 : UINT64_MAX;
 	t->o.live = 0;
 	t->o.quiet = 1;
-	ret = it_loader_start(&t->ld, &t->o, stderr);
+	cli_ld_config(&t->o, &c);
+	/* the aggregation keyed by process, cgroup and file (bpf/agg.bpf.h) */
+	c.agg_keys = IT_AGG_ON | IT_AGG_TGID | IT_AGG_CGROUP | IT_AGG_FILE;
+	ret = it_loader_start(&t->ld, &c, stderr);
 	if (!ret)
 		ret = records_start(t);
 	if (t->blame_on)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "records/blame.h"
+#include "blame/blame.h"
 #include "records/cgroup.h"
 #include "records/output.h"
 #include "lib/abi.h"
