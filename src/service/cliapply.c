@@ -403,10 +403,11 @@ static int cli_sink(const struct cli_src *src, int c, const char *arg, struct it
 {
 	char why[256];
 	uint64_t v;
-	char **slot = c == CLI_OPT_SINK	     ? &o->sink_url :
-		      c == CLI_OPT_SINK_AUTH ? &o->sink_auth :
-		      c == CLI_OPT_SINK_CA   ? &o->sink_ca :
-					       &o->sink_spill;
+	char **slot = c == CLI_OPT_SINK		 ? &o->sink_url :
+		      c == CLI_OPT_SINK_AUTH	 ? &o->sink_auth :
+		      c == CLI_OPT_SINK_CA	 ? &o->sink_ca :
+		      c == CLI_OPT_SINK_COMPRESS ? &o->sink_compress :
+						   &o->sink_spill;
 	struct sk_url u;
 
 	switch (c) {
