@@ -208,7 +208,7 @@ static int run_encode(uint64_t n, int enc)
 			uint64_t c = cpu_ns();
 
 			raw.len = z.len = 0;
-			if (nat_block_write(&w.req, &raw) ||
+			if (nat_block_write(&w.req, &raw, NULL) ||
 			    sk_compress(enc, &zc, raw.p, raw.len, &z))
 				return 1;
 			c1 += cpu_ns() - c;

@@ -92,7 +92,7 @@ static void push(struct sink *s, struct sk_rows *w, int t, struct sk_seg *seg)
 	b = calloc(1, sizeof(*b));
 	if (b)
 		sk_sender_spare(&s->q, &b->data);
-	if (!b || blk->oom || nat_block_write(blk, &b->data)) {
+	if (!b || blk->oom || nat_block_write(blk, &b->data, NULL)) {
 		drop(s, SK_DROP_ENCODE, blk->rows);
 		sk_batch_free(b);
 		nat_block_reset(blk);

@@ -321,7 +321,7 @@ static int encode(struct rf_req *reqs, int n, struct nat_buf *buf, struct fn_cac
 		sk_rows_put(&w, &g_id, &r);
 	}
 	if (!err)
-		err = w.req.oom ? -ENOMEM : nat_block_write(&w.req, buf);
+		err = w.req.oom ? -ENOMEM : nat_block_write(&w.req, buf, NULL);
 	sk_rows_free(&w);
 	return err;
 }
@@ -455,7 +455,7 @@ static void test_blame_rows(void)
 		l[i].other_ns = i % 2 ? 555 : 0;
 		sk_rows_blame(&w, &g_id, &l[i], 42);
 	}
-	if (!ASSERT_OK(nat_block_write(&w.blame, &buf), "write") ||
+	if (!ASSERT_OK(nat_block_write(&w.blame, &buf, NULL), "write") ||
 	    !ASSERT_OK(nat_read_block(buf.p, buf.len, &pos, &rb), "read"))
 		goto out;
 	ASSERT_EQ(rb.rows, 20, "rows");
@@ -485,6 +485,87 @@ out:
 	nat_buf_free(&buf);
 	sk_rows_free(&w);
 	fn_free(named);
+}
+
+/*
+ * A block whose values are mostly defaults (put or not: a default is written
+ * only when needed): every value read back is the one put, 0 or "" where none
+ * was, a column of defaults only is left out, and a value put twice spoils
+ * the block (oom) rather than landing in another row.
+ */
+static void test_native_sparse(void)
+{
+	static const struct nat_colspec spec[] = {
+		{ "a", NAT_U64, 0 },   { "s", NAT_STR, 0 },   { "z", NAT_U32, 0 },
+		{ "e.n", NAT_U32, 1 }, { "e.s", NAT_STR, 1 }, { "e.w", NAT_U16, 1 },
+	};
+	enum { ROWS = 300 };
+	struct nat_block b;
+	struct nat_buf buf = { 0 };
+	struct nat_rblock rb = { 0 };
+	size_t pos = 0, changing = 0;
+	int bad = 0, nr[NAT_MAX_GROUPS] = { 0 };
+	uint64_t el = 0;
+
+	if (!ASSERT_OK(nat_block_init(&b, spec, 6), "init"))
+		return;
+	for (int r = 0; r < ROWS; r++) {
+		char str[16];
+
+		nat_u64(&b, 0, r % 7 == 3 ? 1000u + (uint64_t)r : 0);
+		snprintf(str, sizeof(str), "r%d", r);
+		nat_str(&b, 1, r > 250 && r % 5 == 0 ? str : "");
+		nat_u32(&b, 2, 0);
+		nr[1] = r % 4; /* 0 to 3 elements */
+		for (int i = 0; i < nr[1]; i++) {
+			nat_elem(&b, 1, i);
+			nat_u32(&b, 3, i == 2 ? (uint32_t)r : 0);
+			nat_str(&b, 4, i == 1 && r % 3 ? "x" : NULL);
+			nat_u16(&b, 5, (uint16_t)(r + i));
+		}
+		nat_row_end(&b, nr);
+	}
+	ASSERT_TRUE(!b.oom, "no error");
+	if (!ASSERT_OK(nat_block_write(&b, &buf, &changing), "write") ||
+	    !ASSERT_OK(nat_read_block(buf.p, buf.len, &pos, &rb), "read"))
+		goto out;
+	ASSERT_EQ(rb.rows, ROWS, "rows");
+	ASSERT_TRUE(!nat_rcol(&rb, "z"), "a column of defaults is left out");
+	ASSERT_TRUE(changing > 0 && changing <= buf.len, "where the changing columns start");
+	for (uint64_t r = 0; r < ROWS; r++) {
+		char want[16], got[16];
+		uint64_t first, n;
+
+		bad += nat_get(nat_rcol(&rb, "a"), r) != (r % 7 == 3 ? 1000 + r : 0);
+		snprintf(want, sizeof(want), "%s", r > 250 && r % 5 == 0 ? "" : "-");
+		if (want[0] == '-')
+			want[0] = '\0';
+		else
+			snprintf(want, sizeof(want), "r%llu", (unsigned long long)r);
+		sk_rows_str(nat_rcol(&rb, "s"), r, got, sizeof(got));
+		bad += strcmp(want, got) != 0;
+		if (nat_get_elems(nat_rcol(&rb, "e.w"), r, &first, &n) || n != r % 4) {
+			bad++;
+			continue;
+		}
+		for (uint64_t i = 0; i < n; i++, el++) {
+			bad += nat_get(nat_rcol(&rb, "e.n"), first + i) != (i == 2 ? r : 0);
+			sk_rows_str(nat_rcol(&rb, "e.s"), first + i, got, sizeof(got));
+			bad += strcmp(got, i == 1 && r % 3 ? "x" : "") != 0;
+			bad += nat_get(nat_rcol(&rb, "e.w"), first + i) != ((r + i) & 0xffff);
+		}
+	}
+	ASSERT_EQ(bad, 0, "values read back");
+	ASSERT_EQ(el, b.elems[1], "elements");
+	/* a value put twice in one row */
+	nat_block_reset(&b);
+	nat_u64(&b, 0, 5);
+	nat_u64(&b, 0, 6);
+	ASSERT_TRUE(b.oom, "a value put twice spoils the block");
+out:
+	nat_rblock_free(&rb);
+	nat_buf_free(&buf);
+	nat_block_free(&b);
 }
 
 /* A block cut anywhere, or with bytes flipped, is refused or read within its bounds. */
@@ -825,6 +906,7 @@ int main(void)
 {
 	RUN_TEST(test_roundtrip);
 	RUN_TEST(test_blame_rows);
+	RUN_TEST(test_native_sparse);
 	RUN_TEST(test_native_bad);
 	RUN_TEST(test_url);
 	RUN_TEST(test_password);
