@@ -28,7 +28,7 @@
 #include "lib/log.h"
 
 /* The keyword options' values: what they take, and their "expected" lists. */
-static const char *const cli_compress_names[] = { "zstd", "gzip" };
+static const char *const cli_compress_names[] = { "fast", "zstd", "gzip" };
 static const char *const cli_uprobes_names[] = { "auto", "always" };
 static const char *const cli_syscall_hooks_names[] = { "auto", "raw", "percall" };
 static const char *const cli_writeback_names[] = { "files", "pages", "off" };

@@ -340,7 +340,7 @@ static void test_cli_bad_values(void)
 	check_bad("--syscall-hooks", "fentry",
 		  "iotracer: --syscall-hooks: bad value 'fentry' (expected auto, raw, percall)\n");
 	check_bad("--sink-compress", "lz4",
-		  "iotracer: --sink-compress: bad value 'lz4' (expected zstd, gzip)\n");
+		  "iotracer: --sink-compress: bad value 'lz4' (expected fast, zstd, gzip)\n");
 	check_bad("--layers", "foo",
 		  "iotracer: --layers: bad value 'foo' (expected a comma list of syscall, fs, "
 		  "sched, block, nvme, scsi, virtio, qemu, stack, all)\n");

@@ -313,6 +313,7 @@ static int encode(struct rf_req *reqs, int n, struct nat_buf *buf, struct fn_cac
 	};
 	struct sk_rows w;
 	int err = sk_rows_init(&w, &lk);
+	size_t changing;
 
 	for (int i = 0; !err && i < n; i++) {
 		struct corr_req r;
@@ -320,8 +321,8 @@ static int encode(struct rf_req *reqs, int n, struct nat_buf *buf, struct fn_cac
 		rf_req_view(&reqs[i], &r);
 		sk_rows_put(&w, &g_id, &r);
 	}
-	if (!err)
-		err = w.req.oom ? -ENOMEM : nat_block_write(&w.req, buf, NULL);
+	if (!err) /* the changing columns last: the block reads back the same */
+		err = w.req.oom ? -ENOMEM : nat_block_write(&w.req, buf, &changing);
 	sk_rows_free(&w);
 	return err;
 }
@@ -775,6 +776,90 @@ static void test_gzip(void)
 	nat_buf_free(&back);
 }
 
+/*
+ * The zstd frames of ClickHouse's blocks in z, walked by RFC 8878's layout:
+ * each block one frame ending where the block does, its raw blocks 128 KiB at
+ * most, the last block's bit on the last one only. The bytes its raw blocks
+ * hold, or -1 for a frame out of the format.
+ */
+static long long raw_bytes(const uint8_t *z, size_t len)
+{
+	static const size_t fcs[4] = { 0, 2, 4, 8 };
+	long long raw = 0;
+
+	for (size_t at = 0; at + 25 <= len;) {
+		uint32_t zs = (uint32_t)z[at + 17] | (uint32_t)z[at + 18] << 8 |
+			      (uint32_t)z[at + 19] << 16 | (uint32_t)z[at + 20] << 24;
+		size_t p = at + 25, end = at + 16 + zs, last = 0;
+		uint8_t fhd;
+
+		if (z[at + 16] != 0x90 || zs < 9 || end > len || end - p < 6 ||
+		    memcmp(z + p, "\x28\xb5\x2f\xfd", 4))
+			return -1;
+		fhd = z[p + 4];
+		p += 5 + !((fhd >> 5) & 1) + fcs[fhd >> 6] + (!fcs[fhd >> 6] && (fhd >> 5) & 1) +
+		     (fhd & 3 ? 1u << ((fhd & 3) - 1) : 0);
+		while (!last && p + 3 <= end) {
+			uint32_t h = (uint32_t)z[p] | (uint32_t)z[p + 1] << 8 |
+				     (uint32_t)z[p + 2] << 16;
+			uint32_t type = (h >> 1) & 3, size = h >> 3;
+
+			last = h & 1;
+			p += 3;
+			if (type == 0 && size > (128u << 10))
+				return -1;
+			raw += type == 0 ? size : 0;
+			p += type == 1 ? 1 : size;
+		}
+		if (!last || p != end)
+			return -1;
+		at = end;
+	}
+	return raw;
+}
+
+/*
+ * --sink-compress fast: the part before plain compressed, the rest stored in
+ * zstd frames of raw blocks (128 KiB each at most, a ClickHouse block 32 MiB at
+ * most); libzstd's own decoder (sk_decompress) gives the bytes back, and the
+ * stored part costs its bytes and a few headers. zstd: all of it compressed.
+ */
+static void test_fast(void)
+{
+	size_t n = (32u << 20) + (300u << 10), plain = 1u << 20;
+	uint8_t *in = malloc(n);
+	struct nat_buf z = { 0 }, back = { 0 };
+	void *ctx = NULL;
+
+	if (!ASSERT_TRUE(in != NULL, "alloc"))
+		return;
+	for (size_t i = 0; i < n; i++) /* compressible, then changing bytes */
+		in[i] = i < plain ? (uint8_t)(i % 64 < 60 ? 0 : i >> 6) : (uint8_t)rnd();
+	if (ASSERT_OK(sk_compress(SK_ENC_FAST, &ctx, in, n, plain, &z), "fast") &&
+	    ASSERT_OK(sk_decompress(SK_ENC_FAST, z.p, z.len, &back), "back")) {
+		ASSERT_TRUE(back.len == n && !memcmp(back.p, in, n), "the same bytes");
+		/* the stored part as it is, beside a compressed part 4 times smaller at least */
+		ASSERT_TRUE(z.len > n - plain && z.len < n - plain + plain / 4, "stored");
+		ASSERT_TRUE(raw_bytes(z.p, z.len) >= (long long)(n - plain), "raw blocks");
+	}
+	z.len = back.len = 0;
+	if (ASSERT_OK(sk_compress(SK_ENC_ZSTD, &ctx, in, plain + 4096, plain, &z), "zstd") &&
+	    ASSERT_OK(sk_decompress(SK_ENC_ZSTD, z.p, z.len, &back), "zstd back"))
+		ASSERT_TRUE(back.len == plain + 4096 && !memcmp(back.p, in, back.len), "zstd same");
+	z.len = back.len = 0;
+	/* nothing to store, and nothing to compress */
+	ASSERT_OK(sk_compress(SK_ENC_FAST, &ctx, in, 1000, 1000, &z), "fast, none stored");
+	ASSERT_OK(sk_compress(SK_ENC_FAST, &ctx, in + plain, 1000, 0, &z), "fast, all stored");
+	if (ASSERT_OK(sk_decompress(SK_ENC_FAST, z.p, z.len, &back), "both back"))
+		ASSERT_TRUE(back.len == 2000 && !memcmp(back.p, in, 1000) &&
+				    !memcmp(back.p + 1000, in + plain, 1000),
+			    "both the same");
+	sk_compress_free(ctx);
+	nat_buf_free(&z);
+	nat_buf_free(&back);
+	free(in);
+}
+
 /* ---- no server: nothing lost ---- */
 
 static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *fw)
@@ -912,6 +997,7 @@ int main(void)
 	RUN_TEST(test_password);
 	RUN_TEST(test_schema_ddl);
 	RUN_TEST(test_gzip);
+	RUN_TEST(test_fast);
 	RUN_TEST(test_spill_all);
 	RUN_TEST(test_spill_full);
 	return unit_result();
