@@ -153,7 +153,8 @@ static const struct cli_option cli_opts[] = {
 	  .row.help = "fast (the default: ClickHouse's own compressed format, zstd\n"
 		      "for the columns that compress, the times, offsets and ids\n"
 		      "stored: ~180 bytes a row), zstd (every column: ~35 bytes a\n"
-		      "row, 1.7x the daemon's CPU) or gzip (HTTP Content-Encoding)" },
+		      "row, ~1.7x the daemon's instructions) or gzip (HTTP\n"
+		      "Content-Encoding)" },
 	{ .row.name = "sink-timeout", .row.key = CLI_OPT_SINK_TIMEOUT, .row.arg = "DUR",
 	  .section = "sink", .reload = RELOAD_START, .val = CLI_V_DUR, F(sink_timeout_ns),
 	  .row.help = "a request to the server, at most (default 10s; then sent\n"

@@ -62,7 +62,7 @@ static inline uint64_t sk_get(const uint64_t *v)
 	return __atomic_load_n(v, __ATOMIC_RELAXED);
 }
 
-#define SK_SPARES 2 /* buffers of compressed batches kept for the next ones */
+#define SK_SPARES 1 /* a compressed batch's Native buffer, kept for the next batch */
 #define SK_ZQ_KEEP (16u << 20) /* the compressed queue's memory kept once empty, at most */
 
 /* The sender thread and the queue it takes batches from. */
