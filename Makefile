@@ -18,10 +18,12 @@ CFLAGS      += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=
 ifeq ($(DEBUG),1)
 CFLAGS      += -O0
 endif
-# libinih: the config file reader (src/service/config.c); libcurl and libzstd: --sink's
-# HTTP client and compression (src/sink/http.c, compress.c)
-PURE_LIBS   := -linih -lelf -lsodium -lz -lm -lcurl -lzstd
-LDLIBS      := -lbpf $(PURE_LIBS) -lmicrohttpd -lpthread
+# libinih: the config file reader (src/service/config.c); libzstd: --sink's compression
+# (src/sink/compress.c). libcurl, --sink's HTTP client, is not linked: src/sink/curldl.c
+# loads it with dlopen at --sink only (its ~25 libraries cost every daemon RssAnon:
+# docs/bench.md); its headers give the types (libcurl4-openssl-dev).
+PURE_LIBS   := -linih -lelf -lsodium -lz -lm -lzstd
+LDLIBS      := -lbpf $(PURE_LIBS) -lpthread
 BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Iinclude -Ibpf \
 	       -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
 
@@ -44,16 +46,13 @@ LIBBPF_SRCS := src/main.c $(LOADER_SRCS) src/load/kfeat.c src/load/filters.c src
 	       src/top/top.c \
 	       src/mode/host.c src/mode/hprobe.c src/mode/guest.c src/mode/guestgpa.c \
 	       src/bench/cmd.c src/bench/run.c src/bench/bpfstats.c
-# Linked with libmicrohttpd (--metrics): out of the pure set too. The static build
-# (lab guests) compiles it with -DIT_NO_MHD, its own small HTTP server: GnuTLS's
-# p11-kit and libunistring have no static libs (docs/package.md). It compiles the
-# sink's HTTP client with -DIT_NO_CURL: no --sink (libcurl's TLS and protocol
-# libraries have no static builds in Debian either; docs/fleet.md).
-HTTP_SRCS   := src/service/metrics_http.c
-CURL_SRCS   := src/sink/http.c
-PURE_SRCS   := $(filter-out $(LIBBPF_SRCS) $(HTTP_SRCS),$(SRCS))
-STATIC_OBJS := $(filter-out $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(HTTP_SRCS) $(CURL_SRCS)),$(OBJS)) \
-	       $(patsubst src/%.c,$(OUTPUT)/static/%.o,$(HTTP_SRCS) $(CURL_SRCS))
+# The static build (lab guests) compiles the sink's HTTP client and its loader with
+# -DIT_NO_CURL: no --sink (libcurl's TLS and protocol libraries have no static builds
+# in Debian; docs/fleet.md).
+CURL_SRCS   := src/sink/http.c src/sink/curldl.c
+PURE_SRCS   := $(filter-out $(LIBBPF_SRCS),$(SRCS))
+STATIC_OBJS := $(filter-out $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(CURL_SRCS)),$(OBJS)) \
+	       $(patsubst src/%.c,$(OUTPUT)/static/%.o,$(CURL_SRCS))
 PURE_OBJS   := $(patsubst src/%.c,$(OUTPUT)/pure/%.o,$(PURE_SRCS))
 SAN_OBJS    := $(patsubst src/%.c,$(OUTPUT)/san/%.o,$(PURE_SRCS))
 BPF_SRCS    := $(wildcard bpf/*.bpf.c)
@@ -71,8 +70,8 @@ VMLINUX     := vmlinux/$(ARCH)/vmlinux.h
 # building and running need (`make run` on a fresh machine); `make test` adds the test
 # tools itself (deps-test); a traced host that installs the package gets only DEPS_RUN.
 DEPS_BUILD  := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev pkg-config make \
-	       gcc libmicrohttpd-dev libsodium-dev libinih-dev dpkg-dev libcurl4-openssl-dev
-DEPS_RUN    := libbpf1 libelf1 zlib1g libsodium23 libmicrohttpd12 libinih1 libcurl4 libzstd1
+	       gcc libsodium-dev libinih-dev dpkg-dev libcurl4-openssl-dev
+DEPS_RUN    := libbpf1 libelf1 zlib1g libsodium23 libinih1 libcurl4 libzstd1
 # Copied into the lab guests with the libraries ldd names (tests/lab/test_stacks.sh): the
 # stacks' userland (this host has no device mapper or md of its own)
 DEPS_GUEST  := dmsetup mdadm
@@ -222,18 +221,18 @@ static: $(OUTPUT)/iotracer.static $(OUTPUT)/test_link.static
 $(OUTPUT)/static/%.o: src/%.c | $(OUTPUT)/version.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -DIT_NO_MHD -DIT_NO_CURL -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -DIT_NO_CURL -MMD -MP -c $< -o $@
 
 $(OUTPUT)/iotracer.static: $(STATIC_OBJS)
 	$(call msg,STATIC,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -static $(filter-out -lmicrohttpd -lcurl,$(LDLIBS)) -o $@ \
+	$(Q)$(CC) $(CFLAGS) $^ -static $(LDLIBS) -o $@ \
 		2>$@.log || { cat $@.log >&2; exit 1; }
 
 $(OUTPUT)/test_link.static: tests/unit/test_link.c \
 		$(filter-out $(patsubst src/%.c,$(OUTPUT)/pure/%.o,$(CURL_SRCS)),$(PURE_OBJS)) \
 		$(patsubst src/%.c,$(OUTPUT)/static/%.o,$(CURL_SRCS))
 	$(call msg,STATIC,$@)
-	$(Q)$(CC) $(CFLAGS) -O1 $^ -static $(filter-out -lcurl,$(PURE_LIBS)) -o $@
+	$(Q)$(CC) $(CFLAGS) -O1 $^ -static $(PURE_LIBS) -o $@
 
 # Regenerate this architecture's committed vmlinux.h from the running kernel
 # (not part of the build). Another architecture's from a BTF file: arm64's from
@@ -428,12 +427,15 @@ uninstall:
 
 # The Debian package (docs/package.md): the files of `make install PREFIX=/usr` (man pages
 # compressed, the unit in /lib/systemd/system), the binary stripped, Depends from
-# dpkg-shlibdeps (the shared libraries the binary links: runtime packages only).
+# dpkg-shlibdeps (the shared libraries the binary links: runtime packages only) and
+# DEB_DLOPEN, the libraries it loads with dlopen, which dpkg-shlibdeps cannot see:
+# libcurl.so.4 at --sink (src/sink/curldl.c; CURLOPT_PROTOCOLS_STR needs 7.85).
 DEB_ARCH    := $(shell dpkg --print-architecture 2>/dev/null || echo unknown)
 DEB_MAINTAINER ?= iotracer developers <iotracer@example.org>
 DEB_DIR     := $(OUTPUT)/deb
 DEB_ROOT    := $(DEB_DIR)/debian/iotracer
 DEB         := $(OUTPUT)/iotracer_$(VERSION)_$(DEB_ARCH).deb
+DEB_DLOPEN  := libcurl4 (>= 7.85.0)
 
 deb: $(DEB)
 
@@ -457,7 +459,7 @@ $(DEB): iotracer $(MANPAGES) configs/iotracer.service.in configs/iotracer.conf \
 	$(Q)echo /etc/iotracer/iotracer.conf > $(DEB_ROOT)/DEBIAN/conffiles
 	$(Q)printf 'Source: iotracer\n\nPackage: iotracer\nArchitecture: any\n' > $(DEB_DIR)/debian/control
 	$(Q)deps=$$(cd $(DEB_DIR) && dpkg-shlibdeps -O -e debian/iotracer/usr/bin/iotracer 2>&1 | \
-		sed -n 's/^shlibs:Depends=//p') && test -n "$$deps" && \
+		sed -n 's/^shlibs:Depends=//p') && test -n "$$deps" && deps="$$deps, $(DEB_DLOPEN)" && \
 	size=$$(du -sk --exclude=DEBIAN $(DEB_ROOT) | cut -f1) && \
 	sed -e 's|@VERSION@|$(VERSION)|' -e 's|@ARCH@|$(DEB_ARCH)|' -e 's|@MAINTAINER@|$(DEB_MAINTAINER)|' \
 		-e "s|@SIZE@|$$size|" -e "s|@DEPENDS@|$$deps|" configs/deb/control.in > $(DEB_ROOT)/DEBIAN/control

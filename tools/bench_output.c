@@ -122,7 +122,7 @@ static void make_pool(void)
 
 static double run(struct it_opts *o, FILE *json, long n, double *cpu_ns)
 {
-	struct it_out *out = out_new(o, NULL, json, 0);
+	struct it_out *out = out_new(cli_out_config(o, &(struct out_config){ 0 }), NULL, json, 0);
 	struct corr_req r;
 	uint64_t t0, c0, t1, c1;
 
@@ -248,7 +248,7 @@ static int dump(const char *path, long n)
 	cli_defaults(&o);
 	o.live = 1; /* the live lines go to /dev/null: they must not disturb the JSON */
 	o.quiet = 0;
-	out = out_new(&o, text, f, 0);
+	out = out_new(cli_out_config(&o, &(struct out_config){ 0 }), text, f, 0);
 	out_attach(out, "block", "block_rq_issue", "tp_btf", 1, NULL);
 	out_attach(out, "fs", "vfs_read", "fentry", 0, "fentry not permitted (EPERM)");
 	memset(&cs, 0, sizeof(cs));

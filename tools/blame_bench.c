@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * blame_bench: the split engine's user-space cost per block request
- * (src/records/blame.c), fed a synthetic stream (not part of the iotracer
+ * (src/blame/blame.c), fed a synthetic stream (not part of the iotracer
  * binary; docs/blame.md, "The horizon, late and truncated requests").
  *
  *   make build/blame_bench
@@ -16,7 +16,7 @@
  *
  *   build/blame_bench -l [-r IOPS] [-n REQUESTS] [-q DEPTH]
  *
- * -l: the daemon's --blame with -j (src/service/dblame.c: each request's
+ * -l: the daemon's --blame with -j (src/blame/dblame.c: each request's
  * `blame` line, written to /dev/null) fed the same stream, one block request per
  * request, its clock ticked every 50 ms of stream time as the daemon's drain
  * does; also prints the process's peak RssAnon (sampled at each tick) and the
@@ -29,11 +29,11 @@
 #include <unistd.h>
 
 #include "lib/log.h"
-#include "records/blame.h"
+#include "blame/blame.h"
 #include "records/cgroup.h"
 #include "records/output.h"
 #include "service/cli.h"
-#include "service/dblame.h"
+#include "blame/dblame.h"
 
 static unsigned long long nr_split;
 
@@ -122,7 +122,7 @@ static int feed_lines(long iops, long n, int qd)
 
 	cli_defaults(&o);
 	o.live = 0;
-	out = sink ? out_new(&o, NULL, sink, 0) : NULL;
+	out = sink ? out_new(cli_out_config(&o, &(struct out_config){ 0 }), NULL, sink, 0) : NULL;
 	cg = cg_cache_new("/nonexistent");
 	d = out && cg ? dblame_new(cg, -1, out) : NULL;
 	if (!d)

@@ -364,7 +364,7 @@ int main(int argc, char **argv)
 		if (!d.rec)
 			return 1;
 	}
-	d.out = out_new(&o, stdout, json, t);
+	d.out = out_new(cli_out_config(&o, &(struct out_config){ 0 }), stdout, json, t);
 	d.corr = d.out ? corr_new(on_request, &d, HOLD_NS, 0) : NULL;
 	/* one drain period of records, with room to spare */
 	ring_cap = (DRAIN_NS / (GAP_NS / 2) + 16) * (RING_REC_SPACE(sizeof(struct it_syscall_rec)) +

@@ -159,7 +159,7 @@ static int run_json(uint64_t n)
 
 	cli_defaults(&o);
 	o.live = 0;
-	out = f ? out_new(&o, NULL, f, 0) : NULL;
+	out = f ? out_new(cli_out_config(&o, &(struct out_config){ 0 }), NULL, f, 0) : NULL;
 	if (!out)
 		return 1;
 	out_set_devnames(out, &dn);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "load/aggmap.h"
 #include "load/loader.h"
 #include "records/agg.h"
 

@@ -24,13 +24,13 @@
 #include "iotracer.h"
 #include "iotracer.skel.h"
 #include "records/cgroup.h"
-#include "service/cli.h"
 #include "load/filters.h"
+#include "load/loader.h"
 #include "lib/log.h"
 
 /* What the checks resolved, before anything is written. */
 struct filter_in {
-	int cg_fds[CLI_MAX_CGROUPS]; /* --cgroup directories, open */
+	int cg_fds[IT_MAX_CGROUPS]; /* --cgroup directories, open */
 	struct stat file_st;
 };
 
@@ -39,24 +39,22 @@ static uint8_t map_gen;
 
 static void close_cgroups(struct filter_in *in)
 {
-	for (int i = 0; i < CLI_MAX_CGROUPS; i++)
+	for (int i = 0; i < IT_MAX_CGROUPS; i++)
 		if (in->cg_fds[i] >= 0)
 			close(in->cg_fds[i]);
 }
 
 /* Open the --cgroup directories (they may have been removed since the options were read). */
-static int open_cgroups(const struct it_opts *o, struct filter_in *in, FILE *err)
+static int open_cgroups(const struct ld_config *o, struct filter_in *in, FILE *err)
 {
 	char mnt[CG_PATH_MAX], rel[CG_PATH_MAX], path[2 * CG_PATH_MAX], why[CG_PATH_MAX + 128];
-	char who[PATH_MAX + 32];
+	const char *who = o->where_cgroup;
 	int ret = o->nr_cgroups ? cg_mount_point(NULL, NULL, mnt, sizeof(mnt)) : 0;
 
 	if (ret) {
-		it_err_to(err, "%s: no cgroup2 hierarchy: %s",
-			  cli_where(o, "cgroup", who, sizeof(who)), strerror(-ret));
+		it_err_to(err, "%s: no cgroup2 hierarchy: %s", who, strerror(-ret));
 		return ret;
 	}
-	cli_where(o, "cgroup", who, sizeof(who));
 	for (int i = 0; i < o->nr_cgroups; i++) {
 		if (cg_resolve(mnt, o->cgroups[i], rel, sizeof(rel), why, sizeof(why))) {
 			it_err_to(err, "%s: %s", who, why);
@@ -72,20 +70,19 @@ static int open_cgroups(const struct it_opts *o, struct filter_in *in, FILE *err
 	return 0;
 }
 
-static int check_inputs(const struct it_opts *o, struct filter_in *in, FILE *err)
+static int check_inputs(const struct ld_config *o, struct filter_in *in, FILE *err)
 {
-	char who[PATH_MAX + 32];
 	int ret;
 
 	memset(in, 0, sizeof(*in));
-	for (int i = 0; i < CLI_MAX_CGROUPS; i++)
+	for (int i = 0; i < IT_MAX_CGROUPS; i++)
 		in->cg_fds[i] = -1;
 	ret = open_cgroups(o, in, err);
 	if (ret)
 		return ret;
 	if (o->file_path && stat(o->file_path, &in->file_st)) {
-		it_err_to(err, "%s: cannot stat '%s': %s", cli_where(o, "file", who, sizeof(who)),
-			  o->file_path, strerror(errno));
+		it_err_to(err, "%s: cannot stat '%s': %s", o->where_file, o->file_path,
+			  strerror(errno));
 		return -errno;
 	}
 	return 0;
@@ -143,7 +140,7 @@ static int add_tree_entry(const char *path, const struct stat *st, int type, str
 	return add_file(st) ? 1 : 0; /* stop once the map is full */
 }
 
-static int fill_files(struct iotracer_bpf *skel, const struct it_opts *o, const struct stat *st,
+static int fill_files(struct iotracer_bpf *skel, const struct ld_config *o, const struct stat *st,
 		      FILE *err)
 {
 	files_fd = bpf_map__fd(skel->maps.files);
@@ -156,7 +153,7 @@ static int fill_files(struct iotracer_bpf *skel, const struct it_opts *o, const 
 	return 0;
 }
 
-static int fill_pids(struct iotracer_bpf *skel, const struct it_opts *o)
+static int fill_pids(struct iotracer_bpf *skel, const struct ld_config *o)
 {
 	int fd = bpf_map__fd(skel->maps.pids);
 
@@ -170,15 +167,13 @@ static int fill_pids(struct iotracer_bpf *skel, const struct it_opts *o)
  * The --cgroup directories into the idle half of map "cgroups", then switch
  * to it (the map takes its own reference on each cgroup).
  */
-static int set_cgroups(struct iotracer_bpf *skel, const struct it_opts *o,
+static int set_cgroups(struct iotracer_bpf *skel, const struct ld_config *o,
 		       const struct filter_in *in)
 {
 	struct iotracer_bpf__bss *b = skel->bss;
 	int fd = bpf_map__fd(skel->maps.cgroups);
 	uint32_t next = !(b->cg_cur & 1);
 
-	_Static_assert(CLI_MAX_CGROUPS <= IT_MAX_CGROUPS,
-		       "--cgroup list larger than the BPF side's");
 	for (int i = 0; i < o->nr_cgroups; i++) {
 		uint32_t idx = next * IT_MAX_CGROUPS + i;
 
@@ -190,24 +185,11 @@ static int set_cgroups(struct iotracer_bpf *skel, const struct it_opts *o,
 	return 0;
 }
 
-/* What the in-kernel aggregation keys by (agg.bpf.h): what /metrics and top want. */
-static uint8_t agg_keys_of(const struct it_opts *o)
-{
-	if (o->top)
-		return IT_AGG_ON | IT_AGG_TGID | IT_AGG_CGROUP | IT_AGG_FILE;
-	if (!o->metrics_addr)
-		return 0;
-	/* the daemon names each cgroup at its first request (IT_REC_CGROUP) */
-	return IT_AGG_ON | (o->metrics_cg_depth >= 0 ? IT_AGG_CGROUP | IT_AGG_NOTE : 0) |
-	       (o->metrics_files > 0 ? IT_AGG_FILE : 0);
-}
-
 /* The device list into the idle copy, then switch to it. */
-static void set_devs(struct iotracer_bpf__bss *b, const struct it_opts *o)
+static void set_devs(struct iotracer_bpf__bss *b, const struct ld_config *o)
 {
 	uint32_t next = !(b->dev_cur & 1);
 
-	_Static_assert(CLI_MAX_DEVS <= IT_MAX_DEVS, "-d list larger than the BPF side's");
 	for (int i = 0; i < o->nr_devs; i++)
 		b->dev_list[next][i] = o->devs[i];
 	b->nr_dev_list[next] = o->nr_devs;
@@ -215,12 +197,12 @@ static void set_devs(struct iotracer_bpf__bss *b, const struct it_opts *o)
 }
 
 /* The scalar knobs; each filter widens (flag off) before and narrows (flag on) after. */
-static void set_knobs(struct iotracer_bpf *skel, const struct it_opts *o)
+static void set_knobs(struct iotracer_bpf *skel, const struct ld_config *o)
 {
 	struct iotracer_bpf__bss *b = skel->bss;
-	/* host mode: the files map holds the guest disks' images (host.c) */
+	/* files_by_caller: the files map holds what the caller put there (host mode's images) */
 	int on_pid = o->nr_pids > 0, on_dev = o->nr_devs > 0, on_comm = o->has_comm;
-	int on_file = o->file_path != NULL || o->mode == IT_MODE_HOST;
+	int on_file = o->file_path != NULL || o->files_by_caller;
 	int on_cg = o->nr_cgroups > 0;
 
 	if (!on_pid)
@@ -236,7 +218,7 @@ static void set_knobs(struct iotracer_bpf *skel, const struct it_opts *o)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	set_devs(b, o);
 	memcpy((char *)b->target_comm, o->comm, IT_COMM_LEN);
-	b->agg_keys = agg_keys_of(o);
+	b->agg_keys = o->agg_keys;
 	b->min_lat_ns = o->min_lat_ns;
 	b->sample_n = o->sample > 1 ? (uint32_t)o->sample : 1;
 	/* every request leaves a record: the daemon builds the histograms (daemon.c) */
@@ -249,7 +231,7 @@ static void set_knobs(struct iotracer_bpf *skel, const struct it_opts *o)
 	b->filter_cgroup = on_cg;
 }
 
-int it_filters_apply(struct iotracer_bpf *skel, const struct it_opts *o, FILE *err)
+int it_filters_apply(struct iotracer_bpf *skel, const struct ld_config *o, FILE *err)
 {
 	struct filter_in in;
 	int ret;
@@ -264,7 +246,7 @@ int it_filters_apply(struct iotracer_bpf *skel, const struct it_opts *o, FILE *e
 	if (!ret && o->nr_cgroups) /* none: set_knobs turns the filter off, the list stays */
 		ret = set_cgroups(skel, o, &in);
 	close_cgroups(&in);
-	if (!ret && o->file_path && o->mode != IT_MODE_HOST)
+	if (!ret && o->file_path && !o->files_by_caller)
 		ret = fill_files(skel, o, &in.file_st, err);
 	if (ret) {
 		it_err_to(err, "cannot set up filters: %s", strerror(-ret));
@@ -272,7 +254,7 @@ int it_filters_apply(struct iotracer_bpf *skel, const struct it_opts *o, FILE *e
 	}
 	set_knobs(skel, o);
 	drop_stale(bpf_map__fd(skel->maps.pids), sizeof(uint32_t), map_gen);
-	if (o->mode != IT_MODE_HOST)
+	if (!o->files_by_caller)
 		drop_stale(bpf_map__fd(skel->maps.files), sizeof(struct it_file_key), map_gen);
 	return 0;
 }

@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 struct iotracer_bpf;
-struct it_opts;
+struct ld_config; /* load/loader.h */
 
 /*
  * Set the filters of o on a loaded skeleton: at start before attach, and on
@@ -24,6 +24,6 @@ struct it_opts;
  * (it_loader_filters): the filters own the filter maps and knobs, the loader
  * the skeleton, and neither includes the other's caller.
  */
-int it_filters_apply(struct iotracer_bpf *skel, const struct it_opts *o, FILE *err);
+int it_filters_apply(struct iotracer_bpf *skel, const struct ld_config *o, FILE *err);
 
 #endif /* IT_FILTERS_H */

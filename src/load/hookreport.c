@@ -71,7 +71,7 @@ static void count_hooks(const struct it_loader *ld, int layer, struct hook_count
  * refused, no driver loaded, libaio without bpf_loop) are the attach report's
  * business.
  */
-static int check_layer(const struct it_loader *ld, const struct it_opts *o, int l, FILE *err)
+static int check_layer(const struct it_loader *ld, const struct ld_config *o, int l, FILE *err)
 {
 	int layer_ok = !!(ld->layers_on & (1u << l));
 	int core = l == IT_L_SYSCALL || (l == IT_L_BLOCK && !layer_ok);
@@ -91,7 +91,8 @@ static int check_layer(const struct it_loader *ld, const struct it_opts *o, int 
 	return 0;
 }
 
-int ld_check_layers(const struct it_loader *ld, const struct it_opts *o, uint32_t layers, FILE *err)
+int ld_check_layers(const struct it_loader *ld, const struct ld_config *o, uint32_t layers,
+		    FILE *err)
 {
 	int ret = 0;
 

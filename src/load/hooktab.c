@@ -281,16 +281,16 @@ const int ld_nr_hook_defs = (int)(sizeof(ld_hook_defs) / sizeof(ld_hook_defs[0])
 /*
  * A program of a mode, attached by the mode itself, no hook of the table:
  * host mode's QEMU uprobes (bpf/qemu.bpf.h, per process) and its mode_host_*
- * programs, guest mode's mode_guest_* (bpf/gpa.bpf.h). The mode it serves
- * (enum it_mode), or 0 for a hook of the table.
+ * programs, guest mode's mode_guest_* (bpf/gpa.bpf.h). Which of them it is,
+ * or LD_PROGS_NONE for a hook of the table.
  */
-int ld_mode_prog_of(const struct bpf_program *prog)
+enum ld_progs ld_mode_prog_of(const struct bpf_program *prog)
 {
 	const char *name = bpf_program__name(prog);
 
 	if (!strcmp(bpf_program__section_name(prog), "uprobe") || !strncmp(name, "mode_host_", 10))
-		return IT_MODE_HOST;
-	return strncmp(name, "mode_guest_", 11) ? 0 : IT_MODE_GUEST;
+		return LD_PROGS_HOST;
+	return strncmp(name, "mode_guest_", 11) ? LD_PROGS_NONE : LD_PROGS_GUEST;
 }
 
 /* How many program names of the table are `name`. */

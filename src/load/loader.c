@@ -64,7 +64,7 @@ static uint32_t test_miss_nth(void)
 #define SLOT_SHIFT_MIN 9
 #define SLOT_SHIFT_MAX 16
 
-static void size_buffers(struct it_loader *ld, const struct it_opts *o, const struct it_probe *p)
+static void size_buffers(struct it_loader *ld, const struct ld_config *o, const struct it_probe *p)
 {
 	const char *env = getenv("IOTRACER_RING_ONLY");
 	int ncpu = libbpf_num_possible_cpus();
@@ -83,7 +83,7 @@ static void size_buffers(struct it_loader *ld, const struct it_opts *o, const st
 	ld->ring_bytes = o->ring_size / 4 < 65536 ? 65536 : o->ring_size / 4;
 }
 
-static int size_record_buffers(struct it_loader *ld, const struct it_opts *o)
+static int size_record_buffers(struct it_loader *ld, const struct ld_config *o)
 {
 	int ret = bpf_map__set_max_entries(ld->skel->maps.events, (uint32_t)ld->ring_bytes);
 
@@ -154,7 +154,7 @@ static uint8_t page_shift(void)
 	return sz > 0 && !(sz & (sz - 1)) ? (uint8_t)__builtin_ctzl((unsigned long)sz) : 12;
 }
 
-static void set_rodata(struct it_loader *ld, const struct it_opts *o, const struct it_probe *p)
+static void set_rodata(struct it_loader *ld, const struct ld_config *o, const struct it_probe *p)
 {
 	struct iotracer_bpf__rodata *rd = ld->skel->rodata;
 	const char *env;
@@ -166,9 +166,9 @@ static void set_rodata(struct it_loader *ld, const struct it_opts *o, const stru
 	it_syscalls_table((uint8_t *)rd->sys_of_nr, aio_loaded(ld));
 	/* the filters are writable globals, set after load by it_filters_apply() */
 	rd->wake_bytes = ld->ring_bytes / 2;
-	rd->want_iovecs = o->mode == IT_MODE_HOST;
+	rd->want_iovecs = !!o->want_iovecs;
 	rd->names_on = o->file_names > 0;
-	rd->keep_all_blocks = !!o->blame; /* -m thinned by the daemon (docs/blame.md) */
+	rd->keep_all_blocks = !!o->keep_all_blocks; /* -m thinned by the daemon (docs/blame.md) */
 	rd->wb_mode = (uint8_t)ld->wb_mode;
 	rd->jiffy_ns = p->hz ? 1000000000u / p->hz : 0;
 	/* the bench's dispatch floor (docs/bench.md, "Tax"): the syscall hooks, nothing run */
@@ -436,7 +436,8 @@ static int drop_failed_hook(struct it_loader *ld, struct it_probe *p)
  */
 #define LOAD_RETRIES 8
 
-static int load_object(struct it_loader *ld, const struct it_opts *o, struct it_probe *p, FILE *err)
+static int load_object(struct it_loader *ld, const struct ld_config *o, struct it_probe *p,
+		       FILE *err)
 {
 	char why[160];
 	int ret;
@@ -495,7 +496,7 @@ static int load_object(struct it_loader *ld, const struct it_opts *o, struct it_
  * do: mapped.c) where tracefs has them; else the raw_syscalls pair (every
  * syscall runs it: 5.10-5.14). raw, percall: that one.
  */
-static int choose_path(struct it_probe *p, const struct it_opts *o)
+static int choose_path(struct it_probe *p, const struct ld_config *o)
 {
 	const char *want = o->syscall_hooks ? o->syscall_hooks : "auto";
 	int percall = it_tracefs_event_exists(p, "syscalls", "sys_enter_read");
@@ -522,7 +523,7 @@ static int choose_path(struct it_probe *p, const struct it_opts *o)
 	return IT_PATH_FILE;
 }
 
-int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err)
+int it_loader_load(struct it_loader *ld, const struct ld_config *o, FILE *err)
 {
 	uint32_t layers = o->layers ? o->layers : (1u << IT_L_MAX) - 1;
 	enum it_method prefer = IT_M_NONE;
@@ -584,7 +585,7 @@ out:
 	return ret;
 }
 
-int it_loader_filters(struct it_loader *ld, const struct it_opts *o, FILE *err)
+int it_loader_filters(struct it_loader *ld, const struct ld_config *o, FILE *err)
 {
 	int ret = it_filters_apply(ld->skel, o, err);
 
@@ -593,7 +594,7 @@ int it_loader_filters(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	return ret;
 }
 
-int it_loader_attach(struct it_loader *ld, const struct it_opts *o, FILE *err)
+int it_loader_attach(struct it_loader *ld, const struct ld_config *o, FILE *err)
 {
 	int ret;
 
@@ -606,7 +607,7 @@ int it_loader_attach(struct it_loader *ld, const struct it_opts *o, FILE *err)
 	return ret;
 }
 
-int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err)
+int it_loader_start(struct it_loader *ld, const struct ld_config *o, FILE *err)
 {
 	return it_loader_load(ld, o, err) ?: it_loader_attach(ld, o, err);
 }

@@ -9,9 +9,9 @@
 #ifndef IT_LOADER_H
 #define IT_LOADER_H
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "service/cli.h"
 #include "records/output.h"
 #include "iotracer.h"
 
@@ -76,6 +76,50 @@ struct it_loader {
 	size_t counts_len, hkeys_len, hists_len, anames_len, agg_len;
 };
 
+/*
+ * The programs a caller attaches itself, no hook of the table (ld_mode_prog_of):
+ * host mode's QEMU uprobes and mode_host_* (bpf/qemu.bpf.h), guest mode's
+ * mode_guest_* (bpf/gpa.bpf.h).
+ */
+enum ld_progs { LD_PROGS_NONE = 0, LD_PROGS_GUEST, LD_PROGS_HOST };
+
+/*
+ * What the loader is asked for: the run's options that reach the BPF side (the
+ * service fills them from its own: cli_ld_config) and what the caller does
+ * with it (the daemon's mode, top). The lists point into the caller's storage,
+ * read during the call only.
+ */
+struct ld_config {
+	uint32_t layers; /* 1u << IT_L_*; 0 = all that attach */
+	int verbose; /* -v: libbpf's and the verifier's logs */
+	uint64_t ring_size; /* bytes, power of two */
+	int file_names; /* files named at most (0: no names) */
+	const char *syscall_hooks; /* auto (NULL), raw or percall */
+	const char *writeback; /* off, files or pages (NULL: pages) */
+	int sched_switch; /* the sched layer from the switch/wakeup hooks too */
+	int block_insert; /* the block layer from the insert hook too (I stamp) */
+	int keep_all_blocks; /* every block request leaves a record, even under -m (--blame) */
+	/* what the caller wants of the BPF side */
+	uint8_t agg_keys; /* IT_AGG_*: what the in-kernel aggregation keys by; 0: off */
+	int want_iovecs; /* the syscalls' iovecs (host mode's join by buffer address) */
+	enum ld_progs mode_progs; /* the caller's own programs, autoloaded (it attaches them) */
+	int files_by_caller; /* the caller fills map files (host mode: its disks' images) */
+	/* the filters (it_filters_apply, at start and in place on reload) */
+	const uint32_t *pids; /* tgids, no duplicates */
+	int nr_pids;
+	char comm[IT_COMM_LEN];
+	int has_comm;
+	char *const *cgroups; /* directories or hierarchy paths */
+	int nr_cgroups; /* at most IT_MAX_CGROUPS */
+	const uint32_t *devs; /* kernel dev_t (IT_MKDEV), no duplicates */
+	int nr_devs; /* at most IT_MAX_DEVS */
+	const char *file_path; /* the file or directory traced; NULL: all */
+	uint64_t min_lat_ns;
+	uint64_t sample; /* 1 = all */
+	/* the filters' errors name --cgroup and -f so: the option, or the config file's line */
+	char where_cgroup[PATH_MAX + 32], where_file[PATH_MAX + 32];
+};
+
 const char *it_method_name(enum it_method m);
 
 /* A hook's state (enum out_hook_st, records/output.h). */
@@ -90,20 +134,20 @@ enum out_hook_st it_hook_state_of(const struct it_hook_state *h);
 int it_loader_check_hooks(const struct bpf_object *obj, char *why, size_t n);
 
 /* Open, probe, configure, load, attach. Returns 0 or -errno (message printed). */
-int it_loader_start(struct it_loader *ld, const struct it_opts *o, FILE *err);
+int it_loader_start(struct it_loader *ld, const struct ld_config *o, FILE *err);
 /*
  * The two halves of it_loader_start: everything up to and with the filters
  * (programs loaded, nothing attached), then the attach. A re-attach loads the
  * new set while the old one still traces. 0 or -errno (message printed).
  */
-int it_loader_load(struct it_loader *ld, const struct it_opts *o, FILE *err);
-int it_loader_attach(struct it_loader *ld, const struct it_opts *o, FILE *err);
+int it_loader_load(struct it_loader *ld, const struct ld_config *o, FILE *err);
+int it_loader_attach(struct it_loader *ld, const struct ld_config *o, FILE *err);
 /*
  * Set the filters of o on the loaded programs (filters.h it_filters_apply: at
  * start and in place on reload) and note whether the kernel keeps the
  * histograms (ld->kern_hists). 0 or -errno (one line to err).
  */
-int it_loader_filters(struct it_loader *ld, const struct it_opts *o, FILE *err);
+int it_loader_filters(struct it_loader *ld, const struct ld_config *o, FILE *err);
 /* Hook i is not worth reporting (layer off, or another name of it attached). */
 int it_loader_hook_hidden(const struct it_loader *ld, int i);
 /*
@@ -142,12 +186,6 @@ void it_loader_counts(const struct it_loader *ld, uint64_t *drops, uint64_t *cou
 typedef void (*it_loader_hist_fn)(void *ctx, const struct it_hist_key *key,
 				  const struct it_hist_val *val);
 int it_loader_hists(const struct it_loader *ld, it_loader_hist_fn fn, void *ctx);
-/*
- * The kernel's block aggregation (bpf/agg.bpf.h) summed over CPUs from its
- * mappings, into *out (malloc'd, *nr entries): aggmap.c. 0 or -errno.
- */
-struct agg_entry;
-int it_loader_agg(const struct it_loader *ld, struct agg_entry **out, int *nr);
 /* Destroy links and the skeleton; safe on a partly started loader. */
 void it_loader_stop(struct it_loader *ld);
 

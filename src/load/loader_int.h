@@ -82,8 +82,8 @@ extern const struct it_hook_def ld_hook_defs[];
 extern const int ld_nr_hook_defs;
 #define NR_HOOKS ld_nr_hook_defs
 
-/* The mode (enum it_mode) whose own program prog is (no hook of the table), else 0. */
-int ld_mode_prog_of(const struct bpf_program *prog);
+/* Whose own program prog is (no hook of the table: a caller attaches it), else LD_PROGS_NONE. */
+enum ld_progs ld_mode_prog_of(const struct bpf_program *prog);
 /* The kernel function a fentry/kprobe hook attaches to. */
 const char *ld_hook_fn(const struct it_hook_def *d, char *buf, size_t n);
 
@@ -92,22 +92,22 @@ const char *ld_hook_fn(const struct it_hook_def *d, char *buf, size_t n);
 int ld_method_usable(struct it_probe *p, const struct it_hook_def *d, enum it_method m, char *why,
 		     size_t n);
 /* The method of every hook (ld->hooks), from the probe and the options. */
-void ld_choose_methods(struct it_loader *ld, struct it_probe *p, const struct it_opts *o,
+void ld_choose_methods(struct it_loader *ld, struct it_probe *p, const struct ld_config *o,
 		       uint32_t layers, enum it_method prefer);
 /* --writeback as it can run here (enum it_wbmode), from the options and the probe. */
-int ld_choose_wb_mode(const struct it_opts *o, const struct it_probe *p, uint32_t layers);
+int ld_choose_wb_mode(const struct ld_config *o, const struct it_probe *p, uint32_t layers);
 struct bpf_program *ld_prog_by_name(struct it_loader *ld, const char *name);
 /* Autoload exactly the programs of the chosen methods. */
-void ld_set_autoload(struct it_loader *ld, const struct it_opts *o);
+void ld_set_autoload(struct it_loader *ld, const struct ld_config *o);
 
 /* mapped.c: the maps read from mappings (before load: their sizes; after: the mappings). */
 void *ld_map_mmap(const struct bpf_map *map, size_t *len);
-int ld_mapped_size(struct it_loader *ld, const struct it_opts *o);
+int ld_mapped_size(struct it_loader *ld, const struct ld_config *o);
 int ld_mapped_open(struct it_loader *ld);
 void ld_mapped_close(struct it_loader *ld);
 
 /* hookreport.c: each asked layer attached something (else an error), or all it tried (else a warning). */
-int ld_check_layers(const struct it_loader *ld, const struct it_opts *o, uint32_t layers,
+int ld_check_layers(const struct it_loader *ld, const struct ld_config *o, uint32_t layers,
 		    FILE *err);
 
 #endif /* IT_LOADER_INT_H */

@@ -61,14 +61,14 @@ static int table_size(const struct it_loader *ld, uint32_t shift, struct bpf_map
 	return ret;
 }
 
-/* log2 of the block aggregation's indices the options want (filters.c agg_keys_of's keys). */
-static uint32_t agg_want(const struct it_opts *o)
+/* log2 of the block aggregation's indices its keys want (ld_config.agg_keys). */
+static uint32_t agg_want(const struct ld_config *o)
 {
-	if (o->top || (o->metrics_addr && o->metrics_files > 0))
+	if (o->agg_keys & IT_AGG_FILE)
 		return 14; /* IT_AGG_KEYS: a row per file and owner */
-	if (o->metrics_addr && o->metrics_cg_depth >= 0)
+	if (o->agg_keys & IT_AGG_CGROUP)
 		return 12; /* per cgroup */
-	return o->metrics_addr ? 8 : 0; /* device x op; or nothing reads it */
+	return o->agg_keys ? 8 : 0; /* device x op; or nothing reads it */
 }
 
 /*
@@ -76,7 +76,7 @@ static uint32_t agg_want(const struct it_opts *o)
  * (IT_HIST_KEYS) and the block aggregation's (agg_want; one when nothing
  * reads it: those options need a restart) within the budget.
  */
-int ld_mapped_size(struct it_loader *ld, const struct it_opts *o)
+int ld_mapped_size(struct it_loader *ld, const struct ld_config *o)
 {
 	struct iotracer_bpf *s = ld->skel;
 	uint32_t agg_max = agg_want(o);

@@ -148,7 +148,7 @@ static void note_unread_types(struct it_hook_state *h, struct it_probe *p)
 		 ty);
 }
 
-int ld_choose_wb_mode(const struct it_opts *o, const struct it_probe *p, uint32_t layers)
+int ld_choose_wb_mode(const struct ld_config *o, const struct it_probe *p, uint32_t layers)
 {
 	const char *w = o->writeback ? o->writeback : "pages";
 
@@ -209,8 +209,8 @@ static void note_stack(struct it_hook_state *h, struct it_probe *p)
 }
 
 /* A hook the options leave off (its reason in why), or false. */
-static bool hook_gated(const struct it_hook_def *d, const struct it_opts *o, int wb_mode, char *why,
-		       size_t n)
+static bool hook_gated(const struct it_hook_def *d, const struct ld_config *o, int wb_mode,
+		       char *why, size_t n)
 {
 	const char *r = NULL;
 
@@ -227,7 +227,7 @@ static bool hook_gated(const struct it_hook_def *d, const struct it_opts *o, int
 	return r;
 }
 
-void ld_choose_methods(struct it_loader *ld, struct it_probe *p, const struct it_opts *o,
+void ld_choose_methods(struct it_loader *ld, struct it_probe *p, const struct ld_config *o,
 		       uint32_t layers, enum it_method prefer)
 {
 	for (int i = 0; i < ld->nr_hooks; i++) {
@@ -295,7 +295,7 @@ struct bpf_program *ld_prog_by_name(struct it_loader *ld, const char *name)
 }
 
 /* Autoload exactly the programs of the chosen methods. */
-void ld_set_autoload(struct it_loader *ld, const struct it_opts *o)
+void ld_set_autoload(struct it_loader *ld, const struct ld_config *o)
 {
 	struct bpf_program *prog;
 
@@ -320,10 +320,10 @@ void ld_set_autoload(struct it_loader *ld, const struct it_opts *o)
 					 bpf_program__name(prog));
 		}
 	}
-	/* the modes' own programs (host: the QEMU uprobes; guest: gpa.bpf.h), attached by them */
+	/* the caller's own programs (host: the QEMU uprobes; guest: gpa.bpf.h), attached by it */
 	bpf_object__for_each_program(prog, ld->skel->obj)
 	{
-		if (o->mode && ld_mode_prog_of(prog) == (int)o->mode)
+		if (o->mode_progs && ld_mode_prog_of(prog) == o->mode_progs)
 			bpf_program__set_autoload(prog, true);
 	}
 }

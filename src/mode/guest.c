@@ -20,6 +20,7 @@
 #include "records/corr.h"
 #include "lib/jsonw.h"
 #include "mode/guestgpa.h"
+#include "load/loader.h"
 #include "mode/link.h"
 #include "lib/clock.h"
 #include "mode/mode.h"
@@ -297,8 +298,15 @@ static void guest_stop(void *m)
 	free(g);
 }
 
+/* mode_ops.ld_config: the vmemmap measure's programs (guestgpa.c attaches them). */
+static void guest_ld_config(struct ld_config *c)
+{
+	c->mode_progs = LD_PROGS_GUEST;
+}
+
 const struct mode_ops guest_mode_ops = {
 	.name = "guest",
+	.ld_config = guest_ld_config,
 	.start = guest_start,
 	.epoll_fd = guest_epoll_fd,
 	.request = guest_request,

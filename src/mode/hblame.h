@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * hblame: host mode's --blame (docs/blame.md, "Host mode"). It names the VMs
- * the daemon's blame engine (service/dblame.h) sees as owners: the QEMU's
+ * the daemon's blame engine (blame/dblame.h) sees as owners: the QEMU's
  * -name, else the name its guest said in the link hello, else "qemu:PID";
  * and it holds each joined guest request's path line until the splits of its
  * host IOs' block requests are in (about the horizon, 1 s, after their
@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "mode/vjoin.h"
-#include "service/dblame.h"
+#include "blame/dblame.h"
 
 #define HB_MAX_VMS 16
 #define HB_NAME_LEN 64

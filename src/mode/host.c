@@ -92,6 +92,18 @@ static int host_prepare(struct it_opts *o, FILE *err)
 	return 0;
 }
 
+/*
+ * mode_ops.ld_config: the QEMU uprobes (attached per process: hprobe.c), the
+ * syscalls' iovecs (the join by buffer address), and the file filter's map,
+ * which holds the wanted disks' images (update_files).
+ */
+static void host_ld_config(struct ld_config *c)
+{
+	c->mode_progs = LD_PROGS_HOST;
+	c->want_iovecs = 1;
+	c->files_by_caller = 1;
+}
+
 _Static_assert(HOST_MAX_DISKS <= SCOPE_MAX_DISKS, "a scope mask holds every disk");
 
 /* The disks of QEMU number qi, and what names its guest (vsock CID, sockets). */
@@ -696,6 +708,7 @@ static void host_stop(void *m)
 const struct mode_ops host_mode_ops = {
 	.name = "host",
 	.prepare = host_prepare,
+	.ld_config = host_ld_config,
 	.start = host_start,
 	.epoll_fd = host_epoll_fd,
 	.record = host_record,

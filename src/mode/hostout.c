@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "records/hist.h"
-#include "service/metrics.h"
+#include "records/metrics.h"
 #include "lib/abi.h"
 #include "lib/jsonw.h"
 #include "mode/hostout.h"

@@ -2,7 +2,7 @@
 /*
  * agg: the kernel's per-request aggregation of block requests (map "agg",
  * bpf/agg.bpf.h; struct it_agg_key/val in iotracer.h) read back and summed
- * over CPUs (it_loader_agg, load/aggmap.c: from the mappings), and the pure arithmetic on it
+ * over CPUs (it_loader_agg, load/aggmap.h: from the mappings), and the pure arithmetic on it
  * (agg.c: unit-tested).
  */
 #ifndef IT_CORE_AGG_H

@@ -15,7 +15,6 @@
 
 #include "records/cgroup.h"
 #include "records/container.h"
-#include "service/cli.h"
 #include "records/hist.h"
 #include "lib/abi.h"
 #include "lib/jsonw.h"
@@ -33,7 +32,7 @@ const char *out_fmt_offset(uint64_t offset, char *buf, size_t n)
 		snprintf(buf, n, "%llu", (unsigned long long)offset);
 	return buf;
 }
-struct it_out *out_new(const struct it_opts *o, FILE *text, FILE *json, uint64_t start_ns)
+struct it_out *out_new(const struct out_config *o, FILE *text, FILE *json, uint64_t start_ns)
 {
 	struct it_out *out = calloc(1, sizeof(*out));
 
@@ -46,7 +45,7 @@ struct it_out *out_new(const struct it_opts *o, FILE *text, FILE *json, uint64_t
 	out->live = o->live && !o->quiet;
 	out->quiet = o->quiet;
 	out_set_thinning(out, o->min_lat_ns, o->sample);
-	out->live_cgroup = o->nr_cgroups > 0;
+	out->live_cgroup = o->live_cgroup;
 	/* a terminal still sees every line at once; so does the text stream if it is the same */
 	if (json && json != text && fileno(json) >= 0 && !isatty(fileno(json))) {
 		out->batch = 1;

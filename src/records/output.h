@@ -13,7 +13,6 @@
 #include "iotracer.h"
 #include "records/corr.h"
 
-struct it_opts;
 struct it_out;
 
 /* One in-kernel histogram entry, as read from the "hists" map. */
@@ -49,11 +48,20 @@ struct out_summary_in {
 	const struct out_fnames *fnames; /* NULL: file names off */
 };
 
+/* What the outputs are asked for (the service fills it from its options: cli_out_config). */
+struct out_config {
+	const char *sysfs_root; /* "/sys": the devices' names are read below it */
+	int live; /* live per-request lines (none under quiet) */
+	int quiet; /* -q */
+	uint64_t min_lat_ns, sample; /* the records' thinning (out_set_thinning) */
+	int live_cgroup; /* the live lines name each request's cgroup (a --cgroup filter) */
+};
+
 /*
  * text: human output (live lines, reports, summaries); json: JSON lines or
  * NULL. start_ns: CLOCK_MONOTONIC at start, for relative live timestamps.
  */
-struct it_out *out_new(const struct it_opts *o, FILE *text, FILE *json, uint64_t start_ns);
+struct it_out *out_new(const struct out_config *o, FILE *text, FILE *json, uint64_t start_ns);
 void out_free(struct it_out *out);
 
 /*
@@ -127,7 +135,7 @@ int out_error(const struct it_out *out);
 /* JSON lines lost to failed writes (counted, said once, tracing goes on). */
 uint64_t out_json_lost(const struct it_out *out);
 
-/* Names the summaries use (and /metrics, service/metrics.h): "read", "q2c", "ringbuf". */
+/* Names the summaries use (and /metrics, records/metrics.h): "read", "q2c", "ringbuf". */
 const char *out_wb_why_name(unsigned int bit); /* bit i of IT_WB_*; NULL past the last */
 /* Layer of a histogram key: the layer's name, "io_uring" and "aio" for syscall-layer keys. */
 const char *out_khist_layer(const struct it_hist_key *k);

@@ -24,7 +24,6 @@
 #include <stdint.h>
 
 #include "iotracer.h"
-#include "records/blame_json.h"
 #include "records/corr.h"
 
 #define RF_SEG_MAGIC "ITRECSEG"
@@ -78,6 +77,27 @@ struct rf_ctname {
 	char id[RF_CT_LEN]; /* container id, pod UID */
 	char name[RF_CT_LEN];
 	char ns[RF_CT_LEN]; /* the pod's namespace; "" for a container */
+};
+
+/*
+ * A request's `blame` line (RF_E_BLAME; blame/blame_json.h writes it: the daemon's
+ * --blame -j, host mode's host_blame): its block requests' parts and first
+ * BLAME_LINE_TOP culprits, as the integers the line carries, so that the line
+ * read back from a recording is the bytes the daemon wrote. A recording keeps
+ * by cgroup only (by and pid zero when read back).
+ */
+#define BLAME_LINE_TOP 3
+struct blame_line {
+	uint64_t id; /* the request's */
+	uint64_t requests; /* its block requests */
+	uint64_t wait_ns, own_ns, unattr_ns, self_ns, others_ns;
+	int by; /* enum blame_by (blame/blame.h): BLAME_BY_CGROUP, or BLAME_BY_VM (host mode) */
+	int nr; /* culprits named, at most BLAME_LINE_TOP, the largest first */
+	uint64_t cgroup_id[BLAME_LINE_TOP];
+	uint32_t pid[BLAME_LINE_TOP]; /* BLAME_BY_VM: the VM's QEMU; 0: a cgroup */
+	uint64_t ns[BLAME_LINE_TOP];
+	unsigned int named; /* bit i: the writer knew culprit i's cgroup path */
+	uint64_t other_ns; /* the culprits after them; 0: no "other" element */
 };
 
 /* The sized entries decoded besides blame (rf_get_entry's tag says which). */

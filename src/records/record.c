@@ -496,7 +496,7 @@ void rec_request(struct recorder *rc, const struct corr_req *r)
 }
 
 /*
- * A request's blame, once the daemon's split of it is done (service/dblame.c):
+ * A request's blame, once the daemon's split of it is done (blame/dblame.c):
  * its culprits' cgroup paths announced first, as for a request.
  */
 void rec_blame(struct recorder *rc, const struct blame_line *b)

@@ -56,7 +56,7 @@ struct recorder *rec_open(const struct rec_opts *o, uint64_t now_ns);
 
 /* corr_emit_fn style: one finished request. */
 void rec_request(struct recorder *rc, const struct corr_req *r);
-/* A request's blame (records/blame_json.h), after the request (--blame). */
+/* A request's blame (struct blame_line, recfmt.h), after the request (--blame). */
 struct blame_line;
 void rec_blame(struct recorder *rc, const struct blame_line *b);
 /* Cgroup paths to announce in the blocks (records/cgroup.h; not owned); NULL: ids only. */

@@ -12,12 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "records/blame.h"
+#include "blame/blame.h"
 #include "records/fname.h"
 #include "records/hist.h"
 #include "records/recfmt.h"
 #include "records/stages.h"
-#include "service/dblame.h"
 #include "lib/parse.h"
 #include "report/internal.h"
 
@@ -270,7 +269,7 @@ void bk_add_blocks(struct rp_bykey *b, const struct corr_req *r, int matched, ui
 
 		if (matched && b->kind == BK_FILE && fn_blk_key(r->blocks[i], has ? &rk : NULL, &k))
 			f = row_of(b, &k, NULL);
-		dblame_in(&in, r->blocks[i], f != NULL);
+		blame_in_block(&in, r->blocks[i], f != NULL);
 		in.tag = f ? (uint64_t)(f - b->f) + 1 : 0;
 		if (blame_add(b->b, &in))
 			b->oom = 1;

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "records/blame.h"
+#include "blame/blame.h"
 #include "sink/schema.h"
 #include "report/chsrc.h"
 #include "report/driver.h"

@@ -14,6 +14,7 @@
 #include "records/hist.h"
 #include "records/output.h"
 #include "records/stages.h"
+#include "sink/curldl.h"
 #include "sink/http.h"
 #include "sink/rows.h"
 #include "report/chsrc.h"
@@ -66,13 +67,15 @@ int ch_open(struct report *rp)
 	}
 	cfg.password = pw[0] ? pw : NULL;
 	c->url = cfg.url;
+	if (sink_curl_load(why, sizeof(why))) {
+		memset(pw, 0, sizeof(pw));
+		it_err("report: --from: %s", why);
+		return 1;
+	}
 	c->h = sk_http_new(&cfg);
 	memset(pw, 0, sizeof(pw));
 	if (!c->h) {
-		it_err("report: --from: %s",
-		       errno == ENOTSUP ? "this build has no HTTP client (the static build leaves "
-					  "libcurl out: docs/fleet.md)" :
-					  strerror(errno));
+		it_err("report: --from: %s", strerror(errno));
 		return 1;
 	}
 	snprintf(c->from, sizeof(c->from), "%s.%s FINAL", c->url.db, c->url.table);

@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "records/blame.h"
-#include "records/blame_json.h"
+#include "blame/blame.h"
+#include "blame/blame_json.h"
 #include "records/cgroup.h"
 #include "records/fname.h"
 #include "records/output.h"

@@ -10,8 +10,9 @@
  *   fmt.c       the size and time formats the parts share
  *   perfetto.c  a Chrome trace-event JSON file
  *   heatmap.c   an SVG latency heatmap per device
- *   culprits.c  --blame: the victim x culprit matrix (core/blame.h, docs/blame.md)
  *   bykey.c     --by file|cgroup|pod: the top keys by bytes, p99 and blamed wait
+ *
+ * --blame's matrix is blame/culprits.c (the blame room's part for report).
  */
 #ifndef IT_REPORT_INTERNAL_H
 #define IT_REPORT_INTERNAL_H
@@ -20,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "blame/culprits.h"
 #include "records/corr.h"
 #include "mode/vjoin.h"
 
@@ -64,13 +66,15 @@ void pf_free(struct pf *p);
 
 /* ---- heatmap: latency (log2 rows) x time per device, as SVG (heatmap.c) ---- */
 struct hm;
-/* What a cell's latency is: the request's own, or a stage of its block requests. */
-enum hm_stage { HM_TOTAL, HM_Q2C, HM_Q2D, HM_D2C, HM_NR_STAGES };
-/* --stage's names by enum hm_stage ("total", "q2c", "q2d", "d2c"). */
-extern const char *const hm_stage_names[HM_NR_STAGES];
-/* --stage's NAME: its enum hm_stage, or -1. */
+/*
+ * What a cell's latency is: the request's own (IT_ST_TOTAL), or a stage of its
+ * block requests (IT_ST_Q2C, IT_ST_Q2D, IT_ST_D2C): abi's stage ids and names.
+ */
+/* --stage's keyword i: the name of the heatmap's stage i, NULL past the last (.kw). */
+const char *hm_stage_kw(int i);
+/* --stage's NAME: its enum it_stage, or -1. */
 int hm_stage_of(const char *name);
-struct hm *hm_new(enum hm_stage stage);
+struct hm *hm_new(unsigned int stage);
 /*
  * A request on device dev (the one its summary line names), in the panel of
  * its device and op; under a block stage each of its block requests, on its
@@ -80,40 +84,6 @@ void hm_add(struct hm *h, const struct rp_req *q, uint32_t dev);
 /* Write the SVG document; name(dev) names the panels. 0 or -errno. */
 int hm_write(struct hm *h, FILE *f, const char *(*name)(void *ctx, uint32_t dev), void *ctx);
 void hm_free(struct hm *h);
-
-/* ---- culprits: --blame, who held the device while each victim waited (culprits.c) ---- */
-struct rp_blame;
-/* The recording's names of devices and cgroups. */
-struct rp_names {
-	const char *(*dev)(void *ctx, uint32_t dev);
-	const char *(*cgroup)(void *ctx, uint64_t id); /* NULL: unknown */
-	/* the pod of cgroup id: "namespace/name", else its UID; NULL: none (valid until the next call) */
-	const char *(*pod)(void *ctx, uint64_t id);
-	void *ctx;
-};
-/*
- * by: enum blame_by. stored: the matrix sums the recording's stored lines
- * (rb_add_line(); rb_add() then does nothing), not a split of its own.
- * NULL: out of memory.
- */
-struct blame_line;
-struct rp_blame *rb_new(int by, int stored);
-/* A matched request's stored line: victim the owner (cgroup) of its block requests on dev. */
-void rb_add_line(struct rp_blame *rb, uint32_t dev, uint64_t cgroup_id, const struct blame_line *l);
-/* The sums of `lines` stored lines (a server's GROUP BY, docs/fleet.md): l's parts and culprits. */
-void rb_add_sums(struct rp_blame *rb, uint32_t dev, uint64_t cgroup_id, const struct blame_line *l,
-		 uint64_t lines);
-/* Stored lines: matched requests with block requests whose line never came (rb_print's). */
-void rb_set_missing(struct rp_blame *rb, uint64_t n);
-/*
- * Every block request of every request read (culprits are never filtered);
- * victim(dev): whether r's block request on dev is a victim (NULL: none is).
- */
-void rb_add(struct rp_blame *rb, const struct corr_req *r, int (*victim)(void *ctx, uint32_t dev),
-	    void *ctx);
-/* The matrix as text, and as "blame" JSON lines when json; 0 or -errno (json). */
-int rb_print(struct rp_blame *rb, FILE *text, FILE *json, const struct rp_names *nm);
-void rb_free(struct rp_blame *rb);
 
 /* ---- bykey: --by file|cgroup|pod, the matching requests per key (bykey.c) ---- */
 enum bk_kind { BK_FILE, BK_CGROUP, BK_POD };

@@ -91,7 +91,6 @@ struct it_opts {
 	int blame; /* --blame: /metrics blamed seconds per (device, victim, culprit) */
 	int file_names; /* --file-names: files named at most (0: no names) */
 	int metrics_files; /* --metrics-files: per-file series of the top K files (0: none) */
-	int top; /* set by `iotracer top` (no option): aggregate per process and cgroup */
 	/*
 	 * `iotracer report` (cli_filter with offline set): the filters name what a recording
 	 * (maybe of another host) holds: -d keeps the names as given (/dev/ cut) in
@@ -229,6 +228,8 @@ int cli_apply(int code, const char *arg, struct it_opts *o, FILE *out, const str
 int cli_filter(int code, const char *arg, struct it_opts *o, const struct cli_src *src);
 /* The row of a run option or of --since/--until, for a subcommand's table; NULL if none. */
 const struct opt_row *cli_row(const char *name);
+/* The run options' table as opts.h reads it (getopt errors, --help, the unit tests). */
+const struct opt_cmd *cli_table(void);
 
 /*
  * What only the start of a run can check, not the parser (a reload keeps a pid that
@@ -236,6 +237,16 @@ const struct opt_row *cli_row(const char *name);
  * error line to err (NULL: stderr).
  */
 int cli_check_start(const struct it_opts *o, FILE *err);
+
+/*
+ * o as the parts below read it (cliparts.c): the loader's options (the caller adds
+ * what it wants of the BPF side: aggregation keys, its own programs...; the lists
+ * point into o), and the outputs' (returns c).
+ */
+struct ld_config;
+struct out_config;
+void cli_ld_config(const struct it_opts *o, struct ld_config *c);
+const struct out_config *cli_out_config(const struct it_opts *o, struct out_config *c);
 
 /* Free the strings owned by *o (safe to call twice). */
 void cli_free(struct it_opts *o);

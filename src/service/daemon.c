@@ -29,7 +29,7 @@
 #include "records/corr.h"
 #include "service/daemon.h"
 #include "service/daemon_int.h"
-#include "service/dblame.h"
+#include "blame/dblame.h"
 #include "service/dnames.h"
 #include "service/mfiles.h"
 #include "load/loader.h"
@@ -39,7 +39,7 @@
 #include "load/blkstale.h"
 #include "records/cgroup.h"
 #include "records/container.h"
-#include "service/metrics.h"
+#include "records/metrics.h"
 #include "service/metrics_http.h"
 #include "service/reload.h"
 #include "lib/parse.h"
@@ -358,6 +358,7 @@ static void warn_empty_devs(const struct daemon *d)
 static int daemon_start(struct daemon *d)
 {
 	char who[PATH_MAX + 32];
+	struct out_config oc;
 	int ret;
 
 	/*
@@ -374,7 +375,9 @@ static int daemon_start(struct daemon *d)
 		if (!d->http)
 			return -EADDRINUSE;
 	}
-	ret = daemon_bpf_up(d);
+	ret = daemon_sink_load(d);
+	if (!ret)
+		ret = daemon_bpf_up(d);
 	if (!ret)
 		ret = open_json(d);
 	if (ret)
@@ -387,7 +390,7 @@ static int daemon_start(struct daemon *d)
 	ret = open_record(d);
 	if (ret)
 		return ret;
-	d->out = out_new(d->o, d->text, d->json, d->start_ns);
+	d->out = out_new(cli_out_config(d->o, &oc), d->text, d->json, d->start_ns);
 	open_cgroups(d);
 	if (d->o->file_names > 0 && !(d->fnames = dnames_new(d->o->file_names))) {
 		it_err("cannot set up the file names: %s", strerror(errno));

@@ -16,6 +16,7 @@
 
 struct it_opts;
 struct it_loader;
+struct ld_config;
 struct it_out;
 struct corr_req;
 struct dblame;
@@ -33,6 +34,11 @@ struct mode_ops {
 	const char *name;
 	/* before the BPF load: adjust a copy of the options (host: QEMU pids) */
 	int (*prepare)(struct it_opts *o, FILE *err);
+	/*
+	 * what the mode wants of the BPF side (load/loader.h), at each load and filter
+	 * change: its own programs, the syscalls' iovecs, the files map its own (host)
+	 */
+	void (*ld_config)(struct ld_config *c);
 	/* after load and attach; returns the state or NULL (message printed) */
 	void *(*start)(const struct mode_env *env);
 	/* an fd to add to the daemon's epoll (-1: none) */
@@ -51,7 +57,7 @@ struct mode_ops {
 	void (*summary)(void *m, int final);
 	/*
 	 * --metrics: append this mode's families to the /metrics text being built
-	 * (service/metrics.h helpers), on the event loop, about once a second
+	 * (records/metrics.h helpers), on the event loop, about once a second
 	 */
 	void (*metrics)(void *m, FILE *f);
 	/* shut down: flush, close links, detach, free */

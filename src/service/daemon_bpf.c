@@ -25,7 +25,7 @@
 #include "records/uhist.h"
 #include "service/daemon.h"
 #include "service/daemon_int.h"
-#include "service/dblame.h"
+#include "blame/dblame.h"
 #include "service/dnames.h"
 
 /*
@@ -196,6 +196,16 @@ int daemon_mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err)
 	return m && m->prepare ? m->prepare(o, err) : 0;
 }
 
+/* What the loader is asked for: o's options, and what the mode wants of the BPF side. */
+void daemon_ld_config(const struct daemon *d, const struct it_opts *o, struct ld_config *c)
+{
+	const struct mode_ops *m = mode_of(d, o);
+
+	cli_ld_config(o, c);
+	if (m && m->ld_config)
+		m->ld_config(c);
+}
+
 /* The ring buffer and the per-CPU record buffers of the attached load. */
 int daemon_bpf_buffers(struct daemon *d)
 {
@@ -216,8 +226,11 @@ int daemon_bpf_buffers(struct daemon *d)
  */
 int daemon_bpf_up(struct daemon *d)
 {
+	struct ld_config c;
+
 	parse_dev_serials_prefetch(d->o->sysfs_root);
-	return it_loader_start(&d->ld, d->o, stderr) ?: daemon_bpf_buffers(d);
+	daemon_ld_config(d, d->o, &c);
+	return it_loader_start(&d->ld, &c, stderr) ?: daemon_bpf_buffers(d);
 }
 
 /*

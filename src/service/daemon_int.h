@@ -83,6 +83,7 @@ int daemon_bpf_connect(struct daemon *d);
 void daemon_bpf_down(struct daemon *d);
 int daemon_watch_bpf(struct daemon *d, int op);
 int daemon_mode_prepare(const struct daemon *d, struct it_opts *o, FILE *err);
+void daemon_ld_config(const struct daemon *d, const struct it_opts *o, struct ld_config *c);
 void daemon_mode_run(struct daemon *d);
 void daemon_drain(struct daemon *d, int final);
 void daemon_read_drops(struct daemon *d, uint64_t *drops);
@@ -101,6 +102,7 @@ void daemon_metrics_tick(struct daemon *d, int force);
 void daemon_cg_note(void *ctx, void *data, size_t size);
 
 /* daemon_sink.c */
+int daemon_sink_load(struct daemon *d);
 /* --sink, with the file names fn (NULL: none) */
 struct fn_cache;
 int daemon_sink_open(struct daemon *d, struct fn_cache *fn);

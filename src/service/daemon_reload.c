@@ -16,7 +16,7 @@
 #include "service/daemon.h"
 #include "service/daemon_int.h"
 #include "load/loader.h"
-#include "service/metrics.h"
+#include "records/metrics.h"
 #include "records/output.h"
 #include "service/reload.h"
 #include "lib/clock.h"
@@ -76,7 +76,11 @@ static int reload_filters(struct daemon *d, struct it_opts *n, const struct relo
 	char *msg = NULL, line[512];
 	size_t len = 0;
 	FILE *err = open_memstream(&msg, &len);
-	int ret = err ? it_loader_filters(&d->ld, n, err) : -ENOMEM;
+	struct ld_config c;
+	int ret;
+
+	daemon_ld_config(d, n, &c);
+	ret = err ? it_loader_filters(&d->ld, &c, err) : -ENOMEM;
 
 	if (err)
 		fclose(err);
@@ -129,7 +133,11 @@ static int reattach(struct daemon *d, char *why, size_t len)
 	char *msg = NULL;
 	size_t msg_len = 0;
 	FILE *err = open_memstream(&msg, &msg_len);
-	int ret = err ? it_loader_load(&nld, d->o, err) : -ENOMEM;
+	struct ld_config c;
+	int ret;
+
+	daemon_ld_config(d, d->o, &c);
+	ret = err ? it_loader_load(&nld, &c, err) : -ENOMEM;
 
 	if (err)
 		fclose(err);
@@ -151,7 +159,7 @@ static int reattach(struct daemon *d, char *why, size_t len)
 	d->lost += d->recs.spill_lost; /* the new load's recbuf counts from 0 */
 	d->ld = nld;
 	d->hists_switch_ns = 0;
-	ret = it_loader_attach(&d->ld, d->o, stderr);
+	ret = it_loader_attach(&d->ld, &c, stderr);
 	if (!ret)
 		ret = daemon_bpf_buffers(d);
 	if (!ret)

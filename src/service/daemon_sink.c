@@ -10,16 +10,31 @@
 #include <string.h>
 
 #include "service/daemon_int.h"
-#include "service/dblame.h"
+#include "blame/dblame.h"
 #include "lib/jsonw.h"
 #include "lib/log.h"
 #include "records/output.h"
-#include "service/metrics.h"
+#include "records/metrics.h"
+#include "sink/curldl.h"
 #include "sink/sink.h"
 
 static void on_blame_line(void *ctx, const struct blame_line *l)
 {
 	sink_blame(ctx, l);
+}
+
+/*
+ * --sink's libcurl, loaded before the BPF side (a daemon without --sink never
+ * maps it): 0, or -ELIBACC after one line naming the library and why.
+ */
+int daemon_sink_load(struct daemon *d)
+{
+	char who[PATH_MAX + 32], why[300];
+
+	if (!d->o->sink_url || !sink_curl_load(why, sizeof(why)))
+		return 0;
+	it_err("%s: %s", cli_where(d->o, "sink", who, sizeof(who)), why);
+	return -ELIBACC;
 }
 
 int daemon_sink_open(struct daemon *d, struct fn_cache *fn)

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * metrics_http: /metrics over libmicrohttpd. See metrics_http.h.
+ * metrics_http: /metrics from a small HTTP/1.0 server thread of our own. See
+ * metrics_http.h.
  *
- * The listening socket is made here (so a bind failure names its errno), then
- * handed to libmicrohttpd, which runs its own polling thread. Signals the
+ * The listening socket is made here (so a bind failure names its errno). One
+ * thread serves one connection at a time: a request head within
+ * HTTP_HEAD_MS, the answer within HTTP_SEND_MS, and at most HTTP_IDLE_MS
+ * without progress either way, so a stuck or slow client delays the next
+ * scrape by that much at most; stopping does not wait for it. Signals the
  * daemon takes through its signalfd are blocked in that thread.
  *
- * The static build (make static, -DIT_NO_MHD) cannot link libmicrohttpd
- * (Debian has no static archives of GnuTLS's p11-kit and libunistring): it
- * serves the same text from a small HTTP/1.0 server of its own, one
- * connection at a time, each given at most HTTP_IO_TIMEOUT_S per read/write.
+ * It replaced libmicrohttpd, which pulled GnuTLS and its libraries into every
+ * daemon, --metrics or not: ~0.4 MiB of RssAnon (docs/bench.md, "What the
+ * daemon's libraries cost"); the static build had this server already.
  */
 #include <errno.h>
 #include <poll.h>
@@ -20,12 +23,12 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 #include <netinet/in.h>
 
 #include "service/metrics_http.h"
 #include "lib/addr.h"
+#include "lib/clock.h"
 #include "lib/log.h"
 
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
@@ -49,12 +52,8 @@ struct metrics_http {
 	int fd; /* the listening socket */
 	pthread_mutex_t lock; /* guards cur: held for a pointer read or swap only */
 	struct snap *cur;
-#ifndef IT_NO_MHD
-	struct MHD_Daemon *mhd;
-#else
 	pthread_t thread;
 	int stop_fd; /* an eventfd: written to end the thread */
-#endif
 };
 
 static struct snap *snap_get(struct metrics_http *h)
@@ -125,101 +124,48 @@ void metrics_http_publish(struct metrics_http *h, char *text, size_t len)
 	snap_put(old);
 }
 
-#ifndef IT_NO_MHD
-
-#include <microhttpd.h>
-
-#define HTTP_CONN_LIMIT 16
-#define HTTP_TIMEOUT_S 10
-
-/* libmicrohttpd is done with a response's buffer. */
-static void snap_release(void *cls)
-{
-	snap_put(cls);
-}
-
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *text)
-{
-	struct MHD_Response *r =
-		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
-	enum MHD_Result ret;
-
-	if (!r)
-		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-static enum MHD_Result reply_metrics(struct metrics_http *h, struct MHD_Connection *c)
-{
-	struct snap *s = snap_get(h);
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-
-	if (!s)
-		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE,
-			     "iotracer: starting, no metrics yet\n");
-	r = MHD_create_response_from_buffer_with_free_callback_cls(s->len, s->text, snap_release,
-								   s);
-	if (!r) {
-		snap_put(s);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE);
-	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-				  const char *method, const char *version, const char *upload,
-				  size_t *upload_size, void **req_cls)
-{
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
-	if (*upload_size)
-		return MHD_NO; /* a GET with a body: drop the connection */
-	if (!strcmp(url, "/metrics"))
-		return reply_metrics(cls, c);
-	if (!strcmp(url, "/"))
-		return reply(c, MHD_HTTP_OK, "iotracer: metrics at /metrics\n");
-	return reply(c, MHD_HTTP_NOT_FOUND, "not found; metrics at /metrics\n");
-}
-
-/* Start libmicrohttpd on the listening socket: 0, or -1 (message printed). */
-static int server_start(struct metrics_http *h, const char *addr, const char *who)
-{
-	h->mhd = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ITC, 0, NULL, NULL,
-				  on_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
-				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_CONN_LIMIT,
-				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_TIMEOUT_S,
-				  MHD_OPTION_END);
-	if (!h->mhd) {
-		it_err("%s: cannot start the HTTP server on %s", who, addr);
-		return -1;
-	}
-	return 0;
-}
-
-static void server_stop(struct metrics_http *h)
-{
-	/* quiesce first: the listening socket is then ours to close */
-	MHD_quiesce_daemon(h->mhd);
-	MHD_stop_daemon(h->mhd); /* joins the thread; responses in flight are freed */
-}
-
-#else /* IT_NO_MHD: the static build's own server */
-
-#define HTTP_IO_TIMEOUT_S 2
 #define HTTP_HEAD_MAX 4096
+#define HTTP_HEAD_MS 2000 /* a request head, at most */
+#define HTTP_SEND_MS 10000 /* an answer, at most */
+#define HTTP_IDLE_MS 2000 /* no progress either way, at most */
 
-static int send_all(int fd, const char *p, size_t n)
+/* One connection being served. */
+struct conn {
+	int fd; /* non-blocking */
+	int stop_fd; /* the server's: readable once it stops */
+	uint64_t deadline_ns;
+};
+
+/* Until c's socket is ready for events: 0, or -1 (past the deadline, idle, stopping). */
+static int conn_wait(const struct conn *c, short events)
+{
+	struct pollfd p[2] = { { .fd = c->fd, .events = events },
+			       { .fd = c->stop_fd, .events = POLLIN } };
+
+	for (;;) {
+		uint64_t now = it_mono_ns();
+		int ms, r;
+
+		if (now >= c->deadline_ns)
+			return -1;
+		ms = (int)((c->deadline_ns - now + 999999) / 1000000);
+		r = poll(p, 2, ms < HTTP_IDLE_MS ? ms : HTTP_IDLE_MS);
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r > 0 && !p[1].revents ? 0 : -1;
+	}
+}
+
+static int send_all(const struct conn *c, const char *p, size_t n)
 {
 	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL);
 
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (conn_wait(c, POLLOUT))
+				return -1;
+			continue;
+		}
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -230,7 +176,7 @@ static int send_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-static void send_reply(int fd, int head_only, const char *status, const char *type,
+static void send_reply(const struct conn *c, int head_only, const char *status, const char *type,
 		       const char *body, size_t len)
 {
 	char hdr[256];
@@ -239,23 +185,28 @@ static void send_reply(int fd, int head_only, const char *status, const char *ty
 			 "Connection: close\r\n\r\n",
 			 status, type, len);
 
-	if (!send_all(fd, hdr, (size_t)n) && !head_only)
-		send_all(fd, body, len);
+	if (!send_all(c, hdr, (size_t)n) && !head_only)
+		send_all(c, body, len);
 }
 
-static void send_text(int fd, int head_only, const char *status, const char *text)
+static void send_text(const struct conn *c, int head_only, const char *status, const char *text)
 {
-	send_reply(fd, head_only, status, "text/plain; charset=utf-8", text, strlen(text));
+	send_reply(c, head_only, status, "text/plain; charset=utf-8", text, strlen(text));
 }
 
 /* The request head, up to its blank line, NUL terminated: 0, or -1 (none, too long, slow). */
-static int read_head(int fd, char *buf, size_t cap)
+static int read_head(const struct conn *c, char *buf, size_t cap)
 {
 	size_t len = 0;
 
 	while (len < cap - 1) {
-		ssize_t r = recv(fd, buf + len, cap - 1 - len, 0);
+		ssize_t r = recv(c->fd, buf + len, cap - 1 - len, 0);
 
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (conn_wait(c, POLLIN))
+				return -1;
+			continue;
+		}
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -268,33 +219,34 @@ static int read_head(int fd, char *buf, size_t cap)
 	return -1;
 }
 
-static void serve_one(struct metrics_http *h, int c)
+static void serve_one(struct metrics_http *h, int fd)
 {
-	struct timeval tv = { .tv_sec = HTTP_IO_TIMEOUT_S };
+	struct conn c = { .fd = fd,
+			  .stop_fd = h->stop_fd,
+			  .deadline_ns = it_mono_ns() + HTTP_HEAD_MS * 1000000ull };
 	char req[HTTP_HEAD_MAX], method[8], path[256];
 	struct snap *s;
 	int head;
 
-	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (read_head(c, req, sizeof(req)) || sscanf(req, "%7s %255s", method, path) != 2)
-		return; /* not HTTP: drop the connection */
+	if (read_head(&c, req, sizeof(req)) || sscanf(req, "%7s %255s", method, path) != 2)
+		return; /* not HTTP, or too slow: drop the connection */
+	c.deadline_ns = it_mono_ns() + HTTP_SEND_MS * 1000000ull;
 	path[strcspn(path, "?")] = '\0';
 	head = !strcmp(method, "HEAD");
 	if (!head && strcmp(method, "GET")) {
-		send_text(c, 0, "405 Method Not Allowed", "only GET and HEAD\n");
+		send_text(&c, 0, "405 Method Not Allowed", "only GET and HEAD\n");
 	} else if (!strcmp(path, "/metrics")) {
 		s = snap_get(h);
 		if (s)
-			send_reply(c, head, "200 OK", CONTENT_TYPE, s->text, s->len);
+			send_reply(&c, head, "200 OK", CONTENT_TYPE, s->text, s->len);
 		else
-			send_text(c, head, "503 Service Unavailable",
+			send_text(&c, head, "503 Service Unavailable",
 				  "iotracer: starting, no metrics yet\n");
 		snap_put(s);
 	} else if (!strcmp(path, "/")) {
-		send_text(c, head, "200 OK", "iotracer: metrics at /metrics\n");
+		send_text(&c, head, "200 OK", "iotracer: metrics at /metrics\n");
 	} else {
-		send_text(c, head, "404 Not Found", "not found; metrics at /metrics\n");
+		send_text(&c, head, "404 Not Found", "not found; metrics at /metrics\n");
 	}
 }
 
@@ -313,7 +265,7 @@ static void *serve(void *arg)
 		if (p[1].revents)
 			break;
 		if (p[0].revents & POLLIN) {
-			int c = accept4(h->fd, NULL, NULL, SOCK_CLOEXEC);
+			int c = accept4(h->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 			if (c < 0)
 				continue;
@@ -354,8 +306,6 @@ static void server_stop(struct metrics_http *h)
 		pthread_join(h->thread, NULL);
 	close(h->stop_fd);
 }
-
-#endif /* IT_NO_MHD */
 
 struct metrics_http *metrics_http_start(const char *addr, const char *who)
 {

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * metrics_http: serve the latest metrics text on http://ADDR/metrics from
- * libmicrohttpd's own thread (docs/metrics.md); in the static build, from a
- * small server thread of its own.
+ * metrics_http: serve the latest metrics text on http://ADDR/metrics from a
+ * small HTTP/1.0 server thread of its own (docs/metrics.md).
  *
  * The event loop publishes a finished text; a request takes a reference to
  * the current one under a mutex held for a pointer read, and the text is freed

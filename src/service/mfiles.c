@@ -8,7 +8,7 @@
 
 #include "iotracer.h"
 #include "lib/abi.h"
-#include "service/metrics.h"
+#include "records/metrics.h"
 #include "service/mfiles.h"
 
 #define MF_NAME_MAX 512 /* a label value (the file's path), cut to its tail past it */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * http: ClickHouse's HTTP interface through libcurl (see http.h).
+ * http: ClickHouse's HTTP interface through libcurl (see http.h), which
+ * curldl.c loads at the first sk_http_new(): every call goes through sink_curl.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -46,8 +47,7 @@ const char *sk_http_scheme(const struct sk_http *h)
 
 #else
 
-#include <pthread.h>
-#include <curl/curl.h>
+#include "sink/curldl.h"
 
 enum { SCHEME_UNKNOWN, SCHEME_HTTPS, SCHEME_HTTP };
 
@@ -58,18 +58,14 @@ struct sk_http {
 	int scheme;
 };
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-
-static void curl_init_once(void)
-{
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 struct sk_http *sk_http_new(const struct sk_http_cfg *cfg)
 {
 	struct sk_http *h;
 
-	pthread_once(&curl_once, curl_init_once);
+	if (sink_curl_load(NULL, 0)) {
+		errno = ELIBACC;
+		return NULL;
+	}
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
@@ -78,7 +74,7 @@ struct sk_http *sk_http_new(const struct sk_http_cfg *cfg)
 		snprintf(h->password, sizeof(h->password), "%s", cfg->password);
 	h->cfg.password = NULL; /* ours: h->password */
 	h->scheme = cfg->url.tls ? SCHEME_HTTPS : SCHEME_UNKNOWN;
-	h->c = curl_easy_init();
+	h->c = sink_curl.easy_init();
 	if (!h->c) {
 		free(h);
 		errno = ENOMEM;
@@ -91,7 +87,7 @@ void sk_http_free(struct sk_http *h)
 {
 	if (!h)
 		return;
-	curl_easy_cleanup(h->c);
+	sink_curl.easy_cleanup(h->c);
 	memset(h->password, 0, sizeof(h->password));
 	free(h);
 }
@@ -121,8 +117,8 @@ static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 		return 0; /* curl: a write error */
 	memcpy(w->b->p + w->b->len, p, size * n);
 	w->b->len += size * n;
-	if (w->fn && !curl_easy_getinfo(w->c, CURLINFO_RESPONSE_CODE, &status) && status == 200 &&
-	    w->fn(w->ctx, w->b, 0)) {
+	if (w->fn && !sink_curl.easy_getinfo(w->c, CURLINFO_RESPONSE_CODE, &status) &&
+	    status == 200 && w->fn(w->ctx, w->b, 0)) {
 		w->failed = 1;
 		return 0;
 	}
@@ -143,7 +139,7 @@ static int on_progress(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut, c
  */
 static char *make_url(struct sk_http *h, int scheme, const char *sql, int enc)
 {
-	char *q = sql ? curl_easy_escape(h->c, sql, 0) : NULL;
+	char *q = sql ? sink_curl.easy_escape(h->c, sql, 0) : NULL;
 	const struct sk_url *u = &h->cfg.url;
 	int v6 = strchr(u->host, ':') != NULL;
 	size_t n = strlen(u->host) + (q ? strlen(q) : 0) + 160;
@@ -158,7 +154,7 @@ static char *make_url(struct sk_http *h, int scheme, const char *sql, int enc)
 				 "http_native_compression_disable_checksumming_on_"
 				 "decompress=1" :
 				 "");
-	curl_free(q);
+	sink_curl.free(q);
 	return url;
 }
 
@@ -202,27 +198,27 @@ static void set_common(struct sk_http *h, const char *url, struct body *resp, ch
 {
 	CURL *c = h->c;
 
-	curl_easy_reset(c);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, h->cfg.timeout_ms);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
-			 h->cfg.timeout_ms < 5000 ? h->cfg.timeout_ms : 5000L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, resp);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, h);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+	sink_curl.easy_reset(c);
+	sink_curl.easy_setopt(c, CURLOPT_URL, url);
+	sink_curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	sink_curl.easy_setopt(c, CURLOPT_TIMEOUT_MS, h->cfg.timeout_ms);
+	sink_curl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+			      h->cfg.timeout_ms < 5000 ? h->cfg.timeout_ms : 5000L);
+	sink_curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	sink_curl.easy_setopt(c, CURLOPT_WRITEDATA, resp);
+	sink_curl.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	sink_curl.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	sink_curl.easy_setopt(c, CURLOPT_XFERINFODATA, h);
+	sink_curl.easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	sink_curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	sink_curl.easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
 	if (h->cfg.ca_file)
-		curl_easy_setopt(c, CURLOPT_CAINFO, h->cfg.ca_file);
+		sink_curl.easy_setopt(c, CURLOPT_CAINFO, h->cfg.ca_file);
 	if (h->cfg.url.user[0] || h->password[0]) {
-		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_easy_setopt(c, CURLOPT_USERNAME,
-				 h->cfg.url.user[0] ? h->cfg.url.user : "default");
-		curl_easy_setopt(c, CURLOPT_PASSWORD, h->password);
+		sink_curl.easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		sink_curl.easy_setopt(c, CURLOPT_USERNAME,
+				      h->cfg.url.user[0] ? h->cfg.url.user : "default");
+		sink_curl.easy_setopt(c, CURLOPT_PASSWORD, h->password);
 	}
 }
 
@@ -246,22 +242,22 @@ static CURLcode perform(struct sk_http *h, int scheme, const char *sql, const vo
 	resp->c = h->c;
 	set_common(h, url, resp, errbuf);
 	if (sql) {
-		hdr = curl_slist_append(hdr, "Content-Type: application/octet-stream");
+		hdr = sink_curl.slist_append(hdr, "Content-Type: application/octet-stream");
 		if (enc == SK_ENC_GZIP)
-			hdr = curl_slist_append(hdr, "Content-Encoding: gzip");
-		curl_easy_setopt(h->c, CURLOPT_HTTPHEADER, hdr);
-		curl_easy_setopt(h->c, CURLOPT_POST, 1L);
-		curl_easy_setopt(h->c, CURLOPT_POSTFIELDS, body ? body : "");
-		curl_easy_setopt(h->c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+			hdr = sink_curl.slist_append(hdr, "Content-Encoding: gzip");
+		sink_curl.easy_setopt(h->c, CURLOPT_HTTPHEADER, hdr);
+		sink_curl.easy_setopt(h->c, CURLOPT_POST, 1L);
+		sink_curl.easy_setopt(h->c, CURLOPT_POSTFIELDS, body ? body : "");
+		sink_curl.easy_setopt(h->c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	}
-	rc = curl_easy_perform(h->c);
+	rc = sink_curl.easy_perform(h->c);
 	res->status = 0;
 	if (rc == CURLE_OK)
-		curl_easy_getinfo(h->c, CURLINFO_RESPONSE_CODE, &res->status);
+		sink_curl.easy_getinfo(h->c, CURLINFO_RESPONSE_CODE, &res->status);
 	else
 		snprintf(res->msg, sizeof(res->msg), "%s",
-			 errbuf[0] ? errbuf : curl_easy_strerror(rc));
-	curl_slist_free_all(hdr);
+			 errbuf[0] ? errbuf : sink_curl.easy_strerror(rc));
+	sink_curl.slist_free_all(hdr);
 	free(url);
 	return rc;
 }

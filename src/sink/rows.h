@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "records/blame_json.h"
+#include "blame/blame_json.h"
 #include "records/corr.h"
 #include "records/fname.h"
 #include "records/recfmt.h"

@@ -19,6 +19,7 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/procfs.h"
+#include "sink/curldl.h"
 #include "sink/sink_int.h"
 
 #define SK_EXIT_WAIT_NS (5ull * 1000 * 1000 * 1000) /* at exit, for the server to take the rest */
@@ -353,12 +354,13 @@ struct sink *sink_open(const struct sink_opts *o, struct cg_cache *cg, struct ct
 	if (o->spill_dir && sk_spill_init(&s->sp, o->spill_dir, o->spill_max, o->start_ns,
 					  o->sysfs_root, cg, s->who))
 		goto fail;
+	if (sink_curl_load(why, sizeof(why))) {
+		it_err("%s: %s", s->who, why);
+		goto fail;
+	}
 	err = sk_sender_start(&s->q, &cfg, enc_of(o->compress), s->ctr, s->who, o->retry_max_ns);
 	if (err) {
-		it_err("%s: %s", s->who,
-		       err == -ENOTSUP ? "this build has no HTTP client: the static build leaves "
-					 "libcurl out (docs/fleet.md)" :
-					 strerror(-err));
+		it_err("%s: %s", s->who, strerror(-err));
 		goto fail;
 	}
 	memset(s->password, 0, sizeof(s->password)); /* the sender has its copy */

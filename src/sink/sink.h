@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "records/blame_json.h"
+#include "blame/blame_json.h"
 #include "records/corr.h"
 
 /*

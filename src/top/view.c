@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "records/blame.h"
+#include "blame/blame.h"
 #include "records/cgroup.h"
 #include "records/output.h"
 #include "lib/abi.h"
@@ -22,6 +22,11 @@ static const char *const sort_names[TV_SORT_MAX] = { "iops", "bytes", "avg",
 const char *tview_sort_name(enum tview_sort s)
 {
 	return (unsigned int)s < TV_SORT_MAX ? sort_names[s] : "?";
+}
+
+const char *tview_sort_kw(int i)
+{
+	return i >= 0 && i < TV_SORT_MAX ? sort_names[i] : NULL;
 }
 
 int tview_sort_of(const char *name)

@@ -728,13 +728,14 @@ accounted_pair() {
 #   witness_start DEV [KB]  a new instance (KB per CPU of ring buffer, default 4096)
 #   witness_mark NAME       a marker line in its trace (phase boundaries)
 #   witness_stop            stop, keep the trace in $WITNESS_TRACE, remove the instance
-#   witness_count [FROM [TO [RWBS]]]  "TOTAL PID1SOFT" over the events after marker FROM
+#   witness_count [FROM [TO [RWBS]]]  "TOTAL PID1SOFT BYTES" over the events after marker FROM
 #                           and before marker TO ("" = start/end) whose rwbs matches the
 #                           regex RWBS (default: any): completions, and those of them in
 #                           softirq context (flags column) on top of a thread of pid 1
 #                           (its tgid column, or a tid of /proc/1/task at start or stop);
 #                           a request is counted once (not again at the end of its flush
-#                           sequence), so TOTAL = the stat's reads + writes + flushes
+#                           sequence), so TOTAL = the stat's reads + writes + flushes;
+#                           BYTES: the sectors × 512 of the PID1SOFT ones
 # The exit trap removes an instance left behind.
 
 # tracefs_root: where tracefs is mounted now (from /proc/mounts), else return 1.
@@ -839,9 +840,12 @@ witness_count() {
 				gsub(/ /, "", tgid)
 			}
 			total++
-			if (substr(flags, 3, 1) == "s" && (tgid == "1" || (tid in pid1))) soft++
+			if (substr(flags, 3, 1) != "s" || !(tgid == "1" || (tid in pid1))) next
+			soft++
+			if (match(tail, / \+ [0-9]+ /))
+				softb += substr(tail, RSTART + 3, RLENGTH - 4) * 512
 		}
-		END { printf "%d %d\n", total, soft }
+		END { printf "%d %d %d\n", total, soft, softb }
 	' "$IT_TMP/witness.tids" "$WITNESS_TRACE"
 }
 

@@ -72,7 +72,7 @@ one_run() {
 	stop_tracer
 	if [[ -n ${WITNESS:-} ]]; then
 		if witness_stop; then
-			read -r wa ws < <(witness_count)
+			read -r wa ws _ < <(witness_count)
 			wit="witness: $wa completions, $ws in softirq on a thread of pid 1"
 		else
 			wit="no witness: $WITNESS_WHY"

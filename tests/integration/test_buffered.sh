@@ -105,8 +105,8 @@ fi
 J=$TRACER_JSON
 m=$(jq -r '.drops.block.missed // 0' "$SUMMARY")
 if [[ -n ${WITNESS:-} ]] && witness_stop; then
-	read -r wit_all wit_soft < <(witness_count)
-	read -r wit_r wit_rsoft < <(witness_count reader reader_end R)
+	read -r wit_all wit_soft _ < <(witness_count)
+	read -r wit_r wit_rsoft _ < <(witness_count reader reader_end R)
 	note "witness: $wit_all completions ($wit_soft in softirq on a thread of pid 1), reader phase $wit_r reads ($wit_rsoft so); missed $m"
 else
 	wit_all=-1 wit_soft=-1 wit_rsoft=-1 # none: explains nothing

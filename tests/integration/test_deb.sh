@@ -4,8 +4,10 @@
 # links), dpkg's database, systemd-analyze verify, the file system after removal.
 #   contents      the binary, 3 man pages (gzip), the unit in /lib/systemd/system, the
 #                 example config as a conffile, rules, dashboard, bpftrace scripts, copyright
-#   depends       every library the binary needs comes from a Depends package, and Depends
-#                 holds nothing else (no compiler, -dev, test or lab package)
+#   depends       every library the binary needs (its NEEDED entries, and the sonames its
+#                 .rodata holds for dlopen: libcurl.so.4, src/sink/curldl.c) comes from a
+#                 Depends package, and Depends holds nothing else (no compiler, -dev, test
+#                 or lab package)
 #   lintian       lintian reports no error (E:) and no warning (W:) on the package
 #   install       dpkg -i: installed, /usr/bin/iotracer --version is this build's
 #   unit_verify   systemd-analyze verify on the installed unit: exit 0, not one line
@@ -76,14 +78,19 @@ bad=""
 need=""
 bin=$IT_TMP/root/usr/bin/iotracer
 ldd "$bin" >"$IT_TMP/ldd"
-# the binary's own NEEDED entries (not its libraries' libraries), resolved by ldd
+# the binary's own NEEDED entries (not its libraries' libraries), resolved by ldd, and the
+# sonames in its .rodata (what it loads with dlopen), resolved by ldconfig's cache
+readelf -p .rodata "$bin" | grep -oE '\]  lib[A-Za-z0-9_+.-]*\.so(\.[0-9]+)+$' | sed 's/^\]  //' |
+	sort -u >"$IT_TMP/dlopen"
+note "dlopen'ed: $(tr '\n' ' ' <"$IT_TMP/dlopen")"
+ldconfig -p | awk '$NF ~ /^\// { print $1, "=>", $NF }' >>"$IT_TMP/ldd"
 while read -r so; do
-	lib=$(awk -v s="$so" '$1 == s && $3 ~ /^\// { print $3 }' "$IT_TMP/ldd")
+	lib=$(awk -v s="$so" '$1 == s && $3 ~ /^\// { print $3; exit }' "$IT_TMP/ldd")
 	owner=$(dpkg -S "$(realpath "${lib:-/nonexistent}")" 2>/dev/null | head -1 | cut -d: -f1)
 	[[ -z $owner && -n $lib ]] && owner=$(dpkg -S "$lib" 2>/dev/null | head -1 | cut -d: -f1)
 	need+="$owner "
 	grep -qxF -- "$owner" <<<"$dep_pkgs" || bad+=" $so (${lib:-not found}, from ${owner:-no package}) not in Depends;"
-done < <(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+done < <(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; cat "$IT_TMP/dlopen")
 for p in $dep_pkgs; do
 	grep -qw -- "$p" <<<"$need" || bad+=" $p in Depends, no library of it linked;"
 done

@@ -6,7 +6,7 @@
 # dashboard's cgroup panels have series; the "rec" tracer has --metrics-cgroup-depth 1
 # --blame, and a paced writer in a cgroup of its own writes beside fio, so that the "who
 # slows whom" panel has series), so /metrics is checked in both modes; a
-# third, "static", is the static build (its own HTTP server instead of libmicrohttpd).
+# third, "static", is the static build (the same HTTP server, no libcurl).
 # Oracles: fio's JSON (total_ios, clat p99), promtool, Prometheus's HTTP API.
 #   promtool    the exposition of the three tracers passes `promtool check metrics`
 #   scrape      Prometheus scraped the 3 targets (up == 1) twice after fio ended
@@ -31,8 +31,8 @@
 #               metric and label the rules name is in the tracers' /metrics text
 #   port_in_use --metrics on the rec tracer's port: exit 1, one line naming --metrics
 #   bad_addr    --metrics 9477 (no host part): exit 2, one line naming --metrics
-#   count_static, p99_static  the same for the static build (make static: its own small
-#               HTTP server instead of libmicrohttpd), a third tracer "static" like "rec"
+#   count_static, p99_static  the same for the static build (make static: the same small
+#               HTTP server, no --sink), a third tracer "static" like "rec"
 #   exit        the three tracers exit 0 on SIGTERM
 # shellcheck disable=SC2016,SC2119,SC2317 # PromQL/jq in single quotes; optional args; in_bucket via check
 set -u

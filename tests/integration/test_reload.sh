@@ -165,7 +165,7 @@ done
 note "losses and gauge after run 5: $prev ($same unchanged scrapes in a row, $i scrapes)"
 wit_soft=-1
 if [[ -n ${WITNESS:-} ]] && witness_stop; then
-	read -r wit_all wit_soft < <(witness_count)
+	read -r wit_all wit_soft _ < <(witness_count)
 	note "witness of $B: $wit_all completions, $wit_soft in softirq on a thread of pid 1"
 else
 	note "no witness: $WITNESS_WHY"

@@ -20,12 +20,15 @@
 #                 files (docs/architecture.md, "Parts call down")
 #   lines         every tracked file of src/ and bpf/, and tools/*.c, is at most 800
 #                 lines (wc -l): a longer one is split by job (docs/architecture.md)
+#   includes      the folders of src/ include down: a file includes headers of its own
+#                 folder or of one below it in docs/architecture.md's folder map (its
+#                 rows, top to bottom), never of one above; every folder is in the map
 # SKIP when the repo is not a git checkout (an unpacked tarball has no index to check).
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-it_begin no_binaries ignored format commit_msg symbols calls lines
+it_begin no_binaries ignored format commit_msg symbols calls lines includes
 require_cmd git file clang-format nm tsort
 
 cd "$IT_ROOT" || fail_all "cannot cd to $IT_ROOT"
@@ -79,22 +82,44 @@ else
 	fail lines "over 800 lines: $long"
 fi
 
+# The folders of src/ top to bottom: the folder map's rows (`src/main.c` is main.c).
+order=$(awk -F'|' '/^## / { map = $0 ~ /^## Folder map/ }
+	map && $2 ~ /^ `src\// { f = $2; gsub(/[ `]/, "", f); sub(/^src\//, "", f); sub(/\/$/, "", f); print f }' \
+	docs/architecture.md)
+up=$( {
+	git ls-files -- 'src/*.c' 'src/*.h' | awk '{ print "FILE", $0 }'
+	git grep -n -E '^#include "[a-z_]+/' -- 'src/*.c' 'src/*.h' | sed -E 's/:[0-9]+:#include "/ /; s/".*//'
+} | awk -v order="$order" '
+	BEGIN { n = split(order, o, "\n"); for (i = 1; i <= n; i++) rank[o[i]] = i }
+	function folder(f) { sub(/^src\//, "", f); if (f !~ /\//) return f; sub(/\/.*/, "", f); return f }
+	$1 == "FILE" { d = folder($2); if (!(d in rank) && !(d in told)) { told[d]; print "src/" d " (not in the map)" }; next }
+	{ d = folder($1); h = $2; sub(/\/.*/, "", h)
+	  if ((h in rank) && (d in rank) && rank[h] < rank[d]) print $1 " -> " $2 }')
+if [[ -z $order ]]; then
+	fail includes "no src/ rows in docs/architecture.md's folder map"
+elif [[ -z $up ]]; then
+	pass includes
+else
+	fail includes "$(wc -l <<<"$up") includes up the folder map: $(tr '\n' ' ' <<<"$up")"
+fi
+
 # The module prefixes: a folder of src/ (or a file at its top), then the prefixes its
 # objects' global symbols may start with; a name without a trailing _ is one exact name.
 # This table is the one list (docs/architecture.md points here).
 prefixes='
 main.c   main
 bench    bench_ bpfstats_ scrape_ tax_ tracer_
+blame    blame_ dblame_ rb_ tblame_
 lib      abi_ addr_ it_ json_ jw_ keyfile_ log_ opts_ parse_ procfs_ svg_
 load     it_ ld_ khz_
 mode     gpamap_ guest_ guestgpa_ hblame_ host_ hostio_ hostout_ hprobe_ link_ linkauth_ lk_
 mode     qemu_ scope_ vj_ vjoin_ vreq_
-records  agg_ blame_ cg_ corr_ ct_ fn_ fnres_ lhist_ log2h_ mi_ out_ rec_ recbuf_ rf_ rr_
+records  agg_ cg_ corr_ ct_ fn_ fnres_ lhist_ log2h_ metrics_ mi_ out_ rec_ recbuf_ rf_ rr_
 records  stages_ stk_ uhists_ wbsync_
-report   bf_ bk_ ch_ hm_ jl_ pf_ rb_ report_ rp_ slowest_ st_
-service  cli_ config_ daemon_ dblame_ dnames_ metrics_ mfiles_ reload_
+report   bf_ bk_ ch_ hm_ jl_ pf_ report_ rp_ slowest_ st_
+service  cli_ config_ daemon_ dnames_ metrics_ mfiles_ reload_
 sink     nat_ sink_ sk_
-top      tblame_ tfile_ top_ tview_
+top      tfile_ top_ tview_
 '
 objs=()
 while IFS= read -r -d '' o; do

@@ -34,6 +34,7 @@ nfile=${LAB_G_FIO_FILE:-500}
 next4=${LAB_G_FIO_EXT4:-200}
 ntax=${LAB_G_FIO_TAX:-50000}
 rounds=${LAB_G_FIO_ROUNDS:-3}
+taxstep=${LAB_G_FIO_TAXSTEP:-1}
 guest_init /tmp/fio
 # LAB_G_PREFER=kprobe: the kprobe variants of the file path
 export IOTRACER_PREFER="${LAB_G_PREFER:-}"
@@ -106,7 +107,14 @@ taxout=""
 # full first: the tracer of step 1, still attached; the raw pair last and for one
 # round: its attach and detach flip the syscall tracepoints' static key, where
 # QEMU's TCG sometimes oopses (docs/lab.md)
-for t in full none always-on raw; do
+tracers="full none always-on raw"
+if [ "$taxstep" != 1 ]; then
+	# no tax rounds: step 1's tracer stops here
+	tracers=""
+	pid=${notax_pid:-}
+	[ -n "$pid" ] && stop_tracer
+fi
+for t in $tracers; do
 	case $t in
 	none) pid="" ;;
 	always-on) start_tracer /tmp/tax.json --profile always-on || continue ;;

@@ -54,7 +54,8 @@
 # Files: $LAB_DIR/runs/fileio-<k>/.
 # Environment: LAB_FIO_KERNELS, LAB_FIO_NOTAX (20000), LAB_FIO_FILE (500),
 # LAB_FIO_TAX (50000 rounds per tax loop), LAB_FIO_ROUNDS (3), LAB_FIO_TAX_TOL
-# (5), LAB_TIMEOUT (300 s per boot), and what boot.sh reads.
+# (5), LAB_FIO_TAX_STEP (default 1 with LAB_FULL=1, else 0: the tax_<w> checks SKIP),
+# LAB_TIMEOUT (300 s per boot), and what boot.sh reads.
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -69,6 +70,9 @@ export LAB_G_FIO_FILE=${LAB_FIO_FILE:-500}
 export LAB_G_FIO_EXT4=${LAB_FIO_EXT4:-200}
 export LAB_G_FIO_TAX=${LAB_FIO_TAX:-50000}
 export LAB_G_FIO_ROUNDS=${LAB_FIO_ROUNDS:-3}
+# the tax rounds are a timed measurement (~30 s of the boot): LAB_FULL=1 only, or
+# LAB_FIO_TAX_STEP=1; in make test the tax checks SKIP (speed is the bench's job)
+export LAB_G_FIO_TAXSTEP=${LAB_FIO_TAX_STEP:-${LAB_FULL:-0}}
 unset LAB_HOST_HOOK
 WORKLOADS="syscall pipe socket"
 # shellcheck disable=SC2086 # space separated list
@@ -193,6 +197,12 @@ checks() { # K OUT
 	fi
 	# tax: `tax ROUND TRACER JSON`
 	local w t none v ratio res mnone mv
+	if [[ $LAB_G_FIO_TAXSTEP != 1 ]]; then
+		for w in $WORKLOADS; do
+			report SKIP "lab_fio_${k}_tax_$w" "a timed measurement: LAB_FULL=1 (or LAB_FIO_TAX_STEP=1) runs the tax rounds"
+		done
+		return
+	fi
 	for w in $WORKLOADS; do
 		none=$(tax_of "$out" "$w" none min_ns_per_call min)
 		mnone=$(tax_of "$out" "$w" none ns_per_call)

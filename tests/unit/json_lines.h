@@ -24,7 +24,7 @@ static inline char *json_lines(struct rf_req *reqs, int n, size_t *len,
 	cli_defaults(&o);
 	o.live = 0;
 	o.sysfs_root = "/nonexistent";
-	out = f ? out_new(&o, NULL, f, 0) : NULL;
+	out = f ? out_new(cli_out_config(&o, &(struct out_config){ 0 }), NULL, f, 0) : NULL;
 	if (out && dn)
 		out_set_devnames(out, dn);
 	if (out && fn)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of src/records/blame.c: synthetic intervals whose splits are worked
+ * Unit tests of src/blame/blame.c: synthetic intervals whose splits are worked
  * out by hand (the comments show the sums), and random ones against a
  * brute-force split that walks every nanosecond.
  */
@@ -9,14 +9,14 @@
 #include <stdlib.h>
 
 #include "lib/jsonw.h"
-#include "records/blame.h"
-#include "records/blame_json.h"
+#include "blame/blame.h"
+#include "blame/blame_json.h"
 #include "records/cgroup.h"
 #include "records/output.h"
 #include "records/record.h"
 #include "records/reader.h"
 #include "service/cli.h"
-#include "service/dblame.h"
+#include "blame/dblame.h"
 #include "report/internal.h"
 #include "unit.h"
 
@@ -384,7 +384,7 @@ static void test_random_vs_brute(void)
 	}
 }
 
-/* ---- report --blame (src/report/culprits.c): owners and the matrix ---- */
+/* ---- report --blame (src/blame/culprits.c): owners and the matrix ---- */
 
 static const char *t_dev(void *ctx, uint32_t dev)
 {
@@ -518,7 +518,7 @@ static void test_report_no_task(void)
 	}
 }
 
-/* ---- the daemon's --blame (src/service/dblame.c): /metrics ---- */
+/* ---- the daemon's --blame (src/blame/dblame.c): /metrics ---- */
 
 static const char *t_mdev(uint32_t dev, void *ctx)
 {
@@ -733,7 +733,7 @@ static void test_daemon_records(void)
 	o.live = 0;
 	if (!ASSERT_TRUE(cg && fj, "cache"))
 		goto out;
-	out = out_new(&o, NULL, fj, 0);
+	out = out_new(cli_out_config(&o, &(struct out_config){ 0 }), NULL, fj, 0);
 	d = out ? dblame_new(cg, 1, out) : NULL;
 	if (!ASSERT_TRUE(d, "new"))
 		goto out;
@@ -852,7 +852,8 @@ static void test_daemon_capped(void)
 
 	cli_defaults(&o);
 	o.live = 0;
-	out = cg && sink ? out_new(&o, NULL, sink, 0) : NULL;
+	out = cg && sink ? out_new(cli_out_config(&o, &(struct out_config){ 0 }), NULL, sink, 0) :
+			   NULL;
 	d = out ? dblame_new(cg, 1, out) : NULL;
 	if (!ASSERT_TRUE(d, "new"))
 		goto out;

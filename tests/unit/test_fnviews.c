@@ -94,7 +94,7 @@ static void test_json_file(void)
 		goto out;
 	cli_defaults(&o);
 	o.live = 0;
-	out = out_new(&o, NULL, f, 0);
+	out = out_new(cli_out_config(&o, &(struct out_config){ 0 }), NULL, f, 0);
 	out_set_fnames(out, c);
 	mk(&q, 1, 12, 1000000, 50000);
 	out_request(&q.r, out);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests of host mode's --blame (src/mode/hblame.c with the daemon's engine,
- * src/service/dblame.c): VMs named as owners (QEMU -name, the guest's hello,
+ * src/blame/dblame.c): VMs named as owners (QEMU -name, the guest's hello,
  * qemu:PID), other processes by cgroup, one VM's threads in two cgroups as one
  * owner; joined paths held until their host IOs' splits are in, then carrying
  * them (several host IOs summed), or written without them after HB_WAIT_NS.
@@ -12,7 +12,7 @@
 #include "lib/jsonw.h"
 #include "mode/hblame.h"
 #include "records/cgroup.h"
-#include "service/dblame.h"
+#include "blame/dblame.h"
 #include "unit.h"
 
 /* A block request on device 8; stamps from 10 us (a Q of 0 would be "no Q"). */

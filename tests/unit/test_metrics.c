@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for src/service/metrics.c: known synthetic histograms and counters
+ * Unit tests for src/records/metrics.c: known synthetic histograms and counters
  * in, exact Prometheus text out; the exposition's invariants on random input.
  */
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 
 #include "unit.h"
 #include "iotracer.h"
-#include "service/metrics.h"
+#include "records/metrics.h"
 
 #define HIST_HELP                                                                           \
 	"# HELP iotracer_request_duration_seconds Latency of finished requests per layer, " \

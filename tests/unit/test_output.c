@@ -300,7 +300,8 @@ static bool env_init(struct env *e, int live, int quiet, int with_json)
 		return false;
 	if (with_json && !ASSERT_TRUE(sink_open(&e->json), "open_memstream json"))
 		return false;
-	e->out = out_new(&e->o, e->text.f, with_json ? e->json.f : NULL, 0);
+	e->out = out_new(cli_out_config(&e->o, &(struct out_config){ 0 }), e->text.f,
+			 with_json ? e->json.f : NULL, 0);
 	return ASSERT_TRUE(e->out != NULL, "out_new");
 }
 
@@ -1166,7 +1167,7 @@ static void test_json_write_error(void)
 	if (!ASSERT_TRUE(ro != NULL, "fopen /dev/null"))
 		return;
 
-	out = out_new(&o, NULL, ro, 0);
+	out = out_new(cli_out_config(&o, &(struct out_config){ 0 }), NULL, ro, 0);
 	if (ASSERT_TRUE(out != NULL, "out_new")) {
 		ASSERT_EQ(out_error(out), 0, "no error before writing");
 		out_request(&r, out);
@@ -1176,7 +1177,7 @@ static void test_json_write_error(void)
 	out_free(out);
 
 	clearerr(ro);
-	out = out_new(&o, NULL, ro, 0);
+	out = out_new(cli_out_config(&o, &(struct out_config){ 0 }), NULL, ro, 0);
 	if (ASSERT_TRUE(out != NULL, "out_new")) {
 		out_summary(out, &in);
 		ASSERT_NEQ(out_error(out), 0, "summary write error reported");
@@ -1184,7 +1185,7 @@ static void test_json_write_error(void)
 	out_free(out);
 
 	clearerr(ro);
-	out = out_new(&o, NULL, ro, 0);
+	out = out_new(cli_out_config(&o, &(struct out_config){ 0 }), NULL, ro, 0);
 	if (ASSERT_TRUE(out != NULL, "out_new")) {
 		out_attach(out, "block", "block_rq_issue", "tp_btf", OUT_HS_ATTACHED, NULL);
 		ASSERT_NEQ(out_error(out), 0, "attach write error reported");
@@ -1817,7 +1818,7 @@ static void test_json_batches(void)
 	bf = tmpfile();
 	if (!ASSERT_TRUE(bf != NULL, "tmpfile"))
 		goto out;
-	bo = out_new(&e.o, NULL, bf, 0);
+	bo = out_new(cli_out_config(&e.o, &(struct out_config){ 0 }), NULL, bf, 0);
 	if (!ASSERT_TRUE(bo != NULL, "out_new"))
 		goto out;
 	memset(&cs, 0, sizeof(cs));
@@ -1909,7 +1910,7 @@ static void test_json_batch_age(void)
 	o.sysfs_root = g_sysfs;
 	if (!ASSERT_TRUE(f != NULL, "tmpfile"))
 		goto out;
-	out = out_new(&o, NULL, f, 0);
+	out = out_new(cli_out_config(&o, &(struct out_config){ 0 }), NULL, f, 0);
 	if (!ASSERT_TRUE(out != NULL, "out_new"))
 		goto out;
 	r.sys = &s;
@@ -1961,7 +1962,7 @@ static void test_json_batch_write_error(void)
 	in.corr = &cs;
 	r.sys = &s;
 
-	out = out_new(&o, NULL, full, 0);
+	out = out_new(cli_out_config(&o, &(struct out_config){ 0 }), NULL, full, 0);
 	if (ASSERT_TRUE(out != NULL, "out_new")) {
 		for (i = 0; i < 5000 && !out_error(out); i++)
 			out_request(&r, out);
@@ -1970,7 +1971,7 @@ static void test_json_batch_write_error(void)
 	}
 	out_free(out);
 	clearerr(full);
-	out = out_new(&o, NULL, full, 0);
+	out = out_new(cli_out_config(&o, &(struct out_config){ 0 }), NULL, full, 0);
 	if (ASSERT_TRUE(out != NULL, "out_new")) {
 		out_request(&r, out);
 		out_request(&r, out);

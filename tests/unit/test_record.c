@@ -20,7 +20,7 @@
 #include <zlib.h>
 
 #include "lib/jsonw.h"
-#include "records/blame_json.h"
+#include "blame/blame_json.h"
 #include "service/cli.h"
 #include "records/output.h"
 #include "records/recfmt.h"
@@ -452,7 +452,9 @@ static void test_mutations(void)
 	cli_defaults(&o);
 	o.live = 0;
 	o.sysfs_root = "/nonexistent";
-	sinks.out = devnull ? out_new(&o, NULL, devnull, 0) : NULL;
+	sinks.out =
+		devnull ? out_new(cli_out_config(&o, &(struct out_config){ 0 }), NULL, devnull, 0) :
+			  NULL;
 	sinks.top = slowest_new(5);
 	sinks.pf = pf_new();
 	for (int round = 0; m && sinks.out && sinks.top && sinks.pf && round < 1000; round++) {
@@ -602,7 +604,7 @@ static void test_json_lines_in(void)
 	cli_defaults(&o);
 	o.live = 0;
 	o.sysfs_root = "/nonexistent";
-	j.out = out_new(&o, NULL, f, 0);
+	j.out = out_new(cli_out_config(&o, &(struct out_config){ 0 }), NULL, f, 0);
 	if (!ASSERT_TRUE(a && j.out, "alloc"))
 		goto out;
 	ASSERT_OK(jl_read(a, alen, &(struct jl_devs){ 0 }, on_json, &j, &st), "jl_read");
@@ -862,7 +864,7 @@ static void block_req(struct corr_req *r, struct it_block_rec *b)
  */
 static void test_heatmap(void)
 {
-	struct hm *h = hm_new(HM_TOTAL);
+	struct hm *h = hm_new(IT_ST_TOTAL);
 	char *doc = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&doc, &len);
@@ -918,7 +920,7 @@ out:
 /* Legends and empty pictures: each count once, and nothing said of columns of nothing. */
 static void test_heatmap_edges(void)
 {
-	struct hm *h = hm_new(HM_Q2D);
+	struct hm *h = hm_new(IT_ST_Q2D);
 	char *doc = NULL, *p;
 	size_t len = 0;
 	FILE *f = open_memstream(&doc, &len);
@@ -956,7 +958,7 @@ static void test_heatmap_edges(void)
 	hm_free(h);
 	free(doc);
 	doc = NULL;
-	h = hm_new(HM_TOTAL);
+	h = hm_new(IT_ST_TOTAL);
 	f = open_memstream(&doc, &len);
 	if (!ASSERT_TRUE(h && f, "hm_new") || !ASSERT_OK(hm_write(h, f, no_name, NULL), "empty"))
 		goto out;

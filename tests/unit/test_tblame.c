@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for src/top/tblame.c: block records with hand-worked splits in,
+ * Unit tests for src/blame/tblame.c: block records with hand-worked splits in,
  * each row's top culprit under top's groupings out (process, cgroup, a fold).
  */
 #include <stdlib.h>
 
 #include "unit.h"
 #include "iotracer.h"
-#include "top/tblame.h"
+#include "blame/tblame.h"
 
 #define US 1000ull
 #define T0 5000000000ull /* the records' clock at the start */

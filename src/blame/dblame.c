@@ -20,14 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "records/blame.h"
-#include "records/blame_json.h"
+#include "blame/blame.h"
+#include "blame/blame_json.h"
 #include "records/cgroup.h"
 #include "records/output.h"
 #include "records/record.h"
 #include "lib/log.h"
-#include "service/dblame.h"
-#include "records/stages.h"
+#include "blame/dblame.h"
 
 #define DBL_HORIZON_NS BLAME_DEF_HORIZON_NS
 #define DBL_OTHER (-1)
@@ -422,7 +421,7 @@ static uint64_t rec_push(struct dblame *d, const struct corr_req *r)
 	e->id = r->id;
 	e->blocks = e->left = (uint32_t)r->nr_blocks;
 	e->acc = -1;
-	/* an upper bio (dm, md) is no victim (dblame_in): it is never split */
+	/* an upper bio (dm, md) is no victim (blame_in_block): it is never split */
 	for (int i = 0; i < r->nr_blocks; i++)
 		e->left -= !!(r->blocks[i]->flags & IT_F_UPPER);
 	return d->head_seq + d->n++ + 1;
@@ -506,22 +505,6 @@ static void vm_owner(const struct dblame *d, struct blame_in *in)
 		in->owner.pid = 0;
 }
 
-void dblame_in(struct blame_in *in, const struct it_block_rec *b, int victim)
-{
-	const struct it_task *t = stages_block_owner(b);
-
-	memset(in, 0, sizeof(*in));
-	in->dev = b->dev;
-	/* an upper bio (dm, md) waits on its members, which are split on their own devices */
-	in->victim = victim && !(b->flags & IT_F_UPPER);
-	in->q_ns = b->q_ns ? b->q_ns : b->i_ns ? b->i_ns : b->d_ns;
-	in->d_ns = b->d_ns;
-	in->c_ns = b->c_ns;
-	in->owner.cgroup_id = t->cgroup_id;
-	in->owner.pid = t->pid;
-	memcpy(in->owner.comm, t->comm, sizeof(in->owner.comm));
-}
-
 void dblame_request(struct dblame *d, const struct corr_req *r)
 {
 	const struct blame_stats *st = blame_get_stats(d->b);
@@ -541,7 +524,7 @@ void dblame_request(struct dblame *d, const struct corr_req *r)
 
 		if (r->blocks[i]->flags & IT_F_UPPER)
 			continue; /* never in service, its members are split on their devices */
-		dblame_in(&in, r->blocks[i], 1);
+		blame_in_block(&in, r->blocks[i], 1);
 		vm_owner(d, &in);
 		in.tag = tag;
 		e = rec_of(d, tag);
@@ -569,7 +552,7 @@ void dblame_block(struct dblame *d, const struct it_block_rec *b)
 {
 	struct blame_in in;
 
-	dblame_in(&in, b, 1);
+	blame_in_block(&in, b, 1);
 	vm_owner(d, &in);
 	if (blame_add(d->b, &in))
 		d->oom = 1;

@@ -20,7 +20,7 @@
  * request they overlapped was resolved are counted late (their share of that
  * request's wait is missing, never guessed).
  *
- * Pure user space: libc only. Not thread safe.
+ * Pure user space. Not thread safe.
  */
 #ifndef IT_BLAME_H
 #define IT_BLAME_H
@@ -111,6 +111,12 @@ struct blame;
  * NULL on allocation failure.
  */
 struct blame *blame_new(enum blame_by by, uint64_t horizon_ns, size_t cap, blame_fn fn, void *ctx);
+/*
+ * A block record as the engine's input: its stamps, device, owner (the dirtier
+ * first: records/stages.h stages_block_owner); victim 0: a culprit only (an
+ * upper bio is never a victim either). The daemon, top and report feed it so.
+ */
+void blame_in_block(struct blame_in *in, const struct it_block_rec *b, int victim);
 /* One completed request; the callback may run for earlier ones. 0 or -ENOMEM. */
 int blame_add(struct blame *b, const struct blame_in *in);
 /*

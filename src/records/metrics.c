@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "records/container.h"
-#include "service/metrics.h"
+#include "records/metrics.h"
 #include "lib/abi.h"
 #include "lib/parse.h"
 

@@ -1,20 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * culprits: `iotracer report --blame`: every block request read goes to the
- * blame engine (core/blame.h); the victims' splits add up here into a
- * victim x culprit matrix per device, printed as text and as JSON lines
- * (docs/blame.md).
+ * culprits: `iotracer report --blame`: the victim x culprit matrix. See
+ * culprits.h.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "records/blame.h"
-#include "records/blame_json.h"
-#include "service/dblame.h"
+#include "blame/blame.h"
+#include "blame/blame_json.h"
+#include "blame/culprits.h"
 #include "lib/jsonw.h"
 #include "lib/parse.h"
-#include "report/internal.h"
+#include "records/corr.h"
 
 /* Offline every record is at hand: a long horizon only bounds the reordering of a file. */
 #define RB_HORIZON_NS (10ULL * 1000000000ULL)
@@ -165,7 +163,7 @@ void rb_add(struct rp_blame *rb, const struct corr_req *r, int (*victim)(void *c
 	struct blame_in in;
 
 	for (int i = 0; !rb->stored && i < r->nr_blocks; i++) {
-		dblame_in(&in, r->blocks[i], victim && victim(ctx, r->blocks[i]->dev));
+		blame_in_block(&in, r->blocks[i], victim && victim(ctx, r->blocks[i]->dev));
 		if (blame_add(rb->b, &in))
 			rb->oom = 1;
 	}

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "records/blame_json.h"
+#include "blame/blame_json.h"
 
 uint64_t blame_json_ns(double ns)
 {

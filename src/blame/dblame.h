@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * dblame: the daemon's --blame (docs/blame.md, "/metrics"): every finished
- * request's block requests into the blame engine (core/blame.h, horizon 1 s),
+ * request's block requests into the blame engine (blame.h, horizon 1 s),
  * the splits summed per (device, victim, culprit) cgroup label, the cgroup
  * paths cut to --metrics-cgroup-depth levels, for /metrics. Bounded: at most
  * DBL_MAX_LABELS labels (then "other") and DBL_TOP culprits per (device,
@@ -13,10 +13,10 @@
 
 #include <stdio.h>
 
-#include "records/blame.h"
-#include "records/blame_json.h"
+#include "blame/blame.h"
+#include "blame/blame_json.h"
 #include "records/corr.h"
-#include "service/metrics.h"
+#include "records/metrics.h"
 
 #define DBL_MAX_LABELS 64
 #define DBL_TOP 5
@@ -97,8 +97,6 @@ void dblame_block(struct dblame *b, const struct it_block_rec *rec);
 void dblame_tick(struct dblame *b, uint64_t now);
 /* The end: split everything, write the lines and the blame_stats line. */
 void dblame_finish(struct dblame *b);
-/* A block record as the engine's input: its stamps, device, owner (the dirtier first). */
-void dblame_in(struct blame_in *in, const struct it_block_rec *b, int victim);
 /* The iotracer_blame_* families, after splitting what the horizon passed by now (CLOCK_MONOTONIC). */
 void dblame_metrics(struct dblame *b, FILE *f, uint64_t now, metrics_dev_fn dev_name, void *ctx);
 /* Lines written, requests that got none because a split was missing (unsplit) or the queue was full (capped). */

@@ -6,8 +6,9 @@
 #ifndef IT_BLAME_JSON_H
 #define IT_BLAME_JSON_H
 
-#include "records/blame.h"
+#include "blame/blame.h"
 #include "lib/jsonw.h"
+#include "records/recfmt.h" /* struct blame_line: a recording's entry too */
 
 /* A wait and its parts (ns), as the lines carry them. */
 struct blame_parts {
@@ -26,27 +27,8 @@ void blame_json_parts(struct jw *j, const struct blame_parts *p);
 void blame_json_culprit(struct jw *j, enum blame_by by, const struct blame_owner *who,
 			const char *cgroup, double ns);
 /*
- * A request's `blame` line (the daemon's --blame -j, a recording's RF_E_BLAME
- * entry, host mode's host_blame): its block requests' parts and first
- * BLAME_LINE_TOP culprits, as the integers the line carries, so that the line
- * read back from a recording is the bytes the daemon wrote. A recording keeps
- * by cgroup only (by and pid zero when read back).
- */
-#define BLAME_LINE_TOP 3
-struct blame_line {
-	uint64_t id; /* the request's */
-	uint64_t requests; /* its block requests */
-	uint64_t wait_ns, own_ns, unattr_ns, self_ns, others_ns;
-	enum blame_by by; /* BLAME_BY_CGROUP, or BLAME_BY_VM (host mode) */
-	int nr; /* culprits named, at most BLAME_LINE_TOP, the largest first */
-	uint64_t cgroup_id[BLAME_LINE_TOP];
-	uint32_t pid[BLAME_LINE_TOP]; /* BLAME_BY_VM: the VM's QEMU; 0: a cgroup */
-	uint64_t ns[BLAME_LINE_TOP];
-	unsigned int named; /* bit i: the writer knew culprit i's cgroup path */
-	uint64_t other_ns; /* the culprits after them; 0: no "other" element */
-};
-/*
- * The line; name[i]: culprit i's cgroup path or VM name (NULL: none written).
+ * A request's `blame` line (struct blame_line, records/recfmt.h: a recording's
+ * entry too); name[i]: culprit i's cgroup path or VM name (NULL: none written).
  * _fields: its fields from "by" on, inside an object the caller opened.
  */
 void blame_json_line(struct jw *j, const struct blame_line *l, const char *const name[]);

@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "service/dblame.h"
-#include "top/tblame.h"
+#include "blame/tblame.h"
 
 /* A culprit process (in one cgroup) of one victim. */
 struct tb_cul {
@@ -172,7 +171,7 @@ int tblame_block(struct tblame *t, const struct it_block_rec *b, uint64_t file)
 {
 	struct blame_in in;
 
-	dblame_in(&in, b, 1);
+	blame_in_block(&in, b, 1);
 	in.tag = tag_of(t, b->op, file);
 	return blame_add(t->b, &in);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * tblame: `iotracer top --blame` (docs/top.md "Blame", docs/blame.md). Every
- * block record goes to the blame engine (records/blame.h, by process, horizon
+ * block record goes to the blame engine (blame.h, by process, horizon
  * 1 s); each split adds to two matrices, the interval's and the run's, keyed
  * by the victim (process, cgroup, file, device, op) and its culprits
  * (process, cgroup). A row of top then asks for its top culprit under top's grouping
@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "iotracer.h"
-#include "records/blame.h"
+#include "blame/blame.h"
 
 /* Culprits kept per victim and matrix; past it their wait is summed unnamed (other_ns). */
 #define TB_MAX_CUL 256

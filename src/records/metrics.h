@@ -3,7 +3,7 @@
  * metrics: what the daemon knows, as Prometheus text exposition (format
  * 0.0.4; docs/metrics.md). Pure user space: the daemon collects the inputs on
  * its event loop, metrics_write() turns them into text, and
- * service/metrics_http.c serves the latest text from libmicrohttpd's thread.
+ * service/metrics_http.c serves the latest text from its own thread.
  *
  * Histograms come from the log2 histograms of struct out_khist (slot k holds
  * [2^k, 2^(k+1)) ns, integer ns): a bucket's le is its last integer value,

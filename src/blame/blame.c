@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "records/blame.h"
+#include "blame/blame.h"
+#include "records/stages.h"
 
 struct bl_ent {
 	struct blame_in in;
@@ -427,6 +428,22 @@ static void advance(struct blame *b, struct bl_dev *d)
 	/* in batches of a quarter: each entry is moved O(1) times */
 	if (k && k * 4 >= d->n)
 		drop_front(b, d, k);
+}
+
+void blame_in_block(struct blame_in *in, const struct it_block_rec *b, int victim)
+{
+	const struct it_task *t = stages_block_owner(b);
+
+	memset(in, 0, sizeof(*in));
+	in->dev = b->dev;
+	/* an upper bio (dm, md) waits on its members, which are split on their own devices */
+	in->victim = victim && !(b->flags & IT_F_UPPER);
+	in->q_ns = b->q_ns ? b->q_ns : b->i_ns ? b->i_ns : b->d_ns;
+	in->d_ns = b->d_ns;
+	in->c_ns = b->c_ns;
+	in->owner.cgroup_id = t->cgroup_id;
+	in->owner.pid = t->pid;
+	memcpy(in->owner.comm, t->comm, sizeof(in->owner.comm));
 }
 
 int blame_add(struct blame *b, const struct blame_in *in)
