@@ -6,11 +6,11 @@
  * cgroup, four files named as the daemon names them), no BPF:
  *
  *   sink_bench json N          -j: out_request() to /dev/null; CPU ns per request
- *   sink_bench encode N [zstd|gzip]
+ *   sink_bench encode N [fast|zstd|gzip]
  *                              the sink's work without a server: rows into Native
- *                              batches of 16384, compressed (--sink-compress, zstd by
- *                              default); CPU ns, bytes per request
- *   sink_bench send URL N [PASSWORD-FILE] (zstd; SINK_COMPRESS=gzip for gzip)
+ *                              batches of SK_BATCH_ROWS, compressed (--sink-compress,
+ *                              fast by default); CPU ns, bytes per request
+ *   sink_bench send URL N [PASSWORD-FILE] (SINK_COMPRESS=KIND: --sink-compress KIND)
  *                              through sink_open()/sink_request() to a server: rows per
  *                              second from the first request until the server took the
  *                              last one (the sink's counters), the process's CPU ns
@@ -180,8 +180,11 @@ static int run_json(uint64_t n)
 	return 0;
 }
 
-static int run_encode(uint64_t n, int enc)
+static int run_encode(uint64_t n, const char *kind)
 {
+	int enc = !strcmp(kind, "gzip") ? SK_ENC_GZIP :
+		  !strcmp(kind, "zstd") ? SK_ENC_ZSTD :
+					  SK_ENC_FAST;
 	struct sk_lookup lk = {
 		.dev_name = dev_name, .dev_serial = no_serial, .cgroup = cg_name, .fn = g_fn
 	};
@@ -191,6 +194,7 @@ static int run_encode(uint64_t n, int enc)
 			       .clock_off = 1700000000000000000ll };
 	struct nat_buf raw = { 0 }, z = { 0 };
 	uint64_t t = 1000000000ull, c0, c1 = 0, rawb = 0, zb = 0;
+	size_t plain = 0;
 	struct sk_rows w;
 	struct rf_req q;
 	void *zc = NULL;
@@ -208,8 +212,8 @@ static int run_encode(uint64_t n, int enc)
 			uint64_t c = cpu_ns();
 
 			raw.len = z.len = 0;
-			if (nat_block_write(&w.req, &raw) ||
-			    sk_compress(enc, &zc, raw.p, raw.len, &z))
+			if (nat_block_write(&w.req, &raw, &plain) ||
+			    sk_compress(enc, &zc, raw.p, raw.len, plain, &z))
 				return 1;
 			c1 += cpu_ns() - c;
 			rawb += raw.len;
@@ -222,8 +226,8 @@ static int run_encode(uint64_t n, int enc)
 	printf("encode: %llu requests, %.0f CPU ns/request (rows %.0f, Native + %s %.0f); "
 	       "%.0f bytes/request raw, %.1f compressed\n",
 	       (unsigned long long)n, (double)(cpu_ns() - c0) / (double)n,
-	       (double)(cpu_ns() - c0 - c1) / (double)n, enc == SK_ENC_GZIP ? "gzip" : "zstd",
-	       (double)c1 / (double)n, (double)rawb / (double)n, (double)zb / (double)n);
+	       (double)(cpu_ns() - c0 - c1) / (double)n, kind, (double)c1 / (double)n,
+	       (double)rawb / (double)n, (double)zb / (double)n);
 	sk_rows_free(&w);
 	nat_buf_free(&raw);
 	nat_buf_free(&z);
@@ -237,8 +241,7 @@ static int run_send(const char *url, uint64_t n, const char *auth)
 			       .queue_max = 1ull << 30,
 			       .sysfs_root = "/nonexistent",
 			       .start_ns = now_ns(CLOCK_MONOTONIC),
-			       .gzip = getenv("SINK_COMPRESS") &&
-				       !strcmp(getenv("SINK_COMPRESS"), "gzip"),
+			       .compress = getenv("SINK_COMPRESS"),
 			       .who = "sink_bench" };
 	struct cg_cache *cg = cg_cache_new(NULL);
 	uint64_t t = 1000000000ull, t0, c0, dropped = 0, retries = 0;
@@ -298,11 +301,11 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "json"))
 		return run_json(n);
 	if (argc >= 3 && !strcmp(argv[1], "encode"))
-		return run_encode(n,
-				  argc > 3 && !strcmp(argv[3], "gzip") ? SK_ENC_GZIP : SK_ENC_ZSTD);
+		return run_encode(n, argc > 3 ? argv[3] : "fast");
 	if (argc >= 4 && !strcmp(argv[1], "send"))
 		return run_send(argv[2], n, argc > 4 ? argv[4] : NULL);
-	fprintf(stderr, "usage: %s json N | encode N [zstd|gzip] | send URL N [PASSWORD-FILE]\n",
+	fprintf(stderr,
+		"usage: %s json N | encode N [fast|zstd|gzip] | send URL N [PASSWORD-FILE]\n",
 		argv[0]);
 	return 2;
 }

@@ -10,4 +10,8 @@
 /* `iotracer bench ARGS...`: argv[0] is "bench". Returns the exit status. */
 int bench_main(int argc, char **argv);
 
+/* bench's table of options (cmdopts.c). */
+struct opt_cmd;
+const struct opt_cmd *bench_opts(void);
+
 #endif /* IT_BENCH_H */

@@ -28,110 +28,6 @@ static const char *const tax_tracers =
 static const char *const layer_tracers =
 	"none,iotracer:syscall,iotracer:fs,iotracer:sched,iotracer:block,iotracer";
 
-/* Long-only options (codes above 255: no short letter). */
-enum {
-	B_QUICK = 1024,
-	B_TARGET,
-	B_PAIRS,
-	B_PRESET,
-	B_RUNTIME,
-	B_JSON,
-	B_SVG,
-	B_TRACERS,
-	B_SIZE,
-	B_WORKLOADS,
-	B_NO_BPF_STATS,
-	B_TOOLS_DIR,
-	B_KEEP,
-	B_FORCE,
-};
-
-static const struct opt_row bench_own[] = {
-	{ .name = "preset",
-	  .key = B_PRESET,
-	  .arg = "LIST",
-	  .help = "reference, maxrate, layers, tax or all (comma list; default\n"
-		  "reference,tax); tax: getppid, pipe and socket calls, no fio" },
-	{ .name = "quick",
-	  .key = B_QUICK,
-	  .help = "1 pair of 2 s runs, the first workload of each preset\n(for tests)" },
-	{ .name = "pairs",
-	  .key = B_PAIRS,
-	  .arg = "N",
-	  .help = "rounds of (none, tracer...) per workload (default 3)" },
-	{ .name = "runtime",
-	  .key = B_RUNTIME,
-	  .arg = "DUR",
-	  .help = "fio run time of each run (default 10s; --quick 2s)" },
-	{ .name = "tracers",
-	  .key = B_TRACERS,
-	  .arg = "LIST",
-	  .help = "none,iotracer,iotracer-nojson,iotracer-scrape (with\n"
-		  "--metrics, scraped once a second),iotracer-alwayson\n"
-		  "(--profile always-on, scraped),iotracer-empty (always-on\n"
-		  "with its syscall hooks' programs empty: the dispatch\n"
-		  "floor),bpftrace-hist,bpftrace-print,libbpf-biolatency\n"
-		  "(libbpf-tools' biolatency -D -d DEV) (default: all but\n"
-		  "iotracer-empty; tax: none,iotracer,iotracer-alwayson,\n"
-		  "iotracer-empty,iotracer-alwayson:block, floor-raw and\n"
-		  "floor-percall (empty programs on the raw_syscalls pair or\n"
-		  "the per-syscall tracepoints: build/tax_floor) and the\n"
-		  "block peers);\n"
-		  "iotracer:LAYERS (e.g. iotracer:syscall+block) for -l;\n"
-		  "iotracer@PATH[:LAYERS]: another iotracer build, side by side" },
-	{ .name = "workloads",
-	  .key = B_WORKLOADS,
-	  .arg = "LIST",
-	  .help = "only these workloads (ref-rand,ref-seq,ref-buffered,\n"
-		  "ref-bufwrite,ref-12r1w,max-psync,max-uring,layers-psync,\n"
-		  "tax-syscall,tax-pipe,tax-socket); without --preset, their\n"
-		  "presets are chosen; with it, each must be in one" },
-	{ .name = "target",
-	  .key = B_TARGET,
-	  .arg = "DEV|FILE",
-	  .help = "run on this block device or file instead of a loop device\n"
-		  "over a file of our own (a device is written to; mounted\n"
-		  "devices, the root disk and devices with a file system are\n"
-		  "refused, see --force)" },
-	{ .name = "size",
-	  .key = B_SIZE,
-	  .arg = "SIZE",
-	  .help = "size of the backing file (default 1G; --quick 256M)" },
-	{ .name = "json",
-	  .key = B_JSON,
-	  .arg = "FILE",
-	  .help = "write every raw sample and the aggregates as JSON" },
-	{ .name = "svg", .key = B_SVG, .arg = "FILE", .help = "write the overhead chart as SVG" },
-	{ .name = "no-bpf-stats",
-	  .key = B_NO_BPF_STATS,
-	  .help = "skip the extra run per tracer with BPF run-time statistics on" },
-	{ .name = "tools-dir",
-	  .key = B_TOOLS_DIR,
-	  .arg = "DIR",
-	  .help = "where the bpftrace scripts are (default: src/bench/scripts\n"
-		  "next to the binary, then ../share/iotracer/scripts,\n"
-		  "/usr/share/iotracer/scripts)" },
-	{ .name = "force",
-	  .key = B_FORCE,
-	  .help = "allow a --target that holds a file system or partition table" },
-	{ .name = "keep",
-	  .key = B_KEEP,
-	  .help = "keep the work directory (fio and tracer outputs)" },
-	{ .name = "verbose", .key = 'v', .help = "print every command" },
-	{ .name = "help", .key = 'h', .help = "this text" },
-};
-static const struct opt_row *bench_rows[sizeof(bench_own) / sizeof(bench_own[0]) + 1];
-
-static const struct opt_cmd bench_cmd = {
-	.prog = "iotracer bench",
-	.head = "Usage: iotracer bench [options]\n"
-		"Measure what a tracer costs under fio: runs each workload in rounds without and\n"
-		"with every tracer (A B A B ...), reports medians and min-max. Needs root and fio.\n"
-		"\n",
-	.tail = "\nProgress goes to stderr, the tables to stdout. See docs/bench.md.\n",
-	.rows = bench_rows,
-};
-
 /* A bad option value: one line naming it, exit status 2. */
 /* Options that say what was set, for --quick's defaults. */
 struct opts_set {
@@ -167,8 +63,7 @@ static int parse_opt(void *ctx, int c, const char *arg)
 	case B_PRESET:
 		if (bench_parse_presets(arg, &b->o.presets))
 			return opts_bad_value(NULL, "bench", "preset", arg, "a comma list of %s",
-					      opts_keywords(list, sizeof(list), bench_preset_names,
-							    BENCH_NR_PRESETS + 1));
+					      opts_kw_list(list, sizeof(list), bench_preset_kw));
 		p->set.presets = 1;
 		break;
 	case B_RUNTIME:
@@ -234,19 +129,12 @@ static int check_workloads(struct bench *b, int presets_set)
 	}
 	snprintf(buf, sizeof(buf), "%s", b->o.workloads);
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		int wl = 0;
+		int wl = bench_find_wl(t);
+		char list[512];
 
-		while (wl < NR_WLS && strcmp(t, bench_wls[wl].name))
-			wl++;
-		if (wl == NR_WLS) {
-			const char *names[NR_WLS];
-			char list[512];
-
-			for (int i = 0; i < NR_WLS; i++)
-				names[i] = bench_wls[i].name;
+		if (wl < 0)
 			return opts_bad_value(NULL, "bench", "workloads", t, "%s",
-					      opts_keywords(list, sizeof(list), names, NR_WLS));
-		}
+					      opts_kw_list(list, sizeof(list), bench_wl_kw));
 		if (presets_set && !(b->o.presets & bench_wls[wl].preset)) {
 			it_err("bench: --workloads: '%s' is in the %s preset, which --preset leaves out",
 			       t, bench_preset_name(bench_wls[wl].preset));
@@ -265,10 +153,7 @@ static int parse_options(struct bench *b, int argc, char **argv)
 	struct bench_parse p = { .b = b };
 	int ret;
 
-	if (!bench_rows[0])
-		for (size_t i = 0; i < sizeof(bench_own) / sizeof(bench_own[0]); i++)
-			bench_rows[i] = &bench_own[i];
-	ret = opts_parse(&bench_cmd, argc, argv, parse_opt, &p, NULL, NULL);
+	ret = opts_parse(bench_opts(), argc, argv, parse_opt, &p, NULL, NULL);
 	if (ret)
 		return ret == 1 ? -1 : ret;
 	ret = check_workloads(b, p.set.presets);

@@ -79,6 +79,26 @@ struct tracer_sum {
  */
 int bench_parse_tracer_summary(const char *text, size_t n, struct tracer_sum *s);
 
+/* ---------------------------------------------------------------- options (cmdopts.c) */
+
+/* Long-only options (codes above 255: no short letter). */
+enum {
+	B_QUICK = 1024,
+	B_TARGET,
+	B_PAIRS,
+	B_PRESET,
+	B_RUNTIME,
+	B_JSON,
+	B_SVG,
+	B_TRACERS,
+	B_SIZE,
+	B_WORKLOADS,
+	B_NO_BPF_STATS,
+	B_TOOLS_DIR,
+	B_KEEP,
+	B_FORCE,
+};
+
 /* ---------------------------------------------------------------- workloads (workload.c) */
 
 enum { M_CPU, M_IOPS, M_TAX }; /* what a workload's overhead is read from */
@@ -105,6 +125,9 @@ struct workload {
 extern const struct workload bench_wls[NR_WLS];
 
 const char *bench_preset_name(int p);
+/* --preset's keyword i (bench_preset_names), --workloads' (bench_wls' names): an opt_row's .kw. */
+const char *bench_preset_kw(int i);
+const char *bench_wl_kw(int i);
 /* "reference,maxrate" -> P_* mask. 0 or -EINVAL. */
 int bench_parse_presets(const char *s, unsigned *mask);
 /* Index of a workload by name, -1. */

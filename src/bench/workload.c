@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bench/internal.h"
+#include "lib/opts.h"
 
 #define REF_G "--ioengine=psync --bs=4k "
 /* The declaration in internal.h makes a wrong NR_WLS a type conflict. */
@@ -73,12 +74,19 @@ const char *bench_preset_name(int p)
 	return "tax";
 }
 
+const char *bench_preset_kw(int i)
+{
+	return i >= 0 && i <= BENCH_NR_PRESETS ? bench_preset_names[i] : NULL;
+}
+
+const char *bench_wl_kw(int i)
+{
+	return i >= 0 && i < NR_WLS ? bench_wls[i].name : NULL;
+}
+
 int bench_find_wl(const char *name)
 {
-	for (int i = 0; i < NR_WLS; i++)
-		if (!strcmp(bench_wls[i].name, name))
-			return i;
-	return -1;
+	return opts_kw_find(bench_wl_kw, name);
 }
 
 int bench_parse_presets(const char *s, unsigned *mask)
@@ -90,11 +98,9 @@ int bench_parse_presets(const char *s, unsigned *mask)
 		return -EINVAL;
 	snprintf(buf, sizeof(buf), "%s", s);
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		int i = 0;
+		int i = opts_kw_find(bench_preset_kw, t);
 
-		while (i <= BENCH_NR_PRESETS && strcmp(t, bench_preset_names[i]))
-			i++;
-		if (i > BENCH_NR_PRESETS)
+		if (i < 0)
 			return -EINVAL;
 		*mask |= i < BENCH_NR_PRESETS ? 1u << i : P_ALL;
 	}

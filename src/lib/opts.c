@@ -48,10 +48,40 @@ void opts_tables(const struct opt_cmd *c, struct option *lo, char *shortopts)
 	*s = '\0';
 }
 
+#define OPTS_HELP_W 55 /* the help column's width: 80 - 25 */
+
+/*
+ * r's help into buf (n bytes), its "{}" replaced by r->kw's keywords, "a, b, c",
+ * a line broken after a comma where the next would pass the column's width.
+ * Returns buf.
+ */
+static const char *opts_help_text(char *buf, size_t n, const struct opt_row *r)
+{
+	const char *h = r->help ? r->help : "", *at = r->kw ? strstr(h, "{}") : NULL;
+	const char *line, *k;
+	size_t len;
+
+	if (!at) {
+		snprintf(buf, n, "%s", h);
+		return buf;
+	}
+	len = (size_t)snprintf(buf, n, "%.*s", (int)(at - h), h);
+	for (int i = 0; (k = r->kw(i)) && len < n; i++) {
+		line = strrchr(buf, '\n') ? strrchr(buf, '\n') + 1 : buf;
+		if (i && strlen(line) + 2 + strlen(k) > OPTS_HELP_W)
+			len += (size_t)snprintf(buf + len, n - len, ",\n%s", k);
+		else
+			len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", k);
+	}
+	if (len < n)
+		snprintf(buf + len, n - len, "%s", at + 2);
+	return buf;
+}
+
 void opts_usage_row(FILE *f, const struct opt_row *r)
 {
-	const char *h = r->help ? r->help : "";
-	char left[64];
+	char left[64], text[1024];
+	const char *h = opts_help_text(text, sizeof(text), r);
 	size_t len;
 
 	if (r->group)
@@ -188,19 +218,24 @@ int opts_bad_value(FILE *err, const char *cmd, const char *opt, const char *arg,
 	return 2;
 }
 
-const char *opts_keywords(char *buf, size_t n, const char *const *names, int nr)
+const char *opts_kw_list(char *buf, size_t n, const char *(*kw)(int i))
 {
 	size_t len = 0;
+	const char *k;
 
 	if (n)
 		buf[0] = '\0';
-	for (int i = 0; i < nr; i++) {
-		if (!names[i])
-			continue;
-		len += (size_t)snprintf(buf + len, len < n ? n - len : 0, "%s%s", len ? ", " : "",
-					names[i]);
-		if (len >= n)
-			break;
-	}
+	for (int i = 0; (k = kw(i)) && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : "", k);
 	return buf;
+}
+
+int opts_kw_find(const char *(*kw)(int i), const char *arg)
+{
+	const char *k;
+
+	for (int i = 0; (k = kw(i)); i++)
+		if (!strcmp(k, arg))
+			return i;
+	return -1;
 }

@@ -21,8 +21,21 @@ struct opt_row {
 	int key; /* its short letter, or a code >= 256 (long only) */
 	const char *arg; /* the value's name in --help; NULL: a flag */
 	const char *group; /* --help: the heading printed before this option */
-	const char *help; /* --help: its lines ('\n' between them) */
+	const char *help; /* --help: its lines ('\n' between them); "{}": kw's list */
+	/*
+	 * A keyword option: its values, kw(0), kw(1)... until NULL, the table its
+	 * value is parsed with. --help writes them where help says "{}", and the
+	 * bad-value message lists them (opts_kw_list); NULL: no keywords.
+	 */
+	const char *(*kw)(int i);
 };
+
+/* A kw function over a table of names (no NULL in it), for an opt_row's .kw. */
+#define OPTS_KW_TABLE(fn, table)                                                                \
+	static const char *fn(int i)                                                            \
+	{                                                                                       \
+		return i >= 0 && i < (int)(sizeof(table) / sizeof(table[0])) ? table[i] : NULL; \
+	}
 
 /* A command: its rows (pointers, NULL-terminated: a table may borrow another's rows). */
 struct opt_cmd {
@@ -82,10 +95,10 @@ const char *opts_bad_msg(char *buf, size_t n, const char *arg, const char *fmt, 
 int opts_bad_value(FILE *err, const char *cmd, const char *opt, const char *arg, const char *fmt,
 		   ...) __attribute__((format(printf, 5, 6)));
 
-/*
- * A keyword table's names as an "expected" list, "a, b, c", into buf (n bytes);
- * NULL entries are skipped. Returns buf.
- */
-const char *opts_keywords(char *buf, size_t n, const char *const *names, int nr);
+/* kw's keywords (an opt_row's .kw) as a list, "a, b, c", into buf (n bytes). Returns buf. */
+const char *opts_kw_list(char *buf, size_t n, const char *(*kw)(int i));
+
+/* arg's index among kw's keywords, or -1. */
+int opts_kw_find(const char *(*kw)(int i), const char *arg);
 
 #endif /* IT_LIB_OPTS_H */

@@ -36,7 +36,7 @@ struct rp_opts {
 	int file_glob; /* file_pat has *, ? or [...] */
 	int top;
 	const char *json_path, *perfetto_path, *heatmap_path;
-	int stage; /* --stage: enum hm_stage; -1 not given */
+	int stage; /* --stage: enum it_stage (heatmap.c); -1 not given */
 	int blame, by; /* --blame, --by: enum blame_by; -1 not given */
 	int bykey; /* --by file, cgroup (without --blame), pod: enum bk_kind; -1 not given */
 	char **paths;

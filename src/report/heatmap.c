@@ -20,6 +20,7 @@
 #include "records/output.h"
 #include "records/stages.h"
 #include "lib/abi.h"
+#include "lib/opts.h"
 #include "lib/parse.h"
 #include "lib/svg.h"
 #include "report/internal.h"
@@ -39,8 +40,8 @@ static const char *const hm_palette[] = {
 };
 #define HM_LEVELS (int)(sizeof(hm_palette) / sizeof(hm_palette[0]))
 
-const char *const hm_stage_names
-	[HM_NR_STAGES] = { [HM_TOTAL] = "total", [HM_Q2C] = "q2c", [HM_Q2D] = "q2d", [HM_D2C] = "d2c" };
+/* The stages a heatmap draws (enum it_stage; their names are abi's), --stage's order. */
+static const unsigned int hm_stages[] = { IT_ST_TOTAL, IT_ST_Q2C, IT_ST_Q2D, IT_ST_D2C };
 
 struct hm_ent {
 	uint64_t start_ns;
@@ -55,7 +56,7 @@ struct hm_panel {
 };
 
 struct hm {
-	enum hm_stage stage;
+	unsigned int stage; /* enum it_stage, one of hm_stages */
 	struct hm_ent *e;
 	size_t n, cap;
 	struct hm_panel *devs; /* in order of first request */
@@ -73,15 +74,21 @@ struct hm_grid {
 	uint64_t *cnt; /* [dev][row][col] */
 };
 
-int hm_stage_of(const char *name)
+const char *hm_stage_kw(int i)
 {
-	for (int i = 0; i < HM_NR_STAGES; i++)
-		if (!strcmp(name, hm_stage_names[i]))
-			return i;
-	return -1;
+	return i >= 0 && i < (int)(sizeof(hm_stages) / sizeof(hm_stages[0])) ?
+		       abi_stage_name(hm_stages[i]) :
+		       NULL;
 }
 
-struct hm *hm_new(enum hm_stage stage)
+int hm_stage_of(const char *name)
+{
+	int i = opts_kw_find(hm_stage_kw, name);
+
+	return i < 0 ? -1 : (int)hm_stages[i];
+}
+
+struct hm *hm_new(unsigned int stage)
 {
 	struct hm *h = calloc(1, sizeof(struct hm));
 
@@ -156,7 +163,7 @@ void hm_add(struct hm *h, const struct rp_req *q, uint32_t dev)
 {
 	struct req_view v;
 
-	if (h->stage == HM_TOTAL) {
+	if (h->stage == IT_ST_TOTAL) {
 		stages_make_view(q->r, &v);
 		hm_put(h, q->start_ns, q->end_ns, dev, (uint8_t)v.op, q->real_off_ns);
 		return;
@@ -164,10 +171,10 @@ void hm_add(struct hm *h, const struct rp_req *q, uint32_t dev)
 	for (int i = 0; i < q->r->nr_blocks; i++) {
 		const struct it_block_rec *b = q->r->blocks[i];
 		/* q2d and d2c need the issue stamp: without it the stage is not drawn */
-		uint64_t from = h->stage == HM_D2C ? b->d_ns : b->q_ns;
-		uint64_t to = h->stage == HM_Q2D ? b->d_ns : b->c_ns;
+		uint64_t from = h->stage == IT_ST_D2C ? b->d_ns : b->q_ns;
+		uint64_t to = h->stage == IT_ST_Q2D ? b->d_ns : b->c_ns;
 
-		if (!b->d_ns && h->stage != HM_Q2C)
+		if (!b->d_ns && h->stage != IT_ST_Q2C)
 			from = 1, to = 0;
 		/* placed in time by its queue stamp, like the total by the request's start */
 		hm_put(h, b->q_ns, to && to >= from ? b->q_ns + (to - from) : 0, b->dev, b->op,
@@ -386,7 +393,7 @@ static char *hm_doc(const struct hm *h, const struct hm_grid *g,
 {
 	int w = HM_LEFT + g->ncols * g->cell_w + 20, y = HM_TOP;
 	char when[48], col[32], lab[32], what[256];
-	const char *stage = hm_stage_names[h->stage];
+	const char *stage = abi_stage_name(h->stage);
 	struct svg s;
 	int n;
 
@@ -399,11 +406,11 @@ static char *hm_doc(const struct hm *h, const struct hm_grid *g,
 		n = snprintf(what, sizeof(what),
 			     "%zu requests (%llu unfinished%s, not drawn), from %s, %s per column",
 			     h->n, (unsigned long long)h->unfinished,
-			     h->stage == HM_TOTAL ? "" : " or without the stage", when, col);
+			     h->stage == IT_ST_TOTAL ? "" : " or without the stage", when, col);
 	else
 		n = snprintf(what, sizeof(what), "no finished request to draw (%llu unfinished%s)",
 			     (unsigned long long)h->unfinished,
-			     h->stage == HM_TOTAL ? "" : " or without the stage");
+			     h->stage == IT_ST_TOTAL ? "" : " or without the stage");
 	/* the second title line at ~6.5 px a character (11 px sans-serif) must fit */
 	if (w < 20 + n * 7)
 		w = 20 + n * 7;
@@ -414,7 +421,7 @@ static char *hm_doc(const struct hm *h, const struct hm_grid *g,
 		&s,
 		"<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">IO latency heatmap: "
 		"%s latency%s</text>\n",
-		stage, h->stage == HM_TOTAL ? "" : " of the block requests");
+		stage, h->stage == IT_ST_TOTAL ? "" : " of the block requests");
 	svg_printf(&s, "<text x=\"10\" y=\"40\" font-size=\"11\">%s</text>\n", what);
 	if (h->n)
 		draw_legend(&s, g);

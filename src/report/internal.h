@@ -66,13 +66,15 @@ void pf_free(struct pf *p);
 
 /* ---- heatmap: latency (log2 rows) x time per device, as SVG (heatmap.c) ---- */
 struct hm;
-/* What a cell's latency is: the request's own, or a stage of its block requests. */
-enum hm_stage { HM_TOTAL, HM_Q2C, HM_Q2D, HM_D2C, HM_NR_STAGES };
-/* --stage's names by enum hm_stage ("total", "q2c", "q2d", "d2c"). */
-extern const char *const hm_stage_names[HM_NR_STAGES];
-/* --stage's NAME: its enum hm_stage, or -1. */
+/*
+ * What a cell's latency is: the request's own (IT_ST_TOTAL), or a stage of its
+ * block requests (IT_ST_Q2C, IT_ST_Q2D, IT_ST_D2C): abi's stage ids and names.
+ */
+/* --stage's keyword i: the name of the heatmap's stage i, NULL past the last (.kw). */
+const char *hm_stage_kw(int i);
+/* --stage's NAME: its enum it_stage, or -1. */
 int hm_stage_of(const char *name);
-struct hm *hm_new(enum hm_stage stage);
+struct hm *hm_new(unsigned int stage);
 /*
  * A request on device dev (the one its summary line names), in the panel of
  * its device and op; under a block stage each of its block requests, on its

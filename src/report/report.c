@@ -57,6 +57,23 @@ enum {
 };
 
 /* report's own rows; the filters' are the run options' (rp_rows). */
+/*
+ * --by's keyword i, NULL past the last (.kw): bykey's kinds, then blame's keys
+ * they lack, but "vm" (host mode's).
+ */
+static const char *rp_by_kw(int i)
+{
+	int n = 0;
+
+	for (int k = 0; k <= BK_POD; k++)
+		if (n++ == i)
+			return bk_kind_name(k);
+	for (int b = 0; b < BLAME_BY_VM; b++)
+		if (bk_kind_of(blame_by_name(b)) < 0 && n++ == i)
+			return blame_by_name(b);
+	return NULL;
+}
+
 static const struct opt_row rp_own[] = {
 	{ .name = "container",
 	  .key = RP_OPT_CONTAINER,
@@ -91,8 +108,10 @@ static const struct opt_row rp_own[] = {
 	{ .name = "stage",
 	  .key = RP_OPT_STAGE,
 	  .arg = "STAGE",
-	  .help = "the heatmap's latency: total (the request's, default),\n"
-		  "or q2c, q2d, d2c of its block requests" },
+	  .kw = hm_stage_kw,
+	  .help = "the heatmap's latency, one of {}:\n"
+		  "total (the request's, default), else that stage of its\n"
+		  "block requests" },
 	{ .name = "blame",
 	  .key = RP_OPT_BLAME,
 	  .help = "who slowed whom: each matching block request's wait split\n"
@@ -102,7 +121,9 @@ static const struct opt_row rp_own[] = {
 	{ .name = "by",
 	  .key = RP_OPT_BY,
 	  .arg = "KEY",
-	  .help = "file, cgroup, pod: the top keys by bytes, p99 and (file,\n"
+	  .kw = rp_by_kw,
+	  .help = "one of {}.\n"
+		  "file, cgroup, pod: the top keys by bytes, p99 and (file,\n"
 		  "pod, with --blame) blamed wait; with --blame, cgroup (its\n"
 		  "default), pid, comm: --blame's victims and culprits" },
 	{ .name = "from",
@@ -149,12 +170,12 @@ static const struct opt_cmd rp_cmd = {
 	.operands = INT_MAX,
 };
 
-static void rp_cmd_init(void)
+const struct opt_cmd *report_opts(void)
 {
 	size_t n = 0;
 
 	if (rp_rows[0])
-		return;
+		return &rp_cmd;
 	for (size_t i = 0; i < sizeof(rp_filters) / sizeof(rp_filters[0]); i++) {
 		rp_filter_rows[i] = *cli_row(rp_filters[i]);
 		rp_filter_rows[i].group = i ? NULL : "Filters (all given filters must match):";
@@ -162,6 +183,7 @@ static void rp_cmd_init(void)
 	}
 	for (size_t i = 0; i < sizeof(rp_own) / sizeof(rp_own[0]); i++)
 		rp_rows[n++] = &rp_own[i];
+	return &rp_cmd;
 }
 
 /* ---- option values ---- */
@@ -259,18 +281,9 @@ static int rp_one(void *ctx, int c, const char *arg)
 	case RP_OPT_BY:
 		o->bykey = bk_kind_of(arg);
 		o->by = blame_by_of(arg);
-		if (o->by < 0 && o->bykey < 0) {
-			const char *keys[BK_POD + 1 + BLAME_BY_VM];
-			int n = 0;
-
-			for (int i = 0; i <= BK_POD; i++)
-				keys[n++] = bk_kind_name(i);
-			for (int i = 0; i < BLAME_BY_VM; i++) /* not "vm": host mode's */
-				if (bk_kind_of(blame_by_name(i)) < 0)
-					keys[n++] = blame_by_name(i);
+		if (o->by < 0 && o->bykey < 0)
 			return opts_bad_value(NULL, "report", "by", arg, "%s",
-					      opts_keywords(list, sizeof(list), keys, n));
-		}
+					      opts_kw_list(list, sizeof(list), rp_by_kw));
 		return 0;
 	case RP_OPT_PERFETTO:
 		o->perfetto_path = arg;
@@ -293,8 +306,7 @@ static int rp_one(void *ctx, int c, const char *arg)
 		o->stage = hm_stage_of(arg);
 		if (o->stage < 0)
 			return opts_bad_value(NULL, "report", "stage", arg, "%s",
-					      opts_keywords(list, sizeof(list), hm_stage_names,
-							    HM_NR_STAGES));
+					      opts_kw_list(list, sizeof(list), hm_stage_kw));
 		return 0;
 	}
 	return cli_filter(c, arg, &o->f, &src) == CLI_RUN ? 0 : 2;
@@ -310,8 +322,7 @@ static int rp_parse(int argc, char **argv, struct rp_opts *o)
 	o->bykey = -1;
 	cli_defaults(&o->f);
 	o->f.offline = 1;
-	rp_cmd_init();
-	ret = opts_parse(&rp_cmd, argc, argv, rp_one, o, NULL, NULL);
+	ret = opts_parse(report_opts(), argc, argv, rp_one, o, NULL, NULL);
 	if (ret)
 		return ret;
 	o->paths = argv + optind;
@@ -526,7 +537,7 @@ static int rp_start(struct report *rp)
 	}
 	if (rp->o.heatmap_path) {
 		rp->hmf = open_out("heatmap", rp->o.heatmap_path);
-		rp->hm = rp->hmf ? hm_new(rp->o.stage < 0 ? HM_TOTAL : rp->o.stage) : NULL;
+		rp->hm = rp->hmf ? hm_new(rp->o.stage < 0 ? IT_ST_TOTAL : rp->o.stage) : NULL;
 		if (!rp->hm)
 			return 1;
 	}

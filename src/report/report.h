@@ -12,4 +12,8 @@
 /* `iotracer report ARGS...` (argv[0] is "report"); the exit status. */
 int report_main(int argc, char **argv);
 
+/* report's table of options: the run options' filters, then its own. */
+struct opt_cmd;
+const struct opt_cmd *report_opts(void);
+
 #endif /* IT_REPORT_REPORT_H */

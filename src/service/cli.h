@@ -228,6 +228,8 @@ int cli_apply(int code, const char *arg, struct it_opts *o, FILE *out, const str
 int cli_filter(int code, const char *arg, struct it_opts *o, const struct cli_src *src);
 /* The row of a run option or of --since/--until, for a subcommand's table; NULL if none. */
 const struct opt_row *cli_row(const char *name);
+/* The run options' table as opts.h reads it (getopt errors, --help, the unit tests). */
+const struct opt_cmd *cli_table(void);
 
 /*
  * What only the start of a run can check, not the parser (a reload keeps a pid that

@@ -61,8 +61,6 @@ enum {
 /* clitab.c: the table of options, below cli.c and cliapply.c */
 /* The row of option code `key`, or NULL. */
 const struct cli_option *cli_option_of(int key);
-/* The table as opts.h reads it (getopt errors, --help). */
-const struct opt_cmd *cli_table(void);
 /* getopt_long() over the run options (optind, opterr, optarg as getopt's). */
 int cli_getopt(int argc, char **argv);
 /* r's index in the table: its slot in struct it_opts.from_line. */

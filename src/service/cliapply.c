@@ -22,16 +22,9 @@
 #include "sink/http.h"
 #include "sink/sink.h"
 #include "lib/parse.h"
-#include "lib/abi.h"
 #include "lib/addr.h"
 #include "lib/keyfile.h"
 #include "lib/log.h"
-
-/* The keyword options' values: what they take, and their "expected" lists. */
-static const char *const cli_compress_names[] = { "zstd", "gzip" };
-static const char *const cli_uprobes_names[] = { "auto", "always" };
-static const char *const cli_syscall_hooks_names[] = { "auto", "raw", "percall" };
-static const char *const cli_writeback_names[] = { "files", "pages", "off" };
 
 /* Long name of an option code ('m' -> "min-latency"), or NULL. */
 static const char *cli_optname(int key)
@@ -79,20 +72,20 @@ cli_bad_value(const struct cli_src *src, int opt, const char *arg, const char *f
 	return cli_bad(src, opt, "%s", msg);
 }
 
-/* arg's index in a keyword table of nr names, or a bad value listing them (-1). */
-static int cli_keyword(const struct cli_src *src, int opt, const char *arg,
-		       const char *const *names, int nr)
+/*
+ * arg's index among the keywords of option opt (its row's .kw, clitab.c), or a
+ * bad value listing them (-1).
+ */
+static int cli_keyword(const struct cli_src *src, int opt, const char *arg)
 {
+	const char *(*kw)(int i) = cli_option_of(opt)->row.kw;
 	char list[256];
+	int i = opts_kw_find(kw, arg);
 
-	for (int i = 0; i < nr; i++)
-		if (!strcmp(arg, names[i]))
-			return i;
-	cli_bad_value(src, opt, arg, "%s", opts_keywords(list, sizeof(list), names, nr));
-	return -1;
+	if (i < 0)
+		cli_bad_value(src, opt, arg, "%s", opts_kw_list(list, sizeof(list), kw));
+	return i;
 }
-
-#define CLI_NAMES(t) t, (int)(sizeof(t) / sizeof(t[0]))
 
 /* Replace *slot by a copy of s. */
 int cli_setstr(char **slot, const char *s)
@@ -264,8 +257,7 @@ static int cli_link_key(const struct cli_src *src, int opt, const char *arg, str
  */
 static int cli_profile(const struct cli_src *src, int opt, const char *arg, struct it_opts *o)
 {
-	static const char *const names[] = { "always-on", "full" };
-	int i = cli_keyword(src, opt, arg, CLI_NAMES(names));
+	int i = cli_keyword(src, opt, arg); /* always-on, full */
 	const char *wb;
 
 	if (i < 0)
@@ -287,8 +279,7 @@ static int cli_profile(const struct cli_src *src, int opt, const char *arg, stru
 
 static int cli_mode(const struct cli_src *src, int opt, const char *arg, struct it_opts *o)
 {
-	static const char *const names[] = { "standalone", "guest", "host" };
-	int i = cli_keyword(src, opt, arg, CLI_NAMES(names));
+	int i = cli_keyword(src, opt, arg); /* by enum it_mode */
 
 	if (i < 0)
 		return CLI_USAGE;
@@ -403,10 +394,11 @@ static int cli_sink(const struct cli_src *src, int c, const char *arg, struct it
 {
 	char why[256];
 	uint64_t v;
-	char **slot = c == CLI_OPT_SINK	     ? &o->sink_url :
-		      c == CLI_OPT_SINK_AUTH ? &o->sink_auth :
-		      c == CLI_OPT_SINK_CA   ? &o->sink_ca :
-					       &o->sink_spill;
+	char **slot = c == CLI_OPT_SINK		 ? &o->sink_url :
+		      c == CLI_OPT_SINK_AUTH	 ? &o->sink_auth :
+		      c == CLI_OPT_SINK_CA	 ? &o->sink_ca :
+		      c == CLI_OPT_SINK_COMPRESS ? &o->sink_compress :
+						   &o->sink_spill;
 	struct sk_url u;
 
 	switch (c) {
@@ -425,7 +417,7 @@ static int cli_sink(const struct cli_src *src, int c, const char *arg, struct it
 			return cli_bad(src, c, "%s", why);
 		break;
 	case CLI_OPT_SINK_COMPRESS:
-		if (cli_keyword(src, c, arg, CLI_NAMES(cli_compress_names)) < 0)
+		if (cli_keyword(src, c, arg) < 0)
 			return CLI_USAGE;
 		break;
 	default:
@@ -487,9 +479,8 @@ int cli_filter(int c, const char *arg, struct it_opts *o, const struct cli_src *
 	case 'l':
 		if (parse_layers(arg, &mask))
 			return cli_bad_value(src, c, arg, "a comma list of %s, all",
-					     opts_keywords(list, sizeof(list),
-							   abi_layers.names + abi_layers.first,
-							   (int)(abi_layers.n - abi_layers.first)));
+					     opts_kw_list(list, sizeof(list),
+							  cli_option_of(c)->row.kw));
 		o->layers |= mask;
 		return CLI_RUN;
 	case 'p':
@@ -586,7 +577,7 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 		o->block_insert = 1;
 		return CLI_RUN;
 	case CLI_OPT_QEMU_UPROBES:
-		if (cli_keyword(src, c, arg, CLI_NAMES(cli_uprobes_names)) < 0)
+		if (cli_keyword(src, c, arg) < 0)
 			return CLI_USAGE;
 		return cli_setstr(&o->qemu_uprobes, arg) ? cli_bad(src, c, "out of memory") :
 							   CLI_RUN;
@@ -594,12 +585,12 @@ int cli_apply(int c, const char *arg, struct it_opts *o, FILE *out, const struct
 		o->qemu_stages = 1;
 		return CLI_RUN;
 	case CLI_OPT_SYSCALL_HOOKS:
-		if (cli_keyword(src, c, arg, CLI_NAMES(cli_syscall_hooks_names)) < 0)
+		if (cli_keyword(src, c, arg) < 0)
 			return CLI_USAGE;
 		return cli_setstr(&o->syscall_hooks, arg) ? cli_bad(src, c, "out of memory") :
 							    CLI_RUN;
 	case CLI_OPT_WRITEBACK:
-		if (cli_keyword(src, c, arg, CLI_NAMES(cli_writeback_names)) < 0)
+		if (cli_keyword(src, c, arg) < 0)
 			return CLI_USAGE;
 		return cli_setstr(&o->writeback, arg) ? cli_bad(src, c, "out of memory") : CLI_RUN;
 	case CLI_OPT_METRICS_CONTAINERS:

@@ -11,10 +11,37 @@
 #include <string.h>
 
 #include "iotracer.h"
+#include "lib/abi.h"
 #include "records/record.h"
 #include "service/cli.h"
 #include "service/cli_int.h"
 #include "sink/sink.h"
+
+/*
+ * The keyword options' values, the tables cli_apply() parses them with (by the
+ * row's .kw): their --help lists and "expected" lists come from here too.
+ */
+static const char *const cli_compress_names[] = { "fast", "zstd", "gzip" };
+static const char *const cli_uprobes_names[] = { "auto", "always" };
+static const char *const cli_syscall_hooks_names[] = { "auto", "raw", "percall" };
+static const char *const cli_writeback_names[] = { "files", "pages", "off" };
+static const char *const cli_profile_names[] = { "always-on", "full" };
+/* by enum it_mode */
+static const char *const cli_mode_names[] = { "standalone", "guest", "host" };
+OPTS_KW_TABLE(cli_kw_compress, cli_compress_names)
+OPTS_KW_TABLE(cli_kw_uprobes, cli_uprobes_names)
+OPTS_KW_TABLE(cli_kw_syscall_hooks, cli_syscall_hooks_names)
+OPTS_KW_TABLE(cli_kw_writeback, cli_writeback_names)
+OPTS_KW_TABLE(cli_kw_profile, cli_profile_names)
+OPTS_KW_TABLE(cli_kw_mode, cli_mode_names)
+
+/* -l's layers: abi's names, from its first (what parse_layers takes, with "all"). */
+static const char *cli_kw_layers(int i)
+{
+	return i >= 0 && (unsigned int)i < abi_layers.n - abi_layers.first ?
+		       abi_layers.names[abi_layers.first + (unsigned int)i] :
+		       NULL;
+}
 
 #define F(field) .off = offsetof(struct it_opts, field)
 #define LIST(field, count) F(field), .nr = offsetof(struct it_opts, count)
@@ -30,8 +57,9 @@ static const struct cli_option cli_opts[] = {
 	{ .row.name = "layers", .row.key = 'l', .row.arg = "LIST", .section = "",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_LAYERS, F(layers),
 	  .row.group = "Filters (all given filters must match):",
-	  .row.help = "layers to trace, comma list of syscall,fs,sched,block,\n"
-		      "nvme,scsi,virtio,qemu or all (default: all that attach)" },
+	  .row.kw = cli_kw_layers,
+	  .row.help = "layers to trace (default: all that attach), a comma\n"
+		      "list of {} or all" },
 	{ .row.name = "pid", .row.key = 'p', .row.arg = "PID[,PID...]", .section = "",
 	  .reload = RELOAD_FILTER, .val = CLI_V_U32S, LIST(pids, nr_pids),
 	  .row.help = "only these processes (tgid), up to 64" },
@@ -62,19 +90,22 @@ static const struct cli_option cli_opts[] = {
 		      "default: one g2d stage, one program run less per request)" },
 	{ .row.name = "syscall-hooks", .row.key = CLI_OPT_SYSCALL_HOOKS, .row.arg = "KIND",
 	  .section = "", .reload = RELOAD_REATTACH, .val = CLI_V_STR, F(syscall_hooks),
-	  .unset = "auto",
-	  .row.help = "the syscall layer's hooks: auto (default: the file systems'\n"
-		      "read/write paths where fentry or kprobes work, so other\n"
-		      "syscalls run no program; else percall, or raw where tracefs\n"
-		      "lacks it), raw (one raw_syscalls pair every syscall runs,\n"
-		      "exact) or percall (a tracepoint pair per traced syscall;\n"
+	  .unset = "auto", .row.kw = cli_kw_syscall_hooks,
+	  .row.help = "the syscall layer's hooks, one of {}:\n"
+		      "auto (default: the file systems' read/write paths where\n"
+		      "fentry or kprobes work, so other syscalls run no program;\n"
+		      "else percall, or raw where tracefs lacks it), raw (one\n"
+		      "raw_syscalls pair every syscall runs, exact) or percall\n"
+		      "(a tracepoint pair per traced syscall;\n"
 		      "skipped runs counted; docs/hooks.md, \"The tax\")" },
 	{ .row.name = "writeback", .row.key = CLI_OPT_WRITEBACK, .row.arg = "MODE", .section = "",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_STR, F(writeback), .unset = "pages",
-	  .row.help = "who dirtied a block write's pages: files (the bytes each\n"
-		      "process dirtied in each file, from its write calls; a\n"
-		      "request split over its file's dirtiers), pages (a note\n"
-		      "per dirtied page: exact inside a file, dearer) or off.\n"
+	  .row.kw = cli_kw_writeback,
+	  .row.help = "who dirtied a block write's pages ({}):\n"
+		      "files (the bytes each process dirtied in each file, from\n"
+		      "its write calls; a request split over its file's\n"
+		      "dirtiers), pages (a note per dirtied page: exact inside a\n"
+		      "file, dearer) or off.\n"
 		      "Default: files with --profile always-on, else pages" },
 	{ .row.name = "min-latency", .row.key = 'm', .row.arg = "DUR", .section = "",
 	  .reload = RELOAD_FILTER, .val = CLI_V_DUR, F(min_lat_ns),
@@ -87,10 +118,12 @@ static const struct cli_option cli_opts[] = {
 	/* its values are in the other fields, each reloaded by its own row */
 	{ .row.name = "profile", .row.key = CLI_OPT_PROFILE, .row.arg = "NAME", .section = "",
 	  .reload = RELOAD_FILTER, .val = CLI_V_STR, F(profile), .unset = "full",
-	  .row.help = "always-on: histograms of every request in the kernel,\n"
-		      "records only of requests >= 10ms, no live lines (what\n"
-		      "is cheap enough to leave on); full: a record per\n"
-		      "request (the default). Later options override it" },
+	  .row.kw = cli_kw_profile,
+	  .row.help = "one of {}. always-on: histograms of every\n"
+		      "request in the kernel, records only of requests >= 10ms,\n"
+		      "no live lines (what is cheap enough to leave on); full: a\n"
+		      "record per request (the default). Later options\n"
+		      "override it" },
 	{ .row.name = "duration", .row.key = 'D', .row.arg = "DUR", .section = "",
 	  .reload = RELOAD_TIMING, .val = CLI_V_DUR, F(duration_ns),
 	  .row.help = "stop after DUR (default: run until SIGINT/SIGTERM)" },
@@ -149,10 +182,12 @@ static const struct cli_option cli_opts[] = {
 		      "are dropped, counted)" },
 	{ .row.name = "sink-compress", .row.key = CLI_OPT_SINK_COMPRESS, .row.arg = "KIND",
 	  .section = "sink", .reload = RELOAD_START, .val = CLI_V_STR, F(sink_compress),
-	  .unset = "zstd",
-	  .row.help = "zstd (ClickHouse's own compressed format, the default: a\n"
-		      "fifth of gzip's CPU, half its bytes) or gzip (HTTP\n"
-		      "Content-Encoding)" },
+	  .unset = "fast", .row.kw = cli_kw_compress,
+	  .row.help = "one of {}. fast, the default:\n"
+		      "ClickHouse's own compressed format, zstd for the columns\n"
+		      "that compress, the times, offsets and ids stored (~180\n"
+		      "bytes a row); zstd: every column (~35 bytes a row, ~1.7x\n"
+		      "the daemon's instructions); gzip: HTTP Content-Encoding" },
 	{ .row.name = "sink-timeout", .row.key = CLI_OPT_SINK_TIMEOUT, .row.arg = "DUR",
 	  .section = "sink", .reload = RELOAD_START, .val = CLI_V_DUR, F(sink_timeout_ns),
 	  .row.help = "a request to the server, at most (default 10s; then sent\n"
@@ -211,8 +246,10 @@ static const struct cli_option cli_opts[] = {
 	{ .row.name = "mode", .row.key = CLI_OPT_MODE, .row.arg = "MODE", .section = "link",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_MODE, F(mode),
 	  .row.group = "Host and guest modes (docs/modes.md):",
-	  .row.help = "standalone (default), guest (inside a VM: stream virtio\n"
-		      "requests to the host) or host (trace QEMU, join guests)" },
+	  .row.kw = cli_kw_mode,
+	  .row.help = "one of {}. standalone (default),\n"
+		      "guest (inside a VM: stream virtio requests to the host)\n"
+		      "or host (trace QEMU, join guests)" },
 	{ .row.name = "link", .row.key = CLI_OPT_LINK, .row.arg = "ADDR", .section = "link",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_STRS, LIST(links, nr_links),
 	  .row.help = "dial ADDR (repeatable, up to 8); guest default vsock:2:7767" },
@@ -226,11 +263,12 @@ static const struct cli_option cli_opts[] = {
 	  .row.help = "host: the QEMU processes (default: every qemu-system-*)" },
 	{ .row.name = "qemu-uprobes", .row.key = CLI_OPT_QEMU_UPROBES, .row.arg = "WHEN",
 	  .section = "link", .reload = RELOAD_REATTACH, .val = CLI_V_STR, F(qemu_uprobes),
-	  .unset = "auto",
-	  .row.help = "host: auto (default: QEMU's uprobes only until a VM's\n"
-		      "guest-physical buffer addresses map to QEMU's, and to\n"
-		      "re-check; guests that send none keep them) or always\n"
-		      "(every guest IO: 1-2 uprobe hits, QEMU's submit stamp)" },
+	  .unset = "auto", .row.kw = cli_kw_uprobes,
+	  .row.help = "host: one of {}. auto (default: QEMU's uprobes\n"
+		      "only until a VM's guest-physical buffer addresses map to\n"
+		      "QEMU's, and to re-check; guests that send none keep them)\n"
+		      "or always (every guest IO: 1-2 uprobe hits, QEMU's submit\n"
+		      "stamp)" },
 	{ .row.name = "qemu-stages", .row.key = CLI_OPT_QEMU_STAGES, .section = "link",
 	  .reload = RELOAD_REATTACH, .val = CLI_V_FLAG, F(qemu_stages),
 	  .row.help = "host: keep the virtio_notify uprobe for the notify\n"

@@ -50,7 +50,7 @@ int daemon_sink_open(struct daemon *d, struct fn_cache *fn)
 		.queue_max = o->sink_queue,
 		.host = o->name,
 		.timeout_ms = (long)(o->sink_timeout_ns / 1000000),
-		.gzip = o->sink_compress && !strcmp(o->sink_compress, "gzip"),
+		.compress = o->sink_compress,
 		.sysfs_root = o->sysfs_root,
 		.start_ns = d->start_ns,
 		.who = cli_where(o, "sink", who, sizeof(who)),
@@ -169,7 +169,7 @@ void daemon_sink_metrics(struct daemon *d, FILE *f)
 	metrics_single(f, "iotracer_sink_batches_total", "counter", "Batches the server took.",
 		       st.batches);
 	metrics_single(f, "iotracer_sink_sent_bytes_total", "counter",
-		       "Their bytes, as sent (gzip).", st.bytes);
+		       "Their bytes, as sent (compressed).", st.bytes);
 	metrics_single(f, "iotracer_sink_queue_rows", "gauge", "Rows waiting in memory.",
 		       st.queue_rows);
 	metrics_single(f, "iotracer_sink_queue_bytes", "gauge", "Their bytes.", st.queue_bytes);

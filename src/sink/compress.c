@@ -22,6 +22,7 @@
 #define CHZ_ZSTD 0x90
 #define CHZ_CHUNK (32u << 20) /* data a block holds, at most: a batch is one block */
 #define CHZ_MAX (64u << 20) /* a block read back, at most */
+#define SK_FAST_LEVEL (-5) /* zstd's level for --sink-compress fast's compressed columns */
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -32,6 +33,15 @@ static void put32(uint8_t *p, uint32_t v)
 static uint32_t get32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* A block's header at h: the method, its size with this 9-byte header and the data's. */
+static void chz_header(uint8_t *h, size_t z, size_t k)
+{
+	memset(h, 0, 16);
+	h[16] = CHZ_ZSTD;
+	put32(h + 17, (uint32_t)(z + 9));
+	put32(h + 21, (uint32_t)k);
 }
 
 static int chz(ZSTD_CCtx *cc, const uint8_t *in, size_t n, int level, struct nat_buf *out)
@@ -53,13 +63,49 @@ static int chz(ZSTD_CCtx *cc, const uint8_t *in, size_t n, int level, struct nat
 			err = -ENOMEM;
 			break;
 		}
-		memset(h, 0, 16);
-		h[16] = CHZ_ZSTD;
-		put32(h + 17, (uint32_t)(z + 9));
-		put32(h + 21, (uint32_t)k);
+		chz_header(h, z, k);
 		out->len += CHZ_HDR + z;
 	}
 	return err;
+}
+
+/*
+ * in stored as it is in blocks of ClickHouse's format, each a zstd frame of
+ * raw blocks (RFC 8878: the frame's magic number, a descriptor saying one
+ * segment whose size follows in 4 bytes, then raw blocks of 128 KiB at most,
+ * each after its 3-byte header: its size, type 0, and the last one's bit).
+ */
+#define ZSTD_RAW_MAX (128u << 10)
+static int chz_stored(const uint8_t *in, size_t n, struct nat_buf *out)
+{
+	static const uint8_t frame[5] = { 0x28, 0xb5, 0x2f, 0xfd, 0xa0 };
+
+	for (size_t at = 0; at < n; at += CHZ_CHUNK) {
+		size_t k = n - at < CHZ_CHUNK ? n - at : CHZ_CHUNK, z = 9 + k;
+		uint8_t *h, *p;
+
+		z += 3 * ((k + ZSTD_RAW_MAX - 1) / ZSTD_RAW_MAX);
+		if (nat_buf_room(out, CHZ_HDR + z))
+			return -ENOMEM;
+		h = out->p + out->len;
+		chz_header(h, z, k);
+		p = h + CHZ_HDR;
+		memcpy(p, frame, sizeof(frame));
+		put32(p + 5, (uint32_t)k);
+		p += 9;
+		for (size_t b = 0; b < k; b += ZSTD_RAW_MAX) {
+			uint32_t bs = (uint32_t)(k - b < ZSTD_RAW_MAX ? k - b : ZSTD_RAW_MAX);
+			uint32_t bh = bs << 3 | (b + bs == k); /* type 0: raw */
+
+			p[0] = (uint8_t)bh;
+			p[1] = (uint8_t)(bh >> 8);
+			p[2] = (uint8_t)(bh >> 16);
+			memcpy(p + 3, in + at + b, bs);
+			p += 3 + bs;
+		}
+		out->len += CHZ_HDR + z;
+	}
+	return 0;
 }
 
 static int unchz(const uint8_t *in, size_t n, struct nat_buf *out)
@@ -85,12 +131,20 @@ static int unchz(const uint8_t *in, size_t n, struct nat_buf *out)
 	return 0;
 }
 
-int sk_compress(int enc, void **ctx, const void *in, size_t n, struct nat_buf *out)
+int sk_compress(int enc, void **ctx, const void *in, size_t n, size_t plain, struct nat_buf *out)
 {
-	if (enc == SK_ENC_ZSTD) {
+	if (enc == SK_ENC_ZSTD || enc == SK_ENC_FAST) {
+		if (enc == SK_ENC_ZSTD || plain > n)
+			plain = n;
 		if (!*ctx)
 			*ctx = ZSTD_createCCtx();
-		return *ctx ? chz(*ctx, in, n, 1, out) : -ENOMEM;
+		if (!*ctx)
+			return -ENOMEM;
+		/* what is left to compress is the columns a value seldom changes in, long
+		 * repeats: a faster level gives up little on them (level 1 splits a column
+		 * of one value with zero bytes in it into a sequence a value) */
+		return chz(*ctx, in, plain, enc == SK_ENC_FAST ? SK_FAST_LEVEL : 1, out) ?:
+			       chz_stored((const uint8_t *)in + plain, n - plain, out);
 	}
 	if (enc == SK_ENC_GZIP)
 		return sk_gzip(in, n, 1, out);
@@ -104,7 +158,7 @@ void sk_compress_free(void *ctx)
 
 int sk_decompress(int enc, const void *in, size_t n, struct nat_buf *out)
 {
-	if (enc == SK_ENC_ZSTD)
+	if (enc == SK_ENC_ZSTD || enc == SK_ENC_FAST)
 		return unchz(in, n, out);
 	if (enc == SK_ENC_GZIP)
 		return sk_gunzip(in, n, out);

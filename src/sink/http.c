@@ -149,10 +149,11 @@ static char *make_url(struct sk_http *h, int scheme, const char *sql, int enc)
 		snprintf(url, n, "%s://%s%s%s:%u/%s%s%s", scheme == SCHEME_HTTP ? "http" : "https",
 			 v6 ? "[" : "", u->host, v6 ? "]" : "", u->port, q ? "?query=" : "ping",
 			 q ? q : "",
-			 enc == SK_ENC_ZSTD ? "&decompress=1&"
-					      "http_native_compression_disable_checksumming_on_"
-					      "decompress=1" :
-					      "");
+			 enc == SK_ENC_ZSTD || enc == SK_ENC_FAST ?
+				 "&decompress=1&"
+				 "http_native_compression_disable_checksumming_on_"
+				 "decompress=1" :
+				 "");
 	sink_curl.free(q);
 	return url;
 }

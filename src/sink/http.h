@@ -78,6 +78,7 @@ enum sk_enc {
 	SK_ENC_NONE,
 	SK_ENC_GZIP, /* Content-Encoding: gzip */
 	SK_ENC_ZSTD, /* ClickHouse's compressed format with zstd (decompress=1) */
+	SK_ENC_FAST, /* the same, the columns that change from row to row stored (raw zstd blocks) */
 };
 
 /*
@@ -107,9 +108,10 @@ int sk_gunzip(const void *in, size_t n, struct nat_buf *out);
 /*
  * in encoded as enc (its fastest level) appended to out, and back. 0, -EBADMSG
  * or -ENOMEM. *ctx: the compressor's state, kept from call to call (NULL the
- * first time; sk_compress_free() it).
+ * first time; sk_compress_free() it). SK_ENC_FAST stores in from plain on as
+ * it is (the Native columns that change from row to row: nat_block_write()).
  */
-int sk_compress(int enc, void **ctx, const void *in, size_t n, struct nat_buf *out);
+int sk_compress(int enc, void **ctx, const void *in, size_t n, size_t plain, struct nat_buf *out);
 void sk_compress_free(void *ctx);
 int sk_decompress(int enc, const void *in, size_t n, struct nat_buf *out);
 

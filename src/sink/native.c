@@ -103,10 +103,10 @@ void nat_block_free(struct nat_block *b)
 void nat_block_reset(struct nat_block *b)
 {
 	for (int i = 0; i < b->nr_cols; i++)
-		b->cols[i].len = b->cols[i].any = 0;
+		b->cols[i].len = b->cols[i].nr = 0;
 	for (int g = 0; g < NAT_MAX_GROUPS; g++) {
 		b->offs[g].len = 0;
-		b->elems[g] = 0;
+		b->elems[g] = b->at[g] = 0;
 	}
 	b->rows = 0;
 	b->oom = 0;
@@ -123,20 +123,57 @@ size_t nat_block_bytes(const struct nat_block *b)
 	return n;
 }
 
+/*
+ * Column col's value v (n bytes) or string s (n bytes: v unused) at the value
+ * being put, after the defaults not written yet: zeros (an empty string is its
+ * length byte, 0).
+ */
+static void put_after_defaults(struct nat_block *b, int col, uint64_t v, const char *s, size_t n)
+{
+	struct nat_buf *c = &b->cols[col];
+	uint64_t at = b->at[b->spec[col].group];
+	size_t pad, w = b->spec[col].type == NAT_STR ? 1 : n;
+
+	if (at < c->nr) { /* put twice, or a row's element before its nat_elem() */
+		b->oom = 1;
+		return;
+	}
+	pad = (size_t)(at - c->nr) * w;
+	if (nat_buf_room(c, pad + 10 + n)) {
+		b->oom = 1;
+		return;
+	}
+	memset(c->p + c->len, 0, pad);
+	c->len += pad;
+	c->nr = at + 1;
+	if (b->spec[col].type != NAT_STR) {
+		memcpy(c->p + c->len, &v, 8); /* room for 8: nat_buf_room above */
+		c->len += n;
+		return;
+	}
+	if (buf_str(c, s, n))
+		b->oom = 1;
+}
+
+void nat_put_slow(struct nat_block *b, int col, uint64_t v, size_t n)
+{
+	put_after_defaults(b, col, v, NULL, n);
+}
+
 void nat_strn_slow(struct nat_block *b, int col, const char *s, size_t n)
 {
-	if (buf_str(&b->cols[col], s, n))
-		b->oom = 1;
+	put_after_defaults(b, col, 0, s, n);
 }
 
 void nat_row_end(struct nat_block *b, const int *nr_elems)
 {
 	for (int g = 1; g < NAT_MAX_GROUPS; g++) {
 		b->elems[g] += nr_elems ? (uint64_t)nr_elems[g] : 0;
+		b->at[g] = b->elems[g];
 		if (buf_put(&b->offs[g], &b->elems[g], sizeof(b->elems[g])))
 			b->oom = 1;
 	}
-	b->rows++;
+	b->at[0] = ++b->rows;
 }
 
 /* "Array(UInt64)" or "UInt64" */
@@ -154,30 +191,89 @@ static int write_type(struct nat_buf *out, const struct nat_colspec *c)
 	return buf_str(out, a, n + 7);
 }
 
-int nat_block_write(const struct nat_block *b, struct nat_buf *out)
+/* Column i's values the block holds (its group's elements), and the bytes of its defaults left. */
+static uint64_t col_values(const struct nat_block *b, int i, size_t *pad)
 {
-	size_t size = 20;
+	const struct nat_colspec *c = &b->spec[i];
+	uint64_t all = c->group ? b->elems[c->group] : b->rows;
+	size_t w = c->type == NAT_STR ? 1 : nat_width[c->type];
+
+	*pad = all > b->cols[i].nr ? (size_t)(all - b->cols[i].nr) * w : 0;
+	return all;
+}
+
+/*
+ * Does column i's value change from one value to the next (in more than 3 of
+ * 4 adjacent pairs of a sample)? A compressor pays such a column a sequence a
+ * value and gains little on it: times, offsets, ids. Strings: no.
+ */
+#define NAT_PAIRS 64
+static int col_changes(const struct nat_block *b, int i)
+{
+	const struct nat_buf *c = &b->cols[i];
+	size_t w = nat_width[b->spec[i].type];
+	uint64_t pairs, step, diff = 0;
+
+	if (b->spec[i].type == NAT_STR || c->nr < 2)
+		return 0;
+	pairs = c->nr - 1 < NAT_PAIRS ? c->nr - 1 : NAT_PAIRS;
+	step = (c->nr - 1) / pairs;
+	for (uint64_t k = 0; k < pairs; k++) {
+		const uint8_t *v = c->p + k * step * w;
+
+		diff += memcmp(v, v + w, w) != 0;
+	}
+	return diff * 4 > pairs * 3;
+}
+
+/* Column i: its name, type, offsets (an array) and values, the defaults after its last one. */
+static int write_col(const struct nat_block *b, int i, struct nat_buf *out)
+{
+	const struct nat_colspec *c = &b->spec[i];
+	size_t pad;
+	int err;
+
+	col_values(b, i, &pad);
+	err = buf_str(out, c->name, strlen(c->name)) ?: write_type(out, c);
+	if (!err && c->group)
+		err = buf_put(out, b->offs[c->group].p, b->offs[c->group].len);
+	if (!err)
+		err = buf_put(out, b->cols[i].p, b->cols[i].len);
+	if (!err && pad && !(err = nat_buf_room(out, pad))) {
+		memset(out->p + out->len, 0, pad);
+		out->len += pad;
+	}
+	return err;
+}
+
+int nat_block_write(const struct nat_block *b, struct nat_buf *out, size_t *changing)
+{
+	size_t size = 20, pad;
+	uint64_t plain[(NAT_MAX_COLS + 63) / 64] = { 0 };
 	int n = 0, err;
 
+	if (b->nr_cols > NAT_MAX_COLS)
+		return -EINVAL;
 	for (int i = 0; i < b->nr_cols; i++) {
-		if (!b->cols[i].any)
+		if (!b->cols[i].nr)
 			continue;
+		if (col_values(b, i, &pad) < b->cols[i].nr)
+			return -EINVAL; /* more values than rows: put wrong */
 		n++;
-		size += b->cols[i].len + 64 + strlen(b->spec[i].name) +
+		size += b->cols[i].len + pad + 64 + strlen(b->spec[i].name) +
 			(b->spec[i].group ? b->offs[b->spec[i].group].len : 0);
+		if (changing && col_changes(b, i))
+			plain[i / 64] |= 1ull << (i % 64);
 	}
 	/* one allocation: no copy of what was written as the buffer grows */
 	err = nat_buf_room(out, size) ?: buf_varint(out, (uint64_t)n) ?: buf_varint(out, b->rows);
-	for (int i = 0; !err && i < b->nr_cols; i++) {
-		const struct nat_colspec *c = &b->spec[i];
-
-		if (!b->cols[i].any)
-			continue;
-		err = buf_str(out, c->name, strlen(c->name)) ?: write_type(out, c);
-		if (!err && c->group)
-			err = buf_put(out, b->offs[c->group].p, b->offs[c->group].len);
-		if (!err)
-			err = buf_put(out, b->cols[i].p, b->cols[i].len);
+	/* the columns that change from value to value last: after *changing */
+	for (int pass = 0; pass < 2; pass++) {
+		if (changing && pass)
+			*changing = out->len;
+		for (int i = 0; !err && i < b->nr_cols; i++)
+			if (b->cols[i].nr && !!(plain[i / 64] & (1ull << (i % 64))) == pass)
+				err = write_col(b, i, out);
 	}
 	return err;
 }

@@ -23,6 +23,7 @@
 enum nat_type { NAT_U8, NAT_U16, NAT_U32, NAT_U64, NAT_I32, NAT_I64, NAT_STR, NAT_NR_TYPES };
 
 #define NAT_MAX_GROUPS 4 /* array groups of a table: group 0 is the scalars */
+#define NAT_MAX_COLS 256 /* columns of a table, at most */
 
 /* A column: its name and type, and its array group (0: a scalar column). */
 struct nat_colspec {
@@ -34,16 +35,23 @@ struct nat_colspec {
 struct nat_buf {
 	uint8_t *p;
 	size_t len, cap;
-	uint64_t any; /* a block's column: the OR of its values (a string's length): 0, all default */
+	uint64_t nr; /* a block's column: the values written (to the last one not the default) */
 };
 
-/* A block being built over a table of columns (spec is not copied: static). */
+/*
+ * A block being built over a table of columns (spec is not copied: static).
+ * A column stores its values up to its last one that is not the default (0,
+ * ""): a default costs a test, and is written only when a later value of its
+ * column comes (the zeros before it) or the block is written out. A column
+ * of defaults only is left out of the block.
+ */
 struct nat_block {
 	const struct nat_colspec *spec;
 	int nr_cols;
 	struct nat_buf *cols;
 	struct nat_buf offs[NAT_MAX_GROUPS]; /* each group's cumulative offsets, per row */
 	uint64_t elems[NAT_MAX_GROUPS]; /* each group's elements so far */
+	uint64_t at[NAT_MAX_GROUPS]; /* the value being put: group 0 the row, else its element */
 	uint64_t rows;
 	int oom; /* a value could not be kept: the block is unusable */
 };
@@ -52,24 +60,31 @@ int nat_block_init(struct nat_block *b, const struct nat_colspec *spec, int nr_c
 void nat_block_free(struct nat_block *b);
 /* Forget the rows, keep the memory. */
 void nat_block_reset(struct nat_block *b);
-/* Bytes the block holds now (what nat_block_write() will write, about). */
+/* Bytes the block holds now (what nat_block_write() will write, about: not the defaults). */
 size_t nat_block_bytes(const struct nat_block *b);
 
 /* Grow buf to hold n more bytes; 0 or -ENOMEM. */
 int nat_buf_room(struct nat_buf *buf, size_t n);
 void nat_buf_free(struct nat_buf *buf);
 
+/* A value after defaults not written yet, or past the column's memory. */
+void nat_put_slow(struct nat_block *b, int col, uint64_t v, size_t n);
+
 static inline void nat_put(struct nat_block *b, int col, uint64_t v, size_t n)
 {
 	struct nat_buf *c = &b->cols[col];
+	uint64_t at;
 
-	if (c->len + 8 > c->cap && nat_buf_room(c, 8)) {
-		b->oom = 1;
+	if (!v)
+		return; /* the default: written when needed (nat_block_write) */
+	at = b->at[b->spec[col].group];
+	if (c->nr != at || c->len + 8 > c->cap) {
+		nat_put_slow(b, col, v, n);
 		return;
 	}
 	memcpy(c->p + c->len, &v, 8); /* little-endian: the n low bytes count */
 	c->len += n;
-	c->any |= v;
+	c->nr = at + 1;
 }
 
 /* One value of column col (its type's width: the caller picks the matching call). */
@@ -94,35 +109,52 @@ void nat_strn_slow(struct nat_block *b, int col, const char *s, size_t n);
 static inline void nat_strn(struct nat_block *b, int col, const char *s, size_t n)
 {
 	struct nat_buf *c = &b->cols[col];
+	uint64_t at;
 
-	c->any |= n;
-	if (n >= 0x80 || c->len + n + 1 > c->cap) {
+	if (!n)
+		return; /* "": as a 0 */
+	at = b->at[b->spec[col].group];
+	if (n >= 0x80 || c->nr != at || c->len + n + 1 > c->cap) {
 		nat_strn_slow(b, col, s, n);
 		return;
 	}
 	c->p[c->len++] = (uint8_t)n;
 	memcpy(c->p + c->len, s, n);
 	c->len += n;
+	c->nr = at + 1;
 }
 static inline void nat_str(struct nat_block *b, int col, const char *s)
 {
-	nat_strn(b, col, s ? s : "", s ? strlen(s) : 0);
+	if (s && *s)
+		nat_strn(b, col, s, strlen(s));
 }
 
 /*
- * The end of a row: each array group's offset (its elements so far). Every
- * column of the row must have had its value, and each group's columns the
- * same number of elements (nr: the row's elements of group g, added to it).
+ * Element i of this row's elements of array group g is put next (its
+ * columns' values): before each element's values.
+ */
+static inline void nat_elem(struct nat_block *b, int g, int i)
+{
+	b->at[g] = b->elems[g] + (uint64_t)i;
+}
+
+/*
+ * The end of a row: each array group's offset (its elements so far). Each
+ * group's columns had the same number of elements (nr: the row's elements of
+ * group g, added to it), each element put after its nat_elem().
  */
 void nat_row_end(struct nat_block *b, const int *nr_elems);
 
 /*
- * The block in Native bytes appended to out; 0 or -ENOMEM. A column whose
- * every value is the default (0, "") is left out: the server fills it with
- * its default (a Nested one with as many elements as its group's others),
- * and a reader finds it missing (nat_rcol() NULL: nat_get() 0).
+ * The block in Native bytes appended to out; 0, -ENOMEM, or -EINVAL (values
+ * put wrong). A column whose every value is the default (0, "") is left out:
+ * the server fills it with its default (a Nested one with as many elements as
+ * its group's others), and a reader finds it missing (nat_rcol() NULL:
+ * nat_get() 0). With changing, the columns whose values change from one to
+ * the next (times, offsets, ids: sampled) come last, from *changing (out's
+ * length then) on: a compressor gains little on them for its most work.
  */
-int nat_block_write(const struct nat_block *b, struct nat_buf *out);
+int nat_block_write(const struct nat_block *b, struct nat_buf *out, size_t *changing);
 
 /* ---- reading ---- */
 

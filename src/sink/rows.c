@@ -252,6 +252,7 @@ static void put_block(struct sk_rows *w, const struct corr_req *q, int bi, uint6
 	uint32_t flags = r->flags | (r->d_ns ? SK_BF_ISSUED : 0);
 	struct fn_key k;
 
+	nat_elem(b, 1, bi);
 	put_dev(w, SK_R_B_DEV, SK_R_B_DEVNO, r->dev);
 	nat_str(b, SK_R_B_OP, abi_op_name(r->op));
 	nat_u64(b, SK_R_B_SECTOR, r->sector);
@@ -322,8 +323,10 @@ static void put_others(struct sk_rows *w, const struct corr_req *r, uint32_t *fl
 	nat_u32(b, SK_R_WAITED_N, r->has_waited ? r->waited.n : 0);
 	nat_u64(b, SK_R_WAITED_BYTES, r->has_waited ? r->waited.bytes : 0);
 	nr[2] = r->has_waited ? (int)r->waited.nr_ids : 0;
-	for (int i = 0; i < nr[2]; i++)
+	for (int i = 0; i < nr[2]; i++) {
+		nat_elem(b, 2, i);
 		nat_u64(b, SK_R_WAITED_IDS, r->waited.ids[i]);
+	}
 	if (r->has_waited)
 		*flags |= SK_F_WAITED | (r->waited.truncated ? SK_F_WAITED_TRUNC : 0);
 }
@@ -435,6 +438,7 @@ void sk_rows_blame(struct sk_rows *w, const struct sk_ident *id, const struct bl
 		const char *cg = (l->named & (1u << i)) ? cgroup_path(w, l->cgroup_id[i]) : NULL;
 		const struct sk_ct *cc = cg ? ct_of(w, l->cgroup_id[i], cg) : NULL;
 
+		nat_elem(b, 1, i);
 		nat_u64(b, SK_B_C_CGROUP_ID, l->cgroup_id[i]);
 		nat_str(b, SK_B_C_CGROUP, cg);
 		nat_str(b, SK_B_C_POD, cc ? cc->pod : NULL);

@@ -58,12 +58,22 @@ static void wait_ns(struct sk_sender *q, uint64_t ns)
 	pthread_cond_timedwait(&q->cond, &q->lock, &ts);
 }
 
-/* Compress every batch not compressed yet (the queue's memory shrinks ~15-30x). Under no lock. */
+/* A batch's bytes in the queue: compressed, else its Native block. */
+static size_t batch_bytes(const struct sk_batch *b)
+{
+	return b->enc == SK_ENC_NONE ? b->data.len : b->zlen;
+}
+
+/*
+ * Compress every batch not compressed yet (the queue's memory shrinks 3-15x),
+ * in the queue's order, onto the end of q->zq: a POST's body is then a run of
+ * it, sent as it is. Under no lock.
+ */
 static void compress_waiting(struct sk_sender *q)
 {
 	for (;;) {
 		struct sk_batch *b;
-		struct nat_buf z = { 0 };
+		size_t at = q->zq.len;
 
 		pthread_mutex_lock(&q->lock);
 		for (b = q->head; b && b->enc != SK_ENC_NONE; b = b->next)
@@ -72,20 +82,21 @@ static void compress_waiting(struct sk_sender *q)
 		/* only this thread removes batches or compresses them: b stays ours */
 		if (!b || q->stop || q->enc == SK_ENC_NONE)
 			return;
-		if (sk_compress(q->enc, &q->zctx, b->data.p, b->data.len, &z)) {
-			nat_buf_free(&z);
+		if (sk_compress(q->enc, &q->zctx, b->data.p, b->data.len, b->plain_at, &q->zq)) {
+			q->zq.len = at;
 			return; /* sent as it is, later */
 		}
 		pthread_mutex_lock(&q->lock);
-		q->q_bytes = q->q_bytes - b->data.len + z.len;
+		b->zoff = at;
+		b->zlen = q->zq.len - at;
+		q->q_bytes = q->q_bytes - b->data.len + b->zlen;
+		b->enc = q->enc;
 		if (q->nr_spare < SK_SPARES) { /* the next batch's buffer: no page faults */
 			q->spare[q->nr_spare++] = b->data;
 			b->data = (struct nat_buf){ 0 };
 		}
 		pthread_mutex_unlock(&q->lock);
 		nat_buf_free(&b->data);
-		b->data = z;
-		b->enc = q->enc;
 	}
 }
 
@@ -153,25 +164,29 @@ static int check_table(struct sk_sender *q, int t)
 /*
  * The batches one POST takes: from the head, those of its table and encoding
  * (a body of several compressed Native blocks: the server inserts them as one,
- * squashed into one part), SK_POST_ROWS and SK_POST_BYTES at most. Their body
- * into q->body; the number taken.
+ * squashed into one part), SK_POST_ROWS and SK_POST_BYTES at most; a batch
+ * not compressed goes alone. Their body (a run of q->zq, or the batch's own)
+ * in *body and *len; the number taken.
  */
-static int gather(struct sk_sender *q, struct sk_batch *head)
+static int gather(struct sk_sender *q, struct sk_batch *head, const void **body, size_t *len)
 {
 	uint64_t rows = 0;
 	int n = 0;
 
-	q->body.len = 0;
 	pthread_mutex_lock(&q->lock);
+	if (head->enc == SK_ENC_NONE) {
+		*body = head->data.p;
+		*len = head->data.len;
+		pthread_mutex_unlock(&q->lock);
+		return 1;
+	}
+	*body = q->zq.p + head->zoff;
+	*len = 0;
 	for (struct sk_batch *b = head; b && b->table == head->table && b->enc == head->enc;
 	     b = b->next) {
-		if (n &&
-		    (rows + b->rows > SK_POST_ROWS || q->body.len + b->data.len > SK_POST_BYTES))
+		if (n && (rows + b->rows > SK_POST_ROWS || *len + b->zlen > SK_POST_BYTES))
 			break;
-		if (nat_buf_room(&q->body, b->data.len))
-			break;
-		memcpy(q->body.p + q->body.len, b->data.p, b->data.len);
-		q->body.len += b->data.len;
+		*len += b->zlen; /* contiguous: compressed one after the other */
 		rows += b->rows;
 		n++;
 	}
@@ -179,8 +194,8 @@ static int gather(struct sk_sender *q, struct sk_batch *head)
 	return n;
 }
 
-/* POST the n batches from the head, their body gathered: 0 when the server took them. */
-static int send_batches(struct sk_sender *q, struct sk_batch *b)
+/* POST the batches from the head, their body: 0 when the server took them. */
+static int send_batches(struct sk_sender *q, struct sk_batch *b, const void *body, size_t len)
 {
 	struct nat_buf resp = { 0 };
 	struct sk_http_res res;
@@ -188,7 +203,7 @@ static int send_batches(struct sk_sender *q, struct sk_batch *b)
 
 	if (!q->checked[b->table] && check_table(q, b->table))
 		return -1;
-	err = sk_http_query(q->http, q->sql[b->table], q->body.p, q->body.len, b->enc, &resp, &res);
+	err = sk_http_query(q->http, q->sql[b->table], body, len, b->enc, &resp, &res);
 	nat_buf_free(&resp);
 	if (!err)
 		return 0;
@@ -200,9 +215,24 @@ static int send_batches(struct sk_sender *q, struct sk_batch *b)
 	return -1;
 }
 
+/* The compressed bytes of the batches sent, to used, off the front of q->zq. Under lock. */
+static void zq_consume(struct sk_sender *q, size_t used)
+{
+	if (!used)
+		return;
+	memmove(q->zq.p, q->zq.p + used, q->zq.len - used);
+	q->zq.len -= used;
+	for (struct sk_batch *b = q->head; b && b->enc != SK_ENC_NONE; b = b->next)
+		b->zoff -= used;
+	if (!q->zq.len && q->zq.cap > SK_ZQ_KEEP)
+		nat_buf_free(&q->zq); /* after an outage: memory back */
+}
+
 /* The n head batches were sent: off the queue, counted. */
 static void sent(struct sk_sender *q, int n)
 {
+	size_t used = 0;
+
 	for (int i = 0; i < n; i++) {
 		struct sk_batch *b;
 
@@ -212,13 +242,17 @@ static void sent(struct sk_sender *q, int n)
 		if (!q->head)
 			q->tail = NULL;
 		q->q_rows -= b->rows;
-		q->q_bytes -= b->data.len;
+		q->q_bytes -= batch_bytes(b);
+		if (b->enc != SK_ENC_NONE)
+			used = b->zoff + b->zlen;
+		if (i == n - 1)
+			zq_consume(q, used);
 		pthread_cond_broadcast(&q->cond);
 		pthread_mutex_unlock(&q->lock);
 		sk_add(&q->ctr[b->table == SK_T_REQ ? SK_C_SENT : SK_C_BLAME_SENT], b->rows);
 		if (b->seg && b->table == SK_T_REQ)
 			sk_add(&q->ctr[SK_C_REPLAYED], b->rows);
-		sk_add(&q->ctr[SK_C_BYTES], b->data.len);
+		sk_add(&q->ctr[SK_C_BYTES], batch_bytes(b));
 		if (b->seg)
 			__atomic_fetch_sub(&b->seg->refs, 1, __ATOMIC_RELEASE);
 		sk_batch_free(b);
@@ -236,13 +270,15 @@ static void sent(struct sk_sender *q, int n)
 /*
  * A POST a second at most while the server takes them (one INSERT, one part a
  * second: what ClickHouse wants of each writer), sooner when half a POST's rows
- * wait or the daemon is closing. Compressing what waits meanwhile. Under lock.
+ * or bytes wait or the daemon is closing. Compressing what waits meanwhile.
+ * Under lock.
  */
 static void pace(struct sk_sender *q, uint64_t last_ns)
 {
 	uint64_t now;
 
 	while (!q->stop && !q->draining && q->q_rows < SK_POST_ROWS / 2 &&
+	       q->q_bytes < SK_POST_BYTES / 2 &&
 	       (now = it_mono_ns()) - last_ns < SK_POST_EVERY_NS) {
 		pthread_mutex_unlock(&q->lock);
 		compress_waiting(q);
@@ -258,6 +294,8 @@ static void *sender_main(void *arg)
 
 	for (;;) {
 		struct sk_batch *b;
+		const void *body;
+		size_t len;
 		int n;
 
 		pthread_mutex_lock(&q->lock);
@@ -269,9 +307,9 @@ static void *sender_main(void *arg)
 		if (q->stop)
 			break;
 		compress_waiting(q);
-		n = gather(q, b);
+		n = gather(q, b, &body, &len);
 		last_ns = it_mono_ns();
-		if (n && !send_batches(q, b)) {
+		if (n && !send_batches(q, b, body, len)) {
 			sent(q, n);
 			backoff = 0;
 			continue;
@@ -355,7 +393,7 @@ void sk_sender_push(struct sk_sender *q, struct sk_batch *b)
 		q->head = b;
 	q->tail = b;
 	q->q_rows += b->rows;
-	q->q_bytes += b->data.len;
+	q->q_bytes += batch_bytes(b);
 	pthread_cond_broadcast(&q->cond);
 	pthread_mutex_unlock(&q->lock);
 }
@@ -399,11 +437,21 @@ struct sk_batch *sk_sender_stop(struct sk_sender *q)
 	left = q->head;
 	q->head = q->tail = NULL;
 	q->q_rows = q->q_bytes = 0;
+	/* the compressed batches take their bytes with them (none: counted lost) */
+	for (struct sk_batch *b = left; b && b->enc != SK_ENC_NONE; b = b->next) {
+		if (nat_buf_room(&b->data, b->zlen)) {
+			sk_add(&q->ctr[SK_C_DROP + SK_DROP_ENCODE], b->rows);
+			b->rows = 0;
+			continue;
+		}
+		memcpy(b->data.p, q->zq.p + b->zoff, b->zlen);
+		b->data.len = b->zlen;
+	}
 	sk_http_free(q->http);
 	q->http = NULL;
 	sk_compress_free(q->zctx);
 	q->zctx = NULL;
-	nat_buf_free(&q->body);
+	nat_buf_free(&q->zq);
 	while (q->nr_spare)
 		nat_buf_free(&q->spare[--q->nr_spare]);
 	pthread_cond_destroy(&q->cond);

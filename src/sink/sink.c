@@ -93,7 +93,7 @@ static void push(struct sink *s, struct sk_rows *w, int t, struct sk_seg *seg)
 	b = calloc(1, sizeof(*b));
 	if (b)
 		sk_sender_spare(&s->q, &b->data);
-	if (!b || blk->oom || nat_block_write(blk, &b->data)) {
+	if (!b || blk->oom || nat_block_write(blk, &b->data, &b->plain_at)) {
 		drop(s, SK_DROP_ENCODE, blk->rows);
 		sk_batch_free(b);
 		nat_block_reset(blk);
@@ -321,6 +321,14 @@ static int sink_auth(struct sink *s, struct sk_http_cfg *cfg)
 	return 0;
 }
 
+/* --sink-compress KIND's enum sk_enc. */
+static int enc_of(const char *kind)
+{
+	if (kind && !strcmp(kind, "gzip"))
+		return SK_ENC_GZIP;
+	return kind && !strcmp(kind, "zstd") ? SK_ENC_ZSTD : SK_ENC_FAST;
+}
+
 struct sink *sink_open(const struct sink_opts *o, struct cg_cache *cg, struct ct_names *names)
 {
 	struct sink *s = calloc(1, sizeof(*s));
@@ -350,8 +358,7 @@ struct sink *sink_open(const struct sink_opts *o, struct cg_cache *cg, struct ct
 		it_err("%s: %s", s->who, why);
 		goto fail;
 	}
-	err = sk_sender_start(&s->q, &cfg, o->gzip ? SK_ENC_GZIP : SK_ENC_ZSTD, s->ctr, s->who,
-			      o->retry_max_ns);
+	err = sk_sender_start(&s->q, &cfg, enc_of(o->compress), s->ctr, s->who, o->retry_max_ns);
 	if (err) {
 		it_err("%s: %s", s->who, strerror(-err));
 		goto fail;

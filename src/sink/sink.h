@@ -49,7 +49,12 @@ struct sink_opts {
 	uint64_t start_ns; /* the daemon's start, CLOCK_MONOTONIC: the rows' run */
 	const char *who; /* how errors name the option: "--sink" or "FILE:LINE: sink" */
 	long timeout_ms; /* a request to the server, at most (0: SK_DEF_TIMEOUT_MS) */
-	int gzip; /* --sink-compress gzip: Content-Encoding gzip; else ClickHouse's own format, zstd */
+	/*
+	 * --sink-compress: "fast" (NULL: ClickHouse's own format, zstd, the columns that
+	 * change from row to row stored), "zstd" (every column compressed), "gzip"
+	 * (Content-Encoding gzip)
+	 */
+	const char *compress;
 	uint64_t retry_max_ns; /* tests: the longest backoff (0: 100 ms doubling to 2 s) */
 };
 

@@ -30,8 +30,10 @@ struct sk_batch {
 	struct sk_batch *next;
 	int table;
 	uint64_t rows;
-	struct nat_buf data; /* Native, compressed as enc says */
+	struct nat_buf data; /* Native (SK_ENC_NONE); compressed: none (zoff), or handed back */
+	size_t plain_at; /* data's columns that change from row to row: from here on */
 	int enc; /* enum sk_enc: SK_ENC_NONE until the sender compressed it */
+	size_t zoff, zlen; /* compressed: its bytes in the sender's zq */
 	struct sk_seg *seg; /* replayed from this segment; NULL: live rows */
 };
 
@@ -60,7 +62,8 @@ static inline uint64_t sk_get(const uint64_t *v)
 	return __atomic_load_n(v, __ATOMIC_RELAXED);
 }
 
-#define SK_SPARES 2 /* buffers of compressed batches kept for the next ones */
+#define SK_SPARES 1 /* a compressed batch's Native buffer, kept for the next batch */
+#define SK_ZQ_KEEP (16u << 20) /* the compressed queue's memory kept once empty, at most */
 
 /* The sender thread and the queue it takes batches from. */
 struct sk_sender {
@@ -80,7 +83,8 @@ struct sk_sender {
 	const char *scheme; /* of the last answer: "https", "http" (static), "" before one */
 	int enc; /* enum sk_enc: how batches are compressed */
 	void *zctx; /* the compressor's state (sk_compress()) */
-	struct nat_buf body; /* a POST's body: the batches it takes, gathered */
+	/* the queue's compressed batches, one after the other in its order: POSTs' bodies */
+	struct nat_buf zq;
 	/* batches' buffers compressed, for the next batches (their pages kept): under lock */
 	struct nat_buf spare[SK_SPARES];
 	int nr_spare;

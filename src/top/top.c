@@ -38,18 +38,15 @@
 #include "blame/tblame.h"
 #include "top/tfile.h"
 #include "top/top.h"
+#include "top/topopts.h"
 #include "top/view.h"
 
-#define TOP_PROG "iotracer top"
 #define TOP_FOLD_MAX 4096 /* containers and pods told apart; past it, cgroups stay rows */
 /* --blame: records drained this often, all but those younger than the watermark (recbuf.h) */
 #define TOP_DRAIN_NS (50ull * 1000 * 1000)
 #define TOP_WATERMARK_NS (2ull * 1000 * 1000)
 
 /* TG_FILE last: `c` cycles the others, `f` goes to it and back (docs/top.md) */
-enum top_group { TG_PROCESS, TG_CGROUP, TG_CONTAINER, TG_POD, TG_FILE, TG_NR };
-
-static const char *const group_names[TG_NR] = { "process", "cgroup", "container", "pod", "file" };
 
 /* A container or pod (key: its id, UID or machine name) and its first cgroup's id. */
 struct top_fold {
@@ -105,84 +102,6 @@ static void on_signal(int sig)
 	top_stop = 1;
 }
 
-/* Long-only options of top's own (codes above every run option's). */
-enum { TOP_OPT_HELP = 1024, TOP_OPT_GROUP, TOP_OPT_BLAME };
-
-/* top's own rows; the filters' are the run options' (top_rows). */
-static const struct opt_row top_own[] = {
-	{ .name = "interval", .key = 'i', .arg = "DUR", .help = "refresh every DUR (default 1s)" },
-	{ .name = "batch",
-	  .key = 'b',
-	  .help = "plain tables, one per interval, no terminal control; at\n"
-		  "the end a table of the totals since the start" },
-	{ .name = "iterations",
-	  .key = 'n',
-	  .arg = "N",
-	  .help = "stop after N intervals (default: until q or SIGINT)" },
-	{ .name = "sort",
-	  .key = 's',
-	  .arg = "KEY",
-	  .help = "iops (default), bytes, avg, p99, queue, device" },
-	{ .name = "cgroups", .key = 'C', .help = "rows per cgroup instead of per process" },
-	{ .name = "group",
-	  .key = TOP_OPT_GROUP,
-	  .arg = "KEY",
-	  .help = "rows per process (default), cgroup (-C), container,\n"
-		  "pod (docs/cgroups.md, \"Containers and pods\") or file" },
-	{ .name = "rows",
-	  .key = 'r',
-	  .arg = "N",
-	  .help = "at most N rows (default: what fits the terminal; -b: all)" },
-	{ .name = "blame",
-	  .key = TOP_OPT_BLAME,
-	  .help = "columns BLAMED% and CULPRIT: each row's top culprit\n"
-		  "(whose requests held the device while the row's waited)\n"
-		  "and its share of the row's blamed wait, 1 s late; reads\n"
-		  "a record of every block request (docs/blame.md); not\n"
-		  "with -p or --cgroup" },
-};
-static const struct opt_row top_help = { .name = "help",
-					 .key = TOP_OPT_HELP,
-					 .help = "print this help and exit" };
-/* The filters the kernel's aggregation can apply: the run options' rows. */
-static const char *const top_filters[] = { "dev", "pid", "cgroup" };
-#define TOP_NR_FILTERS (sizeof(top_filters) / sizeof(top_filters[0]))
-#define TOP_NR_OWN (sizeof(top_own) / sizeof(top_own[0]))
-
-static struct opt_row top_filter_rows[TOP_NR_FILTERS];
-static const struct opt_row *top_rows[TOP_NR_OWN + TOP_NR_FILTERS + 2];
-
-static const struct opt_cmd top_cmd = {
-	.prog = TOP_PROG,
-	.head = "Usage: " TOP_PROG
-		" [options]   live block IO per process and device (docs/top.md)\n"
-		"Every interval: IOPS, KB/s, average and p99 latency (queue to completion), the\n"
-		"time in the queue (queue to issue) and on the device (issue to completion), per\n"
-		"process (or cgroup) x device x op. Counted in the kernel: no per-request records.\n"
-		"\n",
-	.tail = "Keys: q quit; i b a p u d sort by iops, bytes, avg, p99, queue, device; s next\n"
-		"sort key; c rows per cgroup, container, pod, process in turn; f rows per file\n"
-		"(again: back).\n"
-		"Exit status: 0 success, 1 runtime failure, 2 bad usage.\n",
-	.rows = top_rows,
-};
-
-static void top_cmd_init(void)
-{
-	size_t n = 0;
-
-	if (top_rows[0])
-		return;
-	for (size_t i = 0; i < TOP_NR_OWN; i++)
-		top_rows[n++] = &top_own[i];
-	for (size_t i = 0; i < TOP_NR_FILTERS; i++) {
-		top_filter_rows[i] = *cli_row(top_filters[i]);
-		top_filter_rows[i].group = NULL;
-		top_rows[n++] = &top_filter_rows[i];
-	}
-	top_rows[n] = &top_help;
-}
-
 static int top_one(void *ctx, int c, const char *arg)
 {
 	struct top *t = ctx;
@@ -204,14 +123,9 @@ static int top_one(void *ctx, int c, const char *arg)
 			return opts_bad_value(NULL, "top", "iterations", arg, "N >= 1");
 		return 0;
 	case 's':
-		if (tview_sort_of(arg) < 0) {
-			const char *keys[TV_SORT_MAX];
-
-			for (int i = 0; i < TV_SORT_MAX; i++)
-				keys[i] = tview_sort_name(i);
+		if (tview_sort_of(arg) < 0)
 			return opts_bad_value(NULL, "top", "sort", arg, "%s",
-					      opts_keywords(list, sizeof(list), keys, TV_SORT_MAX));
-		}
+					      opts_kw_list(list, sizeof(list), tview_sort_kw));
 		t->view.sort = tview_sort_of(arg);
 		return 0;
 	case 'C':
@@ -223,13 +137,11 @@ static int top_one(void *ctx, int c, const char *arg)
 		t->rows = (int)v;
 		return 0;
 	case TOP_OPT_GROUP:
-		for (int g = 0; g < TG_NR; g++)
-			if (!strcmp(arg, group_names[g])) {
-				set_group(t, g);
-				return 0;
-			}
-		return opts_bad_value(NULL, "top", "group", arg, "%s",
-				      opts_keywords(list, sizeof(list), group_names, TG_NR));
+		if (opts_kw_find(top_group_kw, arg) < 0)
+			return opts_bad_value(NULL, "top", "group", arg, "%s",
+					      opts_kw_list(list, sizeof(list), top_group_kw));
+		set_group(t, opts_kw_find(top_group_kw, arg));
+		return 0;
 	case TOP_OPT_BLAME:
 		t->blame_on = 1;
 		return 0;
@@ -256,8 +168,7 @@ static int check_blame(const struct top *t)
 
 static int top_parse(struct top *t, int argc, char **argv)
 {
-	top_cmd_init();
-	return opts_parse(&top_cmd, argc, argv, top_one, t, NULL, NULL) ?: check_blame(t);
+	return opts_parse(top_opts(), argc, argv, top_one, t, NULL, NULL) ?: check_blame(t);
 }
 
 /* ---- the records: the files' names, and with --blame the block records ---- */
@@ -575,8 +486,8 @@ static void title(const struct top *t, int nrows, char *buf, size_t n)
 
 	parse_fmt_duration(t->interval_ns, iv, sizeof(iv));
 	strftime(tm, sizeof(tm), "%H:%M:%S", localtime_r(&now, &lt));
-	snprintf(buf, n, "%s - %s  interval %s  sort %s  per %s%s  %d row%s%s%s", TOP_PROG, tm, iv,
-		 tview_sort_name(t->view.sort), group_names[t->group],
+	snprintf(buf, n, "%s - %s  interval %s  sort %s  per %s%s  %d row%s%s%s", "iotracer top",
+		 tm, iv, tview_sort_name(t->view.sort), top_group_kw(t->group),
 		 t->group == TG_FILE && !t->direct_files ? " (page cache)" : "", nrows,
 		 nrows == 1 ? "" : "s", t->blame ? "  blame 1s late" : "",
 		 t->raw ? "  [q quit, s sort, c grouping, f files]" : "");

@@ -24,6 +24,11 @@ const char *tview_sort_name(enum tview_sort s)
 	return (unsigned int)s < TV_SORT_MAX ? sort_names[s] : "?";
 }
 
+const char *tview_sort_kw(int i)
+{
+	return i >= 0 && i < TV_SORT_MAX ? sort_names[i] : NULL;
+}
+
 int tview_sort_of(const char *name)
 {
 	for (int i = 0; i < TV_SORT_MAX; i++)

@@ -83,5 +83,7 @@ void tview_print_totals(FILE *f, const struct tview_row *rows, int n, const stru
 /* "iops", "bytes", ... and back; -1: unknown. */
 const char *tview_sort_name(enum tview_sort s);
 int tview_sort_of(const char *name);
+/* -s's keyword i, NULL past the last (an opt_row's .kw). */
+const char *tview_sort_kw(int i);
 
 #endif /* IT_TOP_VIEW_H */

@@ -127,6 +127,28 @@ out:
 	run_free(&r);
 }
 
+/* The sink's options, each into its own field. */
+static void test_cli_sink(void)
+{
+	struct run r;
+
+	RUN(&r, "--sink", "clickhouse://u@db:8123/d.t", "--sink-compress", "gzip", "--sink-spill",
+	    "/var/tmp/sp", "--sink-auth", file);
+	if (ASSERT_EQ(r.ret, CLI_RUN, "ret")) {
+		ASSERT_STREQ(r.o.sink_url, "clickhouse://u@db:8123/d.t", "url");
+		ASSERT_STREQ(r.o.sink_compress, "gzip", "compress");
+		ASSERT_STREQ(r.o.sink_spill, "/var/tmp/sp", "spill");
+		ASSERT_STREQ(r.o.sink_auth, file, "auth");
+	}
+	run_free(&r);
+	RUN(&r, "--sink-compress", "zstd");
+	if (ASSERT_EQ(r.ret, CLI_RUN, "ret zstd")) {
+		ASSERT_STREQ(r.o.sink_compress, "zstd", "compress zstd");
+		ASSERT_TRUE(r.o.sink_spill == NULL, "no spill directory set by --sink-compress");
+	}
+	run_free(&r);
+}
+
 /* A bad value: CLI_USAGE, nothing on out, exactly one line "iotracer: --opt: ...'value'...". */
 static bool check_bad(const char *opt, const char *arg, const char *expect_line)
 {
@@ -318,7 +340,7 @@ static void test_cli_bad_values(void)
 	check_bad("--syscall-hooks", "fentry",
 		  "iotracer: --syscall-hooks: bad value 'fentry' (expected auto, raw, percall)\n");
 	check_bad("--sink-compress", "lz4",
-		  "iotracer: --sink-compress: bad value 'lz4' (expected zstd, gzip)\n");
+		  "iotracer: --sink-compress: bad value 'lz4' (expected fast, zstd, gzip)\n");
 	check_bad("--layers", "foo",
 		  "iotracer: --layers: bad value 'foo' (expected a comma list of syscall, fs, "
 		  "sched, block, nvme, scsi, virtio, qemu, stack, all)\n");
@@ -621,6 +643,7 @@ int main(void)
 	RUN_TEST(test_cli_defaults);
 	RUN_TEST(test_cli_short);
 	RUN_TEST(test_cli_long);
+	RUN_TEST(test_cli_sink);
 	RUN_TEST(test_cli_bad_values);
 	RUN_TEST(test_cli_modes);
 	RUN_TEST(test_cli_metrics);

@@ -14,6 +14,8 @@
 #include "service/cli.h"
 #include "lib/opts.h"
 #include "report/report.h"
+#include "top/topopts.h"
+#include "bench/bench.h"
 
 static const struct opt_row row_a = { .name = "alpha",
 				      .key = 'a',
@@ -250,10 +252,12 @@ static void test_report_min_latency(void)
 		     "one line naming it");
 }
 
+static const char *const demo_names[] = { "a", "bc", "d" };
+OPTS_KW_TABLE(demo_kw, demo_names)
+
 /* The one bad-value wording (lib/opts.c), and report's keyword lists from their tables. */
 static void test_bad_value(void)
 {
-	static const char *const names[] = { "a", NULL, "bc" };
 	char *by[] = { "report", "--by", "nobody", "/nonexistent", NULL };
 	char *stage[] = { "report", "--stage", "q2x", "/nonexistent", NULL };
 	char buf[512], small[4];
@@ -271,8 +275,10 @@ static void test_bad_value(void)
 		     "iotracer: --mode: bad value 'y' (expected one)\n",
 		     "the wording");
 	free(err);
-	ASSERT_STREQ(opts_keywords(buf, sizeof(buf), names, 3), "a, bc", "NULL skipped");
-	ASSERT_STREQ(opts_keywords(small, sizeof(small), names, 3), "a, ", "cut, terminated");
+	ASSERT_STREQ(opts_kw_list(buf, sizeof(buf), demo_kw), "a, bc, d", "the list");
+	ASSERT_STREQ(opts_kw_list(small, sizeof(small), demo_kw), "a, ", "cut, terminated");
+	ASSERT_EQ(opts_kw_find(demo_kw, "d"), 2, "found");
+	ASSERT_EQ(opts_kw_find(demo_kw, "b"), -1, "whole names only");
 	ASSERT_STREQ(opts_bad_msg(small, sizeof(small), "arg", "x"), "bad", "cut, terminated");
 	ASSERT_EQ(run_report(4, by, buf, sizeof(buf)), 2, "--by exit 2");
 	ASSERT_STREQ(
@@ -285,6 +291,86 @@ static void test_bad_value(void)
 		     "--stage");
 }
 
+/* A row's "{}": its keywords, a line broken after a comma past the help column's width. */
+static const char *const long_names[] = { "first-keyword", "second-keyword", "third-keyword",
+					  "fourth-keyword" };
+OPTS_KW_TABLE(long_kw, long_names)
+
+static void test_kw_usage(void)
+{
+	const struct opt_row r = { .name = "pick",
+				   .key = 'k',
+				   .arg = "KEY",
+				   .kw = long_kw,
+				   .help = "one of {}.\nnext line" };
+	char *buf;
+	size_t n;
+	FILE *f = open_memstream(&buf, &n);
+
+	opts_usage_row(f, &r);
+	fclose(f);
+	ASSERT_STREQ(
+		buf,
+		"  -k, --pick KEY         one of first-keyword, second-keyword, third-keyword,\n"
+		"                         fourth-keyword.\n"
+		"                         next line\n",
+		"expanded, wrapped");
+	free(buf);
+}
+
+/* Does text hold word w, not as a piece of a longer keyword ("raw" in "raw_syscalls")? */
+static int has_word(const char *text, const char *w)
+{
+	size_t len = strlen(w);
+
+	for (const char *p = strstr(text, w); p; p = strstr(p + 1, w)) {
+		char before = p > text ? p[-1] : ' ', after = p[len];
+
+		if (!strchr("abcdefghijklmnopqrstuvwxyz0123456789_-", before) &&
+		    !strchr("abcdefghijklmnopqrstuvwxyz0123456789_-", after ? after : ' '))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Every keyword option of every command (the run options, top, report, bench):
+ * its --help names every value of the table its value is parsed with (the
+ * row's .kw), so a keyword cannot be added without appearing in --help.
+ */
+static void test_kw_help(void)
+{
+	const struct opt_cmd *cmds[] = { cli_table(), top_opts(), report_opts(), bench_opts() };
+	int rows = 0;
+
+	for (size_t c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
+		for (int i = 0; cmds[c]->rows[i]; i++) {
+			const struct opt_row *r = cmds[c]->rows[i];
+			const char *k;
+			char *buf, what[128];
+			size_t n;
+			FILE *f;
+
+			if (!r->kw)
+				continue;
+			rows++;
+			f = open_memstream(&buf, &n);
+			opts_usage_row(f, r);
+			fclose(f);
+			for (int j = 0; (k = r->kw(j)); j++) {
+				snprintf(what, sizeof(what), "%s --%s: --help names '%s'",
+					 cmds[c]->prog, r->name, k);
+				ASSERT_TRUE(has_word(buf, k), what);
+			}
+			free(buf);
+		}
+	}
+	/* cli 7 (-l, --syscall-hooks, --writeback, --profile, --sink-compress, --mode,
+	 * --qemu-uprobes), top 2 (-s, --group), report 2 (--stage, --by), bench 2
+	 * (--preset, --workloads) */
+	ASSERT_EQ(rows, 13, "the keyword options");
+}
+
 int main(void)
 {
 	RUN_TEST(test_opts_tables);
@@ -295,5 +381,7 @@ int main(void)
 	RUN_TEST(test_filter_offline);
 	RUN_TEST(test_report_min_latency);
 	RUN_TEST(test_bad_value);
+	RUN_TEST(test_kw_usage);
+	RUN_TEST(test_kw_help);
 	return unit_result();
 }

@@ -864,7 +864,7 @@ static void block_req(struct corr_req *r, struct it_block_rec *b)
  */
 static void test_heatmap(void)
 {
-	struct hm *h = hm_new(HM_TOTAL);
+	struct hm *h = hm_new(IT_ST_TOTAL);
 	char *doc = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&doc, &len);
@@ -920,7 +920,7 @@ out:
 /* Legends and empty pictures: each count once, and nothing said of columns of nothing. */
 static void test_heatmap_edges(void)
 {
-	struct hm *h = hm_new(HM_Q2D);
+	struct hm *h = hm_new(IT_ST_Q2D);
 	char *doc = NULL, *p;
 	size_t len = 0;
 	FILE *f = open_memstream(&doc, &len);
@@ -958,7 +958,7 @@ static void test_heatmap_edges(void)
 	hm_free(h);
 	free(doc);
 	doc = NULL;
-	h = hm_new(HM_TOTAL);
+	h = hm_new(IT_ST_TOTAL);
 	f = open_memstream(&doc, &len);
 	if (!ASSERT_TRUE(h && f, "hm_new") || !ASSERT_OK(hm_write(h, f, no_name, NULL), "empty"))
 		goto out;

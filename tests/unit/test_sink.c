@@ -313,6 +313,7 @@ static int encode(struct rf_req *reqs, int n, struct nat_buf *buf, struct fn_cac
 	};
 	struct sk_rows w;
 	int err = sk_rows_init(&w, &lk);
+	size_t changing;
 
 	for (int i = 0; !err && i < n; i++) {
 		struct corr_req r;
@@ -320,8 +321,8 @@ static int encode(struct rf_req *reqs, int n, struct nat_buf *buf, struct fn_cac
 		rf_req_view(&reqs[i], &r);
 		sk_rows_put(&w, &g_id, &r);
 	}
-	if (!err)
-		err = w.req.oom ? -ENOMEM : nat_block_write(&w.req, buf);
+	if (!err) /* the changing columns last: the block reads back the same */
+		err = w.req.oom ? -ENOMEM : nat_block_write(&w.req, buf, &changing);
 	sk_rows_free(&w);
 	return err;
 }
@@ -455,7 +456,7 @@ static void test_blame_rows(void)
 		l[i].other_ns = i % 2 ? 555 : 0;
 		sk_rows_blame(&w, &g_id, &l[i], 42);
 	}
-	if (!ASSERT_OK(nat_block_write(&w.blame, &buf), "write") ||
+	if (!ASSERT_OK(nat_block_write(&w.blame, &buf, NULL), "write") ||
 	    !ASSERT_OK(nat_read_block(buf.p, buf.len, &pos, &rb), "read"))
 		goto out;
 	ASSERT_EQ(rb.rows, 20, "rows");
@@ -485,6 +486,87 @@ out:
 	nat_buf_free(&buf);
 	sk_rows_free(&w);
 	fn_free(named);
+}
+
+/*
+ * A block whose values are mostly defaults (put or not: a default is written
+ * only when needed): every value read back is the one put, 0 or "" where none
+ * was, a column of defaults only is left out, and a value put twice spoils
+ * the block (oom) rather than landing in another row.
+ */
+static void test_native_sparse(void)
+{
+	static const struct nat_colspec spec[] = {
+		{ "a", NAT_U64, 0 },   { "s", NAT_STR, 0 },   { "z", NAT_U32, 0 },
+		{ "e.n", NAT_U32, 1 }, { "e.s", NAT_STR, 1 }, { "e.w", NAT_U16, 1 },
+	};
+	enum { ROWS = 300 };
+	struct nat_block b;
+	struct nat_buf buf = { 0 };
+	struct nat_rblock rb = { 0 };
+	size_t pos = 0, changing = 0;
+	int bad = 0, nr[NAT_MAX_GROUPS] = { 0 };
+	uint64_t el = 0;
+
+	if (!ASSERT_OK(nat_block_init(&b, spec, 6), "init"))
+		return;
+	for (int r = 0; r < ROWS; r++) {
+		char str[16];
+
+		nat_u64(&b, 0, r % 7 == 3 ? 1000u + (uint64_t)r : 0);
+		snprintf(str, sizeof(str), "r%d", r);
+		nat_str(&b, 1, r > 250 && r % 5 == 0 ? str : "");
+		nat_u32(&b, 2, 0);
+		nr[1] = r % 4; /* 0 to 3 elements */
+		for (int i = 0; i < nr[1]; i++) {
+			nat_elem(&b, 1, i);
+			nat_u32(&b, 3, i == 2 ? (uint32_t)r : 0);
+			nat_str(&b, 4, i == 1 && r % 3 ? "x" : NULL);
+			nat_u16(&b, 5, (uint16_t)(r + i));
+		}
+		nat_row_end(&b, nr);
+	}
+	ASSERT_TRUE(!b.oom, "no error");
+	if (!ASSERT_OK(nat_block_write(&b, &buf, &changing), "write") ||
+	    !ASSERT_OK(nat_read_block(buf.p, buf.len, &pos, &rb), "read"))
+		goto out;
+	ASSERT_EQ(rb.rows, ROWS, "rows");
+	ASSERT_TRUE(!nat_rcol(&rb, "z"), "a column of defaults is left out");
+	ASSERT_TRUE(changing > 0 && changing <= buf.len, "where the changing columns start");
+	for (uint64_t r = 0; r < ROWS; r++) {
+		char want[16], got[16];
+		uint64_t first, n;
+
+		bad += nat_get(nat_rcol(&rb, "a"), r) != (r % 7 == 3 ? 1000 + r : 0);
+		snprintf(want, sizeof(want), "%s", r > 250 && r % 5 == 0 ? "" : "-");
+		if (want[0] == '-')
+			want[0] = '\0';
+		else
+			snprintf(want, sizeof(want), "r%llu", (unsigned long long)r);
+		sk_rows_str(nat_rcol(&rb, "s"), r, got, sizeof(got));
+		bad += strcmp(want, got) != 0;
+		if (nat_get_elems(nat_rcol(&rb, "e.w"), r, &first, &n) || n != r % 4) {
+			bad++;
+			continue;
+		}
+		for (uint64_t i = 0; i < n; i++, el++) {
+			bad += nat_get(nat_rcol(&rb, "e.n"), first + i) != (i == 2 ? r : 0);
+			sk_rows_str(nat_rcol(&rb, "e.s"), first + i, got, sizeof(got));
+			bad += strcmp(got, i == 1 && r % 3 ? "x" : "") != 0;
+			bad += nat_get(nat_rcol(&rb, "e.w"), first + i) != ((r + i) & 0xffff);
+		}
+	}
+	ASSERT_EQ(bad, 0, "values read back");
+	ASSERT_EQ(el, b.elems[1], "elements");
+	/* a value put twice in one row */
+	nat_block_reset(&b);
+	nat_u64(&b, 0, 5);
+	nat_u64(&b, 0, 6);
+	ASSERT_TRUE(b.oom, "a value put twice spoils the block");
+out:
+	nat_rblock_free(&rb);
+	nat_buf_free(&buf);
+	nat_block_free(&b);
 }
 
 /* A block cut anywhere, or with bytes flipped, is refused or read within its bounds. */
@@ -694,6 +776,90 @@ static void test_gzip(void)
 	nat_buf_free(&back);
 }
 
+/*
+ * The zstd frames of ClickHouse's blocks in z, walked by RFC 8878's layout:
+ * each block one frame ending where the block does, its raw blocks 128 KiB at
+ * most, the last block's bit on the last one only. The bytes its raw blocks
+ * hold, or -1 for a frame out of the format.
+ */
+static long long raw_bytes(const uint8_t *z, size_t len)
+{
+	static const size_t fcs[4] = { 0, 2, 4, 8 };
+	long long raw = 0;
+
+	for (size_t at = 0; at + 25 <= len;) {
+		uint32_t zs = (uint32_t)z[at + 17] | (uint32_t)z[at + 18] << 8 |
+			      (uint32_t)z[at + 19] << 16 | (uint32_t)z[at + 20] << 24;
+		size_t p = at + 25, end = at + 16 + zs, last = 0;
+		uint8_t fhd;
+
+		if (z[at + 16] != 0x90 || zs < 9 || end > len || end - p < 6 ||
+		    memcmp(z + p, "\x28\xb5\x2f\xfd", 4))
+			return -1;
+		fhd = z[p + 4];
+		p += 5 + !((fhd >> 5) & 1) + fcs[fhd >> 6] + (!fcs[fhd >> 6] && (fhd >> 5) & 1) +
+		     (fhd & 3 ? 1u << ((fhd & 3) - 1) : 0);
+		while (!last && p + 3 <= end) {
+			uint32_t h = (uint32_t)z[p] | (uint32_t)z[p + 1] << 8 |
+				     (uint32_t)z[p + 2] << 16;
+			uint32_t type = (h >> 1) & 3, size = h >> 3;
+
+			last = h & 1;
+			p += 3;
+			if (type == 0 && size > (128u << 10))
+				return -1;
+			raw += type == 0 ? size : 0;
+			p += type == 1 ? 1 : size;
+		}
+		if (!last || p != end)
+			return -1;
+		at = end;
+	}
+	return raw;
+}
+
+/*
+ * --sink-compress fast: the part before plain compressed, the rest stored in
+ * zstd frames of raw blocks (128 KiB each at most, a ClickHouse block 32 MiB at
+ * most); libzstd's own decoder (sk_decompress) gives the bytes back, and the
+ * stored part costs its bytes and a few headers. zstd: all of it compressed.
+ */
+static void test_fast(void)
+{
+	size_t n = (32u << 20) + (300u << 10), plain = 1u << 20;
+	uint8_t *in = malloc(n);
+	struct nat_buf z = { 0 }, back = { 0 };
+	void *ctx = NULL;
+
+	if (!ASSERT_TRUE(in != NULL, "alloc"))
+		return;
+	for (size_t i = 0; i < n; i++) /* compressible, then changing bytes */
+		in[i] = i < plain ? (uint8_t)(i % 64 < 60 ? 0 : i >> 6) : (uint8_t)rnd();
+	if (ASSERT_OK(sk_compress(SK_ENC_FAST, &ctx, in, n, plain, &z), "fast") &&
+	    ASSERT_OK(sk_decompress(SK_ENC_FAST, z.p, z.len, &back), "back")) {
+		ASSERT_TRUE(back.len == n && !memcmp(back.p, in, n), "the same bytes");
+		/* the stored part as it is, beside a compressed part 4 times smaller at least */
+		ASSERT_TRUE(z.len > n - plain && z.len < n - plain + plain / 4, "stored");
+		ASSERT_TRUE(raw_bytes(z.p, z.len) >= (long long)(n - plain), "raw blocks");
+	}
+	z.len = back.len = 0;
+	if (ASSERT_OK(sk_compress(SK_ENC_ZSTD, &ctx, in, plain + 4096, plain, &z), "zstd") &&
+	    ASSERT_OK(sk_decompress(SK_ENC_ZSTD, z.p, z.len, &back), "zstd back"))
+		ASSERT_TRUE(back.len == plain + 4096 && !memcmp(back.p, in, back.len), "zstd same");
+	z.len = back.len = 0;
+	/* nothing to store, and nothing to compress */
+	ASSERT_OK(sk_compress(SK_ENC_FAST, &ctx, in, 1000, 1000, &z), "fast, none stored");
+	ASSERT_OK(sk_compress(SK_ENC_FAST, &ctx, in + plain, 1000, 0, &z), "fast, all stored");
+	if (ASSERT_OK(sk_decompress(SK_ENC_FAST, z.p, z.len, &back), "both back"))
+		ASSERT_TRUE(back.len == 2000 && !memcmp(back.p, in, 1000) &&
+				    !memcmp(back.p + 1000, in + plain, 1000),
+			    "both the same");
+	sk_compress_free(ctx);
+	nat_buf_free(&z);
+	nat_buf_free(&back);
+	free(in);
+}
+
 /* ---- no server: nothing lost ---- */
 
 static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *fw)
@@ -825,11 +991,13 @@ int main(void)
 {
 	RUN_TEST(test_roundtrip);
 	RUN_TEST(test_blame_rows);
+	RUN_TEST(test_native_sparse);
 	RUN_TEST(test_native_bad);
 	RUN_TEST(test_url);
 	RUN_TEST(test_password);
 	RUN_TEST(test_schema_ddl);
 	RUN_TEST(test_gzip);
+	RUN_TEST(test_fast);
 	RUN_TEST(test_spill_all);
 	RUN_TEST(test_spill_full);
 	return unit_result();
