@@ -157,6 +157,19 @@ await_go() {
 }
 
 ccount=${LAB_G_CCOUNT:-600}
+# hist_fill: reads on vda until host daemon #1 has joined paths over LAB_G_HIST (10) s of
+# guest time since hist_t0, so its VM's clock bounds are carried over the pause before
+# guest daemon 2 (a drift fit needs 5 s of history, docs/modes.md "The address path");
+# with less the VM re-checks with its uprobes, and that raced the next load (docs/testing.md)
+hist_fill() {
+	i=0
+	while [ "$i" -lt 400 ] && awk -v a="$hist_t0" -v b="$(cut -d' ' -f1 /proc/uptime)" \
+		-v s="${LAB_G_HIST:-10}" 'BEGIN { exit !(b - a < s) }'; do
+		out=$(ioload -d "/dev/$VDA" -n 50 -b 4096 -m randread -s "$((200 + i))" 2>&1) || rc=1
+		echo "cost hist $out" | tee -a "$W/ioload.txt"
+		i=$((i + 1))
+	done
+}
 if [ "${LAB_G_COST:-0}" = 1 ]; then
 	cost base 21
 	/lab/iotracer -d "$VDA" -q --no-live -j "$W/gs.json" >"$W/gs.out" 2>"$W/gs.err" &
@@ -172,6 +185,7 @@ if [ "${LAB_G_COST:-0}" = 1 ]; then
 	cost uprobe 23
 	wait_acked 1 "$ccount"
 	ups=$(ups_of 1)
+	hist_t0=$(cut -d' ' -f1 /proc/uptime)
 	echo "LAB-MARK start-host"
 	wait_up 1 "$ups" # host daemon #1, calibrating its address path
 	# reads until it says its VM is on the address path (a steady load: the VM's clock
@@ -186,8 +200,10 @@ if [ "${LAB_G_COST:-0}" = 1 ]; then
 	go_seen address || { echo "no GO-address from the host"; rc=1; }
 	cost address 24
 else
+	hist_t0=$(cut -d' ' -f1 /proc/uptime)
 	start 1 "$devs"
 fi
+hist_fill
 # vda requests guest daemon #1 streamed in the cost phases
 cvda=$(awk '$1 == "cost" && $2 != "base" && $2 != "standalone"' "$W/ioload.txt" |
 	sed -n 's/.*"ops":\([0-9]*\).*/\1/p' | awk '{s += $1} END {print s + 0}')
