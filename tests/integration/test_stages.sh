@@ -138,6 +138,12 @@ for c in nonneg within_lat block_parts sync_blocks; do
 	if ((n == 0)); then
 		fail "$c" "nothing to check (no records of this shape)"
 	else
+		# what a violation looked like (an intermittent within_lat, request id 3, is not
+		# found yet: docs/testing.md): the offending records' kind, times and stages
+		((b == 0)) || note "$c violators: $(jq -c --argjson ids "[$(cat_ids "$c")]" \
+			'select(.type == "request" and ((.id as $i | $ids | index($i)) != null))
+			| {id, kind, op, pid, ts_ns, lat_ns, ret, fs, sched, block: [(.block // [])[]
+			| {q_ns, q2c_ns, c_ns, d2c_ns}]}' "$TRACER_JSON" | head -c 3000)"
 		check "$c" "$b of $n violate it (request ids: $(cat_ids "$c"))" test "$b" -eq 0
 	fi
 done
