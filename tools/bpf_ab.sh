@@ -97,7 +97,7 @@ done
 
 # ---------------------------------------------------------------- cleanup
 
-tmp='' img='' dev='' stats_prev='' fio_pid=''
+tmp='' dev='' stats_prev='' fio_pid=''
 tracer_pids=()
 
 alive() { kill -0 "$1" 2>/dev/null; }
@@ -131,7 +131,6 @@ cleanup() {
 	fi
 	stop_tracers
 	[[ -n $dev ]] && losetup -d "$dev"
-	[[ -n $img ]] && rm -f "$img"
 	[[ -n $stats_prev ]] && sysctl -qw kernel.bpf_stats_enabled="$stats_prev"
 	[[ -n $tmp ]] && rm -rf "$tmp"
 	exit "$rc"
@@ -143,14 +142,10 @@ trap 'exit 143' TERM
 # ---------------------------------------------------------------- setup
 
 tmp=$(mktemp -d /tmp/iotracer-ab.XXXXXX) || die 1 "mktemp failed"
-img=$(mktemp /dev/shm/iotracer-ab.XXXXXX.img) || die 1 "cannot create a file in /dev/shm"
-fio --name=fill --filename="$img" --size="$size" --rw=write --bs=1M \
-	--output=/dev/null 2>"$tmp/fill.err" ||
-	die 1 "fio could not fill $img with --size $size: $(tail -n1 "$tmp/fill.err")"
-dev=$(losetup -f --show --direct-io=on "$img" 2>"$tmp/losetup.err") ||
-	die 1 "losetup: $(tail -n1 "$tmp/losetup.err")"
-rm -f "$img" # the loop device holds it until losetup -d
-img=
+# shellcheck source=tools/ramloop.sh
+. "$(dirname "$0")/ramloop.sh"
+ramloop "$size" "$tmp" || die 1 "$RAMLOOP_WHY"
+dev=$RAMLOOP_DEV
 
 stats_prev=$(sysctl -n kernel.bpf_stats_enabled) || die 1 "cannot read kernel.bpf_stats_enabled"
 sysctl -qw kernel.bpf_stats_enabled=1 || die 1 "cannot set kernel.bpf_stats_enabled=1"

@@ -97,12 +97,10 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 tmp=$(mktemp -d /tmp/iotracer-instr.XXXXXX) || die 1 "mktemp failed"
-img=$(mktemp /dev/shm/iotracer-instr.XXXXXX.img) || die 1 "cannot create a file in /dev/shm"
-fio --name=fill --filename="$img" --size=256M --rw=write --bs=1M --output=/dev/null \
-	2>"$tmp/fill.err" || { rm -f "$img"; die 1 "fio could not fill $img: $(tail -n1 "$tmp/fill.err")"; }
-dev=$(losetup -f --show --direct-io=on "$img" 2>"$tmp/losetup.err")
-rm -f "$img" # the loop device holds it until losetup -d
-[[ -n $dev ]] || die 1 "losetup: $(tail -n1 "$tmp/losetup.err")"
+# shellcheck source=tools/ramloop.sh
+. "$(dirname "$0")/ramloop.sh"
+ramloop 256M "$tmp" || die 1 "$RAMLOOP_WHY"
+dev=$RAMLOOP_DEV
 
 # one NAME PATH: the daemon under callgrind over the fio job; prints instructions per IO
 one() {
