@@ -48,9 +48,12 @@
 #define CHUNK_NODES 256
 #define MIN_BUCKETS 64
 /*
- * Chained tables: more entries than buckets only makes chains longer. 4096
- * buckets (64 KB a table) cover the usual hundreds to thousands of pending
- * items; sizing for max_pending (64 Ki) kept 3 MB resident for nothing.
+ * Chained tables: more entries than buckets only makes chains longer. A
+ * table starts at MIN_BUCKETS and doubles while the pending items outnumber
+ * its buckets (htab_fit), up to 4096 buckets (64 KB a table): an
+ * always-on daemon, whose records are the slow requests only, keeps 1 KB a
+ * table rather than 192 KB for three (its RssAnon, docs/bench.md); sizing for
+ * max_pending (64 Ki) kept 3 MB resident for nothing.
  */
 #define MAX_BUCKETS (1u << 12)
 
@@ -111,6 +114,8 @@ struct recent {
 struct htab {
 	struct corr_link *b;
 	size_t mask;
+	/* an entry's hash (its key's hash2), to move it when the table grows */
+	uint64_t (*hash)(const struct corr_link *l);
 };
 
 struct corr {
@@ -128,7 +133,7 @@ struct corr {
 	union node *free;
 	struct chunk *chunks;
 	struct recent *recent;
-	size_t recent_next;
+	size_t recent_next, recent_used; /* the ring's next slot, its slots in recent_h */
 	struct wbsync wbs; /* write requests emitted, for the syncs that waited for them */
 };
 
@@ -147,12 +152,8 @@ static inline struct corr_link *bucket(const struct htab *t, uint64_t a, uint64_
 	return &t->b[hash2(a, b) & t->mask];
 }
 
-static int htab_init(struct htab *t, size_t n)
+static int htab_alloc(struct htab *t, size_t nb)
 {
-	size_t nb = MIN_BUCKETS;
-
-	while (nb < n && nb < MAX_BUCKETS)
-		nb <<= 1;
 	t->b = malloc(nb * sizeof(*t->b));
 	if (!t->b)
 		return -ENOMEM;
@@ -160,6 +161,67 @@ static int htab_init(struct htab *t, size_t n)
 		link_init(&t->b[i]);
 	t->mask = nb - 1;
 	return 0;
+}
+
+static int htab_init(struct htab *t, uint64_t (*hash)(const struct corr_link *l))
+{
+	t->hash = hash;
+	return htab_alloc(t, MIN_BUCKETS);
+}
+
+/*
+ * Double t when its n entries outnumber its buckets, up to MAX_BUCKETS.
+ * Entries of one key keep their order (a bucket is moved head first, each
+ * entry to its new bucket's tail). Out of memory: t stays as it is.
+ */
+static void htab_fit(struct htab *t, size_t n)
+{
+	size_t nb = t->mask + 1;
+	struct htab grown = { .hash = t->hash };
+
+	if (n <= nb || nb >= MAX_BUCKETS || htab_alloc(&grown, 2 * nb))
+		return;
+	for (size_t i = 0; i < nb; i++) {
+		struct corr_link *h = &t->b[i];
+
+		while (!link_empty(h)) {
+			struct corr_link *l = h->next;
+
+			link_del(l);
+			link_add_tail(&grown.b[grown.hash(l) & grown.mask], l);
+		}
+	}
+	free(t->b);
+	*t = grown;
+}
+
+/* Each table's entries' hashes: the keys bucket() is given for them. */
+static uint64_t wait_hash(const struct corr_link *l)
+{
+	const struct blk_node *bn = link_entry(l, struct blk_node, hl);
+
+	return hash2(bn->k1, bn->k2 ^ bn->cls);
+}
+
+static uint64_t iocb_hash(const struct corr_link *l)
+{
+	const struct iocb_node *in = link_entry(l, struct iocb_node, pl);
+
+	return hash2(in->task.pid, in->io.iocb);
+}
+
+static uint64_t sub_hash(const struct corr_link *l)
+{
+	const struct iocb_node *in = link_entry(l, struct iocb_node, sl);
+
+	return hash2(in->task.tid, in->seq);
+}
+
+static uint64_t recent_hash(const struct corr_link *l)
+{
+	const struct recent *e = link_entry(l, struct recent, hl);
+
+	return hash2(e->k1, e->k2 ^ e->cls);
 }
 
 static union node *node_alloc(struct corr *c)
@@ -279,11 +341,14 @@ static void recent_put(struct corr *c, uint8_t cls, uint64_t k1, uint64_t k2, ui
 		/* Same key again (recycled io_kiocb, next iocb of a batch). */
 		link_del(&e->hl);
 		e->used = 0;
+		c->recent_used--;
 	}
 	e = &c->recent[c->recent_next];
 	c->recent_next = (c->recent_next + 1) % CORR_RECENT;
 	if (e->used)
 		link_del(&e->hl);
+	else
+		htab_fit(&c->recent_h, ++c->recent_used);
 	e->cls = cls;
 	e->k1 = k1;
 	e->k2 = k2;
@@ -467,10 +532,12 @@ static int on_aio_submit(struct corr *c, const struct it_aio_rec *a)
 		in->seq = a->seq;
 		in->submit_ns = a->enter_ns;
 		in->io = *io;
+		c->npending++;
+		htab_fit(&c->by_iocb, c->npending);
+		htab_fit(&c->by_sub, c->npending);
 		link_add_tail(bucket(&c->by_iocb, a->task.pid, io->iocb), &in->pl);
 		link_add_tail(bucket(&c->by_sub, a->task.tid, a->seq), &in->sl);
 		link_add_tail(&c->iocb_fifo, &in->fl);
-		c->npending++;
 	}
 
 	/* Block records of this submission that arrived before it. */
@@ -594,6 +661,7 @@ static int on_block(struct corr *c, const struct it_block_rec *b, uint64_t now_n
 		link_init(&bn->fl);
 		iocb_attach(c, in, bn);
 	} else {
+		htab_fit(&c->wait, c->npending);
 		link_add_tail(bucket(&c->wait, k1, k2 ^ cls), &bn->hl);
 		link_add_tail(&c->wait_fifo, &bn->fl);
 	}
@@ -639,9 +707,9 @@ struct corr *corr_new(corr_emit_fn fn, void *ctx, uint64_t hold_ns, size_t max_p
 	link_init(&c->wait_fifo);
 	link_init(&c->iocb_fifo);
 	c->recent = calloc(CORR_RECENT, sizeof(*c->recent));
-	if (!c->recent || htab_init(&c->wait, c->max_pending) ||
-	    htab_init(&c->by_iocb, c->max_pending) || htab_init(&c->by_sub, c->max_pending) ||
-	    htab_init(&c->recent_h, 2 * CORR_RECENT) || wbsync_init(&c->wbs)) {
+	if (!c->recent || htab_init(&c->wait, wait_hash) || htab_init(&c->by_iocb, iocb_hash) ||
+	    htab_init(&c->by_sub, sub_hash) || htab_init(&c->recent_h, recent_hash) ||
+	    wbsync_init(&c->wbs)) {
 		corr_free(c);
 		errno = ENOMEM;
 		return NULL;

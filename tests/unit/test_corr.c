@@ -694,6 +694,62 @@ out:
 	free(l);
 }
 
+/*
+ * The tables grow with what is held (htab_fit): 120 syscalls' 360 blocks wait
+ * (the wait table past 64 buckets, three times), their syscalls come in another
+ * order, then one late block each finds its parent among the recently emitted
+ * (that table grown too). Each request has exactly its blocks, in arrival order.
+ */
+static void test_table_growth(void)
+{
+	enum { NR = 120, PER = 3 };
+	struct log *l = log_new();
+	struct corr *c = corr_new(log_emit, l, SEC, 4096);
+	bool ok = true;
+
+	if (!ASSERT_TRUE(c && l, "corr_new"))
+		goto out;
+	for (uint64_t i = 0; i < PER; i++)
+		for (uint64_t seq = 0; seq < NR; seq++) {
+			struct it_block_rec b = sys_block(9, seq, (seq * PER + i) * 8);
+
+			FEED(c, b, seq);
+		}
+	ASSERT_EQ(corr_pending(c), (size_t)NR * PER, "all held");
+	for (uint64_t k = 0; k < NR; k++) {
+		struct it_syscall_rec s = mk_sys(9, 9, (k * 7) % NR); /* 7 and 120: coprime */
+
+		FEED(c, s, 100);
+	}
+	for (uint64_t seq = 0; seq < NR; seq++) {
+		struct it_block_rec b = sys_block(9, seq, 100000 + seq * 8);
+
+		FEED(c, b, 200);
+	}
+	if (!ASSERT_EQ(l->n, 2 * NR, "a request per syscall, a lone block per late one"))
+		goto out;
+	for (int i = 0; i < NR && ok; i++) {
+		uint64_t seq = ((uint64_t)i * 7) % NR;
+		const struct cap *r = &l->v[i], *late = &l->v[NR + i];
+
+		ok &= ASSERT_EQ(r->sys.seq, seq, "syscall order");
+		ok &= ASSERT_EQ(r->nr_blocks, PER, "its blocks");
+		for (int j = 0; j < PER && ok; j++)
+			ok &= ASSERT_EQ(r->blocks[j].sector, (seq * PER + (uint64_t)j) * 8,
+					"its own, in arrival order");
+		ok &= ASSERT_TRUE(late->parent_valid, "late block: parent found");
+		ok &= ASSERT_EQ(late->parent_seq, (uint64_t)i, "late block: its parent");
+		/* seq i was the k-th syscall fed, k * 7 = i mod 120: k = i * 103 (7 * 103 = 721) */
+		ok &= ASSERT_EQ(late->parent_id, (uint64_t)(i * 103 % NR) + 1,
+				"late block: its id");
+	}
+	ASSERT_EQ(corr_pending(c), (size_t)0, "nothing held");
+	check_ids(l);
+out:
+	corr_free(c);
+	free(l);
+}
+
 static void test_writeback_immediate(void)
 {
 	struct log *l = log_new();
@@ -1546,6 +1602,7 @@ int main(void)
 	RUN_TEST(test_aio_reuse_and_late);
 	RUN_TEST(test_aio_same_offset);
 	RUN_TEST(test_hash_collisions);
+	RUN_TEST(test_table_growth);
 	RUN_TEST(test_writeback_immediate);
 	RUN_TEST(test_hold_timeout);
 	RUN_TEST(test_flush);
