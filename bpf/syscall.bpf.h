@@ -253,9 +253,9 @@ static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 byt
 /* At an exit that cannot read the call's fd: its syscall in flight is taken as it. */
 #define IT_FD_ANY 0xffffffffu
 
-static __always_inline int it_fd_exit(u32 sys, u32 fd, s64 ret)
+/* The exit of syscall sys on fd (IT_FD_ANY: unknown), st the thread's state (NULL: none). */
+static __always_inline int it_fd_exit_st(struct thread_state *st, u32 sys, u32 fd, s64 ret)
 {
-	struct thread_state *st = it_state();
 	u64 now, lat, sw = 0, pre = 0, rq = 0;
 	struct it_syscall_rec *r;
 	struct it_res res;
@@ -326,6 +326,11 @@ static __always_inline int it_fd_exit(u32 sys, u32 fd, s64 ret)
 	r->bufs = st->bufs;
 	it_submit(&res, r);
 	return 0;
+}
+
+static __always_inline int it_fd_exit(u32 sys, u32 fd, s64 ret)
+{
+	return it_fd_exit_st(it_state(), sys, fd, ret);
 }
 
 /* ---- libaio ---- */
@@ -736,13 +741,24 @@ static __always_inline int it_percall_enter(u32 sys, struct trace_event_raw_sys_
 	return it_sys_args_enter(sys, &x);
 }
 
+/*
+ * The call's fd is read (bpf_task_pt_regs) only when the thread has this
+ * syscall in flight: a pipe's, a socket's exit pays the state's lookup alone.
+ */
 static __always_inline int it_percall_exit(u32 sys, struct trace_event_raw_sys_exit *ctx)
 {
+	struct thread_state *st;
+
 	if (empty_progs)
 		return 0;
 	if (it_is_aio(sys))
 		return it_aio_exit(sys, ctx->ret);
-	return it_sys_exit_of(sys, it_percall_exit_fd(), ctx->ret);
+	if (sys == IT_SYS_IO_URING_ENTER)
+		return it_uring_enter_exit();
+	st = it_state();
+	if (!st || !st->in_sys || st->sys != sys)
+		return 0;
+	return it_fd_exit_st(st, sys, it_percall_exit_fd(), ctx->ret);
 }
 
 /* pc_enter_NAME, pc_exit_NAME */
