@@ -124,6 +124,12 @@ struct sk_spill {
 	uint64_t next_scan_ns;
 	uint64_t lost_seen, blame_seen; /* rec_lost(), rec_blame_lost() already counted */
 	struct sk_seg *segs; /* being replayed */
+	/*
+	 * The directory may hold a segment not replayed yet: at start (a previous
+	 * run's), once a spill closed; cleared by a scan that found none
+	 * (sk_spill_next: not a scandir every drain).
+	 */
+	int rescan;
 	int warned;
 	const char *who;
 };

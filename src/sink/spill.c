@@ -37,6 +37,7 @@ int sk_spill_init(struct sk_spill *sp, const char *dir, uint64_t max, uint64_t s
 	sp->sysfs_root = sysfs_root;
 	sp->cg = cg;
 	sp->who = who;
+	sp->rescan = 1;
 	return sp->dir ? 0 : -ENOMEM;
 }
 
@@ -157,6 +158,7 @@ uint64_t sk_spill_close(struct sk_spill *sp, uint64_t *blame)
 	rec_close(sp->rc);
 	sp->rc = NULL;
 	sp->rc_bytes_at_scan = 0;
+	sp->rescan = 1;
 	return lost;
 }
 
@@ -175,8 +177,11 @@ struct sk_seg *sk_spill_next(struct sk_spill *sp)
 	struct sk_seg *seg = NULL;
 	char p[PATH_MAX];
 	struct stat st;
-	int n = scandir(sp->dir, &ents, is_seg, alphasort);
+	int n;
 
+	if (!sp->rescan)
+		return NULL;
+	n = scandir(sp->dir, &ents, is_seg, alphasort);
 	for (int i = 0; i < n; i++) {
 		snprintf(p, sizeof(p), "%s/%s", sp->dir, ents[i]->d_name);
 		if (!seg && !(open && !strcmp(open, p)) && !listed(sp, p) && !stat(p, &st)) {
@@ -197,6 +202,8 @@ struct sk_seg *sk_spill_next(struct sk_spill *sp)
 	if (seg) {
 		seg->next = sp->segs;
 		sp->segs = seg;
+	} else if (n >= 0) {
+		sp->rescan = 0;
 	}
 	return seg;
 }
