@@ -12,7 +12,7 @@
 # second round and the two rounds are summed.
 #
 #   sudo tools/bpf_ab.sh --bin base=/tmp/iotracer-base --bin new=./iotracer \
-#        [--workload psync|uring] [--runtime 5] [--layers block] [--swap]
+#        [--workload psync|uring|bufwrite] [--runtime 5] [--layers block] [--swap]
 #
 # Needs root, fio, jq, a loop device over /dev/shm (made here, removed at exit).
 
@@ -27,7 +27,10 @@ usage: $PROG --bin NAME=PATH --bin NAME=PATH... [options]
 A/B the BPF cost per IO of iotracer binaries tracing the same fio run.
 
   --bin NAME=PATH        an iotracer binary to compare (repeatable, required)
-  --workload psync|uring fio engine: psync QD1 or io_uring QD32 (default psync)
+  --workload psync|uring|bufwrite
+                         psync QD1 or io_uring QD32 random direct reads (default psync),
+                         or bench's ref-bufwrite: psync buffered random writes at
+                         4000 IOPS, an fsync every 64 (what writeback attribution costs)
   --runtime N            seconds of fio per round (default 5)
   --layers LIST          passed to the tracers as -l LIST (default: all layers)
   --swap                 second round in reversed attach order, rounds summed
@@ -76,9 +79,11 @@ done
 
 [[ ${#names[@]} -gt 0 ]] || die 2 "at least one --bin NAME=PATH is required (see --help)"
 case $workload in
-psync) fio_engine=(--ioengine=psync --iodepth=1) ;;
-uring) fio_engine=(--ioengine=io_uring --iodepth=32) ;;
-*) die 2 "--workload must be psync or uring, got '$workload'" ;;
+psync) fio_engine=(--ioengine=psync --iodepth=1 --direct=1 --rw=randread) ;;
+uring) fio_engine=(--ioengine=io_uring --iodepth=32 --direct=1 --rw=randread) ;;
+bufwrite) fio_engine=(--ioengine=psync --iodepth=1 --direct=0 --rw=randwrite --rate_iops=4000
+	--fsync=64) ;;
+*) die 2 "--workload must be psync, uring or bufwrite, got '$workload'" ;;
 esac
 [[ $runtime =~ ^[0-9]+$ && $runtime -gt 0 ]] || die 2 "--runtime wants a positive number of seconds, got '$runtime'"
 for i in "${!names[@]}"; do
@@ -208,14 +213,15 @@ one_round() {
 		wait_attached "$!" "$name"
 	done
 
-	fio --name=ab --filename="$dev" --bs=4k --direct=1 --rw=randread --time_based \
+	fio --name=ab --filename="$dev" --bs=4k --time_based \
 		--runtime="$runtime" "${fio_engine[@]}" --output-format=json \
 		--output="$tmp/fio.json" 2>"$tmp/fio.err" &
 	fio_pid=$!
 	wait "$fio_pid" || die 1 "fio failed: $(tail -n1 "$tmp/fio.err")"
 	fio_pid=
 	ios='' iops=''
-	read -r ios iops < <(jq -r '.jobs[0].read | "\(.total_ios) \(.iops)"' "$tmp/fio.json" 2>/dev/null)
+	read -r ios iops < <(jq -r '.jobs[0] | "\(.read.total_ios + .write.total_ios) \(.read.iops + .write.iops)"' \
+		"$tmp/fio.json" 2>/dev/null)
 	[[ $ios =~ ^[0-9]+$ ]] || die 1 "cannot read total_ios / iops from fio's JSON"
 
 	stop_tracers
