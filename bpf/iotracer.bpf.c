@@ -8,6 +8,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "syscall.bpf.h"
+#include "percall.bpf.h"
 #include "uring.bpf.h"
 #include "fileio.bpf.h"
 #include "fs.bpf.h"

@@ -43,19 +43,10 @@
 #include <string.h>
 
 #include "records/corr.h"
+#include "records/corr_htab.h"
 #include "records/corr_link.h"
 
 #define CHUNK_NODES 256
-#define MIN_BUCKETS 64
-/*
- * Chained tables: more entries than buckets only makes chains longer. A
- * table starts at MIN_BUCKETS and doubles while the pending items outnumber
- * its buckets (htab_fit), up to 4096 buckets (64 KB a table): an
- * always-on daemon, whose records are the slow requests only, keeps 1 KB a
- * table rather than 192 KB for three (its RssAnon, docs/bench.md); sizing for
- * max_pending (64 Ki) kept 3 MB resident for nothing.
- */
-#define MAX_BUCKETS (1u << 12)
 
 enum key_class {
 	KEY_SYS = 0, /* (tid, seq) of a syscall or an io_submit */
@@ -111,13 +102,6 @@ struct recent {
 	uint8_t used;
 };
 
-struct htab {
-	struct corr_link *b;
-	size_t mask;
-	/* an entry's hash (its key's hash2), to move it when the table grows */
-	uint64_t (*hash)(const struct corr_link *l);
-};
-
 struct corr {
 	corr_emit_fn fn;
 	void *ctx;
@@ -137,91 +121,33 @@ struct corr {
 	struct wbsync wbs; /* write requests emitted, for the syncs that waited for them */
 };
 
-static inline uint64_t hash2(uint64_t a, uint64_t b)
-{
-	uint64_t h = a * 0x9e3779b97f4a7c15ULL;
-
-	h ^= (b + 0x7f4a7c159e3779b9ULL) * 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 31;
-	h *= 0x94d049bb133111ebULL;
-	return h ^ (h >> 29);
-}
-
-static inline struct corr_link *bucket(const struct htab *t, uint64_t a, uint64_t b)
-{
-	return &t->b[hash2(a, b) & t->mask];
-}
-
-static int htab_alloc(struct htab *t, size_t nb)
-{
-	t->b = malloc(nb * sizeof(*t->b));
-	if (!t->b)
-		return -ENOMEM;
-	for (size_t i = 0; i < nb; i++)
-		link_init(&t->b[i]);
-	t->mask = nb - 1;
-	return 0;
-}
-
-static int htab_init(struct htab *t, uint64_t (*hash)(const struct corr_link *l))
-{
-	t->hash = hash;
-	return htab_alloc(t, MIN_BUCKETS);
-}
-
-/*
- * Double t when its n entries outnumber its buckets, up to MAX_BUCKETS.
- * Entries of one key keep their order (a bucket is moved head first, each
- * entry to its new bucket's tail). Out of memory: t stays as it is.
- */
-static void htab_fit(struct htab *t, size_t n)
-{
-	size_t nb = t->mask + 1;
-	struct htab grown = { .hash = t->hash };
-
-	if (n <= nb || nb >= MAX_BUCKETS || htab_alloc(&grown, 2 * nb))
-		return;
-	for (size_t i = 0; i < nb; i++) {
-		struct corr_link *h = &t->b[i];
-
-		while (!link_empty(h)) {
-			struct corr_link *l = h->next;
-
-			link_del(l);
-			link_add_tail(&grown.b[grown.hash(l) & grown.mask], l);
-		}
-	}
-	free(t->b);
-	*t = grown;
-}
-
-/* Each table's entries' hashes: the keys bucket() is given for them. */
+/* Each table's entries' hashes: the keys htab_bucket() is given for them. */
 static uint64_t wait_hash(const struct corr_link *l)
 {
 	const struct blk_node *bn = link_entry(l, struct blk_node, hl);
 
-	return hash2(bn->k1, bn->k2 ^ bn->cls);
+	return htab_hash(bn->k1, bn->k2 ^ bn->cls);
 }
 
 static uint64_t iocb_hash(const struct corr_link *l)
 {
 	const struct iocb_node *in = link_entry(l, struct iocb_node, pl);
 
-	return hash2(in->task.pid, in->io.iocb);
+	return htab_hash(in->task.pid, in->io.iocb);
 }
 
 static uint64_t sub_hash(const struct corr_link *l)
 {
 	const struct iocb_node *in = link_entry(l, struct iocb_node, sl);
 
-	return hash2(in->task.tid, in->seq);
+	return htab_hash(in->task.tid, in->seq);
 }
 
 static uint64_t recent_hash(const struct corr_link *l)
 {
 	const struct recent *e = link_entry(l, struct recent, hl);
 
-	return hash2(e->k1, e->k2 ^ e->cls);
+	return htab_hash(e->k1, e->k2 ^ e->cls);
 }
 
 static union node *node_alloc(struct corr *c)
@@ -321,7 +247,7 @@ static void emit(struct corr *c, struct corr_req *r)
 
 static struct recent *recent_find(const struct corr *c, uint8_t cls, uint64_t k1, uint64_t k2)
 {
-	struct corr_link *h = bucket(&c->recent_h, k1, k2 ^ cls);
+	struct corr_link *h = htab_bucket(&c->recent_h, k1, k2 ^ cls);
 
 	for (struct corr_link *l = h->next; l != h; l = l->next) {
 		struct recent *e = link_entry(l, struct recent, hl);
@@ -357,7 +283,7 @@ static void recent_put(struct corr *c, uint8_t cls, uint64_t k1, uint64_t k2, ui
 	e->seq = seq;
 	e->end_ns = end_ns;
 	e->used = 1;
-	link_add_tail(bucket(&c->recent_h, k1, k2 ^ cls), &e->hl);
+	link_add_tail(htab_bucket(&c->recent_h, k1, k2 ^ cls), &e->hl);
 }
 
 /* ---- block records ---- */
@@ -409,7 +335,7 @@ static void emit_waiting_block(struct corr *c, struct blk_node *bn)
 static void take_waiting(struct corr *c, uint8_t cls, uint64_t k1, uint64_t k2,
 			 struct corr_link *list)
 {
-	struct corr_link *h = bucket(&c->wait, k1, k2 ^ cls), *l, *next;
+	struct corr_link *h = htab_bucket(&c->wait, k1, k2 ^ cls), *l, *next;
 
 	for (l = h->next; l != h; l = next) {
 		struct blk_node *bn = link_entry(l, struct blk_node, hl);
@@ -428,7 +354,7 @@ static void take_waiting(struct corr *c, uint8_t cls, uint64_t k1, uint64_t k2,
 
 static struct iocb_node *iocb_find(const struct corr *c, uint32_t pid, uint64_t iocb)
 {
-	struct corr_link *h = bucket(&c->by_iocb, pid, iocb);
+	struct corr_link *h = htab_bucket(&c->by_iocb, pid, iocb);
 
 	for (struct corr_link *l = h->next; l != h; l = l->next) {
 		struct iocb_node *in = link_entry(l, struct iocb_node, pl);
@@ -443,7 +369,7 @@ static struct iocb_node *iocb_find(const struct corr *c, uint32_t pid, uint64_t 
 static struct iocb_node *sub_pick(const struct corr *c, uint32_t tid, uint64_t seq,
 				  const struct it_block_rec *b)
 {
-	struct corr_link *h = bucket(&c->by_sub, tid, seq);
+	struct corr_link *h = htab_bucket(&c->by_sub, tid, seq);
 	struct iocb_node *exact = NULL, *fresh = NULL, *first = NULL;
 
 	for (struct corr_link *l = h->next; l != h; l = l->next) {
@@ -535,13 +461,13 @@ static int on_aio_submit(struct corr *c, const struct it_aio_rec *a)
 		c->npending++;
 		htab_fit(&c->by_iocb, c->npending);
 		htab_fit(&c->by_sub, c->npending);
-		link_add_tail(bucket(&c->by_iocb, a->task.pid, io->iocb), &in->pl);
-		link_add_tail(bucket(&c->by_sub, a->task.tid, a->seq), &in->sl);
+		link_add_tail(htab_bucket(&c->by_iocb, a->task.pid, io->iocb), &in->pl);
+		link_add_tail(htab_bucket(&c->by_sub, a->task.tid, a->seq), &in->sl);
 		link_add_tail(&c->iocb_fifo, &in->fl);
 	}
 
 	/* Block records of this submission that arrived before it. */
-	h = bucket(&c->wait, a->task.tid, a->seq ^ KEY_SYS);
+	h = htab_bucket(&c->wait, a->task.tid, a->seq ^ KEY_SYS);
 	for (l = h->next; l != h; l = next) {
 		struct blk_node *bn = link_entry(l, struct blk_node, hl);
 		struct iocb_node *in;
@@ -662,7 +588,7 @@ static int on_block(struct corr *c, const struct it_block_rec *b, uint64_t now_n
 		iocb_attach(c, in, bn);
 	} else {
 		htab_fit(&c->wait, c->npending);
-		link_add_tail(bucket(&c->wait, k1, k2 ^ cls), &bn->hl);
+		link_add_tail(htab_bucket(&c->wait, k1, k2 ^ cls), &bn->hl);
 		link_add_tail(&c->wait_fifo, &bn->fl);
 	}
 	return 0;
