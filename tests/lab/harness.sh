@@ -201,7 +201,8 @@ crash_block() {
 
 # patch_site BLOCK: status 0 when the first `Code:` line of the report shows the
 # faulting byte (<xx>) inside a 5-byte jump-label NOP (66 66 66 66 90, 0f 1f 44 00
-# 00) or right after / on an int3 byte (cc: a site being patched).
+# 00), on the second byte of a 2-byte one (66 <90>: the int3 was its first byte, the
+# trap's RIP the next) or right after / on an int3 byte (cc: a site being patched).
 patch_site() {
 	awk '/^Code: / && !done {
 		done = 1; n = 0; m = 0
@@ -212,6 +213,7 @@ patch_site() {
 		}
 		if (!m) exit 1
 		if (by[m] == "cc" || by[m - 1] == "cc") exit 0
+		if (by[m - 1] == "66" && by[m] == "90") exit 0
 		for (s = m - 4; s <= m; s++) {
 			w = by[s] " " by[s + 1] " " by[s + 2] " " by[s + 3] " " by[s + 4]
 			if (w == "66 66 66 66 90" || w == "0f 1f 44 00 00") exit 0
@@ -253,8 +255,7 @@ boot_fault() {
 	fi
 	# a crash once the lab script began, not at a patching site: iotracer may be in it
 	[[ -n $blk ]] && grep -q '===LAB-BEGIN===' "$d/console.log" 2>/dev/null && return 1
-	# any other guest kernel death before the lab script began (iotracer not yet started;
-	# seen: an int3 at a 2-byte jump-label NOP, 66 <90>, in sched_clock_cpu at 1.9 s)
+	# any other guest kernel death before the lab script began (iotracer not yet started)
 	if ! grep -q '===LAB-BEGIN===' "$d/console.log" 2>/dev/null &&
 		grep -qE 'Kernel panic|BUG:|Oops' "$d/console.log" 2>/dev/null &&
 		! grep -qE 'bpf_prog_[0-9a-f]|bpf_trampoline_' "$d/console.log"; then
