@@ -7,7 +7,7 @@
  * functions. The raw_syscalls pair (syscall.bpf.h) is then not attached:
  * sockets, pipes, ttys, eventfds and every other syscall run no program.
  *
- * The record is the syscall's (IT_REC_SYSCALL, it_fd_exit): its name from
+ * The record is the syscall's (IT_REC_SYSCALL, it_fd_exit_st): its name from
  * the number in the task's saved user registers (bpf_task_pt_regs, 5.15),
  * only for the fd syscalls of the table (io_uring workers, aio, splice,
  * sendfile and kernel-internal reads make none), its file from the call.
@@ -102,7 +102,7 @@ static __always_inline int it_fio_enter(struct file *f, u64 key, u32 kind, s64 p
 	return 0;
 }
 
-/* The call that began the traced syscall ends: its record (syscall.bpf.h it_fd_exit). */
+/* The call that began the traced syscall ends: its record (syscall.bpf.h it_fd_exit_st). */
 static __always_inline int it_fio_exit(u64 key, s64 ret)
 {
 	struct thread_state *st = it_state();
@@ -110,7 +110,7 @@ static __always_inline int it_fio_exit(u64 key, s64 ret)
 	if (!st || !st->in_sys || st->fio_key != key)
 		return 0;
 	st->fio_key = 0;
-	return it_fd_exit(st->sys, IT_FD_ANY, ret);
+	return it_fd_exit_st(st, st->sys, IT_FD_ANY, ret);
 }
 
 /*

@@ -56,12 +56,8 @@ static __always_inline int it_percall_exit(u32 sys, struct trace_event_raw_sys_e
 		return 0;
 	if (it_is_aio(sys))
 		return it_aio_exit(sys, ctx->ret);
-	if (sys == IT_SYS_IO_URING_ENTER)
-		return it_uring_enter_exit();
-	st = it_state();
-	if (!st || !st->in_sys || st->sys != sys)
-		return 0;
-	return it_fd_exit_st(st, sys, it_percall_exit_fd(), ctx->ret);
+	st = it_sys_in_flight(sys);
+	return st ? it_fd_exit_st(st, sys, it_percall_exit_fd(), ctx->ret) : 0;
 }
 
 /* pc_enter_NAME, pc_exit_NAME */
@@ -98,7 +94,7 @@ IT_PERCALL(io_pgetevents, IT_SYS_IO_PGETEVENTS)
 SEC("tp/syscalls/sys_exit_io_uring_enter")
 int pc_exit_io_uring_enter(struct trace_event_raw_sys_exit *ctx)
 {
-	return it_percall_exit(IT_SYS_IO_URING_ENTER, ctx);
+	return empty_progs ? 0 : it_uring_enter_exit();
 }
 
 #endif /* IT_PERCALL_BPF_H */

@@ -265,7 +265,18 @@ static __always_inline int it_fd_enter(u32 sys, u32 op, u32 fd, s64 pos, u64 byt
 /* At an exit that cannot read the call's fd: its syscall in flight is taken as it. */
 #define IT_FD_ANY 0xffffffffu
 
-/* The exit of syscall sys on fd (IT_FD_ANY: unknown), st the thread's state (NULL: none). */
+/* The thread's state if it has traced syscall sys in flight, else NULL. */
+static __always_inline struct thread_state *it_sys_in_flight(u32 sys)
+{
+	struct thread_state *st = it_state();
+
+	return st && st->in_sys && st->sys == sys ? st : NULL;
+}
+
+/*
+ * The exit of the syscall in flight on st (it_sys_in_flight) whose first
+ * argument was fd (IT_FD_ANY: unknown): its record.
+ */
 static __always_inline int it_fd_exit_st(struct thread_state *st, u32 sys, u32 fd, s64 ret)
 {
 	u64 now, lat, sw = 0, pre = 0, rq = 0;
@@ -274,7 +285,7 @@ static __always_inline int it_fd_exit_st(struct thread_state *st, u32 sys, u32 f
 	struct it_hist_val *h;
 	u32 flags;
 
-	if (!st || !st->in_sys || st->sys != sys || (st->fd != fd && fd != IT_FD_ANY))
+	if (st->fd != fd && fd != IT_FD_ANY)
 		return 0;
 	st->in_sys = 0;
 	now = bpf_ktime_get_ns();
@@ -342,7 +353,9 @@ static __always_inline int it_fd_exit_st(struct thread_state *st, u32 sys, u32 f
 
 static __always_inline int it_fd_exit(u32 sys, u32 fd, s64 ret)
 {
-	return it_fd_exit_st(it_state(), sys, fd, ret);
+	struct thread_state *st = it_sys_in_flight(sys);
+
+	return st ? it_fd_exit_st(st, sys, fd, ret) : 0;
 }
 
 /* ---- libaio ---- */
