@@ -44,12 +44,24 @@ struct it_stk_key {
 	u32 pad;
 };
 
-/* Where a followed upper bio starts (or the rest of it, after a split): its key in `bios`. */
+/*
+ * Where followed upper bios start (or the rest of one, after a split): their
+ * keys in `bios`, the newest first. Two slots: two writers of one block in
+ * flight at once (the second queued before the first's piece is remapped,
+ * and a driver's thread that reorders them, as dm-crypt's does) both stay
+ * findable.
+ */
+#define IT_STK_SAME 2
+
+struct it_stk_uppers {
+	u64 up[IT_STK_SAME];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct it_stk_key);
-	__type(value, u64);
+	__type(value, struct it_stk_uppers);
 } stk_sect SEC(".maps");
 
 /* A piece remapped and not yet queued below: what its queue makes it a member of. */
@@ -131,6 +143,58 @@ static __always_inline bool it_stk_part(struct bio *bio, struct it_stk_link *l, 
 	return true;
 }
 
+/* Upper bio `key`, if live and holding sector `from`. */
+static __always_inline struct it_bio_info *it_stk_holds(u64 key, u64 from)
+{
+	struct it_bio_info *up = IT_SLOT_GET(&bios, key, struct it_bio_info);
+
+	/* a key left by an upper bio that ended unseen: its range must hold `from` */
+	if (up && (up->flags & IT_F_UPPER) && from >= up->stk_sector &&
+	    from < up->stk_sector + (up->stk_bytes >> 9) + !up->stk_bytes)
+		return up;
+	return NULL;
+}
+
+/* Key upper bio `key` at k, in front of the one still there (if live and starting there). */
+static __always_inline void it_stk_key_put(struct it_stk_key *k, u64 key)
+{
+	struct it_stk_uppers *o = bpf_map_lookup_elem(&stk_sect, k);
+	struct it_stk_uppers n = { .up = { key } };
+
+	if (o) {
+		if (o->up[0] != key && it_stk_holds(o->up[0], k->sector))
+			n.up[1] = o->up[0];
+		else if (o->up[1] != key && it_stk_holds(o->up[1], k->sector))
+			n.up[1] = o->up[1];
+	}
+	bpf_map_update_elem(&stk_sect, k, &n, BPF_ANY);
+}
+
+/*
+ * The upper bio a piece from (k->dev, k->sector) belongs to (its key in
+ * *key), or NULL. Of two live ones there, the one with fewer pieces, the
+ * older on a tie (counted: the two are not told apart; docs/hooks.md, "The
+ * stack layer").
+ */
+static __always_inline struct it_bio_info *it_stk_find(struct it_stk_key *k, u64 *key)
+{
+	struct it_stk_uppers *u = bpf_map_lookup_elem(&stk_sect, k);
+	struct it_bio_info *a, *b;
+
+	if (!u)
+		return NULL;
+	a = it_stk_holds(u->up[0], k->sector);
+	b = it_stk_holds(u->up[1], k->sector);
+	if (a && b)
+		it_count(IT_CNT_STK_SAME);
+	if (a && (!b || a->stk_pieces < b->stk_pieces)) {
+		*key = u->up[0];
+		return a;
+	}
+	*key = u->up[1];
+	return b;
+}
+
 /* An upper bio queued: key its start, so that its pieces find it. */
 static __always_inline void it_stk_upper(struct bio *bio, struct it_bio_info *bi, const bool btf)
 {
@@ -141,7 +205,7 @@ static __always_inline void it_stk_upper(struct bio *bio, struct it_bio_info *bi
 	bi->flags |= IT_F_UPPER;
 	bi->stk_sector = k.sector;
 	bi->stk_bytes = IT_RD(btf, bio, bi_iter.bi_size);
-	bpf_map_update_elem(&stk_sect, &k, &key, BPF_ANY);
+	it_stk_key_put(&k, key);
 	it_count(IT_CNT_STK_UPPER);
 }
 
@@ -240,17 +304,11 @@ static __always_inline int it_stk_remap(struct bio *bio, u32 dev, u64 from, cons
 {
 	struct it_stk_key k = { .sector = from, .dev = dev };
 	struct it_stk_link l = { .up_dev = dev };
-	struct it_bio_info *up = NULL;
-	u64 key = (u64)bio, *u, now;
+	struct it_bio_info *up = it_stk_find(&k, &l.up);
+	u64 key = (u64)bio, now;
 
-	u = bpf_map_lookup_elem(&stk_sect, &k);
-	if (u)
-		up = IT_SLOT_GET(&bios, *u, struct it_bio_info);
 	now = bpf_ktime_get_ns();
-	/* a key left by an upper bio that ended unseen: its range must hold `from` */
-	if (up && (up->flags & IT_F_UPPER) && from >= up->stk_sector &&
-	    from < up->stk_sector + (up->stk_bytes >> 9) + !up->stk_bytes) {
-		l.up = *u;
+	if (up) {
 		l.up_off = from - up->stk_sector < IT_STK_FAR ? from - up->stk_sector : IT_STK_FAR;
 		it_stk_piece(up, now);
 	} else if (it_bio_part_devt(bio, btf) == dev) {
@@ -292,7 +350,7 @@ static __always_inline bool it_stk_split(struct bio *bio, const bool btf)
 
 	if (p && (p->flags & IT_F_UPPER)) {
 		k.sector = IT_RD(btf, bio, bi_iter.bi_sector);
-		bpf_map_update_elem(&stk_sect, &k, &key, BPF_ANY);
+		it_stk_key_put(&k, key);
 		it_count(IT_CNT_STK_SPLIT);
 		return false;
 	}
@@ -314,7 +372,7 @@ static __always_inline bool it_stk_split(struct bio *bio, const bool btf)
 		k.sector = IT_RD(btf, bio, bi_iter.bi_sector) + (front >> 9);
 		p->stk_sector = k.sector;
 		p->stk_bytes = p->stk_bytes > front ? p->stk_bytes - front : 0;
-		bpf_map_update_elem(&stk_sect, &k, &parent, BPF_ANY);
+		it_stk_key_put(&k, parent);
 	}
 	return true;
 }

@@ -149,6 +149,7 @@ enum it_counter {
 	IT_CNT_STK_REMAP, /* remaps matched to their upper bio */
 	IT_CNT_STK_NO_UPPER, /* remaps from a followed device whose upper bio was not found */
 	IT_CNT_STK_SPLIT, /* upper bios a stacked driver split and accounts as two IOs (dm) */
+	IT_CNT_STK_SAME, /* remaps finding two live upper bios at their sector (one chosen) */
 	IT_NR_COUNTERS,
 };
 

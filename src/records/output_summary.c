@@ -137,6 +137,7 @@ static void json_summary(struct it_out *out, const struct out_summary_in *in)
 		jw_u64(w, "remaps", in->counters[IT_CNT_STK_REMAP]);
 		jw_u64(w, "no_upper", in->counters[IT_CNT_STK_NO_UPPER]);
 		jw_u64(w, "splits", in->counters[IT_CNT_STK_SPLIT]);
+		jw_u64(w, "same_sector", in->counters[IT_CNT_STK_SAME]);
 		jw_obj_end(w);
 	}
 	if (in->fnames)
