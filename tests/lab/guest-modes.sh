@@ -17,7 +17,9 @@
 #   daemon #1 on the address path, after warm-up reads it calibrates on,
 #   LAB_G_WARM at a time until the host says GO-address). Each between
 #   `LAB-MARK cost-PHASE-begin/end` marks the host hook stamps
-#   (host-modes-hook.sh); lines `cost PHASE {json}`. The host
+#   (host-modes-hook.sh), after a second of nothing between
+#   `cost-PHASE-idle` and `-begin` (the idle rates the notes subtract); lines
+#   `cost PHASE {json}`. The host
 #   says when a tracer of its own is ready by writing GO-WORD at the start of
 #   the NVMe disk (outside the guest daemon's filter), which this script polls.
 # Phase 1: guest daemon #1 (`--mode guest -d vda`: the filter names vda only,
@@ -131,6 +133,8 @@ mload() { # SERIAL DEV MODE SEED
 }
 
 cost() { # PHASE SEED [COUNT]
+	echo "LAB-MARK cost-$1-idle"
+	sleep 1
 	echo "LAB-MARK cost-$1-begin"
 	sleep 0.5
 	out=$(ioload -d "/dev/$VDA" -n "${3:-$ccount}" -b 4096 -m randread -s "$2" 2>&1) || rc=1

@@ -97,7 +97,9 @@ snap() { # MARK
 	[[ -n $hpid ]] && d=$(cpu_ns "$hpid")
 	echo "$1 $(date +%s%N) $((u + n + s + irq + sirq + st)) $((u + n + s + i + io + irq + sirq + st)) $(cpu_ns "$LAB_QEMU_PID") $d $(uprobe_runs)" >>"$LAB_OUTDIR/cost.txt"
 }
-marks() { # PHASE: its begin and end marks
+marks() { # PHASE: its idle, begin and end marks
+	wait_mark "cost-$1-idle"
+	snap "cost-$1-idle"
 	wait_mark "cost-$1-begin"
 	snap "cost-$1-begin"
 	wait_mark "cost-$1-end"

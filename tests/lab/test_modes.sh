@@ -181,7 +181,11 @@ stage_notes() {
 # per phase (base: nothing traced; standalone: iotracer -p QEMU on the image;
 # uprobe: host mode, --qemu-uprobes always; address: host mode, address path)
 # guest IOPS, and per guest IO the CPU of QEMU's threads and of the tracer's
-# (schedstat), their sum, and the runs of the QEMU uprobe programs (bpf_stats).
+# (schedstat), their sum, and the runs of the QEMU uprobe programs (bpf_stats);
+# then the same per guest IO less what QEMU's and the tracer's threads spend
+# idle (their rates over the second of nothing before the phase, times the
+# phase's length: the phase includes the guest's half-second wait for the
+# host's first stamp), as `marginal`.
 # Printed as `# hostcost` notes (timings under TCG and other tenants: the lead
 # reruns them on a quiet machine); *COST_HITS gets the address phase's uprobe
 # runs and the uprobe phase's, "-" when not measured.
@@ -189,7 +193,7 @@ COST_HITS=""
 cost_notes() {
 	local out=$1 t=$2 ph ops el line
 	COST_HITS="- -"
-	if [[ $(grep -c '^cost-' "$out/cost.txt" 2>/dev/null) != 8 ]]; then
+	if [[ $(grep -c '^cost-' "$out/cost.txt" 2>/dev/null) != 12 ]]; then
 		note "hostcost ${PFX}_$t: not measured (marks: $(cut -d' ' -f1 "$out/cost.txt" 2>/dev/null | tr '\n' ' '))"
 		return
 	fi
@@ -215,6 +219,17 @@ cost_notes() {
 				if (p != "base" && sum["base"]) printf "; %+.1f us over untraced", q + d - sum["base"]
 				if ((p == "uprobe" || p == "address") && sum["standalone"])
 					printf "; %+.1f %% of standalone", 100 * (q + d - sum["standalone"]) / sum["standalone"]
+				printf "\n"
+				# idle rates (ns of CPU a ns) over the idle second, times the phase
+				t = v[p, "end", 2] - v[p, "begin", 2]
+				ti = v[p, "begin", 2] - v[p, "idle", 2]
+				if (ti <= 0) continue
+				mq = (v[p, "end", 5] - v[p, "begin", 5] - t * (v[p, "begin", 5] - v[p, "idle", 5]) / ti) / o / 1000
+				md = (v[p, "end", 6] - v[p, "begin", 6] - t * (v[p, "begin", 6] - v[p, "idle", 6]) / ti) / o / 1000
+				msum[p] = mq + md
+				printf "%s marginal: per guest IO over idle: QEMU %.1f us + tracer %.1f us = %.1f us (idle %.2f s: QEMU %.1f ms/s, tracer %.2f ms/s)", p, mq, md, mq + md, ti / 1e9, (v[p, "begin", 5] - v[p, "idle", 5]) / ti * 1000, (v[p, "begin", 6] - v[p, "idle", 6]) / ti * 1000
+				if ((p == "uprobe" || p == "address") && msum["standalone"])
+					printf "; %+.1f %% of standalone", 100 * (mq + md - msum["standalone"]) / msum["standalone"]
 				printf "\n"
 			}
 		}' "$out/cost.ops" "$out/cost.txt" | while read -r line; do note "hostcost ${PFX}_$t $line"; done
