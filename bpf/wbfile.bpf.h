@@ -85,9 +85,10 @@ struct it_wbf_out {
 	u64 b1, b2; /* the two biggest shares so far */
 	u64 l1, l2; /* their dirtiers' last dirtying */
 	u64 rem; /* what the cuts left, to the first dirtier with bytes left */
-	u64 left[IT_WBF_WHO]; /* each dirtier's bytes not yet written */
+	u64 left[IT_WBF_WHO]; /* each dirtier's bytes not yet written, then its part */
 	u64 pm; /* the share of the dirtiers beyond the slots */
 	u32 nr; /* dirtiers with bytes left */
+	u32 had; /* which slots had bytes left (bit i: who[i]) */
 };
 
 struct {
@@ -374,16 +375,42 @@ static __always_inline void it_wbf_name(struct it_wbf_out *o, const struct it_wb
 }
 
 /*
+ * The parts of take (of tot bytes left) in o->left[]: each dirtier's
+ * take * left / tot, in 64 bits (both cut to 32 significant bits), the
+ * dirtiers beyond the slots' in o->pm, what the cuts leave in o->rem. One
+ * dirtier with bytes left (the common case) takes it all: no division.
+ */
+static __always_inline void it_wbf_parts(struct it_wbf_out *o, u64 lm, u64 take, u64 tot)
+{
+	u32 sh = 0;
+
+	if (o->nr == 1 && !lm) {
+#pragma unroll
+		for (int i = 0; i < IT_WBF_WHO; i++)
+			o->left[i] = o->left[i] ? take : 0;
+		return;
+	}
+	if (tot >> 32)
+		sh = it_verifier_mask(it_log2(tot) - 31, 31);
+	o->pm = take * (lm >> sh) / (tot >> sh);
+	o->rem = take - o->pm;
+#pragma unroll
+	for (int i = 0; i < IT_WBF_WHO; i++) {
+		o->left[i] = take * (o->left[i] >> sh) / (tot >> sh);
+		o->rem -= o->left[i];
+	}
+}
+
+/*
  * bytes of a write request of the file of note n: split over its dirtiers by
- * what each dirtied and was not yet written (take * left / total, in 64 bits:
- * both cut to 32 significant bits; what the cuts leave to the first one with
- * bytes left), then counted as written unless carried.
+ * what each dirtied and was not yet written (it_wbf_parts; what the cuts
+ * leave to the first one with bytes left), then counted as written unless
+ * carried.
  */
 static __always_inline void it_wbf_split(struct it_wbf *n, u32 bytes, struct it_wbf_out *o,
 					 u64 q_ns, bool carried)
 {
 	u64 lm, tot, take, part;
-	u32 sh = 0;
 
 	lm = n->many_dirtied > n->many_written ? n->many_dirtied - n->many_written : 0;
 	tot = lm;
@@ -393,23 +420,18 @@ static __always_inline void it_wbf_split(struct it_wbf *n, u32 bytes, struct it_
 		o->left[i] = it_wbf_left(&n->who[i]);
 		tot += o->left[i];
 		o->nr += o->left[i] != 0;
+		o->had |= (o->left[i] != 0) << i;
 	}
 	if (!tot) {
 		it_wbf_unknown(&o->wb, bytes, IT_WB_NOT_NOTED, IT_CNT_WB_UNK_NOT_NOTED_BYTES);
 		return;
 	}
 	take = bytes < tot ? bytes : tot;
-	if (tot >> 32)
-		sh = it_verifier_mask(it_log2(tot) - 31, 31);
-	o->pm = take * (lm >> sh) / (tot >> sh);
-	o->rem = take - o->pm;
-#pragma unroll
-	for (int i = 0; i < IT_WBF_WHO; i++)
-		o->rem -= take * (o->left[i] >> sh) / (tot >> sh);
+	it_wbf_parts(o, lm, take, tot);
 #pragma unroll
 	for (int i = 0; i < IT_WBF_WHO; i++) {
-		part = take * (o->left[i] >> sh) / (tot >> sh);
-		if (o->left[i]) {
+		part = o->left[i];
+		if (o->had & (1u << i)) {
 			part += o->rem;
 			o->rem = 0;
 		}
