@@ -12,7 +12,7 @@
 # second round and the two rounds are summed.
 #
 #   sudo tools/bpf_ab.sh --bin base=/tmp/iotracer-base --bin new=./iotracer \
-#        [--workload psync|uring|bufwrite] [--runtime 5] [--layers block] [--swap]
+#        [--workload psync|uring|bufwrite|buffered] [--runtime 5] [--layers block] [--swap]
 #
 # Needs root, fio, jq, a loop device over /dev/shm (made here, removed at exit).
 
@@ -27,10 +27,12 @@ usage: $PROG --bin NAME=PATH --bin NAME=PATH... [options]
 A/B the BPF cost per IO of iotracer binaries tracing the same fio run.
 
   --bin NAME=PATH        an iotracer binary to compare (repeatable, required)
-  --workload psync|uring|bufwrite
+  --workload psync|uring|bufwrite|buffered
                          psync QD1 or io_uring QD32 random direct reads (default psync),
-                         or bench's ref-bufwrite: psync buffered random writes at
-                         4000 IOPS, an fsync every 64 (what writeback attribution costs)
+                         bench's ref-bufwrite: psync buffered random writes at
+                         4000 IOPS, an fsync every 64 (what writeback attribution costs),
+                         or bench's ref-buffered: psync buffered random reads at 12000
+                         IOPS and writes at 250, two jobs
   --runtime N            seconds of fio per round (default 5)
   --layers LIST          passed to the tracers as -l LIST (default: all layers)
   --swap                 second round in reversed attach order, rounds summed
@@ -78,12 +80,15 @@ while [[ $# -gt 0 ]]; do
 done
 
 [[ ${#names[@]} -gt 0 ]] || die 2 "at least one --bin NAME=PATH is required (see --help)"
+# fio's jobs (what comes before the first --name applies to every job)
 case $workload in
-psync) fio_engine=(--ioengine=psync --iodepth=1 --direct=1 --rw=randread) ;;
-uring) fio_engine=(--ioengine=io_uring --iodepth=32 --direct=1 --rw=randread) ;;
-bufwrite) fio_engine=(--ioengine=psync --iodepth=1 --direct=0 --rw=randwrite --rate_iops=4000
-	--fsync=64) ;;
-*) die 2 "--workload must be psync, uring or bufwrite, got '$workload'" ;;
+psync) fio_jobs=(--name=ab --ioengine=psync --iodepth=1 --direct=1 --rw=randread) ;;
+uring) fio_jobs=(--name=ab --ioengine=io_uring --iodepth=32 --direct=1 --rw=randread) ;;
+bufwrite) fio_jobs=(--name=ab --ioengine=psync --iodepth=1 --direct=0 --rw=randwrite
+	--rate_iops=4000 --fsync=64) ;;
+buffered) fio_jobs=(--ioengine=psync --direct=0 --name=randread --rw=randread --rate_iops=12000
+	--name=randwrite --rw=randwrite --rate_iops=250) ;;
+*) die 2 "--workload must be psync, uring, bufwrite or buffered, got '$workload'" ;;
 esac
 [[ $runtime =~ ^[0-9]+$ && $runtime -gt 0 ]] || die 2 "--runtime wants a positive number of seconds, got '$runtime'"
 for i in "${!names[@]}"; do
@@ -213,14 +218,14 @@ one_round() {
 		wait_attached "$!" "$name"
 	done
 
-	fio --name=ab --filename="$dev" --bs=4k --time_based \
-		--runtime="$runtime" "${fio_engine[@]}" --output-format=json \
-		--output="$tmp/fio.json" 2>"$tmp/fio.err" &
+	fio --filename="$dev" --bs=4k --time_based --runtime="$runtime" --output-format=json \
+		--output="$tmp/fio.json" "${fio_jobs[@]}" 2>"$tmp/fio.err" &
 	fio_pid=$!
 	wait "$fio_pid" || die 1 "fio failed: $(tail -n1 "$tmp/fio.err")"
 	fio_pid=
 	ios='' iops=''
-	read -r ios iops < <(jq -r '.jobs[0] | "\(.read.total_ios + .write.total_ios) \(.read.iops + .write.iops)"' \
+	read -r ios iops < <(jq -r '[.jobs[] | .read.total_ios + .write.total_ios] as $n |
+		[.jobs[] | .read.iops + .write.iops] as $r | "\($n | add) \($r | add)"' \
 		"$tmp/fio.json" 2>/dev/null)
 	[[ $ios =~ ^[0-9]+$ ]] || die 1 "cannot read total_ios / iops from fio's JSON"
 
