@@ -304,7 +304,7 @@ FUZZ_SECONDS ?= 60
 # the whole suite has to stay well under 20 min (the regression inputs are replayed all
 # the same; the soak's checks keep their samples: "test_soak.sh")
 ifeq ($(CI),true)
-FUZZ_TEST_SECONDS ?= 8
+FUZZ_TEST_SECONDS ?= 4
 SOAK_TEST_SECONDS ?= 45
 else
 FUZZ_TEST_SECONDS ?= 20
