@@ -524,7 +524,10 @@ static __always_inline u64 it_page_head(u64 page)
 	return (ch & 1) ? ch - 1 : page;
 }
 
-/* The mapping (0 for anonymous, movable or KSM pages) and index of a folio. */
+/*
+ * The mapping (0 for anonymous, movable or KSM pages) and index of a folio
+ * (index NULL: not read).
+ */
 static __always_inline u64 it_folio_mapping(u64 head, u64 *index)
 {
 	u64 m = 0;
@@ -533,12 +536,14 @@ static __always_inline u64 it_folio_mapping(u64 head, u64 *index)
 		struct folio *f = (void *)head;
 
 		bpf_core_read(&m, sizeof(m), &f->mapping);
-		*index = BPF_CORE_READ(f, index);
+		if (index)
+			*index = BPF_CORE_READ(f, index);
 	} else {
 		struct page___old *pg = (void *)head;
 
 		bpf_core_read(&m, sizeof(m), &pg->mapping);
-		*index = BPF_CORE_READ(pg, index);
+		if (index)
+			*index = BPF_CORE_READ(pg, index);
 	}
 	return (m & 3) ? 0 : m; /* PAGE_MAPPING_ANON / MOVABLE */
 }

@@ -266,11 +266,11 @@ static __always_inline u64 it_bio_first_mapping(struct bio *bio, const bool btf)
 {
 	struct bio_vec *v = IT_RD(btf, bio, bi_io_vec);
 	u32 idx = btf ? bio->bi_iter.bi_idx : BPF_CORE_READ(bio, bi_iter.bi_idx);
-	u64 page, index;
+	u64 page;
 
 	/* a probe read: a BTF pointer takes no variable offset */
 	page = (u64)BPF_CORE_READ(v + idx, bv_page);
-	return page ? it_folio_mapping(it_page_head(page), &index) : 0;
+	return page ? it_folio_mapping(it_page_head(page), NULL) : 0;
 }
 
 /*
