@@ -333,6 +333,34 @@ static inline __attribute__((always_inline)) void jw_members_inline(struct jw *w
 	jw_lit_commit(w, p + n);
 }
 
+/*
+ * jw_members() of members that have JW_PAD bytes readable past their n (kept
+ * so, like fn_get_json()'s): in an object with room for those too, copied in
+ * blocks of JW_PAD bytes, no call. What the last block writes past n is the
+ * buffer's room, written over next.
+ */
+#define JW_PAD 16
+static inline __attribute__((always_inline)) void jw_members_pad(struct jw *w, const char *m,
+								 size_t n)
+{
+	unsigned char f = w->kind[w->depth];
+	size_t i = 0;
+	char *p;
+
+	if (__builtin_expect(!(f & JW_F_OBJ) || !n || w->cap - w->len <= 1 + n + JW_PAD, 0)) {
+		jw_members(w, m, n);
+		return;
+	}
+	p = w->buf + w->len;
+	*p = ',';
+	p += f & JW_F_MORE;
+	do {
+		memcpy(p + i, m + i, JW_PAD);
+		i += JW_PAD;
+	} while (i < n);
+	jw_lit_commit(w, p + n);
+}
+
 #ifndef JW_NO_LIT_MACROS
 /* Byte i of the constant string k is plain (see jw_plain in jsonw.c) or past its end. */
 #define JW_LIT_C(k, i)                                                                      \

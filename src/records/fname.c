@@ -5,6 +5,7 @@
  * doubly linked list (indices) orders them by use, most recent first.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #define FN_MIN_CAP 64
 
 struct fn_cache {
+	struct fn_hot hot; /* first: fn_get_json() in fname.h reads it */
 	struct fn_entry *e;
 	uint32_t *bucket; /* nb heads (FN_NIL: empty) */
 	size_t cap, nb, max, nr;
@@ -30,6 +32,8 @@ struct fn_cache {
 	void (*evict_fn)(const struct fn_key *k, void *ctx);
 	void *evict_ctx;
 };
+
+_Static_assert(offsetof(struct fn_cache, hot) == 0, "fn_get_json() reads the cache as its fn_hot");
 
 static size_t key_hash(const struct fn_key *k, size_t nb)
 {
@@ -57,6 +61,7 @@ static void entry_json_free(struct fn_cache *c, struct fn_entry *e)
 {
 	if (!e->json)
 		return;
+	c->hot.json = NULL;
 	c->st.bytes -= e->json_dlen;
 	free(e->json);
 	e->json = NULL;
@@ -110,6 +115,7 @@ static void lru_front(struct fn_cache *c, uint32_t i)
 {
 	struct fn_entry *e = &c->e[i];
 
+	c->hot.json = NULL; /* another entry first, or the same renamed */
 	e->prev = FN_NIL;
 	e->next = c->head;
 	if (c->head != FN_NIL)
@@ -286,7 +292,7 @@ static inline __attribute__((always_inline)) uint32_t get(struct fn_cache *c,
 		}
 		c->last = i;
 	}
-	c->st.hits++;
+	c->hot.hits++;
 	if (c->head != i) {
 		lru_unlink(c, i);
 		lru_front(c, i);
@@ -318,7 +324,8 @@ static __attribute__((noinline)) int entry_json(struct fn_cache *c, struct fn_en
 	n = jw_len(&w) - 1;
 	jw_str(&w, "file_devno", devno);
 	d = jw_len(&w) - 1;
-	if (!jw_error(&w) && (e->json = malloc(d))) {
+	/* JW_PAD bytes more: jw_members_pad() copies in blocks of that many */
+	if (!jw_error(&w) && (e->json = calloc(1, d + JW_PAD))) {
 		memcpy(e->json, jw_data(&w) + 1, d);
 		e->json_len = (uint32_t)n;
 		e->json_dlen = (uint32_t)d;
@@ -329,7 +336,8 @@ static __attribute__((noinline)) int entry_json(struct fn_cache *c, struct fn_en
 	return ret;
 }
 
-const char *fn_get_json(struct fn_cache *c, const struct fn_key *k, size_t *len, size_t *dlen)
+/* fn_get_json() of a key that is not the hot one (or of none). */
+const char *fn_get_json_find(struct fn_cache *c, const struct fn_key *k, size_t *len, size_t *dlen)
 {
 	uint32_t i = get(c, k);
 	struct fn_entry *e;
@@ -341,6 +349,11 @@ const char *fn_get_json(struct fn_cache *c, const struct fn_key *k, size_t *len,
 		return NULL;
 	*len = e->json_len;
 	*dlen = e->json_dlen;
+	/* the most recently used now, its members made: hot until anything moves */
+	c->hot.key = e->key;
+	c->hot.json = e->json;
+	c->hot.len = e->json_len;
+	c->hot.dlen = e->json_dlen;
 	return e->json;
 }
 
@@ -375,15 +388,13 @@ size_t fn_max(const struct fn_cache *c)
 void fn_stats(const struct fn_cache *c, struct fn_stats *st)
 {
 	*st = c->st;
+	st->hits = c->hot.hits;
 	st->entries = c->nr;
 }
 
 static int set_key(struct fn_key *k, uint32_t dev, uint64_t ino, uint32_t flags)
 {
-	k->ino = ino;
-	k->dev = dev;
-	k->bdev = !!(flags & IT_F_BDEV);
-	return ino != 0;
+	return fn_key_set(k, dev, ino, !!(flags & IT_F_BDEV));
 }
 
 int fn_blk_key(const struct it_block_rec *b, const struct fn_key *req, struct fn_key *k)

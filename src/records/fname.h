@@ -27,6 +27,15 @@ static inline int fn_key_eq(const struct fn_key *a, const struct fn_key *b)
 	return a->ino == b->ino && a->dev == b->dev && a->bdev == b->bdev;
 }
 
+/* k = (dev, ino, bdev): 1, or 0 when there is no inode (no file). */
+static inline int fn_key_set(struct fn_key *k, uint32_t dev, uint64_t ino, int bdev)
+{
+	k->ino = ino;
+	k->dev = dev;
+	k->bdev = (uint32_t)bdev;
+	return ino != 0;
+}
+
 struct fn_entry {
 	struct fn_key key;
 	char *file; /* the host's path ("" never: an entry has one) */
@@ -73,15 +82,43 @@ int fn_put(struct fn_cache *c, const struct fn_key *k, const char *file, const c
 /* k's names, the entry made the most recently used; NULL: not known (a miss, counted). */
 const struct fn_entry *fn_get(struct fn_cache *c, const struct fn_key *k);
 /*
+ * The entry fn_get_json() returned last, while it is still the most recently
+ * used with its members kept: a cache's first member, so that the next
+ * lookups of the same file need no call (requests come in runs of one file).
+ * Read only, but for hits.
+ */
+struct fn_hot {
+	struct fn_key key;
+	const char *json; /* NULL: none (anything moved since) */
+	size_t len, dlen;
+	uint64_t hits; /* fn_stats()'s hits */
+};
+
+/* fn_get_json() of another key than the hot one, or with none hot. */
+const char *fn_get_json_find(struct fn_cache *c, const struct fn_key *k, size_t *len, size_t *dlen);
+
+/*
  * k's names as the members of a JSON object (docs/json.md), "file":"PATH"
  * and, where it has one, ,"container_file":"PATH", then
  * ,"file_devno":"MAJ:MIN" of k's dev (a block request's): escaped once, at
  * the first call after the names were put, and kept with the entry, so that
- * a JSON line adds them with one copy (jw_members()). *len: the names'
- * length, *dlen: with file_devno. Otherwise as fn_get(): the entry made the
- * most recently used, a miss counted. NULL: not known, or out of memory.
+ * a JSON line adds them with one copy (jw_members_pad(): JW_PAD bytes
+ * readable past *dlen). *len: the names' length, *dlen: with file_devno.
+ * Otherwise as fn_get(): the entry made the most recently used, a miss
+ * counted. NULL: not known, or out of memory.
  */
-const char *fn_get_json(struct fn_cache *c, const struct fn_key *k, size_t *len, size_t *dlen);
+static inline __attribute__((always_inline)) const char *
+fn_get_json(struct fn_cache *c, const struct fn_key *k, size_t *len, size_t *dlen)
+{
+	struct fn_hot *h = (struct fn_hot *)(void *)c;
+
+	if (__builtin_expect(!h->json || !fn_key_eq(&h->key, k), 0))
+		return fn_get_json_find(c, k, len, dlen);
+	h->hits++;
+	*len = h->len;
+	*dlen = h->dlen;
+	return h->json;
+}
 /* k's names without a use (no order change, not counted); NULL: not known. */
 const struct fn_entry *fn_peek(const struct fn_cache *c, const struct fn_key *k);
 /* Forget the n least recently used entries. Returns how many went. */

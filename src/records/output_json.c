@@ -224,9 +224,20 @@ static void json_file(struct it_out *out, struct json_fk *fk, const struct fn_ke
 			return;
 	}
 	/* the cache's file_devno is k's dev: a block request's own file's (fn_blk_key) */
-	jw_members(&out->w, fk->m, file_dev && file_dev == k->dev ? fk->d : fk->n);
+	jw_members_pad(&out->w, fk->m, file_dev && file_dev == k->dev ? fk->d : fk->n);
 	if (file_dev && file_dev != k->dev)
 		json_file_devno(&out->w, file_dev);
+}
+
+/* fn_req_key(), a syscall's without a call. */
+static inline __attribute__((always_inline)) int json_req_key(const struct corr_req *r,
+							      struct fn_key *k)
+{
+	const struct it_syscall_rec *s = r->sys;
+
+	if (r->kind != CORR_SYSCALL)
+		return fn_req_key(r, k);
+	return fn_key_set(k, s->dev, s->ino, !!(s->flags & IT_F_BDEV));
 }
 
 /* Block request i of r, whose file is rk (NULL: none; fk: the line's last file). */
@@ -246,8 +257,15 @@ static void json_block(struct it_out *out, const struct corr_req *r, int i, cons
 	jw_u64(w, "nr_sectors", b->bytes / 512);
 	jw_u64(w, "bytes", b->bytes);
 	jw_u64(w, "ino", b->ino);
-	/* the file's own file system, for a reader of the line (report: its name's key) */
-	if (out->fn && fn_blk_key(b, rk, &k))
+	/*
+	 * The file's own file system, for a reader of the line (report: its name's key).
+	 * The line's file, with file_devno its dev: what fn_blk_key() and json_file()
+	 * come to, without them.
+	 */
+	if (fk->m && b->ino == fk->key.ino && b->file_dev == fk->key.dev && b->file_dev &&
+	    !!(b->flags & IT_F_BDEV) == fk->key.bdev)
+		jw_members_pad(w, fk->m, fk->d);
+	else if (out->fn && fn_blk_key(b, rk, &k))
 		json_file(out, fk, &k, b->file_dev);
 	jw_u64(w, "q_ns", b->q_ns);
 	if (b->flags & IT_F_HAS_G)
@@ -279,7 +297,7 @@ void out_json_request(struct it_out *out, const struct corr_req *r, const struct
 	size_t mark = jw_len(w);
 	uint64_t ts = v->end_ns ? v->end_ns : v->start_ns;
 	struct fn_key rk;
-	int has_rk = out->fn && fn_req_key(r, &rk); /* names off: no file keys */
+	int has_rk = 0; /* names off: no file keys */
 	struct json_fk fk = { .m = NULL };
 
 	if (!mark)
@@ -297,8 +315,13 @@ void out_json_request(struct it_out *out, const struct corr_req *r, const struct
 	jw_str(w, "op", abi_op_name(v->op));
 	out_json_dev(out, v->dev);
 	jw_u64(w, "ino", v->ino);
-	if (has_rk)
-		json_file(out, &fk, &rk, 0);
+	if (out->fn && json_req_key(r, &rk)) {
+		has_rk = 1;
+		fk.key = rk;
+		fk.m = fn_get_json(out->fn, &rk, &fk.n, &fk.d);
+		if (fk.m)
+			jw_members_pad(w, fk.m, fk.n);
+	}
 	if (v->offset != CORR_NO_OFFSET)
 		jw_u64(w, "offset", v->offset);
 	jw_u64(w, "bytes", v->bytes);

@@ -200,6 +200,41 @@ out:
 	fn_free(c);
 }
 
+/* fn_get_json() of the entry it gave last (no call): as the cache's order and names go. */
+static void test_json_hot(void)
+{
+	struct fn_cache *c = fn_new(2);
+	struct fn_key a = key(5), b = key(6), x = key(7);
+	struct fn_stats st;
+	const char *m, *m2;
+	size_t n = 0, d = 0;
+
+	if (!ASSERT_TRUE(c != NULL, "new"))
+		return;
+	ASSERT_OK(fn_put(c, &a, "/a", NULL), "put a");
+	ASSERT_OK(fn_put(c, &b, "/b", NULL), "put b");
+	m = fn_get_json(c, &a, &n, &d);
+	ASSERT_TRUE(m && n == strlen("\"file\":\"/a\"") && !memcmp(m, "\"file\":\"/a\"", n), "a");
+	m2 = fn_get_json(c, &a, &n, &d);
+	ASSERT_TRUE(m2 == m && n == strlen("\"file\":\"/a\""), "a again: the same members");
+	fn_get(c, &b);
+	/* b the most recently used: a's next use makes it so again, b goes first */
+	ASSERT_TRUE(fn_get_json(c, &a, &n, &d) == m, "a after b");
+	ASSERT_OK(fn_put(c, &x, "/x", NULL), "put x: one goes");
+	ASSERT_TRUE(fn_peek(c, &a) != NULL && fn_peek(c, &b) == NULL, "b went, not a");
+	/* new names of the hot entry */
+	ASSERT_OK(fn_put(c, &a, "/a2", NULL), "rename a");
+	m = fn_get_json(c, &a, &n, &d);
+	ASSERT_TRUE(m && n == strlen("\"file\":\"/a2\"") && !memcmp(m, "\"file\":\"/a2\"", n),
+		    "a's new name");
+	ASSERT_EQ(fn_evict(c, 2), 2, "all evicted");
+	ASSERT_TRUE(fn_get_json(c, &a, &n, &d) == NULL, "a gone: a miss");
+	fn_stats(c, &st);
+	ASSERT_EQ(st.hits, 5, "every hit counted, with a call or not");
+	ASSERT_EQ(st.misses, 1, "the miss counted");
+	fn_free(c);
+}
+
 /* A name record: components leaf first. */
 static size_t mk_rec(struct it_name_rec *r, uint32_t flags, const char *const *comp, int nr)
 {
@@ -489,6 +524,7 @@ int main(void)
 	RUN_TEST(test_mountinfo);
 	RUN_TEST(test_cache);
 	RUN_TEST(test_json);
+	RUN_TEST(test_json_hot);
 	RUN_TEST(test_rel);
 	RUN_TEST(test_resolve);
 	RUN_TEST(test_entries);

@@ -211,6 +211,44 @@ static void test_jw_members(void)
 	jw_free(&w);
 }
 
+/* jw_members_pad(): jw_members()'s bytes, reading at most JW_PAD bytes past n (ASan) */
+static void test_jw_members_pad(void)
+{
+	const char *src = "\"file\":\"/var/lib/postgresql/15/main/base/16384/16397\","
+			  "\"file_devno\":\"8:1\"";
+	size_t len = strlen(src);
+	struct jw a, b;
+
+	for (size_t n = 0; n <= len; n++) {
+		char *m = malloc(n + JW_PAD);
+
+		ASSERT_TRUE(m != NULL, "malloc");
+		memcpy(m, src, n);
+		memset(m + n, '~', JW_PAD);
+		jw_init(&a);
+		jw_init(&b);
+		jw_obj_begin(&a, NULL);
+		jw_obj_begin(&b, NULL);
+		/* the buffer grows on the way: both paths */
+		for (int i = 0; i < 40; i++) {
+			jw_members_pad(&a, m, n);
+			jw_u64(&a, "i", (uint64_t)i);
+			jw_members(&b, m, n);
+			jw_u64(&b, "i", (uint64_t)i);
+		}
+		jw_obj_end(&a);
+		jw_obj_end(&b);
+		ASSERT_OK(jw_error(&a), "no error");
+		ASSERT_STREQ(jw_data(&a), jw_data(&b), "the same bytes as jw_members()");
+		jw_reset(&a);
+		jw_members_pad(&a, m, n);
+		ASSERT_EQ(jw_error(&a), n ? EINVAL : 0, "at the top level: misuse");
+		jw_free(&a);
+		jw_free(&b);
+		free(m);
+	}
+}
+
 static void test_jw_misuse(void)
 {
 	struct jw w;
@@ -857,6 +895,7 @@ int main(void)
 	RUN_TEST(test_jw_escape);
 	RUN_TEST(test_jw_strn);
 	RUN_TEST(test_jw_members);
+	RUN_TEST(test_jw_members_pad);
 	RUN_TEST(test_jw_misuse);
 	RUN_TEST(test_jw_lines);
 	RUN_TEST(test_jw_growth);
