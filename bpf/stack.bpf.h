@@ -181,6 +181,7 @@ static __always_inline struct it_bio_info *it_stk_find(struct it_stk_key *k, u64
 	struct it_stk_uppers *u = bpf_map_lookup_elem(&stk_sect, k);
 	struct it_bio_info *a, *b;
 
+	*key = 0;
 	if (!u)
 		return NULL;
 	a = it_stk_holds(u->up[0], k->sector);
@@ -191,7 +192,8 @@ static __always_inline struct it_bio_info *it_stk_find(struct it_stk_key *k, u64
 		*key = u->up[0];
 		return a;
 	}
-	*key = u->up[1];
+	if (b)
+		*key = u->up[1];
 	return b;
 }
 
