@@ -392,45 +392,6 @@ void fn_stats(const struct fn_cache *c, struct fn_stats *st)
 	st->entries = c->nr;
 }
 
-static int set_key(struct fn_key *k, uint32_t dev, uint64_t ino, uint32_t flags)
-{
-	return fn_key_set(k, dev, ino, !!(flags & IT_F_BDEV));
-}
-
-int fn_blk_key(const struct it_block_rec *b, const struct fn_key *req, struct fn_key *k)
-{
-	/* issued inside the request's own call with no inode of its own: an aio iocb's */
-	if (!b->ino && req && b->origin == IT_ORIG_SYSCALL) {
-		*k = *req;
-		return 1;
-	}
-	if (!b->ino)
-		return 0;
-	if (b->file_dev)
-		return set_key(k, b->file_dev, b->ino, b->flags);
-	if ((b->flags & IT_F_WB) && b->wb.file_dev)
-		return set_key(k, b->wb.file_dev, b->ino, 0);
-	if (req && req->ino == b->ino) {
-		*k = *req;
-		return 1;
-	}
-	return 0;
-}
-
-int fn_req_key(const struct corr_req *r, struct fn_key *k)
-{
-	switch (r->kind) {
-	case CORR_SYSCALL:
-		return set_key(k, r->sys->dev, r->sys->ino, r->sys->flags);
-	case CORR_URING:
-		return set_key(k, r->uring->dev, r->uring->ino, r->uring->flags);
-	case CORR_AIO:
-		return set_key(k, r->aio.iocb.dev, r->aio.iocb.ino, r->aio.iocb.flags);
-	default:
-		return r->nr_blocks ? fn_blk_key(r->blocks[0], NULL, k) : 0;
-	}
-}
-
 /* ---- fn_index ---- */
 
 struct fn_index {

@@ -15,6 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "iotracer.h"
+#include "records/corr.h"
+
 /* A file as the records name it: dev (IT_F_BDEV: a block device node, dev its i_rdev), ino. */
 struct fn_key {
 	uint64_t ino;
@@ -55,22 +58,54 @@ struct fn_stats {
 };
 
 struct fn_cache;
-struct corr_req;
-struct it_block_rec;
 
-/*
- * The file a request names (a syscall's or io_uring request's fd, an aio
- * iocb's, a block request's own): 1 and its key, or 0 when it names none.
- */
-int fn_req_key(const struct corr_req *r, struct fn_key *k);
 /*
  * The file of a block request: its own file_dev and inode, for a write of
  * page-cache pages the first page's file system, else (records of builds
  * before issue 38) the request's file when the inode is the same; one
  * issued inside the request's call with no inode (an aio iocb's: io_submit
- * queues the bios) has the request's file. 1, or 0.
+ * queues the bios) has the request's file. 1, or 0. Inline: every JSON line's
+ * block requests take it.
  */
-int fn_blk_key(const struct it_block_rec *b, const struct fn_key *req, struct fn_key *k);
+static inline int fn_blk_key(const struct it_block_rec *b, const struct fn_key *req,
+			     struct fn_key *k)
+{
+	/* issued inside the request's own call with no inode of its own: an aio iocb's */
+	if (!b->ino && req && b->origin == IT_ORIG_SYSCALL) {
+		*k = *req;
+		return 1;
+	}
+	if (!b->ino)
+		return 0;
+	if (b->file_dev)
+		return fn_key_set(k, b->file_dev, b->ino, !!(b->flags & IT_F_BDEV));
+	if ((b->flags & IT_F_WB) && b->wb.file_dev)
+		return fn_key_set(k, b->wb.file_dev, b->ino, 0);
+	if (req && req->ino == b->ino) {
+		*k = *req;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The file a request names (a syscall's or io_uring request's fd, an aio
+ * iocb's, a block request's own): 1 and its key, or 0 when it names none.
+ */
+static inline int fn_req_key(const struct corr_req *r, struct fn_key *k)
+{
+	switch (r->kind) {
+	case CORR_SYSCALL:
+		return fn_key_set(k, r->sys->dev, r->sys->ino, !!(r->sys->flags & IT_F_BDEV));
+	case CORR_URING:
+		return fn_key_set(k, r->uring->dev, r->uring->ino, !!(r->uring->flags & IT_F_BDEV));
+	case CORR_AIO:
+		return fn_key_set(k, r->aio.iocb.dev, r->aio.iocb.ino,
+				  !!(r->aio.iocb.flags & IT_F_BDEV));
+	default:
+		return r->nr_blocks ? fn_blk_key(r->blocks[0], NULL, k) : 0;
+	}
+}
 
 /* At most max entries (>= 1). NULL with errno. */
 struct fn_cache *fn_new(size_t max);

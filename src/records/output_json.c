@@ -214,8 +214,8 @@ struct json_fk {
  * request), looked up once per line and file (fk); a block request's
  * "file_devno" of file_dev too (0: none).
  */
-static void json_file(struct it_out *out, struct json_fk *fk, const struct fn_key *k,
-		      uint32_t file_dev)
+static inline __attribute__((always_inline)) void
+json_file(struct it_out *out, struct json_fk *fk, const struct fn_key *k, uint32_t file_dev)
 {
 	if (!fk->m || !fn_key_eq(&fk->key, k)) {
 		fk->m = fn_get_json(out->fn, k, &fk->n, &fk->d);
@@ -227,17 +227,6 @@ static void json_file(struct it_out *out, struct json_fk *fk, const struct fn_ke
 	jw_members_pad(&out->w, fk->m, file_dev && file_dev == k->dev ? fk->d : fk->n);
 	if (file_dev && file_dev != k->dev)
 		json_file_devno(&out->w, file_dev);
-}
-
-/* fn_req_key(), a syscall's without a call. */
-static inline __attribute__((always_inline)) int json_req_key(const struct corr_req *r,
-							      struct fn_key *k)
-{
-	const struct it_syscall_rec *s = r->sys;
-
-	if (r->kind != CORR_SYSCALL)
-		return fn_req_key(r, k);
-	return fn_key_set(k, s->dev, s->ino, !!(s->flags & IT_F_BDEV));
 }
 
 /* Block request i of r, whose file is rk (NULL: none; fk: the line's last file). */
@@ -259,8 +248,8 @@ static void json_block(struct it_out *out, const struct corr_req *r, int i, cons
 	jw_u64(w, "ino", b->ino);
 	/*
 	 * The file's own file system, for a reader of the line (report: its name's key).
-	 * The line's file, with file_devno its dev: what fn_blk_key() and json_file()
-	 * come to, without them.
+	 * A block request of the line's own file (fn_blk_key's first case with the
+	 * line's key, json_file's reuse) takes the line's members at once: most do.
 	 */
 	if (fk->m && b->ino == fk->key.ino && b->file_dev == fk->key.dev && b->file_dev &&
 	    !!(b->flags & IT_F_BDEV) == fk->key.bdev)
@@ -297,7 +286,7 @@ void out_json_request(struct it_out *out, const struct corr_req *r, const struct
 	size_t mark = jw_len(w);
 	uint64_t ts = v->end_ns ? v->end_ns : v->start_ns;
 	struct fn_key rk;
-	int has_rk = 0; /* names off: no file keys */
+	int has_rk = out->fn && fn_req_key(r, &rk); /* names off: no file keys */
 	struct json_fk fk = { .m = NULL };
 
 	if (!mark)
@@ -315,13 +304,8 @@ void out_json_request(struct it_out *out, const struct corr_req *r, const struct
 	jw_str(w, "op", abi_op_name(v->op));
 	out_json_dev(out, v->dev);
 	jw_u64(w, "ino", v->ino);
-	if (out->fn && json_req_key(r, &rk)) {
-		has_rk = 1;
-		fk.key = rk;
-		fk.m = fn_get_json(out->fn, &rk, &fk.n, &fk.d);
-		if (fk.m)
-			jw_members_pad(w, fk.m, fk.n);
-	}
+	if (has_rk)
+		json_file(out, &fk, &rk, 0);
 	if (v->offset != CORR_NO_OFFSET)
 		jw_u64(w, "offset", v->offset);
 	jw_u64(w, "bytes", v->bytes);
