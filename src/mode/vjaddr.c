@@ -97,7 +97,7 @@ void vjoin_vm_mode(struct vjoin *j, int vmi, int mode)
 	vm->st.ready = 0;
 	vm->st.recheck = VJ_RC_NONE;
 	vm->agree_run = 0;
-	vm->win_n = vm->win_next = 0;
+	vm->win_n = vm->win_next = vm->win_unmapped = vm->win_bad = 0;
 }
 
 /* ---- the VM's clock, as vjpath.c keeps it ---- */
@@ -212,21 +212,24 @@ int vj_is_guest_ram(struct vjoin *j, int disk, uint64_t buf)
 /* An address-path outcome into the VM's window; a re-check when they go bad. */
 static void addr_outcome(struct vjoin *j, struct vj_vm *vm, int o)
 {
-	unsigned int unmapped = 0, bad = 0;
+	uint8_t *slot = &vm->win[vm->win_next];
 
-	vm->win[vm->win_next] = (uint8_t)o;
-	vm->win_next = (vm->win_next + 1) % VJ_WIN;
-	if (vm->win_n < VJ_WIN)
+	if (vm->win_n == VJ_WIN) { /* the oldest outcome leaves the window */
+		vm->win_unmapped -= *slot == VJ_O_UNMAPPED;
+		vm->win_bad -= *slot != VJ_O_JOINED;
+	} else {
 		vm->win_n++;
-	for (unsigned int i = 0; i < vm->win_n; i++) {
-		unmapped += vm->win[i] == VJ_O_UNMAPPED;
-		bad += vm->win[i] != VJ_O_JOINED;
 	}
+	*slot = (uint8_t)o;
+	vm->win_unmapped += o == VJ_O_UNMAPPED;
+	vm->win_bad += o != VJ_O_JOINED;
+	vm->win_next = (vm->win_next + 1) % VJ_WIN;
 	if (vm->st.recheck)
 		return;
-	if (unmapped >= VJ_RC_UNMAPPED_N)
+	if (vm->win_unmapped >= VJ_RC_UNMAPPED_N)
 		vm->st.recheck = VJ_RC_UNMAPPED;
-	else if (vm->win_n == VJ_WIN && bad >= VJ_RC_RATE_N && j->now_ns >= vm->next_recheck_ns)
+	else if (vm->win_n == VJ_WIN && vm->win_bad >= VJ_RC_RATE_N &&
+		 j->now_ns >= vm->next_recheck_ns)
 		vm->st.recheck = VJ_RC_JOIN_RATE;
 	if (vm->st.recheck)
 		vm->st.rechecks[vm->st.recheck]++;

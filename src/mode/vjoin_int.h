@@ -115,6 +115,7 @@ struct vj_vm {
 	uint64_t rate_hist; /* hist_next + hist_n * VJ_HIST when rate was fitted */
 	uint8_t win[VJ_WIN]; /* address-path outcomes: enum vj_outcome */
 	unsigned int win_n, win_next;
+	unsigned int win_unmapped, win_bad; /* outcomes in the window: unmapped, not joined */
 	unsigned int agree_run; /* uprobe path: address path agreed this many times in a row */
 	uint64_t gen_at_recheck; /* map generation when the re-check began */
 	uint64_t backoff_ns, next_recheck_ns; /* join-rate re-checks: not before */

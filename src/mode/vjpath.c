@@ -235,21 +235,23 @@ static int clk_carried(struct vj_vm *vm, uint64_t t, int64_t *lo, int64_t *hi)
  */
 int vj_clk_bounds(struct vj_vm *vm, uint64_t t, int64_t *lo, int64_t *hi)
 {
+	const struct vj_clk *c = vm->clk.s, *end = c + vm->clk.n;
+	int64_t l = INT64_MIN, h = INT64_MAX;
 	unsigned int used = 0;
 
-	*lo = INT64_MIN;
-	*hi = INT64_MAX;
-	for (unsigned int i = 0; i < vm->clk.n; i++) {
-		const struct vj_clk *c = &vm->clk.s[i];
+	/* in locals: stores through lo and hi might alias the ring (reloaded every round) */
+	for (; c < end; c++) {
 		uint64_t age = t > c->t ? t - c->t : c->t - t;
 		int64_t d = (int64_t)(age / 1000000 * VJ_DRIFT_PPM);
 
 		if (age > VJ_CLK_FRESH_NS)
 			continue;
 		used++;
-		*lo = c->b - d > *lo ? c->b - d : *lo;
-		*hi = c->a + d < *hi ? c->a + d : *hi;
+		l = c->b - d > l ? c->b - d : l;
+		h = c->a + d < h ? c->a + d : h;
 	}
+	*lo = l;
+	*hi = h;
 	if (used < VJ_CLK_MIN && clk_carried(vm, t, lo, hi))
 		used = VJ_CLK_MIN; /* a pause: the history carried over it */
 	if (used) {
