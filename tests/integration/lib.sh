@@ -423,7 +423,9 @@ bpf_ids_alive() {
 
 # start_tracer ARGS...: run $IOTRACER -j FILE --no-live -q ARGS in the background
 # (TRACER_JSON_PATH=none: without -j, as the service runs) and wait until it has attached: it holds BPF link fds (/proc/PID/fdinfo) and their
-# number has not changed for 1 s. Sets TRACER_PID, TRACER_JSON, TRACER_ERR (stderr
+# number is the same at two looks 0.2 s apart after it printed its start line (written once
+# everything is attached and set up, even under -q), or, without that line, has not changed
+# for 1 s. Sets TRACER_PID, TRACER_JSON, TRACER_ERR (stderr
 # file), TRACER_WHY (reason on failure). Returns 1 if it died or did not attach in 20 s.
 # Must not be called inside $(...) (stop_tracer needs the pid as a child).
 start_tracer() {
@@ -439,7 +441,7 @@ start_tracer() {
 	"$IOTRACER" "${jargs[@]}" --no-live -q "$@" >"$TRACER_OUT" 2>"$TRACER_ERR" &
 	TRACER_PID=$!
 	_it_register pids "$TRACER_PID"
-	local i n last=-2 stable=0
+	local i n last=-2 stable=0 started=0
 	for ((i = 0; i < 200; i++)); do
 		sleep 0.1
 		if ! proc_alive "$TRACER_PID"; then
@@ -450,6 +452,8 @@ start_tracer() {
 			return 1
 		fi
 		((i % 2)) && continue # look every 0.2 s
+		# the start line first, then the links: a count taken after the line was there
+		grep -q ' started: layers ' "$TRACER_ERR" 2>/dev/null && started=$((started + 1))
 		n=$(bpf_link_count "$TRACER_PID")
 		if ((n > 0 && n == last)); then
 			stable=$((stable + 1))
@@ -457,7 +461,8 @@ start_tracer() {
 			stable=0
 		fi
 		last=$n
-		if ((stable >= 5)); then
+		# after the start line: two counts that agree (anything attaching right after it)
+		if ((stable >= 5 || (started >= 2 && stable >= 1))); then
 			vnote "iotracer $TRACER_PID attached: $n links"
 			TRACER_LINKS=$n
 			return 0
