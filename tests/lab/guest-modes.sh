@@ -19,7 +19,9 @@
 #   `LAB-MARK cost-PHASE-begin/end` marks the host hook stamps
 #   (host-modes-hook.sh), after a second of nothing between
 #   `cost-PHASE-idle` and `-begin` (the idle rates the notes subtract); lines
-#   `cost PHASE {json}`. The host
+#   `cost PHASE {json}`. LAB_G_STANDALONE=0: no standalone phase (its two tracers'
+#   attach, ~13 s of a TCG boot, for notes only: test_modes.sh runs it with LAB_FULL=1).
+#   The host
 #   says when a tracer of its own is ready by writing GO-WORD at the start of
 #   the NVMe disk (outside the guest daemon's filter), which this script polls.
 # Phase 1: guest daemon #1 (`--mode guest -d vda`: the filter names vda only,
@@ -176,13 +178,15 @@ hist_fill() {
 }
 if [ "${LAB_G_COST:-0}" = 1 ]; then
 	cost base 21
-	/lab/iotracer -d "$VDA" -q --no-live -j "$W/gs.json" >"$W/gs.out" 2>"$W/gs.err" &
-	gspid=$!
-	wait_attached "$gspid" "$W/gs.json" >/dev/null || rc=1
-	echo "LAB-MARK start-standalone"
-	await_go standalone
-	cost standalone 22
-	stop_pid "$gspid" "standalone guest daemon"
+	if [ "${LAB_G_STANDALONE:-1}" = 1 ]; then
+		/lab/iotracer -d "$VDA" -q --no-live -j "$W/gs.json" >"$W/gs.out" 2>"$W/gs.err" &
+		gspid=$!
+		wait_attached "$gspid" "$W/gs.json" >/dev/null || rc=1
+		echo "LAB-MARK start-standalone"
+		await_go standalone
+		cost standalone 22
+		stop_pid "$gspid" "standalone guest daemon"
+	fi
 	start 1 "$devs"
 	echo "LAB-MARK start-uprobe"
 	wait_up 1 0 # the host daemon (the uprobe path) traces QEMU

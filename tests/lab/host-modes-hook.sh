@@ -14,7 +14,8 @@
 # MODES_COST=1: the cost comparison (guest-modes.sh LAB_G_COST), on one boot:
 #   base       nothing traced;
 #   standalone `iotracer -p QEMU -f IMAGE` (standalone.json), started at
-#              `LAB-MARK start-standalone`;
+#              `LAB-MARK start-standalone` (not with MODES_STANDALONE=0: the
+#              guest's LAB_G_STANDALONE=0 has no such phase);
 #   uprobe     host mode with --qemu-uprobes always (host0.json), at
 #              `LAB-MARK start-uprobe`;
 #   address    host mode as daemon #1, at `LAB-MARK start-host`; the guest is
@@ -107,15 +108,17 @@ marks() { # PHASE: its idle, begin and end marks
 }
 if [[ ${MODES_COST:-0} == 1 ]]; then
 	marks base
-	wait_mark start-standalone
-	"$IOTRACER" -p "$LAB_QEMU_PID" -f "${LAB_VBLK_IMG:?}" -q --no-live \
-		-j "$LAB_OUTDIR/standalone.json" >"$LAB_OUTDIR/standalone.out" \
-		2>"$LAB_OUTDIR/standalone.err" &
-	hpid=$!
-	wait_line "$LAB_OUTDIR/standalone.err" " started: "
-	go standalone
-	marks standalone
-	stop
+	if [[ ${MODES_STANDALONE:-1} == 1 ]]; then
+		wait_mark start-standalone
+		"$IOTRACER" -p "$LAB_QEMU_PID" -f "${LAB_VBLK_IMG:?}" -q --no-live \
+			-j "$LAB_OUTDIR/standalone.json" >"$LAB_OUTDIR/standalone.out" \
+			2>"$LAB_OUTDIR/standalone.err" &
+		hpid=$!
+		wait_line "$LAB_OUTDIR/standalone.err" " started: "
+		go standalone
+		marks standalone
+		stop
+	fi
 	wait_mark start-uprobe
 	start 0 --qemu-uprobes always
 	marks uprobe

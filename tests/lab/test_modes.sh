@@ -41,9 +41,11 @@
 # tracepoints attached where the kvm module is loaded: SKIP without it;
 # nothing fires under TCG); and the `# hostcost` notes: guest IOPS, host CPU
 # per guest IO (QEMU's and the tracer's threads) and uprobe hits per guest IO
-# with nothing traced, a standalone tracer on QEMU, the uprobe path and the
-# address path, on the same boot. That transport's host daemons are on the
-# address path (the default); on the others the guest daemons send no buffer
+# with nothing traced, a standalone tracer on QEMU (LAB_MODES_STANDALONE=1, on
+# with LAB_FULL=1: notes only, and its two tracers' attach cost the boot ~13 s
+# under TCG), the uprobe path and the address path, on the same boot. That
+# transport's host daemons are on the address path (the default); on the
+# others the guest daemons send no buffer
 # addresses (LAB_G_OLD_GUEST=1: as an older guest iotracer) and the host (the default
 # too) keeps the VM on the uprobe path, lab_modes_T_uprobes: the VM pinned to its
 # uprobes (said, counted), every join by QEMU's submit.
@@ -55,7 +57,7 @@
 # Environment: LAB_MODES_KERNEL, LAB_MODES_COUNT (ops per ioload run, 150),
 # LAB_MODES_DISKS (the matrix; default tests/lab/modes-disks.sh's MD_DEFAULT, with
 # LAB_FULL=1 also MD_FULL; empty: none), LAB_MODES_MCOUNT (ops per run on a matrix
-# disk, 100),
+# disk, 100), LAB_MODES_STANDALONE (the cost's standalone phase, default LAB_FULL),
 # LAB_TIMEOUT (per boot, default 150 s; + 45 s per matrix disk), and what boot.sh reads.
 set -uo pipefail
 # shellcheck source=lib.sh
@@ -75,6 +77,11 @@ CHECKS="run records join offsets order filter reconnect"
 TIMEOUT0=${LAB_TIMEOUT:-150}
 export LAB_G_MCOUNT=${LAB_MODES_MCOUNT:-100}
 export LAB_G_COUNT=${LAB_MODES_COUNT:-150}
+# the cost's standalone phase (notes only) with LAB_FULL=1
+export LAB_G_STANDALONE=${LAB_MODES_STANDALONE:-${LAB_FULL:-0}}
+export MODES_STANDALONE=$LAB_G_STANDALONE
+COST_PHASES="base uprobe address"
+[[ $LAB_G_STANDALONE == 1 ]] && COST_PHASES="base standalone uprobe address"
 # tcp (slirp) with LAB_FULL=1: the link code is one over every transport (test_link*)
 [[ $# -eq 0 ]] && { if [[ ${LAB_FULL:-0} == 1 ]]; then set -- serial tcp; else set -- serial; fi; }
 TRANSPORTS=("$@")
@@ -135,9 +142,16 @@ check() {
 	if [[ $2 == 0 ]]; then report PASS "$1"; else report FAIL "$1" "$3"; fi
 }
 
-# All JSON lines of both host daemons of run dir $1 matching jq filter $2.
-# Daemon #1 is SIGKILLed: its last line may be cut short; skip such lines.
-hostj() { cat "$1"/host[012].json 2>/dev/null | jq -cR "fromjson? | $2"; }
+# All JSON lines of both host daemons of run dir $1 matching jq filter $2 (none
+# of type request: the callers want paths, guest records and summaries).
+# Daemon #1 is SIGKILLed: its last line may be cut short; skip such lines. The
+# lines are parsed once into $1/host.jsonl (the host JSON is 14 MB with the disk
+# matrix, ~0.7 s a parse, and there are a dozen calls after the boot).
+hostj() {
+	[[ -s $1/host.jsonl ]] || cat "$1"/host[012].json 2>/dev/null |
+		jq -cR 'fromjson? | select(.type != "request")' >"$1/host.jsonl"
+	jq -c "$2" "$1/host.jsonl"
+}
 
 # A join below the bar (seen once: daemon #2 with 0 syscall and 0 block records,
 # its 150 guest requests unjoined for no_host_io, its text summary's histograms
@@ -193,21 +207,23 @@ COST_HITS=""
 cost_notes() {
 	local out=$1 t=$2 ph ops el line
 	COST_HITS="- -"
-	if [[ $(grep -c '^cost-' "$out/cost.txt" 2>/dev/null) != 12 ]]; then
+	local -a phs
+	read -r -a phs <<<"$COST_PHASES"
+	if [[ $(grep -c '^cost-' "$out/cost.txt" 2>/dev/null) != $((3 * ${#phs[@]})) ]]; then
 		note "hostcost ${PFX}_$t: not measured (marks: $(cut -d' ' -f1 "$out/cost.txt" 2>/dev/null | tr '\n' ' '))"
 		return
 	fi
-	for ph in base standalone uprobe address; do
+	for ph in "${phs[@]}"; do
 		line=$(awk -v p="$ph" '$1 == "cost" && $2 == p' "$out/ioload.txt" | cut -d' ' -f3-)
 		ops=$(jq -r '.ops // 0' <<<"${line:-{\}}")
 		el=$(jq -r '.elapsed_ns // 0' <<<"${line:-{\}}")
 		echo "$ph $ops $el"
 	done >"$out/cost.ops"
-	awk 'NR == FNR { ops[$1] = $2; el[$1] = $3; next }
+	awk -v phases="$COST_PHASES" 'NR == FNR { ops[$1] = $2; el[$1] = $3; next }
 		{ split($1, m, "-"); ph = m[2]; w = m[3]
 		  for (i = 2; i <= 7; i++) v[ph, w, i] = $i }
 		END {
-			n = split("base standalone uprobe address", P, " ")
+			n = split(phases, P, " ")
 			for (k = 1; k <= n; k++) {
 				p = P[k]; o = ops[p]
 				if (!o) { printf "%s: no ops\n", p; continue }
