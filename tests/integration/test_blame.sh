@@ -160,18 +160,24 @@ prom_top() {
 
 # share_check T_END: the panel and the rule, once Prometheus scraped and evaluated after T_END
 share_check() {
-	local t_end=$1 i ts ev expr panel vtop atop secs why pv pc vc ac
+	local t_end=$1 i ts ev s0="" expr panel vtop atop secs why pv pc vc ac
 	if [[ -z $PROM_PORT ]]; then
 		skip metrics_share "$PROM_WHY"
 		return
 	fi
+	# the first scrape after T_END (S0, its own time: timestamp() of the selector), then
+	# an evaluation of the rules more than 1 s after it. Before, the scrape time was that
+	# of `up == 1`, the query's own, and the latest one: never 1 s before an evaluation
+	# (whole seconds), so the loop ran out its 50 rounds, 13 s, every run.
 	for ((i = 0; i < 50; i++)); do
 		ts=$(curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode \
-			'query=timestamp(up{job="iotracer"} == 1)' | jq -r '.data.result[0].value[1] // 0')
+			'query=timestamp(up{job="iotracer"}) and up{job="iotracer"} == 1' |
+			jq -r '.data.result[0].value[1] // 0')
 		ev=$(curl -s --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/rules" | jq -r \
 			'.data.groups[] | select(.name == "iotracer-recording") | .lastEvaluation
 			| sub("\\.[0-9]*Z$"; "Z") | fromdate')
-		awk -v s="$ts" -v e="${ev:-0}" -v t="$t_end" 'BEGIN { exit !(s > t && e > s + 1) }' && break
+		[[ -z $s0 ]] && awk -v s="$ts" -v t="$t_end" 'BEGIN { exit !(s > t) }' && s0=$ts
+		[[ -n $s0 ]] && awk -v s="$s0" -v e="${ev:-0}" 'BEGIN { exit !(e > s + 1) }' && break
 		sleep 0.2
 	done
 	# the panel's query over the whole run, its variables matching anything
