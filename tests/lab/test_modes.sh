@@ -82,24 +82,34 @@ export LAB_G_STANDALONE=${LAB_MODES_STANDALONE:-${LAB_FULL:-0}}
 export MODES_STANDALONE=$LAB_G_STANDALONE
 COST_PHASES="base uprobe address"
 [[ $LAB_G_STANDALONE == 1 ]] && COST_PHASES="base standalone uprobe address"
+# the disk matrix on every transport's boot, the uprobe path's too (the other
+# transports' guests are older ones): LAB_MODES_MATRIX_ALL, default LAB_FULL
+MATRIX_ALL=${LAB_MODES_MATRIX_ALL:-${LAB_FULL:-0}}
 # tcp (slirp) with LAB_FULL=1: the link code is one over every transport (test_link*)
 [[ $# -eq 0 ]] && { if [[ ${LAB_FULL:-0} == 1 ]]; then set -- serial tcp; else set -- serial; fi; }
 TRANSPORTS=("$@")
 
+# matrix_on T: does transport T's boot carry the disk matrix? (the first one's;
+# every one's with MATRIX_ALL)
+matrix_on() {
+	[[ -n $(md_list) ]] && [[ $1 == "${TRANSPORTS[0]}" || $MATRIX_ALL == 1 ]]
+}
+
 # names_of T: the checks of transport T (the first one also carries vsock, metrics and
-# the disk matrix).
+# the disk matrix; the others the matrix with MATRIX_ALL).
 names_of() {
 	local c spec
 	for c in $CHECKS; do echo "${PFX}_${1}_$c"; done
 	if [[ $1 != "${TRANSPORTS[0]}" ]]; then
 		echo "${PFX}_${1}_uprobes"
-		return 0
+	else
+		echo "${PFX}_vsock"
+		echo "${PFX}_kvm"
+		echo "${PFX}_${1}_metrics"
+		echo "${PFX}_${1}_address"
+		echo "${PFX}_${1}_stages"
 	fi
-	echo "${PFX}_vsock"
-	echo "${PFX}_kvm"
-	echo "${PFX}_${1}_metrics"
-	echo "${PFX}_${1}_address"
-	echo "${PFX}_${1}_stages"
+	matrix_on "$1" || return 0
 	IFS=, read -r -a md_specs <<<"$(md_list)"
 	for spec in "${md_specs[@]}"; do echo "${PFX}_${1}_$(md_name "$spec")_join"; done
 }
@@ -346,14 +356,15 @@ one() {
 	}
 	export LAB_VBLK_IMG=$tmp/vblk.img LAB_NVME_IMG=$tmp/nvme.img LAB_DRIVE_OPTS=",cache=none"
 	export LAB_EXTRA=$tmp/extra IOTRACER
-	# the disk matrix rides on the first transport's boot
+	# the disk matrix rides on the first transport's boot (every one's with MATRIX_ALL)
 	export LAB_QEMU_ARGS="" LAB_G_MDISKS="" LAB_TIMEOUT=$TIMEOUT0 LAB_G_COST=0 MODES_COST=0 MODES_METRICS=""
 	# the other transports' guests as older ones: their VM on the uprobe path
 	export MODES_HOST_OPTS="" LAB_G_OLD_GUEST=1
 	# so do the cost measurement, the host's /metrics, and the address path
 	export MODES_HOST2_OPTS=""
 	[[ $t == "${TRANSPORTS[0]}" ]] && LAB_G_COST=1 MODES_COST=1 MODES_METRICS=$((20000 + RANDOM % 20000)) LAB_G_OLD_GUEST=0 MODES_HOST2_OPTS=--qemu-stages
-	if [[ $t == "${TRANSPORTS[0]}" && -n $(md_list) ]]; then
+	if matrix_on "$t"; then
+		md_cleanup # an earlier transport's loop devices: its images are stamped again
 		if ! md_make "$tmp"; then
 			verdict_rest FAIL "$MD_WHY" "$t"
 			return
