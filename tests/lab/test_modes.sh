@@ -26,8 +26,9 @@
 #                          > 0 on vda's
 #   lab_modes_T_reconnect  guest daemon #2 got every record acked (after the host
 #                          restart), none dropped; both host daemons saw it
-# On the first transport's boot only, the disk matrix (tests/lab/modes-disks.sh,
-# LAB_MODES_DISKS): per disk lab_modes_T_<FORMAT>_<AIO>_<BUS>[_FLAG]_join, >= 97 %
+# On the first transport's boot (every transport's with LAB_MODES_MATRIX_ALL=1,
+# default LAB_FULL: the others' on the uprobe path), the disk matrix
+# (tests/lab/modes-disks.sh, LAB_MODES_DISKS): per disk lab_modes_T_<FORMAT>_<AIO>_<BUS>[_FLAG]_join, >= 97 %
 # of the guest's requests on it joined, none wrong by the data oracle (the file
 # and offset the joined host IO names hold the request's guest offset; qcow2:
 # also where `qemu-img map` puts it); lab_modes_T_metrics (host daemon #2's
@@ -58,6 +59,7 @@
 # LAB_MODES_DISKS (the matrix; default tests/lab/modes-disks.sh's MD_DEFAULT, with
 # LAB_FULL=1 also MD_FULL; empty: none), LAB_MODES_MCOUNT (ops per run on a matrix
 # disk, 100), LAB_MODES_STANDALONE (the cost's standalone phase, default LAB_FULL),
+# LAB_MODES_MATRIX_ALL (the matrix on every transport's boot, default LAB_FULL),
 # LAB_TIMEOUT (per boot, default 150 s; + 45 s per matrix disk), and what boot.sh reads.
 set -uo pipefail
 # shellcheck source=lib.sh
